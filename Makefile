@@ -1,0 +1,33 @@
+# The two commands of the README. Each one sets up what it needs and is safe to run again.
+#   make run    open the workbench on the demo workspace
+#   make test   run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench screenshots package clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/studio --demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run.py
+
+screenshots: $(STAMP)
+	$(BIN)/studio screenshot -o screenshots --demo
+
+package: $(STAMP)
+	packaging/build.sh
+
+clean:
+	rm -rf $(VENV) build dist screenshots .pytest_cache

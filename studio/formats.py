@@ -1,0 +1,304 @@
+"""Which kind of file is this, and which panel reads it?
+
+Detection looks at magic bytes and content first and uses the extension only as a tie-breaker
+(a ``.om`` that lacks the ``IMOD`` magic is refused, a trace saved as ``.txt`` is still a trace).
+Each format has a cheap ``sniff`` over the first few KiB; the full readers live in the tools.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from studio.errors import UserError
+
+HEAD_BYTES = 8192
+
+# Panel names (the main window maps them to docks).
+GRAPH, PROFILER, ACCURACY, CONVERT, WORKSPACE = "graph", "profiler", "accuracy", "convert", "workspace"
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A format Studio recognises and the panel that opens it."""
+
+    id: str
+    label: str
+    panel: str
+
+
+@dataclass(frozen=True)
+class Detected:
+    """The result of sniffing one path."""
+
+    path: Path
+    format: FileFormat
+
+
+Sniffer = Callable[[Path, bytes], bool]
+_FILE_SNIFFERS: list[tuple[FileFormat, Sniffer]] = []
+_DIR_SNIFFERS: list[tuple[FileFormat, Callable[[Path], bool]]] = []
+
+
+def file_format(id: str, label: str, panel: str):
+    """Register a file sniffer: ``@file_format("onnx", "ONNX model", GRAPH)``."""
+    def register(func: Sniffer) -> Sniffer:
+        _FILE_SNIFFERS.append((FileFormat(id, label, panel), func))
+        return func
+    return register
+
+
+def folder_format(id: str, label: str, panel: str):
+    """Register a folder sniffer (PROF_ directories, dump folders, workspaces)."""
+    def register(func: Callable[[Path], bool]) -> Callable[[Path], bool]:
+        _DIR_SNIFFERS.append((FileFormat(id, label, panel), func))
+        return func
+    return register
+
+
+def known_formats() -> list[FileFormat]:
+    """Every registered format, files first."""
+    return [f for f, _ in _FILE_SNIFFERS] + [f for f, _ in _DIR_SNIFFERS]
+
+
+def detect(path: Path | str) -> Detected:
+    """Sniff ``path`` and return its format, or raise a UserError that says why it is not readable."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError("File not found", path, "Check the path; the file may have been moved or deleted.")
+    if path.is_dir():
+        for fmt, sniff in _DIR_SNIFFERS:
+            if sniff(path):
+                return Detected(path, fmt)
+        raise UserError("Folder is not one Studio can open", path,
+                        "Open a workspace (with studio.toml), a PROF_* or ASCEND_PROFILER_OUTPUT folder, or a dump folder.")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as exc:
+        raise UserError(f"Cannot read file: {exc.strerror}", path, "Check the file's permissions.") from exc
+    if not head:
+        raise UserError("File is empty", path, "The file may be truncated; produce it again.")
+    for fmt, sniff in _FILE_SNIFFERS:
+        if sniff(path, head):
+            return Detected(path, fmt)
+    raise UserError(_unknown_reason(path, head), path, _unknown_fix(path))
+
+
+def _unknown_reason(path: Path, head: bytes) -> str:
+    preview = head[:16]
+    printable = preview.decode("ascii", "replace") if all(32 <= b < 127 or b in b"\r\n\t" for b in preview) else None
+    shown = repr(printable.strip()) if printable else preview.hex(" ")
+    expected = _EXPECTED_BY_SUFFIX.get(path.suffix.lower())
+    if expected:
+        return f"Not a valid {expected}: the content does not match (it starts with {shown})"
+    return f"Unknown file format (it starts with {shown})"
+
+
+def _unknown_fix(path: Path) -> str:
+    if path.suffix.lower() == ".om":
+        return "An OM model starts with the 'IMOD' magic; convert the model again with atc, or check the copy is complete."
+    return ("Studio opens ONNX and OM models, Chrome/msprof traces, msprof and PyTorch-NPU CSVs, .npy dumps, "
+            "NPU dump files, AIPP configs and acl.json files.")
+
+
+_EXPECTED_BY_SUFFIX = {
+    ".om": "Ascend OM model",
+    ".onnx": "ONNX model",
+    ".json": "trace or configuration JSON",
+    ".npy": "NumPy array",
+    ".csv": "profiling or comparison CSV",
+    ".cfg": "AIPP configuration",
+}
+
+
+# ---------------------------------------------------------------- models
+@file_format("om", "Ascend OM model", GRAPH)
+def _sniff_om(path: Path, head: bytes) -> bool:
+    return head[:4] in (b"IMOD", b"PICO")
+
+
+# ModelProto fields and their protobuf wire types (0 varint, 2 length-delimited).
+_ONNX_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+
+
+@file_format("onnx", "ONNX model", GRAPH)
+def _sniff_onnx(path: Path, head: bytes) -> bool:
+    """Walk the first protobuf fields: an ONNX model starts with known ModelProto tags."""
+    pos, seen_ir = 0, False
+    for _ in range(16):
+        if pos >= len(head):
+            break
+        tag, pos = _varint(head, pos)
+        if tag is None:
+            return False
+        number, wire = tag >> 3, tag & 7
+        if _ONNX_MODEL_FIELDS.get(number) != wire:
+            return False
+        value, pos = _varint(head, pos)
+        if value is None:
+            return False
+        if number == 1:
+            seen_ir = 1 <= value <= 64
+        if wire == 2:
+            if pos + value > len(head):  # a big field (the graph) runs past the head: good enough
+                break
+            pos += value
+    return seen_ir
+
+
+def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
+    result = shift = 0
+    while pos < len(data) and shift < 64:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+    return None, pos
+
+
+@file_format("tf_pb", "TensorFlow frozen graph", CONVERT)
+def _sniff_tf(path: Path, head: bytes) -> bool:
+    # GraphDef starts with repeated NodeDef (field 1, length-delimited), whose first field is its name.
+    return path.suffix.lower() == ".pb" and head[:1] == b"\x0a"
+
+
+@file_format("caffe", "Caffe model", CONVERT)
+def _sniff_caffe(path: Path, head: bytes) -> bool:
+    if path.suffix.lower() == ".caffemodel":
+        return True
+    return path.suffix.lower() == ".prototxt" and bool(re.search(rb"\blayers?\s*\{", head))
+
+
+# ---------------------------------------------------------------- arrays and dumps
+@file_format("npy", "NumPy array", ACCURACY)
+def _sniff_npy(path: Path, head: bytes) -> bool:
+    return head.startswith(b"\x93NUMPY")
+
+
+_DUMP_NAME = re.compile(r"^[^.]+(\.[^.]+)+\.\d+\.\d+\.\d{13,17}$")
+
+
+@file_format("npu_dump", "Ascend NPU dump file", ACCURACY)
+def _sniff_npu_dump(path: Path, head: bytes) -> bool:
+    """``{op_type}.{op_name}.{task}.{stream}.{timestamp}``: a uint64 header length, then protobuf."""
+    if not _DUMP_NAME.match(path.name) or len(head) < 9:
+        return False
+    header_len = int.from_bytes(head[:8], "little")
+    return 0 < header_len < path.stat().st_size
+
+
+# ---------------------------------------------------------------- JSON
+def _json_text(head: bytes) -> str | None:
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text[:1] in (b"{", b"["):
+        return None
+    return text.decode("utf-8", "replace")
+
+
+@file_format("ort_profile", "ONNX Runtime profile", PROFILER)
+def _sniff_ort_profile(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("[") and '"cat"' in text and re.search(r'"cat"\s*:\s*"(Session|Node)"', text))
+
+
+@file_format("chrome_trace", "Chrome trace (msprof / PyTorch timeline)", PROFILER)
+def _sniff_chrome_trace(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    if not text:
+        return False
+    if text.startswith("{"):
+        return '"traceEvents"' in text
+    return bool(re.search(r'"ph"\s*:\s*"[A-Za-z]"', text))
+
+
+@file_format("acl_json", "acl.json (dump / profiling configuration)", ACCURACY)
+def _sniff_acl_json(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"(dump|dump_path|dump_list)"\s*:', text))
+
+
+@file_format("fusion_switch", "ATC fusion switch file", CONVERT)
+def _sniff_fusion_switch(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and re.search(r'"(GraphFusion|UBFusion)"\s*:', text))
+
+
+# ---------------------------------------------------------------- text
+_CSV_SIGNATURES = [  # (required header cells, ...) per msprof / PyTorch-NPU / msaccucmp CSV
+    ("profiler", {"op name", "op type"}),
+    ("profiler", {"name", "type", "accelerator core"}),
+    ("profiler", {"op type", "core type", "count"}),
+    ("profiler", {"api name", "count"}),
+    ("profiler", {"kernel_name", "task_time(us)"}),
+    ("profiler", {"step", "computing"}),
+    ("profiler", {"category", "event_type", "message"}),
+    ("accuracy", {"cosinesimilarity"}),
+]
+
+
+def _csv_header(head: bytes) -> set[str]:
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff")
+    return {cell.strip().strip('"').lower() for cell in first.split(",")}
+
+
+@file_format("profiling_csv", "Profiling summary CSV (msprof / PyTorch-NPU)", PROFILER)
+def _sniff_profiling_csv(path: Path, head: bytes) -> bool:
+    cells = _csv_header(head)
+    return any(panel == "profiler" and need <= cells for panel, need in _CSV_SIGNATURES)
+
+
+@file_format("compare_csv", "Accuracy comparison CSV", ACCURACY)
+def _sniff_compare_csv(path: Path, head: bytes) -> bool:
+    cells = _csv_header(head)
+    return any(panel == "accuracy" and need <= cells for panel, need in _CSV_SIGNATURES)
+
+
+@file_format("aipp_cfg", "AIPP configuration", CONVERT)
+def _sniff_aipp(path: Path, head: bytes) -> bool:
+    return bool(re.search(rb"^\s*aipp_op\s*\{", head, re.MULTILINE))
+
+
+@file_format("profiling_db", "msprof SQLite database", PROFILER)
+def _sniff_profiling_db(path: Path, head: bytes) -> bool:
+    return head.startswith(b"SQLite format 3\x00") and path.name.startswith(("msprof", "ascend_pytorch_profiler"))
+
+
+@file_format("workspace_file", "Studio workspace", WORKSPACE)
+def _sniff_workspace_file(path: Path, head: bytes) -> bool:
+    return path.name == "studio.toml"
+
+
+# ---------------------------------------------------------------- folders
+@folder_format("workspace", "Studio workspace", WORKSPACE)
+def _sniff_workspace_dir(path: Path) -> bool:
+    return (path / "studio.toml").is_file()
+
+
+@folder_format("msprof_dir", "msprof PROF_ folder", PROFILER)
+def _sniff_prof_dir(path: Path) -> bool:
+    if path.name.startswith("PROF_"):
+        return True
+    return (path / "mindstudio_profiler_output").is_dir() or any(path.glob("device_[0-9]*/summary"))
+
+
+@folder_format("pytorch_npu_dir", "PyTorch-NPU profiler output", PROFILER)
+def _sniff_pytorch_npu_dir(path: Path) -> bool:
+    if path.name == "ASCEND_PROFILER_OUTPUT" or (path / "ASCEND_PROFILER_OUTPUT").is_dir():
+        return True
+    return (path / "trace_view.json").is_file() and (path / "kernel_details.csv").is_file()
+
+
+@folder_format("dump_dir", "Tensor dump folder", ACCURACY)
+def _sniff_dump_dir(path: Path) -> bool:
+    # One level is enough to tell: a dump folder holds .npy files or NPU dump files.
+    for index, child in enumerate(path.iterdir()):
+        if index > 200:
+            break
+        if child.suffix == ".npy" or _DUMP_NAME.match(child.name):
+            return True
+    return False

@@ -1,0 +1,91 @@
+"""The Qt-free job contract every engine follows.
+
+An engine is a generator function. It yields :class:`Progress` as it goes, checks its
+:class:`CancelToken` between steps, and *returns* its result::
+
+    def load_trace(path, cancel: CancelToken) -> Generator[Progress, None, Trace]:
+        for i, chunk in enumerate(chunks):
+            cancel.raise_if_cancelled()
+            yield Progress(i / n, f"parsing chunk {i}")
+        return trace
+
+Whoever drives the generator (the GUI's JobRunner, or :func:`run_job` in the CLI) closes it on
+cancel, so the engine's ``finally`` blocks kill processes and close channels.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from studio.errors import Cancelled
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a job.
+
+    Attributes:
+        fraction: 0..1, or None when the amount of work is unknown (busy indicator).
+        message: what the job is doing now, shown next to the progress bar.
+    """
+
+    fraction: float | None = None
+    message: str = ""
+
+
+Job = Generator[Progress, None, T]
+"""The type of an engine's job: yields Progress, returns T."""
+
+
+class CancelToken:
+    """A thread-safe flag the driver sets and the engine checks between steps."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask the job to stop at its next check."""
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` was called."""
+        return self._event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~studio.errors.Cancelled` if cancellation was requested."""
+        if self._event.is_set():
+            raise Cancelled()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; return True early if cancelled meanwhile."""
+        return self._event.wait(seconds)
+
+
+def run_job(
+    job: Job[T],
+    cancel: CancelToken | None = None,
+    on_progress: Callable[[Progress], Any] | None = None,
+) -> T:
+    """Drive a job to completion on the calling thread and return its result.
+
+    Used by the CLI and by tests. Raises :class:`~studio.errors.Cancelled` when the token is set
+    between two steps; the generator is closed either way so its clean-up runs.
+    """
+    try:
+        while True:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled()
+            try:
+                step = next(job)
+            except StopIteration as done:
+                return done.value
+            if on_progress is not None and isinstance(step, Progress):
+                on_progress(step)
+    finally:
+        job.close()

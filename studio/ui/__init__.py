@@ -1,0 +1,1 @@
+"""Everything Qt: the main window, the job runner, panels and shared widgets."""

@@ -1,0 +1,339 @@
+"""The main window: docks, menus, status bar, file routing, recent files and window layout."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+
+from studio import __version__, formats
+from studio.formats import Detected
+from studio.jobs import Progress
+from studio.logs import log_file_path
+from studio.paths import config_dir
+from studio.settings import UserSettings
+from studio.ui.jobs import JobHandle, JobRunner
+from studio.ui.notifier import Notifier
+from studio.ui.panels.base import Panel
+from studio.ui.panels.registry import tool_panels
+from studio.ui.widgets.job_status import JobStatusWidget
+from studio.ui.widgets.log_view import LogView
+from studio.ui.widgets.workspace_tree import WorkspaceTree
+from studio.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+LAYOUT_VERSION = 1  # bump when docks are added or renamed, so old saved states are ignored
+
+
+class MainWindow(QMainWindow):
+    """Studio's window. Owns the JobRunner, the notifier and every dock.
+
+    Signals:
+        file_routed(Detected): a file reached its panel (tests and cross-panel features listen).
+        workspace_opened(Workspace)
+    """
+
+    file_routed = Signal(object)
+    workspace_opened = Signal(object)
+
+    def __init__(self, settings: UserSettings | None = None, notifier: Notifier | None = None,
+                 restore_layout: bool = True):
+        super().__init__()
+        self.setWindowTitle("Studio")
+        self.setObjectName("studio_main_window")
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+        self.settings = settings or UserSettings.load()
+        self.runner = JobRunner(self)
+        self.notifier = notifier or Notifier(self)
+        self.notifier.parent_widget = self
+        self.workspace: Workspace | None = None
+        self.panels: dict[str, Panel] = {}
+        self.docks: dict[str, QDockWidget] = {}
+
+        central = QWidget(self)  # the docks are the content; an empty central widget stays hidden
+        central.hide()
+        self.setCentralWidget(central)
+        self._build_docks()
+        self._build_menus()
+        self._build_status_bar()
+        self.runner.job_failed.connect(self._on_job_failed)
+        self.notifier.noticed.connect(lambda n: self.statusBar().showMessage(n.message.splitlines()[0], 10000))
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        self._sizes_pending = True  # dock sizes can only be set once the window has a size
+        self._persist_layout = restore_layout  # a screenshot run must not overwrite the user's layout
+        if restore_layout:
+            self._restore_layout()
+        else:
+            self.resize(1400, 900)
+        if self.settings.load_problem is not None:
+            self.notifier.report_exception(self.settings.load_problem, context="Settings")
+
+    # ------------------------------------------------------------------ construction
+    def _add_dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")  # saveState/restoreState key on the object name
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+        return dock
+
+    def _build_docks(self) -> None:
+        self.workspace_tree = WorkspaceTree(self)
+        self.workspace_tree.open_requested.connect(lambda p: self.open_paths([p]))
+        self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
+        first: QDockWidget | None = None
+        for panel_class in tool_panels():
+            panel = panel_class(self.runner, self)
+            panel.request_open.connect(lambda p: self.open_paths([p]))
+            panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
+            self.panels[panel.NAME] = panel
+            dock = self._add_dock(panel.NAME, panel.TITLE, panel, Qt.DockWidgetArea.RightDockWidgetArea)
+            if first is None:
+                first = dock
+            else:
+                self.tabifyDockWidget(first, dock)
+        if first is not None:
+            first.raise_()
+        self.log_view = LogView(log_file_path(), self)
+        log_dock = self._add_dock("log", "Log", self.log_view, Qt.DockWidgetArea.RightDockWidgetArea)
+        if first is not None:  # the log sits under the tool panels, the workspace runs full height
+            self.splitDockWidget(first, log_dock, Qt.Orientation.Vertical)
+
+    def _apply_default_sizes(self) -> None:
+        self.resizeDocks([self.docks["workspace"]], [max(260, self.width() // 5)], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["log"]], [max(140, self.height() // 6)], Qt.Orientation.Vertical)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&Open File…", self._on_open_file, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "Open &Folder…", self._on_open_folder, "Ctrl+Shift+O")
+        self._action(file_menu, "Open &Workspace…", self._on_open_workspace)
+        self._action(file_menu, "&New Workspace…", self._on_new_workspace)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        view_menu = bar.addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        self._action(view_menu, "Reset &Layout", self.reset_layout)
+
+        tools_menu = bar.addMenu("&Tools")
+        for index, panel in enumerate(self.panels.values(), start=1):
+            self._action(tools_menu, panel.TITLE, lambda _=False, n=panel.NAME: self.show_panel(n), f"Ctrl+{index}")
+        tools_menu.addSeparator()
+        self._action(tools_menu, "Cancel All Jobs", self.runner.cancel_all)
+
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Demo Workspace", self.open_demo)
+        self._action(help_menu, "Open &Log Folder", self.log_view._open_folder)
+        self._action(help_menu, "&About Studio", self._on_about)
+
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = menu.addAction(text)
+        action.triggered.connect(slot)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        return action
+
+    def _build_status_bar(self) -> None:
+        self.job_status = JobStatusWidget(self.runner, self)
+        self.statusBar().addPermanentWidget(self.job_status)
+        self.statusBar().showMessage("Ready", 3000)
+
+    # ------------------------------------------------------------------ opening files
+    def open_paths(self, paths: list[Path]) -> list[JobHandle]:
+        """Sniff each path on a worker thread and route it to the panel that reads it."""
+        handles = []
+        for path in paths:
+            handle = self.runner.start(f"Opening {Path(path).name}", lambda cancel, p=Path(path): _detect_job(p))
+            handle.finished.connect(self._route)
+            handles.append(handle)
+        return handles
+
+    def _route(self, detected: Detected) -> None:
+        if detected.format.panel == formats.WORKSPACE:
+            folder = detected.path if detected.path.is_dir() else detected.path.parent
+            self.open_workspace(folder)
+            return
+        panel = self.panels.get(detected.format.panel)
+        if panel is None:
+            self.notifier.report_exception(RuntimeError(f"no panel for {detected.format.panel}"))
+            return
+        self.show_panel(panel.NAME)
+        panel.open_file(detected)
+        self.settings.add_recent_file(detected.path)
+        if self.workspace is not None:
+            self.workspace.add_artifact(detected.path, detected.format.id)
+        log.info("opened %s as %s in %s", detected.path, detected.format.id, panel.NAME)
+        self.file_routed.emit(detected)
+
+    def show_panel(self, name: str) -> None:
+        """Make a panel's dock visible and bring it to the front."""
+        dock = self.docks[name]
+        dock.show()
+        dock.raise_()
+
+    def _on_job_failed(self, handle: JobHandle, exc: BaseException, text: str) -> None:
+        self.notifier.report_exception(exc, text, context=handle.title)
+
+    # ------------------------------------------------------------------ workspaces
+    def open_workspace(self, folder: Path) -> Workspace | None:
+        """Open (or create) the workspace in ``folder`` and show it in the Workspace dock."""
+        try:
+            workspace = Workspace.create(folder) if not Workspace.is_workspace(folder) else Workspace.open(folder)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, the window stays as it was
+            self.notifier.report_exception(exc, context="Open workspace")
+            return None
+        self._save_workspace()
+        self.workspace = workspace
+        self.settings.last_workspace = workspace.folder
+        self.workspace_tree.set_folder(workspace.folder, workspace.name)
+        self.setWindowTitle(f"{workspace.name} — Studio")
+        self.show_panel("workspace")
+        self.workspace_opened.emit(workspace)
+        return workspace
+
+    def open_demo(self) -> JobHandle:
+        """Write (or reuse) the demo workspace in the user data folder, open it, show the U-Net."""
+        from studio.paths import data_dir
+
+        folder = data_dir() / "demo"
+        handle = self.runner.start("Preparing the demo workspace", lambda cancel: _demo_job(folder, cancel))
+        handle.finished.connect(self._on_demo_ready)
+        return handle
+
+    def _on_demo_ready(self, models_folder: Path) -> None:
+        self.open_workspace(models_folder.parent)
+        self.open_paths([models_folder / "unet.onnx"])
+
+    def _save_workspace(self) -> None:
+        if self.workspace is not None:
+            try:
+                self.workspace.save()
+            except OSError as exc:
+                log.warning("could not save workspace %s: %s", self.workspace.folder, exc)
+
+    # ------------------------------------------------------------------ menu handlers
+    def _on_open_file(self) -> None:
+        names, _ = QFileDialog.getOpenFileNames(self, "Open file", str(self._start_dir()))
+        self.open_paths([Path(n) for n in names])
+
+    def _on_open_folder(self) -> None:
+        name = QFileDialog.getExistingDirectory(self, "Open folder (PROF_*, dump folder, …)", str(self._start_dir()))
+        if name:
+            self.open_paths([Path(name)])
+
+    def _on_open_workspace(self) -> None:
+        name = QFileDialog.getExistingDirectory(self, "Open workspace", str(self._start_dir()))
+        if name:
+            self.open_workspace(Path(name))
+
+    def _on_new_workspace(self) -> None:
+        name = QFileDialog.getExistingDirectory(self, "Choose a folder for the new workspace", str(self._start_dir()))
+        if name:
+            self.open_workspace(Path(name))
+
+    def _start_dir(self) -> Path:
+        return self.workspace.folder if self.workspace else Path.home()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.settings.recent_files
+        for path in recent:
+            action = self.recent_menu.addAction(path.name)
+            action.setToolTip(str(path))
+            action.setStatusTip(str(path))
+            action.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
+        if not recent:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear Recent Files", self.settings.clear_recent_files)
+
+    def _on_about(self) -> None:
+        QMessageBox.about(self, "About Studio",
+                          f"<b>Studio {__version__}</b><br>A workbench for Ascend NPUs and ONNX Runtime.<br>"
+                          f"Apache-2.0.<br><br>Log file: {log_file_path()}")
+
+    # ------------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # Qt override
+        urls = event.mimeData().urls()
+        if urls and all(url.isLocalFile() for url in urls):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # Qt override
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    # ------------------------------------------------------------------ layout persistence
+    def _layout_store(self) -> QSettings:
+        return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+    def _restore_layout(self) -> None:
+        store = self._layout_store()
+        geometry = store.value("geometry")
+        state = store.value("state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 900)
+        if isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION):
+            self._sizes_pending = False
+
+    def showEvent(self, event) -> None:  # Qt override
+        super().showEvent(event)
+        if self._sizes_pending:
+            self._sizes_pending = False
+            self._apply_default_sizes()
+            self._default_state = self.saveState(LAYOUT_VERSION)
+
+    def save_layout(self) -> None:
+        """Remember window geometry and dock layout for the next start."""
+        store = self._layout_store()
+        store.setValue("geometry", self.saveGeometry())
+        store.setValue("state", self.saveState(LAYOUT_VERSION))
+        store.sync()
+
+    def reset_layout(self) -> None:
+        """Put every dock back where it was on first start."""
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        for dock in self.docks.values():
+            dock.show()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
+        if self._persist_layout:
+            self.save_layout()
+        self._save_workspace()
+        try:
+            self.settings.save()
+        except OSError as exc:
+            log.warning("could not save settings: %s", exc)
+        self.runner.cancel_all()
+        self.runner.wait_for_done(3000)
+        self.log_view.detach()
+        super().closeEvent(event)
+
+
+def _detect_job(path: Path):
+    yield Progress(None, "detecting format")
+    return formats.detect(path)
+
+
+def _demo_job(folder: Path, cancel):
+    from studio.tools.demo.workspace import ensure_demo_workspace
+
+    demo = yield from ensure_demo_workspace(folder, cancel)
+    Workspace.create(demo.folder, name="Demo")
+    return demo.folder / "models"

@@ -1,0 +1,1 @@
+"""Dock panels, one folder per tool. A panel drives its engine through the JobRunner."""

@@ -1,0 +1,1 @@
+"""Widgets shared by panels and the main window."""

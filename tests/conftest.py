@@ -1,0 +1,30 @@
+"""Shared test set-up: no display, an isolated STUDIO_HOME per test, the real Ascend fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("STUDIO_SHARED", REPO.parent / "shared"))
+ASCEND_FIXTURES = SHARED / "fixtures" / "ascend"
+
+
+@pytest.fixture(autouse=True)
+def studio_home(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own per-user folder, so no test reads or writes the real settings."""
+    home = tmp_path_factory.mktemp("studio_home")
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    return home
+
+
+@pytest.fixture(scope="session")
+def ascend_fixtures() -> Path:
+    """The real files from Ascend's repositories (../shared/fixtures/ascend)."""
+    if not ASCEND_FIXTURES.is_dir():
+        pytest.skip(f"real Ascend fixtures not found at {ASCEND_FIXTURES} (set STUDIO_SHARED to the shared folder)")
+    return ASCEND_FIXTURES

@@ -1,0 +1,114 @@
+"""File routing: formats are told apart by content, on the real Ascend files and on bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from studio import formats
+from studio.errors import UserError
+
+REAL_FILES = {
+    "om/root_model.om": ("om", formats.GRAPH),
+    "om/flow_model.om": ("om", formats.GRAPH),
+    "om/dynamic_and_static_graph_without_unfold.om": ("om", formats.GRAPH),
+    "msprof/trace_view_tiny.json": ("chrome_trace", formats.PROFILER),
+    "msprof/op_summary_legacy_header.csv": ("profiling_csv", formats.PROFILER),
+    "msprof/msprof_0.db": ("profiling_db", formats.PROFILER),
+    "pytorch_npu/trace_view.json": ("chrome_trace", formats.PROFILER),
+    "pytorch_npu/kernel_details.csv": ("profiling_csv", formats.PROFILER),
+    "pytorch_npu/op_statistic.csv": ("profiling_csv", formats.PROFILER),
+    "pytorch_npu/api_statistic.csv": ("profiling_csv", formats.PROFILER),
+    "pytorch_npu/step_trace_time.csv": ("profiling_csv", formats.PROFILER),
+    "cfg/aipp_rgb_static.cfg": ("aipp_cfg", formats.CONVERT),
+    "cfg/aipp_yuv420sp_csc.cfg": ("aipp_cfg", formats.CONVERT),
+    "cfg/acl_dump.json": ("acl_json", formats.ACCURACY),
+    "pytorch_npu": ("pytorch_npu_dir", formats.PROFILER),
+}
+
+
+@pytest.mark.parametrize("relative", sorted(REAL_FILES))
+def test_real_ascend_files_are_routed(ascend_fixtures, relative):
+    detected = formats.detect(ascend_fixtures / relative)
+    assert (detected.format.id, detected.format.panel) == REAL_FILES[relative]
+
+
+def test_fake_om_is_refused_with_reason_and_fix(ascend_fixtures):
+    with pytest.raises(UserError) as info:
+        formats.detect(ascend_fixtures / "om" / "not_an_om.om")
+    error = info.value
+    assert "OM model" in error.what and "this is fake om" in error.what
+    assert error.where.endswith("not_an_om.om")
+    assert "IMOD" in error.fix
+
+
+def test_onnx_is_detected_by_content_not_extension(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    target = tmp_path / "model.bin"  # deliberately not .onnx
+    onnx.save(helper.make_model(graph), target)
+    assert formats.detect(target).format.id == "onnx"
+
+
+def test_trace_saved_under_another_extension_is_still_a_trace(tmp_path):
+    target = tmp_path / "timeline.txt"
+    target.write_text(json.dumps({"traceEvents": [{"name": "a", "ph": "X", "ts": 0, "dur": 1}]}))
+    assert formats.detect(target).format.id == "chrome_trace"
+
+
+def test_npy_and_dump_folder(tmp_path):
+    np.save(tmp_path / "conv1.0.1700000000000000.npy", np.zeros(3))
+    assert formats.detect(tmp_path / "conv1.0.1700000000000000.npy").format.id == "npy"
+    assert formats.detect(tmp_path).format.id == "dump_dir"
+
+
+def test_npu_dump_file_name_and_header(tmp_path):
+    target = tmp_path / "Conv2D.conv1_Conv2D.12.3.1682067845380164"
+    header = b"\x0a\x04abcd"
+    target.write_bytes(len(header).to_bytes(8, "little") + header + b"\x00" * 16)
+    assert formats.detect(target).format.id == "npu_dump"
+
+
+def test_prof_folder_and_workspace_folder(tmp_path):
+    prof = tmp_path / "PROF_000001_20240101000000000_ABCDEFG"
+    (prof / "mindstudio_profiler_output").mkdir(parents=True)
+    assert formats.detect(prof).format.id == "msprof_dir"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "studio.toml").write_text("[workspace]\nname = 'x'\n")
+    assert formats.detect(tmp_path / "ws").format.panel == formats.WORKSPACE
+
+
+@pytest.mark.parametrize("content,expected", [
+    (b"", "empty"),
+    (b"\x00\x01\x02garbage-bytes", "Unknown file format"),
+    (b"just some notes\n", "Unknown file format"),
+])
+def test_bad_input_says_what_and_where(tmp_path, content, expected):
+    target = tmp_path / "mystery.dat"
+    target.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        formats.detect(target)
+    assert expected in info.value.what
+    assert str(target) == info.value.where
+    assert info.value.fix
+
+
+def test_missing_file_and_unknown_folder(tmp_path):
+    with pytest.raises(UserError, match="not found"):
+        formats.detect(tmp_path / "nope.onnx")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="Folder is not one Studio can open"):
+        formats.detect(tmp_path / "empty")
+
+
+def test_truncated_onnx_header_is_not_taken_for_onnx(tmp_path):
+    target = tmp_path / "broken.onnx"
+    target.write_bytes(b"\x08")  # a lone tag byte: nothing more
+    with pytest.raises(UserError, match="Not a valid ONNX model"):
+        formats.detect(target)
