@@ -1,0 +1,69 @@
+"""Cold start: `studio` to a shown main window, and `studio --version`, against their floors.
+
+Peers, measured in the same run: a bare PySide6 QMainWindow (the least any Qt app can do) and a
+Python interpreter that does nothing. Median of several runs; the first run warms the disk cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 7
+ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "STUDIO_HOME": tempfile.mkdtemp(prefix="studio-bench-")}
+STUDIO = [str(Path(sys.executable).parent / "studio")]
+
+BARE_QT = """
+import time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication([])
+window = QMainWindow()
+window.resize(1400, 900)
+window.show()
+QTimer.singleShot(0, lambda: (print(f"shown_at={time.time():.6f}", flush=True), app.quit()))
+app.exec()
+"""
+
+
+def time_to_shown(command: list[str]) -> float:
+    start = time.time()
+    out = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120).stdout
+    shown = next(float(line.split("=", 1)[1]) for line in out.splitlines() if line.startswith("shown_at="))
+    return shown - start
+
+
+def time_to_exit(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, env=ENV, timeout=120, check=True)
+    return time.perf_counter() - start
+
+
+def median_of(measure, command: list[str]) -> float:
+    measure(command)  # warm-up: page cache, .pyc files
+    return statistics.median(measure(command) for _ in range(RUNS))
+
+
+def main() -> None:
+    rows = [
+        {"figure": "cold start to shown main window", "unit": "s",
+         "ours": median_of(time_to_shown, [*STUDIO, "--startup-probe"]),
+         "peer": median_of(time_to_shown, [sys.executable, "-c", BARE_QT]),
+         "peer_name": "bare PySide6 QMainWindow", "goal": "< 1.5 s"},
+        {"figure": "studio --version", "unit": "s",
+         "ours": median_of(time_to_exit, [*STUDIO, "--version"]),
+         "peer": median_of(time_to_exit, [sys.executable, "-c", "pass"]),
+         "peer_name": "python -c pass", "goal": "close to the interpreter"},
+    ]
+    for row in rows:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
