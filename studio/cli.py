@@ -39,7 +39,7 @@ def _gui_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"studio {__version__}")
     parser.add_argument("--demo", action="store_true", help="open the demo workspace (written on first use)")
-    parser.add_argument("--workspace", type=Path, metavar="DIR", help="open this workspace folder")
+    parser.add_argument("--workspace", type=Path, metavar="DIR", help="open this workspace folder (a studio.toml is added if it has none)")
     parser.add_argument("files", nargs="*", type=Path, metavar="FILE", help="files or folders to open")
     parser.add_argument("--startup-probe", action="store_true", help=argparse.SUPPRESS)
     return parser

@@ -62,7 +62,7 @@ def build_window(demo: bool = False, workspace: Path | None = None, files: list[
     notifier.install_hooks()
     window = MainWindow(UserSettings.load(), notifier)
     if workspace is not None:
-        window.open_workspace(workspace)
+        window.open_workspace(workspace, create=True)
     if demo:
         window.open_demo()
     if files:

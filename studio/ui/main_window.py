@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
@@ -86,27 +86,29 @@ class MainWindow(QMainWindow):
         self.workspace_tree = WorkspaceTree(self)
         self.workspace_tree.open_requested.connect(lambda p: self.open_paths([p]))
         self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
-        first: QDockWidget | None = None
+        tool_docks = []
         for panel_class in tool_panels():
             panel = panel_class(self.runner, self)
             panel.request_open.connect(lambda p: self.open_paths([p]))
             panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
             self.panels[panel.NAME] = panel
-            dock = self._add_dock(panel.NAME, panel.TITLE, panel, Qt.DockWidgetArea.RightDockWidgetArea)
-            if first is None:
-                first = dock
-            else:
-                self.tabifyDockWidget(first, dock)
-        if first is not None:
-            first.raise_()
+            tool_docks.append(self._add_dock(panel.NAME, panel.TITLE, panel, Qt.DockWidgetArea.RightDockWidgetArea))
         self.log_view = LogView(log_file_path(), self)
         log_dock = self._add_dock("log", "Log", self.log_view, Qt.DockWidgetArea.RightDockWidgetArea)
-        if first is not None:  # the log sits under the tool panels, the workspace runs full height
-            self.splitDockWidget(first, log_dock, Qt.Orientation.Vertical)
+        # The log sits under the tool panels and the workspace runs full height. Split before
+        # tabifying: splitting a dock that is already in a tab group only adds another tab.
+        self.splitDockWidget(tool_docks[0], log_dock, Qt.Orientation.Vertical)
+        for dock in tool_docks[1:]:
+            self.tabifyDockWidget(tool_docks[0], dock)
+        tool_docks[0].raise_()
 
     def _apply_default_sizes(self) -> None:
-        self.resizeDocks([self.docks["workspace"]], [max(260, self.width() // 5)], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["log"]], [max(140, self.height() // 6)], Qt.Orientation.Vertical)
+        # Qt shares space between neighbours only when both sides are named.
+        first_tool = self.docks[next(iter(self.panels))]
+        left = max(260, self.width() // 5)
+        self.resizeDocks([self.docks["workspace"], first_tool], [left, self.width() - left], Qt.Orientation.Horizontal)
+        bottom = max(150, self.height() // 6)
+        self.resizeDocks([first_tool, self.docks["log"]], [self.height() - bottom, bottom], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -186,10 +188,10 @@ class MainWindow(QMainWindow):
         self.notifier.report_exception(exc, text, context=handle.title)
 
     # ------------------------------------------------------------------ workspaces
-    def open_workspace(self, folder: Path) -> Workspace | None:
-        """Open (or create) the workspace in ``folder`` and show it in the Workspace dock."""
+    def open_workspace(self, folder: Path, create: bool = False) -> Workspace | None:
+        """Open the workspace in ``folder`` (making it one first when ``create``) and show it."""
         try:
-            workspace = Workspace.create(folder) if not Workspace.is_workspace(folder) else Workspace.open(folder)
+            workspace = Workspace.create(folder) if create else Workspace.open(folder)
         except Exception as exc:  # noqa: BLE001 - shown to the user, the window stays as it was
             self.notifier.report_exception(exc, context="Open workspace")
             return None
@@ -240,7 +242,7 @@ class MainWindow(QMainWindow):
     def _on_new_workspace(self) -> None:
         name = QFileDialog.getExistingDirectory(self, "Choose a folder for the new workspace", str(self._start_dir()))
         if name:
-            self.open_workspace(Path(name))
+            self.open_workspace(Path(name), create=True)
 
     def _start_dir(self) -> Path:
         return self.workspace.folder if self.workspace else Path.home()
@@ -296,8 +298,11 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if self._sizes_pending:
             self._sizes_pending = False
-            self._apply_default_sizes()
-            self._default_state = self.saveState(LAYOUT_VERSION)
+            QTimer.singleShot(0, self._settle_default_layout)  # after the first layout pass
+
+    def _settle_default_layout(self) -> None:
+        self._apply_default_sizes()
+        self._default_state = self.saveState(LAYOUT_VERSION)
 
     def save_layout(self) -> None:
         """Remember window geometry and dock layout for the next start."""

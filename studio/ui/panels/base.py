@@ -83,7 +83,7 @@ class FileListPanel(Panel):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self._files.setColumnWidth(0, 240)
-        self._files.setColumnWidth(1, 200)
+        self._files.setColumnWidth(1, 300)
         self._files.setColumnWidth(2, 80)
         self._files.setColumnWidth(3, 140)
         self._empty = QLabel("No file opened here yet. Use File > Open or drop a file on the window.", self)
@@ -115,7 +115,7 @@ class FileListPanel(Panel):
         item = QTreeWidgetItem([path.name, detected.format.label, size, modified, str(path.parent)])
         item.setData(0, Qt.ItemDataRole.UserRole, str(path))
         for column in range(5):  # long names are never cut without a way to read them
-            item.setToolTip(column, str(path))
+            item.setToolTip(column, f"{item.text(column)}\n{path}" if column else str(path))
         self._files.addTopLevelItem(item)
         self._files.setCurrentItem(item)
         self._files.show()

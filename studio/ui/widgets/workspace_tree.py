@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QDir, QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QFileSystemModel, QLabel, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileSystemModel, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 
 class WorkspaceTree(QWidget):
@@ -35,7 +35,10 @@ class WorkspaceTree(QWidget):
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         for column in (2, 3):  # keep name and size; type and date crowd a narrow dock
             self.view.hideColumn(column)
-        self.view.setColumnWidth(0, 220)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.view.activated.connect(self._on_activated)
         self.view.hide()
         layout = QVBoxLayout(self)
