@@ -22,9 +22,13 @@ def setup_logging(level: int = logging.INFO) -> Path:
     path = log_file_path()
     root = logging.getLogger("studio")
     root.setLevel(level)
-    for handler in root.handlers:
-        if getattr(handler, "_studio_file", None) == str(path):
+    for handler in list(root.handlers):
+        known = getattr(handler, "_studio_file", None)
+        if known == str(path):
             return path
+        if known is not None:  # STUDIO_HOME changed (tests, scripts): follow it
+            root.removeHandler(handler)
+            handler.close()
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler._studio_file = str(path)  # type: ignore[attr-defined]
