@@ -26,7 +26,7 @@ class WorkspaceTree(QWidget):
         self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)
         self.model = QFileSystemModel(self)
-        self.model.setFilter(QDir.Filter.AllEntries | QDir.Filter.NoDotAndDotDot | QDir.Filter.Hidden)
+        self.model.setFilter(QDir.Filter.AllEntries | QDir.Filter.NoDotAndDotDot)  # dotfiles stay hidden
         self.model.setReadOnly(True)
         self.view = QTreeView(self)
         self.view.setModel(self.model)
