@@ -49,8 +49,9 @@ def _background(rng: np.random.Generator, size: int) -> np.ndarray:
 
     base = rng.uniform(70, 150)
     tint = rng.normal(0, 10, 3)  # a slight colour cast per image
-    # Coarse noise up-sampled with bicubic interpolation gives smooth blotches ...
-    coarse = rng.normal(0, 1, (max(size // 32, 2), max(size // 32, 2), 3)).astype(np.float32)
+    # Coarse noise up-sampled with bicubic interpolation gives smooth blotches; a fixed grid
+    # keeps the look the same at every picture size ...
+    coarse = rng.normal(0, 1, (8, 8, 3)).astype(np.float32)
     smooth = cv2.resize(coarse, (size, size), interpolation=cv2.INTER_CUBIC)
     # ... shared partly across channels so the background stays greyish, not rainbow-coloured.
     smooth = 0.7 * smooth.mean(axis=2, keepdims=True) + 0.3 * smooth

@@ -100,6 +100,8 @@ def create_demo_workspace(folder: Path, cancel: CancelToken | None = None
     import cv2
 
     for name, pixels in make_demo_images(IMAGE_SEED).items():
+        if cancel is not None:  # between files, as between models
+            cancel.raise_if_cancelled()
         ok, encoded = cv2.imencode(".png", pixels)
         if not ok:
             raise UserError("Could not encode a demo image as PNG", name, "Reinstall opencv-python-headless.")
