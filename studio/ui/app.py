@@ -52,6 +52,15 @@ def _route_qt_messages() -> None:
     qInstallMessageHandler(handler)
 
 
+def reopen_last_workspace(window) -> None:
+    """Open the workspace that was open when Studio last closed, if it is still there."""
+    from studio.workspace import Workspace
+
+    last = window.settings.last_workspace
+    if last is not None and Workspace.is_workspace(last):
+        window.open_workspace(last)
+
+
 def build_window(demo: bool = False, workspace: Path | None = None, files: list[Path] | None = None):
     """Create the main window (not shown) and queue what it should open."""
     from studio.settings import UserSettings
@@ -63,6 +72,8 @@ def build_window(demo: bool = False, workspace: Path | None = None, files: list[
     window = MainWindow(UserSettings.load(), notifier)
     if workspace is not None:
         window.open_workspace(workspace, create=True)
+    elif not demo:
+        reopen_last_workspace(window)
     if demo:
         window.open_demo()
     if files:

@@ -175,6 +175,7 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_file(detected.path)
         if self.workspace is not None:
             self.workspace.add_artifact(detected.path, detected.format.id)
+        self._save_settings()  # small atomic writes: a crash later loses no recent file
         log.info("opened %s as %s in %s", detected.path, detected.format.id, panel.NAME)
         self.file_routed.emit(detected)
 
@@ -198,6 +199,7 @@ class MainWindow(QMainWindow):
         self._save_workspace()
         self.workspace = workspace
         self.settings.last_workspace = workspace.folder
+        self._save_settings()
         self.workspace_tree.set_folder(workspace.folder, workspace.name)
         self.setWindowTitle(f"{workspace.name} — Studio")
         self.show_panel("workspace")
@@ -223,6 +225,13 @@ class MainWindow(QMainWindow):
                 self.workspace.save()
             except OSError as exc:
                 log.warning("could not save workspace %s: %s", self.workspace.folder, exc)
+
+    def _save_settings(self) -> None:
+        self._save_workspace()
+        try:
+            self.settings.save()
+        except OSError as exc:
+            log.warning("could not save settings %s: %s", self.settings.path, exc)
 
     # ------------------------------------------------------------------ menu handlers
     def _on_open_file(self) -> None:
@@ -320,11 +329,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self._persist_layout:
             self.save_layout()
-        self._save_workspace()
-        try:
-            self.settings.save()
-        except OSError as exc:
-            log.warning("could not save settings: %s", exc)
+        self._save_settings()
         self.runner.cancel_all()
         self.runner.wait_for_done(3000)
         self.log_view.detach()

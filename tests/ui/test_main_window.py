@@ -122,3 +122,16 @@ def test_menus_exist_with_their_actions(window):
     assert titles == ["File", "View", "Tools", "Help"]
     tools = window.menuBar().actions()[2].menu()
     assert [a.text() for a in tools.actions() if a.text()][:4] == ["Graph", "Profiler", "Accuracy", "Converter"]
+
+
+def test_the_last_workspace_reopens_on_the_next_start(qtbot, window, tmp_path):
+    from studio.ui.app import build_window
+
+    folder = tmp_path / "seed2"
+    window.open_workspace(folder, create=True)
+    window.close()
+    again = build_window()
+    qtbot.addWidget(again)
+    again.notifier.uninstall_hooks()
+    assert again.workspace is not None and again.workspace.folder == folder.resolve()
+    again.close()

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -91,9 +92,10 @@ class FileListPanel(Panel):
         self._empty.setStyleSheet("color: palette(mid);")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self._intro.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         layout.addWidget(self._intro)
         layout.addWidget(self._files, 1)
-        layout.addWidget(self._empty)
+        layout.addWidget(self._empty, 1)  # the empty state takes the space the list will take
         self._files.hide()
 
     @property

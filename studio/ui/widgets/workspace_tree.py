@@ -25,6 +25,7 @@ class WorkspaceTree(QWidget):
         self.title = QLabel("No workspace open. File > Open Workspace, or start with Help > Demo Workspace.", self)
         self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.model = QFileSystemModel(self)
         self.model.setFilter(QDir.Filter.AllEntries | QDir.Filter.NoDotAndDotDot)  # dotfiles stay hidden
         self.model.setReadOnly(True)
