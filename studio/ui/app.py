@@ -81,20 +81,6 @@ def build_window(demo: bool = False, workspace: Path | None = None, files: list[
     return window
 
 
-def missing_display() -> str | None:
-    """Explain why no window can open here (Linux without a display), or None when one can."""
-    platform = os.environ.get("QT_QPA_PLATFORM", "")
-    if not sys.platform.startswith("linux") or platform.startswith(("offscreen", "minimal", "vnc", "eglfs")):
-        return None
-    if platform.startswith("wayland") and os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    if os.environ.get("DISPLAY") or (not platform and os.environ.get("WAYLAND_DISPLAY")):
-        return None
-    return ("No display found (DISPLAY is not set), so the workbench window cannot open. "
-            "Run Studio in a desktop session or over ssh -X; for headless use, the commands "
-            "(`studio --help`) need no display, and `studio screenshot -o DIR` renders the window to PNG.")
-
-
 def run_gui(demo: bool = False, workspace: Path | None = None, files: list[Path] | None = None,
             startup_probe: bool = False) -> int:
     """Run the workbench until its window closes; return the exit code."""
@@ -102,7 +88,9 @@ def run_gui(demo: bool = False, workspace: Path | None = None, files: list[Path]
 
     setup_logging()
     log.info("Studio starting (pid %d)", os.getpid())
-    problem = missing_display()
+    from studio.ui.platform_check import window_problem
+
+    problem = window_problem()
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
