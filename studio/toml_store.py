@@ -45,9 +45,9 @@ def save_toml(path: Path, data: dict[str, Any]) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            # No fsync: the rename already keeps a crashed process from leaving half a file, and
+            # these writes happen on the GUI thread, where an fsync can stall on a busy disk.
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -34,6 +34,9 @@ class Workspace:
 
     folder: Path
     data: dict[str, Any] = field(default_factory=dict)
+    modified: bool = False
+    """True when ``data`` changed since the last save (the file is only rewritten then, since
+    rewriting drops the comments and layout of a hand-edited ``studio.toml``)."""
 
     @property
     def settings_path(self) -> Path:
@@ -80,6 +83,7 @@ class Workspace:
     def save(self) -> None:
         """Write ``studio.toml`` atomically."""
         save_toml(self.settings_path, self.data)
+        self.modified = False
 
     # ---- generic tables, used by the hosts / deployments features
     def table(self, name: str) -> list[dict[str, Any]]:
@@ -89,6 +93,7 @@ class Workspace:
     def set_table(self, name: str, items: list[dict[str, Any]]) -> None:
         """Replace a list-of-tables section."""
         self.data[name] = [dict(item) for item in items]
+        self.modified = True
 
     # ---- recent artifacts
     def relative(self, path: Path) -> str:
@@ -116,3 +121,4 @@ class Workspace:
         items = [i for i in self.data.get("recent", {}).get("artifacts", []) if i.get("path") != stored]
         entry = {"path": stored, "kind": kind, "opened": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.data.setdefault("recent", {})["artifacts"] = [entry, *items][:MAX_RECENT_ARTIFACTS]
+        self.modified = True

@@ -175,7 +175,8 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_file(detected.path)
         if self.workspace is not None:
             self.workspace.add_artifact(detected.path, detected.format.id)
-        self._save_settings()  # small atomic writes: a crash later loses no recent file
+        self._save_workspace()  # small atomic writes: a crash later loses no recent file
+        self._save_settings()
         log.info("opened %s as %s in %s", detected.path, detected.format.id, panel.NAME)
         self.file_routed.emit(detected)
 
@@ -220,14 +221,13 @@ class MainWindow(QMainWindow):
         self.open_paths([models_folder / "unet.onnx"])
 
     def _save_workspace(self) -> None:
-        if self.workspace is not None:
+        if self.workspace is not None and self.workspace.modified:
             try:
                 self.workspace.save()
             except OSError as exc:
                 log.warning("could not save workspace %s: %s", self.workspace.folder, exc)
 
     def _save_settings(self) -> None:
-        self._save_workspace()
         try:
             self.settings.save()
         except OSError as exc:
@@ -329,6 +329,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self._persist_layout:
             self.save_layout()
+        self._save_workspace()
         self._save_settings()
         self.runner.cancel_all()
         self.runner.wait_for_done(3000)

@@ -135,3 +135,13 @@ def test_the_last_workspace_reopens_on_the_next_start(qtbot, window, tmp_path):
     again.notifier.uninstall_hooks()
     assert again.workspace is not None and again.workspace.folder == folder.resolve()
     again.close()
+
+
+def test_opening_a_hand_edited_workspace_does_not_rewrite_it(qtbot, window, tmp_path):
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    text = '# our team\'s Ascend box\n[workspace]\nname = "Edited"   # keep this comment\n'
+    (folder / "studio.toml").write_text(text)
+    assert window.open_workspace(folder) is not None
+    window.close()
+    assert (folder / "studio.toml").read_text() == text

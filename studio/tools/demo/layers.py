@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # onnx is imported lazily at run time to keep `import studio`
     import onnx
 
 OPSET = 13
-# IR 7 is what ONNX 1.8 paired with opset 13; Ascend's ATC rejects newer IR versions.
+# IR 7 is the IR version that came with opset 13 (ONNX 1.8); older consumers such as ATC expect it.
 IR_VERSION = 7
 
 
