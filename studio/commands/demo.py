@@ -18,12 +18,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
     from studio.jobs import run_job
-    from studio.tools.demo.workspace import create_demo_workspace
+    from studio.tools.demo.workspace import create_demo_workspace, ensure_demo_workspace
     from studio.workspace import Workspace
 
-    demo = run_job(create_demo_workspace(args.folder), on_progress=print_progress)
+    def write_demo():
+        yield from create_demo_workspace(args.folder)  # always rewrites the models and images
+        # then every tool adds its results (a local profile, a dump comparison, ...)
+        return (yield from ensure_demo_workspace(args.folder))
+
+    demo = run_job(write_demo(), on_progress=print_progress)
     workspace = Workspace.create(demo.folder, name="Demo")
     print(f"demo workspace written to {workspace.folder}")
-    for path in demo.files:
+    for path in demo.files + demo.show[:-1]:
         print(f"  {Path(path).relative_to(workspace.folder)}")
     return 0

@@ -17,6 +17,7 @@ from studio.paths import config_dir
 from studio.settings import UserSettings
 from studio.ui.jobs import JobHandle, JobRunner
 from studio.ui.notifier import Notifier
+from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.registry import tool_panels
 from studio.ui.widgets.job_status import JobStatusWidget
@@ -53,6 +54,8 @@ class MainWindow(QMainWindow):
         self.notifier.parent_widget = self
         self.workspace: Workspace | None = None
         self.panels: dict[str, Panel] = {}
+        self.links = PanelLinks(self)  # cross-panel requests ("show this op in the graph")
+        self.links.focus.connect(self.show_panel)
         self.docks: dict[str, QDockWidget] = {}
 
         central = QWidget(self)  # the docks are the content; an empty central widget stays hidden
@@ -88,7 +91,7 @@ class MainWindow(QMainWindow):
         self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
         tool_docks = []
         for panel_class in tool_panels():
-            panel = panel_class(self.runner, self)
+            panel = panel_class(self.runner, self, links=self.links)
             panel.request_open.connect(lambda p: self.open_paths([p]))
             panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
             self.panels[panel.NAME] = panel
@@ -216,9 +219,9 @@ class MainWindow(QMainWindow):
         handle.finished.connect(self._on_demo_ready)
         return handle
 
-    def _on_demo_ready(self, models_folder: Path) -> None:
-        self.open_workspace(models_folder.parent)
-        self.open_paths([models_folder / "unet.onnx"])
+    def _on_demo_ready(self, demo) -> None:
+        self.open_workspace(demo.folder)
+        self.open_paths(demo.show)  # each tool's demo results, then the U-Net
 
     def _save_workspace(self) -> None:
         if self.workspace is not None and self.workspace.modified:
@@ -347,4 +350,4 @@ def _demo_job(folder: Path, cancel):
 
     demo = yield from ensure_demo_workspace(folder, cancel)
     Workspace.create(demo.folder, name="Demo")
-    return demo.folder / "models"
+    return demo

@@ -30,6 +30,7 @@ class DemoWorkspace:
 
     folder: Path
     files: list[Path] = field(default_factory=list)
+    show: list[Path] = field(default_factory=list)  # what the window opens: tool results, then the U-Net
 
     @property
     def models_dir(self) -> Path:
@@ -117,13 +118,24 @@ def create_demo_workspace(folder: Path, cancel: CancelToken | None = None
     return result
 
 
-def ensure_demo_workspace(folder: Path, cancel: CancelToken | None = None
+def ensure_demo_workspace(folder: Path, cancel: CancelToken | None = None, with_tools: bool = True
                           ) -> Generator[Progress, None, DemoWorkspace]:
-    """Reuse the demo workspace in ``folder`` when complete and current, else write it."""
+    """Reuse the demo workspace in ``folder`` when complete and current, else write it.
+
+    With ``with_tools``, every tool then adds its demo results (see ``studio.tools.demo.extras``);
+    ``show`` lists them, followed by the U-Net model.
+    """
     folder = Path(folder).resolve()
     expected = [folder / "models" / m.file_name for m in DEMO_MODELS.values()]
     expected += [folder / "images" / f"{i.name}.png" for i in DEMO_IMAGES]
     if is_demo_workspace(folder) and all(p.is_file() for p in expected):
-        yield Progress(1.0, "demo workspace ready")
-        return DemoWorkspace(folder, expected + [folder / "README.md"])
-    return (yield from create_demo_workspace(folder, cancel))
+        demo = DemoWorkspace(folder, expected + [folder / "README.md"])
+    else:
+        demo = yield from create_demo_workspace(folder, cancel)
+    if with_tools:
+        from studio.tools.demo.extras import add_tool_extras
+
+        demo.show += yield from add_tool_extras(folder, cancel)
+    demo.show.append(folder / "models" / DEMO_MODELS["unet"].file_name)
+    yield Progress(1.0, "demo workspace ready")
+    return demo

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from studio.formats import Detected
 from studio.ui.jobs import JobRunner
+from studio.ui.links import PanelLinks
 
 
 class Panel(QWidget):
@@ -41,9 +42,11 @@ class Panel(QWidget):
     request_open = Signal(object)
     status = Signal(str)
 
-    def __init__(self, runner: JobRunner, parent: QWidget | None = None):
+    def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):
         super().__init__(parent)
         self.runner = runner
+        # Requests to and from other panels; a panel made on its own (tests) gets private links.
+        self.links = links if links is not None else PanelLinks(self)
         self.setObjectName(f"panel_{self.NAME}")
 
     def open_file(self, detected: Detected) -> None:
@@ -68,8 +71,8 @@ class FileListPanel(Panel):
 
     DESCRIPTION = ""
 
-    def __init__(self, runner: JobRunner, parent: QWidget | None = None):
-        super().__init__(runner, parent)
+    def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):
+        super().__init__(runner, parent, links)
         self._intro = QLabel(self)
         self._intro.setWordWrap(True)
         self._intro.setTextFormat(Qt.TextFormat.RichText)

@@ -1,0 +1,52 @@
+"""The signals panels use to ask each other for things, without importing each other.
+
+The main window owns one ``PanelLinks`` and hands it to every panel. A panel that can serve a
+request connects to its signal (the graph panel listens to ``show_node`` and ``overlay``); a panel
+that wants something emits it (the profiler emits ``show_node`` for a clicked op). ``focus`` asks
+the main window to bring a panel's dock to the front.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+
+@dataclass
+class Overlay:
+    """Numbers attached to node names, drawn by the graph panel as colours with a legend.
+
+    ``thresholds`` split values into bands (e.g. ``[0.05, 0.10]`` for time share, ``[0.99]``
+    for cosine similarity); ``higher_is_better`` says which end of the scale is green.
+    ``model`` names the model the values belong to, when known.
+    """
+
+    title: str
+    values: dict[str, float]
+    thresholds: list[float] = field(default_factory=list)
+    higher_is_better: bool = False
+    unit: str = ""
+    model: Path | None = None
+
+
+class PanelLinks(QObject):
+    """Cross-panel requests. All arguments are plain Python objects.
+
+    Signals:
+        focus(str): bring the panel with this NAME to the front.
+        show_node(object, str): (model path or None for the model on screen, node name) —
+            the graph panel opens the model if needed and selects the node.
+        overlay(Overlay): the graph panel colours nodes by these values.
+        compare_models(object, object): (golden model, converted model) — the accuracy panel
+            prepares a comparison of the two (dump both, compare).
+        compare_graphs(object, object): (left model, right model) — the graph panel shows
+            the two side by side.
+    """
+
+    focus = Signal(str)
+    show_node = Signal(object, str)
+    overlay = Signal(object)
+    compare_models = Signal(object, object)
+    compare_graphs = Signal(object, object)
