@@ -28,3 +28,27 @@ def ascend_fixtures() -> Path:
     if not ASCEND_FIXTURES.is_dir():
         pytest.skip(f"real Ascend fixtures not found at {ASCEND_FIXTURES} (set STUDIO_SHARED to the shared folder)")
     return ASCEND_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing."""
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    reason = sshd_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def sshd_host(sshd):
+    """A HostEntry for the test sshd, and a KnownHosts that trusts it (nothing from ~/.ssh)."""
+    from studio.tools.deploy.hosts import HostEntry
+    from studio.tools.deploy.known_hosts import KnownHosts
+
+    entry = HostEntry(name="testhost", host=sshd.host, port=sshd.port, user=sshd.user, auth="key",
+                      key_file=str(sshd.client_key))
+    return entry, KnownHosts(read_only=[sshd.known_hosts])

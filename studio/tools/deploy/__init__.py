@@ -1,0 +1,1 @@
+"""SSH hosts, host-key checks, connections and deployment sync (no Qt)."""

@@ -1,0 +1,123 @@
+"""A real OpenSSH sshd on 127.0.0.1 for tests: temporary host key, client key and known_hosts.
+
+Used by the ``sshd`` session fixture in conftest.py. sshd has no "port 0", so a free port is
+picked and the start retried if another process takes it first.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"  # sshd re-executes itself: it needs an absolute path
+
+
+def sshd_missing_reason() -> str | None:
+    """Why no sshd can be started here, or None."""
+    if not os.path.exists(SSHD):
+        return "openssh-server is not installed (apt-get install openssh-server)"
+    if not shutil.which("ssh-keygen"):
+        return "ssh-keygen is not installed (apt-get install openssh-client)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_banner(port: int, proc: subprocess.Popen, deadline_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                if sock.recv(64).startswith(b"SSH-2.0-"):
+                    return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+@dataclass
+class Sshd:
+    """A running sshd and what a client needs to reach it."""
+
+    root: Path
+    host: str
+    port: int
+    user: str
+    client_key: Path
+    known_hosts: Path          # a known_hosts file holding this server's key
+    host_key_pub: Path
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+
+    def kill_sessions(self) -> None:
+        """Drop every open connection (the listener stays): simulates a lost connection."""
+        result = subprocess.run(["pgrep", "-f", f"sshd.*{self.root}"], capture_output=True, text=True)
+        for pid in result.stdout.split():
+            if self.proc is not None and int(pid) != self.proc.pid:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def log(self) -> str:
+        return (self.root / "sshd.log").read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
+    """Generate keys under ``root`` and start sshd; raises RuntimeError with its log on failure."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("host_ed25519", "client_ed25519"):
+        if not (root / name).exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(root / name)],
+                           check=True)
+    (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
+    os.chmod(root / "authorized_keys", 0o600)
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation folder, root only
+    for _ in range(5):
+        port = _free_port()
+        (root / "sshd_config").write_text("\n".join([
+            f"Port {port}", "ListenAddress 127.0.0.1",
+            f"HostKey {root / 'host_ed25519'}", f"PidFile {root / 'sshd.pid'}",
+            f"AuthorizedKeysFile {root / 'authorized_keys'}",
+            "PubkeyAuthentication yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+            "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password",
+            "Subsystem sftp internal-sftp", "AcceptEnv LANG LC_*", "MaxSessions 32", "MaxStartups 64",
+            "LogLevel VERBOSE", *extra_config, ""]))
+        log = open(root / "sshd.log", "ab")
+        proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")], stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        if _wait_banner(port, proc):
+            break
+        proc.kill()
+        proc.wait()
+    else:
+        raise RuntimeError("sshd did not start:\n" + (root / "sshd.log").read_text(errors="replace")[-2000:])
+    key_type, key_b64 = (root / "host_ed25519.pub").read_text().split()[:2]
+    (root / "known_hosts").write_text(f"[127.0.0.1]:{port} {key_type} {key_b64}\n")
+    return Sshd(root, "127.0.0.1", port, getpass.getuser(), root / "client_ed25519", root / "known_hosts",
+                root / "host_ed25519.pub", proc)
