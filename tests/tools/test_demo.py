@@ -185,3 +185,32 @@ def test_importing_the_demo_package_stays_cheap():
     root = Path(studio.__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_tools_add_their_demo_results_and_the_unet_is_shown_last(tmp_path, monkeypatch):
+    from studio.tools.demo import extras
+    from studio.tools.demo.workspace import ensure_demo_workspace
+
+    calls = []
+
+    def fake_tool(folder, cancel):
+        calls.append(folder)
+        yield Progress(0.5, "fake tool working")
+        result = folder / "fake" / "result.txt"
+        result.parent.mkdir(exist_ok=True)
+        result.write_text("made by a tool")
+        return [result]
+
+    monkeypatch.setattr(extras, "demo_extras", lambda: [("fake", fake_tool)])
+    demo = run_job(ensure_demo_workspace(tmp_path / "demo"))
+    assert calls == [demo.folder]
+    assert demo.show == [demo.folder / "fake" / "result.txt", demo.folder / "models" / "unet.onnx"]
+    again = run_job(ensure_demo_workspace(tmp_path / "demo"))  # reused workspace: tools run again
+    assert len(calls) == 2 and again.show == demo.show
+
+
+def test_every_tool_demo_module_has_the_job_function():
+    from studio.tools.demo.extras import demo_extras
+
+    for tool, add_to_demo in demo_extras():
+        assert callable(add_to_demo), tool
