@@ -1,0 +1,103 @@
+"""Graph passes: Conv+BN folding with the node mapping, Constant-node weights (Paddle style),
+Conv+Mul/Add, identity removal, constant folding, and the fusion switch file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from convert_helpers import affine_chain_model, conv_bn_model, run
+from studio.errors import UserError
+from studio.jobs import run_job
+from studio.tools.convert.convert import convert_model
+from studio.tools.convert.fusion_switch import parse_fusion_switch
+from studio.tools.convert.options import ConvertOptions
+
+
+def _convert(tmp_path, model, **kwargs):
+    src = tmp_path / "src.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out.onnx"
+    report = run_job(convert_model(ConvertOptions(model=src, output=out, **kwargs)))
+    return report, onnx.load(out)
+
+
+def test_conv_bn_folding_keeps_outputs_and_maps_nodes(tmp_path):
+    model = conv_bn_model(size=16)
+    report, converted = _convert(tmp_path, model)
+    assert [n.op_type for n in converted.graph.node] == ["Conv", "Relu", "Conv"]
+    assert report.node_mapping["conv"] == ["conv", "bn"]
+    assert report.node_mapping["relu"] == ["relu"]
+    assert {"pass": "ConvBnFusion", "nodes": ["conv", "bn"], "result": "conv",
+            "detail": "bn folded into conv"} in report.fusions
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.testing.assert_allclose(run(converted, {"image": x})[0], run(model, {"image": x})[0], atol=1e-5)
+    written = json.loads((tmp_path / "out.report.json").read_text())
+    assert written["node_mapping"]["conv"] == ["conv", "bn"]
+
+
+def test_constant_nodes_holding_weights_are_folded_too(tmp_path):
+    model = conv_bn_model(size=16, constants_as_nodes=True)  # weights in Constant nodes, as Paddle exports
+    report, converted = _convert(tmp_path, model)
+    assert [n.op_type for n in converted.graph.node] == ["Conv", "Relu", "Conv"]
+    # The Constant nodes that held the Conv's and the BN's values are credited to the fused Conv.
+    assert set(report.node_mapping["conv"]) >= {"conv", "bn", "const_conv/weight", "const_bn/var"}
+    x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.testing.assert_allclose(run(converted, {"image": x})[0], run(model, {"image": x})[0], atol=1e-5)
+
+
+def test_mul_add_identity_and_shape_chain(tmp_path):
+    model = affine_chain_model()
+    report, converted = _convert(tmp_path, model, input_shape="x:2,3,8,8")
+    ops = [n.op_type for n in converted.graph.node]
+    assert ops == ["Conv", "Relu", "Reshape"], ops
+    assert report.node_mapping["conv"] == ["conv", "mul", "add", "identity"]
+    assert set(report.node_mapping["reshape"]) >= {"reshape", "shape", "gather", "concat", "minus1"}
+    passes = {f["pass"] for f in report.fusions}
+    assert {"ConvMulFusion", "ConvAddFusion", "IdentityElimination", "ConstantFolding"} <= passes
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(run(converted, {"x": x})[0], run(model, {"x": x})[0], atol=1e-5)
+
+
+def test_fusion_switch_file_turns_atc_passes_off(tmp_path):
+    switch = tmp_path / "fusion_switch.cfg"
+    switch.write_text("# keep BN separate\nConvBatchnormFusionPass:off\nSoftmaxFusionPass:on\n")
+    report, converted = _convert(tmp_path, conv_bn_model(size=8), fusion_switch_file=switch)
+    assert "BatchNormalization" in [n.op_type for n in converted.graph.node]
+    assert report.passes["ConvBnFusion"] is False
+    assert report.atc_only_switches == ["SoftmaxFusionPass"]
+
+
+def test_fusion_switch_json_syntax():
+    switches = parse_fusion_switch('{"Switch":{"GraphFusion":{"ALL":"off","ConvScaleFusionPass":"on"},'
+                                   '"UBFusion":{"ALL":"off"}}}')
+    assert switches.local_passes() == {"ConvBnFusion": False, "ConvAddFusion": False, "ConvMulFusion": True}
+    assert switches.all_ub is False
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("ConvBatchnormFusionPass=off\n", "line 1"),
+    ('{"Switch": {"GraphFusion": {"X": "maybe"}}}', "Use \"on\" or \"off\""),
+    ('{"Switch": {"GraphFusion": ', "line 1"),
+])
+def test_broken_fusion_switch_files(text, needle):
+    with pytest.raises(UserError) as err:
+        parse_fusion_switch(text, "switch.cfg")
+    assert needle in str(err.value)
+
+
+def test_not_onnx_is_a_clear_error(tmp_path):
+    bogus = tmp_path / "model.onnx"
+    bogus.write_bytes(b"this is not a model at all \x00\xff" * 10)
+    with pytest.raises(UserError) as err:
+        run_job(convert_model(ConvertOptions(model=bogus, output=tmp_path / "o.onnx")))
+    assert "Not an ONNX model" in err.value.what
+    pb = tmp_path / "frozen.pb"
+    pb.write_bytes(b"\x0a\x03abc")
+    with pytest.raises(UserError, match="--atc"):
+        run_job(convert_model(ConvertOptions(model=pb, output=tmp_path / "o.onnx")))
+    with pytest.raises(UserError, match="FP32 or FP16"):
+        run_job(convert_model(ConvertOptions(model=bogus, output=tmp_path / "o.onnx", output_type="INT8")))
