@@ -249,6 +249,16 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     return report
 
 
+def write_text_then(path: Path | None, text: str | None, job: Generator[Progress, None, object]
+                    ) -> Generator[Progress, None, object]:
+    """Write a side file (the wizard's AIPP config) off the GUI thread, then run ``job``."""
+    if path is not None and text is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        yield Progress(None, f"wrote {path}")
+    return (yield from job)
+
+
 def _save_atomic(model, path: Path) -> None:
     import onnx
 

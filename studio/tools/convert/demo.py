@@ -30,7 +30,8 @@ def add_to_demo(folder: Path, cancel: CancelToken | None = None) -> Generator[Pr
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg = out_dir / CFG_NAME
     if not cfg.is_file():
-        header = "# AIPP for models/unet.onnx: 640x640 RGB camera frames, centre crop, scaled to [-1, 1]\n"
+        header = ("# AIPP for the demo U-Net: 640x640 RGB camera frames, centre 256x256 crop, scaled to [-1, 1]\n"
+                  "# model: ../models/unet.onnx\n# preview: ../images/aipp_640.png\n")
         cfg.write_text(header + demo_aipp().to_text(), encoding="utf-8")
     converted = out_dir / CONVERTED_NAME
     model = Path(folder) / "models" / "unet.onnx"

@@ -76,6 +76,21 @@ class ConvertOptions:
             return None
         return self.output.with_name(self.output.stem + ".report.json")
 
+    def cli_argv(self) -> list[str]:
+        """The ``studio convert`` command line that runs this local conversion."""
+        argv = ["studio", "convert", str(self.model), "-o", str(self.output or "OUT.onnx")]
+        for flag, value in (("--input-shape", self.input_shape), ("--output-type", self.output_type),
+                            ("--insert-op-conf", self.insert_op_conf), ("--fusion-switch-file", self.fusion_switch_file),
+                            ("--report", self.report), ("--validate-image", self.validate_image)):
+            if value:
+                argv += [flag, str(value)]
+        argv += [arg for op in self.keep_fp32_ops for arg in ("--keep-fp32", op)]
+        if not self.keep_io_types:
+            argv.append("--fp16-io")
+        if self.validate and not self.validate_image:
+            argv.append("--validate")
+        return argv
+
     def to_dict(self) -> dict:
         """JSON-friendly copy (paths as strings), recorded in the report."""
         data = asdict(self)

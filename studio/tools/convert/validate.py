@@ -103,30 +103,10 @@ def raw_from_image(path: Path, insertion: AippInsertion) -> np.ndarray:
     h = insertion.raw_shape[1] * 2 // 3 if fmt == "YUV420SP_U8" else insertion.raw_shape[1]
     w = insertion.raw_shape[2]
     image = cv2.resize(image, (w, h), interpolation=cv2.INTER_AREA)
-    rgb = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
-    if fmt == "RGB888_U8":
-        raw = rgb
-    elif fmt == "XRGB8888_U8":
-        x = np.full(rgb.shape[:2] + (1,), 255, np.uint8)
-        raw = np.concatenate([rgb, x] if insertion.op.ax_swap_switch else [x, rgb], axis=-1)
-    elif fmt == "YUV400_U8":
-        raw = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)[..., None]
-    else:
-        raw = nv12_from_rgb(rgb)
+    from studio.tools.convert.preview import raw_from_rgb
+
+    raw = raw_from_rgb(cv2.cvtColor(image, cv2.COLOR_BGR2RGB), insertion.op)[0]
     return np.repeat(raw[None], n, axis=0)
-
-
-def nv12_from_rgb(rgb: np.ndarray) -> np.ndarray:
-    """RGB (H, W, 3) to NV12 as (H*3/2, W, 1): OpenCV's I420, with U and V interleaved."""
-    import cv2
-
-    h, w = rgb.shape[:2]
-    i420 = cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420)
-    y = i420[:h]
-    u = i420[h:h + h // 4].reshape(h // 2, w // 2)
-    v = i420[h + h // 4:].reshape(h // 2, w // 2)
-    uv = np.stack([u, v], axis=-1).reshape(h // 2, w)
-    return np.concatenate([y, uv], axis=0)[..., None]
 
 
 def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion],
