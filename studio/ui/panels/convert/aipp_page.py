@@ -55,7 +55,7 @@ class ImageView(QLabel):
         self._pixmap: QPixmap | None = None
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setMinimumSize(120, 90)
-        self.setStyleSheet("background: palette(base); border: 1px solid palette(mid);")
+        self.setStyleSheet("background: palette(window); border: 1px solid palette(mid);")
         self.setText(f"{caption}\n(no preview yet)")
 
     def set_array(self, rgb: np.ndarray) -> None:

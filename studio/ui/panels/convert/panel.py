@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -86,13 +87,19 @@ class ConvertPanel(Panel):
 
         self.stack = QStackedWidget(self)
         for page in (self.model_page, self.aipp_page, self.advanced_page):
-            self.stack.addWidget(page)
+            # Scrolled, so a short dock never forces the window taller than the screen.
+            scroll = QScrollArea(self)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+            scroll.setWidget(page)
+            self.stack.addWidget(scroll)
 
         self.log = QPlainTextEdit(self)
         self.log.setReadOnly(True)
         self.log.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.log.setPlaceholderText("The conversion log appears here when you press Convert.")
         self.log.setMaximumBlockCount(5000)
+        self.log.setMinimumHeight(40)
 
         self.back_button = QPushButton("Back", self)
         self.next_button = QPushButton("Next", self)
