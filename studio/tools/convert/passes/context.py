@@ -38,6 +38,7 @@ class PassContext:
     origins: dict[str, list[str]] = field(default_factory=dict)
     const_origins: dict[str, list[str]] = field(default_factory=dict)
     lifted: int = 0
+    _inits: dict | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         used = set()
@@ -49,27 +50,29 @@ class PassContext:
 
     # -- constants ----------------------------------------------------------------------------
     def initializer_map(self) -> dict[str, onnx.TensorProto]:
-        return {init.name: init for init in self.model.graph.initializer}
+        """Initializers by name (kept in step with the graph by the methods below)."""
+        if self._inits is None or len(self._inits) != len(self.model.graph.initializer):
+            self._inits = {init.name: init for init in self.model.graph.initializer}
+        return self._inits
 
     def constant(self, name: str) -> np.ndarray | None:
         """The value of a constant tensor (an initializer), or None when it is computed at run time."""
         from onnx import numpy_helper
 
-        for init in self.model.graph.initializer:
-            if init.name == name:
-                return numpy_helper.to_array(init)
-        return None
+        init = self.initializer_map().get(name)
+        return None if init is None else numpy_helper.to_array(init)
 
     def set_constant(self, name: str, array: np.ndarray) -> None:
         """Add or replace an initializer."""
         from onnx import numpy_helper
 
         tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
-        for init in self.model.graph.initializer:
-            if init.name == name:
-                init.CopyFrom(tensor)
-                return
+        existing = self.initializer_map().get(name)
+        if existing is not None:
+            existing.CopyFrom(tensor)
+            return
         self.model.graph.initializer.append(tensor)
+        self._inits[name] = self.model.graph.initializer[-1]
 
     def new_constant_name(self, base: str) -> str:
         names = set(self.initializer_map()) | {o for n in self.model.graph.node for o in n.output}
@@ -95,6 +98,7 @@ class PassContext:
         keep = [i for i in self.model.graph.initializer if i.name not in dropped]
         del self.model.graph.initializer[:]
         self.model.graph.initializer.extend(keep)
+        self._inits = None
         inputs = [v for v in self.model.graph.input if v.name not in dropped]
         del self.model.graph.input[:]
         self.model.graph.input.extend(inputs)
