@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     atc.add_argument("--op-debug-level", type=int, help="0..4")
     atc.add_argument("--log", help="debug, info, warning, error, null")
     atc.add_argument("--precision-mode", help="force_fp16, allow_mix_precision, ...")
-    atc.add_argument("--out-nodes", help='"node:0;node2:0"')
+    parser.add_argument("--out-nodes", help='outputs to keep: "node:0;node2:0" or ONNX tensor names (local and ATC)')
     atc.add_argument("--dynamic-batch-size", help='"1,2,4,8"')
     atc.add_argument("--dynamic-image-size", help='"h1,w1;h2,w2"')
     atc.add_argument("--dynamic-dims", help='"d1,d2;d3,d4"')

@@ -99,5 +99,37 @@ def test_not_onnx_is_a_clear_error(tmp_path):
     pb.write_bytes(b"\x0a\x03abc")
     with pytest.raises(UserError, match="--atc"):
         run_job(convert_model(ConvertOptions(model=pb, output=tmp_path / "o.onnx")))
+    good = tmp_path / "good.onnx"
+    onnx.save(conv_bn_model(size=64), good)
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(UserError, match="truncated"):
+        run_job(convert_model(ConvertOptions(model=truncated, output=tmp_path / "o.onnx")))
     with pytest.raises(UserError, match="FP32 or FP16"):
         run_job(convert_model(ConvertOptions(model=bogus, output=tmp_path / "o.onnx", output_type="INT8")))
+
+
+def test_cancel_stops_between_steps_and_writes_nothing(tmp_path):
+    from studio.errors import Cancelled
+    from studio.jobs import CancelToken
+
+    src = tmp_path / "m.onnx"
+    onnx.save(conv_bn_model(size=8), src)
+    token = CancelToken()
+    job = convert_model(ConvertOptions(model=src, output=tmp_path / "o.onnx"), token)
+    next(job)  # loading
+    token.cancel()
+    with pytest.raises(Cancelled):
+        run_job(job)
+    assert not list(tmp_path.glob("o.onnx*"))
+
+
+def test_out_nodes_cut_the_graph_and_unknown_names_are_named(tmp_path):
+    report, converted = _convert(tmp_path, conv_bn_model(size=8), out_nodes="relu:0", soc_version="Ascend310")
+    assert [o.name for o in converted.graph.output] == ["relu"]
+    assert [n.name for n in converted.graph.node] == ["conv", "relu"]
+    assert report.outputs["relu"]["shape"] == [1, 8, 8, 8]
+    assert "ATC-only options ignored by the local conversion: --soc_version" in report.warnings
+    with pytest.raises(UserError) as err:
+        _convert(tmp_path, conv_bn_model(size=8), out_nodes="rellu:0")
+    assert "'rellu:0' in --out_nodes" in err.value.what and "relu" in err.value.fix

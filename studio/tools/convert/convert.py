@@ -88,8 +88,9 @@ def load_onnx(path: Path):
     try:
         model = onnx.load(str(path))
     except (DecodeError, ValueError, RuntimeError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
-        raise UserError(f"Not an ONNX model (E10041): {type(exc).__name__}", path,
-                        "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.") from exc
+        raise UserError(f"Not an ONNX model, or a truncated one (E10041): {exc}", path,
+                        "If it is ONNX, export or copy it again (the file may be incomplete); "
+                        "for TensorFlow .pb or Caffe use --atc with --framework.") from exc
     if not model.graph.node and not model.graph.output:
         raise UserError("Not an ONNX model: it has no graph (E16003)", path,
                         "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.")
@@ -166,6 +167,17 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     input_shape.fix_input_shapes(model, options.input_shape)
     model = input_shape.infer_shapes(model)
     timings["shapes"] = time.perf_counter() - t0
+
+    if options.out_nodes:
+        from studio.tools.convert.out_nodes import cut_outputs
+
+        yield step(0.12, "cutting the graph at --out_nodes")
+        model = cut_outputs(model, options.out_nodes)
+    ignored = [f"--{name}" for name in ("soc_version", "precision_mode", "op_debug_level", "log", "input_format",
+                                        "dynamic_batch_size", "dynamic_image_size", "dynamic_dims", "weight")
+               if getattr(options, name) not in (None, "")] + (["additional arguments"] if options.extra_args else [])
+    if ignored:
+        report.warnings.append(f"ATC-only options ignored by the local conversion: {', '.join(ignored)}")
 
     ctx = PassContext(model)
     fusions = lift_constants(ctx)
@@ -259,13 +271,21 @@ def write_text_then(path: Path | None, text: str | None, job: Generator[Progress
     return (yield from job)
 
 
+EXTERNAL_DATA_BYTES = 1_900_000_000
+
+
 def _save_atomic(model, path: Path) -> None:
     import onnx
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        onnx.save(model, str(tmp))
+        if model.ByteSize() > EXTERNAL_DATA_BYTES:
+            # Protobuf cannot hold 2 GiB: weights go to OUT.onnx.data next to the model.
+            onnx.save(model, str(tmp), save_as_external_data=True, all_tensors_to_one_file=True,
+                      location=path.name + ".data")
+        else:
+            onnx.save(model, str(tmp))
         os.replace(tmp, path)
     except OSError as exc:
         raise UserError(f"Cannot write the converted model: {exc.strerror}", path, "Check the folder exists and is writable.") from exc

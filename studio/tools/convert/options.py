@@ -81,7 +81,8 @@ class ConvertOptions:
         argv = ["studio", "convert", str(self.model), "-o", str(self.output or "OUT.onnx")]
         for flag, value in (("--input-shape", self.input_shape), ("--output-type", self.output_type),
                             ("--insert-op-conf", self.insert_op_conf), ("--fusion-switch-file", self.fusion_switch_file),
-                            ("--report", self.report), ("--validate-image", self.validate_image)):
+                            ("--out-nodes", self.out_nodes), ("--report", self.report),
+                            ("--validate-image", self.validate_image)):
             if value:
                 argv += [flag, str(value)]
         argv += [arg for op in self.keep_fp32_ops for arg in ("--keep-fp32", op)]

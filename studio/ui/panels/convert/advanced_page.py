@@ -77,7 +77,7 @@ class AdvancedPage(QWidget):
         for level in LOG_LEVELS[:-1]:
             self.log_combo.addItem(level, level)
         self.out_nodes = QLineEdit(self)
-        self.out_nodes.setPlaceholderText('node:0;node2:0')
+        self.out_nodes.setPlaceholderText("node:0;node2:0 or ONNX tensor names (default: the model's outputs)")
         self.dynamic_batch = QLineEdit(self)
         self.dynamic_batch.setPlaceholderText('"1,2,4,8" (needs -1 as batch in the input shape)')
         self.dynamic_image = QLineEdit(self)
@@ -95,8 +95,7 @@ class AdvancedPage(QWidget):
         form.addRow("Dynamic batch", self.dynamic_batch)
         form.addRow("Dynamic image size", self.dynamic_image)
         form.addRow("Additional arguments", self.extra)
-        self.atc_widgets = [self.precision_combo, self.debug_spin, self.log_combo, self.out_nodes,
-                            self.dynamic_batch, self.dynamic_image, self.extra]
+        self.atc_widgets = [self.precision_combo, self.debug_spin, self.log_combo, self.dynamic_batch, self.dynamic_image, self.extra]
 
         self.preview = QPlainTextEdit(self)
         self.preview.setReadOnly(True)

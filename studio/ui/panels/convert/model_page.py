@@ -43,6 +43,7 @@ class ModelPage(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.info: ModelInfo | None = None
+        self._requested: Path | None = None
         self.model_edit = QLineEdit(self)
         self.model_edit.setPlaceholderText("ONNX model (local or ATC), or TensorFlow .pb / Caffe .prototxt / MindSpore .air (ATC)")
         self.model_edit.editingFinished.connect(self._on_model_edited)
@@ -134,6 +135,7 @@ class ModelPage(QWidget):
 
     def set_model(self, path: Path) -> None:
         """Show ``path`` and ask the panel to inspect it; non-ONNX models switch to ATC."""
+        self._requested = path
         self.model_edit.setText(str(path))
         framework = framework_for(path)
         if framework is not None:
@@ -225,7 +227,7 @@ class ModelPage(QWidget):
 
     def _on_model_edited(self) -> None:
         path = self.model_path()
-        if path is not None and (self.info is None or self.info.path != path):
+        if path is not None and path != self._requested:  # focus changes also end editing
             self.set_model(path)
 
     def _on_add_input(self) -> None:

@@ -257,7 +257,7 @@ class ConvertPanel(Panel):
             op_debug_level=page3.debug_spin.value() or None if atc else None,
             log=page3.log_combo.currentData() if atc else None,
             precision_mode=page3.precision_combo.currentData() if atc else None,
-            out_nodes=page3.out_nodes.text().strip() or None if atc else None,
+            out_nodes=page3.out_nodes.text().strip().strip('"') or None,
             dynamic_batch_size=page3.dynamic_batch.text().strip().strip('"') or None if atc else None,
             dynamic_image_size=page3.dynamic_image.text().strip().strip('"') or None if atc else None,
             extra_args=split_extra_args(page3.extra.text()) if atc else [],
