@@ -37,6 +37,9 @@ def test_conv_bn_folding_keeps_outputs_and_maps_nodes(tmp_path):
     np.testing.assert_allclose(run(converted, {"image": x})[0], run(model, {"image": x})[0], atol=1e-5)
     written = json.loads((tmp_path / "out.report.json").read_text())
     assert written["node_mapping"]["conv"] == ["conv", "bn"]
+    stamps = {p.key: p.value for p in converted.metadata_props}
+    assert stamps == {"studio.convert.source": str(tmp_path / "src.onnx"),
+                      "studio.convert.report": str(tmp_path / "out.report.json")}
 
 
 def test_constant_nodes_holding_weights_are_folded_too(tmp_path):

@@ -121,3 +121,17 @@ def test_broken_aipp_file_is_reported_in_the_log(panel, qtbot, tmp_path):
     panel.open_file(detect(cfg))
     qtbot.waitUntil(lambda: "broken.cfg, line 4" in panel.log.toPlainText(), timeout=5000)
     assert not panel.aipp_page.aipp_enabled
+
+
+def test_atc_without_cann_says_how_to_run_it_elsewhere(panel, qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no atc here
+    model = tmp_path / "m.onnx"
+    onnx.save(conv_bn_model(size=8), model)
+    panel.model_page.set_model(model)
+    panel.model_page.set_mode("atc")
+    qtbot.waitUntil(lambda: panel.model_page.inputs_table.rowCount() == 1, timeout=5000)
+    panel.finish_button.click()
+    qtbot.waitUntil(lambda: "atc is unavailable" in panel.log.toPlainText(), timeout=5000)
+    log = panel.log.toPlainText()
+    assert f"$ atc --model={model} --framework=5" in log and "--print-command" in log
+    assert panel.finish_button.isEnabled()

@@ -9,7 +9,7 @@ input had. :meth:`studio.tools.convert.aipp.AippOp.apply` is the NumPy twin used
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +31,7 @@ class AippInsertion:
     nodes: list[str]
     steps: list[str]
     op: AippOp
+    protos: list = field(default_factory=list, repr=False)  # the NodeProtos, placed by insert_aipp
 
     def to_dict(self) -> dict:
         return {"input": self.input_name, "raw_shape": list(self.raw_shape), "raw_dtype": "uint8",
@@ -92,7 +93,7 @@ def insert_aipp(model: onnx.ModelProto, config: AippConfig) -> list[AippInsertio
                             f"Set related_input_rank (0..{len(inputs) - 1}) or related_input_name to a model input: "
                             + ", ".join(v.name for v in inputs))
     # Inserted nodes must come first (topological order): they feed the original graph.
-    new_nodes = [n for ins in done for n in ins.__dict__.pop("_protos")]
+    new_nodes = [n for ins in done for n in ins.protos]
     old = list(model.graph.node)
     del model.graph.node[:]
     model.graph.node.extend(new_nodes + old)
@@ -198,6 +199,4 @@ def _insert_one(model: onnx.ModelProto, value, op: AippOp, config: AippConfig) -
             raise UserError(f"Input {name!r} is also a graph output; AIPP cannot rename it", where,
                             "Remove the input from the outputs before converting.")
     value.CopyFrom(helper.make_tensor_value_info(name, TensorProto.UINT8, list(raw_shape)))
-    insertion = AippInsertion(name, raw_shape, layout, [n.name for n in b.nodes], steps, op)
-    insertion._protos = b.nodes  # taken by insert_aipp to place the nodes first
-    return insertion
+    return AippInsertion(name, raw_shape, layout, [n.name for n in b.nodes], steps, op, b.nodes)

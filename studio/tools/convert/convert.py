@@ -157,7 +157,6 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     model = load_onnx(options.model)
     original = onnx.ModelProto()
     original.CopyFrom(model)
-    inits = {i.name for i in model.graph.initializer}
     report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
@@ -232,7 +231,15 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     out_inits = {i.name for i in model.graph.initializer}
     report.inputs = _signature(model.graph.input, out_inits)
     report.outputs = _signature(model.graph.output, out_inits)
-    del inits
+
+    # Let a reader of the converted model find its origin and the node mapping.
+    report_path = options.report_path()
+    stamps = {"studio.convert.source": str(options.model)}
+    if report_path is not None:
+        stamps["studio.convert.report"] = str(report_path)
+    for key, value in stamps.items():
+        entry = next((p for p in model.metadata_props if p.key == key), None) or model.metadata_props.add()
+        entry.key, entry.value = key, value
 
     yield step(0.75, f"writing {options.output.name}")
     _save_atomic(model, options.output)
@@ -250,7 +257,6 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         timings["validate"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     report.seconds = {k: round(v, 4) for k, v in timings.items()}
-    report_path = options.report_path()
     if report_path is not None:
         report.report_path = str(report_path)
         report_path.parent.mkdir(parents=True, exist_ok=True)
