@@ -307,6 +307,8 @@ class AippPage(QWidget):
     def _start_preview(self) -> None:
         from studio.tools.convert.preview import preview_aipp
 
+        if not self.window().isVisible():
+            return  # the window closed while the delay ran: its runner is going away
         if self._preview_job is not None and self._preview_job.active:
             self._preview_job.cancel()
         op, image, hw = self.op(), self.preview_image, self.model_hw
