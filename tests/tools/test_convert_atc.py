@@ -113,3 +113,18 @@ def test_atc_log_codes_become_messages_with_fixes():
     assert messages[2].text.startswith("GE [graph_prepare.cc:77]")
     assert messages[3].level == "warning"
     assert "fix:" in str(e10001)
+
+
+def test_remote_plan_uploads_inputs_and_names_the_remote_copies(ascend_fixtures, tmp_path):
+    from studio.tools.convert.atc_command import remote_plan
+
+    cfg = ascend_fixtures / "cfg" / "aipp_rgb_static.cfg"
+    options = ConvertOptions(model=tmp_path / "unet.air", output=tmp_path / "out" / "unet", soc_version="Ascend310",
+                             input_shape="x:1,3,640,640", insert_op_conf=cfg)
+    argv, uploads, download = remote_plan(options, "/home/user/convert/")
+    assert uploads == [(tmp_path / "unet.air", "/home/user/convert/unet.air"),
+                       (cfg, "/home/user/convert/aipp_rgb_static.cfg")]
+    assert "--model=/home/user/convert/unet.air" in argv
+    assert "--insert_op_conf=/home/user/convert/aipp_rgb_static.cfg" in argv
+    assert "--output=/home/user/convert/unet" in argv
+    assert download == ("/home/user/convert/unet.om", tmp_path / "out" / "unet.om")

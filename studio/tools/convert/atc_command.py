@@ -239,3 +239,30 @@ def split_extra_args(text: str) -> list[str]:
 def preview(argv: list[str]) -> str:
     """The command as one shell line (what the wizard shows and copies)."""
     return shlex.join(argv)
+
+
+def remote_plan(options: ConvertOptions, remote_dir: str) -> tuple[list[str], list[tuple[Path, str]], tuple[str, Path]]:
+    """The same conversion run on a remote host: (argv, uploads, download).
+
+    Every local input file (model, weight, AIPP config, fusion switch file) is uploaded to
+    ``remote_dir`` under its own name; the argv names the remote copies; the .om comes back to
+    the local output path. The remote executor runs ``argv`` unchanged.
+    """
+    from dataclasses import replace
+
+    remote = remote_dir.rstrip("/")
+    uploads: list[tuple[Path, str]] = []
+    changes: dict[str, object] = {}
+    for name in ("model", "weight", "insert_op_conf", "fusion_switch_file"):
+        local = getattr(options, name)
+        if local is not None:
+            target = f"{remote}/{Path(local).name}"
+            uploads.append((Path(local), target))
+            changes[name] = Path(target)
+    output = Path(options.output or Path(options.model).with_suffix(""))
+    stem = output.name[:-3] if output.name.endswith(".om") else output.name
+    changes["output"] = Path(f"{remote}/{stem}")
+    argv = build_atc_argv(options, check_files=True)  # check the local files once
+    argv = build_atc_argv(replace(options, **changes), check_files=False)
+    local_om = output if output.suffix == ".om" else output.with_name(stem + ".om")
+    return argv, uploads, (f"{remote}/{stem}.om", local_om)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -28,7 +29,8 @@ from PySide6.QtWidgets import (
 from studio.tools.convert.aipp import FORMAT_CHANNELS, JPEG_YUV2RGB, AippOp
 from studio.ui.jobs import JobRunner
 
-PREVIEW_DELAY_MS = 150  # coalesce bursts of edits (spin boxes) into one preview job
+PREVIEW_DELAY_MS = 150
+NARROW_WIDTH = 820  # below this the preview sits under the form  # coalesce bursts of edits (spin boxes) into one preview job
 
 
 def _spin(lo: int, hi: int, value: int = 0) -> QSpinBox:
@@ -54,7 +56,9 @@ class ImageView(QLabel):
         self.caption = caption
         self._pixmap: QPixmap | None = None
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.setMinimumSize(120, 90)
+        self.setMinimumSize(120, 120)
+        # The pixmap follows the label's size, never the other way round (no layout feedback loop).
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
         self.setStyleSheet("background: palette(window); border: 1px solid palette(mid);")
         self.setText(f"{caption}\n(no preview yet)")
 
@@ -168,7 +172,7 @@ class AippPage(QWidget):
         for box in (image_box, self.crop_box, norm_box, self.pad_box):
             form_layout.addWidget(box)
         form_layout.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self._scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_widget)
         # Wide enough for the form: a sideways scroll bar would hide half of every row.
@@ -192,7 +196,7 @@ class AippPage(QWidget):
         preview_layout.addWidget(self.stats_label)
         preview_layout.addWidget(choose, 0, Qt.AlignmentFlag.AlignLeft)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(scroll)
         splitter.addWidget(preview)
         splitter.setStretchFactor(0, 0)
@@ -214,6 +218,17 @@ class AippPage(QWidget):
                     break
         self.enabled_box.toggled.connect(self._on_edit)
         self._sync_enabled()
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        # Side by side when there is room; in a narrow dock the preview goes under the form.
+        wanted = Qt.Orientation.Horizontal if event.size().width() >= NARROW_WIDTH else Qt.Orientation.Vertical
+        if self.splitter.orientation() != wanted:
+            self.splitter.setOrientation(wanted)
+            self._scroll.setMinimumHeight(0 if wanted == Qt.Orientation.Horizontal else 150)
+            if wanted == Qt.Orientation.Vertical:
+                half = max(1, self.splitter.height() // 2)
+                self.splitter.setSizes([half, half])
 
     def _inputs(self) -> list[QWidget]:
         return [self.format_combo, self.src_w, self.src_h, self.rbuv_swap, self.ax_swap, self.csc_switch,

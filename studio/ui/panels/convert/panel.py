@@ -262,7 +262,10 @@ class ConvertPanel(Panel):
             dynamic_image_size=page3.dynamic_image.text().strip().strip('"') or None if atc else None,
             extra_args=split_extra_args(page3.extra.text()) if atc else [],
             keep_fp32_ops=keep if not atc else [], fusions={} if atc else page3.pass_switches(),
-            validate=page3.validate_box.isChecked() and not atc)
+            validate=page3.validate_box.isChecked() and not atc,
+            # With AIPP, validate on the picture being previewed (through the same pre-processing).
+            validate_image=self.aipp_page.preview_image if (page3.validate_box.isChecked() and not atc
+                                                            and self.aipp_page.aipp_enabled) else None)
 
     def update_command(self) -> None:
         """Rebuild the Command Preview (cheap: no file is read here)."""
