@@ -136,3 +136,29 @@ def test_out_nodes_cut_the_graph_and_unknown_names_are_named(tmp_path):
     with pytest.raises(UserError) as err:
         _convert(tmp_path, conv_bn_model(size=8), out_nodes="rellu:0")
     assert "'rellu:0' in --out_nodes" in err.value.what and "relu" in err.value.fix
+
+
+def test_tensors_read_inside_subgraphs_are_left_alone(tmp_path):
+    from onnx import TensorProto, helper
+
+    # then/else branches read "ident" (the Identity's output) from the outer scope.
+    then_g = helper.make_graph([helper.make_node("Relu", ["ident"], ["t"], name="then_relu")], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["ident"], ["e"], name="else_neg")], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["ident"], name="identity"),
+         helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+              helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    report, converted = _convert(tmp_path, model)
+    assert "identity" in [n.name for n in converted.graph.node]
+    x = np.array([-1.0, 2.0], np.float32)
+    for cond in (True, False):
+        feeds = {"x": x, "cond": np.array(cond)}
+        np.testing.assert_array_equal(run(converted, feeds)[0], run(model, feeds)[0])
+    with pytest.raises(UserError, match="control flow"):
+        _convert(tmp_path, model, output_type="FP16")

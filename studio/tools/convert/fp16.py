@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from studio.errors import UserError
+
 if TYPE_CHECKING:
     import onnx
 
@@ -48,6 +50,14 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     from onnx import TensorProto, helper, numpy_helper
 
     F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
+    for node in model.graph.node:
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            # Sub-graphs read outer tensors by name with their own declared types; rewriting both
+            # consistently is not done here, and a half-converted model would not load.
+            raise UserError(f"FP16 conversion of models with control flow is not supported locally: "
+                            f"{node.op_type} node {node.name!r} has a sub-graph", f"node {node.name}",
+                            "Convert with --output-type FP32 here, or let ATC choose precision "
+                            "(--atc with --precision_mode).")
     report = Fp16Report(keep_io_types=keep_io_types)
     block = set(block or [])
     graph = model.graph

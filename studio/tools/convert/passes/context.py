@@ -39,8 +39,11 @@ class PassContext:
     const_origins: dict[str, list[str]] = field(default_factory=dict)
     lifted: int = 0
     _inits: dict | None = field(default=None, repr=False)
+    subgraph_refs: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        # Tensors read inside If/Loop/Scan bodies: passes must neither rename nor drop them.
+        self.subgraph_refs = _subgraph_refs(self.model.graph)
         used = set()
         for index, node in enumerate(self.model.graph.node):
             if not node.name or node.name in used:  # passes and the mapping need unique names
@@ -87,11 +90,13 @@ class PassContext:
         return [n for n in self.model.graph.node if tensor in n.input]
 
     def is_graph_output(self, tensor: str) -> bool:
-        return any(o.name == tensor for o in self.model.graph.output)
+        """True for graph outputs and for tensors a sub-graph reads (both must keep their name)."""
+        return tensor in self.subgraph_refs or any(o.name == tensor for o in self.model.graph.output)
 
     def remove_unused_initializers(self) -> None:
         """Drop initializers no node reads (and their graph-input entries, in old IR models)."""
         used = {i for n in self.model.graph.node for i in n.input} | {o.name for o in self.model.graph.output}
+        used |= self.subgraph_refs
         dropped = {i.name for i in self.model.graph.initializer if i.name not in used}
         if not dropped:
             return
@@ -135,3 +140,18 @@ class PassContext:
                         origins.append(origin)
             mapping[node.name] = origins
         return mapping
+
+
+def _subgraph_refs(graph) -> set[str]:
+    """Every tensor name read by a node inside any sub-graph of ``graph`` (recursively)."""
+    from onnx import AttributeProto
+
+    refs: set[str] = set()
+    for node in graph.node:
+        for attr in node.attribute:
+            bodies = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs) if attr.type == AttributeProto.GRAPHS else []
+            for body in bodies:
+                refs |= {i for n in body.node for i in n.input if i}
+                refs |= {o.name for o in body.output}
+                refs |= _subgraph_refs(body)
+    return refs
