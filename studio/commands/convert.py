@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     atc.add_argument("--dynamic-batch-size", help='"1,2,4,8"')
     atc.add_argument("--dynamic-image-size", help='"h1,w1;h2,w2"')
     atc.add_argument("--dynamic-dims", help='"d1,d2;d3,d4"')
-    atc.add_argument("--extra", default="", metavar="ARGS", help='additional ATC arguments, e.g. "--op_select_implmode=high_precision"')
+    atc.add_argument("--extra", default="", metavar="ARGS",
+                     help='additional ATC arguments; write it with "=": --extra="--op_select_implmode=high_precision"')
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 

@@ -159,8 +159,11 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
     """ONNX shape inference; an inconsistency becomes a UserError naming the op."""
     import onnx
 
+    # Strict mode turns a wrong size into an error naming the op; ops of other domains (custom
+    # or com.microsoft) have no schema here, so such models are inferred leniently.
+    custom = any(node.domain not in ("", "ai.onnx") for node in model.graph.node)
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        return onnx.shape_inference.infer_shapes(model, strict_mode=not custom, data_prop=True)
     except onnx.shape_inference.InferenceError as exc:
         raise UserError(f"Shape inference failed after fixing the input shapes: {exc}", "--input_shape",
                         "Check the sizes given: they must fit every op of the model (e.g. a Reshape's target).") from exc
