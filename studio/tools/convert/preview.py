@@ -102,6 +102,7 @@ def preview_aipp(op: AippOp, image: Path | None = None, model_hw: tuple[int, int
     if scaled.shape[-1] == 1:
         scaled = np.repeat(scaled, 3, axis=-1)
     means = ", ".join(f"{m:.3g}" for m in after.reshape(-1, after.shape[-1]).mean(axis=0))
-    stats = (f"raw {op.input_format or '?'} {raw.shape[2]}x{raw.shape[1]}  ->  model input "
+    buffer = f" (NV12 buffer {raw.shape[2]}x{raw.shape[1]})" if op.input_format == "YUV420SP_U8" else ""
+    stats = (f"raw {op.input_format or '?'} {w}x{h}{buffer}  ->  model input "
              f"{after.shape[1]}x{after.shape[0]}x{after.shape[2]}, range [{lo:.3g}, {hi:.3g}], mean per channel [{means}]")
     return AippPreview(_display(raw, op), np.ascontiguousarray(scaled.astype(np.uint8)), stats)
