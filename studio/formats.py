@@ -231,7 +231,7 @@ def _sniff_fusion_switch(path: Path, head: bytes) -> bool:
     if text is not None:
         return bool(re.search(r'"(GraphFusion|UBFusion)"\s*:', text))
     # The plain syntax: "ConvBatchnormFusionPass:off" lines, '#' comments.
-    lines = [line.split(b"#", 1)[0].strip() for line in head.splitlines()[:64]]
+    lines = [line.split(b"#", 1)[0].strip() for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:64]]
     lines = [line for line in lines if line]
     return bool(lines) and all(_FUSION_SWITCH_LINE.match(line) for line in lines)
 
