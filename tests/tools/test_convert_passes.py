@@ -77,7 +77,8 @@ def test_fusion_switch_file_turns_atc_passes_off(tmp_path):
 def test_fusion_switch_json_syntax():
     switches = parse_fusion_switch('{"Switch":{"GraphFusion":{"ALL":"off","ConvScaleFusionPass":"on"},'
                                    '"UBFusion":{"ALL":"off"}}}')
-    assert switches.local_passes() == {"ConvBnFusion": False, "ConvAddFusion": False, "ConvMulFusion": True}
+    assert switches.local_passes() == {"ConvBnFusion": False, "ConvAddFusion": False, "ConvMulFusion": True,
+                                       "MatMulAddFusion": False}
     assert switches.all_ub is False
 
 
@@ -162,3 +163,27 @@ def test_tensors_read_inside_subgraphs_are_left_alone(tmp_path):
         np.testing.assert_array_equal(run(converted, feeds)[0], run(model, feeds)[0])
     with pytest.raises(UserError, match="control flow"):
         _convert(tmp_path, model, output_type="FP16")
+
+
+@pytest.mark.parametrize("shape, fused", [([4, 6], True), ([2, 4, 6], False)])
+def test_matmul_add_becomes_gemm_only_for_matrices(tmp_path, shape, fused):
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    inits = [numpy_helper.from_array(rng.standard_normal((6, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["mm"], name="fc/matmul"),
+         helper.make_node("Add", ["mm", "b"], ["add"], name="fc/add"),
+         helper.make_node("Relu", ["add"], ["y"], name="relu")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape[:-1] + [3])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    report, converted = _convert(tmp_path, model)
+    ops = [n.op_type for n in converted.graph.node]
+    assert ops == (["Gemm", "Relu"] if fused else ["MatMul", "Add", "Relu"])
+    if fused:
+        assert report.node_mapping["fc/matmul"] == ["fc/matmul", "fc/add"]
+    x = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(run(converted, {"x": x})[0], run(model, {"x": x})[0], atol=1e-5)

@@ -35,7 +35,7 @@ class FusionSwitches:
         if self.all_graph is not None:
             # GraphFusion ALL switches ATC's fusions; constant folding and identity removal are GE
             # graph passes that "ALL" does not touch, so they stay as they are.
-            for name in ("ConvBnFusion", "ConvAddFusion", "ConvMulFusion"):
+            for name in ("ConvBnFusion", "ConvAddFusion", "ConvMulFusion", "MatMulAddFusion"):
                 result[name] = self.all_graph
         for name, on in self.switches.items():
             ours = ATC_PASS_NAMES.get(name) or (name if name in PASS_NAMES else None)

@@ -131,3 +131,43 @@ def fuse_conv_mul(ctx: PassContext) -> list[Fusion]:
                               "ConvMulFusion", f"{mul.name} scaled the weights of {conv.name}"))
     ctx.remove_unused_initializers()
     return fusions
+
+
+def _rank(ctx: PassContext, tensor: str) -> int | None:
+    for value in list(ctx.model.graph.value_info) + list(ctx.model.graph.input):
+        if value.name == tensor and value.type.tensor_type.HasField("shape"):
+            return len(value.type.tensor_type.shape.dim)
+    return None
+
+
+def fuse_matmul_add(ctx: PassContext) -> list[Fusion]:
+    """MatMul(2-D x, constant W) + Add(constant bias over the last axis) -> Gemm (ORT's MatMulAddFusion).
+
+    Only 2-D activations qualify: Gemm is defined for matrices, and a batched MatMul must stay.
+    """
+    from onnx import helper
+
+    fusions = []
+    for matmul in list(ctx.model.graph.node):
+        if matmul.op_type != "MatMul" or matmul.domain not in ("", "ai.onnx") or ctx.is_graph_output(matmul.output[0]):
+            continue
+        readers = ctx.consumers(matmul.output[0])
+        if len(readers) != 1 or readers[0].op_type != "Add":
+            continue
+        add = readers[0]
+        weight = ctx.constant(matmul.input[1])
+        if weight is None or weight.ndim != 2 or weight.dtype.kind != "f" or _rank(ctx, matmul.input[0]) != 2:
+            continue
+        other = add.input[1] if add.input[0] == matmul.output[0] else add.input[0]
+        bias = ctx.constant(other)
+        if bias is None or bias.dtype != weight.dtype or bias.size not in (1, weight.shape[1]) or bias.ndim > 2 \
+                or (bias.ndim == 2 and bias.shape[0] != 1):
+            continue
+        gemm = helper.make_node("Gemm", [matmul.input[0], matmul.input[1], other], [add.output[0]], name=matmul.name)
+        index = next(i for i, n in enumerate(ctx.model.graph.node) if n.name == matmul.name)
+        ctx.model.graph.node[index].CopyFrom(gemm)
+        ctx.absorb(matmul.name, add)
+        ctx.remove_node(add)
+        fusions.append(Fusion("MatMulAddFusion", [matmul.name, add.name], matmul.name,
+                              f"{matmul.name} + {add.name} -> Gemm"))
+    return fusions
