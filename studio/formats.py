@@ -222,10 +222,18 @@ def _sniff_acl_json(path: Path, head: bytes) -> bool:
     return bool(text and text.startswith("{") and re.search(r'"(dump|dump_path|dump_list)"\s*:', text))
 
 
+_FUSION_SWITCH_LINE = re.compile(rb"^[A-Za-z0-9_.\-]*(Fusion|Pass)[A-Za-z0-9_.\-]*\s*:\s*(on|off)\s*$", re.IGNORECASE)
+
+
 @file_format("fusion_switch", "ATC fusion switch file", CONVERT)
 def _sniff_fusion_switch(path: Path, head: bytes) -> bool:
     text = _json_text(head)
-    return bool(text and re.search(r'"(GraphFusion|UBFusion)"\s*:', text))
+    if text is not None:
+        return bool(re.search(r'"(GraphFusion|UBFusion)"\s*:', text))
+    # The plain syntax: "ConvBatchnormFusionPass:off" lines, '#' comments.
+    lines = [line.split(b"#", 1)[0].strip() for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:64]]
+    lines = [line for line in lines if line]
+    return bool(lines) and all(_FUSION_SWITCH_LINE.match(line) for line in lines)
 
 
 # ---------------------------------------------------------------- text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from studio import formats
 from studio.ui.panels.base import FileListPanel, Panel
+from studio.ui.panels.convert import ConvertPanel
 
 
 def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
@@ -26,7 +27,5 @@ def tool_panels() -> list[type[Panel]]:
         _file_list_panel(formats.ACCURACY, "Accuracy",
                          "Tensor dumps (.npy folders, NPU dump files), acl.json dump configurations "
                          "and comparison results."),
-        _file_list_panel(formats.CONVERT, "Converter",
-                         "Models to convert (ONNX, TensorFlow .pb, Caffe), AIPP configurations and "
-                         "ATC fusion switch files."),
+        ConvertPanel,
     ]

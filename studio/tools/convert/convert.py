@@ -1,0 +1,305 @@
+"""The local conversion job: ONNX in, deployment-ready ONNX plus a JSON report out.
+
+Steps, as ATC orders them: load and check the model, fix input shapes and infer shapes, lift
+Constant weights, run the graph passes the fusion switches allow, convert to FP16, insert AIPP,
+check and save, then (optionally) validate against the original with ONNX Runtime. Each step
+yields Progress and checks the cancel token; the output is written to a temporary name and
+renamed, so a cancelled run leaves no half-written model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.convert.options import LOCAL_OUTPUT_TYPES, ConvertOptions
+
+
+@dataclass
+class ConvertReport:
+    """What a conversion did. ``node_mapping`` maps converted node names to original ones."""
+
+    model: str
+    output: str
+    inputs: dict = field(default_factory=dict)  # name -> {"shape", "dtype"}
+    outputs: dict = field(default_factory=dict)
+    nodes_before: int = 0
+    nodes_after: int = 0
+    passes: dict = field(default_factory=dict)  # pass -> on/off
+    fusions: list[dict] = field(default_factory=list)
+    node_mapping: dict[str, list[str]] = field(default_factory=dict)
+    aipp: list[dict] = field(default_factory=list)
+    fp16: dict | None = None
+    atc_only_switches: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    validation: dict | None = None
+    seconds: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    report_path: str | None = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    def summary(self) -> str:
+        """A few lines for the CLI and the panel's log."""
+        lines = [f"converted {self.model} -> {self.output}",
+                 f"  nodes: {self.nodes_before} -> {self.nodes_after}"]
+        counts: dict[str, int] = {}
+        for fusion in self.fusions:
+            counts[fusion["pass"]] = counts.get(fusion["pass"], 0) + 1
+        if counts:
+            lines.append("  applied: " + ", ".join(f"{k} x{v}" for k, v in counts.items()))
+        for item in self.aipp:
+            lines.append(f"  AIPP on {item['input']}: raw {item['input_format']} uint8 {item['raw_shape']} "
+                         f"({'; '.join(item['steps']) or 'layout only'})")
+        if self.fp16:
+            lines.append(f"  FP16: {self.fp16['converted_initializers']} weights converted, "
+                         f"{len(self.fp16['kept_fp32'])} node(s) kept FP32, {self.fp16['casts_inserted']} casts")
+            for kept in self.fp16["kept_fp32"]:
+                lines.append(f"    kept FP32: {kept['node']} ({kept['reason']})")
+        for name, info in self.inputs.items():
+            lines.append(f"  input  {name}: {info['dtype']} {info['shape']}")
+        for name, info in self.outputs.items():
+            lines.append(f"  output {name}: {info['dtype']} {info['shape']}")
+        lines += [f"  warning: {w}" for w in self.warnings]
+        if self.validation:
+            for out in self.validation["outputs"]:
+                lines.append(f"  validate {out['output']}: cosine {out['cosine']:.6f}, max abs error "
+                             f"{out['max_abs_error']:.3g} -> {'ok' if out['passed'] else 'FAIL'}")
+        if self.report_path:
+            lines.append(f"  report: {self.report_path}")
+        return "\n".join(lines)
+
+
+def load_onnx(path: Path):
+    """Load an ONNX model, or say clearly why it is not one."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError("Model file not found (E10410)", path, "Check the path to the model.")
+    try:
+        model = onnx.load(str(path))
+    except (DecodeError, ValueError, RuntimeError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
+        raise UserError(f"Not an ONNX model, or a truncated one (E10041): {exc}", path,
+                        "If it is ONNX, export or copy it again (the file may be incomplete); "
+                        "for TensorFlow .pb or Caffe use --atc with --framework.") from exc
+    if not model.graph.node and not model.graph.output:
+        raise UserError("Not an ONNX model: it has no graph (E16003)", path,
+                        "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.")
+    return model
+
+
+def _signature(values, inits) -> dict:
+    from onnx import helper
+
+    result = {}
+    for v in values:
+        if v.name in inits:
+            continue
+        t = v.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
+        result[v.name] = {"shape": dims, "dtype": helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else "?"}
+    return result
+
+
+def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) -> Generator[Progress, None, ConvertReport]:
+    """Convert ``options.model`` to ``options.output``; yields Progress, returns the report."""
+    import onnx
+
+    from studio.tools.convert import input_shape
+    from studio.tools.convert.passes import PASSES, PassContext, lift_constants
+
+    def step(fraction: float, message: str):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        return Progress(fraction, message)
+
+    if options.output is None:
+        raise UserError("No output path given", "--output", "Give -o OUT.onnx.")
+    output_type = (options.output_type or "FP32").upper()
+    if output_type not in LOCAL_OUTPUT_TYPES:
+        raise UserError(f"--output_type {options.output_type!r} is not one local conversion makes", "--output_type",
+                        "Use FP32 or FP16 (other types and per-node types are for ATC: add --atc).")
+    fw = options.effective_framework
+    if fw is not None and fw != 5:
+        raise UserError(f"Local conversion reads ONNX models; {options.model.name} is {_fw_name(fw)}", options.model,
+                        "Use --atc (with --soc-version) to build the ATC command for this model.")
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    # Parse the side files first: a typo there should fail before any heavy work.
+    aipp_config = switches = None
+    if options.insert_op_conf:
+        from studio.tools.convert.aipp import load_aipp
+
+        aipp_config = load_aipp(options.insert_op_conf)
+    passes_on = {name: True for name, _, _ in PASSES}
+    atc_only: list[str] = []
+    if options.fusion_switch_file:
+        from studio.tools.convert.fusion_switch import load_fusion_switch
+
+        switches = load_fusion_switch(options.fusion_switch_file)
+        passes_on.update(switches.local_passes())
+        atc_only = switches.atc_only()
+    for name, on in options.fusions.items():
+        if name not in passes_on:
+            raise UserError(f"Unknown pass {name!r}", "fusions", "Passes: " + ", ".join(passes_on))
+        passes_on[name] = on
+
+    yield step(0.02, f"loading {options.model.name}")
+    model = load_onnx(options.model)
+    original = onnx.ModelProto()
+    original.CopyFrom(model)
+    report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
+                           nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
+    timings["load"] = time.perf_counter() - started
+
+    yield step(0.1, "fixing input shapes")
+    t0 = time.perf_counter()
+    input_shape.fix_input_shapes(model, options.input_shape)
+    model = input_shape.infer_shapes(model)
+    timings["shapes"] = time.perf_counter() - t0
+
+    if options.out_nodes:
+        from studio.tools.convert.out_nodes import cut_outputs
+
+        yield step(0.12, "cutting the graph at --out_nodes")
+        model = cut_outputs(model, options.out_nodes)
+    ignored = [f"--{name}" for name in ("soc_version", "precision_mode", "op_debug_level", "log", "input_format",
+                                        "dynamic_batch_size", "dynamic_image_size", "dynamic_dims", "weight")
+               if getattr(options, name) not in (None, "")] + (["additional arguments"] if options.extra_args else [])
+    if ignored:
+        report.warnings.append(f"ATC-only options ignored by the local conversion: {', '.join(ignored)}")
+
+    ctx = PassContext(model)
+    fusions = lift_constants(ctx)
+    for index, (name, function, _) in enumerate(PASSES):
+        yield step(0.15 + 0.35 * index / len(PASSES), f"pass {name}" + ("" if passes_on[name] else " (off)"))
+        if passes_on[name]:
+            t0 = time.perf_counter()
+            fusions += function(ctx)
+            timings[name] = time.perf_counter() - t0
+    # One fusion can expose another (Conv+Add+Mul, Add before Mul): repeat until nothing changes.
+    for _ in range(8):
+        more = [f for name, function, _ in PASSES if passes_on[name] and name.startswith("Conv")
+                for f in function(ctx)]
+        if not more:
+            break
+        fusions += more
+    report.fusions = [f.to_dict() for f in fusions]
+    model = ctx.model
+
+    if output_type == "FP16":
+        yield step(0.55, "converting to FP16")
+        from studio.tools.convert.fp16 import convert_to_fp16
+
+        t0 = time.perf_counter()
+        report.fp16 = convert_to_fp16(model, options.keep_fp32_ops, options.keep_io_types).to_dict()
+        timings["fp16"] = time.perf_counter() - t0
+
+    insertions = []
+    if aipp_config is not None:
+        yield step(0.65, "inserting AIPP pre-processing")
+        from studio.tools.convert.aipp_insert import insert_aipp
+
+        insertions = insert_aipp(model, aipp_config)
+        report.aipp = [i.to_dict() for i in insertions]
+
+    yield step(0.7, "checking the converted model")
+    t0 = time.perf_counter()
+    del model.graph.value_info[:]
+    try:
+        model = onnx.shape_inference.infer_shapes(model, check_type=True)
+        onnx.checker.check_model(model)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise UserError(f"The converted model is not valid ONNX: {exc}", options.model,
+                        "Turn off the pass named in the report, or report this model to the Studio developers.") from exc
+    timings["check"] = time.perf_counter() - t0
+
+    inserted = {n for ins in insertions for n in ins.nodes}
+    report.node_mapping = {name: origins for name, origins in ctx.node_mapping().items()}
+    for node in model.graph.node:  # Casts and AIPP nodes stand for no original node
+        report.node_mapping.setdefault(node.name, [] if node.name in inserted or node.op_type == "Cast" else [node.name])
+    report.nodes_after = len(model.graph.node)
+    out_inits = {i.name for i in model.graph.initializer}
+    report.inputs = _signature(model.graph.input, out_inits)
+    report.outputs = _signature(model.graph.output, out_inits)
+
+    # Let a reader of the converted model find its origin and the node mapping.
+    report_path = options.report_path()
+    stamps = {"studio.convert.source": str(options.model)}
+    if report_path is not None:
+        stamps["studio.convert.report"] = str(report_path)
+    for key, value in stamps.items():
+        entry = next((p for p in model.metadata_props if p.key == key), None) or model.metadata_props.add()
+        entry.key, entry.value = key, value
+
+    yield step(0.75, f"writing {options.output.name}")
+    _save_atomic(model, options.output)
+
+    if options.validate or options.validate_image:
+        yield step(0.8, "validating against the original (ONNX Runtime)")
+        from studio.tools.convert.validate import validate
+
+        t0 = time.perf_counter()
+        result = validate(original, model, insertions, image=options.validate_image,
+                          threshold=0.999 if output_type == "FP16" else 0.9999)
+        report.validation = result.to_dict()
+        if not result:
+            report.warnings.append("validation: some outputs differ from the original beyond the threshold")
+        timings["validate"] = time.perf_counter() - t0
+    timings["total"] = time.perf_counter() - started
+    report.seconds = {k: round(v, 4) for k, v in timings.items()}
+    if report_path is not None:
+        report.report_path = str(report_path)
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = report_path.with_name(report_path.name + ".tmp")
+        tmp.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+        os.replace(tmp, report_path)
+    yield Progress(1.0, "conversion done")
+    return report
+
+
+def write_text_then(path: Path | None, text: str | None, job: Generator[Progress, None, object]
+                    ) -> Generator[Progress, None, object]:
+    """Write a side file (the wizard's AIPP config) off the GUI thread, then run ``job``."""
+    if path is not None and text is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        yield Progress(None, f"wrote {path}")
+    return (yield from job)
+
+
+EXTERNAL_DATA_BYTES = 1_900_000_000
+
+
+def _save_atomic(model, path: Path) -> None:
+    import onnx
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        if model.ByteSize() > EXTERNAL_DATA_BYTES:
+            # Protobuf cannot hold 2 GiB: weights go to OUT.onnx.data next to the model.
+            onnx.save(model, str(tmp), save_as_external_data=True, all_tensors_to_one_file=True,
+                      location=path.name + ".data")
+        else:
+            onnx.save(model, str(tmp))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UserError(f"Cannot write the converted model: {exc.strerror}", path, "Check the folder exists and is writable.") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _fw_name(fw: int) -> str:
+    from studio.tools.convert.options import FRAMEWORKS
+
+    return f"a {FRAMEWORKS.get(fw, str(fw))} model (--framework={fw})"

@@ -1,0 +1,98 @@
+"""One options object for both conversion paths: the local ONNX run and the ATC command.
+
+:class:`ConvertOptions` mirrors ATC's command line (``--model``, ``--input_shape``,
+``--insert_op_conf`` ...). The local engine (:mod:`studio.tools.convert.convert`) reads the
+options it can honour on an ONNX model; :mod:`studio.tools.convert.atc_command` turns the same
+object into the exact ``atc`` argv, so a remote executor can run it unchanged later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+# ATC's --framework values and the model suffixes that go with them.
+FRAMEWORKS = {0: "Caffe", 1: "MindSpore", 3: "TensorFlow", 5: "ONNX"}
+SUFFIX_FRAMEWORK = {".prototxt": 0, ".air": 1, ".pb": 3, ".onnx": 5}
+LOCAL_OUTPUT_TYPES = ("FP32", "FP16")
+
+
+def framework_for(model: Path | str) -> int | None:
+    """ATC's --framework for a model file, judged by its suffix (None when unknown)."""
+    return SUFFIX_FRAMEWORK.get(Path(model).suffix.lower())
+
+
+@dataclass
+class ConvertOptions:
+    """Everything a conversion needs; field names follow ATC's options.
+
+    Local-only fields: ``keep_fp32_ops`` (op types or node names that stay FP32 under FP16),
+    ``keep_io_types`` (FP16 models keep FP32 inputs and outputs), ``fusions`` (our pass
+    switches, on top of the fusion switch file), ``validate``/``validate_image``, ``report``.
+    """
+
+    model: Path
+    output: Path | None = None
+    framework: int | None = None
+    weight: Path | None = None
+    soc_version: str | None = None
+    input_format: str | None = None
+    input_shape: str | None = None
+    output_type: str | None = None
+    insert_op_conf: Path | None = None
+    fusion_switch_file: Path | None = None
+    op_debug_level: int | None = None
+    log: str | None = None
+    precision_mode: str | None = None
+    out_nodes: str | None = None
+    dynamic_batch_size: str | None = None
+    dynamic_image_size: str | None = None
+    dynamic_dims: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+    keep_fp32_ops: list[str] = field(default_factory=list)
+    keep_io_types: bool = True
+    fusions: dict[str, bool] = field(default_factory=dict)
+    validate: bool = False
+    validate_image: Path | None = None
+    report: Path | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("model", "output", "weight", "insert_op_conf", "fusion_switch_file",
+                     "validate_image", "report"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                setattr(self, name, Path(value))
+
+    @property
+    def effective_framework(self) -> int | None:
+        """The --framework given, or the one the model's suffix implies."""
+        return self.framework if self.framework is not None else framework_for(self.model)
+
+    def report_path(self) -> Path | None:
+        """Where the local conversion writes its JSON report (``OUT.report.json`` by default)."""
+        if self.report is not None:
+            return self.report
+        if self.output is None:
+            return None
+        return self.output.with_name(self.output.stem + ".report.json")
+
+    def cli_argv(self) -> list[str]:
+        """The ``studio convert`` command line that runs this local conversion."""
+        argv = ["studio", "convert", str(self.model), "-o", str(self.output or "OUT.onnx")]
+        for flag, value in (("--input-shape", self.input_shape), ("--output-type", self.output_type),
+                            ("--insert-op-conf", self.insert_op_conf), ("--fusion-switch-file", self.fusion_switch_file),
+                            ("--out-nodes", self.out_nodes), ("--report", self.report),
+                            ("--validate-image", self.validate_image)):
+            if value:
+                argv += [flag, str(value)]
+        argv += [arg for op in self.keep_fp32_ops for arg in ("--keep-fp32", op)]
+        if not self.keep_io_types:
+            argv.append("--fp16-io")
+        if self.validate and not self.validate_image:
+            argv.append("--validate")
+        return argv
+
+    def to_dict(self) -> dict:
+        """JSON-friendly copy (paths as strings), recorded in the report."""
+        data = asdict(self)
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}

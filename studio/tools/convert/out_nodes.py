@@ -1,0 +1,74 @@
+"""``--out_nodes`` locally: make the named tensors the graph outputs and drop what no longer feeds them.
+
+ATC's syntax is ``"node:0;node2:1"`` (node name and output index); ONNX output tensor names are
+accepted too, as ATC does for ONNX models.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+from studio.errors import UserError
+
+if TYPE_CHECKING:
+    import onnx
+
+
+def resolve_out_nodes(model: onnx.ModelProto, spec: str) -> list[str]:
+    """The tensor names ``spec`` points at, or a UserError naming the unknown entry (E10016)."""
+    by_node = {n.name: list(n.output) for n in model.graph.node}
+    tensors = {o for n in model.graph.node for o in n.output} | {v.name for v in model.graph.input}
+    result = []
+    for entry in filter(None, (e.strip() for e in spec.strip().strip('"').split(";"))):
+        name, sep, index = entry.rpartition(":")
+        if sep and index.isdigit() and name in by_node:
+            outputs = by_node[name]
+            if int(index) >= len(outputs):
+                raise UserError(f"Node {name!r} has {len(outputs)} output(s); --out_nodes asks for output {index}",
+                                "--out_nodes", f"Use an index below {len(outputs)}.")
+            result.append(outputs[int(index)])
+        elif entry in tensors:
+            result.append(entry)
+        else:
+            close = difflib.get_close_matches(entry.rpartition(":")[0] or entry, list(by_node) + sorted(tensors), n=3)
+            raise UserError(f"{entry!r} in --out_nodes is not a node output or tensor of the model (E10016)",
+                            "--out_nodes", (f"Close names: {', '.join(close)}. " if close else "")
+                            + "Write node:index (e.g. head/conv:0) or an ONNX tensor name.")
+    return result
+
+
+def cut_outputs(model: onnx.ModelProto, spec: str) -> onnx.ModelProto:
+    """A model whose outputs are the ``--out_nodes`` tensors, without the nodes that fed only the rest."""
+    import onnx
+
+    outputs = resolve_out_nodes(model, spec)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output) + list(inferred.graph.input)}
+    needed, frontier = set(), list(outputs)
+    producers = {o: n for n in model.graph.node for o in n.output}
+    while frontier:
+        tensor = frontier.pop()
+        node = producers.get(tensor)
+        if node is None or node.name in needed:
+            continue
+        needed.add(node.name)
+        frontier.extend(i for i in node.input if i)
+    keep = [n for n in model.graph.node if n.name in needed]
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    new_outputs = []
+    for name in outputs:
+        value = onnx.ValueInfoProto()
+        if name in known:
+            value.CopyFrom(known[name])
+        else:
+            value.name = name
+        new_outputs.append(value)
+    del model.graph.output[:]
+    model.graph.output.extend(new_outputs)
+    used = {i for n in keep for i in n.input}
+    inits = [i for i in model.graph.initializer if i.name in used]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(inits)
+    return model

@@ -1,0 +1,69 @@
+"""``studio convert`` as a user runs it: local FP16 + validation, the ATC command, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import onnx
+import pytest
+
+from studio.tools.demo.models import build_unet
+from test_cli import run_studio
+
+
+@pytest.fixture(scope="module")
+def unet(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "unet.onnx"
+    onnx.save(build_unet(), path)
+    return path
+
+
+def test_local_fp16_with_validation_and_json_report(unet, tmp_path, studio_home):
+    out = tmp_path / "unet_fp16.onnx"
+    result = run_studio("convert", str(unet), "-o", str(out), "--output-type", "FP16", "--validate", "--json",
+                        home=studio_home)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["validation"]["passed"] and report["validation"]["outputs"][0]["cosine"] >= 0.999
+    assert report["node_mapping"]["encoder1/conv1/conv"] == ["encoder1/conv1/conv", "encoder1/conv1/bn"]
+    assert json.loads((tmp_path / "unet_fp16.report.json").read_text())["output"] == str(out)
+
+
+def test_print_atc_command(unet, studio_home, ascend_fixtures):
+    cfg = ascend_fixtures / "cfg" / "aipp_rgb_static.cfg"
+    result = run_studio("convert", str(unet), "--atc", "--soc-version", "Ascend310", "--insert-op-conf", str(cfg),
+                        "--input-shape", "image:1,3,640,640", "--print-command", home=studio_home)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"atc --model={unet} --framework=5 --output={unet.with_suffix('')} "
+                                    "--soc_version=Ascend310")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--atc", "--soc-version", "Ascend999x", "--print-command"], "Allowed:"),
+    (["-o", "OUT", "--output-type", "INT4"], "FP32 or FP16"),
+])
+def test_bad_option_values_exit_2_without_traceback(unet, tmp_path, studio_home, args, needle):
+    args = [a.replace("OUT", str(tmp_path / "o.onnx")) for a in args]
+    result = run_studio("convert", str(unet), *args, home=studio_home)
+    assert result.returncode == 2
+    assert needle in result.stderr and "Traceback" not in result.stderr
+
+
+def test_not_onnx_and_broken_aipp_exit_2(tmp_path, studio_home, unet):
+    bogus = tmp_path / "bogus.onnx"
+    bogus.write_text("hello")
+    result = run_studio("convert", str(bogus), "-o", str(tmp_path / "o.onnx"), home=studio_home)
+    assert result.returncode == 2 and "Not an ONNX model" in result.stderr
+    cfg = tmp_path / "bad.cfg"
+    cfg.write_text("aipp_op {\n aipp_mode : static\n input_format : RGB888_U8\n src_image_size_w : wide\n}\n")
+    result = run_studio("convert", str(unet), "-o", str(tmp_path / "o.onnx"), "--insert-op-conf", str(cfg),
+                        home=studio_home)
+    assert result.returncode == 2 and "bad.cfg, line 4" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_atc_log_command(tmp_path, studio_home):
+    log = tmp_path / "atc.log"
+    log.write_text("ATC run failed, Please check the detail log\nE10008: --weight must not be empty\n")
+    result = run_studio("atc-log", str(log), home=studio_home)
+    assert result.returncode == 1
+    assert "E10008" in result.stdout and "caffemodel" in result.stdout
