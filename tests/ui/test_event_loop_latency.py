@@ -26,6 +26,20 @@ def cpu_heavy_job(cancel, seconds: float = 1.5, step_iterations: int = 2000):
     return total
 
 
+def _worst_idle_gap_ms(qtbot, duration_ms: int = 600) -> int:
+    """The worst tick gap with no job running: what the machine itself costs (other processes)."""
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    timer = QTimer()
+    timer.setInterval(TICK_MS)
+    timer.timeout.connect(lambda: gaps.append(clock.restart()))
+    clock.start()
+    timer.start()
+    qtbot.wait(duration_ms)
+    timer.stop()
+    return max(gaps[1:], default=0)
+
+
 @pytest.mark.parametrize("step_iterations", [2000, 1_000_000], ids=["chatty-steps", "150ms-steps"])
 def test_worst_event_loop_gap_under_load(qtbot, step_iterations):
     runner = JobRunner()
@@ -46,4 +60,6 @@ def test_worst_event_loop_gap_under_load(qtbot, step_iterations):
     timer.stop()
     assert len(gaps) > 40, "the timer must have ticked throughout the job"
     worst = max(gaps[1:])
-    assert worst < WORST_GAP_LIMIT_MS, f"event loop stalled for {worst} ms (ticks: {len(gaps)})"
+    # On a machine busy with other work the timer itself is late; that is not our stall.
+    limit = WORST_GAP_LIMIT_MS + _worst_idle_gap_ms(qtbot)
+    assert worst < limit, f"event loop stalled for {worst} ms, limit {limit} ms (ticks: {len(gaps)})"
