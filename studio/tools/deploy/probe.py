@@ -87,6 +87,7 @@ class ProbeResult:
     items: list[CheckItem] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
     unknown_key: UnknownHostKey | None = None   # set when the host key awaits the user's trust
+    changed_key: HostKeyChanged | None = None   # set when the host key differs from known_hosts
 
     def item(self, key: str) -> CheckItem:
         return next(i for i in self.items if i.key == key)
@@ -100,6 +101,8 @@ class ProbeResult:
 
     def to_json(self) -> dict:
         return {"host": self.host, "address": self.address, "ok": bool(self),
+                "unknown_key": self.unknown_key.fingerprint if self.unknown_key else None,
+                "changed_key": f"{self.changed_key.file}:{self.changed_key.line}" if self.changed_key else None,
                 "items": [asdict(i) for i in self.items], "facts": self.facts}
 
 
@@ -130,6 +133,8 @@ def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: A
         result.set("hostkey", FAILED, f"not known yet: {exc.key_type} {exc.fingerprint}", exc.fix)
         return result
     except HostKeyChanged as exc:
+        result.changed_key = exc
+        result.set("reach", OK) if result.item("reach").status == SKIPPED else None
         result.set("hostkey", FAILED, exc.what, exc.fix)
         return result
     except UserError as exc:

@@ -18,8 +18,10 @@ import select
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from studio.tools.exec.vt import Snapshot, Terminal
+if TYPE_CHECKING:
+    from studio.tools.exec.vt import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,8 @@ class ShellSession:
         self._open_connection = open_connection
         self._on_update = on_update or (lambda: None)
         self._term = term
+        from studio.tools.exec.vt import Terminal  # pyte loads when the first terminal opens
+
         self._terminal = Terminal(columns, lines)
         self._size = (columns, lines)
         self._wanted_size: tuple[int, int] | None = None

@@ -29,4 +29,18 @@ def tool_panels() -> list[type[Panel]]:
         _file_list_panel(formats.CONVERT, "Converter",
                          "Models to convert (ONNX, TensorFlow .pb, Caffe), AIPP configurations and "
                          "ATC fusion switch files."),
+        _hosts_panel(),
+        _terminal_panel(),
     ]
+
+
+def _hosts_panel() -> type[Panel]:
+    from studio.ui.panels.hosts import HostsPanel
+
+    return HostsPanel
+
+
+def _terminal_panel() -> type[Panel]:
+    from studio.ui.panels.terminal import TerminalPanel
+
+    return TerminalPanel

@@ -10,8 +10,12 @@ from PySide6.QtCore import QPoint, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent, QPainter
 from PySide6.QtWidgets import QMenu, QScrollBar, QWidget
 
-from studio.tools.exec.vt import Snapshot, Style
+from typing import TYPE_CHECKING
+
 from studio.ui.panels.terminal.keys import key_bytes
+
+if TYPE_CHECKING:
+    from studio.tools.exec.vt import Snapshot, Style
 
 BACKGROUND = QColor("#1d1f21")
 FOREGROUND = QColor("#d6d6d6")
