@@ -103,3 +103,19 @@ def test_jump_scroll_gives_the_same_screen_as_drawing_every_line(monkeypatch, ch
     assert fast.text(with_scrollback=True) == slow.text(with_scrollback=True)
     assert fast.cursor == slow.cursor and fast.rows == slow.rows
     assert len(fast.scrollback) > 4000
+
+
+def test_same_cells_as_plain_pyte_for_coloured_and_wrapped_output():
+    import pyte
+
+    data = b"".join(b"\x1b[1;3%dm[%4d]\x1b[0m \x1b[48;5;%dmop_%d\x1b[0m %s\xc3\xbc\t|\r\n"
+                    % (i % 8, i, i % 256, i, b"w" * (i % 50)) for i in range(300))
+    data += b"\x1b(0lqqk\x1b(B \x1b[4hins\x1b[4l"  # line-drawing charset and insert mode take pyte's path
+    ours = Terminal(37, 9)
+    theirs = pyte.Screen(37, 9)
+    stream = pyte.ByteStream(theirs)
+    for i in range(0, len(data), 1000):
+        ours.feed(data[i:i + 1000])
+        stream.feed(data[i:i + 1000])
+    assert [dict(ours.screen.buffer[y]) for y in range(9)] == [dict(theirs.buffer[y]) for y in range(9)]
+    assert (ours.screen.cursor.x, ours.screen.cursor.y) == (theirs.cursor.x, theirs.cursor.y)

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import pyte
+from pyte import charsets
 from pyte.screens import Margins
 
 ALT_SCREEN_MODES = {1049 << 5, 1047 << 5, 47 << 5}  # pyte stores private modes shifted by 5 bits
@@ -77,7 +78,9 @@ def _row(line, columns: int) -> Row:
     runs: list[Run] = []
     text: list[str] = []
     style = None
-    for x in range(columns):
+    # pyte keeps only the cells written to; the blank default cells after them draw nothing.
+    width = min(columns, max(line) + 1) if line else 0
+    for x in range(width):
         char = line[x]
         if not char.data:   # the second cell of a wide character: the first one covers it
             continue
@@ -96,7 +99,8 @@ class _Screen(pyte.Screen):
     """pyte's Screen plus scrollback, the alternate screen and query replies."""
 
     def __init__(self, columns: int, lines: int, scrollback: int):
-        self.history: deque[Row] = deque(maxlen=scrollback)
+        self.history: deque = deque(maxlen=scrollback)  # Rows, and raw pyte lines at the end
+        self.raw_rows = 0
         self.replies: list[str] = []
         self._saved_main = None
         super().__init__(columns, lines)
@@ -105,10 +109,47 @@ class _Screen(pyte.Screen):
     def alternate(self) -> bool:
         return self._saved_main is not None
 
+    def push_history(self, line) -> None:
+        """Keep a row that leaves the screen; it is turned into runs only if a snapshot needs it
+        (a flood pushes far more rows than the scrollback keeps)."""
+        self.history.append(line)
+        self.raw_rows = min(self.raw_rows + 1, len(self.history))
+
+    def settle_history(self) -> None:
+        """Turn the raw rows at the end of the scrollback into runs."""
+        history, columns = self.history, self.columns
+        for i in range(len(history) - self.raw_rows, len(history)):
+            history[i] = _row(history[i], columns)
+        self.raw_rows = 0
+
+    def history_rows(self) -> tuple[Row, ...]:
+        self.settle_history()
+        return tuple(self.history)
+
+    def draw(self, data: str) -> None:
+        # pyte draws character by character (charset translation, wcwidth, a namedtuple
+        # _replace each). Printable ASCII that fits on the line needs none of that: same cells,
+        # same cursor, about 3x faster on coloured output such as compiler logs.
+        cursor = self.cursor
+        x = cursor.x
+        if (x + len(data) > self.columns or not data.isascii() or not data.isprintable()
+                or (self.g1_charset if self.charset else self.g0_charset) is not charsets.LAT1_MAP
+                or pyte.modes.IRM in self.mode):
+            super().draw(data)
+            return
+        attrs = cursor.attrs
+        char_type, rest, make = type(attrs), tuple(attrs)[1:], tuple.__new__
+        line = self.buffer[cursor.y]
+        for char in data:
+            line[x] = make(char_type, (char, *rest))
+            x += 1
+        cursor.x = x
+        self.dirty.add(cursor.y)
+
     def index(self) -> None:
         top, bottom = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == bottom and top == 0 and not self.alternate:
-            self.history.append(_row(self.buffer[0], self.columns))
+            self.push_history(self.buffer[0])
         super().index()
 
     def set_mode(self, *modes, **kwargs) -> None:
@@ -144,7 +185,7 @@ class _Screen(pyte.Screen):
             drop = max(0, self.cursor.y - lines + 1)
             for y in range(drop):
                 if not self.alternate:
-                    self.history.append(_row(self.buffer[y], self.columns))
+                    self.push_history(self.buffer[y])
             for y in range(self.lines - drop):
                 self.buffer[y] = self.buffer[y + drop]
             for y in range(lines, self.lines + drop):
@@ -213,6 +254,7 @@ class Terminal:
         style = _style(attrs)
         history = screen.history
         start = max(0, to_history - (history.maxlen or to_history))
+        screen.settle_history()  # raw rows stay at the end of the scrollback, so settle them first
         for index in range(start, to_history):
             if index < cy:
                 history.append(_row(kept[index], columns))
@@ -265,7 +307,7 @@ class Terminal:
         mode = screen.mode
         return Snapshot(
             columns=screen.columns, lines=screen.lines, rows=tuple(self._rows),
-            scrollback=tuple(screen.history), cursor=(min(screen.cursor.x, screen.columns - 1), screen.cursor.y),
+            scrollback=screen.history_rows(), cursor=(min(screen.cursor.x, screen.columns - 1), screen.cursor.y),
             cursor_visible=not screen.cursor.hidden, alternate=screen.alternate,
             app_cursor_keys=APP_CURSOR_MODE in mode, bracketed_paste=BRACKETED_PASTE_MODE in mode,
             title=screen.title, version=self.version)
