@@ -101,3 +101,17 @@ def test_remote_command_shape():
     assert remote_command(["ls", "a b"]) == "echo $$; exec ls 'a b'"
     assert remote_command(["atc", "--model=x y"], "/w", ". /t/set_env.sh") == \
         "echo $$; . /t/set_env.sh && cd /w && exec atc '--model=x y'"
+
+
+def test_proxy_jump_through_another_host_entry(sshd_host):
+    from studio.tools.deploy.hosts import HostEntry
+
+    entry, known = sshd_host
+    jump = HostEntry(name="bastion", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file)
+    inner = HostEntry(name="inner", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file,
+                      proxy_jump="bastion")
+    resolve = {"bastion": jump}.__getitem__
+    with SshExecutor(inner, known, resolve_host=resolve) as ex:
+        status, lines = collect(ex.run(["sh", "-c", 'echo "via $SSH_CONNECTION"']))
+        assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
+        assert ex.connection._jump is not None and ex.connection._jump.alive

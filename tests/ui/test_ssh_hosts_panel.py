@@ -48,7 +48,7 @@ def test_unknown_key_is_trusted_after_confirmation_then_the_checklist_shows(qtbo
     assert panel.known_hosts.own.read_text().split()[2] == fingerprint  # recorded only after "Trust"
     assert panel.checklist.status_of("toolkit") == "missing"
     assert panel.checklist.topLevelItemCount() == len(panel.checklist.result.items)
-    assert "missing: " in panel._state.text()
+    assert " missing, 0 failed" in panel._state.text()
     assert max(gaps) < 300  # the GUI thread kept ticking while the job connected and probed
 
 
@@ -83,3 +83,37 @@ def test_open_terminal_request_and_empty_state(qtbot, panel):
     store.save()
     panel.refresh()
     assert panel._empty.isVisible() and not panel._buttons["test"].isEnabled()
+
+
+def test_host_dialog_validates_and_keeps_no_secret(qtbot):
+    from studio.ui.panels.hosts.dialogs import HostDialog
+
+    dialog = HostDialog(None, ["bastion"])
+    qtbot.addWidget(dialog)
+    dialog.name.setText("bad name!")
+    dialog.host.setText("10.0.0.9")
+    dialog._on_accept()
+    assert dialog.error.isVisibleTo(dialog) and "not usable" in dialog.error.text()
+    dialog.name.setText("npu-2")
+    dialog.auth.setCurrentIndex(2)  # password
+    assert not dialog.key_file.isEnabled()
+    dialog.proxy.setCurrentText("bastion")
+    entry = dialog.entry()
+    assert (entry.name, entry.host, entry.auth, entry.key_file, entry.proxy_jump) == \
+        ("npu-2", "10.0.0.9", "password", None, "bastion")
+
+
+def test_secret_prompt_answers_a_worker_thread(qtbot, monkeypatch):
+    import threading
+
+    from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+    prompt = GuiSecretPrompt()
+    shown_on = []
+    monkeypatch.setattr(prompt, "_show", lambda kind, text: shown_on.append(threading.current_thread()) or "s3cret")
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(prompt("password", "Password for me@box")))
+    worker.start()
+    qtbot.waitUntil(lambda: bool(answers), timeout=5000)
+    worker.join()
+    assert answers == ["s3cret"] and shown_on == [threading.main_thread()]

@@ -117,7 +117,7 @@ class ShellSession:
         channel.get_pty(term=self._term, width=columns, height=lines)
         channel.invoke_shell()
         self._channel = channel
-        self._terminal.feed(b"\r\x1b[2K")  # the shell's prompt replaces "Connecting…"
+        self._terminal.feed(b"\x1b[2J\x1b[H")  # the shell's greeting replaces "Connecting…"
         self.state = "open"
         self._writer.start()
 

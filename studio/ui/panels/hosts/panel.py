@@ -58,8 +58,8 @@ class HostsPanel(Panel):
         for key, label, handler, row in [
                 ("add", "Add…", self._on_add, row1), ("import", "Import from ~/.ssh/config…", self._on_import, row1),
                 ("edit", "Edit…", self._on_edit, row1), ("remove", "Remove", self._on_remove, row1),
-                ("test", "Test connection", self._on_test, row2), ("cancel", "Cancel", self._on_cancel, row2),
-                ("terminal", "Open terminal", self._on_terminal, row2)]:
+                ("test", "Test connection", self._on_test, row2), ("terminal", "Open terminal", self._on_terminal, row2),
+                ("cancel", "Cancel test", self._on_cancel, row2)]:
             button = QPushButton(label, self)
             button.clicked.connect(handler)
             row.addWidget(button)
@@ -86,6 +86,8 @@ class HostsPanel(Panel):
         bottom_layout.setContentsMargins(0, 0, 0, 0)
         bottom_layout.addWidget(self._state)
         bottom_layout.addWidget(self.checklist, 1)
+        bottom_layout.addStretch(0)
+        self.checklist.hide()  # shown with the first test's result; the hint above says what to do
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(top)
         splitter.addWidget(bottom)
@@ -204,6 +206,7 @@ class HostsPanel(Panel):
         self._job = handle
         self._state.setText(f"Testing <b>{name}</b> ({entry.address})…")
         self.checklist.clear()
+        self.checklist.show()
         handle.progress.connect(lambda step: self._state.setText(f"{name}: {step.message}…"))
         handle.finished.connect(lambda result: self._on_tested(name, result))
         handle.failed.connect(lambda exc, _tb: self._on_test_failed(name, exc))
@@ -226,11 +229,11 @@ class HostsPanel(Panel):
 
     def _on_tested(self, name: str, result) -> None:
         self.checklist.show_result(result)
+        counts = {status: sum(i.status == status for i in result.items) for status in ("ok", "missing", "failed")}
         failed = [i.label for i in result.items if i.status == "failed"]
-        missing = [i.label for i in result.items if i.status == "missing"]
-        summary = "all checks passed" if not failed and not missing else \
-            ", ".join(filter(None, [f"failed: {', '.join(failed)}" if failed else "",
-                                    f"missing: {', '.join(missing)}" if missing else ""]))
+        summary = "all checks passed" if counts["ok"] == len(result.items) else \
+            f"{counts['ok']} ok, {counts['missing']} missing, {counts['failed']} failed" + \
+            (f" ({', '.join(failed)})" if failed else "")
         self._summaries[name] = f"<b>{name}</b> ({result.address}): {summary}"
         self._state.setText(self._summaries[name])
         self.status.emit(f"Hosts: {name}: {summary}")

@@ -50,7 +50,8 @@ class TerminalTab(QWidget):
         layout.addWidget(self.view)
         self._bridge = _Bridge(self)
         self._bridge.updated.connect(self._on_updated, Qt.ConnectionType.QueuedConnection)
-        columns, lines = self.view.grid_size()
+        # Before the first layout the view is tiny; start at 80x24, the resize that follows fixes it.
+        columns, lines = self.view.grid_size() if self.view.isVisible() else (80, 24)
         self.session: ShellSession = session_factory(columns, lines, self._bridge.notify)
         self.view.send.connect(self.session.write)
         self.view.resized.connect(self.session.resize)
