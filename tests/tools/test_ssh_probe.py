@@ -18,7 +18,7 @@ def test_checklist_without_cann_reports_missing_with_a_fix(sshd_host, tmp_path):
     entry, known = sshd_host
     entry.toolkit = str(tmp_path / "no-cann-here")
     steps = []
-    result = run_job(probe(entry, known, folder=str(tmp_path), latency_runs=3), on_progress=steps.append)
+    result = run_job(probe(entry, known, folder=str(tmp_path), latency_runs=2), on_progress=steps.append)
     status = _statuses(result)
     assert [status[k] for k in ("reach", "hostkey", "auth", "latency", "os", "disk")] == [OK] * 6
     assert status["toolkit"] == status["atc"] == status["msprof"] == MISSING

@@ -108,7 +108,7 @@ class ProbeResult:
 
 def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
           folder: str | None = None, cancel: CancelToken | None = None, timeout: float = 10.0,
-          resolve_host: Callable[[str], HostEntry] | None = None, latency_runs: int = 5
+          resolve_host: Callable[[str], HostEntry] | None = None, latency_runs: int = 3
           ) -> Generator[Progress, None, ProbeResult]:
     """Run the checklist against ``entry``; ``folder`` is where free disk matters (default: home)."""
     result = ProbeResult(entry.name, entry.address, [CheckItem(k, label) for k, label in ITEMS])
