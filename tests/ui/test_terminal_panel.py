@@ -136,3 +136,14 @@ def test_unknown_host_key_is_explained_in_the_terminal(qtbot, panel, tmp_path):
     qtbot.waitUntil(lambda: tab.session.state == "closed", timeout=10000)
     qtbot.waitUntil(lambda: "not known yet" in _screen(tab), timeout=5000)
     assert "studio ssh trust testhost" in _screen(tab).replace("\n", "")
+
+
+def test_local_shell_tab(qtbot, panel):
+    panel._hosts.setCurrentIndex(panel._hosts.count() - 1)  # "This computer" comes last
+    panel._open.click()
+    tab = panel.tabs()[-1]
+    qtbot.waitUntil(lambda: tab.session.state == "open", timeout=10000)
+    _type(qtbot, tab, "echo local-$((2+3)); tty\n")
+    qtbot.waitUntil(lambda: "local-5" in _screen(tab) and "/dev/pts/" in _screen(tab), timeout=10000)
+    _type(qtbot, tab, "exit\n")
+    qtbot.waitUntil(lambda: "[session ended]" in _screen(tab), timeout=10000)

@@ -111,11 +111,14 @@ class ShellSession:
         self._conn = self._open_connection()
         if self._stop.is_set():
             return
-        channel = self._conn.transport.open_session(timeout=10)
         self._apply_resize()  # the widget was laid out while we connected: start at its size
         columns, lines = self._size
-        channel.get_pty(term=self._term, width=columns, height=lines)
-        channel.invoke_shell()
+        if hasattr(self._conn, "open_shell"):  # a local pty (studio.tools.exec.local_pty)
+            channel = self._conn.open_shell(self._term, columns, lines)
+        else:
+            channel = self._conn.transport.open_session(timeout=10)
+            channel.get_pty(term=self._term, width=columns, height=lines)
+            channel.invoke_shell()
         self._channel = channel
         self._terminal.feed(b"\x1b[2J\x1b[H")  # the shell's greeting replaces "Connecting…"
         self.state = "open"
@@ -150,7 +153,7 @@ class ShellSession:
                 last_publish, dirty = now, False
         if self._stop.is_set():
             return
-        transport_alive = self._conn.transport.is_active()
+        transport_alive = self._conn.alive
         status = channel.exit_status if channel.status_event.is_set() else -1
         if transport_alive or status != -1:
             self._message(f"[session ended{'' if status in (-1, 0) else f' with status {status}'}]")

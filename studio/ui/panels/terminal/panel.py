@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,6 +23,9 @@ from studio.ui.panels.base import Panel
 from studio.ui.panels.terminal.view import TerminalView
 from studio.ui.widgets.host_requests import on_open_terminal
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+
+LOCAL_LABEL = "This computer (local shell)"
 
 
 class _Bridge(QObject):
@@ -117,10 +122,12 @@ class TerminalPanel(Panel):
             names = []
             self.status.emit(f"Terminal: cannot read hosts: {exc}")
         self._hosts.clear()
-        self._hosts.addItems(names)
-        if current in names:
+        for name in names:
+            self._hosts.addItem(name, name)
+        if os.name == "posix":  # a shell on this computer needs no host (pty: POSIX only)
+            self._hosts.addItem(LOCAL_LABEL, None)
+        if current:
             self._hosts.setCurrentText(current)
-        self._open.setEnabled(bool(names))
         self._update_empty_state()
 
     def showEvent(self, event) -> None:  # Qt override: hosts may have been added meanwhile
@@ -131,13 +138,14 @@ class TerminalPanel(Panel):
         has_tabs = self._tabs.count() > 0
         self._tabs.setVisible(has_tabs)
         self._empty.setVisible(not has_tabs)
-        if self._hosts.count():
+        if self._hosts.count() > 1:
             self._empty.setText("Pick a host and press <b>Open terminal</b> for an interactive shell "
                                 "(several tabs at once). Copy with Ctrl+Shift+C, paste with Ctrl+Shift+V, "
                                 "scroll back with Shift+PageUp or the mouse wheel.")
         else:
-            self._empty.setText("No SSH host yet. Add one in the <b>Hosts</b> panel or with "
-                                "<code>studio ssh add NAME --host HOST</code>, then open a terminal here.")
+            self._empty.setText("No SSH host yet: add one in the <b>Hosts</b> panel or with "
+                                "<code>studio ssh add NAME --host HOST</code>, then open a terminal on it here. "
+                                f"<b>{LOCAL_LABEL}</b> opens a shell on this computer.")
 
     # -- sessions ----------------------------------------------------------------------------
     def open_terminal(self, host_name: str) -> TerminalTab:
@@ -164,13 +172,29 @@ class TerminalPanel(Panel):
         self.status.emit(f"Terminal: connecting to {entry.address}")
         return tab
 
+    def open_local_terminal(self) -> TerminalTab:
+        """Open a new tab with the user's shell on this computer (a local pty)."""
+        from studio.tools.exec.local_pty import LocalShell
+
+        def factory(columns: int, lines: int, notify) -> ShellSession:
+            return ShellSession(LocalShell, columns, lines, title="this computer", on_update=notify)
+
+        tab = TerminalTab(factory, LOCAL_LABEL, self._tabs)
+        index = self._tabs.addTab(tab, "local")
+        self._tabs.setTabToolTip(index, LOCAL_LABEL)
+        self._tabs.setCurrentIndex(index)
+        self._update_empty_state()
+        tab.view.setFocus()
+        return tab
+
     def tabs(self) -> list[TerminalTab]:
         return [self._tabs.widget(i) for i in range(self._tabs.count())]
 
     def _on_open_clicked(self) -> None:
-        name = self._hosts.currentText()
-        if name:
-            self.open_terminal(name)
+        if self._hosts.currentData() is None:
+            self.open_local_terminal()
+        else:
+            self.open_terminal(self._hosts.currentData())
 
     def _on_tab_close(self, index: int) -> None:
         tab = self._tabs.widget(index)
