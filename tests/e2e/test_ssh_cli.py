@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 def studio(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
     script = Path(sys.executable).parent / "studio"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "studio"]
-    env = {**os.environ, "STUDIO_HOME": str(home)}
+    # HOME too: nothing may come from (or go to) the real ~/.ssh, e.g. an old key for a reused port.
+    env = {**os.environ, "STUDIO_HOME": str(home), "HOME": str(home / "user_home")}
     return subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=60, cwd=REPO,
                           input=stdin)
 

@@ -58,6 +58,9 @@ def test_typing_into_a_live_session_shows_the_output(qtbot, panel):
     qtbot.waitUntil(lambda: other.session.state == "open", timeout=10000)
     _type(qtbot, other, "exit\n")
     qtbot.waitUntil(lambda: "[session ended]" in _screen(other), timeout=10000)
+    qtbot.waitUntil(lambda: panel._tabs.tabText(1) == "testhost (closed)", timeout=5000)
+    _type(qtbot, tab, "printf '\\033]0;studio-title\\007'; sleep 2\n")  # a prompt may reset it
+    qtbot.waitUntil(lambda: "studio-title" in panel._tabs.tabToolTip(0), timeout=5000)
     assert tab.session.state == "open" and len(panel.tabs()) == 2
 
 

@@ -44,11 +44,16 @@ class _Bridge(QObject):
 
 
 class TerminalTab(QWidget):
-    """One session and its view."""
+    """One session and its view. ``title_changed(tab)``: the shell set a window title, or the
+    session opened or closed."""
+
+    title_changed = Signal(object)
 
     def __init__(self, session_factory, host_name: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.host_name = host_name
+        self.title = ""
+        self._state = "connecting"
         self.view = TerminalView(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -64,7 +69,11 @@ class TerminalTab(QWidget):
 
     def _on_updated(self) -> None:
         self._bridge.pending = False
-        self.view.set_snapshot(self.session.snapshot)
+        snap = self.session.snapshot
+        self.view.set_snapshot(snap)
+        if snap.title != self.title or self.session.state != self._state:
+            self.title, self._state = snap.title, self.session.state
+            self.title_changed.emit(self)
 
     def close_session(self) -> None:
         self.session.close()
@@ -164,6 +173,7 @@ class TerminalPanel(Panel):
             return ShellSession(opener, columns, lines, title=host_name, on_update=notify)
 
         tab = TerminalTab(factory, host_name, self._tabs)
+        tab.title_changed.connect(self._on_tab_title)
         index = self._tabs.addTab(tab, host_name)
         self._tabs.setTabToolTip(index, f"{entry.name}: {entry.address}")
         self._tabs.setCurrentIndex(index)
@@ -180,12 +190,24 @@ class TerminalPanel(Panel):
             return ShellSession(LocalShell, columns, lines, title="this computer", on_update=notify)
 
         tab = TerminalTab(factory, LOCAL_LABEL, self._tabs)
+        tab.title_changed.connect(self._on_tab_title)
         index = self._tabs.addTab(tab, "local")
         self._tabs.setTabToolTip(index, LOCAL_LABEL)
         self._tabs.setCurrentIndex(index)
         self._update_empty_state()
         tab.view.setFocus()
         return tab
+
+    def _on_tab_title(self, tab: TerminalTab) -> None:
+        index = self._tabs.indexOf(tab)
+        if index < 0:
+            return
+        label = "local" if tab.host_name == LOCAL_LABEL else tab.host_name
+        closed = tab.session.state == "closed"
+        self._tabs.setTabText(index, f"{label} (closed)" if closed else label)
+        # The shell's title (usually user@host: folder) can be long: the tooltip has all of it.
+        self._tabs.setTabToolTip(index, "\n".join(filter(None, [tab.host_name, tab.title,
+                                                                 "session ended" if closed else ""])))
 
     def tabs(self) -> list[TerminalTab]:
         return [self._tabs.widget(i) for i in range(self._tabs.count())]
