@@ -54,10 +54,11 @@ class LocalExecutor(Executor):
                         lines = splitters[key.data].feed(data)
                     for line in lines:
                         yield OutputLine(None, line, key.data)
-            while proc.poll() is None:
-                if cancel is not None and cancel.wait(0.02):
+            while proc.poll() is None:  # the pipes closed; the process may still be exiting
+                if cancel is None:
+                    proc.wait()
+                elif cancel.wait(0.02):
                     cancel.raise_if_cancelled()
-                proc.poll() if cancel is not None else proc.wait()
             return proc.returncode
         finally:
             selector.close()

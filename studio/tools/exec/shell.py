@@ -99,7 +99,7 @@ class ShellSession:
         finally:
             self.state = "closed"
             self._outbox.put(None)
-            self._publish(force=True)
+            self._publish()
             if self._conn is not None:
                 try:
                     self._conn.close()
@@ -171,14 +171,14 @@ class ShellSession:
                 self._channel.resize_pty(width=wanted[0], height=wanted[1])  # window-change
             except Exception:
                 pass
-        self._publish(force=True)
+        self._publish()
 
     def _message(self, text: str, newline: bool = True) -> None:
         prefix = b"\r\n" if newline and self._terminal.screen.cursor.x else b""
         self._terminal.feed(prefix + b"\x1b[0;1;33m" + text.encode("utf-8") + b"\x1b[0m" + (b"\r\n" if newline else b""))
-        self._publish(force=True)
+        self._publish()
 
-    def _publish(self, force: bool = False) -> None:
+    def _publish(self) -> None:
         self.snapshot = self._terminal.snapshot()
         try:
             self._on_update()

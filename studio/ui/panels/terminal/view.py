@@ -105,15 +105,12 @@ class TerminalView(QWidget):
         """Show ``snap``; the view follows the output unless the user scrolled back."""
         bar = self._scrollbar
         at_bottom = bar.value() >= bar.maximum()
-        old_len = len(self.snapshot.scrollback) if self.snapshot else 0
         self.snapshot = snap
         bar.blockSignals(True)
         bar.setRange(0, len(snap.scrollback))
         bar.setPageStep(snap.lines)
-        if at_bottom:
+        if at_bottom:  # otherwise the value (a row index from the top) keeps the user's place
             bar.setValue(bar.maximum())
-        elif len(snap.scrollback) > old_len:
-            bar.setValue(bar.value())  # the text stays where the user scrolled to
         bar.blockSignals(False)
         self.update()
 
