@@ -116,6 +116,8 @@ class ShellSession:
         if hasattr(self._conn, "open_shell"):  # a local pty (studio.tools.exec.local_pty)
             channel = self._conn.open_shell(self._term, columns, lines)
         else:
+            # An idle shell must survive NAT and firewall timeouts, as OpenSSH's ServerAliveInterval does.
+            self._conn.transport.set_keepalive(30)
             channel = self._conn.transport.open_session(timeout=10)
             channel.get_pty(term=self._term, width=columns, height=lines)
             channel.invoke_shell()
