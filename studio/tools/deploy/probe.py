@@ -21,8 +21,8 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.deploy.connection import AskSecret, connect_remembering
 from studio.tools.deploy.hosts import HostEntry
 from studio.tools.deploy.known_hosts import HostKeyChanged, KnownHosts, UnknownHostKey
+from studio.tools.exec.executor import DEFAULT_TOOLKIT
 
-DEFAULT_TOOLKIT = "/usr/local/Ascend/ascend-toolkit/latest"
 OK, MISSING, FAILED, SKIPPED = "ok", "missing", "failed", "skipped"
 ITEMS = [("reach", "Reachable"), ("hostkey", "Host key"), ("auth", "Authentication"), ("latency", "Latency"),
          ("os", "Operating system"), ("disk", "Free disk"), ("toolkit", "CANN toolkit"),
