@@ -29,6 +29,10 @@ AskSecret = Callable[[str, str], "str | None"]
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 
 
+class AuthFailed(UserError):
+    """The server refused the credentials (a stored password or passphrase is then wrong)."""
+
+
 def _open_socket(entry: HostEntry, timeout: float, jump: SshConnection | None) -> socket.socket:
     if jump is not None:
         try:
@@ -56,16 +60,23 @@ def _load_key(path: Path, ask_secret: AskSecret | None):
     import paramiko
 
     try:
-        return paramiko.PKey.from_path(path)
+        try:
+            return paramiko.PKey.from_path(path)
+        except TypeError as exc:
+            # paramiko 5 lets cryptography's "Key is password-protected" TypeError through for
+            # OpenSSH-format keys instead of raising PasswordRequiredException.
+            if "password" not in str(exc).lower():
+                raise
+            raise paramiko.PasswordRequiredException(str(exc)) from None
     except paramiko.PasswordRequiredException:
         passphrase = ask_secret("passphrase", f"Passphrase for key {path}") if ask_secret else None
         if passphrase is None:
             raise UserError("The key file is protected by a passphrase", path,
-                            "Enter the passphrase when asked, or add the key to ssh-agent and use --auth agent.") from None
+                            "Enter the passphrase when asked, or add the key to ssh-agent and use --agent.") from None
         try:
-            return paramiko.PKey.from_path(path, passphrase=passphrase)
-        except paramiko.SSHException as exc:
-            raise UserError("The passphrase does not open the key file", path, "Enter the key's passphrase again.") from exc
+            return paramiko.PKey.from_path(path, password=passphrase.encode("utf-8"))
+        except (paramiko.SSHException, ValueError) as exc:  # a wrong passphrase gives ValueError
+            raise AuthFailed("The passphrase does not open the key file", path, "Enter the key's passphrase again.") from exc
     except FileNotFoundError:
         raise UserError("The key file does not exist", path, "Give the path of your private key with --key.") from None
     except (paramiko.SSHException, ValueError) as exc:
@@ -113,7 +124,7 @@ def _authenticate(transport, entry: HostEntry, ask_secret: AskSecret | None) -> 
         raise UserError(f"Authentication with {entry.address} failed: {exc}", entry.name,
                         "Check the user name and credentials.") from exc
     if not transport.is_authenticated():
-        raise UserError(f"{entry.address} refused the {entry.auth} authentication of user {user!r}", entry.name,
+        raise AuthFailed(f"{entry.address} refused the {entry.auth} authentication of user {user!r}", entry.name,
                         "Check the user name; for keys, that the public key is in the server's "
                         "~/.ssh/authorized_keys; for passwords, that the server allows them.")
 
@@ -233,6 +244,23 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
             jump.close()
         raise
     return SshConnection(entry, transport, jump)
+
+
+def connect_remembering(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
+                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None
+                        ) -> SshConnection:
+    """:func:`connect`, then tell a :class:`~studio.tools.deploy.secrets.SecretAsker` how it went:
+    secrets typed in go to the keyring after a login that worked, stored ones are dropped after
+    the server refused them."""
+    try:
+        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host)
+    except AuthFailed:
+        if hasattr(ask_secret, "forget_used"):
+            ask_secret.forget_used()
+        raise
+    if hasattr(ask_secret, "commit"):
+        ask_secret.commit()
+    return conn
 
 
 def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]:

@@ -28,4 +28,18 @@ def tool_panels() -> list[type[Panel]]:
                          "Tensor dumps (.npy folders, NPU dump files), acl.json dump configurations "
                          "and comparison results."),
         ConvertPanel,
+        _hosts_panel(),
+        _terminal_panel(),
     ]
+
+
+def _hosts_panel() -> type[Panel]:
+    from studio.ui.panels.hosts import HostsPanel
+
+    return HostsPanel
+
+
+def _terminal_panel() -> type[Panel]:
+    from studio.ui.panels.terminal import TerminalPanel
+
+    return TerminalPanel

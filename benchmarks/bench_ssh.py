@@ -1,0 +1,137 @@
+"""SSH remote commands and terminal parsing, against the real tools in the same run.
+
+1. A small remote command (``true``) through our Executor on an open connection, and with a fresh
+   connection each time, against OpenSSH's ``ssh host true`` (a new process and connection each
+   time), on the same local sshd (the one the tests use, tests/sshd_server.py).
+2. Terminal parse throughput in lines/s: our screen model (pyte plus jump scroll) against pyte's
+   plain ``Screen`` fed the same bytes, for a plain flood and for coloured lines, and against
+   ``cat`` moving the same bytes through a pipe (the floor: no parsing at all).
+
+Usage: ``python benchmarks/bench_ssh.py [--quick]``. Needs openssh-server and openssh-client.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+
+
+def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
+    print(json.dumps({"figure": figure, "unit": unit, "ours": round(ours, 5), "peer": round(peer, 5),
+                      "peer_name": peer_name, "goal": goal}), flush=True)
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_latency(runs: int) -> None:
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    from studio.jobs import run_job
+    from studio.tools.deploy.hosts import HostEntry
+    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.tools.exec.remote import SshExecutor
+
+    reason = sshd_missing_reason() or (None if shutil.which("ssh") else "ssh (openssh-client) not installed")
+    if reason:
+        print(f"skipping latency: {reason}", file=sys.stderr)
+        return
+    root = Path(tempfile.mkdtemp(prefix="studio-bench-ssh-"))
+    server = start_sshd(root / "sshd")
+    try:
+        entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
+                          key_file=str(server.client_key))
+        known = KnownHosts(read_only=[server.known_hosts], own=root / "own_known_hosts")
+        config = root / "ssh_config"
+        config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
+                          f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
+                          f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n BatchMode yes\n")
+        openssh = ["ssh", "-F", str(config), "bench", "true"]
+        subprocess.run(openssh, check=True, capture_output=True, timeout=30)  # warm up, and check it works
+
+        def peer():
+            subprocess.run(openssh, check=True, capture_output=True, timeout=30)
+
+        with SshExecutor(entry, known) as executor:
+            run_job(executor.run(["true"]))
+
+            def ours_open():
+                assert run_job(executor.run(["true"])) == 0
+
+            open_s = median_time(ours_open, runs)
+
+        def ours_fresh():
+            with SshExecutor(entry, known) as fresh:
+                assert run_job(fresh.run(["true"])) == 0
+
+        fresh_s = median_time(ours_fresh, runs)
+        peer_s = median_time(peer, runs)
+        emit("ssh: `true` on an open connection", "s", open_s, peer_s, "OpenSSH `ssh host true`",
+             "well under the peer (no process, no handshake per command)")
+        emit("ssh: connect + `true`", "s", fresh_s, peer_s, "OpenSSH `ssh host true`", "no slower than the peer")
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _feed_rate(make_feed, data: bytes, lines: int, runs: int) -> float:
+    def once():
+        feed = make_feed()
+        for i in range(0, len(data), 32768):  # the chunk size the terminal session reads
+            feed(data[i:i + 32768])
+
+    return lines / median_time(once, runs)
+
+
+def bench_parse(lines: int, runs: int) -> None:
+    import pyte
+
+    from studio.tools.exec.vt import Terminal
+
+    def ours():
+        return Terminal(120, 40).feed
+
+    def plain_pyte():
+        return pyte.ByteStream(pyte.Screen(120, 40)).feed
+
+    plain = b"".join(b"build step %07d: compiling module/file_%d.cc\r\n" % (i, i % 97) for i in range(lines))
+    coloured = b"".join(b"\x1b[1;32m[%5d/%5d]\x1b[0m \x1b[34mCXX\x1b[0m src/op_%d.cc \x1b[33mwarning\x1b[0m\r\n"
+                        % (i, lines, i % 101) for i in range(lines // 4))
+    plain_ours = _feed_rate(ours, plain, lines, runs)
+    emit("terminal: plain flood", "lines/s", plain_ours, _feed_rate(plain_pyte, plain, lines, runs),
+         "pyte Screen (same bytes)", "at least 5x the peer")
+    emit("terminal: coloured lines", "lines/s", _feed_rate(ours, coloured, lines // 4, runs),
+         _feed_rate(plain_pyte, coloured, lines // 4, runs), "pyte Screen (same bytes)", "no slower than the peer")
+    with tempfile.NamedTemporaryFile(suffix=".txt") as handle:
+        handle.write(plain)
+        handle.flush()
+        cat_s = median_time(lambda: subprocess.run(["cat", handle.name], stdout=subprocess.PIPE, check=True), runs)
+    emit("terminal: plain flood vs no parsing", "lines/s", plain_ours, lines / cat_s, "`cat` through a pipe",
+         "the floor: how far parsing is from moving bytes")
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    bench_latency(runs=5 if quick else 15)
+    bench_parse(lines=50_000 if quick else 300_000, runs=1 if quick else 3)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

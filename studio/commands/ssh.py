@@ -1,0 +1,215 @@
+"""``studio ssh add|list|remove|test|trust|run``: SSH hosts, their keys, checks and remote commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+NAME = "ssh"
+HELP = "SSH hosts: add, list, remove, test the connection, trust a host key, run a remote command"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = sub.add_parser("add", help="add or replace a host (nothing secret is stored)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--host", help="host name or IP address")
+    add.add_argument("--port", type=int, help="SSH port (default 22)")
+    add.add_argument("--user", help="user name on the host (default: your local user name)")
+    auth = add.add_mutually_exclusive_group()
+    auth.add_argument("--key", metavar="FILE", help="authenticate with this private key file")
+    auth.add_argument("--agent", action="store_true", help="authenticate with the keys in ssh-agent")
+    auth.add_argument("--password", action="store_true",
+                      help="authenticate with a password (asked when needed; kept only in the OS keyring)")
+    add.add_argument("--toolkit", metavar="DIR", help="CANN toolkit folder on the host (holds set_env.sh)")
+    add.add_argument("--proxy-jump", metavar="NAME", help="connect through this host (a Studio host name or user@host:port)")
+    add.add_argument("--from-ssh-config", metavar="ALIAS", help="take host, port, user, key and ProxyJump from ~/.ssh/config")
+    add.add_argument("--ssh-config", metavar="FILE", help="read this file instead of ~/.ssh/config")
+    listing = sub.add_parser("list", help="list the hosts")
+    listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    remove = sub.add_parser("remove", help="forget a host")
+    remove.add_argument("name", metavar="NAME")
+    test = sub.add_parser("test", help="test the connection: a checklist of what works and what the host can run")
+    test.add_argument("name", metavar="NAME")
+    test.add_argument("--folder", metavar="DIR", help="remote folder whose free space to report (default: home)")
+    test.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    trust = sub.add_parser("trust", help="show the host's key fingerprint and trust it")
+    trust.add_argument("name", metavar="NAME")
+    trust.add_argument("--yes", action="store_true", help="trust without asking (for scripts)")
+    run_cmd = sub.add_parser("run", help="run a command on the host, streaming its output; exits with its status",
+                             usage="studio ssh run NAME [--cwd DIR] [--cann] -- COMMAND [ARG ...]")
+    run_cmd.add_argument("name", metavar="NAME")
+    run_cmd.add_argument("--cwd", metavar="DIR", help="remote working folder")
+    run_cmd.add_argument("--cann", action="store_true", help="source the host's CANN set_env.sh first")
+    run_cmd.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command and its arguments, after --")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"add": _add, "list": _list, "remove": _remove, "test": _test, "trust": _trust, "run": _run}[args.action](args)
+
+
+def _store():
+    from studio.tools.deploy.hosts import HostStore
+
+    return HostStore()
+
+
+def _add(args) -> int:
+    from studio.errors import UserError
+    from studio.tools.deploy.hosts import HostEntry
+
+    store = _store()
+    if args.from_ssh_config:
+        from studio.tools.deploy.ssh_config import SshConfig
+
+        entry = SshConfig.load(args.ssh_config).entry(args.from_ssh_config, args.name)
+    elif not args.host:
+        raise UserError("No host address given", f"studio ssh add {args.name}",
+                        "Give --host HOSTNAME, or --from-ssh-config ALIAS to copy it from ~/.ssh/config.")
+    else:
+        entry = HostEntry(name=args.name, host=args.host)
+    fields = {"host": args.host, "port": args.port, "user": args.user, "toolkit": args.toolkit,
+              "proxy_jump": args.proxy_jump}
+    table = entry.to_table() | {k: v for k, v in fields.items() if v is not None}
+    if args.key:
+        table.update(auth="key", key_file=args.key)
+    elif args.agent:
+        table.update(auth="agent")
+        table.pop("key_file", None)
+    elif args.password:
+        table.update(auth="password")
+        table.pop("key_file", None)
+    entry = HostEntry.from_table(args.name, table)
+    replaced = args.name in store.hosts
+    store.put(entry)
+    store.save()
+    print(f"{'replaced' if replaced else 'added'} {entry.name}: {entry.address} ({_auth_text(entry)})")
+    print(f"next: `studio ssh test {entry.name}`")
+    return 0
+
+
+def _auth_text(entry) -> str:
+    if entry.auth == "key":
+        return f"key {entry.key_file}" if entry.key_file else "default keys in ~/.ssh"
+    return entry.auth
+
+
+def _list(args) -> int:
+    store = _store()
+    if args.json:
+        print(json.dumps([{"name": e.name, **e.to_table()} for e in store.hosts.values()], indent=2))
+        return 0
+    if not store.hosts:
+        print("no hosts yet: add one with `studio ssh add NAME --host HOSTNAME`")
+        return 0
+    for entry in store.hosts.values():
+        extra = f", via {entry.proxy_jump}" if entry.proxy_jump else ""
+        extra += f", toolkit {entry.toolkit}" if entry.toolkit else ""
+        print(f"{entry.name:<16} {entry.address:<32} {_auth_text(entry)}{extra}")
+    return 0
+
+
+def _remove(args) -> int:
+    store = _store()
+    store.remove(args.name)
+    store.save()
+    print(f"removed {args.name}")
+    return 0
+
+
+def _test(args) -> int:
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.tools.deploy.probe import probe
+    from studio.tools.deploy.secrets import cli_asker
+
+    store = _store()
+    entry = store.get(args.name)
+    result = run_job(probe(entry, KnownHosts(), cli_asker(), args.folder, resolve_host=store.get),
+                     on_progress=print_progress)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        marks = {"ok": "ok     ", "missing": "missing", "failed": "FAILED ", "skipped": "-      "}
+        print(f"{entry.name} ({entry.address})")
+        for item in result.items:
+            print(f"  [{marks[item.status]}] {item.label:<22} {item.detail}")
+            if item.fix and item.status != "ok":
+                print(f"  {'':<9} {'':<22} fix: {item.fix}")
+    if result.unknown_key is not None:
+        print(f"refused: the host key is not known yet ({result.unknown_key.key_type} "
+              f"{result.unknown_key.fingerprint}).\nCheck it with the server's administrator, then run "
+              f"`studio ssh trust {entry.name}`.", file=sys.stderr)
+        return 2
+    return 0 if result else 1
+
+
+def _trust(args) -> int:
+    from studio.errors import UserError
+    from studio.tools.deploy.connection import fetch_host_key
+    from studio.tools.deploy.known_hosts import KnownHosts, UnknownHostKey, fingerprint
+
+    entry = _store().get(args.name)
+    known = KnownHosts()
+    key_type, blob = fetch_host_key(entry)
+    print(f"{entry.address} presents {key_type} {fingerprint(key_type, blob)}")
+    try:
+        line = known.verify(entry.name, entry.host, entry.port, key_type, blob)
+        print(f"already trusted ({line.file}:{line.line})")
+        return 0
+    except UnknownHostKey:
+        pass  # HostKeyChanged propagates: a changed key is never trusted from here
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UserError("Not trusting a host key without confirmation", entry.name,
+                            "Compare the fingerprint above with the server's (ssh-keygen -lf on the server), "
+                            "then run again with --yes.")
+        answer = input("Is this the server's fingerprint? Trust it [y/N]? ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("not trusted")
+            return 1
+    path = known.trust(entry.host, entry.port, key_type, blob)
+    print(f"trusted: recorded in {path}")
+    return 0
+
+
+def _run(args) -> int:
+    from studio.errors import UserError
+    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.tools.deploy.secrets import cli_asker
+    from studio.tools.exec.remote import SshExecutor
+
+    command = list(args.command)
+    if "--" in command:  # argparse's REMAINDER also swallows the options written before "--"
+        split = command.index("--")
+        options, command = command[:split], command[split + 1:]
+        extra = argparse.ArgumentParser(prog=f"studio ssh run {args.name}")
+        extra.add_argument("--cwd")
+        extra.add_argument("--cann", action="store_true")
+        parsed = extra.parse_args(options)
+        args.cwd = parsed.cwd or args.cwd
+        args.cann = parsed.cann or args.cann
+    if not command:
+        raise UserError("No command to run", f"studio ssh run {args.name}",
+                        f"Put it after --, e.g. `studio ssh run {args.name} -- uname -a`.")
+    store = _store()
+    entry = store.get(args.name)
+    with SshExecutor(entry, KnownHosts(), cli_asker(), resolve_host=store.get) as executor:
+        setup = executor.toolkit_setup() if args.cann else None
+        if args.cann and setup is None:
+            from studio.tools.exec.executor import env_setup_line, DEFAULT_TOOLKIT
+
+            setup = env_setup_line(DEFAULT_TOOLKIT)
+        job = executor.run(command, cwd=args.cwd, env_setup=setup)
+        try:
+            while True:
+                line = next(job)
+                stream = sys.stdout if line.stream == "stdout" else sys.stderr
+                stream.write(line.text + "\n")
+                stream.flush()
+        except StopIteration as done:
+            return int(done.value)
+        finally:
+            job.close()

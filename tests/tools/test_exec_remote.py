@@ -1,0 +1,117 @@
+"""The SSH Executor against a real sshd: quoting, streaming, exit codes, cancel, connection loss."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+import pytest
+
+from studio.errors import Cancelled, RemoteError, UserError
+from studio.jobs import CancelToken
+from studio.tools.exec.executor import collect
+from studio.tools.exec.remote import SshExecutor, remote_command
+
+AWKWARD = ["a b", "it's", 'say "hi"', "$(touch INJECTED)", "; rm -rf x", "two\nlines", "naïve ü 模型", "*", ""]
+
+
+@pytest.fixture
+def executor(sshd_host):
+    entry, known = sshd_host
+    with SshExecutor(entry, known) as ex:
+        yield ex
+
+
+def test_awkward_arguments_exit_code_and_streams(executor, tmp_path):
+    status, lines = collect(executor.run(
+        ["python3", "-c", "import sys; print('\\x00'.join(sys.argv[1:])); print('warn', file=sys.stderr); sys.exit(5)",
+         *AWKWARD], cwd=str(tmp_path)))
+    assert status == 5
+    assert "\n".join(l.text for l in lines if l.stream == "stdout").split("\x00") == AWKWARD
+    assert [l.text for l in lines if l.stream == "stderr"] == ["warn"]
+    assert not (tmp_path / "INJECTED").exists()
+
+
+def test_output_streams_before_the_command_ends(executor):
+    job = executor.run(["sh", "-c", "echo first; sleep 2; echo second"])
+    start = time.monotonic()
+    first = next(job)
+    assert first.text == "first" and time.monotonic() - start < 1.5  # not buffered until exit
+    job.close()
+
+
+def test_env_setup_cwd_and_realpath_on_the_host(executor, tmp_path):
+    toolkit = tmp_path / "cann dir"
+    toolkit.mkdir()
+    (toolkit / "set_env.sh").write_text("export ASCEND_OPP_PATH=\"$(pwd)/opp\"\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "work")
+    executor.toolkit = str(toolkit)
+    status, lines = collect(executor.run(["sh", "-c", 'echo "$ASCEND_OPP_PATH"'], cwd=str(tmp_path / "work"),
+                                         env_setup=executor.toolkit_setup()))
+    assert status == 0 and lines[0].text.endswith("/opp")
+    assert executor.realpath(str(tmp_path / "alias")) == str((tmp_path / "work").resolve())
+    with pytest.raises(UserError, match="Cannot resolve"):
+        executor.realpath(str(tmp_path / "absent" / "deeper"))
+
+
+def _remote_pids(executor, marker: str) -> list[str]:
+    _, out, _ = executor.connection.run(["pgrep", "-f", marker])
+    return out.decode().split()
+
+
+def test_cancel_kills_the_remote_process_and_its_children(executor):
+    marker = "studio-cancel-test-7713"
+    token = CancelToken()
+    job = executor.run(["sh", "-c", f"sleep 300 & exec -a {marker} sleep 301", marker], cancel=token)
+    threading.Timer(0.5, token.cancel).start()
+    with pytest.raises(Cancelled):
+        collect(job, token)
+    for _ in range(40):
+        if not _remote_pids(executor, "sleep 30[01]"):
+            break
+        time.sleep(0.05)
+    assert _remote_pids(executor, "sleep 30[01]") == []
+
+
+def test_connection_loss_is_a_clear_error(tmp_path):
+    from sshd_server import start_sshd
+
+    from studio.tools.deploy.hosts import HostEntry
+    from studio.tools.deploy.known_hosts import KnownHosts
+
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        entry = HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
+                          key_file=str(server.client_key))
+        with SshExecutor(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
+            job = ex.run(["sh", "-c", "echo up; sleep 30"])
+            assert next(job).text == "up"
+            children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
+            subprocess.run(["kill", "-9", *children.stdout.split()], check=True)  # the session's sshd dies
+            with pytest.raises(RemoteError, match="connection to .* was lost"):
+                for _ in job:
+                    pass
+    finally:
+        server.stop()
+
+
+def test_remote_command_shape():
+    assert remote_command(["ls", "a b"]) == "echo $$; exec ls 'a b'"
+    assert remote_command(["atc", "--model=x y"], "/w", ". /t/set_env.sh") == \
+        "echo $$; . /t/set_env.sh && cd /w && exec atc '--model=x y'"
+
+
+def test_proxy_jump_through_another_host_entry(sshd_host):
+    from studio.tools.deploy.hosts import HostEntry
+
+    entry, known = sshd_host
+    jump = HostEntry(name="bastion", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file)
+    inner = HostEntry(name="inner", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file,
+                      proxy_jump="bastion")
+    resolve = {"bastion": jump}.__getitem__
+    with SshExecutor(inner, known, resolve_host=resolve) as ex:
+        status, lines = collect(ex.run(["sh", "-c", 'echo "via $SSH_CONNECTION"']))
+        assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
+        assert ex.connection._jump is not None and ex.connection._jump.alive
