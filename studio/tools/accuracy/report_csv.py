@@ -49,7 +49,8 @@ def write_csv(result, path: Path) -> Path:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fp16 = result.target_mode in ("fp16-sim", "npu")
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerow(COLUMNS)
         for r in result.rows:
@@ -68,6 +69,7 @@ def write_csv(result, path: Path) -> Path:
                       _shape(g.shape) if g else "", r.status, "YES" if r.is_input else "NO",
                       r.golden_file, r.target_file, result.golden_mode, result.target_mode]
             out.writerow(cells)
+    tmp.replace(path)  # readers never see a half-written table
     return path
 
 
@@ -154,4 +156,15 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     target_root = str(Path(rows[0].target_file).parent) if rows and rows[0].target_file else str(path)
     findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in ("fp16-sim", "npu"))
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
-                         golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds)
+                         golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
+                         model=_model_of(target_root) or _model_of(golden_root))
+
+
+def _model_of(root: str) -> str | None:
+    """The model a Studio dump folder was made from (its manifest says), if it is still there."""
+    import json
+
+    try:
+        return json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8")).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None
