@@ -85,3 +85,10 @@ def test_real_acl_dump_config_is_detected(ascend_fixtures):
     assert config.dump_path == "/home/HwHiAiUser/dump"
     assert config.models == ["colorization"] and config.mode == "all"
     assert "colorization" in config.layout()
+
+
+def test_nested_npu_dump_tree_is_detected_as_a_dump_folder(tmp_path, arrays):
+    leaf = tmp_path / "dump" / "20260101120000" / "0" / "colorization" / "1" / "0"
+    write_npu_dump(leaf, "Relu", "relu1", [], [(arrays["out"], 2)])
+    assert formats.detect(tmp_path / "dump").format.id == "dump_dir"
+    assert load_dump(tmp_path / "dump").entries[0].op_name == "relu1"

@@ -19,8 +19,8 @@ those elements count as 0 on both sides; otherwise every metric is NaN and ``rea
 Speed: the data is walked in cache-sized blocks. Pass 1 gathers every sum, min and max; pass 2
 (KL) needs each side's min and max, so it walks the data once more. Element-wise work is done in
 float32 for float32/float16 data (float64 otherwise). Sums: pairwise within a block (numpy's
-summation, relative error ~log2(block)·eps), float64 across blocks; KL's sums are float64
-throughout because its two terms cancel. No BLAS call is made: numpy's BLAS threads fight ONNX
+summation, relative error ~log2(block)·eps, as msaccucmp's own numpy sums over float32 data),
+float64 across blocks; KL's sums are float64 throughout because its two terms cancel. No BLAS call is made: numpy's BLAS threads fight ONNX
 Runtime's spinning threads in one process (measured: 100x slower in the research notes).
 """
 
@@ -238,31 +238,34 @@ def _kl(x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int) -> float:
 
     With P, Q the clamped normalised values, SP = ΣP and SQ = ΣQ:
     Σ p·log(p/q) = (1/SP)·Σ P·log(P/Q) + log(SQ/SP), so one walk gathers all three sums.
+    The two terms nearly cancel when p ≈ q, so these sums are float64 throughout (float32 block
+    sums were measured to move a KL of 4.6e-6 by 1 %).
     """
-    f64 = np.float64
     yoff, yscale = _normaliser(s["ymin"], s["ymax"])
     xoff, xscale = _normaliser(s["xmin"], s["xmax"])
     sp = sq = spl = 0.0
     eps = work(EPS)
     n = x.size
+    f64 = np.float64
+    add = np.add.reduce
     p_buf = np.empty(min(chunk, n), dtype=work)
     q_buf = np.empty_like(p_buf)
     for start in range(0, n, chunk):
         yc, xc = y[start:start + chunk], x[start:start + chunk]
         p, q = p_buf[:yc.size], q_buf[:xc.size]
-        # (v - lo) * scale == v * scale - lo * scale: one fused cast-and-scale, then a shift.
-        np.multiply(yc, yscale, out=p, casting="unsafe")
-        p -= work(yoff * yscale)
+        # Subtract the minimum first: v - min is exact for nearby values, v*s - min*s is not.
+        np.subtract(yc, yoff, out=p, casting="unsafe")
+        p *= work(yscale)
         np.maximum(p, eps, out=p)
-        np.multiply(xc, xscale, out=q, casting="unsafe")
-        q -= work(xoff * xscale)
+        np.subtract(xc, xoff, out=q, casting="unsafe")
+        q *= work(xscale)
         np.maximum(q, eps, out=q)
-        sp += float(np.add.reduce(p, dtype=f64))
-        sq += float(np.add.reduce(q, dtype=f64))
+        sp += float(add(p, dtype=f64))
+        sq += float(add(q, dtype=f64))
         np.divide(p, q, out=q)
         np.log(q, out=q)
         q *= p
-        spl += float(np.add.reduce(q, dtype=f64))
+        spl += float(add(q, dtype=f64))
     kl = spl / sp + math.log(sq / sp)
     return 0.0 if abs(kl) < EPS else kl
 
