@@ -52,7 +52,7 @@ def test_two_dump_folders_make_a_comparison_with_table_scatter_and_drilldown(qtb
     panel.open_file(formats.detect(target))
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
     assert panel.splitter.isVisible() and not panel.empty.isVisible()
-    assert "problem node" in panel.findings.text() and "block1/add" in panel.findings.text()
+    assert "Problem node" in panel.findings.text() and "block1/add" in panel.findings.text()
     assert panel.model.rowCount() == len(panel.result.rows) == panel.proxy.rowCount()
     # The advisor's op is selected first.
     qtbot.waitUntil(lambda: panel.selected_row is not None and panel.selected_row.name == "block1/add")

@@ -109,7 +109,7 @@ class AccuracyPanel(Panel):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in ((0, 44), (1, 230), (2, 140), (3, 90)):
+        for column, width in ((0, 44), (1, 230), (2, 140), (3, 215)):
             self.table.setColumnWidth(column, width)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         filters = QHBoxLayout()
@@ -236,8 +236,8 @@ class AccuracyPanel(Panel):
         parts = []
         for f in result.findings:
             colour = _FINDING_COLOURS.get(f.type, "#d29922")
-            parts.append(f"<div><span style='color:{colour}'>●</span> <b>{html.escape(f.type.replace('_', ' '))}</b>: "
-                         f"{html.escape(f.message)}<br><span style='color:gray'>{html.escape(f.advice)}</span></div>")
+            parts.append(f"<div><span style='color:{colour}'>●</span> {html.escape(f.message)}"
+                         f"<br><span style='color:gray'>{html.escape(f.advice)}</span></div>")
         self.findings.setText("".join(parts))
         self._show_state()
         self.status.emit(f"Accuracy: {result.summary()}")

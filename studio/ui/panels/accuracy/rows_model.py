@@ -19,6 +19,7 @@ METRIC_COLUMNS = {key: i for i, (_, key) in enumerate(COLUMNS)}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 
+_SHORT = {"cosine": "cos", "rel_euclidean": "RED", "kl_div": "KL", "rmse": "RMSE", "mean_rel_err": "MRE"}
 PASS_BG, FAIL_BG = QColor(46, 160, 67, 40), QColor(218, 54, 51, 60)
 ONE_SIDE_FG = QColor(128, 128, 128)
 
@@ -65,7 +66,7 @@ class RowsModel(QAbstractTableModel):
         if key in ("name", "op_type"):
             return getattr(row, key)
         if key == "status":
-            return row.status + (f" ({', '.join(row.violations)})" if row.violations else "")
+            return row.status + (": " + ", ".join(_SHORT.get(v, v) for v in row.violations) if row.violations else "")
         if key == "golden_shape":
             return str(list(g.shape)) if g else ""
         if key == "target_shape":
@@ -97,7 +98,8 @@ class RowsModel(QAbstractTableModel):
             return "\n".join(filter(None, [
                 f"{row.name} ({row.op_type})", f"golden: {g.label} {list(g.shape)} {g.dtype}" if g else "golden: —",
                 f"target: {t.label} {list(t.shape)} {t.dtype}" if t else "target: —",
-                f"matched by {row.how}" if g and t else row.status, row.note,
+                f"matched by {row.how}" if g and t else row.status,
+                f"fails: {', '.join(row.violations)}" if row.violations else "", row.note,
                 row.metrics.reason if row.metrics else ""]))
         if role == SORT_ROLE:
             value = self._value(row, key)
