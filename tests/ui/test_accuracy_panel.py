@@ -120,3 +120,12 @@ def test_compare_models_link_dumps_both_and_compares(qtbot, panel, tmp_path):
     qtbot.waitUntil(lambda: panel.result is not None, timeout=15000)
     assert panel.result.findings[0].name == "block2/add"
     assert np.isfinite(panel.result.rows[1].metrics.cosine)
+
+
+def test_panel_import_leaves_numpy_and_pyqtgraph_for_later():
+    import subprocess
+
+    code = ("import sys; import studio.ui.panels.accuracy; "
+            "print(sorted(m for m in ('numpy', 'pyqtgraph', 'onnx', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -16,10 +16,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from studio.tools.accuracy.metrics import FP16_MAX
-
 if TYPE_CHECKING:
     from studio.tools.accuracy.compare import Row
+
+FP16_MAX = 65504.0  # largest finite float16 (kept here so the panel imports no numpy)
 
 OVERFLOW, INPUT, PROBLEM, SINGLE_POINT, CONSISTENT = (
     "fp16_overflow", "input_inconsistent", "problem_node", "single_point_error", "consistent")

@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from studio.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "studio-dump"
@@ -111,6 +113,8 @@ def load_locator(locator: str) -> np.ndarray:
 
 def load_npy(path: Path) -> np.ndarray:
     """np.load with a UserError for missing or corrupt files."""
+    import numpy as np
+
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
@@ -31,11 +32,13 @@ from PySide6.QtWidgets import (
 
 from studio.formats import Detected
 from studio.tools.accuracy.advisor import CONSISTENT, OVERFLOW, PROBLEM
-from studio.tools.accuracy.compare import CompareResult
 from studio.tools.accuracy.dumpset import MODE_LABELS
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel
 from studio.ui.panels.base import Panel
+
+if TYPE_CHECKING:  # the engine (numpy) is imported by the jobs, not when the window opens
+    from studio.tools.accuracy.compare import CompareResult
 
 _FINDING_COLOURS = {OVERFLOW: "#d73a49", PROBLEM: "#d73a49", CONSISTENT: "#2ea043"}
 _EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders (golden first, then target): "

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from studio.tools.accuracy.compare import CompareResult, Row
+if TYPE_CHECKING:
+    from studio.tools.accuracy.compare import CompareResult, Row
 
 COLUMNS = [("#", "index"), ("Op", "name"), ("Type", "op_type"), ("Status", "status"),
            ("Cosine", "cosine"), ("Max abs", "max_abs_err"), ("Mean abs", "mean_abs_err"), ("RMSE", "rmse"),
