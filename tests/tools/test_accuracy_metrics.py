@@ -127,3 +127,16 @@ def test_float16_and_int_inputs_are_accepted():
     y = np.arange(10, dtype=np.int32)
     m = compare_arrays(y, y.astype(np.float16))
     assert m.cosine == pytest.approx(1.0) and m.max_abs_err == 0.0
+
+
+def test_small_kl_keeps_its_precision():
+    rng = np.random.default_rng(6)
+    y = rng.standard_normal(100_000).astype(np.float32)
+    x = (y + rng.standard_normal(100_000).astype(np.float32) * 0.01).astype(np.float32)
+    y64, x64 = y.astype(np.float64), x.astype(np.float64)
+    p = np.maximum((y64 - y64.min()) / (y64.max() - y64.min()), EPS)
+    q = np.maximum((x64 - x64.min()) / (x64.max() - x64.min()), EPS)
+    p, q = p / p.sum(), q / q.sum()
+    exact = float(np.sum(p * np.log(p / q)))
+    assert 1e-7 < exact < 1e-4
+    assert compare_arrays(y, x, chunk=4096).kl_div == pytest.approx(exact, rel=1e-4)
