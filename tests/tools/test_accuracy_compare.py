@@ -167,3 +167,17 @@ def test_bad_inputs_are_user_errors(tmp_path):
     assert "a.0.1700000000000000.npy" in info.value.where
     with pytest.raises(UserError):
         load_mapping(tmp_path / "missing.json")
+
+
+def test_converter_report_is_found_next_to_the_converted_model(tmp_path):
+    from studio.tools.accuracy.matching import find_converter_report
+
+    model = tmp_path / "net_fp16.onnx"
+    model.write_bytes(b"")
+    assert find_converter_report(model) is None
+    (tmp_path / "report.json").write_text(json.dumps({"something": 1}))
+    assert find_converter_report(model) is None
+    report = tmp_path / "net_fp16.onnx.report.json"
+    report.write_text(json.dumps({"node_mapping": {"a": ["b"]}}))
+    assert find_converter_report(model) == report
+    assert load_mapping(report) == {"a": ["b"]}

@@ -129,3 +129,24 @@ def test_panel_import_leaves_numpy_and_pyqtgraph_for_later():
             "print(sorted(m for m in ('numpy', 'pyqtgraph', 'onnx', 'onnxruntime') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_mapping_recompares_the_shown_dumps(qtbot, panel, tmp_path):
+    import json
+
+    from accuracy_helpers import write_npy_dump
+
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(32).astype(np.float32) for _ in range(2))
+    golden = write_npy_dump(tmp_path / "g", [("conv", a), ("bn", b)])
+    target = write_npy_dump(tmp_path / "t", [("conv_bn", b)])
+    panel.compare(golden, target)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    assert {r.status for r in panel.result.rows} == {"golden only", "target only"}
+    assert panel.mapping_button.isEnabled()
+    mapping = tmp_path / "conv.onnx.report.json"
+    mapping.write_text(json.dumps({"node_mapping": {"conv_bn": ["conv", "bn"]}}))
+    first = panel.result
+    panel.compare_with_mapping(mapping)
+    qtbot.waitUntil(lambda: panel.result is not first, timeout=10000)
+    assert [r.status for r in panel.result.rows] == ["fused", "pass"]

@@ -65,6 +65,28 @@ def load_mapping(path: Path | str) -> dict[str, list[str]]:
     return mapping
 
 
+REPORT_NAMES = ("{name}.report.json", "{stem}.report.json", "{stem}_report.json", "report.json")
+
+
+def find_converter_report(model: Path | str) -> Path | None:
+    """The converter's report next to a converted model, when it has a ``node_mapping``.
+
+    Looked for, in order: ``<model>.report.json``, ``<stem>.report.json``, ``<stem>_report.json``,
+    ``report.json`` in the model's folder.
+    """
+    model = Path(model)
+    for pattern in REPORT_NAMES:
+        candidate = model.parent / pattern.format(name=model.name, stem=model.stem)
+        try:
+            if candidate.is_file() and candidate.stat().st_size < 64 << 20:
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
+                    return candidate
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def match(golden: DumpSet, target: DumpSet, mapping: dict[str, list[str]] | None = None) -> list[Pair]:
     """Pairs in display order: golden execution order, one-side-only rows where they occur."""
     g_entries = [e for e in golden.entries if e.kind == "output"]

@@ -56,6 +56,7 @@ class AccuracyPanel(Panel):
         super().__init__(runner, parent, links)
         self.result: CompareResult | None = None
         self.pending: list[Path] = []          # dump folders waiting for a partner
+        self.last_pair: tuple[Path, Path] | None = None  # the dumps of the comparison shown
         self._drill_handle = None
         self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
         self._build()
@@ -73,9 +74,17 @@ class AccuracyPanel(Panel):
         self.graph_button.clicked.connect(self.show_in_graph)
         self.clear_button = QPushButton("Clear", self)
         self.clear_button.clicked.connect(self.clear)
+        self.dumps_button = QPushButton("Compare dumps…", self)
+        self.dumps_button.setToolTip("Pick the golden dump folder, then the target dump folder")
+        self.dumps_button.clicked.connect(self._on_pick_dumps)
+        self.mapping_button = QPushButton("Mapping…", self)
+        self.mapping_button.setToolTip('Compare again through a fused-op mapping: the converter\'s report '
+                                       '("node_mapping") or {"converted op": ["original op", ...]}')
+        self.mapping_button.clicked.connect(self._on_pick_mapping)
         bar = QHBoxLayout()
         bar.addWidget(self.sources, 1)
-        for button in (self.graph_button, self.export_button, self.clear_button):
+        for button in (self.dumps_button, self.mapping_button, self.graph_button, self.export_button,
+                       self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
@@ -155,6 +164,7 @@ class AccuracyPanel(Panel):
         self.empty.setVisible(not has)
         self.export_button.setEnabled(has)
         self.graph_button.setEnabled(has)
+        self.mapping_button.setEnabled(has and self.last_pair is not None)
         self.findings.setVisible(bool(self.findings.text()))
         if not has and not self.pending:
             self.sources.setText("<b>Accuracy</b> — compare two runs op by op")
@@ -197,8 +207,44 @@ class AccuracyPanel(Panel):
         """Compare two dumps as a job and show the result."""
         from studio.tools.accuracy.compare import compare_dumps
 
-        self._start(f"Comparing {golden.name} with {target.name}",
-                    lambda cancel: compare_dumps(golden, target, mapping=mapping, cancel=cancel), self.set_result)
+        pair = (Path(golden), Path(target))
+        self._start(f"Comparing {pair[0].name} with {pair[1].name}",
+                    lambda cancel: compare_dumps(pair[0], pair[1], mapping=mapping, cancel=cancel),
+                    lambda result: self._on_compared(result, pair))
+
+    def compare_with_mapping(self, mapping_file: Path) -> None:
+        """Compare the shown dumps again through a mapping file (read in the job)."""
+        if self.last_pair is None:
+            return
+        from studio.tools.accuracy.compare import compare_dumps
+        from studio.tools.accuracy.matching import load_mapping
+
+        golden, target = self.last_pair
+
+        def job(cancel):
+            mapping = load_mapping(mapping_file)
+            return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))
+
+        self._start(f"Comparing {target.name} with {golden.name} through {Path(mapping_file).name}", job,
+                    lambda result: self._on_compared(result, (golden, target)))
+
+    def _on_compared(self, result, pair: tuple[Path, Path]) -> None:
+        self.last_pair = pair
+        self.set_result(result)
+
+    def _on_pick_dumps(self) -> None:
+        golden = QFileDialog.getExistingDirectory(self, "Golden dump folder (e.g. the FP32 run)")
+        if not golden:
+            return
+        target = QFileDialog.getExistingDirectory(self, "Target dump folder (FP16, NPU, converted model)",
+                                                  str(Path(golden).parent))
+        if target:
+            self.compare(Path(golden), Path(target))
+
+    def _on_pick_mapping(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Fused-op mapping", "", "JSON (*.json)")
+        if name:
+            self.compare_with_mapping(Path(name))
 
     def _on_compare_models(self, golden_model, target_model) -> None:
         """The converter's "compare against original": dump both with the same seeded inputs, compare."""
@@ -209,7 +255,8 @@ class AccuracyPanel(Panel):
         folder = cache_dir() / "accuracy" / f"{target_model.stem}-{key}"
         self.links.focus.emit(self.NAME)
         self._start(f"Comparing {target_model.name} with {golden_model.name}",
-                    lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel), self.set_result)
+                    lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel),
+                    lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
 
     def _start(self, title: str, make_job, on_done) -> None:
         handle = self.runner.start(title, make_job, key=f"accuracy:{title}")
@@ -249,7 +296,7 @@ class AccuracyPanel(Panel):
             self.select_row(first)
 
     def clear(self) -> None:
-        self.result, self.pending = None, []
+        self.result, self.pending, self.last_pair = None, [], None
         self.model.set_result(None)
         self.findings.setText("")
         if self.scatter is not None:
@@ -338,9 +385,13 @@ def _as_job(func, *args):
 
 
 def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel):
+    """Dump both models with the same seeded inputs, compare through the converter's report if any."""
     from studio.tools.accuracy.compare import compare_dumps
     from studio.tools.accuracy.local_dump import dump_model
+    from studio.tools.accuracy.matching import find_converter_report, load_mapping
 
     golden = yield from dump_model(golden_model, folder / "golden", seed=0, cancel=cancel)
     target = yield from dump_model(target_model, folder / "target", seed=0, cancel=cancel)
-    return (yield from compare_dumps(golden, target, cancel=cancel))
+    report = find_converter_report(target_model)
+    mapping = load_mapping(report) if report else None
+    return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))
