@@ -173,7 +173,9 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(count / max(1, len(todo)), f"comparing {row.name}")
-        golden_data, target_data = g.load(row.golden), t.load(row.target)
+        # Mapped, not read: the metrics walk the files block by block, so a tensor larger
+        # than memory is compared without being loaded whole.
+        golden_data, target_data = g.load(row.golden, mmap=True), t.load(row.target, mmap=True)
         row.metrics = compare_arrays(golden_data, target_data)
         if golden_data.shape != target_data.shape and golden_data.size == target_data.size:
             row.metrics.reasons.append(f"shapes differ ({list(golden_data.shape)} vs "

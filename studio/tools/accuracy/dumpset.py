@@ -81,9 +81,9 @@ class DumpSet:
         """The absolute locator of ``entry`` (see :func:`load_locator`)."""
         return str(self.root / entry.locator)
 
-    def load(self, entry: TensorEntry) -> np.ndarray:
-        """The data of ``entry`` (read from disk now)."""
-        return load_locator(self.locate(entry))
+    def load(self, entry: TensorEntry, mmap: bool = False) -> np.ndarray:
+        """The data of ``entry``; ``mmap``: map .npy files so big tensors are read block by block."""
+        return load_locator(self.locate(entry), mmap=mmap)
 
     def describe(self) -> str:
         """One line: what this dump is."""
@@ -100,7 +100,7 @@ MODE_LABELS = {
 }
 
 
-def load_locator(locator: str) -> np.ndarray:
+def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
     """Load a tensor by locator: ``/path/file.npy`` or ``/path/npu_dump_file#output.0``."""
     if "#" in locator:
         from studio.tools.accuracy import npu_dump
@@ -108,15 +108,15 @@ def load_locator(locator: str) -> np.ndarray:
         file, _, slot = locator.rpartition("#")
         kind, _, index = slot.partition(".")
         return npu_dump.load_tensor(Path(file), kind, int(index))
-    return load_npy(Path(locator))
+    return load_npy(Path(locator), mmap=mmap)
 
 
-def load_npy(path: Path) -> np.ndarray:
-    """np.load with a UserError for missing or corrupt files."""
+def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
+    """np.load with a UserError for missing or corrupt files (``mmap``: map it read-only)."""
     import numpy as np
 
     try:
-        return np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except FileNotFoundError as exc:
         raise UserError("Dumped tensor file is missing", path,
                         "The dump folder is incomplete; dump the model again.") from exc

@@ -229,8 +229,7 @@ class AccuracyPanel(Panel):
                     lambda result: self._on_compared(result, (golden, target)))
 
     def _on_compared(self, result, pair: tuple[Path, Path]) -> None:
-        self.last_pair = pair
-        self.set_result(result)
+        self.set_result(result, pair)
 
     def _on_pick_dumps(self) -> None:
         golden = QFileDialog.getExistingDirectory(self, "Golden dump folder (e.g. the FP32 run)")
@@ -270,10 +269,14 @@ class AccuracyPanel(Panel):
         self._show_state()
 
     # ------------------------------------------------------------------ result
-    def set_result(self, result: CompareResult) -> None:
-        """Show a comparison: findings, table, scatter."""
+    def set_result(self, result: CompareResult, pair: tuple[Path, Path] | None = None) -> None:
+        """Show a comparison: findings, table, scatter. ``pair``: the dump folders it came from."""
         self._ensure_plots()
         self.result = result
+        if pair is None:  # e.g. read from a CSV: its rows name the dump folders
+            golden, target = Path(result.golden), Path(result.target)
+            pair = (golden, target) if golden.is_dir() and target.is_dir() else None
+        self.last_pair = pair
         self.model.set_result(result)
         self.scatter.set_result(result)
         self.drilldown.clear("Select a compared row (table or scatter) to see its tensors.")
