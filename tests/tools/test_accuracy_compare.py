@@ -181,3 +181,12 @@ def test_converter_report_is_found_next_to_the_converted_model(tmp_path):
     report.write_text(json.dumps({"node_mapping": {"a": ["b"]}}))
     assert find_converter_report(model) == report
     assert load_mapping(report) == {"a": ["b"]}
+
+
+def test_different_network_input_is_reported_first(tmp_path):
+    model = chain_model(tmp_path / "m.onnx")
+    golden = _dump(model, tmp_path / "a", seed=1)
+    target = _dump(model, tmp_path / "b", seed=2)  # other random input
+    result = run_job(compare_dumps(golden, target))
+    assert result.findings[0].type == "input_inconsistent" and result.findings[0].name == "x"
+    assert "cosine" in result.findings[0].message

@@ -140,3 +140,12 @@ def test_small_kl_keeps_its_precision():
     exact = float(np.sum(p * np.log(p / q)))
     assert 1e-7 < exact < 1e-4
     assert compare_arrays(y, x, chunk=4096).kl_div == pytest.approx(exact, rel=1e-4)
+
+
+def test_huge_finite_values_fall_back_to_float64():
+    y = np.array([3e20, -1e21, 5e19, 2.0], dtype=np.float32)
+    x = y * np.float32(1.001)
+    m = compare_arrays(y, x)
+    assert m.cosine == pytest.approx(1.0)
+    assert m.max_rel_err == pytest.approx(0.001, rel=1e-3)
+    assert m.reason == ""

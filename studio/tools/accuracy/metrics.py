@@ -117,9 +117,13 @@ def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK) -
         return m
     with np.errstate(all="ignore"):  # inf - inf and friends are handled below, not warned about
         sums = _pass1(x, y, work, chunk)
-    if not all(math.isfinite(v) for v in sums.values()):
-        # Rare path: some element is NaN or inf. Compare the finite parts when both sides agree.
-        return _compare_nonfinite(x, y, m, chunk)
+        if not all(math.isfinite(v) for v in sums.values()):
+            if not (np.isfinite(x).all() and np.isfinite(y).all()):
+                # Some element is NaN or inf: compare the finite parts when both sides agree.
+                return _compare_nonfinite(x, y, m, chunk)
+            # Finite data whose squares overflow float32 (|v| > 1.8e19): redo in float64.
+            work = np.float64
+            sums = _pass1(x, y, work, chunk)
     with np.errstate(all="ignore"):
         _finish(m, x, y, sums, work, chunk)
     return m
@@ -192,8 +196,6 @@ class _Moments:
         mean = block_sum / count
         np.subtract(block, block.dtype.type(mean), out=scratch)
         m2 = float(np.add.reduce(np.multiply(scratch, scratch, out=scratch)))
-        if not math.isfinite(m2):
-            self.m2 = m2
         delta = mean - self.mean
         total = self.n + count
         self.m2 += m2 + delta * delta * self.n * count / total
