@@ -67,12 +67,17 @@ def _dump(model: Path, args: argparse.Namespace) -> int:
     dump = load_dump(out)
     if args.json:
         print(json.dumps({"dir": str(out), "mode": dump.mode, "model": dump.model, "tensors": len(dump.entries),
-                          "inputs": dump.info.get("inputs", {})}, indent=2))
+                          "inputs": dump.info.get("inputs", {}),
+                          "fp16_sim_unrounded": dump.info.get("fp16_sim_unrounded", [])}, indent=2))
     else:
         print(f"{MODE_LABELS[dump.mode]}")
         print(f"dumped {len(dump.entries)} tensors of {model} to {out}")
         for name, info in dump.info.get("inputs", {}).items():
             print(f"  input {name}: {info['source']}")
+        unrounded = dump.info.get("fp16_sim_unrounded") or []
+        if unrounded:
+            print(f"  note: {len(unrounded)} op output(s) of unknown type were not rounded to FP16: "
+                  + ", ".join(unrounded[:5]) + (" ..." if len(unrounded) > 5 else ""))
     return 0
 
 

@@ -86,6 +86,7 @@ def test_fp16_simulation_reports_overflow(tmp_path):
     golden = _dump(model, tmp_path / "fp32")
     target = _dump(model, tmp_path / "fp16", fp16_sim=True)
     assert load_dump(target).mode == "fp16-sim"
+    assert load_dump(target).info["fp16_sim_unrounded"] == []
     result = run_job(compare_dumps(golden, target))
     overflow = result.findings[0]
     assert overflow.type == "fp16_overflow"

@@ -49,6 +49,7 @@ def test_two_dump_folders_make_a_comparison_with_table_scatter_and_drilldown(qtb
     golden, target = dumps
     panel.open_file(formats.detect(golden))
     assert "open a second dump" in panel.sources.text()
+    qtbot.waitUntil(lambda: "ONNX Runtime FP32 run" in panel.sources.text())
     panel.open_file(formats.detect(target))
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
     assert panel.splitter.isVisible() and not panel.empty.isVisible()

@@ -26,8 +26,12 @@ SUFFIX_RAW = "__fp32"
 SUFFIX_HALF = "__fp16"
 
 
-def simulate_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` that rounds weights and every float tensor through FP16."""
+def simulate_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``model`` that rounds weights and every float tensor through FP16.
+
+    Returns the model and the node outputs left unrounded because shape inference could not
+    tell their type (custom ops, for example) — the caller reports them.
+    """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -43,7 +47,7 @@ def simulate_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
                 graph.initializer[index].CopyFrom(numpy_helper.from_array(rounded, init.name))
 
     initializer_names = {i.name for i in graph.initializer}
-    nodes = []
+    nodes, untyped = [], []
     # Graph inputs: feed the rounded copy to every consumer.
     renames: dict[str, str] = {}
     for value in graph.input:
@@ -60,6 +64,8 @@ def simulate_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
         new_node.CopyFrom(node)
         pairs = []
         for i, name in enumerate(node.output):
+            if name and name not in float_types:
+                untyped.append(name)
             if name and float_types.get(name, False):
                 new_node.output[i] = name + SUFFIX_RAW
                 pairs += _cast_pair(helper, TensorProto, name + SUFFIX_RAW, name + SUFFIX_HALF, name,
@@ -68,7 +74,7 @@ def simulate_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
         nodes += pairs
     del graph.node[:]
     graph.node.extend(nodes)
-    return model
+    return model, untyped
 
 
 def _cast_pair(helper, TensorProto, source: str, half: str, out: str, prefix: str) -> list:

@@ -96,12 +96,12 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     feeds = make_inputs(model, model_path, inputs or {}, seed)
     graph_outputs = [o.name for o in model.graph.output]
     order = [(node, i, name) for node in model.graph.node for i, name in enumerate(node.output) if name]
-    run_model = model
+    run_model, unrounded = model, []
     if fp16_sim:
         from studio.tools.accuracy.fp16_sim import simulate_fp16
 
         yield Progress(None, "rounding weights and op outputs through FP16")
-        run_model = simulate_fp16(model)
+        run_model, unrounded = simulate_fp16(model)
     wanted = [name for _, _, name in order]
     existing = {o.name for o in run_model.graph.output}
     run_model.graph.output.extend(onnx.ValueInfoProto(name=t) for t in wanted if t not in existing)
@@ -136,6 +136,8 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
                 "producer": f"onnxruntime {onnxruntime.__version__} (CPU, graph optimisations disabled)",
                 "model": str(model_path.resolve()), "seed": seed, "inputs": input_info,
                 "outputs": graph_outputs, "tensors": tensors}
+    if fp16_sim:
+        manifest["fp16_sim_unrounded"] = unrounded  # outputs of unknown type, left in FP32
     tmp = out_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     os.replace(tmp, out_dir / MANIFEST)  # the manifest appears last: a half-written dump has none

@@ -202,6 +202,16 @@ class AccuracyPanel(Panel):
             self.model.set_result(None)
             self.findings.setText("")
             self._show_state()
+            from studio.tools.accuracy.dumpset import load_dump
+
+            self._start(f"Reading {path.name}", lambda cancel: _as_job(load_dump, path), self._on_pending_read)
+
+    def _on_pending_read(self, dump) -> None:
+        """Say what the waiting golden dump is (its mode: FP32, FP16 simulation, NPU...)."""
+        if self.pending and self.pending[0] == dump.root and self.result is None:
+            self.sources.setText(f"Golden: <b>{html.escape(dump.root.name)}</b> — "
+                                 f"{html.escape(dump.describe())}<br>Open a second dump folder as the target "
+                                 "to compare")
 
     def compare(self, golden: Path, target: Path, mapping: dict | None = None) -> None:
         """Compare two dumps as a job and show the result."""
