@@ -151,3 +151,23 @@ def test_mapping_recompares_the_shown_dumps(qtbot, panel, tmp_path):
     panel.compare_with_mapping(mapping)
     qtbot.waitUntil(lambda: panel.result is not first, timeout=10000)
     assert [r.status for r in panel.result.rows] == ["fused", "pass"]
+
+
+def test_show_in_graph_uses_golden_names_when_only_the_golden_model_is_known(qtbot, panel, tmp_path):
+    from accuracy_helpers import write_npy_dump
+
+    golden = run_job(dump_model(chain_model(tmp_path / "g.onnx"), tmp_path / "golden"))
+    from studio.tools.accuracy.dumpset import load_dump
+
+    dump = load_dump(golden)
+    target = write_npy_dump(tmp_path / "npy", [(e.op_name.replace("/", "_"), dump.load(e) * 1.5)
+                                               for e in dump.entries])
+    panel.compare(golden, target)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    nodes, overlays = [], []
+    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
+    panel.links.overlay.connect(overlays.append)
+    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block0_add"))
+    panel.show_in_graph()
+    assert nodes == [(tmp_path / "g.onnx", "block0/add")]
+    assert overlays[0].model == tmp_path / "g.onnx" and "block2/relu" in overlays[0].values

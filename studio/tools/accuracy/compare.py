@@ -87,7 +87,8 @@ class CompareResult:
     golden_mode: str = ""
     target_mode: str = ""
     thresholds: Thresholds = field(default_factory=Thresholds)
-    model: str | None = None
+    model: str | None = None          # the target's model, when its dump records one
+    golden_model: str | None = None   # the golden side's model
 
     def __bool__(self) -> bool:
         return all(r.passed is not False for r in self.rows)
@@ -187,4 +188,4 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
-                         model=t.model or g.model)
+                         model=t.model, golden_model=g.model)

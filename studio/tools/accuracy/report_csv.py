@@ -157,7 +157,7 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in ("fp16-sim", "npu"))
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
-                         model=_model_of(target_root) or _model_of(golden_root))
+                         model=_model_of(target_root), golden_model=_model_of(golden_root))
 
 
 def _model_of(root: str) -> str | None:

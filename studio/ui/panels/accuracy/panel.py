@@ -372,22 +372,30 @@ class AccuracyPanel(Panel):
                     lambda written: self.status.emit(f"Wrote {written}"))
 
     def show_in_graph(self) -> None:
-        """Select the current op in the graph panel and colour all ops by cosine similarity."""
+        """Select the current op in the graph panel and colour all ops by cosine similarity.
+
+        Names are those of the side whose model is known (the target's first: the converted
+        model; else the golden one, e.g. for an NPU dump against an ONNX run).
+        """
         if self.result is None:
             return
-        model = Path(self.result.model) if self.result.model else None
+        r = self.result
+        side = "target" if r.model else "golden"
+        model = Path(r.model) if r.model else (Path(r.golden_model) if r.golden_model else None)
         values = {}
-        for row in self.result.compared:
+        for row in r.compared:
+            entry = row.target if side == "target" else row.golden
             if row.metrics.cosine == row.metrics.cosine:  # skip NaN
-                values[row.name] = float(row.metrics.cosine)
-                if row.golden is not None and row.golden.op_name != row.name:
-                    values[row.golden.op_name] = float(row.metrics.cosine)
-        self.links.overlay.emit(Overlay("Cosine similarity", values, [self.result.thresholds.cosine],
+                values[entry.op_name] = float(row.metrics.cosine)
+        self.links.overlay.emit(Overlay("Cosine similarity", values, [r.thresholds.cosine],
                                         higher_is_better=True, model=model))
-        row = self.selected_row or next((r for r in self.result.rows if r.passed is False), None)
+        row = self.selected_row or next((x for x in r.rows if x.passed is False), None)
         if row is not None:
-            name = row.golden.op_name if row.golden is not None and model is not None else row.name
-            self.links.show_node.emit(model, name)
+            entry = (row.target if side == "target" else row.golden) or row.target or row.golden
+            own_side = entry is (row.target if side == "target" else row.golden)
+            # A one-side-only op of the other side is not in this model: let the graph panel
+            # look it up in the model on screen.
+            self.links.show_node.emit(model if own_side else None, entry.op_name)
         self.links.focus.emit("graph")
 
 
