@@ -13,7 +13,8 @@ A last figure measures the metrics right after ONNX Runtime ran in the same proc
 default spinning worker threads, and with spinning disabled (what ``studio dump`` does). The
 metrics use no BLAS call (einsum's own loop), so OpenBLAS threads never join the fight.
 
-Ours and the memory pass are the best of 2 and 3 runs; the slower peers run once.
+Every figure is the median time of one pair times the number of pairs (the machine this ran on
+is shared; a load spike in one pair must not decide a figure).
 
 The pairs cycle through a pool of 8 distinct pairs (256 MiB): each 16 MiB tensor is far larger
 than the caches, so every pass reads from memory as it would with N distinct pairs.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -67,10 +69,17 @@ def straightforward(golden: np.ndarray, target: np.ndarray) -> dict:
 
 
 def _time(func, pairs) -> float:
-    start = time.perf_counter()
+    """Median time of one pair times the number of pairs.
+
+    This machine is shared: a load spike during one pair must not decide a figure, for us or
+    for a peer, so every method is timed per pair and the median is scaled up.
+    """
+    times = []
     for golden, target in pairs:
+        start = time.perf_counter()
         func(golden, target)
-    return time.perf_counter() - start
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * len(pairs)
 
 
 def _polygraphy():
@@ -131,8 +140,8 @@ def main() -> int:
     ours, plain = compare_arrays(*pairs[0]), straightforward(*pairs[0])
     for key, value in plain.items():
         assert math.isclose(getattr(ours, key), value, rel_tol=1e-6, abs_tol=1e-9), (key, getattr(ours, key), value)
-    memory = min(_time(lambda g, t: np.add(g, t, out=out), pairs) for _ in range(3))
-    ours_s = min(_time(compare_arrays, pairs) for _ in range(2))
+    memory = _time(lambda g, t: np.add(g, t, out=out), pairs)
+    ours_s = _time(compare_arrays, pairs)
     plain_s = _time(straightforward, pairs)
     label = f"all metrics, {count} pairs of 4M float32"
     rows = [
