@@ -204,12 +204,13 @@ class AccuracyPanel(Panel):
             self._show_state()
             from studio.tools.accuracy.dumpset import load_dump
 
-            self._start(f"Reading {path.name}", lambda cancel: _as_job(load_dump, path), self._on_pending_read)
+            self._start(f"Reading {path.name}", lambda cancel: _as_job(load_dump, path),
+                        lambda dump: self._on_pending_read(path, dump))
 
-    def _on_pending_read(self, dump) -> None:
+    def _on_pending_read(self, path: Path, dump) -> None:
         """Say what the waiting golden dump is (its mode: FP32, FP16 simulation, NPU...)."""
-        if self.pending and self.pending[0] == dump.root and self.result is None:
-            self.sources.setText(f"Golden: <b>{html.escape(dump.root.name)}</b> — "
+        if self.pending == [path] and self.result is None:
+            self.sources.setText(f"Golden: <b>{html.escape(path.name)}</b> — "
                                  f"{html.escape(dump.describe())}<br>Open a second dump folder as the target "
                                  "to compare")
 
