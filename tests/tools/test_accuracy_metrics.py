@@ -149,3 +149,13 @@ def test_huge_finite_values_fall_back_to_float64():
     assert m.cosine == pytest.approx(1.0)
     assert m.max_rel_err == pytest.approx(0.001, rel=1e-3)
     assert m.reason == ""
+
+
+def test_cancel_stops_a_long_comparison():
+    from studio.errors import Cancelled
+    from studio.jobs import CancelToken
+
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        compare_arrays(np.ones(1000, np.float32), np.ones(1000, np.float32), chunk=10, cancel=token)

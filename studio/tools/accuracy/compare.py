@@ -177,7 +177,7 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
         # Mapped, not read: the metrics walk the files block by block, so a tensor larger
         # than memory is compared without being loaded whole.
         golden_data, target_data = g.load(row.golden, mmap=True), t.load(row.target, mmap=True)
-        row.metrics = compare_arrays(golden_data, target_data)
+        row.metrics = compare_arrays(golden_data, target_data, cancel=cancel)
         if golden_data.shape != target_data.shape and golden_data.size == target_data.size:
             row.metrics.reasons.append(f"shapes differ ({list(golden_data.shape)} vs "
                                        f"{list(target_data.shape)}); compared element by element")

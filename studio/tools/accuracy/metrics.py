@@ -97,8 +97,11 @@ class Metrics:
         return data
 
 
-def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK) -> Metrics:
-    """All metrics of ``target`` against ``golden`` (any shapes with the same element count)."""
+def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK, cancel=None) -> Metrics:
+    """All metrics of ``target`` against ``golden`` (any shapes with the same element count).
+
+    ``cancel``: a CancelToken checked every 64 blocks, so a huge tensor can be abandoned.
+    """
     y = np.ascontiguousarray(golden).reshape(-1)
     x = np.ascontiguousarray(target).reshape(-1)
     m = Metrics(size=int(y.size))
@@ -116,20 +119,20 @@ def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK) -
         m.reasons.append(f"cannot compare dtypes {y.dtype} and {x.dtype}")
         return m
     with np.errstate(all="ignore"):  # inf - inf and friends are handled below, not warned about
-        sums = _pass1(x, y, work, chunk)
+        sums = _pass1(x, y, work, chunk, cancel)
         if not all(math.isfinite(v) for v in sums.values()):
             if not (np.isfinite(x).all() and np.isfinite(y).all()):
                 # Some element is NaN or inf: compare the finite parts when both sides agree.
                 return _compare_nonfinite(x, y, m, chunk)
             # Finite data whose squares overflow float32 (|v| > 1.8e19): redo in float64.
             work = np.float64
-            sums = _pass1(x, y, work, chunk)
+            sums = _pass1(x, y, work, chunk, cancel)
     with np.errstate(all="ignore"):
         _finish(m, x, y, sums, work, chunk)
     return m
 
 
-def _pass1(x: np.ndarray, y: np.ndarray, work, chunk: int) -> dict[str, float]:
+def _pass1(x: np.ndarray, y: np.ndarray, work, chunk: int, cancel=None) -> dict[str, float]:
     """Every sum, min and max in one walk over cache-sized blocks.
 
     Within a block, sums are numpy's pairwise sums in the work dtype (relative error about
@@ -146,6 +149,8 @@ def _pass1(x: np.ndarray, y: np.ndarray, work, chunk: int) -> dict[str, float]:
     add, mul = np.add.reduce, np.multiply
     mx, my = _Moments(), _Moments()
     for start in range(0, n, chunk):
+        if cancel is not None and start % (chunk * 64) == 0:
+            cancel.raise_if_cancelled()
         stop = min(start + chunk, n)
         m = stop - start
         d, ay, t = db[:m], ab[:m], tb[:m]
