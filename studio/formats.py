@@ -303,10 +303,27 @@ def _sniff_pytorch_npu_dir(path: Path) -> bool:
 
 @folder_format("dump_dir", "Tensor dump folder", ACCURACY)
 def _sniff_dump_dir(path: Path) -> bool:
-    # One level is enough to tell: a dump folder holds .npy files or NPU dump files.
-    for index, child in enumerate(path.iterdir()):
-        if index > 200:
-            break
-        if child.suffix == ".npy" or _DUMP_NAME.match(child.name):
-            return True
+    # A dump folder holds .npy files or NPU dump files (or a `studio dump` manifest). NPU dumps
+    # nest them as {dump_path}/{time}/{device}/{model}/{model_id}/{index}/: look 6 levels deep,
+    # through at most a few hundred entries, so sniffing stays cheap.
+    if (path / "manifest.json").is_file():
+        return True
+    budget = 400
+    level = [path]
+    for _depth in range(7):
+        below = []
+        for folder in level:
+            try:
+                children = list(folder.iterdir())[:budget]
+            except OSError:
+                continue
+            budget -= len(children)
+            for child in children:
+                if child.suffix == ".npy" or _DUMP_NAME.match(child.name):
+                    return True
+                if child.is_dir():
+                    below.append(child)
+            if budget <= 0:
+                return False
+        level = below
     return False

@@ -7,6 +7,7 @@ tool is represented by a FileListPanel with its title and description.
 from __future__ import annotations
 
 from studio import formats
+from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.base import FileListPanel, Panel
 from studio.ui.panels.convert import ConvertPanel
 
@@ -24,9 +25,7 @@ def tool_panels() -> list[type[Panel]]:
         _file_list_panel(formats.PROFILER, "Profiler",
                          "Chrome and msprof timelines, PROF_* and ASCEND_PROFILER_OUTPUT folders, "
                          "msprof and PyTorch-NPU summary CSVs, ONNX Runtime profiles."),
-        _file_list_panel(formats.ACCURACY, "Accuracy",
-                         "Tensor dumps (.npy folders, NPU dump files), acl.json dump configurations "
-                         "and comparison results."),
+        AccuracyPanel,
         ConvertPanel,
         _hosts_panel(),
         _terminal_panel(),

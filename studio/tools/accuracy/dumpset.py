@@ -1,0 +1,180 @@
+"""One side of a comparison: the tensors of a dump, whatever wrote it.
+
+Three kinds of dump folder are read, each by its own module:
+
+* ``manifest.json`` + ``.npy`` files written by :mod:`studio.tools.accuracy.local_dump`;
+* folders of ``{op}.{output}.{timestamp}.npy`` files (framework-side dump scripts, msaccucmp's
+  converted NPU dumps ``{type}.{op}.{task}.{stream}.{ts}.{input|output}.{i}.npy``);
+* Ascend NPU dump files ``{op_type}.{op_name}.{task}.{stream}.{timestamp}`` (binary, any depth).
+
+Every reader returns a :class:`DumpSet`: a list of :class:`TensorEntry` in execution order,
+whose data is loaded on demand (a dump can be far larger than memory).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from studio.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "studio-dump"
+
+
+@dataclass
+class TensorEntry:
+    """One dumped tensor.
+
+    Attributes:
+        op_name: the op that produced (or, for ``kind == "input"``, consumed) it.
+        op_type: ONNX / NPU op type; ``"Input"`` for a network input.
+        index: output (or input) index on the op.
+        kind: ``"output"`` or ``"input"``.
+        order: execution order (0 = first).
+        tensor: the tensor's own name when known (ONNX value name), else ``op:output:i``.
+        shape, dtype: as stored (after NPU layouts were turned back into the original shape).
+        locator: how to load it again, relative to the dump root (``file.npy`` or ``file#output.0``).
+        original_ops: for NPU dumps, the original (framework) op names this fused op came from.
+    """
+
+    op_name: str
+    op_type: str
+    index: int
+    kind: str
+    order: int
+    tensor: str
+    shape: tuple[int, ...]
+    dtype: str
+    locator: str
+    original_ops: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """``op:output:0`` — msaccucmp's TensorIndex."""
+        return f"{self.op_name}:{self.kind}:{self.index}"
+
+
+@dataclass
+class DumpSet:
+    """The tensors of one dump, in execution order, with how to load each.
+
+    ``mode`` says what produced it: ``"fp32"`` (ONNX Runtime, as is), ``"fp16-sim"`` (FP16
+    simulation), ``"npu"`` (Ascend NPU dump), ``"npy"`` (a folder of .npy files, unknown origin).
+    """
+
+    root: Path
+    kind: str
+    mode: str
+    entries: list[TensorEntry]
+    model: str | None = None
+    inputs: list[str] = field(default_factory=list)
+    graph_outputs: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    def locate(self, entry: TensorEntry) -> str:
+        """The absolute locator of ``entry`` (see :func:`load_locator`)."""
+        return str(self.root / entry.locator)
+
+    def load(self, entry: TensorEntry, mmap: bool = False) -> np.ndarray:
+        """The data of ``entry``; ``mmap``: map .npy files so big tensors are read block by block."""
+        return load_locator(self.locate(entry), mmap=mmap)
+
+    def describe(self) -> str:
+        """One line: what this dump is."""
+        mode = MODE_LABELS.get(self.mode, self.mode)
+        model = f" of {Path(self.model).name}" if self.model else ""
+        return f"{mode}{model}: {len(self.entries)} tensors in {self.root}"
+
+
+MODE_LABELS = {
+    "fp32": "ONNX Runtime FP32 run",
+    "fp16-sim": "FP16 simulation (weights and every op output rounded through FP16)",
+    "npu": "Ascend NPU dump",
+    "npy": "NumPy dump folder",
+}
+
+
+def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
+    """Load a tensor by locator: ``/path/file.npy`` or ``/path/npu_dump_file#output.0``."""
+    if "#" in locator:
+        from studio.tools.accuracy import npu_dump
+
+        file, _, slot = locator.rpartition("#")
+        kind, _, index = slot.partition(".")
+        return npu_dump.load_tensor(Path(file), kind, int(index))
+    return load_npy(Path(locator), mmap=mmap)
+
+
+def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
+    """np.load with a UserError for missing or corrupt files (``mmap``: map it read-only)."""
+    import numpy as np
+
+    try:
+        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except FileNotFoundError as exc:
+        raise UserError("Dumped tensor file is missing", path,
+                        "The dump folder is incomplete; dump the model again.") from exc
+    except (ValueError, OSError, EOFError) as exc:
+        raise UserError(f"Not a readable .npy file ({exc})", path,
+                        "The file is truncated or corrupt; dump the model again.") from exc
+
+
+def load_dump(path: Path | str) -> DumpSet:
+    """Read any supported dump folder (or one NPU dump file) at ``path``."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError("Dump not found", path, "Check the path; give a dump folder or an NPU dump file.")
+    if path.is_file():
+        from studio.tools.accuracy import npu_dump
+
+        return npu_dump.read_dump_set(path)
+    if (path / MANIFEST).is_file():
+        return read_manifest(path)
+    from studio.tools.accuracy import npu_dump, npy_folder
+
+    if any(npu_dump.is_dump_name(p.name) for p in _walk_files(path, 400)):
+        return npu_dump.read_dump_set(path)
+    if any(p.suffix == ".npy" for p in path.iterdir()):
+        return npy_folder.read_npy_folder(path)
+    raise UserError("Folder holds no tensor dump", path,
+                    "Give a folder written by `studio dump`, a folder of {op}.{output}.{timestamp}.npy files, "
+                    "or a folder of Ascend NPU dump files.")
+
+
+def _walk_files(root: Path, limit: int):
+    for count, item in enumerate(root.rglob("*")):
+        if count > limit:
+            return
+        if item.is_file():
+            yield item
+
+
+def read_manifest(root: Path) -> DumpSet:
+    """Read a folder written by :func:`studio.tools.accuracy.local_dump.dump_model`."""
+    path = root / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"Dump manifest is not valid JSON ({exc})", path, "Dump the model again.") from exc
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        raise UserError("Not a Studio dump manifest (missing \"format\": \"studio-dump\")", path,
+                        "Dump the model again with `studio dump`.")
+    entries = []
+    try:
+        for i, t in enumerate(data["tensors"]):
+            entries.append(TensorEntry(op_name=t["op_name"], op_type=t["op_type"], index=int(t["output_index"]),
+                                       kind=t.get("kind", "output"), order=int(t.get("order", i)),
+                                       tensor=t["tensor"], shape=tuple(t["shape"]), dtype=t["dtype"],
+                                       locator=t["file"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
+                        "Dump the model again.") from exc
+    return DumpSet(root=root, kind="local", mode=data.get("mode", "fp32"), entries=entries,
+                   model=data.get("model"), inputs=list(data.get("inputs", {})),
+                   graph_outputs=list(data.get("outputs", [])), info=data)

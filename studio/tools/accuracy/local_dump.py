@@ -1,0 +1,169 @@
+"""Dump every intermediate tensor of an ONNX model run with ONNX Runtime.
+
+Every node output becomes a graph output and graph optimisations are disabled, so each tensor
+keeps its name (fusions would merge or rename them). The folder gets one ``.npy`` per tensor,
+named ``{op}.{output}.{timestamp}.npy`` like framework-side dump scripts (``/`` and ``.`` in op
+names become ``_``), plus ``manifest.json``: mode, model, the inputs used and, per tensor, op name,
+op type, output index, tensor name, shape, dtype and execution order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Generator
+from pathlib import Path
+
+import numpy as np
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
+
+INPUT_OP_TYPE = "Input"
+
+
+def safe_name(name: str) -> str:
+    """An op name usable in a file name (msaccucmp replaces ``/`` and ``.`` with ``_``)."""
+    return re.sub(r"[^A-Za-z0-9_\-]", "_", name) or "unnamed"
+
+
+def load_model(path: Path):
+    """onnx.load with a UserError that says what is wrong."""
+    import onnx
+
+    try:
+        return onnx.load(str(path))
+    except FileNotFoundError as exc:
+        raise UserError("Model not found", path, "Check the path.") from exc
+    except Exception as exc:  # noqa: BLE001 - protobuf raises many types on garbage
+        raise UserError(f"Not a readable ONNX model ({type(exc).__name__}: {exc})", path,
+                        "Give an .onnx file; OM models cannot run locally (dump them on the device).") from exc
+
+
+def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """Arrays for every graph input: the given ones, else seeded random data of the declared shape.
+
+    Dynamic dimensions cannot be guessed: a UserError names the input and the dimension.
+    """
+    from onnx import helper
+
+    initializers = {i.name for i in model.graph.initializer}
+    declared = [v for v in model.graph.input if v.name not in initializers]
+    unknown = set(given) - {v.name for v in declared}
+    if unknown:
+        raise UserError(f"The model has no input named {sorted(unknown)[0]!r}", path,
+                        f"Its inputs are: {', '.join(v.name for v in declared)}.")
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for value in declared:
+        tensor_type = value.type.tensor_type
+        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        if value.name in given:
+            feeds[value.name] = np.asarray(given[value.name]).astype(dtype, copy=False)
+            continue
+        shape = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                shape.append(dim.dim_value)
+            else:
+                label = dim.dim_param or "?"
+                raise UserError(f"Input {value.name!r} has a dynamic dimension {axis} ({label})", path,
+                                f"Give the data: --input {value.name}=FILE.npy")
+        if np.issubdtype(dtype, np.floating):
+            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            feeds[value.name] = rng.integers(0, 2, shape).astype(dtype)
+        else:
+            feeds[value.name] = rng.integers(0, 10, shape).astype(dtype)
+    return feeds
+
+
+def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
+               seed: int = 0, fp16_sim: bool = False, cancel: CancelToken | None = None
+               ) -> Generator[Progress, None, Path]:
+    """Run ``model_path`` once and write every tensor under ``out_dir``; returns ``out_dir``."""
+    import onnx
+
+    model_path, out_dir = Path(model_path), Path(out_dir)
+    yield Progress(None, f"loading {model_path.name}")
+    model = load_model(model_path)
+    for index, node in enumerate(model.graph.node):  # unnamed nodes get MSIT's OpType_index names
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+    feeds = make_inputs(model, model_path, inputs or {}, seed)
+    graph_outputs = [o.name for o in model.graph.output]
+    order = [(node, i, name) for node in model.graph.node for i, name in enumerate(node.output) if name]
+    run_model, unrounded = model, []
+    if fp16_sim:
+        from studio.tools.accuracy.fp16_sim import simulate_fp16
+
+        yield Progress(None, "rounding weights and op outputs through FP16")
+        run_model, unrounded = simulate_fp16(model)
+    wanted = [name for _, _, name in order]
+    existing = {o.name for o in run_model.graph.output}
+    run_model.graph.output.extend(onnx.ValueInfoProto(name=t) for t in wanted if t not in existing)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    yield Progress(0.2, f"running {model_path.name} with ONNX Runtime ({len(wanted)} tensors)")
+    results = _run(run_model, feeds, model_path)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = int(time.time() * 1e6)
+    tensors, input_info = [], {}
+    for name, array in feeds.items():
+        file = f"input_{safe_name(name)}.0.{stamp}.npy"
+        np.save(out_dir / file, array)
+        input_info[name] = {"file": file, "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
+        tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
+    for count, (node, index, name) in enumerate(order):
+        if count % 16 == 0:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield Progress(0.5 + 0.5 * count / max(1, len(order)), f"saving {name}")
+        array = results.get(name)
+        if array is None:
+            continue
+        file = f"{safe_name(node.name)}.{index}.{stamp}.npy"
+        np.save(out_dir / file, array)
+        tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
+    import onnxruntime
+
+    manifest = {"format": MANIFEST_FORMAT, "version": 1, "mode": "fp16-sim" if fp16_sim else "fp32",
+                "producer": f"onnxruntime {onnxruntime.__version__} (CPU, graph optimisations disabled)",
+                "model": str(model_path.resolve()), "seed": seed, "inputs": input_info,
+                "outputs": graph_outputs, "tensors": tensors}
+    if fp16_sim:
+        manifest["fp16_sim_unrounded"] = unrounded  # outputs of unknown type, left in FP32
+    tmp = out_dir / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    os.replace(tmp, out_dir / MANIFEST)  # the manifest appears last: a half-written dump has none
+    yield Progress(1.0, f"dumped {len(tensors)} tensors to {out_dir}")
+    return out_dir
+
+
+def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str) -> dict:
+    return {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
+            "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
+
+
+def _run(model, feeds: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    # Spinning worker threads keep cores busy after run() returns and slow numpy down (measured).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        values = session.run(names, feeds)
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
+        raise UserError(f"ONNX Runtime could not run the model: {exc}".splitlines()[0][:400], path,
+                        "Check the input shapes and types (--input NAME=FILE.npy) and that ONNX Runtime "
+                        "supports every op of the model.") from exc
+    return dict(zip(names, values))

@@ -1,0 +1,170 @@
+"""The comparison CSV: msaccucmp's columns, plus what Studio needs to open the result again.
+
+Columns, in msaccucmp's order (``NPUDump`` = target op, ``GroundTruth`` = golden op, ``*`` marks
+a one-side-only op, the two ``DataType`` columns are target then golden)::
+
+    Index, OpType, NPUDump, DataType, GroundTruth, DataType, TensorIndex, Shape, OverFlow,
+    CosineSimilarity, MaxAbsoluteError, AccumulatedRelativeError, RelativeEuclideanDistance,
+    KullbackLeiblerDivergence, StandardDeviation, MeanAbsoluteError, RootMeanSquareError,
+    MaxRelativeError, MeanRelativeError, CompareFailReason, IsNpuOps, IsOutputNode, IsPrecisionError
+
+then Studio's: ``GoldenShape, Status, IsInput, GoldenFile, TargetFile, GoldenMode, TargetMode``
+(files are absolute tensor locators, so a drill-down works from the CSV alone).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.tools.accuracy.advisor import advise
+from studio.tools.accuracy.dumpset import TensorEntry
+from studio.tools.accuracy.metrics import Metrics, Thresholds
+
+COLUMNS = ["Index", "OpType", "NPUDump", "DataType", "GroundTruth", "DataType", "TensorIndex", "Shape",
+           "OverFlow", "CosineSimilarity", "MaxAbsoluteError", "AccumulatedRelativeError",
+           "RelativeEuclideanDistance", "KullbackLeiblerDivergence", "StandardDeviation",
+           "MeanAbsoluteError", "RootMeanSquareError", "MaxRelativeError", "MeanRelativeError",
+           "CompareFailReason", "IsNpuOps", "IsOutputNode", "IsPrecisionError",
+           "GoldenShape", "Status", "IsInput", "GoldenFile", "TargetFile", "GoldenMode", "TargetMode"]
+_METRIC_COLUMNS = {"CosineSimilarity": "cosine", "MaxAbsoluteError": "max_abs_err",
+                   "AccumulatedRelativeError": "acc_rel_err", "RelativeEuclideanDistance": "rel_euclidean",
+                   "KullbackLeiblerDivergence": "kl_div", "MeanAbsoluteError": "mean_abs_err",
+                   "RootMeanSquareError": "rmse", "MaxRelativeError": "max_rel_err",
+                   "MeanRelativeError": "mean_rel_err"}
+
+
+def _num(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return repr(float(value)) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+
+
+def write_csv(result, path: Path) -> Path:
+    """Write ``result`` (a CompareResult) to ``path``."""
+    from studio.tools.accuracy.advisor import _overflows
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fp16 = result.target_mode in ("fp16-sim", "npu")
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(COLUMNS)
+        for r in result.rows:
+            m, g, t = r.metrics, r.golden, r.target
+            cells = [r.index, r.op_type, t.op_name if t else "*", t.dtype if t else "",
+                     g.op_name if g else "*", g.dtype if g else "", (t or g).label,
+                     _shape(t.shape) if t else "", ("YES" if _overflows(r, fp16) else "NO") if m else "NaN"]
+            for column in COLUMNS[9:19]:
+                if column == "StandardDeviation":
+                    cells.append(f"({m.target_mean:.3f};{m.target_std:.3f}),({m.golden_mean:.3f};{m.golden_std:.3f})"
+                                 if m else "")
+                else:
+                    cells.append(_num(getattr(m, _METRIC_COLUMNS[column])) if m else "")
+            cells += [m.reason if m else r.note, "YES" if g is None else "NO", "YES" if r.is_output else "NO",
+                      ("YES" if r.violations else "NO") if m else "NaN",
+                      _shape(g.shape) if g else "", r.status, "YES" if r.is_input else "NO",
+                      r.golden_file, r.target_file, result.golden_mode, result.target_mode]
+            out.writerow(cells)
+    tmp.replace(path)  # readers never see a half-written table
+    return path
+
+
+def _shape(shape) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in re.findall(r"\d+", text))
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def read_csv(path: Path | str, thresholds: Thresholds | None = None):
+    """Read a comparison CSV written by :func:`write_csv` (or msaccucmp) back into a CompareResult."""
+    from studio.tools.accuracy.compare import CompareResult, Row
+
+    path = Path(path)
+    thresholds = thresholds or Thresholds()
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            table = list(csv.reader(handle))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"Cannot read the comparison CSV ({exc})", path, "Check the file.") from exc
+    if not table or "CosineSimilarity" not in table[0]:
+        raise UserError("Not a comparison CSV (no CosineSimilarity column)", path,
+                        "Open a CSV written by `studio compare -o` or msaccucmp.")
+    header = table[0]
+    col = {}
+    for i, name in enumerate(header):  # the second DataType is the golden one
+        col.setdefault(name if name not in col else f"{name}2", i)
+    rows, modes = [], ("", "")
+
+    def cell(cells, name, default=""):
+        i = col.get(name)
+        return cells[i] if i is not None and i < len(cells) else default
+
+    for line, cells in enumerate(table[1:], start=2):
+        if not cells:
+            continue
+        try:
+            index = int(cell(cells, "Index", str(len(rows))))
+        except ValueError as exc:
+            raise UserError(f"Index is not a number: {cell(cells, 'Index')!r}", f"{path}, line {line}",
+                            "The CSV is damaged; export it again.") from exc
+        target_op, golden_op = cell(cells, "NPUDump"), cell(cells, "GroundTruth")
+        op_type = cell(cells, "OpType")
+        t = None if target_op in ("*", "") else TensorEntry(
+            target_op, op_type, 0, "output", index, target_op, _parse_shape(cell(cells, "Shape")),
+            cell(cells, "DataType"), cell(cells, "TargetFile"))
+        g = None if golden_op in ("*", "") else TensorEntry(
+            golden_op.split(",")[-1], op_type, 0, "output", index, golden_op,
+            _parse_shape(cell(cells, "GoldenShape") or cell(cells, "Shape")), cell(cells, "DataType2"),
+            cell(cells, "GoldenFile"))
+        status = cell(cells, "Status")
+        m = None
+        if t is not None and g is not None and cell(cells, "CosineSimilarity") != "":
+            m = Metrics(size=0)
+            for column, attr in _METRIC_COLUMNS.items():
+                setattr(m, attr, _float(cell(cells, column, "nan")))
+            stats = re.findall(r"\(([-\d.naif]+);([-\d.naif]+)\)", cell(cells, "StandardDeviation"))
+            if len(stats) == 2:
+                (m.target_mean, m.target_std), (m.golden_mean, m.golden_std) = (
+                    tuple(_float(v) for v in pair) for pair in stats)
+            if cell(cells, "OverFlow") == "YES":
+                m.target_nonfinite = 1
+            reason = cell(cells, "CompareFailReason")
+            m.reasons = [reason] if reason else []
+        row = Row(index=index, name=(t or g).op_name if (t or g) else f"row {index}", op_type=op_type,
+                  golden=g, target=t, how=status if m is None else "name",
+                  note=cell(cells, "CompareFailReason") if m is None else "", metrics=m,
+                  is_input=cell(cells, "IsInput") == "YES", is_output=cell(cells, "IsOutputNode") == "YES",
+                  golden_file=cell(cells, "GoldenFile"), target_file=cell(cells, "TargetFile"))
+        if m is not None:
+            row.violations = thresholds.violations(m)
+        rows.append(row)
+        modes = (cell(cells, "GoldenMode"), cell(cells, "TargetMode"))
+    golden_root = str(Path(rows[0].golden_file).parent) if rows and rows[0].golden_file else str(path)
+    target_root = str(Path(rows[0].target_file).parent) if rows and rows[0].target_file else str(path)
+    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in ("fp16-sim", "npu"))
+    return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
+                         golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
+                         model=_model_of(target_root), golden_model=_model_of(golden_root))
+
+
+def _model_of(root: str) -> str | None:
+    """The model a Studio dump folder was made from (its manifest says), if it is still there."""
+    import json
+
+    try:
+        return json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8")).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None

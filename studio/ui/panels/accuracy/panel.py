@@ -1,0 +1,419 @@
+"""The accuracy panel: advisor findings, the per-op table, a metric scatter and a drill-down.
+
+Opens comparison CSVs, dump folders (two make a comparison), NPU dump files and acl.json dump
+configurations. Every read, dump, comparison and drill-down runs as a job; the GUI thread only
+draws what the jobs return.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.formats import Detected
+from studio.tools.accuracy.advisor import CONSISTENT, OVERFLOW, PROBLEM
+from studio.tools.accuracy.dumpset import MODE_LABELS
+from studio.ui.links import Overlay
+from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel
+from studio.ui.panels.base import Panel
+
+if TYPE_CHECKING:  # the engine (numpy) is imported by the jobs, not when the window opens
+    from studio.tools.accuracy.compare import CompareResult
+
+_FINDING_COLOURS = {OVERFLOW: "#d73a49", PROBLEM: "#d73a49", CONSISTENT: "#2ea043"}
+_EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders (golden first, then target): "
+          "folders written by `studio dump`, .npy dump folders or Ascend NPU dumps.\n"
+          "From the command line: studio dump MODEL -o DIR [--fp16-sim], then studio compare GOLDEN TARGET -o result.csv")
+
+
+class AccuracyPanel(Panel):
+    """Compare two runs op by op and find the first op that goes wrong."""
+
+    NAME = "accuracy"
+    TITLE = "Accuracy"
+
+    def __init__(self, runner, parent=None, links=None):
+        super().__init__(runner, parent, links)
+        self.result: CompareResult | None = None
+        self.pending: list[Path] = []          # dump folders waiting for a partner
+        self.last_pair: tuple[Path, Path] | None = None  # the dumps of the comparison shown
+        self._drill_handle = None
+        self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
+        self._build()
+        self.links.compare_models.connect(self._on_compare_models)
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        self.sources = QLabel(self)
+        self.sources.setWordWrap(True)
+        self.sources.setTextFormat(Qt.TextFormat.RichText)
+        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button.clicked.connect(lambda: self.export_csv())
+        self.graph_button = QPushButton("Show in graph", self)
+        self.graph_button.setToolTip("Select the op in the graph panel and colour every op by its cosine similarity")
+        self.graph_button.clicked.connect(self.show_in_graph)
+        self.clear_button = QPushButton("Clear", self)
+        self.clear_button.clicked.connect(self.clear)
+        self.dumps_button = QPushButton("Compare dumps…", self)
+        self.dumps_button.setToolTip("Pick the golden dump folder, then the target dump folder")
+        self.dumps_button.clicked.connect(self._on_pick_dumps)
+        self.mapping_button = QPushButton("Mapping…", self)
+        self.mapping_button.setToolTip('Compare again through a fused-op mapping: the converter\'s report '
+                                       '("node_mapping") or {"converted op": ["original op", ...]}')
+        self.mapping_button.clicked.connect(self._on_pick_mapping)
+        bar = QHBoxLayout()
+        bar.addWidget(self.sources, 1)
+        for button in (self.dumps_button, self.mapping_button, self.graph_button, self.export_button,
+                       self.clear_button):
+            bar.addWidget(button)
+        self.findings = QLabel(self)
+        self.findings.setWordWrap(True)
+        self.findings.setTextFormat(Qt.TextFormat.RichText)
+        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.findings.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.findings.setContentsMargins(6, 4, 6, 4)
+        self.empty = QLabel(_EMPTY, self)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.empty.setContentsMargins(8, 8, 8, 8)
+        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setPlaceholderText("Filter ops by name or type…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.status_filter = QComboBox(self)
+        self.status_filter.addItems(["all", "fail", "pass", "one side"])
+        self.model = RowsModel(self)
+        self.proxy = RowsFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.filter_edit.textChanged.connect(self.proxy.set_text)
+        self.status_filter.currentTextChanged.connect(self.proxy.set_status)
+        self.table = QTableView(self)
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # op paths differ at their end
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in ((0, 44), (1, 230), (2, 140), (3, 215)):
+            self.table.setColumnWidth(column, width)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter_edit, 1)
+        filters.addWidget(QLabel("Show:", self))
+        filters.addWidget(self.status_filter)
+        table_box = QWidget(self)
+        table_layout = QVBoxLayout(table_box)
+        table_layout.setContentsMargins(0, 0, 0, 0)
+        table_layout.addLayout(filters)
+        table_layout.addWidget(self.table, 1)
+        self.tabs = QTabWidget(self)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.addWidget(table_box)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.findings)
+        layout.addWidget(self.empty, 1)
+        layout.addWidget(self.splitter, 1)
+        self._show_state()
+
+    def _ensure_plots(self) -> None:
+        if self.scatter is not None:
+            return
+        from studio.ui.panels.accuracy.plots import DrilldownView, MetricScatter  # pyqtgraph: on first use
+
+        self.scatter = MetricScatter(self)
+        self.scatter.row_clicked.connect(self.select_row)
+        self.drilldown = DrilldownView(self)
+        self.tabs.addTab(self.scatter, "Scatter by op")
+        self.tabs.addTab(self.drilldown, "Drill-down")
+
+    def _show_state(self) -> None:
+        has = self.result is not None
+        self.splitter.setVisible(has)
+        self.empty.setVisible(not has)
+        self.export_button.setEnabled(has)
+        self.graph_button.setEnabled(has)
+        self.mapping_button.setEnabled(has and self.last_pair is not None)
+        self.findings.setVisible(bool(self.findings.text()))
+        if not has and not self.pending:
+            self.sources.setText("<b>Accuracy</b> — compare two runs op by op")
+        elif not has:
+            self.sources.setText(f"Golden: <b>{html.escape(self.pending[0].name)}</b> — open a second dump "
+                                 "folder as the target to compare")
+            self.sources.setToolTip(str(self.pending[0]))
+
+    # ------------------------------------------------------------------ opening
+    def open_file(self, detected: Detected) -> None:
+        fmt, path = detected.format.id, detected.path
+        if fmt == "compare_csv":
+            from studio.tools.accuracy.report_csv import read_csv
+
+            self._start("Reading " + path.name, lambda cancel: _as_job(read_csv, path), self.set_result)
+        elif fmt in ("dump_dir", "npu_dump"):
+            self.add_dump(path)
+        elif fmt == "acl_json":
+            from studio.tools.accuracy.acl_config import read_acl_config
+
+            self._start("Reading " + path.name, lambda cancel: _as_job(read_acl_config, path), self._on_acl_config)
+        else:  # a single .npy: its folder is what can be compared
+            self.status.emit(f"{path.name}: open its folder (a dump) to compare it with another run")
+            self.add_dump(path.parent)
+
+    def add_dump(self, path: Path) -> None:
+        """Queue a dump as golden; the second one becomes the target and starts the comparison."""
+        self.pending = [p for p in self.pending if p != path] + [path]
+        if len(self.pending) >= 2:
+            golden, target = self.pending[-2:]
+            self.pending = []
+            self.compare(golden, target)
+        else:
+            self.result = None
+            self.model.set_result(None)
+            self.findings.setText("")
+            self._show_state()
+            from studio.tools.accuracy.dumpset import load_dump
+
+            self._start(f"Reading {path.name}", lambda cancel: _as_job(load_dump, path),
+                        lambda dump: self._on_pending_read(path, dump))
+
+    def _on_pending_read(self, path: Path, dump) -> None:
+        """Say what the waiting golden dump is (its mode: FP32, FP16 simulation, NPU...)."""
+        if self.pending == [path] and self.result is None:
+            self.sources.setText(f"Golden: <b>{html.escape(path.name)}</b> — "
+                                 f"{html.escape(dump.describe())}<br>Open a second dump folder as the target "
+                                 "to compare")
+
+    def compare(self, golden: Path, target: Path, mapping: dict | None = None) -> None:
+        """Compare two dumps as a job and show the result."""
+        from studio.tools.accuracy.compare import compare_dumps
+
+        pair = (Path(golden), Path(target))
+        self._start(f"Comparing {pair[0].name} with {pair[1].name}",
+                    lambda cancel: compare_dumps(pair[0], pair[1], mapping=mapping, cancel=cancel),
+                    lambda result: self._on_compared(result, pair))
+
+    def compare_with_mapping(self, mapping_file: Path) -> None:
+        """Compare the shown dumps again through a mapping file (read in the job)."""
+        if self.last_pair is None:
+            return
+        from studio.tools.accuracy.compare import compare_dumps
+        from studio.tools.accuracy.matching import load_mapping
+
+        golden, target = self.last_pair
+
+        def job(cancel):
+            mapping = load_mapping(mapping_file)
+            return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))
+
+        self._start(f"Comparing {target.name} with {golden.name} through {Path(mapping_file).name}", job,
+                    lambda result: self._on_compared(result, (golden, target)))
+
+    def _on_compared(self, result, pair: tuple[Path, Path]) -> None:
+        self.set_result(result, pair)
+
+    def _on_pick_dumps(self) -> None:
+        golden = QFileDialog.getExistingDirectory(self, "Golden dump folder (e.g. the FP32 run)")
+        if not golden:
+            return
+        target = QFileDialog.getExistingDirectory(self, "Target dump folder (FP16, NPU, converted model)",
+                                                  str(Path(golden).parent))
+        if target:
+            self.compare(Path(golden), Path(target))
+
+    def _on_pick_mapping(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Fused-op mapping", "", "JSON (*.json)")
+        if name:
+            self.compare_with_mapping(Path(name))
+
+    def _on_compare_models(self, golden_model, target_model) -> None:
+        """The converter's "compare against original": dump both with the same seeded inputs, compare."""
+        golden_model, target_model = Path(golden_model), Path(target_model)
+        from studio.paths import cache_dir
+
+        key = hashlib.sha1(f"{golden_model.resolve()}|{target_model.resolve()}".encode()).hexdigest()[:10]
+        folder = cache_dir() / "accuracy" / f"{target_model.stem}-{key}"
+        self.links.focus.emit(self.NAME)
+        self._start(f"Comparing {target_model.name} with {golden_model.name}",
+                    lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel),
+                    lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
+
+    def _start(self, title: str, make_job, on_done) -> None:
+        handle = self.runner.start(title, make_job, key=f"accuracy:{title}")
+        handle.finished.connect(on_done)
+        handle.failed.connect(lambda exc, _tb: self.status.emit(f"{title} failed: {exc}"))
+        self.status.emit(title + "…")
+
+    def _on_acl_config(self, config) -> None:
+        self.findings.setText(f"<b>acl.json</b> {html.escape(str(config.path))}<pre>{html.escape(config.describe())}</pre>"
+                              "When the dump is done, open its folder here (or run `studio compare`).")
+        self._show_state()
+
+    # ------------------------------------------------------------------ result
+    def set_result(self, result: CompareResult, pair: tuple[Path, Path] | None = None) -> None:
+        """Show a comparison: findings, table, scatter. ``pair``: the dump folders it came from."""
+        self._ensure_plots()
+        self.result = result
+        if pair is None:  # e.g. read from a CSV: its rows name the dump folders
+            golden, target = Path(result.golden), Path(result.target)
+            pair = (golden, target) if golden.is_dir() and target.is_dir() else None
+        self.last_pair = pair
+        self.model.set_result(result)
+        self.scatter.set_result(result)
+        self.drilldown.clear("Select a compared row (table or scatter) to see its tensors.")
+        g_mode = MODE_LABELS.get(result.golden_mode, result.golden_mode)
+        t_mode = MODE_LABELS.get(result.target_mode, result.target_mode)
+        self.sources.setText(f"Golden: <b>{html.escape(Path(result.golden).name)}</b> <i>({html.escape(g_mode)})</i>"
+                             f" &nbsp;vs&nbsp; Target: <b>{html.escape(Path(result.target).name)}</b> "
+                             f"<i>({html.escape(t_mode)})</i><br>{html.escape(result.summary())}")
+        self.sources.setToolTip(f"golden: {result.golden}\ntarget: {result.target}")
+        parts = []
+        for f in result.findings:
+            colour = _FINDING_COLOURS.get(f.type, "#d29922")
+            parts.append(f"<div><span style='color:{colour}'>●</span> {html.escape(f.message)}"
+                         f"<br><span style='color:gray'>{html.escape(f.advice)}</span></div>")
+        self.findings.setText("".join(parts))
+        self._show_state()
+        self.status.emit(f"Accuracy: {result.summary()}")
+        first = next((f.row for f in result.findings if f.row is not None), None)
+        if first is not None:
+            self.select_row(first)
+
+    def clear(self) -> None:
+        self.result, self.pending, self.last_pair = None, [], None
+        self.model.set_result(None)
+        self.findings.setText("")
+        if self.scatter is not None:
+            self.scatter.set_result(None)
+            self.drilldown.clear("")
+        self._show_state()
+
+    # ------------------------------------------------------------------ selection and drill-down
+    def select_row(self, row_index: int) -> None:
+        """Select the row with this index in the table (clearing a filter that hides it)."""
+        source = next((i for i, r in enumerate(self.model.rows) if r.index == row_index), None)
+        if source is None:
+            return
+        proxy_index = self.proxy.mapFromSource(self.model.index(source, 0))
+        if not proxy_index.isValid():
+            self.filter_edit.clear()
+            self.status_filter.setCurrentText("all")
+            proxy_index = self.proxy.mapFromSource(self.model.index(source, 0))
+        self.table.selectionModel().setCurrentIndex(
+            proxy_index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(proxy_index)
+
+    @property
+    def selected_row(self):
+        index = self.table.selectionModel().currentIndex()
+        return index.data(ROW_ROLE) if index.isValid() else None
+
+    def _on_current_row(self, current, _previous) -> None:
+        row = current.data(ROW_ROLE) if current.isValid() else None
+        if row is None or self.scatter is None:
+            return
+        self.scatter.select(row.index)
+        if row.golden_file and row.target_file:
+            from studio.tools.accuracy.drilldown import compute_drilldown
+
+            if self._drill_handle is not None:
+                self._drill_handle.cancel()
+            self.drilldown.clear(f"Loading {row.name}…")
+            self._drill_handle = self.runner.start(
+                f"Drill-down {row.name}",
+                lambda cancel, r=row: compute_drilldown(r.name, r.golden_file, r.target_file, cancel=cancel))
+            self._drill_handle.finished.connect(self.drilldown.show_drilldown)
+            self._drill_handle.failed.connect(lambda exc, _tb: self.drilldown.clear(f"Cannot load {row.name}: {exc}"))
+        else:
+            self.drilldown.clear(f"{row.name}: {row.status} — only one side has this tensor"
+                                 + (f" ({row.note})" if row.note else ""))
+
+    # ------------------------------------------------------------------ actions
+    def export_csv(self, path: Path | None = None) -> None:
+        """Write the comparison as msaccucmp-style CSV (asks where when no path is given)."""
+        if self.result is None:
+            return
+        if path is None:
+            name, _ = QFileDialog.getSaveFileName(self, "Export comparison", "comparison.csv", "CSV (*.csv)")
+            if not name:
+                return
+            path = Path(name)
+        result = self.result
+        self._start(f"Exporting {Path(path).name}", lambda cancel: _as_job(result.write_csv, path),
+                    lambda written: self.status.emit(f"Wrote {written}"))
+
+    def show_in_graph(self) -> None:
+        """Select the current op in the graph panel and colour all ops by cosine similarity.
+
+        Names are those of the side whose model is known (the target's first: the converted
+        model; else the golden one, e.g. for an NPU dump against an ONNX run).
+        """
+        if self.result is None:
+            return
+        r = self.result
+        side = "target" if r.model else "golden"
+        model = Path(r.model) if r.model else (Path(r.golden_model) if r.golden_model else None)
+        values = {}
+        for row in r.compared:
+            entry = row.target if side == "target" else row.golden
+            if row.metrics.cosine == row.metrics.cosine:  # skip NaN
+                values[entry.op_name] = float(row.metrics.cosine)
+        self.links.overlay.emit(Overlay("Cosine similarity", values, [r.thresholds.cosine],
+                                        higher_is_better=True, model=model))
+        row = self.selected_row or next((x for x in r.rows if x.passed is False), None)
+        if row is not None:
+            entry = (row.target if side == "target" else row.golden) or row.target or row.golden
+            own_side = entry is (row.target if side == "target" else row.golden)
+            # A one-side-only op of the other side is not in this model: let the graph panel
+            # look it up in the model on screen.
+            self.links.show_node.emit(model if own_side else None, entry.op_name)
+        self.links.focus.emit("graph")
+
+
+def _as_job(func, *args):
+    """Run a plain function as a one-step job."""
+    yield from ()
+    return func(*args)
+
+
+def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel):
+    """Dump both models with the same seeded inputs, compare through the converter's report if any."""
+    from studio.tools.accuracy.compare import compare_dumps
+    from studio.tools.accuracy.local_dump import dump_model
+    from studio.tools.accuracy.matching import find_converter_report, load_mapping
+
+    golden = yield from dump_model(golden_model, folder / "golden", seed=0, cancel=cancel)
+    target = yield from dump_model(target_model, folder / "target", seed=0, cancel=cancel)
+    report = find_converter_report(target_model)
+    mapping = load_mapping(report) if report else None
+    return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))

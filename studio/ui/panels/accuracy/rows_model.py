@@ -1,0 +1,165 @@
+"""The comparison table: one row per tensor pair, every metric, pass/fail colours, filter and sort."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QBrush, QColor
+
+if TYPE_CHECKING:
+    from studio.tools.accuracy.compare import CompareResult, Row
+
+COLUMNS = [("#", "index"), ("Op", "name"), ("Type", "op_type"), ("Status", "status"),
+           ("Cosine", "cosine"), ("Max abs", "max_abs_err"), ("Mean abs", "mean_abs_err"), ("RMSE", "rmse"),
+           ("Max rel", "max_rel_err"), ("Mean rel", "mean_rel_err"), ("Acc rel", "acc_rel_err"),
+           ("Rel. Euclid", "rel_euclidean"), ("KL", "kl_div"), ("Mean g / t", "means"), ("Std g / t", "stds"),
+           ("Golden shape", "golden_shape"), ("Target shape", "target_shape"),
+           ("Golden dtype", "golden_dtype"), ("Target dtype", "target_dtype"), ("Reason / note", "reason")]
+METRIC_COLUMNS = {key: i for i, (_, key) in enumerate(COLUMNS)}
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_SHORT = {"cosine": "cos", "rel_euclidean": "RED", "kl_div": "KL", "rmse": "RMSE", "mean_rel_err": "MRE"}
+PASS_BG, FAIL_BG = QColor(46, 160, 67, 40), QColor(218, 54, 51, 60)
+ONE_SIDE_FG = QColor(128, 128, 128)
+
+
+def _fmt(value: float) -> str:
+    if value is None:
+        return ""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    return f"{value:.6f}" if 1e-3 <= abs(value) < 1e4 else f"{value:.3e}"
+
+
+class RowsModel(QAbstractTableModel):
+    """Rows of a CompareResult for a QTableView."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[Row] = []
+
+    def set_result(self, result: CompareResult | None) -> None:
+        self.beginResetModel()
+        self.rows = list(result.rows) if result is not None else []
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][0]
+        return None
+
+    def _value(self, row: Row, key: str):
+        m, g, t = row.metrics, row.golden, row.target
+        if key == "index":
+            return row.index
+        if key in ("name", "op_type"):
+            return getattr(row, key)
+        if key == "status":
+            return row.status + (": " + ", ".join(_SHORT.get(v, v) for v in row.violations) if row.violations else "")
+        if key == "golden_shape":
+            return str(list(g.shape)) if g else ""
+        if key == "target_shape":
+            return str(list(t.shape)) if t else ""
+        if key == "golden_dtype":
+            return g.dtype if g else ""
+        if key == "target_dtype":
+            return t.dtype if t else ""
+        if key == "reason":
+            return (m.reason if m else "") or row.note
+        if m is None:
+            return None
+        if key == "means":
+            return f"{_fmt(m.golden_mean)} / {_fmt(m.target_mean)}"
+        if key == "stds":
+            return f"{_fmt(m.golden_std)} / {_fmt(m.target_std)}"
+        return getattr(m, key)
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        key = COLUMNS[index.column()][1]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self._value(row, key)
+            return _fmt(value) if isinstance(value, float) else ("" if value is None else str(value))
+        if role == Qt.ItemDataRole.ToolTipRole:  # long names are never cut without a way to read them
+            g, t = row.golden, row.target
+            return "\n".join(filter(None, [
+                f"{row.name} ({row.op_type})", f"golden: {g.label} {list(g.shape)} {g.dtype}" if g else "golden: —",
+                f"target: {t.label} {list(t.shape)} {t.dtype}" if t else "target: —",
+                f"matched by {row.how}" if g and t else row.status,
+                f"fails: {', '.join(row.violations)}" if row.violations else "", row.note,
+                row.metrics.reason if row.metrics else ""]))
+        if role == SORT_ROLE:
+            value = self._value(row, key)
+            if isinstance(value, float) and math.isnan(value):
+                return -math.inf
+            return value if value is not None else -math.inf
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.BackgroundRole and row.metrics is not None:
+            return QBrush(FAIL_BG if row.violations else PASS_BG)
+        if role == Qt.ItemDataRole.ForegroundRole and row.metrics is None:
+            return QBrush(ONE_SIDE_FG)
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(self._value(row, key), (int, float)):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class RowsFilter(QSortFilterProxyModel):
+    """Filter by text (op name or type) and by status; sort numerically."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self._text = ""
+        self._status = "all"
+
+    def set_text(self, text: str) -> None:
+        self._change_filter("_text", text.strip().lower())
+
+    def set_status(self, status: str) -> None:
+        """``all``, ``fail``, ``pass`` or ``one side``."""
+        self._change_filter("_status", status)
+
+    def _change_filter(self, attr: str, value: str) -> None:
+        # Qt 6.10 replaced invalidateFilter() with a begin/end pair around the change.
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            setattr(self, attr, value)
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            setattr(self, attr, value)
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex) -> bool:  # Qt override
+        row = self.sourceModel().rows[source_row]
+        if self._text and self._text not in row.name.lower() and self._text not in row.op_type.lower():
+            return False
+        if self._status == "fail":
+            return row.passed is False
+        if self._status == "pass":
+            return row.passed is True
+        if self._status == "one side":
+            return row.passed is None
+        return True
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # Qt override
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)

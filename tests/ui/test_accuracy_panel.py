@@ -1,0 +1,173 @@
+"""The accuracy panel: findings, table, filter and sort, scatter click, drill-down, show in graph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+
+from accuracy_helpers import chain_model  # noqa: E402
+
+from studio import formats  # noqa: E402
+from studio.jobs import run_job  # noqa: E402
+from studio.tools.accuracy.compare import compare_dumps  # noqa: E402
+from studio.tools.accuracy.local_dump import dump_model  # noqa: E402
+from studio.ui.jobs import JobRunner  # noqa: E402
+from studio.ui.panels.accuracy import AccuracyPanel  # noqa: E402
+
+
+@pytest.fixture
+def dumps(tmp_path):
+    golden = run_job(dump_model(chain_model(tmp_path / "g.onnx"), tmp_path / "golden"))
+    target = run_job(dump_model(chain_model(tmp_path / "t.onnx", bias_error=(1, 3.0)), tmp_path / "target"))
+    return golden, target
+
+
+@pytest.fixture
+def panel(qtbot):
+    runner = JobRunner()
+    widget = AccuracyPanel(runner)
+    qtbot.addWidget(widget)
+    widget.resize(1100, 800)
+    widget.show()
+    yield widget
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+
+
+def test_empty_state_says_what_to_do(panel):
+    assert panel.empty.isVisible() and "Open a comparison CSV" in panel.empty.text()
+    assert not panel.export_button.isEnabled()
+
+
+def test_two_dump_folders_make_a_comparison_with_table_scatter_and_drilldown(qtbot, panel, dumps):
+    golden, target = dumps
+    panel.open_file(formats.detect(golden))
+    assert "open a second dump" in panel.sources.text()
+    qtbot.waitUntil(lambda: "ONNX Runtime FP32 run" in panel.sources.text())
+    panel.open_file(formats.detect(target))
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    assert panel.splitter.isVisible() and not panel.empty.isVisible()
+    assert "Problem node" in panel.findings.text() and "block1/add" in panel.findings.text()
+    assert panel.model.rowCount() == len(panel.result.rows) == panel.proxy.rowCount()
+    # The advisor's op is selected first.
+    qtbot.waitUntil(lambda: panel.selected_row is not None and panel.selected_row.name == "block1/add")
+
+    # Filter: failing rows only, then by name.
+    panel.status_filter.setCurrentText("fail")
+    failing = [r for r in panel.result.rows if r.passed is False]
+    assert panel.proxy.rowCount() == len(failing) > 0
+    panel.filter_edit.setText("relu")
+    assert all("relu" in panel.proxy.index(i, 1).data() for i in range(panel.proxy.rowCount()))
+    panel.filter_edit.clear()
+    panel.status_filter.setCurrentText("all")
+    # Sort by cosine ascending: the worst row first.
+    panel.table.sortByColumn(4, Qt.SortOrder.AscendingOrder)
+    worst = min(panel.result.compared, key=lambda r: r.metrics.cosine)
+    assert panel.proxy.index(0, 1).data() == worst.name
+    panel.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+
+    # Click a point in the scatter: its row gets selected.
+    panel.tabs.setCurrentWidget(panel.scatter)
+    qtbot.wait(50)
+    target_row = next(r for r in panel.result.compared if r.name == "block0/relu")
+    x, y = panel.scatter.point_of(target_row.index)
+    view = panel.scatter.plot
+    scene_pos = view.plotItem.vb.mapViewToScene(QPointF(x, y))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(scene_pos))
+    qtbot.waitUntil(lambda: panel.selected_row is not None and panel.selected_row.name == "block0/relu")
+
+    # The drill-down of the selected row: histograms, worst elements, heat map.
+    qtbot.waitUntil(lambda: panel.drilldown.current is not None and panel.drilldown.current.name == "block0/relu",
+                    timeout=10000)
+    data = panel.drilldown.current
+    assert data.golden_hist.sum() == data.target_hist.sum() == 4 * 8 * 8
+    assert panel.drilldown.worst.rowCount() == 20
+    assert data.heat is not None and data.heat.shape == (8, 8)
+    worst_abs = float(panel.drilldown.worst.item(0, 3).text())
+    assert worst_abs == pytest.approx(target_row.metrics.max_abs_err, rel=1e-5)
+
+
+def test_show_in_graph_emits_node_and_cosine_overlay(qtbot, panel, dumps, tmp_path):
+    result = run_job(compare_dumps(*dumps))
+    csv_path = result.write_csv(tmp_path / "r.csv")
+    panel.open_file(formats.detect(csv_path))
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    nodes, overlays = [], []
+    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
+    panel.links.overlay.connect(overlays.append)
+    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block1/add"))
+    panel.show_in_graph()
+    assert nodes == [(tmp_path / "t.onnx", "block1/add")]
+    overlay = overlays[0]
+    assert overlay.higher_is_better and overlay.thresholds == [0.99]
+    assert overlay.values["block1/add"] < 0.99 and overlay.values["block0/relu"] > 0.99
+
+    out = tmp_path / "export" / "again.csv"
+    panel.export_csv(out)
+    qtbot.waitUntil(out.is_file, timeout=5000)
+    assert out.read_text().splitlines()[0].startswith("Index,OpType,NPUDump")
+
+
+def test_compare_models_link_dumps_both_and_compares(qtbot, panel, tmp_path):
+    golden = chain_model(tmp_path / "orig.onnx")
+    converted = chain_model(tmp_path / "conv.onnx", bias_error=(2, 3.0))
+    panel.links.compare_models.emit(golden, converted)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=15000)
+    assert panel.result.findings[0].name == "block2/add"
+    assert np.isfinite(panel.result.rows[1].metrics.cosine)
+
+
+def test_panel_import_leaves_numpy_and_pyqtgraph_for_later():
+    import subprocess
+
+    code = ("import sys; import studio.ui.panels.accuracy; "
+            "print(sorted(m for m in ('numpy', 'pyqtgraph', 'onnx', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_mapping_recompares_the_shown_dumps(qtbot, panel, tmp_path):
+    import json
+
+    from accuracy_helpers import write_npy_dump
+
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(32).astype(np.float32) for _ in range(2))
+    golden = write_npy_dump(tmp_path / "g", [("conv", a), ("bn", b)])
+    target = write_npy_dump(tmp_path / "t", [("conv_bn", b)])
+    panel.compare(golden, target)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    assert {r.status for r in panel.result.rows} == {"golden only", "target only"}
+    assert panel.mapping_button.isEnabled()
+    mapping = tmp_path / "conv.onnx.report.json"
+    mapping.write_text(json.dumps({"node_mapping": {"conv_bn": ["conv", "bn"]}}))
+    first = panel.result
+    panel.compare_with_mapping(mapping)
+    qtbot.waitUntil(lambda: panel.result is not first, timeout=10000)
+    assert [r.status for r in panel.result.rows] == ["fused", "pass"]
+
+
+def test_show_in_graph_uses_golden_names_when_only_the_golden_model_is_known(qtbot, panel, tmp_path):
+    from accuracy_helpers import write_npy_dump
+
+    golden = run_job(dump_model(chain_model(tmp_path / "g.onnx"), tmp_path / "golden"))
+    from studio.tools.accuracy.dumpset import load_dump
+
+    dump = load_dump(golden)
+    target = write_npy_dump(tmp_path / "npy", [(e.op_name.replace("/", "_"), dump.load(e) * 1.5)
+                                               for e in dump.entries])
+    panel.compare(golden, target)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
+    nodes, overlays = [], []
+    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
+    panel.links.overlay.connect(overlays.append)
+    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block0_add"))
+    panel.show_in_graph()
+    assert nodes == [(tmp_path / "g.onnx", "block0/add")]
+    assert overlays[0].model == tmp_path / "g.onnx" and "block2/relu" in overlays[0].values
