@@ -1,0 +1,110 @@
+"""Open any profile Studio reads: sniff it, read it (or take it from the cache), add levels of detail.
+
+This is the one entry point the CLI and the panel use::
+
+    trace = run_job(open_profile(path))
+
+Formats: Chrome/msprof/PyTorch timelines (JSON), ONNX Runtime profiles, msprof ``PROF_*`` and
+PyTorch-NPU ``ASCEND_PROFILER_OUTPUT`` folders, single summary CSVs, msprof SQLite databases, and
+the folders ``studio profile run`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+
+from studio import formats
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler import cache
+from studio.tools.profiler.lod import build_lod
+from studio.tools.profiler.model import Trace
+
+LOCAL_SUMMARY = "studio_profile.json"
+
+
+def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True
+                 ) -> Generator[Progress, None, Trace]:
+    """Read ``path`` into a Trace with its levels of detail attached."""
+    path = Path(path)
+    if use_cache:
+        cached = cache.load(path)
+        if cached is not None:
+            yield Progress(1.0, f"{path.name} (from cache)")
+            return cached
+    detected = formats.detect(path)
+    reader = _READERS.get(detected.format.id)
+    if reader is None:
+        raise UserError(f"The profiler does not read {detected.format.label} files", path,
+                        "Open a trace JSON, an ONNX Runtime profile, a PROF_* or ASCEND_PROFILER_OUTPUT "
+                        "folder, or an msprof summary CSV.")
+    trace = yield from reader(path, cancel)
+    if cancel:
+        cancel.raise_if_cancelled()
+    yield Progress(0.9, "building levels of detail")
+    trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
+    if use_cache:
+        yield Progress(0.95, "writing the cache")
+        cache.store(path, trace)
+    yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
+    return trace
+
+
+def _chrome(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.chrome_reader import read_chrome_trace
+
+    return (yield from read_chrome_trace(path, cancel))
+
+
+def _ort(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.ort_reader import read_ort_profile
+
+    return (yield from read_ort_profile(path, cancel))
+
+
+def _folder(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.msprof_reader import read_profile_folder
+
+    return (yield from read_profile_folder(path, cancel))
+
+
+def _local(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.ort_reader import strip_kernel_suffix
+
+    trace = yield from _folder(path, cancel)
+    strip_kernel_suffix(trace)
+    try:
+        summary = json.loads((path / LOCAL_SUMMARY).read_text())
+    except (OSError, ValueError):
+        summary = {}
+    for key, value in summary.get("facts", {}).items():
+        trace.facts[key] = str(value)
+    model = summary.get("model")
+    if model:
+        trace.model_path = str((path / model).resolve()) if not Path(model).is_absolute() else model
+    return trace
+
+
+def _csv(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.msprof_reader import read_summary_csv
+
+    return (yield from read_summary_csv(path, cancel))
+
+
+def _db(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.db_reader import read_database
+
+    return (yield from read_database(path, cancel))
+
+
+_READERS = {
+    "chrome_trace": _chrome,
+    "ort_profile": _ort,
+    "msprof_dir": _folder,
+    "pytorch_npu_dir": _folder,
+    "studio_profile": _local,
+    "profiling_csv": _csv,
+    "profiling_db": _db,
+}
