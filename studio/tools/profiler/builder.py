@@ -38,6 +38,7 @@ class TraceBuilder:
         self._flows: dict[tuple, list] = {}
         self.tables: dict[str, Table] = {}
         self.facts: dict[str, str] = {}
+        self.open_state: dict = {}  # readers' state across chunks (open B/E and async stacks)
 
     # ------------------------------------------------------------ interning
     def name_id(self, name: str) -> int:
@@ -126,7 +127,7 @@ class TraceBuilder:
             origin = min(origin, int(start.min()))
         start = start - origin
 
-        order = np.lexsort((-dur, start, track))
+        order = sort_order(track, start, dur)
         start, dur, track, name, cat, off, length = (a[order] for a in (start, dur, track, name, cat, off, length))
         depth = _nesting_depth(start, dur, track)
         tracks = self._tracks()
@@ -197,6 +198,21 @@ class TraceBuilder:
                     src.append(a)
                     dst.append(b)
         return np.array(src, np.int64), np.array(dst, np.int64)
+
+
+def sort_order(major: np.ndarray, start: np.ndarray, dur: np.ndarray | None = None) -> np.ndarray:
+    """Order by (major, start, longest first). One int64 key sort when it fits (start < 2^43 ns,
+    ~2.4 hours, and major < 2^20) and no two slices share (major, start); else a full lexsort."""
+    if not start.size:
+        return np.zeros(0, np.int64)
+    if start.min() >= 0 and start.max() < (1 << 43) and major.max() < (1 << 20) and major.min() >= 0:
+        key = (major.astype(np.int64) << 43) | start
+        order = np.argsort(key, kind="stable")
+        if dur is None or not np.any(np.diff(key[order]) == 0):
+            return order
+    if dur is None:
+        return np.lexsort((start, major))
+    return np.lexsort((-dur, start, major))
 
 
 def _numeric(value: Any) -> float:

@@ -12,8 +12,12 @@ microseconds (msprof writes ``"1736408883694795.840"``, converted exactly to nan
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
-from collections.abc import Generator
+import re
+from collections.abc import Generator, Iterator
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +30,7 @@ from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Trace
 
 
-class Event(msgspec.Struct):
+class Event(msgspec.Struct, gc=False):
     """The fields of one trace event that Studio reads; everything else is skipped by the decoder."""
 
     ph: str = ""
@@ -45,7 +49,7 @@ class Event(msgspec.Struct):
 class Document(msgspec.Struct):
     """The object form: ``{"traceEvents": [...], "displayTimeUnit": "ms", ...}``."""
 
-    traceEvents: list[Event] = []  # noqa: N815 - the format's own key
+    traceEvents: list[Event] = []  # noqa: N815 - the format's own key  # noqa: RUF012
     displayTimeUnit: str = ""  # noqa: N815
 
 
@@ -53,32 +57,80 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
                       builder: TraceBuilder | None = None, *, build: bool = True
                       ) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
-    so msprof slices can be merged into one trace)."""
+    so msprof slices can be merged into one trace).
+
+    A bare array is decoded in chunks of about ``CHUNK_BYTES`` cut between top-level events, so
+    decoded objects never pile up (memory stays near the file size plus the columns), progress is
+    real, and cancel works between chunks.
+    """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UserError(f"Cannot read trace: {exc.strerror}", path, "Check the file exists and is readable.") from exc
-    if cancel:
-        cancel.raise_if_cancelled()
-    yield Progress(0.1, f"decoding {path.name} ({len(data) / 1e6:.0f} MB)")
-    events, note = decode_events(data, path)
-    if cancel:
-        cancel.raise_if_cancelled()
-    data = None  # the events hold what they need; let the text go before building columns
     builder = builder if builder is not None else TraceBuilder()
-    if note:
-        builder.facts["warning"] = note
-    yield Progress(0.6, f"indexing {len(events):,} events")
-    add_events(builder, events, path)
-    events = None
-    if cancel:
-        cancel.raise_if_cancelled()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of small objects: the collector would rescan them for nothing
+    try:
+        for done, events, note in iter_event_chunks(data, path):
+            if cancel:
+                cancel.raise_if_cancelled()
+            if note:
+                builder.facts["warning"] = note
+            add_events(builder, events, path)
+            del events
+            yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
+        finish_events(builder)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    del data
     if not build:
         return builder
     yield Progress(0.85, "sorting and nesting slices")
     return builder.build(source=str(path))
+
+
+CHUNK_BYTES = 16 << 20
+_EVENT_END = re.compile(rb"\}\s*,")
+
+
+def iter_event_chunks(data: bytes, path: Path) -> Iterator[tuple[int, list[Event], str]]:
+    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk."""
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    offset = len(data) - len(stripped)
+    if not stripped or stripped[:1] != b"[" or len(stripped) <= CHUNK_BYTES:
+        events, note = decode_events(data, path)
+        yield len(data), events, note
+        return
+    pos = offset + 1
+    while pos < len(data):
+        target = pos + CHUNK_BYTES
+        if target >= len(data):
+            events, note = decode_events(b"[" + data[pos:], path)
+            yield len(data), events, note
+            return
+        # Cut after an event at the top level: a cut inside args (or a string) leaves the chunk
+        # unbalanced, the decode fails, and the next candidate is tried.
+        search = target
+        while True:
+            match = _EVENT_END.search(data, search)
+            if match is None:
+                events, note = decode_events(b"[" + data[pos:], path)
+                yield len(data), events, note
+                return
+            cut = match.start() + 1
+            try:
+                events = _unwrap(msgspec.json.decode(b"[" + data[pos:cut] + b"]", type=list[Event]))
+            except msgspec.ValidationError:
+                events = _decode_loose(b"[" + data[pos:cut] + b"]", path)
+            except msgspec.DecodeError:
+                search = match.end()
+                continue
+            break
+        yield cut, events, ""
+        pos = match.end()
 
 
 def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
@@ -174,7 +226,7 @@ def _id_value(value: Any) -> int | str:
 
 def ts_to_ns(values: list[float | str]) -> np.ndarray:
     """Microsecond timestamps (numbers or decimal strings) to int64 nanoseconds, strings exactly."""
-    if all(type(v) is float for v in values):
+    if set(map(type, values)) == {float}:
         return np.rint(np.array(values, dtype=np.float64) * 1000.0).astype(np.int64)
     return np.array([_one_ts_ns(v) for v in values], dtype=np.int64)
 
@@ -195,49 +247,79 @@ def _one_ts_ns(value: float | str) -> int:
 
 def add_events(builder: TraceBuilder, events: list[Event], path: Path) -> None:
     """Add decoded events to ``builder``: X events in bulk, the other phases one by one."""
-    phases = np.array([e.ph for e in events], dtype="U1") if events else np.zeros(0, "U1")
-    complete = np.flatnonzero(phases == "X")
-    if complete.size:
-        _add_complete(builder, [events[i] for i in complete])
-    others = np.flatnonzero(phases != "X")
-    if others.size:
-        _add_others(builder, [events[i] for i in others])
+    phases = list(map(_PH, events))
+    others = [i for i, ph in enumerate(phases) if ph != "X"]
+    if not others:
+        _add_complete(builder, events)
+        return
+    other_set = set(others)
+    xs = [e for i, e in enumerate(events) if i not in other_set]
+    if xs:
+        _add_complete(builder, xs)
+    _add_others(builder, [events[i] for i in others])
+
+
+_PH, _PID, _TID, _NAME, _CAT, _TS, _DUR, _ARGS = (attrgetter(a) for a in ("ph", "pid", "tid", "name", "cat", "ts", "dur", "args"))
 
 
 def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
-    tracks: dict[tuple, int] = {}
-    track = np.fromiter((tracks.setdefault((e.pid, e.tid), len(tracks)) for e in xs), np.int32, len(xs))
-    # Local track numbers -> builder track ids (few distinct pairs, so this loop is short).
-    remap = np.array([builder.track_id(p, t) for (p, t) in tracks], dtype=np.int32)
+    n = len(xs)
+    track = _track_ids(builder, xs)
     names: dict[str, int] = {}
-    local_names = np.fromiter((names.setdefault(e.name, len(names)) for e in xs), np.int32, len(xs))
-    name_remap = np.array([builder.name_id(n) for n in names], dtype=np.int32)
+    local_names = np.fromiter(map(names.setdefault, map(_NAME, xs), itertools.count()), np.int32, n)
+    name_remap = np.zeros(max(names.values()) + 1 if names else 0, dtype=np.int32)
+    for key, value in names.items():
+        name_remap[value] = builder.name_id(key)
     cats: dict[str, int] = {}
-    local_cats = np.fromiter((cats.setdefault(e.cat, len(cats)) for e in xs), np.int32, len(xs))
-    cat_remap = np.array([builder.cat_id(c) for c in cats], dtype=np.int32)
-    start = ts_to_ns([e.ts for e in xs])
-    durs = [e.dur for e in xs]
-    if all(type(d) is float for d in durs):
+    local_cats = np.fromiter(map(cats.setdefault, map(_CAT, xs), itertools.count()), np.int32, n)
+    cat_remap = np.zeros(max(cats.values()) + 1 if cats else 0, dtype=np.int32)
+    for key, value in cats.items():
+        cat_remap[value] = builder.cat_id(key)
+    start = ts_to_ns(list(map(_TS, xs)))
+    durs = list(map(_DUR, xs))
+    if set(map(type, durs)) == {float}:
         dur = np.rint(np.array(durs, dtype=np.float64) * 1000.0).astype(np.int64)
-    else:
+    else:  # strings (exact), or X events without dur (0)
         dur = np.array([_one_ts_ns(d) if d is not None else 0 for d in durs], dtype=np.int64)
-    raws = [e.args for e in xs]
-    lengths = np.fromiter((len(r) for r in raws), np.int64, len(raws))
+    raws = list(map(_ARGS, xs))
+    lengths = np.fromiter(map(len, raws), np.int64, n)
     base = builder.add_args_blob(b"".join(raws))
     offsets = base + np.cumsum(lengths) - lengths
-    builder.add_slices(start, dur, remap[track], name_remap[local_names], cat_remap[local_cats],
+    builder.add_slices(start, dur, track, name_remap[local_names], cat_remap[local_cats],
                        offsets, lengths.astype(np.int32))
 
 
+def _track_ids(builder: TraceBuilder, xs: list[Event]) -> np.ndarray:
+    """Builder track id of every event. Integer pids/tids (the common case) go through numpy;
+    names as pids/tids through a dict of pairs."""
+    n = len(xs)
+    try:
+        pid = np.fromiter(map(_PID, xs), np.int64, n)
+        tid = np.fromiter(map(_TID, xs), np.int64, n)
+    except (TypeError, ValueError):
+        pairs: dict[tuple, int] = {}
+        local = np.fromiter(map(pairs.setdefault, zip(map(_PID, xs), map(_TID, xs)), itertools.count()), np.int64, n)
+        remap = np.zeros(int(local.max()) + 1 if n else 0, dtype=np.int32)
+        for key, value in pairs.items():
+            remap[value] = builder.track_id(*key)
+        return remap[local]
+    pids, pid_of = np.unique(pid, return_inverse=True)
+    tids, tid_of = np.unique(tid, return_inverse=True)
+    pairs_of = pid_of.astype(np.int64) * len(tids) + tid_of
+    pairs, pair_of = np.unique(pairs_of, return_inverse=True)
+    remap = np.array([builder.track_id(int(pids[p // len(tids)]), int(tids[p % len(tids)])) for p in pairs],
+                     dtype=np.int32)
+    return remap[pair_of]
+
+
 def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
-    open_b: dict[int, list[Event]] = {}
-    open_async: dict[tuple, list[Event]] = {}
+    open_b: dict[int, list[Event]] = builder.open_state.setdefault("B", {})
+    open_async: dict[tuple, list[Event]] = builder.open_state.setdefault("b", {})
     ignored = 0
-    last_ns = 0
     for e in events:
         ph = e.ph
         ts = _one_ts_ns(e.ts)
-        last_ns = max(last_ns, ts)
+        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
         if ph == "M":
             _metadata(builder, e)
         elif ph == "B":
@@ -269,16 +351,25 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 builder.add_instant(ts, lane, e.name)
         else:
             ignored += 1
+    if ignored:
+        builder.open_state["ignored"] = builder.open_state.get("ignored", 0) + ignored
+
+
+def finish_events(builder: TraceBuilder) -> None:
+    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped."""
+    state = builder.open_state
     unclosed = 0
-    for track, stack in open_b.items():  # a B without its E runs to the end of the trace
+    for track, stack in state.pop("B", {}).items():
         for begin in stack:
             start = _one_ts_ns(begin.ts)
-            builder.add_slice(start, max(0, last_ns - start), track, begin.name, begin.cat, bytes(begin.args) or None)
+            builder.add_slice(start, max(0, state.get("last_ns", start) - start), track, begin.name, begin.cat,
+                              bytes(begin.args) or None)
             unclosed += 1
     if unclosed:
         builder.facts["unclosed slices"] = f"{unclosed} B events without E (drawn to the end of the trace)"
-    if ignored:
-        builder.facts["ignored events"] = f"{ignored} events of phases Studio does not draw"
+    if state.get("ignored"):
+        builder.facts["ignored events"] = f"{state.pop('ignored')} events of phases Studio does not draw"
+    state.clear()
 
 
 def _metadata(builder: TraceBuilder, e: Event) -> None:

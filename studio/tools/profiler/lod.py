@@ -1,7 +1,7 @@
 """Levels of detail for drawing millions of slices: per row, slices merged per time bucket.
 
 A *row* is one (track, depth) pair. Level 0 is the row's own slices; level k merges the items of
-level k-1 that fall in the same bucket of ``BASE_NS * 4**k`` nanoseconds into one item that spans
+level k-1 that fall in the same bucket of ``BASE_NS * 8**k`` nanoseconds into one item that spans
 them and remembers the longest slice (its name and colour represent the merged run) — the idea of
 Perfetto's slice mipmap and catapult's FastRectRenderer. A frame picks the coarsest level whose
 bucket is at most one pixel, so it never touches more than a few items per pixel column, whatever
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BASE_NS = 256
-FACTOR = 4
+BASE_NS = 1024
+FACTOR = 8
 
 
 @dataclass
@@ -57,7 +57,10 @@ class Lod:
 def build_lod(start: np.ndarray, dur: np.ndarray, track: np.ndarray, depth: np.ndarray) -> Lod:
     """Compute rows and all levels (vectorised; ~0.3 s for 1M slices)."""
     n = start.shape[0]
-    order = np.lexsort((start, depth, track)).astype(np.int64)
+    from studio.tools.profiler.builder import sort_order
+
+    row_key = track.astype(np.int64) * (int(depth.max()) + 1 if n else 1) + depth
+    order = sort_order(row_key, np.asarray(start)).astype(np.int64)
     row_key_track, row_key_depth = track[order], depth[order]
     if n:
         change = np.flatnonzero((np.diff(row_key_track) != 0) | (np.diff(row_key_depth) != 0)) + 1
@@ -106,6 +109,10 @@ def _merge(prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> t
 
 
 def _row_cummax(end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    # Nested slices never overlap within a row, so ends are usually sorted already: no copy then.
+    falls = np.flatnonzero(end[1:] < end[:-1]) + 1
+    if np.isin(falls, bounds).all():  # every fall is at a row boundary
+        return end
     out = np.empty_like(end)
     for a, b in zip(bounds[:-1], bounds[1:]):
         if b > a:

@@ -1,0 +1,173 @@
+"""A sortable, filterable table of plain rows, with CSV export and tooltips for long cells."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class RowsModel(QAbstractTableModel):
+    """Rows of values; numbers sort as numbers, floats show with 3 decimals, shares as %."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.columns: list[str] = []
+        self.rows: list[list[Any]] = []
+        self.percent_columns: set[int] = set()
+        self.colour_column: int = -1  # a signed delta column: red when positive, green when negative
+
+    def set_rows(self, columns: list[str], rows: list[list[Any]], percent: tuple[str, ...] = (),
+                 colour: str | None = None) -> None:
+        self.beginResetModel()
+        self.columns, self.rows = list(columns), rows
+        self.percent_columns = {i for i, c in enumerate(columns) if c in percent}
+        self.colour_column = columns.index(colour) if colour in columns else -1
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if orientation == Qt.Orientation.Horizontal and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self.columns[section] if section < len(self.columns) else None
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if not index.isValid():
+            return None
+        value = self.rows[index.row()][index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.display(value, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:  # long names are never cut without a way to read them
+            text = self.display(value, index.column())
+            return text if len(text) > 24 else None
+        if role == Qt.ItemDataRole.UserRole:
+            return value
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == self.colour_column and isinstance(value, (int, float)):
+            return QColor("#C62828") if value > 0 else QColor("#2E7D32") if value < 0 else None
+        return None
+
+    def display(self, value: Any, column: int) -> str:
+        if value is None:
+            return "—"
+        if isinstance(value, float):
+            return f"{value * 100:.2f} %" if column in self.percent_columns else f"{value:,.3f}"
+        return str(value)
+
+
+class _Proxy(QSortFilterProxyModel):
+    def lessThan(self, left, right) -> bool:  # Qt override
+        a = left.data(Qt.ItemDataRole.UserRole)
+        b = right.data(Qt.ItemDataRole.UserRole)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return a < b
+        if a is None or b is None:
+            return a is None and b is not None
+        return str(a).lower() < str(b).lower()
+
+
+class TableWidget(QWidget):
+    """A filter box, the table, a row count and an Export CSV button. Signal row_activated(list)."""
+
+    row_activated = Signal(object)
+
+    def __init__(self, empty_text: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = RowsModel(self)
+        self.proxy = _Proxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.filter = QLineEdit(self)
+        self.filter.setPlaceholderText("Filter rows…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._on_filter)
+        self.count = QLabel(self)
+        self.export = QPushButton("Export CSV…", self)
+        self.export.clicked.connect(self._on_export)
+        self.view = QTableView(self)
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.view.setAlternatingRowColors(True)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(20)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.clicked.connect(self._on_clicked)
+        self.empty = QLabel(empty_text, self)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.empty.setStyleSheet("color: palette(mid); padding: 8px;")
+        self.tools = QHBoxLayout()
+        self.tools.addWidget(self.filter, 1)
+        self.tools.addWidget(self.count)
+        self.tools.addWidget(self.export)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.tools)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.empty, 1)
+        self.set_rows([], [])
+
+    def set_rows(self, columns: list[str], rows: list[list[Any]], sort: str | None = None,
+                 percent: tuple[str, ...] = (), colour: str | None = None, first_width: int = 320) -> None:
+        """Show ``rows`` (sorted by column ``sort`` descending, when given)."""
+        self.model.set_rows(columns, rows, percent, colour)
+        has_rows = bool(rows)
+        self.view.setVisible(has_rows)
+        self.empty.setVisible(not has_rows)
+        self.export.setEnabled(has_rows)
+        if columns:
+            self.view.setColumnWidth(0, first_width)
+            for column in range(1, len(columns)):
+                self.view.setColumnWidth(column, max(70, min(140, 9 * len(columns[column]))))
+        if sort in columns:
+            self.view.sortByColumn(columns.index(sort), Qt.SortOrder.DescendingOrder)
+        else:  # keep the order given (e.g. by impact) until the user sorts
+            self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+            self.proxy.sort(-1)
+        self._on_filter(self.filter.text())
+
+    def _on_filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        self.count.setText(f"{self.proxy.rowCount():,} of {self.model.rowCount():,} rows")
+
+    def _on_clicked(self, index) -> None:
+        source = self.proxy.mapToSource(index)
+        self.row_activated.emit(self.model.rows[source.row()])
+
+    def _on_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export table as CSV", "profile_table.csv", "CSV files (*.csv)")
+        if path:
+            self.export_csv(Path(path))
+
+    def export_csv(self, path: Path) -> None:
+        """Write the rows as they are filtered and sorted now."""
+        with Path(path).open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.model.columns)
+            for r in range(self.proxy.rowCount()):
+                source = self.proxy.mapToSource(self.proxy.index(r, 0)).row()
+                writer.writerow(["" if v is None else v for v in self.model.rows[source]])
