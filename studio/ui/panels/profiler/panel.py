@@ -75,7 +75,13 @@ class ProfilerPanel(Panel):
         self._matches = np.zeros(0, np.int64)
         self._match_at = -1
         self._selected_name = ""
+        self._routed: list[Path] = []
         self._build()
+
+    @property
+    def opened_paths(self) -> list[Path]:
+        """Every path routed here, in order (loading goes on in the background)."""
+        return list(self._routed)
 
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
@@ -149,6 +155,8 @@ class ProfilerPanel(Panel):
     # ------------------------------------------------------------------ opening
     def open_file(self, detected: Detected) -> None:
         path = detected.path
+        if path not in self._routed:
+            self._routed.append(path)
         for index, loaded in enumerate(self.profiles):
             if loaded.path == path:
                 self.profile_box.setCurrentIndex(index)
