@@ -25,9 +25,15 @@ from studio.tools.profiler.model import Trace
 LOCAL_SUMMARY = "studio_profile.json"
 
 
-def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True
-                 ) -> Generator[Progress, None, Trace]:
-    """Read ``path`` into a Trace with its levels of detail attached."""
+def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True,
+                 store: bool = True) -> Generator[Progress, None, Trace]:
+    """Read ``path`` into a Trace with its levels of detail attached.
+
+    With ``use_cache`` a cached copy is used when current; with ``store`` too, a fresh parse is
+    written to the cache before returning. The panel passes ``store=False`` and writes the cache
+    with :func:`store_cache` after the first frame is on screen (writing ~250 MB for a 1M-event
+    trace takes longer than drawing it).
+    """
     path = Path(path)
     if use_cache:
         cached = cache.load(path)
@@ -45,11 +51,17 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
         cancel.raise_if_cancelled()
     yield Progress(0.9, "building levels of detail")
     trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
-    if use_cache:
-        yield Progress(0.95, "writing the cache")
-        cache.store(path, trace)
+    if use_cache and store:
+        yield from store_cache(path, trace)
     yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
     return trace
+
+
+def store_cache(path: Path | str, trace: Trace, cancel: CancelToken | None = None
+                ) -> Generator[Progress, None, Path | None]:
+    """Write ``trace`` to the cache of ``path`` (a job of its own, so it can run after display)."""
+    yield Progress(0.95, "writing the cache")
+    return cache.store(Path(path), trace)
 
 
 def _chrome(path: Path, cancel: CancelToken | None):

@@ -57,7 +57,7 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     """Open a profile and compute its statistics (runs on a worker thread)."""
     from studio.tools.profiler.loader import open_profile
 
-    trace = yield from open_profile(path, cancel)
+    trace = yield from open_profile(path, cancel, store=False)  # cached after it is shown
     yield Progress(None, "statistics")
     return Loaded(path, source_label(path), trace, stats.by_name(trace), stats.api_rows(trace))
 
@@ -147,6 +147,8 @@ class ProfilerPanel(Panel):
         self.tabs.addTab(self.stats_tab, "Statistics")
         self.tabs.addTab(self.summary, "Summary")
         self.tabs.addTab(self.compare_tab, "Compare")
+        # the Statistics tab has its own "Show in graph" for the op clicked there
+        self.tabs.currentChanged.connect(lambda index: self.graph_button.setVisible(index == 0))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -178,6 +180,12 @@ class ProfilerPanel(Panel):
         self.profile_box.setCurrentIndex(len(self.profiles) - 1)
         self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
         self._emit_overlay(loaded)
+        if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
+            from studio.tools.profiler.loader import store_cache
+
+            trace, path = loaded.trace, loaded.path
+            self.runner.start(f"Caching {path.name}", lambda cancel: store_cache(path, trace, cancel),
+                              key="profiler-cache")
 
     def _on_profile_chosen(self, index: int) -> None:
         if not 0 <= index < len(self.profiles):

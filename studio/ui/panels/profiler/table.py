@@ -141,8 +141,12 @@ class TableWidget(QWidget):
         self.export.setEnabled(has_rows)
         if columns:
             self.view.setColumnWidth(0, first_width)
+            metrics = self.view.fontMetrics()
+            sample = rows[:200]  # enough to size columns, cheap for tables of any length
             for column in range(1, len(columns)):
-                self.view.setColumnWidth(column, max(70, min(140, 9 * len(columns[column]))))
+                texts = [columns[column]] + [self.model.display(r[column], column) for r in sample if column < len(r)]
+                widest = max(metrics.horizontalAdvance(t) for t in texts) + 18
+                self.view.setColumnWidth(column, max(60, min(260, widest)))
         if sort in columns:
             self.view.sortByColumn(columns.index(sort), Qt.SortOrder.DescendingOrder)
         else:  # keep the order given (e.g. by impact) until the user sorts

@@ -16,7 +16,19 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPen,
+    QStaticText,
+    QTransform,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 
 from studio.tools.profiler import lod as lodlib
@@ -60,7 +72,7 @@ class TimelineView(QWidget):
         self._row_of = {}
         self._counter_max: list[float] = []
         self._drag: tuple[str, int, float, float] | None = None
-        self._label_cache: dict[tuple[int, int], str] = {}
+        self._label_cache: dict[tuple[int, int], QStaticText] = {}
         self._font = QFont(self.font())
         self._font.setPointSizeF(max(7.0, self._font.pointSizeF() - 1))
         self._metrics = QFontMetrics(self._font)
@@ -247,8 +259,12 @@ class TimelineView(QWidget):
             a, b = max(0, y0 + 1), min(height, y0 + row.h - 1)
             if b > a:
                 image[a:b] = line
-            for i in np.flatnonzero((x1 - x0) >= MIN_LABEL_PX)[:200]:
-                labels.append((int(x0[i]), int(x1[i]), y0, row.h, int(rep[i])))
+            taken = -1  # merged items may overlap in pixels: never draw a label over another
+            for i in np.flatnonzero((x1 - x0) >= MIN_LABEL_PX)[:200].tolist():
+                a = max(int(x0[i]), taken)
+                if int(x1[i]) - a >= MIN_LABEL_PX:
+                    labels.append((a, int(x1[i]), y0, row.h, int(rep[i])))
+                    taken = int(x1[i])
         self._image = image  # QImage borrows the buffer until drawImage returns
         qimage = QImage(image.data, width, height, width * 4, QImage.Format.Format_RGB32)
         painter.drawImage(GUTTER, RULER, qimage)
@@ -275,21 +291,26 @@ class TimelineView(QWidget):
             band[mask[a - y0:b - y0]] = COUNTER_COLOUR
 
     def _paint_labels(self, painter: QPainter, labels: list) -> None:
+        # Cached QStaticText: laid out once per (name, width bucket), then only blitted (measured
+        # ~7x cheaper than elidedText + drawText per label per frame).
         painter.setPen(QColor("#1b1b1b"))
         names = self.trace.name
+        text_h = self._metrics.height()
         for x0, x1, y0, h, rep in labels:
             name_id = int(names[rep])
             avail = x1 - x0 - 6
             key = (name_id, avail // 8)
-            text = self._label_cache.get(key)
-            if text is None:
-                text = self._metrics.elidedText(self.trace.names[name_id], Qt.TextElideMode.ElideRight, avail)
+            static = self._label_cache.get(key)
+            if static is None:
+                text = self._metrics.elidedText(self.trace.names[name_id], Qt.TextElideMode.ElideRight, (avail // 8) * 8)
+                static = QStaticText(text)
+                static.setTextFormat(Qt.TextFormat.PlainText)
+                static.prepare(QTransform(), self._font)
                 if len(self._label_cache) > 20000:
                     self._label_cache.clear()
-                self._label_cache[key] = text
-            if text:
-                painter.drawText(QRect(GUTTER + x0 + 3, RULER + y0, avail, h),
-                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+                self._label_cache[key] = static
+            if static.text():
+                painter.drawStaticText(QPoint(GUTTER + x0 + 3, RULER + y0 + (h - text_h) // 2), static)
 
     def _paint_overlays(self, painter: QPainter) -> None:
         painter.setClipRect(GUTTER, RULER, self.canvas_width, self.height() - RULER)
@@ -362,6 +383,11 @@ class TimelineView(QWidget):
                 painter.setPen(QColor("#37474F"))
                 text = self._metrics.elidedText(row.label, Qt.TextElideMode.ElideRight, GUTTER - 24)
                 painter.drawText(QRect(16, y, GUTTER - 20, row.h), Qt.AlignmentFlag.AlignVCenter, text)
+                if row.kind == "counter":  # the scale: the bar's full height is this value
+                    painter.setPen(QColor("#78909C"))
+                    painter.drawText(QRect(16, y, GUTTER - 24, row.h - 2),
+                                     Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignRight,
+                                     f"max {_short_number(self._counter_max[row.counter])}")
 
     def _paint_ruler(self, painter: QPainter) -> None:
         painter.fillRect(QRect(0, 0, self.width(), RULER), QColor("#ECEFF1"))
@@ -370,10 +396,13 @@ class TimelineView(QWidget):
         step = nice_step(self.ns_per_px * 90)
         first = math.ceil(self.t0 / step) * step
         t = first
+        right = self.width() - self.scroll.width()
         while t <= self.t1:
             x = int(self.x_of(t))
             painter.drawLine(x, RULER - 6, x, RULER)
-            painter.drawText(x + 3, RULER - 8, format_duration(t, step))
+            label = format_duration(t, step)
+            if x + 3 + self._metrics.horizontalAdvance(label) < right:
+                painter.drawText(x + 3, RULER - 8, label)
             t += step
         painter.fillRect(QRect(0, 0, GUTTER, RULER), QColor("#ECEFF1"))
         painter.drawText(QRect(6, 0, GUTTER - 8, RULER), Qt.AlignmentFlag.AlignVCenter,
@@ -500,6 +529,13 @@ class TimelineView(QWidget):
         elif not moved:
             self.range = None if mode == "range" else self.range
             self.select_slice(self.slice_at(pos), centre=False)
+
+
+def _short_number(value: float) -> str:
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
 
 
 def _fill_spans(line: np.ndarray, x0: np.ndarray, x1: np.ndarray, colours: np.ndarray) -> None:
