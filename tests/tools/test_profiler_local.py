@@ -79,3 +79,17 @@ def test_annotation_api(tmp_path):
     trace = run_job(open_profile(rec.write_chrome(tmp_path / "a.json"), use_cache=False))
     assert trace.slice_name(0) == "preprocess" and trace.instant_time.size == 1
     assert trace.tracks[0].process == "Annotations (studio.profile)"
+
+
+def test_demo_adds_a_unet_profile_once(tmp_path):
+    from studio.tools.demo.models import build_unet
+    from studio.tools.profiler.demo import add_to_demo
+
+    (tmp_path / "models").mkdir()
+    onnx.save(build_unet(), tmp_path / "models" / "unet.onnx")
+    shown = run_job(add_to_demo(tmp_path))
+    assert shown == [tmp_path / "profiles" / "unet_cpu"]
+    assert formats.detect(shown[0]).format.panel == formats.PROFILER
+    stamp = (shown[0] / "trace_view.json").stat().st_mtime_ns
+    assert run_job(add_to_demo(tmp_path)) == shown  # second start: reused, not run again
+    assert (shown[0] / "trace_view.json").stat().st_mtime_ns == stamp
