@@ -142,3 +142,40 @@ def test_empty_and_failed_states(qtbot, panel, tmp_path):
     panel.open_file(formats.detect(bad))
     qtbot.waitUntil(lambda: "Could not open" in panel.info.text(), timeout=5000)
     assert not panel.profiles
+
+
+def test_local_profile_sends_a_time_share_overlay_named_as_the_model(qtbot, panel, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from studio.jobs import run_job
+    from studio.tools.profiler.local_run import profile_model
+
+    nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp0"), helper.make_node("Sigmoid", ["e"], ["y"], name="sig0")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), model)
+    run_job(profile_model(model, tmp_path / "prof", iterations=2, warmup=1))
+    overlays = []
+    panel.links.overlay.connect(overlays.append)
+    open_and_wait(qtbot, panel, tmp_path / "prof")
+    assert overlays and overlays[0].model == model.resolve()
+    assert {"exp0", "sig0"} <= set(overlays[0].values) and overlays[0].thresholds == [0.05, 0.10]
+    requests = []
+    panel.links.show_node.connect(lambda m, node: requests.append((m, node)))
+    panel._show_in_graph("exp0_nchwc")
+    assert requests == [(model.resolve(), "exp0")]
+
+
+def test_counter_hover_and_summary_only_profile(qtbot, panel, tmp_path, ascend_fixtures, monkeypatch):
+    open_and_wait(qtbot, panel, trace_file(tmp_path / "t.json"))
+    view = panel.timeline
+    shown = {}
+    monkeypatch.setattr(QToolTip, "showText", lambda pos, text, *a: shown.update(text=text))
+    counter = next(r for r in view.rows if r.kind == "counter")
+    qtbot.mouseMove(view, QPoint(int(view.x_of(view.trace.span_ns / 2)), RULER + counter.y + counter.h // 2))
+    assert shown["text"].startswith("mem (MB): 1.000")
+    open_and_wait(qtbot, panel, ascend_fixtures / "pytorch_npu" / "api_statistic.csv")
+    view.repaint()
+    assert not view.rows and panel.stats_tab.kind.count() >= 1

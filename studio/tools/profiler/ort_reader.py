@@ -9,6 +9,7 @@ naming things the way a user thinks of them: kernel slices by their node name, t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from pathlib import Path
 
@@ -42,3 +43,12 @@ def name_ort_processes(builder: TraceBuilder) -> None:
 def strip_kernel_suffix(trace: Trace) -> None:
     """``conv1_kernel_time`` -> ``conv1`` (the node name the graph shows)."""
     trace.names = [n[:-len(KERNEL_SUFFIX)] if n.endswith(KERNEL_SUFFIX) else n for n in trace.names]
+
+
+_ORT_SUFFIXES = re.compile(r"(_nchwc|_token_\d+)+$")
+
+
+def graph_node_name(name: str) -> str:
+    """The model's node name behind an ORT kernel name: ORT's layout pass renames fused nodes
+    (``encoder1/conv1/relu`` runs as ``encoder1/conv1/relu_nchwc``)."""
+    return _ORT_SUFFIXES.sub("", name)

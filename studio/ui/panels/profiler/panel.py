@@ -96,7 +96,7 @@ class ProfilerPanel(Panel):
         self.find.setClearButtonEnabled(True)
         self.find.returnPressed.connect(lambda: self.find_next(1))
         self.find.textChanged.connect(self._on_find_text)
-        self.prev_button = _tool("◀", "Previous match (Shift+Enter)", lambda: self.find_next(-1), self)
+        self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
         self.next_button = _tool("▶", "Next match (Enter)", lambda: self.find_next(1), self)
         self.match_label = QLabel("", self)
         self.green = _percent_box(5.0, "Slices of ops with at most this share of total time are green", self)
@@ -205,7 +205,13 @@ class ProfilerPanel(Panel):
         """Time share per op for the graph panel, when the profile knows its model."""
         if not loaded.trace.model_path:
             return
-        values = {s.name: s.share for s in loaded.by_name if s.share > 0}
+        from studio.tools.profiler.ort_reader import graph_node_name
+
+        values: dict[str, float] = {}
+        for stat in loaded.by_name:
+            if stat.share > 0:
+                node = graph_node_name(stat.name)
+                values[node] = values.get(node, 0.0) + stat.share
         self.links.overlay.emit(Overlay("Time share (profile)", values, [self.green.value() / 100, self.red.value() / 100],
                                         False, "%", Path(loaded.trace.model_path)))
 
@@ -266,6 +272,10 @@ class ProfilerPanel(Panel):
         if not name:
             return
         model = self.current.trace.model_path if self.current is not None else None
+        if model:  # a local ORT run: name the node as the model does, not as ORT renamed it
+            from studio.tools.profiler.ort_reader import graph_node_name
+
+            name = graph_node_name(name)
         self.links.show_node.emit(Path(model) if model else None, name)
         self.links.focus.emit(formats.GRAPH)
 

@@ -212,9 +212,12 @@ class TimelineView(QWidget):
         painter.fillRect(self.rect(), QColor(BACKGROUND))
         if self.trace is None or not self.rows:
             painter.setPen(QColor("#666"))
+            text = ("This profile has no timeline events, only summary tables: see the Statistics tab."
+                    if self.trace is not None else
+                    "No profile shown. Open a trace JSON, an ONNX Runtime profile, a PROF_* or "
+                    "ASCEND_PROFILER_OUTPUT folder (File > Open), or run `studio profile run MODEL -o DIR`.")
             painter.drawText(self.rect().adjusted(12, 12, -12, -12), Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
-                             "No profile shown. Open a trace JSON, an ONNX Runtime profile, a PROF_* or "
-                             "ASCEND_PROFILER_OUTPUT folder (File > Open), or run `studio profile run MODEL -o DIR`.")
+                             text)
             painter.end()
             return
         labels = self._paint_rows(painter)
@@ -327,6 +330,7 @@ class TimelineView(QWidget):
             painter.setPen(QPen(QColor("#000000"), 2))
             self._outline(painter, self.selected, offset)
         self._paint_flows(painter, offset)
+        self._paint_instants(painter, offset)
         if self.range is not None:
             xa, xb = self.x_of(self.range[0]), self.x_of(self.range[1])
             painter.fillRect(QRect(int(xa), RULER, max(1, int(xb - xa)), self.height()), QColor(33, 150, 243, 40))
@@ -362,6 +366,25 @@ class TimelineView(QWidget):
             p2 = QPoint(int(self.x_of(dst_t[k])), RULER + rb.y - offset + rb.h // 2)
             painter.drawLine(p1, p2)
             painter.drawLine(p2, p2 + QPoint(-5, -3 if p2.y() >= p1.y() else 3))
+
+    def _paint_instants(self, painter: QPainter, offset: int) -> None:
+        trace = self.trace
+        if not trace.instant_time.size:
+            return
+        shown = np.flatnonzero((trace.instant_time >= self.t0) & (trace.instant_time <= self.t1))[:2000]
+        painter.setPen(QPen(QColor("#6A1B9A"), 2))
+        for k in shown.tolist():
+            row = self._row_of.get((int(trace.instant_track[k]), 0))
+            if row is not None:
+                x = int(self.x_of(int(trace.instant_time[k])))
+                y = RULER + row.y - offset
+                painter.drawLine(x, y, x, y + row.h)
+
+    def counter_value(self, row: Row, t: float) -> float | None:
+        """The value of the counter of ``row`` at time ``t`` (the last sample at or before it)."""
+        counter = self.trace.counters[row.counter]
+        i = int(np.searchsorted(counter.times, t, side="right")) - 1
+        return float(counter.values[i]) if i >= 0 else None
 
     def _paint_gutter(self, painter: QPainter) -> None:
         painter.fillRect(QRect(0, RULER, GUTTER, self.height()), QColor("#F1F3F4"))
@@ -511,6 +534,13 @@ class TimelineView(QWidget):
                     label = self.trace.track_label(row.track)
                 QToolTip.showText(global_pos, label, self)
                 return
+        if pos.x() >= GUTTER and pos.y() >= RULER:
+            row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+            if row is not None and row.kind == "counter":
+                value = self.counter_value(row, self.time_at(pos.x()))
+                if value is not None:
+                    QToolTip.showText(global_pos, f"{row.label}: {value:,.3f}\n{row.process}", self)
+                    return
         index = self.slice_at(pos)
         if index >= 0:
             QToolTip.showText(global_pos, self.describe(index), self)
