@@ -51,6 +51,7 @@ class Loaded:
     trace: Trace
     by_name: list
     apis: list
+    tables: dict
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -59,7 +60,10 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
 
     trace = yield from open_profile(path, cancel, store=False)  # cached after it is shown
     yield Progress(None, "statistics")
-    return Loaded(path, source_label(path), trace, stats.by_name(trace), stats.api_rows(trace))
+    from studio.ui.panels.profiler.stats_tab import typed_rows
+
+    tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
+    return Loaded(path, source_label(path), trace, stats.by_name(trace), stats.api_rows(trace), tables)
 
 
 class ProfilerPanel(Panel):
@@ -196,7 +200,7 @@ class ProfilerPanel(Panel):
                           f"{format_duration(trace.span_ns)}")
         self.info.setToolTip(str(loaded.path))
         self.timeline.set_trace(trace)
-        self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis)
+        self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
         self._on_find_text(self.find.text())

@@ -46,8 +46,10 @@ class StatsTab(QWidget):
         self._current_op = ""
         self._sources: list[tuple[str, list[str], list[list], str | None, tuple, int]] = []
 
-    def show_stats(self, trace: Trace, by_name: list[NameStat], apis: list[dict]) -> None:
-        """Fill the table choices for ``trace``."""
+    def show_stats(self, trace: Trace, by_name: list[NameStat], apis: list[dict],
+                   tables: dict[str, list[list]] | None = None) -> None:
+        """Fill the table choices for ``trace``; ``tables`` are its summary tables' rows with
+        numbers already converted (:func:`typed_rows`, done in the loading job)."""
         self._sources = []
         if by_name:
             rows = [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.share] for s in by_name]
@@ -57,7 +59,7 @@ class StatsTab(QWidget):
                     for a in apis]
             self._sources.append(("Per API", API_COLUMNS, rows, "Total (µs)", (), 1))
         for kind, table in trace.tables.items():
-            rows = [[_cell(v) for v in row] for row in table.rows]
+            rows = tables[kind] if tables and kind in tables else typed_rows(table.rows)
             name_col = next((i for i, c in enumerate(table.columns) if c in ("Op Name", "OP Type", "API Name")), -1)
             self._sources.append((_TABLE_TITLES.get(kind, kind), table.columns, rows, None, (), name_col))
         self.kind.blockSignals(True)
@@ -85,6 +87,11 @@ class StatsTab(QWidget):
         self.graph_button.setEnabled(True)
         self.graph_button.setToolTip(f"Select {self._current_op} in the Graph panel")
         self.op_clicked.emit(self._current_op)
+
+
+def typed_rows(rows: list[list[str]]) -> list[list]:
+    """CSV cells with numbers as numbers (so they sort and align as numbers)."""
+    return [[_cell(v) for v in row] for row in rows]
 
 
 def _cell(value: str):
