@@ -24,16 +24,18 @@ sys.path.insert(0, str(HERE))
 
 OURS = r"""
 import json, resource, sys, time
-t = time.perf_counter()
-cpu = time.process_time()
-from studio.jobs import run_job
-from studio.tools.profiler.loader import open_profile, store_cache
-trace = run_job(open_profile(sys.argv[1], store=False))  # as the panel does: cache written after display
-opened = time.perf_counter() - t
+# The window is already open when a user opens a trace: Qt and Studio are imported first.
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
+from studio.jobs import run_job
+from studio.tools.profiler.loader import open_profile, store_cache
 from studio.ui.panels.profiler.timeline import TimelineView
-view = TimelineView(); view.resize(1600, 900); view.set_trace(trace)
+view = TimelineView(); view.resize(1600, 900)
+t = time.perf_counter()
+cpu = time.process_time()
+trace = run_job(open_profile(sys.argv[1], store=False))  # as the panel does: cache written after display
+opened = time.perf_counter() - t
+view.set_trace(trace)
 t1 = time.perf_counter(); view.grab(); first = time.perf_counter() - t1
 cpu = time.process_time() - cpu
 if not hasattr(trace.start, "filename"):
@@ -53,6 +55,8 @@ print(json.dumps({"open": opened, "first_frame": first, "frames": frames, "peak_
 PEER = r"""
 import json, resource, sys, time
 import numpy as np
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QImage, QPainter
 t = time.perf_counter()
 cpu = time.process_time()
 with open(sys.argv[1]) as handle:
@@ -68,8 +72,6 @@ for e in events:
 start = np.rint(np.array(start) * 1000).astype(np.int64); dur = np.rint(np.array(dur) * 1000).astype(np.int64)
 track = np.array(track_ids, np.int32)
 opened = time.perf_counter() - t
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QImage, QPainter
 image = QImage(1600, 900, QImage.Format.Format_RGB32)
 t1 = time.perf_counter()
 painter = QPainter(image)

@@ -110,3 +110,27 @@ def test_nesting_matches_a_stack_walk(tmp_path):
         t += 35
     trace = load(write_trace(tmp_path / "n.json", events))
     assert [int(d) for d in trace.depth] == [int(trace.slice_name(i)[1:]) for i in range(trace.size)]
+
+
+def test_chunked_reading_matches_a_whole_read(tmp_path, monkeypatch):
+    from studio.tools.profiler import builder as builder_module
+    from studio.tools.profiler import chrome_reader
+
+    events = random_x_events(600, seed=9)
+    for i, e in enumerate(events[::7]):  # args that look like event boundaries, in objects and strings
+        e["args"] = {"nested": [{"a": i}, {"b": "}, {"}], "text": "}},{\"ph\":\"X\"}"}
+    events.insert(100, {"ph": "B", "name": "open", "pid": 7, "tid": 0, "ts": 1.0})
+    events.insert(500, {"ph": "E", "pid": 7, "tid": 0, "ts": 2000.0})
+    path = write_trace(tmp_path / "t.json", events)
+    whole = load(path)
+    monkeypatch.setattr(chrome_reader, "CHUNK_BYTES", 1500)  # ~10 events a chunk, memory-mapped
+    monkeypatch.setattr(builder_module, "SPILL_BYTES", 100)  # args spilled to a mapped file
+    chunked = load(path)
+    assert chunked.size == whole.size == 601
+    assert np.array_equal(chunked.start, whole.start) and np.array_equal(chunked.depth, whole.depth)
+    assert [chunked.slice_name(i) for i in range(50)] == [whole.slice_name(i) for i in range(50)]
+    assert all(chunked.slice_args(i) == whole.slice_args(i) for i in range(0, 601, 13))
+    text = path.read_text()
+    path.write_text(text[: len(text) - 900])  # cut inside the last chunk
+    cut = load(path)
+    assert whole.size - 10 < cut.size < whole.size and "truncated" in cut.facts["warning"]

@@ -9,11 +9,16 @@ binds flow arrows to the slices at their ends, and names tracks from the metadat
 
 from __future__ import annotations
 
+import mmap
+import tempfile
 from typing import Any
 
 import numpy as np
 
 from studio.tools.profiler.model import Counter, Table, Trace, Track
+
+
+SPILL_BYTES = 256 << 20
 
 
 class TraceBuilder:
@@ -133,7 +138,7 @@ class TraceBuilder:
         tracks = self._tracks()
         trace = Trace(
             start=start, dur=dur, track=track, depth=depth, name=name, cat=cat,
-            args_off=off, args_len=length, args_blob=b"".join(self._blob_parts),
+            args_off=off, args_len=length, args_blob=self._args_blob(),
             names=list(self._names), cats=list(self._cats), tracks=tracks,
             counters=self._build_counters(origin), tables=self.tables, facts=self.facts,
             origin_ns=origin, source=source,
@@ -145,6 +150,19 @@ class TraceBuilder:
             trace.instant_name = inst[:, 2].astype(np.int32)
         trace.flow_src, trace.flow_dst = self._bind_flows(trace, origin)
         return trace
+
+    def _args_blob(self) -> bytes | mmap.mmap:
+        """All args bytes: joined in memory, or, when big, written to an unlinked temporary file and
+        memory-mapped (a 10M-event trace carries ~1 GB of args; joining would double it)."""
+        parts, self._blob_parts = self._blob_parts, []
+        if self._blob_size < SPILL_BYTES:
+            return b"".join(parts)
+        with tempfile.TemporaryFile(prefix="studio-args-") as handle:
+            for part in parts:
+                handle.write(part)
+            parts.clear()
+            handle.flush()
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
     def _columns(self) -> tuple[np.ndarray, ...]:
         chunks = list(self._chunks)

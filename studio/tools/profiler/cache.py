@@ -82,7 +82,10 @@ def store(source: Path, trace: Trace) -> Path | None:
         tmp.mkdir(parents=True)
         for name in _SLICE_COLUMNS:
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(trace, name)))
-        (tmp / "args.bin").write_bytes(bytes(trace.args_blob))
+        with (tmp / "args.bin").open("wb") as handle:  # in slices: the blob may be a big mmap
+            blob = memoryview(trace.args_blob) if not isinstance(trace.args_blob, bytes) else trace.args_blob
+            for offset in range(0, len(blob), 64 << 20):
+                handle.write(blob[offset:offset + (64 << 20)])
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)

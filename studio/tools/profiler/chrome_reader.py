@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import mmap
 import re
 from collections.abc import Generator, Iterator
 from operator import attrgetter
@@ -66,7 +67,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
     try:
-        data = path.read_bytes()
+        data = _map_or_read(path)
     except OSError as exc:
         raise UserError(f"Cannot read trace: {exc.strerror}", path, "Check the file exists and is readable.") from exc
     builder = builder if builder is not None else TraceBuilder()
@@ -85,6 +86,8 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     finally:
         if gc_was_enabled:
             gc.enable()
+    if isinstance(data, mmap.mmap):
+        data.close()
     del data
     if not build:
         return builder
@@ -96,12 +99,30 @@ CHUNK_BYTES = 16 << 20
 _EVENT_END = re.compile(rb"\}\s*,")
 
 
-def iter_event_chunks(data: bytes, path: Path) -> Iterator[tuple[int, list[Event], str]]:
+def _map_or_read(path: Path) -> bytes | mmap.mmap:
+    """Big files are memory-mapped (pages read once and let go as chunks are done); small read."""
+    size = path.stat().st_size
+    if size <= CHUNK_BYTES:
+        return path.read_bytes()
+    with path.open("rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _release(data: bytes | mmap.mmap, end: int) -> None:
+    """Drop the mapped pages before ``end`` from this process (they stay in the page cache)."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        end -= end % mmap.PAGESIZE
+        if end > 0:
+            data.madvise(mmap.MADV_DONTNEED, 0, end)
+
+
+def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int, list[Event], str]]:
     """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk."""
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    offset = len(data) - len(stripped)
-    if not stripped or stripped[:1] != b"[" or len(stripped) <= CHUNK_BYTES:
-        events, note = decode_events(data, path)
+    head = bytes(data[:4096])
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    offset = len(head) - len(stripped)
+    if not stripped or stripped[:1] != b"[" or len(data) - offset <= CHUNK_BYTES:
+        events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
         yield len(data), events, note
         return
     pos = offset + 1
@@ -131,6 +152,7 @@ def iter_event_chunks(data: bytes, path: Path) -> Iterator[tuple[int, list[Event
             break
         yield cut, events, ""
         pos = match.end()
+        _release(data, pos)
 
 
 def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
