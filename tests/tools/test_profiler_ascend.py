@@ -27,6 +27,8 @@ def test_pytorch_npu_folder(ascend_fixtures):
     assert "Op Name" in summary.columns and "Task Type" in summary.columns
     assert summary.column("Task Start Time(us)")[0] == "1736408883704643.212"
     assert any(c.name.startswith("AI Core Freq") for c in trace.counters)
+    assert "Ascend Hardware" in trace.facts["NPU processes"] and "Python" in trace.facts["CPU processes"]
+    assert trace.facts["trace start"].startswith("2025-01-09")
     apis = stats.api_rows(trace)
     assert apis[0]["total_us"] >= apis[-1]["total_us"] and apis[0]["name"]
 

@@ -57,6 +57,9 @@ def test_local_run_writes_a_folder_the_profiler_reads(small_model, tmp_path):
     assert "latency mean / p50 / p90 / p99" in trace.facts
     exp = next(s for s in stats.by_name(trace) if s.name == "exp0")
     assert exp.count == 7  # warm-ups are on the timeline too
+    raw = run_job(open_profile(out / "onnxruntime_profile.json", use_cache=False))  # ORT's own file
+    assert {"exp0", "matmul0", "model_run"} <= set(raw.names)
+    assert raw.tracks[0].process.startswith("ONNX Runtime (pid")  # ORT names no processes
     summary = json.loads((out / "studio_profile.json").read_text())
     assert summary["iterations"] == 5 and summary["latency_ms"]["p99"] == pytest.approx(lat["p99"])
 

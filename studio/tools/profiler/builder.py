@@ -38,6 +38,8 @@ class TraceBuilder:
         self._one: list[list[int]] = [[], [], [], [], [], [], []]  # start, dur, track, name, cat, off, len
         self._blob_parts: list[bytes] = []
         self._blob_size = 0
+        self._blob_pending = 0  # bytes in _blob_parts not yet spilled
+        self._spill = None  # temporary file the args go to once they pass SPILL_BYTES
         self._instants: list[tuple[int, int, int]] = []
         self._counters: dict[tuple, tuple[list[int], list[float]]] = {}
         self._flows: dict[tuple, list] = {}
@@ -75,8 +77,7 @@ class TraceBuilder:
         if not raw:
             return 0, 0
         offset = self._blob_size
-        self._blob_parts.append(raw)
-        self._blob_size += len(raw)
+        self._append_blob(raw)
         return offset, len(raw)
 
     def add_slice(self, start_ns: int, dur_ns: int, track: int, name: str, cat: str = "",
@@ -99,9 +100,18 @@ class TraceBuilder:
     def add_args_blob(self, blob: bytes) -> int:
         """Append a ready-made blob of many args; returns the offset its own offsets start from."""
         offset = self._blob_size
-        self._blob_parts.append(blob)
-        self._blob_size += len(blob)
+        self._append_blob(blob)
         return offset
+
+    def _append_blob(self, data: bytes) -> None:
+        self._blob_parts.append(data)
+        self._blob_size += len(data)
+        self._blob_pending += len(data)
+        if self._blob_pending >= SPILL_BYTES:  # big traces: args go to disk as they come
+            if self._spill is None:
+                self._spill = tempfile.TemporaryFile(prefix="studio-args-")
+            self._spill.writelines(self._blob_parts)
+            self._blob_parts, self._blob_pending = [], 0
 
     def add_instant(self, time_ns: int, track: int, name: str) -> None:
         """An instant event (``ph: i/I``)."""
@@ -133,7 +143,10 @@ class TraceBuilder:
         start = start - origin
 
         order = sort_order(track, start, dur)
-        start, dur, track, name, cat, off, length = (a[order] for a in (start, dur, track, name, cat, off, length))
+        start, dur, track = start[order], dur[order], track[order]
+        name, cat = name[order], cat[order]
+        off, length = off[order], length[order]
+        del order
         depth = _nesting_depth(start, dur, track)
         tracks = self._tracks()
         trace = Trace(
@@ -152,15 +165,14 @@ class TraceBuilder:
         return trace
 
     def _args_blob(self) -> bytes | mmap.mmap:
-        """All args bytes: joined in memory, or, when big, written to an unlinked temporary file and
-        memory-mapped (a 10M-event trace carries ~1 GB of args; joining would double it)."""
+        """All args bytes: joined in memory, or, for big traces, the temporary file they were
+        spilled to, memory-mapped (a 10M-event trace carries ~1 GB of args)."""
         parts, self._blob_parts = self._blob_parts, []
-        if self._blob_size < SPILL_BYTES:
+        if self._spill is None:
             return b"".join(parts)
-        with tempfile.TemporaryFile(prefix="studio-args-") as handle:
-            for part in parts:
-                handle.write(part)
-            parts.clear()
+        handle, self._spill = self._spill, None
+        with handle:  # the file is unlinked already; the mapping keeps its pages
+            handle.writelines(parts)
             handle.flush()
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
@@ -172,9 +184,14 @@ class TraceBuilder:
         if not chunks:
             dtypes = (np.int64, np.int64, np.int32, np.int32, np.int32, np.int64, np.int32)
             return tuple(np.zeros(0, dt) for dt in dtypes)
+        self._chunks = []
         if len(chunks) == 1:
             return chunks[0]
-        return tuple(np.concatenate([c[i] for c in chunks]) for i in range(7))
+        columns = []
+        for i in range(7):  # column by column, letting each chunk's piece go once copied
+            columns.append(np.concatenate([c[i] for c in chunks]))
+            chunks = [tuple(None if j == i else part for j, part in enumerate(c)) for c in chunks]
+        return tuple(columns)
 
     def _tracks(self) -> list[Track]:
         tracks = []

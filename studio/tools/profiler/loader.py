@@ -49,12 +49,28 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
     trace = yield from reader(path, cancel)
     if cancel:
         cancel.raise_if_cancelled()
+    add_trace_facts(trace)
     yield Progress(0.9, "building levels of detail")
     trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
     if use_cache and store:
         yield from store_cache(path, trace)
     yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
     return trace
+
+
+def add_trace_facts(trace: Trace) -> None:
+    """Facts the events themselves tell: when the trace starts, which processes are host or device."""
+    import datetime as dt
+
+    if 1e18 < trace.origin_ns < 4e18:  # absolute wall-clock nanoseconds (msprof, ORT, local runs)
+        start = dt.datetime.fromtimestamp(trace.origin_ns / 1e9, dt.timezone.utc)
+        trace.facts.setdefault("trace start", start.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    labelled: dict[str, set[str]] = {}
+    for track in trace.tracks:
+        if track.labels:
+            labelled.setdefault(track.labels, set()).add(track.process)
+    for label, processes in sorted(labelled.items()):
+        trace.facts.setdefault(f"{label} processes", ", ".join(sorted(processes)))
 
 
 def store_cache(path: Path | str, trace: Trace, cancel: CancelToken | None = None
