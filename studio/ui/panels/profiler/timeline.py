@@ -43,7 +43,12 @@ BACKGROUND = 0xFFFAFAFA
 # share bands: green, yellow, red; three shades each so neighbouring slices stay apart
 BANDS = [(0xFF81C784, 0xFF66BB6A, 0xFFA5D6A7), (0xFFFFE082, 0xFFFFD54F, 0xFFFFECB3),
          (0xFFE57373, 0xFFEF5350, 0xFFEF9A9A)]
-COUNTER_COLOUR = 0xFF64B5F6
+COUNTER_COLOUR = 0xFFBBDEFB
+COUNTER_LINE = 0xFF1565C0
+KEYS_HELP = ("W / S: zoom in / out    A / D: pan    F: fit selection or all    Esc: clear\n"
+             "wheel: zoom at the cursor (Shift+wheel, or over the names: scroll)\n"
+             "drag: pan    Shift+drag, or drag on the ruler: select a range\n"
+             "click: select a slice    click a process name: collapse / expand")
 MIN_LABEL_PX = 36
 
 
@@ -288,10 +293,15 @@ class TimelineView(QWidget):
         ys = np.arange(row.h)[:, None]
         mask = ys >= (row.h - 2 - heights)[None, :]
         mask[row.h - 2:] = False
+        # the line on top of the fill: at each column's value, joined to the previous column's
+        tops = row.h - 2 - heights
+        upper = np.minimum(tops, np.r_[tops[:1], tops[:-1]])
+        line = (ys >= upper[None, :]) & (ys <= tops[None, :]) & valid[None, :]
         a, b = max(0, y0), min(image.shape[0], y0 + row.h)
         if b > a:
             band = image[a:b]
             band[mask[a - y0:b - y0]] = COUNTER_COLOUR
+            band[line[a - y0:b - y0]] = COUNTER_LINE
 
     def _paint_labels(self, painter: QPainter, labels: list) -> None:
         # Cached QStaticText: laid out once per (name, width bucket), then only blitted (measured
@@ -526,6 +536,9 @@ class TimelineView(QWidget):
         self._hover(pos, event.globalPosition().toPoint())
 
     def _hover(self, pos: QPoint, global_pos: QPoint) -> None:
+        if pos.x() < GUTTER and pos.y() < RULER:
+            QToolTip.showText(global_pos, KEYS_HELP, self)
+            return
         if pos.x() < GUTTER and pos.y() >= RULER:
             row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
             if row is not None and (row.label or row.kind == "process"):
