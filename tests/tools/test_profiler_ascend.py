@@ -29,6 +29,8 @@ def test_pytorch_npu_folder(ascend_fixtures):
     assert any(c.name.startswith("AI Core Freq") for c in trace.counters)
     assert "Ascend Hardware" in trace.facts["NPU processes"] and "Python" in trace.facts["CPU processes"]
     assert trace.facts["trace start"].startswith("2025-01-09")
+    assert trace.facts["step time (1 steps)"].startswith("computing 8.87 ms")
+    assert trace.facts["device tasks by type"].startswith("AI_VECTOR_CORE 149")
     apis = stats.api_rows(trace)
     assert apis[0]["total_us"] >= apis[-1]["total_us"] and apis[0]["name"]
 

@@ -22,7 +22,7 @@ from studio import paths
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")

@@ -71,6 +71,28 @@ def add_trace_facts(trace: Trace) -> None:
             labelled.setdefault(track.labels, set()).add(track.process)
     for label, processes in sorted(labelled.items()):
         trace.facts.setdefault(f"{label} processes", ", ".join(sorted(processes)))
+    _table_facts(trace)
+
+
+def _table_facts(trace: Trace) -> None:
+    """What the summary tables say in one line each: device task types, step time breakdown."""
+    from collections import Counter
+
+    from studio.tools.profiler.csv_tables import number
+
+    summary = trace.tables.get("op_summary")
+    if summary is not None and "Task Type" in summary.columns:
+        kinds = Counter(v for v in summary.column("Task Type") if v and v != "N/A")
+        if kinds:
+            trace.facts.setdefault("device tasks by type", ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    steps = trace.tables.get("step_trace")
+    if steps is not None:
+        parts = []
+        for column in ("Computing", "Communication(Not Overlapped)", "Overlapped", "Free"):
+            if column in steps.columns:
+                total = sum(number(v) or 0.0 for v in steps.column(column))
+                parts.append(f"{column.lower()} {total / 1000:,.2f} ms")
+        trace.facts.setdefault(f"step time ({len(steps.rows)} steps)", ", ".join(parts))
 
 
 def store_cache(path: Path | str, trace: Trace, cancel: CancelToken | None = None

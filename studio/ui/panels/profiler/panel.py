@@ -321,7 +321,7 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
     """Facts for the Summary tab: the source, the trace's shape, and what the data says."""
     trace = loaded.trace
     processes = sorted({t.process for t in trace.tracks} | {c.process for c in trace.counters})
-    rows = [["Source", str(loaded.path)],
+    rows = [["Source", str(loaded.path.resolve())],
             ["Slices", f"{trace.size:,}"],
             ["Time span", format_duration(trace.span_ns)],
             ["Processes", ", ".join(processes) or "—"],
@@ -331,7 +331,7 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
         rows.append(["Model", trace.model_path])
     if loaded.path.is_file():
         rows.append(["File size", f"{loaded.path.stat().st_size / 2**20:.1f} MiB"])
-    rows += [[key, value] for key, value in trace.facts.items()]
+    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items()]
     return rows
 
 
