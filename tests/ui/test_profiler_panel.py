@@ -74,11 +74,15 @@ def test_zoom_hover_range_find_and_compare(qtbot, panel, tmp_path, monkeypatch):
     # click selects; Shift+drag selects a range whose aggregate appears in the table
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
     assert view.selected == 0 and panel.graph_button.isEnabled()
+    details = dict((r[0], r[1]) for r in panel.details.model.rows)
+    assert details["Duration"] == "30.00 µs" and details["args.i"] == "0"
+    assert panel.bottom.currentWidget() is panel.details
     a, b = GUTTER + 10, GUTTER + 300
     qtbot.mousePress(view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(a, y))
     qtbot.mouseMove(view, QPoint(b, y))
     qtbot.mouseRelease(view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(b, y))
     qtbot.waitUntil(lambda: panel.range_table.model.rowCount() > 0, timeout=5000)
+    assert panel.bottom.currentWidget() is panel.range_table
     t_a, t_b = view.range
     trace = view.trace
     inside = (trace.start <= t_b) & (trace.start + trace.dur >= t_a)

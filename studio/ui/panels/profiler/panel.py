@@ -7,6 +7,7 @@ them can be compared.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,9 +135,14 @@ class ProfilerPanel(Panel):
         self.range_table = TableWidget("Shift+drag on the timeline (or drag on its ruler) to select a time "
                                        "range: its slices are aggregated here.", self)
         self.range_table.row_activated.connect(lambda row: self.highlight_name(str(row[0])))
+        self.details = TableWidget("Click a slice to see its name, times and arguments here.", self)
+        self.bottom = QTabWidget(self)
+        self.bottom.addTab(self.details, "Selected slice")
+        self.bottom.addTab(self.range_table, "Selected range")
+        self.bottom.setCurrentWidget(self.range_table)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.timeline)
-        split.addWidget(self.range_table)
+        split.addWidget(self.bottom)
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
 
@@ -203,6 +209,7 @@ class ProfilerPanel(Panel):
         self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
+        self.details.set_rows([], [])
         self._on_find_text(self.find.text())
 
     def _emit_overlay(self, loaded: Loaded) -> None:
@@ -226,6 +233,8 @@ class ProfilerPanel(Panel):
             return
         self._selected_name = self.current.trace.slice_name(index)
         self.graph_button.setEnabled(True)
+        self.details.set_rows(["Field", "Value"], slice_rows(self.current.trace, index), first_width=160)
+        self.bottom.setCurrentWidget(self.details)
         self.status.emit(self.timeline.describe(index).splitlines()[0])
 
     def highlight_name(self, name: str) -> None:
@@ -297,6 +306,7 @@ class ProfilerPanel(Panel):
         handle.finished.connect(lambda rows: self._show_range(rows, t0, t1))
 
     def _show_range(self, rows: list, t0: int, t1: int) -> None:
+        self.bottom.setCurrentWidget(self.range_table)
         self.range_table.set_rows(RANGE_COLUMNS, [[s.name, s.count, s.total_us, s.avg_us, s.max_us, s.share]
                                                   for s in rows], sort="Total (µs)", percent=("Share of range",))
         self.status.emit(f"Range {format_duration(t1 - t0)}: {sum(s.count for s in rows):,} slices")
@@ -315,6 +325,20 @@ class ProfilerPanel(Panel):
 
         handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
         handle.finished.connect(self.compare_tab.show_result)
+
+
+def slice_rows(trace: Trace, index: int) -> list[list[str]]:
+    """Everything about one slice, for the Selected slice table."""
+    start, dur = int(trace.start[index]), int(trace.dur[index])
+    rows = [["Name", trace.slice_name(index)],
+            ["Track", trace.track_label(int(trace.track[index]))],
+            ["Start", format_duration(start)], ["Duration", format_duration(dur)],
+            ["End", format_duration(start + dur)], ["Depth", str(int(trace.depth[index]))]]
+    if trace.cats[int(trace.cat[index])]:
+        rows.append(["Category", trace.cats[int(trace.cat[index])]])
+    for key, value in trace.slice_args(index).items():
+        rows.append([f"args.{key}", value if isinstance(value, str) else json.dumps(value)])
+    return rows
 
 
 def summary_rows(loaded: Loaded) -> list[list[str]]:
