@@ -90,6 +90,10 @@ def test_garbled_csv_and_db(tmp_path):
     bad.write_text("Op Name,OP Type,Task Start Time(us),Task Duration(us)\nConv,Conv,notanumber,\x00\x01\n")
     trace = load(bad)
     assert trace.size == 0 and len(trace.tables["op_summary"].rows) == 1
+    huge = tmp_path / "op_statistic_1.csv"
+    huge.write_text('OP Type,Core Type,Count,Total Time(us)\n"' + "x" * 200_000 + '",AI_CORE,1,2\n')
+    with pytest.raises(UserError, match="malformed"):
+        load(huge)
     db = tmp_path / "msprof_1.db"
     db.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     with pytest.raises(UserError):

@@ -99,7 +99,7 @@ def test_zoom_hover_range_find_and_compare(qtbot, panel, tmp_path, monkeypatch):
     table = panel.stats_tab.table
     names = [row[0] for row in table.model.rows]
     row = names.index("matmul")
-    table._on_clicked(table.proxy.mapFromSource(table.model.index(row, 0)))
+    table._on_clicked(table.model.index(row, 0))
     assert view.highlighted.size == 133 and trace.slice_name(view.selected) == "matmul"
     panel.stats_tab.graph_button.click()
     assert requests == [(None, "matmul")]
@@ -183,3 +183,20 @@ def test_counter_hover_and_summary_only_profile(qtbot, panel, tmp_path, ascend_f
     open_and_wait(qtbot, panel, ascend_fixtures / "pytorch_npu" / "api_statistic.csv")
     view.repaint()
     assert not view.rows and panel.stats_tab.kind.count() >= 1
+
+
+def test_tables_sort_numbers_as_numbers(qtbot):
+    from studio.ui.panels.profiler.table import TableWidget
+
+    table = TableWidget("empty")
+    qtbot.addWidget(table)
+    table.set_rows(["Name", "Total"], [["a", 9.0], ["b", 10.0], ["c", None], ["d", 100.0], ["e", "N/A"]])
+    assert [table.model.index(r, 0).data() for r in range(5)] == ["a", "b", "c", "d", "e"]  # order kept
+    table.view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
+    order = [table.model.index(r, 0).data() for r in range(5)]
+    assert order[:3] == ["d", "b", "a"] and set(order[3:]) == {"c", "e"}
+    table.filter.setText("b")
+    assert table.model.rowCount() == 1 and table.count.text() == "1 of 5 rows"
+    table.filter.setText("")
+    table.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    assert [table.model.index(r, 0).data() for r in range(5)] == ["a", "b", "c", "d", "e"]

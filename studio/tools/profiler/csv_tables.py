@@ -77,7 +77,10 @@ def read_table(path: Path) -> Table:
         text = path.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read CSV: {exc.strerror}", path, "Check the file exists and is readable.") from exc
-    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise UserError(f"CSV file is malformed: {exc}", path, "Export the summary again (msprof --export=on).") from exc
     if not rows:
         raise UserError("CSV file is empty", path, "Export the summary again (msprof --export=on).")
     columns = [canonical(c) for c in rows[0]]

@@ -308,7 +308,7 @@ class ProfilerPanel(Panel):
     def _show_range(self, rows: list, t0: int, t1: int) -> None:
         self.bottom.setCurrentWidget(self.range_table)
         self.range_table.set_rows(RANGE_COLUMNS, [[s.name, s.count, s.total_us, s.avg_us, s.max_us, s.share]
-                                                  for s in rows], sort="Total (µs)", percent=("Share of range",))
+                                                  for s in rows], percent=("Share of range",))  # already by total
         self.status.emit(f"Range {format_duration(t1 - t0)}: {sum(s.count for s in rows):,} slices")
 
     def compare(self, base_index: int, new_index: int) -> None:

@@ -53,11 +53,11 @@ class StatsTab(QWidget):
         self._sources = []
         if by_name:
             rows = [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.share] for s in by_name]
-            self._sources.append(("Per op / slice name", OP_COLUMNS, rows, "Total (µs)", ("Share",), 0))
+            self._sources.append(("Per op / slice name", OP_COLUMNS, rows, None, ("Share",), 0))  # by total
         if apis:
             rows = [[a["level"], a["name"], a["count"], a["total_us"], a["avg_us"], a["min_us"], a["max_us"]]
                     for a in apis]
-            self._sources.append(("Per API", API_COLUMNS, rows, "Total (µs)", (), 1))
+            self._sources.append(("Per API", API_COLUMNS, rows, None, (), 1))  # by total already
         for kind, table in trace.tables.items():
             rows = tables[kind] if tables and kind in tables else typed_rows(table.rows)
             name_col = next((i for i, c in enumerate(table.columns) if c in ("Op Name", "OP Type", "API Name")), -1)

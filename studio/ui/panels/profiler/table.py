@@ -1,4 +1,9 @@
-"""A sortable, filterable table of plain rows, with CSV export and tooltips for long cells."""
+"""A sortable, filterable table of plain rows, with CSV export and tooltips for long cells.
+
+Sorting and filtering happen in the model with one Python pass over the rows (a sort key per row,
+a cached lower-case text per row), not through a QSortFilterProxyModel, whose per-cell calls back
+into Python take seconds on the 100k-row op summaries msprof writes.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -22,22 +27,55 @@ from PySide6.QtWidgets import (
 
 
 class RowsModel(QAbstractTableModel):
-    """Rows of values; numbers sort as numbers, floats show with 3 decimals, shares as %."""
+    """Rows of values; numbers sort as numbers, floats show with 3 decimals, shares as %.
+
+    ``all_rows`` holds every row; ``rows`` the ones shown (filtered, in the current sort order).
+    """
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.columns: list[str] = []
+        self.all_rows: list[list[Any]] = []
         self.rows: list[list[Any]] = []
         self.percent_columns: set[int] = set()
         self.colour_column: int = -1  # a signed delta column: red when positive, green when negative
+        self._needle = ""
+        self._texts: dict[int, str] | None = None
 
     def set_rows(self, columns: list[str], rows: list[list[Any]], percent: tuple[str, ...] = (),
                  colour: str | None = None) -> None:
         self.beginResetModel()
-        self.columns, self.rows = list(columns), rows
+        self.columns, self.all_rows = list(columns), list(rows)
         self.percent_columns = {i for i, c in enumerate(columns) if c in percent}
         self.colour_column = columns.index(colour) if colour in columns else -1
+        self._texts = None
+        self.rows = self._filtered()
         self.endResetModel()
+
+    def set_filter(self, text: str) -> None:
+        """Show only rows with ``text`` (case-insensitive) in any cell."""
+        self.beginResetModel()
+        self._needle = text.strip().lower()
+        self.rows = self._filtered()
+        self.endResetModel()
+
+    def _filtered(self) -> list[list[Any]]:
+        if not self._needle:
+            return list(self.all_rows)
+        if self._texts is None:  # once per table: one lower-case string per row (values as str)
+            self._texts = {id(row): "\t".join(map(str, row)).lower() for row in self.all_rows}
+        needle, texts = self._needle, self._texts
+        return [row for row in self.all_rows if needle in texts[id(row)]]
+
+    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:  # Qt override
+        """Sort by ``column``: numbers as numbers, blanks and N/A first (ascending)."""
+        if not 0 <= column < len(self.columns):
+            return
+        self.layoutAboutToBeChanged.emit()
+        descending = order == Qt.SortOrder.DescendingOrder
+        self.all_rows.sort(key=lambda row: _sort_key(row[column]), reverse=descending)
+        self.rows = self._filtered()
+        self.layoutChanged.emit()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
         return 0 if parent.isValid() else len(self.rows)
@@ -53,14 +91,13 @@ class RowsModel(QAbstractTableModel):
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         if not index.isValid():
             return None
-        value = self.rows[index.row()][index.column()]
+        row = self.rows[index.row()]
+        value = row[index.column()] if index.column() < len(row) else None
         if role == Qt.ItemDataRole.DisplayRole:
             return self.display(value, index.column())
         if role == Qt.ItemDataRole.ToolTipRole:  # long names are never cut without a way to read them
             text = self.display(value, index.column())
             return text if len(text) > 24 else None
-        if role == Qt.ItemDataRole.UserRole:
-            return value
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == self.colour_column and isinstance(value, (int, float)):
@@ -75,15 +112,12 @@ class RowsModel(QAbstractTableModel):
         return str(value)
 
 
-class _Proxy(QSortFilterProxyModel):
-    def lessThan(self, left, right) -> bool:  # Qt override
-        a = left.data(Qt.ItemDataRole.UserRole)
-        b = right.data(Qt.ItemDataRole.UserRole)
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            return a < b
-        if a is None or b is None:
-            return a is None and b is not None
-        return str(a).lower() < str(b).lower()
+def _sort_key(value: Any) -> tuple:
+    if isinstance(value, (int, float)):
+        return (1, float(value), "")
+    if value is None or value in ("", "N/A"):
+        return (0, 0.0, "")
+    return (2, 0.0, str(value).lower())
 
 
 class TableWidget(QWidget):
@@ -94,10 +128,6 @@ class TableWidget(QWidget):
     def __init__(self, empty_text: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.model = RowsModel(self)
-        self.proxy = _Proxy(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(-1)
         self.filter = QLineEdit(self)
         self.filter.setPlaceholderText("Filter rows…")
         self.filter.setClearButtonEnabled(True)
@@ -106,7 +136,7 @@ class TableWidget(QWidget):
         self.export = QPushButton("Export CSV…", self)
         self.export.clicked.connect(self._on_export)
         self.view = QTableView(self)
-        self.view.setModel(self.proxy)
+        self.view.setModel(self.model)
         self.view.setSortingEnabled(True)
         self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QTableView.SelectionMode.SingleSelection)
@@ -133,7 +163,11 @@ class TableWidget(QWidget):
 
     def set_rows(self, columns: list[str], rows: list[list[Any]], sort: str | None = None,
                  percent: tuple[str, ...] = (), colour: str | None = None, first_width: int = 320) -> None:
-        """Show ``rows`` (sorted by column ``sort`` descending, when given)."""
+        """Show ``rows``: sorted by column ``sort`` descending when given, else in the given order."""
+        header = self.view.horizontalHeader()
+        header.blockSignals(True)  # no sort of the old rows on the way
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        header.blockSignals(False)
         self.model.set_rows(columns, rows, percent, colour)
         has_rows = bool(rows)
         self.view.setVisible(has_rows)
@@ -149,18 +183,21 @@ class TableWidget(QWidget):
                 self.view.setColumnWidth(column, max(60, min(260, widest)))
         if sort in columns:
             self.view.sortByColumn(columns.index(sort), Qt.SortOrder.DescendingOrder)
-        else:  # keep the order given (e.g. by impact) until the user sorts
-            self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-            self.proxy.sort(-1)
-        self._on_filter(self.filter.text())
+        self._update_count()
+
+    def shown_rows(self) -> list[list[Any]]:
+        """The rows as shown now (filtered and sorted)."""
+        return list(self.model.rows)
 
     def _on_filter(self, text: str) -> None:
-        self.proxy.setFilterFixedString(text)
-        self.count.setText(f"{self.proxy.rowCount():,} of {self.model.rowCount():,} rows")
+        self.model.set_filter(text)
+        self._update_count()
+
+    def _update_count(self) -> None:
+        self.count.setText(f"{self.model.rowCount():,} of {len(self.model.all_rows):,} rows")
 
     def _on_clicked(self, index) -> None:
-        source = self.proxy.mapToSource(index)
-        self.row_activated.emit(self.model.rows[source.row()])
+        self.row_activated.emit(self.model.rows[index.row()])
 
     def _on_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export table as CSV", "profile_table.csv", "CSV files (*.csv)")
@@ -172,6 +209,5 @@ class TableWidget(QWidget):
         with Path(path).open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(self.model.columns)
-            for r in range(self.proxy.rowCount()):
-                source = self.proxy.mapToSource(self.proxy.index(r, 0)).row()
-                writer.writerow(["" if v is None else v for v in self.model.rows[source]])
+            for row in self.model.rows:
+                writer.writerow(["" if v is None else v for v in row])
