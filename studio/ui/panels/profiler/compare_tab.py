@@ -68,5 +68,7 @@ class CompareTab(QWidget):
         self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")
         for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
             table.set_rows(DELTA_COLUMNS, [[r.name, r.base_count, r.new_count, r.base_total_us, r.new_total_us,
-                                            r.base_avg_us, r.new_avg_us, r.delta_us, r.delta_pct, r.speedup]
-                                           for r in rows], colour="Delta (µs)")
+                                            r.base_avg_us, r.new_avg_us, r.delta_us,
+                                            None if r.delta_pct is None else r.delta_pct / 100, r.speedup]
+                                           for r in rows], colour="Delta (µs)", percent=("Delta %",),
+                           first_width=230)
