@@ -12,6 +12,7 @@ detail. Slice arguments stay raw JSON bytes in one blob and are decoded only whe
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,9 +106,9 @@ class Trace:
         """Slice end times (ns)."""
         return self.start + self.dur
 
-    @property
+    @functools.cached_property
     def span_ns(self) -> int:
-        """From the first event to the last end, over slices, instants and counters."""
+        """From the first event to the last end, over slices, instants and counters (computed once)."""
         lo, hi = [], []
         if self.size:
             lo.append(int(self.start.min()))

@@ -242,7 +242,7 @@ class ProfilerPanel(Panel):
         if self.current is None:
             return
         indices = self.current.trace.slices_named(name)
-        self.timeline.highlighted = indices
+        self.timeline.set_highlighted(indices)
         self._selected_name = name
         self.graph_button.setEnabled(True)
         if indices.size:
@@ -255,7 +255,7 @@ class ProfilerPanel(Panel):
         if self.current is None or not text.strip():
             self._matches = np.zeros(0, np.int64)
             self.match_label.setText("")
-            self.timeline.highlighted = np.zeros(0, np.int64)
+            self.timeline.set_highlighted(np.zeros(0, np.int64))
             self.timeline.update()
             return
         needle = text.strip().lower()
@@ -263,7 +263,7 @@ class ProfilerPanel(Panel):
         ids = np.array([i for i, name in enumerate(trace.names) if needle in name.lower()], dtype=np.int32)
         found = np.flatnonzero(np.isin(np.asarray(trace.name), ids)) if ids.size else np.zeros(0, np.int64)
         self._matches = found[np.argsort(np.asarray(trace.start)[found], kind="stable")]
-        self.timeline.highlighted = self._matches
+        self.timeline.set_highlighted(self._matches)
         self.match_label.setText(f"{self._matches.size:,} found")
         self.timeline.update()
 

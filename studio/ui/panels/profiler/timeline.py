@@ -70,6 +70,8 @@ class TimelineView(QWidget):
         self.t0, self.t1 = 0.0, 1.0
         self.selected = -1
         self.highlighted = np.zeros(0, np.int64)
+        self._hl_start = np.zeros(0, np.int64)
+        self._hl_longest = 0
         self.range: tuple[int, int] | None = None
         self.last_frame_ms = 0.0
         self._colours = np.zeros(0, np.uint32)
@@ -89,7 +91,7 @@ class TimelineView(QWidget):
         """Show ``trace`` (fitted), or nothing."""
         self.trace = trace
         self.selected, self.range = -1, None
-        self.highlighted = np.zeros(0, np.int64)
+        self.set_highlighted(np.zeros(0, np.int64))
         self._label_cache.clear()
         if trace is not None:
             self._share = stats.share_by_name_id(trace)
@@ -97,6 +99,18 @@ class TimelineView(QWidget):
             self._recolour()
             self._relayout()
             self.fit()
+        self.update()
+
+    def set_highlighted(self, indices: np.ndarray) -> None:
+        """Outline these slices (a find's matches, an op's slices)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if self.trace is None or not indices.size:
+            self.highlighted, self._hl_start, self._hl_longest = np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+        else:
+            starts = np.asarray(self.trace.start)[indices]
+            order = np.argsort(starts, kind="stable")
+            self.highlighted, self._hl_start = indices[order], starts[order]
+            self._hl_longest = int(np.asarray(self.trace.dur)[indices].max())
         self.update()
 
     def set_thresholds(self, green_max: float, red_min: float) -> None:
@@ -329,10 +343,12 @@ class TimelineView(QWidget):
         painter.setClipRect(GUTTER, RULER, self.canvas_width, self.height() - RULER)
         trace, offset = self.trace, self.scroll.value()
         if self.highlighted.size:
-            idx = self.highlighted
-            starts = np.asarray(trace.start)[idx]
-            ends = starts + np.asarray(trace.dur)[idx]
-            idx = idx[(ends >= self.t0) & (starts <= self.t1)][:2000]
+            # sorted by start: only the window's part is looked at, however many slices match
+            lo = int(np.searchsorted(self._hl_start, self.t0 - self._hl_longest, side="left"))
+            hi = int(np.searchsorted(self._hl_start, self.t1, side="right"))
+            idx = self.highlighted[lo:hi]
+            ends = self._hl_start[lo:hi] + np.asarray(trace.dur)[idx]
+            idx = idx[ends >= self.t0][:2000]
             painter.setPen(QPen(QColor("#1565C0"), 2))
             for i in idx.tolist():
                 self._outline(painter, i, offset)
@@ -493,7 +509,7 @@ class TimelineView(QWidget):
             self.fit()
         elif key == Qt.Key.Key_Escape:
             self.range = None
-            self.highlighted = np.zeros(0, np.int64)
+            self.set_highlighted(np.zeros(0, np.int64))
             self.select_slice(-1)
         else:
             super().keyPressEvent(event)
