@@ -252,20 +252,27 @@ class ProfilerPanel(Panel):
 
     def _on_find_text(self, text: str) -> None:
         self._match_at = -1
-        if self.current is None or not text.strip():
-            self._matches = np.zeros(0, np.int64)
-            self.match_label.setText("")
-            self.timeline.set_highlighted(np.zeros(0, np.int64))
-            self.timeline.update()
-            return
-        needle = text.strip().lower()
-        trace = self.current.trace
-        ids = np.array([i for i, name in enumerate(trace.names) if needle in name.lower()], dtype=np.int32)
-        found = np.flatnonzero(np.isin(np.asarray(trace.name), ids)) if ids.size else np.zeros(0, np.int64)
-        self._matches = found[np.argsort(np.asarray(trace.start)[found], kind="stable")]
+        self._matches = np.zeros(0, np.int64)
         self.timeline.set_highlighted(self._matches)
-        self.match_label.setText(f"{self._matches.size:,} found")
-        self.timeline.update()
+        if self.current is None or not text.strip():
+            self.match_label.setText("")
+            return
+        trace, needle = self.current.trace, text.strip().lower()
+        self.match_label.setText("finding…")
+
+        def job(cancel: CancelToken):
+            yield Progress(None, f"finding {needle!r}")
+            return find_slices(trace, needle)
+
+        handle = self.runner.start("Finding slices", job, key="profiler-find")
+        handle.finished.connect(lambda found: self._on_found(trace, text, found))
+
+    def _on_found(self, trace: Trace, text: str, found: np.ndarray) -> None:
+        if self.current is None or self.current.trace is not trace or self.find.text() != text:
+            return  # the user typed on or switched profiles meanwhile
+        self._matches, self._match_at = found, -1
+        self.timeline.set_highlighted(found)
+        self.match_label.setText(f"{found.size:,} found")
 
     def find_next(self, step: int) -> None:
         """Select the next (step 1) or previous (step −1) match and bring it into view."""
@@ -325,6 +332,15 @@ class ProfilerPanel(Panel):
 
         handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
         handle.finished.connect(self.compare_tab.show_result)
+
+
+def find_slices(trace: Trace, needle: str) -> np.ndarray:
+    """Indices of the slices whose name contains ``needle`` (lower case), in time order."""
+    ids = np.array([i for i, name in enumerate(trace.names) if needle in name.lower()], dtype=np.int32)
+    if not ids.size:
+        return np.zeros(0, np.int64)
+    found = np.flatnonzero(np.isin(np.asarray(trace.name), ids))
+    return found[np.argsort(np.asarray(trace.start)[found], kind="stable")]
 
 
 def slice_rows(trace: Trace, index: int) -> list[list[str]]:
