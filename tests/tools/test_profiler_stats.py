@@ -80,6 +80,18 @@ def test_cache_hit_and_invalidation(tmp_path):
     assert changed.size == 100
 
 
+def test_cache_evicts_the_oldest_beyond_its_limit(tmp_path):
+    paths = [write_trace(tmp_path / f"t{i}.json", random_x_events(50, seed=i)) for i in range(3)]
+    folders = []
+    for path in paths:
+        run_job(open_profile(path))
+        folders.append(cache.cache_root() / cache.source_key(path))
+        os.utime(folders[-1], (len(folders), len(folders)))  # written in this order
+    newest_two = sum(f.stat().st_size for folder in folders[1:] for f in folder.iterdir())
+    cache.evict(cache.cache_root(), keep=folders[2], limit=newest_two)
+    assert [f.is_dir() for f in folders] == [False, True, True]
+
+
 def test_lod_keeps_the_longest_per_pixel_and_bounds_the_work(tmp_path):
     events = random_x_events(20000, seed=6, tracks=1)
     trace = run_job(open_profile(write_trace(tmp_path / "t.json", events), use_cache=False))

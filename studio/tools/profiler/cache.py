@@ -22,6 +22,7 @@ from studio import paths
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
+MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
 FORMAT_VERSION = 4  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
@@ -107,10 +108,28 @@ def store(source: Path, trace: Trace) -> Path | None:
         (tmp / "meta.json").write_text(json.dumps(meta))  # written last: its presence marks a whole cache
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
+        evict(root, keep=final)
         return final
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
+
+
+def evict(root: Path, keep: Path | None = None, limit: int = MAX_BYTES) -> None:
+    """Delete the least recently written cached traces until the cache is under ``limit`` bytes."""
+    entries = []
+    for folder in root.iterdir():
+        if folder.is_dir() and folder != keep and not folder.name.startswith(".tmp-"):
+            size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            entries.append((folder.stat().st_mtime, size, folder))
+    total = sum(size for _, size, _ in entries)
+    if keep is not None and keep.is_dir():
+        total += sum(f.stat().st_size for f in keep.iterdir() if f.is_file())
+    for _, size, folder in sorted(entries):
+        if total <= limit:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
 
 
 def _map_bytes(path: Path) -> bytes | mmap.mmap:
