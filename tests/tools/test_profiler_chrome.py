@@ -114,7 +114,7 @@ def test_nesting_matches_a_stack_walk(tmp_path):
 
 def test_chunked_reading_matches_a_whole_read(tmp_path, monkeypatch):
     from studio.tools.profiler import builder as builder_module
-    from studio.tools.profiler import chrome_reader
+    from studio.tools.profiler import chrome_decode
 
     events = random_x_events(600, seed=9)
     for i, e in enumerate(events[::7]):  # args that look like event boundaries, in objects and strings
@@ -123,7 +123,7 @@ def test_chunked_reading_matches_a_whole_read(tmp_path, monkeypatch):
     events.insert(500, {"ph": "E", "pid": 7, "tid": 0, "ts": 2000.0})
     path = write_trace(tmp_path / "t.json", events)
     whole = load(path)
-    monkeypatch.setattr(chrome_reader, "CHUNK_BYTES", 1500)  # ~10 events a chunk, memory-mapped
+    monkeypatch.setattr(chrome_decode, "CHUNK_BYTES", 1500)  # ~10 events a chunk, memory-mapped
     monkeypatch.setattr(builder_module, "SPILL_BYTES", 100)  # args spilled to a mapped file
     chunked = load(path)
     assert chunked.size == whole.size == 601

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 
-import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolTip
