@@ -67,8 +67,12 @@ def test_prof_folder_layouts_and_merged_slices(ascend_fixtures, tmp_path):
     (out / "msprof_slice_0_20250101.json").write_text(json.dumps(events[:half]))
     (out / "msprof_slice_1_20250101.json").write_text(json.dumps(events[half:]))
     shutil.copy(ascend_fixtures / "pytorch_npu" / "op_statistic.csv", out / "op_statistic_20250101.csv")
+    (new / "device_0").mkdir()
+    (new / "device_0" / "info.json.0").write_text(json.dumps(
+        {"hostname": "npu-box", "DeviceInfo": [{"id": 0, "ai_core_num": 24, "hwts_frequency": "50"}]}))
     trace = load(new)
     assert trace.size == 4384 and "op_statistic" in trace.tables
+    assert trace.facts["device_0/hostname"] == "npu-box" and trace.facts["device_0/DeviceInfo.ai_core_num"] == "24"
     old = tmp_path / "PROF_000002_20230101000000000_ABCDEF"
     (old / "device_0" / "summary").mkdir(parents=True)
     shutil.copy(ascend_fixtures / "msprof" / "op_summary_legacy_header.csv",

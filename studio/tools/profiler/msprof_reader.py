@@ -126,10 +126,23 @@ def folder_facts(folder: Path, files: list[Path]) -> dict[str, str]:
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):
-            for key, value in data.items():
-                if isinstance(value, (str, int, float)) and len(facts) < 40:
-                    facts[f"{info.parent.name}/{key}"] = str(value)
+            for key, value in _flat_facts(data):
+                if len(facts) < 60:
+                    facts[f"{info.parent.name}/{key}"] = value
     return facts
+
+
+def _flat_facts(data: dict) -> list[tuple[str, str]]:
+    """Scalars of an info.json, one level of nesting flattened (``DeviceInfo.ai_core_num``)."""
+    out = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            value = value[0]  # per-device / per-CPU lists: the first entry tells the hardware
+        if isinstance(value, dict):
+            out += [(f"{key}.{k}", str(v)) for k, v in value.items() if isinstance(v, (str, int, float)) and str(v)]
+        elif isinstance(value, (str, int, float)) and str(value):
+            out.append((key, str(value)))
+    return out
 
 
 def _human(size: float) -> str:
