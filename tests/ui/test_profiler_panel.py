@@ -41,6 +41,10 @@ def panel(qtbot):
     runner.wait_for_done(5000)
 
 
+def trace_name(view):
+    return view.trace.slice_name(view.selected)
+
+
 def open_and_wait(qtbot, panel, path):
     count = len(panel.profiles)
     panel.open_file(formats.detect(path))
@@ -76,6 +80,10 @@ def test_zoom_hover_range_find_and_compare(qtbot, panel, tmp_path, monkeypatch):
     details = dict((r[0], r[1]) for r in panel.details.model.rows)
     assert details["Duration"] == "30.00 µs" and details["args.i"] == "0"
     assert panel.bottom.currentWidget() is panel.details
+    qtbot.keyClick(view, Qt.Key.Key_Period)
+    assert view.selected == 1 and trace_name(view) == "relu"
+    qtbot.keyClick(view, Qt.Key.Key_Comma)
+    assert view.selected == 0
     a, b = GUTTER + 10, GUTTER + 300
     qtbot.mousePress(view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(a, y))
     qtbot.mouseMove(view, QPoint(b, y))

@@ -28,6 +28,7 @@ BANDS = [(0xFF81C784, 0xFF66BB6A, 0xFFA5D6A7), (0xFFFFE082, 0xFFFFD54F, 0xFFFFEC
 COUNTER_COLOUR = 0xFFBBDEFB
 COUNTER_LINE = 0xFF1565C0
 KEYS_HELP = ("W / S: zoom in / out    A / D: pan    F: fit selection or all    Esc: clear\n"
+             ". / ,: next / previous slice on the selected slice's row\n"
              "wheel: zoom at the cursor (Shift+wheel, or over the names: scroll)\n"
              "drag: pan    Shift+drag, or drag on the ruler: select a range\n"
              "click: select a slice    click a process name: collapse / expand")

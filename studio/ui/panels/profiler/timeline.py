@@ -172,6 +172,19 @@ class TimelineView(TimelinePainting, QWidget):
         self.slice_selected.emit(index)
         self.update()
 
+    def step_on_row(self, step: int) -> None:
+        """Select the next (1) or previous (−1) slice on the selected slice's row ('.' and ',')."""
+        if self.trace is None or self.selected < 0:
+            return
+        row = self._row_of.get((int(self.trace.track[self.selected]), int(self.trace.depth[self.selected])))
+        if row is None:
+            return
+        level = self.trace.lod.levels[0]
+        a, b = int(level.bounds[row.lod_row]), int(level.bounds[row.lod_row + 1])
+        here = np.flatnonzero(np.asarray(level.rep[a:b]) == self.selected)
+        if here.size and 0 <= int(here[0]) + step < b - a:
+            self.select_slice(int(level.rep[a + int(here[0]) + step]))
+
     def _scroll_to_track(self, track: int, depth: int) -> None:
         row = self._row_of.get((track, depth))
         if row is None:
@@ -249,6 +262,8 @@ class TimelineView(TimelinePainting, QWidget):
             self.pan(0.15 * fast)
         elif key == Qt.Key.Key_F:
             self.fit()
+        elif key in (Qt.Key.Key_Period, Qt.Key.Key_Comma):
+            self.step_on_row(1 if key == Qt.Key.Key_Period else -1)
         elif key == Qt.Key.Key_Escape:
             self.range = None
             self.set_highlighted(np.zeros(0, np.int64))
