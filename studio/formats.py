@@ -301,6 +301,12 @@ def _sniff_pytorch_npu_dir(path: Path) -> bool:
     return (path / "trace_view.json").is_file() and (path / "kernel_details.csv").is_file()
 
 
+@folder_format("studio_profile", "Studio local profile (ONNX Runtime run)", PROFILER)
+def _sniff_studio_profile(path: Path) -> bool:
+    """A folder written by ``studio profile run``: a trace, summaries and studio_profile.json."""
+    return (path / "studio_profile.json").is_file()
+
+
 @folder_format("dump_dir", "Tensor dump folder", ACCURACY)
 def _sniff_dump_dir(path: Path) -> bool:
     # A dump folder holds .npy files or NPU dump files (or a `studio dump` manifest). NPU dumps

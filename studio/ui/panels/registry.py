@@ -10,6 +10,7 @@ from studio import formats
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.base import FileListPanel, Panel
 from studio.ui.panels.convert import ConvertPanel
+from studio.ui.panels.profiler import ProfilerPanel
 
 
 def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
@@ -22,9 +23,7 @@ def tool_panels() -> list[type[Panel]]:
     return [
         _file_list_panel(formats.GRAPH, "Graph",
                          "ONNX and OM models (IMOD), and graphs that atc --mode=1 wrote as JSON."),
-        _file_list_panel(formats.PROFILER, "Profiler",
-                         "Chrome and msprof timelines, PROF_* and ASCEND_PROFILER_OUTPUT folders, "
-                         "msprof and PyTorch-NPU summary CSVs, ONNX Runtime profiles."),
+        ProfilerPanel,
         AccuracyPanel,
         ConvertPanel,
         _hosts_panel(),

@@ -1,0 +1,92 @@
+"""``studio profile run|stats|compare``: local profiling and profile statistics, headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+NAME = "profile"
+HELP = "profile an ONNX model locally; statistics and baseline comparison of traces and msprof output"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True)
+    run = actions.add_parser("run", help="run MODEL with ONNX Runtime and write a profile folder")
+    run.add_argument("model", type=Path, metavar="MODEL")
+    run.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="profile folder to write")
+    run.add_argument("--iterations", type=int, default=20, metavar="N", help="measured iterations (default 20)")
+    run.add_argument("--warmup", type=int, default=3, metavar="K", help="warm-up iterations (default 3)")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                     help="input data for one model input (repeat); others get seeded random data")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    run.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    stats = actions.add_parser("stats", help="per-name statistics of a trace, ORT profile or profiling folder")
+    stats.add_argument("path", type=Path, metavar="PATH")
+    stats.add_argument("--top", type=int, default=None, metavar="N", help="only the N names with most total time")
+    stats.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    stats.add_argument("--no-cache", action="store_true", help="parse again even when a cached copy exists")
+
+    compare = actions.add_parser("compare", help="per-op and per-API deltas of NEW against baseline BASE")
+    compare.add_argument("base", type=Path, metavar="BASE")
+    compare.add_argument("new", type=Path, metavar="NEW")
+    compare.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"run": _run, "stats": _stats, "compare": _compare}[args.action](args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.tools.profiler.local_inputs import parse_input_specs
+    from studio.tools.profiler.local_run import profile_model, result_dict
+
+    inputs = parse_input_specs(args.input)
+    result = run_job(profile_model(args.model, args.output, args.iterations, args.warmup, inputs, args.seed),
+                     on_progress=print_progress)
+    print(json.dumps(result_dict(result), indent=2) if args.json else result.report())
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.tools.profiler import stats
+    from studio.tools.profiler.loader import open_profile
+
+    trace = run_job(open_profile(args.path, use_cache=not args.no_cache), on_progress=print_progress)
+    data = stats.summary(trace, args.top)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{args.path}: {data['events']:,} slices over {data['span_us']:,.1f} us, "
+          f"{data['tracks']} tracks, {data['counters']} counters")
+    for key, value in trace.facts.items():
+        print(f"  {key}: {value}")
+    rows = data["by_name"]
+    if not rows:
+        print("no slices" + (f"; tables: {', '.join(trace.tables)}" if trace.tables else ""))
+        return 0
+    width = min(60, max(len(r["name"]) for r in rows))
+    print(f"{'name':<{width}} {'count':>7} {'total us':>12} {'avg us':>10} {'min us':>10} {'max us':>10} {'share':>7}")
+    for r in rows:
+        name = r["name"] if len(r["name"]) <= width else r["name"][:width - 1] + "…"
+        print(f"{name:<{width}} {r['count']:>7} {r['total_us']:>12.3f} {r['avg_us']:>10.3f} "
+              f"{r['min_us']:>10.3f} {r['max_us']:>10.3f} {r['share'] * 100:>6.2f}%")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.tools.profiler.compare import compare
+    from studio.tools.profiler.loader import open_profile
+
+    base = run_job(open_profile(args.base), on_progress=print_progress)
+    new = run_job(open_profile(args.new), on_progress=print_progress)
+    result = compare(base, new)
+    print(json.dumps(result.as_dict(), indent=2) if args.json else str(result))
+    return 0

@@ -1,0 +1,140 @@
+"""On-disk columnar cache of parsed traces: the second open of a big trace is a few memory maps.
+
+Each source gets a folder in the per-user cache (``studio.paths.cache_dir()/profiler/<key>``),
+keyed on its resolved path, size and modification time (for folders: of every file in them), so
+a changed source misses the cache and is parsed again. Arrays are ``.npy`` files opened with
+``mmap_mode="r"``; names, tracks, tables and facts are one JSON file. A folder is written under a
+temporary name and renamed, so a crash never leaves a half cache behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from studio import paths
+from studio.tools.profiler.lod import Level, Lod
+from studio.tools.profiler.model import Counter, Table, Trace, Track
+
+MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
+FORMAT_VERSION = 4  # bump whenever what a reader produces changes
+_SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
+                  "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
+_LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")
+
+
+def cache_root() -> Path:
+    """Where cached traces live."""
+    return paths.cache_dir() / "profiler"
+
+
+def source_key(source: Path) -> str:
+    """A key that changes whenever the source (file, or any file in the folder) changes."""
+    source = Path(source).resolve()
+    parts = [str(source), str(FORMAT_VERSION)]
+    files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+    for path in files[:5000]:
+        stat = path.stat()
+        parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def load(source: Path) -> Trace | None:
+    """The cached trace of ``source``, or None when there is none or it is stale or unreadable."""
+    folder = cache_root() / source_key(source)
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _SLICE_COLUMNS}
+        blob = _map_bytes(folder / "args.bin")
+        trace = Trace(
+            **{name: arrays[name] for name in _SLICE_COLUMNS}, args_blob=blob,
+            names=meta["names"], cats=meta["cats"], tracks=[Track(**t) for t in meta["tracks"]],
+            counters=[Counter(c["process"], c["name"], np.load(folder / f"counter{i}_t.npy"),
+                              np.load(folder / f"counter{i}_v.npy"), c["pid"], c["process_sort"])
+                      for i, c in enumerate(meta["counters"])],
+            tables={k: Table(**t) for k, t in meta["tables"].items()}, facts=meta["facts"],
+            origin_ns=meta["origin_ns"], source=meta["source"], model_path=meta.get("model_path"),
+        )
+        levels = [Level(lvl["bucket_ns"], *(np.load(folder / f"lod{i}_{c}.npy", mmap_mode="r")
+                                             for c in _LEVEL_COLUMNS))
+                  for i, lvl in enumerate(meta["levels"])]
+        trace.lod = Lod(np.load(folder / "row_track.npy"), np.load(folder / "row_depth.npy"), levels)
+        return trace
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a damaged cache is only a miss
+
+
+def store(source: Path, trace: Trace) -> Path | None:
+    """Write ``trace`` to the cache for ``source``; returns the folder (None if it cannot be written)."""
+    root = cache_root()
+    final = root / source_key(source)
+    tmp = root / f".tmp-{final.name}-{os.getpid()}"
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for name in _SLICE_COLUMNS:
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(trace, name)))
+        with (tmp / "args.bin").open("wb") as handle:  # in slices: the blob may be a big mmap
+            blob = memoryview(trace.args_blob) if not isinstance(trace.args_blob, bytes) else trace.args_blob
+            for offset in range(0, len(blob), 64 << 20):
+                handle.write(blob[offset:offset + (64 << 20)])
+        for i, counter in enumerate(trace.counters):
+            np.save(tmp / f"counter{i}_t.npy", counter.times)
+            np.save(tmp / f"counter{i}_v.npy", counter.values)
+        levels = trace.lod.levels if trace.lod is not None else []
+        for i, level in enumerate(levels):
+            for column in _LEVEL_COLUMNS:
+                np.save(tmp / f"lod{i}_{column}.npy", np.ascontiguousarray(getattr(level, column)))
+        if trace.lod is not None:
+            np.save(tmp / "row_track.npy", trace.lod.row_track)
+            np.save(tmp / "row_depth.npy", trace.lod.row_depth)
+        meta = {
+            "names": trace.names, "cats": trace.cats, "tracks": [vars(t) for t in trace.tracks],
+            "counters": [{"process": c.process, "name": c.name, "pid": c.pid, "process_sort": c.process_sort}
+                         for c in trace.counters],
+            "tables": {k: vars(t) for k, t in trace.tables.items()}, "facts": trace.facts,
+            "origin_ns": trace.origin_ns, "source": trace.source, "model_path": trace.model_path,
+            "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels],
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta))  # written last: its presence marks a whole cache
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.rename(final)
+        evict(root, keep=final)
+        return final
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+
+
+def evict(root: Path, keep: Path | None = None, limit: int = MAX_BYTES) -> None:
+    """Delete the least recently written cached traces until the cache is under ``limit`` bytes."""
+    entries = []
+    for folder in root.iterdir():
+        if folder.is_dir() and folder != keep and not folder.name.startswith(".tmp-"):
+            size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            entries.append((folder.stat().st_mtime, size, folder))
+    total = sum(size for _, size, _ in entries)
+    if keep is not None and keep.is_dir():
+        total += sum(f.stat().st_size for f in keep.iterdir() if f.is_file())
+    for _, size, folder in sorted(entries):
+        if total <= limit:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
+
+
+def _map_bytes(path: Path) -> bytes | mmap.mmap:
+    size = path.stat().st_size
+    if size == 0:
+        return b""
+    with path.open("rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)

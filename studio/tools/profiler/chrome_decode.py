@@ -1,0 +1,195 @@
+"""Decoding Chrome trace JSON into typed events: chunked, memory-mapped, repaired when cut off.
+
+One typed ``msgspec`` decode keeps only the fields a timeline needs and leaves ``args`` as raw
+bytes (measured ~4x faster than dicts on 1M events). A bare array is decoded in chunks of about
+``CHUNK_BYTES`` cut between top-level events, so decoded objects never pile up; a file cut off
+mid-array yields its complete events (as catapult and Perfetto do); fields of unexpected types take
+a loose path through plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from studio.errors import UserError
+
+
+class Event(msgspec.Struct, gc=False):
+    """The fields of one trace event that Studio reads; everything else is skipped by the decoder."""
+
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    pid: int | str = 0
+    tid: int | str = 0
+    ts: float | str = 0.0
+    dur: float | str | None = None
+    id: int | str | None = None
+    bp: str = ""
+    s: str = ""
+    args: msgspec.Raw = msgspec.Raw(b"")
+
+
+class Document(msgspec.Struct):
+    """The object form: ``{"traceEvents": [...], "displayTimeUnit": "ms", ...}``."""
+
+    traceEvents: list[Event] = []  # noqa: N815 - the format's own key  # noqa: RUF012
+    displayTimeUnit: str = ""  # noqa: N815
+
+
+CHUNK_BYTES = 16 << 20
+_EVENT_END = re.compile(rb"\}\s*,")
+
+
+def map_or_read(path: Path) -> bytes | mmap.mmap:
+    """Big files are memory-mapped (pages read once and let go as chunks are done); small read."""
+    size = path.stat().st_size
+    if size <= CHUNK_BYTES:
+        return path.read_bytes()
+    with path.open("rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _release(data: bytes | mmap.mmap, end: int) -> None:
+    """Drop the mapped pages before ``end`` from this process (they stay in the page cache)."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        end -= end % mmap.PAGESIZE
+        if end > 0:
+            data.madvise(mmap.MADV_DONTNEED, 0, end)
+
+
+def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int, list[Event], str]]:
+    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk."""
+    head = bytes(data[:4096])
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    offset = len(head) - len(stripped)
+    if not stripped or stripped[:1] != b"[" or len(data) - offset <= CHUNK_BYTES:
+        events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
+        yield len(data), events, note
+        return
+    pos = offset + 1
+    while pos < len(data):
+        target = pos + CHUNK_BYTES
+        if target >= len(data):
+            events, note = decode_events(b"[" + data[pos:], path)
+            yield len(data), events, note
+            return
+        # Cut after an event at the top level: a cut inside args (or a string) leaves the chunk
+        # unbalanced, the decode fails, and the next candidate is tried.
+        search = target
+        while True:
+            match = _EVENT_END.search(data, search)
+            if match is None:
+                events, note = decode_events(b"[" + data[pos:], path)
+                yield len(data), events, note
+                return
+            cut = match.start() + 1
+            try:
+                events = _unwrap(msgspec.json.decode(b"[" + data[pos:cut] + b"]", type=list[Event]))
+            except msgspec.ValidationError:
+                events = _decode_loose(b"[" + data[pos:cut] + b"]", path)
+            except msgspec.DecodeError:
+                search = match.end()
+                continue
+            break
+        yield cut, events, ""
+        pos = match.end()
+        _release(data, pos)
+
+
+def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
+    """Decode the events; returns them and a note when the file had to be repaired."""
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped:
+        raise UserError("Trace file is empty", path, "Record the trace again; the writer may have crashed.")
+    if stripped[:1] not in (b"[", b"{"):
+        raise UserError(f"Not a Chrome trace: it starts with {stripped[:20]!r}", path,
+                        "Open a JSON trace (an array of events or an object with traceEvents).")
+    is_array = stripped[:1] == b"["
+    kind = list[Event] if is_array else Document
+    try:
+        return _unwrap(msgspec.json.decode(stripped, type=kind)), ""
+    except msgspec.ValidationError:
+        return _decode_loose(stripped, path), ""
+    except msgspec.DecodeError as exc:
+        if "truncated" not in str(exc) and not _looks_cut(stripped):
+            raise UserError(f"Trace JSON is malformed: {exc}", path,
+                            "The file is not valid JSON; produce it again or check the copy is complete.") from exc
+        repaired = _repair_truncated(stripped, kind)
+        if repaired is None:
+            raise UserError("Trace is truncated and no complete event could be recovered", path,
+                            "Record the trace again; the writer stopped before any event was written.") from exc
+        events, dropped_at = repaired
+        return events, f"the file was truncated at byte {dropped_at:,}; the events before it were read"
+
+
+def _unwrap(decoded: Any) -> list[Event]:
+    return decoded.traceEvents if isinstance(decoded, Document) else decoded
+
+
+def _looks_cut(data: bytes) -> bool:
+    tail = data.rstrip()
+    return not tail.endswith((b"]", b"}"))
+
+
+def _repair_truncated(data: bytes, kind: Any) -> tuple[list[Event], int] | None:
+    """Cut after the last complete event and close the array (and object), like catapult does."""
+    closer = b"]" if kind is not Document else b"]}"
+    pos = len(data)
+    for _ in range(64):  # each try backs up to the previous '}' (nested args end in '}' too)
+        pos = data.rfind(b"}", 0, pos)
+        if pos < 0:
+            return None
+        candidate = data[:pos + 1] + closer
+        try:
+            return _unwrap(msgspec.json.decode(candidate, type=kind)), pos + 1
+        except msgspec.ValidationError:
+            try:
+                return _decode_loose(candidate, Path("")), pos + 1
+            except UserError:
+                return None
+        except msgspec.DecodeError:
+            continue
+    return None
+
+
+def _decode_loose(data: bytes, path: Path) -> list[Event]:
+    """Slow path for traces whose fields have unexpected types (numeric names, float pids...)."""
+    try:
+        decoded = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise UserError(f"Trace JSON is malformed: {exc}", path, "Produce the trace again.") from exc
+    items = decoded.get("traceEvents", []) if isinstance(decoded, dict) else decoded
+    if not isinstance(items, list):
+        raise UserError("Trace has no event list", path, "A trace is an array of events or {\"traceEvents\": [...]}.")
+    events = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        args = item.get("args")
+        ts = item.get("ts", 0)
+        dur = item.get("dur")
+        events.append(Event(
+            ph=str(item.get("ph", "")), name=str(item.get("name", "")), cat=str(item.get("cat", "") or ""),
+            pid=_id_value(item.get("pid", 0)), tid=_id_value(item.get("tid", 0)),
+            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else (ts if isinstance(ts, str) else 0.0),
+            dur=float(dur) if isinstance(dur, (int, float)) and not isinstance(dur, bool) else (dur if isinstance(dur, str) else None),
+            id=_id_value(item["id"]) if "id" in item else None, bp=str(item.get("bp", "")),
+            s=str(item.get("s", "")), args=msgspec.Raw(json.dumps(args).encode() if args is not None else b""),
+        ))
+    return events
+
+
+def _id_value(value: Any) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return str(value)

@@ -1,0 +1,248 @@
+"""Chrome Trace Event Format reader (chrome://tracing, msprof timelines, PyTorch trace_view.json).
+
+Events come typed from :mod:`studio.tools.profiler.chrome_decode`, chunk by chunk. The complete
+(``X``) events — the bulk of any real trace — go to numpy columns without a per-event Python
+branch; the rare other phases (B/E, i/I, C, M, s/t/f, b/e/n) take a small per-event loop whose
+state (open B/E and async stacks) lives in the builder across chunks. ``ts`` may be a number or a
+string of microseconds (msprof writes ``"1736408883694795.840"``, converted exactly to ns).
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import json
+import mmap
+from collections.abc import Generator
+from operator import attrgetter
+from pathlib import Path
+
+import numpy as np
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.chrome_decode import Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.model import Trace
+
+
+def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
+                      builder: TraceBuilder | None = None, *, build: bool = True
+                      ) -> Generator[Progress, None, Trace | TraceBuilder]:
+    """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
+    so msprof slices can be merged into one trace).
+
+    A bare array is decoded in chunks of about ``CHUNK_BYTES`` cut between top-level events, so
+    decoded objects never pile up (memory stays near the file size plus the columns), progress is
+    real, and cancel works between chunks.
+    """
+    path = Path(path)
+    yield Progress(None, f"reading {path.name}")
+    try:
+        data = map_or_read(path)
+    except OSError as exc:
+        raise UserError(f"Cannot read trace: {exc.strerror}", path, "Check the file exists and is readable.") from exc
+    builder = builder if builder is not None else TraceBuilder()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of small objects: the collector would rescan them for nothing
+    try:
+        for done, events, note in iter_event_chunks(data, path):
+            if cancel:
+                cancel.raise_if_cancelled()
+            if note:
+                builder.facts["warning"] = note
+            add_events(builder, events, path)
+            del events
+            yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
+        finish_events(builder)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if isinstance(data, mmap.mmap):
+        data.close()
+    del data
+    if not build:
+        return builder
+    yield Progress(0.85, "sorting and nesting slices")
+    return builder.build(source=str(path))
+
+
+def ts_to_ns(values: list[float | str]) -> np.ndarray:
+    """Microsecond timestamps (numbers or decimal strings) to int64 nanoseconds, strings exactly."""
+    if set(map(type, values)) == {float}:
+        return np.rint(np.array(values, dtype=np.float64) * 1000.0).astype(np.int64)
+    return np.array([_one_ts_ns(v) for v in values], dtype=np.int64)
+
+
+def _one_ts_ns(value: float | str) -> int:
+    if isinstance(value, (int, float)):
+        return round(value * 1000.0)
+    text = str(value).strip()
+    whole, _, frac = text.partition(".")
+    try:
+        if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
+            ns = abs(int(whole)) * 1000 + int((frac + "000")[:3] or 0)
+            return -ns if whole.startswith("-") else ns
+        return round(float(text) * 1000.0)
+    except ValueError:
+        return 0
+
+
+def add_events(builder: TraceBuilder, events: list[Event], path: Path) -> None:
+    """Add decoded events to ``builder``: X events in bulk, the other phases one by one."""
+    phases = list(map(_PH, events))
+    if phases.count("X") == len(phases):  # the usual chunk: all complete events (a C-speed count)
+        _add_complete(builder, events)
+        return
+    others = [i for i, ph in enumerate(phases) if ph != "X"]
+    other_set = set(others)
+    xs = [e for i, e in enumerate(events) if i not in other_set]
+    if xs:
+        _add_complete(builder, xs)
+    _add_others(builder, [events[i] for i in others])
+
+
+_PH, _PID, _TID, _NAME, _CAT, _TS, _DUR, _ARGS = (attrgetter(a) for a in ("ph", "pid", "tid", "name", "cat", "ts", "dur", "args"))
+
+
+def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
+    n = len(xs)
+    track = _track_ids(builder, xs)
+    names: dict[str, int] = {}
+    local_names = np.fromiter(map(names.setdefault, map(_NAME, xs), itertools.count()), np.int32, n)
+    name_remap = np.zeros(max(names.values()) + 1 if names else 0, dtype=np.int32)
+    for key, value in names.items():
+        name_remap[value] = builder.name_id(key)
+    cats: dict[str, int] = {}
+    local_cats = np.fromiter(map(cats.setdefault, map(_CAT, xs), itertools.count()), np.int32, n)
+    cat_remap = np.zeros(max(cats.values()) + 1 if cats else 0, dtype=np.int32)
+    for key, value in cats.items():
+        cat_remap[value] = builder.cat_id(key)
+    start = ts_to_ns(list(map(_TS, xs)))
+    durs = list(map(_DUR, xs))
+    if set(map(type, durs)) == {float}:
+        dur = np.rint(np.array(durs, dtype=np.float64) * 1000.0).astype(np.int64)
+    else:  # strings (exact), or X events without dur (0)
+        dur = np.array([_one_ts_ns(d) if d is not None else 0 for d in durs], dtype=np.int64)
+    raws = list(map(_ARGS, xs))
+    lengths = np.fromiter(map(len, raws), np.int64, n)
+    base = builder.add_args_blob(b"".join(raws))
+    offsets = base + np.cumsum(lengths) - lengths
+    builder.add_slices(start, dur, track, name_remap[local_names], cat_remap[local_cats],
+                       offsets, lengths.astype(np.int32))
+
+
+def _track_ids(builder: TraceBuilder, xs: list[Event]) -> np.ndarray:
+    """Builder track id of every event. Integer pids/tids (the common case) go through numpy;
+    names as pids/tids through a dict of pairs."""
+    n = len(xs)
+    try:
+        pid = np.fromiter(map(_PID, xs), np.int64, n)
+        tid = np.fromiter(map(_TID, xs), np.int64, n)
+    except (TypeError, ValueError):
+        pairs: dict[tuple, int] = {}
+        local = np.fromiter(map(pairs.setdefault, zip(map(_PID, xs), map(_TID, xs)), itertools.count()), np.int64, n)
+        remap = np.zeros(int(local.max()) + 1 if n else 0, dtype=np.int32)
+        for key, value in pairs.items():
+            remap[value] = builder.track_id(*key)
+        return remap[local]
+    pids, pid_of = np.unique(pid, return_inverse=True)
+    tids, tid_of = np.unique(tid, return_inverse=True)
+    pairs_of = pid_of.astype(np.int64) * len(tids) + tid_of
+    pairs, pair_of = np.unique(pairs_of, return_inverse=True)
+    remap = np.array([builder.track_id(int(pids[p // len(tids)]), int(tids[p % len(tids)])) for p in pairs],
+                     dtype=np.int32)
+    return remap[pair_of]
+
+
+def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
+    open_b: dict[int, list[Event]] = builder.open_state.setdefault("B", {})
+    open_async: dict[tuple, list[Event]] = builder.open_state.setdefault("b", {})
+    ignored = 0
+    for e in events:
+        ph = e.ph
+        ts = _one_ts_ns(e.ts)
+        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
+        if ph == "M":
+            _metadata(builder, e)
+        elif ph == "B":
+            open_b.setdefault(builder.track_id(e.pid, e.tid), []).append(e)
+        elif ph == "E":
+            track = builder.track_id(e.pid, e.tid)
+            stack = open_b.get(track)
+            if stack:
+                begin = stack.pop()
+                start = _one_ts_ns(begin.ts)
+                builder.add_slice(start, ts - start, track, begin.name or e.name, begin.cat, bytes(begin.args) or None)
+        elif ph in ("i", "I", "R"):
+            builder.add_instant(ts, builder.track_id(e.pid, e.tid), e.name)
+        elif ph == "C":
+            _counter(builder, e, ts)
+        elif ph in ("s", "t", "f"):
+            track = builder.track_id(e.pid, e.tid)
+            builder.add_flow_point((e.cat, e.id), ph, ts, track, ph != "f" or e.bp == "e")
+        elif ph in ("b", "e", "n"):
+            lane = builder.track_id(e.pid, e.cat or e.name, kind="async")
+            key = (e.cat, e.id, e.name)
+            if ph == "b":
+                open_async.setdefault(key, []).append(e)
+            elif ph == "e" and open_async.get(key):
+                begin = open_async[key].pop()
+                start = _one_ts_ns(begin.ts)
+                builder.add_slice(start, ts - start, lane, begin.name, begin.cat, bytes(begin.args) or None)
+            elif ph == "n":
+                builder.add_instant(ts, lane, e.name)
+        else:
+            ignored += 1
+    if ignored:
+        builder.open_state["ignored"] = builder.open_state.get("ignored", 0) + ignored
+
+
+def finish_events(builder: TraceBuilder) -> None:
+    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped."""
+    state = builder.open_state
+    unclosed = 0
+    for track, stack in state.pop("B", {}).items():
+        for begin in stack:
+            start = _one_ts_ns(begin.ts)
+            builder.add_slice(start, max(0, state.get("last_ns", start) - start), track, begin.name, begin.cat,
+                              bytes(begin.args) or None)
+            unclosed += 1
+    if unclosed:
+        builder.facts["unclosed slices"] = f"{unclosed} B events without E (drawn to the end of the trace)"
+    if state.get("ignored"):
+        builder.facts["ignored events"] = f"{state.pop('ignored')} events of phases Studio does not draw"
+    state.clear()
+
+
+def _metadata(builder: TraceBuilder, e: Event) -> None:
+    try:
+        args = json.loads(bytes(e.args)) if len(e.args) else {}
+    except ValueError:
+        return
+    if not isinstance(args, dict):
+        return
+    if e.name == "process_name" and "name" in args:
+        builder.process_names[e.pid] = str(args["name"])
+    elif e.name == "thread_name" and "name" in args:
+        builder.thread_names[(e.pid, e.tid)] = str(args["name"])
+    elif e.name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
+        builder.process_sort[e.pid] = float(args["sort_index"])
+    elif e.name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
+        builder.thread_sort[(e.pid, e.tid)] = float(args["sort_index"])
+    elif e.name == "process_labels" and "labels" in args:
+        builder.process_labels[e.pid] = str(args["labels"])
+
+
+def _counter(builder: TraceBuilder, e: Event, ts: int) -> None:
+    try:
+        args = json.loads(bytes(e.args)) if len(e.args) else {}
+    except ValueError:
+        return
+    if not isinstance(args, dict):
+        return
+    base = e.name if e.id is None else f"{e.name}[{e.id}]"
+    for key, value in args.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            label = base if key in ("value", "") or len(args) == 1 and key == e.name else f"{base} ({key})"
+            builder.add_counter(e.pid, label, ts, float(value))

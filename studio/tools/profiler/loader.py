@@ -1,0 +1,160 @@
+"""Open any profile Studio reads: sniff it, read it (or take it from the cache), add levels of detail.
+
+This is the one entry point the CLI and the panel use::
+
+    trace = run_job(open_profile(path))
+
+Formats: Chrome/msprof/PyTorch timelines (JSON), ONNX Runtime profiles, msprof ``PROF_*`` and
+PyTorch-NPU ``ASCEND_PROFILER_OUTPUT`` folders, single summary CSVs, msprof SQLite databases, and
+the folders ``studio profile run`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+
+from studio import formats
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler import cache
+from studio.tools.profiler.lod import build_lod
+from studio.tools.profiler.model import Trace
+
+LOCAL_SUMMARY = "studio_profile.json"
+
+
+def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True,
+                 store: bool = True) -> Generator[Progress, None, Trace]:
+    """Read ``path`` into a Trace with its levels of detail attached.
+
+    With ``use_cache`` a cached copy is used when current; with ``store`` too, a fresh parse is
+    written to the cache before returning. The panel passes ``store=False`` and writes the cache
+    with :func:`store_cache` after the first frame is on screen (writing ~250 MB for a 1M-event
+    trace takes longer than drawing it).
+    """
+    path = Path(path)
+    if use_cache:
+        cached = cache.load(path)
+        if cached is not None:
+            yield Progress(1.0, f"{path.name} (from cache)")
+            return cached
+    detected = formats.detect(path)
+    reader = _READERS.get(detected.format.id)
+    if reader is None:
+        raise UserError(f"The profiler does not read {detected.format.label} files", path,
+                        "Open a trace JSON, an ONNX Runtime profile, a PROF_* or ASCEND_PROFILER_OUTPUT "
+                        "folder, or an msprof summary CSV.")
+    trace = yield from reader(path, cancel)
+    if cancel:
+        cancel.raise_if_cancelled()
+    add_trace_facts(trace)
+    yield Progress(0.9, "building levels of detail")
+    trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
+    if use_cache and store:
+        yield from store_cache(path, trace)
+    yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
+    return trace
+
+
+def add_trace_facts(trace: Trace) -> None:
+    """Facts the events themselves tell: when the trace starts, which processes are host or device."""
+    import datetime as dt
+
+    if 1e18 < trace.origin_ns < 4e18:  # absolute wall-clock nanoseconds (msprof, ORT, local runs)
+        start = dt.datetime.fromtimestamp(trace.origin_ns / 1e9, dt.timezone.utc)
+        trace.facts.setdefault("trace start", start.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    labelled: dict[str, set[str]] = {}
+    for track in trace.tracks:
+        if track.labels:
+            labelled.setdefault(track.labels, set()).add(track.process)
+    for label, processes in sorted(labelled.items()):
+        trace.facts.setdefault(f"{label} processes", ", ".join(sorted(processes)))
+    _table_facts(trace)
+
+
+def _table_facts(trace: Trace) -> None:
+    """What the summary tables say in one line each: device task types, step time breakdown."""
+    from collections import Counter
+
+    from studio.tools.profiler.csv_tables import number
+
+    summary = trace.tables.get("op_summary")
+    if summary is not None and "Task Type" in summary.columns:
+        kinds = Counter(v for v in summary.column("Task Type") if v and v != "N/A")
+        if kinds:
+            trace.facts.setdefault("device tasks by type", ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    steps = trace.tables.get("step_trace")
+    if steps is not None:
+        parts = []
+        for column in ("Computing", "Communication(Not Overlapped)", "Overlapped", "Free"):
+            if column in steps.columns:
+                total = sum(number(v) or 0.0 for v in steps.column(column))
+                parts.append(f"{column.lower()} {total / 1000:,.2f} ms")
+        trace.facts.setdefault(f"step time ({len(steps.rows)} steps)", ", ".join(parts))
+
+
+def store_cache(path: Path | str, trace: Trace, cancel: CancelToken | None = None
+                ) -> Generator[Progress, None, Path | None]:
+    """Write ``trace`` to the cache of ``path`` (a job of its own, so it can run after display)."""
+    yield Progress(0.95, "writing the cache")
+    return cache.store(Path(path), trace)
+
+
+def _chrome(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.chrome_reader import read_chrome_trace
+
+    return (yield from read_chrome_trace(path, cancel))
+
+
+def _ort(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.ort_reader import read_ort_profile
+
+    return (yield from read_ort_profile(path, cancel))
+
+
+def _folder(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.msprof_reader import read_profile_folder
+
+    return (yield from read_profile_folder(path, cancel))
+
+
+def _local(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.ort_reader import strip_kernel_suffix
+
+    trace = yield from _folder(path, cancel)
+    strip_kernel_suffix(trace)
+    try:
+        summary = json.loads((path / LOCAL_SUMMARY).read_text())
+    except (OSError, ValueError):
+        summary = {}
+    for key, value in summary.get("facts", {}).items():
+        trace.facts[key] = str(value)
+    model = summary.get("model")
+    if model:
+        trace.model_path = str((path / model).resolve()) if not Path(model).is_absolute() else model
+    return trace
+
+
+def _csv(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.msprof_reader import read_summary_csv
+
+    return (yield from read_summary_csv(path, cancel))
+
+
+def _db(path: Path, cancel: CancelToken | None):
+    from studio.tools.profiler.db_reader import read_database
+
+    return (yield from read_database(path, cancel))
+
+
+_READERS = {
+    "chrome_trace": _chrome,
+    "ort_profile": _ort,
+    "msprof_dir": _folder,
+    "pytorch_npu_dir": _folder,
+    "studio_profile": _local,
+    "profiling_csv": _csv,
+    "profiling_db": _db,
+}

@@ -1,0 +1,281 @@
+"""Profile an ONNX model locally with ONNX Runtime, like ``msame --loop`` plus msprof.
+
+Runs K warm-ups then N measured iterations with ORT's profiler on, samples the process's CPU and
+memory while it runs, and writes a folder the profiler opens (``studio.formats`` knows it by its
+``studio_profile.json``):
+
+* ``trace_view.json`` — one Chrome trace: ORT session phases and per-node kernel slices, the
+  run's own ranges (``studio.profile`` annotations: session, warm-up, each iteration) and counter
+  tracks for CPU % and RSS;
+* ``op_summary.csv`` / ``op_statistic.csv`` — msprof-style columns over the measured iterations;
+* ``studio_profile.json`` — latency mean/p50/p90/p99, throughput, host facts;
+* ``onnxruntime_profile.json`` — ORT's own file, untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import platform
+import threading
+import time
+from collections.abc import Generator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import studio.profile as annotations
+from studio.errors import ToolUnavailable, UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler.local_inputs import make_inputs
+
+COUNTER_PID = 2
+SAMPLE_S = 0.005
+
+
+@dataclass
+class RunResult:
+    """What a local profiling run measured (times in milliseconds)."""
+
+    folder: Path
+    model: Path
+    iterations: int
+    warmup: int
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def latency(self) -> dict[str, float]:
+        """mean, p50, p90, p99, min, max of the measured iterations (ms)."""
+        lat = np.array(self.latencies_ms, dtype=np.float64)
+        if not lat.size:
+            return {}
+        return {"mean": float(lat.mean()), "p50": float(np.percentile(lat, 50)),
+                "p90": float(np.percentile(lat, 90)), "p99": float(np.percentile(lat, 99)),
+                "min": float(lat.min()), "max": float(lat.max())}
+
+    @property
+    def throughput(self) -> float:
+        """Inferences per second over the measured iterations."""
+        total = sum(self.latencies_ms)
+        return len(self.latencies_ms) / (total / 1000.0) if total else 0.0
+
+    def report(self) -> str:
+        """The msame-style summary printed by ``studio profile run``."""
+        lat = self.latency()
+        return (f"profiled {self.model.name}: {self.iterations} iterations after {self.warmup} warm-ups\n"
+                f"latency (ms): mean {lat['mean']:.3f}  p50 {lat['p50']:.3f}  p90 {lat['p90']:.3f}  "
+                f"p99 {lat['p99']:.3f}  min {lat['min']:.3f}  max {lat['max']:.3f}\n"
+                f"throughput: {self.throughput:.1f} inferences/s\n"
+                f"written to {self.folder}")
+
+
+def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
+                  inputs: dict[str, Path] | None = None, seed: int = 0,
+                  cancel: CancelToken | None = None) -> Generator[Progress, None, RunResult]:
+    """Run and profile ``model``; writes ``out`` (created) and returns the measured numbers."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise ToolUnavailable("local profiling", "onnxruntime is not installed", "pip install onnxruntime") from exc
+    model, out = Path(model), Path(out)
+    if not model.is_file():
+        raise UserError("Model not found", model, "Give the path of an .onnx model.")
+    if iterations < 1 or warmup < 0:
+        raise UserError("Iterations must be >= 1 and warm-ups >= 0", f"--iterations {iterations} --warmup {warmup}",
+                        "Use e.g. --iterations 20 --warmup 3.")
+    out.mkdir(parents=True, exist_ok=True)
+    result = RunResult(out, model, iterations, warmup)
+    sampler = _Sampler()
+    session = None
+    with annotations.recording() as rec:
+        try:
+            yield Progress(0.0, f"loading {model.name}")
+            options = ort.SessionOptions()
+            options.enable_profiling = True
+            options.profile_file_prefix = str(out / "ort")
+            sampler.start()
+            with annotations.range("create session"):
+                try:
+                    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+                except Exception as exc:  # ORT raises its own types for bad models
+                    raise UserError(f"ONNX Runtime cannot load the model: {exc}".splitlines()[0], model,
+                                    "Check the model with `studio info` or open it in the Graph panel.") from exc
+            origin_ns = session.get_profiling_start_time_ns()
+            feeds = make_inputs(session, inputs or {}, seed)
+            for i in range(warmup + iterations):
+                if cancel:
+                    cancel.raise_if_cancelled()
+                measured = i >= warmup
+                label = f"iteration {i - warmup + 1}" if measured else f"warm-up {i + 1}"
+                t0 = time.perf_counter_ns()
+                with annotations.range(label):
+                    try:
+                        session.run(None, feeds)
+                    except Exception as exc:
+                        raise UserError(f"Inference failed: {exc}".splitlines()[0], model,
+                                        "Check the --input arrays' names, shapes and dtypes.") from exc
+                if measured:
+                    result.latencies_ms.append((time.perf_counter_ns() - t0) / 1e6)
+                yield Progress((i + 1) / (warmup + iterations) * 0.9, label)
+            annotations.mark("end of run")
+            ort_file = Path(session.end_profiling())
+        finally:
+            sampler.stop()
+    raw_path = out / "onnxruntime_profile.json"
+    ort_file.replace(raw_path)
+    yield Progress(0.92, "writing the trace and summaries")
+    ort_events = json.loads(raw_path.read_text())
+    first_measured = _first_measured_ns(rec, warmup)
+    write_outputs(out, model, ort_events, rec, sampler, origin_ns, first_measured, result)
+    yield Progress(1.0, f"profile written to {out}")
+    return result
+
+
+def _first_measured_ns(rec: annotations.Recorder, warmup: int) -> int:
+    starts = [start for name, start, end, _ in rec.events if name == "iteration 1"]
+    return starts[0] if starts else 0
+
+
+def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotations.Recorder,
+                  sampler: _Sampler, origin_ns: int, first_measured_ns: int, result: RunResult) -> None:
+    """Write trace_view.json, the CSV summaries and studio_profile.json."""
+    pid = os.getpid()
+    meta = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "ONNX Runtime"}},
+        {"ph": "M", "name": "process_labels", "pid": pid, "tid": 0, "args": {"labels": "CPU"}},
+        {"ph": "M", "name": "process_name", "pid": COUNTER_PID, "tid": 0, "args": {"name": "Process (CPU, memory)"}},
+        {"ph": "M", "name": "process_sort_index", "pid": COUNTER_PID, "tid": 0, "args": {"sort_index": 99}},
+    ]
+    for tid in sorted({e.get("tid") for e in ort_events if e.get("pid") == pid}):
+        meta.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                     "args": {"name": "session thread" if tid == pid else f"Thread {tid}"}})
+    counters = []
+    for t_ns, cpu, rss in sampler.samples:
+        ts = (t_ns - origin_ns) / 1000.0
+        counters.append({"ph": "C", "name": "CPU", "pid": COUNTER_PID, "tid": 0, "ts": ts, "args": {"%": cpu}})
+        counters.append({"ph": "C", "name": "Memory", "pid": COUNTER_PID, "tid": 0, "ts": ts, "args": {"RSS MiB": rss}})
+    trace = meta + ort_events + rec.chrome_events(origin_ns)[0:] + counters
+    (out / "trace_view.json").write_text(json.dumps(trace))
+    measured_from_us = (first_measured_ns - origin_ns) / 1000.0
+    kernels = [e for e in ort_events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")
+               and e.get("ts", 0) >= measured_from_us]
+    _write_op_summary(out / "op_summary.csv", kernels, origin_ns)
+    _write_op_statistic(out / "op_statistic.csv", kernels)
+    summary = {
+        "model": os.path.relpath(model.resolve(), out.resolve()),
+        "iterations": result.iterations, "warmup": result.warmup,
+        "latency_ms": result.latency(), "throughput_per_s": result.throughput,
+        "latencies_ms": result.latencies_ms,
+        "facts": host_facts(model, result),
+    }
+    (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))
+
+
+def host_facts(model: Path, result: RunResult) -> dict[str, str]:
+    """Host facts for the analysis summary."""
+    import onnxruntime as ort
+
+    lat = result.latency()
+    return {
+        "model": model.name,
+        "collection time": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "host": platform.node(), "os": f"{platform.system()} {platform.release()}",
+        "cpu": platform.processor() or platform.machine(), "cpu cores": str(os.cpu_count()),
+        "python": platform.python_version(), "onnxruntime": ort.__version__,
+        "device": "CPU (CPUExecutionProvider)",
+        "iterations": f"{result.iterations} (+{result.warmup} warm-ups)",
+        "latency mean / p50 / p90 / p99": " / ".join(f"{lat[k]:.3f} ms" for k in ("mean", "p50", "p90", "p99")),
+        "throughput": f"{result.throughput:.1f} inferences/s",
+    }
+
+
+_SUMMARY_COLUMNS = ["Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type",
+                    "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Input Shapes",
+                    "Input Data Types", "Output Shapes", "Output Data Types"]
+
+
+def _shapes(items: list) -> tuple[str, str]:
+    shapes, types = [], []
+    for item in items or []:
+        for dtype, shape in (item or {}).items():
+            types.append(dtype.upper())
+            shapes.append(",".join(str(d) for d in shape))
+    return ";".join(shapes), ";".join(types)
+
+
+def _write_op_summary(path: Path, kernels: list[dict], origin_ns: int) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(_SUMMARY_COLUMNS)
+        previous_end = None
+        for task_id, e in enumerate(kernels):
+            args = e.get("args", {})
+            in_shapes, in_types = _shapes(args.get("input_type_shape"))
+            out_shapes, out_types = _shapes(args.get("output_type_shape"))
+            start_us = origin_ns / 1000.0 + e["ts"]
+            wait = max(0.0, e["ts"] - previous_end) if previous_end is not None else 0.0
+            previous_end = e["ts"] + e.get("dur", 0)
+            writer.writerow(["cpu", 0, task_id, e.get("tid", 0), e["name"][:-len("_kernel_time")],
+                             args.get("op_name", ""), args.get("provider", "CPU"), f"{start_us:.3f}\t",
+                             e.get("dur", 0), wait, in_shapes, in_types, out_shapes, out_types])
+
+
+def _write_op_statistic(path: Path, kernels: list[dict]) -> None:
+    by_type: dict[tuple[str, str], list[float]] = {}
+    for e in kernels:
+        args = e.get("args", {})
+        by_type.setdefault((args.get("op_name", "?"), args.get("provider", "CPU")), []).append(float(e.get("dur", 0)))
+    grand = sum(sum(v) for v in by_type.values()) or 1.0
+    rows = sorted(by_type.items(), key=lambda kv: -sum(kv[1]))
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Avg Time(us)",
+                         "Max Time(us)", "Ratio(%)"])
+        for (op_type, core), durs in rows:
+            total = sum(durs)
+            writer.writerow([op_type, core, len(durs), f"{total:.3f}", f"{min(durs):.3f}",
+                             f"{total / len(durs):.3f}", f"{max(durs):.3f}", f"{total / grand * 100:.3f}"])
+
+
+class _Sampler:
+    """Samples this process's CPU % and RSS on a thread while the model runs."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[int, float, float]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        try:
+            import psutil
+        except ImportError:
+            return  # counters are a bonus; the run goes on without them
+        process = psutil.Process()
+        process.cpu_percent(None)
+
+        def take() -> None:
+            self.samples.append((time.time_ns(), process.cpu_percent(None), process.memory_info().rss / 2**20))
+
+        def sample() -> None:
+            take()  # one at the start and one at the end, however short the run
+            while not self._stop.wait(SAMPLE_S):
+                take()
+            take()
+
+        self._thread = threading.Thread(target=sample, name="studio-profile-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+
+
+def result_dict(result: RunResult) -> dict:
+    """JSON form of a run result (``studio profile run --json``)."""
+    data = asdict(result)
+    data.update(folder=str(result.folder), model=str(result.model), latency_ms=result.latency(),
+                throughput_per_s=result.throughput)
+    return data

@@ -1,0 +1,149 @@
+"""Levels of detail for drawing millions of slices: per row, slices merged per time bucket.
+
+A *row* is one (track, depth) pair. Level 0 is the row's own slices; level k merges the items of
+level k-1 that fall in the same bucket of ``BASE_NS * 8**k`` nanoseconds into one item that spans
+them and remembers the longest slice (its name and colour represent the merged run) — the idea of
+Perfetto's slice mipmap and catapult's FastRectRenderer. A frame picks the coarsest level whose
+bucket is at most one pixel, so it never touches more than a few items per pixel column, whatever
+the zoom, and merges the rest per pixel column (keeping the longest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+BASE_NS = 1024
+FACTOR = 8
+
+
+@dataclass
+class Level:
+    """Merged items of all rows at one bucket size, sorted by (row, start)."""
+
+    bucket_ns: int
+    start: np.ndarray      # int64, first start in the item
+    end: np.ndarray        # int64, last end in the item
+    end_max: np.ndarray    # int64, running max of end within the row (for range lookup)
+    rep: np.ndarray        # int64, index of the longest slice in the item (into Trace columns)
+    count: np.ndarray      # int32, slices merged into the item
+    bounds: np.ndarray     # int64, row r's items are [bounds[r], bounds[r+1])
+
+
+@dataclass
+class Lod:
+    """Rows and their levels for one trace."""
+
+    row_track: np.ndarray  # int32, track of each row
+    row_depth: np.ndarray  # int16, depth of each row
+    levels: list[Level]
+
+    def level_for(self, ns_per_px: float) -> Level:
+        """The coarsest level whose buckets are no wider than one pixel."""
+        chosen = self.levels[0]
+        for level in self.levels[1:]:
+            if level.bucket_ns <= ns_per_px:
+                chosen = level
+            else:
+                break
+        return chosen
+
+    def rows_of_track(self, track: int) -> np.ndarray:
+        """Row indices of ``track``, by depth."""
+        return np.flatnonzero(self.row_track == track)
+
+
+def build_lod(start: np.ndarray, dur: np.ndarray, track: np.ndarray, depth: np.ndarray) -> Lod:
+    """Compute rows and all levels (vectorised; ~0.3 s for 1M slices)."""
+    n = start.shape[0]
+    from studio.tools.profiler.builder import sort_order
+
+    row_key = track.astype(np.int64) * (int(depth.max()) + 1 if n else 1) + depth
+    order = sort_order(row_key, np.asarray(start)).astype(np.int64)
+    row_key_track, row_key_depth = track[order], depth[order]
+    if n:
+        change = np.flatnonzero((np.diff(row_key_track) != 0) | (np.diff(row_key_depth) != 0)) + 1
+        row_starts = np.r_[0, change]
+    else:
+        row_starts = np.zeros(0, np.int64)
+    bounds = np.r_[row_starts, n].astype(np.int64)
+    row_track = row_key_track[row_starts].astype(np.int32) if n else np.zeros(0, np.int32)
+    row_depth = row_key_depth[row_starts].astype(np.int16) if n else np.zeros(0, np.int16)
+    s = start[order]
+    e = s + dur[order]
+    row_of_item = np.repeat(np.arange(len(row_starts)), np.diff(bounds)) if n else np.zeros(0, np.int64)
+    level0 = Level(0, s, e, _row_cummax(e, bounds), order, np.ones(n, np.int32), bounds)
+    levels = [level0]
+    span = int(e.max() - s.min()) if n else 0
+    bucket = BASE_NS
+    prev, prev_row = level0, row_of_item
+    while n and bucket <= max(span, BASE_NS) * 2:
+        level, prev_row = _merge(prev, prev_row, dur, bucket)
+        levels.append(level)
+        prev = level
+        bucket *= FACTOR
+    return Lod(row_track, row_depth, levels)
+
+
+def _merge(prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> tuple[Level, np.ndarray]:
+    cell = prev.start // bucket
+    new_group = np.empty(prev.start.shape[0], dtype=bool)
+    new_group[:1] = True
+    np.not_equal(cell[1:], cell[:-1], out=new_group[1:])
+    new_group[1:] |= prev_row[1:] != prev_row[:-1]
+    heads = np.flatnonzero(new_group)
+    if heads.size == prev.start.shape[0]:  # nothing merges at this size: share the arrays
+        return Level(bucket, prev.start, prev.end, prev.end_max, prev.rep, prev.count, prev.bounds), prev_row
+    rep_dur = dur[prev.rep]
+    group_max = np.maximum.reduceat(rep_dur, heads)
+    group_of = np.cumsum(new_group) - 1
+    is_max = np.flatnonzero(rep_dur == group_max[group_of])
+    first_max = is_max[np.searchsorted(group_of[is_max], np.arange(heads.size))]
+    start = prev.start[heads]
+    end = np.maximum.reduceat(prev.end, heads)
+    rows = prev_row[heads]
+    bounds = np.searchsorted(rows, np.arange(prev.bounds.shape[0])).astype(np.int64)
+    return Level(bucket, start, end, _row_cummax(end, bounds), prev.rep[first_max],
+                 np.add.reduceat(prev.count, heads).astype(np.int32), bounds), rows
+
+
+def _row_cummax(end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    # Nested slices never overlap within a row, so ends are usually sorted already: no copy then.
+    falls = np.flatnonzero(end[1:] < end[:-1]) + 1
+    if np.isin(falls, bounds).all():  # every fall is at a row boundary
+        return end
+    out = np.empty_like(end)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b > a:
+            np.maximum.accumulate(end[a:b], out=out[a:b])
+    return out
+
+
+def visible(level: Level, row: int, t0: float, t1: float, ns_per_px: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Items of ``row`` overlapping [t0, t1], merged per pixel column (longest kept).
+
+    Returns (start, end, rep, count) arrays; at most about one item per pixel column.
+    """
+    a, b = int(level.bounds[row]), int(level.bounds[row + 1])
+    lo = a + int(np.searchsorted(level.end_max[a:b], t0, side="right"))
+    hi = a + int(np.searchsorted(level.start[a:b], t1, side="right"))
+    if hi <= lo:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, np.zeros(0, np.int32)
+    start, end = level.start[lo:hi], level.end[lo:hi]
+    rep, count = level.rep[lo:hi], level.count[lo:hi]
+    if hi - lo < 2 or ns_per_px <= 0:
+        return start, end, rep, count
+    column = np.floor((start - t0) / ns_per_px).astype(np.int64)
+    heads = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
+    if heads.size == column.size:
+        return start, end, rep, count
+    width = end - start
+    widest = np.maximum.reduceat(width, heads)
+    group_of = np.cumsum(np.r_[True, column[1:] != column[:-1]]) - 1
+    is_max = np.flatnonzero(width == widest[group_of])
+    first_max = is_max[np.searchsorted(group_of[is_max], np.arange(heads.size))]
+    return (start[heads], np.maximum.reduceat(end, heads), rep[first_max],
+            np.add.reduceat(count, heads).astype(np.int32))

@@ -1,0 +1,153 @@
+"""Ascend profiling folders: msprof ``PROF_*`` (both layouts) and PyTorch-NPU ``ASCEND_PROFILER_OUTPUT``.
+
+Layouts (reference: ascend_formats.md §3.1):
+
+* CANN >= 8.0: ``PROF_*/mindstudio_profiler_output/msprof_{ts}.json`` + ``op_summary_{ts}.csv`` ...
+  (large exports split into ``msprof_slice_0_{ts}.json``, ``op_summary_slice_1_{ts}.csv``), and
+  ``msprof_{ts}.db`` beside it;
+* older CANN: ``PROF_*/device_{n}/timeline/msprof_*.json`` and ``device_{n}/summary/*.csv``;
+* PyTorch: ``*_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json``, ``kernel_details.csv``,
+  ``op_statistic.csv``, ``api_statistic.csv``, ``step_trace_time.csv``.
+
+All timeline files of one folder go into one trace (slices merged back); summary CSVs become
+tables. When a folder has summaries but no timeline (or only a database), the op summary or the
+database gives the slices, so there is always something on the timeline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler import csv_tables
+from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.chrome_reader import read_chrome_trace
+from studio.tools.profiler.model import Table, Trace
+
+_TIMELINE = re.compile(r"^(msprof|trace_view)(_slice)?[_\d]*\.json$")
+_CSV_KINDS = re.compile(r"^(op_summary|op_statistic|api_statistic|task_time|msprof_tx|kernel_details|"
+                        r"step_trace_time)(_slice)?[_\d]*\.csv$")
+
+
+def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """(timeline JSONs, summary CSVs, databases) under an msprof or PyTorch-NPU folder."""
+    folder = Path(folder)
+    candidates = [folder]
+    for sub in ("ASCEND_PROFILER_OUTPUT", "mindstudio_profiler_output"):
+        if (folder / sub).is_dir():
+            candidates.append(folder / sub)
+    candidates += sorted(p for p in folder.glob("device_*") if p.is_dir())
+    candidates += sorted(p / sub for p in folder.glob("device_*") for sub in ("timeline", "summary") if (p / sub).is_dir())
+    candidates += sorted(p for p in folder.glob("PROF_*") if p.is_dir())  # an *_ascend_pt folder
+    timelines, tables, databases = [], [], []
+    seen: set[Path] = set()
+    for place in candidates:
+        if place in seen:
+            continue
+        seen.add(place)
+        for child in sorted(place.iterdir()):
+            if not child.is_file():
+                continue
+            if _TIMELINE.match(child.name):
+                timelines.append(child)
+            elif _CSV_KINDS.match(child.name):
+                tables.append(child)
+            elif child.suffix == ".db" and child.name.startswith(("msprof", "ascend_pytorch_profiler")):
+                databases.append(child)
+    # A PyTorch folder holds the raw PROF_ beside its output: prefer the processed output's files.
+    if any(p.name == "trace_view.json" for p in timelines):
+        timelines = [p for p in timelines if p.name == "trace_view.json"]
+    return timelines, tables, databases
+
+
+def read_profile_folder(folder: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, Trace]:
+    """Read every timeline slice and summary of a profiling folder into one trace."""
+    folder = Path(folder)
+    timelines, csvs, databases = find_profile_files(folder)
+    if not (timelines or csvs or databases):
+        raise UserError("No profiling data in this folder", folder,
+                        "Export it first (msprof --export=on --output=PROF_dir), or open the PROF_* folder "
+                        "that holds mindstudio_profiler_output/ or device_N/timeline/.")
+    builder = TraceBuilder()
+    for index, path in enumerate(timelines):
+        if cancel:
+            cancel.raise_if_cancelled()
+        yield Progress(index / max(1, len(timelines)) * 0.7, f"timeline {path.name}")
+        yield from read_chrome_trace(path, cancel, builder, build=False)
+    builder.tables.update(read_tables(csvs))
+    if not timelines and databases:
+        from studio.tools.profiler.db_reader import add_database
+
+        yield Progress(0.5, f"reading {databases[0].name}")
+        add_database(builder, databases[0])
+    elif not timelines and "op_summary" in builder.tables:
+        csv_tables.add_op_summary_slices(builder, builder.tables["op_summary"])
+    builder.facts.update(folder_facts(folder, timelines + csvs + databases))
+    if cancel:
+        cancel.raise_if_cancelled()
+    yield Progress(0.85, "sorting and nesting slices")
+    return builder.build(source=str(folder))
+
+
+def read_tables(paths: list[Path]) -> dict[str, Table]:
+    """Summary CSVs by kind, slices of one kind merged; unreadable ones are skipped."""
+    by_kind: dict[str, list[Table]] = {}
+    for path in paths:
+        try:
+            table = csv_tables.read_table(path)
+        except UserError:
+            continue  # a stray CSV must not stop the folder from opening
+        by_kind.setdefault(table.kind, []).append(table)
+    return {kind: csv_tables.merge_tables(tables) for kind, tables in by_kind.items()}
+
+
+def read_summary_csv(path: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, Trace]:
+    """A single summary CSV: a table, and slices too when it is an op summary / kernel_details."""
+    yield Progress(None, f"reading {path.name}")
+    table = csv_tables.read_table(path)
+    builder = TraceBuilder()
+    builder.tables[table.kind] = table
+    if table.kind == "op_summary":
+        csv_tables.add_op_summary_slices(builder, table)
+    builder.facts.update(folder_facts(path.parent, [path]))
+    return builder.build(source=str(path))
+
+
+def folder_facts(folder: Path, files: list[Path]) -> dict[str, str]:
+    """Host and device facts: sizes, and what msprof's info.json / profiler_info.json say."""
+    facts = {"files": str(len(files)), "size": _human(sum(p.stat().st_size for p in files if p.is_file()))}
+    for info in sorted(list(folder.glob("**/info.json*"))[:4] + list(folder.glob("**/profiler_info*.json"))[:2]):
+        try:
+            data = json.loads(info.read_text(errors="replace"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            for key, value in _flat_facts(data):
+                if len(facts) < 60:
+                    facts[f"{info.parent.name}/{key}"] = value
+    return facts
+
+
+def _flat_facts(data: dict) -> list[tuple[str, str]]:
+    """Scalars of an info.json, one level of nesting flattened (``DeviceInfo.ai_core_num``)."""
+    out = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            value = value[0]  # per-device / per-CPU lists: the first entry tells the hardware
+        if isinstance(value, dict):
+            out += [(f"{key}.{k}", str(v)) for k, v in value.items() if isinstance(v, (str, int, float)) and str(v)]
+        elif isinstance(value, (str, int, float)) and str(value):
+            out.append((key, str(value)))
+    return out
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"

@@ -1,0 +1,74 @@
+"""Compare tab: pick a baseline and a new profile among those opened; deltas sorted by impact."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+
+from studio.tools.profiler.compare import Comparison
+from studio.ui.panels.profiler.table import TableWidget
+
+DELTA_COLUMNS = ["Name", "Base count", "New count", "Base total (µs)", "New total (µs)", "Base avg (µs)",
+                 "New avg (µs)", "Delta (µs)", "Delta %", "Speed-up"]
+
+
+class CompareTab(QWidget):
+    """Signal compare_requested(int, int): indices of the baseline and new profiles."""
+
+    compare_requested = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.base = QComboBox(self)
+        self.new = QComboBox(self)
+        for combo in (self.base, self.new):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(18)
+        self.button = QPushButton("Compare", self)
+        self.button.clicked.connect(lambda: self.compare_requested.emit(self.base.currentIndex(), self.new.currentIndex()))
+        self.summary = QLabel("Open two profiles (a baseline and a new run), pick them here, then Compare.", self)
+        self.summary.setWordWrap(True)
+        self.ops = TableWidget("Per-op deltas appear here after Compare.", self)
+        self.apis = TableWidget("Per-API deltas appear here when both profiles have API data.", self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.ops, "Per op")
+        self.tabs.addTab(self.apis, "Per API")
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Baseline:", self))
+        top.addWidget(self.base, 1)
+        top.addWidget(QLabel("New:", self))
+        top.addWidget(self.new, 1)
+        top.addWidget(self.button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tabs, 1)
+        self.set_profiles([])
+
+    def set_profiles(self, labels: list[str]) -> None:
+        """The profiles that can be compared (by label, in open order)."""
+        for combo, default in ((self.base, 0), (self.new, len(labels) - 1)):
+            keep = combo.currentIndex()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(labels)
+            for i, label in enumerate(labels):
+                combo.setItemData(i, label, 3)  # tooltip role: full label
+            combo.setCurrentIndex(keep if 0 <= keep < len(labels) and combo is self.base else max(0, default))
+            combo.blockSignals(False)
+        self.button.setEnabled(len(labels) >= 2)
+
+    def show_result(self, result: Comparison) -> None:
+        """Show a comparison's rows."""
+        speed = f"x{result.speedup:.3f}" if result.speedup else "n/a"
+        verdict = "faster or equal" if result else "slower"
+        self.summary.setText(f"Total {result.base_total_us:,.1f} µs → {result.new_total_us:,.1f} µs "
+                             f"(speed-up {speed}: the new profile is {verdict}). Rows sorted by impact |Δ|.")
+        self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")
+        for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
+            table.set_rows(DELTA_COLUMNS, [[r.name, r.base_count, r.new_count, r.base_total_us, r.new_total_us,
+                                            r.base_avg_us, r.new_avg_us, r.delta_us,
+                                            None if r.delta_pct is None else r.delta_pct / 100, r.speedup]
+                                           for r in rows], colour="Delta (µs)", percent=("Delta %",),
+                           first_width=230)

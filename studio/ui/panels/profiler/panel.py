@@ -1,0 +1,394 @@
+"""The Profiler panel: timeline, statistics, analysis summary and baseline comparison.
+
+Every open, statistics pass, range aggregate and comparison runs as a job (the engine in
+``studio.tools.profiler``); the GUI thread only draws. Opened profiles stay in a list so two of
+them can be compared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio import formats
+from studio.formats import Detected
+from studio.jobs import CancelToken, Progress
+from studio.tools.profiler import stats
+from studio.tools.profiler.model import Trace, source_label
+from studio.ui.links import Overlay
+from studio.ui.panels.base import Panel
+from studio.ui.panels.profiler.compare_tab import CompareTab
+from studio.ui.panels.profiler.stats_tab import StatsTab
+from studio.ui.panels.profiler.table import TableWidget
+from studio.ui.panels.profiler.timefmt import format_duration
+from studio.ui.panels.profiler.timeline import TimelineView
+
+RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
+
+
+@dataclass
+class Loaded:
+    """One opened profile and its statistics."""
+
+    path: Path
+    label: str
+    trace: Trace
+    by_name: list
+    apis: list
+    tables: dict
+
+
+def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
+    """Open a profile and compute its statistics (runs on a worker thread)."""
+    from studio.tools.profiler.loader import open_profile
+
+    trace = yield from open_profile(path, cancel, store=False)  # cached after it is shown
+    yield Progress(None, "statistics")
+    from studio.ui.panels.profiler.stats_tab import typed_rows
+
+    tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
+    return Loaded(path, source_label(path), trace, stats.by_name(trace), stats.api_rows(trace), tables)
+
+
+class ProfilerPanel(Panel):
+    """Timeline, Statistics, Summary and Compare tabs over the profiles opened here."""
+
+    NAME = formats.PROFILER
+    TITLE = "Profiler"
+
+    def __init__(self, runner, parent: QWidget | None = None, links=None):
+        super().__init__(runner, parent, links)
+        self.profiles: list[Loaded] = []
+        self.current: Loaded | None = None
+        self._matches = np.zeros(0, np.int64)
+        self._match_at = -1
+        self._selected_name = ""
+        self._routed: list[Path] = []
+        self._build()
+
+    @property
+    def opened_paths(self) -> list[Path]:
+        """Every path routed here, in order (loading goes on in the background)."""
+        return list(self._routed)
+
+    # ------------------------------------------------------------------ widgets
+    def _build(self) -> None:
+        self.profile_box = QComboBox(self)
+        self.profile_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.profile_box.setMinimumContentsLength(16)
+        self.profile_box.currentIndexChanged.connect(self._on_profile_chosen)
+        self.info = QLabel("No profile opened", self)
+        self.info.setMinimumWidth(60)
+        self.find = QLineEdit(self)
+        self.find.setPlaceholderText("Find slices by name…")
+        self.find.setClearButtonEnabled(True)
+        self.find.returnPressed.connect(lambda: self.find_next(1))
+        self.find.textChanged.connect(self._on_find_text)
+        self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
+        self.next_button = _tool("▶", "Next match (Enter)", lambda: self.find_next(1), self)
+        self.match_label = QLabel("", self)
+        self.green = _percent_box(5.0, "Slices of ops with at most this share of total time are green", self)
+        self.red = _percent_box(10.0, "Slices of ops with at least this share of total time are red "
+                                      "(yellow between)", self)
+        self.green.valueChanged.connect(self._on_thresholds)
+        self.red.valueChanged.connect(self._on_thresholds)
+        self.fit_button = _tool("Fit", "Fit the selection, or the whole trace (F)", lambda: self.timeline.fit(), self)
+        self.graph_button = _tool("Show in graph", "Select the selected op in the Graph panel",
+                                  lambda: self._show_in_graph(self._selected_name), self)
+        self.graph_button.setEnabled(False)
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 4, 4, 0)
+        bar.addWidget(self.profile_box)
+        bar.addWidget(self.info, 1)
+        bar.addWidget(self.find)
+        bar.addWidget(self.prev_button)
+        bar.addWidget(self.next_button)
+        bar.addWidget(self.match_label)
+        bar.addWidget(QLabel("green ≤", self))
+        bar.addWidget(self.green)
+        bar.addWidget(QLabel("red ≥", self))
+        bar.addWidget(self.red)
+        bar.addWidget(self.fit_button)
+        bar.addWidget(self.graph_button)
+
+        self.timeline = TimelineView(self)
+        self.timeline.slice_selected.connect(self._on_slice_selected)
+        self.timeline.range_selected.connect(self._on_range_selected)
+        self.range_table = TableWidget("Shift+drag on the timeline (or drag on its ruler) to select a time "
+                                       "range: its slices are aggregated here.", self)
+        self.range_table.row_activated.connect(lambda row: self.highlight_name(str(row[0])))
+        self.details = TableWidget("Click a slice to see its name, times and arguments here.", self)
+        self.bottom = QTabWidget(self)
+        self.bottom.addTab(self.details, "Selected slice")
+        self.bottom.addTab(self.range_table, "Selected range")
+        self.bottom.setCurrentWidget(self.range_table)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.timeline)
+        split.addWidget(self.bottom)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+
+        self.stats_tab = StatsTab(self)
+        self.stats_tab.op_clicked.connect(self.highlight_name)
+        self.stats_tab.show_in_graph.connect(self._show_in_graph)
+        self.summary = TableWidget("Open a profile to see what it says about its host and device.", self)
+        self.compare_tab = CompareTab(self)
+        self.compare_tab.compare_requested.connect(self.compare)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(split, "Timeline")
+        self.tabs.addTab(self.stats_tab, "Statistics")
+        self.tabs.addTab(self.summary, "Summary")
+        self.tabs.addTab(self.compare_tab, "Compare")
+        # the Statistics tab has its own "Show in graph" for the op clicked there
+        self.tabs.currentChanged.connect(lambda index: self.graph_button.setVisible(index == 0))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.tabs, 1)
+
+    # ------------------------------------------------------------------ opening
+    def open_file(self, detected: Detected) -> None:
+        path = detected.path
+        if path not in self._routed:
+            self._routed.append(path)
+        for index, loaded in enumerate(self.profiles):
+            if loaded.path == path:
+                self.profile_box.setCurrentIndex(index)
+                return
+        self.info.setText(f"Opening {path.name}…")
+        handle = self.runner.start(f"Opening {path.name}", lambda cancel: load_job(path, cancel))
+        handle.finished.connect(self._on_loaded)
+        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
+
+    def _on_loaded(self, loaded: Loaded) -> None:
+        self.profiles.append(loaded)
+        labels = [p.label for p in self.profiles]
+        if labels.count(loaded.label) > 1:
+            loaded.label = f"{loaded.label} ({len(self.profiles)})"
+            labels[-1] = loaded.label
+        self.profile_box.addItem(loaded.label)
+        self.profile_box.setItemData(self.profile_box.count() - 1, str(loaded.path), Qt.ItemDataRole.ToolTipRole)
+        self.compare_tab.set_profiles(labels)
+        self.profile_box.setCurrentIndex(len(self.profiles) - 1)
+        self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
+        self._emit_overlay(loaded)
+        if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
+            from studio.tools.profiler.loader import store_cache
+
+            trace, path = loaded.trace, loaded.path
+            self.runner.start(f"Caching {path.name}", lambda cancel: store_cache(path, trace, cancel),
+                              key="profiler-cache")
+
+    def _on_profile_chosen(self, index: int) -> None:
+        if not 0 <= index < len(self.profiles):
+            return
+        loaded = self.current = self.profiles[index]
+        trace = loaded.trace
+        self.info.setText(f"{trace.size:,} slices · {len(trace.tracks)} tracks · {len(trace.counters)} counters · "
+                          f"{format_duration(trace.span_ns)}")
+        self.info.setToolTip(str(loaded.path))
+        self.timeline.set_trace(trace)
+        self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
+        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
+        self.range_table.set_rows([], [])
+        self.details.set_rows([], [])
+        self._on_find_text(self.find.text())
+
+    def _emit_overlay(self, loaded: Loaded) -> None:
+        """Time share per op for the graph panel, when the profile knows its model."""
+        if not loaded.trace.model_path:
+            return
+        from studio.tools.profiler.ort_reader import graph_node_name
+
+        values: dict[str, float] = {}
+        for stat in loaded.by_name:
+            if stat.share > 0:
+                node = graph_node_name(stat.name)
+                values[node] = values.get(node, 0.0) + stat.share
+        self.links.overlay.emit(Overlay("Time share (profile)", values, [self.green.value() / 100, self.red.value() / 100],
+                                        False, "%", Path(loaded.trace.model_path)))
+
+    # ------------------------------------------------------------------ selection and find
+    def _on_slice_selected(self, index: int) -> None:
+        if index < 0 or self.current is None:
+            self.graph_button.setEnabled(False)
+            return
+        self._selected_name = self.current.trace.slice_name(index)
+        self.graph_button.setEnabled(True)
+        self.details.set_rows(["Field", "Value"], slice_rows(self.current.trace, index), first_width=160)
+        self.bottom.setCurrentWidget(self.details)
+        self.status.emit(self.timeline.describe(index).splitlines()[0])
+
+    def highlight_name(self, name: str) -> None:
+        """Select every slice called ``name`` (outlined) and the first of them."""
+        if self.current is None:
+            return
+        indices = self.current.trace.slices_named(name)
+        self.timeline.set_highlighted(indices)
+        self._selected_name = name
+        self.graph_button.setEnabled(True)
+        if indices.size:
+            first = indices[np.argmin(np.asarray(self.current.trace.start)[indices])]
+            self.timeline.select_slice(int(first))
+        self.status.emit(f"{name}: {indices.size:,} slices")
+
+    def _on_find_text(self, text: str) -> None:
+        self._match_at = -1
+        self._matches = np.zeros(0, np.int64)
+        self.timeline.set_highlighted(self._matches)
+        if self.current is None or not text.strip():
+            self.match_label.setText("")
+            return
+        trace, needle = self.current.trace, text.strip().lower()
+        self.match_label.setText("finding…")
+
+        def job(cancel: CancelToken):
+            yield Progress(None, f"finding {needle!r}")
+            return find_slices(trace, needle)
+
+        handle = self.runner.start("Finding slices", job, key="profiler-find")
+        handle.finished.connect(lambda found: self._on_found(trace, text, found))
+
+    def _on_found(self, trace: Trace, text: str, found: np.ndarray) -> None:
+        if self.current is None or self.current.trace is not trace or self.find.text() != text:
+            return  # the user typed on or switched profiles meanwhile
+        self._matches, self._match_at = found, -1
+        self.timeline.set_highlighted(found)
+        self.match_label.setText(f"{found.size:,} found")
+
+    def find_next(self, step: int) -> None:
+        """Select the next (step 1) or previous (step −1) match and bring it into view."""
+        if not self._matches.size:
+            return
+        self._match_at = (self._match_at + step) % self._matches.size
+        self.timeline.select_slice(int(self._matches[self._match_at]))
+        self.match_label.setText(f"{self._match_at + 1:,} / {self._matches.size:,}")
+
+    def _on_thresholds(self) -> None:
+        green, red = self.green.value() / 100, self.red.value() / 100
+        if red < green:
+            red = green
+        self.timeline.set_thresholds(green, red)
+
+    def _show_in_graph(self, name: str) -> None:
+        if not name:
+            return
+        model = self.current.trace.model_path if self.current is not None else None
+        if model:  # a local ORT run: name the node as the model does, not as ORT renamed it
+            from studio.tools.profiler.ort_reader import graph_node_name
+
+            name = graph_node_name(name)
+        self.links.show_node.emit(Path(model) if model else None, name)
+        self.links.focus.emit(formats.GRAPH)
+
+    # ------------------------------------------------------------------ range and compare
+    def _on_range_selected(self, t0: int, t1: int) -> None:
+        trace = self.current.trace if self.current is not None else None
+        if trace is None:
+            return
+
+        def job(cancel: CancelToken):
+            yield Progress(None, "aggregating the selected range")
+            return stats.by_name(trace, stats.in_range(trace, t0, t1))
+
+        handle = self.runner.start("Aggregating a time range", job, key="profiler-range")
+        handle.finished.connect(lambda rows: self._show_range(rows, t0, t1))
+
+    def _show_range(self, rows: list, t0: int, t1: int) -> None:
+        self.bottom.setCurrentWidget(self.range_table)
+        self.range_table.set_rows(RANGE_COLUMNS, [[s.name, s.count, s.total_us, s.avg_us, s.max_us, s.share]
+                                                  for s in rows], percent=("Share of range",))  # already by total
+        self.status.emit(f"Range {format_duration(t1 - t0)}: {sum(s.count for s in rows):,} slices")
+
+    def compare(self, base_index: int, new_index: int) -> None:
+        """Compare two opened profiles (as a job); the result shows in the Compare tab."""
+        if not (0 <= base_index < len(self.profiles) and 0 <= new_index < len(self.profiles)):
+            return
+        base, new = self.profiles[base_index].trace, self.profiles[new_index].trace
+
+        def job(cancel: CancelToken):
+            from studio.tools.profiler.compare import compare
+
+            yield Progress(None, "comparing profiles")
+            return compare(base, new)
+
+        handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
+        handle.finished.connect(self.compare_tab.show_result)
+
+
+def find_slices(trace: Trace, needle: str) -> np.ndarray:
+    """Indices of the slices whose name contains ``needle`` (lower case), in time order."""
+    ids = np.array([i for i, name in enumerate(trace.names) if needle in name.lower()], dtype=np.int32)
+    if not ids.size:
+        return np.zeros(0, np.int64)
+    found = np.flatnonzero(np.isin(np.asarray(trace.name), ids))
+    return found[np.argsort(np.asarray(trace.start)[found], kind="stable")]
+
+
+def slice_rows(trace: Trace, index: int) -> list[list[str]]:
+    """Everything about one slice, for the Selected slice table."""
+    start, dur = int(trace.start[index]), int(trace.dur[index])
+    rows = [["Name", trace.slice_name(index)],
+            ["Track", trace.track_label(int(trace.track[index]))],
+            ["Start", format_duration(start)], ["Duration", format_duration(dur)],
+            ["End", format_duration(start + dur)], ["Depth", str(int(trace.depth[index]))]]
+    if trace.cats[int(trace.cat[index])]:
+        rows.append(["Category", trace.cats[int(trace.cat[index])]])
+    for key, value in trace.slice_args(index).items():
+        rows.append([f"args.{key}", value if isinstance(value, str) else json.dumps(value)])
+    return rows
+
+
+def summary_rows(loaded: Loaded) -> list[list[str]]:
+    """Facts for the Summary tab: the source, the trace's shape, and what the data says."""
+    trace = loaded.trace
+    processes = sorted({t.process for t in trace.tracks} | {c.process for c in trace.counters})
+    rows = [["Source", str(loaded.path.resolve())],
+            ["Slices", f"{trace.size:,}"],
+            ["Time span", format_duration(trace.span_ns)],
+            ["Processes", ", ".join(processes) or "—"],
+            ["Tracks / counters / flows", f"{len(trace.tracks)} / {len(trace.counters)} / {trace.flow_src.size}"],
+            ["Summary tables", ", ".join(trace.tables) or "—"]]
+    if trace.model_path:
+        rows.append(["Model", trace.model_path])
+    if loaded.path.is_file():
+        rows.append(["File size", f"{loaded.path.stat().st_size / 2**20:.1f} MiB"])
+    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items()]
+    return rows
+
+
+def _tool(text: str, tip: str, slot, parent: QWidget) -> QToolButton:
+    button = QToolButton(parent)
+    button.setText(text)
+    button.setToolTip(tip)
+    button.clicked.connect(slot)
+    return button
+
+
+def _percent_box(value: float, tip: str, parent: QWidget) -> QDoubleSpinBox:
+    box = QDoubleSpinBox(parent)
+    box.setRange(0.0, 100.0)
+    box.setDecimals(1)
+    box.setSingleStep(1.0)
+    box.setSuffix(" %")
+    box.setValue(value)
+    box.setToolTip(tip)
+    return box

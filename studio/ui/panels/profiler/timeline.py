@@ -1,0 +1,347 @@
+"""The timeline canvas: navigation, selection and hit testing (drawing is in ``paint.py``).
+
+Keys: W/S zoom, A/D pan, F fit (the selection, else everything), Esc clears. Mouse: wheel zooms
+at the cursor (Shift+wheel or wheel over the names scrolls), drag pans, Shift+drag or a drag on
+the ruler selects a time range, click selects a slice, hover explains it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QMouseEvent, QStaticText, QWheelEvent
+from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
+
+from studio.tools.profiler import lod as lodlib
+from studio.tools.profiler import stats
+from studio.tools.profiler.model import Trace
+from studio.ui.panels.profiler.layout import Row, build_rows, content_height, row_at
+from studio.ui.panels.profiler.paint import BANDS, GUTTER, KEYS_HELP, RULER, TimelinePainting
+from studio.ui.panels.profiler.timefmt import format_duration
+
+__all__ = ["GUTTER", "RULER", "TimelineView"]
+
+
+class TimelineView(TimelinePainting, QWidget):
+    """Signals: slice_selected(int, -1 for none), range_selected(int, int) in ns."""
+
+    slice_selected = Signal(int)
+    range_selected = Signal(object, object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMinimumHeight(160)
+        self.trace: Trace | None = None
+        self.rows: list[Row] = []
+        self.collapsed: set[str] = set()
+        self.thresholds = (0.05, 0.10)
+        self.t0, self.t1 = 0.0, 1.0
+        self.selected = -1
+        self.highlighted = np.zeros(0, np.int64)
+        self._hl_start = np.zeros(0, np.int64)
+        self._hl_longest = 0
+        self.range: tuple[int, int] | None = None
+        self.last_frame_ms = 0.0
+        self._colours = np.zeros(0, np.uint32)
+        self._share = np.zeros(0)
+        self._row_of = {}
+        self._counter_max: list[float] = []
+        self._drag: tuple[str, int, float, float] | None = None
+        self._label_cache: dict[tuple[int, int], QStaticText] = {}
+        self._font = QFont(self.font())
+        self._font.setPointSizeF(max(7.0, self._font.pointSizeF() - 1))
+        self._metrics = QFontMetrics(self._font)
+        self.scroll = QScrollBar(Qt.Orientation.Vertical, self)
+        self.scroll.valueChanged.connect(self.update)
+
+    # ------------------------------------------------------------------ model
+    def set_trace(self, trace: Trace | None) -> None:
+        """Show ``trace`` (fitted), or nothing."""
+        self.trace = trace
+        self.selected, self.range = -1, None
+        self.set_highlighted(np.zeros(0, np.int64))
+        self._label_cache.clear()
+        if trace is not None:
+            self._share = stats.share_by_name_id(trace)
+            self._counter_max = [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
+            self._recolour()
+            self._relayout()
+            self.fit()
+        self.update()
+
+    def set_highlighted(self, indices: np.ndarray) -> None:
+        """Outline these slices (a find's matches, an op's slices)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if self.trace is None or not indices.size:
+            self.highlighted, self._hl_start, self._hl_longest = np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+        else:
+            starts = np.asarray(self.trace.start)[indices]
+            order = np.argsort(starts, kind="stable")
+            self.highlighted, self._hl_start = indices[order], starts[order]
+            self._hl_longest = int(np.asarray(self.trace.dur)[indices].max())
+        self.update()
+
+    def set_thresholds(self, green_max: float, red_min: float) -> None:
+        """Share bands: <= green_max green, >= red_min red, yellow between (fractions)."""
+        self.thresholds = (green_max, red_min)
+        self._recolour()
+        self.update()
+
+    def _recolour(self) -> None:
+        if self.trace is None:
+            return
+        share = self._share
+        band = np.where(share >= self.thresholds[1], 2, np.where(share > self.thresholds[0], 1, 0))
+        shade = np.arange(share.size) % 3
+        palette = np.array(BANDS, dtype=np.uint32)
+        self._colours = palette[band, shade]
+
+    def _relayout(self) -> None:
+        self.rows = build_rows(self.trace, self.collapsed) if self.trace is not None else []
+        self._row_of = {(r.track, r.depth): r for r in self.rows if r.kind == "slices"}
+        self._update_scroll()
+
+    def toggle_process(self, process: str) -> None:
+        """Collapse or expand a process group."""
+        self.collapsed.symmetric_difference_update({process})
+        self._relayout()
+        self.update()
+
+    # ------------------------------------------------------------------ view
+    @property
+    def canvas_width(self) -> int:
+        return max(1, self.width() - GUTTER - self.scroll.width())
+
+    @property
+    def ns_per_px(self) -> float:
+        return (self.t1 - self.t0) / self.canvas_width
+
+    def time_at(self, x: float) -> float:
+        """Trace time (ns) at widget x."""
+        return self.t0 + (x - GUTTER) * self.ns_per_px
+
+    def x_of(self, t: float) -> float:
+        """Widget x of trace time ``t`` (ns)."""
+        return GUTTER + (t - self.t0) / self.ns_per_px
+
+    def set_window(self, t0: float, t1: float) -> None:
+        """Show [t0, t1] ns (kept at least 100 ns wide)."""
+        if t1 - t0 < 100:
+            mid = (t0 + t1) / 2
+            t0, t1 = mid - 50, mid + 50
+        self.t0, self.t1 = float(t0), float(t1)
+        self.update()
+
+    def fit(self) -> None:
+        """Fit the selected range or slice, else the whole trace."""
+        if self.trace is None:
+            return
+        if self.range is not None:
+            a, b = self.range
+        elif self.selected >= 0:
+            a = int(self.trace.start[self.selected])
+            b = a + max(int(self.trace.dur[self.selected]), 1000)
+        else:
+            a, b = 0, max(self.trace.span_ns, 1000)
+        pad = (b - a) * 0.02
+        self.set_window(a - pad, b + pad)
+
+    def zoom(self, factor: float, at_x: float | None = None) -> None:
+        """Zoom by ``factor`` (< 1 zooms in) around widget x ``at_x`` (default: the centre)."""
+        at = self.time_at(at_x) if at_x is not None else (self.t0 + self.t1) / 2
+        self.set_window(at - (at - self.t0) * factor, at + (self.t1 - at) * factor)
+
+    def pan(self, fraction: float) -> None:
+        """Pan by a fraction of the visible window (negative = left)."""
+        shift = (self.t1 - self.t0) * fraction
+        self.set_window(self.t0 + shift, self.t1 + shift)
+
+    def select_slice(self, index: int, centre: bool = True) -> None:
+        """Select slice ``index`` (−1 clears) and bring it into view."""
+        self.selected = index
+        if index >= 0 and self.trace is not None:
+            start, dur = int(self.trace.start[index]), int(self.trace.dur[index])
+            if centre and (start + dur < self.t0 or start > self.t1):
+                width = self.t1 - self.t0
+                self.set_window(start + dur / 2 - width / 2, start + dur / 2 + width / 2)
+            self._scroll_to_track(int(self.trace.track[index]), int(self.trace.depth[index]))
+        self.slice_selected.emit(index)
+        self.update()
+
+    def step_on_row(self, step: int) -> None:
+        """Select the next (1) or previous (−1) slice on the selected slice's row ('.' and ',')."""
+        if self.trace is None or self.selected < 0:
+            return
+        row = self._row_of.get((int(self.trace.track[self.selected]), int(self.trace.depth[self.selected])))
+        if row is None:
+            return
+        level = self.trace.lod.levels[0]
+        a, b = int(level.bounds[row.lod_row]), int(level.bounds[row.lod_row + 1])
+        here = np.flatnonzero(np.asarray(level.rep[a:b]) == self.selected)
+        if here.size and 0 <= int(here[0]) + step < b - a:
+            self.select_slice(int(level.rep[a + int(here[0]) + step]))
+
+    def _scroll_to_track(self, track: int, depth: int) -> None:
+        row = self._row_of.get((track, depth))
+        if row is None:
+            process = self.trace.tracks[track].process
+            if process in self.collapsed:
+                self.toggle_process(process)
+                row = self._row_of.get((track, depth))
+        if row is not None:
+            viewport = self.height() - RULER
+            if not (self.scroll.value() <= row.y <= self.scroll.value() + viewport - row.h):
+                self.scroll.setValue(max(0, row.y - viewport // 3))
+
+    def _update_scroll(self) -> None:
+        viewport = max(0, self.height() - RULER)
+        self.scroll.setRange(0, max(0, content_height(self.rows) - viewport))
+        self.scroll.setPageStep(max(1, viewport))
+        self.scroll.setSingleStep(18)
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        self.scroll.setGeometry(self.width() - self.scroll.sizeHint().width(), RULER,
+                                self.scroll.sizeHint().width(), max(0, self.height() - RULER))
+        self._update_scroll()
+        super().resizeEvent(event)
+
+    def counter_value(self, row: Row, t: float) -> float | None:
+        """The value of the counter of ``row`` at time ``t`` (the last sample at or before it)."""
+        counter = self.trace.counters[row.counter]
+        i = int(np.searchsorted(counter.times, t, side="right")) - 1
+        return float(counter.values[i]) if i >= 0 else None
+
+    # ------------------------------------------------------------------ hit testing
+    def slice_at(self, pos: QPoint) -> int:
+        """The slice under widget position ``pos`` (within 2 px), or −1."""
+        if self.trace is None or pos.x() < GUTTER or pos.y() < RULER:
+            return -1
+        row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+        if row is None or row.kind != "slices":
+            return -1
+        t = self.time_at(pos.x())
+        tolerance = 2 * self.ns_per_px
+        level = self.trace.lod.levels[0]
+        start, end, rep, _ = lodlib.visible(level, row.lod_row, t - tolerance, t + tolerance, 0)
+        if not rep.size:
+            return -1
+        inside = np.flatnonzero((start <= t) & (end >= t))
+        pick = inside[np.argmax(end[inside] - start[inside])] if inside.size else np.argmax(end - start)
+        return int(rep[pick])
+
+    def describe(self, index: int) -> str:
+        """Hover text: full name, duration, start, share, track and args."""
+        trace = self.trace
+        name_id = int(trace.name[index])
+        lines = [trace.names[name_id],
+                 f"duration {format_duration(int(trace.dur[index]))}, start {format_duration(int(trace.start[index]))}",
+                 f"share of total time {self._share[name_id] * 100:.2f} %",
+                 f"track {trace.track_label(int(trace.track[index]))}"]
+        if trace.cats[int(trace.cat[index])]:
+            lines.append(f"category {trace.cats[int(trace.cat[index])]}")
+        for key, value in list(trace.slice_args(index).items())[:14]:
+            text = value if isinstance(value, str) else json.dumps(value)
+            lines.append(f"{key}: {text[:160]}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ input
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
+        key = event.key()
+        fast = 2.0 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1.0
+        if key == Qt.Key.Key_W:
+            self.zoom(0.8 ** fast)
+        elif key == Qt.Key.Key_S:
+            self.zoom(1.25 ** fast)
+        elif key == Qt.Key.Key_A:
+            self.pan(-0.15 * fast)
+        elif key == Qt.Key.Key_D:
+            self.pan(0.15 * fast)
+        elif key == Qt.Key.Key_F:
+            self.fit()
+        elif key in (Qt.Key.Key_Period, Qt.Key.Key_Comma):
+            self.step_on_row(1 if key == Qt.Key.Key_Period else -1)
+        elif key == Qt.Key.Key_Escape:
+            self.range = None
+            self.set_highlighted(np.zeros(0, np.int64))
+            self.select_slice(-1)
+        else:
+            super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # Qt override
+        delta = event.angleDelta().y()
+        if not delta:
+            return
+        x = event.position().x()
+        if x < GUTTER or event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self.scroll.setValue(self.scroll.value() - delta // 2)
+            return
+        self.zoom(0.85 ** (delta / 120.0), at_x=x)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # Qt override
+        pos = event.position().toPoint()
+        self.setFocus()
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        if pos.x() < GUTTER:
+            row = row_at(self.rows, pos.y() - RULER + self.scroll.value()) if pos.y() >= RULER else None
+            if row is not None and row.kind == "process":
+                self.toggle_process(row.process)
+            return
+        selecting = pos.y() < RULER or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        self._drag = ("range" if selecting else "pan", pos.x(), self.t0, self.t1)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # Qt override
+        pos = event.position().toPoint()
+        if self._drag is not None:
+            mode, x_start, t0, t1 = self._drag
+            if mode == "pan":
+                shift = (x_start - pos.x()) * (t1 - t0) / self.canvas_width
+                self.set_window(t0 + shift, t1 + shift)
+            else:
+                a, b = sorted((self.time_at(x_start), self.time_at(pos.x())))
+                self.range = (int(a), int(b))
+                self.update()
+            return
+        self._hover(pos, event.globalPosition().toPoint())
+
+    def _hover(self, pos: QPoint, global_pos: QPoint) -> None:
+        if pos.x() < GUTTER and pos.y() < RULER:
+            QToolTip.showText(global_pos, KEYS_HELP, self)
+            return
+        if pos.x() < GUTTER and pos.y() >= RULER:
+            row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+            if row is not None and (row.label or row.kind == "process"):
+                label = row.label if row.kind != "process" else f"{row.label} (click to collapse or expand)"
+                if row.kind == "slices" and row.track >= 0:
+                    label = self.trace.track_label(row.track)
+                QToolTip.showText(global_pos, label, self)
+                return
+        if pos.x() >= GUTTER and pos.y() >= RULER:
+            row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+            if row is not None and row.kind == "counter":
+                value = self.counter_value(row, self.time_at(pos.x()))
+                if value is not None:
+                    QToolTip.showText(global_pos, f"{row.label}: {value:,.3f}\n{row.process}", self)
+                    return
+        index = self.slice_at(pos)
+        if index >= 0:
+            QToolTip.showText(global_pos, self.describe(index), self)
+        else:
+            QToolTip.hideText()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if self._drag is None:
+            return
+        mode, x_start, _, _ = self._drag
+        self._drag = None
+        pos = event.position().toPoint()
+        moved = abs(pos.x() - x_start) > 3
+        if mode == "range" and moved and self.range is not None:
+            self.range_selected.emit(self.range[0], self.range[1])
+        elif not moved:
+            self.range = None if mode == "range" else self.range
+            self.select_slice(self.slice_at(pos), centre=False)
