@@ -156,10 +156,15 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ opening files
     def open_paths(self, paths: list[Path]) -> list[JobHandle]:
-        """Sniff each path on a worker thread and route it to the panel that reads it."""
+        """Sniff each path on a worker thread and route it to the panel that reads it.
+
+        Sniffing reads a few bytes, so the jobs share one queue: files reach their panels in the
+        order given (the last one opened ends up in front), whichever sniff would finish first.
+        """
         handles = []
         for path in paths:
-            handle = self.runner.start(f"Opening {Path(path).name}", lambda cancel, p=Path(path): _detect_job(p))
+            handle = self.runner.start(f"Opening {Path(path).name}", lambda cancel, p=Path(path): _detect_job(p),
+                                       key="open-files")
             handle.finished.connect(self._route)
             handles.append(handle)
         return handles
