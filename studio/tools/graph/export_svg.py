@@ -34,7 +34,8 @@ def svg_text(view: ViewGraph, overlay_colours: dict[int, str] | None = None) -> 
            f'<rect width="100%" height="100%" fill="#ffffff"/>']
     for gid, (l, t, r, b) in view.frames:
         out.append(f'<g class="frame"><rect x="{l + ox:.1f}" y="{t + oy:.1f}" width="{r - l:.1f}" height="{b - t:.1f}" '
-                   f'rx="6" fill="#f3f5f9" stroke="#c9d1dc"/></g>')
+                   f'rx="6" fill="#f3f5f9" stroke="#c9d1dc"/><text x="{l + ox + 6:.1f}" y="{t + oy + 13:.1f}" '
+                   f'fill="#6a7585">{escape(view.group_labels.get(gid, ""))}</text></g>')
     out.append('<g class="edges" fill="none" stroke="#777" stroke-width="1">')
     for k in range(lay.edge_src.size):
         pts = lay.edge_polyline(k)

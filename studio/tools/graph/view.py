@@ -46,6 +46,7 @@ class ViewGraph:
     item_of_node: np.ndarray  # node index -> item index showing it
     expanded: set[int] = field(default_factory=set)
     frames: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)
+    group_labels: dict[int, str] = field(default_factory=dict)  # expanded group id -> "path (N nodes)"
 
 
 def _elide(text: str) -> str:
@@ -104,6 +105,8 @@ def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | N
     view = ViewGraph(graph, items, layout, edge_values, item_of_node, set(expanded))
     if hierarchy is not None:
         view.frames = _frames(hierarchy, view, expanded, n)
+        view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)"
+                             for gid, _ in view.frames}
     return view
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from studio import formats
 from studio.ui.panels.base import FileListPanel, Panel
+from studio.ui.panels.graph import GraphPanel
 
 
 def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
@@ -18,8 +19,7 @@ def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
 def tool_panels() -> list[type[Panel]]:
     """Panel classes, one per tool, in the order of the Tools menu."""
     return [
-        _file_list_panel(formats.GRAPH, "Graph",
-                         "ONNX and OM models (IMOD), and graphs that atc --mode=1 wrote as JSON."),
+        GraphPanel,
         _file_list_panel(formats.PROFILER, "Profiler",
                          "Chrome and msprof timelines, PROF_* and ASCEND_PROFILER_OUTPUT folders, "
                          "msprof and PyTorch-NPU summary CSVs, ONNX Runtime profiles."),

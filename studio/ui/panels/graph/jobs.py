@@ -1,0 +1,61 @@
+"""The jobs the graph panel runs (Qt-free parts composed for the panel)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+from studio.tools.graph.grouping import Hierarchy
+from studio.tools.graph.model import Graph, Model
+from studio.tools.graph.reader import read_graph
+from studio.tools.graph.search import find_nodes, trace
+from studio.tools.graph.view import ViewGraph, build_view
+
+
+def open_job(path: Path, cancel: CancelToken | None = None
+             ) -> Generator[Progress, None, tuple[Model, Hierarchy, ViewGraph]]:
+    """Read a model, group its main graph and lay out the first view."""
+    model = yield from read_graph(path, cancel)
+    yield Progress(0.92, "grouping and laying out")
+    hierarchy = Hierarchy(model.main)
+    view = build_view(model.main, hierarchy, None, cancel)
+    yield Progress(1.0, f"{len(model.main.nodes):,} nodes, {len(view.items):,} shown")
+    return model, hierarchy, view
+
+
+def graph_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None,
+              cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[Hierarchy, ViewGraph]]:
+    """Group (if not done yet) and lay out one graph at the given expansion."""
+    yield Progress(None, f"laying out {graph.name}")
+    hierarchy = hierarchy or Hierarchy(graph)
+    view = build_view(graph, hierarchy, expanded, cancel)
+    yield Progress(1.0, f"{len(view.items):,} items")
+    return hierarchy, view
+
+
+def find_job(graph: Graph, query: str, regex: bool, cancel=None) -> Generator[Progress, None, list[int]]:
+    yield Progress(None, f"finding {query!r}")
+    return find_nodes(graph, query, regex)
+
+
+def trace_job(graph: Graph, node: int, downstream: bool, cancel=None) -> Generator[Progress, None, set[int]]:
+    yield Progress(None, "tracing " + ("downstream" if downstream else "upstream"))
+    return trace(graph, node, downstream)
+
+
+def stats_job(tensor, cancel=None) -> Generator[Progress, None, dict]:
+    yield Progress(None, f"statistics of {tensor.name}")
+    return tensor.statistics()
+
+
+def export_job(view: ViewGraph, path: Path, colours: dict[int, str], cancel=None) -> Generator[Progress, None, Path]:
+    """SVG without Qt; PNG painted on a QImage (allowed off the GUI thread)."""
+    if path.suffix.lower() == ".svg":
+        from studio.tools.graph.export_svg import export_svg
+
+        return (yield from export_svg(view, path, colours, cancel))
+    from studio.ui.panels.graph.render import export_png
+
+    yield Progress(None, f"rendering {path.name}")
+    return export_png(view, path, colours)

@@ -1,0 +1,263 @@
+"""Painting a laid-out graph with QPainter: only what is visible, at the detail the zoom allows.
+
+Zoomed out, boxes are filled rectangles batched per colour and edges are straight lines drawn in
+one call; zoomed in, boxes get rounded corners, labels, and edges become their routed polylines
+with tensor shapes as labels. Also used for PNG export (on a QImage, no window needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QPolygonF
+
+from studio.tools.graph.categories import CATEGORY_COLOURS
+from studio.tools.graph.view import ViewGraph
+
+TEXT_SCALE = 0.35      # below this zoom, no text
+DETAIL_SCALE = 0.15    # below this zoom, straight edges and plain boxes
+EDGE_LABEL_SCALE = 0.9  # above this zoom, edges show the tensor shape
+SELECT = QColor("#ffb000")
+HIGHLIGHT = QColor("#1e90ff")
+ONLY_LEFT, ONLY_RIGHT = QColor("#d0453a"), QColor("#2e9d4f")
+
+
+def _ink(colour: QColor) -> QColor:
+    return QColor("#1f1f1f") if colour.lightness() > 150 else QColor("#ffffff")
+
+
+@dataclass
+class PaintState:
+    """What decorates the boxes: selection, highlights, overlay colours, compare marks."""
+
+    selected: int = -1
+    highlighted: np.ndarray | None = None        # bool per item
+    overlay: dict[int, QColor] = field(default_factory=dict)
+    overlay_text: dict[int, str] = field(default_factory=dict)
+    marks: dict[int, QColor] = field(default_factory=dict)  # compare: item -> border colour
+
+
+class ViewPainter:
+    """Per-view caches (rects, colours, edge boxes) and the paint routine."""
+
+    def __init__(self, view: ViewGraph):
+        self.view = view
+        lay = view.layout
+        self.left = lay.x - lay.width / 2
+        self.right = lay.x + lay.width / 2
+        self.top = lay.y - lay.height / 2
+        self.bottom = lay.y + lay.height / 2
+        self.rects = [QRectF(l, t, w, h) for l, t, w, h in
+                      zip(self.left.tolist(), self.top.tolist(), lay.width.tolist(), lay.height.tolist())]
+        self.fill = [QColor(CATEGORY_COLOURS.get(it.category, "#55606e")) for it in view.items]
+        self.by_category: dict[str, np.ndarray] = {}
+        cats = np.array([it.category for it in view.items]) if view.items else np.zeros(0, dtype=str)
+        for cat in set(cats.tolist()):
+            self.by_category[cat] = np.nonzero(cats == cat)[0]
+        offs = lay.edge_offsets
+        pts = lay.edge_points
+        if lay.edge_src.size:
+            self.e_left = np.minimum.reduceat(pts[:, 0], offs[:-1])
+            self.e_right = np.maximum.reduceat(pts[:, 0], offs[:-1])
+            self.e_top = np.minimum.reduceat(pts[:, 1], offs[:-1])
+            self.e_bottom = np.maximum.reduceat(pts[:, 1], offs[:-1])
+            first, last = pts[offs[:-1]], pts[offs[1:] - 1]
+            self.straight = [QLineF(a[0], a[1], b[0], b[1]) for a, b in zip(first.tolist(), last.tolist())]
+        else:
+            self.e_left = self.e_right = self.e_top = self.e_bottom = np.zeros(0)
+            self.straight = []
+        self._polys: dict[int, QPolygonF] = {}
+        self.font = QFont()
+        self.font.setPixelSize(11)
+        self.bold = QFont(self.font)
+        self.bold.setBold(True)
+        self.small = QFont()
+        self.small.setPixelSize(9)
+
+    def bounds(self) -> QRectF:
+        l, t, r, b = self.view.layout.bounds
+        for _, (fl, ft, fr, fb) in self.view.frames:
+            l, t, r, b = min(l, fl), min(t, ft), max(r, fr), max(b, fb)
+        return QRectF(l, t, r - l, b - t)
+
+    def visible_items(self, rect: QRectF) -> np.ndarray:
+        return np.nonzero((self.right >= rect.left()) & (self.left <= rect.right())
+                          & (self.bottom >= rect.top()) & (self.top <= rect.bottom()))[0]
+
+    def visible_edges(self, rect: QRectF) -> np.ndarray:
+        return np.nonzero((self.e_right >= rect.left()) & (self.e_left <= rect.right())
+                          & (self.e_bottom >= rect.top()) & (self.e_top <= rect.bottom()))[0]
+
+    def item_at(self, x: float, y: float) -> int:
+        """Index of the item under scene point (x, y), or -1."""
+        hit = np.nonzero((self.left <= x) & (self.right >= x) & (self.top <= y) & (self.bottom >= y))[0]
+        return int(hit[-1]) if hit.size else -1
+
+    def _poly(self, k: int) -> QPolygonF:
+        poly = self._polys.get(k)
+        if poly is None:
+            poly = QPolygonF([QPointF(x, y) for x, y in self.view.layout.edge_polyline(k).tolist()])
+            self._polys[k] = poly
+        return poly
+
+    def paint(self, painter: QPainter, rect: QRectF, scale: float, state: PaintState) -> int:
+        """Paint the part of the view inside scene ``rect`` at ``scale``; returns the items drawn."""
+        view = self.view
+        detailed = scale >= DETAIL_SCALE
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
+        # Frames of expanded groups, behind everything.
+        if view.frames and scale >= 0.05:
+            painter.setPen(QPen(QColor("#c9d1dc"), 1 / scale))
+            painter.setBrush(QColor(243, 245, 249, 180))
+            painter.setFont(self.font)
+            for gid, (l, t, r, b) in view.frames:
+                frame = QRectF(l, t, r - l, b - t)
+                if frame.intersects(rect):
+                    painter.drawRoundedRect(frame, 6, 6)
+            if scale >= TEXT_SCALE:
+                painter.setPen(QColor("#6a7585"))
+                for gid, (l, t, r, b) in view.frames:
+                    if QRectF(l, t, r - l, 18).intersects(rect):
+                        painter.drawText(QRectF(l + 6, t + 2, r - l - 12, 16), Qt.AlignmentFlag.AlignLeft
+                                         | Qt.AlignmentFlag.AlignVCenter, self._frame_label(gid))
+        # Edges.
+        edges = self.visible_edges(rect)
+        edge_pen = QPen(QColor("#8a8f98"), max(1.0 / scale, 0.6) if detailed else 0)
+        painter.setPen(edge_pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if not detailed or edges.size > 4000:
+            painter.drawLines([self.straight[k] for k in edges.tolist()])
+        else:
+            for k in edges.tolist():
+                painter.drawPolyline(self._poly(k))
+            if scale >= TEXT_SCALE:
+                self._arrows(painter, edges, scale)
+            if scale >= EDGE_LABEL_SCALE:
+                self._edge_labels(painter, edges)
+        # Boxes.
+        items = self.visible_items(rect)
+        if not detailed or items.size > 3000:
+            painter.setPen(Qt.PenStyle.NoPen)
+            visible = np.zeros(len(view.items), dtype=bool)
+            visible[items] = True
+            for cat, members in self.by_category.items():
+                chosen = members[visible[members]]
+                if chosen.size:
+                    painter.setBrush(QColor(CATEGORY_COLOURS.get(cat, "#55606e")))
+                    painter.drawRects([self.rects[i] for i in chosen.tolist()])
+            for i, colour in state.overlay.items():
+                if visible[i]:
+                    painter.fillRect(self.rects[i], colour)
+            self._decorations(painter, items, scale, state)
+            return int(items.size)
+        text = scale >= TEXT_SCALE
+        for i in items.tolist():
+            item = view.items[i]
+            fill = state.overlay.get(i, self.fill[i])
+            painter.setBrush(fill)
+            painter.setPen(QPen(QColor("#3a3f47"), 0.8 / scale if scale < 1 else 0.8))
+            radius = 14 if item.kind in ("input", "output") else 4
+            painter.drawRoundedRect(self.rects[i], radius, radius)
+            if text:
+                r = self.rects[i]
+                painter.setPen(_ink(fill))
+                if item.sublabel:
+                    painter.setFont(self.bold)
+                    painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
+                                     Qt.AlignmentFlag.AlignCenter, item.label)
+                    painter.setFont(self.small)
+                    painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
+                                     Qt.AlignmentFlag.AlignCenter,
+                                     painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
+                                                                      int(r.width() - 6)))
+                else:
+                    painter.setFont(self.bold)
+                    painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
+                if i in state.overlay_text:
+                    painter.setFont(self.small)
+                    painter.setPen(QColor("#1f1f1f"))
+                    painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
+                                     Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
+        self._decorations(painter, items, scale, state)
+        return int(items.size)
+
+    def _frame_label(self, gid: int) -> str:
+        return self.view.group_labels.get(gid, "")
+
+    def _decorations(self, painter: QPainter, items: np.ndarray, scale: float, state: PaintState) -> None:
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        width = max(2.5 / scale, 2.5)
+        if state.highlighted is not None:
+            painter.setPen(QPen(HIGHLIGHT, width))
+            for i in items[state.highlighted[items]].tolist():
+                painter.drawRect(self.rects[i].adjusted(-3, -3, 3, 3))
+        for i, colour in state.marks.items():
+            painter.setPen(QPen(colour, width, Qt.PenStyle.DashLine))
+            painter.drawRect(self.rects[i].adjusted(-4, -4, 4, 4))
+        if 0 <= state.selected < len(self.rects):
+            painter.setPen(QPen(SELECT, width * 1.3))
+            painter.drawRect(self.rects[state.selected].adjusted(-4, -4, 4, 4))
+
+    def _arrows(self, painter: QPainter, edges: np.ndarray, scale: float) -> None:
+        pts = self.view.layout.edge_points
+        ends = self.view.layout.edge_offsets[1:][edges] - 1
+        painter.setBrush(QColor("#8a8f98"))
+        painter.setPen(Qt.PenStyle.NoPen)
+        for (x, y), (px, py) in zip(pts[ends].tolist(), pts[ends - 1].tolist()):
+            dx, dy = x - px, y - py
+            norm = (dx * dx + dy * dy) ** 0.5 or 1.0
+            ux, uy = dx / norm * 7, dy / norm * 7
+            painter.drawPolygon(QPolygonF([QPointF(x, y), QPointF(x - ux - uy * 0.5, y - uy + ux * 0.5),
+                                           QPointF(x - ux + uy * 0.5, y - uy - ux * 0.5)]))
+
+    def _edge_labels(self, painter: QPainter, edges: np.ndarray) -> None:
+        graph = self.view.graph
+        painter.setFont(self.small)
+        painter.setPen(QColor("#4b5563"))
+        for k in edges.tolist():
+            name = self.view.edge_values[k] if k < len(self.view.edge_values) else ""
+            if not name:
+                continue
+            text = graph.value(name).shape_text()
+            if text == "?":
+                continue
+            poly = self.view.layout.edge_polyline(k)
+            (x0, y0), (x1, y1) = poly[0], poly[1]
+            painter.drawText(QPointF((x0 + x1) / 2 + 4, (y0 + y1) / 2 + 3), text)
+
+
+def render_image(view: ViewGraph, scale: float, state: PaintState | None = None, max_side: int = 16000) -> QImage:
+    """The whole view as an image at ``scale`` (clamped so no side exceeds ``max_side`` pixels)."""
+    vp = ViewPainter(view)
+    bounds = vp.bounds().adjusted(-20, -20, 20, 20)
+    scale = min(scale, max_side / max(bounds.width(), 1), max_side / max(bounds.height(), 1))
+    image = QImage(max(1, int(bounds.width() * scale)), max(1, int(bounds.height() * scale)),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("#ffffff"))
+    painter = QPainter(image)
+    painter.scale(scale, scale)
+    painter.translate(-bounds.left(), -bounds.top())
+    vp.paint(painter, bounds, scale, state or PaintState())
+    painter.end()
+    return image
+
+
+def export_png(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | None = None, scale: float = 2.0) -> Path:
+    """Write the whole view as PNG (2x like Netron, capped at 16000 px a side). Works headless."""
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is None:
+        import os
+
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        export_png._app = QGuiApplication([])  # kept alive for the process
+    state = PaintState(overlay={i: QColor(c) for i, c in (overlay_colours or {}).items()})
+    image = render_image(view, scale, state)
+    if not image.save(str(path), "PNG"):
+        from studio.errors import UserError
+
+        raise UserError("Cannot write the PNG file", path, "Check that the folder exists and is writable.")
+    return Path(path)

@@ -1,0 +1,129 @@
+"""The graph panel: open, select, search, open a subgraph and go back, overlays, compare, export."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from studio.formats import detect
+from studio.tools.graph.overlay import OverlayData
+from studio.tools.graph.synthetic import write_synthetic
+from studio.ui.jobs import JobRunner
+from studio.ui.links import Overlay
+from studio.ui.panels.graph import GraphPanel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from graph_helpers import feature_model  # noqa: E402
+
+
+@pytest.fixture
+def panel(qtbot):
+    runner = JobRunner()
+    widget = GraphPanel(runner)
+    qtbot.addWidget(widget)
+    widget.resize(1100, 700)
+    widget.show()
+    yield widget
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+
+
+def _open(qtbot, panel, path):
+    panel.open_file(detect(path))
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.model.path == Path(path), timeout=10000)
+
+
+def _wait_job(qtbot, handle):
+    done = []
+    handle.ended.connect(lambda: done.append(True))
+    qtbot.waitUntil(lambda: bool(done) or not handle.active, timeout=10000)
+
+
+def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
+    path = feature_model(tmp_path)
+    _open(qtbot, panel, path)
+    canvas = panel.left.canvas
+    view = panel.left.view
+    # click the MatMul node: the details show its type, name and weight
+    item = next(i for i, it in enumerate(view.items) if it.name == "dense/matmul")
+    rect = canvas.painter_cache.rects[item]
+    canvas.center_on(item, min_scale=1.0)
+    centre = rect.center()
+    pos = QPointF((centre.x() - canvas.origin.x()) * canvas.scale, (centre.y() - canvas.origin.y()) * canvas.scale)
+    qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=pos.toPoint())
+    assert panel.left.selected_node == 0
+    texts = [panel.details.topLevelItem(i).child(j).text(1) for i in range(panel.details.topLevelItemCount())
+             for j in range(panel.details.topLevelItem(i).childCount())]
+    assert "MatMul" in texts and "dense/matmul" in texts
+    assert "dense/matmul" in canvas.tooltip_text(item)
+    # find by type, then the next match wraps
+    _wait_job(qtbot, panel.find("swish"))
+    assert panel.matches == [3] and panel.left.selected_node == 3
+    _wait_job(qtbot, panel.find("^gate/", regex=True))
+    assert panel.left.selected_node == 1
+    # upstream of the If node reaches the MatMul (captured by its branches)
+    _wait_job(qtbot, panel.trace(False))
+    assert canvas.state.highlighted[panel.left.item_of_node(0)]
+    # open the If's then-branch by double-clicking the node, then go back
+    if_item = panel.left.item_of_node(1)
+    panel._on_item_activated(panel.left, if_item)
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.graph.name.startswith("gate/if/"), timeout=5000)
+    assert len(panel.left.stack) == 2 and panel.back_button.isEnabled()
+    expected = {"gate/if/then_branch": ["Relu"], "gate/if/else_branch": ["Sigmoid"]}[panel.left.graph.name]
+    assert [it.label for it in panel.left.view.items if it.kind == "node"] == expected
+    panel.go_back()
+    assert panel.left.graph.name == "features" and not panel.back_button.isEnabled()
+    # export the view as SVG and PNG
+    svg = tmp_path / "view.svg"
+    _wait_job(qtbot, panel.export(svg))
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg") and "dense/matmul" in svg.read_text()
+    png = tmp_path / "view.png"
+    _wait_job(qtbot, panel.export(png))
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):
+    path = write_synthetic(tmp_path / "big.onnx", 3000)
+    _open(qtbot, panel, path)
+    view = panel.left.view
+    assert any(it.kind == "group" for it in view.items)
+    focused = []
+    panel.links.focus.connect(focused.append)
+    # another panel asks to show a node hidden inside a collapsed group: groups expand, node selected
+    panel.links.show_node.emit(None, "stage5/block3/conv2")
+    qtbot.waitUntil(lambda: panel.left.selected_node >= 0, timeout=10000)
+    node = panel.left.graph.nodes[panel.left.selected_node]
+    assert node.name == "stage5/block3/conv2" and focused == ["graph"]
+    assert panel.left.view.items[panel.left.item_of_node(panel.left.selected_node)].kind == "node"
+    # a frame is painted (offscreen) without errors at every level of detail
+    for scale in (0.01, 0.2, 1.0, 2.0):
+        panel.left.canvas.scale = scale
+        panel.left.canvas.repaint()
+    # overlays from another panel colour nodes and show a legend
+    panel.links.overlay.emit(Overlay("time share", {"stage5/block3/conv2": 0.2, "stage5/block3/bn2": 0.01},
+                                     thresholds=[0.05, 0.1]))
+    state = panel.left.canvas.state
+    assert len(state.overlay) == 2 and panel.left.canvas.legend
+
+
+def test_compare_marks_nodes_on_one_side(qtbot, panel, tmp_path):
+    a = write_synthetic(tmp_path / "a.onnx", 120)
+    b = write_synthetic(tmp_path / "b.onnx", 160)
+    panel.links.compare_graphs.emit(a, b)
+    qtbot.waitUntil(lambda: panel.right.view is not None and panel.left.view is not None, timeout=10000)
+    qtbot.waitUntil(lambda: bool(panel.right.canvas.state.marks), timeout=5000)
+    assert not panel.left.canvas.state.marks  # every node of the smaller model exists on the right
+
+
+def test_bad_file_shows_the_reason(qtbot, panel, ascend_fixtures, tmp_path):
+    bad = tmp_path / "cut.om"
+    bad.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes()[:600])
+    panel.open_path(bad)
+    qtbot.waitUntil(lambda: "Could not open" in panel.left.canvas.empty_text, timeout=5000)
+    assert "OM" in panel.left.canvas.empty_text
+    panel.set_overlay(OverlayData("x", {"a": 1.0}))  # no model: nothing to colour, no crash
