@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NODE_SEP = 24.0   # horizontal gap between neighbours in a layer
-RANK_SEP = 36.0   # vertical gap between layers
+RANK_SEP = 40.0   # vertical gap between layers
 DUMMY_WIDTH = 8.0
 DUMMY_BUDGET = 4  # at most this many dummy nodes per real node
 ORDER_SWEEPS = 8
@@ -274,3 +274,24 @@ def _project(desired_sorted, offset, seg_id, order, v_total):
     x = np.empty(v_total)
     x[order] = x_sorted
     return x
+
+
+def add_layer_gaps(layout: Layout, extra_before: np.ndarray) -> None:
+    """Move layers down to open ``extra_before[r]`` more pixels above layer r (room for frames).
+
+    Node centres and every edge point move with the layer they lie in.
+    """
+    if layout.x.size == 0 or not np.any(extra_before > 0):
+        return
+    layers_n = extra_before.size
+    shift = np.cumsum(extra_before)
+    tops = np.full(layers_n, np.inf)
+    np.minimum.at(tops, layout.layer, layout.y - layout.height / 2)
+    # Layers without a real node (only dummies) take the midpoint of their neighbours' tops.
+    known = np.isfinite(tops)
+    tops = np.interp(np.arange(layers_n), np.nonzero(known)[0], tops[known])
+    layout.y = layout.y + shift[layout.layer]
+    if layout.edge_points.size:
+        ys = layout.edge_points[:, 1]
+        point_layer = np.clip(np.searchsorted(tops, ys + 1e-6, side="right") - 1, 0, layers_n - 1)
+        layout.edge_points[:, 1] = ys + shift[point_layer]

@@ -12,7 +12,7 @@ import numpy as np
 from studio.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
 from studio.tools.graph.grouping import Hierarchy
-from studio.tools.graph.layout import Layout, layered_layout
+from studio.tools.graph.layout import RANK_SEP, Layout, add_layer_gaps, layered_layout
 from studio.tools.graph.model import Graph
 
 CHAR_W = 7.0       # average label character width at 1:1 (the panel's font is about this wide)
@@ -47,6 +47,7 @@ class ViewGraph:
     expanded: set[int] = field(default_factory=set)
     frames: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)
     group_labels: dict[int, str] = field(default_factory=dict)  # expanded group id -> "path (N nodes)"
+    group_short: dict[int, str] = field(default_factory=dict)   # expanded group id -> "label (N)"
 
 
 def _elide(text: str) -> str:
@@ -67,7 +68,9 @@ def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | N
     for r in reps.tolist():
         if r < n:
             node = graph.nodes[r]
-            sub = node.name.rpartition("/")[2] if node.name != node.type else ""
+            sub = node.name.rpartition("/")[2]
+            if sub.lower() in node.type.lower():  # "encoder1/conv" on a Conv says nothing new
+                sub = ""
             items.append(Item("node", r, _elide(node.type), _elide(sub), category(node.type, node.domain), node.name))
         else:
             g = hierarchy.groups[r - n]
@@ -107,17 +110,24 @@ def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | N
         view.frames = _frames(hierarchy, view, expanded, n)
         view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)"
                              for gid, _ in view.frames}
+        view.group_short = {gid: f"{hierarchy.groups[gid].label} ({hierarchy.groups[gid].size:,})"
+                            for gid, _ in view.frames}
     return view
 
 
-def _frames(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int], n: int):
-    """Bounding boxes of expanded groups (drawn as light frames with the group's name)."""
-    frames = []
-    lay = view.layout
-    left, right = lay.x - lay.width / 2, lay.x + lay.width / 2
-    top, bottom = lay.y - lay.height / 2, lay.y + lay.height / 2
+def _frame_members(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int]) -> list[tuple[int, np.ndarray, int]]:
+    """(group id, item indices inside, nesting depth below) for each expanded group."""
+    nest: dict[int, int] = {}
+
+    def depth_below(gid: int) -> int:
+        if gid not in nest:
+            kids = [c for c in hierarchy.groups[gid].groups if c in expanded]
+            nest[gid] = 1 + max(depth_below(c) for c in kids) if kids else 0
+        return nest[gid]
+
+    out = []
     for gid in expanded:
-        if gid == 0:
+        if gid == 0 or hierarchy.groups[gid].parent == -2:
             continue
         members = []
         stack = [gid]
@@ -125,11 +135,43 @@ def _frames(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int], n: int):
             g = hierarchy.groups[stack.pop()]
             members += g.nodes
             stack += g.groups
-        if not members:
-            continue
-        idx = np.unique(view.item_of_node[np.asarray(members)])
-        frames.append((gid, (float(left[idx].min()) - 8, float(top[idx].min()) - 20,
-                             float(right[idx].max()) + 8, float(bottom[idx].max()) + 8)))
+        if members:
+            out.append((gid, np.unique(view.item_of_node[np.asarray(members)]), depth_below(gid)))
+    return out
+
+
+def _pads(depth: int) -> tuple[float, float, float]:
+    """(side, above, below) padding of a frame holding ``depth`` levels of frames."""
+    return 8 + 7 * depth, 16 + 13 * depth, 5 + 4 * depth
+
+
+def _frames(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int], n: int):
+    """Bounding boxes of expanded groups (drawn as light frames with the group's name).
+
+    A frame holding other frames gets more padding, so nested labels stack instead of overlapping;
+    layers are first moved apart where frames begin and end so frames do not cover other layers.
+    """
+    lay = view.layout
+    members = _frame_members(hierarchy, view, expanded)
+    if not members:
+        return []
+    layers_n = int(lay.layer.max()) + 1
+    need_above = np.zeros(layers_n)
+    need_below = np.zeros(layers_n)
+    for _, idx, depth in members:
+        _, above, below = _pads(depth)
+        lo, hi = int(lay.layer[idx].min()), int(lay.layer[idx].max())
+        need_above[lo] = max(need_above[lo], above)
+        need_below[hi] = max(need_below[hi], below)
+    needed = need_above + np.concatenate([[0.0], need_below[:-1]]) + 6
+    add_layer_gaps(lay, np.maximum(needed - RANK_SEP, 0))
+    left, right = lay.x - lay.width / 2, lay.x + lay.width / 2
+    top, bottom = lay.y - lay.height / 2, lay.y + lay.height / 2
+    frames = []
+    for gid, idx, depth in members:
+        side, above, below = _pads(depth)
+        frames.append((gid, (float(left[idx].min()) - side, float(top[idx].min()) - above,
+                             float(right[idx].max()) + side, float(bottom[idx].max()) + below)))
     frames.sort(key=lambda f: (f[1][2] - f[1][0]) * (f[1][3] - f[1][1]), reverse=True)
     return frames
 

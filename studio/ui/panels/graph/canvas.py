@@ -123,7 +123,7 @@ class GraphCanvas(QWidget):
         painter.end()
 
     def _paint_minimap(self, painter: QPainter) -> None:
-        if self.width() < 2.5 * MINIMAP or self.height() < 1.5 * MINIMAP:
+        if self.width() < 2.5 * MINIMAP or self.height() < MINIMAP + 40:
             return
         if self._minimap is None:
             self._minimap = self._render_minimap()
@@ -144,7 +144,8 @@ class GraphCanvas(QWidget):
 
     def _render_minimap(self) -> QImage:
         bounds = self.painter_cache.bounds()
-        s = min(MINIMAP / max(bounds.width(), 1), MINIMAP / max(bounds.height(), 1))
+        tall = max(MINIMAP, self.height() * 0.6)  # a long thin graph gets a tall minimap, not a sliver
+        s = min(MINIMAP / max(bounds.width(), 1), tall / max(bounds.height(), 1))
         self._minimap_scale = s
         img = QImage(max(4, int(bounds.width() * s)), max(4, int(bounds.height() * s)),
                      QImage.Format.Format_ARGB32_Premultiplied)
@@ -271,6 +272,7 @@ class GraphCanvas(QWidget):
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
         self._minimap_rect = QRectF()
+        self._minimap = None
 
     def highlight(self, items) -> None:
         """Outline these items (None clears)."""

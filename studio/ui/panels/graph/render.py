@@ -19,7 +19,7 @@ from studio.tools.graph.view import ViewGraph
 
 TEXT_SCALE = 0.35      # below this zoom, no text
 DETAIL_SCALE = 0.15    # below this zoom, straight edges and plain boxes
-EDGE_LABEL_SCALE = 0.9  # above this zoom, edges show the tensor shape
+EDGE_LABEL_SCALE = 0.75  # above this zoom, edges show the tensor shape
 SELECT = QColor("#ffb000")
 HIGHLIGHT = QColor("#1e90ff")
 ONLY_LEFT, ONLY_RIGHT = QColor("#d0453a"), QColor("#2e9d4f")
@@ -120,9 +120,10 @@ class ViewPainter:
             if scale >= TEXT_SCALE:
                 painter.setPen(QColor("#6a7585"))
                 for gid, (l, t, r, b) in view.frames:
-                    if QRectF(l, t, r - l, 18).intersects(rect):
-                        painter.drawText(QRectF(l + 6, t + 2, r - l - 12, 16), Qt.AlignmentFlag.AlignLeft
-                                         | Qt.AlignmentFlag.AlignVCenter, self._frame_label(gid))
+                    if QRectF(l, t, r - l, 16).intersects(rect):
+                        label = self._frame_label(painter, gid, int(r - l - 10))
+                        painter.drawText(QRectF(l + 5, t + 1, r - l - 10, 14), Qt.AlignmentFlag.AlignLeft
+                                         | Qt.AlignmentFlag.AlignVCenter, label)
         # Edges.
         edges = self.visible_edges(rect)
         edge_pen = QPen(QColor("#8a8f98"), max(1.0 / scale, 0.6) if detailed else 0)
@@ -184,8 +185,13 @@ class ViewPainter:
         self._decorations(painter, items, scale, state)
         return int(items.size)
 
-    def _frame_label(self, gid: int) -> str:
-        return self.view.group_labels.get(gid, "")
+    def _frame_label(self, painter: QPainter, gid: int, width: int) -> str:
+        """The group's path and size; its last name and size when the frame is narrow."""
+        fm = painter.fontMetrics()
+        full = self.view.group_labels.get(gid, "")
+        if fm.horizontalAdvance(full) <= width:
+            return full
+        return fm.elidedText(self.view.group_short.get(gid, full), Qt.TextElideMode.ElideRight, width)
 
     def _decorations(self, painter: QPainter, items: np.ndarray, scale: float, state: PaintState) -> None:
         painter.setBrush(Qt.BrushStyle.NoBrush)
