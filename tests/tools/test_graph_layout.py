@@ -117,3 +117,23 @@ def test_svg_export_is_valid_xml(tmp_path):
     assert len(rects) >= len(view.items)
     titles = {t.text for t in root.iter("{http://www.w3.org/2000/svg}title")}
     assert "stage1/block0/conv1" in titles or any(t and t.startswith("stage1") for t in titles)
+
+
+def test_repeated_blocks_are_recognised(tmp_path):
+    model = read_model(write_synthetic(tmp_path / "s.onnx", 800))
+    h = Hierarchy(model.main)
+    blocks = {h.groups[g].path: n for g, n in h.alike.items()}
+    # every ResNet block of a stage has the same structure; a transformer block differs from them
+    assert blocks["stage1/block0"] >= 24 and blocks["stage1/block0"] == blocks["stage2/block5"]
+    assert "stage3/block0" not in blocks or blocks["stage3/block0"] != blocks["stage1/block0"]
+    view = build_view(model.main, h, {0, h.groups[0].groups[0]})
+    assert any("alike" in it.sublabel for it in view.items if it.kind == "group")
+
+
+def test_runtime_shapes_win(tmp_path):
+    model = read_model(write_synthetic(tmp_path / "s.onnx", 100))
+    graph = model.main
+    assert graph.value("stage1/block0/conv1").shape == (1, 4, 4, 4)
+    assert graph.apply_runtime_shapes({"stage1/block0/conv1": (2, 4, 4, 4), "not_a_tensor": (1,)}) == 1
+    value = graph.value("stage1/block0/conv1")
+    assert value.shape == (2, 4, 4, 4) and value.runtime and value.type_text().endswith("(runtime)")

@@ -54,6 +54,27 @@ class Hierarchy:
         self._dissolve_small()
         self._sections(section_limit)
         self._sizes()
+        self.alike = self._repeats()
+
+    def _repeats(self) -> dict[int, int]:
+        """Group id -> how many groups share its structure (op types in file order), for those repeated.
+
+        Transformer layers and ResNet blocks show up as "x24 alike", like Model Explorer's
+        identical-layer finder, at the cost of one pass over the nodes.
+        """
+        ops = [n.type for n in self.graph.nodes]
+        signature: dict[int, tuple] = {}
+        for g in reversed(self.groups):
+            if g.parent == -2:
+                continue
+            parts = [("n", ops[i]) for i in sorted(g.nodes)]
+            parts += [("g", signature[c]) for c in sorted(g.groups, key=lambda c: self.groups[c].first)]
+            signature[g.id] = (len(g.nodes), tuple(parts))
+        counts: dict[tuple, int] = {}
+        for gid, sig in signature.items():
+            if gid and self.groups[gid].size > 1:
+                counts[sig] = counts.get(sig, 0) + 1
+        return {gid: counts[sig] for gid, sig in signature.items() if gid and counts.get(sig, 0) > 1}
 
     def _make_path(self, path: str, by_path: dict[str, int]) -> int:
         parent_path, _, label = path.rpartition("/")

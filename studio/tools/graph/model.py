@@ -27,6 +27,7 @@ class Value:
     shape: tuple | None = None
     dtype: str | None = None
     format: str | None = None
+    runtime: bool = False  # the shape was recorded by a run (trusted over the declared one)
 
     def shape_text(self) -> str:
         """``[1,3,224,224]``, ``[N,?]`` or ``?`` when unknown."""
@@ -37,7 +38,8 @@ class Value:
     def type_text(self) -> str:
         """``float32[1,3,224,224]`` (with the format when one is known)."""
         text = f"{self.dtype or '?'}{self.shape_text()}"
-        return f"{text} {self.format}" if self.format else text
+        text = f"{text} {self.format}" if self.format else text
+        return f"{text} (runtime)" if self.runtime else text
 
 
 @dataclass
@@ -171,6 +173,24 @@ class Graph:
             for sub in node.subgraphs.values():
                 used.update(sub.free_values())
         return used - defined
+
+    def apply_runtime_shapes(self, shapes: dict[str, tuple], dtypes: dict[str, str] | None = None) -> int:
+        """Trust shapes a run recorded (tensor name -> shape) over declared or inferred ones.
+
+        Returns how many values changed. Names the graph does not know are ignored.
+        """
+        changed = 0
+        known = set(self.values) | {o for n in self.nodes for o in n.outputs} | set(self.inputs)
+        for name, shape in shapes.items():
+            if name not in known:
+                continue
+            value = self.values.get(name) or Value(name)
+            new_shape = tuple(int(d) for d in shape)
+            dtype = (dtypes or {}).get(name, value.dtype)
+            if value.shape != new_shape or value.dtype != dtype or not value.runtime:
+                changed += 1
+            self.values[name] = Value(name, new_shape, dtype, value.format, runtime=True)
+        return changed
 
     def parameters(self) -> int:
         """Total number of weight elements."""

@@ -74,7 +74,9 @@ def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | N
             items.append(Item("node", r, _elide(node.type), _elide(sub), category(node.type, node.domain), node.name))
         else:
             g = hierarchy.groups[r - n]
-            items.append(Item("group", g.id, _elide(g.label), f"{g.size:,} nodes", "group", g.path))
+            alike = hierarchy.alike.get(g.id, 0)
+            sub = f"{g.size:,} nodes" + (f" · ×{alike} alike" if alike else "")
+            items.append(Item("group", g.id, _elide(g.label), sub, "group", g.path))
     if cancel is not None:
         cancel.raise_if_cancelled()
     src, dst, names = graph.edges()
