@@ -170,6 +170,14 @@ def _sniff_om_json(path: Path, head: bytes) -> bool:
         or re.search(r'"key"\s*:\s*"(atc_cmdline|om_info_list|soc_version)"', text)))
 
 
+@file_format("node_data", "Node data overlay (Model Explorer JSON)", GRAPH)
+def _sniff_node_data(path: Path, head: bytes) -> bool:
+    """``{"name": ..., "results": {"node": {"value": ...}}}``, or the same keyed by graph id."""
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"results"\s*:\s*\{', text)
+                and re.search(r'"value"\s*:', text) and '"traceEvents"' not in text)
+
+
 @file_format("tf_pb", "TensorFlow frozen graph", CONVERT)
 def _sniff_tf(path: Path, head: bytes) -> bool:
     # GraphDef starts with repeated NodeDef (field 1, length-delimited), whose first field is its name.

@@ -11,7 +11,7 @@ HELP = "summarize a model graph (ONNX, OM, atc JSON) or export it to SVG/PNG"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="graph_command", metavar="{summary,export}", required=True)
+    sub = parser.add_subparsers(dest="graph_command", metavar="{summary,export,macs}", required=True)
     summary = sub.add_parser("summary", help="node/edge counts, op types, inputs/outputs, parameters")
     summary.add_argument("model", type=Path, metavar="MODEL")
     summary.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -23,6 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="draw every node instead of the collapsed scope groups of a big graph")
     export.add_argument("--overlay", type=Path, default=None,
                         help="Model Explorer node-data JSON to colour nodes by")
+    macs = sub.add_parser("macs", help="multiply-accumulates per node; writes a node-data overlay")
+    macs.add_argument("model", type=Path, metavar="MODEL")
+    macs.add_argument("-o", "--output", type=Path, default=None, metavar="NODE_DATA.json",
+                      help="write each node's share of the MACs as Model Explorer node-data JSON")
+    macs.add_argument("--top", type=int, default=10, help="how many of the heaviest nodes to print")
+    macs.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +43,31 @@ def run(args: argparse.Namespace) -> int:
         summary = summarize(model)
         print(json.dumps(summary, indent=2, default=str) if args.json else format_summary(summary))
         return 0
+    if args.graph_command == "macs":
+        return _macs(model, args)
     return _export(model, args)
+
+
+def _macs(model, args) -> int:
+    from studio.tools.graph.macs import graph_macs, write_node_data
+
+    macs = graph_macs(model.main)
+    total = sum(macs.values())
+    top = sorted(macs.items(), key=lambda kv: -kv[1])[:max(args.top, 0)]
+    unknown = len(model.main.nodes) - len(macs)
+    if args.output:
+        write_node_data(model.main, args.output)
+    if args.json:
+        print(json.dumps({"total": total, "nodes": len(macs), "unknown": unknown,
+                          "top": [{"name": n, "macs": m} for n, m in top]}, indent=2))
+    else:
+        print(f"{model.path}: {total:,} MACs over {len(macs):,} nodes"
+              + (f" ({unknown:,} nodes with unknown shapes left out)" if unknown else ""))
+        for name, m in top:
+            print(f"  {100 * m / (total or 1):6.2f}%  {m:>16,}  {name}")
+        if args.output:
+            print(f"wrote {args.output} (open it in Studio or Model Explorer to colour the graph)")
+    return 0
 
 
 def _export(model, args) -> int:

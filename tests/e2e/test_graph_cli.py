@@ -44,6 +44,11 @@ def test_summary_text_and_export(tmp_path, studio_home):
     out = studio("graph", "export", str(model), "-o", str(png), home=studio_home)
     assert out.returncode == 0, out.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    macs = studio("graph", "macs", str(model), "--json", "-o", str(tmp_path / "nd.json"), home=studio_home)
+    assert macs.returncode == 0, macs.stderr
+    top = json.loads(macs.stdout)["top"]
+    assert top and top[0]["macs"] >= top[-1]["macs"]
+    assert json.loads((tmp_path / "nd.json").read_text())["results"]
 
 
 def test_errors_exit_2(ascend_fixtures, studio_home, tmp_path):

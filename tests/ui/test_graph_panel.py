@@ -127,3 +127,18 @@ def test_bad_file_shows_the_reason(qtbot, panel, ascend_fixtures, tmp_path):
     qtbot.waitUntil(lambda: "Could not open" in panel.left.canvas.empty_text, timeout=5000)
     assert "OM" in panel.left.canvas.empty_text
     panel.set_overlay(OverlayData("x", {"a": 1.0}))  # no model: nothing to colour, no crash
+
+
+def test_node_data_file_colours_the_model(qtbot, panel, tmp_path):
+    import json
+
+    from studio.tools.graph.macs import node_data
+    from studio.tools.graph.reader import read_model
+
+    path = write_synthetic(tmp_path / "m.onnx", 60)
+    overlay = tmp_path / "macs.json"
+    overlay.write_text(json.dumps(node_data(read_model(path).main)))
+    panel.open_file(detect(overlay))  # before the model: kept and applied when it opens
+    qtbot.waitUntil(lambda: panel.overlay is not None, timeout=5000)
+    _open(qtbot, panel, path)
+    assert panel.left.canvas.state.overlay and panel.left.canvas.legend_title.startswith("MACs share")

@@ -59,3 +59,11 @@ def export_job(view: ViewGraph, path: Path, colours: dict[int, str], cancel=None
 
     yield Progress(None, f"rendering {path.name}")
     return export_png(view, path, colours)
+
+
+def overlay_job(path: Path, graph_name: str | None, cancel=None):
+    """Read a Model Explorer node-data JSON file."""
+    from studio.tools.graph.overlay import load_node_data
+
+    yield Progress(None, f"reading {path.name}")
+    return load_node_data(path, graph_name)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS
-from studio.tools.graph.overlay import OverlayData, load_node_data
+from studio.tools.graph.overlay import OverlayData
 from studio.tools.graph.search import resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
@@ -163,6 +163,9 @@ class GraphPanel(Panel):
         return list(self._opened)
 
     def open_file(self, detected: Detected) -> None:
+        if detected.format.id == "node_data":  # an overlay for the model shown (or the next one opened)
+            self.import_overlay(detected.path)
+            return
         self.open_path(detected.path)
 
     def open_path(self, path: Path, side: Side | None = None, select: str | None = None):
@@ -484,13 +487,20 @@ class GraphPanel(Panel):
         if path:
             self.import_overlay(Path(path))
 
-    def import_overlay(self, path: Path) -> None:
+    def import_overlay(self, path: Path):
+        """Read a Model Explorer node-data JSON (as a job) and colour the nodes it names."""
         graph = self.active.graph
-        try:
-            self.set_overlay(load_node_data(path, graph.name if graph else None))
-        except UserError as exc:
-            self.status.emit(f"Graph: {exc.what}")
-            raise
+        name = graph.name if graph else None
+        handle = self.runner.start(f"Reading overlay {Path(path).name}",
+                                   lambda cancel: jobs.overlay_job(Path(path), name, cancel))
+
+        def done(data):
+            self.set_overlay(data)
+            self.status.emit(f"Graph: overlay {data.title} ({len(data.values):,} values)")
+        handle.finished.connect(done)
+        handle.failed.connect(lambda exc, tb: self.status.emit(
+            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
+        return handle
 
     # ------------------------------------------------------------------ compare
     def _on_compare_graphs(self, left, right) -> None:
