@@ -50,7 +50,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     view = panel.left.view
     # click the MatMul node: the details show its type, name and weight
     item = next(i for i, it in enumerate(view.items) if it.name == "dense/matmul")
-    rect = canvas.painter_cache.rects[item]
+    rect = canvas.painter_cache.rect(item)
     canvas.center_on(item, min_scale=1.0)
     centre = rect.center()
     pos = QPointF((centre.x() - canvas.origin.x()) * canvas.scale, (centre.y() - canvas.origin.y()) * canvas.scale)

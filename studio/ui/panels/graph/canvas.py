@@ -42,6 +42,7 @@ class GraphCanvas(QWidget):
         self._minimap: QImage | None = None
         self._minimap_rect = QRectF()
         self._minimap_scale = 1.0
+        self._minimap_for: tuple = ()
         self.last_paint_items = 0
 
     # ------------------------------------------------------------------ model
@@ -84,10 +85,10 @@ class GraphCanvas(QWidget):
 
     def center_on(self, item: int, min_scale: float = 0.6) -> None:
         """Centre item ``item``, zooming in to a readable scale if needed."""
-        if not self.painter_cache or not 0 <= item < len(self.painter_cache.rects):
+        if not self.painter_cache or not 0 <= item < self.painter_cache.count:
             return
         self.scale = max(self.scale, min_scale)
-        c = self.painter_cache.rects[item].center()
+        c = self.painter_cache.rect(item).center()
         self.origin = QPointF(c.x() - self.width() / 2 / self.scale, c.y() - self.height() / 2 / self.scale)
         self.update()
 
@@ -125,8 +126,9 @@ class GraphCanvas(QWidget):
     def _paint_minimap(self, painter: QPainter) -> None:
         if self.width() < 2.5 * MINIMAP or self.height() < MINIMAP + 40:
             return
-        if self._minimap is None:
+        if self._minimap is None or self._minimap_for != (id(self.painter_cache), self.height()):
             self._minimap = self._render_minimap()
+            self._minimap_for = (id(self.painter_cache), self.height())
         img = self._minimap
         x0, y0 = self.width() - img.width() - 10, self.height() - img.height() - 10
         self._minimap_rect = QRectF(x0, y0, img.width(), img.height())
@@ -153,7 +155,7 @@ class GraphCanvas(QWidget):
         p = QPainter(img)
         p.scale(s, s)
         p.translate(-bounds.left(), -bounds.top())
-        self.painter_cache.paint(p, bounds, min(s, 0.01), PaintState())
+        self.painter_cache.paint(p, bounds, s, PaintState(), raster=True)
         p.end()
         return img
 
@@ -272,14 +274,13 @@ class GraphCanvas(QWidget):
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
         self._minimap_rect = QRectF()
-        self._minimap = None
 
     def highlight(self, items) -> None:
         """Outline these items (None clears)."""
         if items is None or not self.painter_cache:
             self.state.highlighted = None
         else:
-            mask = np.zeros(len(self.painter_cache.rects), dtype=bool)
+            mask = np.zeros(self.painter_cache.count, dtype=bool)
             mask[list(items)] = True
             self.state.highlighted = mask
         self.update()

@@ -1,7 +1,7 @@
 """Painting a laid-out graph with QPainter: only what is visible, at the detail the zoom allows.
 
-Zoomed out, boxes are filled rectangles batched per colour and edges are straight lines drawn in
-one call; zoomed in, boxes get rounded corners, labels, and edges become their routed polylines
+Zoomed out (or with thousands of boxes in view), boxes and straight edges are written into a numpy
+image shown in one call, so a frame costs a few array passes; zoomed in, boxes get rounded corners, labels, and edges become their routed polylines
 with tensor shapes as labels. Also used for PNG export (on a QImage, no window needed).
 """
 
@@ -41,7 +41,13 @@ class PaintState:
 
 
 class ViewPainter:
-    """Per-view caches (rects, colours, edge boxes) and the paint routine."""
+    """Per-view caches (numpy boxes, colours, edge boxes) and the paint routine.
+
+    Nothing here is per item Qt objects: building it for 100,000 items takes milliseconds, and the
+    Qt objects are made per frame for what is visible only.
+    """
+
+    RASTER_ITEMS = 3000  # more visible boxes than this: paint them into a numpy image instead
 
     def __init__(self, view: ViewGraph):
         self.view = view
@@ -50,13 +56,12 @@ class ViewPainter:
         self.right = lay.x + lay.width / 2
         self.top = lay.y - lay.height / 2
         self.bottom = lay.y + lay.height / 2
-        self.rects = [QRectF(l, t, w, h) for l, t, w, h in
-                      zip(self.left.tolist(), self.top.tolist(), lay.width.tolist(), lay.height.tolist())]
-        self.fill = [QColor(CATEGORY_COLOURS.get(it.category, "#55606e")) for it in view.items]
-        self.by_category: dict[str, np.ndarray] = {}
-        cats = np.array([it.category for it in view.items]) if view.items else np.zeros(0, dtype=str)
-        for cat in set(cats.tolist()):
-            self.by_category[cat] = np.nonzero(cats == cat)[0]
+        categories = sorted({it.category for it in view.items})
+        cat_id = {c: k for k, c in enumerate(categories)}
+        self.cat_index = np.fromiter((cat_id[it.category] for it in view.items), dtype=np.int64,
+                                     count=len(view.items))
+        self.palette = [QColor(CATEGORY_COLOURS.get(c, "#55606e")) for c in categories]
+        self.palette_rgb = np.array([c.rgba() for c in self.palette], dtype=np.uint32)
         offs = lay.edge_offsets
         pts = lay.edge_points
         if lay.edge_src.size:
@@ -64,12 +69,14 @@ class ViewPainter:
             self.e_right = np.maximum.reduceat(pts[:, 0], offs[:-1])
             self.e_top = np.minimum.reduceat(pts[:, 1], offs[:-1])
             self.e_bottom = np.maximum.reduceat(pts[:, 1], offs[:-1])
-            first, last = pts[offs[:-1]], pts[offs[1:] - 1]
-            self.straight = [QLineF(a[0], a[1], b[0], b[1]) for a, b in zip(first.tolist(), last.tolist())]
+            self.e_first, self.e_last = pts[offs[:-1]], pts[offs[1:] - 1]
         else:
             self.e_left = self.e_right = self.e_top = self.e_bottom = np.zeros(0)
-            self.straight = []
+            self.e_first = self.e_last = np.zeros((0, 2))
         self._polys: dict[int, QPolygonF] = {}
+        self._bounds: QRectF | None = None
+        self._overlay_key: tuple | None = None
+        self._overlay_rgb: np.ndarray | None = None
         self.font = QFont()
         self.font.setPixelSize(11)
         self.bold = QFont(self.font)
@@ -77,11 +84,26 @@ class ViewPainter:
         self.small = QFont()
         self.small.setPixelSize(9)
 
+    def rect(self, i: int) -> QRectF:
+        """The box of item ``i`` in scene coordinates."""
+        return QRectF(float(self.left[i]), float(self.top[i]), float(self.right[i] - self.left[i]),
+                      float(self.bottom[i] - self.top[i]))
+
+    @property
+    def count(self) -> int:
+        return int(self.left.size)
+
+    def fill(self, i: int) -> QColor:
+        return self.palette[int(self.cat_index[i])]
+
     def bounds(self) -> QRectF:
-        l, t, r, b = self.view.layout.bounds
-        for _, (fl, ft, fr, fb) in self.view.frames:
-            l, t, r, b = min(l, fl), min(t, ft), max(r, fr), max(b, fb)
-        return QRectF(l, t, r - l, b - t)
+        """Everything drawn (boxes and frames), in scene coordinates; computed once."""
+        if self._bounds is None:
+            l, t, r, b = self.view.layout.bounds
+            for _, (fl, ft, fr, fb) in self.view.frames:
+                l, t, r, b = min(l, fl), min(t, ft), max(r, fr), max(b, fb)
+            self._bounds = QRectF(l, t, r - l, b - t)
+        return QRectF(self._bounds)
 
     def visible_items(self, rect: QRectF) -> np.ndarray:
         return np.nonzero((self.right >= rect.left()) & (self.left <= rect.right())
@@ -103,34 +125,27 @@ class ViewPainter:
             self._polys[k] = poly
         return poly
 
-    def paint(self, painter: QPainter, rect: QRectF, scale: float, state: PaintState) -> int:
-        """Paint the part of the view inside scene ``rect`` at ``scale``; returns the items drawn."""
-        view = self.view
+    def paint(self, painter: QPainter, rect: QRectF, scale: float, state: PaintState,
+              vector: bool = False, raster: bool = False) -> int:
+        """Paint the part of the view inside scene ``rect`` at ``scale``; returns the items drawn.
+
+        The painter maps scene coordinates to device pixels (``(p - rect.topLeft()) * scale``).
+        Many visible boxes or a low zoom take the raster path unless ``vector`` is asked for (export).
+        """
+        items = self.visible_items(rect)
         detailed = scale >= DETAIL_SCALE
+        self._paint_frames(painter, rect, scale)
+        if raster or (not vector and (not detailed or items.size > self.RASTER_ITEMS)):
+            self._paint_raster(painter, rect, scale, items, state)
+            self._decorations(painter, items, scale, state)
+            return int(items.size)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
-        # Frames of expanded groups, behind everything.
-        if view.frames and scale >= 0.05:
-            painter.setPen(QPen(QColor("#c9d1dc"), 1 / scale))
-            painter.setBrush(QColor(243, 245, 249, 180))
-            painter.setFont(self.font)
-            for gid, (l, t, r, b) in view.frames:
-                frame = QRectF(l, t, r - l, b - t)
-                if frame.intersects(rect):
-                    painter.drawRoundedRect(frame, 6, 6)
-            if scale >= TEXT_SCALE:
-                painter.setPen(QColor("#6a7585"))
-                for gid, (l, t, r, b) in view.frames:
-                    if QRectF(l, t, r - l, 16).intersects(rect):
-                        label = self._frame_label(painter, gid, int(r - l - 10))
-                        painter.drawText(QRectF(l + 5, t + 1, r - l - 10, 14), Qt.AlignmentFlag.AlignLeft
-                                         | Qt.AlignmentFlag.AlignVCenter, label)
-        # Edges.
         edges = self.visible_edges(rect)
-        edge_pen = QPen(QColor("#8a8f98"), max(1.0 / scale, 0.6) if detailed else 0)
-        painter.setPen(edge_pen)
+        painter.setPen(QPen(QColor("#8a8f98"), max(1.0 / scale, 0.6) if detailed else 0))
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        if not detailed or edges.size > 4000:
-            painter.drawLines([self.straight[k] for k in edges.tolist()])
+        if not detailed:
+            painter.drawLines([QLineF(a[0], a[1], b[0], b[1])
+                               for a, b in zip(self.e_first[edges].tolist(), self.e_last[edges].tolist())])
         else:
             for k in edges.tolist():
                 painter.drawPolyline(self._poly(k))
@@ -138,52 +153,113 @@ class ViewPainter:
                 self._arrows(painter, edges, scale)
             if scale >= EDGE_LABEL_SCALE:
                 self._edge_labels(painter, edges)
-        # Boxes.
-        items = self.visible_items(rect)
-        if not detailed or items.size > 3000:
-            painter.setPen(Qt.PenStyle.NoPen)
-            visible = np.zeros(len(view.items), dtype=bool)
-            visible[items] = True
-            for cat, members in self.by_category.items():
-                chosen = members[visible[members]]
-                if chosen.size:
-                    painter.setBrush(QColor(CATEGORY_COLOURS.get(cat, "#55606e")))
-                    painter.drawRects([self.rects[i] for i in chosen.tolist()])
-            for i, colour in state.overlay.items():
-                if visible[i]:
-                    painter.fillRect(self.rects[i], colour)
-            self._decorations(painter, items, scale, state)
-            return int(items.size)
         text = scale >= TEXT_SCALE
+        outline = QPen(QColor("#3a3f47"), 0.8 / scale if scale < 1 else 0.8)
+        view = self.view
         for i in items.tolist():
             item = view.items[i]
-            fill = state.overlay.get(i, self.fill[i])
+            fill = state.overlay.get(i, self.fill(i))
+            r = self.rect(i)
             painter.setBrush(fill)
-            painter.setPen(QPen(QColor("#3a3f47"), 0.8 / scale if scale < 1 else 0.8))
+            painter.setPen(outline)
             radius = 14 if item.kind in ("input", "output") else 4
-            painter.drawRoundedRect(self.rects[i], radius, radius)
-            if text:
-                r = self.rects[i]
-                painter.setPen(_ink(fill))
-                if item.sublabel:
-                    painter.setFont(self.bold)
-                    painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
-                                     Qt.AlignmentFlag.AlignCenter, item.label)
-                    painter.setFont(self.small)
-                    painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
-                                     Qt.AlignmentFlag.AlignCenter,
-                                     painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
-                                                                      int(r.width() - 6)))
-                else:
-                    painter.setFont(self.bold)
-                    painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
-                if i in state.overlay_text:
-                    painter.setFont(self.small)
-                    painter.setPen(QColor("#1f1f1f"))
-                    painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
-                                     Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
+            if detailed:
+                painter.drawRoundedRect(r, radius, radius)
+            else:
+                painter.drawRect(r)
+            if not text:
+                continue
+            painter.setPen(_ink(fill))
+            if item.sublabel:
+                painter.setFont(self.bold)
+                painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
+                                 Qt.AlignmentFlag.AlignCenter, item.label)
+                painter.setFont(self.small)
+                painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
+                                 Qt.AlignmentFlag.AlignCenter,
+                                 painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
+                                                                  int(r.width() - 6)))
+            else:
+                painter.setFont(self.bold)
+                painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
+            if i in state.overlay_text:
+                painter.setFont(self.small)
+                painter.setPen(QColor("#1f1f1f"))
+                painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
         self._decorations(painter, items, scale, state)
         return int(items.size)
+
+    def _paint_frames(self, painter: QPainter, rect: QRectF, scale: float) -> None:
+        """Frames of expanded groups, behind everything (with their names when text is readable)."""
+        view = self.view
+        if not view.frames or scale < 0.05:
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, scale >= DETAIL_SCALE)
+        painter.setPen(QPen(QColor("#c9d1dc"), 1 / scale))
+        painter.setBrush(QColor(243, 245, 249, 180))
+        painter.setFont(self.font)
+        for gid, (l, t, r, b) in view.frames:
+            frame = QRectF(l, t, r - l, b - t)
+            if frame.intersects(rect):
+                painter.drawRoundedRect(frame, 6, 6)
+        if scale >= TEXT_SCALE:
+            painter.setPen(QColor("#6a7585"))
+            for gid, (l, t, r, b) in view.frames:
+                if QRectF(l, t, r - l, 16).intersects(rect):
+                    label = self._frame_label(painter, gid, int(r - l - 10))
+                    painter.drawText(QRectF(l + 5, t + 1, r - l - 10, 14), Qt.AlignmentFlag.AlignLeft
+                                     | Qt.AlignmentFlag.AlignVCenter, label)
+
+    def _item_rgb(self, state: PaintState) -> np.ndarray:
+        """Fill colour (ARGB32) per item, overlay included; cached per overlay."""
+        key = (id(state.overlay), len(state.overlay))
+        if self._overlay_rgb is None or key != self._overlay_key:
+            rgb = self.palette_rgb[self.cat_index].copy()
+            if state.overlay:
+                idx = np.fromiter(state.overlay.keys(), dtype=np.int64, count=len(state.overlay))
+                rgb[idx] = np.fromiter((c.rgba() for c in state.overlay.values()), dtype=np.uint32,
+                                       count=len(state.overlay))
+            self._overlay_rgb, self._overlay_key = rgb, key
+        return self._overlay_rgb
+
+    def _paint_raster(self, painter: QPainter, rect: QRectF, scale: float, items: np.ndarray,
+                      state: PaintState) -> None:
+        """Zoomed out: boxes and straight edges are written into a numpy image, shown in one call."""
+        width, height = max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale))
+        image = np.zeros((height, width), dtype=np.uint32)
+        # Edges first (under the boxes): points sampled along each straight edge, grey.
+        edges = self.visible_edges(rect)
+        if edges.size:
+            a = (self.e_first[edges] - (rect.left(), rect.top())) * scale
+            b = (self.e_last[edges] - (rect.left(), rect.top())) * scale
+            length = np.abs(b - a).max(axis=1)
+            steps = int(min(max(float(length.max()), 1.0), 48.0))
+            grey = np.uint32(QColor("#a4a9b1").rgba())
+            for t in np.linspace(0.0, 1.0, steps + 1):
+                px = (a[:, 0] + (b[:, 0] - a[:, 0]) * t).astype(np.int64)
+                py = (a[:, 1] + (b[:, 1] - a[:, 1]) * t).astype(np.int64)
+                ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
+                image[py[ok], px[ok]] = grey
+        if items.size:
+            x0 = np.floor((self.left[items] - rect.left()) * scale).astype(np.int64)
+            y0 = np.floor((self.top[items] - rect.top()) * scale).astype(np.int64)
+            w = np.maximum(1, np.ceil((self.right[items] - self.left[items]) * scale)).astype(np.int64)
+            h = np.maximum(1, np.ceil((self.bottom[items] - self.top[items]) * scale)).astype(np.int64)
+            colour = self._item_rgb(state)[items]
+            max_w, max_h = int(min(w.max(), 64)), int(min(h.max(), 32))
+            for dy in range(max_h):
+                rows = dy < h
+                for dx in range(max_w):
+                    sel = rows & (dx < w)
+                    px, py = x0[sel] + dx, y0[sel] + dy
+                    ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
+                    image[py[ok], px[ok]] = colour[sel][ok]
+        qimage = QImage(image.data, width, height, width * 4, QImage.Format.Format_ARGB32)
+        painter.save()
+        painter.resetTransform()  # the image is already in device pixels
+        painter.drawImage(QPointF(0, 0), qimage)
+        painter.restore()
 
     def _frame_label(self, painter: QPainter, gid: int, width: int) -> str:
         """The group's path and size; its last name and size when the frame is narrow."""
@@ -198,14 +274,14 @@ class ViewPainter:
         width = max(2.5 / scale, 2.5)
         if state.highlighted is not None:
             painter.setPen(QPen(HIGHLIGHT, width))
-            for i in items[state.highlighted[items]].tolist():
-                painter.drawRect(self.rects[i].adjusted(-3, -3, 3, 3))
+            for i in items[state.highlighted[items]][:5000].tolist():
+                painter.drawRect(self.rect(i).adjusted(-3, -3, 3, 3))
         for i, colour in state.marks.items():
             painter.setPen(QPen(colour, width, Qt.PenStyle.DashLine))
-            painter.drawRect(self.rects[i].adjusted(-4, -4, 4, 4))
-        if 0 <= state.selected < len(self.rects):
+            painter.drawRect(self.rect(i).adjusted(-4, -4, 4, 4))
+        if 0 <= state.selected < self.count:
             painter.setPen(QPen(SELECT, width * 1.3))
-            painter.drawRect(self.rects[state.selected].adjusted(-4, -4, 4, 4))
+            painter.drawRect(self.rect(state.selected).adjusted(-4, -4, 4, 4))
 
     def _arrows(self, painter: QPainter, edges: np.ndarray, scale: float) -> None:
         pts = self.view.layout.edge_points
@@ -246,7 +322,7 @@ def render_image(view: ViewGraph, scale: float, state: PaintState | None = None,
     painter = QPainter(image)
     painter.scale(scale, scale)
     painter.translate(-bounds.left(), -bounds.top())
-    vp.paint(painter, bounds, scale, state or PaintState())
+    vp.paint(painter, bounds, scale, state or PaintState(), vector=True)
     painter.end()
     return image
 
