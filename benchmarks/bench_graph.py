@@ -109,7 +109,7 @@ def main() -> int:
     from studio.ui.panels.graph.canvas import GraphCanvas
 
     quick = "--quick" in sys.argv
-    app = QApplication.instance() or QApplication([])  # noqa: F841 - keeps Qt alive
+    app = QApplication.instance() or QApplication([])  # noqa: F841 - keeps Qt alive for the canvas
     canvas = GraphCanvas()
     canvas.resize(1600, 1000)
     sizes = (2000, 10000) if quick else (2000, 10000, 100000)

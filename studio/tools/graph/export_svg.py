@@ -31,7 +31,7 @@ def svg_text(view: ViewGraph, overlay_colours: dict[int, str] | None = None) -> 
            f"<title>{escape(view.graph.name)}</title>",
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
-           f'<rect width="100%" height="100%" fill="#ffffff"/>']
+           '<rect width="100%" height="100%" fill="#ffffff"/>']
     for gid, (l, t, r, b) in view.frames:
         out.append(f'<g class="frame"><rect x="{l + ox:.1f}" y="{t + oy:.1f}" width="{r - l:.1f}" height="{b - t:.1f}" '
                    f'rx="6" fill="#f3f5f9" stroke="#c9d1dc"/><text x="{l + ox + 6:.1f}" y="{t + oy + 13:.1f}" '

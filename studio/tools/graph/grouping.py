@@ -149,12 +149,15 @@ class Hierarchy:
         return out[::-1]
 
     def default_expanded(self, limit: int = EXPAND_LIMIT) -> set[int]:
-        """Expand groups breadth first, biggest first, while the view stays under ``limit`` items."""
+        """Expand groups breadth first, in file order, while the view stays under ``limit`` items.
+
+        File order (not size) keeps the start of the model detailed, which is where the view opens.
+        """
         expanded = {0}
         visible = len(self.groups[0].groups) + len(self.groups[0].nodes)
         frontier = list(self.groups[0].groups)
         while frontier:
-            frontier.sort(key=lambda gid: -self.groups[gid].size)
+            frontier.sort(key=lambda gid: self.groups[gid].first)
             nxt = []
             for gid in frontier:
                 g = self.groups[gid]

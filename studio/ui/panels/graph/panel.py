@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,13 +24,12 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS
-from studio.tools.graph.overlay import OverlayData
 from studio.tools.graph.search import resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.canvas import GraphCanvas
 from studio.ui.panels.graph.details import DetailsTree
-from studio.ui.panels.graph.render import ONLY_LEFT, ONLY_RIGHT
+from studio.ui.panels.graph.linked import LinkedViews
 from studio.ui.panels.graph.side import Level, Side
 
 
@@ -43,7 +42,7 @@ def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
     return button
 
 
-class GraphPanel(Panel):
+class GraphPanel(LinkedViews, Panel):
     """Model graph viewer (see docs/graph.md)."""
 
     NAME = "graph"
@@ -56,7 +55,7 @@ class GraphPanel(Panel):
         self.right = Side(GraphCanvas(self))
         self.right.canvas.empty_text = "Comparing: the second model is loading…"
         self.active = self.left
-        self.overlay: OverlayData | None = None
+        self.overlay = None  # OverlayData shown on both sides
         self.matches: list[int] = []
         self.match_pos = -1
         self._pending: dict[int, str | int] = {}  # id(side) -> node name/index to select after a load
@@ -151,8 +150,8 @@ class GraphPanel(Panel):
         side = self.active
         self.back_button.setEnabled(len(side.stack) > 1)
         crumb = side.breadcrumb()
-        if self.right.model is not None and side is self.left:
-            crumb += f"   ⟷   {self.right.breadcrumb()}"
+        if self.right.model is not None and self.right.canvas.isVisible():
+            crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
         self.crumb.setText(crumb)
         self.crumb.setToolTip(crumb + (f"\n{side.model.path}" if side.model else ""))
 
@@ -442,98 +441,6 @@ class GraphPanel(Panel):
             side.canvas.update()
         self.overlay = None
 
-    # ------------------------------------------------------------------ overlays
-    def _on_overlay(self, overlay) -> None:
-        self.links.focus.emit(self.NAME)
-        data = OverlayData(overlay.title, dict(overlay.values), list(overlay.thresholds),
-                           overlay.higher_is_better, overlay.unit)
-        if overlay.model is not None and (self.left.model is None or
-                                          Path(overlay.model).resolve() != self.left.model.path.resolve()):
-            self.open_path(Path(overlay.model))
-        self.set_overlay(data)
-
-    def set_overlay(self, data: OverlayData | None) -> None:
-        """Colour nodes by ``data`` (None removes the overlay)."""
-        self.overlay = data
-        for side in (self.left, self.right):
-            self._apply_overlay(side)
-
-    def _apply_overlay(self, side: Side) -> None:
-        canvas = side.canvas
-        canvas.state.overlay.clear()
-        canvas.state.overlay_text.clear()
-        canvas.legend, canvas.legend_title = [], ""
-        data, view = self.overlay, side.view
-        if data is None or view is None or not data.values:
-            canvas.update()
-            return
-        per_item: dict[int, float] = {}
-        worse = min if data.higher_is_better else max
-        for node, value in data.for_graph(view.graph).items():
-            item = int(view.item_of_node[node])
-            per_item[item] = worse(per_item[item], value) if item in per_item else value
-        for item, value in per_item.items():
-            name = view.items[item].name
-            colour = data.colours.get(name) or data.colour(value)
-            if colour:
-                canvas.state.overlay[item] = QColor(colour)
-            canvas.state.overlay_text[item] = f"{value:.4g}{data.unit}"
-        canvas.legend = data.legend()
-        canvas.legend_title = f"{data.title} ({len(per_item):,} shown)"
-        canvas.update()
-
-    def _on_import_overlay(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import node data (Model Explorer JSON)", "", "JSON (*.json)")
-        if path:
-            self.import_overlay(Path(path))
-
-    def import_overlay(self, path: Path):
-        """Read a Model Explorer node-data JSON (as a job) and colour the nodes it names."""
-        graph = self.active.graph
-        name = graph.name if graph else None
-        handle = self.runner.start(f"Reading overlay {Path(path).name}",
-                                   lambda cancel: jobs.overlay_job(Path(path), name, cancel))
-
-        def done(data):
-            self.set_overlay(data)
-            self.status.emit(f"Graph: overlay {data.title} ({len(data.values):,} values)")
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
-        return handle
-
-    # ------------------------------------------------------------------ compare
-    def _on_compare_graphs(self, left, right) -> None:
-        self.links.focus.emit(self.NAME)
-        self.compare(Path(left), Path(right))
-
-    def compare(self, left: Path, right: Path):
-        """Show two models side by side; nodes found on one side only get a coloured dashed border."""
-        self.right.canvas.show()
-        self.canvases.setSizes([1, 1])
-        if self.left.model is None or self.left.model.path.resolve() != Path(left).resolve():
-            self.open_path(left, self.left)
-        return self.open_path(right, self.right)
-
-    def _apply_compare_marks(self) -> None:
-        for side in (self.left, self.right):
-            side.canvas.state.marks.clear()
-        if self.left.graph is None or self.right.graph is None or not self.right.canvas.isVisible():
-            return
-        left_names = set(self.left.graph.node_index())
-        right_names = set(self.right.graph.node_index())
-        for side, own, other, colour in ((self.left, left_names, right_names, ONLY_LEFT),
-                                         (self.right, right_names, left_names, ONLY_RIGHT)):
-            view = side.view
-            if view is None:
-                continue
-            only = [i for i, node in enumerate(view.graph.nodes) if node.name not in other]
-            for item in set(view.item_of_node[only].tolist()) if only else ():
-                side.canvas.state.marks[int(item)] = colour
-            side.canvas.update()
-        self.status.emit(f"Graph compare: {len(left_names - right_names):,} nodes only left, "
-                         f"{len(right_names - left_names):,} only right")
-
     # ------------------------------------------------------------------ export and stats
     def _on_export(self) -> None:
         if self.active.view is None:
@@ -558,12 +465,3 @@ class GraphPanel(Panel):
         handle = self.runner.start(f"Statistics of {tensor.name}", lambda c: jobs.stats_job(tensor, c))
         handle.finished.connect(lambda stats: self.details.show_statistics(row, stats))
 
-    # ------------------------------------------------------------------ links
-    def _on_show_node(self, model_path, node_name: str) -> None:
-        self.links.focus.emit(self.NAME)
-        if model_path is not None and (self.left.model is None or
-                                       Path(model_path).resolve() != self.left.model.path.resolve()):
-            self.open_path(Path(model_path), self.left, select=node_name)
-            return
-        self.active = self.left
-        self.select_node(node_name, self.left)
