@@ -13,11 +13,12 @@ No GPL layout library is used (OGDF, igraph and grandalf are GPL); see graph_vie
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 NODE_SEP = 24.0   # horizontal gap between neighbours in a layer
-RANK_SEP = 40.0   # vertical gap between layers
+RANK_SEP = 36.0   # vertical gap between layers
 DUMMY_WIDTH = 8.0
 DUMMY_BUDGET = 4  # at most this many dummy nodes per real node
 ORDER_SWEEPS = 8
@@ -41,9 +42,9 @@ class Layout:
     edge_points: np.ndarray
     edge_offsets: np.ndarray
 
-    @property
+    @cached_property
     def bounds(self) -> tuple[float, float, float, float]:
-        """(left, top, right, bottom) of everything laid out."""
+        """(left, top, right, bottom) of everything laid out (a layout is not changed once made)."""
         if self.x.size == 0:
             return (0.0, 0.0, 1.0, 1.0)
         return (float((self.x - self.width / 2).min()), float((self.y - self.height / 2).min()),
@@ -275,23 +276,3 @@ def _project(desired_sorted, offset, seg_id, order, v_total):
     x[order] = x_sorted
     return x
 
-
-def add_layer_gaps(layout: Layout, extra_before: np.ndarray) -> None:
-    """Move layers down to open ``extra_before[r]`` more pixels above layer r (room for frames).
-
-    Node centres and every edge point move with the layer they lie in.
-    """
-    if layout.x.size == 0 or not np.any(extra_before > 0):
-        return
-    layers_n = extra_before.size
-    shift = np.cumsum(extra_before)
-    tops = np.full(layers_n, np.inf)
-    np.minimum.at(tops, layout.layer, layout.y - layout.height / 2)
-    # Layers without a real node (only dummies) take the midpoint of their neighbours' tops.
-    known = np.isfinite(tops)
-    tops = np.interp(np.arange(layers_n), np.nonzero(known)[0], tops[known])
-    layout.y = layout.y + shift[layout.layer]
-    if layout.edge_points.size:
-        ys = layout.edge_points[:, 1]
-        point_layer = np.clip(np.searchsorted(tops, ys + 1e-6, side="right") - 1, 0, layers_n - 1)
-        layout.edge_points[:, 1] = ys + shift[point_layer]

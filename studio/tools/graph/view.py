@@ -12,7 +12,8 @@ import numpy as np
 from studio.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
 from studio.tools.graph.grouping import Hierarchy
-from studio.tools.graph.layout import RANK_SEP, Layout, add_layer_gaps, layered_layout
+from studio.tools.graph.layout import Layout, layered_layout
+from studio.tools.graph.nested import nested_layout
 from studio.tools.graph.model import Graph
 
 CHAR_W = 7.0       # average label character width at 1:1 (the panel's font is about this wide)
@@ -45,7 +46,7 @@ class ViewGraph:
     edge_values: list[str]
     item_of_node: np.ndarray  # node index -> item index showing it
     expanded: set[int] = field(default_factory=set)
-    frames: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)
+    frames: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)  # biggest first
     group_labels: dict[int, str] = field(default_factory=dict)  # expanded group id -> "path (N nodes)"
     group_short: dict[int, str] = field(default_factory=dict)   # expanded group id -> "label (N)"
 
@@ -106,76 +107,33 @@ def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | N
             edge_values.append(name)
     widths = np.array([max(MIN_W, CHAR_W * max(len(it.label), len(it.sublabel) * 0.85) + 18) for it in items])
     heights = np.array([GROUP_H if it.kind == "group" else NODE_H for it in items])
-    layout = layered_layout(widths, heights, np.asarray(edge_src, dtype=np.int64), np.asarray(edge_dst, dtype=np.int64))
+    src_a, dst_a = np.asarray(edge_src, dtype=np.int64), np.asarray(edge_dst, dtype=np.int64)
+    if hierarchy is None:
+        view = ViewGraph(graph, items, layered_layout(widths, heights, src_a, dst_a), edge_values, item_of_node, set())
+        return view
+    cluster = _clusters(hierarchy, items)
+    parent_of = {}
+    for g in set(cluster.tolist()) - {0}:
+        while g != 0 and g not in parent_of:
+            parent_of[g] = hierarchy.groups[g].parent
+            g = parent_of[g]
+    layout, frames = nested_layout(widths, heights, src_a, dst_a, cluster, parent_of, cancel)
     view = ViewGraph(graph, items, layout, edge_values, item_of_node, set(expanded))
-    if hierarchy is not None:
-        view.frames = _frames(hierarchy, view, expanded, n)
-        view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)"
-                             for gid, _ in view.frames}
-        view.group_short = {gid: f"{hierarchy.groups[gid].label} ({hierarchy.groups[gid].size:,})"
-                            for gid, _ in view.frames}
+    view.frames = sorted(frames.items(), key=lambda f: (f[1][2] - f[1][0]) * (f[1][3] - f[1][1]), reverse=True)
+    view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)" for gid in frames}
+    view.group_short = {gid: f"{hierarchy.groups[gid].label} ({hierarchy.groups[gid].size:,})" for gid in frames}
     return view
 
 
-def _frame_members(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int]) -> list[tuple[int, np.ndarray, int]]:
-    """(group id, item indices inside, nesting depth below) for each expanded group."""
-    nest: dict[int, int] = {}
-
-    def depth_below(gid: int) -> int:
-        if gid not in nest:
-            kids = [c for c in hierarchy.groups[gid].groups if c in expanded]
-            nest[gid] = 1 + max(depth_below(c) for c in kids) if kids else 0
-        return nest[gid]
-
-    out = []
-    for gid in expanded:
-        if gid == 0 or hierarchy.groups[gid].parent == -2:
-            continue
-        members = []
-        stack = [gid]
-        while stack:
-            g = hierarchy.groups[stack.pop()]
-            members += g.nodes
-            stack += g.groups
-        if members:
-            out.append((gid, np.unique(view.item_of_node[np.asarray(members)]), depth_below(gid)))
-    return out
-
-
-def _pads(depth: int) -> tuple[float, float, float]:
-    """(side, above, below) padding of a frame holding ``depth`` levels of frames."""
-    return 8 + 7 * depth, 16 + 13 * depth, 5 + 4 * depth
-
-
-def _frames(hierarchy: Hierarchy, view: ViewGraph, expanded: set[int], n: int):
-    """Bounding boxes of expanded groups (drawn as light frames with the group's name).
-
-    A frame holding other frames gets more padding, so nested labels stack instead of overlapping;
-    layers are first moved apart where frames begin and end so frames do not cover other layers.
-    """
-    lay = view.layout
-    members = _frame_members(hierarchy, view, expanded)
-    if not members:
-        return []
-    layers_n = int(lay.layer.max()) + 1
-    need_above = np.zeros(layers_n)
-    need_below = np.zeros(layers_n)
-    for _, idx, depth in members:
-        _, above, below = _pads(depth)
-        lo, hi = int(lay.layer[idx].min()), int(lay.layer[idx].max())
-        need_above[lo] = max(need_above[lo], above)
-        need_below[hi] = max(need_below[hi], below)
-    needed = need_above + np.concatenate([[0.0], need_below[:-1]]) + 6
-    add_layer_gaps(lay, np.maximum(needed - RANK_SEP, 0))
-    left, right = lay.x - lay.width / 2, lay.x + lay.width / 2
-    top, bottom = lay.y - lay.height / 2, lay.y + lay.height / 2
-    frames = []
-    for gid, idx, depth in members:
-        side, above, below = _pads(depth)
-        frames.append((gid, (float(left[idx].min()) - side, float(top[idx].min()) - above,
-                             float(right[idx].max()) + side, float(bottom[idx].max()) + below)))
-    frames.sort(key=lambda f: (f[1][2] - f[1][0]) * (f[1][3] - f[1][1]), reverse=True)
-    return frames
+def _clusters(hierarchy: Hierarchy, items: list[Item]) -> np.ndarray:
+    """The innermost expanded group holding each item (0: the top level)."""
+    cluster = np.zeros(len(items), dtype=np.int64)
+    for i, item in enumerate(items):
+        if item.kind == "node":
+            cluster[i] = int(hierarchy.node_group[item.index])
+        elif item.kind == "group":
+            cluster[i] = max(hierarchy.groups[item.index].parent, 0)
+    return cluster
 
 
 def view_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,

@@ -67,7 +67,7 @@ class GraphCanvas(QWidget):
         w, h = max(self.width(), 50), max(self.height(), 50)
         scale = min(1.0, w / bounds.width(), h / bounds.height())
         if scale < 0.25 and bounds.height() > bounds.width() * 4:
-            scale = min(0.6, w / bounds.width())  # a long thin graph: show its top at a readable zoom
+            scale = min(0.85, w / bounds.width())  # a long thin graph: show its top at a readable zoom
             self.scale = max(MIN_SCALE, scale)
             self.origin = QPointF(bounds.center().x() - w / 2 / self.scale, bounds.top())
         else:

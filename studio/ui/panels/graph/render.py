@@ -307,8 +307,12 @@ class ViewPainter:
             if text == "?":
                 continue
             poly = self.view.layout.edge_polyline(k)
-            (x0, y0), (x1, y1) = poly[0], poly[1]
-            painter.drawText(QPointF((x0 + x1) / 2 + 4, (y0 + y1) / 2 + 3), text)
+            # On the edge's longest segment, past its middle: clear of frame names and of the labels
+            # of sibling edges that leave the same point.
+            seg = np.hypot(*np.diff(poly, axis=0).T)
+            j = int(np.argmax(seg))
+            (x0, y0), (x1, y1) = poly[j], poly[j + 1]
+            painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
 
 
 def render_image(view: ViewGraph, scale: float, state: PaintState | None = None, max_side: int = 16000) -> QImage:
