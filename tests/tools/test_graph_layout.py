@@ -137,3 +137,33 @@ def test_runtime_shapes_win(tmp_path):
     assert graph.apply_runtime_shapes({"stage1/block0/conv1": (2, 4, 4, 4), "not_a_tensor": (1,)}) == 1
     value = graph.value("stage1/block0/conv1")
     assert value.shape == (2, 4, 4, 4) and value.runtime and value.type_text().endswith("(runtime)")
+
+
+def test_nested_layout_keeps_groups_inside_their_frames(tmp_path):
+    model = read_model(write_synthetic(tmp_path / "s.onnx", 400))
+    h = Hierarchy(model.main)
+    view = build_view(model.main, h, {g.id for g in h.groups if g.parent != -2})
+    lay = view.layout
+    frames = dict(view.frames)
+    assert len(frames) > 20
+    for i, item in enumerate(view.items):
+        if item.kind != "node":
+            continue
+        gid = int(h.node_group[item.index])
+        while gid > 0:  # inside the frame of every group that holds it
+            l, t, r, b = frames[gid]
+            assert l <= lay.x[i] - lay.width[i] / 2 and lay.x[i] + lay.width[i] / 2 <= r
+            assert t <= lay.y[i] - lay.height[i] / 2 and lay.y[i] + lay.height[i] / 2 <= b
+            gid = h.groups[gid].parent
+    # sibling frames never overlap
+    for g in h.groups:
+        kids = [frames[c] for c in g.groups if c in frames]
+        for k, (l1, t1, r1, b1) in enumerate(kids):
+            for l2, t2, r2, b2 in kids[k + 1:]:
+                assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1
+    # every edge starts at its source box and ends at its target box
+    for k in range(lay.edge_src.size):
+        pts = lay.edge_polyline(k)
+        a, b = lay.edge_src[k], lay.edge_dst[k]
+        assert abs(pts[0][1] - (lay.y[a] + lay.height[a] / 2)) < 1e-6
+        assert abs(pts[-1][1] - (lay.y[b] - lay.height[b] / 2)) < 1e-6

@@ -42,3 +42,26 @@ def test_demo_writes_the_unet_overlay_once(tmp_path):
     stamp = shown[0].stat().st_mtime_ns
     assert run_job(add_to_demo(tmp_path)) == shown and shown[0].stat().st_mtime_ns == stamp
     assert "decoder1/conv1/conv" in load_node_data(shown[0]).values
+
+
+def test_gc_pause_is_reentrant_and_restores():
+    import gc
+    import threading
+
+    from studio.tools.graph.gcpause import paused_gc
+
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        done = threading.Event()
+
+        def other_job():
+            with paused_gc():
+                done.wait(1)
+
+        thread = threading.Thread(target=other_job)
+        thread.start()
+    assert not gc.isenabled()  # the other job still runs
+    done.set()
+    thread.join()
+    assert gc.isenabled()

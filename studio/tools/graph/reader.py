@@ -12,6 +12,7 @@ from pathlib import Path
 from studio import formats
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.model import Model
 
 GRAPH_FORMATS = ("onnx", "om", "om_json")
@@ -21,6 +22,11 @@ def read_model(path: Path | str, cancel: CancelToken | None = None) -> Model:
     """Read a model synchronously (tests, CLI helpers)."""
     path = Path(path)
     detected = formats.detect(path)
+    with paused_gc():
+        return _read(path, detected, cancel)
+
+
+def _read(path: Path, detected, cancel) -> Model:
     fmt = detected.format.id
     if fmt == "onnx":
         from studio.tools.graph.onnx_reader import read_onnx

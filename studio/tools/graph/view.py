@@ -11,6 +11,7 @@ import numpy as np
 
 from studio.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
+from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.layout import Layout, layered_layout
 from studio.tools.graph.nested import nested_layout
@@ -58,6 +59,12 @@ def _elide(text: str) -> str:
 def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,
                cancel: CancelToken | None = None) -> ViewGraph:
     """Compute visible items and lay them out."""
+    with paused_gc():
+        return _build_view(graph, hierarchy, expanded, cancel)
+
+
+def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None,
+                cancel: CancelToken | None) -> ViewGraph:
     n = len(graph.nodes)
     if hierarchy is not None:
         expanded = hierarchy.default_expanded() if expanded is None else expanded

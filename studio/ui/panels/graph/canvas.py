@@ -52,7 +52,8 @@ class GraphCanvas(QWidget):
 
     def set_view(self, view: ViewGraph | None, keep_position: bool = False) -> None:
         """Show ``view`` (None clears the canvas)."""
-        self.painter_cache = ViewPainter(view) if view is not None else None
+        # A job may have prepared the painter's caches off the GUI thread (see jobs.prepare).
+        self.painter_cache = (getattr(view, "prepared_painter", None) or ViewPainter(view)) if view is not None else None
         self.state = PaintState()
         self._minimap = None
         if view is not None and not keep_position:

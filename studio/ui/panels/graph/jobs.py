@@ -6,6 +6,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
+from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.reader import read_graph
@@ -13,13 +14,22 @@ from studio.tools.graph.search import find_nodes, trace
 from studio.tools.graph.view import ViewGraph, build_view
 
 
+def prepare(view: ViewGraph) -> ViewGraph:
+    """Build the canvas's per-view caches here, on the worker thread (numpy and value types only)."""
+    from studio.ui.panels.graph.render import ViewPainter
+
+    view.prepared_painter = ViewPainter(view)
+    return view
+
+
 def open_job(path: Path, cancel: CancelToken | None = None
              ) -> Generator[Progress, None, tuple[Model, Hierarchy, ViewGraph]]:
     """Read a model, group its main graph and lay out the first view."""
     model = yield from read_graph(path, cancel)
     yield Progress(0.92, "grouping and laying out")
-    hierarchy = Hierarchy(model.main)
-    view = build_view(model.main, hierarchy, None, cancel)
+    with paused_gc():
+        hierarchy = Hierarchy(model.main)
+        view = prepare(build_view(model.main, hierarchy, None, cancel))
     yield Progress(1.0, f"{len(model.main.nodes):,} nodes, {len(view.items):,} shown")
     return model, hierarchy, view
 
@@ -28,8 +38,9 @@ def graph_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | No
               cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[Hierarchy, ViewGraph]]:
     """Group (if not done yet) and lay out one graph at the given expansion."""
     yield Progress(None, f"laying out {graph.name}")
-    hierarchy = hierarchy or Hierarchy(graph)
-    view = build_view(graph, hierarchy, expanded, cancel)
+    with paused_gc():
+        hierarchy = hierarchy or Hierarchy(graph)
+        view = prepare(build_view(graph, hierarchy, expanded, cancel))
     yield Progress(1.0, f"{len(view.items):,} items")
     return hierarchy, view
 

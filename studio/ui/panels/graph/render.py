@@ -73,16 +73,24 @@ class ViewPainter:
         else:
             self.e_left = self.e_right = self.e_top = self.e_bottom = np.zeros(0)
             self.e_first = self.e_last = np.zeros((0, 2))
+        self.frame_ids = np.array([gid for gid, _ in view.frames], dtype=np.int64)
+        self.frame_boxes = np.array([box for _, box in view.frames], dtype=np.float64).reshape(-1, 4)
         self._polys: dict[int, QPolygonF] = {}
         self._bounds: QRectF | None = None
         self._overlay_key: tuple | None = None
         self._overlay_rgb: np.ndarray | None = None
-        self.font = QFont()
-        self.font.setPixelSize(11)
-        self.bold = QFont(self.font)
-        self.bold.setBold(True)
-        self.small = QFont()
-        self.small.setPixelSize(9)
+        self._fonts: tuple[QFont, QFont, QFont] | None = None  # made on first paint, on the painting thread
+
+    def _font(self, which: int) -> QFont:
+        if self._fonts is None:
+            font = QFont()
+            font.setPixelSize(11)
+            bold = QFont(font)
+            bold.setBold(True)
+            small = QFont()
+            small.setPixelSize(9)
+            self._fonts = (font, bold, small)
+        return self._fonts[which]
 
     def rect(self, i: int) -> QRectF:
         """The box of item ``i`` in scene coordinates."""
@@ -100,9 +108,11 @@ class ViewPainter:
         """Everything drawn (boxes and frames), in scene coordinates; computed once."""
         if self._bounds is None:
             l, t, r, b = self.view.layout.bounds
-            for _, (fl, ft, fr, fb) in self.view.frames:
+            if self.frame_boxes.size:
+                fl, ft = self.frame_boxes[:, :2].min(axis=0)
+                fr, fb = self.frame_boxes[:, 2:].max(axis=0)
                 l, t, r, b = min(l, fl), min(t, ft), max(r, fr), max(b, fb)
-            self._bounds = QRectF(l, t, r - l, b - t)
+            self._bounds = QRectF(float(l), float(t), float(r - l), float(b - t))
         return QRectF(self._bounds)
 
     def visible_items(self, rect: QRectF) -> np.ndarray:
@@ -134,7 +144,8 @@ class ViewPainter:
         """
         items = self.visible_items(rect)
         detailed = scale >= DETAIL_SCALE
-        self._paint_frames(painter, rect, scale)
+        if not raster:  # the minimap shows boxes only
+            self._paint_frames(painter, rect, scale)
         if raster or (not vector and (not detailed or items.size > self.RASTER_ITEMS)):
             self._paint_raster(painter, rect, scale, items, state)
             self._decorations(painter, items, scale, state)
@@ -171,19 +182,19 @@ class ViewPainter:
                 continue
             painter.setPen(_ink(fill))
             if item.sublabel:
-                painter.setFont(self.bold)
+                painter.setFont(self._font(1))
                 painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
                                  Qt.AlignmentFlag.AlignCenter, item.label)
-                painter.setFont(self.small)
+                painter.setFont(self._font(2))
                 painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
                                  Qt.AlignmentFlag.AlignCenter,
                                  painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
                                                                   int(r.width() - 6)))
             else:
-                painter.setFont(self.bold)
+                painter.setFont(self._font(1))
                 painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
             if i in state.overlay_text:
-                painter.setFont(self.small)
+                painter.setFont(self._font(2))
                 painter.setPen(QColor("#1f1f1f"))
                 painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
                                  Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
@@ -191,25 +202,27 @@ class ViewPainter:
         return int(items.size)
 
     def _paint_frames(self, painter: QPainter, rect: QRectF, scale: float) -> None:
-        """Frames of expanded groups, behind everything (with their names when text is readable)."""
-        view = self.view
-        if not view.frames or scale < 0.05:
+        """Frames of expanded groups in view, behind everything (with their names when readable)."""
+        if not self.frame_boxes.size or scale < 0.03:
+            return
+        f = self.frame_boxes
+        shown = np.nonzero((f[:, 2] >= rect.left()) & (f[:, 0] <= rect.right())
+                           & (f[:, 3] >= rect.top()) & (f[:, 1] <= rect.bottom()))[0]
+        if shown.size > 5000:  # at this zoom, thousands of frames are only noise
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, scale >= DETAIL_SCALE)
         painter.setPen(QPen(QColor("#c9d1dc"), 1 / scale))
         painter.setBrush(QColor(243, 245, 249, 180))
-        painter.setFont(self.font)
-        for gid, (l, t, r, b) in view.frames:
-            frame = QRectF(l, t, r - l, b - t)
-            if frame.intersects(rect):
-                painter.drawRoundedRect(frame, 6, 6)
+        painter.setFont(self._font(0))
+        boxes = [QRectF(l, t, r - l, b - t) for l, t, r, b in f[shown].tolist()]
+        for box in boxes:
+            painter.drawRoundedRect(box, 6, 6)
         if scale >= TEXT_SCALE:
             painter.setPen(QColor("#6a7585"))
-            for gid, (l, t, r, b) in view.frames:
-                if QRectF(l, t, r - l, 16).intersects(rect):
-                    label = self._frame_label(painter, gid, int(r - l - 10))
-                    painter.drawText(QRectF(l + 5, t + 1, r - l - 10, 14), Qt.AlignmentFlag.AlignLeft
-                                     | Qt.AlignmentFlag.AlignVCenter, label)
+            for gid, box in zip(self.frame_ids[shown].tolist(), boxes):
+                label = self._frame_label(painter, gid, int(box.width() - 10))
+                painter.drawText(QRectF(box.left() + 5, box.top() + 1, box.width() - 10, 14),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, label)
 
     def _item_rgb(self, state: PaintState) -> np.ndarray:
         """Fill colour (ARGB32) per item, overlay included; cached per overlay."""
@@ -297,7 +310,7 @@ class ViewPainter:
 
     def _edge_labels(self, painter: QPainter, edges: np.ndarray) -> None:
         graph = self.view.graph
-        painter.setFont(self.small)
+        painter.setFont(self._font(2))
         painter.setPen(QColor("#4b5563"))
         for k in edges.tolist():
             name = self.view.edge_values[k] if k < len(self.view.edge_values) else ""
