@@ -158,3 +158,49 @@ def test_om_json(tmp_path):
     path.write_text(json.dumps(doc)[:200])
     with pytest.raises(UserError):
         read_model(path)
+
+
+def _mutations(data: bytes, count: int, seed: int, start: int = 0):
+    import random
+
+    rng = random.Random(seed)
+    for trial in range(count):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 6)):
+            b[rng.randrange(start, len(b))] = rng.randrange(256)
+        yield bytes(b[:rng.randrange(1, len(b))] if trial % 4 == 0 else b)
+
+
+def _read_or_user_error(path):
+    try:
+        model = read_model(path)
+    except UserError:
+        return
+    summarize(model)
+    for graph in model.all_graphs():
+        graph.edges()
+
+
+def test_damaged_om_files_never_crash(ascend_fixtures, tmp_path):
+    for name in ("root_model.om", "dynamic_and_static_graph_without_unfold.om", "flow_model.om"):
+        for k, data in enumerate(_mutations((ascend_fixtures / "om" / name).read_bytes(), 60, seed=len(name), start=256)):
+            path = tmp_path / f"m{k}.om"
+            path.write_bytes(data)
+            _read_or_user_error(path)
+
+
+def test_damaged_onnx_files_never_crash(tmp_path):
+    data = feature_model(tmp_path, external=False).read_bytes()
+    for k, mutated in enumerate(_mutations(data, 120, seed=5)):
+        path = tmp_path / f"m{k}.onnx"
+        path.write_bytes(mutated)
+        _read_or_user_error(path)
+
+
+def test_om_json_with_wrong_kinds_is_a_user_error(tmp_path):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"graph": [{"name": "g", "op": [{"name": "a", "type": "Data",
+                                                                  "output_desc": [{"shape": {"dim": ["x"]}}]}]}]}))
+    with pytest.raises(UserError) as err:
+        read_model(path)
+    assert "graph[0]" in err.value.where

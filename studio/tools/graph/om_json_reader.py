@@ -50,7 +50,11 @@ def read_om_json(path: Path, cancel=None) -> Model:
         if not isinstance(g, dict):
             raise UserError(f"graph #{index} is not an object", f"{path}, graph[{index}]",
                             "Run atc --mode=1 again; the file may have been edited.")
-        graphs.append(_graph(g, path, index))
+        try:
+            graphs.append(_graph(g, path, index))
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of the wrong kind
+            raise UserError(f"Unexpected content in graph #{index}: {type(exc).__name__}: {exc}",
+                            f"{path}, graph[{index}]", "Run atc --mode=1 again; the file may have been edited.") from exc
     by_name = {g.name: g for g in graphs}
     referenced = set()
     for graph in graphs:

@@ -88,8 +88,10 @@ def _read_into(model: Model, path: Path, buf: bytes, prefix: str, cancel) -> Non
             try:
                 _read_model_def(model, view[model_def.offset:model_def.offset + model_def.size], weight_view,
                                 f"{prefix}{'' if len(container.models) == 1 else f'model{index}/'}")
-            except pw.WireError as exc:
-                raise UserError(f"Corrupt OM graph definition: {exc}", where,
+            except (pw.WireError, TypeError, ValueError, IndexError, KeyError, AttributeError, MemoryError,
+                    OverflowError, RecursionError) as exc:
+                # A damaged protobuf decodes into fields of the wrong kind; say so, never crash.
+                raise UserError(f"Corrupt OM graph definition ({type(exc).__name__}: {exc})", where,
                                 "The file is damaged; convert the model again with atc.") from exc
         for p in partitions:
             if p.type == 7:  # FLOW_SUBMODEL: {name=1, type=2, om bytes=3, ...}

@@ -37,12 +37,12 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
     if cancel is not None:
         cancel.raise_if_cancelled()
     model = Model(path=path, format="onnx")
-    model.opsets = {(o.domain or "ai.onnx"): o.version for o in proto.opset_import}
+    model.opsets = {(_s(o.domain) or "ai.onnx"): o.version for o in proto.opset_import}
     model.metadata = {
         "ir_version": proto.ir_version, "producer": f"{proto.producer_name} {proto.producer_version}".strip(),
         "domain": proto.domain, "model_version": proto.model_version, "doc_string": proto.doc_string,
         "graph_name": proto.graph.name,
-        **{f"meta:{p.key}": p.value for p in proto.metadata_props},
+        **{f"meta:{_s(p.key)}": _s(p.value) for p in proto.metadata_props},
     }
     inferred = proto
     if infer_shapes:
@@ -62,10 +62,11 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
         cancel.raise_if_cancelled()
     reader = _Reader(model, path.parent)
     for func in proto.functions:
-        graph = Graph(f"{func.domain}:{func.name}" if func.domain else func.name)
-        graph.inputs, graph.outputs = list(func.input), list(func.output)
+        domain, name = _s(func.domain), _s(func.name)
+        graph = Graph(f"{domain}:{name}" if domain else name)
+        graph.inputs, graph.outputs = _names(func.input), _names(func.output)
         graph.nodes = [reader.node(n, graph) for n in func.node]
-        model.functions[(func.domain, func.name)] = graph
+        model.functions[(domain, name)] = graph
     main = reader.graph(inferred.graph, cancel)
     for graph in [main, *model.functions.values()]:
         for sub in graph.walk():
@@ -76,6 +77,15 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
     model.graphs = [main]
     model.functions = {g.name: g for g in model.functions.values()}
     return model
+
+
+def _s(value) -> str:
+    """A protobuf string field; damaged files can hand back bytes that are not UTF-8."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _names(values) -> list[str]:
+    return [_s(v) for v in values]
 
 
 def _dtype(elem_type: int) -> str:
@@ -94,11 +104,11 @@ def _value_from_info(info) -> Value:
     tensor = info.type.tensor_type if info.type.HasField("tensor_type") else None
     if tensor is None:
         kind = info.type.WhichOneof("value") or "unknown"
-        return Value(info.name, None, kind.replace("_type", ""))
+        return Value(_s(info.name), None, kind.replace("_type", ""))
     shape = None
     if tensor.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim)
-    return Value(info.name, shape, _dtype(tensor.elem_type) if tensor.elem_type else None)
+        shape = tuple(d.dim_value if d.HasField("dim_value") else (_s(d.dim_param) or None) for d in tensor.shape.dim)
+    return Value(_s(info.name), shape, _dtype(tensor.elem_type) if tensor.elem_type else None)
 
 
 class _Reader:
@@ -108,18 +118,21 @@ class _Reader:
         self.missing: set[str] = set()
 
     def graph(self, g, cancel=None, name: str | None = None) -> Graph:
-        graph = Graph(name or g.name or "main")
+        graph = Graph(name or _s(g.name) or "main")
         for info in (*g.input, *g.output, *g.value_info):
-            graph.values[info.name] = _value_from_info(info)
+            value = _value_from_info(info)
+            graph.values[value.name] = value
         for t in g.initializer:
-            graph.initializers[t.name] = self.tensor(t)
-            graph.values.setdefault(t.name, Value(t.name, tuple(t.dims), _dtype(t.data_type)))
+            tensor = self.tensor(t)
+            graph.initializers[tensor.name] = tensor
+            graph.values.setdefault(tensor.name, Value(tensor.name, tuple(t.dims), _dtype(t.data_type)))
         for t in g.sparse_initializer:
-            graph.initializers[t.values.name] = Tensor(t.values.name, tuple(t.dims), _dtype(t.values.data_type),
-                                                       problem="sparse tensor: statistics not computed")
+            name = _s(t.values.name)
+            graph.initializers[name] = Tensor(name, tuple(t.dims), _dtype(t.values.data_type),
+                                              problem="sparse tensor: statistics not computed")
         weights = set(graph.initializers)
-        graph.inputs = [i.name for i in g.input if i.name not in weights]
-        graph.outputs = [o.name for o in g.output]
+        graph.inputs = [n for n in _names(i.name for i in g.input) if n not in weights]
+        graph.outputs = _names(o.name for o in g.output)
         for k, n in enumerate(g.node):
             if cancel is not None and k % 2000 == 0:
                 cancel.raise_if_cancelled()
@@ -127,18 +140,20 @@ class _Reader:
         return graph
 
     def node(self, n, graph: Graph) -> Node:
-        node = Node(name=n.name or f"{n.op_type}_{len(graph.nodes)}", type=n.op_type, inputs=list(n.input),
-                    outputs=list(n.output), domain=n.domain if n.domain not in ("", "ai.onnx") else "")
+        op_type, domain = _s(n.op_type), _s(n.domain)
+        node = Node(name=_s(n.name) or f"{op_type}_{len(graph.nodes)}", type=op_type, inputs=_names(n.input),
+                    outputs=_names(n.output), domain=domain if domain not in ("", "ai.onnx") else "")
         for attr in n.attribute:
+            attr_name = _s(attr.name)
             if attr.type == attr.GRAPH or attr.g.node:
-                node.subgraphs[attr.name] = self.graph(attr.g, name=f"{node.name}/{attr.name}")
-                node.attributes[attr.name] = f"<graph {len(attr.g.node)} nodes>"
+                node.subgraphs[attr_name] = self.graph(attr.g, name=f"{node.name}/{attr_name}")
+                node.attributes[attr_name] = f"<graph {len(attr.g.node)} nodes>"
             elif attr.graphs:
                 for k, sub in enumerate(attr.graphs):
-                    node.subgraphs[f"{attr.name}[{k}]"] = self.graph(sub, name=f"{node.name}/{attr.name}[{k}]")
-                node.attributes[attr.name] = f"<{len(attr.graphs)} graphs>"
+                    node.subgraphs[f"{attr_name}[{k}]"] = self.graph(sub, name=f"{node.name}/{attr_name}[{k}]")
+                node.attributes[attr_name] = f"<{len(attr.graphs)} graphs>"
             else:
-                node.attributes[attr.name] = _attribute(attr)
+                node.attributes[attr_name] = _attribute(attr)
         if node.subgraphs:  # values captured from the outer scope are real dependencies
             captured = set()
             for sub in node.subgraphs.values():
@@ -147,9 +162,9 @@ class _Reader:
         return node
 
     def tensor(self, t) -> Tensor:
-        tensor = Tensor(t.name, tuple(t.dims), _dtype(t.data_type))
+        tensor = Tensor(_s(t.name), tuple(t.dims), _dtype(t.data_type))
         if t.data_location == t.EXTERNAL:
-            info = {e.key: e.value for e in t.external_data}
+            info = {_s(e.key): _s(e.value) for e in t.external_data}
             location = info.get("location", "")
             tensor.location = location
             file = (self.folder / location).resolve()
