@@ -142,3 +142,15 @@ def test_node_data_file_colours_the_model(qtbot, panel, tmp_path):
     qtbot.waitUntil(lambda: panel.overlay is not None, timeout=5000)
     _open(qtbot, panel, path)
     assert panel.left.canvas.state.overlay and panel.left.canvas.legend_title.startswith("MACs share")
+
+
+def test_close_compare_returns_to_one_model(qtbot, panel, tmp_path):
+    a = write_synthetic(tmp_path / "a.onnx", 80)
+    b = write_synthetic(tmp_path / "b.onnx", 120)
+    _open(qtbot, panel, a)
+    panel.compare(a, b)
+    qtbot.waitUntil(lambda: panel.right.view is not None, timeout=10000)
+    assert "⟷" in panel.crumb.text() and "only on the right" in panel.right.canvas.caption
+    panel.close_compare()
+    assert not panel.right.canvas.isVisible() and "⟷" not in panel.crumb.text()
+    assert not panel.left.canvas.state.marks

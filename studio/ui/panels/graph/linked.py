@@ -93,9 +93,33 @@ class LinkedViews:
             self.open_path(left, self.left)
         return self.open_path(right, self.right)
 
+    def _on_compare_clicked(self) -> None:
+        if self.right.canvas.isVisible():  # a second click ends the comparison
+            self.close_compare()
+            return
+        if self.left.model is None:
+            self.status.emit("Graph: open a model first, then compare it with another")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.left.model.path.parent),
+                                              "Models (*.onnx *.om *.json);;All files (*)")
+        if path:
+            self.compare(self.left.model.path, Path(path))
+
+    def close_compare(self) -> None:
+        """Back to one model: hide the right side and drop the marks."""
+        self.right.canvas.hide()
+        self.right.model, self.right.stack = None, []
+        self.right.canvas.set_view(None)
+        self.active = self.left
+        self._apply_compare_marks()
+        self._update_caption(self.left)
+        self.left.canvas.update()
+        self._update_bar()
+
     def _apply_compare_marks(self) -> None:
         for side in (self.left, self.right):
             side.canvas.state.marks.clear()
+            side.only_here = 0
         if self.left.graph is None or self.right.graph is None or not self.right.canvas.isVisible():
             return
         left_names = set(self.left.graph.node_index())
@@ -108,10 +132,8 @@ class LinkedViews:
             only = [i for i, node in enumerate(view.graph.nodes) if node.name not in other]
             for item in set(view.item_of_node[only].tolist()) if only else ():
                 side.canvas.state.marks[int(item)] = colour
+            side.only_here = len(only)
             self._update_caption(side)
-            if only:
-                where = "left" if side is self.left else "right"
-                side.canvas.caption += f" · {len(only):,} only on the {where} (dashed border)"
             side.canvas.update()
         self.status.emit(f"Graph compare: {len(left_names - right_names):,} nodes only left, "
                          f"{len(right_names - left_names):,} only right")

@@ -89,6 +89,8 @@ class GraphPanel(LinkedViews, Panel):
                 ("▼ Down", "Highlight everything downstream of the selected node", lambda: self.trace(True)),
                 ("Clear", "Clear highlights and the overlay", self.clear_highlights),
                 ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", self._on_import_overlay),
+                ("Compare…", "Show another model side by side; nodes on one side only are marked",
+                 self._on_compare_clicked),
                 ("Export…", "Export the view as SVG or PNG", self._on_export)):
             bar.addWidget(_button(text, tip, handler, self))
         find = QHBoxLayout()
@@ -134,10 +136,14 @@ class GraphPanel(LinkedViews, Panel):
         for side in (self.left, self.right):
             side.canvas.item_clicked.connect(lambda item, s=side: self._on_item_clicked(s, item))
             side.canvas.item_activated.connect(lambda item, s=side: self._on_item_activated(s, item))
-        QShortcut(QKeySequence("Ctrl+F"), self, activated=lambda: self.find_edit.setFocus())
-        QShortcut(QKeySequence("F3"), self, activated=lambda: self.step_match(1))
-        QShortcut(QKeySequence("Shift+F3"), self, activated=lambda: self.step_match(-1))
-        QShortcut(QKeySequence("Backspace"), self, activated=self.go_back)
+        # Only while the focus is in this panel: other panels may bind the same keys.
+        inside = Qt.ShortcutContext.WidgetWithChildrenShortcut
+        QShortcut(QKeySequence("Ctrl+F"), self, activated=lambda: self.find_edit.setFocus(), context=inside)
+        QShortcut(QKeySequence("F3"), self, activated=lambda: self.step_match(1), context=inside)
+        QShortcut(QKeySequence("Shift+F3"), self, activated=lambda: self.step_match(-1), context=inside)
+        for side in (self.left, self.right):  # Backspace on the canvas only: the find box needs it
+            QShortcut(QKeySequence("Backspace"), side.canvas, activated=self.go_back,
+                      context=Qt.ShortcutContext.WidgetShortcut)
         self._update_bar()
 
     @staticmethod
@@ -223,6 +229,9 @@ class GraphPanel(LinkedViews, Panel):
         groups = sum(1 for it in view.items if it.kind == "group")
         side.canvas.caption = (f"{len(view.graph.nodes):,} nodes · {len(view.items):,} shown"
                                + (f" · {groups} collapsed groups (double-click to expand)" if groups else ""))
+        if side.only_here:
+            where = "left" if side is self.left else "right"
+            side.canvas.caption += f" · {side.only_here:,} only on the {where} (dashed border)"
 
     # ------------------------------------------------------------------ levels
     def _relayout(self, side: Side, expanded: set[int] | None, then_select: int | None = None,

@@ -27,6 +27,7 @@ class Side:
     model: Model | None = None
     stack: list[Level] = field(default_factory=list)
     selected_node: int = -1
+    only_here: int = 0  # compare: nodes of this side whose name the other side lacks
 
     @property
     def level(self) -> Level | None:
