@@ -80,6 +80,10 @@ def test_groups_collapse_and_sections():
     assert sections[0].nodes == list(range(1000))
     view = build_view(flat, hs, {0})
     assert sum(it.kind == "group" for it in view.items) == 3
+    # the first view shows real nodes: the first section opens, the others stay boxes
+    first = build_view(flat, hs)
+    assert sum(it.kind == "node" for it in first.items) == 1000
+    assert sum(it.kind == "group" for it in first.items) == 2
 
 
 def test_big_graph_opens_collapsed(tmp_path):

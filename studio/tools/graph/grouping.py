@@ -167,6 +167,15 @@ class Hierarchy:
                     visible += more
                     nxt.extend(g.groups)
             frontier = nxt
+        # Never open on boxes alone (a flat 10,000-node graph is 10 sections): open the first group
+        # in file order, and its first, until real nodes show.
+        gid = 0
+        while not any(self.groups[g].nodes for g in expanded):
+            kids = sorted(self.groups[gid].groups, key=lambda c: self.groups[c].first)
+            if not kids:
+                break
+            gid = kids[0]
+            expanded.add(gid)
         return expanded
 
     def representatives(self, expanded: set[int]) -> np.ndarray:
