@@ -255,6 +255,10 @@ class GraphPanel(LinkedViews, Panel):
             self._update_bar()
             if then_select is not None:
                 self._select_index(side, then_select, center=True)
+            elif side.selected_node >= 0:  # keep the selection across expand / collapse
+                item = side.item_of_node(side.selected_node)
+                if item >= 0 and lv.view.items[item].kind == "node":
+                    side.canvas.state.selected = item
         handle.finished.connect(done)
         handle.failed.connect(lambda exc, tb: self.status.emit(f"Graph: layout failed: {exc}"))
         return handle
