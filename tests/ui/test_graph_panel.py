@@ -154,3 +154,25 @@ def test_close_compare_returns_to_one_model(qtbot, panel, tmp_path):
     panel.close_compare()
     assert not panel.right.canvas.isVisible() and "⟷" not in panel.crumb.text()
     assert not panel.left.canvas.state.marks
+
+
+def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_path):
+    path = feature_model(tmp_path)
+    focused = []
+    panel.links.focus.connect(focused.append)
+    panel.links.show_node.emit(path, "body/add")  # the model is opened first, then the Loop body
+    qtbot.waitUntil(lambda: panel.left.graph is not None and panel.left.graph.name == "repeat/loop/body"
+                    and panel.left.view is not None and panel.left.selected_node >= 0, timeout=10000)
+    assert panel.left.graph.nodes[panel.left.selected_node].name == "body/add" and focused == ["graph"]
+    canvas = panel.left.canvas
+    canvas.setFocus()
+    scale = canvas.scale
+    qtbot.keyClick(canvas, Qt.Key.Key_Plus)
+    assert canvas.scale > scale
+    qtbot.keyClick(canvas, Qt.Key.Key_Minus)
+    assert abs(canvas.scale - scale) < 1e-9
+    origin = canvas.origin
+    qtbot.keyClick(canvas, Qt.Key.Key_Right)
+    assert canvas.origin.x() > origin.x()
+    qtbot.keyClick(canvas, Qt.Key.Key_Backspace)  # back to the main graph
+    assert panel.left.graph.name == "features"
