@@ -87,6 +87,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+
 def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):
     path = write_synthetic(tmp_path / "big.onnx", 3000)
     _open(qtbot, panel, path)
@@ -109,6 +110,12 @@ def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):
                                      thresholds=[0.05, 0.1]))
     state = panel.left.canvas.state
     assert len(state.overlay) == 2 and panel.left.canvas.legend
+    # the whole graph: every node, though the view shows collapsed groups; overlay colours kept
+    whole = tmp_path / "whole.svg"
+    _wait_job(qtbot, panel.export(whole, whole=True))
+    text = whole.read_text()
+    assert text.count('<g class="node">') == len(panel.left.graph.nodes)
+    assert '<g class="group">' not in text and "#d0453a" in text
 
 
 def test_compare_marks_nodes_on_one_side(qtbot, panel, tmp_path):

@@ -78,3 +78,18 @@ def overlay_job(path: Path, graph_name: str | None, cancel=None):
 
     yield Progress(None, f"reading {path.name}")
     return load_node_data(path, graph_name)
+
+
+def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: Path, cancel=None):
+    """Lay out every node of ``graph`` (all groups expanded) and export it, overlay colours included."""
+    yield Progress(None, f"laying out all of {graph.name}")
+    with paused_gc():
+        hierarchy = hierarchy or Hierarchy(graph)
+        view = build_view(graph, hierarchy, {g.id for g in hierarchy.groups if g.parent != -2}, cancel)
+    colours = {}
+    if overlay is not None:
+        for node, value in overlay.for_graph(graph).items():
+            colour = overlay.colours.get(graph.nodes[node].name) or overlay.colour(value)
+            if colour:
+                colours[int(view.item_of_node[node])] = colour
+    return (yield from export_job(view, path, colours, cancel))

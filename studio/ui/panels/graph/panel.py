@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QSizePolicy,
     QSplitter,
     QToolButton,
@@ -38,7 +39,8 @@ def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
     button.setText(text)
     button.setToolTip(tip)
     button.setAutoRaise(True)
-    button.clicked.connect(handler)
+    if handler is not None:
+        button.clicked.connect(handler)
     return button
 
 
@@ -91,8 +93,15 @@ class GraphPanel(LinkedViews, Panel):
                 ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", self._on_import_overlay),
                 ("Compare…", "Show another model side by side; nodes on one side only are marked",
                  self._on_compare_clicked),
-                ("Export…", "Export the view as SVG or PNG", self._on_export)):
+                ):
             bar.addWidget(_button(text, tip, handler, self))
+        export = _button("Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", None, self)
+        menu = QMenu(export)
+        menu.addAction("Export view…", lambda: self._on_export(False))
+        menu.addAction("Export whole graph (every group expanded)…", lambda: self._on_export(True))
+        export.setMenu(menu)
+        export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        bar.addWidget(export)
         find = QHBoxLayout()
         find.setContentsMargins(4, 0, 4, 2)
         self.find_edit = QLineEdit(self)
@@ -455,22 +464,29 @@ class GraphPanel(LinkedViews, Panel):
         self.overlay = None
 
     # ------------------------------------------------------------------ export and stats
-    def _on_export(self) -> None:
+    def _on_export(self, whole: bool) -> None:
         if self.active.view is None:
             self.status.emit("Graph: open a model first")
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export graph", f"{self.active.graph.name}.svg",
                                               "SVG (*.svg);;PNG (*.png)")
         if path:
-            self.export(Path(path))
+            self.export(Path(path), whole=whole)
 
-    def export(self, path: Path):
-        """Export the current view (expanded groups as shown) to SVG or PNG; returns the job handle."""
-        view = self.active.view
-        if view is None:
+    def export(self, path: Path, whole: bool = False):
+        """Export to SVG or PNG (by extension): the view as shown, or with ``whole`` every group
+        expanded (laid out in the job, the view on screen is left as it is). Returns the job handle."""
+        level = self.active.level
+        if level is None or level.view is None:
             return None
+        path = Path(path)
         colours = {i: c.name() for i, c in self.active.canvas.state.overlay.items()}
-        handle = self.runner.start(f"Exporting {Path(path).name}", lambda c: jobs.export_job(view, Path(path), colours, c))
+        overlay = self.overlay
+        if whole:
+            make = lambda c: jobs.export_whole_job(level.graph, level.hierarchy, overlay, path, c)  # noqa: E731
+        else:
+            make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
+        handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
         return handle
 
