@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     summary = sub.add_parser("summary", help="node/edge counts, op types, inputs/outputs, parameters")
     summary.add_argument("model", type=Path, metavar="MODEL")
     summary.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    summary.add_argument("--run-shapes", action="store_true",
+                         help="run the ONNX model once in ONNX Runtime (random inputs, CPU) and report the "
+                              "shapes it produced instead of the declared ones")
     export = sub.add_parser("export", help="draw the graph to an SVG or PNG file")
     export.add_argument("model", type=Path, metavar="MODEL")
     export.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.svg|FILE.png")
@@ -39,6 +42,17 @@ def run(args: argparse.Namespace) -> int:
     model = run_job(read_graph(args.model), on_progress=print_progress)
     if args.graph_command == "summary":
         from studio.tools.graph.summary import format_summary, summarize
+
+        if args.run_shapes:
+            from studio.errors import UserError
+            from studio.tools.graph.runtime_shapes import record_shapes
+
+            if model.format != "onnx":
+                raise UserError("--run-shapes needs an ONNX model", args.model,
+                                "OM models run on an Ascend NPU only; their shapes are the ones ATC recorded.")
+            shapes, dtypes = run_job(record_shapes(args.model), on_progress=print_progress)
+            changed = model.main.apply_runtime_shapes(shapes, dtypes)
+            model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs, dynamic dims = 1)")
 
         summary = summarize(model)
         print(json.dumps(summary, indent=2, default=str) if args.json else format_summary(summary))

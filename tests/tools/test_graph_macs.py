@@ -65,3 +65,29 @@ def test_gc_pause_is_reentrant_and_restores():
     done.set()
     thread.join()
     assert gc.isenabled()
+
+
+def _dynamic_model(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Flatten", ["r"], ["y"], name="flat", axis=1)], "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_shapes_from_a_run_win_over_declared(tmp_path):
+    from studio.tools.graph.runtime_shapes import record_shapes
+
+    path = _dynamic_model(tmp_path)
+    graph = read_model(path).main
+    assert graph.value("r").shape == ("N", 3, 2)
+    shapes, dtypes = run_job(record_shapes(path, {"N": 5}))
+    assert shapes["r"] == (5, 3, 2) and shapes["y"] == (5, 6) and dtypes["y"] == "float32"
+    assert graph.apply_runtime_shapes(shapes, dtypes) == 3
+    assert graph.value("y").type_text() == "float32[5,6] (runtime)"

@@ -183,3 +183,17 @@ def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_pat
     assert canvas.origin.x() > origin.x()
     qtbot.keyClick(canvas, Qt.Key.Key_Backspace)  # back to the main graph
     assert panel.left.graph.name == "features"
+
+
+def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    _open(qtbot, panel, path)
+    _wait_job(qtbot, panel.run_shapes())
+    assert panel.left.graph.value("r").type_text() == "float32[1,3] (runtime)"

@@ -13,7 +13,10 @@ def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
     for name in names:
         value = graph.value(name)
         shape = None if value.shape is None else [d if d is not None else "?" for d in value.shape]
-        out.append({"name": name, "shape": shape, "dtype": value.dtype, "format": value.format})
+        row = {"name": name, "shape": shape, "dtype": value.dtype, "format": value.format}
+        if value.runtime:
+            row["runtime"] = True
+        out.append(row)
     return out
 
 

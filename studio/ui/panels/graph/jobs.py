@@ -93,3 +93,11 @@ def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: P
             if colour:
                 colours[int(view.item_of_node[node])] = colour
     return (yield from export_job(view, path, colours, cancel))
+
+
+def record_shapes_job(model: Model, cancel=None) -> Generator[Progress, None, int]:
+    """Run the model once and apply the recorded shapes to its main graph; returns how many changed."""
+    from studio.tools.graph.runtime_shapes import record_shapes
+
+    shapes, dtypes = yield from record_shapes(model.path, cancel=cancel)
+    return model.main.apply_runtime_shapes(shapes, dtypes)

@@ -93,6 +93,8 @@ class GraphPanel(LinkedViews, Panel):
                 ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", self._on_import_overlay),
                 ("Compare…", "Show another model side by side; nodes on one side only are marked",
                  self._on_compare_clicked),
+                ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
+                 "shapes it produced instead of the declared ones", self.run_shapes),
                 ):
             bar.addWidget(_button(text, tip, handler, self))
         export = _button("Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", None, self)
@@ -488,6 +490,28 @@ class GraphPanel(LinkedViews, Panel):
             make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
         handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
+        return handle
+
+    def run_shapes(self):
+        """Run the model once (job) and trust the shapes it recorded over the declared ones."""
+        side = self.left
+        if side.model is None or side.model.format != "onnx":
+            self.status.emit("Graph: shapes from a run need an ONNX model (OM models run on the NPU only)")
+            return None
+        model = side.model
+        handle = self.runner.start(f"Running {model.path.name} for shapes",
+                                   lambda c: jobs.record_shapes_job(model, c))
+
+        def done(changed: int) -> None:
+            side.canvas.update()
+            if side.selected_node >= 0 and side.graph is not None:
+                self.details.show_node(side.graph, side.selected_node)
+            else:
+                self.details.show_model(model, side.graph or model.main)
+            self.status.emit(f"Graph: {changed:,} shapes taken from a run of {model.path.name}")
+        handle.finished.connect(done)
+        handle.failed.connect(lambda exc, tb: self.status.emit(
+            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
         return handle
 
     def _on_stats_requested(self, tensor, row) -> None:
