@@ -197,3 +197,20 @@ def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
     _open(qtbot, panel, path)
     _wait_job(qtbot, panel.run_shapes())
     assert panel.left.graph.value("r").type_text() == "float32[1,3] (runtime)"
+
+
+def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
+    _open(qtbot, panel, ascend_fixtures / "om" / "dynamic_and_static_graph_without_unfold.om")
+    combo = panel.graph_combo
+    assert combo.count() == 3 and not combo.isHidden()
+    combo.setCurrentIndex(2)
+    combo.activated.emit(2)
+    qtbot.waitUntil(lambda: panel.left.graph.name == "model2/sub_2" and panel.left.view is not None
+                    and panel.left.view.graph.name == "model2/sub_2", timeout=5000)
+    assert [it.label for it in panel.left.view.items if it.kind == "node"] == ["Data", "Mul", "NetOutput"]
+    combo.activated.emit(0)
+    assert panel.left.graph.name == "model0/root" and len(panel.left.stack) == 1
+    # PartitionedCall opens its subgraph
+    call = next(i for i, n in enumerate(panel.left.graph.nodes) if n.name == "known_op")
+    panel._on_item_activated(panel.left, panel.left.item_of_node(call))
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.view.graph.name == "sub_1", timeout=5000)

@@ -284,28 +284,34 @@ class GraphPanel(LinkedViews, Panel):
         return self._relayout(side, None, keep_position=False)
 
     def go_back(self) -> None:
+        """Return to the graph that holds the opened subgraph."""
         side = self.active
         if len(side.stack) <= 1:
             return
         side.stack.pop()
+        self._show_level(side)
+
+    def _show_level(self, side: Side) -> None:
+        """Show the top of ``side``'s stack again (its view is kept, no layout needed)."""
         side.selected_node = -1
         side.canvas.set_view(side.view)
         self._apply_overlay(side)
         self._apply_compare_marks()
         self._update_caption(side)
         self._update_bar()
+        if side.model is not None and side.graph is not None:
+            self.details.show_model(side.model, side.graph)
 
     def _on_graph_chosen(self, index: int) -> None:
         graph = self.graph_combo.itemData(index)
         if graph is None or self.left.model is None:
             return
-        if graph is self.left.model.main:
-            del self.left.stack[1:]
-            self.go_back() if len(self.left.stack) > 1 else self.left.canvas.set_view(self.left.view)
-            self._update_bar()
-            return
+        self.active = self.left
         del self.left.stack[1:]
-        self.open_graph(graph, graph.name, self.left)
+        if graph is self.left.model.main:
+            self._show_level(self.left)
+        else:
+            self.open_graph(graph, graph.name, self.left)
 
     def expand_all(self) -> None:
         level = self.active.level
