@@ -19,6 +19,7 @@ import numpy as np
 
 NODE_SEP = 24.0   # horizontal gap between neighbours in a layer
 RANK_SEP = 36.0   # vertical gap between layers
+PORT_SEP = 14.0   # after a layer of zero-height ports (see nested.py)
 DUMMY_WIDTH = 8.0
 DUMMY_BUDGET = 4  # at most this many dummy nodes per real node
 ORDER_SWEEPS = 8
@@ -47,8 +48,12 @@ class Layout:
         """(left, top, right, bottom) of everything laid out (a layout is not changed once made)."""
         if self.x.size == 0:
             return (0.0, 0.0, 1.0, 1.0)
-        return (float((self.x - self.width / 2).min()), float((self.y - self.height / 2).min()),
-                float((self.x + self.width / 2).max()), float((self.y + self.height / 2).max()))
+        left, top = float((self.x - self.width / 2).min()), float((self.y - self.height / 2).min())
+        right, bottom = float((self.x + self.width / 2).max()), float((self.y + self.height / 2).max())
+        if self.edge_points.size:  # routed edges may swing wider than the boxes
+            left = min(left, float(self.edge_points[:, 0].min()) - 4)
+            right = max(right, float(self.edge_points[:, 0].max()) + 4)
+        return (left, top, right, bottom)
 
     def edge_polyline(self, k: int) -> np.ndarray:
         return self.edge_points[self.edge_offsets[k]:self.edge_offsets[k + 1]]
@@ -89,7 +94,7 @@ def _topological_order(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.asarray(order, dtype=np.int64)
 
 
-def _layers(n: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> np.ndarray:
+def _layers(n: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray, pull_sources: bool = True) -> np.ndarray:
     """Longest-path layering along ``order``; sources then sit right above their first consumer."""
     layer = [0] * n
     pos = np.empty(n, dtype=np.int64)
@@ -100,7 +105,7 @@ def _layers(n: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> np.n
         if layer[s] + 1 > layer[d]:
             layer[d] = layer[s] + 1
     layer_a = np.asarray(layer, dtype=np.int64)
-    if src.size:
+    if src.size and pull_sources:
         indeg = np.bincount(dst, minlength=n)
         sources = indeg[src] == 0  # edges leaving a source
         if sources.any():
@@ -111,8 +116,13 @@ def _layers(n: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> np.n
     return layer_a
 
 
-def layered_layout(widths, heights, src, dst) -> Layout:
-    """Lay out ``len(widths)`` nodes with directed edges ``src[k] -> dst[k]`` top to bottom."""
+def layered_layout(widths, heights, src, dst, pull_sources: bool = True) -> Layout:
+    """Lay out ``len(widths)`` nodes with directed edges ``src[k] -> dst[k]`` top to bottom.
+
+    With ``pull_sources`` a node without inputs (a graph input, a constant) sits right above its
+    first consumer; without, it stays in the top layer (inside a group, such nodes are fed from
+    outside the frame, which is above).
+    """
     widths = np.asarray(widths, dtype=np.float64)
     heights = np.asarray(heights, dtype=np.float64)
     n = widths.size
@@ -129,7 +139,7 @@ def layered_layout(widths, heights, src, dst) -> Layout:
     flip = pos[src] > pos[dst]
     a = np.where(flip, dst, src)
     b = np.where(flip, src, dst)
-    layer = _layers(n, a[keep], b[keep], order)
+    layer = _layers(n, a[keep], b[keep], order, pull_sources)
 
     # Dummy chains for long edges, shortest first, within a budget.
     span = np.where(keep, layer[b] - layer[a], 0)
@@ -181,7 +191,9 @@ def layered_layout(widths, heights, src, dst) -> Layout:
     layers_n = int(v_layer.max()) + 1
     layer_h = np.zeros(layers_n)
     np.maximum.at(layer_h, layer, heights)
-    tops = np.concatenate([[0.0], np.cumsum(layer_h + RANK_SEP)[:-1]])
+    # A layer of zero height holds only the ports of a nested layout: a short step is enough there.
+    advance = np.where(layer_h > 0, layer_h + RANK_SEP, PORT_SEP)
+    tops = np.concatenate([[0.0], np.cumsum(advance)[:-1]])
     y_all = tops[v_layer] + layer_h[v_layer] / 2
 
     # Edge polylines: src bottom, dummies, dst top (in the edge's real direction).

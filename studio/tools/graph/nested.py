@@ -17,6 +17,7 @@ from studio.tools.graph.layout import Layout, layered_layout
 FRAME_SIDE = 10.0
 FRAME_TOP = 22.0  # room for the group's name
 FRAME_BOTTOM = 10.0
+PORT_WIDTH = 4.0  # the "in" / "out" nodes where edges enter and leave a group's layout
 
 
 def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int], cancel=None
@@ -52,19 +53,27 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
         local[g].append(("i", i))
     for g in sorted(groups - {0}):
         local[parent_of[g]].append(("g", g))
-    index = {g: {key: k for k, key in enumerate(keys)} for g, keys in local.items()}
+    index: dict[int, dict[tuple[str, int], int]] = {g: {key: k for k, key in enumerate(keys)}
+                                                    for g, keys in local.items()}
 
-    def child_in(item: int, anc: int) -> tuple[str, int]:
-        g = int(cluster[item])
-        if g == anc:
-            return ("i", item)
-        while parent_of[g] != anc:
-            g = parent_of[g]
-        return ("g", g)
-
-    # Every item edge becomes one local edge of its lowest common ancestor group (deduplicated).
+    # Every item edge becomes a chain of local edges: up through the groups holding its source
+    # (to each group's "out" port), across the lowest common ancestor, and down through the groups
+    # holding its target (from each group's "in" port). Ports are zero-size nodes of the group's own
+    # layout, so an edge enters and leaves a frame along routed paths instead of cutting across it.
     local_edges: dict[int, dict[tuple[int, int], int]] = {g: {} for g in groups}
-    route: list[tuple[int, int, bool, bool]] = []
+
+    def node_index(g: int, key: tuple[str, int]) -> int:
+        k = index[g].get(key)
+        if k is None:  # a port, added the first time an edge needs it
+            k = index[g][key] = len(local[g])
+            local[g].append(key)
+        return k
+
+    def local_edge(g: int, u: tuple[str, int], v: tuple[str, int]) -> tuple[int, int]:
+        edges = local_edges[g]
+        return g, edges.setdefault((node_index(g, u), node_index(g, v)), len(edges))
+
+    route: list[list[tuple[int, int]]] = []
     for a, b in zip(src.tolist(), dst.tolist()):
         ga, gb = int(cluster[a]), int(cluster[b])
         while depth[ga] > depth[gb]:
@@ -74,11 +83,20 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
         while ga != gb:
             ga, gb = parent_of[ga], parent_of[gb]
         lca = ga
-        ca, cb = child_in(a, lca), child_in(b, lca)
-        pair = (index[lca][ca], index[lca][cb])
-        edges = local_edges[lca]
-        k = edges.setdefault(pair, len(edges))
-        route.append((lca, k, ca[0] == "g", cb[0] == "g"))
+        segments = []
+        g, node = int(cluster[a]), ("i", a)
+        while g != lca:
+            segments.append(local_edge(g, node, ("out", g)))
+            node, g = ("g", g), parent_of[g]
+        down = []
+        g, target = int(cluster[b]), ("i", b)
+        while g != lca:
+            down.append((g, target))
+            target, g = ("g", g), parent_of[g]
+        segments.append(local_edge(lca, node, target))
+        for g, target in reversed(down):
+            segments.append(local_edge(g, ("in", g), target))
+        route.append(segments)
     # Bottom-up: deepest groups first, so a child's frame size is known before its parent is laid out.
     size: dict[int, tuple[float, float]] = {}
     layouts: dict[int, Layout] = {}
@@ -87,8 +105,8 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
         if cancel is not None:
             cancel.raise_if_cancelled()
         keys = local[g]
-        w = np.array([widths[v] if kind == "i" else size[v][0] for kind, v in keys])
-        h = np.array([heights[v] if kind == "i" else size[v][1] for kind, v in keys])
+        w = np.array([widths[v] if kind == "i" else size[v][0] if kind == "g" else PORT_WIDTH for kind, v in keys])
+        h = np.array([heights[v] if kind == "i" else size[v][1] if kind == "g" else 0.0 for kind, v in keys])
         pairs = list(local_edges[g])
         ls = np.array([p[0] for p in pairs], dtype=np.int64)
         ld = np.array([p[1] for p in pairs], dtype=np.int64)
@@ -96,7 +114,8 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
         key = (w.tobytes(), h.tobytes(), ls.tobytes(), ld.tobytes())
         lay = cache.get(key)
         if lay is None:
-            lay = cache[key] = layered_layout(w, h, ls, ld)
+            # Inside a frame, nodes fed from outside stay at the top, where their edges come in.
+            lay = cache[key] = layered_layout(w, h, ls, ld, pull_sources=(g == 0))
         layouts[g] = lay
         left, top, right, bottom = lay.bounds
         size[g] = (right - left + 2 * FRAME_SIDE, bottom - top + FRAME_TOP + FRAME_BOTTOM)
@@ -112,20 +131,16 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
             cx, cy = lay.x[k] + ox, lay.y[k] + oy
             if kind == "i":
                 x[v], y[v] = cx, cy
-            else:
+            elif kind == "g":
                 fw, fh = size[v]
                 frames[v] = (cx - fw / 2, cy - fh / 2, cx + fw / 2, cy + fh / 2)
                 origin[v] = (cx - fw / 2 + FRAME_SIDE, cy - fh / 2 + FRAME_TOP)
-    # Edge polylines: the LCA's route, extended into expanded children to the real items.
-    paths = []
-    for e, (lca, k, a_in_group, b_in_group) in enumerate(route):
-        lay = layouts[lca]
+    # Edge polylines: the local routes of every segment, in absolute coordinates, joined.
+    shift = {}
+    for g, lay in layouts.items():
         left, top, _, _ = lay.bounds
-        pts = lay.edge_polyline(k) + (origin[lca][0] - left, origin[lca][1] - top)
-        a, b = int(src[e]), int(dst[e])
-        start = [(x[a], y[a] + heights[a] / 2)] if a_in_group else []
-        end = [(x[b], y[b] - heights[b] / 2)] if b_in_group else []
-        paths.append(np.vstack([np.array(start).reshape(-1, 2), pts, np.array(end).reshape(-1, 2)]))
+        shift[g] = (origin[g][0] - left, origin[g][1] - top)
+    paths = [np.vstack([layouts[g].edge_polyline(k) + shift[g] for g, k in segments]) for segments in route]
     counts = np.array([len(p) for p in paths], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     points = np.vstack(paths) if paths else np.zeros((0, 2))

@@ -12,6 +12,12 @@ from studio.tools.graph.model import Graph, Model, Tensor
 ROLE = Qt.ItemDataRole.UserRole
 
 
+def _short(name: str) -> str:
+    """The last scope of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``); the tooltip has it all."""
+    parts = name.split("/")
+    return name if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
+
+
 class DetailsTree(QTreeWidget):
     """Signals: open_subgraph(object graph, str title), stats_requested(object tensor, object row)."""
 
@@ -34,10 +40,10 @@ class DetailsTree(QTreeWidget):
         self.clear()
         self._row(None, "Click a node", "to see its type, attributes, inputs, outputs and weights.")
 
-    def _row(self, parent, key: str, value="", data=None) -> QTreeWidgetItem:
+    def _row(self, parent, key: str, value="", data=None, tip: str | None = None) -> QTreeWidgetItem:
         text = str(value)
         item = QTreeWidgetItem([key, text.replace("\n", " ")])
-        item.setToolTip(0, key)
+        item.setToolTip(0, tip or key)
         item.setToolTip(1, text if len(text) < 4000 else text[:4000] + "…")
         if data is not None:
             item.setData(0, ROLE, data)
@@ -99,16 +105,17 @@ class DetailsTree(QTreeWidget):
                 self._row(ins, f"#{slot}", "(unused)")
                 continue
             tensor = graph.initializers.get(name)
-            row = self._row(ins, name, graph.value(name).type_text() + ("  [weight]" if tensor else ""))
+            row = self._row(ins, _short(name), graph.value(name).type_text() + ("  [weight]" if tensor else ""),
+                            tip=name)
             if tensor is not None:
                 self._tensor_rows(row, tensor)
         for name in node.implicit_inputs:
-            self._row(ins, name, graph.value(name).type_text() + "  [used by a subgraph]")
+            self._row(ins, _short(name), graph.value(name).type_text() + "  [used by a subgraph]", tip=name)
         for name in node.control_inputs:
-            self._row(ins, name, "control edge")
+            self._row(ins, _short(name), "control edge", tip=name)
         outs = self._section("Outputs")
         for name in node.outputs:
-            self._row(outs, name, graph.value(name).type_text())
+            self._row(outs, _short(name), graph.value(name).type_text(), tip=name)
         if node.subgraphs:
             subs = self._section("Subgraphs (double-click to open)")
             for slot, sub in node.subgraphs.items():

@@ -78,6 +78,7 @@ class GraphPanel(LinkedViews, Panel):
         self.graph_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.graph_combo.setMaximumWidth(260)
         self.graph_combo.activated.connect(self._on_graph_chosen)
+        self.graph_combo.hide()  # shown for models with several graphs
         self.crumb = QLabel(self)
         self.crumb.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.back_button)
