@@ -214,3 +214,16 @@ def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
     call = next(i for i, n in enumerate(panel.left.graph.nodes) if n.name == "known_op")
     panel._on_item_activated(panel.left, panel.left.item_of_node(call))
     qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.view.graph.name == "sub_1", timeout=5000)
+
+
+def test_double_click_a_frame_name_collapses_it(qtbot, panel, tmp_path):
+    path = write_synthetic(tmp_path / "m.onnx", 60)
+    _open(qtbot, panel, path)
+    view = panel.left.view
+    gid, (l, t, r, b) = view.frames[0]  # the biggest frame
+    canvas = panel.left.canvas
+    canvas.scale, canvas.origin = 1.0, QPointF(l - 10, t - 10)
+    qtbot.mouseDClick(canvas, Qt.MouseButton.LeftButton, pos=QPointF(18, 16).toPoint())
+    qtbot.waitUntil(lambda: panel.left.view is not view, timeout=5000)
+    collapsed = [it for it in panel.left.view.items if it.kind == "group"]
+    assert [it.index for it in collapsed] == [gid]

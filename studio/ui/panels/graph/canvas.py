@@ -19,10 +19,12 @@ MINIMAP = 170
 
 
 class GraphCanvas(QWidget):
-    """Signals: item_clicked(int) (-1 for background), item_activated(int) (double-click)."""
+    """Signals: item_clicked(int) (-1 for background), item_activated(int) (double-click),
+    frame_activated(int) (double-click on a frame's name strip: the group id)."""
 
     item_clicked = Signal(int)
     item_activated = Signal(int)
+    frame_activated = Signal(int)  # double-click on an expanded group's name strip: collapse it
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -236,6 +238,10 @@ class GraphCanvas(QWidget):
             item = self.painter_cache.item_at(p.x(), p.y())
             if item >= 0:
                 self.item_activated.emit(item)
+                return
+            frame = self.painter_cache.frame_at(p.x(), p.y())
+            if frame >= 0:
+                self.frame_activated.emit(frame)
 
     def _center_from_minimap(self, pos: QPointF) -> None:
         bounds = self.painter_cache.bounds()
@@ -248,8 +254,12 @@ class GraphCanvas(QWidget):
         if event.type() == event.Type.ToolTip and self.painter_cache:
             p = self.to_scene(event.position() if hasattr(event, "position") else QPointF(event.pos()))
             item = self.painter_cache.item_at(p.x(), p.y())
+            frame = self.painter_cache.frame_at(p.x(), p.y()) if item < 0 else -1
             if item >= 0:
                 QToolTip.showText(event.globalPos(), self.tooltip_text(item), self)
+            elif frame >= 0:
+                QToolTip.showText(event.globalPos(), f"{self.view.group_labels.get(frame, '')}\n"
+                                  "double-click to collapse", self)
             else:
                 QToolTip.hideText()
             return True

@@ -148,6 +148,7 @@ class GraphPanel(LinkedViews, Panel):
         for side in (self.left, self.right):
             side.canvas.item_clicked.connect(lambda item, s=side: self._on_item_clicked(s, item))
             side.canvas.item_activated.connect(lambda item, s=side: self._on_item_activated(s, item))
+            side.canvas.frame_activated.connect(lambda gid, s=side: self.collapse_group(gid, s))
         # Only while the focus is in this panel: other panels may bind the same keys.
         inside = Qt.ShortcutContext.WidgetWithChildrenShortcut
         QShortcut(QKeySequence("Ctrl+F"), self, activated=lambda: self.find_edit.setFocus(), context=inside)
@@ -361,6 +362,19 @@ class GraphPanel(LinkedViews, Panel):
             if node.subgraphs:
                 slot, graph = next(iter(node.subgraphs.items()))
                 self.open_graph(graph, f"{node.name} › {slot}", side)
+
+    def collapse_group(self, gid: int, side: Side | None = None):
+        """Collapse one expanded group (and everything inside it) back into a box."""
+        side = side or self.active
+        level = side.level
+        if level is None or level.hierarchy is None or gid not in (level.expanded or set()):
+            return None
+        inside, stack = set(), [gid]
+        while stack:
+            g = stack.pop()
+            inside.add(g)
+            stack.extend(level.hierarchy.groups[g].groups)
+        return self._relayout(side, set(level.expanded) - inside)
 
     def _on_open_subgraph_from_details(self, graph, title: str) -> None:
         self.open_graph(graph, title)

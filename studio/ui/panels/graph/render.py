@@ -128,6 +128,17 @@ class ViewPainter:
         hit = np.nonzero((self.left <= x) & (self.right >= x) & (self.top <= y) & (self.bottom >= y))[0]
         return int(hit[-1]) if hit.size else -1
 
+    def frame_at(self, x: float, y: float) -> int:
+        """Group id of the innermost frame whose name strip (its top 20 units) holds (x, y), or -1."""
+        if not self.frame_boxes.size:
+            return -1
+        f = self.frame_boxes
+        hit = np.nonzero((f[:, 0] <= x) & (f[:, 2] >= x) & (f[:, 1] <= y) & (f[:, 1] + 20 >= y))[0]
+        if not hit.size:
+            return -1
+        areas = (f[hit, 2] - f[hit, 0]) * (f[hit, 3] - f[hit, 1])
+        return int(self.frame_ids[hit[np.argmin(areas)]])
+
     def _poly(self, k: int) -> QPolygonF:
         poly = self._polys.get(k)
         if poly is None:
