@@ -161,6 +161,23 @@ def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
     return None, pos
 
 
+@file_format("om_json", "OM model as JSON (atc --mode=1)", GRAPH)
+def _sniff_om_json(path: Path, head: bytes) -> bool:
+    """ModelDef JSON: a top-level object with ``graph`` lists of ``op`` lists, or ATC model attributes."""
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and (
+        re.search(r'"graph"\s*:\s*\[', text) and re.search(r'"op"\s*:\s*\[', text)
+        or re.search(r'"key"\s*:\s*"(atc_cmdline|om_info_list|soc_version)"', text)))
+
+
+@file_format("node_data", "Node data overlay (Model Explorer JSON)", GRAPH)
+def _sniff_node_data(path: Path, head: bytes) -> bool:
+    """``{"name": ..., "results": {"node": {"value": ...}}}``, or the same keyed by graph id."""
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"results"\s*:\s*\{', text)
+                and re.search(r'"value"\s*:', text) and '"traceEvents"' not in text)
+
+
 @file_format("tf_pb", "TensorFlow frozen graph", CONVERT)
 def _sniff_tf(path: Path, head: bytes) -> bool:
     # GraphDef starts with repeated NodeDef (field 1, length-delimited), whose first field is its name.

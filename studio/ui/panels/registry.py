@@ -1,15 +1,16 @@
 """The tool panels the main window docks, in menu order.
 
-A tool adds its panel by giving its own class here (``studio.ui.panels.<tool>``); until then the
-tool is represented by a FileListPanel with its title and description.
+A tool adds its panel by listing its own class here (``studio.ui.panels.<tool>``). A tool whose
+panel is not written yet can be represented by a FileListPanel (see ``_file_list_panel``), so the
+files routed to it are still listed.
 """
 
 from __future__ import annotations
 
-from studio import formats
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.base import FileListPanel, Panel
 from studio.ui.panels.convert import ConvertPanel
+from studio.ui.panels.graph import GraphPanel
 from studio.ui.panels.profiler import ProfilerPanel
 
 
@@ -21,8 +22,7 @@ def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
 def tool_panels() -> list[type[Panel]]:
     """Panel classes, one per tool, in the order of the Tools menu."""
     return [
-        _file_list_panel(formats.GRAPH, "Graph",
-                         "ONNX and OM models (IMOD), and graphs that atc --mode=1 wrote as JSON."),
+        GraphPanel,
         ProfilerPanel,
         AccuracyPanel,
         ConvertPanel,

@@ -1,0 +1,218 @@
+"""Read an ONNX model into a :class:`~studio.tools.graph.model.Model`.
+
+Shapes come from the file's value_info after ONNX shape inference; an inference failure becomes a
+warning, never an error. External-data tensors are resolved next to the model, and a missing file is
+named. If/Loop/Scan bodies become node subgraphs and model-local functions become graphs that the
+calling nodes link to. The ``onnx`` package is imported here only, when a model is opened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.errors import UserError
+from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
+
+INFER_MAX_NODES = 50_000  # shape inference above this takes seconds; the file's shapes are shown instead
+
+
+def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
+    """Read the ONNX model at ``path`` (weights stay on disk until statistics are asked for)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    path = Path(path)
+    fix = "The file is truncated or not an ONNX model; export or download it again."
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise UserError(f"Cannot decode the ONNX model: {exc or type(exc).__name__}", path, fix) from exc
+    except OSError as exc:
+        raise UserError(f"Cannot read the model: {exc.strerror}", path, "Check the path and permissions.") from exc
+    if not proto.HasField("graph") or (not proto.graph.node and not proto.graph.output):
+        raise UserError("The ONNX file holds no graph (no nodes, no outputs)", path, fix)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    model = Model(path=path, format="onnx")
+    model.opsets = {(_s(o.domain) or "ai.onnx"): o.version for o in proto.opset_import}
+    model.metadata = {
+        "ir_version": proto.ir_version, "producer": f"{proto.producer_name} {proto.producer_version}".strip(),
+        "domain": proto.domain, "model_version": proto.model_version, "doc_string": proto.doc_string,
+        "graph_name": proto.graph.name,
+        **{f"meta:{_s(p.key)}": _s(p.value) for p in proto.metadata_props},
+    }
+    inferred = proto
+    if infer_shapes:
+        if len(proto.graph.node) > INFER_MAX_NODES:
+            model.warnings.append(f"shape inference skipped for {len(proto.graph.node):,} nodes; "
+                                  "shapes are the ones stored in the file")
+        else:
+            try:
+                inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
+            except Exception as exc:  # noqa: BLE001 - inference failures are shown, not fatal
+                model.warnings.append(f"shape inference failed: {str(exc).strip().splitlines()[0][:300]}")
+                try:  # keep what can be inferred around the failing op
+                    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
+                except Exception:  # noqa: BLE001
+                    inferred = proto
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    reader = _Reader(model, path.parent)
+    for func in proto.functions:
+        domain, name = _s(func.domain), _s(func.name)
+        graph = Graph(f"{domain}:{name}" if domain else name)
+        graph.inputs, graph.outputs = _names(func.input), _names(func.output)
+        graph.nodes = [reader.node(n, graph) for n in func.node]
+        model.functions[(domain, name)] = graph
+    main = reader.graph(inferred.graph, cancel)
+    for graph in [main, *model.functions.values()]:
+        for sub in graph.walk():
+            for node in sub.nodes:
+                body = model.functions.get((node.domain, node.type))
+                if body is not None and body is not graph:
+                    node.subgraphs.setdefault("function", body)
+    model.graphs = [main]
+    model.functions = {g.name: g for g in model.functions.values()}
+    return model
+
+
+def _s(value) -> str:
+    """A protobuf string field; damaged files can hand back bytes that are not UTF-8."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _names(values) -> list[str]:
+    return [_s(v) for v in values]
+
+
+def _dtype(elem_type: int) -> str:
+    from onnx import helper
+
+    try:
+        return str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)))
+    except Exception:  # noqa: BLE001 - bfloat16, float8 and friends have no plain numpy type
+        try:
+            return helper.tensor_dtype_to_string(elem_type).replace("TensorProto.", "").lower()
+        except Exception:  # noqa: BLE001
+            return f"type{elem_type}"
+
+
+def _value_from_info(info) -> Value:
+    tensor = info.type.tensor_type if info.type.HasField("tensor_type") else None
+    if tensor is None:
+        kind = info.type.WhichOneof("value") or "unknown"
+        return Value(_s(info.name), None, kind.replace("_type", ""))
+    shape = None
+    if tensor.HasField("shape"):
+        shape = tuple(d.dim_value if d.HasField("dim_value") else (_s(d.dim_param) or None) for d in tensor.shape.dim)
+    return Value(_s(info.name), shape, _dtype(tensor.elem_type) if tensor.elem_type else None)
+
+
+class _Reader:
+    def __init__(self, model: Model, folder: Path):
+        self.model = model
+        self.folder = folder
+        self.missing: set[str] = set()
+
+    def graph(self, g, cancel=None, name: str | None = None) -> Graph:
+        graph = Graph(name or _s(g.name) or "main")
+        for info in (*g.input, *g.output, *g.value_info):
+            value = _value_from_info(info)
+            graph.values[value.name] = value
+        for t in g.initializer:
+            tensor = self.tensor(t)
+            graph.initializers[tensor.name] = tensor
+            graph.values.setdefault(tensor.name, Value(tensor.name, tuple(t.dims), _dtype(t.data_type)))
+        for t in g.sparse_initializer:
+            name = _s(t.values.name)
+            graph.initializers[name] = Tensor(name, tuple(t.dims), _dtype(t.values.data_type),
+                                              problem="sparse tensor: statistics not computed")
+        weights = set(graph.initializers)
+        graph.inputs = [n for n in _names(i.name for i in g.input) if n not in weights]
+        graph.outputs = _names(o.name for o in g.output)
+        for k, n in enumerate(g.node):
+            if cancel is not None and k % 2000 == 0:
+                cancel.raise_if_cancelled()
+            graph.nodes.append(self.node(n, graph))
+        return graph
+
+    def node(self, n, graph: Graph) -> Node:
+        op_type, domain = _s(n.op_type), _s(n.domain)
+        node = Node(name=_s(n.name) or f"{op_type}_{len(graph.nodes)}", type=op_type, inputs=_names(n.input),
+                    outputs=_names(n.output), domain=domain if domain not in ("", "ai.onnx") else "")
+        for attr in n.attribute:
+            attr_name = _s(attr.name)
+            if attr.type == attr.GRAPH or attr.g.node:
+                node.subgraphs[attr_name] = self.graph(attr.g, name=f"{node.name}/{attr_name}")
+                node.attributes[attr_name] = f"<graph {len(attr.g.node)} nodes>"
+            elif attr.graphs:
+                for k, sub in enumerate(attr.graphs):
+                    node.subgraphs[f"{attr_name}[{k}]"] = self.graph(sub, name=f"{node.name}/{attr_name}[{k}]")
+                node.attributes[attr_name] = f"<{len(attr.graphs)} graphs>"
+            else:
+                node.attributes[attr_name] = _attribute(attr)
+        if node.subgraphs:  # values captured from the outer scope are real dependencies
+            captured = set()
+            for sub in node.subgraphs.values():
+                captured |= sub.free_values()
+            node.implicit_inputs = sorted(captured - set(node.inputs))
+        return node
+
+    def tensor(self, t) -> Tensor:
+        tensor = Tensor(_s(t.name), tuple(t.dims), _dtype(t.data_type))
+        if t.data_location == t.EXTERNAL:
+            info = {_s(e.key): _s(e.value) for e in t.external_data}
+            location = info.get("location", "")
+            tensor.location = location
+            file = (self.folder / location).resolve()
+            if not location or not file.is_file():
+                tensor.problem = f"external data file {location!r} not found next to the model"
+                if location not in self.missing:
+                    self.missing.add(location)
+                    self.model.warnings.append(
+                        f"external data file {location!r} not found in {self.folder} (needed by tensor {t.name!r})")
+                return tensor
+            offset, length = int(info.get("offset", 0)), int(info.get("length", 0) or 0)
+            tensor.loader = lambda f=file, o=offset, ln=length, t=t: _external_array(f, o, ln, t)
+        else:
+            from onnx import numpy_helper
+
+            tensor.loader = lambda t=t: numpy_helper.to_array(t)
+        return tensor
+
+
+def _external_array(file: Path, offset: int, length: int, t) -> np.ndarray:
+    from onnx import helper
+
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type))
+    with file.open("rb") as handle:
+        handle.seek(offset)
+        raw = handle.read(length or -1)
+    count = int(np.prod(t.dims)) if t.dims else 1
+    if len(raw) < count * dtype.itemsize:
+        raise ValueError(f"{file.name} holds {len(raw)} bytes at offset {offset}, "
+                         f"the tensor needs {count * dtype.itemsize}")
+    return np.frombuffer(raw, dtype=dtype, count=count).reshape(tuple(t.dims))
+
+
+def _attribute(attr) -> Any:
+    from onnx import helper
+
+    if attr.type == attr.TENSOR:
+        return f"<tensor {_dtype(attr.t.data_type)}{list(attr.t.dims)}>"
+    if attr.type == attr.TENSORS:
+        return f"<{len(attr.tensors)} tensors>"
+    if attr.ref_attr_name:
+        return f"<ref {attr.ref_attr_name}>"
+    try:
+        value = helper.get_attribute_value(attr)
+    except Exception:  # noqa: BLE001
+        return "<unreadable>"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
+    return value

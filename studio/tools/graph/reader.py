@@ -1,0 +1,55 @@
+"""``read_graph(path, cancel)``: the job that opens any model the graph tool knows.
+
+Dispatches on :func:`studio.formats.detect` (magic bytes first), so a ``.om`` without the
+``IMOD`` magic is refused with the sniffer's message and a renamed ONNX still opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+from studio import formats
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.graph.gcpause import paused_gc
+from studio.tools.graph.model import Model
+
+GRAPH_FORMATS = ("onnx", "om", "om_json")
+
+
+def read_model(path: Path | str, cancel: CancelToken | None = None) -> Model:
+    """Read a model synchronously (tests, CLI helpers)."""
+    path = Path(path)
+    detected = formats.detect(path)
+    with paused_gc():
+        return _read(path, detected, cancel)
+
+
+def _read(path: Path, detected, cancel) -> Model:
+    fmt = detected.format.id
+    if fmt == "onnx":
+        from studio.tools.graph.onnx_reader import read_onnx
+        return read_onnx(path, cancel)
+    if fmt == "om":
+        from studio.tools.graph.om_reader import read_om
+        return read_om(path, cancel)
+    if fmt == "om_json":
+        from studio.tools.graph.om_json_reader import read_om_json
+        return read_om_json(path, cancel)
+    raise UserError(f"Not a model the graph viewer can open ({detected.format.label})", path,
+                    "Open an ONNX model, an Ascend OM model (IMOD) or the JSON that atc --mode=1 writes.")
+
+
+def read_graph(path: Path | str, cancel: CancelToken | None = None) -> Generator[Progress, None, Model]:
+    """Job: read the model at ``path`` and derive its edges."""
+    path = Path(path)
+    yield Progress(None, f"reading {path.name}")
+    model = read_model(path, cancel)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    yield Progress(0.9, "indexing edges")
+    for graph in model.graphs:
+        graph.edges()
+    yield Progress(1.0, f"read {len(model.main.nodes):,} nodes")
+    return model

@@ -1,0 +1,90 @@
+"""Shapes recorded by a run: execute an ONNX model once in ONNX Runtime and keep every tensor's shape.
+
+Declared and inferred shapes can be missing (dynamic dims, custom ops, failed inference) or wrong;
+the shapes a real run produced are trusted over them (:meth:`Graph.apply_runtime_shapes`). Inputs are
+random, with dynamic dims set to 1 unless given; the run uses the CPU provider.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+
+import numpy as np
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+
+_NUMPY = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+          "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8,
+          "tensor(bool)": np.bool_, "tensor(int16)": np.int16, "tensor(uint16)": np.uint16}
+
+
+def _session(onnx, ort, model, probe: Path, path: Path):
+    """An ORT session for ``model``; a file newer than this ORT is retried at the IR version it takes
+    (the IR version numbers the file format; the ops' opsets, which matter, are unchanged)."""
+    for attempt in range(2):
+        onnx.save(model, str(probe), save_as_external_data=model.ByteSize() > 1_500_000_000)
+        try:
+            return ort.InferenceSession(str(probe), providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001
+            text = str(exc)
+            newest = re.search(r"max supported IR version: (\d+)", text)
+            if attempt == 0 and newest and int(newest.group(1)) < model.ir_version:
+                model.ir_version = int(newest.group(1))
+                continue
+            raise UserError(f"ONNX Runtime cannot load the model: {text.splitlines()[0][-300:]}", path,
+                            "Custom or NPU-only ops cannot run on the CPU; shapes stay as declared.") from exc
+    raise AssertionError("unreachable")
+
+
+def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
+                  cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[dict, dict]]:
+    """Job: run the model once; returns ({tensor name: shape}, {tensor name: dtype})."""
+    import onnx
+    import onnxruntime as ort
+
+    path = Path(path)
+    yield Progress(None, f"loading {path.name} for a run")
+    try:
+        model = onnx.load(str(path))  # external data is loaded from next to the model
+    except Exception as exc:  # noqa: BLE001 - any load failure is the user's file
+        raise UserError(f"Cannot load the model for a run: {exc}", path,
+                        "Check the model and its external data files.") from exc
+    known = {o.name for o in model.graph.output}
+    for node in model.graph.node:  # every node output becomes a model output, so the run returns it
+        for name in node.output:
+            if name and name not in known:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+                known.add(name)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    yield Progress(None, "starting ONNX Runtime")
+    with tempfile.TemporaryDirectory(prefix="studio-shapes-") as tmp:
+        session = _session(onnx, ort, model, Path(tmp) / "probe.onnx", path)
+        rng = np.random.default_rng(seed)
+        feeds = {}
+        for inp in session.get_inputs():
+            shape = [d if isinstance(d, int) and d > 0 else (dims or {}).get(str(d), 1) for d in inp.shape]
+            dtype = _NUMPY.get(inp.type)
+            if dtype is None:
+                raise UserError(f"Input {inp.name!r} has type {inp.type}, which a random run cannot feed", path,
+                                "Shapes stay as declared for this model.")
+            feeds[inp.name] = (rng.standard_normal(shape) if np.dtype(dtype).kind == "f"
+                               else rng.integers(0, 2, shape)).astype(dtype)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        yield Progress(None, "running once on the CPU")
+        try:
+            outputs = session.run(None, feeds)
+        except Exception as exc:  # noqa: BLE001
+            raise UserError(f"The run failed: {str(exc).splitlines()[0][:300]}", path,
+                            "Give the dynamic dimensions real sizes, or keep the declared shapes.") from exc
+        names = [o.name for o in session.get_outputs()]
+    shapes = {name: tuple(np.shape(value)) for name, value in zip(names, outputs)}
+    shapes.update({name: tuple(value.shape) for name, value in feeds.items()})
+    dtypes = {name: str(np.asarray(value).dtype) for name, value in zip(names, outputs)}
+    yield Progress(1.0, f"recorded {len(shapes):,} shapes")
+    return shapes, dtypes

@@ -1,0 +1,75 @@
+"""The facts ``studio graph summary`` prints: counts, op histogram, inputs/outputs, parameters."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from studio.tools.graph.model import Graph, Model
+
+
+def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for name in names:
+        value = graph.value(name)
+        shape = None if value.shape is None else [d if d is not None else "?" for d in value.shape]
+        row = {"name": name, "shape": shape, "dtype": value.dtype, "format": value.format}
+        if value.runtime:
+            row["runtime"] = True
+        out.append(row)
+    return out
+
+
+def summarize(model: Model) -> dict[str, Any]:
+    """A JSON-ready summary. Keys: format, nodes, nodes_total, edges, op_types, inputs, outputs,
+    parameters, subgraphs (plus graphs, functions, metadata, opsets, warnings)."""
+    main = model.main
+    graphs = model.all_graphs()
+    ops = Counter(n.type for n in main.nodes)
+    src, _, _ = main.edges()
+    return {
+        "format": model.format,
+        "path": str(model.path),
+        "nodes": len(main.nodes),
+        "nodes_total": sum(len(g.nodes) for g in graphs),
+        "edges": int(src.size),
+        "op_types": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "inputs": _io(main, main.inputs),
+        "outputs": _io(main, main.outputs),
+        "parameters": sum(g.parameters() for g in graphs),
+        "subgraphs": len(graphs) - 1,
+        "graphs": [{"name": g.name, "nodes": len(g.nodes)} for g in graphs],
+        "functions": sorted(model.functions),
+        "opsets": model.opsets,
+        "metadata": {k: v for k, v in model.metadata.items() if v not in ("", None, [])},
+        "warnings": model.warnings,
+    }
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """Human-readable text of :func:`summarize`."""
+    lines = [f"{summary['path']}: {summary['format']} model",
+             f"  nodes: {summary['nodes']:,} (main graph), {summary['nodes_total']:,} with subgraphs; "
+             f"edges: {summary['edges']:,}; subgraphs: {summary['subgraphs']}; "
+             f"parameters: {summary['parameters']:,}"]
+    for kind in ("inputs", "outputs"):
+        lines.append(f"  {kind}:")
+        for io in summary[kind]:
+            shape = "?" if io["shape"] is None else "[" + ",".join(str(d) for d in io["shape"]) + "]"
+            fmt = f" {io['format']}" if io.get("format") else ""
+            lines.append(f"    {io['name']}: {io['dtype'] or '?'}{shape}{fmt}")
+    ops = summary["op_types"]
+    lines.append(f"  op types ({len(ops)}): " + ", ".join(f"{k} {v}" for k, v in list(ops.items())[:20])
+                 + (", ..." if len(ops) > 20 else ""))
+    if len(summary["graphs"]) > 1:
+        lines.append("  graphs: " + ", ".join(f"{g['name']} ({g['nodes']})" for g in summary["graphs"]))
+    if summary["functions"]:
+        lines.append("  functions: " + ", ".join(summary["functions"]))
+    if summary["opsets"]:
+        lines.append("  opsets: " + ", ".join(f"{k} {v}" for k, v in summary["opsets"].items()))
+    for key, value in summary["metadata"].items():
+        text = str(value).replace("\n", " ")
+        lines.append(f"  {key}: {text[:200]}{'...' if len(text) > 200 else ''}")
+    for warning in summary["warnings"]:
+        lines.append(f"  warning: {warning}")
+    return "\n".join(lines)

@@ -1,0 +1,297 @@
+"""The graph canvas: a QWidget that paints a laid-out view with zoom, pan, picking and a minimap.
+
+Painting goes through :class:`ViewPainter`, which culls to the viewport and lowers the level of
+detail when zoomed out, so frames stay cheap however big the view is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from studio.tools.graph.view import ViewGraph
+from studio.ui.panels.graph.render import PaintState, ViewPainter
+
+MIN_SCALE, MAX_SCALE = 0.002, 4.0
+MINIMAP = 170
+
+
+class GraphCanvas(QWidget):
+    """Signals: item_clicked(int) (-1 for background), item_activated(int) (double-click),
+    frame_activated(int) (double-click on a frame's name strip: the group id)."""
+
+    item_clicked = Signal(int)
+    item_activated = Signal(int)
+    frame_activated = Signal(int)  # double-click on an expanded group's name strip: collapse it
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMinimumSize(200, 150)
+        self.painter_cache: ViewPainter | None = None
+        self.state = PaintState()
+        self.scale = 1.0
+        self.origin = QPointF(0, 0)  # scene point at the widget's top-left corner
+        self.empty_text = "Open an ONNX or OM model (File > Open, or drop it on the window)."
+        self.legend: list[tuple[str, str]] = []
+        self.legend_title = ""
+        self.caption = ""
+        self._drag: QPointF | None = None
+        self._dragged = False
+        self._minimap: QImage | None = None
+        self._minimap_rect = QRectF()
+        self._minimap_scale = 1.0
+        self._minimap_for: tuple = ()
+        self.last_paint_items = 0
+
+    # ------------------------------------------------------------------ model
+    @property
+    def view(self) -> ViewGraph | None:
+        return self.painter_cache.view if self.painter_cache else None
+
+    def set_view(self, view: ViewGraph | None, keep_position: bool = False) -> None:
+        """Show ``view`` (None clears the canvas)."""
+        # A job may have prepared the painter's caches off the GUI thread (see jobs.prepare).
+        self.painter_cache = (getattr(view, "prepared_painter", None) or ViewPainter(view)) if view is not None else None
+        self.state = PaintState()
+        self._minimap = None
+        if view is not None and not keep_position:
+            self.fit()
+        self.update()
+
+    def fit(self) -> None:
+        """Zoom so the whole graph fits (never above 1:1); very tall graphs start at the top, readable."""
+        if not self.painter_cache:
+            return
+        bounds = self.painter_cache.bounds().adjusted(-30, -30, 30, 30)
+        w, h = max(self.width(), 50), max(self.height(), 50)
+        scale = min(1.0, w / bounds.width(), h / bounds.height())
+        if scale < 0.25 and bounds.height() > bounds.width() * 4:
+            scale = min(0.85, w / bounds.width())  # a long thin graph: show its top at a readable zoom
+            self.scale = max(MIN_SCALE, scale)
+            self.origin = QPointF(bounds.center().x() - w / 2 / self.scale, bounds.top())
+        else:
+            self.scale = max(MIN_SCALE, scale)
+            self.origin = QPointF(bounds.center().x() - w / 2 / self.scale, bounds.center().y() - h / 2 / self.scale)
+        self.update()
+
+    def zoom(self, factor: float, anchor: QPointF | None = None) -> None:
+        """Zoom by ``factor`` keeping the scene point under ``anchor`` (widget coords) in place."""
+        anchor = anchor or QPointF(self.width() / 2, self.height() / 2)
+        scene = self.to_scene(anchor)
+        self.scale = min(MAX_SCALE, max(MIN_SCALE, self.scale * factor))
+        self.origin = QPointF(scene.x() - anchor.x() / self.scale, scene.y() - anchor.y() / self.scale)
+        self.update()
+
+    def center_on(self, item: int, min_scale: float = 0.6) -> None:
+        """Centre item ``item``, zooming in to a readable scale if needed."""
+        if not self.painter_cache or not 0 <= item < self.painter_cache.count:
+            return
+        self.scale = max(self.scale, min_scale)
+        c = self.painter_cache.rect(item).center()
+        self.origin = QPointF(c.x() - self.width() / 2 / self.scale, c.y() - self.height() / 2 / self.scale)
+        self.update()
+
+    def to_scene(self, p: QPointF) -> QPointF:
+        return QPointF(self.origin.x() + p.x() / self.scale, self.origin.y() + p.y() / self.scale)
+
+    def visible_rect(self) -> QRectF:
+        return QRectF(self.origin.x(), self.origin.y(), self.width() / self.scale, self.height() / self.scale)
+
+    # ------------------------------------------------------------------ painting
+    def paintEvent(self, event) -> None:  # Qt override
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor("#ffffff"))
+        if not self.painter_cache:
+            painter.setPen(QColor("#7a7f88"))
+            painter.drawText(self.rect().adjusted(20, 20, -20, -20),
+                             Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
+                             self.empty_text)
+            painter.end()
+            return
+        painter.save()
+        painter.scale(self.scale, self.scale)
+        painter.translate(-self.origin.x(), -self.origin.y())
+        self.last_paint_items = self.painter_cache.paint(painter, self.visible_rect(), self.scale, self.state)
+        painter.restore()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        self._paint_minimap(painter)
+        self._paint_legend(painter)
+        if self.caption:
+            painter.setPen(QColor("#4b5563"))
+            painter.drawText(QRectF(8, self.height() - 22, self.width() - MINIMAP - 24, 18),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.caption)
+        painter.end()
+
+    def _paint_minimap(self, painter: QPainter) -> None:
+        if self.width() < 2.5 * MINIMAP or self.height() < MINIMAP + 40:
+            return
+        if self._minimap is None or self._minimap_for != (id(self.painter_cache), self.height()):
+            self._minimap = self._render_minimap()
+            self._minimap_for = (id(self.painter_cache), self.height())
+        img = self._minimap
+        x0, y0 = self.width() - img.width() - 10, self.height() - img.height() - 10
+        self._minimap_rect = QRectF(x0, y0, img.width(), img.height())
+        painter.fillRect(self._minimap_rect.adjusted(-2, -2, 2, 2), QColor(250, 250, 252, 230))
+        painter.drawImage(QPointF(x0, y0), img)
+        painter.setPen(QPen(QColor("#9aa3ad"), 1))
+        painter.drawRect(self._minimap_rect.adjusted(-2, -2, 2, 2))
+        bounds = self.painter_cache.bounds()
+        v = self.visible_rect()
+        s = self._minimap_scale
+        r = QRectF(x0 + (v.left() - bounds.left()) * s, y0 + (v.top() - bounds.top()) * s,
+                   v.width() * s, v.height() * s).intersected(self._minimap_rect)
+        painter.setPen(QPen(QColor("#e0531f"), 1.5))
+        painter.drawRect(r.adjusted(0, 0, -1, -1) if r.width() > 2 else QRectF(r.left(), r.top(), 2, max(2, r.height())))
+
+    def _render_minimap(self) -> QImage:
+        bounds = self.painter_cache.bounds()
+        tall = max(MINIMAP, self.height() * 0.6)  # a long thin graph gets a tall minimap, not a sliver
+        s = min(MINIMAP / max(bounds.width(), 1), tall / max(bounds.height(), 1))
+        self._minimap_scale = s
+        img = QImage(max(4, int(bounds.width() * s)), max(4, int(bounds.height() * s)),
+                     QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QColor(250, 250, 252))
+        p = QPainter(img)
+        p.scale(s, s)
+        p.translate(-bounds.left(), -bounds.top())
+        self.painter_cache.paint(p, bounds, s, PaintState(), raster=True)
+        p.end()
+        return img
+
+    def _paint_legend(self, painter: QPainter) -> None:
+        if not self.legend:
+            return
+        fm = painter.fontMetrics()
+        width = max([fm.horizontalAdvance(t) for _, t in self.legend] + [fm.horizontalAdvance(self.legend_title)]) + 36
+        height = 22 + 18 * len(self.legend)
+        box = QRectF(10, 10, width, height)
+        painter.fillRect(box, QColor(255, 255, 255, 235))
+        painter.setPen(QColor("#9aa3ad"))
+        painter.drawRect(box)
+        painter.setPen(QColor("#1f1f1f"))
+        painter.drawText(QRectF(18, 12, width - 16, 18), Qt.AlignmentFlag.AlignVCenter, self.legend_title)
+        for k, (colour, text) in enumerate(self.legend):
+            y = 32 + 18 * k
+            painter.fillRect(QRectF(18, y + 2, 12, 12), QColor(colour or "#ffffff"))
+            painter.drawText(QRectF(36, y, width - 40, 16), Qt.AlignmentFlag.AlignVCenter, text)
+
+    # ------------------------------------------------------------------ input
+    def wheelEvent(self, event) -> None:  # Qt override
+        steps = event.angleDelta().y() / 120.0
+        self.zoom(1.15 ** steps, event.position())
+
+    def keyPressEvent(self, event) -> None:  # Qt override
+        key = event.key()
+        step = 80 / self.scale
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(0.8)
+        elif key in (Qt.Key.Key_0, Qt.Key.Key_F):
+            self.fit()
+        elif key == Qt.Key.Key_Left:
+            self._pan(-step, 0)
+        elif key == Qt.Key.Key_Right:
+            self._pan(step, 0)
+        elif key == Qt.Key.Key_Up:
+            self._pan(0, -step)
+        elif key == Qt.Key.Key_Down:
+            self._pan(0, step)
+        else:
+            super().keyPressEvent(event)
+
+    def _pan(self, dx: float, dy: float) -> None:
+        self.origin = QPointF(self.origin.x() + dx, self.origin.y() + dy)
+        self.update()
+
+    def mousePressEvent(self, event) -> None:  # Qt override
+        if event.button() == Qt.MouseButton.LeftButton:
+            if self._minimap_rect.contains(event.position()) and self.painter_cache:
+                self._center_from_minimap(event.position())
+                return
+            self._drag = event.position()
+            self._dragged = False
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+
+    def mouseMoveEvent(self, event) -> None:  # Qt override
+        if self._drag is not None:
+            delta = event.position() - self._drag
+            if abs(delta.x()) + abs(delta.y()) > 2:
+                self._dragged = True
+            self._drag = event.position()
+            self._pan(-delta.x() / self.scale, -delta.y() / self.scale)
+
+    def mouseReleaseEvent(self, event) -> None:  # Qt override
+        self.unsetCursor()
+        if self._drag is not None and not self._dragged and self.painter_cache:
+            p = self.to_scene(event.position())
+            self.item_clicked.emit(self.painter_cache.item_at(p.x(), p.y()))
+        self._drag = None
+
+    def mouseDoubleClickEvent(self, event) -> None:  # Qt override
+        if self.painter_cache:
+            p = self.to_scene(event.position())
+            item = self.painter_cache.item_at(p.x(), p.y())
+            if item >= 0:
+                self.item_activated.emit(item)
+                return
+            frame = self.painter_cache.frame_at(p.x(), p.y())
+            if frame >= 0:
+                self.frame_activated.emit(frame)
+
+    def _center_from_minimap(self, pos: QPointF) -> None:
+        bounds = self.painter_cache.bounds()
+        sx = bounds.left() + (pos.x() - self._minimap_rect.left()) / self._minimap_scale
+        sy = bounds.top() + (pos.y() - self._minimap_rect.top()) / self._minimap_scale
+        self.origin = QPointF(sx - self.width() / 2 / self.scale, sy - self.height() / 2 / self.scale)
+        self.update()
+
+    def event(self, event) -> bool:  # Qt override: tooltips with the full name
+        if event.type() == event.Type.ToolTip and self.painter_cache:
+            p = self.to_scene(event.position() if hasattr(event, "position") else QPointF(event.pos()))
+            item = self.painter_cache.item_at(p.x(), p.y())
+            frame = self.painter_cache.frame_at(p.x(), p.y()) if item < 0 else -1
+            if item >= 0:
+                QToolTip.showText(event.globalPos(), self.tooltip_text(item), self)
+            elif frame >= 0:
+                QToolTip.showText(event.globalPos(), f"{self.view.group_labels.get(frame, '')}\n"
+                                  "double-click to collapse", self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(event)
+
+    def tooltip_text(self, item: int) -> str:
+        """Full name, type and shapes of an item (never cut)."""
+        view = self.view
+        it = view.items[item]
+        if it.kind == "node":
+            node = view.graph.nodes[it.index]
+            outs = ", ".join(view.graph.value(o).type_text() for o in node.outputs if o)
+            text = f"{node.name}\n{node.type}" + (f" → {outs}" if outs else "")
+            if node.subgraphs:
+                text += f"\nsubgraphs: {', '.join(node.subgraphs)} (double-click to open)"
+            if item in self.state.overlay_text:
+                text += f"\n{self.legend_title}: {self.state.overlay_text[item]}"
+            return text
+        if it.kind == "group":
+            return f"{it.name}\n{it.sublabel} (double-click to expand)"
+        return f"{it.kind}: {it.name}\n{view.graph.value(it.name).type_text()}"
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._minimap_rect = QRectF()
+
+    def highlight(self, items) -> None:
+        """Outline these items (None clears)."""
+        if items is None or not self.painter_cache:
+            self.state.highlighted = None
+        else:
+            mask = np.zeros(self.painter_cache.count, dtype=bool)
+            mask[list(items)] = True
+            self.state.highlighted = mask
+        self.update()

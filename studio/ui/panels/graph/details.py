@@ -1,0 +1,166 @@
+"""The side panel: everything about the selected node, group, input or output."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
+
+from studio.tools.graph.model import Graph, Model, Tensor
+
+ROLE = Qt.ItemDataRole.UserRole
+
+
+def _short(name: str) -> str:
+    """The last scope of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``); the tooltip has it all."""
+    parts = name.split("/")
+    return name if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
+
+
+class DetailsTree(QTreeWidget):
+    """Signals: open_subgraph(object graph, str title), stats_requested(object tensor, object row)."""
+
+    open_subgraph = Signal(object, str)
+    stats_requested = Signal(object, object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setHeaderLabels(["Property", "Value"])
+        self.setColumnCount(2)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.header().setStretchLastSection(True)
+        self.setColumnWidth(0, 130)
+        self.itemDoubleClicked.connect(self._on_double_click)
+        self.show_empty()
+
+    def show_empty(self) -> None:
+        self.clear()
+        self._row(None, "Click a node", "to see its type, attributes, inputs, outputs and weights.")
+
+    def _row(self, parent, key: str, value="", data=None, tip: str | None = None) -> QTreeWidgetItem:
+        text = str(value)
+        item = QTreeWidgetItem([key, text.replace("\n", " ")])
+        item.setToolTip(0, tip or key)
+        item.setToolTip(1, text if len(text) < 4000 else text[:4000] + "…")
+        if data is not None:
+            item.setData(0, ROLE, data)
+        if parent is None:
+            self.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        return item
+
+    def _section(self, title: str) -> QTreeWidgetItem:
+        item = self._row(None, title)
+        font = item.font(0)
+        font.setBold(True)
+        item.setFont(0, font)
+        item.setFirstColumnSpanned(True)
+        item.setExpanded(True)
+        return item
+
+    def show_model(self, model: Model, graph: Graph) -> None:
+        """Model properties (shown when nothing is selected)."""
+        self.clear()
+        sec = self._section("Model")
+        self._row(sec, "file", str(model.path))
+        self._row(sec, "format", model.format)
+        self._row(sec, "graph", graph.name)
+        self._row(sec, "nodes", f"{len(graph.nodes):,}")
+        self._row(sec, "parameters", f"{graph.parameters():,}")
+        for key, value in model.metadata.items():
+            if value not in ("", None, []):
+                self._row(sec, key, value)
+        if model.opsets:
+            self._row(sec, "opsets", ", ".join(f"{k} {v}" for k, v in model.opsets.items()))
+        if model.warnings:
+            warn = self._section("Warnings")
+            for w in model.warnings:
+                self._row(warn, "⚠", w)
+        self._io_section("Inputs", graph, graph.inputs)
+        self._io_section("Outputs", graph, graph.outputs)
+        sec.setExpanded(True)
+
+    def _io_section(self, title: str, graph: Graph, names: list[str]) -> None:
+        sec = self._section(title)
+        for name in names:
+            self._row(sec, name, graph.value(name).type_text())
+
+    def show_node(self, graph: Graph, index: int) -> None:
+        node = graph.nodes[index]
+        self.clear()
+        sec = self._section("Node")
+        self._row(sec, "type", node.type + (f"  ({node.domain})" if node.domain else ""))
+        self._row(sec, "name", node.name)
+        if node.attributes:
+            attrs = self._section("Attributes")
+            for key, value in node.attributes.items():
+                self._row(attrs, key, value)
+        ins = self._section("Inputs")
+        for slot, name in enumerate(node.inputs):
+            if not name:
+                self._row(ins, f"#{slot}", "(unused)")
+                continue
+            tensor = graph.initializers.get(name)
+            row = self._row(ins, _short(name), graph.value(name).type_text() + ("  [weight]" if tensor else ""),
+                            tip=name)
+            if tensor is not None:
+                self._tensor_rows(row, tensor)
+        for name in node.implicit_inputs:
+            self._row(ins, _short(name), graph.value(name).type_text() + "  [used by a subgraph]", tip=name)
+        for name in node.control_inputs:
+            self._row(ins, _short(name), "control edge", tip=name)
+        outs = self._section("Outputs")
+        for name in node.outputs:
+            self._row(outs, _short(name), graph.value(name).type_text(), tip=name)
+        if node.subgraphs:
+            subs = self._section("Subgraphs (double-click to open)")
+            for slot, sub in node.subgraphs.items():
+                self._row(subs, slot, f"{sub.name}: {len(sub.nodes):,} nodes", data=("graph", sub, f"{node.name} › {slot}"))
+
+    def _tensor_rows(self, row: QTreeWidgetItem, tensor: Tensor) -> None:
+        self._row(row, "shape", "[" + ",".join(str(d) for d in tensor.shape) + "]")
+        self._row(row, "dtype", tensor.dtype)
+        self._row(row, "elements", f"{tensor.size:,}")
+        if tensor.location:
+            self._row(row, "external data", tensor.location)
+        if tensor.problem:
+            self._row(row, "problem", tensor.problem)
+        else:
+            self._row(row, "statistics", "double-click to compute min / max / mean / std / sparsity",
+                      data=("stats", tensor))
+
+    def show_group(self, graph: Graph, path: str, members: list[int]) -> None:
+        self.clear()
+        sec = self._section("Group")
+        self._row(sec, "scope", path or graph.name)
+        self._row(sec, "nodes", f"{len(members):,}")
+        ops = Counter(graph.nodes[i].type for i in members)
+        hist = self._section("Op types")
+        for op, count in ops.most_common(30):
+            self._row(hist, op, count)
+        self._row(None, "Double-click the box", "to expand the group")
+
+    def show_terminal(self, graph: Graph, kind: str, name: str) -> None:
+        self.clear()
+        sec = self._section("Graph " + kind)
+        self._row(sec, "name", name)
+        self._row(sec, "type", graph.value(name).type_text())
+
+    def show_statistics(self, row: QTreeWidgetItem, stats: dict) -> None:
+        """Fill a 'statistics' row with the computed numbers."""
+        row.setText(1, ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}" for k, v in stats.items()))
+        row.setToolTip(1, row.text(1))
+
+    def _on_double_click(self, item: QTreeWidgetItem, column: int) -> None:
+        data = item.data(0, ROLE)
+        if not data:
+            return
+        if data[0] == "graph":
+            self.open_subgraph.emit(data[1], data[2])
+        elif data[0] == "stats":
+            item.setText(1, "computing…")
+            self.stats_requested.emit(data[1], item)

@@ -1,0 +1,373 @@
+"""Painting a laid-out graph with QPainter: only what is visible, at the detail the zoom allows.
+
+Zoomed out (or with thousands of boxes in view), boxes and straight edges are written into a numpy
+image shown in one call, so a frame costs a few array passes; zoomed in, boxes get rounded corners, labels, and edges become their routed polylines
+with tensor shapes as labels. Also used for PNG export (on a QImage, no window needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen, QPolygonF
+
+from studio.tools.graph.categories import CATEGORY_COLOURS
+from studio.tools.graph.view import ViewGraph
+
+TEXT_SCALE = 0.35      # below this zoom, no text
+DETAIL_SCALE = 0.15    # below this zoom, straight edges and plain boxes
+EDGE_LABEL_SCALE = 0.75  # above this zoom, edges show the tensor shape
+SELECT = QColor("#ffb000")
+HIGHLIGHT = QColor("#1e90ff")
+ONLY_LEFT, ONLY_RIGHT = QColor("#d0453a"), QColor("#2e9d4f")
+
+
+def _ink(colour: QColor) -> QColor:
+    return QColor("#1f1f1f") if colour.lightness() > 150 else QColor("#ffffff")
+
+
+@dataclass
+class PaintState:
+    """What decorates the boxes: selection, highlights, overlay colours, compare marks."""
+
+    selected: int = -1
+    highlighted: np.ndarray | None = None        # bool per item
+    overlay: dict[int, QColor] = field(default_factory=dict)
+    overlay_text: dict[int, str] = field(default_factory=dict)
+    marks: dict[int, QColor] = field(default_factory=dict)  # compare: item -> border colour
+
+
+class ViewPainter:
+    """Per-view caches (numpy boxes, colours, edge boxes) and the paint routine.
+
+    Nothing here is per item Qt objects: building it for 100,000 items takes milliseconds, and the
+    Qt objects are made per frame for what is visible only.
+    """
+
+    RASTER_ITEMS = 3000  # more visible boxes than this: paint them into a numpy image instead
+
+    def __init__(self, view: ViewGraph):
+        self.view = view
+        lay = view.layout
+        self.left = lay.x - lay.width / 2
+        self.right = lay.x + lay.width / 2
+        self.top = lay.y - lay.height / 2
+        self.bottom = lay.y + lay.height / 2
+        categories = sorted({it.category for it in view.items})
+        cat_id = {c: k for k, c in enumerate(categories)}
+        self.cat_index = np.fromiter((cat_id[it.category] for it in view.items), dtype=np.int64,
+                                     count=len(view.items))
+        self.palette = [QColor(CATEGORY_COLOURS.get(c, "#55606e")) for c in categories]
+        self.palette_rgb = np.array([c.rgba() for c in self.palette], dtype=np.uint32)
+        offs = lay.edge_offsets
+        pts = lay.edge_points
+        if lay.edge_src.size:
+            self.e_left = np.minimum.reduceat(pts[:, 0], offs[:-1])
+            self.e_right = np.maximum.reduceat(pts[:, 0], offs[:-1])
+            self.e_top = np.minimum.reduceat(pts[:, 1], offs[:-1])
+            self.e_bottom = np.maximum.reduceat(pts[:, 1], offs[:-1])
+            self.e_first, self.e_last = pts[offs[:-1]], pts[offs[1:] - 1]
+        else:
+            self.e_left = self.e_right = self.e_top = self.e_bottom = np.zeros(0)
+            self.e_first = self.e_last = np.zeros((0, 2))
+        self.frame_ids = np.array([gid for gid, _ in view.frames], dtype=np.int64)
+        self.frame_boxes = np.array([box for _, box in view.frames], dtype=np.float64).reshape(-1, 4)
+        self._polys: dict[int, QPolygonF] = {}
+        self._bounds: QRectF | None = None
+        self._overlay_key: tuple | None = None
+        self._overlay_rgb: np.ndarray | None = None
+        self._fonts: tuple[QFont, QFont, QFont] | None = None  # made on first paint, on the painting thread
+
+    def _font(self, which: int) -> QFont:
+        if self._fonts is None:
+            font = QFont()
+            font.setPixelSize(11)
+            bold = QFont(font)
+            bold.setBold(True)
+            small = QFont()
+            small.setPixelSize(9)
+            self._fonts = (font, bold, small)
+        return self._fonts[which]
+
+    def rect(self, i: int) -> QRectF:
+        """The box of item ``i`` in scene coordinates."""
+        return QRectF(float(self.left[i]), float(self.top[i]), float(self.right[i] - self.left[i]),
+                      float(self.bottom[i] - self.top[i]))
+
+    @property
+    def count(self) -> int:
+        return int(self.left.size)
+
+    def fill(self, i: int) -> QColor:
+        return self.palette[int(self.cat_index[i])]
+
+    def bounds(self) -> QRectF:
+        """Everything drawn (boxes and frames), in scene coordinates; computed once."""
+        if self._bounds is None:
+            l, t, r, b = self.view.layout.bounds
+            if self.frame_boxes.size:
+                fl, ft = self.frame_boxes[:, :2].min(axis=0)
+                fr, fb = self.frame_boxes[:, 2:].max(axis=0)
+                l, t, r, b = min(l, fl), min(t, ft), max(r, fr), max(b, fb)
+            self._bounds = QRectF(float(l), float(t), float(r - l), float(b - t))
+        return QRectF(self._bounds)
+
+    def visible_items(self, rect: QRectF) -> np.ndarray:
+        return np.nonzero((self.right >= rect.left()) & (self.left <= rect.right())
+                          & (self.bottom >= rect.top()) & (self.top <= rect.bottom()))[0]
+
+    def visible_edges(self, rect: QRectF) -> np.ndarray:
+        return np.nonzero((self.e_right >= rect.left()) & (self.e_left <= rect.right())
+                          & (self.e_bottom >= rect.top()) & (self.e_top <= rect.bottom()))[0]
+
+    def item_at(self, x: float, y: float) -> int:
+        """Index of the item under scene point (x, y), or -1."""
+        hit = np.nonzero((self.left <= x) & (self.right >= x) & (self.top <= y) & (self.bottom >= y))[0]
+        return int(hit[-1]) if hit.size else -1
+
+    def frame_at(self, x: float, y: float) -> int:
+        """Group id of the innermost frame whose name strip (its top 20 units) holds (x, y), or -1."""
+        if not self.frame_boxes.size:
+            return -1
+        f = self.frame_boxes
+        hit = np.nonzero((f[:, 0] <= x) & (f[:, 2] >= x) & (f[:, 1] <= y) & (f[:, 1] + 20 >= y))[0]
+        if not hit.size:
+            return -1
+        areas = (f[hit, 2] - f[hit, 0]) * (f[hit, 3] - f[hit, 1])
+        return int(self.frame_ids[hit[np.argmin(areas)]])
+
+    def _poly(self, k: int) -> QPolygonF:
+        poly = self._polys.get(k)
+        if poly is None:
+            poly = QPolygonF([QPointF(x, y) for x, y in self.view.layout.edge_polyline(k).tolist()])
+            self._polys[k] = poly
+        return poly
+
+    def paint(self, painter: QPainter, rect: QRectF, scale: float, state: PaintState,
+              vector: bool = False, raster: bool = False) -> int:
+        """Paint the part of the view inside scene ``rect`` at ``scale``; returns the items drawn.
+
+        The painter maps scene coordinates to device pixels (``(p - rect.topLeft()) * scale``).
+        Many visible boxes or a low zoom take the raster path unless ``vector`` is asked for (export).
+        """
+        items = self.visible_items(rect)
+        detailed = scale >= DETAIL_SCALE
+        if not raster:  # the minimap shows boxes only
+            self._paint_frames(painter, rect, scale)
+        if raster or (not vector and (not detailed or items.size > self.RASTER_ITEMS)):
+            self._paint_raster(painter, rect, scale, items, state)
+            self._decorations(painter, items, scale, state)
+            return int(items.size)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
+        edges = self.visible_edges(rect)
+        painter.setPen(QPen(QColor("#8a8f98"), max(1.0 / scale, 0.6) if detailed else 0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if not detailed:
+            painter.drawLines([QLineF(a[0], a[1], b[0], b[1])
+                               for a, b in zip(self.e_first[edges].tolist(), self.e_last[edges].tolist())])
+        else:
+            for k in edges.tolist():
+                painter.drawPolyline(self._poly(k))
+            if scale >= TEXT_SCALE:
+                self._arrows(painter, edges, scale)
+            if scale >= EDGE_LABEL_SCALE:
+                self._edge_labels(painter, edges)
+        text = scale >= TEXT_SCALE
+        outline = QPen(QColor("#3a3f47"), 0.8 / scale if scale < 1 else 0.8)
+        view = self.view
+        for i in items.tolist():
+            item = view.items[i]
+            fill = state.overlay.get(i, self.fill(i))
+            r = self.rect(i)
+            painter.setBrush(fill)
+            painter.setPen(outline)
+            radius = 14 if item.kind in ("input", "output") else 4
+            if detailed:
+                painter.drawRoundedRect(r, radius, radius)
+            else:
+                painter.drawRect(r)
+            if not text:
+                continue
+            painter.setPen(_ink(fill))
+            if item.sublabel:
+                painter.setFont(self._font(1))
+                painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
+                                 Qt.AlignmentFlag.AlignCenter, item.label)
+                painter.setFont(self._font(2))
+                painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
+                                 Qt.AlignmentFlag.AlignCenter,
+                                 painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
+                                                                  int(r.width() - 6)))
+            else:
+                painter.setFont(self._font(1))
+                painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
+            if i in state.overlay_text:
+                painter.setFont(self._font(2))
+                painter.setPen(QColor("#1f1f1f"))
+                painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
+        self._decorations(painter, items, scale, state)
+        return int(items.size)
+
+    def _paint_frames(self, painter: QPainter, rect: QRectF, scale: float) -> None:
+        """Frames of expanded groups in view, behind everything (with their names when readable)."""
+        if not self.frame_boxes.size or scale < 0.03:
+            return
+        f = self.frame_boxes
+        shown = np.nonzero((f[:, 2] >= rect.left()) & (f[:, 0] <= rect.right())
+                           & (f[:, 3] >= rect.top()) & (f[:, 1] <= rect.bottom()))[0]
+        if shown.size > 5000:  # at this zoom, thousands of frames are only noise
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, scale >= DETAIL_SCALE)
+        painter.setPen(QPen(QColor("#c9d1dc"), 1 / scale))
+        painter.setBrush(QColor(243, 245, 249, 180))
+        painter.setFont(self._font(0))
+        boxes = [QRectF(l, t, r - l, b - t) for l, t, r, b in f[shown].tolist()]
+        for box in boxes:
+            painter.drawRoundedRect(box, 6, 6)
+        if scale >= TEXT_SCALE:
+            painter.setPen(QColor("#6a7585"))
+            for gid, box in zip(self.frame_ids[shown].tolist(), boxes):
+                label = self._frame_label(painter, gid, int(box.width() - 10))
+                painter.drawText(QRectF(box.left() + 5, box.top() + 1, box.width() - 10, 14),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, label)
+
+    def _item_rgb(self, state: PaintState) -> np.ndarray:
+        """Fill colour (ARGB32) per item, overlay included; cached per overlay."""
+        key = (id(state.overlay), len(state.overlay))
+        if self._overlay_rgb is None or key != self._overlay_key:
+            rgb = self.palette_rgb[self.cat_index].copy()
+            if state.overlay:
+                idx = np.fromiter(state.overlay.keys(), dtype=np.int64, count=len(state.overlay))
+                rgb[idx] = np.fromiter((c.rgba() for c in state.overlay.values()), dtype=np.uint32,
+                                       count=len(state.overlay))
+            self._overlay_rgb, self._overlay_key = rgb, key
+        return self._overlay_rgb
+
+    def _paint_raster(self, painter: QPainter, rect: QRectF, scale: float, items: np.ndarray,
+                      state: PaintState) -> None:
+        """Zoomed out: boxes and straight edges are written into a numpy image, shown in one call."""
+        width, height = max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale))
+        image = np.zeros((height, width), dtype=np.uint32)
+        # Edges first (under the boxes): points sampled along each straight edge, grey.
+        edges = self.visible_edges(rect)
+        if edges.size:
+            a = (self.e_first[edges] - (rect.left(), rect.top())) * scale
+            b = (self.e_last[edges] - (rect.left(), rect.top())) * scale
+            length = np.abs(b - a).max(axis=1)
+            steps = int(min(max(float(length.max()), 1.0), 48.0))
+            grey = np.uint32(QColor("#a4a9b1").rgba())
+            for t in np.linspace(0.0, 1.0, steps + 1):
+                px = (a[:, 0] + (b[:, 0] - a[:, 0]) * t).astype(np.int64)
+                py = (a[:, 1] + (b[:, 1] - a[:, 1]) * t).astype(np.int64)
+                ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
+                image[py[ok], px[ok]] = grey
+        if items.size:
+            x0 = np.floor((self.left[items] - rect.left()) * scale).astype(np.int64)
+            y0 = np.floor((self.top[items] - rect.top()) * scale).astype(np.int64)
+            w = np.maximum(1, np.ceil((self.right[items] - self.left[items]) * scale)).astype(np.int64)
+            h = np.maximum(1, np.ceil((self.bottom[items] - self.top[items]) * scale)).astype(np.int64)
+            colour = self._item_rgb(state)[items]
+            max_w, max_h = int(min(w.max(), 64)), int(min(h.max(), 32))
+            for dy in range(max_h):
+                rows = dy < h
+                for dx in range(max_w):
+                    sel = rows & (dx < w)
+                    px, py = x0[sel] + dx, y0[sel] + dy
+                    ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
+                    image[py[ok], px[ok]] = colour[sel][ok]
+        qimage = QImage(image.data, width, height, width * 4, QImage.Format.Format_ARGB32)
+        painter.save()
+        painter.resetTransform()  # the image is already in device pixels
+        painter.drawImage(QPointF(0, 0), qimage)
+        painter.restore()
+
+    def _frame_label(self, painter: QPainter, gid: int, width: int) -> str:
+        """The group's path and size; its last name and size when the frame is narrow."""
+        fm = painter.fontMetrics()
+        full = self.view.group_labels.get(gid, "")
+        if fm.horizontalAdvance(full) <= width:
+            return full
+        return fm.elidedText(self.view.group_short.get(gid, full), Qt.TextElideMode.ElideRight, width)
+
+    def _decorations(self, painter: QPainter, items: np.ndarray, scale: float, state: PaintState) -> None:
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        width = max(2.5 / scale, 2.5)
+        if state.highlighted is not None:
+            painter.setPen(QPen(HIGHLIGHT, width))
+            for i in items[state.highlighted[items]][:5000].tolist():
+                painter.drawRect(self.rect(i).adjusted(-3, -3, 3, 3))
+        for i, colour in state.marks.items():
+            painter.setPen(QPen(colour, width, Qt.PenStyle.DashLine))
+            painter.drawRect(self.rect(i).adjusted(-4, -4, 4, 4))
+        if 0 <= state.selected < self.count:
+            painter.setPen(QPen(SELECT, width * 1.3))
+            painter.drawRect(self.rect(state.selected).adjusted(-4, -4, 4, 4))
+
+    def _arrows(self, painter: QPainter, edges: np.ndarray, scale: float) -> None:
+        pts = self.view.layout.edge_points
+        ends = self.view.layout.edge_offsets[1:][edges] - 1
+        painter.setBrush(QColor("#8a8f98"))
+        painter.setPen(Qt.PenStyle.NoPen)
+        for (x, y), (px, py) in zip(pts[ends].tolist(), pts[ends - 1].tolist()):
+            dx, dy = x - px, y - py
+            norm = (dx * dx + dy * dy) ** 0.5 or 1.0
+            ux, uy = dx / norm * 7, dy / norm * 7
+            painter.drawPolygon(QPolygonF([QPointF(x, y), QPointF(x - ux - uy * 0.5, y - uy + ux * 0.5),
+                                           QPointF(x - ux + uy * 0.5, y - uy - ux * 0.5)]))
+
+    def _edge_labels(self, painter: QPainter, edges: np.ndarray) -> None:
+        graph = self.view.graph
+        painter.setFont(self._font(2))
+        painter.setPen(QColor("#4b5563"))
+        for k in edges.tolist():
+            name = self.view.edge_values[k] if k < len(self.view.edge_values) else ""
+            if not name:
+                continue
+            text = graph.value(name).shape_text()
+            if text == "?":
+                continue
+            poly = self.view.layout.edge_polyline(k)
+            # On the edge's longest segment, past its middle: clear of frame names and of the labels
+            # of sibling edges that leave the same point.
+            seg = np.hypot(*np.diff(poly, axis=0).T)
+            j = int(np.argmax(seg))
+            (x0, y0), (x1, y1) = poly[j], poly[j + 1]
+            painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
+
+
+def render_image(view: ViewGraph, scale: float, state: PaintState | None = None, max_side: int = 16000) -> QImage:
+    """The whole view as an image at ``scale`` (clamped so no side exceeds ``max_side`` pixels)."""
+    vp = ViewPainter(view)
+    bounds = vp.bounds().adjusted(-20, -20, 20, 20)
+    scale = min(scale, max_side / max(bounds.width(), 1), max_side / max(bounds.height(), 1))
+    image = QImage(max(1, int(bounds.width() * scale)), max(1, int(bounds.height() * scale)),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("#ffffff"))
+    painter = QPainter(image)
+    painter.scale(scale, scale)
+    painter.translate(-bounds.left(), -bounds.top())
+    vp.paint(painter, bounds, scale, state or PaintState(), vector=True)
+    painter.end()
+    return image
+
+
+def export_png(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | None = None, scale: float = 2.0) -> Path:
+    """Write the whole view as PNG (2x like Netron, capped at 16000 px a side). Works headless."""
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is None:
+        import os
+
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        export_png._app = QGuiApplication([])  # kept alive for the process
+    state = PaintState(overlay={i: QColor(c) for i, c in (overlay_colours or {}).items()})
+    image = render_image(view, scale, state)
+    if not image.save(str(path), "PNG"):
+        from studio.errors import UserError
+
+        raise UserError("Cannot write the PNG file", path, "Check that the folder exists and is writable.")
+    return Path(path)

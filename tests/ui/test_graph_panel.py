@@ -1,0 +1,229 @@
+"""The graph panel: open, select, search, open a subgraph and go back, overlays, compare, export."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from studio.formats import detect
+from studio.tools.graph.overlay import OverlayData
+from studio.tools.graph.synthetic import write_synthetic
+from studio.ui.jobs import JobRunner
+from studio.ui.links import Overlay
+from studio.ui.panels.graph import GraphPanel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from graph_helpers import feature_model  # noqa: E402
+
+
+@pytest.fixture
+def panel(qtbot):
+    runner = JobRunner()
+    widget = GraphPanel(runner)
+    qtbot.addWidget(widget)
+    widget.resize(1100, 700)
+    widget.show()
+    yield widget
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+
+
+def _open(qtbot, panel, path):
+    panel.open_file(detect(path))
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.model.path == Path(path), timeout=10000)
+
+
+def _wait_job(qtbot, handle):
+    done = []
+    handle.ended.connect(lambda: done.append(True))
+    qtbot.waitUntil(lambda: bool(done) or not handle.active, timeout=10000)
+
+
+def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
+    path = feature_model(tmp_path)
+    _open(qtbot, panel, path)
+    canvas = panel.left.canvas
+    view = panel.left.view
+    # click the MatMul node: the details show its type, name and weight
+    item = next(i for i, it in enumerate(view.items) if it.name == "dense/matmul")
+    rect = canvas.painter_cache.rect(item)
+    canvas.center_on(item, min_scale=1.0)
+    centre = rect.center()
+    pos = QPointF((centre.x() - canvas.origin.x()) * canvas.scale, (centre.y() - canvas.origin.y()) * canvas.scale)
+    qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=pos.toPoint())
+    assert panel.left.selected_node == 0
+    texts = [panel.details.topLevelItem(i).child(j).text(1) for i in range(panel.details.topLevelItemCount())
+             for j in range(panel.details.topLevelItem(i).childCount())]
+    assert "MatMul" in texts and "dense/matmul" in texts
+    assert "dense/matmul" in canvas.tooltip_text(item)
+    # find by type, then the next match wraps
+    _wait_job(qtbot, panel.find("swish"))
+    assert panel.matches == [3] and panel.left.selected_node == 3
+    _wait_job(qtbot, panel.find("^gate/", regex=True))
+    assert panel.left.selected_node == 1
+    # upstream of the If node reaches the MatMul (captured by its branches)
+    _wait_job(qtbot, panel.trace(False))
+    assert canvas.state.highlighted[panel.left.item_of_node(0)]
+    # open the If's then-branch by double-clicking the node, then go back
+    if_item = panel.left.item_of_node(1)
+    panel._on_item_activated(panel.left, if_item)
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.graph.name.startswith("gate/if/"), timeout=5000)
+    assert len(panel.left.stack) == 2 and panel.back_button.isEnabled()
+    expected = {"gate/if/then_branch": ["Relu"], "gate/if/else_branch": ["Sigmoid"]}[panel.left.graph.name]
+    assert [it.label for it in panel.left.view.items if it.kind == "node"] == expected
+    panel.go_back()
+    assert panel.left.graph.name == "features" and not panel.back_button.isEnabled()
+    # export the view as SVG and PNG
+    svg = tmp_path / "view.svg"
+    _wait_job(qtbot, panel.export(svg))
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg") and "dense/matmul" in svg.read_text()
+    png = tmp_path / "view.png"
+    _wait_job(qtbot, panel.export(png))
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+
+def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):
+    path = write_synthetic(tmp_path / "big.onnx", 3000)
+    _open(qtbot, panel, path)
+    view = panel.left.view
+    assert any(it.kind == "group" for it in view.items)
+    focused = []
+    panel.links.focus.connect(focused.append)
+    # another panel asks to show a node hidden inside a collapsed group: groups expand, node selected
+    panel.links.show_node.emit(None, "stage5/block3/conv2")
+    qtbot.waitUntil(lambda: panel.left.selected_node >= 0, timeout=10000)
+    node = panel.left.graph.nodes[panel.left.selected_node]
+    assert node.name == "stage5/block3/conv2" and focused == ["graph"]
+    assert panel.left.view.items[panel.left.item_of_node(panel.left.selected_node)].kind == "node"
+    # a frame is painted (offscreen) without errors at every level of detail
+    for scale in (0.01, 0.2, 1.0, 2.0):
+        panel.left.canvas.scale = scale
+        panel.left.canvas.repaint()
+    # overlays from another panel colour nodes and show a legend
+    panel.links.overlay.emit(Overlay("time share", {"stage5/block3/conv2": 0.2, "stage5/block3/bn2": 0.01},
+                                     thresholds=[0.05, 0.1]))
+    state = panel.left.canvas.state
+    assert len(state.overlay) == 2 and panel.left.canvas.legend
+    # the whole graph: every node, though the view shows collapsed groups; overlay colours kept
+    whole = tmp_path / "whole.svg"
+    _wait_job(qtbot, panel.export(whole, whole=True))
+    text = whole.read_text()
+    assert text.count('<g class="node">') == len(panel.left.graph.nodes)
+    assert '<g class="group">' not in text and "#d0453a" in text
+
+
+def test_compare_marks_nodes_on_one_side(qtbot, panel, tmp_path):
+    a = write_synthetic(tmp_path / "a.onnx", 120)
+    b = write_synthetic(tmp_path / "b.onnx", 160)
+    panel.links.compare_graphs.emit(a, b)
+    qtbot.waitUntil(lambda: panel.right.view is not None and panel.left.view is not None, timeout=10000)
+    qtbot.waitUntil(lambda: bool(panel.right.canvas.state.marks), timeout=5000)
+    assert not panel.left.canvas.state.marks  # every node of the smaller model exists on the right
+
+
+def test_bad_file_shows_the_reason(qtbot, panel, ascend_fixtures, tmp_path):
+    bad = tmp_path / "cut.om"
+    bad.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes()[:600])
+    panel.open_path(bad)
+    qtbot.waitUntil(lambda: "Could not open" in panel.left.canvas.empty_text, timeout=5000)
+    assert "OM" in panel.left.canvas.empty_text
+    panel.set_overlay(OverlayData("x", {"a": 1.0}))  # no model: nothing to colour, no crash
+
+
+def test_node_data_file_colours_the_model(qtbot, panel, tmp_path):
+    import json
+
+    from studio.tools.graph.macs import node_data
+    from studio.tools.graph.reader import read_model
+
+    path = write_synthetic(tmp_path / "m.onnx", 60)
+    overlay = tmp_path / "macs.json"
+    overlay.write_text(json.dumps(node_data(read_model(path).main)))
+    panel.open_file(detect(overlay))  # before the model: kept and applied when it opens
+    qtbot.waitUntil(lambda: panel.overlay is not None, timeout=5000)
+    _open(qtbot, panel, path)
+    assert panel.left.canvas.state.overlay and panel.left.canvas.legend_title.startswith("MACs share")
+
+
+def test_close_compare_returns_to_one_model(qtbot, panel, tmp_path):
+    a = write_synthetic(tmp_path / "a.onnx", 80)
+    b = write_synthetic(tmp_path / "b.onnx", 120)
+    _open(qtbot, panel, a)
+    panel.compare(a, b)
+    qtbot.waitUntil(lambda: panel.right.view is not None, timeout=10000)
+    assert "⟷" in panel.crumb.text() and "only on the right" in panel.right.canvas.caption
+    panel.close_compare()
+    assert not panel.right.canvas.isVisible() and "⟷" not in panel.crumb.text()
+    assert not panel.left.canvas.state.marks
+
+
+def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_path):
+    path = feature_model(tmp_path)
+    focused = []
+    panel.links.focus.connect(focused.append)
+    panel.links.show_node.emit(path, "body/add")  # the model is opened first, then the Loop body
+    qtbot.waitUntil(lambda: panel.left.graph is not None and panel.left.graph.name == "repeat/loop/body"
+                    and panel.left.view is not None and panel.left.selected_node >= 0, timeout=10000)
+    assert panel.left.graph.nodes[panel.left.selected_node].name == "body/add" and focused == ["graph"]
+    canvas = panel.left.canvas
+    canvas.setFocus()
+    scale = canvas.scale
+    qtbot.keyClick(canvas, Qt.Key.Key_Plus)
+    assert canvas.scale > scale
+    qtbot.keyClick(canvas, Qt.Key.Key_Minus)
+    assert abs(canvas.scale - scale) < 1e-9
+    origin = canvas.origin
+    qtbot.keyClick(canvas, Qt.Key.Key_Right)
+    assert canvas.origin.x() > origin.x()
+    qtbot.keyClick(canvas, Qt.Key.Key_Backspace)  # back to the main graph
+    assert panel.left.graph.name == "features"
+
+
+def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    _open(qtbot, panel, path)
+    _wait_job(qtbot, panel.run_shapes())
+    assert panel.left.graph.value("r").type_text() == "float32[1,3] (runtime)"
+
+
+def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
+    _open(qtbot, panel, ascend_fixtures / "om" / "dynamic_and_static_graph_without_unfold.om")
+    combo = panel.graph_combo
+    assert combo.count() == 3 and not combo.isHidden()
+    combo.setCurrentIndex(2)
+    combo.activated.emit(2)
+    qtbot.waitUntil(lambda: panel.left.graph.name == "model2/sub_2" and panel.left.view is not None
+                    and panel.left.view.graph.name == "model2/sub_2", timeout=5000)
+    assert [it.label for it in panel.left.view.items if it.kind == "node"] == ["Data", "Mul", "NetOutput"]
+    combo.activated.emit(0)
+    assert panel.left.graph.name == "model0/root" and len(panel.left.stack) == 1
+    # PartitionedCall opens its subgraph
+    call = next(i for i, n in enumerate(panel.left.graph.nodes) if n.name == "known_op")
+    panel._on_item_activated(panel.left, panel.left.item_of_node(call))
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.view.graph.name == "sub_1", timeout=5000)
+
+
+def test_double_click_a_frame_name_collapses_it(qtbot, panel, tmp_path):
+    path = write_synthetic(tmp_path / "m.onnx", 60)
+    _open(qtbot, panel, path)
+    view = panel.left.view
+    gid, (l, t, r, b) = view.frames[0]  # the biggest frame
+    canvas = panel.left.canvas
+    canvas.scale, canvas.origin = 1.0, QPointF(l - 10, t - 10)
+    qtbot.mouseDClick(canvas, Qt.MouseButton.LeftButton, pos=QPointF(18, 16).toPoint())
+    qtbot.waitUntil(lambda: panel.left.view is not view, timeout=5000)
+    collapsed = [it for it in panel.left.view.items if it.kind == "group"]
+    assert [it.index for it in collapsed] == [gid]
