@@ -77,3 +77,10 @@ def _run_command(module: ModuleType, argv: list[str]) -> int:
     except StudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`studio ... | head`): stop quietly, as other Unix tools do.
+        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -125,3 +125,16 @@ def test_no_display_gives_a_clear_message(studio_home):
                             timeout=60)
     assert result.returncode == 1
     assert "No display found" in result.stderr and "studio screenshot" in result.stderr
+
+
+def test_output_piped_into_a_closed_reader_ends_quietly(studio_home, ascend_fixtures):
+    """`studio ... | head` must not print a BrokenPipeError traceback."""
+    env = {**os.environ, "STUDIO_HOME": str(studio_home)}
+    proc = subprocess.Popen([*studio_command(), "profile", "stats", "--json", "--top", "100000",
+                             str(ascend_fixtures / "pytorch_npu" / "trace_view.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err
