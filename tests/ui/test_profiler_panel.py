@@ -172,7 +172,8 @@ def test_local_profile_sends_a_time_share_overlay_named_as_the_model(qtbot, pane
     panel.links.overlay.connect(overlays.append)
     open_and_wait(qtbot, panel, tmp_path / "prof")
     assert overlays and overlays[0].model == model.resolve()
-    assert {"exp0", "sig0"} <= set(overlays[0].values) and overlays[0].thresholds == [0.05, 0.10]
+    assert {"exp0", "sig0"} <= set(overlays[0].values) and overlays[0].thresholds == [5.0, 10.0]
+    assert overlays[0].unit == "%" and 0 < max(overlays[0].values.values()) <= 100  # percent, as labelled
     requests = []
     panel.links.show_node.connect(lambda m, node: requests.append((m, node)))
     panel._show_in_graph("exp0_nchwc")

@@ -222,8 +222,8 @@ class ProfilerPanel(Panel):
         for stat in loaded.by_name:
             if stat.share > 0:
                 node = graph_node_name(stat.name)
-                values[node] = values.get(node, 0.0) + stat.share
-        self.links.overlay.emit(Overlay("Time share (profile)", values, [self.green.value() / 100, self.red.value() / 100],
+                values[node] = values.get(node, 0.0) + 100.0 * stat.share  # in percent, as the legend reads
+        self.links.overlay.emit(Overlay("Time share (profile)", values, [self.green.value(), self.red.value()],
                                         False, "%", Path(loaded.trace.model_path)))
 
     # ------------------------------------------------------------------ selection and find
