@@ -1,0 +1,425 @@
+"""Moving files: tar batches for many small files, parallel SFTP channels for the rest.
+
+Every file lands under a temporary name in its final folder (or in a staging folder inside the
+root, for tar batches), gets its mtime and permissions, and is then renamed over the target,
+so a reader — or a cancelled or cut transfer — sees the old file or the new one, never a part.
+Permissions are kept, minus group/world write and set-id bits.
+
+Measured on loopback (../shared/reference/deploy_ssh.md §3.4): a tar stream into ``tar -x``
+moved 5,000 x 4 KiB in 3.6 s against 8-9 s for per-file SFTP; a few SFTP channels with large
+write requests reach ~100 MB/s for big files.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import tarfile
+import threading
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.deploy import remote_ops
+from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.scan import FileInfo
+
+SMALL_FILE = 256 * 1024         # files up to this size travel in tar batches
+MIN_BATCH = 8                   # fewer small files than this are not worth a tar process
+BATCH_BYTES = 64 * 1024 * 1024  # one tar batch: a cut connection loses at most this much work
+CHANNELS = 4                    # parallel SFTP channels (sshd allows 10 sessions by default)
+REQUEST = 255 * 1024            # SFTP write size OpenSSH accepts; 8x fewer round trips than 32 KiB
+CHUNK = 1024 * 1024
+
+
+def safe_mode(mode: int) -> int:
+    """Keep read/execute bits; never group/world-writable, never set-id."""
+    return (mode & 0o755) | 0o600 if mode else 0o644
+
+
+def temp_name(path: str, token: str) -> str:
+    folder, _, name = path.rpartition("/")
+    temp = f".{name}.studio-part-{token}"
+    return f"{folder}/{temp}" if folder else temp
+
+
+@dataclass
+class Landed:
+    """A file that is now the same on both sides."""
+
+    path: str
+    local: FileInfo
+    remote: FileInfo
+
+
+@dataclass
+class TransferStats:
+    files: int = 0
+    bytes: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def connection_lost(conn, exc: BaseException) -> UserError:
+    return UserError(f"The connection to {conn.entry.address} was lost: {exc or type(exc).__name__}",
+                     conn.entry.name,
+                     "Nothing was left half-written: files already moved are complete, the others are "
+                     "untouched. Run the same command again to finish.")
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    import paramiko
+
+    return isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)) or \
+        (isinstance(exc, OSError) and exc.errno is None)
+
+
+class _Progressor:
+    """Collects byte counts from workers; the job's own thread turns them into Progress steps."""
+
+    def __init__(self, total_bytes: int, total_files: int, verb: str):
+        self.total_bytes, self.total_files, self.verb = max(total_bytes, 1), total_files, verb
+        self.done_bytes = 0
+        self.done_files = 0
+        self.current = ""
+        self.lock = threading.Lock()
+
+    def add(self, nbytes: int, path: str | None = None, finished: bool = False) -> None:
+        with self.lock:
+            self.done_bytes += nbytes
+            if path:
+                self.current = path
+            if finished:
+                self.done_files += 1
+
+    def step(self) -> Progress:
+        with self.lock:
+            fraction = min(self.done_bytes / self.total_bytes, 0.999)
+            return Progress(fraction, f"{self.verb} {self.done_files}/{self.total_files} files, "
+                                      f"{self.done_bytes / 1e6:.1f}/{self.total_bytes / 1e6:.1f} MB: {self.current}")
+
+
+def _run_parallel(items: list, work: Callable, progress: _Progressor, cancel: CancelToken | None,
+                  stop: threading.Event, on_done: Callable, conn) -> Generator[Progress, None, list]:
+    """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result."""
+    failed: list[tuple[str, str]] = []
+    fatal: list[BaseException] = []
+    events: queue.Queue = queue.Queue()
+
+    def wrapped(item):
+        try:
+            if stop.is_set():
+                return
+            events.put(("ok", work(item)))
+        except Cancelled:
+            events.put(("cancelled", None))
+        except BaseException as exc:  # noqa: BLE001 - reported per file or as a lost connection
+            events.put(("error", (item, exc)))
+
+    pool = ThreadPoolExecutor(max_workers=CHANNELS, thread_name_prefix="deploy-sftp")
+    try:
+        futures = [pool.submit(wrapped, item) for item in items]
+        remaining = len(futures)
+        while remaining:
+            if cancel is not None and cancel.cancelled:
+                stop.set()
+            try:
+                kind, value = events.get(timeout=0.1)
+            except queue.Empty:
+                yield progress.step()
+                if all(f.done() for f in futures) and events.empty():
+                    break
+                continue
+            remaining -= 1
+            if kind == "ok":
+                on_done(value)
+            elif kind == "error":
+                item, exc = value
+                if is_connection_error(exc):
+                    stop.set()
+                    fatal.append(exc)
+                elif isinstance(exc, UserError):
+                    failed.append((item.path, exc.what))
+                else:
+                    failed.append((item.path, str(exc) or type(exc).__name__))
+            yield progress.step()
+    finally:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    if fatal:
+        raise connection_lost(conn, fatal[0])
+    return failed
+
+
+class Uploader:
+    """Upload files from ``local_root`` to the remote root (an absolute real path)."""
+
+    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None):
+        self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self.cancel = cancel
+        self.token = secrets.token_hex(4)
+        self.stop = threading.Event()
+
+    def _remote(self, rel: str) -> bytes:
+        return remote_ops.encode(f"{self.remote_root}/{rel}")
+
+    def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
+        """Upload ``items`` (PlanItems); ``on_landed`` is called as each file is in place."""
+        stats = TransferStats()
+        for item in items:
+            check_relative(item.path)
+        small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
+        if len(small) < MIN_BATCH:
+            small = []
+        small_set = {i.path for i in small}
+        big = [i for i in items if i.path not in small_set]
+        total = sum(i.local.size for i in items if i.local)
+        progress = _Progressor(total, len(items), "uploading")
+        remote_ops.make_dirs(self.conn, self.remote_root, {i.path.rpartition("/")[0] for i in items} - {""})
+
+        def landed(value: Landed) -> None:
+            stats.files += 1
+            stats.bytes += value.local.size
+            on_landed(value)
+
+        batch, batch_bytes = [], 0
+        for item in small:
+            batch.append(item)
+            batch_bytes += item.local.size
+            if batch_bytes >= BATCH_BYTES:
+                yield from self._tar_batch(batch, progress, landed, stats)
+                batch, batch_bytes = [], 0
+        if batch:
+            yield from self._tar_batch(batch, progress, landed, stats)
+        if big:
+            stats.failed += yield from _run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
+                                                     self.stop, landed, self.conn)
+        return stats
+
+    def _tar_batch(self, batch: list, progress: _Progressor, landed: Callable, stats: TransferStats
+                   ) -> Generator[Progress, None, None]:
+        staging = f".studio-staging-{self.token}"
+        root = remote_ops.q(self.remote_root)
+        command = (b"cd -- " + root + b" && mkdir -p -- " + remote_ops.q(staging) +
+                   b" && exec tar -x --no-same-owner -f - -C " + remote_ops.q(staging))
+        sent: list[Landed] = []
+        try:
+            stream = remote_ops.ExecStream(self.conn, command)
+        except Exception as exc:
+            raise connection_lost(self.conn, exc) from exc
+        try:
+            with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT, bufsize=256 * 1024,
+                              encoding="utf-8", errors="surrogateescape") as tar:
+                for item in batch:
+                    if self.cancel is not None:
+                        self.cancel.raise_if_cancelled()
+                    try:
+                        handle = open(self.local_root / item.path, "rb")
+                    except OSError as exc:
+                        stats.failed.append((item.path, exc.strerror or str(exc)))
+                        continue
+                    with handle:
+                        st = os.fstat(handle.fileno())
+                        info = tarfile.TarInfo(item.path)
+                        info.size, info.mtime, info.mode = st.st_size, int(st.st_mtime), safe_mode(st.st_mode)
+                        tar.addfile(info, handle)
+                    now = FileInfo(st.st_size, int(st.st_mtime), safe_mode(st.st_mode))
+                    sent.append(Landed(item.path, now, now))
+                    progress.add(st.st_size, item.path, finished=True)
+                    yield progress.step()
+            status, err = stream.finish()
+        except (Cancelled, GeneratorExit):
+            stream.close()
+            raise
+        except Exception as exc:
+            stream.close()
+            if is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise
+        stream.close()
+        if status != 0:
+            raise UserError(f"Unpacking the upload batch failed on {self.conn.entry.name}: {err or status}",
+                            self.remote_root, "Check free space and permissions in the remote folder; run again.")
+        if self.cancel is not None:
+            self.cancel.raise_if_cancelled()
+        try:
+            remote_ops.move_into_place(self.conn, self.remote_root, staging, [s.path for s in sent])
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise
+        for value in sent:
+            landed(value)
+
+    def _put(self, item, progress: _Progressor) -> Landed:
+        sftp = self.conn.sftp()
+        temp = self._remote(temp_name(item.path, self.token))
+        with open(self.local_root / item.path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            mode = safe_mode(st.st_mode)
+            remote_file = sftp.open(temp, "wb")
+            try:
+                remote_file.MAX_REQUEST_SIZE = REQUEST
+                remote_file.set_pipelined(True)
+                remote_file.chmod(mode)
+                while chunk := handle.read(CHUNK):
+                    if self.stop.is_set():
+                        raise Cancelled()
+                    remote_file.write(chunk)
+                    progress.add(len(chunk), item.path)
+                remote_file.utime((int(st.st_atime), int(st.st_mtime)))
+                remote_file.close()
+                sftp.posix_rename(temp, self._remote(item.path))
+            except BaseException:
+                try:
+                    remote_file.close()
+                    sftp.remove(temp)
+                except Exception:  # connection gone: the next run removes the temporary file
+                    pass
+                raise
+        progress.add(0, item.path, finished=True)
+        info = FileInfo(st.st_size, int(st.st_mtime), mode)
+        return Landed(item.path, info, info)
+
+
+class Downloader:
+    """Download files from the remote root into ``local_root``."""
+
+    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None):
+        self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self.cancel = cancel
+        self.token = secrets.token_hex(4)
+        self.stop = threading.Event()
+
+    def _target(self, rel: str) -> Path:
+        check_relative(rel)
+        link = local_parent_is_link(self.local_root, rel)
+        if link:
+            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
+                            "Studio never writes through symlinks; replace the link with a folder.")
+        target = self.local_root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: _Progressor) -> Landed:
+        target = self._target(rel)
+        temp = target.parent / temp_name(target.name, self.token)
+        try:
+            with open(temp, "wb") as out:
+                while chunk := source.read(CHUNK):
+                    if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
+                        raise Cancelled()
+                    out.write(chunk)
+                    progress.add(len(chunk), rel)
+                written = out.tell()
+            if written != size:
+                if not self.conn.alive:
+                    raise EOFError(f"{rel}: got {written} of {size} bytes")
+                raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
+                                "Run again once it is no longer being written.")
+            os.chmod(temp, safe_mode(mode))
+            os.utime(temp, (mtime, mtime))
+            os.replace(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        progress.add(0, rel, finished=True)
+        return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode))
+
+    def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
+        stats = TransferStats()
+        for item in items:
+            check_relative(item.path)
+        small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
+        if len(small) < MIN_BATCH:
+            small = []
+        small_set = {i.path for i in small}
+        big = [i for i in items if i.path not in small_set]
+        progress = _Progressor(sum(i.remote.size for i in items if i.remote), len(items), "downloading")
+
+        def landed(value: Landed) -> None:
+            stats.files += 1
+            stats.bytes += value.local.size
+            on_landed(value)
+
+        if small:
+            yield from self._tar_batch(small, progress, landed, stats)
+        if big:
+            stats.failed += yield from _run_parallel(big, lambda i: self._get(i, progress), progress, self.cancel,
+                                                     self.stop, landed, self.conn)
+        return stats
+
+    def _tar_batch(self, batch: list, progress: _Progressor, landed: Callable, stats: TransferStats
+                   ) -> Generator[Progress, None, None]:
+        wanted = {i.path: i for i in batch}
+        command = (b"cd -- " + remote_ops.q(self.remote_root) +
+                   b" && exec tar -c -f - --null --verbatim-files-from --no-recursion -T -")
+        names = b"".join(remote_ops.encode(i.path) + b"\0" for i in batch)
+        try:
+            stream = remote_ops.ExecStream(self.conn, command)
+        except Exception as exc:
+            raise connection_lost(self.conn, exc) from exc
+        feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
+        feeder.start()
+        seen = set()
+        try:
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=256 * 1024, encoding="utf-8",
+                              errors="surrogateescape") as tar:
+                for member in tar:
+                    if self.cancel is not None:
+                        self.cancel.raise_if_cancelled()
+                    if member.name not in wanted or not member.isfile():
+                        continue  # only the files we asked for, under the names we asked for
+                    source = tar.extractfile(member)
+                    try:
+                        value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
+                    except UserError as exc:
+                        stats.failed.append((member.name, exc.what))
+                        continue
+                    except OSError as exc:
+                        if exc.errno is None:
+                            raise
+                        stats.failed.append((member.name, exc.strerror or str(exc)))
+                        continue
+                    seen.add(member.name)
+                    landed(value)
+                    yield progress.step()
+            status, err = stream.finish()
+        except (Cancelled, GeneratorExit):
+            stream.close()
+            raise
+        except (tarfile.TarError, Exception) as exc:
+            stream.close()
+            if isinstance(exc, tarfile.TarError) or is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise
+        stream.close()
+        for path in wanted.keys() - seen:
+            if not any(p == path for p, _ in stats.failed):
+                stats.failed.append((path, err.splitlines()[-1] if err else "not sent by the remote tar"))
+
+    @staticmethod
+    def _feed(stream, names: bytes) -> None:
+        try:
+            stream.write(names)
+            stream.channel.shutdown_write()
+        except Exception:  # the reader reports a dead channel
+            pass
+
+    def _get(self, item, progress: _Progressor) -> Landed:
+        command = b"exec cat -- " + remote_ops.q(f"{self.remote_root}/{item.path}")
+        stream = remote_ops.ExecStream(self.conn, command)
+        try:
+            stream.channel.shutdown_write()
+            value = self._land(item.path, stream, item.remote.size, item.remote.mtime, item.remote.mode, progress)
+            status, err = stream.finish()
+            if status != 0:
+                raise UserError(f"Reading the remote file failed: {err}", item.path, "Check its permissions.")
+            return value
+        finally:
+            stream.close()
