@@ -43,7 +43,7 @@ def read_tree(root: Path) -> dict[str, bytes]:
 
 def make_deployment(tmp_path: Path, excludes=(), name: str = "proj") -> Deployment:
     local = tmp_path / "local"
-    local.mkdir(exist_ok=True)
+    local.mkdir(parents=True, exist_ok=True)
     return Deployment(name=name, host="testhost", local=str(local), remote=str(tmp_path / "remote"),
                       excludes=list(excludes))
 

@@ -196,7 +196,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         _remove_local_leftovers(deployment.local_root) if plan.local.leftovers else None
 
         def landed(value: Landed) -> None:
-            state.record(value.path, Synced(value.local, value.remote, plan.hashes.get(value.path)))
+            state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
 
         if groups[DELETE_REMOTE] and remote_root:
             paths = [check_relative(i.path) for i in groups[DELETE_REMOTE]]

@@ -12,6 +12,7 @@ write requests reach ~100 MB/s for big files.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import queue
 import secrets
@@ -49,11 +50,28 @@ def temp_name(path: str, token: str) -> str:
 
 @dataclass
 class Landed:
-    """A file that is now the same on both sides."""
+    """A file that is now the same on both sides (with the SHA-256 of what was copied)."""
 
     path: str
     local: FileInfo
     remote: FileInfo
+    sha256: str | None = None
+
+
+class HashingReader:
+    """Reads a file object and hashes what passes through (SHA-256 costs little next to SSH crypto)."""
+
+    def __init__(self, source):
+        self.source = source
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        self.digest.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self.digest.hexdigest()
 
 
 @dataclass
@@ -227,9 +245,10 @@ class Uploader:
                         st = os.fstat(handle.fileno())
                         info = tarfile.TarInfo(item.path)
                         info.size, info.mtime, info.mode = st.st_size, int(st.st_mtime), safe_mode(st.st_mode)
-                        tar.addfile(info, handle)
+                        reader = HashingReader(handle)
+                        tar.addfile(info, reader)
                     now = FileInfo(st.st_size, int(st.st_mtime), safe_mode(st.st_mode))
-                    sent.append(Landed(item.path, now, now))
+                    sent.append(Landed(item.path, now, now, reader.hexdigest()))
                     progress.add(st.st_size, item.path, finished=True)
                     yield progress.step()
             status, err = stream.finish()
@@ -259,8 +278,9 @@ class Uploader:
     def _put(self, item, progress: _Progressor) -> Landed:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
-        with open(self.local_root / item.path, "rb") as handle:
-            st = os.fstat(handle.fileno())
+        with open(self.local_root / item.path, "rb") as raw:
+            st = os.fstat(raw.fileno())
+            handle = HashingReader(raw)
             mode = safe_mode(st.st_mode)
             remote_file = sftp.open(temp, "wb")
             try:
@@ -284,7 +304,7 @@ class Uploader:
                 raise
         progress.add(0, item.path, finished=True)
         info = FileInfo(st.st_size, int(st.st_mtime), mode)
-        return Landed(item.path, info, info)
+        return Landed(item.path, info, info, handle.hexdigest())
 
 
 class Downloader:
@@ -309,12 +329,14 @@ class Downloader:
     def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: _Progressor) -> Landed:
         target = self._target(rel)
         temp = target.parent / temp_name(target.name, self.token)
+        digest = hashlib.sha256()
         try:
             with open(temp, "wb") as out:
                 while chunk := source.read(CHUNK):
                     if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
                         raise Cancelled()
                     out.write(chunk)
+                    digest.update(chunk)
                     progress.add(len(chunk), rel)
                 written = out.tell()
             if written != size:
@@ -329,7 +351,7 @@ class Downloader:
             temp.unlink(missing_ok=True)
             raise
         progress.add(0, rel, finished=True)
-        return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode))
+        return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
 
     def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
         stats = TransferStats()
