@@ -17,6 +17,8 @@ def _file_list_panel(name: str, title: str, description: str) -> type[Panel]:
 
 def tool_panels() -> list[type[Panel]]:
     """Panel classes, one per tool, in the order of the Tools menu."""
+    from studio.ui.panels.deploy import DeployPanel
+
     return [
         _file_list_panel(formats.GRAPH, "Graph",
                          "ONNX and OM models (IMOD), and graphs that atc --mode=1 wrote as JSON."),
@@ -29,4 +31,5 @@ def tool_panels() -> list[type[Panel]]:
         _file_list_panel(formats.CONVERT, "Converter",
                          "Models to convert (ONNX, TensorFlow .pb, Caffe), AIPP configurations and "
                          "ATC fusion switch files."),
+        DeployPanel,
     ]
