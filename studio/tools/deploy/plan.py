@@ -96,10 +96,14 @@ class Plan:
                     item.choice = prefer
 
     def summary(self) -> str:
+        """One line with the non-zero counts, e.g. "3 to upload, 1 conflict, 120 unchanged"."""
         c = self.counts()
-        return (f"{c[UPLOAD]} to upload, {c[DOWNLOAD]} to download, {c[DELETE_REMOTE]} to delete on remote, "
-                f"{c[DELETE_LOCAL]} to delete locally, {c[CONFLICT]} conflicts, {c[REFUSE]} refused, "
-                f"{c[SKIP]} skipped, {c['unchanged']} unchanged")
+        parts = [f"{c[UPLOAD]} to upload", f"{c[DOWNLOAD]} to download", f"{c[DELETE_REMOTE]} to delete on remote",
+                 f"{c[DELETE_LOCAL]} to delete locally", f"{c[CONFLICT]} conflict" + ("s" if c[CONFLICT] != 1 else ""),
+                 f"{c[REFUSE]} refused", f"{c[SKIP]} skipped"]
+        shown = [p for p in parts if not p.startswith("0 ")]
+        return ", ".join(shown + [f"{c['unchanged']} unchanged"]) if shown else \
+            f"nothing to do, {c['unchanged']} unchanged"
 
 
 def _changed(now: FileInfo | None, base: FileInfo | None, now_hash: str | None, base_hash: str | None) -> bool:

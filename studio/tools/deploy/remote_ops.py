@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections.abc import Iterable
 
 from studio.errors import UserError
 
@@ -55,33 +54,6 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
         raise UserError(f"Cannot create the remote folder {remote}: {err.decode('utf-8', 'replace').strip()}",
                         conn.entry.name, "Check the path and that the remote user may write there.")
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
-
-
-def make_dirs(conn, root: str, folders: Iterable[str]) -> None:
-    """``mkdir -p`` every folder (relative to ``root``) in one command."""
-    folders = sorted(set(folders))
-    if not folders:
-        return
-    lines = [b"cd -- " + q(root)]
-    for i in range(0, len(folders), CHUNK):
-        lines.append(b"mkdir -p -- " + b" ".join(q(f) for f in folders[i: i + CHUNK]))
-    run_script(conn, lines, "Creating remote folders")
-
-
-def move_into_place(conn, root: str, staging: str, paths: list[str]) -> None:
-    """Rename staged files over their targets: ``mv -f -t DIR`` per folder, each rename atomic."""
-    by_dir: dict[str, list[str]] = {}
-    for path in paths:
-        folder, _, name = path.rpartition("/")
-        by_dir.setdefault(folder, []).append(name)
-    lines = [b"cd -- " + q(root)]
-    for folder, names in sorted(by_dir.items()):
-        target = q(folder or ".")
-        for i in range(0, len(names), CHUNK):
-            sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}") for n in names[i: i + CHUNK])
-            lines.append(b"mv -f -t " + target + b" -- " + sources)
-    lines.append(b"rm -rf -- " + q(staging))
-    run_script(conn, lines, "Moving uploaded files into place")
 
 
 def delete_files(conn, root: str, paths: list[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,7 @@ class SyncState:
         self.journal_path = folder / f"{name}.journal"
         self.files: dict[str, Synced] = {}
         self._journal = None
+        self._flushed = 0.0
         self._load()
 
     def _load(self) -> None:
@@ -96,7 +98,12 @@ class SyncState:
             self._journal = open(self.journal_path, "a", encoding="utf-8", errors="surrogateescape")
             self._journal.write(json.dumps({"identity": self.identity}) + "\n")
         self._journal.write(json.dumps(line) + "\n")
-        self._journal.flush()
+        # Flushed about once a second, not per file: a crash loses at most that second's records,
+        # and the next scan finds those files equal on both sides and records them again.
+        now = time.monotonic()
+        if now - self._flushed > 1.0:
+            self._journal.flush()
+            self._flushed = now
 
     def save(self) -> None:
         """Write the whole table atomically and drop the journal."""

@@ -21,7 +21,7 @@ from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
-from studio.tools.deploy.scan import FileInfo, Scan, hash_local, hash_remote, scan_local, scan_remote
+from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.tools.deploy.state import SyncState, Synced
 from studio.tools.deploy.transfer import Downloader, Landed, Uploader, connection_lost, is_connection_error
 
@@ -188,8 +188,6 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         for path, synced in plan.records.items():
             state.record(path, synced)
         remote_root = plan.remote.root if plan.remote.exists else None
-        if groups[UPLOAD] or remote_root is None and groups[DELETE_REMOTE]:
-            remote_root = remote_ops.prepare_root(conn, deployment.remote, create=bool(groups[UPLOAD]))
         if remote_root and plan.remote.leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
             remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
@@ -214,7 +212,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             state.record(path, None)
             result.deleted_local += 1
         if groups[UPLOAD]:
-            uploader = Uploader(conn, deployment.local_root, remote_root, cancel)
+            uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel)
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed

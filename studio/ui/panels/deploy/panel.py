@@ -116,8 +116,10 @@ class DeployPanel(Panel):
         for button, choice in ((self.keep_local, "local"), (self.keep_remote, "remote"), (self.leave_both, "skip")):
             button.setToolTip(f"For the selected conflicts: {button.text().lower()}")
             button.clicked.connect(lambda _=False, c=choice: self.choose(c))
-        choices = QHBoxLayout()
-        choices.addWidget(QLabel("Selected conflicts:", self))
+        self.choices = QWidget(self)
+        choices = QHBoxLayout(self.choices)
+        choices.setContentsMargins(0, 0, 0, 0)
+        choices.addWidget(QLabel("Selected conflicts:", self.choices))
         for button in (self.keep_local, self.keep_remote, self.leave_both):
             choices.addWidget(button)
         choices.addStretch(1)
@@ -126,6 +128,7 @@ class DeployPanel(Panel):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
+        self.progress.hide()  # shown while a job runs
         self.progress_label = QLabel(self)
         self.progress_label.setMinimumWidth(50)
 
@@ -136,7 +139,7 @@ class DeployPanel(Panel):
         right_layout.addLayout(controls)
         right_layout.addWidget(self.summary)
         right_layout.addWidget(self.stack, 1)
-        right_layout.addLayout(choices)
+        right_layout.addWidget(self.choices)
         right_layout.addWidget(self.progress)
         right_layout.addWidget(self.progress_label)
 
@@ -288,6 +291,7 @@ class DeployPanel(Panel):
                                                               "the others are untouched."))
         handle.ended.connect(self._on_ended)
         self.progress.setRange(0, 0)
+        self.progress.show()
         self.progress_label.setText(title)
         self._update_buttons()
 
@@ -328,10 +332,11 @@ class DeployPanel(Panel):
         self.summary.setText(f"<span style='color:#c62828'>{message}</span>")
 
     def _on_ended(self) -> None:
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(1000 if self._handle is None or self._handle.state.value == "finished" else 0)
         if self._handle is not None and not self._handle.active:
             self._handle = None
+        if self._handle is None:
+            self.progress.hide()
+            self.progress_label.setText("")
         self._update_buttons()
 
     def _on_cancel(self) -> None:
@@ -353,6 +358,7 @@ class DeployPanel(Panel):
         has_conflict = any(self.plan.items[r].action == CONFLICT for r in rows) if self.plan else False
         for button in (self.keep_local, self.keep_remote, self.leave_both):
             button.setEnabled(has_conflict and not busy)
+        self.choices.setVisible(bool(self.plan and any(i.action == CONFLICT for i in self.plan.items)))
 
     def open_file(self, detected: Detected) -> None:
         """Select the deployment whose local folder holds the file, if any."""
