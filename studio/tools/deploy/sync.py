@@ -8,6 +8,7 @@ state per file as it lands, so a cancelled or cut run resumes where it stopped.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -51,21 +52,31 @@ def state_for(deployment: Deployment) -> SyncState:
 
 
 def _scan_both(deployment: Deployment, conn, cancel: CancelToken | None) -> Generator[Progress, None, tuple[Scan, Scan]]:
+    """Both listings, the remote ``find`` running while the local folder is walked."""
     excludes = Excludes(deployment.excludes)
-    yield Progress(None, f"listing {deployment.local}")
+    remote_result: dict = {}
+
+    def list_remote() -> None:
+        try:
+            remote_result["scan"] = scan_remote(conn, deployment.remote, excludes)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
+            remote_result["error"] = exc
+
+    worker = threading.Thread(target=list_remote, name="deploy-find", daemon=True)
+    worker.start()
+    yield Progress(None, f"listing {deployment.local} and {deployment.host}:{deployment.remote}")
     local = scan_local(deployment.local_root, excludes, cancel)
-    if cancel is not None:
-        cancel.raise_if_cancelled()
-    yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
-    try:
-        remote = scan_remote(conn, deployment.remote, excludes)
-    except UserError:
-        raise
-    except Exception as exc:
-        if is_connection_error(exc):
-            raise connection_lost(conn, exc) from exc
-        raise
-    return local, remote
+    while worker.is_alive():
+        worker.join(0.05)
+        if cancel is not None:
+            cancel.raise_if_cancelled()  # the thread ends when the job closes the connection
+        yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
+    if "error" in remote_result:
+        exc = remote_result["error"]
+        if isinstance(exc, UserError) or not is_connection_error(exc):
+            raise exc
+        raise connection_lost(conn, exc) from exc
+    return local, remote_result["scan"]
 
 
 def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
