@@ -69,7 +69,10 @@ def test_plan_conflict_choice_and_apply(qtbot, panel, tmp_path):
     assert not panel.apply_button.isEnabled() and not panel.keep_local.isEnabled()
     assert panel.model.data(panel.model.index(0, 0), qt_background()) is not None
     panel.table.selectRow(0)
-    assert panel.keep_remote.isEnabled()
+    assert panel.keep_remote.isEnabled() and panel.diff_button.isEnabled()
+    panel.diff_button.click()  # the text diff arrives from a job, in a non-modal window
+    qtbot.waitUntil(lambda: panel.last_diff is not None and not panel._busy(), timeout=10000)
+    assert "-local edit" in panel.last_diff and "+remote edit!" in panel.last_diff
     qtbot.mouseClick(panel.keep_remote, qtbot_button())
     assert "keep remote" in panel.model.data(panel.model.index(0, 0))
     assert panel.apply_button.isEnabled()

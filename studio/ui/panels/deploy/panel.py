@@ -77,12 +77,16 @@ class DeployPanel(Panel):
         self.dry_run_button.clicked.connect(self.dry_run)
         self.apply_button.clicked.connect(self.apply)
         self.cancel_button.clicked.connect(self._on_cancel)
+        self.diff_button = QPushButton("Diff…", self)
+        self.diff_button.setToolTip("Text differences between the local and remote copies of the selected file")
+        self.diff_button.clicked.connect(self.show_diff)
         controls = QHBoxLayout()
         for widget in (self.mode, self.delete, self.checksum):
             controls.addWidget(widget)
         controls.addStretch(1)
         for widget in (self.dry_run_button, self.apply_button, self.cancel_button):
             controls.addWidget(widget)
+        self.last_diff: str | None = None
 
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
@@ -98,7 +102,7 @@ class DeployPanel(Panel):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in zip(range(len(COLUMNS)), (170, 320, 80)):
+        for column, width in zip(range(len(COLUMNS)), (150, 320, 80)):
             self.table.setColumnWidth(column, width)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
         self.placeholder = QLabel(NO_PLAN, self)
@@ -139,7 +143,10 @@ class DeployPanel(Panel):
         right_layout.addLayout(controls)
         right_layout.addWidget(self.summary)
         right_layout.addWidget(self.stack, 1)
-        right_layout.addWidget(self.choices)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.choices, 1)
+        bottom.addWidget(self.diff_button)
+        right_layout.addLayout(bottom)
         right_layout.addWidget(self.progress)
         right_layout.addWidget(self.progress_label)
 
@@ -281,6 +288,27 @@ class DeployPanel(Panel):
             self.summary.setText(self.plan.summary())
             self._update_buttons()
 
+    def show_diff(self) -> None:
+        """Fetch the selected file from both sides (a job) and show their unified diff."""
+        deployment = self.current_deployment()
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()}) if self.plan else []
+        if deployment is None or len(rows) != 1 or self._busy():
+            return
+        from studio.tools.deploy.sync import text_diff
+
+        path = self.plan.items[rows[0]].path
+        connector = self._connector(deployment)
+        self._start(f"Comparing {path}", lambda cancel: text_diff(deployment, path, connector, cancel),
+                    deployment, lambda text, p=path: self._on_diff_ready(p, text))
+
+    def _on_diff_ready(self, path: str, text: str) -> None:
+        from studio.ui.panels.deploy.diff_view import DiffDialog
+
+        self.last_diff = text
+        dialog = DiffDialog(f"local ↔ remote: {path}", text, self)
+        dialog.setModal(False)
+        dialog.show()
+
     def _start(self, title: str, make_job, deployment: Deployment, on_finished) -> None:
         handle = self.runner.start(title, make_job, key=f"host:{deployment.host}")
         self._handle = handle
@@ -359,6 +387,8 @@ class DeployPanel(Panel):
         for button in (self.keep_local, self.keep_remote, self.leave_both):
             button.setEnabled(has_conflict and not busy)
         self.choices.setVisible(bool(self.plan and any(i.action == CONFLICT for i in self.plan.items)))
+        self.diff_button.setVisible(self.plan is not None and bool(self.plan.items))
+        self.diff_button.setEnabled(len(rows) == 1 and not busy)
 
     def open_file(self, detected: Detected) -> None:
         """Select the deployment whose local folder holds the file, if any."""
