@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every file of the plan")
     # Tests and scripts point at an extra known_hosts file (STUDIO_KNOWN_HOSTS works too).
     parser.add_argument("--known-hosts", type=Path, help=argparse.SUPPRESS)
 
@@ -143,15 +144,29 @@ def human(size: int) -> str:
     return f"{size} B"
 
 
-def print_plan(plan, out=sys.stdout) -> None:
+LISTED = 20  # uploads, downloads and skips shown per kind; deletions, conflicts and refusals always all
+
+
+def print_plan(plan, out=None, verbose: bool = False) -> None:
+    """The plan, one line per file; long runs of uploads/downloads/skips are cut unless ``verbose``."""
+    out = out or sys.stdout
     for note in plan.notes:
         print(f"note: {note}", file=out)
+    shown_per_kind: dict[str, int] = {}
+    hidden: dict[str, int] = {}
     for item in plan.items:
         action = item.effective_action(plan.delete)
+        if not verbose and action in ("upload", "download", "skip"):
+            shown_per_kind[action] = shown_per_kind.get(action, 0) + 1
+            if shown_per_kind[action] > LISTED:
+                hidden[action] = hidden.get(action, 0) + 1
+                continue
         word = ACTION_WORDS[action]
         if item.action == "conflict" and item.choice:
             word = f"{word} (keep {item.choice})"
         print(f"  {word:<15} {human(item.size):>10}  {shown(item.path)}  [{item.reason}]", file=out)
+    for action, count in hidden.items():
+        print(f"  ... and {count} more to {action} (--verbose lists all)", file=out)
     print(plan.summary(), file=out)
 
 
@@ -168,7 +183,7 @@ def _status(deployment, connector, args) -> int:
     print(f"{deployment.name}: {deployment.local} <-> {deployment.host}:{deployment.remote}")
     print(f"  {len(plan.local.files)} local files, {len(plan.remote.files)} remote files"
           + ("" if plan.remote.exists else " (remote folder does not exist yet)"))
-    print_plan(plan)
+    print_plan(plan, verbose=args.verbose)
     print(f"checked in {status.seconds:.2f} s")
     return 0
 
@@ -187,12 +202,12 @@ def _transfer(deployment, connector, args) -> int:
             print(json.dumps({"dry_run": True, "summary": plan.counts(), "items": [i.to_dict() for i in plan.items]},
                              indent=2))
         else:
-            print_plan(plan)
+            print_plan(plan, verbose=args.verbose)
             print("dry run: nothing was changed")
         return 0
 
     def show(plan) -> None:  # deletions and conflicts are on screen before anything moves
-        print_plan(plan, out)
+        print_plan(plan, out, args.verbose)
 
     plan, result = run_job(sync_job(deployment, args.action, connector, args.delete, args.checksum, args.prefer,
                                     on_plan=show), on_progress=print_progress)

@@ -80,3 +80,26 @@ def test_deploy_cli_refuses_escaping_paths_and_unknown_host_keys(sshd, studio_ho
     assert escape.returncode == 2 and "'..' would leave the deployment root" in escape.stderr
     unknown = _studio("deploy", "status", "p", home=studio_home)  # no known_hosts given: key unknown
     assert unknown.returncode == 2 and "studio ssh trust box" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_long_plans_are_cut_but_deletions_and_conflicts_never():
+    import io
+
+    from studio.commands.deploy import print_plan
+    from studio.tools.deploy.plan import make_plan
+    from studio.tools.deploy.scan import FileInfo, Scan
+    from studio.tools.deploy.state import Synced
+
+    a, b = FileInfo(1, 1), FileInfo(2, 2)
+    local = Scan("/l", files={f"n{i:02}": a for i in range(30)} | {"both": b})
+    remote = Scan("/r", files={"gone": a, "both": a})
+    plan = make_plan("upload", local, remote, {"gone": Synced(a, a), "both": Synced(a, a)}, delete=True)
+    out = io.StringIO()
+    print_plan(plan, out)
+    text = out.getvalue()
+    assert "... and 11 more to upload" in text and "DELETE remote" in text and "gone" in text
+    lines = text.splitlines()
+    assert sum(line.startswith("  upload ") for line in lines) == 20 and "31 to upload, 1 to delete on remote" in text
+    out = io.StringIO()
+    print_plan(plan, out, verbose=True)
+    assert sum(line.startswith("  upload ") for line in out.getvalue().splitlines()) == 31

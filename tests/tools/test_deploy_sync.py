@@ -185,3 +185,29 @@ def test_progress_reports_files_and_total(sshd_host, tmp_path):
     assert any("uploading 20/20 files" in m for m in messages)
     assert steps[-1].fraction == 1.0 and "20 uploaded" in steps[-1].message
     assert threading.active_count() < 20
+
+
+def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(sshd, sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    files = {f"d{i % 7}/f{i:04}.txt": os.urandom(20_000) for i in range(600)}  # ~12 MB: a few seconds of stream
+    write_tree(deployment.local_root, files)
+    remote = tmp_path / "remote"
+    write_tree(remote, {"d0/f0000.txt": b"old"})
+    first = plan(deployment, "upload", sshd_host)
+    first.resolve("local")
+    killed = []
+
+    def kill_once(step):
+        if not killed and step.fraction and step.fraction > 0.05:
+            killed.append(step.fraction)
+            sshd.kill_sessions()
+
+    with pytest.raises(UserError):
+        apply(deployment, first, sshd_host, on_progress=kill_once)
+    assert killed
+    assert (remote / "d0/f0000.txt").read_bytes() == b"old"  # nothing was moved into place
+    assert sorted(p.name for p in remote.iterdir() if not p.name.startswith(".")) == ["d0"]
+    again = plan(deployment, "upload", sshd_host)
+    again.resolve("local")
+    assert apply(deployment, again, sshd_host).ok
+    assert read_tree(remote) == files  # complete, and the staging folder of the cut run is gone

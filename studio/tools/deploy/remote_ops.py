@@ -124,4 +124,7 @@ class ExecStream:
         return status, self._err.decode("utf-8", "replace").strip()
 
     def close(self) -> None:
-        self.channel.close()
+        try:
+            self.channel.close()
+        except Exception:  # the connection is already gone; there is nothing left to close
+            pass

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
-from studio.tools.deploy import remote_ops, sftp_batch
+from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, parents
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import TarWriter
@@ -265,31 +265,48 @@ class Uploader:
             raise UserError(f"Cannot create remote folders: {exc}", self.remote,
                             "Check that the remote user may write there.") from exc
 
-    def _folders_script(self, paths: list[str]) -> bytes:
-        """Shell lines that create the target folders and print the root's real path."""
-        folders = sorted({f for p in paths for f in parents(p)} - self.known_dirs)
+    def _moves_script(self, staging: str, paths: list[str]) -> bytes:
+        """Shell lines that rename the staged files into place, then print the root's real path.
+
+        A folder missing on the remote moves in as a whole (one rename shows all its files at
+        once); other files move one by one, grouped per folder into one ``mv -t`` each. Every
+        ``mv`` here is a rename(2) within one file system: atomic. A first upload of 5,000 files
+        in 100 new folders is then ONE ``mv`` process instead of 100 (each costs ~3-8 ms on a
+        busy host).
+        """
+        units: dict[str, set[str]] = {}  # target folder -> names to move into it
+        for path in paths:
+            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
+            unit = missing or path
+            folder, _, name = unit.rpartition("/")
+            units.setdefault(folder, set()).add(name)
+        q = remote_ops.q
         lines = [b"set -e"]
-        for i in range(0, len(folders), remote_ops.CHUNK):
-            lines.append(b"mkdir -p -- " + b" ".join(remote_ops.q(f) for f in folders[i: i + remote_ops.CHUNK]))
-        lines.append(b"pwd -P")
+        for folder, names in sorted(units.items()):
+            names = sorted(names)
+            for i in range(0, len(names), remote_ops.CHUNK):
+                sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
+                                    for n in names[i: i + remote_ops.CHUNK])
+                lines.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+        lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
         return b"\n".join(lines) + b"\n"
 
     def _tar_batch(self, batch: list, progress: _Progressor, landed: Callable, stats: TransferStats
                    ) -> Generator[Progress, None, None]:
-        """Stream ``batch`` into a staging folder with ONE remote command, then rename into place.
+        """Stream ``batch`` into a staging folder and rename it into place, with ONE remote command.
 
-        The command creates the root, the staging folder and (from a script that travels as the
-        archive's last member, so a cut stream never runs it) the target folders. The renames then
-        go over SFTP, all in flight at once: ``mv`` needs a process per folder (0.8 s for 100
-        folders here), pipelined ``posix-rename`` needs about one round trip in all.
+        The rename script travels as the archive's last member, so a cut stream (tar fails, and
+        ``&&`` stops) never runs it: nothing outside the staging folder changes.
         """
         staging = f".studio-staging-{self.token}"
-        script = f"{staging}/.studio-folders"
+        script = f".studio-moves-{self.token}"
         root = remote_ops.q(self.remote_root) if self.remote_root else \
             remote_root_expr(self.remote).encode("utf-8", "surrogateescape")
         command = (b"mkdir -p -- " + root + b" && cd -- " + root + b" && mkdir -p -- " + remote_ops.q(staging) +
-                   b" && tar -x --no-same-owner -f - -C " + remote_ops.q(staging) + b" && exec sh " +
-                   remote_ops.q(script))
+                   # `cat |` buffers between sshd and tar: measured 0.6 s instead of 1.1 s for 5,000
+                   # files on a busy 2-core host (tar's 10 KiB reads otherwise stall sshd's writes).
+                   b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) + b" && exec sh " +
+                   remote_ops.q(f"{staging}/{script}"))
         sent: list[Landed] = []
         try:
             stream = remote_ops.ExecStream(self.conn, command)
@@ -315,8 +332,8 @@ class Uploader:
                 yield progress.step()
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
-            folders = self._folders_script([s.path for s in sent])
-            tar.add(".studio-folders", 0o600, 0, io.BytesIO(folders), len(folders))
+            moves = self._moves_script(staging, [s.path for s in sent])
+            tar.add(script, 0o600, 0, io.BytesIO(moves), len(moves))
             tar.close()
             status, err = stream.finish()
             out = stream.read()
@@ -335,37 +352,10 @@ class Uploader:
                             self.remote, "Check free space and permissions in the remote folder; run again.")
         self.remote_root = self.remote_root or out.decode("utf-8", "surrogateescape").strip("\n")
         self.known_dirs.update(f for s in sent for f in parents(s.path))
-        yield from self._rename_staged(staging, sent, progress, landed, stats)
-
-    def _rename_staged(self, staging: str, sent: list[Landed], progress: _Progressor, landed: Callable,
-                       stats: TransferStats) -> Generator[Progress, None, None]:
-        root = self.remote_root
-        try:
-            sftp = self.conn.sftp()
-            requests = [("rename", remote_ops.encode(f"{root}/{staging}/{s.path}"), self._remote(s.path)) for s in sent]
-            for n, (index, error) in enumerate(sftp_batch.run_pipelined(sftp, requests, self.cancel)):
-                value = sent[index]
-                if error:
-                    stats.failed.append((value.path, error))
-                else:
-                    landed(value)  # recorded the moment it is in place
-                progress.add(0, value.path, finished=True)
-                if n % 256 == 0:
-                    yield progress.step()
-            yield progress.step()
-            # The staging folder is empty now: remove it (deepest first; the server answers in order).
-            folders = sorted({f for s in sent for f in parents(s.path)}, key=lambda f: -f.count("/"))
-            cleanup = [("remove", remote_ops.encode(f"{root}/{staging}/.studio-folders"))]
-            cleanup += [("rmdir", remote_ops.encode(f"{root}/{staging}/{f}")) for f in folders]
-            cleanup.append(("rmdir", remote_ops.encode(f"{root}/{staging}")))
-            for _ in sftp_batch.run_pipelined(sftp, cleanup):
-                pass  # a folder left behind is removed by the next run
-        except Exception as exc:
-            if is_connection_error(exc):
-                raise connection_lost(self.conn, exc) from exc
-            raise
-        if self.cancel is not None:
-            self.cancel.raise_if_cancelled()
+        for value in sent:
+            landed(value)
+            progress.add(0, value.path, finished=True)
+        yield progress.step()
 
     def _put(self, item, progress: _Progressor) -> Landed:
         sftp = self.conn.sftp()
@@ -472,7 +462,7 @@ class Downloader:
                    ) -> Generator[Progress, None, None]:
         wanted = {i.path: i for i in batch}
         command = (b"cd -- " + remote_ops.q(self.remote_root) +
-                   b" && exec tar -c -f - --null --verbatim-files-from --no-recursion -T -")
+                   b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -")
         names = b"".join(remote_ops.encode(i.path) + b"\0" for i in batch)
         try:
             stream = remote_ops.ExecStream(self.conn, command)
@@ -534,7 +524,10 @@ class Downloader:
                 remote_file.prefetch(size)
                 return self._land(item.path, remote_file, size, item.remote.mtime, item.remote.mode, progress)
             finally:
-                remote_file.close()
+                try:
+                    remote_file.close()
+                except Exception:  # a dead connection: the error that matters is already raised
+                    pass
         # Big files: `cat` on an exec channel streams at OpenSSH-like speed and, unlike paramiko's
         # prefetch thread, stops the moment the channel is closed (cancel).
         command = b"exec cat -- " + remote_ops.q(f"{self.remote_root}/{item.path}")
