@@ -211,3 +211,28 @@ def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(ssh
     again.resolve("local")
     assert apply(deployment, again, sshd_host).ok
     assert read_tree(remote) == files  # complete, and the staging folder of the cut run is gone
+
+
+def test_connection_killed_mid_download_keeps_the_old_local_file(sshd, sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    big = os.urandom(24_000_000)
+    write_tree(tmp_path / "remote", {"weights.bin": big})
+    write_tree(deployment.local_root, {"weights.bin": b"old local"})
+    first = plan(deployment, "download", sshd_host)
+    first.resolve("remote")
+    killed = []
+
+    def kill_once(step):
+        if not killed and step.fraction and 0 < step.fraction < 0.9:
+            killed.append(step.fraction)
+            sshd.kill_sessions()
+
+    with pytest.raises(UserError) as info:
+        apply(deployment, first, sshd_host, on_progress=kill_once)
+    assert killed and "again" in info.value.fix
+    assert sorted(p.name for p in deployment.local_root.iterdir()) == ["weights.bin"]  # no temporary file left
+    assert (deployment.local_root / "weights.bin").read_bytes() == b"old local"
+    again = plan(deployment, "download", sshd_host)
+    again.resolve("remote")
+    assert apply(deployment, again, sshd_host).ok
+    assert (deployment.local_root / "weights.bin").read_bytes() == big
