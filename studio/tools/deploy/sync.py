@@ -29,6 +29,15 @@ from studio.tools.deploy.transfer import Downloader, Landed, Uploader, connectio
 Connector = Callable[[], object]  # returns an open SshConnection
 
 
+def human_size(size: float) -> str:
+    """``512 B``, ``2.9 KiB``, ``1.9 MiB``..."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
+
+
 def default_connector(deployment: Deployment, ask_secret=None, known_hosts_file: Path | None = None) -> Connector:
     """Connect to the deployment's host from hosts.toml, checking keys against Studio's known_hosts."""
     def connect_now():
@@ -127,7 +136,7 @@ class ApplyResult:
 
     def summary(self) -> str:
         text = (f"{self.uploaded} uploaded, {self.downloaded} downloaded, {self.deleted_remote} deleted on remote, "
-                f"{self.deleted_local} deleted locally ({self.bytes / 1e6:.1f} MB in {self.seconds:.1f} s)")
+                f"{self.deleted_local} deleted locally ({human_size(self.bytes)} in {self.seconds:.1f} s)")
         if self.conflicts:
             text += f"; {len(self.conflicts)} conflicts left untouched"
         if self.refused:

@@ -74,3 +74,57 @@ class TarWriter:
         """End the archive (two zero blocks) and send what is left."""
         self.buffer += b"\0" * (2 * BLOCK)
         self.flush()
+
+
+class BackgroundSender:
+    """Sends chunks on a thread, so reading and hashing the next files overlaps the SSH writes.
+
+    ``sendall`` waits whenever the remote window is full; meanwhile the job's thread keeps
+    building the archive (file reads and hashing release the GIL). At most ``depth`` chunks wait.
+    An error on the sending side (a cut connection) is raised by the next :meth:`put` or :meth:`close`.
+    """
+
+    def __init__(self, send, depth: int = 8):
+        import queue
+        import threading
+
+        self._send = send
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="deploy-send", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            chunk = self._queue.get()
+            if chunk is None:
+                return
+            if self._error is None:
+                try:
+                    self._send(chunk)
+                except BaseException as exc:  # noqa: BLE001 - handed to the producer
+                    self._error = exc
+
+    def put(self, chunk: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(chunk)
+
+    def close(self) -> None:
+        """Wait until everything queued was sent; raise the sending error if there was one."""
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def abandon(self) -> None:
+        """Stop without waiting for the queue (cancel, errors): the channel is closed next."""
+        import queue
+
+        self._error = self._error or RuntimeError("abandoned")
+        while True:  # drop what was not sent, so the stop mark always fits
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        self._queue.put_nowait(None)

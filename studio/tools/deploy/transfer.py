@@ -29,7 +29,7 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, parents
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
-from studio.tools.deploy.tar_stream import TarWriter
+from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
 
 SMALL_FILE = 256 * 1024         # files up to this size travel in tar batches
 MIN_BATCH = 8                   # fewer small files than this are not worth a tar process
@@ -312,8 +312,9 @@ class Uploader:
             stream = remote_ops.ExecStream(self.conn, command)
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
+        sender = BackgroundSender(stream.write)
         try:
-            tar = TarWriter(stream.write)
+            tar = TarWriter(sender.put)
             for item in batch:
                 if self.cancel is not None:
                     self.cancel.raise_if_cancelled()
@@ -335,12 +336,15 @@ class Uploader:
             moves = self._moves_script(staging, [s.path for s in sent])
             tar.add(script, 0o600, 0, io.BytesIO(moves), len(moves))
             tar.close()
+            sender.close()
             status, err = stream.finish()
             out = stream.read()
         except (Cancelled, GeneratorExit):
+            sender.abandon()
             stream.close()
             raise
         except Exception as exc:
+            sender.abandon()
             stream.close()
             if is_connection_error(exc):
                 raise connection_lost(self.conn, exc) from exc
