@@ -8,6 +8,7 @@ state per file as it lands, so a cancelled or cut run resumes where it stopped.
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -24,7 +25,8 @@ from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOW
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import Downloader, Landed, Uploader, connection_lost, is_connection_error
+from studio.tools.deploy.transfer import (Downloader, Landed, Uploader, connection_lost, is_connection_error,
+                                          open_batch_stream)
 
 Connector = Callable[[], object]  # returns an open SshConnection
 
@@ -100,8 +102,10 @@ def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bo
 
 
 def _plan_with(conn, deployment: Deployment, mode: str, delete: bool, checksum: bool,
-               cancel: CancelToken | None) -> Generator[Progress, None, Plan]:
+               cancel: CancelToken | None, keep: str | None = None) -> Generator[Progress, None, Plan]:
     local, remote = yield from _scan_both(deployment, conn, cancel)
+    if keep:  # this run's own staging folder is not a leftover of an earlier one
+        remote.leftovers = [p for p in remote.leftovers if keep not in p]
     state = state_for(deployment)
     state.close()
     local_hashes = remote_hashes = None
@@ -169,14 +173,22 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
     """Plan and apply on one connection (the CLI's upload/download/sync)."""
     yield Progress(None, f"connecting to {deployment.host}")
     conn = connector()
+    spare = None
     try:
-        plan = yield from _plan_with(conn, deployment, mode, delete, checksum, cancel)
+        token = secrets.token_hex(4)
+        if mode != "download":
+            # Every remote command pays the login shell's start-up; start the upload's command now
+            # so that cost overlaps the listing. Unused, it exits without touching anything.
+            spare = open_batch_stream(conn, deployment.remote, token)
+        plan = yield from _plan_with(conn, deployment, mode, delete, checksum, cancel, keep=token)
         plan.resolve(prefer)
         if on_plan is not None:
             on_plan(plan)
-        result = yield from _apply_with(conn, deployment, plan, cancel)
+        result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
         return plan, result
     finally:
+        if spare is not None:
+            spare.close()
         conn.close()
 
 
@@ -190,8 +202,8 @@ def _remove_local_leftovers(root: Path) -> None:
                 Path(folder, name).unlink(missing_ok=True)
 
 
-def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None
-                ) -> Generator[Progress, None, ApplyResult]:
+def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None, token: str | None = None,
+                spare=None) -> Generator[Progress, None, ApplyResult]:
     started = time.monotonic()
     result = ApplyResult()
     groups: dict[str, list] = {UPLOAD: [], DOWNLOAD: [], DELETE_REMOTE: [], DELETE_LOCAL: []}
@@ -232,7 +244,8 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             state.record(path, None)
             result.deleted_local += 1
         if groups[UPLOAD]:
-            uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel)
+            uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel,
+                                token, spare)
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
