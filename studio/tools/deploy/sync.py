@@ -22,11 +22,12 @@ from studio.tools.deploy.deployments import Deployment
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
+from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import (Downloader, Landed, Uploader, connection_lost, is_connection_error,
-                                          open_batch_stream)
+from studio.tools.deploy.transfer import Landed, connection_lost, is_connection_error
+from studio.tools.deploy.upload import Uploader, open_batch_stream
 
 Connector = Callable[[], object]  # returns an open SshConnection
 
