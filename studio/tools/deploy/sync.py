@@ -63,56 +63,78 @@ def state_for(deployment: Deployment) -> SyncState:
     return SyncState(deployment.name, identity)
 
 
-def _scan_both(deployment: Deployment, conn, cancel: CancelToken | None) -> Generator[Progress, None, tuple[Scan, Scan]]:
-    """Both listings, the remote ``find`` running while the local folder is walked."""
+def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None,
+                      on_connected: Callable | None = None) -> Generator[Progress, None, tuple]:
+    """Connect and run the remote ``find`` on a thread while the local folder is walked here.
+
+    Returns ``(conn, local scan, remote scan)``; the caller closes ``conn``. ``on_connected(conn)``
+    runs on the thread right after connecting (to start a command whose start-up should overlap).
+    """
     excludes = Excludes(deployment.excludes)
-    remote_result: dict = {}
+    box: dict = {}
+    lock = threading.Lock()
 
-    def list_remote() -> None:
+    def remote_side() -> None:
         try:
-            remote_result["scan"] = scan_remote(conn, deployment.remote, excludes)
+            conn = connector()
+            with lock:
+                if box.get("abandoned"):  # the job was cancelled meanwhile: nobody will close it
+                    conn.close()
+                    return
+                box["conn"] = conn
+            if on_connected is not None:
+                box["extra"] = on_connected(conn)
+            box["scan"] = scan_remote(conn, deployment.remote, excludes)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
-            remote_result["error"] = exc
+            box["error"] = exc
 
-    worker = threading.Thread(target=list_remote, name="deploy-find", daemon=True)
+    worker = threading.Thread(target=remote_side, name="deploy-remote-scan", daemon=True)
     worker.start()
-    yield Progress(None, f"listing {deployment.local} and {deployment.host}:{deployment.remote}")
-    local = scan_local(deployment.local_root, excludes, cancel)
-    while worker.is_alive():
-        worker.join(0.05)
-        if cancel is not None:
-            cancel.raise_if_cancelled()  # the thread ends when the job closes the connection
-        yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
-    if "error" in remote_result:
-        exc = remote_result["error"]
-        if isinstance(exc, UserError) or not is_connection_error(exc):
+    try:
+        yield Progress(None, f"connecting to {deployment.host}, listing {deployment.local}")
+        local = scan_local(deployment.local_root, excludes, cancel)
+        while worker.is_alive():
+            worker.join(0.05)
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
+    except BaseException:
+        with lock:
+            box["abandoned"] = True
+            conn = box.get("conn")
+        if conn is not None:
+            conn.close()  # also ends a `find` still running on the thread
+        raise
+    conn = box.get("conn")
+    if "error" in box:
+        if conn is not None:
+            conn.close()
+        exc = box["error"]
+        if conn is None or isinstance(exc, UserError) or not is_connection_error(exc):
             raise exc
         raise connection_lost(conn, exc) from exc
-    return local, remote_result["scan"]
+    return conn, local, box["scan"], box.get("extra")
 
 
 def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
              cancel: CancelToken | None = None) -> Generator[Progress, None, Plan]:
     """Scan both sides and return the dry-run plan (nothing is changed)."""
-    yield Progress(None, f"connecting to {deployment.host}")
-    conn = connector()
+    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel)
     try:
-        return (yield from _plan_with(conn, deployment, mode, delete, checksum, cancel))
+        return (yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel))
     finally:
         conn.close()
 
 
-def _plan_with(conn, deployment: Deployment, mode: str, delete: bool, checksum: bool,
+def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Scan, delete: bool, checksum: bool,
                cancel: CancelToken | None, keep: str | None = None) -> Generator[Progress, None, Plan]:
-    local, remote = yield from _scan_both(deployment, conn, cancel)
     if keep:  # this run's own staging folder is not a leftover of an earlier one
         remote.leftovers = [p for p in remote.leftovers if keep not in p]
     state = state_for(deployment)
     state.close()
     local_hashes = remote_hashes = None
     if checksum:
-        both = [p for p, info in local.files.items() if info.same_stat(remote.files.get(p)) or
-                (p in remote.files and remote.files[p].size == info.size)]
+        both = [p for p, info in local.files.items() if p in remote.files and remote.files[p].size == info.size]
         local_hashes = yield from hash_local(deployment.local_root, both, cancel)
         yield Progress(None, f"checksums of {len(both)} remote files")
         remote_hashes = hash_remote(conn, remote.root, both) if remote.exists else {}
@@ -172,16 +194,16 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
             prefer: str | None = None, cancel: CancelToken | None = None, on_plan: Callable[[Plan], None] | None = None
             ) -> Generator[Progress, None, tuple[Plan, ApplyResult]]:
     """Plan and apply on one connection (the CLI's upload/download/sync)."""
-    yield Progress(None, f"connecting to {deployment.host}")
-    conn = connector()
-    spare = None
+    token = secrets.token_hex(4)
+
+    def start_batch_command(conn):
+        # Every remote command pays the login shell's start-up; start the upload's command now so
+        # that cost overlaps the listing. Unused, it exits without touching anything.
+        return open_batch_stream(conn, deployment.remote, token) if mode != "download" else None
+
+    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
     try:
-        token = secrets.token_hex(4)
-        if mode != "download":
-            # Every remote command pays the login shell's start-up; start the upload's command now
-            # so that cost overlaps the listing. Unused, it exits without touching anything.
-            spare = open_batch_stream(conn, deployment.remote, token)
-        plan = yield from _plan_with(conn, deployment, mode, delete, checksum, cancel, keep=token)
+        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token)
         plan.resolve(prefer)
         if on_plan is not None:
             on_plan(plan)
