@@ -139,3 +139,22 @@ def test_checksums_decide_equal_content():
     plan = make_plan("sync", _scan({"f": A}), _scan({"f": A}), {"f": Synced(A, A, "aa")},
                      local_hashes={"f": "aa"}, remote_hashes={"f": "bb"})
     assert plan.items[0].action == "download"  # same stat, but the remote content changed
+
+
+def test_state_journal_survives_a_crash_and_belongs_to_its_roots(tmp_path):
+    from studio.tools.deploy.state import SyncState
+
+    identity = {"host": "h", "local": "/l", "remote": "/r"}
+    state = SyncState("d", identity, tmp_path)
+    state.record("a.txt", Synced(A, A, "aa"))
+    state.record("b.txt", Synced(B, B))
+    state.record("b.txt", None)
+    state._journal.flush()  # a crash here: no save(), only the journal is on disk
+    with open(state.journal_path, "a") as handle:
+        handle.write('{"p": "cut.txt", "v": [1, 2')  # the line a crash cut in half
+    again = SyncState("d", identity, tmp_path)
+    assert again.files == {"a.txt": Synced(A, A, "aa")}
+    again.save()
+    assert not again.journal_path.exists() and SyncState("d", identity, tmp_path).files == again.files
+    # A state recorded for other roots is never used as the base of this deployment.
+    assert SyncState("d", {**identity, "remote": "/elsewhere"}, tmp_path).files == {}
