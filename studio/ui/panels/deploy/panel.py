@@ -109,7 +109,7 @@ class DeployPanel(Panel):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.placeholder.setWordWrap(True)
         self.placeholder.setContentsMargins(16, 24, 16, 16)
-        self.placeholder.setStyleSheet("color: palette(mid);")
+        self.placeholder.setStyleSheet("color: palette(placeholder-text);")
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.table)
@@ -379,6 +379,8 @@ class DeployPanel(Panel):
     def _update_buttons(self, *_args) -> None:
         busy, deployment = self._busy(), self.current_deployment()
         self.dry_run_button.setEnabled(deployment is not None and not busy)
+        for widget in (self.mode, self.delete, self.checksum):
+            widget.setEnabled(deployment is not None and not busy)
         self.apply_button.setEnabled(self.plan is not None and not busy and self._actionable(self.plan))
         self.cancel_button.setEnabled(busy)
         self.remove_button.setEnabled(deployment is not None and not busy)
