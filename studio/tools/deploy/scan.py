@@ -110,13 +110,87 @@ def remote_root_expr(remote: str) -> str:
     return shlex.quote(path)
 
 
+SFTP_MAX_DIRS = 24  # a small tree is listed over SFTP before the `find` command has even started
+
+
 def scan_remote(conn, remote: str, excludes: Excludes) -> Scan:
+    """List ``remote``: one ``find``, raced by an SFTP walk that wins on small or missing trees.
+
+    ``find`` costs one round trip but also the login shell's start-up files (measured ~250 ms
+    here); SFTP needs no shell but a few round trips per folder. Both start at once; a tree of
+    up to SFTP_MAX_DIRS folders (or a root that does not exist yet) is answered by SFTP.
+    """
+    import threading
+
+    result: dict = {}
+
+    def run_find() -> None:
+        try:
+            result["scan"] = scan_remote_find(conn, remote, excludes)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below when SFTP did not answer
+            result["error"] = exc
+
+    finder = threading.Thread(target=run_find, name="deploy-find", daemon=True)
+    finder.start()
+    quick = scan_remote_sftp(conn, remote, excludes)
+    if quick is not None:
+        return quick
+    finder.join()
+    if "error" in result:
+        raise result["error"]
+    return result["scan"]
+
+
+def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP_MAX_DIRS) -> Scan | None:
+    """The listing over SFTP when the tree is small; None when it is not (or a name is not UTF-8)."""
+    try:
+        sftp = conn.sftp()
+        try:
+            root = sftp.normalize(remote[2:] if remote.startswith("~/") else remote)
+            if not stat_module.S_ISDIR(sftp.stat(root).st_mode):
+                return None  # `find` reports what is wrong
+        except FileNotFoundError:
+            return Scan(remote, exists=False)
+        scan = Scan(root)
+        stack, visited = [""], 0
+        while stack:
+            rel_dir = stack.pop()
+            visited += 1
+            if visited > max_dirs:
+                return None
+            for attr in sftp.listdir_attr(f"{root}/{rel_dir}" if rel_dir else root):
+                rel = f"{rel_dir}/{attr.filename}" if rel_dir else attr.filename
+                kind = stat_module.S_IFMT(attr.st_mode or 0)
+                if rel.startswith(".studio-staging-") or is_leftover(rel):
+                    if "/" not in rel or kind == stat_module.S_IFREG:
+                        scan.leftovers.append(rel)
+                    continue
+                reason = escape_reason(rel)
+                if reason:
+                    scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
+                elif kind == stat_module.S_IFDIR:
+                    if not excludes.excluded(rel, is_dir=True):
+                        scan.dirs.add(rel)
+                        stack.append(rel)
+                elif kind == stat_module.S_IFLNK:
+                    if not excludes.excluded(rel):
+                        scan.links[rel] = sftp.readlink(f"{root}/{rel}") or ""
+                elif kind == stat_module.S_IFREG and not excludes.excluded(rel):
+                    scan.files[rel] = FileInfo(attr.st_size, int(attr.st_mtime), stat_module.S_IMODE(attr.st_mode))
+        return scan
+    except (UnicodeDecodeError, OSError):
+        return None  # names that are not UTF-8, permissions: `find` lists those faithfully
+
+
+def scan_remote_find(conn, remote: str, excludes: Excludes) -> Scan:
     """List ``remote`` with one ``find``; a missing folder is an empty side (``exists`` False)."""
     command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || exit {ROOT_MISSING}; pwd -P; "
                f"exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
     status, out, err = conn.run(command, timeout=600)
     if status == ROOT_MISSING:
         return Scan(remote, exists=False)
+    if not conn.alive:
+        raise EOFError("the connection closed while listing")
     header, _, body = out.partition(b"\n")
     scan = Scan(header.decode("utf-8", "surrogateescape") or remote)
     if status != 0:

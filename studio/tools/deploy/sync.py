@@ -26,7 +26,7 @@ from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import Landed, connection_lost, is_connection_error
+from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
 from studio.tools.deploy.upload import Uploader, open_batch_stream
 
 Connector = Callable[[], object]  # returns an open SshConnection
@@ -64,11 +64,12 @@ def state_for(deployment: Deployment) -> SyncState:
 
 
 def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None,
-                      on_connected: Callable | None = None) -> Generator[Progress, None, tuple]:
+                      overlap: Callable | None = None) -> Generator[Progress, None, tuple]:
     """Connect and run the remote ``find`` on a thread while the local folder is walked here.
 
-    Returns ``(conn, local scan, remote scan)``; the caller closes ``conn``. ``on_connected(conn)``
-    runs on the thread right after connecting (to start a command whose start-up should overlap).
+    Returns ``(conn, local scan, remote scan, extra)``; the caller closes ``conn``. While the
+    remote listing still runs, ``overlap(conn, local_scan)`` may start a command whose start-up
+    should overlap it; ``extra`` is what it returned (None when the listing was done first).
     """
     excludes = Excludes(deployment.excludes)
     box: dict = {}
@@ -82,8 +83,6 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     conn.close()
                     return
                 box["conn"] = conn
-            if on_connected is not None:
-                box["extra"] = on_connected(conn)
             box["scan"] = scan_remote(conn, deployment.remote, excludes)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
@@ -94,7 +93,11 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
         yield Progress(None, f"connecting to {deployment.host}, listing {deployment.local}")
         local = scan_local(deployment.local_root, excludes, cancel)
         while worker.is_alive():
-            worker.join(0.05)
+            with lock:
+                conn = box.get("conn")
+            if overlap is not None and conn is not None and "extra" not in box:
+                box["extra"] = overlap(conn, local)
+            worker.join(0.02)
             if cancel is not None:
                 cancel.raise_if_cancelled()
             yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
@@ -196,10 +199,13 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
     """Plan and apply on one connection (the CLI's upload/download/sync)."""
     token = secrets.token_hex(4)
 
-    def start_batch_command(conn):
-        # Every remote command pays the login shell's start-up; start the upload's command now so
-        # that cost overlaps the listing. Unused, it exits without touching anything.
-        return open_batch_stream(conn, deployment.remote, token) if mode != "download" else None
+    def start_batch_command(conn, local):
+        # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
+        # small local files), start its command now so that cost overlaps the listing. Unused,
+        # it exits without touching anything.
+        small = sum(1 for info in local.files.values() if info.size <= SMALL_FILE)
+        return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
+            else None
 
     conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
     try:
