@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import tarfile
@@ -15,7 +14,7 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import FileInfo
-from studio.tools.deploy.transfer import (CHUNK, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor,
+from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
                                           temp_name)
 
@@ -42,7 +41,7 @@ class Downloader:
     def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor) -> Landed:
         target = self._target(rel)
         temp = target.parent / temp_name(target.name, self.token)
-        digest = hashlib.sha256()
+        digest = Sha256(threaded=size >= HASH_THREAD)
         try:
             with open(temp, "wb") as out:
                 while chunk := source.read(CHUNK):
@@ -61,6 +60,7 @@ class Downloader:
             os.utime(temp, (mtime, mtime))
             os.replace(temp, target)
         except BaseException:
+            digest.abandon()
             temp.unlink(missing_ok=True)
             raise
         progress.add(0, rel, finished=True)

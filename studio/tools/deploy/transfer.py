@@ -33,6 +33,7 @@ CHANNELS = 4                    # parallel SFTP channels (sshd allows 10 session
 REQUEST = 255 * 1024            # SFTP write size OpenSSH accepts; 8x fewer round trips than 32 KiB
 CHUNK = 1024 * 1024
 STREAM_FILE = 16 * 1024 * 1024  # downloads from this size stream through `cat` (see Downloader._get)
+HASH_THREAD = 8 * 1024 * 1024   # files from this size are hashed on a thread of their own
 
 
 def safe_mode(mode: int) -> int:
@@ -56,12 +57,51 @@ class Landed:
     sha256: str | None = None
 
 
-class HashingReader:
-    """Reads a file object and hashes what passes through (SHA-256 costs little next to SSH crypto)."""
+class Sha256:
+    """SHA-256 of a stream of chunks; for big files on its own thread.
 
-    def __init__(self, source):
+    hashlib lets go of the GIL on large updates, so hashing a 200 MB file (0.2 s here) runs on
+    the second core while this thread moves the bytes, instead of adding to the transfer time.
+    """
+
+    def __init__(self, threaded: bool = False):
+        self._digest = hashlib.sha256()
+        self._queue: queue.Queue | None = None
+        if threaded:
+            self._queue = queue.Queue(maxsize=16)
+            self._thread = threading.Thread(target=self._run, args=(self._queue,), name="deploy-sha256", daemon=True)
+            self._thread.start()
+
+    def _run(self, chunks: queue.Queue) -> None:
+        while (chunk := chunks.get()) is not None:
+            self._digest.update(chunk)
+
+    def update(self, chunk: bytes) -> None:
+        if self._queue is None:
+            self._digest.update(chunk)
+        else:
+            self._queue.put(chunk)
+
+    def hexdigest(self) -> str:
+        if self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._queue = None
+        return self._digest.hexdigest()
+
+    def abandon(self) -> None:
+        """Stop the thread without waiting for a result (errors, cancel)."""
+        if self._queue is not None:
+            self._queue.put(None)
+            self._queue = None
+
+
+class HashingReader:
+    """Reads a file object and hashes what passes through."""
+
+    def __init__(self, source, threaded: bool = False):
         self.source = source
-        self.digest = hashlib.sha256()
+        self.digest = Sha256(threaded)
 
     def read(self, size: int = -1) -> bytes:
         data = self.source.read(size)
@@ -70,6 +110,9 @@ class HashingReader:
 
     def hexdigest(self) -> str:
         return self.digest.hexdigest()
+
+    def abandon(self) -> None:
+        self.digest.abandon()
 
 
 @dataclass

@@ -15,8 +15,8 @@ from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, parents
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
-from studio.tools.deploy.transfer import (BATCH_BYTES, CHUNK, MIN_BATCH, REQUEST, SMALL_FILE, HashingReader, Landed,
-                                          Progressor, TransferStats, connection_lost, is_connection_error,
+from studio.tools.deploy.transfer import (BATCH_BYTES, CHUNK, HASH_THREAD, MIN_BATCH, REQUEST, SMALL_FILE, HashingReader,
+                                          Landed, Progressor, TransferStats, connection_lost, is_connection_error,
                                           run_parallel, safe_mode, temp_name)
 
 
@@ -214,7 +214,7 @@ class Uploader:
         temp = self._remote(temp_name(item.path, self.token))
         with open(self.local_root / item.path, "rb") as raw:
             st = os.fstat(raw.fileno())
-            handle = HashingReader(raw)
+            handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
             mode = safe_mode(st.st_mode)
             remote_file = sftp.open(temp, "wb")
             try:
@@ -230,6 +230,7 @@ class Uploader:
                 remote_file.close()
                 sftp.posix_rename(temp, self._remote(item.path))
             except BaseException:
+                handle.abandon()
                 try:
                     remote_file.close()
                     sftp.remove(temp)
