@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from PySide6.QtCore import Qt
 
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.hosts import HostEntry, HostStore
@@ -48,11 +49,11 @@ def test_plan_conflict_choice_and_apply(qtbot, panel, tmp_path):
     (local / "a.txt").write_text("A")
     (local / "scratch.tmp").write_text("excluded")
     panel.mode.setCurrentIndex(panel.mode.findData("sync"))
-    qtbot.mouseClick(panel.dry_run_button, qtbot_button())
+    qtbot.mouseClick(panel.dry_run_button, Qt.MouseButton.LeftButton)
     _wait_plan(qtbot, panel)
     assert _rows(panel) == {"a.txt": "upload"} and panel.apply_button.isEnabled()
     assert "1 to upload" in panel.summary.text()
-    qtbot.mouseClick(panel.apply_button, qtbot_button())
+    qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.last_result is not None and panel.plan is not None and not panel._busy(),
                     timeout=10000)
     assert (remote / "a.txt").read_text() == "A" and not (remote / "scratch.tmp").exists()
@@ -67,13 +68,13 @@ def test_plan_conflict_choice_and_apply(qtbot, panel, tmp_path):
     _wait_plan(qtbot, panel)
     assert _rows(panel) == {"a.txt": "conflict"}
     assert not panel.apply_button.isEnabled() and not panel.keep_local.isEnabled()
-    assert panel.model.data(panel.model.index(0, 0), qt_background()) is not None
+    assert panel.model.data(panel.model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is not None
     panel.table.selectRow(0)
     assert panel.keep_remote.isEnabled() and panel.diff_button.isEnabled()
     panel.diff_button.click()  # the text diff arrives from a job, in a non-modal window
     qtbot.waitUntil(lambda: panel.last_diff is not None and not panel._busy(), timeout=10000)
     assert "-local edit" in panel.last_diff and "+remote edit!" in panel.last_diff
-    qtbot.mouseClick(panel.keep_remote, qtbot_button())
+    qtbot.mouseClick(panel.keep_remote, Qt.MouseButton.LeftButton)
     assert "keep remote" in panel.model.data(panel.model.index(0, 0))
     assert panel.apply_button.isEnabled()
     panel.apply()
@@ -101,15 +102,3 @@ def test_cancel_a_running_upload(qtbot, panel, tmp_path):
     panel.dry_run()
     _wait_plan(qtbot, panel)
     assert len(_rows(panel)) == 6 - len(landed)  # the next run resumes with what is left
-
-
-def qtbot_button():
-    from PySide6.QtCore import Qt
-
-    return Qt.MouseButton.LeftButton
-
-
-def qt_background():
-    from PySide6.QtCore import Qt
-
-    return Qt.ItemDataRole.BackgroundRole
