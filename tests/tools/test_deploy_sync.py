@@ -12,6 +12,28 @@ from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken
 
 
+@pytest.fixture
+def cut_connection(sshd, monkeypatch):
+    """``cut_connection(fraction)``: drop every SSH connection once that share of the bytes moved.
+
+    It hooks the transfer's byte counter, so the cut lands mid-transfer however fast the machine.
+    """
+    from studio.tools.deploy.transfer import Progressor
+
+    killed = []
+    original = Progressor.add
+
+    def arm(fraction: float):
+        def add(self, nbytes, path=None, finished=False, size=None):
+            original(self, nbytes, path, finished, size)
+            if not killed and nbytes and self.done_bytes >= fraction * self.total_bytes:
+                killed.append(self.done_bytes)
+                sshd.kill_sessions()
+        monkeypatch.setattr(Progressor, "add", add)
+        return killed
+    return arm
+
+
 def test_upload_download_round_trip_of_awkward_names(sshd_host, tmp_path):
     deployment = make_deployment(tmp_path)
     write_tree(deployment.local_root, AWKWARD)
@@ -118,7 +140,7 @@ def test_path_escapes_are_refused(sshd_host, tmp_path):
     assert got["dl/x.txt"] == "refuse" and got["dl"] == "refuse"
 
 
-def test_connection_killed_mid_upload_leaves_no_partial_file(sshd, sshd_host, tmp_path):
+def test_connection_killed_mid_upload_leaves_no_partial_file(sshd_host, tmp_path, cut_connection):
     deployment = make_deployment(tmp_path)
     big = os.urandom(24_000_000)
     write_tree(deployment.local_root, {"big.bin": big})
@@ -126,16 +148,11 @@ def test_connection_killed_mid_upload_leaves_no_partial_file(sshd, sshd_host, tm
     write_tree(remote, {"big.bin": b"old content"})
     first = plan(deployment, "upload", sshd_host)
     first.resolve("local")
-    killed = []
-
-    def kill_once(step):
-        if not killed and step.fraction and 0 < step.fraction < 0.9:
-            killed.append(step.fraction)
-            sshd.kill_sessions()
-
+    killed = cut_connection(0.25)
     with pytest.raises(UserError) as info:
-        apply(deployment, first, sshd_host, on_progress=kill_once)
+        apply(deployment, first, sshd_host)
     assert killed and "connection" in info.value.what and "again" in info.value.fix
+    cut_connection(2.0)  # disarmed
     assert (remote / "big.bin").read_bytes() == b"old content"  # old or new, never partial
     again = plan(deployment, "upload", sshd_host)
     again.resolve("local")
@@ -144,20 +161,25 @@ def test_connection_killed_mid_upload_leaves_no_partial_file(sshd, sshd_host, tm
     assert sorted(p.name for p in remote.iterdir()) == ["big.bin"]  # the partial temporary file is gone
 
 
-def test_cancel_stops_between_files_and_next_run_resumes(sshd_host, tmp_path):
+def test_cancel_stops_between_files_and_next_run_resumes(sshd_host, tmp_path, monkeypatch):
     deployment = make_deployment(tmp_path)
     files = {f"f{i:03}.bin": os.urandom(300_000) for i in range(12)}  # above the tar threshold: SFTP
     write_tree(deployment.local_root, files)
     cancel = CancelToken()
-    seen = []
+    the_plan = plan(deployment, "upload", sshd_host)
+    from studio.tools.deploy.transfer import Progressor
 
-    def cancel_soon(step):
-        seen.append(step)
-        if step.fraction and step.fraction > 0.2:
+    original = Progressor.add
+
+    def add(self, nbytes, path=None, finished=False, size=None):  # the user presses Cancel at 20 %
+        original(self, nbytes, path, finished, size)
+        if self.done_bytes >= 0.2 * self.total_bytes:
             cancel.cancel()
 
+    monkeypatch.setattr(Progressor, "add", add)
     with pytest.raises(Cancelled):
-        apply(deployment, plan(deployment, "upload", sshd_host), sshd_host, cancel=cancel, on_progress=cancel_soon)
+        apply(deployment, the_plan, sshd_host, cancel=cancel)
+    monkeypatch.setattr(Progressor, "add", original)
     remote = tmp_path / "remote"
     landed = read_tree(remote)
     assert all(files[p] == data for p, data in landed.items())  # what is there is complete
@@ -187,7 +209,7 @@ def test_progress_reports_files_and_total(sshd_host, tmp_path):
     assert threading.active_count() < 20
 
 
-def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(sshd, sshd_host, tmp_path):
+def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(sshd_host, tmp_path, cut_connection):
     deployment = make_deployment(tmp_path)
     files = {f"d{i % 7}/f{i:04}.txt": os.urandom(20_000) for i in range(600)}  # ~12 MB: a few seconds of stream
     write_tree(deployment.local_root, files)
@@ -195,16 +217,11 @@ def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(ssh
     write_tree(remote, {"d0/f0000.txt": b"old"})
     first = plan(deployment, "upload", sshd_host)
     first.resolve("local")
-    killed = []
-
-    def kill_once(step):
-        if not killed and step.fraction and step.fraction > 0.05:
-            killed.append(step.fraction)
-            sshd.kill_sessions()
-
+    killed = cut_connection(0.05)
     with pytest.raises(UserError):
-        apply(deployment, first, sshd_host, on_progress=kill_once)
+        apply(deployment, first, sshd_host)
     assert killed
+    cut_connection(2.0)
     assert (remote / "d0/f0000.txt").read_bytes() == b"old"  # nothing was moved into place
     assert sorted(p.name for p in remote.iterdir() if not p.name.startswith(".")) == ["d0"]
     again = plan(deployment, "upload", sshd_host)
@@ -213,23 +230,18 @@ def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(ssh
     assert read_tree(remote) == files  # complete, and the staging folder of the cut run is gone
 
 
-def test_connection_killed_mid_download_keeps_the_old_local_file(sshd, sshd_host, tmp_path):
+def test_connection_killed_mid_download_keeps_the_old_local_file(sshd_host, tmp_path, cut_connection):
     deployment = make_deployment(tmp_path)
     big = os.urandom(24_000_000)
     write_tree(tmp_path / "remote", {"weights.bin": big})
     write_tree(deployment.local_root, {"weights.bin": b"old local"})
     first = plan(deployment, "download", sshd_host)
     first.resolve("remote")
-    killed = []
-
-    def kill_once(step):
-        if not killed and step.fraction and 0 < step.fraction < 0.9:
-            killed.append(step.fraction)
-            sshd.kill_sessions()
-
+    killed = cut_connection(0.25)
     with pytest.raises(UserError) as info:
-        apply(deployment, first, sshd_host, on_progress=kill_once)
+        apply(deployment, first, sshd_host)
     assert killed and "again" in info.value.fix
+    cut_connection(2.0)
     assert sorted(p.name for p in deployment.local_root.iterdir()) == ["weights.bin"]  # no temporary file left
     assert (deployment.local_root / "weights.bin").read_bytes() == b"old local"
     again = plan(deployment, "download", sshd_host)

@@ -185,7 +185,8 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
 
     def wrapped(item):
         try:
-            if stop.is_set():
+            if stop.is_set() or (cancel is not None and cancel.cancelled):
+                events.put(("cancelled", None))
                 return
             events.put(("ok", work(item)))
         except Cancelled:

@@ -222,7 +222,7 @@ class Uploader:
                 remote_file.set_pipelined(True)
                 remote_file.chmod(mode)
                 while chunk := handle.read(CHUNK):
-                    if self.stop.is_set():
+                    if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
                         raise Cancelled()
                     remote_file.write(chunk)
                     progress.add(len(chunk), item.path, size=st.st_size)
