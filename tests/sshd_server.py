@@ -63,9 +63,13 @@ class Sshd:
 
     def kill_sessions(self) -> None:
         """Drop every open connection (the listener stays): simulates a lost connection."""
-        result = subprocess.run(["pgrep", "-f", f"sshd.*{self.root}"], capture_output=True, text=True)
+        if self.proc is None:
+            return
+        # Each connection is a child of the listener (its title becomes "sshd: user@notty", so
+        # matching the command line would miss it); killing the child drops that connection.
+        result = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
         for pid in result.stdout.split():
-            if self.proc is not None and int(pid) != self.proc.pid:
+            if int(pid) != self.proc.pid:
                 try:
                     os.kill(int(pid), signal.SIGKILL)
                 except ProcessLookupError:

@@ -179,7 +179,8 @@ class SshConnection:
                     err += channel.recv_stderr(65536)
                     idle = False
                 if idle:
-                    if channel.exit_status_ready() and channel.eof_received:
+                    # closed: the connection dropped (no EOF will ever come; do not spin forever)
+                    if channel.exit_status_ready() and (channel.eof_received or channel.closed):
                         break
                     time.sleep(0.001)
             while channel.recv_ready():  # what arrived between the last check and EOF

@@ -1,0 +1,93 @@
+"""Deployments: a local folder mapped to a folder on a host, with exclude patterns.
+
+They live in ``deployments.toml`` beside ``hosts.toml`` in the user config folder
+(``STUDIO_HOME`` overrides). The host is named, not copied: the entry in hosts.toml says how
+to reach it, so fixing a host's port fixes every deployment on it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass
+class Deployment:
+    """One mapping: ``local`` on this machine <-> ``remote`` on ``host``."""
+
+    name: str
+    host: str
+    local: str
+    remote: str
+    excludes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name or ""):
+            raise UserError(f"Deployment name {self.name!r} is not usable", "deployment",
+                            "Use letters, digits, '.', '_' or '-' (up to 64 characters), starting with a letter or digit.")
+        if not self.remote or "\0" in self.remote or "\n" in self.remote:
+            raise UserError(f"Remote folder {self.remote!r} of deployment {self.name!r} is not usable",
+                            "deployment", "Give the remote folder as an absolute path, e.g. /home/me/project.")
+        if self.remote.rstrip("/") in ("", "~"):
+            raise UserError(f"Deployment {self.name!r} would sync the whole remote {'/' if self.remote.startswith('/') else 'home'} folder",
+                            "deployment", "Give a project folder, e.g. /home/me/project.")
+        if not self.local:
+            raise UserError(f"Deployment {self.name!r} has no local folder", "deployment", "Give --local DIR.")
+
+    @property
+    def local_root(self) -> Path:
+        return Path(self.local).expanduser()
+
+    def to_table(self) -> dict:
+        return {"host": self.host, "local": self.local, "remote": self.remote, "excludes": list(self.excludes)}
+
+    @classmethod
+    def from_table(cls, name: str, table: dict) -> Deployment:
+        try:
+            return cls(name=name, host=str(table["host"]), local=str(table["local"]), remote=str(table["remote"]),
+                       excludes=[str(p) for p in table.get("excludes", [])])
+        except KeyError as exc:
+            raise UserError(f"Deployment {name!r} has no {exc.args[0]!r} field", "deployments.toml",
+                            f"Add it, or remove the deployment and add it again with `studio deploy add {name} ...`.") from None
+
+
+class DeploymentStore:
+    """``deployments.toml``: read on creation, written by :meth:`save`."""
+
+    def __init__(self, path: Path | None = None):
+        from studio.paths import config_dir
+
+        self.path = Path(path) if path is not None else config_dir() / "deployments.toml"
+        self.deployments: dict[str, Deployment] = {}
+        if self.path.is_file():
+            from studio.toml_store import load_toml
+
+            for name, table in (load_toml(self.path).get("deployments") or {}).items():
+                self.deployments[name] = Deployment.from_table(name, table)
+
+    def get(self, name: str) -> Deployment:
+        """The deployment called ``name``; a UserError listing the known names otherwise."""
+        try:
+            return self.deployments[name]
+        except KeyError:
+            known = ", ".join(sorted(self.deployments)) or "none yet"
+            raise UserError(f"No deployment called {name!r}", self.path,
+                            f"Add it with `studio deploy add {name} --host HOST --local DIR --remote DIR`. "
+                            f"Known deployments: {known}.") from None
+
+    def put(self, deployment: Deployment) -> None:
+        self.deployments[deployment.name] = deployment
+
+    def remove(self, name: str) -> None:
+        self.get(name)
+        del self.deployments[name]
+
+    def save(self) -> None:
+        from studio.toml_store import save_toml
+
+        save_toml(self.path, {"deployments": {n: d.to_table() for n, d in sorted(self.deployments.items())}})

@@ -1,0 +1,174 @@
+"""Downloads: one remote ``tar -c`` for many small files, SFTP or ``cat`` for the rest."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tarfile
+import threading
+from collections.abc import Callable, Generator
+from pathlib import Path
+
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.deploy import remote_ops
+from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.scan import FileInfo
+from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
+                                          TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
+                                          temp_name)
+
+
+class Downloader:
+    """Download files from the remote root into ``local_root``."""
+
+    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None):
+        self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self.cancel = cancel
+        self.token = secrets.token_hex(4)
+        self.stop = threading.Event()
+
+    def _target(self, rel: str) -> Path:
+        check_relative(rel)
+        link = local_parent_is_link(self.local_root, rel)
+        if link:
+            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
+                            "Studio never writes through symlinks; replace the link with a folder.")
+        target = self.local_root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor) -> Landed:
+        target = self._target(rel)
+        temp = target.parent / temp_name(target.name, self.token)
+        digest = Sha256(threaded=size >= HASH_THREAD)
+        try:
+            with open(temp, "wb") as out:
+                while chunk := source.read(CHUNK):
+                    if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
+                        raise Cancelled()
+                    out.write(chunk)
+                    digest.update(chunk)
+                    progress.add(len(chunk), rel, size=size)
+                written = out.tell()
+            if written != size:
+                if not self.conn.alive:
+                    raise EOFError(f"{rel}: got {written} of {size} bytes")
+                raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
+                                "Run again once it is no longer being written.")
+            os.chmod(temp, safe_mode(mode))
+            os.utime(temp, (mtime, mtime))
+            os.replace(temp, target)
+        except BaseException:
+            digest.abandon()
+            temp.unlink(missing_ok=True)
+            raise
+        progress.add(0, rel, finished=True)
+        return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
+
+    def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
+        stats = TransferStats()
+        for item in items:
+            check_relative(item.path)
+        small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
+        if len(small) < MIN_BATCH:
+            small = []
+        small_set = {i.path for i in small}
+        big = [i for i in items if i.path not in small_set]
+        progress = Progressor(sum(i.remote.size for i in items if i.remote), len(items), "downloading")
+
+        def landed(value: Landed) -> None:
+            stats.files += 1
+            stats.bytes += value.local.size
+            on_landed(value)
+
+        if small:
+            yield from self._tar_batch(small, progress, landed, stats)
+        if big:
+            stats.failed += yield from run_parallel(big, lambda i: self._get(i, progress), progress, self.cancel,
+                                                     self.stop, landed, self.conn)
+        return stats
+
+    def _tar_batch(self, batch: list, progress: Progressor, landed: Callable, stats: TransferStats
+                   ) -> Generator[Progress, None, None]:
+        wanted = {i.path: i for i in batch}
+        command = (b"cd -- " + remote_ops.q(self.remote_root) +
+                   b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -")
+        names = b"".join(remote_ops.encode(i.path) + b"\0" for i in batch)
+        try:
+            stream = remote_ops.ExecStream(self.conn, command)
+        except Exception as exc:
+            raise connection_lost(self.conn, exc) from exc
+        feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
+        feeder.start()
+        seen = set()
+        try:
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=256 * 1024, encoding="utf-8",
+                              errors="surrogateescape") as tar:
+                for member in tar:
+                    if self.cancel is not None:
+                        self.cancel.raise_if_cancelled()
+                    if member.name not in wanted or not member.isfile():
+                        continue  # only the files we asked for, under the names we asked for
+                    source = tar.extractfile(member)
+                    try:
+                        value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
+                    except UserError as exc:
+                        stats.failed.append((member.name, exc.what))
+                        continue
+                    except OSError as exc:
+                        if exc.errno is None:
+                            raise
+                        stats.failed.append((member.name, exc.strerror or str(exc)))
+                        continue
+                    seen.add(member.name)
+                    landed(value)
+                    yield progress.step()
+            status, err = stream.finish()
+        except (Cancelled, GeneratorExit):
+            stream.close()
+            raise
+        except (tarfile.TarError, Exception) as exc:
+            stream.close()
+            if isinstance(exc, tarfile.TarError) or is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise
+        stream.close()
+        for path in wanted.keys() - seen:
+            if not any(p == path for p, _ in stats.failed):
+                stats.failed.append((path, err.splitlines()[-1] if err else "not sent by the remote tar"))
+
+    @staticmethod
+    def _feed(stream, names: bytes) -> None:
+        try:
+            stream.write(names)
+            stream.channel.shutdown_write()
+        except Exception:  # the reader reports a dead channel
+            pass
+
+    def _get(self, item, progress: Progressor) -> Landed:
+        size = item.remote.size
+        if size < STREAM_FILE:
+            # Medium files: SFTP with read-ahead; no remote command, so no shell start-up per file.
+            remote_file = self.conn.sftp().open(remote_ops.encode(f"{self.remote_root}/{item.path}"), "rb")
+            try:
+                remote_file.prefetch(size)
+                return self._land(item.path, remote_file, size, item.remote.mtime, item.remote.mode, progress)
+            finally:
+                try:
+                    remote_file.close()
+                except Exception:  # a dead connection: the error that matters is already raised
+                    pass
+        # Big files: `cat` on an exec channel streams at OpenSSH-like speed and, unlike paramiko's
+        # prefetch thread, stops the moment the channel is closed (cancel).
+        command = b"exec cat -- " + remote_ops.q(f"{self.remote_root}/{item.path}")
+        stream = remote_ops.ExecStream(self.conn, command)
+        try:
+            stream.channel.shutdown_write()
+            value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress)
+            status, err = stream.finish()
+            if status != 0:
+                raise UserError(f"Reading the remote file failed: {err}", item.path, "Check its permissions.")
+            return value
+        finally:
+            stream.close()

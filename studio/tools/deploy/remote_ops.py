@@ -1,0 +1,130 @@
+"""Batched remote file operations: one shell script per batch, every name quoted.
+
+Per-file SFTP calls cost a round trip each (5,000 files x 20 ms RTT = 100 s); a script sent on
+stdin to ``sh -s`` does a whole batch in one. Scripts are bytes, so names that are not valid
+UTF-8 (kept as surrogate escapes) reach the remote as the original bytes.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+
+from studio.errors import UserError
+
+CHUNK = 400  # names per mv/rm command line, far below ARG_MAX
+
+
+def q(text: str) -> bytes:
+    """Shell-quote ``text`` and encode it back to the original bytes."""
+    return shlex.quote(text).encode("utf-8", "surrogateescape")
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def run_bytes(conn, command: bytes, timeout: float = 600) -> tuple[int, bytes, bytes]:
+    """Run one command line given as bytes (names need not be valid UTF-8)."""
+    return conn.run("sh -s", stdin=command + b"\n", timeout=timeout)
+
+
+def run_script(conn, lines: list[bytes], what: str, timeout: float = 600) -> bytes:
+    """Run ``lines`` with ``sh -s`` (stops at the first failing command); UserError with stderr on failure."""
+    script = b"set -e\n" + b"\n".join(lines) + b"\n"
+    status, out, err = conn.run("sh -s", stdin=script, timeout=timeout)
+    if status != 0:
+        text = err.decode("utf-8", "replace").strip().splitlines()
+        raise UserError(f"{what} failed on {conn.entry.name}: {text[-1] if text else f'exit status {status}'}",
+                        f"{conn.entry.name}", "Check the remote folder's permissions and free space, then run again.")
+    return out
+
+
+def prepare_root(conn, remote: str, create: bool) -> str | None:
+    """The remote root's real absolute path (created first when ``create``); None when it is missing."""
+    from studio.tools.deploy.scan import remote_root_expr
+
+    root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
+    lines = [b"mkdir -p -- " + root] if create else []
+    lines += [b"cd -- " + root + b" 2>/dev/null || exit 3", b"pwd -P"]
+    status, out, err = conn.run("sh -s", stdin=b"\n".join(lines) + b"\n", timeout=60)
+    if status == 3:
+        return None
+    if status != 0:
+        raise UserError(f"Cannot create the remote folder {remote}: {err.decode('utf-8', 'replace').strip()}",
+                        conn.entry.name, "Check the path and that the remote user may write there.")
+    return out.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def delete_files(conn, root: str, paths: list[str]) -> None:
+    """``rm -f`` the files (relative to ``root``), in batches."""
+    if not paths:
+        return
+    lines = [b"cd -- " + q(root)]
+    for i in range(0, len(paths), CHUNK):
+        lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
+    run_script(conn, lines, "Deleting remote files")
+
+
+def remove_leftovers(conn, root: str, paths: list[str]) -> None:
+    """Delete temporary files and staging folders an interrupted run left behind."""
+    if paths:
+        lines = [b"cd -- " + q(root)] + [b"rm -rf -- " + q(p) for p in paths]
+        run_script(conn, lines, "Removing temporary files of an interrupted run")
+
+
+class ExecStream:
+    """A remote command with its stdin/stdout as a stream (for tar); stderr gathered on a thread."""
+
+    def __init__(self, conn, command: bytes | str, timeout: float = 60):
+        self.conn = conn
+        self.channel = conn.transport.open_session(timeout=timeout)
+        self.channel.settimeout(None)
+        self.channel.exec_command(command)
+        self._err = bytearray()
+        self._err_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._err_thread.start()
+
+    def _drain_stderr(self) -> None:
+        try:
+            while True:
+                data = self.channel.recv_stderr(65536)
+                if not data:
+                    return
+                self._err += data
+        except Exception:  # the channel died; the main thread reports it
+            return
+
+    def write(self, data: bytes) -> int:
+        self.channel.sendall(data)
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            chunks = []
+            while chunk := self.channel.recv(1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        out = bytearray()
+        while len(out) < size:
+            chunk = self.channel.recv(size - len(out))
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+
+    def finish(self) -> tuple[int, str]:
+        """Close our side, wait for the exit status; (status, stderr text)."""
+        try:
+            self.channel.shutdown_write()
+        except Exception:  # already closed by the remote
+            pass
+        status = self.channel.recv_exit_status()
+        self._err_thread.join(timeout=5)
+        return status, self._err.decode("utf-8", "replace").strip()
+
+    def close(self) -> None:
+        try:
+            self.channel.close()
+        except Exception:  # the connection is already gone; there is nothing left to close
+            pass

@@ -1,0 +1,83 @@
+"""Checks that keep every sync operation inside its deployment root, on both sides.
+
+Paths inside a deployment are always relative, ``/``-separated and normalised: no empty part,
+no ``.`` or ``..`` part, no leading ``/``, no NUL. Anything else — from a user argument, the
+remote listing, the state file or a tar member name — is refused before it touches a disk.
+Symlinks are never followed when writing: a path whose parent folder is a symlink on the side
+being written is refused, because writing through it could land outside the root.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from studio.errors import UserError
+
+
+def check_relative(path: str, where: str = "deployment") -> str:
+    """Return ``path`` if it is a safe relative path inside a root; raise UserError otherwise."""
+    reason = escape_reason(path)
+    if reason:
+        raise UserError(f"Refused path {path!r}: {reason}", where,
+                        "Only paths inside the deployment root can be synced; rename or remove this entry.")
+    return path
+
+
+def escape_reason(path: str) -> str | None:
+    """Why ``path`` is not a safe relative path (None when it is)."""
+    if not path:
+        return "the path is empty"
+    if "\0" in path:
+        return "the path contains a NUL byte"
+    if path.startswith("/"):
+        return "absolute paths are not allowed"
+    parts = path.split("/")
+    if any(p == ".." for p in parts):
+        return "'..' would leave the deployment root"
+    if any(p in ("", ".") for p in parts):
+        return "the path is not normalised (empty or '.' part)"
+    return None
+
+
+def user_relative(path: str, root: Path) -> str:
+    """Turn a path the user typed (relative to the root, or absolute inside the local root) into a safe one."""
+    text = path.replace(os.sep, "/")
+    if os.path.isabs(path):
+        try:
+            text = Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            raise UserError(f"{path} is outside the deployment's local folder", root,
+                            "Give a path inside the local folder, or relative to it.") from None
+    text = text.strip("/")
+    normal = posixpath.normpath(text) if text else text
+    if normal.startswith("../") or normal == "..":
+        check_relative(text)  # raises with the '..' reason
+    return check_relative(normal if normal != "." else "")
+
+
+def parents(path: str) -> list[str]:
+    """The folders above ``path``, outermost first: ``a/b/c`` -> ``["a", "a/b"]``."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def link_points_inside(link_path: str, target: str) -> bool:
+    """True when a symlink at ``link_path`` (relative to the root) with ``target`` stays inside the root.
+
+    Judged lexically, the way the link would resolve if no other link were involved; absolute
+    targets are outside by definition (the root may move).
+    """
+    if not target or target.startswith("/"):
+        return False
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(link_path), target))
+    return not (joined == ".." or joined.startswith("../"))
+
+
+def local_parent_is_link(root: Path, path: str) -> str | None:
+    """The first folder above ``path`` under ``root`` that is a symlink on disk, or None."""
+    for folder in parents(path):
+        if os.path.islink(root / folder):
+            return folder
+    return None

@@ -1,0 +1,262 @@
+"""What is on each side: a local walk and one remote ``find -printf`` (NUL-separated).
+
+One ``find`` over an exec channel lists a tree in about one round trip, where a recursive SFTP
+walk costs several round trips per folder (measured 0.13 s against 0.40 s for 5,000 files on
+loopback; the gap grows with latency). Names travel NUL-separated, so spaces, quotes, ``$()``,
+newlines and non-ASCII survive. Symlinks are listed, never followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import stat as stat_module
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.deploy.ignore import Excludes
+from studio.tools.deploy.safe_paths import escape_reason
+
+# %y type, %P path below the start, %s size, %T@ mtime, %m octal mode, %l link target.
+FIND_FORMAT = r"%y\0%P\0%s\0%T@\0%m\0%l\0"
+ROOT_MISSING = 3
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One regular file: size in bytes, mtime in whole seconds (SFTP and tar carry no more), mode bits."""
+
+    size: int
+    mtime: int
+    mode: int = 0o644
+
+    def same_stat(self, other: FileInfo | None) -> bool:
+        return other is not None and self.size == other.size and self.mtime == other.mtime
+
+
+@dataclass
+class Scan:
+    """One side of a deployment: files, symlinks (path -> target), folders, and what could not be read."""
+
+    root: str
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # path -> why it can never be synced
+    leftovers: list[str] = field(default_factory=list)  # temporary files of an interrupted run
+    exists: bool = True
+
+
+def is_leftover(rel: str) -> bool:
+    """Studio's own temporary names: ``.NAME.studio-part-TOKEN`` files and top-level staging folders."""
+    name = rel.rpartition("/")[2]
+    return (name.startswith(".") and ".studio-part-" in name) or \
+        (rel.startswith(".studio-staging-") and "/" not in rel)
+
+
+def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None) -> Scan:
+    """Walk ``root`` without following symlinks; excluded folders are not entered."""
+    scan = Scan(str(root))
+    if not root.exists():
+        scan.exists = False
+        return scan
+    if not root.is_dir():
+        raise UserError("The deployment's local folder is not a folder", root, "Give a folder with --local.")
+    stack = [""]
+    count = 0
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(root / rel_dir if rel_dir else root))
+        except OSError as exc:
+            scan.errors.append(f"{rel_dir or '.'}: {exc.strerror}")
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            count += 1
+            if cancel is not None and count % 2048 == 0:
+                cancel.raise_if_cancelled()
+            if is_leftover(rel):
+                scan.leftovers.append(rel)
+                continue
+            try:
+                if entry.is_symlink():
+                    if not excludes.excluded(rel):
+                        scan.links[rel] = os.readlink(entry.path)
+                    continue
+                if entry.is_dir():
+                    if not excludes.excluded(rel, is_dir=True):
+                        scan.dirs.add(rel)
+                        stack.append(rel)
+                    continue
+                if not entry.is_file() or excludes.excluded(rel):
+                    continue
+                st = entry.stat()
+            except OSError as exc:
+                scan.errors.append(f"{rel}: {exc.strerror}")
+                continue
+            scan.files[rel] = FileInfo(st.st_size, int(st.st_mtime), stat_module.S_IMODE(st.st_mode))
+    return scan
+
+
+def remote_root_expr(remote: str) -> str:
+    """The remote folder quoted for the shell; relative paths (and ``~/``) are below the login folder."""
+    path = remote[2:] if remote.startswith("~/") else remote
+    return shlex.quote(path)
+
+
+SFTP_MAX_DIRS = 24  # a small tree is listed over SFTP before the `find` command has even started
+
+
+def scan_remote(conn, remote: str, excludes: Excludes) -> Scan:
+    """List ``remote``: one ``find``, raced by an SFTP walk that wins on small or missing trees.
+
+    ``find`` costs one round trip but also the login shell's start-up files (measured ~250 ms
+    here); SFTP needs no shell but a few round trips per folder. Both start at once; a tree of
+    up to SFTP_MAX_DIRS folders (or a root that does not exist yet) is answered by SFTP.
+    """
+    import threading
+
+    result: dict = {}
+
+    def run_find() -> None:
+        try:
+            result["scan"] = scan_remote_find(conn, remote, excludes)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below when SFTP did not answer
+            result["error"] = exc
+
+    finder = threading.Thread(target=run_find, name="deploy-find", daemon=True)
+    finder.start()
+    quick = scan_remote_sftp(conn, remote, excludes)
+    if quick is not None:
+        return quick
+    finder.join()
+    if "error" in result:
+        raise result["error"]
+    return result["scan"]
+
+
+def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP_MAX_DIRS) -> Scan | None:
+    """The listing over SFTP when the tree is small; None when it is not (or a name is not UTF-8)."""
+    try:
+        sftp = conn.sftp()
+        try:
+            root = sftp.normalize(remote[2:] if remote.startswith("~/") else remote)
+            if not stat_module.S_ISDIR(sftp.stat(root).st_mode):
+                return None  # `find` reports what is wrong
+        except FileNotFoundError:
+            return Scan(remote, exists=False)
+        scan = Scan(root)
+        stack, visited = [""], 0
+        while stack:
+            rel_dir = stack.pop()
+            visited += 1
+            if visited > max_dirs:
+                return None
+            for attr in sftp.listdir_attr(f"{root}/{rel_dir}" if rel_dir else root):
+                rel = f"{rel_dir}/{attr.filename}" if rel_dir else attr.filename
+                kind = stat_module.S_IFMT(attr.st_mode or 0)
+                if rel.startswith(".studio-staging-") or is_leftover(rel):
+                    if "/" not in rel or kind == stat_module.S_IFREG:
+                        scan.leftovers.append(rel)
+                    continue
+                reason = escape_reason(rel)
+                if reason:
+                    scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
+                elif kind == stat_module.S_IFDIR:
+                    if not excludes.excluded(rel, is_dir=True):
+                        scan.dirs.add(rel)
+                        stack.append(rel)
+                elif kind == stat_module.S_IFLNK:
+                    if not excludes.excluded(rel):
+                        scan.links[rel] = sftp.readlink(f"{root}/{rel}") or ""
+                elif kind == stat_module.S_IFREG and not excludes.excluded(rel):
+                    scan.files[rel] = FileInfo(attr.st_size, int(attr.st_mtime), stat_module.S_IMODE(attr.st_mode))
+        return scan
+    except (UnicodeDecodeError, OSError):
+        return None  # names that are not UTF-8, permissions: `find` lists those faithfully
+
+
+def scan_remote_find(conn, remote: str, excludes: Excludes) -> Scan:
+    """List ``remote`` with one ``find``; a missing folder is an empty side (``exists`` False)."""
+    command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || exit {ROOT_MISSING}; pwd -P; "
+               f"exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
+    status, out, err = conn.run(command, timeout=600)
+    if status == ROOT_MISSING:
+        return Scan(remote, exists=False)
+    if not conn.alive:
+        raise EOFError("the connection closed while listing")
+    header, _, body = out.partition(b"\n")
+    scan = Scan(header.decode("utf-8", "surrogateescape") or remote)
+    if status != 0:
+        text = err.decode("utf-8", "replace").strip()
+        if not body:
+            raise UserError(f"Listing the remote folder failed: {text or f'exit status {status}'}",
+                            f"{conn.entry.name}:{remote}", "Check that `find` (GNU findutils) is installed on the host.")
+        scan.errors.extend(line for line in text.splitlines() if line)
+    parse_find_output(body, scan, excludes)
+    return scan
+
+
+def parse_find_output(body: bytes, scan: Scan, excludes: Excludes) -> None:
+    """Fill ``scan`` from ``find -printf FIND_FORMAT`` output; unsafe names are refused, not used."""
+    fields = body.split(b"\0")
+    for i in range(0, len(fields) - 5, 6):
+        kind, raw, size, mtime, mode, target = fields[i: i + 6]
+        rel = raw.decode("utf-8", "surrogateescape")
+        if rel.startswith(".studio-staging-"):
+            if "/" not in rel:
+                scan.leftovers.append(rel)
+            continue
+        if is_leftover(rel):
+            if kind == b"f":
+                scan.leftovers.append(rel)
+            continue
+        reason = escape_reason(rel)
+        if reason:
+            scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
+            continue
+        if kind == b"d":
+            if not excludes.excluded(rel, is_dir=True):
+                scan.dirs.add(rel)
+        elif kind == b"l":
+            if not excludes.excluded(rel):
+                scan.links[rel] = target.decode("utf-8", "surrogateescape")
+        elif kind == b"f":
+            if not excludes.excluded(rel):
+                scan.files[rel] = FileInfo(int(size), int(float(mtime)), int(mode, 8))
+
+
+def hash_local(root: Path, paths: list[str], cancel: CancelToken | None = None
+               ) -> Generator[Progress, None, dict[str, str]]:
+    """SHA-256 of local files."""
+    hashes = {}
+    for i, rel in enumerate(paths):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        try:
+            with open(root / rel, "rb") as handle:
+                hashes[rel] = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            continue
+        yield Progress(None, f"checksum {i + 1}/{len(paths)} local")
+    return hashes
+
+
+def hash_remote(conn, root: str, paths: list[str]) -> dict[str, str]:
+    """SHA-256 of remote files with one ``sha256sum`` batch (names NUL-separated both ways)."""
+    if not paths:
+        return {}
+    stdin = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    command = f"cd -- {shlex.quote(root)} && xargs -0 sha256sum --zero --"
+    _status, out, _err = conn.run(command, timeout=3600, stdin=stdin)
+    hashes = {}
+    for record in out.split(b"\0"):
+        if len(record) > 66 and record[64:66] in (b"  ", b" *"):
+            hashes[record[66:].decode("utf-8", "surrogateescape")] = record[:64].decode("ascii")
+    return hashes

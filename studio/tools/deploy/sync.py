@@ -1,0 +1,345 @@
+"""Deployment jobs: status, plan (dry run), apply, compare — the engine the CLI and panel drive.
+
+Every job opens its own connection (jobs for one host run one at a time in the GUI), scans both
+sides, and works from a :class:`~studio.tools.deploy.plan.Plan`. Applying updates the synced
+state per file as it lands, so a cancelled or cut run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.deploy import remote_ops
+from studio.tools.deploy.deployments import Deployment
+from studio.tools.deploy.ignore import Excludes
+from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
+                                      make_plan)
+from studio.tools.deploy.download import Downloader
+from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
+from studio.tools.deploy.state import SyncState, Synced
+from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
+from studio.tools.deploy.upload import Uploader, open_batch_stream
+
+Connector = Callable[[], object]  # returns an open SshConnection
+
+
+def human_size(size: float) -> str:
+    """``512 B``, ``2.9 KiB``, ``1.9 MiB``..."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
+
+
+def default_connector(deployment: Deployment, ask_secret=None, known_hosts_file: Path | None = None) -> Connector:
+    """Connect to the deployment's host from hosts.toml, checking keys against Studio's known_hosts."""
+    def connect_now():
+        from studio.tools.deploy.connection import connect
+        from studio.tools.deploy.hosts import HostStore
+        from studio.tools.deploy.known_hosts import KnownHosts
+
+        hosts = HostStore()
+        extra = [known_hosts_file] if known_hosts_file else []
+        env = os.environ.get("STUDIO_KNOWN_HOSTS")
+        if env:
+            extra.append(Path(env))
+        known = KnownHosts(read_only=[Path.home() / ".ssh" / "known_hosts", *extra])
+        return connect(hosts.get(deployment.host), known, ask_secret, resolve_host=hosts.get)
+    return connect_now
+
+
+def state_for(deployment: Deployment) -> SyncState:
+    identity = {"host": deployment.host, "local": str(deployment.local_root.resolve()), "remote": deployment.remote}
+    return SyncState(deployment.name, identity)
+
+
+def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None,
+                      overlap: Callable | None = None) -> Generator[Progress, None, tuple]:
+    """Connect and run the remote ``find`` on a thread while the local folder is walked here.
+
+    Returns ``(conn, local scan, remote scan, extra)``; the caller closes ``conn``. While the
+    remote listing still runs, ``overlap(conn, local_scan)`` may start a command whose start-up
+    should overlap it; ``extra`` is what it returned (None when the listing was done first).
+    """
+    excludes = Excludes(deployment.excludes)
+    box: dict = {}
+    lock = threading.Lock()
+
+    def remote_side() -> None:
+        try:
+            conn = connector()
+            with lock:
+                if box.get("abandoned"):  # the job was cancelled meanwhile: nobody will close it
+                    conn.close()
+                    return
+                box["conn"] = conn
+            box["scan"] = scan_remote(conn, deployment.remote, excludes)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=remote_side, name="deploy-remote-scan", daemon=True)
+    worker.start()
+    try:
+        yield Progress(None, f"connecting to {deployment.host}, listing {deployment.local}")
+        local = scan_local(deployment.local_root, excludes, cancel)
+        while worker.is_alive():
+            with lock:
+                conn = box.get("conn")
+            if overlap is not None and conn is not None and "extra" not in box:
+                box["extra"] = overlap(conn, local)
+            worker.join(0.02)
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield Progress(None, f"listing {deployment.host}:{deployment.remote}")
+    except BaseException:
+        with lock:
+            box["abandoned"] = True
+            conn = box.get("conn")
+        if conn is not None:
+            conn.close()  # also ends a `find` still running on the thread
+        raise
+    conn = box.get("conn")
+    if "error" in box:
+        if conn is not None:
+            conn.close()
+        exc = box["error"]
+        if conn is None or isinstance(exc, UserError) or not is_connection_error(exc):
+            raise exc
+        raise connection_lost(conn, exc) from exc
+    return conn, local, box["scan"], box.get("extra")
+
+
+def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
+             cancel: CancelToken | None = None) -> Generator[Progress, None, Plan]:
+    """Scan both sides and return the dry-run plan (nothing is changed)."""
+    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel)
+    try:
+        return (yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel))
+    finally:
+        conn.close()
+
+
+def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Scan, delete: bool, checksum: bool,
+               cancel: CancelToken | None, keep: str | None = None) -> Generator[Progress, None, Plan]:
+    if keep:  # this run's own staging folder is not a leftover of an earlier one
+        remote.leftovers = [p for p in remote.leftovers if keep not in p]
+    state = state_for(deployment)
+    state.close()
+    local_hashes = remote_hashes = None
+    if checksum:
+        both = [p for p, info in local.files.items() if p in remote.files and remote.files[p].size == info.size]
+        local_hashes = yield from hash_local(deployment.local_root, both, cancel)
+        yield Progress(None, f"checksums of {len(both)} remote files")
+        remote_hashes = hash_remote(conn, remote.root, both) if remote.exists else {}
+    plan = make_plan(mode, local, remote, state.files, delete, local_hashes, remote_hashes)
+    yield Progress(1.0, plan.summary())
+    return plan
+
+
+@dataclass
+class ApplyResult:
+    """What an apply did."""
+
+    uploaded: int = 0
+    downloaded: int = 0
+    deleted_remote: int = 0
+    deleted_local: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failed or self.conflicts or self.refused)
+
+    def summary(self) -> str:
+        text = (f"{self.uploaded} uploaded, {self.downloaded} downloaded, {self.deleted_remote} deleted on remote, "
+                f"{self.deleted_local} deleted locally ({human_size(self.bytes)} in {self.seconds:.1f} s)")
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} conflicts left untouched"
+        if self.refused:
+            text += f"; {len(self.refused)} refused"
+        if self.failed:
+            text += f"; {len(self.failed)} failed"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"uploaded": self.uploaded, "downloaded": self.downloaded, "deleted_remote": self.deleted_remote,
+                "deleted_local": self.deleted_local, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+                "failed": [{"path": p, "error": e} for p, e in self.failed], "conflicts": self.conflicts,
+                "refused": [{"path": p, "reason": r} for p, r in self.refused]}
+
+
+def apply_job(deployment: Deployment, plan: Plan, connector: Connector, cancel: CancelToken | None = None
+              ) -> Generator[Progress, None, ApplyResult]:
+    """Carry out ``plan`` (conflicts only where a choice was made)."""
+    yield Progress(None, f"connecting to {deployment.host}")
+    conn = connector()
+    try:
+        return (yield from _apply_with(conn, deployment, plan, cancel))
+    finally:
+        conn.close()
+
+
+def run_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
+            prefer: str | None = None, cancel: CancelToken | None = None, on_plan: Callable[[Plan], None] | None = None
+            ) -> Generator[Progress, None, tuple[Plan, ApplyResult]]:
+    """Plan and apply on one connection (the CLI's upload/download/sync)."""
+    token = secrets.token_hex(4)
+
+    def start_batch_command(conn, local):
+        # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
+        # small local files), start its command now so that cost overlaps the listing. Unused,
+        # it exits without touching anything.
+        small = sum(1 for info in local.files.values() if info.size <= SMALL_FILE)
+        return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
+            else None
+
+    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
+    try:
+        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token)
+        plan.resolve(prefer)
+        if on_plan is not None:
+            on_plan(plan)
+        result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
+        return plan, result
+    finally:
+        if spare is not None:
+            spare.close()
+        conn.close()
+
+
+def _remove_local_leftovers(root: Path) -> None:
+    """Delete our temporary download files an interrupted run left (names we alone use)."""
+    if not root.is_dir():
+        return
+    for folder, dirs, files in os.walk(root):
+        for name in files:
+            if name.startswith(".") and ".studio-part-" in name:
+                Path(folder, name).unlink(missing_ok=True)
+
+
+def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None, token: str | None = None,
+                spare=None) -> Generator[Progress, None, ApplyResult]:
+    started = time.monotonic()
+    result = ApplyResult()
+    groups: dict[str, list] = {UPLOAD: [], DOWNLOAD: [], DELETE_REMOTE: [], DELETE_LOCAL: []}
+    for item in plan.items:
+        action = item.effective_action(plan.delete)
+        if action in groups:
+            groups[action].append(item)
+        elif action == CONFLICT:
+            result.conflicts.append(item.path)
+        elif action == REFUSE:
+            result.refused.append((item.path, item.reason))
+    state = state_for(deployment)
+    try:
+        for path, synced in plan.records.items():
+            state.record(path, synced)
+        remote_root = plan.remote.root if plan.remote.exists else None
+        if remote_root and plan.remote.leftovers:
+            yield Progress(None, "removing temporary files of an interrupted run")
+            remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
+        _remove_local_leftovers(deployment.local_root) if plan.local.leftovers else None
+
+        def landed(value: Landed) -> None:
+            state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
+
+        if groups[DELETE_REMOTE] and remote_root:
+            paths = [check_relative(i.path) for i in groups[DELETE_REMOTE]]
+            yield Progress(None, f"deleting {len(paths)} files on {deployment.host}")
+            remote_ops.delete_files(conn, remote_root, paths)
+            for path in paths:
+                state.record(path, None)
+            result.deleted_remote = len(paths)
+        for item in groups[DELETE_LOCAL]:
+            path = check_relative(item.path)
+            if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
+                result.refused.append((path, "a local folder on the way is a symlink"))
+                continue
+            (deployment.local_root / path).unlink(missing_ok=True)
+            state.record(path, None)
+            result.deleted_local += 1
+        if groups[UPLOAD]:
+            uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel,
+                                token, spare)
+            stats = yield from uploader.run(groups[UPLOAD], landed)
+            result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
+            result.failed += stats.failed
+        if groups[DOWNLOAD]:
+            deployment.local_root.mkdir(parents=True, exist_ok=True)
+            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel)
+            stats = yield from downloader.run(groups[DOWNLOAD], landed)
+            result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
+            result.failed += stats.failed
+    finally:
+        state.save()  # what landed is recorded even when cancelled or cut
+    result.seconds = time.monotonic() - started
+    yield Progress(1.0, result.summary())
+    return result
+
+
+@dataclass
+class Status:
+    """A deployment's state at a glance: the sync plan's counts, without changing anything."""
+
+    plan: Plan
+    seconds: float
+
+    def to_dict(self) -> dict:
+        c = self.plan.counts()
+        return {"local_files": len(self.plan.local.files), "remote_files": len(self.plan.remote.files),
+                "remote_exists": self.plan.remote.exists, "unchanged": c["unchanged"],
+                "to_upload": c[UPLOAD], "to_download": c[DOWNLOAD], "conflicts": c[CONFLICT],
+                "refused": c["refuse"], "skipped": c["skip"], "seconds": round(self.seconds, 3),
+                "items": [i.to_dict() for i in self.plan.items]}
+
+
+def status_job(deployment: Deployment, connector: Connector, cancel: CancelToken | None = None
+               ) -> Generator[Progress, None, Status]:
+    """What a two-way sync would do now (a dry run of ``sync``)."""
+    started = time.monotonic()
+    plan = yield from plan_job(deployment, "sync", connector, cancel=cancel)
+    return Status(plan, time.monotonic() - started)
+
+
+def text_diff(deployment: Deployment, path: str, connector: Connector, cancel: CancelToken | None = None,
+              limit: int = 2 * 1024 * 1024) -> Generator[Progress, None, str]:
+    """A unified diff of the local and remote copies of one text file ("" when identical)."""
+    import difflib
+
+    check_relative(path)
+    local_path = deployment.local_root / path
+    local = local_path.read_bytes()[: limit + 1] if local_path.is_file() else b""
+    yield Progress(None, f"reading {deployment.host}:{path}")
+    conn = connector()
+    try:
+        remote_root = remote_ops.prepare_root(conn, deployment.remote, create=False)
+        status, remote = 1, b""
+        if remote_root:
+            status, remote, _ = remote_ops.run_bytes(conn, b"head -c " + str(limit + 1).encode() + b" -- " +
+                                                     remote_ops.q(f"{remote_root}/{path}"))
+        if status != 0:
+            remote = b""
+    finally:
+        conn.close()
+    if len(local) > limit or len(remote) > limit:
+        return f"{path}: larger than {limit // (1024 * 1024)} MB, no text diff\n"
+    if b"\0" in local[:8192] or b"\0" in remote[:8192]:
+        return "" if local == remote else f"Binary files local/{path} and remote/{path} differ\n"
+    lines = difflib.unified_diff(local.decode("utf-8", "replace").splitlines(keepends=True),
+                                 remote.decode("utf-8", "replace").splitlines(keepends=True),
+                                 f"local/{path}", f"remote/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

@@ -1,0 +1,242 @@
+"""Uploads: one-command tar batches for many small files, parallel SFTP channels for the rest."""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import threading
+from collections.abc import Callable, Generator
+from pathlib import Path
+
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.deploy import remote_ops
+from studio.tools.deploy.safe_paths import check_relative, parents
+from studio.tools.deploy.scan import FileInfo, remote_root_expr
+from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
+from studio.tools.deploy.transfer import (BATCH_BYTES, CHUNK, HASH_THREAD, MIN_BATCH, REQUEST, SMALL_FILE, HashingReader,
+                                          Landed, Progressor, TransferStats, connection_lost, is_connection_error,
+                                          run_parallel, safe_mode, temp_name)
+
+
+def staging_names(token: str) -> tuple[str, str]:
+    """The staging folder (in the root) of one run, and its rename script's name inside it."""
+    return f".studio-staging-{token}", f".studio-moves-{token}"
+
+
+def open_batch_stream(conn, remote: str, token: str):
+    """Start the remote command that receives one tar batch.
+
+    It first waits for a line ``go``: opened early (while the plan is being made), its shell
+    start-up overlaps the listing; closed without ``go`` it exits having changed nothing.
+    ``cat |`` buffers between sshd and tar (measured 0.6 s instead of 1.1 s for 5,000 files on a
+    busy 2-core host: tar's 10 KiB reads otherwise stall sshd's writes). The rename script is the
+    archive's last member, so a cut stream (tar fails, ``&&`` stops) never runs it.
+    """
+    staging, script = staging_names(token)
+    root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
+    command = (b'read -r go && [ "$go" = go ] && mkdir -p -- ' + root + b" && cd -- " + root +
+               b" && mkdir -p -- " + remote_ops.q(staging) +
+               b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
+               b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
+    return remote_ops.ExecStream(conn, command)
+
+
+class Uploader:
+    """Upload files from ``local_root`` to the remote folder.
+
+    Every remote command pays for the login shell's start-up files (measured here: ~250 ms per
+    command with a pyenv-initialising ~/.bashrc, and conda set-ups on lab servers are similar),
+    so a tar batch is ONE command: it creates the folders, unpacks into a staging folder and
+    runs the rename script that travels as the archive's last member. SFTP needs no shell.
+    """
+
+    def __init__(self, conn, local_root: Path, remote: str, real_root: str | None, known_dirs: set[str] = frozenset(),
+                 cancel: CancelToken | None = None, token: str | None = None, spare=None):
+        self.conn, self.local_root, self.remote = conn, local_root, remote
+        self.remote_root = real_root        # absolute real path once the folder exists
+        self.known_dirs = set(known_dirs)   # remote folders the scan saw (no mkdir needed)
+        self.cancel = cancel
+        self.token = token or secrets.token_hex(4)
+        self._spare = spare                 # a batch stream opened early (see open_batch_stream)
+        self.stop = threading.Event()
+
+    def _remote(self, rel: str) -> bytes:
+        return remote_ops.encode(f"{self.remote_root}/{rel}")
+
+    def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
+        """Upload ``items`` (PlanItems); ``on_landed`` is called as each file is in place."""
+        stats = TransferStats()
+        for item in items:
+            check_relative(item.path)
+        small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
+        if len(small) < MIN_BATCH:
+            small = []
+        small_set = {i.path for i in small}
+        big = [i for i in items if i.path not in small_set]
+        total = sum(i.local.size for i in items if i.local)
+        progress = Progressor(total, len(items), "uploading")
+
+        def landed(value: Landed) -> None:
+            stats.files += 1
+            stats.bytes += value.local.size
+            on_landed(value)
+
+        batch, batch_bytes = [], 0
+        for item in small:
+            batch.append(item)
+            batch_bytes += item.local.size
+            if batch_bytes >= BATCH_BYTES:
+                yield from self._tar_batch(batch, progress, landed, stats)
+                batch, batch_bytes = [], 0
+        if batch:
+            yield from self._tar_batch(batch, progress, landed, stats)
+        if big:
+            self._sftp_dirs(big)
+            stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
+                                                     self.stop, landed, self.conn)
+        return stats
+
+    def _sftp_dirs(self, items: list) -> None:
+        """Make sure the root and the folders of ``items`` exist, over SFTP (no shell start-up)."""
+        try:
+            if self.remote_root is None:
+                self.remote_root = remote_ops.prepare_root(self.conn, self.remote, create=True)
+            sftp = self.conn.sftp()
+            needed = sorted({f for i in items for f in parents(i.path)} - self.known_dirs, key=lambda f: f.count("/"))
+            for folder in needed:
+                try:
+                    sftp.mkdir(self._remote(folder), 0o755)
+                except OSError:
+                    sftp.stat(self._remote(folder))  # already there (made by a tar batch): fine; else raise
+                self.known_dirs.add(folder)
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise UserError(f"Cannot create remote folders: {exc}", self.remote,
+                            "Check that the remote user may write there.") from exc
+
+    def _moves_script(self, staging: str, paths: list[str]) -> bytes:
+        """Shell lines that rename the staged files into place, then print the root's real path.
+
+        A folder missing on the remote moves in as a whole (one rename shows all its files at
+        once); other files move one by one, grouped per folder into one ``mv -t`` each. Every
+        ``mv`` here is a rename(2) within one file system: atomic. A first upload of 5,000 files
+        in 100 new folders is then ONE ``mv`` process instead of 100 (each costs ~3-8 ms on a
+        busy host).
+        """
+        units: dict[str, set[str]] = {}  # target folder -> names to move into it
+        for path in paths:
+            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
+            unit = missing or path
+            folder, _, name = unit.rpartition("/")
+            units.setdefault(folder, set()).add(name)
+        q = remote_ops.q
+        lines = [b"set -e"]
+        for folder, names in sorted(units.items()):
+            names = sorted(names)
+            for i in range(0, len(names), remote_ops.CHUNK):
+                sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
+                                    for n in names[i: i + remote_ops.CHUNK])
+                lines.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+        lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
+        return b"\n".join(lines) + b"\n"
+
+    def _tar_batch(self, batch: list, progress: Progressor, landed: Callable, stats: TransferStats
+                   ) -> Generator[Progress, None, None]:
+        """Stream ``batch`` into a staging folder and rename it into place, with ONE remote command.
+
+        A cut stream never runs the rename script (see :func:`open_batch_stream`): nothing
+        outside the staging folder changes.
+        """
+        staging, script = staging_names(self.token)
+        sent: list[Landed] = []
+        try:
+            if self._spare is not None:  # opened while the folders were being listed
+                stream, self._spare = self._spare, None
+            else:
+                stream = open_batch_stream(self.conn, self.remote, self.token)
+            stream.write(b"go\n")
+        except Exception as exc:
+            raise connection_lost(self.conn, exc) from exc
+        sender = BackgroundSender(stream.write)
+        try:
+            tar = TarWriter(sender.put)
+            for item in batch:
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+                try:
+                    handle = open(self.local_root / item.path, "rb")
+                except OSError as exc:
+                    stats.failed.append((item.path, exc.strerror or str(exc)))
+                    continue
+                with handle:
+                    st = os.fstat(handle.fileno())
+                    now = FileInfo(st.st_size, int(st.st_mtime), safe_mode(st.st_mode))
+                    reader = HashingReader(handle)
+                    tar.add(item.path, now.mode, now.mtime, reader, now.size)
+                sent.append(Landed(item.path, now, now, reader.hexdigest()))
+                progress.add(now.size, item.path)
+                yield progress.step()
+            if self.cancel is not None:
+                self.cancel.raise_if_cancelled()
+            moves = self._moves_script(staging, [s.path for s in sent])
+            tar.add(script, 0o600, 0, io.BytesIO(moves), len(moves))
+            tar.close()
+            sender.close()
+            status, err = stream.finish()
+            out = stream.read()
+        except (Cancelled, GeneratorExit):
+            sender.abandon()
+            stream.close()
+            raise
+        except Exception as exc:
+            sender.abandon()
+            stream.close()
+            if is_connection_error(exc):
+                raise connection_lost(self.conn, exc) from exc
+            raise
+        stream.close()
+        if status != 0:
+            raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
+                            f"{err.splitlines()[-1] if err else f'exit status {status}'}",
+                            self.remote, "Check free space and permissions in the remote folder; run again.")
+        self.remote_root = self.remote_root or out.decode("utf-8", "surrogateescape").strip("\n")
+        self.known_dirs.update(f for s in sent for f in parents(s.path))
+        for value in sent:
+            landed(value)
+            progress.add(0, value.path, finished=True)
+        yield progress.step()
+
+    def _put(self, item, progress: Progressor) -> Landed:
+        sftp = self.conn.sftp()
+        temp = self._remote(temp_name(item.path, self.token))
+        with open(self.local_root / item.path, "rb") as raw:
+            st = os.fstat(raw.fileno())
+            handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
+            mode = safe_mode(st.st_mode)
+            remote_file = sftp.open(temp, "wb")
+            try:
+                remote_file.MAX_REQUEST_SIZE = REQUEST
+                remote_file.set_pipelined(True)
+                remote_file.chmod(mode)
+                while chunk := handle.read(CHUNK):
+                    if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
+                        raise Cancelled()
+                    remote_file.write(chunk)
+                    progress.add(len(chunk), item.path, size=st.st_size)
+                remote_file.utime((int(st.st_atime), int(st.st_mtime)))
+                remote_file.close()
+                sftp.posix_rename(temp, self._remote(item.path))
+            except BaseException:
+                handle.abandon()
+                try:
+                    remote_file.close()
+                    sftp.remove(temp)
+                except Exception:  # connection gone: the next run removes the temporary file
+                    pass
+                raise
+        progress.add(0, item.path, finished=True)
+        info = FileInfo(st.st_size, int(st.st_mtime), mode)
+        return Landed(item.path, info, info, handle.hexdigest())

@@ -1,0 +1,272 @@
+"""Upload, download and sync against a real OpenSSH sshd: round trips, conflicts, safety, loss, cancel."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from deploy_helpers import AWKWARD, actions, apply, make_deployment, plan, read_tree, write_tree
+
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken
+
+
+@pytest.fixture
+def cut_connection(sshd, monkeypatch):
+    """``cut_connection(fraction)``: drop every SSH connection once that share of the bytes moved.
+
+    It hooks the transfer's byte counter, so the cut lands mid-transfer however fast the machine.
+    """
+    from studio.tools.deploy.transfer import Progressor
+
+    killed = []
+    original = Progressor.add
+
+    def arm(fraction: float):
+        def add(self, nbytes, path=None, finished=False, size=None):
+            original(self, nbytes, path, finished, size)
+            if not killed and nbytes and self.done_bytes >= fraction * self.total_bytes:
+                killed.append(self.done_bytes)
+                sshd.kill_sessions()
+        monkeypatch.setattr(Progressor, "add", add)
+        return killed
+    return arm
+
+
+def test_upload_download_round_trip_of_awkward_names(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, AWKWARD)
+    os.chmod(deployment.local_root / "plain.txt", 0o777)
+    first = plan(deployment, "upload", sshd_host)
+    assert set(actions(first)) == set(AWKWARD) and set(actions(first).values()) == {"upload"}
+    result = apply(deployment, first, sshd_host)
+    assert result.ok and result.uploaded == len(AWKWARD)
+    remote = tmp_path / "remote"
+    assert read_tree(remote) == AWKWARD
+    assert not list(remote.rglob("INJECTED*")) and not list(tmp_path.rglob("INJECTED*"))
+    assert int((remote / "deep/a/b/c/d.bin").stat().st_mtime) == 1_700_000_000  # mtime kept
+    assert (remote / "plain.txt").stat().st_mode & 0o777 == 0o755  # never group/world-writable
+    again = plan(deployment, "sync", sshd_host)
+    assert again.items == [] and again.unchanged == len(AWKWARD)
+    # Download into an empty folder gives the same tree back.
+    other = make_deployment(tmp_path / "second", name="copy")
+    other.remote = str(remote)
+    result = apply(other, plan(other, "download", sshd_host), sshd_host)
+    assert result.ok and read_tree(other.local_root) == AWKWARD
+
+
+def test_big_files_go_by_sftp_and_land_whole(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(3_000_000)
+    write_tree(deployment.local_root, {"model.om": data, "small.txt": b"x"})
+    assert apply(deployment, plan(deployment, "upload", sshd_host), sshd_host).ok
+    assert (tmp_path / "remote/model.om").read_bytes() == data
+    (deployment.local_root / "model.om").unlink()
+    result = apply(deployment, plan(deployment, "download", sshd_host), sshd_host)
+    assert result.downloaded == 1 and (deployment.local_root / "model.om").read_bytes() == data
+
+
+def test_two_way_sync_and_conflicts(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, {"a.txt": b"a0", "b.txt": b"b0", "c.txt": b"c0"})
+    apply(deployment, plan(deployment, "upload", sshd_host), sshd_host)
+    remote = tmp_path / "remote"
+    write_tree(deployment.local_root, {"a.txt": b"a-local", "c.txt": b"c-local!"}, mtime=1_700_000_100)
+    write_tree(remote, {"b.txt": b"b-remote", "c.txt": b"c-remote", "new.txt": b"n"}, mtime=1_700_000_200)
+    sync = plan(deployment, "sync", sshd_host)
+    assert actions(sync) == {"a.txt": "upload", "b.txt": "download", "c.txt": "conflict", "new.txt": "download"}
+    result = apply(deployment, sync, sshd_host)
+    assert result.conflicts == ["c.txt"] and not result.ok
+    assert (remote / "c.txt").read_bytes() == b"c-remote"  # never silently overwritten
+    assert (deployment.local_root / "c.txt").read_bytes() == b"c-local!"
+    assert (remote / "a.txt").read_bytes() == b"a-local" and (deployment.local_root / "b.txt").read_bytes() == b"b-remote"
+    again = plan(deployment, "sync", sshd_host)
+    assert actions(again) == {"c.txt": "conflict"}
+    again.resolve("local")
+    assert apply(deployment, again, sshd_host).ok and (remote / "c.txt").read_bytes() == b"c-local!"
+    assert plan(deployment, "sync", sshd_host).items == []
+
+
+def test_excludes_and_deletions_only_when_asked(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path, excludes=["*.om", "build/", "!keep.om"])
+    write_tree(deployment.local_root, {"src/a.py": b"1", "x.om": b"2", "keep.om": b"3", "build/o.o": b"4",
+                                       "src/build/p.o": b"5", "old.txt": b"6"})
+    apply(deployment, plan(deployment, "upload", sshd_host), sshd_host)
+    remote = tmp_path / "remote"
+    assert sorted(read_tree(remote)) == ["keep.om", "old.txt", "src/a.py"]
+    (deployment.local_root / "old.txt").unlink()
+    write_tree(remote, {"remote-only.txt": b"r"})
+    no_delete = plan(deployment, "upload", sshd_host)
+    assert actions(no_delete) == {"old.txt": "skip", "remote-only.txt": "skip"}
+    apply(deployment, no_delete, sshd_host)
+    assert (remote / "old.txt").exists()
+    with_delete = plan(deployment, "upload", sshd_host, delete=True)
+    assert actions(with_delete) == {"old.txt": "delete-remote", "remote-only.txt": "delete-remote"}
+    assert apply(deployment, with_delete, sshd_host).deleted_remote == 2
+    assert sorted(read_tree(remote)) == ["keep.om", "src/a.py"]
+
+
+def test_checksum_finds_same_size_same_mtime_change(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, {"w.bin": b"AAAA"})
+    apply(deployment, plan(deployment, "upload", sshd_host), sshd_host)
+    write_tree(tmp_path / "remote", {"w.bin": b"BBBB"})  # same size, same mtime: only content differs
+    assert plan(deployment, "sync", sshd_host).items == []
+    checked = plan(deployment, "sync", sshd_host, checksum=True)
+    assert actions(checked) == {"w.bin": "download"}
+
+
+def test_path_escapes_are_refused(sshd_host, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, {"data/weights.bin": b"w", "ok.txt": b"o"})
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    os.symlink(outside, remote / "data")           # a remote folder pointing out of the root
+    os.symlink("/etc/passwd", remote / "pw")       # a remote file link pointing out
+    the_plan = plan(deployment, "sync", sshd_host)
+    got = {i.path: i for i in the_plan.items}
+    assert got["data/weights.bin"].action == "refuse" and "symlink" in got["data/weights.bin"].reason
+    assert got["pw"].action == "refuse" and "outside" in got["pw"].reason
+    result = apply(deployment, the_plan, sshd_host)
+    assert {p for p, _ in result.refused} >= {"data/weights.bin", "pw"} and not result.ok
+    assert list(outside.iterdir()) == [] and (remote / "ok.txt").exists()
+    # A local folder that is a symlink pointing out: downloads into it are refused.
+    os.symlink(outside, deployment.local_root / "dl")
+    write_tree(remote, {"dl/x.txt": b"x"})
+    got = {i.path: i.action for i in plan(deployment, "download", sshd_host).items}
+    assert got["dl/x.txt"] == "refuse" and got["dl"] == "refuse"
+
+
+def test_connection_killed_mid_upload_leaves_no_partial_file(sshd_host, tmp_path, cut_connection):
+    deployment = make_deployment(tmp_path)
+    big = os.urandom(24_000_000)
+    write_tree(deployment.local_root, {"big.bin": big})
+    remote = tmp_path / "remote"
+    write_tree(remote, {"big.bin": b"old content"})
+    first = plan(deployment, "upload", sshd_host)
+    first.resolve("local")
+    killed = cut_connection(0.25)
+    with pytest.raises(UserError) as info:
+        apply(deployment, first, sshd_host)
+    assert killed and "connection" in info.value.what and "again" in info.value.fix
+    cut_connection(2.0)  # disarmed
+    assert (remote / "big.bin").read_bytes() == b"old content"  # old or new, never partial
+    again = plan(deployment, "upload", sshd_host)
+    again.resolve("local")
+    assert apply(deployment, again, sshd_host).ok
+    assert (remote / "big.bin").read_bytes() == big
+    assert sorted(p.name for p in remote.iterdir()) == ["big.bin"]  # the partial temporary file is gone
+
+
+def test_cancel_stops_between_files_and_next_run_resumes(sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = {f"f{i:03}.bin": os.urandom(300_000) for i in range(12)}  # above the tar threshold: SFTP
+    write_tree(deployment.local_root, files)
+    cancel = CancelToken()
+    the_plan = plan(deployment, "upload", sshd_host)
+    from studio.tools.deploy.transfer import Progressor
+
+    original = Progressor.add
+
+    def add(self, nbytes, path=None, finished=False, size=None):  # the user presses Cancel at 20 %
+        original(self, nbytes, path, finished, size)
+        if self.done_bytes >= 0.2 * self.total_bytes:
+            cancel.cancel()
+
+    monkeypatch.setattr(Progressor, "add", add)
+    with pytest.raises(Cancelled):
+        apply(deployment, the_plan, sshd_host, cancel=cancel)
+    monkeypatch.setattr(Progressor, "add", original)
+    remote = tmp_path / "remote"
+    landed = read_tree(remote)
+    assert all(files[p] == data for p, data in landed.items())  # what is there is complete
+    assert len(landed) < len(files)
+    rest = plan(deployment, "upload", sshd_host)
+    assert set(actions(rest)) == set(files) - set(landed)  # the state recorded what landed
+    assert apply(deployment, rest, sshd_host).ok and read_tree(remote) == files
+
+
+def test_unknown_host_in_deployment_is_a_user_error(tmp_path):
+    from studio.tools.deploy.sync import default_connector
+
+    deployment = make_deployment(tmp_path)
+    with pytest.raises(UserError) as info:
+        default_connector(deployment)()
+    assert "studio ssh add" in info.value.fix
+
+
+def test_progress_reports_files_and_total(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, {f"s/{i}.txt": b"x" * 100 for i in range(20)})
+    steps = []
+    apply(deployment, plan(deployment, "upload", sshd_host), sshd_host, on_progress=steps.append)
+    messages = [s.message for s in steps]
+    assert any("uploading 20/20 files" in m for m in messages)
+    assert steps[-1].fraction == 1.0 and "20 uploaded" in steps[-1].message
+    assert threading.active_count() < 20
+
+
+def test_connection_killed_mid_tar_batch_changes_nothing_and_rerun_cleans_up(sshd_host, tmp_path, cut_connection):
+    deployment = make_deployment(tmp_path)
+    files = {f"d{i % 7}/f{i:04}.txt": os.urandom(20_000) for i in range(600)}  # ~12 MB: a few seconds of stream
+    write_tree(deployment.local_root, files)
+    remote = tmp_path / "remote"
+    write_tree(remote, {"d0/f0000.txt": b"old"})
+    first = plan(deployment, "upload", sshd_host)
+    first.resolve("local")
+    killed = cut_connection(0.05)
+    with pytest.raises(UserError):
+        apply(deployment, first, sshd_host)
+    assert killed
+    cut_connection(2.0)
+    assert (remote / "d0/f0000.txt").read_bytes() == b"old"  # nothing was moved into place
+    assert sorted(p.name for p in remote.iterdir() if not p.name.startswith(".")) == ["d0"]
+    again = plan(deployment, "upload", sshd_host)
+    again.resolve("local")
+    assert apply(deployment, again, sshd_host).ok
+    assert read_tree(remote) == files  # complete, and the staging folder of the cut run is gone
+
+
+def test_connection_killed_mid_download_keeps_the_old_local_file(sshd_host, tmp_path, cut_connection):
+    deployment = make_deployment(tmp_path)
+    big = os.urandom(24_000_000)
+    write_tree(tmp_path / "remote", {"weights.bin": big})
+    write_tree(deployment.local_root, {"weights.bin": b"old local"})
+    first = plan(deployment, "download", sshd_host)
+    first.resolve("remote")
+    killed = cut_connection(0.25)
+    with pytest.raises(UserError) as info:
+        apply(deployment, first, sshd_host)
+    assert killed and "again" in info.value.fix
+    cut_connection(2.0)
+    assert sorted(p.name for p in deployment.local_root.iterdir()) == ["weights.bin"]  # no temporary file left
+    assert (deployment.local_root / "weights.bin").read_bytes() == b"old local"
+    again = plan(deployment, "download", sshd_host)
+    again.resolve("remote")
+    assert apply(deployment, again, sshd_host).ok
+    assert (deployment.local_root / "weights.bin").read_bytes() == big
+
+
+def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
+    from deploy_helpers import connector_for
+
+    from studio.tools.deploy.ignore import Excludes
+    from studio.tools.deploy.scan import scan_remote_find, scan_remote_sftp
+
+    remote = tmp_path / "remote"
+    write_tree(remote, {**AWKWARD, ".x.bin.studio-part-1a2b3c4d": b"left", "skip/me.om": b"x"})
+    os.symlink("plain.txt", remote / "inside-link")
+    os.symlink("/etc", remote / "outside-link")
+    excludes = Excludes(["*.om"])
+    with connector_for(sshd_host)() as conn:
+        by_sftp = scan_remote_sftp(conn, str(remote), excludes)
+        by_find = scan_remote_find(conn, str(remote), excludes)
+        assert by_sftp is not None and by_sftp.root == by_find.root
+        for field in ("files", "links", "dirs", "leftovers", "refused"):
+            assert getattr(by_sftp, field) == getattr(by_find, field), field
+        assert set(by_find.files) == set(AWKWARD)
+        assert scan_remote_sftp(conn, str(remote), excludes, max_dirs=2) is None  # too big: `find` answers
+        assert scan_remote_sftp(conn, str(tmp_path / "missing"), excludes).exists is False
