@@ -2,8 +2,8 @@
 
 A panel declares itself with class attributes (``NAME``, ``TITLE``, ``AREA``) and receives the
 files the main window routes to it through :meth:`Panel.open_file`. It runs its work through
-``self.runner`` (the shared JobRunner) and never imports another panel: cross-panel requests go
-through the main window's signals.
+``self.runner`` (the shared JobRunner) and never imports another panel: cross-panel requests are the
+signals of ``self.links`` (studio/ui/links.py), which the main window shares between panels.
 """
 
 from __future__ import annotations
