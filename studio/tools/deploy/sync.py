@@ -44,7 +44,7 @@ def human_size(size: float) -> str:
 def default_connector(deployment: Deployment, ask_secret=None, known_hosts_file: Path | None = None) -> Connector:
     """Connect to the deployment's host from hosts.toml, checking keys against Studio's known_hosts."""
     def connect_now():
-        from studio.tools.deploy.connection import connect
+        from studio.tools.deploy.connection import connect_remembering
         from studio.tools.deploy.hosts import HostStore
         from studio.tools.deploy.known_hosts import KnownHosts
 
@@ -54,7 +54,7 @@ def default_connector(deployment: Deployment, ask_secret=None, known_hosts_file:
         if env:
             extra.append(Path(env))
         known = KnownHosts(read_only=[Path.home() / ".ssh" / "known_hosts", *extra])
-        return connect(hosts.get(deployment.host), known, ask_secret, resolve_host=hosts.get)
+        return connect_remembering(hosts.get(deployment.host), known, ask_secret, resolve_host=hosts.get)
     return connect_now
 
 

@@ -34,6 +34,9 @@ class DeployPanel(Panel):
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
+        from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+        self._prompt = GuiSecretPrompt(self)  # passwords and passphrases, asked on the GUI thread
         self.store: DeploymentStore | None = None
         self.plan: Plan | None = None
         self.last_result = None
@@ -254,7 +257,8 @@ class DeployPanel(Panel):
     def _connector(self, deployment: Deployment):
         from studio.tools.deploy.sync import default_connector
 
-        return default_connector(deployment)
+        # Typed secrets go to the system keyring once the login works (never to a file).
+        return default_connector(deployment, ask_secret=self._prompt.asker())
 
     def dry_run(self) -> None:
         """Scan both sides and show the plan (a job on the host's queue)."""
