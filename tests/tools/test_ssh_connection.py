@@ -97,3 +97,10 @@ def test_host_store_round_trip_keeps_no_secret(tmp_path):
         again.get("nope")
     with pytest.raises(UserError, match="out of range"):
         HostEntry(name="bad", host="h", port=70000)
+
+
+def test_connections_prefer_aes_gcm(sshd_host):
+    entry, known = sshd_host
+    with connect(entry, known) as conn:
+        assert conn.transport.remote_cipher == "aes128-gcm@openssh.com"
+        assert conn.run(["true"])[0] == 0
