@@ -229,7 +229,7 @@ def run_atc_remote(options: ConvertOptions, entry: HostEntry, known_hosts=None, 
         yield Progress(None, f"downloading {PurePosixPath(remote_om).name} to {local_om}")
         _download(sftp, remote_om, local_om, cancel)
         result.local_om = local_om
-        yield Progress(1.0, f"wrote {local_om}")
+        yield Progress(1.0, f"downloaded {local_om.name}")
         return result
     finally:
         if own:
