@@ -5,8 +5,9 @@ turned into a remote plan (:func:`~studio.tools.convert.atc_command.remote_plan`
 
 1. connects (host key checked first) and checks that the host's CANN toolkit has ``atc``;
 2. creates a work folder — ``<deploy_root>/atc/<stamp>-<stem>`` when the host entry has a
-   ``deploy_root``, else ``~/.studio/atc/<stamp>-<stem>`` — and resolves it with realpath
-   (ATC and msprof reject paths that go through symlinks);
+   ``deploy_root``, else ``~/.studio/atc/<stamp>-<stem>`` — and resolves it to its physical path
+   (``pwd -P``, as realpath does: ATC and msprof reject paths that go through symlinks); the
+   toolkit check and the folder are one round trip;
 3. uploads the model, weight, AIPP and fusion switch files, each under a temporary name
    renamed into place (a cancelled upload never leaves a half file that looks complete);
 4. runs the argv after ``. <toolkit>/set_env.sh``, streaming every output line as Progress;
@@ -35,7 +36,7 @@ from studio.tools.deploy.hosts import HostEntry
 from studio.tools.exec.executor import DEFAULT_TOOLKIT, env_setup_line
 
 PLOG_DIR = "~/ascend/log/debug/plog"
-_NO_SET_ENV, _NO_ATC = 3, 4  # exit codes of the toolkit check script
+_NO_SET_ENV, _NO_ATC, _NO_DIR = 3, 4, 5  # exit codes of the preparation script
 
 
 class AtcFailed(UserError):
@@ -98,18 +99,32 @@ def toolkit_check_script(toolkit: str) -> str:
             f"command -v atc || exit {_NO_ATC}")
 
 
-def _check_toolkit(conn, entry: HostEntry, toolkit: str) -> str:
-    status, out, err = conn.run(toolkit_check_script(toolkit), timeout=30)
+def prepare_script(entry: HostEntry, toolkit: str, name: str) -> str:
+    """One round trip: check the toolkit, create the work folder, print atc's path and the folder.
+
+    Exit 3: no set_env.sh; 4: no atc after sourcing it; 5: the folder cannot be made. ``pwd -P``
+    prints the folder with every symlink resolved (what ``realpath`` gives, one channel fewer).
+    """
+    return f"{toolkit_check_script(toolkit)} && {{ {work_dir_script(entry, name)} || exit {_NO_DIR}; }}"
+
+
+def _prepare(conn, entry: HostEntry, toolkit: str, name: str) -> tuple[str, str]:
+    status, out, err = conn.run(prepare_script(entry, toolkit, name), timeout=30)
+    lines = out.decode("utf-8", "replace").splitlines()
     fix = (f"Give the CANN toolkit folder (the one holding set_env.sh) with `studio ssh add {entry.name} "
            f"--host {entry.host} --toolkit DIR` (or Edit… in the Hosts panel); `studio ssh test {entry.name}` "
            "shows what the host has.")
     if status == _NO_SET_ENV:
         raise UserError(f"No CANN toolkit at {toolkit} on {entry.name} (set_env.sh is missing)",
                         f"{entry.name}:{toolkit}", fix)
-    if status != 0:
+    if status == _NO_ATC:
         raise UserError(f"atc is not on PATH on {entry.name} after sourcing {toolkit}/set_env.sh",
                         f"{entry.name}:{toolkit}", "Install the CANN toolkit (with ATC) there, or " + fix[0].lower() + fix[1:])
-    return out.decode("utf-8", "replace").strip()
+    if status != 0 or len(lines) < 2:
+        raise UserError(f"Cannot create the work folder on {entry.name}: {err.decode('utf-8', 'replace').strip()}",
+                        entry.name, "Check the host's free disk space and the permissions of the deploy root "
+                        "(or of ~/.studio when no deploy_root is set).")
+    return lines[0].strip(), lines[-1].strip()
 
 
 def _upload(sftp, local: Path, remote: str, cancel: CancelToken | None) -> Generator[Progress, None, None]:
@@ -187,13 +202,8 @@ def run_atc_remote(options: ConvertOptions, entry: HostEntry, known_hosts=None, 
     try:
         yield Progress(None, f"connecting to {entry.name} ({entry.address})")
         conn = executor.connection
-        atc_path = _check_toolkit(conn, entry, toolkit)
+        atc_path, remote_dir = _prepare(conn, entry, toolkit, work_dir_name(options.model))
         yield Progress(None, f"atc on {entry.name}: {atc_path}")
-        status, out, err = conn.run(work_dir_script(entry, work_dir_name(options.model)), timeout=30)
-        if status != 0:
-            raise UserError(f"Cannot create the work folder on {entry.name}: {err.decode('utf-8', 'replace').strip()}",
-                            entry.name, "Check the host's disk and the permissions of the deploy root / home folder.")
-        remote_dir = executor.realpath(out.decode("utf-8", "replace").strip())
         argv, uploads, (remote_om, local_om) = remote_plan(options, remote_dir)
         yield Progress(None, f"work folder {entry.name}:{remote_dir}")
         sftp = conn.sftp()
