@@ -57,3 +57,15 @@ def test_convert_from_graph_loads_the_model_on_page_1(panels, qtbot, tmp_path):
     qtbot.waitUntil(lambda: convert.model_page.inputs_table.rowCount() == 1, timeout=5000)
     assert convert.model_page.inputs_table.item(0, 0).text() == "image"
     assert convert.model_page.output_edit.text() == str(tmp_path / "net_converted.onnx")
+
+
+def test_an_om_on_screen_is_not_converted_again(panels, qtbot, ascend_fixtures):
+    graph, convert, links = panels
+    focused = []
+    links.focus.connect(focused.append)
+    om = ascend_fixtures / "om" / "root_model.om"
+    graph.open_file(detect(om))
+    qtbot.waitUntil(lambda: graph.left.model is not None and graph.left.model.path == om, timeout=10000)
+    _convert_button(graph).click()
+    assert focused == ["convert"] and convert.model_page.model_path() is None
+    assert "already an offline model" in convert.log.toPlainText()

@@ -69,3 +69,20 @@ def test_remote_failure_shows_the_code_in_the_log(panel, qtbot, tmp_path):
     qtbot.waitUntil(lambda: "error: ATC failed on npu-box" in panel.log.toPlainText(), timeout=15000)
     assert "E10001" in panel.log.toPlainText() and "atc.log" in panel.log.toPlainText()
     assert not (tmp_path / "bad.om").exists()
+
+
+def test_this_computer_is_offered_when_atc_is_here(panel, qtbot, tmp_path, ascend_fixtures, monkeypatch):
+    toolkit = make_toolkit(tmp_path / "local-cann", ascend_fixtures / "om" / "root_model.om")
+    monkeypatch.setenv("PATH", f"{toolkit / 'bin'}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("STANDIN_TOOLKIT", str(toolkit))
+    monkeypatch.setenv("STANDIN_OM", str(ascend_fixtures / "om" / "root_model.om"))
+    out = tmp_path / "here.om"
+    _prepare(panel, qtbot, tmp_path / "net.onnx", out)
+    picker = panel.model_page.host_picker
+    assert picker.combo.itemText(0) == "This computer" and picker.select("local")
+    opened = []
+    panel.request_open.connect(opened.append)
+    panel.finish()
+    qtbot.waitUntil(lambda: bool(opened), timeout=15000)
+    assert opened == [out] and out.read_bytes() == (ascend_fixtures / "om" / "root_model.om").read_bytes()
+    assert "ATC run success, welcome to the next use." in panel.log.toPlainText()

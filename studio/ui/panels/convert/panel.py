@@ -37,6 +37,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.convert.advanced_page import AdvancedPage
+from studio.ui.panels.convert.atc_jobs import remote_atc_job, tee
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
 
@@ -60,21 +61,6 @@ def _read_aipp(path: Path):
     return config, {key: value for key, value in hints.items() if value.is_file()}
 
 
-def _tee(job, lines: deque):
-    """Pass ``job``'s steps on and keep each message in ``lines``, so the log misses none (ATC's output)."""
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                return done.value
-            if isinstance(step, Progress) and step.message:
-                lines.append(("" if step.fraction is None else f"[{step.fraction * 100:3.0f}%] ") + step.message)
-            yield step
-    finally:
-        job.close()
-
-
 class ConvertPanel(Panel):
     """The model converter wizard."""
 
@@ -86,6 +72,7 @@ class ConvertPanel(Panel):
         self.result_path: Path | None = None
         self.last_report = None
         self.job = None
+        self._local_om: Path | None = None  # the .om a local ATC run writes
         self._lines: deque[str] = deque()  # every job line, filled on the worker thread (deque is thread-safe)
         self.known_hosts = None  # None = the user's known_hosts plus Studio's own (tests set one)
         self._prompt = None      # the password dialog, made on first remote run
@@ -204,12 +191,17 @@ class ConvertPanel(Panel):
     def _on_convert_model(self, path) -> None:
         """Another panel (the graph's "Convert…") asks to convert ``path``: load it on page 1."""
         path = Path(path)
+        self.links.focus.emit(self.NAME)
+        if path.suffix.lower() == ".om":
+            self._log(f"{path.name} is already an offline model (.om): open the model it was built from "
+                      "(.onnx, .pb, .prototxt, .air) and press Convert… again.")
+            self.status.emit(f"Converter: {path.name} is already converted")
+            return
         if path != self.model_page.model_path():
             self.model_page.output_edit.clear()  # the previous model's output name does not fit
         self.model_page.set_model(path)
         self.go_to(0)
         self.status.emit(f"Converter: {path.name} — choose the options and press Convert")
-        self.links.focus.emit(self.NAME)
 
     def load_aipp(self, path: Path) -> None:
         """Parse an AIPP config as a job, then fill page 2 with its first block."""
@@ -323,6 +315,7 @@ class ConvertPanel(Panel):
         """Run the conversion (local job, or ATC) with the log streamed below the pages."""
         from studio.tools.convert.convert import write_text_then
 
+        host = None
         try:
             options = self.options()
             aipp_path, aipp_text = self.planned_aipp()
@@ -337,6 +330,8 @@ class ConvertPanel(Panel):
                 if host is None:
                     self._log(f"$ {preview(argv)}")
                     make = lambda cancel: write_text_then(aipp_path, aipp_text, run_atc(argv, cancel))  # noqa: E731
+                    output = next(a.split("=", 1)[1] for a in argv if a.startswith("--output="))
+                    self._local_om = Path(output + ".om")  # ATC appends .om
                     title = f"ATC: {options.model.name}"
                 else:
                     make = self._remote_job(options, host, aipp_path, aipp_text)
@@ -354,10 +349,12 @@ class ConvertPanel(Panel):
             self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")
             return
         self._original = options.model
+        if not (self.model_page.mode == ATC and host is None):
+            self._local_om = None
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
         self._lines.clear()
-        self.job = self.runner.start(title, lambda cancel: _tee(make(cancel), self._lines))
+        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines))
         self.job.progress.connect(self._on_progress)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_job_failed)
@@ -367,22 +364,13 @@ class ConvertPanel(Panel):
 
     def _remote_job(self, options, host, aipp_path, aipp_text):
         """The job factory for ATC on ``host`` (connect, upload, run, download — all off the GUI thread)."""
-        from studio.tools.convert.atc_remote import run_atc_remote
-        from studio.tools.convert.convert import write_text_then
-        from studio.tools.deploy.hosts import HostStore
-        from studio.tools.deploy.known_hosts import KnownHosts
         from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
         if self._prompt is None:
             self._prompt = GuiSecretPrompt(self)
-        known = self.known_hosts or KnownHosts()
-        asker, resolve = self._prompt.asker(), HostStore().get
-        if options.output is None:
-            options.output = options.model.with_suffix("")
-        self._log(f"ATC on {host.name} ({host.address}); the .om comes back to "
-                  f"{options.output if options.output.suffix == '.om' else str(options.output) + '.om'}")
-        return lambda cancel: write_text_then(aipp_path, aipp_text, run_atc_remote(  # noqa: E731
-            options, host, known, asker, resolve_host=resolve, cancel=cancel))
+        make, message = remote_atc_job(options, host, aipp_path, aipp_text, self.known_hosts, self._prompt.asker())
+        self._log(message)
+        return make
 
     def _on_progress(self, _step: Progress) -> None:
         self._drain()
@@ -414,6 +402,12 @@ class ConvertPanel(Panel):
             self.open_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
             self.request_open.emit(self.result_path)  # shows the .om in the graph panel
+        elif self._local_om is not None and self._local_om.is_file():  # ATC on this computer
+            self.result_path = self._local_om
+            self._log(f"ATC finished: wrote {self.result_path}")
+            self.open_button.setEnabled(True)
+            self.status.emit(f"Converter: wrote {self.result_path.name}")
+            self.request_open.emit(self.result_path)
         else:
             self._log("ATC finished")
             self.status.emit("Converter: ATC finished")
