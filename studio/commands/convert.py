@@ -2,7 +2,8 @@
 
 Local: converts an ONNX model (input shapes, AIPP, fusions, FP16) and writes a JSON report.
 ``--atc``: builds the exact ``atc`` command from the same options, checked against ATC's rules;
-``--print-command`` prints it, otherwise it runs ATC when it is installed here.
+``--print-command`` prints it; ``--host NAME`` runs it on that SSH host (inputs uploaded, the .om
+downloaded); otherwise it runs ATC when it is installed here. Exit 1 when ATC itself failed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     atc = parser.add_argument_group("ATC (NPU)")
     atc.add_argument("--atc", action="store_true", help="build (and run, if installed) the ATC command instead")
     atc.add_argument("--print-command", action="store_true", help="print the checked atc command and exit")
+    atc.add_argument("--host", metavar="NAME", help="run ATC on this SSH host (see `studio ssh add`): inputs are "
+                     "uploaded, the .om comes back to -o")
     atc.add_argument("--soc-version", help="target chip, e.g. Ascend310, Ascend310P3, Ascend910B1")
     atc.add_argument("--framework", type=int, choices=[0, 1, 3, 5], help="0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX")
     atc.add_argument("--weight", type=Path, help="Caffe .caffemodel")
@@ -78,6 +81,17 @@ def run(args: argparse.Namespace) -> int:
         if args.print_command:
             print(json.dumps({"argv": argv, "command": preview(argv)}, indent=2) if args.json else preview(argv))
             return 0
+        if args.host:
+            return _run_remote(options, args)
+        import shutil
+
+        if shutil.which("atc") is None:
+            from studio.errors import ToolUnavailable
+
+            print(preview(argv))
+            raise ToolUnavailable("atc", "ATC (CANN toolkit) is needed for --atc and is not on PATH on this machine",
+                                  "Run it on an Ascend host with --host NAME (add one with `studio ssh add`), "
+                                  "source CANN's set_env.sh here, or run the command above on the host.")
         from studio.tools.convert.atc_run import run_atc
 
         result = run_job(run_atc(argv), on_progress=lambda p: print(p.message))
@@ -85,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"argv": argv, "returncode": result.returncode,
                               "messages": [m.to_dict() for m in result.messages]}, indent=2))
         return 0
+    if args.host:
+        raise UserError("--host runs ATC remotely and needs --atc", "--host", "Add --atc --soc-version CHIP.")
     if options.output is None:
         raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx (or --atc for the NPU).")
     from studio.tools.convert.convert import convert_model
@@ -93,4 +109,33 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.summary())
     if report.validation and not report.validation["passed"]:
         return 1
+    return 0
+
+
+def _run_remote(options, args: argparse.Namespace) -> int:
+    """``--atc --host NAME``: run ATC over SSH, streaming its output; 1 when ATC failed."""
+    import sys
+
+    from studio.jobs import run_job
+    from studio.tools.convert.atc_remote import AtcFailed, run_atc_remote
+    from studio.tools.deploy.hosts import HostStore
+    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.tools.deploy.secrets import cli_asker
+
+    store = HostStore()
+    entry = store.get(args.host)
+    stream = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the result
+
+    def show(step) -> None:
+        print(step.message, file=stream, flush=True)
+
+    try:
+        result = run_job(run_atc_remote(options, entry, KnownHosts(), cli_asker(), resolve_host=store.get),
+                         on_progress=show)
+    except AtcFailed as exc:
+        if args.json:
+            print(json.dumps(exc.result.to_dict(), indent=2))
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(result.to_dict(), indent=2) if args.json else f"wrote {result.local_om} (ATC on {entry.name})")
     return 0

@@ -43,6 +43,8 @@ class PanelLinks(QObject):
             prepares a comparison of the two (dump both, compare).
         compare_graphs(object, object): (left model, right model) — the graph panel shows
             the two side by side.
+        convert_model(object): a model path — the converter loads it on its first page and
+            brings itself to the front (the graph panel's "Convert…" emits it).
     """
 
     focus = Signal(str)
@@ -50,3 +52,4 @@ class PanelLinks(QObject):
     overlay = Signal(object)
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
+    convert_model = Signal(object)

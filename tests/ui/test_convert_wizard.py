@@ -131,7 +131,8 @@ def test_atc_without_cann_says_how_to_run_it_elsewhere(panel, qtbot, tmp_path, m
     panel.model_page.set_mode("atc")
     qtbot.waitUntil(lambda: panel.model_page.inputs_table.rowCount() == 1, timeout=5000)
     panel.finish_button.click()
-    qtbot.waitUntil(lambda: "atc is unavailable" in panel.log.toPlainText(), timeout=5000)
+    qtbot.waitUntil(lambda: "No place to run ATC" in panel.log.toPlainText(), timeout=5000)
     log = panel.log.toPlainText()
-    assert f"$ atc --model={model} --framework=5" in log and "--print-command" in log
+    assert f"$ atc --model={model} --framework=5" in log and "Hosts panel" in log
+    assert panel.model_page.host_picker.hint.text().startswith("atc is not installed here")
     assert panel.finish_button.isEnabled()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from studio.tools.convert.atc_command import INPUT_FORMATS, OUTPUT_TYPES, SOC_VERSIONS
 from studio.tools.convert.model_info import ModelInfo
 from studio.tools.convert.options import FRAMEWORKS, framework_for
+from studio.ui.panels.convert.host_picker import HostPicker
 
 LOCAL, ATC = "local", "atc"
 
@@ -80,6 +81,8 @@ class ModelPage(QWidget):
         self.output_type_combo.addItems(["FP32", "FP16"])
         self.output_edit = QLineEdit(self)
         self.output_edit.setPlaceholderText("converted model path (.onnx locally; .om path for ATC)")
+        self.host_picker = HostPicker(self)
+        self.host_picker.changed.connect(self.changed)
 
         self.inputs_table = QTableWidget(0, 3, self)
         self.inputs_table.setHorizontalHeaderLabels(["Input", "Shape (N,C,H,W; -1 = dynamic)", "Type"])
@@ -107,6 +110,7 @@ class ModelPage(QWidget):
         form.addRow("Input format", self.input_format_combo)
         form.addRow("Output type", self.output_type_combo)
         form.addRow("Output", self.output_edit)
+        form.addRow("Run ATC on", self.host_picker)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         inputs_row = QHBoxLayout()
@@ -248,8 +252,11 @@ class ModelPage(QWidget):
         index = self.output_type_combo.findText(current)
         self.output_type_combo.setCurrentIndex(max(0, index))
         self.output_type_combo.blockSignals(False)
-        for widget in (self.framework_combo, self.weight_edit, self.soc_combo, self.input_format_combo):
+        for widget in (self.framework_combo, self.weight_edit, self.soc_combo, self.input_format_combo,
+                       self.host_picker):
             widget.setEnabled(atc)
+        if atc:
+            self.host_picker.refresh()  # hosts may have been added in the Hosts panel meanwhile
         out = self.output_edit.text()
         if atc and out.endswith(".onnx"):
             self.output_edit.setText(out[:-5])

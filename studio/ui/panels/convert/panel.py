@@ -4,12 +4,15 @@ Pages: (1) model and inputs, (2) AIPP pre-processing with a live preview, (3) ad
 with the Command Preview. Finish runs the conversion as a job with a streamed log; the result
 opens in the graph panel and "Compare with original" asks the accuracy panel to compare them.
 Files routed here: AIPP configs fill page 2, fusion switch files page 3, TensorFlow and Caffe
-models start the ATC path on page 1.
+models start the ATC path on page 1. In ATC mode page 1's "Run ATC on" picks this computer or an
+SSH host (``atc_remote``); the .om that comes back opens in the graph panel. ``links.convert_model``
+(the graph panel's "Convert…") loads a model on page 1 and brings this panel to the front.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -34,6 +37,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.convert.advanced_page import AdvancedPage
+from studio.ui.panels.convert.atc_jobs import remote_atc_job, tee
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
 
@@ -68,6 +72,10 @@ class ConvertPanel(Panel):
         self.result_path: Path | None = None
         self.last_report = None
         self.job = None
+        self._local_om: Path | None = None  # the .om a local ATC run writes
+        self._lines: deque[str] = deque()  # every job line, filled on the worker thread (deque is thread-safe)
+        self.known_hosts = None  # None = the user's known_hosts plus Studio's own (tests set one)
+        self._prompt = None      # the password dialog, made on first remote run
         self.model_page = ModelPage(self)
         self.aipp_page = AippPage(runner, self)
         self.advanced_page = AdvancedPage(self)
@@ -152,6 +160,7 @@ class ConvertPanel(Panel):
         self.aipp_page.load_requested.connect(self.load_aipp)
         self.advanced_page.load_requested.connect(self.load_fusion_switch)
         self.advanced_page.set_atc_mode(False)
+        self.links.convert_model.connect(self._on_convert_model)
         self.go_to(0)
         self.update_command()
 
@@ -178,6 +187,21 @@ class ConvertPanel(Panel):
             self.model_page.set_model(path)
             self.go_to(0)
         self.status.emit(f"Converter: {path.name} ({detected.format.label})")
+
+    def _on_convert_model(self, path) -> None:
+        """Another panel (the graph's "Convert…") asks to convert ``path``: load it on page 1."""
+        path = Path(path)
+        self.links.focus.emit(self.NAME)
+        if path.suffix.lower() == ".om":
+            self._log(f"{path.name} is already an offline model (.om): open the model it was built from "
+                      "(.onnx, .pb, .prototxt, .air) and press Convert… again.")
+            self.status.emit(f"Converter: {path.name} is already converted")
+            return
+        if path != self.model_page.model_path():
+            self.model_page.output_edit.clear()  # the previous model's output name does not fit
+        self.model_page.set_model(path)
+        self.go_to(0)
+        self.status.emit(f"Converter: {path.name} — choose the options and press Convert")
 
     def load_aipp(self, path: Path) -> None:
         """Parse an AIPP config as a job, then fill page 2 with its first block."""
@@ -291,6 +315,7 @@ class ConvertPanel(Panel):
         """Run the conversion (local job, or ATC) with the log streamed below the pages."""
         from studio.tools.convert.convert import write_text_then
 
+        host = None
         try:
             options = self.options()
             aipp_path, aipp_text = self.planned_aipp()
@@ -299,9 +324,18 @@ class ConvertPanel(Panel):
                 from studio.tools.convert.atc_run import run_atc
 
                 argv = build_atc_argv(options, check_files=aipp_text is None)
-                self._log(f"$ {preview(argv)}")
-                make = lambda cancel: write_text_then(aipp_path, aipp_text, run_atc(argv, cancel))  # noqa: E731
-                title = f"ATC: {options.model.name}"
+                if self.model_page.host_picker.current_name() is None:
+                    self._log(f"$ {preview(argv)}")  # nowhere to run it: the command can still be copied
+                host = self.model_page.host_picker.current_host()
+                if host is None:
+                    self._log(f"$ {preview(argv)}")
+                    make = lambda cancel: write_text_then(aipp_path, aipp_text, run_atc(argv, cancel))  # noqa: E731
+                    output = next(a.split("=", 1)[1] for a in argv if a.startswith("--output="))
+                    self._local_om = Path(output + ".om")  # ATC appends .om
+                    title = f"ATC: {options.model.name}"
+                else:
+                    make = self._remote_job(options, host, aipp_path, aipp_text)
+                    title = f"ATC on {host.name}: {options.model.name}"
             else:
                 from studio.tools.convert.convert import convert_model
 
@@ -315,9 +349,12 @@ class ConvertPanel(Panel):
             self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")
             return
         self._original = options.model
+        if not (self.model_page.mode == ATC and host is None):
+            self._local_om = None
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
-        self.job = self.runner.start(title, make)
+        self._lines.clear()
+        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines))
         self.job.progress.connect(self._on_progress)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_job_failed)
@@ -325,13 +362,31 @@ class ConvertPanel(Panel):
         self.finish_button.setEnabled(False)
         self.cancel_button.show()
 
-    def _on_progress(self, step: Progress) -> None:
-        if step.message:
-            self._log(("" if step.fraction is None else f"[{step.fraction * 100:3.0f}%] ") + step.message)
+    def _remote_job(self, options, host, aipp_path, aipp_text):
+        """The job factory for ATC on ``host`` (connect, upload, run, download — all off the GUI thread)."""
+        from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+        if self._prompt is None:
+            self._prompt = GuiSecretPrompt(self)
+        make, message = remote_atc_job(options, host, aipp_path, aipp_text, self.known_hosts, self._prompt.asker())
+        self._log(message)
+        return make
+
+    def _on_progress(self, _step: Progress) -> None:
+        self._drain()
+
+    def _drain(self) -> None:
+        """Move every line the job queued into the log (progress signals are throttled; lines are not)."""
+        lines = []
+        while self._lines:
+            lines.append(self._lines.popleft())
+        if lines:
+            self._log("\n".join(lines))
 
     def _on_finished(self, result) -> None:
         from studio.tools.convert.convert import ConvertReport
 
+        self._drain()
         if isinstance(result, ConvertReport):
             self.last_report = result
             self._log(result.summary())
@@ -340,15 +395,30 @@ class ConvertPanel(Panel):
             self.compare_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name}")
             self.request_open.emit(self.result_path)  # shows it in the graph panel
+        elif getattr(result, "local_om", None) is not None:  # RemoteAtcResult
+            self.result_path = Path(result.local_om)
+            self._log(f"ATC finished on {result.host}: wrote {self.result_path} "
+                      f"(output kept in {result.host}:{result.remote_log})")
+            self.open_button.setEnabled(True)
+            self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
+            self.request_open.emit(self.result_path)  # shows the .om in the graph panel
+        elif self._local_om is not None and self._local_om.is_file():  # ATC on this computer
+            self.result_path = self._local_om
+            self._log(f"ATC finished: wrote {self.result_path}")
+            self.open_button.setEnabled(True)
+            self.status.emit(f"Converter: wrote {self.result_path.name}")
+            self.request_open.emit(self.result_path)
         else:
             self._log("ATC finished")
             self.status.emit("Converter: ATC finished")
 
     def _on_job_failed(self, exc: BaseException, _text: str) -> None:
+        self._drain()
         self._log(f"error: {exc}" if isinstance(exc, StudioError) else f"error: {type(exc).__name__}: {exc}")
         self.status.emit("Converter: failed (see the log below the wizard)")
 
     def _on_ended(self) -> None:
+        self._drain()
         self.finish_button.setEnabled(True)
         self.cancel_button.hide()
 

@@ -94,6 +94,8 @@ class GraphPanel(LinkedViews, Panel):
                 ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", self._on_import_overlay),
                 ("Compare…", "Show another model side by side; nodes on one side only are marked",
                  self._on_compare_clicked),
+                ("Convert…", "Open the model on screen in the Converter (ONNX options, or ATC for the NPU)",
+                 self._on_convert_clicked),
                 ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
                  "shapes it produced instead of the declared ones", self.run_shapes),
                 ):
@@ -173,6 +175,13 @@ class GraphPanel(LinkedViews, Panel):
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
         self.crumb.setText(crumb)
         self.crumb.setToolTip(crumb + (f"\n{side.model.path}" if side.model else ""))
+
+    def _on_convert_clicked(self) -> None:
+        model = self.active.model
+        if model is None:
+            self.status.emit("Graph: open a model first, then Convert… takes it to the Converter")
+            return
+        self.links.convert_model.emit(Path(model.path))
 
     # ------------------------------------------------------------------ opening
     @property

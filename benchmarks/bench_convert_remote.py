@@ -1,0 +1,125 @@
+"""Remote ATC round trip: ours against the same steps done by hand with OpenSSH, in the same run.
+
+Both sides, on the local sshd the tests use (tests/sshd_server.py) with the tests' stand-in atc
+(tests/tools/convert_remote_helpers.py: it checks its arguments and copies a real .om), convert
+the demo U-Net (~8 MB ONNX):
+
+- ours: ``run_atc_remote`` — connect, check the toolkit, make and resolve the work folder, upload
+  atomically, run ``atc`` with CANN's set_env line, stream its output, keep atc.log, download the .om
+  atomically;
+- peer: what a user types: ``ssh host mkdir -p DIR``, ``scp model host:DIR/``,
+  ``ssh host '. set_env.sh && cd DIR && atc ...'``, ``scp host:DIR/net.om .`` (OpenSSH, one
+  connection per command, as people run them).
+
+The stand-in atc takes no time, so this measures the transport and bookkeeping around a real ATC
+run (which itself takes tens of seconds to minutes on the host).
+
+Usage: ``python benchmarks/bench_convert_remote.py [--quick]``. Needs openssh-server/-client.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+sys.path.insert(0, str(REPO))
+
+
+def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
+    print(json.dumps({"figure": figure, "unit": unit, "ours": round(ours, 5), "peer": round(peer, 5),
+                      "peer_name": peer_name, "goal": goal}), flush=True)
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    runs = 3 if quick else 7
+    from convert_remote_helpers import make_toolkit
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    import onnx
+
+    from studio.jobs import run_job
+    from studio.tools.convert.atc_remote import run_atc_remote
+    from studio.tools.convert.options import ConvertOptions
+    from studio.tools.demo.models import build_unet
+    from studio.tools.deploy.hosts import HostEntry
+    from studio.tools.deploy.known_hosts import KnownHosts
+
+    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    if reason:
+        print(f"skipping: {reason}", file=sys.stderr)
+        return 0
+    fixture = REPO.parent / "shared" / "fixtures" / "ascend" / "om" / "root_model.om"
+    root = Path(tempfile.mkdtemp(prefix="studio-bench-atc-"))
+    server = start_sshd(root / "sshd")
+    try:
+        om = fixture if fixture.is_file() else root / "fake.om"
+        if not fixture.is_file():
+            om.write_bytes(b"\0" * 200_000)
+        toolkit = make_toolkit(root / "cann", om)
+        model = root / "local" / "unet.onnx"
+        model.parent.mkdir()
+        onnx.save(build_unet(), model)
+        entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
+                          key_file=str(server.client_key), toolkit=str(toolkit),
+                          extra={"deploy_root": str(root / "deploy-ours")})
+        known = KnownHosts(read_only=[server.known_hosts], own=root / "own_known_hosts")
+        out = root / "out"
+        out.mkdir()
+
+        def ours():
+            options = ConvertOptions(model=model, output=out / "ours.om", soc_version="Ascend310")
+            result = run_job(run_atc_remote(options, entry, known))
+            assert result.local_om.is_file()
+
+        config = root / "ssh_config"
+        config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
+                          f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
+                          f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n BatchMode yes\n")
+        counter = iter(range(1_000_000))
+
+        def peer():
+            work = f"{root}/deploy-peer/{next(counter)}"
+            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=60)  # noqa: E731
+            run("ssh", "-F", str(config), "bench", f"mkdir -p {shlex.quote(work)}")
+            run("scp", "-q", "-F", str(config), str(model), f"bench:{work}/")
+            atc = shlex.join(["atc", f"--model={work}/unet.onnx", "--framework=5", f"--output={work}/unet",
+                              "--soc_version=Ascend310"])
+            run("ssh", "-F", str(config), "bench", f". {shlex.quote(str(toolkit / 'set_env.sh'))} && "
+                f"cd {shlex.quote(work)} && {atc}")
+            run("scp", "-q", "-F", str(config), f"bench:{work}/unet.om", str(out / "peer.om"))
+
+        ours()
+        peer()  # warm up both, and check they work
+        ours_s = median_time(ours, runs)
+        peer_s = median_time(peer, runs)
+        emit(f"remote ATC round trip ({model.stat().st_size / 1e6:.0f} MB ONNX, stand-in atc)", "s", ours_s, peer_s,
+             "OpenSSH by hand: ssh mkdir + scp up + ssh atc + scp down",
+             "no slower than the peer (ours also checks the toolkit, resolves paths, renames atomically)")
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

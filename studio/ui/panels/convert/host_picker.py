@@ -1,0 +1,110 @@
+"""Where ATC runs: "This computer" (when atc is on PATH here) or one of the SSH hosts.
+
+The hosts come from ``hosts.toml`` (the Hosts panel and ``studio ssh add`` write it); the list is
+re-read when the user switches to ATC mode or presses the refresh button, so a host added in the
+Hosts panel shows up without restarting.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
+
+from studio.errors import UserError
+
+LOCAL = "local"
+LOCAL_LABEL = "This computer"
+
+
+class HostPicker(QWidget):
+    """A combo of places that can run ATC; ``current_host()`` is None for this computer.
+
+    Signals:
+        changed(): the choice changed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.combo = QComboBox(self)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.combo.currentIndexChanged.connect(self._on_index_changed)
+        refresh = QToolButton(self)
+        refresh.setText("↻")
+        refresh.setToolTip("Read the host list again (hosts are added in the Hosts panel or with `studio ssh add`)")
+        refresh.clicked.connect(self.refresh)
+        self.hint = QLabel(self)
+        self.hint.setStyleSheet("color: palette(mid);")
+        self.hint.setWordWrap(True)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.combo)
+        row.addWidget(refresh)
+        row.addWidget(self.hint, 1)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Fill the combo from the local atc and hosts.toml, keeping the current choice if it is still there."""
+        from studio.tools.deploy.hosts import HostStore
+
+        previous = self.combo.currentData()
+        try:
+            hosts = HostStore().hosts
+        except Exception as exc:  # a broken hosts.toml must not break the wizard; say so instead
+            hosts = {}
+            self.hint.setText(f"hosts.toml cannot be read: {exc}")
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        if shutil.which("atc"):
+            self.combo.addItem(LOCAL_LABEL, LOCAL)
+        for name, entry in sorted(hosts.items()):
+            self.combo.addItem(name, name)
+            index = self.combo.count() - 1
+            self.combo.setItemData(index, f"{entry.address}\ntoolkit: {entry.toolkit or '(default)'}",
+                                   Qt.ItemDataRole.ToolTipRole)
+        index = self.combo.findData(previous)
+        self.combo.setCurrentIndex(index if index >= 0 else 0)
+        self.combo.blockSignals(False)
+        self._update_hint()
+        self.changed.emit()
+
+    def select(self, name: str) -> bool:
+        """Choose a host by name (or ``"local"``); False when it is not in the list."""
+        index = self.combo.findData(name)
+        if index >= 0:
+            self.combo.setCurrentIndex(index)
+        return index >= 0
+
+    def current_name(self) -> str | None:
+        """The chosen host name, ``"local"``, or None when nothing can run ATC."""
+        return self.combo.currentData()
+
+    def current_host(self):
+        """The chosen HostEntry, None for this computer; UserError when there is nowhere to run."""
+        name = self.current_name()
+        if name is None:
+            raise UserError("No place to run ATC: it is not installed here and no SSH host is set up",
+                            "page 1, Run ATC on", "Add the Ascend host in the Hosts panel (or `studio ssh add NAME "
+                            "--host HOST --toolkit DIR`), then pick it here; or run the command shown in the log on the host.")
+        if name == LOCAL:
+            return None
+        from studio.tools.deploy.hosts import HostStore
+
+        return HostStore().get(name)
+
+    def _on_index_changed(self, _index: int) -> None:
+        self._update_hint()
+        self.changed.emit()
+
+    def _update_hint(self) -> None:
+        name = self.current_name()
+        if name is None:
+            self.hint.setText("atc is not installed here: add your Ascend host in the Hosts panel.")
+        elif name == LOCAL:
+            self.hint.setText("runs atc from PATH on this computer")
+        else:
+            self.hint.setText("inputs are uploaded, the .om comes back next to Output")
+        self.combo.setToolTip(self.combo.itemData(self.combo.currentIndex(), Qt.ItemDataRole.ToolTipRole) or self.hint.text())
