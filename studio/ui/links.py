@@ -45,6 +45,13 @@ class PanelLinks(QObject):
             the two side by side.
         convert_model(object): a model path — the converter loads it on its first page and
             brings itself to the front (the graph panel's "Convert…" emits it).
+        profile_model(object): an ONNX model path — the profiler runs a local ONNX Runtime
+            profile of it (as `studio profile run` does), opens the result and brings itself to
+            the front (the graph panel's "Profile" emits it).
+        check_fp16(object): an ONNX model path — the accuracy panel dumps it in FP32 and in FP16
+            simulation with the same seeded input, compares the two, shows the result, sends the
+            cosine overlay to the graph and brings itself to the front (the graph panel's
+            "FP16 check" emits it).
     """
 
     focus = Signal(str)
@@ -53,3 +60,5 @@ class PanelLinks(QObject):
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
     convert_model = Signal(object)
+    profile_model = Signal(object)
+    check_fp16 = Signal(object)

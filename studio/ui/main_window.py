@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
         self._save_settings()
         self.workspace_tree.set_folder(workspace.folder, workspace.name)
         self.setWindowTitle(f"{workspace.name} — Studio")
+        for panel in self.panels.values():  # where panels write what they make (profiles, dumps)
+            panel.workspace_folder = workspace.folder
         self.show_panel("workspace")
         self.workspace_opened.emit(workspace)
         return workspace

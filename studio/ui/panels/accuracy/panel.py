@@ -59,8 +59,10 @@ class AccuracyPanel(Panel):
         self.last_pair: tuple[Path, Path] | None = None  # the dumps of the comparison shown
         self._drill_handle = None
         self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
+        self.workspace_folder: Path | None = None  # set by the main window when a workspace opens
         self._build()
         self.links.compare_models.connect(self._on_compare_models)
+        self.links.check_fp16.connect(self.check_fp16)
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -268,6 +270,23 @@ class AccuracyPanel(Panel):
                     lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel),
                     lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
 
+    def check_fp16(self, model) -> None:
+        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph."""
+        from studio.ui.panels.accuracy.fp16_check import fp16_check_job, fp16_folders
+
+        model = Path(model)
+        golden, target = fp16_folders(model, self.workspace_folder)
+        self.links.focus.emit(self.NAME)
+        self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b>: dumping FP32 and FP16 simulation…")
+        self.sources.setToolTip(str(model))
+        self._start(f"FP16 check of {model.name}", lambda cancel: fp16_check_job(model, golden, target, cancel),
+                    lambda result: self._on_fp16_checked(result, (golden, target)))
+
+    def _on_fp16_checked(self, result, pair: tuple[Path, Path]) -> None:
+        self.set_result(result, pair)
+        self.emit_overlay()
+        self.links.focus.emit(self.NAME)
+
     def _start(self, title: str, make_job, on_done) -> None:
         handle = self.runner.start(title, make_job, key=f"accuracy:{title}")
         handle.finished.connect(on_done)
@@ -381,6 +400,20 @@ class AccuracyPanel(Panel):
         if self.result is None:
             return
         r = self.result
+        side, model = self.emit_overlay()
+        row = self.selected_row or next((x for x in r.rows if x.passed is False), None)
+        if row is not None:
+            entry = (row.target if side == "target" else row.golden) or row.target or row.golden
+            own_side = entry is (row.target if side == "target" else row.golden)
+            # A one-side-only op of the other side is not in this model: let the graph panel
+            # look it up in the model on screen.
+            self.links.show_node.emit(model if own_side else None, entry.op_name)
+        self.links.focus.emit("graph")
+
+
+    def emit_overlay(self) -> tuple[str, Path | None]:
+        """Send the cosine similarity per op to the graph; returns (side whose names are used, its model)."""
+        r = self.result
         side = "target" if r.model else "golden"
         model = Path(r.model) if r.model else (Path(r.golden_model) if r.golden_model else None)
         values = {}
@@ -390,14 +423,7 @@ class AccuracyPanel(Panel):
                 values[entry.op_name] = float(row.metrics.cosine)
         self.links.overlay.emit(Overlay("Cosine similarity", values, [r.thresholds.cosine],
                                         higher_is_better=True, model=model))
-        row = self.selected_row or next((x for x in r.rows if x.passed is False), None)
-        if row is not None:
-            entry = (row.target if side == "target" else row.golden) or row.target or row.golden
-            own_side = entry is (row.target if side == "target" else row.golden)
-            # A one-side-only op of the other side is not in this model: let the graph panel
-            # look it up in the model on screen.
-            self.links.show_node.emit(model if own_side else None, entry.op_name)
-        self.links.focus.emit("graph")
+        return side, model
 
 
 def _as_job(func, *args):

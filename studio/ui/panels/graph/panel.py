@@ -84,6 +84,7 @@ class GraphPanel(LinkedViews, Panel):
         bar.addWidget(self.back_button)
         bar.addWidget(self.graph_combo)
         bar.addWidget(self.crumb, 1)
+        self._bar_buttons: dict[str, QToolButton] = {}
         for text, tip, handler in (
                 ("Fit", "Fit the graph in the view (F)", lambda: self.active.canvas.fit()),
                 ("Expand", "Expand every group (lays out every node)", self.expand_all),
@@ -96,10 +97,16 @@ class GraphPanel(LinkedViews, Panel):
                  self._on_compare_clicked),
                 ("Convert…", "Open the model on screen in the Converter (ONNX options, or ATC for the NPU)",
                  self._on_convert_clicked),
+                ("Profile", "Profile the ONNX model on screen with ONNX Runtime on this machine (seeded random "
+                 "inputs, CPU) and show the timeline and per-op times in the Profiler", self._on_profile_clicked),
+                ("FP16 check", "Run the ONNX model on screen in FP32 and in FP16 simulation with the same seeded "
+                 "input and compare every op in the Accuracy panel (cosine per op comes back as an overlay)",
+                 self._on_fp16_clicked),
                 ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
                  "shapes it produced instead of the declared ones", self.run_shapes),
                 ):
-            bar.addWidget(_button(text, tip, handler, self))
+            self._bar_buttons[text] = _button(text, tip, handler, self)
+            bar.addWidget(self._bar_buttons[text])
         export = _button("Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", None, self)
         menu = QMenu(export)
         menu.addAction("Export view…", lambda: self._on_export(False))
@@ -174,6 +181,9 @@ class GraphPanel(LinkedViews, Panel):
         if self.right.model is not None and self.right.canvas.isVisible():
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
         self.crumb.setText(crumb)
+        onnx_on_screen = side.model is not None and side.model.format == "onnx"
+        for text in ("Profile", "FP16 check"):  # both run the model in ONNX Runtime
+            self._bar_buttons[text].setEnabled(onnx_on_screen)
         self.crumb.setToolTip(crumb + (f"\n{side.model.path}" if side.model else ""))
 
     def _on_convert_clicked(self) -> None:
@@ -182,6 +192,20 @@ class GraphPanel(LinkedViews, Panel):
             self.status.emit("Graph: open a model first, then Convert… takes it to the Converter")
             return
         self.links.convert_model.emit(Path(model.path))
+
+    def _onnx_on_screen(self) -> Path | None:
+        model = self.active.model
+        return Path(model.path) if model is not None and model.format == "onnx" else None
+
+    def _on_profile_clicked(self) -> None:
+        path = self._onnx_on_screen()
+        if path is not None:  # the profiler runs it and brings itself to the front
+            self.links.profile_model.emit(path)
+
+    def _on_fp16_clicked(self) -> None:
+        path = self._onnx_on_screen()
+        if path is not None:  # the accuracy panel dumps, compares and sends the overlay back
+            self.links.check_fp16.emit(path)
 
     # ------------------------------------------------------------------ opening
     @property

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,6 +35,7 @@ from studio.tools.profiler import stats
 from studio.tools.profiler.model import Trace, source_label
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel
+from studio.ui.panels.profiler import local
 from studio.ui.panels.profiler.compare_tab import CompareTab
 from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
@@ -81,7 +83,11 @@ class ProfilerPanel(Panel):
         self._match_at = -1
         self._selected_name = ""
         self._routed: list[Path] = []
+        self.workspace_folder: Path | None = None  # set by the main window when a workspace opens
+        self.iterations, self.warmup, self.seed = local.ITERATIONS, local.WARMUP, local.SEED
+        self.last_run = None  # the RunResult of the latest local profile made here
         self._build()
+        self.links.profile_model.connect(self.profile_model)
 
     @property
     def opened_paths(self) -> list[Path]:
@@ -113,9 +119,12 @@ class ProfilerPanel(Panel):
         self.graph_button = _tool("Show in graph", "Select the selected op in the Graph panel",
                                   lambda: self._show_in_graph(self._selected_name), self)
         self.graph_button.setEnabled(False)
+        self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it here with ONNX Runtime "
+                                "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
 
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 0)
+        bar.addWidget(self.run_button)
         bar.addWidget(self.profile_box)
         bar.addWidget(self.info, 1)
         bar.addWidget(self.find)
@@ -177,6 +186,38 @@ class ProfilerPanel(Panel):
         handle = self.runner.start(f"Opening {path.name}", lambda cancel: load_job(path, cancel))
         handle.finished.connect(self._on_loaded)
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
+
+    def profile_model(self, model) -> None:
+        """Profile an ONNX model locally (a job), then show the result like any opened profile."""
+        model = Path(model)
+        out = local.profile_folder(model, self.workspace_folder)
+        iterations, warmup, seed = self.iterations, self.warmup, self.seed
+        self.info.setText(f"Profiling {model.name} ({iterations} runs after {warmup} warm-ups)…")
+        self.links.focus.emit(self.NAME)
+        handle = self.runner.start(f"Profiling {model.name}",
+                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel),
+                                   key=f"profiler-run:{model}")
+        handle.finished.connect(self._on_profiled)
+        handle.failed.connect(lambda exc, _tb: self.info.setText(
+            f"Could not profile {model.name}: {str(exc).splitlines()[0]}"))
+
+    def _on_profiled(self, outcome) -> None:
+        result, loaded = outcome
+        self.last_run = result
+        if loaded.path not in self._routed:
+            self._routed.append(loaded.path)
+        self._on_loaded(loaded)
+        line = local.latency_line(result)
+        self.info.setText(line)
+        self.info.setToolTip(f"{line}\n{loaded.path}")
+        self.status.emit(f"Profiler: {line}")
+        self.links.focus.emit(self.NAME)
+
+    def _on_pick_model(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Profile an ONNX model", start, "ONNX models (*.onnx)")
+        if name:
+            self.profile_model(Path(name))
 
     def _on_loaded(self, loaded: Loaded) -> None:
         self.profiles.append(loaded)

@@ -1,0 +1,41 @@
+"""The one-click FP16 check: dump a model in FP32 and in FP16 simulation, compare the two.
+
+The graph panel's "FP16 check" (``links.check_fp16``) ends here. The dumps go to
+``<workspace>/accuracy/<stem>_fp32`` and ``<stem>_fp16sim`` (the user cache folder without a
+workspace), with the same seeded input as the demo and `studio dump --seed 0`, so the CLI can
+re-run or re-compare them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+
+SEED = 0
+
+
+def fp16_folders(model: Path, workspace_folder: Path | None) -> tuple[Path, Path]:
+    """(golden FP32 dump folder, FP16-simulation dump folder) for ``model``."""
+    from studio.paths import cache_dir
+
+    base = (Path(workspace_folder) if workspace_folder is not None else cache_dir()) / "accuracy"
+    stem = Path(model).stem
+    return base / f"{stem}_fp32", base / f"{stem}_fp16sim"
+
+
+def fp16_check_job(model: Path, golden: Path, target: Path,
+                   cancel: CancelToken) -> Generator[Progress, None, object]:
+    """Dump ``model`` twice (FP32, FP16 simulation) with one seeded input and compare: a CompareResult."""
+    from studio.tools.accuracy.compare import compare_dumps
+    from studio.tools.accuracy.local_dump import dump_model
+
+    yield Progress(0.0, f"dumping {model.name} in FP32")
+    yield from dump_model(model, golden, seed=SEED, cancel=cancel)
+    cancel.raise_if_cancelled()
+    yield Progress(0.45, f"dumping {model.name} in FP16 simulation")
+    yield from dump_model(model, target, seed=SEED, fp16_sim=True, cancel=cancel)
+    cancel.raise_if_cancelled()
+    yield Progress(0.9, "comparing FP32 with FP16 simulation")
+    return (yield from compare_dumps(golden, target, cancel=cancel))

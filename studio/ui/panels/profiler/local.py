@@ -1,0 +1,54 @@
+"""Profile a model from the GUI: where the run goes, and the job that runs and opens it.
+
+The graph panel's "Profile" (``links.profile_model``) and the profiler's "Profile model…" both
+end here: a local ONNX Runtime run (``studio.tools.profiler.local_run``, with the CLI's
+defaults) into ``<workspace>/profiles/<stem>_<YYYYmmdd-HHMMSS>/`` — or the user cache folder
+when no workspace is open — then the same load as for any opened profile.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+
+# The CLI's defaults (`studio profile run`), so a click and a command measure the same thing.
+ITERATIONS = 20
+WARMUP = 3
+SEED = 0
+
+
+def profile_folder(model: Path, workspace_folder: Path | None, now: dt.datetime | None = None) -> Path:
+    """A new, timestamped output folder for a profile of ``model``."""
+    from studio.paths import cache_dir
+
+    base = Path(workspace_folder) if workspace_folder is not None else cache_dir()
+    stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    folder = base / "profiles" / f"{Path(model).stem}_{stamp}"
+    suffix = 2
+    while folder.exists():  # two clicks within a second must not mix their files
+        folder = base / "profiles" / f"{Path(model).stem}_{stamp}-{suffix}"
+        suffix += 1
+    return folder
+
+
+def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed: int,
+                     cancel: CancelToken) -> Generator[Progress, None, tuple]:
+    """Profile ``model`` into ``out`` and open the result: returns (RunResult, Loaded)."""
+    from studio.tools.profiler.local_run import profile_model
+    from studio.ui.panels.profiler.panel import load_job
+
+    result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel)
+    cancel.raise_if_cancelled()
+    loaded = yield from load_job(out, cancel)
+    return result, loaded
+
+
+def latency_line(result) -> str:
+    """One line of the run's latency summary, for the status bar and the panel's info label."""
+    lat = result.latency()
+    return (f"{result.model.name}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
+            f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s "
+            f"({result.iterations} runs after {result.warmup} warm-ups)")
