@@ -100,6 +100,7 @@ def test_profile_button_runs_a_local_profile_into_the_cache(qtbot, panels, tmp_p
     assert {"conv0", "relu0", "sig0"} & set(overlays[-1].values)
     assert focused[-1] == "profiler"
     assert "p99" in statuses[-1] and "inferences/s" in statuses[-1] and "p90" in profiler.info.text()
+    assert "inferences/s" in profiler.info.toolTip() and str(loaded.path) in profiler.info.toolTip()
 
 
 def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, panels, tmp_path):
@@ -122,6 +123,12 @@ def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, pane
     assert {"conv0", "relu0", "sig0"} <= set(overlay.values)
     assert focused[-1] == "accuracy"
     qtbot.waitUntil(lambda: graph.overlay is not None, timeout=5000)  # the graph colours the model by it
+    files = sorted(p.name for p in accuracy.last_pair[1].iterdir())
+    accuracy.result = None
+    _button(graph, "FP16 check").click()  # again: the earlier dump's files are replaced, not piled up
+    qtbot.waitUntil(lambda: accuracy.result is not None, timeout=20000)
+    again = sorted(p.name for p in accuracy.last_pair[1].iterdir())
+    assert len(again) == len(files) and again != files
 
 
 def test_with_a_workspace_both_write_into_it(qtbot, tmp_path):

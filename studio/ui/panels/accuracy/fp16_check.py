@@ -31,6 +31,8 @@ def fp16_check_job(model: Path, golden: Path, target: Path,
     from studio.tools.accuracy.compare import compare_dumps
     from studio.tools.accuracy.local_dump import dump_model
 
+    for folder in (golden, target):
+        remove_previous_dump(folder)
     yield Progress(0.0, f"dumping {model.name} in FP32")
     yield from dump_model(model, golden, seed=SEED, cancel=cancel)
     cancel.raise_if_cancelled()
@@ -39,3 +41,28 @@ def fp16_check_job(model: Path, golden: Path, target: Path,
     cancel.raise_if_cancelled()
     yield Progress(0.9, "comparing FP32 with FP16 simulation")
     return (yield from compare_dumps(golden, target, cancel=cancel))
+
+
+def remove_previous_dump(folder: Path) -> None:
+    """Delete the files of an earlier `studio dump` in ``folder`` (only those its manifest names).
+
+    Each dump's file names carry a time stamp, so a repeated check would otherwise pile up
+    every earlier run's tensors next to the new ones.
+    """
+    import json
+
+    from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
+
+    manifest = Path(folder) / MANIFEST
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no earlier dump here (or not one of ours): leave the folder alone
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return
+    files = [t.get("file") for t in data.get("tensors", []) if isinstance(t, dict)]
+    files += [i.get("file") for i in data.get("inputs", {}).values() if isinstance(i, dict)]
+    for name in files:
+        if isinstance(name, str) and name and Path(name).name == name:  # plain names inside the folder only
+            (Path(folder) / name).unlink(missing_ok=True)
+    manifest.unlink(missing_ok=True)

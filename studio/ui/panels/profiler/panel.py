@@ -243,9 +243,10 @@ class ProfilerPanel(Panel):
             return
         loaded = self.current = self.profiles[index]
         trace = loaded.trace
-        self.info.setText(f"{trace.size:,} slices · {len(trace.tracks)} tracks · {len(trace.counters)} counters · "
-                          f"{format_duration(trace.span_ns)}")
-        self.info.setToolTip(str(loaded.path))
+        text = (f"{trace.size:,} slices · {len(trace.tracks)} tracks · {len(trace.counters)} counters · "
+                f"{format_duration(trace.span_ns)}")
+        self.info.setText(text)
+        self.info.setToolTip(f"{text}\n{loaded.path}")  # the label may be cut in a narrow dock
         self.timeline.set_trace(trace)
         self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
