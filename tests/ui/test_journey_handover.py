@@ -99,8 +99,8 @@ def test_profile_button_runs_a_local_profile_into_the_cache(qtbot, panels, tmp_p
     assert overlays and overlays[-1].model == model.resolve() and overlays[-1].unit == "%"
     assert {"conv0", "relu0", "sig0"} & set(overlays[-1].values)
     assert focused[-1] == "profiler"
-    assert "p99" in statuses[-1] and "inferences/s" in statuses[-1] and "p90" in profiler.info.text()
-    assert "inferences/s" in profiler.info.toolTip() and str(loaded.path) in profiler.info.toolTip()
+    assert "p99" in statuses[-1] and "inferences/s" in statuses[-1] and "p99" in profiler.info.text()
+    assert "p90" in profiler.info.toolTip() and "inferences/s" in profiler.info.toolTip() and str(loaded.path) in profiler.info.toolTip()
 
 
 def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, panels, tmp_path):
@@ -151,3 +151,30 @@ def test_with_a_workspace_both_write_into_it(qtbot, tmp_path):
     finally:
         window.runner.cancel_all()
         window.runner.wait_for_done(10000)
+
+
+def test_a_cancelled_profile_leaves_no_folder_and_a_bad_model_says_why(qtbot, panels, tmp_path):
+    _graph, profiler, _accuracy, _links = panels
+    model = tiny_model(tmp_path / "tiny.onnx")
+    profiler.iterations = 100_000  # long enough to be cancelled while it runs
+    profiler.profile_model(model)
+    handle = next(h for h in profiler.runner.active_jobs if h.title.startswith("Profiling"))
+    qtbot.waitUntil(lambda: (cache_dir() / "profiles").is_dir(), timeout=10000)
+    handle.cancel()
+    qtbot.waitUntil(lambda: "cancelled" in profiler.info.text(), timeout=10000)
+    assert not profiler.profiles and list((cache_dir() / "profiles").iterdir()) == []
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x08\x07garbage")
+    profiler.iterations = 2
+    profiler.profile_model(broken)
+    qtbot.waitUntil(lambda: "Could not profile broken.onnx" in profiler.info.text(), timeout=10000)
+    assert not profiler.profiles and list((cache_dir() / "profiles").iterdir()) == []
+
+
+def test_fp16_check_of_a_broken_model_says_so(qtbot, panels, tmp_path):
+    _graph, _profiler, accuracy, links = panels
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x08\x07garbage")
+    links.check_fp16.emit(broken)
+    qtbot.waitUntil(lambda: "failed" in accuracy.sources.text(), timeout=10000)
+    assert accuracy.result is None and "broken.onnx" in accuracy.sources.text()

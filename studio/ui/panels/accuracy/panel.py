@@ -277,21 +277,33 @@ class AccuracyPanel(Panel):
         model = Path(model)
         golden, target = fp16_folders(model, self.workspace_folder)
         self.links.focus.emit(self.NAME)
-        self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b>: dumping FP32 and FP16 simulation…")
-        self.sources.setToolTip(str(model))
-        self._start(f"FP16 check of {model.name}", lambda cancel: fp16_check_job(model, golden, target, cancel),
-                    lambda result: self._on_fp16_checked(result, (golden, target)))
+        if self.result is None:  # a comparison on screen stays until the new one replaces it
+            self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b>: dumping FP32 and FP16 "
+                                 "simulation…")
+            self.sources.setToolTip(str(model))
+        handle = self._start(f"FP16 check of {model.name}",
+                             lambda cancel: fp16_check_job(model, golden, target, cancel),
+                             lambda result: self._on_fp16_checked(result, (golden, target)))
+        handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
+        handle.cancelled.connect(lambda: self._on_fp16_ended(model, "cancelled"))
+
+    def _on_fp16_ended(self, model: Path, what: str) -> None:
+        """A failed or cancelled check: say so where the "dumping…" line was (a shown result stays)."""
+        if self.result is None:
+            self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b> {html.escape(what)}")
+        self.status.emit(f"FP16 check of {model.name} {what}")
 
     def _on_fp16_checked(self, result, pair: tuple[Path, Path]) -> None:
         self.set_result(result, pair)
         self.emit_overlay()
         self.links.focus.emit(self.NAME)
 
-    def _start(self, title: str, make_job, on_done) -> None:
+    def _start(self, title: str, make_job, on_done):
         handle = self.runner.start(title, make_job, key=f"accuracy:{title}")
         handle.finished.connect(on_done)
         handle.failed.connect(lambda exc, _tb: self.status.emit(f"{title} failed: {exc}"))
         self.status.emit(title + "…")
+        return handle
 
     def _on_acl_config(self, config) -> None:
         self.findings.setText(f"<b>acl.json</b> {html.escape(str(config.path))}<pre>{html.escape(config.describe())}</pre>"

@@ -9,6 +9,7 @@ when no workspace is open — then the same load as for any opened profile.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from collections.abc import Generator
 from pathlib import Path
 
@@ -40,8 +41,12 @@ def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed:
     from studio.tools.profiler.local_run import profile_model
     from studio.ui.panels.profiler.panel import load_job
 
-    result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel)
-    cancel.raise_if_cancelled()
+    try:
+        result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel)
+        cancel.raise_if_cancelled()
+    except BaseException:  # cancelled or failed: a half-written folder would open as a broken profile
+        shutil.rmtree(out, ignore_errors=True)  # the folder is new (profile_folder never reuses one)
+        raise
     loaded = yield from load_job(out, cancel)
     return result, loaded
 
@@ -52,3 +57,9 @@ def latency_line(result) -> str:
     return (f"{result.model.name}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
             f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s "
             f"({result.iterations} runs after {result.warmup} warm-ups)")
+
+
+def latency_brief(result) -> str:
+    """The toolbar's short form (the full line is in its tooltip and the status bar)."""
+    lat = result.latency()
+    return f"{lat['mean']:.1f} ms mean · p99 {lat['p99']:.1f} ms"

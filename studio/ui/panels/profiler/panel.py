@@ -200,6 +200,7 @@ class ProfilerPanel(Panel):
         handle.finished.connect(self._on_profiled)
         handle.failed.connect(lambda exc, _tb: self.info.setText(
             f"Could not profile {model.name}: {str(exc).splitlines()[0]}"))
+        handle.cancelled.connect(lambda: self.info.setText(f"Profiling {model.name} cancelled"))
 
     def _on_profiled(self, outcome) -> None:
         result, loaded = outcome
@@ -208,7 +209,7 @@ class ProfilerPanel(Panel):
             self._routed.append(loaded.path)
         self._on_loaded(loaded)
         line = local.latency_line(result)
-        self.info.setText(line)
+        self.info.setText(local.latency_brief(result))
         self.info.setToolTip(f"{line}\n{loaded.path}")
         self.status.emit(f"Profiler: {line}")
         self.links.focus.emit(self.NAME)
