@@ -115,6 +115,7 @@ def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, pane
     result = accuracy.result
     assert result.golden_mode != result.target_mode  # FP32 against FP16 simulation
     assert accuracy.last_pair == (cache_dir() / "accuracy" / "tiny_fp32", cache_dir() / "accuracy" / "tiny_fp16sim")
+    assert (cache_dir() / "accuracy" / "tiny_fp32_vs_fp16sim.csv").is_file()
     cosines = [row.metrics.cosine for row in result.compared]
     assert cosines and all(0.9 < c <= 1.0 + 1e-6 for c in cosines)
     assert accuracy.model.rowCount() == len(result.rows) and not accuracy.empty.isVisible()

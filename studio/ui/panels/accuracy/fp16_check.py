@@ -2,8 +2,8 @@
 
 The graph panel's "FP16 check" (``links.check_fp16``) ends here. The dumps go to
 ``<workspace>/accuracy/<stem>_fp32`` and ``<stem>_fp16sim`` (the user cache folder without a
-workspace), with the same seeded input as the demo and `studio dump --seed 0`, so the CLI can
-re-run or re-compare them.
+workspace), the comparison to ``<stem>_fp32_vs_fp16sim.csv`` beside them. The input is seeded as
+in the demo and `studio dump --seed 0`, so the CLI can re-run or re-compare them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,14 @@ def fp16_check_job(model: Path, golden: Path, target: Path,
     yield from dump_model(model, target, seed=SEED, fp16_sim=True, cancel=cancel)
     cancel.raise_if_cancelled()
     yield Progress(0.9, "comparing FP32 with FP16 simulation")
-    return (yield from compare_dumps(golden, target, cancel=cancel))
+    result = yield from compare_dumps(golden, target, cancel=cancel)
+    result.write_csv(csv_path(golden))  # as the demo does: the comparison reopens from the workspace
+    return result
+
+
+def csv_path(golden: Path) -> Path:
+    """Where the comparison CSV goes: next to the dumps, ``<stem>_fp32_vs_fp16sim.csv``."""
+    return golden.parent / f"{golden.name}_vs_fp16sim.csv"
 
 
 def remove_previous_dump(folder: Path) -> None:
