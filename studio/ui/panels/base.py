@@ -8,6 +8,8 @@ signals of ``self.links`` (studio/ui/links.py), which the main window shares bet
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
@@ -36,6 +38,8 @@ class Panel(QWidget):
         self.runner = runner
         # Requests to and from other panels; a panel made on its own (tests) gets private links.
         self.links = links if links is not None else PanelLinks(self)
+        # The open workspace's folder (the main window sets it), where panels write their results.
+        self.workspace_folder: Path | None = None
         self.setObjectName(f"panel_{self.NAME}")
 
     def open_file(self, detected: Detected) -> None:

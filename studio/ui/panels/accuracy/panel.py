@@ -59,7 +59,6 @@ class AccuracyPanel(Panel):
         self.last_pair: tuple[Path, Path] | None = None  # the dumps of the comparison shown
         self._drill_handle = None
         self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
-        self.workspace_folder: Path | None = None  # set by the main window when a workspace opens
         self._build()
         self.links.compare_models.connect(self._on_compare_models)
         self.links.check_fp16.connect(self.check_fp16)

@@ -83,7 +83,6 @@ class ProfilerPanel(Panel):
         self._match_at = -1
         self._selected_name = ""
         self._routed: list[Path] = []
-        self.workspace_folder: Path | None = None  # set by the main window when a workspace opens
         self.iterations, self.warmup, self.seed = local.ITERATIONS, local.WARMUP, local.SEED
         self.last_run = None  # the RunResult of the latest local profile made here
         self._build()
