@@ -271,7 +271,7 @@ class AccuracyPanel(Panel):
 
     def check_fp16(self, model) -> None:
         """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph."""
-        from studio.ui.panels.accuracy.fp16_check import fp16_check_job, fp16_folders
+        from studio.tools.accuracy.fp16_check import fp16_check_job, fp16_folders
 
         model = Path(model)
         golden, target = fp16_folders(model, self.workspace_folder)

@@ -1,6 +1,6 @@
 """The one-click FP16 check: dump a model in FP32 and in FP16 simulation, compare the two.
 
-The graph panel's "FP16 check" (``links.check_fp16``) ends here. The dumps go to
+The graph panel's "FP16 check" (``links.check_fp16``) and ``studio fp16-check MODEL`` end here. The dumps go to
 ``<workspace>/accuracy/<stem>_fp32`` and ``<stem>_fp16sim`` (the user cache folder without a
 workspace), the comparison to ``<stem>_fp32_vs_fp16sim.csv`` beside them. The input is seeded as
 in the demo and `studio dump --seed 0`, so the CLI can re-run or re-compare them.
@@ -26,7 +26,7 @@ def fp16_folders(model: Path, workspace_folder: Path | None) -> tuple[Path, Path
 
 
 def fp16_check_job(model: Path, golden: Path, target: Path,
-                   cancel: CancelToken) -> Generator[Progress, None, object]:
+                   cancel: CancelToken | None = None) -> Generator[Progress, None, object]:
     """Dump ``model`` twice (FP32, FP16 simulation) with one seeded input and compare: a CompareResult."""
     from studio.tools.accuracy.compare import compare_dumps
     from studio.tools.accuracy.local_dump import dump_model
@@ -35,10 +35,12 @@ def fp16_check_job(model: Path, golden: Path, target: Path,
         remove_previous_dump(folder)
     yield Progress(0.0, f"dumping {model.name} in FP32")
     yield from dump_model(model, golden, seed=SEED, cancel=cancel)
-    cancel.raise_if_cancelled()
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     yield Progress(0.45, f"dumping {model.name} in FP16 simulation")
     yield from dump_model(model, target, seed=SEED, fp16_sim=True, cancel=cancel)
-    cancel.raise_if_cancelled()
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     yield Progress(0.9, "comparing FP32 with FP16 simulation")
     result = yield from compare_dumps(golden, target, cancel=cancel)
     result.write_csv(csv_path(golden))  # as the demo does: the comparison reopens from the workspace
