@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
@@ -19,7 +20,7 @@ from studio.ui.jobs import JobHandle, JobRunner
 from studio.ui.notifier import Notifier
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
-from studio.ui.panels.registry import tool_panels
+from studio.ui.panels.registry import PANELS, PanelSpec
 from studio.ui.widgets.job_status import JobStatusWidget
 from studio.ui.widgets.log_view import LogView
 from studio.ui.widgets.workspace_tree import WorkspaceTree
@@ -27,7 +28,7 @@ from studio.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 1  # bump when docks are added or renamed, so old saved states are ignored
+LAYOUT_VERSION = 2  # bump when docks are added or renamed, so old saved states are ignored
 
 
 class MainWindow(QMainWindow):
@@ -36,10 +37,12 @@ class MainWindow(QMainWindow):
     Signals:
         file_routed(Detected): a file reached its panel (tests and cross-panel features listen).
         workspace_opened(Workspace)
+        panels_ready(): every tool panel has been built (they are built after the first frame).
     """
 
     file_routed = Signal(object)
     workspace_opened = Signal(object)
+    panels_ready = Signal()
 
     def __init__(self, settings: UserSettings | None = None, notifier: Notifier | None = None,
                  restore_layout: bool = True):
@@ -53,7 +56,10 @@ class MainWindow(QMainWindow):
         self.notifier = notifier or Notifier(self)
         self.notifier.parent_widget = self
         self.workspace: Workspace | None = None
-        self.panels: dict[str, Panel] = {}
+        self._panel_specs: dict[str, PanelSpec] = {spec.name: spec for spec in PANELS}
+        self._built: dict[str, Panel] = {}
+        self.panels = _PanelMap(self)  # name -> Panel; a panel is built when first asked for
+        self._closing = False
         self.links = PanelLinks(self)  # cross-panel requests ("show this op in the graph")
         self.links.focus.connect(self.show_panel)
         self.docks: dict[str, QDockWidget] = {}
@@ -90,12 +96,9 @@ class MainWindow(QMainWindow):
         self.workspace_tree.open_requested.connect(lambda p: self.open_paths([p]))
         self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
         tool_docks = []
-        for panel_class in tool_panels():
-            panel = panel_class(self.runner, self, links=self.links)
-            panel.request_open.connect(lambda p: self.open_paths([p]))
-            panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
-            self.panels[panel.NAME] = panel
-            tool_docks.append(self._add_dock(panel.NAME, panel.TITLE, panel, Qt.DockWidgetArea.RightDockWidgetArea))
+        for spec in PANELS:  # the docks exist at once; their panels come right after the first frame
+            placeholder = QWidget(self)
+            tool_docks.append(self._add_dock(spec.name, spec.title, placeholder, Qt.DockWidgetArea.RightDockWidgetArea))
         self.log_view = LogView(log_file_path(), self)
         log_dock = self._add_dock("log", "Log", self.log_view, Qt.DockWidgetArea.RightDockWidgetArea)
         # The log sits under the tool panels and the workspace runs full height. Split before
@@ -105,9 +108,38 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(tool_docks[0], dock)
         tool_docks[0].raise_()
 
+    def build_panel(self, name: str) -> Panel:
+        """The panel called ``name``, importing and building it now if it is not built yet."""
+        panel = self._built.get(name)
+        if panel is not None:
+            return panel
+        spec = self._panel_specs[name]  # KeyError for a name that is no tool panel
+        panel = spec.load()(self.runner, self, links=self.links)
+        panel.request_open.connect(lambda p: self.open_paths([p]))
+        panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        if self.workspace is not None:
+            panel.workspace_folder = self.workspace.folder
+        self._built[name] = panel
+        placeholder = self.docks[name].widget()
+        self.docks[name].setWidget(panel)
+        placeholder.deleteLater()
+        if len(self._built) == len(self._panel_specs):
+            self.panels_ready.emit()
+        return panel
+
+    def _build_next_panel(self) -> None:
+        # One panel per event-loop turn, so the window keeps painting and answering meanwhile.
+        if self._closing:
+            return
+        pending = [name for name in self._panel_specs if name not in self._built]
+        if pending:
+            self.build_panel(pending[0])
+        if len(pending) > 1:
+            QTimer.singleShot(0, self, self._build_next_panel)  # cancelled with the window
+
     def _apply_default_sizes(self) -> None:
         # Qt shares space between neighbours only when both sides are named.
-        first_tool = self.docks[next(iter(self.panels))]
+        first_tool = self.docks[PANELS[0].name]
         left = max(260, self.width() // 5)
         self.resizeDocks([self.docks["workspace"], first_tool], [left, self.width() - left], Qt.Orientation.Horizontal)
         bottom = max(150, self.height() // 6)
@@ -132,8 +164,8 @@ class MainWindow(QMainWindow):
         self._action(view_menu, "Reset &Layout", self.reset_layout)
 
         tools_menu = bar.addMenu("&Tools")
-        for index, panel in enumerate(self.panels.values(), start=1):
-            self._action(tools_menu, panel.TITLE, lambda _=False, n=panel.NAME: self.show_panel(n), f"Ctrl+{index}")
+        for index, spec in enumerate(PANELS, start=1):
+            self._action(tools_menu, spec.title, lambda _=False, n=spec.name: self.show_panel(n), f"Ctrl+{index}")
         tools_menu.addSeparator()
         self._action(tools_menu, "Cancel All Jobs", self.runner.cancel_all)
 
@@ -190,6 +222,8 @@ class MainWindow(QMainWindow):
 
     def show_panel(self, name: str) -> None:
         """Make a panel's dock visible and bring it to the front."""
+        if name in self._panel_specs:
+            self.build_panel(name)
         dock = self.docks[name]
         dock.show()
         dock.raise_()
@@ -211,7 +245,7 @@ class MainWindow(QMainWindow):
         self._save_settings()
         self.workspace_tree.set_folder(workspace.folder, workspace.name)
         self.setWindowTitle(f"{workspace.name} — Studio")
-        for panel in self.panels.values():  # where panels write what they make (profiles, dumps)
+        for panel in self._built.values():  # where panels write what they make (profiles, dumps)
             panel.workspace_folder = workspace.folder
         self.show_panel("workspace")
         self.workspace_opened.emit(workspace)
@@ -315,6 +349,8 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)
+        if len(self._built) < len(self._panel_specs):
+            QTimer.singleShot(0, self, self._build_next_panel)  # cancelled with the window
         if self._sizes_pending:
             self._sizes_pending = False
             QTimer.singleShot(0, self._settle_default_layout)  # after the first layout pass
@@ -337,6 +373,7 @@ class MainWindow(QMainWindow):
             dock.show()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
+        self._closing = True  # panels not built yet are not built any more
         if self._persist_layout:
             self.save_layout()
         self._save_workspace()
@@ -345,6 +382,24 @@ class MainWindow(QMainWindow):
         self.runner.wait_for_done(3000)
         self.log_view.detach()
         super().closeEvent(event)
+
+
+class _PanelMap(Mapping):
+    """The window's tool panels by name, in menu order; a panel is built on first access."""
+
+    def __init__(self, window: MainWindow):
+        self._window = window
+
+    def __getitem__(self, name: str) -> Panel:
+        if name not in self._window._panel_specs:
+            raise KeyError(name)
+        return self._window.build_panel(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._window._panel_specs)
+
+    def __len__(self) -> int:
+        return len(self._window._panel_specs)
 
 
 def _detect_job(path: Path):

@@ -145,3 +145,21 @@ def test_opening_a_hand_edited_workspace_does_not_rewrite_it(qtbot, window, tmp_
     assert window.open_workspace(folder) is not None
     window.close()
     assert (folder / "studio.toml").read_text() == text
+
+
+def test_panels_are_built_after_the_first_frame_or_when_asked_for(qtbot):
+    from studio.ui.main_window import MainWindow
+    from studio.ui.panels.registry import PANELS
+
+    window = MainWindow(restore_layout=False)
+    qtbot.addWidget(window)
+    assert not window._built, "nothing is built before the window shows"
+    assert window.panels["profiler"].NAME == "profiler"  # asking builds that one at once
+    assert list(window._built) == ["profiler"]
+    with qtbot.waitSignal(window.panels_ready, timeout=10000):
+        window.show()
+    assert [window.docks[s.name].widget() for s in PANELS] == [window.panels[s.name] for s in PANELS]
+    for spec in PANELS:  # the registry's names and titles are the classes' own
+        panel = window.panels[spec.name]
+        assert (panel.NAME, panel.TITLE) == (spec.name, spec.title)
+        assert window.docks[spec.name].windowTitle() == spec.title
