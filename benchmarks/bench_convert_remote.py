@@ -19,14 +19,11 @@ Usage: ``python benchmarks/bench_convert_remote.py [--quick]``. Needs openssh-se
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,18 +32,7 @@ sys.path.insert(0, str(REPO / "tests" / "tools"))
 sys.path.insert(0, str(REPO))
 
 
-def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
-    print(json.dumps({"figure": figure, "unit": unit, "ours": round(ours, 5), "peer": round(peer, 5),
-                      "peer_name": peer_name, "goal": goal}), flush=True)
-
-
-def median_time(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_common import emit, median_time  # noqa: E402
 
 
 def main() -> int:

@@ -12,13 +12,10 @@ Usage: ``python benchmarks/bench_ssh.py [--quick]``. Needs openssh-server and op
 
 from __future__ import annotations
 
-import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,18 +23,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 
-def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
-    print(json.dumps({"figure": figure, "unit": unit, "ours": round(ours, 5), "peer": round(peer, 5),
-                      "peer_name": peer_name, "goal": goal}), flush=True)
-
-
-def median_time(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_common import emit, median_time  # noqa: E402
 
 
 def bench_latency(runs: int) -> None:

@@ -52,6 +52,8 @@ class PanelLinks(QObject):
             simulation with the same seeded input, compares the two, shows the result, sends the
             cosine overlay to the graph and brings itself to the front (the graph panel's
             "FP16 check" emits it).
+        open_terminal(str): a host entry name — the terminal panel opens a new tab with a
+            shell on that host (the Hosts panel's "Open terminal" emits it).
     """
 
     focus = Signal(str)
@@ -59,6 +61,7 @@ class PanelLinks(QObject):
     overlay = Signal(object)
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
+    open_terminal = Signal(str)
     convert_model = Signal(object)
     profile_model = Signal(object)
     check_fp16 = Signal(object)

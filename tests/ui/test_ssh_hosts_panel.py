@@ -9,7 +9,6 @@ from studio.tools.deploy.hosts import HostStore
 from studio.tools.deploy.known_hosts import KnownHosts
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.hosts import HostsPanel
-from studio.ui.widgets.host_requests import on_open_terminal
 
 import pytest
 
@@ -75,7 +74,7 @@ def test_changed_key_is_refused_with_the_line(qtbot, panel, monkeypatch):
 
 def test_open_terminal_request_and_empty_state(qtbot, panel):
     requested = []
-    on_open_terminal(panel.links, requested.append)
+    panel.links.open_terminal.connect(requested.append)
     panel._buttons["terminal"].click()
     assert requested == ["testhost"]
     store = HostStore()

@@ -98,37 +98,36 @@ def _per_channel(ctx: PassContext, node, conv, channels: int) -> np.ndarray | No
 
 def fuse_conv_add(ctx: PassContext) -> list[Fusion]:
     """Conv + Add(per-channel constant) -> Conv with the constant added to its bias."""
-    fusions = []
-    for conv in list(ctx.model.graph.node):
-        add = _single_reader(ctx, conv, "Add")
-        params = _conv_params(ctx, conv) if add is not None else None
-        if params is None:
-            continue
-        weight, bias = params
-        vector = _per_channel(ctx, add, conv, weight.shape[0])
-        if vector is None:
-            continue
-        fusions.append(_store(ctx, conv, weight, (bias + vector).astype(weight.dtype), add,
-                              "ConvAddFusion", f"{add.name} added to the bias of {conv.name}"))
-    ctx.remove_unused_initializers()
-    return fusions
+    def add_to_bias(weight, bias, vector):
+        return weight, bias + vector
+
+    return _fuse_per_channel(ctx, "Add", add_to_bias, "ConvAddFusion", "added to the bias of")
 
 
 def fuse_conv_mul(ctx: PassContext) -> list[Fusion]:
     """Conv + Mul(per-channel constant) -> Conv with scaled weights and bias."""
+    def scale(weight, bias, vector):
+        return weight * vector.reshape(-1, *([1] * (weight.ndim - 1))), bias * vector
+
+    return _fuse_per_channel(ctx, "Mul", scale, "ConvMulFusion", "scaled the weights of")
+
+
+def _fuse_per_channel(ctx: PassContext, op_type: str, combine, pass_name: str, verb: str) -> list[Fusion]:
+    """Fold a Conv's single ``op_type`` reader with a per-channel constant into the Conv's
+    weight and bias: ``combine(weight, bias, vector) -> (weight, bias)``."""
     fusions = []
     for conv in list(ctx.model.graph.node):
-        mul = _single_reader(ctx, conv, "Mul")
-        params = _conv_params(ctx, conv) if mul is not None else None
+        follower = _single_reader(ctx, conv, op_type)
+        params = _conv_params(ctx, conv) if follower is not None else None
         if params is None:
             continue
         weight, bias = params
-        vector = _per_channel(ctx, mul, conv, weight.shape[0])
+        vector = _per_channel(ctx, follower, conv, weight.shape[0])
         if vector is None:
             continue
-        new_w = weight * vector.reshape(-1, *([1] * (weight.ndim - 1)))
-        fusions.append(_store(ctx, conv, new_w.astype(weight.dtype), (bias * vector).astype(weight.dtype), mul,
-                              "ConvMulFusion", f"{mul.name} scaled the weights of {conv.name}"))
+        new_weight, new_bias = combine(weight, bias, vector)
+        fusions.append(_store(ctx, conv, new_weight.astype(weight.dtype), new_bias.astype(weight.dtype), follower,
+                              pass_name, f"{follower.name} {verb} {conv.name}"))
     ctx.remove_unused_initializers()
     return fusions
 

@@ -25,7 +25,6 @@ from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.hosts import dialogs
 from studio.ui.panels.hosts.checklist import Checklist
-from studio.ui.widgets.host_requests import request_terminal
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
 
@@ -264,8 +263,9 @@ class HostsPanel(Panel):
     # -- terminal ----------------------------------------------------------------------------
     def _on_terminal(self) -> None:
         name = self.selected_name()
-        if name and not request_terminal(self.links, name):
-            self.status.emit("Hosts: no Terminal panel to open a shell in")
+        if name:
+            self.links.open_terminal.emit(name)
+            self.links.focus.emit("terminal")
 
     def open_file(self, detected: Detected) -> None:
         self.status.emit(f"Hosts: {detected.path.name} is not a host file")

@@ -21,7 +21,6 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.terminal.view import TerminalView
-from studio.ui.widgets.host_requests import on_open_terminal
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
 
@@ -113,7 +112,7 @@ class TerminalPanel(Panel):
         layout.addLayout(bar)
         layout.addWidget(self._tabs, 1)
         layout.addWidget(self._empty, 1)
-        on_open_terminal(self.links, self.open_terminal)
+        self.links.open_terminal.connect(self.open_terminal)
         app = QCoreApplication.instance()
         if app is not None:  # docked panels get no closeEvent when the window quits
             app.aboutToQuit.connect(self.close_all)
