@@ -68,3 +68,67 @@ def read_acl_config(path: Path | str) -> AclDumpConfig:
     return AclDumpConfig(path=path, dump_path=str(dump["dump_path"]), mode=str(dump.get("dump_mode", "output")),
                          data=str(dump.get("dump_data", "tensor")), models=models, layers=layers,
                          op_switch=str(dump.get("dump_op_switch", "off")), step=str(dump.get("dump_step", "")))
+
+
+DUMP_MODES = ("output", "input", "all")
+_SKIP_LAYER_TYPES = {"Data", "NetOutput", "Const", "Constant"}
+
+
+def build_acl_json(dump_path: str, models: list[tuple[str, list[str]]] | None = None, mode: str = "output",
+                   op_switch: str = "off", data: str = "tensor") -> dict:
+    """The ``{"dump": {...}}`` document for aclInit / aclmdlSetDump.
+
+    ``dump_path`` is written as given: a folder on the machine that runs the app (the host), which
+    must exist before the run. ``models`` are (model_name, layers) pairs; no layers = every op.
+    """
+    if not dump_path:
+        raise UserError("No dump path given", "dump_path", "Give a folder on the host, e.g. /home/user/dump.")
+    if mode not in DUMP_MODES:
+        raise UserError(f"dump_mode {mode!r} is not one of {', '.join(DUMP_MODES)}", "dump_mode",
+                        "Use output (default), input or all.")
+    if op_switch not in ("on", "off"):
+        raise UserError(f"dump_op_switch {op_switch!r} must be on or off", "dump_op_switch", "Use on or off.")
+    if data not in ("tensor", "stats"):
+        raise UserError(f"dump_data {data!r} must be tensor or stats", "dump_data", "Use tensor or stats.")
+    dump_list = []
+    for name, layers in models or []:
+        entry: dict = {"model_name": name}
+        if layers:
+            entry["layer"] = list(layers)
+        dump_list.append(entry)
+    return {"dump": {"dump_list": dump_list, "dump_path": dump_path, "dump_mode": mode,
+                     "dump_op_switch": op_switch, "dump_data": data}}
+
+
+def write_acl_json(path: Path | str, document: dict) -> Path:
+    """Write an acl.json (atomically: a reader never sees half a file)."""
+    import os
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(document, indent=4) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def om_dump_entry(model, file_name: str, layers: list[str] | None = None) -> tuple[str, list[str]]:
+    """(model_name, layers) for the dump_list, from an OM model read by the graph reader.
+
+    ``model`` is what ``studio.tools.graph.om_reader.read_om`` returns (duck-typed: ``path`` and
+    ``graphs`` with ``nodes`` having ``name``/``type``). The name is the .om file's stem: for a
+    model loaded from a file, CANN matches ``model_name`` against the file name without suffix.
+    Requested layers must exist in the model; unknown ones are a UserError naming them.
+    """
+    name = Path(file_name).stem
+    if not layers:
+        return name, []
+    ops = {node.name for graph in model.graphs for node in graph.nodes if node.type not in _SKIP_LAYER_TYPES}
+    missing = [layer for layer in layers if layer not in ops]
+    if missing:
+        import difflib
+
+        hints = {m: difflib.get_close_matches(m, sorted(ops), n=1) for m in missing}
+        hint = "; ".join(f"{m} -> {h[0]}?" for m, h in hints.items() if h)
+        raise UserError(f"The model has no op named {', '.join(missing)}", file_name,
+                        "Pick layers from the model's op names" + (f" ({hint})." if hint else "."))
+    return name, list(layers)

@@ -1,0 +1,52 @@
+"""``studio bench MODEL``: time a model with ONNX Runtime here, or an .om with msame / ais_bench.
+
+``studio bench MODEL.onnx [--loop N] [--warmup K] [--input NAME=FILE.npy] [--input-shape NAME:D,..] [--json]``
+``studio bench MODEL.om --tool msame|ais_bench|msit [--loop N] [--warmup K] [--device D] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+NAME = "bench"
+HELP = "time a model: ONNX Runtime here, or an .om with msame / ais_bench"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL", help="an .onnx model (ONNX Runtime) or an .om (with --tool)")
+    parser.add_argument("--tool", choices=["onnxruntime", "msame", "ais_bench", "msit"], default=None,
+                        help="what times the model (default: onnxruntime for .onnx, msame for .om)")
+    parser.add_argument("--loop", type=int, default=100, metavar="N", help="timed runs (default 100)")
+    parser.add_argument("--warmup", type=int, default=5, metavar="K",
+                        help="untimed warm-up runs (default 5; msame always drops only its first run)")
+    parser.add_argument("--device", type=int, default=0, metavar="ID", help="NPU device id (msame / ais_bench)")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="data for one input (repeat); msame/ais_bench: FILE paths, NAME= optional")
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME:D0,D1,...",
+                        help="size of an input's dynamic axes (repeat, or ATC's 'a:1,3;b:2')")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+
+    tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
+    if tool == "onnxruntime":
+        from studio.model_inputs import parse_input_files, parse_input_shapes
+        from studio.tools.bench.ort_bench import bench_model
+
+        job = bench_model(Path(args.model), args.loop, args.warmup, parse_input_files(args.input),
+                          parse_input_shapes(args.input_shape), args.seed)
+    else:
+        from studio.commands._targets import local_target
+        from studio.tools.bench.on_target import bench_on_target
+
+        files = [item.partition("=")[2] or item for item in args.input]
+        job = bench_on_target(local_target(), args.model, tool, args.loop, args.warmup, args.device, files)
+    result = run_job(job, on_progress=print_progress)
+    print(json.dumps(result.as_dict(), indent=2) if args.json else result.report())
+    return 0

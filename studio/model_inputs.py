@@ -1,0 +1,171 @@
+"""Inputs for running a model: ``--input NAME=FILE.npy``, ``--input-shape NAME:D0,D1,...`` and feeds.
+
+Shared by every engine that runs a model here (benchmark, profiling, dumping), so the options
+read the same everywhere. A dynamic dimension (a symbolic name, ``-1`` or ``0``) is never
+replaced silently: without a size from ``--input-shape`` or from a given array, building the
+feeds stops with a message naming the input, the axis and the option to use.
+
+``--input-shape`` accepts one input per option (``image:1,3,224,224``) or ATC's form with several
+inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``). Names may contain ``:``
+(TensorFlow's ``input:0``): the dims follow the last colon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.errors import UserError
+
+ORT_DTYPES = {
+    "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+    "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16, "tensor(int8)": np.int8,
+    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(bool)": np.bool_,
+}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One model input as the runtime declares it: dims are ints, or None/str for dynamic axes."""
+
+    name: str
+    dims: tuple
+    type: str = "tensor(float)"
+
+
+def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
+    """``["image=img.npy"]`` -> ``{"image": Path("img.npy")}`` (the ``--input`` option)."""
+    files: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, file = spec.partition("=")
+        if not sep or not name or not file:
+            raise UserError(f"Bad --input {spec!r}", "--input", "Write --input NAME=FILE.npy (one per model input).")
+        files[name] = Path(file)
+    return files
+
+
+def parse_input_shapes(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
+    """``["image:1,3,224,224"]`` or ``["a:1,3;b:2"]`` -> ``{"image": (1, 3, 224, 224)}``."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for spec in specs:
+        for part in (p.strip() for p in spec.split(";")):
+            if not part:
+                continue
+            name, sep, dims = part.rpartition(":")
+            if not sep or not name:
+                raise UserError(f"Bad --input-shape {part!r}", "--input-shape",
+                                "Write --input-shape NAME:D0,D1,... (e.g. image:1,3,224,224).")
+            try:
+                values = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
+            except ValueError:
+                raise UserError(f"Bad dimensions in --input-shape {part!r}", "--input-shape",
+                                "Dimensions are whole numbers separated by commas, e.g. image:1,3,224,224.") from None
+            if any(v <= 0 for v in values):
+                raise UserError(f"--input-shape {part!r} has a dimension below 1", "--input-shape",
+                                "Give every dimension a concrete size of 1 or more.")
+            if name in shapes and shapes[name] != values:
+                raise UserError(f"--input-shape names {name!r} twice with different shapes", "--input-shape",
+                                "Give each input once.")
+            shapes[name] = values
+    return shapes
+
+
+def is_dynamic(dim: Any) -> bool:
+    """True for a dimension the model leaves open: a name, None, or a number below 1."""
+    return not isinstance(dim, (int, np.integer)) or int(dim) < 1
+
+
+def resolve_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """The concrete shape for ``spec``: the model's dims with ``--input-shape`` filled in.
+
+    Raises UserError when a given shape contradicts the model (rank or a fixed dim) and when a
+    dynamic dim has no size, naming the input, the axis and the option.
+    """
+    given = shapes.get(spec.name)
+    if given is not None:
+        if len(given) != len(spec.dims):
+            raise UserError(f"--input-shape gives input {spec.name!r} {len(given)} dimensions; the model has "
+                            f"{len(spec.dims)} ({_show(spec.dims)})", "--input-shape",
+                            f"Write --input-shape {spec.name}:{_example(spec.dims)}.")
+        for axis, (model_dim, size) in enumerate(zip(spec.dims, given)):
+            if not is_dynamic(model_dim) and int(model_dim) != size:
+                raise UserError(f"--input-shape sets axis {axis} of input {spec.name!r} to {size}, but the model "
+                                f"fixes it at {model_dim}", "--input-shape",
+                                f"Only dynamic axes can be chosen; write --input-shape {spec.name}:{_example(spec.dims)}.")
+        return tuple(given)
+    for axis, dim in enumerate(spec.dims):
+        if is_dynamic(dim):
+            label = f" ({dim!r})" if isinstance(dim, str) else ""
+            raise UserError(f"Input {spec.name!r} has a dynamic axis {axis}{label} and no size was given "
+                            f"(model shape {_show(spec.dims)})", f"input {spec.name}, axis {axis}",
+                            f"Give its shape: --input-shape {spec.name}:{_example(spec.dims)} "
+                            f"(or an array with --input {spec.name}=FILE.npy).")
+    return tuple(int(d) for d in spec.dims)
+
+
+def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
+               shapes: dict[str, tuple[int, ...]] | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+    """Arrays for every input: the given .npy file, else seeded random data of the resolved shape.
+
+    Random floats are uniform in [0, 1), integers in [0, 10), booleans fair coin flips.
+    """
+    files, shapes = files or {}, shapes or {}
+    known = {s.name for s in specs}
+    for option, names in (("--input", files), ("--input-shape", shapes)):
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise UserError(f"The model has no input named {', '.join(map(repr, unknown))}", option,
+                            f"Its inputs are: {', '.join(sorted(known))}.")
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    for spec in specs:
+        dtype = ORT_DTYPES.get(spec.type)
+        if spec.name in files:
+            feeds[spec.name] = _load(files[spec.name], spec, dtype, shapes)
+            continue
+        if dtype is None:
+            raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
+                            f"Give it a file: --input {spec.name}=FILE.npy.")
+        shape = resolve_shape(spec, shapes)
+        if np.issubdtype(dtype, np.floating):
+            feeds[spec.name] = rng.random(shape, dtype=np.float64).astype(dtype)
+        elif dtype is np.bool_:
+            feeds[spec.name] = rng.random(shape) > 0.5
+        else:
+            feeds[spec.name] = rng.integers(0, 10, shape).astype(dtype)
+    return feeds
+
+
+def session_specs(session: Any) -> list[InputSpec]:
+    """The inputs of an ONNX Runtime session as :class:`InputSpec` s."""
+    return [InputSpec(i.name, tuple(i.shape), i.type) for i in session.get_inputs()]
+
+
+def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"Cannot read input array: {exc}", path, "Give a .npy file written by numpy.save.") from exc
+    if spec.name in shapes and tuple(array.shape) != shapes[spec.name]:
+        raise UserError(f"The array for input {spec.name!r} has shape {tuple(array.shape)}, but --input-shape "
+                        f"says {shapes[spec.name]}", path, "Give one of the two, or make them agree.")
+    if len(array.shape) == len(spec.dims):
+        for axis, (dim, size) in enumerate(zip(spec.dims, array.shape)):
+            if not is_dynamic(dim) and int(dim) != size:
+                raise UserError(f"The array for input {spec.name!r} has size {size} on axis {axis}; the model "
+                                f"expects {dim} (model shape {_show(spec.dims)})", path,
+                                "Give an array of the model's input shape.")
+    return array.astype(dtype) if dtype is not None and array.dtype != dtype else array
+
+
+def _show(dims: Sequence) -> str:
+    return "[" + ", ".join(str(d) if not is_dynamic(d) else (d if isinstance(d, str) else "?") for d in dims) + "]"
+
+
+def _example(dims: Sequence) -> str:
+    # Fixed dims as they are, open ones as an obvious placeholder the user must replace.
+    return ",".join(str(int(d)) if not is_dynamic(d) else "N" for d in dims)

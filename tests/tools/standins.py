@@ -1,0 +1,43 @@
+"""The stand-in CANN tools (tests/cann_standins) on PATH, as a test "host" would have them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+STANDINS = Path(__file__).resolve().parents[1] / "cann_standins"
+BIN = STANDINS / "bin"
+PY = STANDINS / "py"
+
+
+def standin_env(tmp_path: Path, fixtures: Path | None = None, **extra: str) -> dict[str, str]:
+    """Environment variables that put the stand-ins first on PATH (and ais_bench on PYTHONPATH)."""
+    env = {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": f"{PY}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "STANDIN_RECORD": str(tmp_path / "standin_record.json"),
+           "ASCEND_PROCESS_LOG_PATH": str(tmp_path / "ascend_log")}
+    if fixtures is not None:
+        env["STANDIN_MSPROF_FIXTURES"] = str(fixtures / "msprof")
+    env.update(extra)
+    return env
+
+
+def use_standins(monkeypatch, tmp_path: Path, fixtures: Path | None = None, **extra: str) -> dict[str, str]:
+    """Set :func:`standin_env` in this process (local targets inherit it)."""
+    env = standin_env(tmp_path, fixtures, **extra)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def recorded(tmp_path: Path) -> list[dict]:
+    """What the stand-ins recorded (the raw times they printed)."""
+    path = tmp_path / "standin_record.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def fake_om(path: Path) -> Path:
+    """A file the stand-ins accept as an .om (the IMOD magic; they do not run it)."""
+    path.write_bytes(b"IMOD" + bytes(252))
+    return path
