@@ -18,7 +18,7 @@ def standin_env(tmp_path: Path, fixtures: Path | None = None, **extra: str) -> d
            "STANDIN_RECORD": str(tmp_path / "standin_record.json"),
            "ASCEND_PROCESS_LOG_PATH": str(tmp_path / "ascend_log")}
     if fixtures is not None:
-        env["STANDIN_MSPROF_FIXTURES"] = str(fixtures / "msprof")
+        env["STANDIN_ASCEND_FIXTURES"] = str(fixtures)
     env.update(extra)
     return env
 

@@ -114,7 +114,8 @@ def export_argv(prof_folder: str, program: str = "msprof") -> list[str]:
     return [program, "--export=on", f"--output={prof_folder}"]
 
 
-_SAVED = re.compile(r"Data is saved in\s+(\S+)", re.I)
+# The rest of the line: msprof prints the path as it is, spaces included.
+_SAVED = re.compile(r"Data is saved in\s+(.+?)\s*$", re.I)
 
 
 def find_prof_folder(lines: list[str], output: str = "", listing: list[str] | None = None) -> str | None:
@@ -123,7 +124,7 @@ def find_prof_folder(lines: list[str], output: str = "", listing: list[str] | No
     for line in reversed(lines):
         match = _SAVED.search(line)
         if match:
-            path = match.group(1).rstrip(".,;'\"")
+            path = match.group(1).strip("'\"").rstrip(".")
             found = PROF_NAME.search(path)
             if found:  # msprof may report a sub-folder (device_0); keep the PROF_ level
                 return path[:found.end()]

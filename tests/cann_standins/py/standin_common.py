@@ -9,7 +9,7 @@ Environment knobs (all optional):
   test can compute the statistics independently;
 * ``STANDIN_NO_NPU=1``: behave as on a host whose NPU driver does not answer;
 * ``STANDIN_DISK_FULL=1``: msprof fails writing its data with ENOSPC;
-* ``STANDIN_MSPROF_FIXTURES``: folder with the real msprof files copied into each PROF_ folder;
+* ``STANDIN_ASCEND_FIXTURES``: ../shared/fixtures/ascend, whose real files msprof copies into PROF_;
 * ``STANDIN_MSPROF_NO_EXPORT=1``: msprof collects but leaves the export to ``msprof --export=on``;
 * ``STANDIN_MSPROF_PAD_MB``: size of raw device data written into each PROF_ folder;
 * ``STANDIN_APP_SLEEP``: seconds the stand-in tools wait before printing results (cancel tests).
