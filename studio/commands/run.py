@@ -1,0 +1,70 @@
+"""``studio run NAME``: run a workspace's run configuration and show its output as it comes.
+
+``studio run NAME [--workspace DIR] [--json]``  (exit code = the app's exit code)
+``studio run --list [--workspace DIR] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+NAME = "run"
+HELP = "run a run configuration of the workspace (here or on its host); --list shows them"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME", help="the run configuration to run")
+    parser.add_argument("--workspace", type=Path, metavar="DIR", help="the workspace (default: the one around .)")
+    parser.add_argument("--list", action="store_true", help="list the run configurations")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON (output included)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.errors import UserError
+    from studio.runs.config import find_workspace, load_configs
+
+    workspace = find_workspace(args.workspace)
+    if args.list or not args.name:
+        configs = load_configs(workspace)
+        if args.json:
+            print(json.dumps([c.to_toml() for c in configs], indent=2))
+        elif not configs:
+            print(f"no run configurations in {workspace.settings_path}")
+        for c in configs if not args.json else []:
+            print(f"{c.name:<20} {c.target:<12} {c.command}")
+        if not args.list and not args.name:
+            raise UserError("Which run configuration?", "NAME", "Run: studio run NAME (names listed above).")
+        return 0
+    return _run(workspace, args)
+
+
+def _run(workspace, args: argparse.Namespace) -> int:
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.runs.config import find_config
+    from studio.runs.runner import run_configuration
+
+    config = find_config(workspace, args.name)
+    if not config.is_local:
+        raise UserError(f"Run configuration {config.name!r} runs on host {config.target!r}, which this command "
+                        "cannot reach yet", workspace.settings_path, "Set target = \"local\" to run it here.")
+    from studio.commands._targets import local_target
+
+    workdir = str(workspace.resolve(config.workdir)) if config.workdir else str(workspace.folder)
+    if not Path(workdir).is_dir():
+        raise UserError("The working folder does not exist", f"run configuration {config.name!r}: {workdir}",
+                        "Create it or change workdir.")
+
+    def show(step) -> None:
+        if not args.json:
+            print(step.message, flush=True)
+
+    outcome = run_job(run_configuration(config, local_target(), workdir), on_progress=show)
+    if args.json:
+        print(json.dumps(outcome.as_dict(), indent=2))
+    else:
+        print(outcome.summary(), file=sys.stderr)
+    return outcome.exit_code

@@ -1,0 +1,152 @@
+"""Run configurations and their storage in the workspace's ``studio.toml``.
+
+A run configuration is what MindStudio calls a Run Configuration: a name, where it runs (this
+computer or a host), the working folder there (usually a deployment's remote folder), the command
+line, environment variables, the CANN toolkit path and whether to upload a deployment first.
+They are stored as ``[[run]]`` tables, which people can read and edit::
+
+    [[run]]
+    name = "facemask"
+    target = "npu-box"
+    workdir = "/home/HwHiAiUser/facemask/out"
+    command = "./main ../data/test.jpg"
+    toolkit = "/usr/local/Ascend/ascend-toolkit/latest"
+    upload = "facemask"
+    env = { ASCEND_GLOBAL_LOG_LEVEL = "1" }
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from studio.errors import UserError
+
+LOCAL = "local"
+TABLE = "run"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class RunConfig:
+    """One run configuration."""
+
+    name: str
+    command: str
+    target: str = LOCAL  # "local" or the name of a host entry
+    workdir: str = ""  # "" = the workspace folder here, the login folder on a host
+    env: dict[str, str] = field(default_factory=dict)
+    toolkit: str = ""  # CANN toolkit folder ("" = the host's own setting)
+    upload: str = ""  # deployment to upload before running ("" = none)
+
+    @property
+    def is_local(self) -> bool:
+        return self.target in ("", LOCAL)
+
+    def validate(self) -> None:
+        """UserError for a configuration that cannot run, naming the field."""
+        where = f"run configuration {self.name!r}"
+        if not self.name.strip():
+            raise UserError("A run configuration needs a name", "name", "Give it a short name, e.g. facemask.")
+        if not self.command.strip():
+            raise UserError("The command line is empty", f"{where}, field command",
+                            "Give the command that starts the app, e.g. ./main ../data/test.jpg.")
+        try:
+            shlex.split(self.command)
+        except ValueError as exc:
+            raise UserError(f"The command line cannot be parsed: {exc}", f"{where}, field command",
+                            "Close every quote.") from exc
+        for key in self.env:
+            if not _ENV_NAME.match(key):
+                raise UserError(f"{key!r} is not a valid environment variable name", f"{where}, field env",
+                                "Use letters, digits and _ (not starting with a digit).")
+
+    def argv(self) -> list[str]:
+        """What the target runs: ``env K=V ... bash -c COMMAND`` (the command line keeps its shell syntax)."""
+        self.validate()
+        prefix = ["env", *(f"{k}={v}" for k, v in self.env.items())] if self.env else []
+        return [*prefix, "bash", "-c", self.command]
+
+    def env_setup(self) -> str | None:
+        """The line loading this configuration's CANN toolkit, or None to use the target's."""
+        if not self.toolkit:
+            return None
+        return f". {shlex.quote(self.toolkit.rstrip('/') + '/set_env.sh')}"
+
+    def to_toml(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "target": self.target or LOCAL, "command": self.command}
+        for key in ("workdir", "toolkit", "upload"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        if self.env:
+            data["env"] = dict(self.env)
+        return data
+
+    @classmethod
+    def from_toml(cls, data: dict[str, Any], where: str = "studio.toml") -> RunConfig:
+        if not isinstance(data.get("name"), str) or not isinstance(data.get("command", ""), str):
+            raise UserError("A [[run]] table needs a text name and command", where,
+                            'Write name = "..." and command = "..." in each [[run]] table.')
+        env = data.get("env") or {}
+        if not isinstance(env, dict):
+            raise UserError(f"env of run configuration {data['name']!r} is not a table", where,
+                            'Write env = { NAME = "value" }.')
+        return cls(name=data["name"], command=data.get("command", ""), target=str(data.get("target") or LOCAL),
+                   workdir=str(data.get("workdir", "")), env={str(k): str(v) for k, v in env.items()},
+                   toolkit=str(data.get("toolkit", "")), upload=str(data.get("upload", "")))
+
+
+def load_configs(workspace) -> list[RunConfig]:
+    """The workspace's run configurations, in file order."""
+    where = str(workspace.settings_path)
+    return [RunConfig.from_toml(item, where) for item in workspace.table(TABLE)]
+
+
+def find_config(workspace, name: str) -> RunConfig:
+    """The configuration called ``name``; UserError listing the others when there is none."""
+    configs = load_configs(workspace)
+    for config in configs:
+        if config.name == name:
+            return config
+    names = ", ".join(c.name for c in configs) or "none yet"
+    raise UserError(f"No run configuration called {name!r}", workspace.settings_path,
+                    f"Known: {names}. Add one in Run > Edit Configurations..., or a [[run]] table in studio.toml.")
+
+
+def save_config(workspace, config: RunConfig, replace: str | None = None) -> None:
+    """Add ``config`` or replace the one called ``replace`` (or its own name), and save the file."""
+    config.validate()
+    old = replace or config.name
+    items = [c for c in load_configs(workspace)]
+    names = [c.name for c in items]
+    if config.name != old and config.name in names:
+        raise UserError(f"A run configuration called {config.name!r} exists already", workspace.settings_path,
+                        "Choose another name.")
+    if old in names:
+        items[names.index(old)] = config
+    else:
+        items.append(config)
+    workspace.set_table(TABLE, [c.to_toml() for c in items])
+    workspace.save()
+
+
+def delete_config(workspace, name: str) -> None:
+    """Remove the configuration called ``name`` (no error when absent) and save."""
+    workspace.set_table(TABLE, [c.to_toml() for c in load_configs(workspace) if c.name != name])
+    workspace.save()
+
+
+def find_workspace(start=None):
+    """The workspace holding ``start`` (default: the current folder), searching upwards."""
+    from pathlib import Path
+
+    from studio.workspace import Workspace
+
+    folder = Path(start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if Workspace.is_workspace(candidate):
+            return Workspace.open(candidate)
+    raise UserError("No Studio workspace here (no studio.toml in this folder or above)", folder,
+                    "Run inside a workspace folder, or give --workspace DIR.")
