@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         job = bench_model(Path(args.model), args.loop, args.warmup, parse_input_files(args.input),
                           parse_input_shapes(args.input_shape), args.seed)
     else:
-        from studio.commands._targets import local_target
+        from studio.runs.where import local_target
         from studio.tools.bench.on_target import bench_on_target
 
         files = [item.partition("=")[2] or item for item in args.input]

@@ -51,7 +51,7 @@ def _run(workspace, args: argparse.Namespace) -> int:
     if not config.is_local:
         raise UserError(f"Run configuration {config.name!r} runs on host {config.target!r}, which this command "
                         "cannot reach yet", workspace.settings_path, "Set target = \"local\" to run it here.")
-    from studio.commands._targets import local_target
+    from studio.runs.where import local_target
 
     workdir = str(workspace.resolve(config.workdir)) if config.workdir else str(workspace.folder)
     if not Path(workdir).is_dir():

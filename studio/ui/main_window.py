@@ -173,6 +173,9 @@ class MainWindow(QMainWindow):
         self._action(help_menu, "&Demo Workspace", self.open_demo)
         self._action(help_menu, "Open &Log Folder", self.log_view._open_folder)
         self._action(help_menu, "&About Studio", self._on_about)
+        from studio.ui.panels.run.controls import RunControls
+
+        self.run_controls = RunControls(self, before=help_menu.menuAction())  # Run menu + toolbar
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = menu.addAction(text)

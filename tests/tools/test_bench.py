@@ -9,7 +9,7 @@ import pytest
 from bench_helpers import matmul_model
 from standins import fake_om, recorded, use_standins
 
-from studio.commands._targets import local_target
+from studio.runs.where import local_target
 from studio.errors import UserError
 from studio.jobs import run_job
 from studio.tools.bench.on_target import bench_on_target

@@ -8,7 +8,7 @@ import shlex
 import pytest
 from standins import use_standins
 
-from studio.commands._targets import local_target
+from studio.runs.where import local_target
 from studio.errors import UserError
 from studio.jobs import run_job
 from studio.tools.profiler.msprof_cmd import (MsprofOptions, command_line, diagnose, explain_failure, export_argv,

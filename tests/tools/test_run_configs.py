@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from studio.commands._targets import local_target
+from studio.runs.where import local_target
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, run_job
 from studio.runs.config import RunConfig, delete_config, find_config, load_configs, save_config

@@ -35,6 +35,7 @@ PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("hosts", "Hosts", "studio.ui.panels.hosts", "HostsPanel"),
     PanelSpec("deploy", "Deployment", "studio.ui.panels.deploy", "DeployPanel"),
     PanelSpec("terminal", "Terminal", "studio.ui.panels.terminal", "TerminalPanel"),
+    PanelSpec("run", "Run", "studio.ui.panels.run", "RunPanel"),
 )
 
 

@@ -1,4 +1,4 @@
-"""Where a headless command runs: this computer (a Target from the remote layer)."""
+"""Where a run goes: a Target for this computer (and, with the remote layer, for a host)."""
 
 from __future__ import annotations
 

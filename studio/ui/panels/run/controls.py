@@ -1,0 +1,113 @@
+"""The Run menu and toolbar: pick a run configuration, run it, stop it, edit the configurations.
+
+Installed by the main window with one call; it reads the configurations from the window's open
+workspace (the same object the window saves, so nothing is overwritten) and starts runs in the
+Run panel.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QComboBox, QMainWindow, QToolBar
+
+from studio.errors import UserError
+from studio.runs.config import load_configs
+
+NO_WORKSPACE = "(open a workspace)"
+
+
+class RunControls(QObject):
+    """Run menu + toolbar bound to a main window (which has ``workspace``, ``panels``, ``notifier``)."""
+
+    def __init__(self, window: QMainWindow, before=None):
+        super().__init__(window)
+        self.window = window
+        self.menu = window.menuBar().addMenu("&Run") if before is None else None
+        if self.menu is None:
+            from PySide6.QtWidgets import QMenu
+
+            self.menu = QMenu("&Run", window)
+            window.menuBar().insertMenu(before, self.menu)
+        self.run_action = self.menu.addAction("&Run")
+        self.run_action.setShortcut(QKeySequence("Shift+F10"))
+        self.run_action.triggered.connect(self.run_selected)
+        self.stop_action = self.menu.addAction("&Stop All Runs")
+        self.stop_action.setShortcut(QKeySequence("Ctrl+F2"))
+        self.stop_action.triggered.connect(self.stop_all)
+        self.menu.addSeparator()
+        self.edit_action = self.menu.addAction("&Edit Configurations…")
+        self.edit_action.triggered.connect(self.edit)
+        self.configs_menu = self.menu.addMenu("Run &Configuration")
+        self.menu.aboutToShow.connect(self.refresh)
+        self.toolbar = QToolBar("Run", window)
+        self.toolbar.setObjectName("toolbar_run")
+        self.combo = QComboBox(self.toolbar)
+        self.combo.setMinimumContentsLength(16)
+        self.combo.setToolTip("Run configuration")
+        self.toolbar.addWidget(self.combo)
+        self.toolbar.addAction(self.run_action)
+        self.toolbar.addAction(self.stop_action)
+        self.toolbar.addAction(self.edit_action)
+        window.addToolBar(self.toolbar)
+        if hasattr(window, "workspace_opened"):
+            window.workspace_opened.connect(lambda _ws: self.refresh())
+        self.refresh()
+
+    @property
+    def workspace(self):
+        return getattr(self.window, "workspace", None)
+
+    def refresh(self) -> None:
+        """Fill the combo box and the menu from the workspace's configurations."""
+        current = self.combo.currentText()
+        names = []
+        if self.workspace is not None:
+            try:
+                names = [c.name for c in load_configs(self.workspace)]
+            except UserError as exc:
+                self.window.notifier.report_exception(exc, context="Run configurations")
+        self.combo.clear()
+        self.combo.addItems(names or [NO_WORKSPACE if self.workspace is None else "(no run configurations)"])
+        self.combo.setEnabled(bool(names))
+        self.run_action.setEnabled(bool(names))
+        if current in names:
+            self.combo.setCurrentText(current)
+        self.configs_menu.clear()
+        for name in names:
+            action = self.configs_menu.addAction(name)
+            action.triggered.connect(lambda _=False, n=name: self.run(n))
+
+    def run_selected(self) -> None:
+        if self.combo.isEnabled():
+            self.run(self.combo.currentText())
+
+    def run(self, name: str):
+        """Start the configuration called ``name`` in the Run panel; returns its console."""
+        try:
+            config = next((c for c in load_configs(self.workspace) if c.name == name), None)
+            if config is None:
+                raise UserError(f"No run configuration called {name!r}", "Run menu", "Edit the configurations.")
+            console = self.window.panels["run"].start(config)
+        except UserError as exc:
+            self.window.notifier.report_exception(exc, context="Run")
+            return None
+        self.window.show_panel("run")
+        return console
+
+    def stop_all(self) -> None:
+        self.window.panels["run"].stop_all()
+
+    def edit(self):
+        """Open the configurations dialog (non-modal result: the menu refreshes when it closes)."""
+        from studio.ui.panels.run.dialog import RunConfigDialog
+
+        if self.workspace is None:
+            self.window.notifier.report_exception(
+                UserError("Run configurations live in a workspace", "Run > Edit Configurations…",
+                          "Open or create a workspace first (File > New Workspace…)."), context="Run")
+            return None
+        dialog = RunConfigDialog(self.workspace, select=self.combo.currentText(), parent=self.window)
+        dialog.finished.connect(lambda _code: self.refresh())
+        dialog.open()
+        return dialog
