@@ -119,7 +119,7 @@ def test_opening_a_workspace_folder_shows_it_and_records_artifacts(qtbot, window
 
 def test_menus_exist_with_their_actions(window):
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert titles == ["File", "View", "Tools", "Help"]
+    assert titles == ["File", "View", "Tools", "Run", "Help"]
     tools = window.menuBar().actions()[2].menu()
     assert [a.text() for a in tools.actions() if a.text()][:4] == ["Graph", "Profiler", "Accuracy", "Converter"]
 
