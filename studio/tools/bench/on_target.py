@@ -74,3 +74,32 @@ def _failure(tool: str, program: str, status: int, where: str, line: str, lines:
                      f"{where}: {line}",
                      "Read the output above; logs are under ~/ascend/log/debug/plog/ on the host "
                      "(set ASCEND_GLOBAL_LOG_LEVEL=1 for more).")
+
+
+def bench_om(target, model, tool: str = "msame", loop: int = 100, warmup: int = 5, device: int = 0,
+             inputs: list | None = None, cancel: CancelToken | None = None) -> Generator[Progress, None, BenchResult]:
+    """Benchmark a local .om file on ``target``: uploaded into a work folder there first (unless the
+    target is this computer), with its input files; then :func:`bench_on_target`."""
+    from pathlib import Path
+
+    model = Path(model)
+    if not model.is_file():
+        raise UserError("Model not found", model, "Give the path of an .om file.")
+    if getattr(target, "is_local", True):
+        paths = [str(Path(p).resolve()) for p in inputs or []]
+        result = yield from bench_on_target(target, str(model.resolve()), tool, loop, warmup, device, paths,
+                                            cancel=cancel)
+        return result
+    work = target.workdir("bench")
+    remote_model = f"{work}/{model.name}"
+    yield Progress(0.0, f"uploading {model.name} to {target.where}:{work}")
+    yield from target.put(model, remote_model, cancel)
+    remote_inputs = []
+    for item in inputs or []:
+        item = Path(item)
+        yield from target.put(item, f"{work}/{item.name}", cancel)
+        remote_inputs.append(f"{work}/{item.name}")
+    result = yield from bench_on_target(target, remote_model, tool, loop, warmup, device, remote_inputs, cwd=work,
+                                        cancel=cancel)
+    result.model = str(model)
+    return result

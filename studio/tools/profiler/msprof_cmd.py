@@ -161,10 +161,17 @@ class Diagnosis:
     fix: str
 
 
+_NO_NPU = Diagnosis("no-npu", "no NPU is usable on the host (npu-smi info fails)",
+                    "Check the driver with `npu-smi info` on the host; install or reload the Ascend driver "
+                    "(the board may need a reboot), and make sure the user is in the HwHiAiUser group.")
+
+
 def diagnose(lines: list[str], status: int, program: str = "msprof") -> Diagnosis:
     """Classify a failed run from its exit status and output."""
     text = "\n".join(lines)
     low = text.lower()
+    if program == "npu-smi" and status != 0:
+        return _NO_NPU
     if status == 127 or f"{program}: command not found" in text or f"{program}: not found" in text:
         return Diagnosis("missing-msprof", f"{program} was not found",
                          "Set the host's CANN toolkit path (its set_env.sh puts msprof on PATH): msprof sits in "
@@ -172,9 +179,7 @@ def diagnose(lines: list[str], status: int, program: str = "msprof") -> Diagnosi
                          "or under /var on RC boards (/var/msprof).")
     if "npu-smi" in low and ("not found" in low or "dcmi" in low) or "device not found" in low \
             or "drvmngget" in low or "dsmi" in low or "no npu" in low:
-        return Diagnosis("no-npu", "no NPU is usable on the host (npu-smi info fails)",
-                         "Check the driver with `npu-smi info` on the host; install or reload the Ascend driver "
-                         "(the board may need a reboot), and make sure the user is in the HwHiAiUser group.")
+        return _NO_NPU
     if "no space left on device" in low or "disk is full" in low or "disk space" in low:
         return Diagnosis("disk-full", "the host's disk is full",
                          "Free space in the output folder's file system (df -h there), or choose another output "

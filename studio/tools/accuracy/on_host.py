@@ -1,0 +1,127 @@
+"""Dump a model's tensors on the NPU where a Target says, and bring the dump tree back.
+
+Steps (journey 3): make a symlink-free dump folder on the host, write an acl.json whose
+``dump_path`` is that folder (MindStudio could only set a local one), upload it beside the app
+(the configuration's working folder, where the app's ``aclInit("acl.json")`` finds it), upload the
+input .npy files the app should read, run the configuration, find the newest
+``{dump_path}/{timestamp}/{device}/{model}/{model_id}/{index}/`` tree and download it into
+``out`` (under a temporary name first; nothing half-written is left behind).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.runs.config import RunConfig
+from studio.tools.accuracy.acl_config import build_acl_json, write_acl_json
+from studio.tools.accuracy.dump_tree import DumpTree, find_newest_dump
+
+ACL_JSON = "acl.json"
+
+
+@dataclass
+class HostDump:
+    """A dump made on a host and its local copy."""
+
+    folder: Path  # local copy of the {index} folder (the op files)
+    tree: DumpTree
+    where: str
+    acl_json: str  # where acl.json was written on the host
+    output: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: list[str] | None = None,
+                 mode: str = "output", op_switch: str = "off", inputs: list[Path] | None = None,
+                 acl_name: str = ACL_JSON, cancel: CancelToken | None = None) -> Generator[Progress, None, HostDump]:
+    """Run ``config`` on ``target`` with a dump acl.json beside it; return the downloaded tree."""
+    config.validate()
+    if not config.workdir:
+        raise UserError("Dumping on a host needs the run configuration's working folder", config.name,
+                        "Set it to the folder the app runs in (where it reads acl.json).")
+    out = Path(out)
+    final = out / "npu_dump"
+    if final.exists():
+        raise UserError("The output folder already holds an npu_dump folder", final,
+                        "Choose another -o folder, or remove it.")
+    setup = config.env_setup() or target.toolkit_setup()
+    yield Progress(0.0, f"preparing the dump folder on {target.where}")
+    dump_path = target.workdir(f"dumps/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
+    try:
+        cwd = target.realpath(config.workdir)
+    except Exception as exc:  # noqa: BLE001 - the user's to fix
+        raise UserError(f"The working folder does not exist on {target.where}", config.workdir,
+                        "Upload the deployment first, or fix the run configuration.") from exc
+    document = build_acl_json(dump_path, [(model_name, layers or [])], mode=mode, op_switch=op_switch)
+    with tempfile.TemporaryDirectory(prefix="studio-acl-") as tmp:
+        local_json = write_acl_json(Path(tmp) / acl_name, document)
+        remote_json = f"{cwd}/{acl_name}"
+        yield Progress(0.05, f"uploading {acl_name} to {target.where}:{remote_json}")
+        yield from target.put(local_json, remote_json, cancel)
+    for array in inputs or []:
+        yield Progress(0.08, f"uploading {Path(array).name}")
+        yield from target.put(Path(array), f"{cwd}/{Path(array).name}", cancel)
+    argv = config.argv()
+    yield Progress(0.1, f"$ cd {shlex.quote(cwd)} && {shlex.join(argv)}")
+    lines: list[str] = []
+    job = target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)
+    try:
+        while True:
+            try:
+                step = next(job)
+            except StopIteration as done:
+                status = int(done.value)
+                break
+            lines.append(step.message)
+            yield Progress(None, step.message)
+    finally:
+        job.close()
+    if status != 0:
+        tail = "\n".join(lines[-6:])
+        raise UserError(f"The app failed on {target.where} with exit code {status}" + (f":\n{tail}" if tail else ""),
+                        f"{target.where}: cd {cwd} && {config.command}",
+                        "Read its output above; the CANN logs are under ~/ascend/log/debug/plog/ on the host.")
+    listing = _list(target, dump_path)
+    tree = find_newest_dump(listing, dump_path, model_name)
+    yield Progress(0.7, f"downloading {len(tree.files)} dump files from {tree.relative}")
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / f".npu_dump.studio-part-{secrets.token_hex(4)}"
+    target_dir = staging / tree.relative
+    target_dir.mkdir(parents=True)
+    size = 0
+    try:
+        for index, name in enumerate(tree.files):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield from target.get(f"{tree.path}/{name}", target_dir / name, cancel)
+            size += (target_dir / name).stat().st_size
+            yield Progress(0.7 + 0.3 * (index + 1) / len(tree.files), f"downloaded {index + 1}/{len(tree.files)}")
+        (staging / "acl.json").write_text(_json(document))  # what the run used, kept with its dumps
+        staging.rename(final)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return HostDump(final / tree.relative, tree, target.where, remote_json, lines, size)
+
+
+def _json(document: dict) -> str:
+    import json
+
+    return json.dumps(document, indent=4) + "\n"
+
+
+def _list(target, folder: str) -> list[str]:
+    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find . -type f", timeout=120)
+    if status != 0:
+        raise UserError(f"Cannot list the dump folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
+                        folder, "Check that the app could write there.")
+    return [line[2:] for line in out.decode("utf-8", "replace").splitlines() if line.startswith("./")]
