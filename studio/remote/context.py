@@ -88,6 +88,10 @@ class HostContext:
     def known_hosts(self, known: KnownHosts) -> None:
         self._known_hosts = known
 
+    def also_trust(self, known_hosts_file: Path) -> None:
+        """Check host keys against this known_hosts file too (read only; scripts and tests)."""
+        self._known_hosts = default_known_hosts([Path(known_hosts_file)])
+
     def entry(self, name: str) -> HostEntry:
         """The entry called ``name`` (a UserError listing the known names otherwise)."""
         return self.store.get(name)
