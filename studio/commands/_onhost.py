@@ -85,11 +85,15 @@ def profile_on_host_cli(args: argparse.Namespace, command: list[str]) -> int:
         raise UserError("Profiling an .onnx model with Studio's engine on a host is not available yet", command[0],
                         "Profile it here (drop --host), or convert it to .om and wrap its app: --config RUN.")
     config = _config(args, command)
+    from studio.tools.deploy.fetch import folder_fetcher
+
     with _target(args.host) as target:
+        fetch = folder_fetcher(target)
         if args.collect:
-            job = collect_on_host(target, config, args.collect, args.output)
+            job = collect_on_host(target, config, args.collect, args.output, fetch=fetch)
         else:
-            job = profile_on_host(target, config, args.output, MsprofOptions.from_strings(args.msprof_option))
+            job = profile_on_host(target, config, args.output, MsprofOptions.from_strings(args.msprof_option),
+                                  fetch=fetch)
         result = run_job(job, on_progress=_show(args))
     data = {"folder": str(result.folder), "remote": result.remote, "host": result.where, "command": result.command,
             "exported": result.exported, "files": result.files, "bytes": result.bytes}
@@ -118,9 +122,11 @@ def dump_on_host_cli(args: argparse.Namespace) -> int:
     else:  # the .om lives only on the host: its file name is what dump_list needs
         name = args.model.stem
     config = _config(args, [])
+    from studio.tools.deploy.fetch import folder_fetcher
+
     with _target(args.host) as target:
         result = run_job(dump_on_host(target, config, name, args.output, layers, args.mode, args.op_switch,
-                                      list(args.npy)), on_progress=_show(args))
+                                      list(args.npy), fetch=folder_fetcher(target)), on_progress=_show(args))
     data = {"folder": str(result.folder), "host": result.where, "dump": result.tree.path,
             "files": len(result.tree.files), "bytes": result.bytes, "acl_json": result.acl_json}
     print(json.dumps(data, indent=2) if args.json else

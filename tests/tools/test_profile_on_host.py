@@ -15,7 +15,8 @@ from studio.jobs import CancelToken, run_job
 from studio.runs.config import RunConfig
 from studio.runs.where import local_target
 from studio.targets.ssh import SshTarget
-from studio.tools.profiler.on_host import collect_on_host, download_folder, profile_on_host
+from studio.runs.fetch import download_folder
+from studio.tools.profiler.on_host import collect_on_host, profile_on_host
 
 
 def _pids(pattern: str) -> list[str]:
@@ -93,3 +94,33 @@ def test_collect_brings_back_the_newest_pytorch_folder(tmp_path, ascend_fixtures
     assert result.folder == tmp_path / "out" / "new_ascend_pt" and result.files == 4
     assert (result.folder / "ASCEND_PROFILER_OUTPUT" / "op_statistic.csv").read_bytes() == \
         (source / "op_statistic.csv").read_bytes()
+
+
+def test_fetch_over_ssh_cancelled_leaves_nothing_then_completes(sshd_host, tmp_path):
+    import os
+
+    from studio.tools.deploy.fetch import fetch_folder
+
+    entry, known = sshd_host
+    remote = tmp_path / "host" / "PROF_000001_20231123181533123_ABCDEFGHIJKLMNOP"
+    for i in range(12):  # small files (one tar batch) and a big one (a `cat` stream)
+        path = remote / "device_0" / "data" / f"part.{i}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(2000 + i))
+    (remote / "device_0" / "data" / "big.slice_0").write_bytes(os.urandom(20 << 20))
+    out = tmp_path / "local"
+    token = CancelToken()
+    with SshTarget(entry, known) as target:
+        steps = []
+
+        def progress(step):
+            steps.append(step)
+            if len(steps) == 2:
+                token.cancel()
+
+        with pytest.raises(Cancelled):
+            run_job(fetch_folder(target.connection, str(remote), out / remote.name, token), token, progress)
+        assert not out.exists() or list(out.iterdir()) == []
+        final, files, size = run_job(fetch_folder(target.connection, str(remote), out / remote.name))
+    assert files == 13 and size == sum(p.stat().st_size for p in remote.rglob("*") if p.is_file())
+    assert all((final / p.relative_to(remote)).read_bytes() == p.read_bytes() for p in remote.rglob("*") if p.is_file())

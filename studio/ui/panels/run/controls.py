@@ -164,10 +164,13 @@ class RunControls(QObject):
             panel = self.window.panels["run"]
             target = panel.target_for(config)
             out = self._out("profiles")
+            from studio.tools.deploy.fetch import folder_fetcher
+
+            fetch = folder_fetcher(target)  # tar / cat streams for a host
             if collect:
-                make = lambda cancel: collect_on_host(target, config, collect, out, cancel)  # noqa: E731
+                make = lambda cancel: collect_on_host(target, config, collect, out, cancel, fetch)  # noqa: E731
             else:
-                make = lambda cancel: profile_on_host(target, config, out, options, cancel)  # noqa: E731
+                make = lambda cancel: profile_on_host(target, config, out, options, cancel, fetch)  # noqa: E731
             console = panel.launch(f"Profile {name}", target, make, lambda r: self.window.open_paths([r.folder]))
             self.window.show_panel("run")
             return console
@@ -201,8 +204,10 @@ class RunControls(QObject):
                 from studio.tools.graph.om_reader import read_om
 
                 model_name, chosen = om_dump_entry(read_om(Path(model)), Path(model).name, layers)
+                from studio.tools.deploy.fetch import folder_fetcher
+
                 return (yield from dump_on_host(target, config, model_name, out, chosen, mode, op_switch,
-                                                cancel=cancel))
+                                                cancel=cancel, fetch=folder_fetcher(target)))
 
             console = panel.launch(f"Dump {name}", target, make, lambda r: self.window.open_paths([r.folder]))
             self.window.show_panel("run")
