@@ -1,7 +1,10 @@
 """``studio bench MODEL``: time a model with ONNX Runtime here, or an .om with msame / ais_bench.
 
 ``studio bench MODEL.onnx [--loop N] [--warmup K] [--input NAME=FILE.npy] [--input-shape NAME:D,..] [--json]``
-``studio bench MODEL.om --tool msame|ais_bench|msit [--loop N] [--warmup K] [--device D] [--json]``
+``studio bench MODEL.om [--host NAME] [--tool msame|ais_bench|msit] [--loop N] [--warmup K] [--device D] [--json]``
+
+With ``--host`` the .om (and its --input files) are uploaded to a work folder on the host and
+timed there; without it msame / ais_bench run on this computer.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ HELP = "time a model: ONNX Runtime here, or an .om with msame / ais_bench"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL", help="an .onnx model (ONNX Runtime) or an .om (with --tool)")
+    parser.add_argument("--host", metavar="NAME", help="time the .om on this host (see studio ssh list)")
     parser.add_argument("--tool", choices=["onnxruntime", "msame", "ais_bench", "msit"], default=None,
                         help="what times the model (default: onnxruntime for .onnx, msame for .om)")
     parser.add_argument("--loop", type=int, default=100, metavar="N", help="timed runs (default 100)")
@@ -32,9 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
+    from studio.errors import UserError
     from studio.jobs import run_job
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
+    if tool == "onnxruntime" and args.host:
+        raise UserError("--host times an .om with msame or ais_bench", "--host",
+                        "Give an .om and --tool msame|ais_bench|msit, or drop --host to time the .onnx here.")
     if tool == "onnxruntime":
         from studio.model_inputs import parse_input_files, parse_input_shapes
         from studio.tools.bench.ort_bench import bench_model
@@ -42,11 +50,17 @@ def run(args: argparse.Namespace) -> int:
         job = bench_model(Path(args.model), args.loop, args.warmup, parse_input_files(args.input),
                           parse_input_shapes(args.input_shape), args.seed)
     else:
-        from studio.runs.where import local_target
-        from studio.tools.bench.on_target import bench_on_target
+        from studio.runs.where import target_for_host
+        from studio.tools.bench.on_target import bench_om
 
+        context = None
+        if args.host:
+            from studio.commands._context import cli_context
+
+            context = cli_context()
         files = [item.partition("=")[2] or item for item in args.input]
-        job = bench_on_target(local_target(), args.model, tool, args.loop, args.warmup, args.device, files)
+        target = target_for_host(context, args.host)
+        job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
     result = run_job(job, on_progress=print_progress)
     print(json.dumps(result.as_dict(), indent=2) if args.json else result.report())
     return 0

@@ -2,6 +2,7 @@
 
 ``studio dump MODEL -o DIR [--input NAME=FILE.npy ...] [--seed N] [--fp16-sim]``
 ``studio dump convert FILE -o DIR [--txt]``
+``studio dump --host NAME --config RUN --model MODEL.om -o DIR`` (on an Ascend host; see _onhost.py)
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ HELP = "dump every op output of an ONNX model (FP32 or FP16 simulation), or conv
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("studio dump MODEL -o DIR [--input NAME=FILE.npy ...] [--seed N] [--fp16-sim] [--json]\n"
-                    "       studio dump convert FILE -o DIR [--txt] [--json]")
-    parser.add_argument("paths", nargs="+", metavar="MODEL | convert FILE",
+                    "       studio dump convert FILE -o DIR [--txt] [--json]\n"
+                    "       studio dump --host NAME --config RUN --model MODEL.om -o DIR [--layer OP ...]")
+    parser.add_argument("paths", nargs="*", metavar="MODEL | convert FILE",
                         help="an ONNX model, or `convert` and an Ascend NPU dump file")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write into")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
@@ -27,11 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simulate an FP16 device: weights and every op output rounded through FP16")
     parser.add_argument("--txt", action="store_true", help="convert: also write a .txt per tensor")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    from studio.commands._onhost import add_dump_host_arguments
+
+    add_dump_host_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from studio.errors import UserError
 
+    if args.host:
+        from studio.commands._onhost import dump_on_host_cli
+
+        return dump_on_host_cli(args)
+    if not args.paths:
+        raise UserError("`studio dump` needs a model", "MODEL", "Run: studio dump MODEL -o DIR")
     if args.paths[0] == "convert" and not Path("convert").exists():
         if len(args.paths) != 2:
             raise UserError("`studio dump convert` takes one NPU dump file", " ".join(args.paths[1:]) or None,

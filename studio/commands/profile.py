@@ -13,7 +13,7 @@ HELP = "profile an ONNX model locally; statistics and baseline comparison of tra
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     run = actions.add_parser("run", help="run MODEL with ONNX Runtime and write a profile folder")
-    run.add_argument("model", type=Path, metavar="MODEL")
+    run.add_argument("model", nargs="*", metavar="MODEL | -- CMD", help="an ONNX model; with --host: the command")
     run.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="profile folder to write")
     run.add_argument("--iterations", type=int, default=20, metavar="N", help="measured iterations (default 20)")
     run.add_argument("--warmup", type=int, default=3, metavar="K", help="warm-up iterations (default 3)")
@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="input data for one model input (repeat); others get seeded random data")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    from studio.commands._onhost import add_profile_host_arguments
+
+    add_profile_host_arguments(run)
 
     stats = actions.add_parser("stats", help="per-name statistics of a trace, ORT profile or profiling folder")
     stats.add_argument("path", type=Path, metavar="PATH")
@@ -43,6 +46,17 @@ def _run(args: argparse.Namespace) -> int:
     from studio.jobs import run_job
     from studio.tools.profiler.local_inputs import parse_input_specs
     from studio.tools.profiler.local_run import profile_model, result_dict
+
+    if args.host or args.config:
+        from studio.commands._onhost import profile_on_host_cli
+
+        return profile_on_host_cli(args, args.model)
+    if len(args.model) != 1:
+        from studio.errors import UserError
+
+        raise UserError("`studio profile run` takes one model", " ".join(args.model) or "MODEL",
+                        "Run: studio profile run MODEL -o DIR (or --host NAME ... -- CMD for msprof on a host)")
+    args.model = Path(args.model[0])
 
     inputs = parse_input_specs(args.input)
     result = run_job(profile_model(args.model, args.output, args.iterations, args.warmup, inputs, args.seed),

@@ -48,21 +48,26 @@ def _run(workspace, args: argparse.Namespace) -> int:
     from studio.runs.runner import run_configuration
 
     config = find_config(workspace, args.name)
-    if not config.is_local:
-        raise UserError(f"Run configuration {config.name!r} runs on host {config.target!r}, which this command "
-                        "cannot reach yet", workspace.settings_path, "Set target = \"local\" to run it here.")
-    from studio.runs.where import local_target
+    from studio.runs.where import target_for_config
 
-    workdir = str(workspace.resolve(config.workdir)) if config.workdir else str(workspace.folder)
-    if not Path(workdir).is_dir():
-        raise UserError("The working folder does not exist", f"run configuration {config.name!r}: {workdir}",
-                        "Create it or change workdir.")
+    if config.is_local:
+        target = target_for_config(None, config)
+        workdir = str(workspace.resolve(config.workdir)) if config.workdir else str(workspace.folder)
+        if not Path(workdir).is_dir():
+            raise UserError("The working folder does not exist", f"run configuration {config.name!r}: {workdir}",
+                            "Create it or change workdir.")
+    else:
+        from studio.commands._context import cli_context
+
+        target = target_for_config(cli_context(), config)
+        workdir = config.workdir or None
 
     def show(step) -> None:
         if not args.json:
             print(step.message, flush=True)
 
-    outcome = run_job(run_configuration(config, local_target(), workdir), on_progress=show)
+    with target:
+        outcome = run_job(run_configuration(config, target, workdir), on_progress=show)
     if args.json:
         print(json.dumps(outcome.as_dict(), indent=2))
     else:

@@ -41,3 +41,36 @@ def fake_om(path: Path) -> Path:
     """A file the stand-ins accept as an .om (the IMOD magic; they do not run it)."""
     path.write_bytes(b"IMOD" + bytes(252))
     return path
+
+
+def make_standin_toolkit(folder: Path, fixtures: Path | None = None, **extra: str) -> Path:
+    """A "CANN toolkit" whose set_env.sh puts the stand-ins on PATH, as the real one puts msprof,
+    msame and npu-smi there; ``extra`` become exported STANDIN_* settings. Returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = standin_env(folder, fixtures, **extra)
+    lines = [f"export PATH={_q(str(BIN))}:\"$PATH\"", f"export PYTHONPATH={_q(str(PY))}:\"${{PYTHONPATH:-}}\""]
+    lines += [f"export {k}={_q(v)}" for k, v in env.items() if k not in ("PATH", "PYTHONPATH")]
+    (folder / "set_env.sh").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def write_host(studio_home: Path, sshd, toolkit: Path | None = None, name: str = "box", **extra: str) -> str:
+    """A host entry for the test sshd in hosts.toml (as `studio ssh add` writes it), its key trusted."""
+    import shutil
+
+    config = studio_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    lines = [f"[hosts.{name}]", f'host = "{sshd.host}"', f"port = {sshd.port}", f'user = "{sshd.user}"',
+             'auth = "key"', f'key_file = "{sshd.client_key}"']
+    if toolkit is not None:
+        lines.append(f'toolkit = "{toolkit}"')
+    lines += [f'{k} = "{v}"' for k, v in extra.items()]
+    (config / "hosts.toml").write_text("\n".join(lines) + "\n")
+    shutil.copy(sshd.known_hosts, config / "known_hosts")
+    return name
+
+
+def _q(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

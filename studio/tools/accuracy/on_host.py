@@ -17,11 +17,13 @@ import tempfile
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.runs.fetch import download_folder
 from studio.tools.accuracy.acl_config import build_acl_json, write_acl_json
 from studio.tools.accuracy.dump_tree import DumpTree, find_newest_dump
 
@@ -42,8 +44,11 @@ class HostDump:
 
 def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: list[str] | None = None,
                  mode: str = "output", op_switch: str = "off", inputs: list[Path] | None = None,
-                 acl_name: str = ACL_JSON, cancel: CancelToken | None = None) -> Generator[Progress, None, HostDump]:
-    """Run ``config`` on ``target`` with a dump acl.json beside it; return the downloaded tree."""
+                 acl_name: str = ACL_JSON, cancel: CancelToken | None = None,
+                 fetch=None) -> Generator[Progress, None, HostDump]:
+    """Run ``config`` on ``target`` with a dump acl.json beside it; return the downloaded tree
+    (``out/npu_dump/{time}/{device}/{model}/{model_id}/{index}/``). ``fetch`` as in
+    :func:`studio.runs.fetch.download_folder` (the default)."""
     config.validate()
     if not config.workdir:
         raise UserError("Dumping on a host needs the run configuration's working folder", config.name,
@@ -93,24 +98,14 @@ def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: 
     listing = _list(target, dump_path)
     tree = find_newest_dump(listing, dump_path, model_name)
     yield Progress(0.7, f"downloading {len(tree.files)} dump files from {tree.relative}")
-    out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".npu_dump.studio-part-{secrets.token_hex(4)}"
-    target_dir = staging / tree.relative
-    target_dir.mkdir(parents=True)
-    size = 0
+    parent = final / tree.relative.rsplit("/", 1)[0]  # {time}/{device}/{model}/{model_id}; the index comes
     try:
-        for index, name in enumerate(tree.files):
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            yield from target.get(f"{tree.path}/{name}", target_dir / name, cancel)
-            size += (target_dir / name).stat().st_size
-            yield Progress(0.7 + 0.3 * (index + 1) / len(tree.files), f"downloaded {index + 1}/{len(tree.files)}")
-        (staging / "acl.json").write_text(_json(document))  # what the run used, kept with its dumps
-        staging.rename(final)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return HostDump(final / tree.relative, tree, target.where, remote_json, lines, size)
+        folder, size = yield from (fetch or partial(download_folder, target))(tree.path, tree.files, parent, cancel)
+        (final / "acl.json").write_text(_json(document))  # what the run used, kept with its dumps
+    except BaseException:
+        shutil.rmtree(final, ignore_errors=True)  # nothing half-made is left behind
+        raise
+    return HostDump(folder, tree, target.where, remote_json, lines, size)
 
 
 def _json(document: dict) -> str:

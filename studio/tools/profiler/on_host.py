@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import secrets
 import shlex
-import shutil
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.runs.fetch import download_folder
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
 
@@ -43,45 +44,58 @@ class HostProfile:
 
 
 def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions | None = None,
-                    cancel: CancelToken | None = None) -> Generator[Progress, None, HostProfile]:
-    """Wrap ``config`` in msprof on ``target``; returns the downloaded PROF_ folder under ``out``."""
+                    cancel: CancelToken | None = None, fetch=None) -> Generator[Progress, None, HostProfile]:
+    """Wrap ``config`` in msprof on ``target``; returns the downloaded PROF_ folder under ``out``.
+
+    ``fetch(remote, files, out, cancel)`` downloads a folder (a generator returning (folder, bytes));
+    by default each file comes through ``target.get``. The callers pass the deployment's
+    downloader for SSH hosts (tar and ``cat`` streams: much faster for big raw data).
+    """
     config.validate()
     out = Path(out)
     setup = config.env_setup() or target.toolkit_setup()
-    yield Progress(0.0, f"checking the NPU on {target.where}")
-    _check_npu(target, setup)
-    remote_out = target.workdir(f"profiles/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
-    cwd = _real_workdir(target, config)
+    yield Progress(0.0, f"preparing the output folder on {target.where}")
+    remote_out, cwd = _prepare(target, config, f"profiles/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
     env = [f"{k}={v}" for k, v in config.env.items()]
     argv = (["env", *env] if env else []) + msprof_argv(config.command, remote_out, options)
     line = command_line(argv)
     yield Progress(0.05, f"$ {'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{line}")
-    status, lines = yield from _stream(target, argv, cwd, setup, cancel)
+    # npu-smi answers first, in the same round trip (a failing driver is the usual cause of
+    # msprof errors, and its own message is the clear one).
+    check = f"{{ npu-smi info >/dev/null 2>&1 || {{ npu-smi info 2>&1; echo {_NPU_MARK}; exit {_NPU_FAILED}; }}; }}"
+    status, lines = yield from _stream(target, argv, cwd, f"{setup} && {check}" if setup else check, cancel)
+    if status == _NPU_FAILED and lines and lines[-1] == _NPU_MARK:
+        found = [x for x in lines[:-1] if x.strip()] or ["npu-smi: command not found (no NPU driver installed)"]
+        raise explain_failure(target.where, "npu-smi info", found + ["npu-smi info failed"], status,
+                              "/var/log/npu/slog/ (driver logs)", program="npu-smi")
     if status != 0:
         raise explain_failure(target.where, line, lines, status, _log_dir(config))
-    listing = _list(target, remote_out, depth=1)
-    prof = find_prof_folder(lines, remote_out, listing)
+    prof = find_prof_folder(lines, remote_out)
+    if prof is None:  # msprof said nothing usable: look in the output folder
+        prof = find_prof_folder([], remote_out, _list(target, remote_out, depth=1, kind="d"))
     if prof is None:
         raise UserError(f"msprof wrote no PROF_ folder on {target.where}", f"{target.where}: {line}",
                         "Check that the application ran (its output is above) and called aclInit; "
                         f"msprof's log is under {PLOG_DIR}.")
-    files = _list(target, prof)
     exported = False
-    if needs_export(files):
+    # A stat (SFTP on a host: no shell start-up) answers the common case; only an older layout or
+    # a collection without export needs the listing.
+    if not target.exists(f"{prof}/mindstudio_profiler_output") and needs_export(_list(target, prof)):
         export = export_argv(prof)
         yield Progress(0.6, f"$ {command_line(export)}")
         status, more = yield from _stream(target, export, None, setup, cancel)
         if status != 0:
             raise explain_failure(target.where, command_line(export), more, status, _log_dir(config))
         lines += more
-        files = _list(target, prof)
         exported = True
-    folder, size = yield from download_folder(target, prof, files, out, cancel)
-    return HostProfile(folder, prof, target.where, line, exported, len(files), size, lines)
+    files = _list(target, prof) if fetch is None else []
+    folder, size = yield from (fetch or partial(download_folder, target))(prof, files, out, cancel)
+    count = sum(1 for p in folder.rglob("*") if p.is_file())
+    return HostProfile(folder, prof, target.where, line, exported, count, size, lines)
 
 
 def collect_on_host(target, config: RunConfig, folder: str, out: Path,
-                    cancel: CancelToken | None = None) -> Generator[Progress, None, HostProfile]:
+                    cancel: CancelToken | None = None, fetch=None) -> Generator[Progress, None, HostProfile]:
     """Run ``config`` as it is (a PyTorch script profiling itself) and download the newest
     ``*_ascend_pt`` folder under ``folder`` (relative to the working folder or absolute)."""
     config.validate()
@@ -104,37 +118,8 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path,
     newest = max(runs, key=lambda name: _mtime(target, f"{base}/{name}"))
     remote = f"{base}/{newest}"
     files = _list(target, remote)
-    local, size = yield from download_folder(target, remote, files, Path(out), cancel)
+    local, size = yield from (fetch or partial(download_folder, target))(remote, files, Path(out), cancel)
     return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines)
-
-
-def download_folder(target, remote: str, files: list[str], out: Path,
-                    cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[Path, int]]:
-    """Copy ``remote``'s ``files`` (relative paths) into ``out/<its name>``: written under a
-    temporary folder and renamed at the end; an existing folder of that name is refused."""
-    name = remote.rstrip("/").rsplit("/", 1)[-1]
-    final = Path(out) / name
-    if final.exists():
-        raise UserError("The download folder exists already", final, "Choose another -o folder, or remove it.")
-    Path(out).mkdir(parents=True, exist_ok=True)
-    staging = Path(out) / f".{name}.studio-part-{secrets.token_hex(4)}"
-    staging.mkdir()
-    total = 0
-    try:
-        for index, rel in enumerate(files):
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            local = staging / rel
-            local.parent.mkdir(parents=True, exist_ok=True)
-            yield from target.get(f"{remote}/{rel}", local, cancel)
-            total += local.stat().st_size
-            yield Progress(0.7 + 0.3 * (index + 1) / max(1, len(files)),
-                           f"downloaded {index + 1}/{len(files)} files ({total / 2**20:.1f} MiB)")
-        staging.rename(final)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return final, total
 
 
 def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple[int, list[str]]]:
@@ -152,15 +137,27 @@ def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple
         job.close()
 
 
-def _check_npu(target, setup: str | None) -> None:
-    script = (f"{setup} >/dev/null 2>&1; " if setup else "") + "npu-smi info 2>&1"
-    status, out, err = target.run_script(script, timeout=30)
-    if status != 0:
-        lines = (out + err).decode("utf-8", "replace").splitlines() + ["npu-smi info failed"]
-        if status == 127:
-            lines = ["npu-smi: command not found (no NPU driver installed)", "npu-smi info failed"]
-        raise explain_failure(target.where, "npu-smi info", lines, status, "/var/log/npu/slog/ (driver logs)",
-                              program="npu-smi")
+_NPU_FAILED = 86
+_NPU_MARK = "studio: npu-smi info failed"
+_NO_WORKDIR = 87
+
+
+def _prepare(target, config: RunConfig, relative: str) -> tuple[str, str | None]:
+    """One round trip: the output folder is made, and both it and the configuration's working
+    folder are resolved to symlink-free paths (msprof refuses paths through links)."""
+    lines = [f"( {target.workdir_script(relative)} ) || exit 1"]  # a subshell: its cd stays inside
+    if config.workdir:
+        lines.append(f"cd -- {shlex.quote(config.workdir)} 2>/dev/null && pwd -P || exit {_NO_WORKDIR}")
+    status, out, err = target.run_script("\n".join(lines), timeout=60)
+    text = out.decode("utf-8", "replace").splitlines()
+    if status == _NO_WORKDIR:
+        raise UserError(f"The working folder does not exist on {target.where}", config.workdir,
+                        "Upload the deployment first, or fix the run configuration's working folder.")
+    if status != 0 or len(text) < (2 if config.workdir else 1):
+        raise UserError(f"Cannot prepare the profile folder on {target.where}: "
+                        f"{err.decode('utf-8', 'replace').strip()}", f"{target.name}:{target.work_root()}",
+                        "Check the free disk space and the folder's permissions.")
+    return (text[-2], text[-1]) if config.workdir else (text[-1], None)
 
 
 def _real_workdir(target, config: RunConfig) -> str | None:

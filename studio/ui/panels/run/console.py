@@ -121,8 +121,11 @@ class RunConsole(QWidget):
 
     def _on_finished(self, outcome) -> None:
         self.outcome = outcome
-        state = "ok" if outcome.exit_code == 0 else "failed"
-        self._finish(state, f"exit code {outcome.exit_code} · {outcome.duration_s:.2f} s")
+        if hasattr(outcome, "exit_code"):  # a run configuration
+            state = "ok" if outcome.exit_code == 0 else "failed"
+            self._finish(state, f"exit code {outcome.exit_code} · {outcome.duration_s:.2f} s")
+        else:  # a profile / dump / benchmark job
+            self._finish("ok", f"done · {time.monotonic() - self._started:.2f} s")
 
     def _on_failed(self, exc, _text: str) -> None:
         self._append_now(f"error: {exc}")

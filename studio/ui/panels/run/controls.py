@@ -7,6 +7,8 @@ Run panel.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QComboBox, QMainWindow, QToolBar
@@ -35,6 +37,16 @@ class RunControls(QObject):
         self.stop_action = self.menu.addAction("&Stop All Runs")
         self.stop_action.setShortcut(QKeySequence("Ctrl+F2"))
         self.stop_action.triggered.connect(self.stop_all)
+        self.menu.addSeparator()
+        self.profile_action = self.menu.addAction("&Profile on Host…")
+        self.profile_action.setToolTip("Run the selected configuration under msprof and open its PROF_ folder")
+        self.profile_action.triggered.connect(self.ask_profile)
+        self.dump_action = self.menu.addAction("&Dump on Host…")
+        self.dump_action.setToolTip("Run the selected configuration with a dump acl.json and open the dumps")
+        self.dump_action.triggered.connect(self.ask_dump)
+        self.bench_action = self.menu.addAction("&Benchmark .om…")
+        self.bench_action.setToolTip("Time an .om with msame or ais_bench where the selected configuration runs")
+        self.bench_action.triggered.connect(self.ask_bench)
         self.menu.addSeparator()
         self.edit_action = self.menu.addAction("&Edit Configurations…")
         self.edit_action.triggered.connect(self.edit)
@@ -70,7 +82,8 @@ class RunControls(QObject):
         self.combo.clear()
         self.combo.addItems(names or [NO_WORKSPACE if self.workspace is None else "(no run configurations)"])
         self.combo.setEnabled(bool(names))
-        self.run_action.setEnabled(bool(names))
+        for action in (self.run_action, self.profile_action, self.dump_action, self.bench_action):
+            action.setEnabled(bool(names))
         if current in names:
             self.combo.setCurrentText(current)
         self.configs_menu.clear()
@@ -111,3 +124,124 @@ class RunControls(QObject):
         dialog.finished.connect(lambda _code: self.refresh())
         dialog.open()
         return dialog
+
+    # ---------------------------------------------------------------- host actions
+    def _selected(self):
+        name = self.combo.currentText()
+        config = next((c for c in load_configs(self.workspace) if c.name == name), None) if self.workspace else None
+        if config is None:
+            raise UserError("Choose a run configuration first", "Run toolbar", "Add one in Run > Edit Configurations….")
+        return config
+
+    def _out(self, kind: str) -> Path:
+        import time
+
+        return Path(self.workspace.folder) / kind / f"host-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    def _guard(self, action):
+        try:
+            return action()
+        except UserError as exc:
+            self.window.notifier.report_exception(exc, context="Run")
+            return None
+
+    def ask_profile(self) -> None:
+        from studio.ui.panels.run.host_dialogs import MsprofDialog
+
+        config = self._guard(self._selected)
+        if config is None:
+            return
+        dialog = MsprofDialog(config.name, self.window)
+        if dialog.exec():
+            self.profile(config.name, dialog.options(), dialog.collect.text().strip() or None)
+
+    def profile(self, name: str, options=None, collect: str | None = None):
+        """Profile the configuration ``name`` on its target; the PROF_ folder opens in the profiler."""
+        def start():
+            from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+
+            config = next(c for c in load_configs(self.workspace) if c.name == name)
+            panel = self.window.panels["run"]
+            target = panel.target_for(config)
+            out = self._out("profiles")
+            from studio.tools.deploy.fetch import folder_fetcher
+
+            fetch = folder_fetcher(target)  # tar / cat streams for a host
+            if collect:
+                make = lambda cancel: collect_on_host(target, config, collect, out, cancel, fetch)  # noqa: E731
+            else:
+                make = lambda cancel: profile_on_host(target, config, out, options, cancel, fetch)  # noqa: E731
+            console = panel.launch(f"Profile {name}", target, make, lambda r: self.window.open_paths([r.folder]))
+            self.window.show_panel("run")
+            return console
+        return self._guard(start)
+
+    def ask_dump(self) -> None:
+        from studio.ui.panels.run.host_dialogs import DumpDialog
+
+        config = self._guard(self._selected)
+        if config is None:
+            return
+        dialog = DumpDialog(config.name, Path(self.workspace.folder), self.window)
+        if dialog.exec():
+            values = dialog.values()
+            self.dump(config.name, values.pop("model"), **values)
+
+    def dump(self, name: str, model: Path, layers=None, mode: str = "output", op_switch: str = "off"):
+        """Dump the configuration ``name`` on its target; the dump folder opens in the accuracy panel."""
+        def start():
+            from studio.tools.accuracy.acl_config import om_dump_entry
+            from studio.tools.accuracy.on_host import dump_on_host
+
+            config = next(c for c in load_configs(self.workspace) if c.name == name)
+            if not Path(model).is_file():
+                raise UserError("Model not found", model, "Choose the .om file the app loads.")
+            panel = self.window.panels["run"]
+            target = panel.target_for(config)
+            out = self._out("dumps")
+
+            def make(cancel):
+                from studio.tools.graph.om_reader import read_om
+
+                model_name, chosen = om_dump_entry(read_om(Path(model)), Path(model).name, layers)
+                from studio.tools.deploy.fetch import folder_fetcher
+
+                return (yield from dump_on_host(target, config, model_name, out, chosen, mode, op_switch,
+                                                cancel=cancel, fetch=folder_fetcher(target)))
+
+            console = panel.launch(f"Dump {name}", target, make, lambda r: self.window.open_paths([r.folder]))
+            self.window.show_panel("run")
+            return console
+        return self._guard(start)
+
+    def ask_bench(self) -> None:
+        from studio.ui.panels.run.host_dialogs import BenchDialog
+
+        config = self._guard(self._selected)
+        if config is None:
+            return
+        dialog = BenchDialog(config.target, Path(self.workspace.folder), self.window)
+        if dialog.exec():
+            self.bench(config.name, **dialog.values())
+
+    def bench(self, name: str, model: Path, tool: str = "msame", loop: int = 100, warmup: int = 5, device: int = 0):
+        """Time ``model`` with ``tool`` where the configuration ``name`` runs; the numbers go to the console."""
+        def start():
+            from studio.tools.bench.on_target import bench_om
+
+            config = next(c for c in load_configs(self.workspace) if c.name == name)
+            panel = self.window.panels["run"]
+            target = panel.target_for(config)
+
+            def make(cancel):
+                result = yield from bench_om(target, Path(model), tool, loop, warmup, device, cancel=cancel)
+                from studio.jobs import Progress
+
+                for line in result.report().splitlines():  # the summary, at the end of the console
+                    yield Progress(None, line)
+                return result
+
+            console = panel.launch(f"Benchmark {Path(model).name}", target, make)
+            self.window.show_panel("run")
+            return console
+        return self._guard(start)

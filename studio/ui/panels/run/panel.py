@@ -9,7 +9,7 @@ from studio.errors import UserError
 from studio.formats import Detected
 from studio.runs.config import RunConfig
 from studio.runs.runner import run_configuration
-from studio.runs.where import local_target
+from studio.runs.where import target_for_config
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
@@ -43,29 +43,47 @@ class RunPanel(Panel):
     def open_file(self, detected: Detected) -> None:  # the Run panel opens no files
         raise UserError("The Run panel does not open files", detected.path, "Open it in its tool's panel.")
 
+    def target_for(self, config: RunConfig):
+        """This computer, or the configuration's host on the window's connection pool."""
+        context = getattr(self.links, "host_context", None)
+        return target_for_config(context, config)
+
+    def resolve_workdir(self, config: RunConfig) -> str | None:
+        """A local configuration's folder relative to the workspace; a host's as written."""
+        if not config.is_local:
+            return config.workdir or None
+        folder, workdir = self.workspace_folder, config.workdir
+        if folder is not None and (not workdir or not workdir.startswith("/")):
+            return str((folder / workdir).resolve()) if workdir else str(folder)
+        return workdir or None
+
     def start(self, config: RunConfig) -> RunConsole:
         """Start ``config`` and show its console (raises UserError for a configuration that cannot run)."""
         config.validate()
-        if not config.is_local:
-            raise UserError(f"Run configuration {config.name!r} runs on host {config.target!r}, which this build "
-                            "cannot reach yet", "Run > Edit Configurations…", "Choose local (this computer).")
-        folder = self.workspace_folder
-        workdir = config.workdir
-        if folder is not None and (not workdir or not workdir.startswith("/")):
-            workdir = str((folder / workdir).resolve()) if workdir else str(folder)
-        console = RunConsole(config.name, "this computer", self)
-        target = local_target()
-        handle = self.runner.start(f"Run {config.name}", lambda cancel: console.wrap(
-            run_configuration(config, target, workdir or None, cancel=cancel)), key=None)
+        target = self.target_for(config)
+        workdir = self.resolve_workdir(config)
+        return self.launch(config.name, target,
+                           lambda cancel: run_configuration(config, target, workdir, cancel=cancel))
+
+    def launch(self, title: str, target, make_job, on_result=None) -> RunConsole:
+        """Run an engine job on ``target`` in a new console tab; ``on_result(result)`` when it finishes.
+
+        Jobs on one host share its job key, so they run one at a time (a run never overlaps a
+        sync or an ATC run on the same host)."""
+        console = RunConsole(title, target.where, self)
+        key = None if getattr(target, "is_local", True) else target.key
+        handle = self.runner.start(title, lambda cancel: console.wrap(make_job(cancel)), key=key)
         console.attach(handle)
         console.ended.connect(self._on_ended)
-        self.tabs.insertTab(0, console, f"▶ {config.name}")
+        if on_result is not None:
+            handle.finished.connect(on_result)
+        self.tabs.insertTab(0, console, f"▶ {title}")
         self.tabs.setCurrentIndex(0)
-        while self.tabs.count() > MAX_TABS:  # keep the newest; finished ones go first
+        while self.tabs.count() > MAX_TABS:  # keep the newest
             self._on_close_tab(self.tabs.count() - 1)
         self.empty.hide()
         self.tabs.show()
-        self.status.emit(f"running {config.name}")
+        self.status.emit(f"running {title} on {target.where}")
         return console
 
     def consoles(self) -> list[RunConsole]:

@@ -1,0 +1,112 @@
+"""Remote profile round trip: ours against the same steps done by hand with OpenSSH, in the same run.
+
+Both sides, on the local sshd the tests use (tests/sshd_server.py) with the tests' stand-in msprof
+(tests/cann_standins: it checks its arguments and writes a PROF_ folder of ~50 MB of raw device
+data plus the real msprof export files), profile one command:
+
+- ours: ``profile_on_host`` — check the NPU (npu-smi info), make a symlink-free output folder,
+  run msprof with CANN's set_env line and every switch written out, find the PROF_ folder from
+  its output, list it, download it file by file over SFTP into a temporary folder and rename it;
+- peer: what a user types: ``ssh host '. set_env.sh && msprof --application=... --output=DIR'``,
+  ``ssh host ls DIR`` to learn the PROF_ name, ``scp -r host:DIR/PROF_x .`` (OpenSSH, one
+  connection per command, as people run them).
+
+Usage: ``python benchmarks/bench_onhost_profile.py [--quick]``. Needs openssh-server/-client.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+sys.path.insert(0, str(REPO))
+
+from bench_common import emit, median_time  # noqa: E402
+
+PAD_MB = 50
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    runs = 3 if quick else 5
+    from sshd_server import sshd_missing_reason, start_sshd
+    from standins import make_standin_toolkit
+
+    from studio.jobs import run_job
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostEntry, HostStore
+    from studio.remote.known_hosts import KnownHosts
+    from studio.runs.config import RunConfig
+    from studio.targets.ssh import SshTarget
+    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.tools.profiler.on_host import profile_on_host
+
+    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    if reason:
+        print(f"skipping: {reason}", file=sys.stderr)
+        return 0
+    fixtures = REPO.parent / "shared" / "fixtures" / "ascend"
+    root = Path(tempfile.mkdtemp(prefix="studio-bench-msprof-"))
+    server = start_sshd(root / "sshd")
+    try:
+        toolkit = make_standin_toolkit(root / "cann", fixtures if fixtures.is_dir() else None,
+                                       STANDIN_MSPROF_PAD_MB=str(PAD_MB))
+        entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
+                          key_file=str(server.client_key), toolkit=str(toolkit),
+                          extra={"deploy_root": str(root / "host-ours")})
+        store = HostStore(root / "hosts.toml")
+        store.put(entry)
+        context = HostContext(store=store, known_hosts=KnownHosts(read_only=[server.known_hosts]))
+        target = SshTarget(entry, context)
+        config = RunConfig("app", "echo app ran", target="bench")
+        counter = iter(range(1_000_000))
+        sizes = []
+
+        def ours():
+            result = run_job(profile_on_host(target, config, root / "ours" / str(next(counter)),
+                                             fetch=folder_fetcher(target)))
+            sizes.append(result.bytes)
+
+        ssh_config = root / "ssh_config"
+        ssh_config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
+                              f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
+                              f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n"
+                              f" BatchMode yes\n")
+
+        def peer():
+            n = next(counter)
+            work = f"{root}/host-peer/{n}"
+            local = root / "peer" / str(n)
+            local.mkdir(parents=True)
+            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=120)  # noqa: E731
+            msprof = shlex.join(["msprof", "--application=echo app ran", f"--output={work}", "--ascendcl=on",
+                                 "--runtime-api=on", "--aicpu=on", "--msproftx=on"])
+            run("ssh", "-F", str(ssh_config), "bench",
+                f". {shlex.quote(str(toolkit / 'set_env.sh'))} && {msprof}")
+            name = run("ssh", "-F", str(ssh_config), "bench", f"ls {shlex.quote(work)}").stdout.decode().split()[0]
+            run("scp", "-q", "-r", "-F", str(ssh_config), f"bench:{work}/{name}", str(local))
+
+        ours()
+        peer()  # warm up both, and check they work
+        ours_s = median_time(ours, runs)
+        peer_s = median_time(peer, runs)
+        emit(f"remote msprof round trip ({sizes[-1] / 2**20:.0f} MiB PROF_ folder, stand-in msprof)", "s",
+             ours_s, peer_s, "OpenSSH by hand: ssh msprof + ssh ls + scp -r",
+             "no slower than the peer (ours also checks the NPU, resolves paths, renames atomically)")
+        target.close()
+        context.close()
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The ``--host`` halves of ``studio profile run`` and ``studio dump``: msprof / dumps on an Ascend host.
+
+``studio profile run --host NAME (--config RUN | -- CMD...) [--msprof-option K=V ...] -o DIR``
+``studio profile run --host NAME --config RUN --collect FOLDER -o DIR``  (PyTorch-NPU scripts)
+``studio dump --host NAME --config RUN --model MODEL.om -o DIR [--layer OP ...] [--mode output|input|all]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+
+def add_profile_host_arguments(run: argparse.ArgumentParser) -> None:
+    """The options ``profile run`` gains for a host."""
+    group = run.add_argument_group("on an Ascend host (msprof)")
+    group.add_argument("--host", metavar="NAME", help="run msprof on this host (see studio ssh list)")
+    group.add_argument("--config", metavar="RUN", help="the run configuration msprof wraps (studio run --list)")
+    group.add_argument("--workspace", type=Path, metavar="DIR", help="workspace of --config (default: around .)")
+    group.add_argument("--msprof-option", action="append", default=[], metavar="NAME=VALUE",
+                       help="msprof switch, e.g. ai-core=on, aic-metrics=Memory, task-time=l1 (repeat)")
+    group.add_argument("--collect", metavar="FOLDER",
+                       help="do not wrap in msprof: run the configuration and bring back the newest "
+                            "*_ascend_pt folder under FOLDER (PyTorch scripts that profile themselves)")
+
+
+def add_dump_host_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``dump`` gains for a host."""
+    group = parser.add_argument_group("on an Ascend host")
+    group.add_argument("--host", metavar="NAME", help="dump on this host (see studio ssh list)")
+    group.add_argument("--config", metavar="RUN", help="the run configuration that runs the app")
+    group.add_argument("--workspace", type=Path, metavar="DIR", help="workspace of --config (default: around .)")
+    group.add_argument("--model", type=Path, metavar="MODEL.om", help="the .om the app loads (names dump_list)")
+    group.add_argument("--layer", action="append", default=[], metavar="OP", help="dump only these ops (repeat)")
+    group.add_argument("--mode", choices=["output", "input", "all"], default="output", help="dump_mode")
+    group.add_argument("--op-switch", choices=["on", "off"], default="off", help="dump_op_switch")
+    group.add_argument("--npy", action="append", default=[], type=Path, metavar="FILE.npy",
+                       help="input arrays to upload beside the app (repeat)")
+
+
+def _config(args, command: list[str]):
+    from studio.errors import UserError
+    from studio.runs.config import RunConfig, find_config, find_workspace
+
+    if args.config and command:
+        raise UserError("Give --config or a command after --, not both", "--config", "Drop one of them.")
+    if args.config:
+        config = find_config(find_workspace(args.workspace), args.config)
+        if not config.is_local and config.target != args.host:
+            raise UserError(f"Run configuration {config.name!r} runs on {config.target!r}, not {args.host!r}",
+                            "--host", f"Use --host {config.target}, or edit the configuration.")
+        return config
+    if not command:
+        raise UserError("What should run on the host?", "--config / -- CMD",
+                        "Give --config RUN, or the command after --: studio profile run --host NAME -o DIR -- ./main")
+    return RunConfig("command", shlex.join(command), target=args.host)
+
+
+def _target(host: str):
+    from studio.commands._context import cli_context
+    from studio.runs.where import target_for_host
+
+    return target_for_host(cli_context(), host)
+
+
+def _show(args):
+    def show(step) -> None:
+        if not getattr(args, "json", False) and step.message:
+            print(step.message, flush=True)
+    return show
+
+
+def profile_on_host_cli(args: argparse.Namespace, command: list[str]) -> int:
+    """``profile run --host``: msprof around a configuration or a command; the PROF_ folder lands in -o."""
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.tools.profiler.msprof_cmd import MsprofOptions
+    from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+
+    if not args.host:
+        raise UserError("--config profiles on a host", "--host", "Add --host NAME.")
+    if len(command) == 1 and command[0].endswith(".onnx") and not args.config:
+        raise UserError("Profiling an .onnx model with Studio's engine on a host is not available yet", command[0],
+                        "Profile it here (drop --host), or convert it to .om and wrap its app: --config RUN.")
+    config = _config(args, command)
+    from studio.tools.deploy.fetch import folder_fetcher
+
+    with _target(args.host) as target:
+        fetch = folder_fetcher(target)
+        if args.collect:
+            job = collect_on_host(target, config, args.collect, args.output, fetch=fetch)
+        else:
+            job = profile_on_host(target, config, args.output, MsprofOptions.from_strings(args.msprof_option),
+                                  fetch=fetch)
+        result = run_job(job, on_progress=_show(args))
+    data = {"folder": str(result.folder), "remote": result.remote, "host": result.where, "command": result.command,
+            "exported": result.exported, "files": result.files, "bytes": result.bytes}
+    print(json.dumps(data, indent=2) if args.json else
+          f"profile of {config.name} on {result.where}: {result.files} files ({result.bytes / 2**20:.1f} MiB) "
+          f"in {result.folder}" + (" (exported with msprof --export=on)" if result.exported else ""))
+    return 0
+
+
+def dump_on_host_cli(args: argparse.Namespace) -> int:
+    """``dump --host``: acl.json with a host dump_path, run, newest tree downloaded into -o."""
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.tools.accuracy.acl_config import om_dump_entry
+    from studio.tools.accuracy.on_host import dump_on_host
+
+    if not args.config:
+        raise UserError("Dumping on a host runs a run configuration", "--config", "Add --config RUN.")
+    if args.model is None:
+        raise UserError("Which model does the app load?", "--model", "Add --model MODEL.om (its name goes into dump_list).")
+    layers = list(args.layer)
+    if args.model.is_file():
+        from studio.tools.graph.om_reader import read_om
+
+        name, layers = om_dump_entry(read_om(args.model), args.model.name, layers)
+    else:  # the .om lives only on the host: its file name is what dump_list needs
+        name = args.model.stem
+    config = _config(args, [])
+    from studio.tools.deploy.fetch import folder_fetcher
+
+    with _target(args.host) as target:
+        result = run_job(dump_on_host(target, config, name, args.output, layers, args.mode, args.op_switch,
+                                      list(args.npy), fetch=folder_fetcher(target)), on_progress=_show(args))
+    data = {"folder": str(result.folder), "host": result.where, "dump": result.tree.path,
+            "files": len(result.tree.files), "bytes": result.bytes, "acl_json": result.acl_json}
+    print(json.dumps(data, indent=2) if args.json else
+          f"dumped {len(result.tree.files)} op files of {name} on {result.where} into {result.folder}")
+    return 0

@@ -1,0 +1,133 @@
+"""Dialogs of the Run menu's host actions: msprof options, dump options, benchmark options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+from studio.tools.profiler.msprof_cmd import AIC_METRICS, TASK_TIME, MsprofOptions
+
+_SWITCHES = (("ascendcl", "AscendCL API (--ascendcl)"), ("runtime_api", "Runtime API (--runtime-api)"),
+             ("aicpu", "AI CPU (--aicpu)"), ("msproftx", "msproftx markers (--msproftx)"),
+             ("model_execution", "Model execution (--model-execution)"),
+             ("sys_hardware_mem", "Memory (--sys-hardware-mem)"), ("ai_core", "AI Core PMU (--ai-core)"))
+
+
+def _buttons(dialog: QDialog) -> QDialogButtonBox:
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, dialog)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
+
+
+class MsprofDialog(QDialog):
+    """msprof switches (defaults: the face-mask tutorial's), or "collect the folder the script writes"."""
+
+    def __init__(self, config_name: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Profile {config_name} on its host")
+        defaults = MsprofOptions()
+        form = QFormLayout()
+        self.checks: dict[str, QCheckBox] = {}
+        for name, label in _SWITCHES:
+            box = QCheckBox(label, self)
+            box.setChecked(getattr(defaults, name))
+            self.checks[name] = box
+            form.addRow(box)
+        self.task_time = QComboBox(self)
+        self.task_time.addItems(list(TASK_TIME))
+        self.task_time.setCurrentText(defaults.task_time)
+        form.addRow("Task time (--task-time)", self.task_time)
+        self.metrics = QComboBox(self)
+        self.metrics.addItems(list(AIC_METRICS))
+        self.metrics.setCurrentText(defaults.aic_metrics)
+        form.addRow("AI Core metrics (--aic-metrics)", self.metrics)
+        self.checks["ai_core"].toggled.connect(self.metrics.setEnabled)
+        self.metrics.setEnabled(defaults.ai_core)
+        self.collect = QLineEdit(self)
+        self.collect.setPlaceholderText("empty: wrap the app in msprof")
+        self.collect.setToolTip("For PyTorch scripts that profile themselves: the folder under which they "
+                                "write *_ascend_pt/ASCEND_PROFILER_OUTPUT (no msprof then)")
+        form.addRow("Collect folder instead", self.collect)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(_buttons(self))
+
+    def options(self) -> MsprofOptions:
+        values = {name: box.isChecked() for name, box in self.checks.items()}
+        return MsprofOptions(task_time=self.task_time.currentText(), aic_metrics=self.metrics.currentText(), **values)
+
+
+class _ModelRow(QWidget):
+    def __init__(self, parent: QWidget, start: Path | None):
+        super().__init__(parent)
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText("the .om the app loads")
+        browse = QPushButton("Browse…", self)
+        browse.clicked.connect(lambda: self._browse(start))
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.edit, 1)
+        row.addWidget(browse)
+
+    def _browse(self, start: Path | None) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Model", str(start or Path.home()), "OM models (*.om)")
+        if path:
+            self.edit.setText(path)
+
+
+class DumpDialog(QDialog):
+    """What to dump: the .om (its name and op names fill dump_list), layers, mode."""
+
+    def __init__(self, config_name: str, start: Path | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Dump {config_name} on its host")
+        self.model = _ModelRow(self, start)
+        self.layers = QLineEdit(self)
+        self.layers.setPlaceholderText("empty: every op; or op names separated by commas")
+        self.mode = QComboBox(self)
+        self.mode.addItems(["output", "input", "all"])
+        self.op_switch = QCheckBox("Also single-op calls (dump_op_switch)", self)
+        form = QFormLayout()
+        form.addRow("Model (.om)", self.model)
+        form.addRow("Layers", self.layers)
+        form.addRow("Dump mode", self.mode)
+        form.addRow(self.op_switch)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(_buttons(self))
+
+    def values(self) -> dict:
+        return {"model": Path(self.model.edit.text().strip()), "mode": self.mode.currentText(),
+                "layers": [x.strip() for x in self.layers.text().split(",") if x.strip()],
+                "op_switch": "on" if self.op_switch.isChecked() else "off"}
+
+
+class BenchDialog(QDialog):
+    """An .om, the tool (msame, ais_bench or msit benchmark), loops, warm-ups, device."""
+
+    def __init__(self, where: str, start: Path | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Benchmark an .om on {where}")
+        self.model = _ModelRow(self, start)
+        self.tool = QComboBox(self)
+        self.tool.addItems(["msame", "ais_bench", "msit"])
+        self.loop, self.warmup, self.device = QSpinBox(self), QSpinBox(self), QSpinBox(self)
+        self.loop.setRange(1, 100000)
+        self.loop.setValue(100)
+        self.warmup.setRange(0, 1000)
+        self.warmup.setValue(5)
+        self.device.setRange(0, 63)
+        form = QFormLayout()
+        for label, widget in (("Model (.om)", self.model), ("Tool", self.tool), ("Loops", self.loop),
+                              ("Warm-ups", self.warmup), ("Device", self.device)):
+            form.addRow(label, widget)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(_buttons(self))
+
+    def values(self) -> dict:
+        return {"model": Path(self.model.edit.text().strip()), "tool": self.tool.currentText(),
+                "loop": self.loop.value(), "warmup": self.warmup.value(), "device": self.device.value()}

@@ -1,0 +1,137 @@
+"""Profile, dump, benchmark and run on an Ascend "host": the real loopback sshd with the stand-in
+CANN tools on the host's PATH (put there by the host toolkit's set_env.sh, as CANN does)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from standins import fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
+from test_cli import run_studio  # noqa: E402
+
+from studio.runs.config import RunConfig, save_config  # noqa: E402
+from studio.workspace import Workspace  # noqa: E402
+
+APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
+
+
+@pytest.fixture
+def host(sshd, studio_home, tmp_path, ascend_fixtures):
+    """A host "box" whose work root is a symlink to a folder with a space and a quote in its name."""
+    real = tmp_path / "remote 'root'"
+    real.mkdir()
+    link = tmp_path / "root-link"
+    link.symlink_to(real)
+    toolkit = make_standin_toolkit(tmp_path / "cann", ascend_fixtures)
+    write_host(studio_home, sshd, toolkit, deploy_root=str(link))
+    return {"real": real, "toolkit": toolkit, "home": studio_home}
+
+
+@pytest.fixture
+def workspace(tmp_path, host):
+    ws = Workspace.create(tmp_path / "ws")
+    app_dir = tmp_path / "app dir"
+    app_dir.mkdir()
+    fake_om(app_dir / "facemask.om")
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 3"
+    save_config(ws, RunConfig("facemask", command, target="box", workdir=str(app_dir)))
+    save_config(ws, RunConfig("local", "echo here", target="local"))
+    return ws
+
+
+def test_run_configuration_on_the_host(workspace, host):
+    result = run_studio("run", "facemask", "--workspace", str(workspace.folder), "--json", home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["where"] == "box" and "[INFO] frame 2: 2 faces, 1 mask" in data["output"]
+
+
+def test_profile_on_host_with_a_configuration(workspace, host, ascend_fixtures, tmp_path):
+    out = tmp_path / "profiles"
+    result = run_studio("profile", "run", "--host", "box", "--config", "facemask", "--workspace",
+                        str(workspace.folder), "--msprof-option", "ai-core=on", "--msprof-option",
+                        "aic-metrics=MemoryUB", "-o", str(out), "--json", home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    folder = Path(data["folder"])
+    assert folder.parent == out and folder.name.startswith("PROF_000001_")
+    assert data["remote"].startswith(str(host["real"]))  # msprof got the real path, not the symlink
+    msprof_json = next((folder / "mindstudio_profiler_output").glob("msprof_*.json"))
+    assert msprof_json.read_bytes() == (ascend_fixtures / "pytorch_npu" / "trace_view.json").read_bytes()
+    assert not list(out.glob(".*studio-part*"))
+    stats = run_studio("profile", "stats", str(folder), "--json", home=host["home"])
+    assert stats.returncode == 0 and json.loads(stats.stdout)["events"] == 4384
+
+
+def test_profile_a_command_exports_when_needed(host, tmp_path):
+    make_standin_toolkit(host["toolkit"], STANDIN_MSPROF_NO_EXPORT="1",
+                         STANDIN_ASCEND_FIXTURES=str(Path(host["toolkit"]).parents[0]))
+    out = tmp_path / "p"
+    result = run_studio("profile", "run", "--host", "box", "-o", str(out), "--json", "--", "echo", "it's me",
+                        home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["exported"] is True and (Path(data["folder"]) / "mindstudio_profiler_output" / "README.txt").exists()
+
+
+def test_no_npu_names_host_command_log_and_fix(host, tmp_path, ascend_fixtures):
+    make_standin_toolkit(host["toolkit"], ascend_fixtures, STANDIN_NO_NPU="1")
+    result = run_studio("profile", "run", "--host", "box", "-o", str(tmp_path / "p"), "--", "true",
+                        home=host["home"])
+    assert result.returncode == 2
+    err = result.stderr
+    assert "no NPU is usable on the host" in err and "box: npu-smi info" in err
+    assert "/var/log/npu/slog/" in err and "npu-smi info` on the host" in err
+    assert not (tmp_path / "p").exists()
+
+
+def test_missing_msprof_is_explained(host, tmp_path):
+    (host["toolkit"] / "set_env.sh").write_text(  # npu-smi only: a driver without the toolkit
+        f"mkdir -p {tmp_path}/only; ln -sf {Path(__file__).resolve().parents[1]}/cann_standins/bin/npu-smi "
+        f"{tmp_path}/only/npu-smi; export PATH={tmp_path}/only:/usr/bin:/bin\n")
+    result = run_studio("profile", "run", "--host", "box", "-o", str(tmp_path / "p"), "--", "true",
+                        home=host["home"])
+    assert result.returncode == 2 and "msprof was not found on box" in result.stderr
+    assert "tools/profiler/bin" in result.stderr and "plog" in result.stderr
+
+
+def test_dump_on_host_writes_acl_json_and_brings_the_newest_tree(workspace, host, ascend_fixtures, tmp_path):
+    out = tmp_path / "dumps"
+    om = ascend_fixtures / "om" / "root_model.om"
+    # The app loads facemask.om; the local copy of that model names the dump_list entry.
+    local_om = tmp_path / "facemask.om"
+    local_om.write_bytes(om.read_bytes())
+    result = run_studio("dump", "--host", "box", "--config", "facemask", "--workspace", str(workspace.folder),
+                        "--model", str(local_om), "--mode", "all", "-o", str(out), "--json", home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    folder = Path(data["folder"])
+    assert folder.parts[-4:] == ("0", "facemask", "1", "2")  # device, model, model id, the last frame
+    assert sorted(p.name.split(".")[0] for p in folder.iterdir()) == ["Conv2D", "Relu"]
+    acl = json.loads((tmp_path / "app dir" / "acl.json").read_text())["dump"]
+    assert acl["dump_path"].startswith(str(host["real"])) and acl["dump_mode"] == "all"
+    assert acl["dump_list"] == [{"model_name": "facemask"}]
+    converted = run_studio("dump", "convert", str(next(folder.glob("Relu.*"))), "-o", str(tmp_path / "npy"),
+                           "--json", home=host["home"])
+    assert converted.returncode == 0, converted.stderr
+
+
+@pytest.mark.parametrize("tool", ["msame", "ais_bench", "msit"])
+def test_bench_om_on_host(host, tmp_path, tool):
+    om = fake_om(tmp_path / "face mask.om")
+    result = run_studio("bench", str(om), "--host", "box", "--tool", tool, "--loop", "20", "--json",
+                        home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    times = recorded(host["toolkit"])[-1]["times"]
+    import numpy as np
+
+    expected = np.array(times[1:] if tool == "msame" else times)
+    assert data["mean_ms"] == pytest.approx(expected.mean(), abs=1e-6)
+    assert data["p99_ms"] == pytest.approx(np.percentile(expected, 99))
+    assert data["where"] == "box" and data["model"] == str(om)

@@ -1,0 +1,88 @@
+"""Run menu host actions against the real sshd: Profile on host, Dump on host, Benchmark, a host run."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from standins import fake_om, make_standin_toolkit  # noqa: E402
+
+from studio.runs.config import RunConfig, save_config
+from studio.settings import UserSettings
+from studio.tools.profiler.msprof_cmd import MsprofOptions
+from studio.ui.main_window import MainWindow
+from studio.ui.notifier import Notifier
+from studio.workspace import Workspace
+
+APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+
+    entry, known = sshd_host
+    entry.toolkit = str(make_standin_toolkit(tmp_path / "cann", ascend_fixtures))
+    entry.extra["deploy_root"] = str(tmp_path / "host root")
+    store = HostStore(tmp_path / "hosts.toml")
+    store.put(entry)
+    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
+    qtbot.addWidget(win)
+    win.links.host_context = HostContext(store=store, known_hosts=known)
+    win.show()
+    ws = Workspace.create(tmp_path / "ws")
+    app_dir = tmp_path / "app"
+    app_dir.mkdir()
+    fake_om(app_dir / "facemask.om")
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 2"
+    save_config(ws, RunConfig("facemask", command, target=entry.name, workdir=str(app_dir)))
+    win.open_workspace(ws.folder)
+    routed = []
+    win.file_routed.connect(lambda d: routed.append((d.path, d.format.panel)))
+    win.routed = routed
+    yield win
+    win.runner.cancel_all()
+    win.runner.wait_for_done(5000)
+
+
+def _finished(qtbot, console):
+    qtbot.waitUntil(lambda: console.state not in ("starting", "running"), timeout=60000)
+    assert console.state == "ok", console.output()
+
+
+def test_run_on_the_host_streams_into_the_console(qtbot, window):
+    console = window.run_controls.run("facemask")
+    _finished(qtbot, console)
+    assert "[INFO] frame 1: 2 faces, 1 mask" in console.output() and console.where == "testhost"
+
+
+def test_profile_on_host_opens_the_prof_folder_in_the_profiler(qtbot, window):
+    console = window.run_controls.profile("facemask", MsprofOptions(ai_core=True, aic_metrics="Memory"))
+    _finished(qtbot, console)
+    assert "--aic-metrics=Memory" in console.output() and "Data is saved in" in console.output()
+    qtbot.waitUntil(lambda: any(panel == "profiler" for _, panel in window.routed), timeout=10000)
+    path = next(p for p, panel in window.routed if panel == "profiler")
+    assert path.name.startswith("PROF_") and path.parent.parent == window.workspace.folder / "profiles"
+
+
+def test_dump_on_host_opens_the_dumps_in_the_accuracy_panel(qtbot, window, ascend_fixtures, tmp_path):
+    om = tmp_path / "facemask.om"
+    om.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes())
+    console = window.run_controls.dump("facemask", om, mode="all")
+    _finished(qtbot, console)
+    qtbot.waitUntil(lambda: any(panel == "accuracy" for _, panel in window.routed), timeout=10000)
+    path = next(p for p, panel in window.routed if panel == "accuracy")
+    assert sorted(f.name.split(".")[0] for f in path.iterdir()) == ["Conv2D", "Relu"]
+
+
+def test_benchmark_on_the_host(qtbot, window, tmp_path):
+    console = window.run_controls.bench("facemask", fake_om(tmp_path / "m.om"), "ais_bench", loop=10, warmup=1)
+    _finished(qtbot, console)
+    text = console.output()
+    assert "NPU_compute_time (ms)" in text and "latency mean / p50 / p99:" in text
+    assert console.outcome.where == "testhost" and console.outcome.loops == 10
