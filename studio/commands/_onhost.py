@@ -51,6 +51,7 @@ def _config(args, command: list[str]):
         if not config.is_local and config.target != args.host:
             raise UserError(f"Run configuration {config.name!r} runs on {config.target!r}, not {args.host!r}",
                             "--host", f"Use --host {config.target}, or edit the configuration.")
+        upload_first(config, quiet=getattr(args, "json", False))
         return config
     if not command:
         raise UserError("What should run on the host?", "--config / -- CMD",
@@ -132,3 +133,31 @@ def dump_on_host_cli(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=2) if args.json else
           f"dumped {len(result.tree.files)} op files of {name} on {result.where} into {result.folder}")
     return 0
+
+
+def upload_first(config, quiet: bool = False) -> None:
+    """Carry out the configuration's "upload the deployment first": the plan is printed (to stderr
+    with --json), then the upload runs (never deleting); a failed or conflicting file stops the run."""
+    if not config.upload:
+        return
+    import sys
+
+    from studio.commands._context import cli_context
+    from studio.commands._progress import print_progress
+    from studio.commands.deploy import print_plan
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.tools.deploy.deployments import DeploymentStore
+    from studio.tools.deploy.sync import host_connector
+    from studio.tools.deploy.sync import run_job as sync_job
+
+    deployment = DeploymentStore().get(config.upload)
+    out = sys.stderr if quiet else sys.stdout
+    print(f"uploading deployment {deployment.name} first", file=out)
+    plan, result = run_job(sync_job(deployment, "upload", host_connector(cli_context(), deployment), False, False,
+                                    None, on_plan=lambda p: print_plan(p, out)), on_progress=print_progress)
+    print(result.summary(), file=out)
+    if not result.ok or result.conflicts:
+        raise UserError(f"The upload of deployment {deployment.name} did not complete, so the run did not start",
+                        f"run configuration {config.name!r}, upload = {config.upload!r}",
+                        f"Look at it with `studio deploy status {deployment.name}`, then run again.")

@@ -59,8 +59,11 @@ def _run(workspace, args: argparse.Namespace) -> int:
     else:
         from studio.commands._context import cli_context
 
+        from studio.commands._onhost import upload_first
+
         target = target_for_config(cli_context(), config)
         workdir = config.workdir or None
+        upload_first(config, quiet=args.json)
 
     def show(step) -> None:
         if not args.json:

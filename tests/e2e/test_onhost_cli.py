@@ -135,3 +135,21 @@ def test_bench_om_on_host(host, tmp_path, tool):
     assert data["mean_ms"] == pytest.approx(expected.mean(), abs=1e-6)
     assert data["p99_ms"] == pytest.approx(np.percentile(expected, 99))
     assert data["where"] == "box" and data["model"] == str(om)
+
+
+def test_upload_first_then_run(workspace, host, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    fake_om(project / "facemask.om")
+    remote = tmp_path / "deployed"
+    added = run_studio("deploy", "add", "fm", "--host", "box", "--local", str(project), "--remote", str(remote),
+                       home=host["home"])
+    assert added.returncode == 0, added.stderr
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 1"
+    save_config(Workspace.open(workspace.folder),
+                RunConfig("deployed", command, target="box", workdir=str(remote), upload="fm"))
+    result = run_studio("run", "deployed", "--workspace", str(workspace.folder), "--json", home=host["home"])
+    assert result.returncode == 0, result.stderr
+    assert "uploading deployment fm first" in result.stderr and "facemask.om" in result.stderr  # the plan
+    assert (remote / "facemask.om").read_bytes() == (project / "facemask.om").read_bytes()
+    assert "[INFO] frame 0: 2 faces, 1 mask" in json.loads(result.stdout)["output"]
