@@ -36,8 +36,11 @@ def add_dump_host_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--layer", action="append", default=[], metavar="OP", help="dump only these ops (repeat)")
     group.add_argument("--mode", choices=["output", "input", "all"], default="output", help="dump_mode")
     group.add_argument("--op-switch", choices=["on", "off"], default="off", help="dump_op_switch")
-    group.add_argument("--npy", action="append", default=[], type=Path, metavar="FILE.npy",
-                       help="input arrays to upload beside the app (repeat)")
+    group.add_argument("--npy", action="append", default=[], metavar="[NAME=]FILE.npy",
+                       help="input arrays to upload beside the app (repeat); NAME = the ONNX input for --reference")
+    group.add_argument("--reference", type=Path, metavar="MODEL.onnx",
+                       help="also dump this original model here with ONNX Runtime on the same --npy arrays and "
+                            "compare (journey 3 in one command)")
 
 
 def _config(args, command: list[str]):
@@ -125,13 +128,36 @@ def dump_on_host_cli(args: argparse.Namespace) -> int:
     config = _config(args, [])
     from studio.tools.deploy.fetch import folder_fetcher
 
+    arrays = {}
+    for item in args.npy:
+        key, sep, file = item.partition("=")
+        arrays[key if sep else Path(item).stem] = Path(file if sep else item)
     with _target(args.host) as target:
-        result = run_job(dump_on_host(target, config, name, args.output, layers, args.mode, args.op_switch,
-                                      list(args.npy), fetch=folder_fetcher(target)), on_progress=_show(args))
+        if args.reference is not None:
+            from studio.tools.accuracy.on_host import dump_and_compare
+
+            both = run_job(dump_and_compare(target, config, name, args.reference, args.output, arrays, layers,
+                                            args.mode, converted=args.model, fetch=folder_fetcher(target)),
+                           on_progress=_show(args))
+            result = both.host
+        else:
+            result = run_job(dump_on_host(target, config, name, args.output, layers, args.mode, args.op_switch,
+                                          list(arrays.values()), fetch=folder_fetcher(target)), on_progress=_show(args))
     data = {"folder": str(result.folder), "host": result.where, "dump": result.tree.path,
             "files": len(result.tree.files), "bytes": result.bytes, "acl_json": result.acl_json}
-    print(json.dumps(data, indent=2) if args.json else
-          f"dumped {len(result.tree.files)} op files of {name} on {result.where} into {result.folder}")
+    if args.reference is not None:
+        csv = Path(args.output) / "compare.csv"
+        both.result.write_csv(csv)
+        data.update(cpu_dump=str(both.cpu_dump), compare=both.result.to_json(), csv=str(csv),
+                    mapping=str(both.mapping) if both.mapping else None)
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    print(f"dumped {len(result.tree.files)} op files of {name} on {result.where} into {result.folder}")
+    if args.reference is not None:
+        print(f"reference dump (ONNX Runtime here): {both.cpu_dump}")
+        print(both.result)
+        print(f"wrote {data['csv']}")
     return 0
 
 

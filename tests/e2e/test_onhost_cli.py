@@ -153,3 +153,45 @@ def test_upload_first_then_run(workspace, host, tmp_path):
     assert "uploading deployment fm first" in result.stderr and "facemask.om" in result.stderr  # the plan
     assert (remote / "facemask.om").read_bytes() == (project / "facemask.om").read_bytes()
     assert "[INFO] frame 0: 2 faces, 1 mask" in json.loads(result.stdout)["output"]
+
+
+def test_dump_on_host_and_compare_with_the_cpu(workspace, host, ascend_fixtures, tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
+                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
+    reference = tmp_path / "facemask.onnx"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, reference)
+    image = tmp_path / "image.npy"
+    x = np.random.default_rng(5).standard_normal((1, 4, 8, 8)).astype(np.float32)
+    np.save(image, x)
+    command = (f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 1 "
+               f"--input image.npy")  # the app reads the uploaded array from its folder
+    save_config(Workspace.open(workspace.folder), RunConfig("withinput", command, target="box",
+                                                            workdir=str(tmp_path / "app dir")))
+    om = tmp_path / "facemask.om"
+    om.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes())
+    out = tmp_path / "j3"
+    result = run_studio("dump", "--host", "box", "--config", "withinput", "--workspace", str(workspace.folder),
+                        "--model", str(om), "--reference", str(reference), "--npy", f"x={image}", "-o", str(out),
+                        "--json", home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (tmp_path / "app dir" / "image.npy").read_bytes() == image.read_bytes()
+    assert Path(data["csv"]).is_file() and Path(data["cpu_dump"]).is_dir()
+    rows = {r["name"]: r for r in data["compare"]["rows"] if r.get("cosine") is not None}
+    assert {"conv1", "relu1"} <= set(rows)
+    # Independent check: the NPU side rounded conv1 through FP16; the CPU did not.
+    npu = (x * np.float32(0.5)).astype(np.float16).astype(np.float64)
+    cpu = (x * np.float32(0.5)).astype(np.float64)
+    cosine = float(np.dot(npu.ravel(), cpu.ravel()) / (np.linalg.norm(npu) * np.linalg.norm(cpu)))
+    assert rows["conv1"]["cosine"] == pytest.approx(cosine, abs=1e-9)
+    assert rows["conv1"]["max_abs_err"] == pytest.approx(float(np.abs(npu - cpu).max()), rel=1e-6)
+    assert data["compare"]["passed"] is True

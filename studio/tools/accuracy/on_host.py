@@ -120,3 +120,39 @@ def _list(target, folder: str) -> list[str]:
         raise UserError(f"Cannot list the dump folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                         folder, "Check that the app could write there.")
     return [line[2:] for line in out.decode("utf-8", "replace").splitlines() if line.startswith("./")]
+
+
+@dataclass
+class HostComparison:
+    """Journey 3 in one result: the NPU dump, the CPU dump of the original model, their comparison."""
+
+    host: HostDump
+    cpu_dump: Path
+    result: object  # studio.tools.accuracy.compare.CompareResult
+    mapping: Path | None = None
+
+
+def dump_and_compare(target, config: RunConfig, model_name: str, reference: Path, out: Path,
+                     inputs: dict[str, Path], layers: list[str] | None = None, mode: str = "output",
+                     converted: Path | None = None, thresholds=None, fetch=None,
+                     cancel: CancelToken | None = None) -> Generator[Progress, None, HostComparison]:
+    """Dump on the host with the given input arrays (uploaded beside the app), dump the original
+    ``reference`` model here with ONNX Runtime on the same arrays, and compare the two op by op
+    (with the converter's node mapping when ``converted`` has a report beside it)."""
+    from studio.tools.accuracy.compare import compare_dumps
+    from studio.tools.accuracy.dumpset import load_npy
+    from studio.tools.accuracy.local_dump import dump_model
+    from studio.tools.accuracy.matching import find_converter_report, load_mapping
+
+    arrays = {name: load_npy(Path(path)) for name, path in inputs.items()}
+    host = yield from dump_on_host(target, config, model_name, out, layers, mode, inputs=list(inputs.values()),
+                                   cancel=cancel, fetch=fetch)
+    yield Progress(None, f"dumping {Path(reference).name} here with ONNX Runtime")
+    cpu = yield from dump_model(reference, Path(out) / "cpu_dump", arrays, cancel=cancel)
+    report = None
+    for candidate in (converted, reference):
+        if candidate is not None and report is None:
+            report = find_converter_report(candidate)
+    mapping = load_mapping(report) if report else None
+    result = yield from compare_dumps(cpu, host.folder, mapping=mapping, thresholds=thresholds, cancel=cancel)
+    return HostComparison(host, Path(cpu), result, report)

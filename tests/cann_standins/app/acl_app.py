@@ -25,6 +25,7 @@ def main() -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--frames", type=int, default=2)
     parser.add_argument("--sleep", type=float, default=0.0)
+    parser.add_argument("--input", help="the input array (.npy); random when absent")
     args = parser.parse_args()
     print("[INFO] acl init success", flush=True)
     dump = None
@@ -42,8 +43,9 @@ def main() -> int:
     rng = np.random.default_rng(0)
     for frame in range(args.frames):
         time.sleep(args.sleep)
-        x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
-        conv = (x * 0.5).astype(np.float32)
+        x = np.load(args.input).astype(np.float32) if args.input else \
+            rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+        conv = (x * np.float32(0.5)).astype(np.float16).astype(np.float32)  # the NPU computes in FP16
         relu = np.maximum(conv, 0)
         print(f"[INFO] frame {frame}: 2 faces, 1 mask", flush=True)
         if dump is None:
