@@ -32,11 +32,11 @@ def test_the_layers_contract_catches_an_upward_import(tmp_path):
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
     layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
     package = tmp_path / "studio"
-    for name in ("", "remote", "targets", "tools", "terminal", "ui", "commands"):
+    for name in ("", "remote", "targets", "runs", "tools", "terminal", "ui", "commands"):
         (package / name).mkdir(parents=True, exist_ok=True)
         (package / name / "__init__.py").write_text("")
     for name in ("cli", "errors", "jobs", "paths", "settings", "toml_store", "logs", "formats", "profile", "workspace",
-                 "assets"):
+                 "assets", "model_inputs"):
         (package / f"{name}.py").write_text("")
     (package / "remote" / "__init__.py").write_text("import studio.targets\n")
     broken = tmp_path / "layers.toml"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from standins import make_standin_toolkit

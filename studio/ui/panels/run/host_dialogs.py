@@ -28,6 +28,7 @@ class MsprofDialog(QDialog):
     def __init__(self, config_name: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"Profile {config_name} on its host")
+        self.setMinimumWidth(480)
         defaults = MsprofOptions()
         form = QFormLayout()
         self.checks: dict[str, QCheckBox] = {}
@@ -84,6 +85,7 @@ class DumpDialog(QDialog):
     def __init__(self, config_name: str, start: Path | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"Dump {config_name} on its host")
+        self.setMinimumWidth(560)
         self.model = _ModelRow(self, start)
         self.layers = QLineEdit(self)
         self.layers.setPlaceholderText("empty: every op; or op names separated by commas")
@@ -111,6 +113,7 @@ class BenchDialog(QDialog):
     def __init__(self, where: str, start: Path | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"Benchmark an .om on {where}")
+        self.setMinimumWidth(560)
         self.model = _ModelRow(self, start)
         self.tool = QComboBox(self)
         self.tool.addItems(["msame", "ais_bench", "msit"])
