@@ -86,3 +86,32 @@ def test_benchmark_on_the_host(qtbot, window, tmp_path):
     text = console.output()
     assert "NPU_compute_time (ms)" in text and "latency mean / p50 / p99:" in text
     assert console.outcome.where == "testhost" and console.outcome.loops == 10
+
+
+def test_dump_on_host_and_compare_shows_the_comparison(qtbot, window, ascend_fixtures, tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
+                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    reference = tmp_path / "facemask.onnx"
+    onnx.save(model, reference)
+    image = tmp_path / "image.npy"
+    np.save(image, np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32))
+    command = (f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 1 "
+               "--input image.npy")
+    save_config(window.workspace, RunConfig("withinput", command, target="testhost", workdir=str(tmp_path / "app")))
+    om = tmp_path / "facemask.om"
+    om.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes())
+    console = window.run_controls.dump_compare("withinput", om, reference, {"x": image})
+    _finished(qtbot, console)
+    accuracy = window.panels["accuracy"]
+    qtbot.waitUntil(lambda: getattr(accuracy, "result", None) is not None, timeout=10000)
+    names = {row.name for row in accuracy.result.rows if row.metrics is not None}
+    assert {"conv1", "relu1"} <= names and bool(accuracy.result)

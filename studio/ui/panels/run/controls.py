@@ -44,6 +44,9 @@ class RunControls(QObject):
         self.dump_action = self.menu.addAction("&Dump on Host…")
         self.dump_action.setToolTip("Run the selected configuration with a dump acl.json and open the dumps")
         self.dump_action.triggered.connect(self.ask_dump)
+        self.compare_action = self.menu.addAction("Dump on Host and &Compare…")
+        self.compare_action.setToolTip("Dump on the host and, with the same inputs, the original model here; compare")
+        self.compare_action.triggered.connect(self.ask_dump_compare)
         self.bench_action = self.menu.addAction("&Benchmark .om…")
         self.bench_action.setToolTip("Time an .om with msame or ais_bench where the selected configuration runs")
         self.bench_action.triggered.connect(self.ask_bench)
@@ -82,7 +85,7 @@ class RunControls(QObject):
         self.combo.clear()
         self.combo.addItems(names or [NO_WORKSPACE if self.workspace is None else "(no run configurations)"])
         self.combo.setEnabled(bool(names))
-        for action in (self.run_action, self.profile_action, self.dump_action, self.bench_action):
+        for action in (self.run_action, self.profile_action, self.dump_action, self.compare_action, self.bench_action):
             action.setEnabled(bool(names))
         if current in names:
             self.combo.setCurrentText(current)
@@ -210,6 +213,53 @@ class RunControls(QObject):
                                                 cancel=cancel, fetch=folder_fetcher(target)))
 
             console = panel.launch(f"Dump {name}", target, make, lambda r: self.window.open_paths([r.folder]))
+            self.window.show_panel("run")
+            return console
+        return self._guard(start)
+
+    def ask_dump_compare(self) -> None:
+        from studio.ui.panels.run.host_dialogs import DumpDialog
+
+        config = self._guard(self._selected)
+        if config is None:
+            return
+        dialog = DumpDialog(config.name, Path(self.workspace.folder), self.window, compare=True)
+        if dialog.exec():
+            values = dialog.values()
+            values.pop("op_switch")
+            self.dump_compare(config.name, values.pop("model"), **values)
+
+    def dump_compare(self, name: str, model: Path, reference: Path, inputs: dict, layers=None, mode: str = "output"):
+        """Journey 3 in one action: dump on the host and here with the same inputs, compare; the
+        comparison opens in the accuracy panel."""
+        def start():
+            from studio.tools.accuracy.acl_config import om_dump_entry
+            from studio.tools.accuracy.on_host import dump_and_compare
+            from studio.tools.deploy.fetch import folder_fetcher
+
+            config = next(c for c in load_configs(self.workspace) if c.name == name)
+            for path, what in ((Path(model), "the .om"), (Path(reference), "the original .onnx"),
+                               *((Path(p), f"input {n}") for n, p in inputs.items())):
+                if not path.is_file():
+                    raise UserError(f"File not found: {what}", path, "Choose an existing file.")
+            panel = self.window.panels["run"]
+            target = panel.target_for(config)
+            out = self._out("dumps")
+
+            def make(cancel):
+                from studio.tools.graph.om_reader import read_om
+
+                model_name, chosen = om_dump_entry(read_om(Path(model)), Path(model).name, layers)
+                return (yield from dump_and_compare(target, config, model_name, Path(reference), out, inputs, chosen,
+                                                    mode, converted=Path(model), fetch=folder_fetcher(target),
+                                                    cancel=cancel))
+
+            def show(both) -> None:
+                accuracy = self.window.panels["accuracy"]
+                accuracy.set_result(both.result, (both.cpu_dump, both.host.folder))
+                self.window.show_panel("accuracy")
+
+            console = panel.launch(f"Dump and compare {name}", target, make, show)
             self.window.show_panel("run")
             return console
         return self._guard(start)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+                               QHBoxLayout, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from studio.tools.profiler.msprof_cmd import AIC_METRICS, TASK_TIME, MsprofOptions
 
@@ -62,10 +62,12 @@ class MsprofDialog(QDialog):
 
 
 class _ModelRow(QWidget):
-    def __init__(self, parent: QWidget, start: Path | None):
+    def __init__(self, parent: QWidget, start: Path | None, hint: str = "the .om the app loads",
+                 pattern: str = "OM models (*.om)"):
         super().__init__(parent)
         self.edit = QLineEdit(self)
-        self.edit.setPlaceholderText("the .om the app loads")
+        self.edit.setPlaceholderText(hint)
+        self._pattern = pattern
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(lambda: self._browse(start))
         row = QHBoxLayout(self)
@@ -74,7 +76,7 @@ class _ModelRow(QWidget):
         row.addWidget(browse)
 
     def _browse(self, start: Path | None) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Model", str(start or Path.home()), "OM models (*.om)")
+        path, _ = QFileDialog.getOpenFileName(self, "Model", str(start or Path.home()), self._pattern)
         if path:
             self.edit.setText(path)
 
@@ -82,11 +84,18 @@ class _ModelRow(QWidget):
 class DumpDialog(QDialog):
     """What to dump: the .om (its name and op names fill dump_list), layers, mode."""
 
-    def __init__(self, config_name: str, start: Path | None = None, parent: QWidget | None = None):
+    def __init__(self, config_name: str, start: Path | None = None, parent: QWidget | None = None,
+                 compare: bool = False):
         super().__init__(parent)
-        self.setWindowTitle(f"Dump {config_name} on its host")
+        self.setWindowTitle(f"Dump {config_name} on its host" + (" and compare with the CPU" if compare else ""))
         self.setMinimumWidth(560)
+        self.compare = compare
         self.model = _ModelRow(self, start)
+        self.reference = _ModelRow(self, start, "the original .onnx (dumped here with ONNX Runtime)",
+                                   "ONNX models (*.onnx)")
+        self.inputs = QPlainTextEdit(self)
+        self.inputs.setPlaceholderText("NAME=/path/input.npy, one per model input (uploaded beside the app)")
+        self.inputs.setMaximumHeight(70)
         self.layers = QLineEdit(self)
         self.layers.setPlaceholderText("empty: every op; or op names separated by commas")
         self.mode = QComboBox(self)
@@ -97,14 +106,28 @@ class DumpDialog(QDialog):
         form.addRow("Layers", self.layers)
         form.addRow("Dump mode", self.mode)
         form.addRow(self.op_switch)
+        if compare:
+            form.addRow("Original model", self.reference)
+            form.addRow("Input arrays", self.inputs)
+        else:
+            self.reference.hide()
+            self.inputs.hide()
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(_buttons(self))
 
     def values(self) -> dict:
-        return {"model": Path(self.model.edit.text().strip()), "mode": self.mode.currentText(),
-                "layers": [x.strip() for x in self.layers.text().split(",") if x.strip()],
-                "op_switch": "on" if self.op_switch.isChecked() else "off"}
+        values = {"model": Path(self.model.edit.text().strip()), "mode": self.mode.currentText(),
+                  "layers": [x.strip() for x in self.layers.text().split(",") if x.strip()],
+                  "op_switch": "on" if self.op_switch.isChecked() else "off"}
+        if self.compare:
+            inputs = {}
+            for line in self.inputs.toPlainText().splitlines():
+                name, sep, file = line.strip().partition("=")
+                if line.strip():
+                    inputs[name.strip() if sep else Path(line.strip()).stem] = Path((file if sep else name).strip())
+            values.update(reference=Path(self.reference.edit.text().strip()), inputs=inputs)
+        return values
 
 
 class BenchDialog(QDialog):
