@@ -115,3 +115,23 @@ def test_dump_on_host_and_compare_shows_the_comparison(qtbot, window, ascend_fix
     qtbot.waitUntil(lambda: getattr(accuracy, "result", None) is not None, timeout=10000)
     names = {row.name for row in accuracy.result.rows if row.metrics is not None}
     assert {"conv1", "relu1"} <= names and bool(accuracy.result)
+
+
+def test_upload_first_shows_the_plan_then_runs(qtbot, window, tmp_path):
+    from studio.tools.deploy.deployments import Deployment, DeploymentStore
+
+    project = tmp_path / "project"
+    project.mkdir()
+    fake_om(project / "facemask.om")
+    remote = tmp_path / "deployed"
+    store = DeploymentStore()
+    store.put(Deployment("fm", "testhost", str(project), str(remote)))
+    store.save()
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 1"
+    save_config(window.workspace, RunConfig("deployed", command, target="testhost", workdir=str(remote), upload="fm"))
+    console = window.run_controls.run("deployed")
+    _finished(qtbot, console)
+    text = console.output()
+    assert "upload plan of fm:" in text and "facemask.om" in text
+    assert text.index("upload plan of fm:") < text.index("[INFO] frame 0: 2 faces, 1 mask")
+    assert (remote / "facemask.om").read_bytes() == (project / "facemask.om").read_bytes()

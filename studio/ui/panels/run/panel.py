@@ -62,8 +62,16 @@ class RunPanel(Panel):
         config.validate()
         target = self.target_for(config)
         workdir = self.resolve_workdir(config)
-        return self.launch(config.name, target,
-                           lambda cancel: run_configuration(config, target, workdir, cancel=cancel))
+        context = getattr(self.links, "host_context", None)
+
+        def make(cancel):
+            if config.upload:
+                from studio.ui.panels.run.upload import upload_first
+
+                yield from upload_first(context, config.upload, cancel)
+            return (yield from run_configuration(config, target, workdir, cancel=cancel))
+
+        return self.launch(config.name, target, make)
 
     def launch(self, title: str, target, make_job, on_result=None) -> RunConsole:
         """Run an engine job on ``target`` in a new console tab; ``on_result(result)`` when it finishes.
