@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-shape", action="append", default=[], metavar="NAME:D0,D1,...",
                         help="size of an input's dynamic axes (repeat, or ATC's 'a:1,3;b:2')")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
+                        help="also write the result as a folder the profiler opens (Summary, Compare)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -62,5 +64,12 @@ def run(args: argparse.Namespace) -> int:
         target = target_for_host(context, args.host)
         job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
     result = run_job(job, on_progress=print_progress)
-    print(json.dumps(result.as_dict(), indent=2) if args.json else result.report())
+    data = result.as_dict()
+    if args.output:
+        from studio.tools.bench.profile_folder import write_bench_folder
+
+        data["folder"] = str(write_bench_folder(result, args.output))
+    print(json.dumps(data, indent=2) if args.json else result.report())
+    if args.output and not args.json:
+        print(f"written to {args.output} (open it in the profiler)")
     return 0

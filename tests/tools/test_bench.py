@@ -123,3 +123,26 @@ def test_cli_bench_json_keys(tmp_path, capsys):
     assert main(["bench", str(model), "--loop", "5"]) == 2
     err = capsys.readouterr().err
     assert "axis 0" in err and "--input-shape" in err
+
+
+def test_bench_folder_opens_in_the_profiler_and_compares(tmp_path, monkeypatch):
+    from studio.tools.bench.profile_folder import write_bench_folder
+    from studio.tools.profiler.compare import compare
+    from studio.tools.profiler.loader import open_profile
+
+    model = matmul_model(tmp_path / "m.onnx", batch=2)
+    here = run_job(bench_model(model, loop=15, warmup=2))
+    use_standins(monkeypatch, tmp_path, STANDIN_LATENCY_MS="0.5")
+    npu = run_job(bench_on_target(local_target(), str(fake_om(tmp_path / "m.om")), "msame", loop=16))
+    base = run_job(open_profile(write_bench_folder(here, tmp_path / "ort"), use_cache=False))
+    new = run_job(open_profile(write_bench_folder(npu, tmp_path / "npu"), use_cache=False))
+    assert base.size == 15 and new.size == 15  # msame's first (cold) loop is not a timed one
+    assert base.facts["benchmark"] == "onnxruntime on local (device CPUExecutionProvider)"
+    assert "latency mean / p50 / p99" in new.facts
+    result = compare(base, new)
+    (row,) = result.ops
+    assert row.name == "inference" and row.base_count == 15
+    assert row.base_avg_us == pytest.approx(np.mean(here.latencies_ms) * 1000, rel=1e-3)
+    assert row.new_avg_us == pytest.approx(np.mean(npu.latencies_ms) * 1000, rel=1e-3)
+    with pytest.raises(UserError, match="not empty"):
+        write_bench_folder(here, tmp_path / "ort")

@@ -86,6 +86,9 @@ def test_benchmark_on_the_host(qtbot, window, tmp_path):
     text = console.output()
     assert "NPU_compute_time (ms)" in text and "latency mean / p50 / p99:" in text
     assert console.outcome.where == "testhost" and console.outcome.loops == 10
+    qtbot.waitUntil(lambda: any(panel == "profiler" for _, panel in window.routed), timeout=10000)
+    path = next(p for p, panel in window.routed if panel == "profiler")
+    assert path.name.startswith("bench-host-") and (path / "studio_profile.json").is_file()
 
 
 def test_dump_on_host_and_compare_shows_the_comparison(qtbot, window, ascend_fixtures, tmp_path):

@@ -53,6 +53,7 @@ class BenchResult:
     latencies_ms: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     command: str = ""
+    folder: object = None  # where write_bench_folder put it, once written
 
     def as_dict(self) -> dict:
         """The ``--json`` form: the common keys first, then the details."""

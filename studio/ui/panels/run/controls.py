@@ -283,15 +283,21 @@ class RunControls(QObject):
             panel = self.window.panels["run"]
             target = panel.target_for(config)
 
-            def make(cancel):
-                result = yield from bench_om(target, Path(model), tool, loop, warmup, device, cancel=cancel)
-                from studio.jobs import Progress
+            out = self._out("profiles")
+            out = out.with_name(f"bench-{out.name}")
 
+            def make(cancel):
+                from studio.jobs import Progress
+                from studio.tools.bench.profile_folder import write_bench_folder
+
+                result = yield from bench_om(target, Path(model), tool, loop, warmup, device, cancel=cancel)
                 for line in result.report().splitlines():  # the summary, at the end of the console
                     yield Progress(None, line)
+                result.folder = write_bench_folder(result, out)  # the profiler's Summary shows it
                 return result
 
-            console = panel.launch(f"Benchmark {Path(model).name}", target, make)
+            console = panel.launch(f"Benchmark {Path(model).name}", target, make,
+                                   lambda r: self.window.open_paths([r.folder]))
             self.window.show_panel("run")
             return console
         return self._guard(start)

@@ -1,0 +1,48 @@
+"""A benchmark written as a folder the profiler opens: its Summary shows the numbers, its Compare
+tab puts two benchmarks (or a benchmark and a profile) side by side.
+
+The folder holds ``studio_profile.json`` (the facts and the JSON keys of the result) and, when the
+tool reported per-loop times (ONNX Runtime here, msame), ``trace_view.json`` with one
+``inference`` slice per timed loop. The tools print durations only, so the slices are laid end to
+end from 0 — the facts say so; their durations are the measured ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.tools.bench.result import BenchResult
+
+SLICE = "inference"
+
+
+def write_bench_folder(result: BenchResult, out: Path) -> Path:
+    """Write ``out`` (created; must be empty or absent) and return it."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise UserError("The benchmark folder is not empty", out, "Choose a new folder for -o.")
+    out.mkdir(parents=True, exist_ok=True)
+    pid = 1
+    label = f"{result.tool} on {result.where}"
+    events: list[dict] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": f"Benchmark ({label})"}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "timed loops"}},
+    ]
+    clock = 0.0
+    for index, ms in enumerate(result.latencies_ms):
+        events.append({"ph": "X", "name": SLICE, "cat": "benchmark", "pid": pid, "tid": 0, "ts": round(clock, 3),
+                       "dur": round(ms * 1000.0, 3), "args": {"loop": index + 1}})
+        clock += ms * 1000.0
+    facts = result.facts()
+    if result.latencies_ms:
+        facts["timeline"] = "one slice per timed loop, laid end to end (the tool reports durations only)"
+    else:
+        facts["timeline"] = f"{result.tool} printed statistics only: no per-loop slices"
+    (out / "trace_view.json").write_text(json.dumps(events))
+    model = Path(result.model)
+    summary = {"benchmark": result.as_dict(), "facts": facts,
+               "model": str(model.resolve()) if model.is_file() else str(model)}
+    (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))
+    return out
