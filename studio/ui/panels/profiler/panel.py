@@ -109,8 +109,8 @@ class ProfilerPanel(Panel):
         self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
         self.next_button = _tool("▶", "Next match (Enter)", lambda: self.find_next(1), self)
         self.match_label = QLabel("", self)
-        self.green = _percent_box(5.0, "Slices of ops with at most this share of total time are green", self)
-        self.red = _percent_box(10.0, "Slices of ops with at least this share of total time are red "
+        self.green = _percent_box(5.0, "Slices of ops with at most this share of op self time are green (the run's own ranges are grey)", self)
+        self.red = _percent_box(10.0, "Slices of ops with at least this share of op self time are red "
                                       "(yellow between)", self)
         self.green.valueChanged.connect(self._on_thresholds)
         self.red.valueChanged.connect(self._on_thresholds)
