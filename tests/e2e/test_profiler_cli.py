@@ -25,7 +25,7 @@ def test_stats_json_on_the_pytorch_trace(ascend_fixtures, studio_home):
     data = json.loads(result.stdout)
     assert data["events"] == 4384 and data["span_us"] > 0 and len(data["by_name"]) == 5
     first = data["by_name"][0]
-    assert set(first) == {"name", "count", "total_us", "avg_us", "min_us", "max_us", "share"}
+    assert set(first) == {"name", "count", "total_us", "avg_us", "min_us", "max_us", "share", "self_us"}
     totals = [r["total_us"] for r in data["by_name"]]
     assert totals == sorted(totals, reverse=True)
 
@@ -46,7 +46,9 @@ def test_run_then_compare(tmp_path, studio_home):
     data = json.loads(result.stdout)
     assert data["ops"] and {"delta_us", "speedup", "delta_pct"} <= set(data["ops"][0])
     text = studio("profile", "stats", str(tmp_path / "a"), home=studio_home)
-    assert "iteration 1" in text.stdout
+    ops, _, ranges = text.stdout.partition("run ranges (not in the op statistics):")
+    assert "iteration 1" not in ops and "model_run" not in ops  # the run's own ranges are not ops
+    assert "model_run ×4" in ranges and "iteration" in ranges
 
 
 def test_errors_exit_2(tmp_path, studio_home):
