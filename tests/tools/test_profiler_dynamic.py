@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
+
+from profiler_helpers import dynamic_detector
 
 from studio.errors import UserError
 from studio.jobs import run_job
@@ -25,23 +25,6 @@ _CORPORA = [Path(os.environ["STUDIO_CORPUS"])] if os.environ.get("STUDIO_CORPUS"
 PP_OCR_DET = next((c / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx" for c in _CORPORA
                    if (c / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx").is_file()),
                   _CORPORA[0] / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx")
-
-
-def dynamic_detector(path: Path) -> Path:
-    """A small fully-convolutional net with dynamic N, H, W (like a text detector), generated."""
-    rng = np.random.default_rng(1)
-    inits, nodes, prev, channels = [], [], "x", 3
-    for i, width in enumerate((16, 32, 32, 16)):
-        w = rng.standard_normal((width, channels, 3, 3)).astype(np.float32) * 0.1
-        inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, w.shape, w.ravel().tolist()))
-        nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]))
-        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
-        prev, channels = f"r{i}", width
-    nodes.append(helper.make_node("Sigmoid", [prev], ["y"], name="head"))
-    graph = helper.make_graph(nodes, "det", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16, "H", "W"])], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
-    return path
 
 
 @pytest.fixture(scope="module")
