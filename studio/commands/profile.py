@@ -77,11 +77,12 @@ def _stats(args: argparse.Namespace) -> int:
         print("no slices" + (f"; tables: {', '.join(trace.tables)}" if trace.tables else ""))
         return 0
     width = min(60, max(len(r["name"]) for r in rows))
-    print(f"{'name':<{width}} {'count':>7} {'total us':>12} {'avg us':>10} {'min us':>10} {'max us':>10} {'share':>7}")
+    print(f"{'name':<{width}} {'count':>7} {'total us':>12} {'avg us':>10} {'min us':>10} {'max us':>10} "
+          f"{'self us':>12} {'share':>7}")
     for r in rows:
         name = r["name"] if len(r["name"]) <= width else r["name"][:width - 1] + "…"
         print(f"{name:<{width}} {r['count']:>7} {r['total_us']:>12.3f} {r['avg_us']:>10.3f} "
-              f"{r['min_us']:>10.3f} {r['max_us']:>10.3f} {r['share'] * 100:>6.2f}%")
+              f"{r['min_us']:>10.3f} {r['max_us']:>10.3f} {r['self_us']:>12.3f} {r['share'] * 100:>6.2f}%")
     print("share = share of op self time; the run's own ranges are not ops and not counted")
     if data["wrappers"]:
         print("run ranges (not in the op statistics): " + ", ".join(

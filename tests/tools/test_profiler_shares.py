@@ -4,7 +4,9 @@ independent sums over ONNX Runtime's raw profile JSON."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -135,3 +137,15 @@ def test_one_sided_rows_are_marked_not_green(tmp_path):
         assert rows[name].delta_pct is None and rows[name].speedup is None
     assert "only in base" in str(result) and "only in new" in str(result)
     assert {r["status"] for r in result.as_dict()["ops"]} == {"both", "only in base", "only in new"}
+
+
+def test_compare_says_when_the_inputs_differ(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from profiler_helpers import dynamic_detector
+
+    model = dynamic_detector(tmp_path / "det.onnx")
+    run_job(profile_model(model, tmp_path / "a", 1, 0, shapes={"x": [1, 3, 64, 64]}))
+    run_job(profile_model(model, tmp_path / "b", 1, 0, shapes={"x": [1, 3, 32, 32]}))
+    result = compare(load(tmp_path / "a"), load(tmp_path / "b"))
+    assert result.input_changes == ["x: 1×3×64×64 float32 -> 1×3×32×32 float32"]
+    assert "inputs differ: x: 1×3×64×64" in str(result)

@@ -75,6 +75,7 @@ class Comparison:
     base_latency_ms: float | None = None
     new_latency_ms: float | None = None
     iterations_how: str = ""
+    input_changes: list[str] = field(default_factory=list)  # "x: 1×3×640×640 … -> 1×3×320×320 …"
 
     def __bool__(self) -> bool:
         if self.base_latency_ms is not None and self.new_latency_ms is not None:
@@ -111,6 +112,7 @@ class Comparison:
                 "new_per_iter_us": self.new_per_iter_us, "speedup": self.speedup,
                 "base_latency_ms": self.base_latency_ms, "new_latency_ms": self.new_latency_ms,
                 "latency_change_pct": self.latency_change_pct, "iterations_how": self.iterations_how,
+                "input_changes": self.input_changes,
                 "ops": [_row_dict(r) for r in self.ops], "apis": [_row_dict(r) for r in self.apis]}
 
     def headline(self) -> list[str]:
@@ -122,6 +124,7 @@ class Comparison:
         if self.base_latency_ms is not None and self.new_latency_ms is not None:
             lines.append(f"latency per iteration (mean): {self.base_latency_ms:,.3f} ms -> {self.new_latency_ms:,.3f} ms "
                          f"({self.latency_change_pct:+.1f} %)")
+        lines += [f"inputs differ: {change}" for change in self.input_changes]
         return lines
 
     def __str__(self) -> str:
@@ -158,6 +161,16 @@ def iterations(trace: Trace) -> Iterations:
     return Iterations(1, None, None, "no iteration marks: whole profile")
 
 
+def input_changes(base: Trace, new: Trace) -> list[str]:
+    """Inputs fed differently in the two local runs (their ``input NAME`` facts), one line each."""
+    changes = []
+    for key in sorted({k for k in (*base.facts, *new.facts) if k.startswith("input ")}):
+        before, after = base.facts.get(key, "not given"), new.facts.get(key, "not given")
+        if before.split(",")[0] != after.split(",")[0]:  # shape and dtype; the data source may differ
+            changes.append(f"{key[len('input '):]}: {before.split(',')[0]} -> {after.split(',')[0]}")
+    return changes
+
+
 def _named(trace: Trace, pattern: re.Pattern) -> np.ndarray:
     ids = np.array([i for i, name in enumerate(trace.names) if pattern.match(name)], dtype=np.int32)
     return np.flatnonzero(np.isin(np.asarray(trace.name), ids)) if ids.size else np.zeros(0, np.int64)
@@ -186,6 +199,7 @@ def compare(base: Trace, new: Trace) -> Comparison:
     result.base_iterations, result.new_iterations = base_it.count, new_it.count
     result.base_latency_ms, result.new_latency_ms = base_it.latency_ms, new_it.latency_ms
     result.iterations_how = base_it.how if base_it.how == new_it.how else f"{base_it.how} / {new_it.how}"
+    result.input_changes = input_changes(base, new)
     base_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
                 for r in stats.api_rows(base)}
     new_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])

@@ -69,12 +69,18 @@ class CompareTab(QWidget):
         if result.latency_change_pct is not None:
             text += (f"; latency {result.base_latency_ms:,.3f} ms → {result.new_latency_ms:,.3f} ms "
                      f"({result.latency_change_pct:+.1f} %)")
-        self.summary.setText(f"{text}. The new profile is {verdict}. Rows sorted by impact |Δ|; "
+        notes = "".join(f" Inputs differ: {note}." for note in result.input_changes)
+        self.summary.setText(f"{text}. The new profile is {verdict}.{notes} Rows sorted by impact |Δ|; "
                              "“only in base/new” rows exist on one side only.")
         self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")
         for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
-            table.set_rows(DELTA_COLUMNS, [[r.name, r.status, r.base_per_iter_us, r.new_per_iter_us, r.delta_us,
-                                            None if r.delta_pct is None else r.delta_pct / 100, r.speedup,
-                                            r.base_count, r.new_count, r.base_avg_us, r.new_avg_us]
-                                           for r in rows], colour="Delta %", percent=("Delta %",),
+            table.set_rows(DELTA_COLUMNS, [_cells(r) for r in rows], colour="Delta %", percent=("Delta %",),
                            first_width=230)
+
+
+def _cells(r) -> list:
+    """One table row; the side an op is missing from shows "—", not a measured 0."""
+    base_missing, new_missing = r.only_in == "new", r.only_in == "base"
+    return [r.name, r.status, None if base_missing else r.base_per_iter_us, None if new_missing else r.new_per_iter_us,
+            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, r.base_count, r.new_count,
+            None if base_missing else r.base_avg_us, None if new_missing else r.new_avg_us]
