@@ -153,8 +153,9 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                         session.run(None, feeds)
                     except Exception as exc:
                         raise UserError(f"Inference failed: {ort_message(exc)}", model,
-                                        "Check the inputs' names, shapes and dtypes (--input NAME=FILE.npy, "
-                                        "--input-shape NAME=D1,D2,...).") from exc
+                                        "Check the inputs' shapes and dtypes (--input-shape NAME=D1,D2,...); inputs "
+                                        "whose values matter (a sample rate, token ids, a state) need real data: "
+                                        "--input NAME=FILE.npy.") from exc
                 if measured:
                     result.latencies_ms.append((time.perf_counter_ns() - t0) / 1e6)
                 yield Progress((i + 1) / (warmup + iterations) * 0.9, label)
