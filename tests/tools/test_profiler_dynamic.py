@@ -60,6 +60,7 @@ def test_dynamic_dims_without_a_size_stop_with_input_axis_and_option(detector, t
 
 def test_shapes_given_are_used_recorded_and_timed_like_plain_onnxruntime(detector, tmp_path):
     shape = [1, 3, 192, 192]
+    before = plain_ort_ms(detector, shape, 6)  # the peer, before and after (the machine is shared)
     result = run_job(profile_model(detector, tmp_path / "prof", 6, 2, shapes={"x": shape}))
     assert result.inputs["x"].shape == shape and result.inputs["x"].dtype == "float32"
     assert "1×3×192×192" in result.report()
@@ -73,11 +74,10 @@ def test_shapes_given_are_used_recorded_and_timed_like_plain_onnxruntime(detecto
     first_inputs = [list(e["args"]["input_type_shape"][0].values())[0] for e in raw
                     if e.get("cat") == "Node" and e["args"].get("input_type_shape")]
     assert shape in first_inputs
-    peer = plain_ort_ms(detector, shape, 6)
+    after = plain_ort_ms(detector, shape, 6)
     ours = result.latency()["p50"]
-    ratio = ours / peer
-    print(f"dynamic detector 1x3x192x192: studio p50 {ours:.2f} ms, plain ORT {peer:.2f} ms, ratio {ratio:.2f}")
-    assert 0.2 < ratio < 5  # same order of magnitude (the machine is shared; profiling adds a little)
+    print(f"dynamic detector 1x3x192x192: studio p50 {ours:.2f} ms, plain ORT {before:.2f} / {after:.2f} ms")
+    assert 0.2 * min(before, after) < ours < 5 * max(before, after)  # same order of magnitude
     tiny = plain_ort_ms(detector, [1, 3, 1, 1], 6)
     assert ours > 5 * tiny  # what "dynamic dims = 1" would have reported is far off
 
