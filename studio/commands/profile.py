@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                      help="input data for one model input (repeat); others get seeded random data")
     run.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                     help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 (repeat); "
-                          "required for every dynamic input without --input")
+                     help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 (repeat; "
+                          "ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic input without --input")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.add_argument("--json", action="store_true", help="print machine-readable JSON")
 

@@ -93,6 +93,8 @@ def test_bad_shapes_say_what_is_wrong(detector, tmp_path):
         with pytest.raises(UserError, match="--input-shape"):
             parse_shape_specs(bad)
     assert parse_shape_specs(["x=1,3,640,640", "s="]) == {"x": [1, 3, 640, 640], "s": []}
+    # ATC's spelling, as `studio convert --input-shape` takes it
+    assert parse_shape_specs(["x:1,3,64,64;input:0:1,8"]) == {"x": [1, 3, 64, 64], "input:0": [1, 8]}
     assert not any(tmp_path.glob("*/ort_*.json"))
 
 
@@ -138,3 +140,16 @@ def test_real_text_detector_at_640(tmp_path):
     ours = result.latency()["p50"]
     print(f"PP-OCRv4 det 1x3x640x640: studio p50 {ours:.1f} ms, plain ORT {peer:.1f} ms, ratio {ours / peer:.2f}")
     assert 0.2 < ours / peer < 5 and ours > 50
+
+
+def test_make_inputs_keeps_its_plain_feeds_result(detector):
+    """Other engines (the advisor's output check) take make_inputs' feeds dict as before."""
+    import onnxruntime as ort
+
+    from studio.tools.profiler.local_inputs import make_inputs
+
+    session = ort.InferenceSession(str(detector), providers=["CPUExecutionProvider"])
+    feeds = make_inputs(session, {}, 0, {"x": [1, 3, 8, 8]})
+    assert isinstance(feeds, dict) and feeds["x"].shape == (1, 3, 8, 8)
+    with pytest.raises(UserError, match="dynamic dimensions"):
+        make_inputs(session, {}, 0)

@@ -70,9 +70,11 @@ def parse_input_specs(specs: list[str]) -> dict[str, Path]:
 
 
 def parse_shape_specs(specs: list[str]) -> dict[str, list[int]]:
-    """``["x=1,3,640,640"]`` -> ``{"x": [1, 3, 640, 640]}`` (the ``--input-shape`` option)."""
+    """``["x=1,3,640,640"]`` -> ``{"x": [1, 3, 640, 640]}`` (the ``--input-shape`` option).
+
+    ATC's form, as ``studio convert --input-shape`` takes it, works too: ``"x:1,3,640,640;y:1,8"``."""
     shapes = {}
-    for spec in specs:
+    for spec in _split_atc(specs):
         name, sep, dims = spec.partition("=")
         try:
             shape = [int(d) for d in dims.replace("x", ",").split(",")] if dims.strip() else []
@@ -84,6 +86,19 @@ def parse_shape_specs(specs: list[str]) -> dict[str, list[int]]:
                             "(one per input; an empty list, NAME=, for a scalar).")
         shapes[name] = shape
     return shapes
+
+
+def _split_atc(specs: list[str]) -> list[str]:
+    """``name:dims;name2:dims`` (ATC) -> ``["name=dims", "name2=dims"]``; ``NAME=dims`` unchanged."""
+    out = []
+    for spec in specs:
+        if "=" in spec:
+            out.append(spec)
+            continue
+        for part in filter(None, (p.strip() for p in spec.split(";"))):
+            name, sep, dims = part.rpartition(":")  # the last colon: names may hold one (``input:0``)
+            out.append(f"{name}={dims}" if sep else part)
+    return out
 
 
 def session_inputs(session: Any) -> list[InputSpec]:
@@ -139,9 +154,16 @@ def dynamic_dims_error(missing: list[InputSpec], model: Path) -> UserError:
 
 
 def make_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[str, list[int]] | None = None,
+                model: Path | None = None) -> dict[str, np.ndarray]:
+    """Feeds for every model input: the given .npy file, else seeded random data of the given or
+    static shape. Dynamic dims with no size raise a UserError (:func:`feed_inputs` also says what
+    was used)."""
+    return feed_inputs(session, files, seed, shapes, model)[0]
+
+
+def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[str, list[int]] | None = None,
                 model: Path | None = None) -> tuple[dict[str, np.ndarray], dict[str, InputUsed]]:
-    """Feeds for every model input — the given .npy file, else seeded random data of the given or
-    static shape — and what was used for each. Dynamic dims with no size raise a UserError."""
+    """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source)."""
     shapes = shapes or {}
     rng = np.random.default_rng(seed)
     specs = session_inputs(session)

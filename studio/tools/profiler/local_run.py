@@ -33,7 +33,7 @@ import numpy as np
 import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
 from studio.jobs import CancelToken, Progress
-from studio.tools.profiler.local_inputs import InputUsed, make_inputs
+from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
 
 COUNTER_PID = 2
@@ -141,7 +141,7 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                     raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                                     f"Check the model: studio info {model}") from exc
             origin_ns = session.get_profiling_start_time_ns()
-            feeds, result.inputs = make_inputs(session, inputs, seed, shapes, model)
+            feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model)
             for i in range(warmup + iterations):
                 if cancel:
                     cancel.raise_if_cancelled()
