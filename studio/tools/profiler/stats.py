@@ -148,17 +148,17 @@ def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) ->
     return mask
 
 
-def share_by_name_id(trace: Trace) -> np.ndarray:
+def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.ndarray:
     """Share of op self time for every name id (for colouring slices); NaN for the run's wrapper
-    slices, which are not ops."""
-    share = np.zeros(len(trace.names))
-    by_text = {s.name: s.share for s in by_name(trace)}
-    for i, name in enumerate(trace.names):
-        share[i] = by_text.get(name, 0.0)
-    wrapped = np.unique(np.asarray(trace.name)[wrapper_mask(trace)])
-    if wrapped.size:
-        ops = np.unique(np.asarray(trace.name)[~wrapper_mask(trace)])
-        share[np.setdiff1d(wrapped, ops)] = np.nan
+    slices, which are not ops. Pass ``rows`` (:func:`by_name` of the trace) when already computed:
+    the rest is a few vectorised passes, cheap enough for the GUI thread."""
+    by_text = {s.name: s.share for s in (rows if rows is not None else by_name(trace))}
+    share = np.array([by_text.get(name, 0.0) for name in trace.names], dtype=np.float64)
+    names = np.asarray(trace.name)
+    wrapped = wrapper_mask(trace)
+    n = len(trace.names)
+    only_wrapper = (np.bincount(names[wrapped], minlength=n) > 0) & (np.bincount(names[~wrapped], minlength=n) == 0)
+    share[only_wrapper] = np.nan
     return share
 
 

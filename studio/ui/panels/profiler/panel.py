@@ -267,7 +267,7 @@ class ProfilerPanel(Panel):
             self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace)
+        self.timeline.set_trace(trace, loaded.by_name)
         self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
