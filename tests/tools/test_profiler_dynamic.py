@@ -56,6 +56,9 @@ def test_dynamic_dims_without_a_size_stop_with_input_axis_and_option(detector, t
     assert "axis 1" not in text  # 3 channels are fixed
     assert "--input-shape x=?,3,?,?" in text and "--input x=FILE.npy" in text
     assert not out.exists()  # a failed run leaves no folder (and no ort_*.json) behind
+    with pytest.raises(UserError):
+        run_job(profile_model(detector, tmp_path / "new" / "deeper" / "prof", 2, 0))
+    assert not (tmp_path / "new").exists()
 
 
 def test_shapes_given_are_used_recorded_and_timed_like_plain_onnxruntime(detector, tmp_path):

@@ -97,7 +97,10 @@ def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
     if iterations < 1 or warmup < 0:
         raise UserError("Iterations must be >= 1 and warm-ups >= 0", f"--iterations {iterations} --warmup {warmup}",
                         "Use e.g. --iterations 20 --warmup 3.")
-    made_folder = not out.exists()
+    made_folder = out
+    while not made_folder.parent.exists() and made_folder.parent != made_folder:
+        made_folder = made_folder.parent  # the outermost folder this run creates
+    made_folder = made_folder if not made_folder.exists() else None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -173,7 +176,7 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
     return rec, sampler, origin_ns, ort_file
 
 
-def _clean_failed_run(out: Path, before: set[Path], made_folder: bool) -> None:
+def _clean_failed_run(out: Path, before: set[Path], made_folder: Path | None) -> None:
     """Remove what a failed run wrote: ORT's profile files, and the folder when the run made it."""
     import gc
     import shutil
@@ -182,8 +185,8 @@ def _clean_failed_run(out: Path, before: set[Path], made_folder: bool) -> None:
     for path in set(out.iterdir()) - before if out.is_dir() else ():
         if path.name.startswith("ort_") and path.suffix == ".json" or path.name == "onnxruntime_profile.json":
             path.unlink(missing_ok=True)
-    if made_folder and out.is_dir() and not any(out.iterdir()):
-        shutil.rmtree(out, ignore_errors=True)
+    if made_folder is not None and out.is_dir() and not any(out.iterdir()):
+        shutil.rmtree(made_folder, ignore_errors=True)  # only folders this run created, all empty
 
 
 def _first_measured_ns(rec: annotations.Recorder, warmup: int) -> int:
