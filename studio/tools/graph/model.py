@@ -52,6 +52,7 @@ class Tensor:
     location: str | None = None  # external data file, when the data lives outside the model
     loader: Callable[[], np.ndarray] | None = field(default=None, repr=False)
     problem: str | None = None  # e.g. "external data file weights.bin not found"
+    origin: str | None = None  # the Constant node that held it, when the file has no initializer for it
 
     @property
     def size(self) -> int:
@@ -117,8 +118,14 @@ class Graph:
     outputs: list[str] = field(default_factory=list)
     values: dict[str, Value] = field(default_factory=dict)
     initializers: dict[str, Tensor] = field(default_factory=dict)
+    folded: list[str] = field(default_factory=list)  # Constant nodes shown as their consumers' weights
     _edges: tuple | None = field(default=None, repr=False)
     _index: dict | None = field(default=None, repr=False)
+
+    @property
+    def file_nodes(self) -> int:
+        """Nodes as the file counts them: drawn nodes plus the Constant nodes folded into weights."""
+        return len(self.nodes) + len(self.folded)
 
     def value(self, name: str) -> Value:
         """The description of a value (an empty one when the file says nothing about it)."""
@@ -193,7 +200,7 @@ class Graph:
         return changed
 
     def parameters(self) -> int:
-        """Total number of weight elements."""
+        """Total number of weight elements (initializers and folded Constant nodes)."""
         return sum(t.size for t in self.initializers.values())
 
     def walk(self):

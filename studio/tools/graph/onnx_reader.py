@@ -133,11 +133,44 @@ class _Reader:
         weights = set(graph.initializers)
         graph.inputs = [n for n in _names(i.name for i in g.input) if n not in weights]
         graph.outputs = _names(o.name for o in g.output)
+        outputs = set(graph.outputs)
         for k, n in enumerate(g.node):
             if cancel is not None and k % 2000 == 0:
                 cancel.raise_if_cancelled()
+            if n.op_type == "Constant" and not n.domain and len(n.output) == 1 and n.output[0] not in outputs:
+                tensor = self.constant(n)
+                if tensor is not None:  # like Netron: a weight of its consumers, not a box of its own
+                    graph.initializers[tensor.name] = tensor
+                    graph.values.setdefault(tensor.name, Value(tensor.name, tensor.shape, tensor.dtype))
+                    graph.folded.append(tensor.origin)
+                    continue
             graph.nodes.append(self.node(n, graph))
         return graph
+
+    def constant(self, n) -> Tensor | None:
+        """The tensor a ``Constant`` node holds (PaddlePaddle exports keep every weight this way)."""
+        if len(n.attribute) != 1:
+            return None
+        attr = n.attribute[0]
+        key, name = _s(attr.name), _s(n.output[0])
+        origin = _s(n.name) or f"Constant {name}"
+        if key == "value":
+            tensor = self.tensor(attr.t)
+            tensor.name = name
+        elif key == "sparse_value":
+            tensor = Tensor(name, tuple(attr.sparse_tensor.dims), _dtype(attr.sparse_tensor.values.data_type),
+                            problem="sparse tensor: statistics not computed")
+        else:
+            scalars = {"value_float": (attr.f, np.float32), "value_int": (attr.i, np.int64),
+                       "value_floats": (list(attr.floats), np.float32), "value_ints": (list(attr.ints), np.int64),
+                       "value_string": (_s(attr.s), object), "value_strings": ([_s(v) for v in attr.strings], object)}
+            if key not in scalars:
+                return None
+            data = np.asarray(scalars[key][0], dtype=scalars[key][1])
+            tensor = Tensor(name, tuple(data.shape), "str" if data.dtype == object else str(data.dtype),
+                            loader=lambda d=data: d)
+        tensor.origin = origin
+        return tensor
 
     def node(self, n, graph: Graph) -> Node:
         op_type, domain = _s(n.op_type), _s(n.domain)
