@@ -62,7 +62,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     assert "dense/matmul" in canvas.tooltip_text(item)
     # find by type, then the next match wraps
     _wait_job(qtbot, panel.find("swish"))
-    assert panel.matches == [3] and panel.left.selected_node == 3
+    assert [m.index for m in panel.matches] == [3] and panel.left.selected_node == 3
     _wait_job(qtbot, panel.find("^gate/", regex=True))
     assert panel.left.selected_node == 1
     # upstream of the If node reaches the MatMul (captured by its branches)

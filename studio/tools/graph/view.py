@@ -98,13 +98,23 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     # Graph inputs and outputs as terminals.
     consumers: dict[str, list[int]] = {}
     for i, node in enumerate(graph.nodes):
-        for name in node.inputs:
+        # implicit inputs: an If/Loop whose bodies read a graph input is connected to it
+        for name in (*node.inputs, *node.implicit_inputs):
             if name:
                 consumers.setdefault(name, []).append(i)
     producers = graph.producers()
     for k, name in enumerate(graph.inputs):
         users = sorted({int(item_of_node[c]) for c in consumers.get(name, [])})
         items.append(Item("input", k, _elide(name), graph.value(name).shape_text(), "io", name))
+        for u in users:
+            edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
+    # A subgraph's values from the outer scope (If/Loop bodies read them by name) as inputs too.
+    outer = sorted(graph.free_values() - set(graph.inputs))
+    for k, name in enumerate(outer, start=len(graph.inputs)):
+        users = sorted({int(item_of_node[c]) for c in consumers.get(name, [])})
+        if not users:
+            continue
+        items.append(Item("input", k, _elide(name), "outer · " + graph.value(name).shape_text(), "io", name))
         for u in users:
             edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
     for k, name in enumerate(graph.outputs):

@@ -10,7 +10,7 @@ from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.reader import read_graph
-from studio.tools.graph.search import find_nodes, trace
+from studio.tools.graph.search import Match, find_in_subgraphs, trace
 from studio.tools.graph.view import ViewGraph, build_view
 
 
@@ -45,9 +45,10 @@ def graph_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | No
     return hierarchy, view
 
 
-def find_job(graph: Graph, query: str, regex: bool, cancel=None) -> Generator[Progress, None, list[int]]:
+def find_job(graph: Graph, query: str, regex: bool, cancel=None) -> Generator[Progress, None, list[Match]]:
+    """Find in ``graph`` and every subgraph below it."""
     yield Progress(None, f"finding {query!r}")
-    return find_nodes(graph, query, regex)
+    return find_in_subgraphs(graph, query, regex, cancel)
 
 
 def trace_job(graph: Graph, node: int, downstream: bool, cancel=None) -> Generator[Progress, None, set[int]]:

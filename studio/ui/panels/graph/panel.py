@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS
-from studio.tools.graph.search import resolve_node
+from studio.tools.graph.search import Match, resolve_node, subgraph_trail
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.canvas import GraphCanvas
@@ -58,8 +58,11 @@ class GraphPanel(LinkedViews, Panel):
         self.right.canvas.empty_text = "Comparing: the second model is loading…"
         self.active = self.left
         self.overlay = None  # OverlayData shown on both sides
-        self.matches: list[int] = []
+        self.matches: list[Match] = []  # in the searched graph and every subgraph below it
         self.match_pos = -1
+        self._match_base: list[Level] = []  # the levels open when the search ran
+        self._match_side: Side | None = None
+        self._stepping = False  # opening a match's subgraph keeps the matches
         self._pending: dict[int, str | int] = {}  # id(side) -> node name/index to select after a load
         self._opened: list[Path] = []
         self._build()
@@ -180,11 +183,12 @@ class GraphPanel(LinkedViews, Panel):
         crumb = side.breadcrumb()
         if self.right.model is not None and self.right.canvas.isVisible():
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
+        full = side.breadcrumb(full=True)
         self.crumb.setText(crumb)
         onnx_on_screen = side.model is not None and side.model.format == "onnx"
         for text in ("Profile", "FP16 check"):  # both run the model in ONNX Runtime
             self._bar_buttons[text].setEnabled(onnx_on_screen)
-        self.crumb.setToolTip(crumb + (f"\n{side.model.path}" if side.model else ""))
+        self.crumb.setToolTip(full.replace(" › ", "\n› ") + (f"\n{side.model.path}" if side.model else ""))
 
     def _on_convert_clicked(self) -> None:
         model = self.active.model
@@ -237,6 +241,7 @@ class GraphPanel(LinkedViews, Panel):
 
     def _on_loaded(self, side: Side, result) -> None:
         model, hierarchy, view = result
+        self.clear_matches()
         side.model = model
         side.stack = [Level(model.main, model.main.name or model.path.name, hierarchy, view.expanded, view)]
         side.selected_node = -1
@@ -312,6 +317,7 @@ class GraphPanel(LinkedViews, Panel):
     def open_graph(self, graph, title: str, side: Side | None = None):
         """Open a subgraph (or function body) on top of the current one; Back returns."""
         side = side or self.active
+        self.clear_matches()
         side.stack.append(Level(graph, title))
         side.selected_node = -1
         self.details.show_empty()
@@ -323,7 +329,13 @@ class GraphPanel(LinkedViews, Panel):
         side = self.active
         if len(side.stack) <= 1:
             return
+        self.clear_matches()
         side.stack.pop()
+        if side.view is None:  # a level opened on the way to a match or a node: laid out on first show
+            side.selected_node = -1
+            self._update_bar()
+            self._relayout(side, None, keep_position=False)
+            return
         self._show_level(side)
 
     def _show_level(self, side: Side) -> None:
@@ -342,6 +354,7 @@ class GraphPanel(LinkedViews, Panel):
         if graph is None or self.left.model is None:
             return
         self.active = self.left
+        self.clear_matches()
         del self.left.stack[1:]
         if graph is self.left.model.main:
             self._show_level(self.left)
@@ -425,18 +438,40 @@ class GraphPanel(LinkedViews, Panel):
                 for sub in top.walk():
                     found = resolve_node(sub, node) if isinstance(node, str) else None
                     if found is not None and sub is not graph:
-                        side.stack = side.stack[:1] if sub is side.stack[0].graph else side.stack
-                        if sub is not side.graph:
-                            side.stack.append(Level(sub, sub.name))
-                            self._update_bar()
-                            self._relayout(side, None, then_select=found, keep_position=False)
-                        else:
-                            self._select_index(side, found, center=True)
+                        self._open_trail(side, self._trail_to(side, top, sub), found)
                         return True
             self.status.emit(f"Graph: no node named {node!r} in {graph.name}")
             return False
         self._select_index(side, index, center=True)
         return True
+
+    def _trail_to(self, side: Side, top, sub) -> list[tuple]:
+        """Every level from the side's main graph (or another top graph) down to ``sub``."""
+        main = side.stack[0].graph
+        trail = subgraph_trail(main, sub)
+        if trail is not None:
+            return [(main, side.stack[0].title), *trail]
+        return [(top, top.name), *(subgraph_trail(top, sub) or [])]
+
+    def _open_trail(self, side: Side, trail: list[tuple], index: int) -> None:
+        """Show the graph at the end of ``trail`` (graph, title) with every level in the breadcrumb,
+        reusing the levels already open (their layouts), then select node ``index`` there."""
+        stack = []
+        for depth, (graph, title) in enumerate(trail):
+            old = side.stack[depth] if depth < len(side.stack) else None
+            stack.append(old if old is not None and old.graph is graph and
+                         all(a is b for a, b in zip(stack, side.stack)) else Level(graph, title))
+        same = len(stack) == len(side.stack) and all(a is b for a, b in zip(stack, side.stack))
+        side.stack = stack
+        if same:
+            self._select_index(side, index, center=True)
+        elif side.view is None:
+            side.selected_node = -1
+            self._update_bar()
+            self._relayout(side, None, then_select=index, keep_position=False)
+        else:
+            self._show_level(side)
+            self._select_index(side, index, center=True)
 
     def _select_index(self, side: Side, index: int, center: bool) -> None:
         level = side.level
@@ -478,28 +513,58 @@ class GraphPanel(LinkedViews, Panel):
             return None
         handle = self.runner.start("Finding", lambda cancel: jobs.find_job(graph, query, regex, cancel))
 
+        side = self.active
+        base = list(side.stack)
+
         def done(matches):
             self.matches, self.match_pos = matches, -1
-            self.find_label.setText(f"{len(matches):,} found" if matches else "no match")
+            self._match_base, self._match_side = base, side
+            inside = sum(1 for m in matches if m.trail)
+            self.find_label.setText((f"{len(matches):,} found" + (f" ({inside:,} in subgraphs)" if inside else ""))
+                                    if matches else "no match")
             if matches:
                 self.step_match(1)
         handle.finished.connect(done)
         handle.failed.connect(lambda exc, tb: self.find_label.setText("bad pattern" if isinstance(exc, UserError) else "error"))
         return handle
 
+    def clear_matches(self) -> None:
+        """Forget the last search (a new model or graph is shown: F3 must not select an unrelated node)."""
+        if self._stepping:
+            return
+        self.matches, self.match_pos, self._match_base, self._match_side = [], -1, [], None
+        self.find_label.setText("")
+        self.find_label.setToolTip("")
+
     def step_match(self, direction: int) -> None:
-        if not self.matches:
+        """Select the next (previous) match; one inside a subgraph opens it, every level in the breadcrumb."""
+        side = self._match_side
+        if not self.matches or side is None or side.model is None:
             return
         self.match_pos = (self.match_pos + direction) % len(self.matches)
-        self.find_label.setText(f"{self.match_pos + 1} of {len(self.matches):,}")
-        self._select_index(self.active, self.matches[self.match_pos], center=True)
+        match = self.matches[self.match_pos]
+        where = match.where
+        self.find_label.setText(f"{self.match_pos + 1} of {len(self.matches):,}" + (" · in a subgraph" if where else ""))
+        self.find_label.setToolTip(f"in {where}" if where else "in the graph searched")
+        trail = [(lv.graph, lv.title) for lv in self._match_base] + list(match.trail)
+        self.active = side
+        self._stepping = True
+        try:
+            self._open_trail(side, trail, match.index)
+        finally:
+            self._stepping = False
+        if where:
+            self.status.emit(f"Graph: match {self.match_pos + 1} is in {where}")
 
     def select_all_matches(self) -> None:
         side = self.active
         if side.view is None or not self.matches:
             return
-        side.canvas.highlight({side.item_of_node(i) for i in self.matches})
-        self.status.emit(f"Graph: {len(self.matches):,} matches highlighted")
+        here = [m.index for m in self.matches if m.graph is side.graph]
+        side.canvas.highlight({side.item_of_node(i) for i in here})
+        elsewhere = len(self.matches) - len(here)
+        self.status.emit(f"Graph: {len(here):,} matches highlighted"
+                         + (f" ({elsewhere:,} more in other graphs: F3 opens them)" if elsewhere else ""))
 
     def trace(self, downstream: bool):
         side = self.active
