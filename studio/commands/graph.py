@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     summary.add_argument("--json", action="store_true", help="print machine-readable JSON")
     summary.add_argument("--run-shapes", action="store_true",
                          help="run the ONNX model once in ONNX Runtime (random inputs, CPU) and report the "
-                              "shapes it produced instead of the declared ones")
+                              "shapes it produced instead of the declared ones (dynamic inputs need --input-shape)")
     _shape_option(summary)
     export = sub.add_parser("export", help="draw the graph to an SVG or PNG file")
     export.add_argument("model", type=Path, metavar="MODEL")
@@ -65,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
             if model.format != "onnx":
                 raise UserError("--run-shapes needs an ONNX model", args.model,
                                 "OM models run on an Ascend NPU only; their shapes are the ones ATC recorded.")
-            shapes, dtypes = run_job(record_shapes(args.model), on_progress=print_progress)
+            shapes, dtypes = run_job(record_shapes(args.model, input_shapes=given), on_progress=print_progress)
             changed = model.main.apply_runtime_shapes(shapes, dtypes)
-            model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs, dynamic dims = 1)")
+            model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs"
+                                  + (f", {args.shape_source.text()})" if given else ")"))
 
         summary = summarize(model, args.shape_source)
         print(json.dumps(summary, indent=2, default=str) if args.json else format_summary(summary))

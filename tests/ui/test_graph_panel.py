@@ -185,8 +185,9 @@ def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_pat
     assert panel.left.graph.name == "features"
 
 
-def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
+def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
     import onnx
+    from PySide6.QtWidgets import QInputDialog
     from onnx import TensorProto, helper
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
@@ -195,8 +196,22 @@ def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     _open(qtbot, panel, path)
-    _wait_job(qtbot, panel.run_shapes())
-    assert panel.left.graph.value("r").type_text() == "float32[1,3] (runtime)"
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
+    assert panel.run_shapes() is None  # cancelled: nothing runs
+    asked = []
+
+    def answer(parent, title, prompt, text=""):
+        asked.append((prompt, text))
+        return ("x=5,3", True) if len(asked) > 1 else ("x=5", True)  # a wrong rank first
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(answer))
+    handle = panel.run_shapes()
+    assert asked[0][1] == "x=?,3" and "x[0] (N)" in asked[0][0]  # never a silent 1
+    _wait_job(qtbot, handle)
+    assert panel.left.graph.value("r").type_text() == "float32[5,3] (runtime)"
+    rows = {panel.details.topLevelItem(0).child(j).text(0): panel.details.topLevelItem(0).child(j).text(1)
+            for j in range(panel.details.topLevelItem(0).childCount())}
+    assert rows["shapes"] == "shapes from a run with x=5,3" and rows["MACs"] == "15"
 
 
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):

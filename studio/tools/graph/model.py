@@ -228,6 +228,7 @@ class Model:
     opsets: dict[str, int] = field(default_factory=dict)
     functions: dict[str, Graph] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    shape_source: Any = None  # a graph.shapes.ShapeSource once shapes were given or recorded by a run
 
     @property
     def main(self) -> Graph:

@@ -25,34 +25,42 @@ class ShapeSource:
 
     given: dict[str, tuple[int, ...]] = field(default_factory=dict)
     unknown_dims: list[tuple[str, int, str]] = field(default_factory=list)  # (input, axis, dim name)
+    run: bool = False  # the shapes were recorded by an ONNX Runtime run with the given sizes
 
-    def text(self) -> str:
-        """One line for CLI output and the panel: given or inferred, and what stayed unknown."""
-        if self.given:
-            head = "shapes given: " + "; ".join(f"{k}={','.join(map(str, v))}" for k, v in self.given.items())
+    def text(self, fix: str = f"give them with {OPTION} NAME=d0,d1,...") -> str:
+        """One line: given, from a run or inferred, and what stayed unknown (with ``fix``, in the words
+        of the surface showing it)."""
+        sizes = "; ".join(f"{k}={','.join(map(str, v))}" for k, v in self.given.items())
+        if self.run:
+            head = "shapes from a run" + (f" with {sizes}" if sizes else "")
+        elif self.given:
+            head = f"shapes given: {sizes}"
         else:
             head = "shapes inferred from the file"
         if self.unknown_dims:
             dims = ", ".join(f"{name}[{axis}]={dim}" for name, axis, dim in self.unknown_dims)
-            head += f"; unknown dims: {dims} (give them with {OPTION} NAME=d0,d1,...)"
+            head += f"; unknown dims: {dims} ({fix})"
         return head
 
 
-def parse_input_shapes(specs: list[str] | None) -> dict[str, tuple[int, ...]]:
-    """``["x=1,3,640,640", "y:1,16"]`` (``;`` also separates entries) -> ``{"x": (1,3,640,640), ...}``."""
+def parse_input_shapes(specs: list[str] | None, option: str = OPTION) -> dict[str, tuple[int, ...]]:
+    """``["x=1,3,640,640", "y:1,16"]`` (``;`` also separates entries) -> ``{"x": (1,3,640,640), ...}``.
+
+    ``option`` names the field in messages, as the surface that asked spells it.
+    """
     out: dict[str, tuple[int, ...]] = {}
     for spec in specs or []:
         for entry in filter(None, (part.strip() for part in spec.split(";"))):
             match = _ENTRY.match(entry)
             if not match:
-                raise UserError(f"Cannot read {OPTION} {entry!r}", OPTION,
-                                f"Write {OPTION} NAME=1,3,640,640 (positive integers, one entry per input).")
+                raise UserError(f"Cannot read {entry!r}", option,
+                                "Write NAME=1,3,640,640 (positive integers, one entry per input).")
             dims = tuple(int(d) for d in (match["dims"] or "").split(",") if d.strip())
             if any(d <= 0 for d in dims):
-                raise UserError(f"{OPTION} {entry!r} has a dim that is not positive", OPTION,
+                raise UserError(f"{entry!r} has a dim that is not positive", option,
                                 "Every dim must be a positive integer.")
             if match["name"] in out:
-                raise UserError(f"Input {match['name']!r} is given twice in {OPTION}", OPTION, "Give each input once.")
+                raise UserError(f"Input {match['name']!r} is given twice", option, "Give each input once.")
             out[match["name"]] = dims
     return out
 
@@ -72,8 +80,8 @@ def unknown_input_dims(graph: Graph) -> list[tuple[str, int, str]]:
 
 
 def shape_source(model: Model) -> ShapeSource:
-    """The source of the shapes the model holds now (inferred from the file)."""
-    return ShapeSource({}, unknown_input_dims(model.main))
+    """The source of the shapes the model holds now: given, from a run, or inferred from the file."""
+    return model.shape_source or ShapeSource({}, unknown_input_dims(model.main))
 
 
 def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> ShapeSource:
@@ -138,4 +146,5 @@ def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> Shape
             if name in graph.initializers:
                 continue  # a weight's shape is its own
             graph.values[name] = values[name]
-    return ShapeSource(dict(given), unknown_input_dims(main))
+    model.shape_source = ShapeSource(dict(given), unknown_input_dims(main))
+    return model.shape_source

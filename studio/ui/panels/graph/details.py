@@ -33,6 +33,8 @@ class DetailsTree(QTreeWidget):
         self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.header().setStretchLastSection(True)
         self.setColumnWidth(0, 130)
+        # Long scoped names keep their informative end; every cell's tooltip has the full text.
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.itemDoubleClicked.connect(self._on_double_click)
         self.show_empty()
 
@@ -43,7 +45,7 @@ class DetailsTree(QTreeWidget):
     def _row(self, parent, key: str, value="", data=None, tip: str | None = None) -> QTreeWidgetItem:
         text = str(value)
         item = QTreeWidgetItem([key, text.replace("\n", " ")])
-        item.setToolTip(0, tip or key)
+        item.setToolTip(0, tip or key)  # full text: the cell itself may be elided
         item.setToolTip(1, text if len(text) < 4000 else text[:4000] + "…")
         if data is not None:
             item.setData(0, ROLE, data)
@@ -69,8 +71,10 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "file", str(model.path))
         self._row(sec, "format", model.format)
         self._row(sec, "graph", graph.name)
-        self._row(sec, "nodes", f"{len(graph.nodes):,}")
+        folded = f" (+ {len(graph.folded):,} Constant nodes shown as weights)" if graph.folded else ""
+        self._row(sec, "nodes", f"{len(graph.nodes):,}{folded}")
         self._row(sec, "parameters", f"{graph.parameters():,}")
+        self._macs_rows(sec, model, graph)
         for key, value in model.metadata.items():
             if value not in ("", None, []):
                 self._row(sec, key, value)
@@ -83,6 +87,22 @@ class DetailsTree(QTreeWidget):
         self._io_section("Inputs", graph, graph.inputs)
         self._io_section("Outputs", graph, graph.outputs)
         sec.setExpanded(True)
+
+    def _macs_rows(self, sec: QTreeWidgetItem, model: Model, graph: Graph) -> None:
+        """MACs of the graph and what its shapes rest on (given, from a run, inferred; dims unknown)."""
+        from studio.tools.graph.macs import graph_macs
+        from studio.tools.graph.shapes import shape_source
+
+        macs = graph_macs(graph)
+        unknown = len(graph.nodes) - len(macs)
+        if macs:
+            text = f"{sum(macs.values()):,}" + (f" ({unknown:,} nodes with unknown shapes left out)" if unknown else "")
+        else:
+            text = "unknown (no node has known shapes)" if unknown else "0"
+        self._row(sec, "MACs", text)
+        source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
+                  else "shapes of this subgraph as the file has them")
+        self._row(sec, "shapes", source)
 
     def _io_section(self, title: str, graph: Graph, names: list[str]) -> None:
         sec = self._section(title)
@@ -125,6 +145,9 @@ class DetailsTree(QTreeWidget):
         self._row(row, "shape", "[" + ",".join(str(d) for d in tensor.shape) + "]")
         self._row(row, "dtype", tensor.dtype)
         self._row(row, "elements", f"{tensor.size:,}")
+        if tensor.origin:
+            self._row(row, "stored in", f"Constant node {tensor.origin}", tip="The file holds this weight in a "
+                      "Constant node (PaddlePaddle exports do); it is drawn as a weight of the nodes that read it")
         if tensor.location:
             self._row(row, "external data", tensor.location)
         if tensor.problem:

@@ -96,9 +96,14 @@ def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: P
     return (yield from export_job(view, path, colours, cancel))
 
 
-def record_shapes_job(model: Model, cancel=None) -> Generator[Progress, None, int]:
-    """Run the model once and apply the recorded shapes to its main graph; returns how many changed."""
+def record_shapes_job(model: Model, cancel=None, input_shapes: dict | None = None) -> Generator[Progress, None, int]:
+    """Run the model once (dynamic inputs at ``input_shapes``) and apply the recorded shapes to its
+    main graph; returns how many changed. The model remembers the sizes the run used."""
     from studio.tools.graph.runtime_shapes import record_shapes
+    from studio.tools.graph.shapes import ShapeSource
 
-    shapes, dtypes = yield from record_shapes(model.path, cancel=cancel)
-    return model.main.apply_runtime_shapes(shapes, dtypes)
+    shapes, dtypes = yield from record_shapes(model.path, cancel=cancel, input_shapes=input_shapes,
+                                              option="the input sizes asked by Run shapes")
+    changed = model.main.apply_runtime_shapes(shapes, dtypes)
+    model.shape_source = ShapeSource(dict(input_shapes or {}), [], run=True)
+    return changed

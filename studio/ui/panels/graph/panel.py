@@ -32,6 +32,7 @@ from studio.ui.panels.graph.canvas import GraphCanvas
 from studio.ui.panels.graph.details import DetailsTree
 from studio.ui.panels.graph.linked import LinkedViews
 from studio.ui.panels.graph.side import Level, Side
+from studio.ui.panels.graph.sizes import ask_input_sizes
 
 
 def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
@@ -611,15 +612,23 @@ class GraphPanel(LinkedViews, Panel):
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
         return handle
 
-    def run_shapes(self):
-        """Run the model once (job) and trust the shapes it recorded over the declared ones."""
+    def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
+        """Run the model once (job) and trust the shapes it recorded over the declared ones.
+
+        Dynamic input dims need sizes: ``sizes`` ({input: dims}), else the user is asked (never 1 silently).
+        """
         side = self.left
         if side.model is None or side.model.format != "onnx":
             self.status.emit("Graph: shapes from a run need an ONNX model (OM models run on the NPU only)")
             return None
         model = side.model
+        if sizes is None:
+            sizes = ask_input_sizes(self, model.main)
+            if sizes is None:
+                self.status.emit("Graph: Run shapes cancelled (dynamic inputs need sizes)")
+                return None
         handle = self.runner.start(f"Running {model.path.name} for shapes",
-                                   lambda c: jobs.record_shapes_job(model, c))
+                                   lambda c: jobs.record_shapes_job(model, c, sizes))
 
         def done(changed: int) -> None:
             side.canvas.update()
