@@ -53,7 +53,11 @@ class ViewGraph:
 
 
 def _elide(text: str) -> str:
-    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "…"
+    """Cut in the middle: scoped names differ at both ends (``backbone/…/output``)."""
+    if len(text) <= MAX_LABEL:
+        return text
+    keep = (MAX_LABEL - 1) // 2
+    return text[:keep] + "…" + text[-(MAX_LABEL - 1 - keep):]
 
 
 def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,
