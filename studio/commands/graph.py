@@ -90,7 +90,7 @@ def _check_output(path: Path) -> None:
 
 
 def _macs(model, args) -> int:
-    from studio.tools.graph.macs import macs_report, write_node_data
+    from studio.tools.graph.macs import macs_report, macs_text, write_node_data
 
     if args.output:
         _check_output(args.output)
@@ -101,8 +101,7 @@ def _macs(model, args) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{model.path}: {total:,} MACs over {report['nodes']:,} nodes"
-              + (f" ({report['unknown']:,} nodes with unknown shapes left out)" if report["unknown"] else ""))
+        print(f"{model.path}: MACs {macs_text(total, report['unknown'])}, {report['nodes']:,} nodes counted")
         print(f"  {report['shapes']}")
         if report["subgraph_nodes"]:
             print(f"  {report['subgraph_nodes']:,} nodes inside subgraphs (If/Loop bodies) are not counted")

@@ -63,6 +63,15 @@ def graph_macs(graph: Graph) -> dict[str, int]:
     return out
 
 
+def macs_text(total: int, unknown: int) -> str:
+    """``1,234`` / ``1,234 (5 nodes with unknown shapes left out)`` / ``unknown (…)``: never a bare 0
+    when the work of nodes with unknown shapes is missing."""
+    if not unknown:
+        return f"{total:,}"
+    left_out = f"{unknown:,} node{'s' if unknown != 1 else ''} with unknown shapes"
+    return f"{total:,} ({left_out} left out)" if total else f"unknown ({left_out})"
+
+
 def top_nodes(macs: dict[str, int], count: int) -> list[tuple[str, int]]:
     """The ``count`` heaviest nodes; nodes that do no work (Reshape, Constant, ...) never make the list."""
     return sorted(((n, m) for n, m in macs.items() if m > 0), key=lambda kv: -kv[1])[:max(count, 0)]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from studio.tools.graph.macs import graph_macs, macs_text
 from studio.tools.graph.model import Graph, Model
+from studio.tools.graph.shapes import shape_source
 
 
 def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
@@ -24,9 +26,6 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
     """A JSON-ready summary. Keys: format, nodes (as the file counts them), nodes_total, constants_folded,
     edges, op_types, inputs, outputs, parameters, macs, shapes, subgraphs (plus graphs, functions,
     metadata, opsets, warnings). ``source`` says where the shapes came from (given or inferred)."""
-    from studio.tools.graph.macs import graph_macs
-    from studio.tools.graph.shapes import shape_source
-
     main = model.main
     source = source or shape_source(model)
     macs = graph_macs(main)
@@ -67,11 +66,7 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"edges: {summary['edges']:,}; subgraphs: {summary['subgraphs']}; "
              f"parameters: {summary['parameters']:,}"]
     unknown = summary["macs_unknown_nodes"]
-    if summary["macs_nodes"]:
-        macs = f"{summary['macs']:,}" + (f" ({unknown:,} nodes with unknown shapes left out)" if unknown else "")
-    else:
-        macs = "unknown" if unknown else "0"
-    lines.append(f"  MACs (main graph): {macs}; {summary['shapes']}")
+    lines.append(f"  MACs (main graph): {macs_text(summary['macs'], unknown)}; {summary['shapes']}")
     if summary.get("constants_folded"):
         lines.append(f"  {summary['constants_folded']:,} Constant nodes hold weights: drawn as weights of the "
                      "nodes that read them and counted in the parameters")

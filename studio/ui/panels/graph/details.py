@@ -90,16 +90,11 @@ class DetailsTree(QTreeWidget):
 
     def _macs_rows(self, sec: QTreeWidgetItem, model: Model, graph: Graph) -> None:
         """MACs of the graph and what its shapes rest on (given, from a run, inferred; dims unknown)."""
-        from studio.tools.graph.macs import graph_macs
+        from studio.tools.graph.macs import graph_macs, macs_text
         from studio.tools.graph.shapes import shape_source
 
         macs = graph_macs(graph)
-        unknown = len(graph.nodes) - len(macs)
-        if macs:
-            text = f"{sum(macs.values()):,}" + (f" ({unknown:,} nodes with unknown shapes left out)" if unknown else "")
-        else:
-            text = "unknown (no node has known shapes)" if unknown else "0"
-        self._row(sec, "MACs", text)
+        self._row(sec, "MACs", macs_text(sum(macs.values()), len(graph.nodes) - len(macs)))
         source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
                   else "shapes of this subgraph as the file has them")
         self._row(sec, "shapes", source)
