@@ -30,7 +30,8 @@ LIGHT = Path(__import__("onnx").__file__).parent / "backend" / "test" / "data" /
 
 
 def _onnx_counts(path: Path) -> tuple[int, int]:
-    """(nodes in every graph, weight elements in initializers and Constant nodes), read with onnx + numpy."""
+    """(nodes in every graph, weight elements), read with onnx + numpy: initializers, Constant values,
+    and the tensors ConstantOfShape makes from a stored shape (whose shape vector is not a weight)."""
     import onnx
     from onnx import numpy_helper
 
@@ -38,14 +39,21 @@ def _onnx_counts(path: Path) -> tuple[int, int]:
     stack = [onnx.load(str(path)).graph]
     while stack:
         g = stack.pop()
-        params += sum(numpy_helper.to_array(t).size for t in g.initializer)
+        inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        sizing, read = set(), {o.name for o in g.output}
         for n in g.node:
             nodes += 1
+            if n.op_type == "ConstantOfShape" and n.input[0] in inits:
+                params += int(np.prod(inits[n.input[0]]))
+                sizing.add(n.input[0])
+            else:
+                read.update(n.input)
             for a in n.attribute:
                 if n.op_type == "Constant" and a.name == "value":
                     params += numpy_helper.to_array(a.t).size
                 if a.type == a.GRAPH:
                     stack.append(a.g)
+        params += sum(a.size for name, a in inits.items() if name not in sizing or name in read)
     return nodes, params
 
 
@@ -171,8 +179,10 @@ def test_light_models_summary_and_export_match_onnx(tmp_path):
         nodes, params = _onnx_counts(path)
         summary = summarize(model)
         assert summary["nodes_total"] == nodes and summary["parameters"] == params, path.name
+        assert summary["parameters"] > 50_000, path.name  # the weights ConstantOfShape makes are counted
         assert summary["macs_nodes"] == len(model.main.nodes), path.name  # static shapes: every node counted
         assert "MACs (main graph): " in format_summary(summary)
         graph = model.main
         view = build_view(graph, Hierarchy(graph), None)
-        ET.parse(run_job(export_svg(view, tmp_path / f"{path.stem}.svg")))
+        svg = ET.parse(run_job(export_svg(view, tmp_path / f"{path.stem}.svg"))).getroot()
+        assert float(svg.get("width")) < 5000, path.name  # densenet121 was 200,172 px wide

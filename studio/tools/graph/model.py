@@ -118,13 +118,14 @@ class Graph:
     outputs: list[str] = field(default_factory=list)
     values: dict[str, Value] = field(default_factory=dict)
     initializers: dict[str, Tensor] = field(default_factory=dict)
-    folded: list[str] = field(default_factory=list)  # Constant nodes shown as their consumers' weights
+    # (name, op type) of Constant / ConstantOfShape nodes drawn as weights of their consumers
+    folded: list[tuple[str, str]] = field(default_factory=list)
     _edges: tuple | None = field(default=None, repr=False)
     _index: dict | None = field(default=None, repr=False)
 
     @property
     def file_nodes(self) -> int:
-        """Nodes as the file counts them: drawn nodes plus the Constant nodes folded into weights."""
+        """Nodes as the file counts them: drawn nodes plus the constant nodes folded into weights."""
         return len(self.nodes) + len(self.folded)
 
     def value(self, name: str) -> Value:
@@ -200,7 +201,7 @@ class Graph:
         return changed
 
     def parameters(self) -> int:
-        """Total number of weight elements (initializers and folded Constant nodes)."""
+        """Total number of weight elements (initializers and folded constant nodes)."""
         return sum(t.size for t in self.initializers.values())
 
     def walk(self):

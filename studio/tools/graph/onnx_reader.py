@@ -134,17 +134,25 @@ class _Reader:
         graph.inputs = [n for n in _names(i.name for i in g.input) if n not in weights]
         graph.outputs = _names(o.name for o in g.output)
         outputs = set(graph.outputs)
+        shape_inputs: set[str] = set()
         for k, n in enumerate(g.node):
             if cancel is not None and k % 2000 == 0:
                 cancel.raise_if_cancelled()
-            if n.op_type == "Constant" and not n.domain and len(n.output) == 1 and n.output[0] not in outputs:
-                tensor = self.constant(n)
+            if not n.domain and len(n.output) == 1 and n.output[0] not in outputs and \
+                    n.op_type in ("Constant", "ConstantOfShape"):
+                tensor = self.constant(n) if n.op_type == "Constant" else _filled(n, graph, k)
                 if tensor is not None:  # like Netron: a weight of its consumers, not a box of its own
                     graph.initializers[tensor.name] = tensor
-                    graph.values.setdefault(tensor.name, Value(tensor.name, tensor.shape, tensor.dtype))
-                    graph.folded.append(tensor.origin)
+                    graph.values[tensor.name] = Value(tensor.name, tensor.shape, tensor.dtype)
+                    graph.folded.append((tensor.origin, _s(n.op_type)))
+                    shape_inputs.update(_names(n.input))
                     continue
-            graph.nodes.append(self.node(n, graph))
+            graph.nodes.append(self.node(n, graph, k))
+        if shape_inputs:  # a shape that only sized a folded ConstantOfShape is not a weight of the model
+            read = set(graph.outputs) | set().union(*([set(n.inputs) | set(n.implicit_inputs)
+                                                       for n in graph.nodes] or [set()]))
+            for name in shape_inputs - read:
+                graph.initializers.pop(name, None)
         return graph
 
     def constant(self, n) -> Tensor | None:
@@ -172,9 +180,11 @@ class _Reader:
         tensor.origin = origin
         return tensor
 
-    def node(self, n, graph: Graph) -> Node:
+    def node(self, n, graph: Graph, index: int | None = None) -> Node:
         op_type, domain = _s(n.op_type), _s(n.domain)
-        node = Node(name=_s(n.name) or f"{op_type}_{len(graph.nodes)}", type=op_type, inputs=_names(n.input),
+        # Unnamed nodes are named by their place in the file (stable whether Constants are folded or not).
+        number = len(graph.nodes) if index is None else index
+        node = Node(name=_s(n.name) or f"{op_type}_{number}", type=op_type, inputs=_names(n.input),
                     outputs=_names(n.output), domain=domain if domain not in ("", "ai.onnx") else "")
         for attr in n.attribute:
             attr_name = _s(attr.name)
@@ -215,6 +225,31 @@ class _Reader:
 
             tensor.loader = lambda t=t: numpy_helper.to_array(t)
         return tensor
+
+
+def _filled(n, graph: Graph, index: int) -> Tensor | None:
+    """The tensor a ``ConstantOfShape`` fed by a weight makes (the light_* models keep every weight so):
+    a constant tensor, folded like a Constant. None when the shape is not a small stored int vector."""
+    shape_tensor = graph.initializers.get(_s(n.input[0])) if len(n.input) == 1 else None
+    if shape_tensor is None or shape_tensor.loader is None or shape_tensor.size > 8:
+        return None
+    try:
+        shape = tuple(int(d) for d in np.asarray(shape_tensor.loader()).ravel())
+    except Exception:  # noqa: BLE001 - an unreadable shape keeps the node as it is
+        return None
+    if any(d < 0 for d in shape):
+        return None
+    fill, dtype = 0.0, "float32"
+    for attr in n.attribute:
+        if _s(attr.name) == "value" and attr.type == attr.TENSOR:
+            from onnx import numpy_helper
+
+            value = numpy_helper.to_array(attr.t).ravel()
+            fill, dtype = (value[0] if value.size else 0), str(value.dtype)
+    name = _s(n.output[0])
+    tensor = Tensor(name, shape, dtype, loader=lambda s=shape, v=fill, d=dtype: np.full(s, v, dtype=d))
+    tensor.origin = _s(n.name) or f"ConstantOfShape_{index}"
+    return tensor
 
 
 def _external_array(file: Path, offset: int, length: int, t) -> np.ndarray:

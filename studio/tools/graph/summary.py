@@ -31,8 +31,7 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
     macs = graph_macs(main)
     graphs = model.all_graphs()
     ops = Counter(n.type for n in main.nodes)
-    if main.folded:  # the histogram counts the file's nodes, folded Constants included
-        ops["Constant"] += len(main.folded)
+    ops.update(op for _, op in main.folded)  # the histogram counts the file's nodes, folded constants too
     src, _, _ = main.edges()
     return {
         "format": model.format,
@@ -68,8 +67,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     unknown = summary["macs_unknown_nodes"]
     lines.append(f"  MACs (main graph): {macs_text(summary['macs'], unknown)}; {summary['shapes']}")
     if summary.get("constants_folded"):
-        lines.append(f"  {summary['constants_folded']:,} Constant nodes hold weights: drawn as weights of the "
-                     "nodes that read them and counted in the parameters")
+        lines.append(f"  {summary['constants_folded']:,} Constant/ConstantOfShape nodes hold weights: drawn as "
+                     "weights of the nodes that read them and counted in the parameters")
     for kind in ("inputs", "outputs"):
         lines.append(f"  {kind}:")
         for io in summary[kind]:

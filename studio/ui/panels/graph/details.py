@@ -71,7 +71,7 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "file", str(model.path))
         self._row(sec, "format", model.format)
         self._row(sec, "graph", graph.name)
-        folded = f" (+ {len(graph.folded):,} Constant nodes shown as weights)" if graph.folded else ""
+        folded = f" (+ {len(graph.folded):,} constant nodes shown as weights)" if graph.folded else ""
         self._row(sec, "nodes", f"{len(graph.nodes):,}{folded}")
         self._row(sec, "parameters", f"{graph.parameters():,}")
         self._macs_rows(sec, model, graph)
@@ -141,8 +141,9 @@ class DetailsTree(QTreeWidget):
         self._row(row, "dtype", tensor.dtype)
         self._row(row, "elements", f"{tensor.size:,}")
         if tensor.origin:
-            self._row(row, "stored in", f"Constant node {tensor.origin}", tip="The file holds this weight in a "
-                      "Constant node (PaddlePaddle exports do); it is drawn as a weight of the nodes that read it")
+            self._row(row, "stored in", f"node {tensor.origin}", tip="The file holds this weight in a Constant "
+                      "(or ConstantOfShape) node, as PaddlePaddle exports do; it is drawn as a weight of the nodes "
+                      "that read it")
         if tensor.location:
             self._row(row, "external data", tensor.location)
         if tensor.problem:
