@@ -120,6 +120,8 @@ class Graph:
     initializers: dict[str, Tensor] = field(default_factory=dict)
     # (name, op type) of Constant / ConstantOfShape nodes drawn as weights of their consumers
     folded: list[tuple[str, str]] = field(default_factory=list)
+    # weights of enclosing graphs that this (sub)graph reads by name: weights here too, not inputs
+    outer: dict[str, Tensor] = field(default_factory=dict)
     _edges: tuple | None = field(default=None, repr=False)
     _index: dict | None = field(default=None, repr=False)
 
@@ -127,6 +129,10 @@ class Graph:
     def file_nodes(self) -> int:
         """Nodes as the file counts them: drawn nodes plus the constant nodes folded into weights."""
         return len(self.nodes) + len(self.folded)
+
+    def weight(self, name: str) -> Tensor | None:
+        """The weight called ``name``: this graph's own, or an enclosing graph's that a body reads."""
+        return self.initializers.get(name) or self.outer.get(name)
 
     def value(self, name: str) -> Value:
         """The description of a value (an empty one when the file says nothing about it)."""
@@ -173,7 +179,7 @@ class Graph:
 
     def free_values(self) -> set[str]:
         """Values this graph (and its subgraphs) read but neither define nor receive as inputs."""
-        defined = set(self.inputs) | set(self.initializers)
+        defined = set(self.inputs) | set(self.initializers) | set(self.outer)
         used: set[str] = set()
         for node in self.nodes:
             defined.update(node.outputs)

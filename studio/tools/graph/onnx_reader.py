@@ -198,6 +198,12 @@ class _Reader:
             else:
                 node.attributes[attr_name] = _attribute(attr)
         if node.subgraphs:  # values captured from the outer scope are real dependencies
+            weights = {**graph.outer, **graph.initializers}  # ...but weights stay weights at any depth
+            for sub in node.subgraphs.values():
+                for inner in sub.walk():
+                    for name in inner.free_values() & weights.keys():
+                        inner.outer[name] = weights[name]
+                        inner.values.setdefault(name, graph.value(name))
             captured = set()
             for sub in node.subgraphs.values():
                 captured |= sub.free_values()

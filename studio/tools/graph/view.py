@@ -109,7 +109,7 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     producers = graph.producers()
     for k, name in enumerate(graph.inputs):
         users = sorted({int(item_of_node[c]) for c in consumers.get(name, [])})
-        items.append(Item("input", k, _elide(name), graph.value(name).shape_text(), "io", name))
+        items.append(Item("input", k, _elide(name), _elide(graph.value(name).shape_text()), "io", name))
         for u in users:
             edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
     # A subgraph's values from the outer scope (If/Loop bodies read them by name) as inputs too.
@@ -122,7 +122,7 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
         for u in users:
             edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
     for k, name in enumerate(graph.outputs):
-        items.append(Item("output", k, _elide(name), graph.value(name).shape_text(), "io", name))
+        items.append(Item("output", k, _elide(name), _elide(graph.value(name).shape_text()), "io", name))
         if name in producers:
             edge_src.append(int(item_of_node[producers[name]])), edge_dst.append(len(items) - 1)
             edge_values.append(name)

@@ -13,9 +13,13 @@ ROLE = Qt.ItemDataRole.UserRole
 
 
 def _short(name: str) -> str:
-    """The last scope of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``); the tooltip has it all."""
+    """The end of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``, only the last part when the
+    last two are long); the tooltip has it all."""
     parts = name.split("/")
-    return name if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
+    if len(parts) <= 2:
+        return name
+    tail = "/".join(parts[-2:])
+    return "…/" + (tail if len(tail) <= 24 else parts[-1])
 
 
 class DetailsTree(QTreeWidget):
@@ -32,7 +36,7 @@ class DetailsTree(QTreeWidget):
         self.setAlternatingRowColors(True)
         self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.header().setStretchLastSection(True)
-        self.setColumnWidth(0, 130)
+        self.setColumnWidth(0, 150)
         # Long scoped names keep their informative end; every cell's tooltip has the full text.
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.itemDoubleClicked.connect(self._on_double_click)
@@ -119,7 +123,7 @@ class DetailsTree(QTreeWidget):
             if not name:
                 self._row(ins, f"#{slot}", "(unused)")
                 continue
-            tensor = graph.initializers.get(name)
+            tensor = graph.weight(name)
             row = self._row(ins, _short(name), graph.value(name).type_text() + ("  [weight]" if tensor else ""),
                             tip=name)
             if tensor is not None:
