@@ -186,3 +186,10 @@ def test_light_models_summary_and_export_match_onnx(tmp_path):
         view = build_view(graph, Hierarchy(graph), None)
         svg = ET.parse(run_job(export_svg(view, tmp_path / f"{path.stem}.svg"))).getroot()
         assert float(svg.get("width")) < 5000, path.name  # densenet121 was 200,172 px wide
+
+
+def test_svg_export_into_a_missing_folder_is_a_user_error(tmp_path):
+    graph = read_model(outer_scope_if_model(tmp_path)).main
+    view = build_view(graph, Hierarchy(graph))
+    with pytest.raises(UserError, match="Cannot write the SVG file"):
+        run_job(export_svg(view, tmp_path / "missing" / "g.svg"))

@@ -610,6 +610,8 @@ class GraphPanel(LinkedViews, Panel):
             make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
         handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(
+            f"Graph: export failed: {exc.what if isinstance(exc, UserError) else exc}"))
         return handle
 
     def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
