@@ -201,9 +201,11 @@ class _Reader:
             weights = {**graph.outer, **graph.initializers}  # ...but weights stay weights at any depth
             for sub in node.subgraphs.values():
                 for inner in sub.walk():
-                    for name in inner.free_values() & weights.keys():
-                        inner.outer[name] = weights[name]
-                        inner.values.setdefault(name, graph.value(name))
+                    for name in inner.free_values():
+                        if name in weights:
+                            inner.outer[name] = weights[name]
+                        if name in graph.values:  # the body shows the outer value's type too
+                            inner.values.setdefault(name, graph.values[name])
             captured = set()
             for sub in node.subgraphs.values():
                 captured |= sub.free_values()
