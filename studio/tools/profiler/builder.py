@@ -10,6 +10,8 @@ binds flow arrows to the slices at their ends, and names tracks from the metadat
 from __future__ import annotations
 
 import mmap
+import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -101,6 +103,37 @@ class TraceBuilder:
         """Append a ready-made blob of many args; returns the offset its own offsets start from."""
         offset = self._blob_size
         self._append_blob(blob)
+        return offset
+
+    def add_args_file(self, path) -> int:
+        """Append the args blob stored in file ``path`` (a decoded range); returns its base offset.
+        Big files are copied by the kernel straight into the spill file."""
+        size = os.path.getsize(path)
+        offset = self._blob_size
+        if self._spill is None and self._blob_pending + size < SPILL_BYTES:
+            with open(path, "rb") as handle:
+                self._append_blob(handle.read())
+            return offset
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="studio-args-")
+        self._spill.writelines(self._blob_parts)
+        self._blob_parts, self._blob_pending = [], 0
+        self._spill.flush()
+        with open(path, "rb") as source:
+            copied = 0
+            while copied < size:
+                try:
+                    sent = os.copy_file_range(source.fileno(), self._spill.fileno(), size - copied)
+                except (AttributeError, OSError):  # no copy_file_range here: through Python
+                    source.seek(copied)
+                    shutil.copyfileobj(source, self._spill, 16 << 20)
+                    self._spill.flush()
+                    break
+                if sent == 0:
+                    break
+                copied += sent
+        self._spill.seek(0, os.SEEK_END)
+        self._blob_size += size
         return offset
 
     def _append_blob(self, data: bytes) -> None:

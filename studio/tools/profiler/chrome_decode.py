@@ -65,30 +65,45 @@ def _release(data: bytes | mmap.mmap, end: int) -> None:
             data.madvise(mmap.MADV_DONTNEED, 0, end)
 
 
-def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int, list[Event], str]]:
-    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk."""
-    head = bytes(data[:4096])
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    offset = len(head) - len(stripped)
-    if not stripped or stripped[:1] != b"[" or len(data) - offset <= CHUNK_BYTES:
-        events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
-        yield len(data), events, note
-        return
-    pos = offset + 1
-    while pos < len(data):
-        target = pos + CHUNK_BYTES
-        if target >= len(data):
-            events, note = decode_events(b"[" + data[pos:], path)
+class Misaligned(Exception):
+    """A range given to :func:`iter_event_chunks` does not start or end between top-level events."""
+
+
+MAX_CUT_TRIES = 64  # candidate cuts tried per chunk before a range is declared misaligned
+
+
+def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = None, end: int | None = None,
+                      chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, list[Event], str]]:
+    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk.
+
+    With ``start`` (just after a top-level comma or the array's ``[``) only the events from there
+    on are read, up to ``end`` (just after an event's closing brace) or to the end of the array.
+    A range that does not begin or end between top-level events raises :class:`Misaligned`.
+    """
+    if start is None:
+        head = bytes(data[:4096])
+        stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        offset = len(head) - len(stripped)
+        if not stripped or stripped[:1] != b"[" or len(data) - offset <= chunk_bytes:
+            events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
             yield len(data), events, note
             return
-        # Cut after an event at the top level: a cut inside args (or a string) leaves the chunk
-        # unbalanced, the decode fails, and the next candidate is tried.
+        pos = offset + 1
+    else:
+        pos = start
+    limit = len(data) if end is None else end
+    while pos < limit:
+        target = pos + chunk_bytes
         search = target
+        tries = 0
         while True:
-            match = _EVENT_END.search(data, search)
-            if match is None:
-                events, note = decode_events(b"[" + data[pos:], path)
-                yield len(data), events, note
+            match = _EVENT_END.search(data, search, limit) if target < limit else None
+            if match is None:  # the rest is the last chunk
+                if end is None:
+                    events, note = decode_events(b"[" + data[pos:], path, base=pos - 1)
+                    yield len(data), events, note
+                else:
+                    yield end, _decode_range_tail(b"[" + data[pos:end] + b"]", path), ""
                 return
             cut = match.start() + 1
             try:
@@ -96,6 +111,10 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int
             except msgspec.ValidationError:
                 events = _decode_loose(b"[" + data[pos:cut] + b"]", path)
             except msgspec.DecodeError:
+                # A cut inside args (or a string) leaves the chunk unbalanced: try the next one.
+                tries += 1
+                if start is not None and tries > MAX_CUT_TRIES:
+                    raise Misaligned(pos) from None
                 search = match.end()
                 continue
             break
@@ -104,9 +123,20 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int
         _release(data, pos)
 
 
-def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
-    """Decode the events; returns them and a note when the file had to be repaired."""
+def _decode_range_tail(data: bytes, path: Path) -> list[Event]:
+    try:
+        return _unwrap(msgspec.json.decode(data, type=list[Event]))
+    except msgspec.ValidationError:
+        return _decode_loose(data, path)
+    except msgspec.DecodeError:
+        raise Misaligned(len(data)) from None
+
+
+def decode_events(data: bytes, path: Path, base: int = 0) -> tuple[list[Event], str]:
+    """Decode the events; returns them and a note when the file had to be repaired.
+    ``base`` is where ``data`` starts in the file (for the note's byte offset)."""
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    base += len(data) - len(stripped)
     if not stripped:
         raise UserError("Trace file is empty", path, "Record the trace again; the writer may have crashed.")
     if stripped[:1] not in (b"[", b"{"):
@@ -127,7 +157,7 @@ def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
             raise UserError("Trace is truncated and no complete event could be recovered", path,
                             "Record the trace again; the writer stopped before any event was written.") from exc
         events, dropped_at = repaired
-        return events, f"the file was truncated at byte {dropped_at:,}; the events before it were read"
+        return events, f"the file was truncated at byte {base + dropped_at:,}; the events before it were read"
 
 
 def _unwrap(decoded: Any) -> list[Event]:

@@ -13,6 +13,7 @@ import gc
 import itertools
 import json
 import mmap
+import os
 from collections.abc import Generator
 from operator import attrgetter
 from pathlib import Path
@@ -22,19 +23,25 @@ import numpy as np
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
-from studio.tools.profiler.chrome_decode import Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.chrome_decode import CHUNK_BYTES, Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.chrome_parallel import cores, plan_ranges, read_ranges
 from studio.tools.profiler.model import Trace
+
+PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than processes start
 
 
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
-                      builder: TraceBuilder | None = None, *, build: bool = True
+                      builder: TraceBuilder | None = None, *, build: bool = True,
+                      ranges: int | None = None, chunk_bytes: int = CHUNK_BYTES
                       ) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
 
     A bare array is decoded in chunks of about ``CHUNK_BYTES`` cut between top-level events, so
     decoded objects never pile up (memory stays near the file size plus the columns), progress is
-    real, and cancel works between chunks.
+    real, and cancel works between chunks. A file of at least ``PARALLEL_MIN_BYTES`` is cut into
+    ``ranges`` (default: one per core; 1 = this process only) decoded by forked processes
+    (:mod:`~studio.tools.profiler.chrome_parallel`).
     """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
@@ -46,7 +53,13 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the collector would rescan them for nothing
     try:
-        for done, events, note in iter_event_chunks(data, path):
+        merged = False
+        count = cores() if ranges is None else ranges
+        if count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
+            plan = plan_ranges(data, count, min_range=chunk_bytes)
+            if plan is not None:
+                merged = yield from read_ranges(path, data, plan, builder, cancel, chunk_bytes)
+        for done, events, note in ([] if merged else iter_event_chunks(data, path, chunk_bytes=chunk_bytes)):
             if cancel:
                 cancel.raise_if_cancelled()
             if note:
@@ -158,6 +171,8 @@ def _track_ids(builder: TraceBuilder, xs: list[Event]) -> np.ndarray:
 def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
     open_b: dict[int, list[Event]] = builder.open_state.setdefault("B", {})
     open_async: dict[tuple, list[Event]] = builder.open_state.setdefault("b", {})
+    # A range decoded apart from the rest of the file keeps the ends whose begin came before it.
+    orphans: list | None = builder.open_state.get("orphans")
     ignored = 0
     for e in events:
         ph = e.ph
@@ -174,6 +189,8 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 begin = stack.pop()
                 start = _one_ts_ns(begin.ts)
                 builder.add_slice(start, ts - start, track, begin.name or e.name, begin.cat, bytes(begin.args) or None)
+            elif orphans is not None:
+                orphans.append(("E", track, None, e))
         elif ph in ("i", "I", "R"):
             builder.add_instant(ts, builder.track_id(e.pid, e.tid), e.name)
         elif ph == "C":
@@ -190,6 +207,8 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 begin = open_async[key].pop()
                 start = _one_ts_ns(begin.ts)
                 builder.add_slice(start, ts - start, lane, begin.name, begin.cat, bytes(begin.args) or None)
+            elif ph == "e" and orphans is not None:
+                orphans.append(("e", lane, key, e))
             elif ph == "n":
                 builder.add_instant(ts, lane, e.name)
         else:
