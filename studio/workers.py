@@ -33,7 +33,9 @@ from studio.jobs import CancelToken, Progress
 
 PRELOAD = ["numpy", "msgspec", "studio.tools.profiler.chrome_reader", "studio.tools.profiler.loader"]
 PROGRESS_INTERVAL_S = 0.05
+NICENESS = 5
 _context: Any = None
+_active: set[int] = set()
 
 
 class WorkerDied(StudioError):
@@ -72,6 +74,7 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
                           name=f"studio-worker {target.rsplit(':', 1)[-1]}")
     process.start()
     sender.close()  # the child holds the only writer: EOF here means it is gone
+    _active.add(process.pid)
     try:
         while True:
             if cancel is not None:
@@ -99,6 +102,12 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
     finally:
         receiver.close()
         _kill(process)
+        _active.discard(process.pid)
+
+
+def active_pids() -> set[int]:
+    """Process ids of the workers running now (for tests and shutdown)."""
+    return set(_active)
 
 
 def _kill(process: Any) -> None:
@@ -116,6 +125,9 @@ def _child_main(conn: Any, target: str, args: tuple, kwargs: dict) -> None:
     if hasattr(os, "setpgrp"):
         try:
             os.setpgrp()
+            # The window comes first when the cores are all busy decoding (the niceness is inherited
+            # by the processes this worker forks).
+            os.nice(NICENESS)
         except OSError:
             pass
     try:

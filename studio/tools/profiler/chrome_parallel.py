@@ -124,7 +124,7 @@ def read_ranges(path: Path, data: bytes | mmap.mmap, plan: list[tuple[int, int |
     total = max(1, len(data))
     done = np.frombuffer(mmap.mmap(-1, 8 * len(plan)), dtype=np.int64)  # shared with the children
     scratch = _scratch_dir()
-    with tempfile.TemporaryDirectory(prefix="studio-ranges-", dir=scratch) as folder:
+    with tempfile.TemporaryDirectory(prefix=".tmp-ranges-", dir=scratch) as folder:
         children: dict[int, int] = {}
         status: dict[int, int] = {}
         try:
