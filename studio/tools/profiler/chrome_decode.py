@@ -9,6 +9,7 @@ a loose path through plain dicts.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import re
@@ -29,7 +30,7 @@ class Event(msgspec.Struct, gc=False):
     cat: str = ""
     pid: int | str = 0
     tid: int | str = 0
-    ts: float | str = 0.0
+    ts: float | str | None = None  # None: the event has no timestamp (it is skipped)
     dur: float | str | None = None
     id: int | str | None = None
     bp: str = ""
@@ -107,7 +108,9 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = N
                 return
             cut = match.start() + 1
             try:
-                events = _unwrap(msgspec.json.decode(b"[" + data[pos:cut] + b"]", type=list[Event]))
+                chunk = b"[" + data[pos:cut] + b"]"
+                with readable_errors(path, pos - 1, chunk):
+                    events = _unwrap(msgspec.json.decode(chunk, type=list[Event]))
             except msgspec.ValidationError:
                 events = _decode_loose(b"[" + data[pos:cut] + b"]", path)
             except msgspec.DecodeError:
@@ -125,7 +128,8 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = N
 
 def _decode_range_tail(data: bytes, path: Path) -> list[Event]:
     try:
-        return _unwrap(msgspec.json.decode(data, type=list[Event]))
+        with readable_errors(path):
+            return _unwrap(msgspec.json.decode(data, type=list[Event]))
     except msgspec.ValidationError:
         return _decode_loose(data, path)
     except msgspec.DecodeError:
@@ -135,6 +139,33 @@ def _decode_range_tail(data: bytes, path: Path) -> list[Event]:
 def decode_events(data: bytes, path: Path, base: int = 0) -> tuple[list[Event], str]:
     """Decode the events; returns them and a note when the file had to be repaired.
     ``base`` is where ``data`` starts in the file (for the note's byte offset)."""
+    with readable_errors(path, base, data):
+        return _decode_events(data, path, base)
+
+
+@contextlib.contextmanager
+def readable_errors(path: Path, base: int = 0, data: bytes | None = None) -> Iterator[None]:
+    """Bytes that are not UTF-8 and absurdly deep nesting end in a UserError, not a traceback.
+    ``data`` (starting at file offset ``base``) lets the message give the offending byte's offset."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        bad, offset = exc.object[exc.start:exc.start + 1], None
+        if data is not None:
+            try:
+                bytes(data).decode("utf-8")
+            except UnicodeDecodeError as located:
+                bad, offset = located.object[located.start:located.start + 1], base + located.start
+        at = f" at byte offset {offset:,}" if offset is not None else ""
+        raise UserError(f"Trace is not valid UTF-8 text (byte {bad!r}{at})", path,
+                        "JSON must be UTF-8: export the trace again, or convert it with "
+                        "`iconv -f <its encoding> -t utf-8`.") from None
+    except RecursionError:
+        raise UserError("Trace JSON is nested too deeply to be a trace (thousands of levels of [ or {)", path,
+                        "Check that the file is the timeline JSON the profiler wrote, not a damaged copy.") from None
+
+
+def _decode_events(data: bytes, path: Path, base: int) -> tuple[list[Event], str]:
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     base += len(data) - len(stripped)
     if not stripped:
@@ -193,7 +224,8 @@ def _repair_truncated(data: bytes, kind: Any) -> tuple[list[Event], int] | None:
 def _decode_loose(data: bytes, path: Path) -> list[Event]:
     """Slow path for traces whose fields have unexpected types (numeric names, float pids...)."""
     try:
-        decoded = msgspec.json.decode(data)
+        with readable_errors(path, 0, data):
+            decoded = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise UserError(f"Trace JSON is malformed: {exc}", path, "Produce the trace again.") from exc
     items = decoded.get("traceEvents", []) if isinstance(decoded, dict) else decoded
@@ -204,12 +236,12 @@ def _decode_loose(data: bytes, path: Path) -> list[Event]:
         if not isinstance(item, dict):
             continue
         args = item.get("args")
-        ts = item.get("ts", 0)
+        ts = item.get("ts")
         dur = item.get("dur")
         events.append(Event(
             ph=str(item.get("ph", "")), name=str(item.get("name", "")), cat=str(item.get("cat", "") or ""),
             pid=_id_value(item.get("pid", 0)), tid=_id_value(item.get("tid", 0)),
-            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else (ts if isinstance(ts, str) else 0.0),
+            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else (ts if isinstance(ts, str) else None),
             dur=float(dur) if isinstance(dur, (int, float)) and not isinstance(dur, bool) else (dur if isinstance(dur, str) else None),
             id=_id_value(item["id"]) if "id" in item else None, bp=str(item.get("bp", "")),
             s=str(item.get("s", "")), args=msgspec.Raw(json.dumps(args).encode() if args is not None else b""),

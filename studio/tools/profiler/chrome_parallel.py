@@ -275,5 +275,6 @@ def _merge(builder: TraceBuilder, folder: Path, k: int) -> None:
         open_async.setdefault(key, []).extend(stack)
     if "last_ns" in local:
         carried["last_ns"] = max(carried.get("last_ns", local["last_ns"]), local["last_ns"])
-    if local.get("ignored"):
-        carried["ignored"] = carried.get("ignored", 0) + local["ignored"]
+    for count in ("ignored", "no_ts", "read"):
+        if local.get(count):
+            carried[count] = carried.get(count, 0) + local[count]

@@ -67,7 +67,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
             add_events(builder, events, path)
             del events
             yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
-        finish_events(builder)
+        finish_events(builder, path)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -84,21 +84,25 @@ def ts_to_ns(values: list[float | str]) -> np.ndarray:
     """Microsecond timestamps (numbers or decimal strings) to int64 nanoseconds, strings exactly."""
     if set(map(type, values)) == {float}:
         return np.rint(np.array(values, dtype=np.float64) * 1000.0).astype(np.int64)
-    return np.array([_one_ts_ns(v) for v in values], dtype=np.int64)
+    return np.array([_one_ts_ns(v) or 0 for v in values], dtype=np.int64)
 
 
-def _one_ts_ns(value: float | str) -> int:
+def _one_ts_ns(value: float | str | None) -> int | None:
+    """One timestamp in ns; None when missing or not a number (the event is then skipped)."""
+    if value is None:
+        return None
     if isinstance(value, (int, float)):
-        return round(value * 1000.0)
+        return round(value * 1000.0) if value == value and abs(value) < 1e300 else None
     text = str(value).strip()
     whole, _, frac = text.partition(".")
     try:
         if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
             ns = abs(int(whole)) * 1000 + int((frac + "000")[:3] or 0)
             return -ns if whole.startswith("-") else ns
-        return round(float(text) * 1000.0)
+        number = float(text)
+        return round(number * 1000.0) if number == number and abs(number) < 1e300 else None
     except ValueError:
-        return 0
+        return None
 
 
 def add_events(builder: TraceBuilder, events: list[Event], path: Path) -> None:
@@ -119,6 +123,20 @@ _PH, _PID, _TID, _NAME, _CAT, _TS, _DUR, _ARGS = (attrgetter(a) for a in ("ph", 
 
 
 def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
+    stamps = list(map(_TS, xs))
+    if set(map(type, stamps)) == {float}:  # the usual case, at numpy speed
+        start = np.rint(np.array(stamps, dtype=np.float64) * 1000.0).astype(np.int64)
+    else:  # strings (exact), or events without a usable ts (skipped)
+        ns = [_one_ts_ns(v) for v in stamps]
+        if None in ns:
+            keep = [i for i, v in enumerate(ns) if v is not None]
+            state = builder.open_state
+            state["no_ts"] = state.get("no_ts", 0) + len(xs) - len(keep)
+            xs, ns = [xs[i] for i in keep], [ns[i] for i in keep]
+            if not xs:
+                return
+        start = np.array(ns, dtype=np.int64)
+    builder.open_state["read"] = builder.open_state.get("read", 0) + len(xs)
     n = len(xs)
     track = _track_ids(builder, xs)
     names: dict[str, int] = {}
@@ -131,12 +149,11 @@ def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
     cat_remap = np.zeros(max(cats.values()) + 1 if cats else 0, dtype=np.int32)
     for key, value in cats.items():
         cat_remap[value] = builder.cat_id(key)
-    start = ts_to_ns(list(map(_TS, xs)))
     durs = list(map(_DUR, xs))
     if set(map(type, durs)) == {float}:
         dur = np.rint(np.array(durs, dtype=np.float64) * 1000.0).astype(np.int64)
     else:  # strings (exact), or X events without dur (0)
-        dur = np.array([_one_ts_ns(d) if d is not None else 0 for d in durs], dtype=np.int64)
+        dur = np.array([_one_ts_ns(d) or 0 for d in durs], dtype=np.int64)
     raws = list(map(_ARGS, xs))
     lengths = np.fromiter(map(len, raws), np.int64, n)
     base = builder.add_args_blob(b"".join(raws))
@@ -173,14 +190,20 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
     open_async: dict[tuple, list[Event]] = builder.open_state.setdefault("b", {})
     # A range decoded apart from the rest of the file keeps the ends whose begin came before it.
     orphans: list | None = builder.open_state.get("orphans")
-    ignored = 0
+    ignored = no_ts = read = 0
     for e in events:
         ph = e.ph
-        ts = _one_ts_ns(e.ts)
-        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
         if ph == "M":
             _metadata(builder, e)
-        elif ph == "B":
+            read += 1
+            continue
+        ts = _one_ts_ns(e.ts)
+        if ts is None:
+            no_ts += 1
+            continue
+        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
+        read += 1
+        if ph == "B":
             open_b.setdefault(builder.track_id(e.pid, e.tid), []).append(e)
         elif ph == "E":
             track = builder.track_id(e.pid, e.tid)
@@ -213,13 +236,28 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 builder.add_instant(ts, lane, e.name)
         else:
             ignored += 1
-    if ignored:
-        builder.open_state["ignored"] = builder.open_state.get("ignored", 0) + ignored
-
-
-def finish_events(builder: TraceBuilder) -> None:
-    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped."""
+            read -= 1
     state = builder.open_state
+    for key, count in (("ignored", ignored), ("no_ts", no_ts), ("read", read)):
+        if count:
+            state[key] = state.get(key, 0) + count
+
+
+def finish_events(builder: TraceBuilder, path: Path | None = None) -> None:
+    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped.
+
+    Events but none Studio could read (no phase it knows, no timestamp) mean the file is not a
+    trace at all: that is an error, not an empty timeline.
+    """
+    state = builder.open_state
+    skipped = state.get("ignored", 0) + state.get("no_ts", 0)
+    if path is not None and skipped and not state.get("read"):
+        state.clear()
+        raise UserError(f"No trace events found: none of the {skipped:,} events has a phase (ph) Studio draws "
+                        "and a timestamp (ts)", path,
+                        "Open a Chrome trace (events like {\"ph\": \"X\", \"ts\": 12.5, \"dur\": 3, ...}).")
+    if state.get("no_ts"):
+        builder.facts["events without a timestamp"] = f"{state.pop('no_ts')} events had no valid ts and were skipped"
     unclosed = 0
     for track, stack in state.pop("B", {}).items():
         for begin in stack:
