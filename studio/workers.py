@@ -33,7 +33,7 @@ from studio.jobs import CancelToken, Progress
 
 PRELOAD = ["numpy", "msgspec", "studio.tools.profiler.chrome_reader", "studio.tools.profiler.loader"]
 PROGRESS_INTERVAL_S = 0.05
-NICENESS = 5
+NICENESS = 2
 _context: Any = None
 _active: set[int] = set()
 
