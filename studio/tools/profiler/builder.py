@@ -176,9 +176,14 @@ class TraceBuilder:
         start = start - origin
 
         order = sort_order(track, start, dur)
-        start, dur, track = start[order], dur[order], track[order]
-        name, cat = name[order], cat[order]
-        off, length = off[order], length[order]
+        # One column at a time, so only one extra column is alive at once (30M slices: 240 MB each).
+        start = start[order]
+        dur = dur[order]
+        track = track[order]
+        name = name[order]
+        cat = cat[order]
+        off = off[order]
+        length = length[order]
         del order
         depth = _nesting_depth(start, dur, track)
         tracks = self._tracks()

@@ -245,7 +245,9 @@ def _merge(builder: TraceBuilder, folder: Path, k: int) -> None:
     builder.facts.update(state["facts"])
 
     base = builder.add_args_file(folder / f"r{k}_args.bin")
-    start, dur, tracks, names, cats, off, length = (np.load(folder / f"r{k}_{i}.npy") for i in range(_COLUMNS))
+    # Mapped, not read: the columns are copied once, when the builder joins all ranges.
+    start, dur, tracks, names, cats, off, length = (np.load(folder / f"r{k}_{i}.npy", mmap_mode="r")
+                                                    for i in range(_COLUMNS))
     if start.size:
         builder.add_slices(start, dur, track[tracks], name[names], cat[cats], off + base, length)
 
