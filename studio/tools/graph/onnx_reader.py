@@ -15,6 +15,8 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
+from studio.tools.graph.onnx_parse import infer_shapes as onnx_infer_shapes
+from studio.tools.graph.onnx_parse import load_proto
 
 INFER_MAX_NODES = 50_000  # shape inference above this takes seconds; the file's shapes are shown instead
 
@@ -27,7 +29,7 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
     path = Path(path)
     fix = "The file is truncated or not an ONNX model; export or download it again."
     try:
-        proto = onnx.load(str(path), load_external_data=False)
+        proto = load_proto(path)  # in slices: the GUI thread gets the interpreter in between
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise UserError(f"Cannot decode the ONNX model: {exc or type(exc).__name__}", path, fix) from exc
     except OSError as exc:
@@ -49,15 +51,9 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
         if len(proto.graph.node) > INFER_MAX_NODES:
             model.warnings.append(f"shape inference skipped for {len(proto.graph.node):,} nodes; "
                                   "shapes are the ones stored in the file")
-        else:
-            try:
-                inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
-            except Exception as exc:  # noqa: BLE001 - inference failures are shown, not fatal
-                model.warnings.append(f"shape inference failed: {str(exc).strip().splitlines()[0][:300]}")
-                try:  # keep what can be inferred around the failing op
-                    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
-                except Exception:  # noqa: BLE001
-                    inferred = proto
+        else:  # big models are inferred in a worker process (one long C call)
+            inferred, warnings = onnx_infer_shapes(path, proto, cancel)
+            model.warnings.extend(warnings)
     if cancel is not None:
         cancel.raise_if_cancelled()
     reader = _Reader(model, path.parent)

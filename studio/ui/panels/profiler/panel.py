@@ -59,9 +59,11 @@ class Loaded:
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
     """Open a profile and compute its statistics (runs on a worker thread)."""
-    from studio.tools.profiler.loader import open_profile
+    from studio.tools.profiler.loader import open_profile_offloaded
 
-    trace = yield from open_profile(path, cancel, store=False)  # cached after it is shown
+    # Big sources are parsed by a worker process into the cache and mapped here; small ones are
+    # read in this thread and cached after they are shown.
+    trace = yield from open_profile_offloaded(path, cancel)
     yield Progress(None, "statistics")
     from studio.ui.panels.profiler.stats_tab import typed_rows
 
