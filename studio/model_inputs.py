@@ -5,9 +5,9 @@ read the same everywhere. A dynamic dimension (a symbolic name, ``-1`` or ``0``)
 replaced silently: without a size from ``--input-shape`` or from a given array, building the
 feeds stops with a message naming the input, the axis and the option to use.
 
-``--input-shape`` accepts one input per option (``image:1,3,224,224``) or ATC's form with several
-inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``). Names may contain ``:``
-(TensorFlow's ``input:0``): the dims follow the last colon.
+``--input-shape`` accepts one input per option (``image=1,3,224,224``, as ``studio profile run``
+reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``;
+names may contain ``:``, as TensorFlow's ``input:0``: the dims follow the last colon).
 """
 
 from __future__ import annotations
@@ -49,23 +49,27 @@ def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
 
 
 def parse_input_shapes(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
-    """``["image:1,3,224,224"]`` or ``["a:1,3;b:2"]`` -> ``{"image": (1, 3, 224, 224)}``."""
+    """``["image=1,3,224,224"]``, ``["image=1x3x224x224"]`` or ATC's ``["a:1,3;b:2"]`` ->
+    ``{"image": (1, 3, 224, 224)}`` (the ``--input-shape`` option, read as ``profile run`` reads it)."""
     shapes: dict[str, tuple[int, ...]] = {}
     for spec in specs:
-        for part in (p.strip() for p in spec.split(";")):
-            if not part:
-                continue
-            name, sep, dims = part.rpartition(":")
-            if not sep or not name:
-                raise UserError(f"Bad --input-shape {part!r}", "--input-shape",
-                                "Write --input-shape NAME:D0,D1,... (e.g. image:1,3,224,224).")
+        if "=" in spec:
+            parts = [tuple(spec.partition("=")[::2])]
+        else:  # ATC: name:dims;name2:dims — the dims follow the last colon (names may hold one)
+            parts = [(p.rpartition(":")[0], p.rpartition(":")[2]) if ":" in p else ("", p)
+                     for p in (x.strip() for x in spec.split(";")) if p]
+        for name, dims in parts:
+            shown = f"{name}={dims}"
+            if not name:
+                raise UserError(f"Bad --input-shape {spec!r}", "--input-shape",
+                                "Write --input-shape NAME=D0,D1,... (e.g. image=1,3,224,224) or ATC's NAME:D0,D1,...")
             try:
-                values = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
+                values = tuple(int(d) for d in dims.replace("x", ",").split(",")) if dims.strip() else ()
             except ValueError:
-                raise UserError(f"Bad dimensions in --input-shape {part!r}", "--input-shape",
-                                "Dimensions are whole numbers separated by commas, e.g. image:1,3,224,224.") from None
+                raise UserError(f"Bad dimensions in --input-shape {shown!r}", "--input-shape",
+                                "Dimensions are whole numbers separated by commas, e.g. image=1,3,224,224.") from None
             if any(v <= 0 for v in values):
-                raise UserError(f"--input-shape {part!r} has a dimension below 1", "--input-shape",
+                raise UserError(f"--input-shape {shown!r} has a dimension below 1", "--input-shape",
                                 "Give every dimension a concrete size of 1 or more.")
             if name in shapes and shapes[name] != values:
                 raise UserError(f"--input-shape names {name!r} twice with different shapes", "--input-shape",
@@ -90,19 +94,19 @@ def resolve_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tuple[
         if len(given) != len(spec.dims):
             raise UserError(f"--input-shape gives input {spec.name!r} {len(given)} dimensions; the model has "
                             f"{len(spec.dims)} ({_show(spec.dims)})", "--input-shape",
-                            f"Write --input-shape {spec.name}:{_example(spec.dims)}.")
+                            f"Write --input-shape {spec.name}={_example(spec.dims)}.")
         for axis, (model_dim, size) in enumerate(zip(spec.dims, given)):
             if not is_dynamic(model_dim) and int(model_dim) != size:
                 raise UserError(f"--input-shape sets axis {axis} of input {spec.name!r} to {size}, but the model "
                                 f"fixes it at {model_dim}", "--input-shape",
-                                f"Only dynamic axes can be chosen; write --input-shape {spec.name}:{_example(spec.dims)}.")
+                                f"Only dynamic axes can be chosen; write --input-shape {spec.name}={_example(spec.dims)}.")
         return tuple(given)
     for axis, dim in enumerate(spec.dims):
         if is_dynamic(dim):
             label = f" ({dim!r})" if isinstance(dim, str) else ""
             raise UserError(f"Input {spec.name!r} has a dynamic axis {axis}{label} and no size was given "
                             f"(model shape {_show(spec.dims)})", f"input {spec.name}, axis {axis}",
-                            f"Give its shape: --input-shape {spec.name}:{_example(spec.dims)} "
+                            f"Give its shape: --input-shape {spec.name}={_example(spec.dims)} "
                             f"(or an array with --input {spec.name}=FILE.npy).")
     return tuple(int(d) for d in spec.dims)
 

@@ -1,6 +1,6 @@
 """``studio bench MODEL``: time a model with ONNX Runtime here, or an .om with msame / ais_bench.
 
-``studio bench MODEL.onnx [--loop N] [--warmup K] [--input NAME=FILE.npy] [--input-shape NAME:D,..] [--json]``
+``studio bench MODEL.onnx [--loop N] [--warmup K] [--input NAME=FILE.npy] [--input-shape NAME=D,..] [--json]``
 ``studio bench MODEL.om [--host NAME] [--tool msame|ais_bench|msit] [--loop N] [--warmup K] [--device D] [--json]``
 
 With ``--host`` the .om (and its --input files) are uploaded to a work folder on the host and
@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", type=int, default=0, metavar="ID", help="NPU device id (msame / ais_bench)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for one input (repeat); msame/ais_bench: FILE paths, NAME= optional")
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME:D0,D1,...",
-                        help="size of an input's dynamic axes (repeat, or ATC's 'a:1,3;b:2')")
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                        help="shape of an input with dynamic axes (repeat; ATC's \"a:1,3;b:2\" works too)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
     parser.add_argument("-o", "--output", type=Path, metavar="DIR",
                         help="also write the result as a folder the profiler opens (Summary, Compare)")

@@ -34,7 +34,7 @@ def test_ort_bench_dynamic_dim_needs_a_size(tmp_path):
     with pytest.raises(UserError) as err:
         run_job(bench_model(model, loop=2, warmup=0))
     text = str(err.value)
-    assert "'x'" in text and "axis 0" in text and "--input-shape x:N,64" in text
+    assert "'x'" in text and "axis 0" in text and "--input-shape x=N,64" in text
     r = run_job(bench_model(model, loop=2, warmup=0, shapes={"x": (3, 64)}))
     assert r.batch == 3 and "x: [3, 64]" in r.notes[-1]
 
@@ -117,7 +117,7 @@ def test_cli_bench_json_keys(tmp_path, capsys):
     from studio.cli import main
 
     model = matmul_model(tmp_path / "dyn.onnx", batch="N")
-    assert main(["bench", str(model), "--loop", "5", "--warmup", "1", "--input-shape", "x:2,64", "--json"]) == 0
+    assert main(["bench", str(model), "--loop", "5", "--warmup", "1", "--input-shape", "x=2,64", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {"mean_ms", "p50_ms", "p99_ms", "min_ms", "max_ms", "throughput"} <= set(data)
     assert main(["bench", str(model), "--loop", "5"]) == 2

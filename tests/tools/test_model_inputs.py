@@ -10,14 +10,16 @@ from studio.model_inputs import InputSpec, make_feeds, parse_input_files, parse_
 
 
 def test_parse_shapes_single_and_atc_form():
+    assert parse_input_shapes(["image=1,3,224,224"]) == {"image": (1, 3, 224, 224)}
+    assert parse_input_shapes(["image=1x3x224x224"]) == {"image": (1, 3, 224, 224)}
     assert parse_input_shapes(["image:1,3,224,224"]) == {"image": (1, 3, 224, 224)}
     assert parse_input_shapes(["a:1,3;b:2,4"]) == {"a": (1, 3), "b": (2, 4)}
     # TensorFlow names carry a colon: the dims follow the last one.
     assert parse_input_shapes(["input/input_data:0:1,416,416,3"]) == {"input/input_data:0": (1, 416, 416, 3)}
-    assert parse_input_shapes(["scalar:"]) == {"scalar": ()}
+    assert parse_input_shapes(["scalar:"]) == {"scalar": ()} == parse_input_shapes(["scalar="])
 
 
-@pytest.mark.parametrize("spec", ["image", "image:1,x", ":1,2", "image:0,3", "image:-1,3"])
+@pytest.mark.parametrize("spec", ["image", "image:1,y", ":1,2", "=1,2", "image=0,3", "image:-1,3"])
 def test_parse_shapes_rejects(spec):
     with pytest.raises(UserError) as err:
         parse_input_shapes([spec])
@@ -36,7 +38,7 @@ def test_dynamic_axis_without_size_names_input_axis_and_option():
         resolve_shape(spec, {})
     text = str(err.value)
     assert "'images'" in text and "axis 0" in text and "'batch'" in text
-    assert "--input-shape images:N,3,224,224" in text
+    assert "--input-shape images=N,3,224,224" in text
     assert resolve_shape(spec, {"images": (8, 3, 224, 224)}) == (8, 3, 224, 224)
 
 
