@@ -176,7 +176,7 @@ def diagnose(lines: list[str], status: int, program: str = "msprof") -> Diagnosi
         return Diagnosis("missing-msprof", f"{program} was not found",
                          "Set the host's CANN toolkit path (its set_env.sh puts msprof on PATH): msprof sits in "
                          "<toolkit>/tools/profiler/bin/ (CANN >= 6), <toolkit>/toolkit/tools/profiler/bin/ (5.x), "
-                         "or under /var on RC boards (/var/msprof).")
+                         "or under /var on boards in RC mode (find /var -name msprof).")
     if "npu-smi" in low and ("not found" in low or "dcmi" in low) or "device not found" in low \
             or "drvmngget" in low or "dsmi" in low or "no npu" in low:
         return _NO_NPU
