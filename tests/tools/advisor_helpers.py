@@ -1,0 +1,74 @@
+"""Models and traces the advisor tests generate (onnx.helper, fixed seeds)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def mish_cnn(path: Path, blocks: int = 3, channels: int = 16, size: int = 96, seed: int = 5,
+             mish: bool = True, batch: int = 1) -> Path:
+    """Conv+BN followed by a decomposed Mish (Softplus -> Tanh -> Mul) per block, or a Relu."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    x, cin = "input", 3
+    for b in range(blocks):
+        w = (rng.standard_normal((channels, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{b}"),
+                  numpy_helper.from_array(rng.uniform(0.5, 1.5, channels).astype(np.float32), f"bn{b}_s"),
+                  numpy_helper.from_array((rng.standard_normal(channels) * 0.1).astype(np.float32), f"bn{b}_b"),
+                  numpy_helper.from_array((rng.standard_normal(channels) * 0.1).astype(np.float32), f"bn{b}_m"),
+                  numpy_helper.from_array(rng.uniform(0.5, 1.5, channels).astype(np.float32), f"bn{b}_v")]
+        nodes.append(helper.make_node("Conv", [x, f"w{b}"], [f"conv{b}"], name=f"block{b}/conv", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("BatchNormalization", [f"conv{b}", f"bn{b}_s", f"bn{b}_b", f"bn{b}_m", f"bn{b}_v"],
+                                      [f"bn{b}"], name=f"block{b}/bn"))
+        if mish:
+            nodes.append(helper.make_node("Softplus", [f"bn{b}"], [f"sp{b}"], name=f"block{b}/mish/softplus"))
+            nodes.append(helper.make_node("Tanh", [f"sp{b}"], [f"th{b}"], name=f"block{b}/mish/tanh"))
+            nodes.append(helper.make_node("Mul", [f"bn{b}", f"th{b}"], [f"act{b}"], name=f"block{b}/mish/mul"))
+        else:
+            nodes.append(helper.make_node("Relu", [f"bn{b}"], [f"act{b}"], name=f"block{b}/relu"))
+        x, cin = f"act{b}", channels
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"], name="head/pool"))
+    graph = helper.make_graph(nodes, "mish_cnn",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, size, size])],
+                              [helper.make_tensor_value_info("pool", TensorProto.FLOAT, [batch, channels, 1, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def host_sleep_trace(path: Path, sleep_s: float = 5.0, kernels: int = 40) -> Path:
+    """A Chrome trace: an NPU stream running kernels, idle for ``sleep_s`` while the host sits in an
+    msprofTx range ("create stream") with no API call inside it, then kernels again."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Ascend Hardware"}},
+        {"ph": "M", "name": "process_labels", "pid": 1, "tid": 0, "args": {"labels": "NPU"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "Stream 7"}},
+        {"ph": "M", "name": "process_name", "pid": 2, "tid": 0, "args": {"name": "CANN"}},
+        {"ph": "M", "name": "process_labels", "pid": 2, "tid": 0, "args": {"labels": "CPU"}},
+        {"ph": "M", "name": "process_name", "pid": 3, "tid": 0, "args": {"name": "msprofTx"}},
+        {"ph": "M", "name": "process_labels", "pid": 3, "tid": 0, "args": {"labels": "CPU"}},
+    ]
+    t = 1000.0
+    for i in range(kernels // 2):  # before the sleep: 200 us kernels, 20 us apart
+        events.append({"ph": "X", "name": f"Conv2D_{i}", "pid": 1, "tid": 7, "ts": t, "dur": 200.0, "args": {}})
+        events.append({"ph": "X", "name": "aclnnConvolution", "pid": 2, "tid": 11, "ts": t - 15, "dur": 10.0})
+        t += 220.0
+    sleep_from = t
+    events.append({"ph": "X", "name": "create stream", "pid": 3, "tid": 11, "ts": sleep_from + 5,
+                   "dur": sleep_s * 1e6, "args": {}})
+    t = sleep_from + sleep_s * 1e6 + 30
+    events.append({"ph": "X", "name": "aclrtCreateStream", "pid": 2, "tid": 11, "ts": t - 20, "dur": 8.0})
+    for i in range(kernels // 2, kernels):
+        events.append({"ph": "X", "name": f"Conv2D_{i}", "pid": 1, "tid": 7, "ts": t, "dur": 200.0, "args": {}})
+        events.append({"ph": "X", "name": "aclnnConvolution", "pid": 2, "tid": 11, "ts": t - 15, "dur": 10.0})
+        t += 220.0
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
