@@ -97,6 +97,7 @@ class Report:
     seconds: dict[str, float] = field(default_factory=dict)
     model_path: str | None = None
     profile_path: str | None = None
+    loop: dict[str, Any] | None = None  # the closed loop's before / after (LoopResult.to_json)
 
     def sorted_findings(self) -> list[Finding]:
         """High first, then by gain (largest first)."""
@@ -121,7 +122,8 @@ class Report:
         return {"summary": self.summary(), "findings": [f.to_json() for f in self.sorted_findings()],
                 "roofline": [p.to_json() for p in self.roofline], "performance": self.performance,
                 "device": self.device, "inputs": self.inputs, "notes": self.notes,
-                "msprof_analyze": self.msprof_analyze, "seconds": self.seconds}
+                "msprof_analyze": self.msprof_analyze, "seconds": self.seconds,
+                **({"loop": self.loop} if self.loop else {})}
 
     def __str__(self) -> str:
         from studio.tools.advisor.render_md import render_text

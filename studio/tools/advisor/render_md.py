@@ -67,6 +67,8 @@ def render_markdown(report: Report) -> str:
             t = f"{p.time_us:.1f}" if p.time_us else "-"
             lines.append(f"| `{p.name}` | {p.op_type} | {p.flops / 1e9:.4f} | {p.bytes / 1e6:.3f} | {t} | "
                          f"{p.intensity:.2f} | {p.bound} |")
+    if report.loop:
+        lines += ["", "## Closed loop: before / after", ""] + [f"    {line}" for line in loop_lines(report.loop)]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
@@ -91,4 +93,26 @@ def render_text(report: Report) -> str:
     if report.notes:
         lines.append("")
         lines += [f"note: {n}" for n in report.notes]
+    if report.loop:
+        lines += ["", "closed loop:"] + [f"  {line}" for line in loop_lines(report.loop)]
     return "\n".join(lines)
+
+
+def loop_lines(loop: dict) -> list[str]:
+    """The before / after of a closed loop as text lines."""
+    b, a, applied = loop["before_ms"], loop["after_ms"], loop["applied"]
+    lines = [f"applied {', '.join(applied['fixes']) or 'nothing'} -> {loop['fixed']} "
+             f"({applied['nodes_before']} -> {applied['nodes_after']} nodes)",
+             f"latency p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms"
+             + (f" (x{loop['speedup']:.2f})" if loop.get("speedup") else "")
+             + f", mean {b.get('mean', 0):.3f} -> {a.get('mean', 0):.3f} ms, same settings "
+               f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
+               f"seed {loop['settings'].get('seed')})"]
+    for o in loop["outputs"]:
+        lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} "
+                     f"-> {'pass' if o['passed'] else 'FAIL'}")
+    for r in loop["ops"][:15]:
+        before = f"{r['before_us']:.1f}" if r["before_us"] is not None else "-"
+        after = f"{r['after_us']:.1f}" if r["after_us"] is not None else "-"
+        lines.append(f"op {r['name']} ({r['op_type']}): {before} us -> {after} us")
+    return lines
