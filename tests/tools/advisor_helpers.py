@@ -72,3 +72,84 @@ def host_sleep_trace(path: Path, sleep_s: float = 5.0, kernels: int = 40) -> Pat
         t += 220.0
     path.write_text(json.dumps({"traceEvents": events}))
     return path
+
+
+OP_SUMMARY_COLUMNS = ["Op Name", "OP Type", "Task Type", "Task Start Time(us)", "Task Duration(us)",
+                      "Input Shapes", "Input Data Types", "OP State"]
+
+
+def op_summary_csv(path: Path, rows: list[tuple]) -> Path:
+    """An msprof-style op_summary CSV: rows of (name, type, task type, duration us[, dtypes, state])."""
+    import csv
+
+    t = 1_700_000_000_000_000.0
+    with path.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(OP_SUMMARY_COLUMNS)
+        for row in rows:
+            name, op_type, task, dur = row[:4]
+            dtypes = row[4] if len(row) > 4 else "FLOAT16"
+            state = row[5] if len(row) > 5 else "static"
+            out.writerow([name, op_type, task, f"{t:.3f}\t", dur, "1,16,32,32", dtypes, state])
+            t += dur + 5
+    return path
+
+
+def small_model(path: Path, nodes_spec: str, batch: int = 1, dynamic: bool = False) -> Path:
+    """Tiny models for single rules: "conv_add", "matmul_add", "gelu", "layernorm", "scale_relu"."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits, nodes = [], []
+    dim0 = "N" if dynamic else batch
+    if nodes_spec == "conv_add":
+        shape_in, shape_out = [dim0, 3, 16, 16], [dim0, 8, 16, 16]
+        inits += [numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w"),
+                  numpy_helper.from_array(rng.standard_normal((1, 8, 1, 1)).astype(np.float32), "b")]
+        nodes += [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                  helper.make_node("Add", ["c", "b"], ["y"], name="add")]
+    elif nodes_spec == "matmul_add":
+        shape_in, shape_out = [dim0, 32], [dim0, 16]
+        inits += [numpy_helper.from_array(rng.standard_normal((32, 16)).astype(np.float32), "w"),
+                  numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b")]
+        nodes += [helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+                  helper.make_node("Add", ["m", "b"], ["y"], name="bias")]
+    elif nodes_spec == "gelu":
+        shape_in = shape_out = [dim0, 64]
+        inits += [numpy_helper.from_array(np.array(1.4142135, np.float32), "sqrt2"),
+                  numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+                  numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+        nodes += [helper.make_node("Div", ["x", "sqrt2"], ["d"], name="gelu/div"),
+                  helper.make_node("Erf", ["d"], ["e"], name="gelu/erf"),
+                  helper.make_node("Add", ["e", "one"], ["a"], name="gelu/add"),
+                  helper.make_node("Mul", ["x", "a"], ["m"], name="gelu/mul"),
+                  helper.make_node("Mul", ["m", "half"], ["y"], name="gelu/mul_half")]
+    elif nodes_spec == "layernorm":
+        shape_in = shape_out = [dim0, 8, 64]
+        inits += [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+                  numpy_helper.from_array(np.array(1e-5, np.float32), "eps")]
+        nodes += [helper.make_node("ReduceMean", ["x"], ["mu"], name="ln/mean", axes=[-1]),
+                  helper.make_node("Sub", ["x", "mu"], ["xc"], name="ln/sub"),
+                  helper.make_node("Pow", ["xc", "two"], ["sq"], name="ln/pow"),
+                  helper.make_node("ReduceMean", ["sq"], ["var"], name="ln/var", axes=[-1]),
+                  helper.make_node("Add", ["var", "eps"], ["ve"], name="ln/add"),
+                  helper.make_node("Sqrt", ["ve"], ["sd"], name="ln/sqrt"),
+                  helper.make_node("Div", ["xc", "sd"], ["y"], name="ln/div")]
+    elif nodes_spec == "scale_relu":  # x * 1e5 -> Relu: overflows FP16 for |x| >~ 0.66
+        shape_in = shape_out = [dim0, 4, 8, 8]
+        inits += [numpy_helper.from_array(np.array(1e5, np.float32), "k")]
+        nodes += [helper.make_node("Mul", ["x", "k"], ["s"], name="scale"),
+                  helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    elif nodes_spec == "plain_relu":
+        shape_in = shape_out = [dim0, 4, 8, 8]
+        nodes += [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Sigmoid", ["r"], ["y"], name="sigmoid")]
+    else:
+        raise ValueError(nodes_spec)
+    graph = helper.make_graph(nodes, nodes_spec, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path

@@ -77,9 +77,11 @@ def check(ctx) -> list[Finding]:
             evidence.append("host ranges covering it: " + "; ".join(
                 f"{trace.slice_name(i)!r} on {trace.track_label(int(trace.track[i]))} "
                 f"({int(trace.dur[i]) / 1e6:.3f} ms)" for i in deepest))
-        evidence.append(f"{inside_api.size} host API call(s) inside the gap"
-                        + (": the host was sleeping or blocked, not feeding the device" if not inside_api.size else
-                           ": " + ", ".join(sorted({trace.slice_name(i) for i in inside_api[:20]}))))
+        api_ms = float(np.asarray(trace.dur)[inside_api].sum()) / 1e6 if inside_api.size else 0.0
+        names = ", ".join(sorted({trace.slice_name(i) for i in inside_api[:20]}))
+        evidence.append(f"{inside_api.size} host API call(s) inside the gap, busy {api_ms:.3f} ms of it"
+                        + (f" ({names})" if names else "")
+                        + (": the host was sleeping or blocked, not feeding the device" if api_ms < 0.1 * ms else ""))
         what = (f"inside {trace.slice_name(int(covering[0]))!r}" if covering.size else "between device tasks")
         findings.append(Finding(
             "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
