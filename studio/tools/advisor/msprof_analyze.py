@@ -187,8 +187,10 @@ def parse_outputs(xlsx: Path, html: Path | None) -> list[Finding]:
                 evidence.append(f"{key}: {cell[key]}")
         income = _float(cell.get("income(us)"))
         slug = re.sub(r"[^a-z0-9]+", "-", category.lower()).strip("-")
+        # its AI Core checker writes one problem per operator kind under one HTML section
+        section = "AI Core Performance Analysis" if category.endswith("Operator Perf Analysis") else category
         findings.append(Finding(
-            f"msprof-analyze/{slug}", category, prio.get(category, LOW), "msprof-analyze", evidence,
+            f"msprof-analyze/{slug}", category, prio.get(category, prio.get(section, LOW)), "msprof-analyze", evidence,
             cell.get("suggestion", "").strip(), income / 1000.0 if income else None,
             (_float(cell.get("total_time(us)")) or 0) / 1000.0 or None, source=MSPROF_ANALYZE, details=details,
             links=[str(p) for p in (html, xlsx) if p is not None]))
