@@ -15,6 +15,7 @@ HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
 HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.03
 STUDIO, MSPROF_ANALYZE = "studio", "msprof-analyze"
+REPORT_FORMAT = "studio-advisor-report"  # first key of the JSON report, so a sniffer knows it
 
 
 def severity_for(cost_ms: float | None, step_ms: float | None) -> str:
@@ -119,11 +120,27 @@ class Report:
 
     def to_json(self) -> dict:
         """``findings``, ``roofline``, ``summary`` (the keys the CLI promises) plus the rest."""
-        return {"summary": self.summary(), "findings": [f.to_json() for f in self.sorted_findings()],
+        return {"format": REPORT_FORMAT, "summary": self.summary(), "findings": [f.to_json() for f in self.sorted_findings()],
                 "roofline": [p.to_json() for p in self.roofline], "performance": self.performance,
                 "device": self.device, "inputs": self.inputs, "notes": self.notes,
                 "msprof_analyze": self.msprof_analyze, "seconds": self.seconds,
                 **({"loop": self.loop} if self.loop else {})}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Report:
+        """A report read back from :meth:`to_json` (the panel opens saved reports)."""
+        findings = []
+        for f in data.get("findings", []):
+            f = dict(f)
+            f["time_ranges"] = [tuple(r) for r in f.get("time_ranges", [])]
+            findings.append(Finding(**{k: v for k, v in f.items() if k in Finding.__dataclass_fields__}))
+        points = [RooflinePoint(**{k: v for k, v in p.items() if k in RooflinePoint.__dataclass_fields__})
+                  for p in data.get("roofline", [])]
+        inputs = data.get("inputs", {})
+        return cls(inputs=inputs, findings=findings, roofline=points, device=data.get("device", {}),
+                   performance=data.get("performance", {}), notes=data.get("notes", []),
+                   msprof_analyze=data.get("msprof_analyze", {}), seconds=data.get("seconds", {}),
+                   model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"))
 
     def __str__(self) -> str:
         from studio.tools.advisor.render_md import render_text

@@ -31,6 +31,7 @@ PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("graph", "Graph", "studio.ui.panels.graph", "GraphPanel"),
     PanelSpec("profiler", "Profiler", "studio.ui.panels.profiler", "ProfilerPanel"),
     PanelSpec("accuracy", "Accuracy", "studio.ui.panels.accuracy", "AccuracyPanel"),
+    PanelSpec("advisor", "Advisor", "studio.ui.panels.advisor", "AdvisorPanel"),
     PanelSpec("convert", "Converter", "studio.ui.panels.convert", "ConvertPanel"),
     PanelSpec("hosts", "Hosts", "studio.ui.panels.hosts", "HostsPanel"),
     PanelSpec("deploy", "Deployment", "studio.ui.panels.deploy", "DeployPanel"),
