@@ -88,6 +88,13 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         yield Progress(0.55, "roofline")
         ctx.roofline = roofline(ctx.model.main, chosen, ctx.node_times() if ctx.ops else None)
         report.roofline = ctx.roofline
+        above = [p for p in ctx.roofline if p.ratio is not None and p.ratio > 1.2]
+        if above:
+            report.notes.append(f"{len(above)} op(s) ran above the {chosen.name} roof (up to "
+                                f"{max(p.ratio for p in above):.1f}x): its peaks are too low for this run"
+                                + (" — the measurement was disturbed by other load; measure again on an idle "
+                                   "machine" if chosen.name == THIS_COMPUTER else " — edit the device table")
+                                + "; their bound is then not meaningful")
         seconds["roofline"] = time.perf_counter() - t0
     check()
     from studio.tools.advisor.rules import RULES

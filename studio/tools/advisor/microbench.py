@@ -17,7 +17,7 @@ from studio.tools.advisor.devices import THIS_COMPUTER, Device
 _MEASURED: Device | None = None
 
 
-def measure(n: int = 512, copy_mib: int = 32, repeats: int = 3, again: bool = False) -> Device:
+def measure(n: int = 512, copy_mib: int = 32, repeats: int = 5, again: bool = False) -> Device:
     """A :class:`Device` for this computer (FP32 and FP16 figures both set to the FP32 matmul rate).
 
     Measured once per process (``again`` measures anew): the figures do not change between reports.

@@ -62,12 +62,13 @@ class RooflinePlot(QWidget):
             ys = [p.achieved_flops or p.attainable_flops for _, p in chosen]
             measured = [p.time_us for _, p in chosen]
             brushes = [pg.mkBrush(*colour) if t else pg.mkBrush(255, 255, 255, 0) for t in measured]
-            item = pg.ScatterPlotItem(x=[p.intensity for _, p in chosen], y=[max(y, 1.0) for y in ys],
-                                      data=[i for i, _ in chosen], size=9, pen=pg.mkPen(*colour, width=1.5),
-                                      brush=brushes, hoverable=True, name=bound,
-                                      tip=lambda x, y, data: self._tip(data))
-            item.sigClicked.connect(self._on_clicked)
-            self.plot.addItem(item)
+            # a PlotDataItem (not a bare ScatterPlotItem) so the plot's log mode applies to it
+            item = self.plot.plot([p.intensity for _, p in chosen], [max(y, 1.0) for y in ys], pen=None,
+                                  symbol="o", symbolSize=9, symbolPen=pg.mkPen(*colour, width=1.5),
+                                  symbolBrush=brushes, data=[i for i, _ in chosen], name=bound)
+            item.scatter.opts["hoverable"] = True
+            item.scatter.opts["tip"] = lambda x, y, data: self._tip(data)
+            item.sigPointsClicked.connect(self._on_clicked)
         measured = sum(1 for p in self.points if p.time_us)
         self.info.setText(f"{len(self.points)} ops on {device.get('name')} "
                           f"(peak {peak / 1e9:,.1f} GFLOP/s, {bw / 1e9:,.1f} GB/s, ridge {ridge:.1f} FLOP/B); "
