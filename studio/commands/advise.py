@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, metavar="FILE", help="report file when -o names the fixed model")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--device", metavar="NAME", help="roofline device (e.g. 'Ascend 310', 'this computer')")
+    parser.add_argument("--measure-device", action="store_true",
+                        help="measure this computer's roofs again (matmul and copy) and keep them in the device table")
     parser.add_argument("--no-msprof-analyze", action="store_true", help="do not run msprof-analyze on Ascend data")
     parser.add_argument("--msprof-analyze-out", type=Path, metavar="DIR",
                         help="folder for msprof-analyze's HTML and xlsx (default: the user cache)")
@@ -48,6 +50,15 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.advisor import write_report
     from studio.tools.advisor.engine import advise
 
+    if args.measure_device:
+        from studio.tools.advisor.devices import save_device
+        from studio.tools.advisor.microbench import measure
+
+        device = measure(again=True)
+        print(f"this computer: {device.fp32_flops / 1e9:.1f} GFLOP/s, {device.bandwidth / 1e9:.1f} GB/s "
+              f"-> {save_device(device)}")
+        if not any((args.model, args.profile, args.accuracy, args.bench)):
+            return 0
     report_path = args.report
     fixed = None
     if args.apply:

@@ -137,10 +137,7 @@ def choose_device(device: str | Device | None, ctx: Context, report: Report) -> 
     table = load_devices()
     if device:
         if device == THIS_COMPUTER:
-            from studio.tools.advisor.microbench import measure
-
-            yield Progress(None, "measuring this computer (matmul, copy)")
-            return table.get(THIS_COMPUTER) or measure()
+            return (yield from this_computer(table))
         found = table.get(device) or next((d for n, d in table.items() if n.lower() == device.lower()), None)
         if found is None:
             raise UserError(f"Unknown device {device!r}", "--device",
@@ -152,16 +149,31 @@ def choose_device(device: str | Device | None, ctx: Context, report: Report) -> 
             report.notes.append(f"roofline device {named.name}: named by the profile ({ctx.trace.facts.get('device')})")
             return named
         if "onnxruntime" in ctx.trace.facts:
-            from studio.tools.advisor.microbench import measure
-
-            yield Progress(None, "measuring this computer (matmul, copy)")
-            measured = table.get(THIS_COMPUTER) or measure()
+            measured = yield from this_computer(table)
             report.notes.append("roofline device: this computer (the profile is a local ONNX Runtime run); "
-                                f"peaks measured: {measured.fp16_flops / 1e9:.1f} GFLOP/s, "
-                                f"{measured.bandwidth / 1e9:.1f} GB/s")
+                                f"peaks {measured.fp16_flops / 1e9:.1f} GFLOP/s, {measured.bandwidth / 1e9:.1f} GB/s "
+                                f"({measured.source})")
             return measured
     report.notes.append(f"roofline device {DEFAULT_DEVICE}: assumed, none was given (use --device)")
     return table[DEFAULT_DEVICE]
+
+
+def this_computer(table: dict[str, Device]) -> Generator[Progress, None, Device]:
+    """This computer's roofs: from the device table when measured before, else measured now and
+    kept in the table (re-measure with ``studio advise --measure-device``)."""
+    known = table.get(THIS_COMPUTER)
+    if known is not None:
+        return known
+    from studio.tools.advisor.devices import save_device
+    from studio.tools.advisor.microbench import measure
+
+    yield Progress(None, "measuring this computer (matmul, copy)")
+    device = measure()
+    try:
+        save_device(device)
+    except OSError:
+        pass  # a read-only config folder: measure again next time
+    return device
 
 
 def load_accuracy(accuracy) -> AccuracyInput:

@@ -7,6 +7,7 @@ repetitions counts, as peak figures are best cases.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 
 import numpy as np
@@ -37,8 +38,8 @@ def measure(n: int = 512, copy_mib: int = 32, repeats: int = 5, again: bool = Fa
     best_copy = min(_timed(lambda: np.copyto(dst, src)) for _ in range(repeats))
     bandwidth = 2.0 * src.nbytes / best_copy
     _MEASURED = Device(THIS_COMPUTER, fp16_flops=flops, bandwidth=bandwidth, fp32_flops=flops,
-                  source=f"measured here: float32 matmul {n}x{n} (numpy), copy of {copy_mib} MiB; "
-                         f"best of {repeats}", estimate=False,
+                  source=f"measured here {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC}: float32 matmul "
+                         f"{n}x{n} (numpy), copy of {copy_mib} MiB; best of {repeats}", estimate=False,
                   note="FP16 peak set to the FP32 rate (CPU kernels compute FP16 in FP32)")
     return _MEASURED
 
