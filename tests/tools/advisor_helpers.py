@@ -103,10 +103,11 @@ def small_model(path: Path, nodes_spec: str, batch: int = 1, dynamic: bool = Fal
     rng = np.random.default_rng(3)
     inits, nodes = [], []
     dim0 = "N" if dynamic else batch
-    if nodes_spec == "conv_add":
+    if nodes_spec in ("conv_add", "conv_add_last_axis"):  # the second: an [8] constant broadcasts over W
         shape_in, shape_out = [dim0, 3, 16, 16], [dim0, 8, 16, 16]
+        bias_shape = (1, 8, 1, 1) if nodes_spec == "conv_add" else (16,)
         inits += [numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w"),
-                  numpy_helper.from_array(rng.standard_normal((1, 8, 1, 1)).astype(np.float32), "b")]
+                  numpy_helper.from_array(rng.standard_normal(bias_shape).astype(np.float32), "b")]
         nodes += [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
                   helper.make_node("Add", ["c", "b"], ["y"], name="add")]
     elif nodes_spec == "matmul_add":

@@ -66,6 +66,7 @@ def test_no_mish_finding_on_relu_model(tmp_path):
 @pytest.mark.parametrize("spec, rule, fires", [
     ("conv_add", "fusion-conv-add", True), ("matmul_add", "fusion-matmul-add", True),
     ("plain_relu", "fusion-conv-add", False), ("plain_relu", "fusion-matmul-add", False),
+    ("conv_add_last_axis", "fusion-conv-add", False),
     ("gelu", "decomposed-gelu", True), ("layernorm", "decomposed-layernorm", True),
     ("plain_relu", "decomposed-gelu", False), ("plain_relu", "decomposed-layernorm", False),
 ])
@@ -76,6 +77,20 @@ def test_pattern_rules(tmp_path, spec, rule, fires):
         assert len(by_id(report, rule).nodes) == 7
     if rule == "decomposed-gelu" and fires:
         assert len(by_id(report, rule).nodes) == 5
+
+
+@pytest.mark.parametrize("spec, rule, fix", [("conv_add", "fusion-conv-add", "ConvAddFusion"),
+                                             ("matmul_add", "fusion-matmul-add", "MatMulAddFusion"),
+                                             ("conv_add_last_axis", None, "ConvAddFusion")])
+def test_fusion_findings_agree_with_the_converter(tmp_path, spec, rule, fix):
+    """What a fusion finding promises is what the converter's pass then does."""
+    from studio.tools.advisor.fixes import apply_fixes
+
+    model = small_model(tmp_path / f"{spec}.onnx", spec)
+    report = run_job(advise(model=model, msprof=False))
+    promised = len(by_id(report, rule).nodes) // 2 if rule else 0
+    applied = run_job(apply_fixes(model, tmp_path / "fixed.onnx", [fix]))
+    assert sum(f["pass"] == fix for f in applied.fusions) == promised
 
 
 def test_format_conversions_on_pytorch_npu_fixture(ascend_fixtures):
@@ -168,6 +183,13 @@ def test_host_gap_finds_the_sleep(tmp_path):
     assert gap.gain_ms == pytest.approx(max(gaps) / 1000, rel=1e-6)
     assert any("create stream" in e for e in gap.evidence)
     assert any("sleeping or blocked" in e and "aclrtCreateStream" in e for e in gap.evidence)
+
+
+def test_host_gap_without_host_data_says_so(ascend_fixtures):
+    report = run_job(advise(profile=ascend_fixtures / "msprof" / "op_summary_legacy_header.csv", msprof=False))
+    gaps = [f for f in report.findings if f.id == "host-gap"]
+    assert gaps and all(any("no host data" in e for e in f.evidence) for f in gaps)
+    assert not any("sleeping" in e for f in gaps for e in f.evidence)
 
 
 def test_no_host_gap_without_a_sleep(tmp_path):

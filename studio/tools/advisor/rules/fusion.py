@@ -36,12 +36,37 @@ def candidates(graph, first: str, second: str) -> list[tuple[int, int]]:
         if second == "BatchNormalization":
             ok = all(is_const(graph, n) for n in other.inputs[1:5])
         else:
-            ok = any(is_const(graph, n) for n in other.inputs if n != node.outputs[0])
+            consts = [n for n in other.inputs if n != node.outputs[0] and is_const(graph, n)]
+            ok = len(consts) == 1 and _folds(graph, node, graph.initializers[consts[0]].shape, first)
         if first == "Conv" and not is_const(graph, node.inputs[1] if len(node.inputs) > 1 else ""):
             ok = False
         if ok:
             pairs.append((i, j))
     return pairs
+
+
+def _folds(graph, node, shape: tuple, first: str) -> bool:
+    """True when a constant of ``shape`` folds into ``node`` under the converter's own conditions:
+    for a Conv a scalar or one value per output channel broadcast over the spatial axes ([C,1,1],
+    [1,C,1,1]; a bare [C] broadcasts over W and does not fold); for a MatMul on 2-D input with a 2-D
+    weight, a bias of 1 or N values ([N] or [1,N])."""
+    size = 1
+    for d in shape:
+        size *= d
+    if first == "MatMul":
+        data = graph.value(node.inputs[0]).shape if node.inputs else None
+        weight = graph.initializers.get(node.inputs[1]) if len(node.inputs) > 1 else None
+        if data is None or len(data) != 2 or weight is None or len(weight.shape) != 2:
+            return False
+        return size in (1, weight.shape[1]) and len(shape) <= 2 and (len(shape) < 2 or shape[0] == 1)
+    if size == 1:
+        return True
+    weight = graph.initializers.get(node.inputs[1]) if len(node.inputs) > 1 else None
+    channels = weight.shape[0] if weight is not None and weight.shape else None
+    dims = list(shape)
+    while dims and dims[0] == 1 and len(dims) > 3:
+        dims.pop(0)
+    return len(dims) >= 3 and dims[0] == channels and all(d == 1 for d in dims[1:])
 
 
 def check(ctx) -> list[Finding]:

@@ -77,6 +77,18 @@ def check(ctx) -> list[Finding]:
             evidence.append("host ranges covering it: " + "; ".join(
                 f"{trace.slice_name(i)!r} on {trace.track_label(int(trace.track[i]))} "
                 f"({int(trace.dur[i]) / 1e6:.3f} ms)" for i in deepest))
+        if not host_mask.any():
+            evidence.append("the profile holds no host data (only device tasks): collect host APIs or msprofTx "
+                            "ranges to see what the host did meanwhile")
+            what = "between device tasks"
+            findings.append(Finding(
+                "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
+                evidence, "Profile with host data (msprof --task-time / --msproftx, or the PyTorch profiler) to "
+                "see what the host does in this range; remove the wait or overlap it with device work.",
+                ms, ms, [], time_ranges=[(t0, t1)]))
+            if rank == 0 and ms * 1e6 < 0.2 * ref_ns:
+                break
+            continue
         api_ms = float(np.asarray(trace.dur)[inside_api].sum()) / 1e6 if inside_api.size else 0.0
         names = ", ".join(sorted({trace.slice_name(i) for i in inside_api[:20]}))
         evidence.append(f"{inside_api.size} host API call(s) inside the gap, busy {api_ms:.3f} ms of it"
