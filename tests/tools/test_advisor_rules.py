@@ -222,3 +222,26 @@ def test_fp16_overflow_from_an_accuracy_result(tmp_path):
     run_job(fp16_check_job(calm, tmp_path / "g2", tmp_path / "t2"))
     report = run_job(advise(accuracy=csv_path(tmp_path / "g2"), msprof=False))
     assert not any(i.startswith("accuracy-") for i in ids(report))
+
+
+def test_bench_and_accuracy_json_inputs(tmp_path):
+    from studio.errors import UserError
+    from studio.tools.accuracy.fp16_check import fp16_check_job
+
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps({"latency_ms": {"mean": 12.5, "p50": 12.0}, "throughput_per_s": 80.0}))
+    report = run_job(advise(bench=bench, msprof=False))
+    assert report.performance["step_ms"] == 12.5 and report.performance["throughput_per_s"] == 80.0
+    ais = tmp_path / "ais.json"
+    ais.write_text(json.dumps({"NPU_compute_time": {"mean": 3.2}}))
+    assert run_job(advise(bench=ais, msprof=False)).performance["step_ms"] == 3.2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"nothing": 1}))
+    with pytest.raises(UserError, match="No latency"):
+        run_job(advise(bench=bad, msprof=False))
+    result = run_job(fp16_check_job(small_model(tmp_path / "s.onnx", "scale_relu"), tmp_path / "g", tmp_path / "t"))
+    (tmp_path / "cmp.json").write_text(json.dumps(result.to_json()))
+    report = run_job(advise(accuracy=tmp_path / "cmp.json", msprof=False))
+    assert by_id(report, "accuracy-fp16-overflow").nodes == ["scale"]
+    with pytest.raises(UserError, match="Nothing to advise on"):
+        run_job(advise())
