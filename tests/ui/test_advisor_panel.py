@@ -133,3 +133,30 @@ def test_profiler_zooms_to_a_requested_range(qtbot, tmp_path):
     qtbot.waitUntil(lambda: profiler.bottom.currentWidget() is profiler.range_table, timeout=20000)
     runner.cancel_all()
     runner.wait_for_done(5000)
+
+
+def test_devices_dialog_edits_the_table(qtbot, monkeypatch):
+    from studio.tools.advisor.devices import load_devices
+    from studio.ui.panels.advisor import devices_dialog
+    from studio.ui.panels.advisor.devices_dialog import DevicesDialog
+
+    warnings = []
+    monkeypatch.setattr(devices_dialog.QMessageBox, "warning", lambda *a: warnings.append(a[-1]))
+
+    runner = JobRunner()
+    dialog = DevicesDialog(runner)
+    qtbot.addWidget(dialog)
+    row = next(r for r in range(dialog.table.rowCount()) if dialog.table.item(r, 0).text() == "Ascend 310")
+    assert dialog.table.item(row, 1).text() == "8" and dialog.table.item(row, 2).text() == "16"
+    dialog.table.item(row, 4).setText("60")
+    dialog.save()
+    assert load_devices()["Ascend 310"].bandwidth == 60e9 and load_devices()["Ascend 910"].fp16_flops == 256e12
+    dialog = DevicesDialog(runner)
+    qtbot.addWidget(dialog)
+    dialog.measure()
+    qtbot.waitUntil(lambda: any(dialog.table.item(r, 0).text() == "this computer"
+                                for r in range(dialog.table.rowCount())), timeout=30000)
+    dialog.table.item(0, 1).setText("fast")
+    dialog.save()
+    assert dialog.result() == 0 and "not a number" in warnings[-1]  # a bad cell keeps the dialog open
+    runner.wait_for_done(5000)

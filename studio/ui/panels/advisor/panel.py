@@ -82,6 +82,10 @@ class AdvisorPanel(Panel):
         self.device.setToolTip("Roofline device: automatic = named by the profile, this computer for a local run, "
                                "else Ascend 310 (said so in the report)")
         self.device.addItem(AUTO_DEVICE)
+        self.devices_button = QPushButton("Devices…", self)
+        self.devices_button.setToolTip("Edit the roofline's device table (peaks, bandwidth, sources) or measure "
+                                       "this computer")
+        self.devices_button.clicked.connect(self.edit_devices)
         self.advise_button = QPushButton("Advise", self)
         self.advise_button.setToolTip("Run the advisor on the inputs above (as `studio advise`)")
         self.advise_button.clicked.connect(self.run_advisor)
@@ -97,6 +101,7 @@ class AdvisorPanel(Panel):
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Device", self))
         bar.addWidget(self.device)
+        bar.addWidget(self.devices_button)
         bar.addStretch(1)
         for button in (self.advise_button, self.apply_button, self.export_button):
             bar.addWidget(button)
@@ -156,6 +161,14 @@ class AdvisorPanel(Panel):
         self.device.addItems([AUTO_DEVICE, *names, THIS_COMPUTER])
         if current in names:
             self.device.setCurrentText(current)
+
+    def edit_devices(self) -> None:
+        """The device table dialog; the list refreshes after a save."""
+        from studio.ui.panels.advisor.devices_dialog import DevicesDialog
+
+        dialog = DevicesDialog(self.runner, self)
+        if dialog.exec():
+            self.refresh_devices()
 
     # ------------------------------------------------------------------ inputs
     def set_inputs(self, **paths) -> None:
