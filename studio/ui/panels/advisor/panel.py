@@ -249,9 +249,11 @@ class AdvisorPanel(Panel):
         self.tree.show_findings(report.sorted_findings())
         self.apply_button.setEnabled(bool(report.model_path and str(report.model_path).endswith(".onnx")
                                           and any(f.fix for f in report.findings)))
-        self.detail.setHtml(_EMPTY if not report.findings else
-                            "<p>Click a finding to read its evidence; its nodes are selected in the graph and "
-                            "its time range in the timeline (double click: go there).</p>")
+        first = report.sorted_findings()[:1]
+        # the first finding is shown, not selected: opening a report must not move the graph's selection
+        self.detail.setHtml(_EMPTY if not first else finding_html(first[0]) +
+                            "<p><i>Click a finding to read its evidence; its nodes are selected in the graph and "
+                            "its time range in the timeline (double click: go there).</i></p>")
         self.performance.setHtml(performance_html(report))
         if self.roofline is None:
             from studio.ui.panels.advisor.roofline_plot import RooflinePlot
