@@ -232,7 +232,7 @@ class AdvisorPanel(Panel):
 
     def show_report(self, report) -> None:
         """Show a report: verdict, findings tree, roofline, performance (and a loop's before / after)."""
-        from studio.tools.advisor.render_md import loop_lines
+        from studio.tools.advisor.render_html import loop_html
 
         self.report = report
         self.advise_button.setEnabled(True)
@@ -263,7 +263,7 @@ class AdvisorPanel(Panel):
             self.roofline_box.layout().addWidget(self.roofline)
         self.roofline.show_report(report)
         if report.loop:
-            self.before_after.setPlainText("\n".join(loop_lines(report.loop)))
+            self.before_after.setHtml(loop_html(report.loop))
         self.status.emit(f"Advisor: {summary['findings']} finding(s); {summary['verdict']}")
 
     # ------------------------------------------------------------------ links
@@ -331,7 +331,9 @@ class AdvisorPanel(Panel):
         self.apply_button.setEnabled(True)
         if self.report is not None:
             self.report.loop = result.to_json()
-        self.before_after.setPlainText(str(result))
+        from studio.tools.advisor.render_html import loop_html
+
+        self.before_after.setHtml(loop_html(result.to_json()))
         self.tabs.setCurrentWidget(self.before_after)
         speed = f"x{result.speedup:.2f}" if result.speedup else "?"
         cosines = ", ".join(f"{o['output']} {o['cosine']:.6f}" for o in result.outputs)
