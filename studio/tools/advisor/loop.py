@@ -2,7 +2,10 @@
 check the accuracy against the original, and report before / after.
 
 Profiles are local ONNX Runtime runs (the profiler's :func:`profile_model`) with the original's
-iterations, warm-ups and seed; accuracy is every output of both models on the same seeded input,
+iterations, warm-ups and seed. The original is profiled again too, right before the fixed model:
+a profile recorded earlier ran under other conditions (on a shared machine the load alone moves
+latencies several-fold), so only back-to-back runs compare. Accuracy is every output of both
+models on the same seeded input,
 compared with the accuracy engine's metrics (cosine and the rest, msaccucmp's definitions).
 Work files go to ``work`` (default: the user cache), never beside the model.
 """
@@ -96,8 +99,8 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                 cancel: CancelToken | None = None) -> Generator[Progress, None, LoopResult]:
     """Job: fix ``model`` into ``output``, profile both with the same settings, compare outputs.
 
-    ``baseline``: an existing local profile of ``model``; its settings are reused and it stands
-    as the "before" (else the original is profiled first).
+    ``baseline``: an existing local profile of ``model``; its iterations and warm-ups are reused.
+    Both models are profiled here, back to back.
     """
     from studio.tools.advisor.optable import op_table
     from studio.tools.profiler.loader import open_profile
@@ -112,13 +115,12 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     t0 = time.perf_counter()
     applied = yield from _scaled(apply_fixes(model, output, fixes, allow_accuracy_change, cancel), 0.0, 0.2)
     seconds["apply"] = time.perf_counter() - t0
-    if baseline is None or not old:
-        t0 = time.perf_counter()
-        baseline = work / "before"
-        yield Progress(0.2, f"profiling {model.name} (before)")
-        yield from _scaled(profile_model(model, baseline, settings["iterations"], settings["warmup"], seed=seed,
-                                         cancel=cancel), 0.2, 0.45)
-        seconds["profile_before"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    before = work / "before"
+    yield Progress(0.2, f"profiling {model.name} (before)")
+    yield from _scaled(profile_model(model, before, settings["iterations"], settings["warmup"], seed=seed,
+                                     cancel=cancel), 0.2, 0.45)
+    seconds["profile_before"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     after = work / "after"
     yield Progress(0.45, f"profiling {output.name} (after, same settings)")
@@ -126,7 +128,7 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                                      cancel=cancel), 0.45, 0.75)
     seconds["profile_after"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    before_trace = yield from open_profile(baseline, cancel)
+    before_trace = yield from open_profile(before, cancel)
     after_trace = yield from open_profile(after, cancel)
     before_ops, after_ops = op_table(before_trace), op_table(after_trace)
     seconds["read_profiles"] = time.perf_counter() - t0
@@ -136,7 +138,8 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     seconds["accuracy"] = time.perf_counter() - t0
     result = LoopResult(str(model), str(output), applied, before_ops.latency, after_ops.latency,
                         _op_rows(before_ops, after_ops), outputs, settings,
-                        {"before": str(baseline), "after": str(after)}, {k: round(v, 4) for k, v in seconds.items()})
+                        {"before": str(before), "after": str(after),
+                         **({"settings_from": str(baseline)} if old else {})}, {k: round(v, 4) for k, v in seconds.items()})
     yield Progress(1.0, "loop done")
     return result
 
