@@ -165,18 +165,18 @@ def loop_html(loop: dict) -> str:
            f"<p>Applied <b>{escape(', '.join(applied['fixes']) or 'nothing')}</b> &rarr; <code>{escape(loop['fixed'])}</code> "
            f"({applied['nodes_before']} &rarr; {applied['nodes_after']} nodes); profiled with the same settings "
            f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
-           f"seed {loop['settings'].get('seed')}).</p><table><tr><th></th><th>before</th><th>after</th></tr>"]
+           f"seed {loop['settings'].get('seed')}).</p><table cellpadding='4'><tr><th></th><th>before</th><th>after</th></tr>"]
     for key in ("mean", "p50", "p90", "p99"):
         if key in b or key in a:
             out.append(f"<tr><th>latency {key}</th><td class='num'>{b.get(key, 0):.3f} ms</td>"
                        f"<td class='num'>{a.get(key, 0):.3f} ms</td></tr>")
     if loop.get("speedup"):
         out.append(f"<tr><th>speed-up (p50)</th><td colspan='2'>x{loop['speedup']:.3f}</td></tr>")
-    out.append("</table><table><tr><th>output</th><th>cosine</th><th>max abs error</th><th>verdict</th></tr>")
+    out.append("</table><table cellpadding='4'><tr><th>output</th><th>cosine</th><th>max abs error</th><th>verdict</th></tr>")
     for o in loop["outputs"]:
         out.append(f"<tr><td><code>{escape(o['output'])}</code></td><td class='num'>{o['cosine']:.6f}</td>"
                    f"<td class='num'>{o['max_abs_err']:.4g}</td><td>{'pass' if o['passed'] else '<b>FAIL</b>'}</td></tr>")
-    out.append("</table><table><tr><th>op</th><th>type</th><th>before us</th><th>after us</th></tr>")
+    out.append("</table><table cellpadding='4'><tr><th>op</th><th>type</th><th>before us</th><th>after us</th></tr>")
     for r in loop["ops"][:40]:
         before = f"{r['before_us']:.1f}" if r["before_us"] is not None else "-"
         after = f"{r['after_us']:.1f}" if r["after_us"] is not None else "-"
