@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from studio.jobs import run_job
