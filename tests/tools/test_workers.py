@@ -34,7 +34,7 @@ def test_offloaded_open_equals_in_process_open_and_maps_the_cache(tmp_path):
     assert isinstance(trace.start, np.memmap), "the GUI side only maps what the worker wrote"
     from studio.tools.profiler import cache
 
-    assert trace.start.filename.startswith(str(cache.cache_root())), "written to this STUDIO_HOME's cache"
+    assert str(trace.start.filename).startswith(str(cache.cache_root())), "written to this STUDIO_HOME's cache"
     assert any(s.fraction and 0 < s.fraction < 1 for s in steps), "the worker's progress comes through"
     for column in ("start", "dur", "track", "depth", "name", "args_len"):
         assert np.array_equal(getattr(trace, column), getattr(reference, column)), column
