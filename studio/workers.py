@@ -42,6 +42,10 @@ class WorkerDied(StudioError):
     """The worker process ended without an answer (killed, out of memory, crashed in C code)."""
 
 
+class WorkerUnavailable(StudioError):
+    """No worker process can be started here; callers may do the work in-process instead."""
+
+
 class RemoteTraceback(Exception):
     """The traceback of an unexpected error in a worker, kept as the cause of the re-raised error."""
 
@@ -74,7 +78,12 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
     context_now = {"cwd": os.getcwd(), "env": {k: v for k, v in os.environ.items() if k.startswith("STUDIO_")}}
     process = ctx.Process(target=_child_main, args=(sender, target, args, kwargs, context_now), daemon=True,
                           name=f"studio-worker {target.rsplit(':', 1)[-1]}")
-    process.start()
+    try:
+        process.start()
+    except (OSError, RuntimeError, ValueError) as exc:  # no fork server here (frozen app, sandbox...)
+        receiver.close()
+        sender.close()
+        raise WorkerUnavailable(f"Cannot start a worker process: {exc}") from exc
     sender.close()  # the child holds the only writer: EOF here means it is gone
     _active.add(process.pid)
     try:

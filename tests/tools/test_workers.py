@@ -91,3 +91,25 @@ def test_a_worker_killed_from_outside_is_reported(tmp_path):
     with pytest.raises(WorkerDied, match="exit code -9"):
         run_job(job)
     assert not active_pids()
+
+
+def test_without_worker_processes_the_trace_opens_in_process(tmp_path, monkeypatch):
+    """A frozen or sandboxed app that cannot start processes still opens big traces."""
+    import multiprocessing
+
+    import studio.workers as workers
+
+    class NoProcesses:
+        Pipe = staticmethod(multiprocessing.Pipe)
+
+        class Process:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def start(self):
+                raise OSError("process creation is not allowed here")
+
+    monkeypatch.setattr(workers, "context", lambda: NoProcesses)
+    path = big_trace(tmp_path / "t.json")
+    trace = run_job(open_profile_offloaded(path))
+    assert trace.size == run_job(open_profile(path, use_cache=False)).size

@@ -127,10 +127,13 @@ def infer_shapes(path: Path, proto: Any, cancel: CancelToken | None = None) -> t
         size = 0
     if len(proto.graph.node) <= INFER_IN_WORKER_NODES and size <= INFER_IN_WORKER_BYTES:
         return _infer_here(proto)
-    from studio.workers import run_in_worker
+    from studio.workers import WorkerUnavailable, run_in_worker
 
-    inferred_path, warnings = run_job(run_in_worker("studio.tools.graph.onnx_parse:infer_to_file", str(path),
-                                                    cancel=cancel), cancel)
+    try:
+        inferred_path, warnings = run_job(run_in_worker("studio.tools.graph.onnx_parse:infer_to_file", str(path),
+                                                        cancel=cancel), cancel)
+    except WorkerUnavailable:
+        return _infer_here(proto)
     if inferred_path is None:
         return proto, warnings
     try:
