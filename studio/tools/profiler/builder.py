@@ -49,6 +49,11 @@ class TraceBuilder:
         self.facts: dict[str, str] = {}
         self.open_state: dict = {}  # readers' state across chunks (open B/E and async stacks)
 
+    @property
+    def slice_count(self) -> int:
+        """Slices added so far."""
+        return len(self._one[0]) + sum(int(chunk[0].shape[0]) for chunk in self._chunks)
+
     # ------------------------------------------------------------ interning
     def name_id(self, name: str) -> int:
         """Intern a slice name."""

@@ -23,7 +23,7 @@ from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
-FORMAT_VERSION = 4  # bump whenever what a reader produces changes
+FORMAT_VERSION = 5  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")

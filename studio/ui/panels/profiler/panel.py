@@ -87,6 +87,7 @@ class ProfilerPanel(Panel):
         self._routed: list[Path] = []
         self.iterations, self.warmup, self.seed = local.ITERATIONS, local.WARMUP, local.SEED
         self.last_run = None  # the RunResult of the latest local profile made here
+        self.shape_dialog = None  # the open "Input shapes" dialog, if any
         self._build()
         self.links.profile_model.connect(self.profile_model)
 
@@ -111,8 +112,8 @@ class ProfilerPanel(Panel):
         self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
         self.next_button = _tool("▶", "Next match (Enter)", lambda: self.find_next(1), self)
         self.match_label = QLabel("", self)
-        self.green = _percent_box(5.0, "Slices of ops with at most this share of total time are green", self)
-        self.red = _percent_box(10.0, "Slices of ops with at least this share of total time are red "
+        self.green = _percent_box(5.0, "Slices of ops with at most this share of op self time are green (the run's own ranges are grey)", self)
+        self.red = _percent_box(10.0, "Slices of ops with at least this share of op self time are red "
                                       "(yellow between)", self)
         self.green.valueChanged.connect(self._on_thresholds)
         self.red.valueChanged.connect(self._on_thresholds)
@@ -188,22 +189,38 @@ class ProfilerPanel(Panel):
         handle.finished.connect(self._on_loaded)
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
 
-    def profile_model(self, model) -> None:
-        """Profile an ONNX model locally (a job), then show the result like any opened profile."""
+    def profile_model(self, model, shapes: dict[str, list[int]] | None = None) -> None:
+        """Profile an ONNX model locally (a job), then show the result like any opened profile.
+
+        Without ``shapes``, a model with dynamic input dims first asks for their sizes
+        (:class:`ShapeDialog`); the run then uses exactly what was typed."""
         model = Path(model)
         out = local.profile_folder(model, self.workspace_folder)
         iterations, warmup, seed = self.iterations, self.warmup, self.seed
         self.info.setText(f"Profiling {model.name} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
         handle = self.runner.start(f"Profiling {model.name}",
-                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel),
+                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,
+                                                                         shapes),
                                    key=f"profiler-run:{model}")
         handle.finished.connect(self._on_profiled)
         handle.failed.connect(lambda exc, _tb: self.info.setText(
             f"Could not profile {model.name}: {str(exc).splitlines()[0]}"))
         handle.cancelled.connect(lambda: self.info.setText(f"Profiling {model.name} cancelled"))
 
+    def _ask_shapes(self, need: local.NeedShapes) -> None:
+        from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+
+        self.info.setText(f"{need.model.name} has dynamic input dims: give their sizes to profile it")
+        dialog = self.shape_dialog = ShapeDialog(need.model.name, need.specs, self)
+        dialog.accepted.connect(lambda: self.profile_model(need.model, dialog.shapes()))
+        dialog.rejected.connect(lambda: self.info.setText(f"Profiling {need.model.name} cancelled: no input sizes"))
+        dialog.open()  # window-modal, and the GUI thread goes on
+
     def _on_profiled(self, outcome) -> None:
+        if isinstance(outcome, local.NeedShapes):
+            self._ask_shapes(outcome)
+            return
         result, loaded = outcome
         self.last_run = result
         if loaded.path not in self._routed:
@@ -247,9 +264,12 @@ class ProfilerPanel(Panel):
         trace = loaded.trace
         text = (f"{trace.size:,} slices · {len(trace.tracks)} tracks · {len(trace.counters)} counters · "
                 f"{format_duration(trace.span_ns)}")
+        if trace.warnings:
+            text = f"⚠ {len(trace.warnings)} warning(s), see Summary · {text}"
+            self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
-        self.info.setToolTip(f"{text}\n{loaded.path}")  # the label may be cut in a narrow dock
-        self.timeline.set_trace(trace)
+        self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
+        self.timeline.set_trace(trace, loaded.by_name)
         self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
@@ -405,7 +425,8 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
     """Facts for the Summary tab: the source, the trace's shape, and what the data says."""
     trace = loaded.trace
     processes = sorted({t.process for t in trace.tracks} | {c.process for c in trace.counters})
-    rows = [["Source", str(loaded.path.resolve())],
+    rows = [["Warning", text] for text in trace.warnings]  # first: what makes the numbers below suspect
+    rows += [["Source", str(loaded.path.resolve())],
             ["Slices", f"{trace.size:,}"],
             ["Time span", format_duration(trace.span_ns)],
             ["Processes", ", ".join(processes) or "—"],
@@ -415,7 +436,7 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
         rows.append(["Model", trace.model_path])
     if loaded.path.is_file():
         rows.append(["File size", f"{loaded.path.stat().st_size / 2**20:.1f} MiB"])
-    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items()]
+    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items() if not key.startswith("warning")]
     return rows
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.errors import UserError
-from studio.tools.deploy.hosts import HostEntry
+from studio.remote.hosts import HostEntry
 
 _INCLUDE = re.compile(r"^\s*include\s+(.+)$", re.IGNORECASE)
 _HOST = re.compile(r"^\s*host\s+(.+)$", re.IGNORECASE)

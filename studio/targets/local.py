@@ -8,18 +8,22 @@ import signal
 import subprocess
 from collections.abc import Generator
 
+from pathlib import Path
+
 from studio.errors import UserError
-from studio.jobs import CancelToken
-from studio.tools.exec.executor import Executor, LineSplitter, OutputLine, shell_command
+from studio.jobs import CancelToken, Progress
+from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
+from studio.targets.files import local_copy_atomic
 
 
-class LocalExecutor(Executor):
+class LocalTarget(Target):
     """Runs commands on this machine; the process gets its own group so cancel stops its children."""
 
     name = "local"
 
-    def __init__(self, toolkit: str | None = None):
+    def __init__(self, toolkit: str | None = None, work_root: str | None = None):
         self.toolkit = toolkit
+        self._work_root = work_root  # None: Studio's data folder
 
     def run(self, argv: list[str], cwd: str | None = None, env_setup: str | None = None,
             cancel: CancelToken | None = None) -> Generator[OutputLine, None, int]:
@@ -69,6 +73,38 @@ class LocalExecutor(Executor):
 
     def realpath(self, path: str) -> str:
         return os.path.realpath(os.path.expanduser(path))
+
+    def run_script(self, script: str, timeout: float | None = 60) -> tuple[int, bytes, bytes]:
+        try:
+            done = subprocess.run(["sh", "-c", script], stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=timeout, start_new_session=True)
+        except subprocess.TimeoutExpired as exc:
+            raise UserError(f"A check on this computer did not finish within {timeout:.0f} s", "sh",
+                            "Check that the disk and the toolkit folder respond.") from exc
+        return done.returncode, done.stdout, done.stderr
+
+    def work_root(self) -> str:
+        if self._work_root:
+            return self._work_root
+        from studio.paths import data_dir
+
+        return str(data_dir() / "work")
+
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        yield Progress(0.0, f"copying {Path(local).name} into {Path(path).parent}")
+        local_copy_atomic(Path(local), Path(path), None, lambda: cancel is not None and cancel.cancelled)
+        yield Progress(1.0, f"copied {Path(local).name}")
+
+    def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        yield Progress(None, f"copying {Path(path).name} to {local}")
+        local_copy_atomic(Path(path), Path(local), None, lambda: cancel is not None and cancel.cancelled)
+        yield Progress(1.0, f"copied {Path(local).name}")
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        Path(path).write_bytes(data)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

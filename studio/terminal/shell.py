@@ -1,7 +1,7 @@
 """An interactive shell on an SSH host (a pty of the window's size), parsed off the GUI thread.
 
 :class:`ShellSession` owns two threads: the *reader* connects, then reads the channel, feeds the
-:class:`~studio.tools.exec.vt.Terminal` and publishes a :class:`~studio.tools.exec.vt.Snapshot`
+:class:`~studio.terminal.vt.Terminal` and publishes a :class:`~studio.terminal.vt.Snapshot`
 at most ~60 times a second however fast output arrives (a flood such as ``yes | head -2000000``
 only slows the reader: the SSH window stops the host until we have parsed what came); the
 *writer* sends keystrokes and pastes so a full window never blocks the caller. The GUI calls
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from studio.tools.exec.vt import Snapshot
+    from studio.terminal.vt import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class ShellSession:
         self._open_connection = open_connection
         self._on_update = on_update or (lambda: None)
         self._term = term
-        from studio.tools.exec.vt import Terminal  # pyte loads when the first terminal opens
+        from studio.terminal.vt import Terminal  # pyte loads when the first terminal opens
 
         self._terminal = Terminal(columns, lines)
         self._size = (columns, lines)
@@ -113,7 +113,7 @@ class ShellSession:
             return
         self._apply_resize()  # the widget was laid out while we connected: start at its size
         columns, lines = self._size
-        if hasattr(self._conn, "open_shell"):  # a local pty (studio.tools.exec.local_pty)
+        if hasattr(self._conn, "open_shell"):  # a local pty (studio.terminal.local_pty)
             channel = self._conn.open_shell(self._term, columns, lines)
         else:
             # An idle shell must survive NAT and firewall timeouts, as OpenSSH's ServerAliveInterval does.

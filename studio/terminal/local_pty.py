@@ -1,6 +1,6 @@
 """A shell on this computer in a pseudo-terminal, shaped like an SSH shell channel.
 
-:class:`LocalShell` stands in for an SSH connection in :class:`~studio.tools.exec.shell.ShellSession`
+:class:`LocalShell` stands in for an SSH connection in :class:`~studio.terminal.shell.ShellSession`
 (``open_shell``, ``alive``, ``close``), so the Terminal panel runs a local shell with the same
 reader thread, emulation and painting as a remote one. POSIX only (pty, termios).
 """

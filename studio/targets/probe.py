@@ -1,7 +1,8 @@
 """"Test connection": a checklist of what works on a host and what it can run.
 
-Reachability, host key, authentication and latency are checked from here; everything about the
-host itself (OS, architecture, free disk, CANN toolkit, npu-smi, Python, onnxruntime) comes from
+The checklist runs against a :class:`~studio.targets.ssh.SshTarget`. Reachability, host key,
+authentication and latency are checked from here on a fresh login (a pooled connection would hide
+a changed key or a broken password); everything about the host itself (OS, architecture, free disk, CANN toolkit, npu-smi, Python, onnxruntime) comes from
 ONE remote POSIX ``sh`` script, so a slow link costs one round trip rather than twenty. Each item
 is ``ok``, ``missing`` (not installed: the fix says how to get it), ``failed`` (something is
 wrong) or ``skipped`` (an earlier step failed).
@@ -13,15 +14,14 @@ import shlex
 import socket
 import statistics
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
-from studio.tools.deploy.connection import AskSecret, connect_remembering
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.known_hosts import HostKeyChanged, KnownHosts, UnknownHostKey
-from studio.tools.exec.executor import DEFAULT_TOOLKIT
+from studio.remote.known_hosts import HostKeyChanged, UnknownHostKey
+from studio.targets.base import DEFAULT_TOOLKIT
+from studio.targets.ssh import SshTarget
 
 OK, MISSING, FAILED, SKIPPED = "ok", "missing", "failed", "skipped"
 ITEMS = [("reach", "Reachable"), ("hostkey", "Host key"), ("auth", "Authentication"), ("latency", "Latency"),
@@ -106,11 +106,10 @@ class ProbeResult:
                 "items": [asdict(i) for i in self.items], "facts": self.facts}
 
 
-def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
-          folder: str | None = None, cancel: CancelToken | None = None, timeout: float = 10.0,
-          resolve_host: Callable[[str], HostEntry] | None = None, latency_runs: int = 3
-          ) -> Generator[Progress, None, ProbeResult]:
-    """Run the checklist against ``entry``; ``folder`` is where free disk matters (default: home)."""
+def probe(target: SshTarget, folder: str | None = None, cancel: CancelToken | None = None, timeout: float = 10.0,
+          latency_runs: int = 3) -> Generator[Progress, None, ProbeResult]:
+    """Run the checklist against ``target``'s host; ``folder`` is where free disk matters (default: home)."""
+    entry = target.entry
     result = ProbeResult(entry.name, entry.address, [CheckItem(k, label) for k, label in ITEMS])
     total = 4.0
     yield Progress(0.0, f"Connecting to {entry.address}")
@@ -126,7 +125,7 @@ def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: A
     if cancel:
         cancel.raise_if_cancelled()
     try:
-        conn = connect_remembering(entry, known_hosts, ask_secret, timeout, resolve_host)
+        conn = target.context.connect(entry)
     except UnknownHostKey as exc:
         result.set("reach", OK) if result.item("reach").status == SKIPPED else None
         result.unknown_key = exc
@@ -147,7 +146,7 @@ def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: A
         if result.item("reach").status == SKIPPED:
             result.set("reach", OK, f"through {entry.proxy_jump}")
         key = conn.transport.get_remote_server_key()
-        from studio.tools.deploy.known_hosts import fingerprint
+        from studio.remote.known_hosts import fingerprint  # noqa: I001
 
         result.set("hostkey", OK, f"{key.get_name()} {fingerprint(key.get_name(), key.asbytes())}")
         result.set("auth", OK, f"{entry.auth} as {entry.user or conn.transport.get_username()}")
@@ -167,7 +166,8 @@ def probe(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: A
         toolkit = entry.toolkit or DEFAULT_TOOLKIT
         command = " ".join(["sh", "-c", shlex.quote(REMOTE_SCRIPT), "studio-probe", shlex.quote(toolkit),
                             shlex.quote(folder) if folder else "''"])
-        status, out, err = conn.run(command, timeout=max(timeout, 30))
+        on_host = SshTarget(entry, target.context, connection=conn)
+        status, out, err = on_host.run_script(command, timeout=max(timeout, 30))
         facts = _parse(out.decode("utf-8", "replace"))
         if "done" not in facts:
             result.set("os", FAILED, f"the inspection script stopped (exit {status}): "

@@ -5,7 +5,7 @@ no backend (its ``fail.Keyring``, priority 0, raises ``NoKeyringError``): then t
 for on every connection and forgotten afterwards.
 
 :func:`make_ask_secret` builds the ``ask_secret(kind, prompt)`` callback that
-:func:`studio.tools.deploy.connection.connect` takes: it looks in the keyring first and falls back
+:func:`studio.remote.connection.connect` takes: it looks in the keyring first and falls back
 to a prompt function (``getpass`` for the CLI, a dialog for the GUI), then offers the answer to the
 keyring. :func:`forget` deletes what a failed login proved wrong.
 """

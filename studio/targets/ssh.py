@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import select
 import shlex
-from collections.abc import Callable, Generator
+from collections.abc import Generator
+from pathlib import PurePosixPath
+
+import secrets
+from pathlib import Path
 
 from studio.errors import RemoteError, UserError
-from studio.jobs import CancelToken
-from studio.tools.deploy.connection import AskSecret, SshConnection, connect_remembering
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.known_hosts import KnownHosts
-from studio.tools.exec.executor import Executor, LineSplitter, OutputLine, shell_command
+from studio.jobs import CancelToken, Progress
+from studio.remote.connection import SshConnection
+from studio.remote.context import HostContext
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
+from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
+from studio.targets.files import sftp_read_atomic, sftp_write_atomic, temp_name
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -32,29 +38,41 @@ def remote_command(argv: list[str], cwd: str | None = None, env_setup: str | Non
     return f"echo $$; {head} && exec {last}" if head else f"echo $$; exec {last}"
 
 
-class SshExecutor(Executor):
-    """Runs commands on one host entry over one SSH connection (opened on first use)."""
+class SshTarget(Target):
+    """Runs commands and keeps files on one SSH host, over the context's pooled connection.
 
-    def __init__(self, entry: HostEntry, known_hosts: KnownHosts | None = None,
-                 ask_secret: AskSecret | None = None, connection: SshConnection | None = None,
-                 resolve_host: Callable[[str], HostEntry] | None = None, timeout: float = 10.0):
+    ``context`` (a :class:`~studio.remote.context.HostContext`) supplies the connection, host
+    keys and secrets; a KnownHosts may be given instead for a private context (tests, scripts),
+    which :meth:`close` then closes. ``connection`` pins an already open connection.
+    """
+
+    is_local = False
+
+    def __init__(self, entry: HostEntry, context: HostContext | KnownHosts | None = None,
+                 connection: SshConnection | None = None, timeout: float = 10.0):
         self.entry = entry
         self.name = entry.name
         self.toolkit = entry.toolkit
-        self._known_hosts = known_hosts
-        self._ask_secret = ask_secret
-        self._resolve_host = resolve_host
+        self._own_context = not isinstance(context, HostContext)
+        if self._own_context:
+            context = HostContext(known_hosts=context, timeout=timeout)
+        self.context = context
         self._timeout = timeout
         self._conn = connection
-        self._owns = connection is None
+
+    @property
+    def key(self) -> str:
+        return f"host:{self.entry.name}"
+
+    @property
+    def where(self) -> str:
+        return self.entry.name
 
     @property
     def connection(self) -> SshConnection:
         """The open connection (connected on first use; host key verified, then authenticated)."""
         if self._conn is None or not self._conn.alive:
-            self._conn = connect_remembering(self.entry, self._known_hosts, self._ask_secret, self._timeout,
-                                 self._resolve_host)
-            self._owns = True
+            self._conn = self.context.connection(self.entry)
         return self._conn
 
     def run(self, argv: list[str], cwd: str | None = None, env_setup: str | None = None,
@@ -131,7 +149,53 @@ class SshExecutor(Executor):
                             f"{self.entry.name}:{path}", "Check that the folder exists on the host.")
         return resolved
 
+    def run_script(self, script: str, timeout: float | None = 60) -> tuple[int, bytes, bytes]:
+        return self.connection.run(script, timeout=timeout)
+
+    def work_root(self) -> str:
+        # The deployment root when the host has one (work stays with the project), else ~/.studio.
+        root = self.entry.extra.get("deploy_root")
+        return str(root) if root else "~/.studio"
+
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        local = Path(local)
+        size = local.stat().st_size
+        yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
+        sftp = self.connection.sftp()
+        folder, _, name = path.rpartition("/")
+        temp = f"{folder}/{temp_name(name, secrets.token_hex(4))}" if folder else temp_name(name, secrets.token_hex(4))
+        sent = [0]
+
+        def on_chunk(count: int) -> None:
+            sent[0] += count
+
+        st = local.stat()
+        with open(local, "rb") as source:
+            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400, (int(st.st_atime), int(st.st_mtime)),
+                              on_chunk, lambda: cancel is not None and cancel.cancelled)
+        yield Progress(1.0, f"uploaded {local.name}")
+
+    def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
+        sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
+                         lambda: cancel is not None and cancel.cancelled)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.connection.sftp().stat(path)
+            return True
+        except OSError:
+            return False
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        with self.connection.sftp().open(path, "w") as handle:
+            handle.write(data)
+
     def close(self) -> None:
-        if self._conn is not None and self._owns:
-            self._conn.close()
+        """Let go of the connection (a private context's connections are closed)."""
+        if self._own_context:
+            self.context.close()
         self._conn = None

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from studio.errors import UserError
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.known_hosts import KnownHosts
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
 
 # ask_secret(kind, prompt) -> the secret, or None when the user declines. kind is "password"
 # or "passphrase"; prompt names the host or key file.
@@ -145,6 +145,7 @@ class SshConnection:
         self._local = threading.local()
         self._sftp_clients: list = []
         self._lock = threading.Lock()
+        self.pooled = False  # True while a HostContext hands it out (then only the context closes it)
 
     def sftp(self):
         """This thread's SFTP client (paramiko's clients deadlock when shared between threads)."""
@@ -251,7 +252,7 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
 def connect_remembering(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
                         timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None
                         ) -> SshConnection:
-    """:func:`connect`, then tell a :class:`~studio.tools.deploy.secrets.SecretAsker` how it went:
+    """:func:`connect`, then tell a :class:`~studio.remote.secrets.SecretAsker` how it went:
     secrets typed in go to the keyring after a login that worked, stored ones are dropped after
     the server refused them."""
     try:
@@ -272,6 +273,14 @@ def _prefer_fast_ciphers(transport) -> None:
     options = transport.get_security_options()
     gcm = tuple(c for c in ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com") if c in options.ciphers)
     options.ciphers = gcm + tuple(c for c in options.ciphers if c not in gcm)
+
+
+def is_link_error(exc: BaseException) -> bool:
+    """True when ``exc`` means the SSH link failed (as opposed to a refusal by the remote side)."""
+    import paramiko
+
+    return isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)) or \
+        (isinstance(exc, OSError) and exc.errno is None)
 
 
 def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]:
