@@ -37,7 +37,7 @@ if in_thread:
     loader.OFFLOAD_BYTES = 1 << 62
     from studio.tools.graph import onnx_parse
     onnx_parse.INCREMENTAL = False
-    onnx_parse.INFER_IN_WORKER_NODES = 1 << 62
+    onnx_parse.INFER_IN_WORKER_NODES = onnx_parse.INFER_IN_WORKER_BYTES = 1 << 62
 app = create_application()
 window = build_window()
 window.resize(1600, 1000)
@@ -54,7 +54,8 @@ if kind == "trace":
     before = len(panel.profiles)
     done = lambda: len(panel.profiles) > before
 else:
-    done = lambda: panel.left.view is not None
+    target = __import__("pathlib").Path(path)
+    done = lambda: panel.left.model is not None and panel.left.model.path == target and panel.left.view is not None
 gaps, last = [], [0.0]
 
 def tick():

@@ -42,6 +42,10 @@ class WorkerDied(StudioError):
     """The worker process ended without an answer (killed, out of memory, crashed in C code)."""
 
 
+class WorkerUnavailable(StudioError):
+    """No worker process can be started here; callers may do the work in-process instead."""
+
+
 class RemoteTraceback(Exception):
     """The traceback of an unexpected error in a worker, kept as the cause of the re-raised error."""
 
@@ -70,9 +74,16 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
     """Run the job ``target`` (``"module:function"``) in a worker process; see the module docstring."""
     ctx = context()
     receiver, sender = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_child_main, args=(sender, target, args, kwargs), daemon=True,
+    # The fork server keeps the environment and folder it started with: send the caller's.
+    context_now = {"cwd": os.getcwd(), "env": {k: v for k, v in os.environ.items() if k.startswith("STUDIO_")}}
+    process = ctx.Process(target=_child_main, args=(sender, target, args, kwargs, context_now), daemon=True,
                           name=f"studio-worker {target.rsplit(':', 1)[-1]}")
-    process.start()
+    try:
+        process.start()
+    except (OSError, RuntimeError, ValueError) as exc:  # no fork server here (frozen app, sandbox...)
+        receiver.close()
+        sender.close()
+        raise WorkerUnavailable(f"Cannot start a worker process: {exc}") from exc
     sender.close()  # the child holds the only writer: EOF here means it is gone
     _active.add(process.pid)
     try:
@@ -120,8 +131,16 @@ def _kill(process: Any) -> None:
     process.join(2.0)
 
 
-def _child_main(conn: Any, target: str, args: tuple, kwargs: dict) -> None:
+def _child_main(conn: Any, target: str, args: tuple, kwargs: dict, caller: dict | None = None) -> None:
     """Runs in the worker: lead a process group, drive the job, send progress and the outcome."""
+    if caller:
+        for key in [k for k in os.environ if k.startswith("STUDIO_") and k not in caller["env"]]:
+            del os.environ[key]
+        os.environ.update(caller["env"])
+        try:
+            os.chdir(caller["cwd"])
+        except OSError:
+            pass
     if hasattr(os, "setpgrp"):
         try:
             os.setpgrp()

@@ -32,6 +32,9 @@ def test_offloaded_open_equals_in_process_open_and_maps_the_cache(tmp_path):
     trace = run_job(open_profile_offloaded(path), on_progress=steps.append)
     reference = run_job(open_profile(path, use_cache=False))
     assert isinstance(trace.start, np.memmap), "the GUI side only maps what the worker wrote"
+    from studio.tools.profiler import cache
+
+    assert str(trace.start.filename).startswith(str(cache.cache_root())), "written to this STUDIO_HOME's cache"
     assert any(s.fraction and 0 < s.fraction < 1 for s in steps), "the worker's progress comes through"
     for column in ("start", "dur", "track", "depth", "name", "args_len"):
         assert np.array_equal(getattr(trace, column), getattr(reference, column)), column
@@ -58,7 +61,8 @@ def test_cancel_kills_the_worker_and_its_range_decoders(tmp_path):
     path = big_trace(tmp_path / "t.json", 400_000)  # ~85 MB: decoded by one process per core
     token = CancelToken()
     job = run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path), cancel=token)
-    next(job)  # the worker has reported progress: it is decoding
+    while "cores" not in next(job).message:  # until the range decoders run
+        pass
     (pid,) = active_pids()
     family = [pid] + [p.pid for p in psutil.Process(pid).children(recursive=True)]
     token.cancel()
@@ -68,6 +72,12 @@ def test_cancel_kills_the_worker_and_its_range_decoders(tmp_path):
     gone, alive = psutil.wait_procs([psutil.Process(p) for p in family if psutil.pid_exists(p)], timeout=5)
     assert not alive, f"still running after cancel: {alive}"
     assert not active_pids()
+    # The killed worker's scratch folder is swept by the next parallel read.
+    from studio.tools.profiler import cache, chrome_parallel
+
+    assert list(cache.cache_root().glob(".tmp-ranges-*")), "the killed worker left its scratch folder"
+    chrome_parallel._sweep(cache.cache_root())
+    assert not list(cache.cache_root().glob(".tmp-ranges-*"))
 
 
 def test_a_worker_killed_from_outside_is_reported(tmp_path):
@@ -81,3 +91,25 @@ def test_a_worker_killed_from_outside_is_reported(tmp_path):
     with pytest.raises(WorkerDied, match="exit code -9"):
         run_job(job)
     assert not active_pids()
+
+
+def test_without_worker_processes_the_trace_opens_in_process(tmp_path, monkeypatch):
+    """A frozen or sandboxed app that cannot start processes still opens big traces."""
+    import multiprocessing
+
+    import studio.workers as workers
+
+    class NoProcesses:
+        Pipe = staticmethod(multiprocessing.Pipe)
+
+        class Process:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def start(self):
+                raise OSError("process creation is not allowed here")
+
+    monkeypatch.setattr(workers, "context", lambda: NoProcesses)
+    path = big_trace(tmp_path / "t.json")
+    trace = run_job(open_profile_offloaded(path))
+    assert trace.size == run_job(open_profile(path, use_cache=False)).size

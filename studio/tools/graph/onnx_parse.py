@@ -22,7 +22,8 @@ from studio.tools.graph.protowire import WireError, read_varint
 
 SLICE_BYTES = 256 << 10  # ~10 ms of protobuf parsing per slice
 INCREMENTAL = True  # False: one onnx.load (benchmarks compare both)
-INFER_IN_WORKER_NODES = 2_000  # above this, shape inference runs in a worker process
+INFER_IN_WORKER_NODES = 2_000  # above this many nodes, or INFER_IN_WORKER_BYTES (inference
+INFER_IN_WORKER_BYTES = 8 << 20  # serializes the whole model first: 1 s for 200 MB), in a worker
 _GRAPH_FIELD = 7  # ModelProto.graph
 
 
@@ -120,12 +121,19 @@ def _fields(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int, i
 def infer_shapes(path: Path, proto: Any, cancel: CancelToken | None = None) -> tuple[Any, list[str]]:
     """(inferred ModelProto, warnings) for the model at ``path``; big models are inferred in a
     worker process, small ones here. Never raises for an inference failure: it becomes a warning."""
-    if len(proto.graph.node) <= INFER_IN_WORKER_NODES:
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        size = 0
+    if len(proto.graph.node) <= INFER_IN_WORKER_NODES and size <= INFER_IN_WORKER_BYTES:
         return _infer_here(proto)
-    from studio.workers import run_in_worker
+    from studio.workers import WorkerUnavailable, run_in_worker
 
-    inferred_path, warnings = run_job(run_in_worker("studio.tools.graph.onnx_parse:infer_to_file", str(path),
-                                                    cancel=cancel), cancel)
+    try:
+        inferred_path, warnings = run_job(run_in_worker("studio.tools.graph.onnx_parse:infer_to_file", str(path),
+                                                        cancel=cancel), cancel)
+    except WorkerUnavailable:
+        return _infer_here(proto)
     if inferred_path is None:
         return proto, warnings
     try:

@@ -124,7 +124,9 @@ def read_ranges(path: Path, data: bytes | mmap.mmap, plan: list[tuple[int, int |
     total = max(1, len(data))
     done = np.frombuffer(mmap.mmap(-1, 8 * len(plan)), dtype=np.int64)  # shared with the children
     scratch = _scratch_dir()
-    with tempfile.TemporaryDirectory(prefix=".tmp-ranges-", dir=scratch) as folder:
+    if scratch is not None:
+        _sweep(Path(scratch))
+    with tempfile.TemporaryDirectory(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=scratch) as folder:
         children: dict[int, int] = {}
         status: dict[int, int] = {}
         try:
@@ -169,6 +171,30 @@ def _scratch_dir() -> str | None:
         return str(root)
     except OSError:
         return None
+
+
+_SCRATCH_PREFIX = ".tmp-ranges-"
+
+
+def _sweep(root: Path) -> None:
+    """Delete the scratch folders of readers that were killed (a cancelled worker leaves its
+    folder behind: columns and args of a big trace are gigabytes)."""
+    import shutil
+
+    for folder in root.glob(f"{_SCRATCH_PREFIX}*"):
+        owner = folder.name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _kill(pid: int) -> None:

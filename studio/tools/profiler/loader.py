@@ -75,10 +75,16 @@ def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
         return cached
     if _source_bytes(path) < OFFLOAD_BYTES:
         return (yield from open_profile(path, cancel, use_cache=False))
-    from studio.workers import run_in_worker
+    from studio.workers import WorkerUnavailable, run_in_worker
 
-    folder, temporary = yield from run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path),
-                                                 cancel=cancel)
+    try:
+        folder, temporary = yield from run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path),
+                                                     cancel=cancel)
+    except WorkerUnavailable:
+        import logging
+
+        logging.getLogger(__name__).warning("no worker process; reading %s in this process", path)
+        return (yield from open_profile(path, cancel, use_cache=False))
     trace = cache.load_folder(Path(folder))
     if temporary:  # the cache could not be written: the worker used a scratch folder
         import shutil

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.tools.graph.gcpause import paused_gc
+
 
 ASYNC_SORT_ROWS = 5_000  # bigger tables are sorted on a thread, in runs of RUN_ROWS
 RUN_ROWS = 4_096
@@ -119,8 +121,12 @@ class RowsModel(QAbstractTableModel):
         generation, rows = self._generation, self.all_rows
 
         def work() -> None:  # a plain thread: Python code and short C calls only
-            keys = [_sort_key(row[column] if column < len(row) else None) for row in rows]
-            ordered = [rows[i] for i in sorted_order(keys, descending)]
+            # 100k key tuples would trigger full collections, which stop every thread (the GUI's
+            # too) while they walk all the rows: the collector waits until the sort is done.
+            with paused_gc():
+                keys = [_sort_key(row[column] if column < len(row) else None) for row in rows]
+                ordered = [rows[i] for i in sorted_order(keys, descending)]
+                del keys
             try:
                 self._order_ready.emit(generation, rows, ordered)
             except RuntimeError:  # the table was closed meanwhile
