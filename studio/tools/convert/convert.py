@@ -292,11 +292,34 @@ def _save_atomic(model, path: Path) -> None:
                       location=path.name + ".data")
         else:
             onnx.save(model, str(tmp))
+        check_loads(tmp, path)
         os.replace(tmp, path)
     except OSError as exc:
         raise UserError(f"Cannot write the converted model: {exc.strerror}", path, "Check the folder exists and is writable.") from exc
     finally:
         tmp.unlink(missing_ok=True)
+        if not path.exists():
+            Path(str(path) + ".data").unlink(missing_ok=True)
+
+
+def check_loads(candidate: Path, path: Path) -> None:
+    """Refuse a converted model ONNX Runtime cannot load: nothing is written then.
+
+    ONNX's checker accepts models ONNX Runtime rejects (a sub-graph whose branches disagree once
+    shapes are fixed, for example), so the real runtime is asked before the file takes its name.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        ort.InferenceSession(str(candidate), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
+        reason = str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0][:600]
+        raise UserError(f"The converted model does not load in ONNX Runtime, so it was not written: {reason}",
+                        path, "The original model is unchanged. Try without the option that changed this part "
+                        "(often --input-shape on a model with If/Loop sub-graphs, or --output-type FP16); "
+                        "the node named above is where ONNX Runtime stopped.") from exc
 
 
 def _fw_name(fw: int) -> str:
