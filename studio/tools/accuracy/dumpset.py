@@ -94,6 +94,7 @@ class DumpSet:
 
 MODE_LABELS = {
     "fp32": "ONNX Runtime FP32 run",
+    "fp16": "ONNX Runtime run of an FP16 model (CPU: ops compute in FP32 between Casts)",
     "fp16-sim": "FP16 simulation (weights and every op output rounded through FP16)",
     "npu": "Ascend NPU dump",
     "npy": "NumPy dump folder",
@@ -112,17 +113,10 @@ def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
 
 
 def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
-    """np.load with a UserError for missing or corrupt files (``mmap``: map it read-only)."""
-    import numpy as np
+    """np.load with a UserError for missing, corrupt or impossible files (``mmap``: map it read-only)."""
+    from studio.npyfile import load_npy as load_checked
 
-    try:
-        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except FileNotFoundError as exc:
-        raise UserError("Dumped tensor file is missing", path,
-                        "The dump folder is incomplete; dump the model again.") from exc
-    except (ValueError, OSError, EOFError) as exc:
-        raise UserError(f"Not a readable .npy file ({exc})", path,
-                        "The file is truncated or corrupt; dump the model again.") from exc
+    return load_checked(path, mmap=mmap)
 
 
 def load_dump(path: Path | str) -> DumpSet:

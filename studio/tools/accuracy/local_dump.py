@@ -34,6 +34,10 @@ def load_model(path: Path):
     """onnx.load with a UserError that says what is wrong."""
     import onnx
 
+    path = Path(path)
+    if path.is_dir():
+        raise UserError("Expected an ONNX model file, got a folder", path,
+                        "Give the .onnx file itself (e.g. " + str(path / "model.onnx") + ").")
     try:
         return onnx.load(str(path))
     except FileNotFoundError as exc:
@@ -43,35 +47,57 @@ def load_model(path: Path):
                         "Give an .onnx file; OM models cannot run locally (dump them on the device).") from exc
 
 
-def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
+                shapes: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
     """Arrays for every graph input: the given ones, else seeded random data of the declared shape.
 
-    Dynamic dimensions cannot be guessed: a UserError names the input and the dimension.
+    ``shapes`` gives sizes for inputs with dynamic dims (``--input-shape``). A dynamic dim with
+    no size is never guessed: a UserError names the input, the axis and both options.
     """
     from onnx import helper
 
     initializers = {i.name for i in model.graph.initializer}
     declared = [v for v in model.graph.input if v.name not in initializers]
-    unknown = set(given) - {v.name for v in declared}
-    if unknown:
-        raise UserError(f"The model has no input named {sorted(unknown)[0]!r}", path,
-                        f"Its inputs are: {', '.join(v.name for v in declared)}.")
+    names = [v.name for v in declared]
+    shapes = dict(shapes or {})
+    for option, keys in (("--input", given), ("--input-shape", shapes)):
+        unknown = sorted(set(keys) - set(names))
+        if unknown:
+            raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model", path,
+                            f"Its inputs are: {', '.join(names) or '(none)'}.")
+    both = sorted(set(given) & set(shapes))
+    if both:
+        raise UserError(f"Input {both[0]!r} has both data (--input) and a shape (--input-shape)", path,
+                        "Give one of them: the data's shape is used as it is.")
     rng = np.random.default_rng(seed)
     feeds = {}
     for value in declared:
         tensor_type = value.type.tensor_type
         dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        dims = declared_dims(value)
         if value.name in given:
-            feeds[value.name] = np.asarray(given[value.name]).astype(dtype, copy=False)
+            array = np.asarray(given[value.name])
+            if len(array.shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
+                raise UserError(f"Data for input {value.name!r} has shape {list(array.shape)}; the model declares "
+                                f"{_dims_text(dims)}", path, "Give data of the declared shape (dynamic dims may be any size).")
+            feeds[value.name] = array.astype(dtype, copy=False)
             continue
-        shape = []
-        for axis, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                shape.append(dim.dim_value)
-            else:
-                label = dim.dim_param or "?"
-                raise UserError(f"Input {value.name!r} has a dynamic dimension {axis} ({label})", path,
-                                f"Give the data: --input {value.name}=FILE.npy")
+        if value.name in shapes:
+            shape = list(shapes[value.name])
+            if len(shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, shape)):
+                raise UserError(f"--input-shape gives {value.name!r} the shape {shape}; the model declares "
+                                f"{_dims_text(dims)}", path, "Set only the dynamic dims; keep the fixed ones.")
+        else:
+            open_axes = [axis for axis, d in enumerate(dims) if not isinstance(d, int)]
+            if open_axes:
+                axis = open_axes[0]
+                label = f" ({dims[axis]})" if dims[axis] else ""
+                example = ",".join(str(d) if isinstance(d, int) else "N" for d in dims)
+                raise UserError(f"Input {value.name!r} has a dynamic dimension {axis}{label} and no size was given "
+                                f"(declared {_dims_text(dims)})", path,
+                                f"Give its size: --input-shape {value.name}:{example} (N = the size you run with), "
+                                f"or its data: --input {value.name}=FILE.npy")
+            shape = list(dims)
         if np.issubdtype(dtype, np.floating):
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:
@@ -81,10 +107,42 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int) -> d
     return feeds
 
 
+def declared_dims(value) -> list:
+    """A graph input's dims: an int for a fixed size, the dim's name ('' when unnamed) for a dynamic one."""
+    dims = []
+    for dim in value.type.tensor_type.shape.dim:
+        dims.append(dim.dim_value if dim.HasField("dim_value") and dim.dim_value > 0 else (dim.dim_param or ""))
+    return dims
+
+
+def dynamic_inputs(model_path: Path | str) -> list[tuple[str, list, str]]:
+    """(name, declared dims, dtype) of each input with a dynamic dim — what a GUI must ask for."""
+    from onnx import helper
+
+    model = load_model(Path(model_path))
+    initializers = {i.name for i in model.graph.initializer}
+    result = []
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        dims = declared_dims(value)
+        if any(not isinstance(d, int) for d in dims):
+            dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name
+            result.append((value.name, dims, dtype))
+    return result
+
+
+def _dims_text(dims: list) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else (d or "?") for d in dims) + "]"
+
+
 def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
-               seed: int = 0, fp16_sim: bool = False, cancel: CancelToken | None = None
-               ) -> Generator[Progress, None, Path]:
-    """Run ``model_path`` once and write every tensor under ``out_dir``; returns ``out_dir``."""
+               seed: int = 0, fp16_sim: bool = False, cancel: CancelToken | None = None,
+               shapes: dict[str, list[int]] | None = None) -> Generator[Progress, None, Path]:
+    """Run ``model_path`` once and write every tensor under ``out_dir``; returns ``out_dir``.
+
+    ``inputs``: data for some inputs; ``shapes``: sizes for the others' dynamic dims (random data).
+    """
     import onnx
 
     model_path, out_dir = Path(model_path), Path(out_dir)
@@ -93,7 +151,7 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     for index, node in enumerate(model.graph.node):  # unnamed nodes get MSIT's OpType_index names
         if not node.name:
             node.name = f"{node.op_type}_{index}"
-    feeds = make_inputs(model, model_path, inputs or {}, seed)
+    feeds = make_inputs(model, model_path, inputs or {}, seed, shapes)
     graph_outputs = [o.name for o in model.graph.output]
     order = [(node, i, name) for node in model.graph.node for i, name in enumerate(node.output) if name]
     run_model, unrounded = model, []
@@ -117,7 +175,8 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     for name, array in feeds.items():
         file = f"input_{safe_name(name)}.0.{stamp}.npy"
         np.save(out_dir / file, array)
-        input_info[name] = {"file": file, "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
+        input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
+                            "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
         tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
     for count, (node, index, name) in enumerate(order):
         if count % 16 == 0:
@@ -132,10 +191,17 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
         tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
     import onnxruntime
 
-    manifest = {"format": MANIFEST_FORMAT, "version": 1, "mode": "fp16-sim" if fp16_sim else "fp32",
+    from studio.tools.accuracy.fp16_sim import subgraph_ops
+
+    mode = "fp16-sim" if fp16_sim else ("fp16" if holds_float16(model) else "fp32")
+    manifest = {"format": MANIFEST_FORMAT, "version": 1, "mode": mode,
                 "producer": f"onnxruntime {onnxruntime.__version__} (CPU, graph optimisations disabled)",
                 "model": str(model_path.resolve()), "seed": seed, "inputs": input_info,
                 "outputs": graph_outputs, "tensors": tensors}
+    ops_inside, holders = subgraph_ops(model)
+    if ops_inside:
+        # ONNX Runtime returns only top-level tensors: say what ran unseen inside bodies.
+        manifest["subgraphs"] = {"ops": ops_inside, "nodes": holders, "fp16_simulated": fp16_sim}
     if fp16_sim:
         manifest["fp16_sim_unrounded"] = unrounded  # outputs of unknown type, left in FP32
     tmp = out_dir / (MANIFEST + ".tmp")
@@ -143,6 +209,20 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     os.replace(tmp, out_dir / MANIFEST)  # the manifest appears last: a half-written dump has none
     yield Progress(1.0, f"dumped {len(tensors)} tensors to {out_dir}")
     return out_dir
+
+
+def holds_float16(model) -> bool:
+    """True when the model computes in float16 somewhere (a converted FP16 model), not plain FP32."""
+    from onnx import TensorProto
+
+    graph = model.graph
+    if any(i.data_type == TensorProto.FLOAT16 for i in graph.initializer):
+        return True
+    values = list(graph.input) + list(graph.output) + list(graph.value_info)
+    if any(v.type.tensor_type.elem_type == TensorProto.FLOAT16 for v in values):
+        return True
+    return any(n.op_type == "Cast" and any(a.name == "to" and a.i == TensorProto.FLOAT16 for a in n.attribute)
+               for n in graph.node)
 
 
 def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str) -> dict:

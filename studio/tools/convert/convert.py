@@ -69,9 +69,16 @@ class ConvertReport:
             lines.append(f"  output {name}: {info['dtype']} {info['shape']}")
         lines += [f"  warning: {w}" for w in self.warnings]
         if self.validation:
+            from studio.tools.convert.validate import OutputComparison, describe_input
+
+            lines.append(f"  validated against the original (ONNX Runtime) on {self.validation['input']}:")
+            for name, info in self.validation.get("inputs", {}).items():
+                lines.append(f"    input {name}: {describe_input(info)}")
             for out in self.validation["outputs"]:
-                lines.append(f"  validate {out['output']}: cosine {out['cosine']:.6f}, max abs error "
-                             f"{out['max_abs_error']:.3g} -> {'ok' if out['passed'] else 'FAIL'}")
+                fields = {k: out[k] for k in ("cosine", "max_abs_error", "max_rel_error", "mean_abs_error",
+                                              "threshold", "atol", "rtol", "size", "mismatches",
+                                              "nan_mismatches", "worst") if k in out}
+                lines.append("    output " + OutputComparison(out["output"], **fields).verdict())
         if self.report_path:
             lines.append(f"  report: {self.report_path}")
         return "\n".join(lines)
@@ -132,6 +139,12 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     if fw is not None and fw != 5:
         raise UserError(f"Local conversion reads ONNX models; {options.model.name} is {_fw_name(fw)}", options.model,
                         "Use --atc (with --soc-version) to build the ATC command for this model.")
+    if options.validate_image and not options.insert_op_conf:
+        raise UserError("--validate-image feeds a picture through the AIPP pre-processing, and this conversion "
+                        "has no AIPP", "--validate-image",
+                        "Add --insert-op-conf AIPP_CFG, or save the picture's input tensor as .npy and use "
+                        "--validate --input NAME=FILE.npy.")
+    given_inputs, given_sources = _load_validate_inputs(options)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     # Parse the side files first: a typo there should fail before any heavy work.
@@ -161,6 +174,8 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
 
+    if options.keep_fp32_ops:
+        _check_keep_fp32(model, options.keep_fp32_ops, output_type)
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
     input_shape.fix_input_shapes(model, options.input_shape)
@@ -244,16 +259,20 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     yield step(0.75, f"writing {options.output.name}")
     _save_atomic(model, options.output)
 
-    if options.validate or options.validate_image:
+    if options.validate or options.validate_image or options.validate_inputs:
         yield step(0.8, "validating against the original (ONNX Runtime)")
-        from studio.tools.convert.validate import validate
+        from studio.tools.convert.validate import TOLERANCES, validate
 
         t0 = time.perf_counter()
-        result = validate(original, model, insertions, image=options.validate_image,
-                          threshold=0.999 if output_type == "FP16" else 0.9999)
+        atol, rtol = TOLERANCES[output_type]
+        atol = atol if options.atol is None else options.atol
+        rtol = rtol if options.rtol is None else options.rtol
+        result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
+                          given=given_inputs, given_sources=given_sources)
         report.validation = result.to_dict()
         if not result:
-            report.warnings.append("validation: some outputs differ from the original beyond the threshold")
+            report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "
+                                   f"and rtol {rtol:g} together (--atol/--rtol set them)")
         timings["validate"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     report.seconds = {k: round(v, 4) for k, v in timings.items()}
@@ -265,6 +284,36 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         os.replace(tmp, report_path)
     yield Progress(1.0, "conversion done")
     return report
+
+
+def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
+    """Every --keep_fp32 entry must be an op type or a node name of the model (a typo would be ignored)."""
+    import difflib
+
+    if output_type != "FP16":
+        raise UserError("--keep_fp32 only applies to FP16 conversion", "--keep_fp32",
+                        "Add --output_type FP16, or drop --keep_fp32.")
+    types = {node.op_type for node in model.graph.node}
+    nodes = {node.name for node in model.graph.node if node.name}
+    for name in names:
+        if name in types or name in nodes:
+            continue
+        close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
+        raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
+                        (f"Did you mean {close[0]!r}? " if close else "")
+                        + "Op types in the model: " + ", ".join(sorted(types)[:30])
+                        + (" ..." if len(types) > 30 else "") + ".")
+
+
+def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
+    """The ``--input NAME=FILE.npy`` arrays for validation, read before any heavy work."""
+    from studio.npyfile import load_npy
+
+    for name, value in (("--atol", options.atol), ("--rtol", options.rtol)):
+        if value is not None and not (value >= 0 and value == value and value != float("inf")):
+            raise UserError(f"{name} {value} is not a tolerance", name, "Give a finite number >= 0, e.g. 1e-5.")
+    arrays = {name: load_npy(Path(file), what=f"--input {name}") for name, file in options.validate_inputs.items()}
+    return arrays, {name: f"file {Path(file).name}" for name, file in options.validate_inputs.items()}
 
 
 def write_text_then(path: Path | None, text: str | None, job: Generator[Progress, None, object]

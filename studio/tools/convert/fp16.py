@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0 ** -24  # smallest subnormal; anything smaller (and non-zero) flushes to 0
-ALWAYS_FP32_OPS = {"NonMaxSuppression", "Range", "RandomNormal", "RandomUniform", "Multinomial"}
+ALWAYS_FP32_OPS = {"NonMaxSuppression", "Range", "RandomNormal", "RandomUniform", "Multinomial",
+                   "DynamicQuantizeLinear"}
+# Quantize/DequantizeLinear take float16 only from opset 19 on (quantized models' Q/DQ pairs).
+FP32_BEFORE_OPSET_19 = {"QuantizeLinear", "DequantizeLinear"}
 FP32_INPUT_SLOTS = {"Resize": {1, 2}, "Upsample": {1}}
 
 
@@ -59,6 +62,7 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
                             "Convert with --output-type FP32 here, or let ATC choose precision "
                             "(--atc with --precision_mode).")
     report = Fp16Report(keep_io_types=keep_io_types)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     block = set(block or [])
     graph = model.graph
     inferred = onnx.shape_inference.infer_shapes(model)
@@ -76,8 +80,12 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
         reason = None
         if node.op_type in block or node.name in block:
             reason = "on the FP32 block-list"
+        elif node.domain not in ("", "ai.onnx"):
+            reason = f"{node.domain}.{node.op_type} is not a standard ONNX op: its float16 support is unknown"
         elif node.op_type in ALWAYS_FP32_OPS:
             reason = f"{node.op_type} has no float16 in the ONNX spec"
+        elif node.op_type in FP32_BEFORE_OPSET_19 and opset < 19:
+            reason = f"{node.op_type} takes float16 only from opset 19 (the model has opset {opset})"
         else:
             for inp in node.input:
                 init = inits.get(inp)
