@@ -211,8 +211,9 @@ def _uncovered(golden: DumpSet, target: DumpSet) -> dict:
     result: dict = {}
     for dump in (target, golden):
         info = dump.info.get("subgraphs") if isinstance(dump.info, dict) else None
-        if isinstance(info, dict) and info.get("ops"):
-            result = {"subgraph_ops": int(info["ops"]), "subgraph_nodes": list(info.get("nodes", []))[:50],
+        if isinstance(info, dict) and isinstance(info.get("ops"), int) and info["ops"] > 0:
+            nodes = info.get("nodes") if isinstance(info.get("nodes"), list) else []
+            result = {"subgraph_ops": info["ops"], "subgraph_nodes": [str(n) for n in nodes[:50]],
                       "fp16_simulated_inside": bool(info.get("fp16_simulated", False))}
             break
     return result

@@ -154,7 +154,7 @@ def read_manifest(root: Path) -> DumpSet:
     path = root / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Dump manifest is not valid JSON ({exc})", path, "Dump the model again.") from exc
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise UserError("Not a Studio dump manifest (missing \"format\": \"studio-dump\")", path,
@@ -169,6 +169,11 @@ def read_manifest(root: Path) -> DumpSet:
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
                         "Dump the model again.") from exc
-    return DumpSet(root=root, kind="local", mode=data.get("mode", "fp32"), entries=entries,
-                   model=data.get("model"), inputs=list(data.get("inputs", {})),
-                   graph_outputs=list(data.get("outputs", [])), info=data)
+    inputs, outputs, mode = data.get("inputs", {}), data.get("outputs", []), data.get("mode", "fp32")
+    model = data.get("model")
+    if not isinstance(inputs, dict) or not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs) \
+            or mode not in MODE_LABELS or not isinstance(model, (str, type(None))):
+        raise UserError("Dump manifest has a damaged \"inputs\", \"outputs\", \"mode\" or \"model\" field", path,
+                        "Dump the model again.")
+    return DumpSet(root=root, kind="local", mode=mode, entries=entries,
+                   model=model, inputs=list(inputs), graph_outputs=list(outputs), info=data)

@@ -166,7 +166,7 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.2, f"running {model_path.name} with ONNX Runtime ({len(wanted)} tensors)")
-    results = _run(run_model, feeds, model_path)
+    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}))
     if cancel is not None:
         cancel.raise_if_cancelled()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -230,20 +230,24 @@ def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, o
             "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
 
 
-def _run(model, feeds: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str]) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     # Spinning worker threads keep cores busy after run() returns and slow numpy down (measured).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        raise UserError(f"ONNX Runtime could not run the model: {exc}".splitlines()[0][:400], path,
-                        "Check the input shapes and types (--input NAME=FILE.npy) and that ONNX Runtime "
-                        "supports every op of the model.") from exc
+        text = str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0] if str(exc) else type(exc).__name__
+        used = "; ".join(f"{name}: {a.dtype} {list(a.shape)}" + (" random" if name in random_inputs else " given")
+                         for name, a in feeds.items())
+        raise UserError(f"ONNX Runtime could not run the model: {text[:500]}", path,
+                        f"Inputs used: {used}. Random data does not suit every input (a sample rate, a flag, token "
+                        "ids): give real data with --input NAME=FILE.npy, or other sizes with --input-shape; "
+                        "check that ONNX Runtime supports every op of the model.") from exc
     return dict(zip(names, values))

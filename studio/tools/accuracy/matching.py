@@ -46,7 +46,7 @@ def load_mapping(path: Path | str) -> dict[str, list[str]]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise UserError("Mapping file not found", path, "Check the --mapping path.") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Mapping file is not valid JSON ({exc})", path,
                         'Give the converter report or a JSON object {"converted op": ["original op", ...]}.') from exc
     if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
@@ -82,7 +82,7 @@ def find_converter_report(model: Path | str) -> Path | None:
                 data = json.loads(candidate.read_text(encoding="utf-8"))
                 if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
                     return candidate
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
     return None
 

@@ -182,5 +182,5 @@ def _model_of(root: str) -> str | None:
 
     try:
         return json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8")).get("model")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         return None

@@ -144,7 +144,7 @@ def _session(model: onnx.ModelProto | Path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     data = model if isinstance(model, (str, Path)) else model.SerializeToString()
     return ort.InferenceSession(str(data) if isinstance(data, Path) else data, options,
                                 providers=["CPUExecutionProvider"])
