@@ -66,7 +66,7 @@ def _dump(model: Path, args: argparse.Namespace) -> int:
         print(f"dumped {len(dump.entries)} tensors of {model} to {out}")
         for name, info in dump.info.get("inputs", {}).items():
             shape = f"{info['dtype']} {info['shape']} " if "shape" in info else ""
-            print(f"  input {name}: {shape}{info['source']}")
+            print(f"  input {name}: {info['source']}" + (f" ({shape.strip()})" if shape else ""))
         sub = dump.info.get("subgraphs") or {}
         if sub.get("ops"):
             print(f"  note: {sub['ops']} op(s) inside the sub-graphs of {', '.join(sub.get('nodes', [])[:5])} ran "

@@ -159,8 +159,8 @@ def _cosine_finding(below: list[Row], judged: list[Row], cosine_threshold: float
         # tensor stands in, and is called what it is.
         last = judged[-1]
         persists = last.metrics.cosine < cosine_threshold
-        tail = (f"no model output could be judged by cosine; the last compared tensor {last.name} has cosine "
-                f"{last.metrics.cosine:.6f}")
+        tail = (f"{'the error persists to' if persists else 'it recovers by'} the last compared tensor {last.name} "
+                f"(cosine {last.metrics.cosine:.6f}; no model output could be judged by cosine)")
     kind = PROBLEM if persists else SINGLE_POINT
     label = "Problem node" if persists else "Single-point error"
     return Finding(kind, first.name, first.index,

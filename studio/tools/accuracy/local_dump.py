@@ -132,6 +132,36 @@ def dynamic_inputs(model_path: Path | str) -> list[tuple[str, list, str]]:
     return result
 
 
+def static_shapes(model_path: Path | str) -> dict[str, list[int]]:
+    """{input: dims} for the model's inputs whose every dim is fixed (a converted model's sizes)."""
+    model = load_model(Path(model_path))
+    initializers = {i.name for i in model.graph.initializer}
+    result = {}
+    for value in model.graph.input:
+        dims = declared_dims(value)
+        if value.name not in initializers and all(isinstance(d, int) for d in dims):
+            result[value.name] = dims
+    return result
+
+
+def reusable_inputs(dump_dir: Path | str, model_path: Path | str) -> dict[str, np.ndarray]:
+    """The input arrays of a Studio dump that ``model_path`` accepts as they are (same name and shape)."""
+    from studio.tools.accuracy.dumpset import read_manifest
+
+    dump = read_manifest(Path(dump_dir))
+    model = load_model(Path(model_path))
+    declared = {v.name: declared_dims(v) for v in model.graph.input}
+    result = {}
+    for name, info in dump.info.get("inputs", {}).items():
+        dims = declared.get(name)
+        if dims is None or not isinstance(info, dict) or not isinstance(info.get("file"), str):
+            continue
+        array = np.load(Path(dump_dir) / info["file"], allow_pickle=False)
+        if len(dims) == array.ndim and all(not isinstance(d, int) or d == n for d, n in zip(dims, array.shape)):
+            result[name] = array
+    return result
+
+
 def _dims_text(dims: list) -> str:
     return "[" + ", ".join(str(d) if isinstance(d, int) else (d or "?") for d in dims) + "]"
 

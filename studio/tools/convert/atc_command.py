@@ -210,7 +210,8 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
 def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     """Check --input_shape against the ONNX model's real inputs, as ATC does after an upload.
 
-    Every name must be an input of the model (E10016); ranks and fixed dims must agree; every
+    Every name must be an input of the model (E10016); ranks must agree (a fixed dim may be
+    given another size: ATC lets --input_shape override it, e.g. with AIPP cropping); every
     input with a dynamic dim must get a size (or -1 with a dynamic option) in --input_shape.
     """
     from studio.tools.convert.input_shape import input_dims, suggest_spec_for
@@ -234,10 +235,6 @@ def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
         if len(spec.dims) != len(dims):
             raise UserError(f"Input {name!r} has {len(dims)} dims but --input_shape gives {len(spec.dims)} (E10049)",
                             "--input_shape", f"Give {len(dims)} dims, e.g. {suggest_spec_for(name, dims)}.")
-        for index, (old, new) in enumerate(zip(dims, spec.dims)):
-            if isinstance(old, int) and isinstance(new, int) and new != -1 and old != new:
-                raise UserError(f"Dim {index} of input {name!r} is fixed at {old} in the model, --input_shape "
-                                f"asks for {new}", "--input_shape", f"Keep {old} for dim {index}.")
     missing = {name: [i for i, d in enumerate(dims) if not isinstance(d, int)]
                for name, dims in current.items() if name not in shapes}
     missing = {name: axes for name, axes in missing.items() if axes}
