@@ -180,6 +180,14 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     t0 = time.perf_counter()
     input_shape.fix_input_shapes(model, options.input_shape)
     model = input_shape.infer_shapes(model)
+    if_folds = []
+    if any(node.op_type == "If" for node in model.graph.node):
+        from studio.tools.convert.passes.control_flow import fold_static_ifs
+
+        yield step(0.11, "resolving If conditions fixed by the input shapes")
+        model, if_folds = fold_static_ifs(model)
+        if if_folds:
+            model = input_shape.infer_shapes(model)
     timings["shapes"] = time.perf_counter() - t0
 
     if options.out_nodes:
@@ -194,7 +202,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         report.warnings.append(f"ATC-only options ignored by the local conversion: {', '.join(ignored)}")
 
     ctx = PassContext(model)
-    fusions = lift_constants(ctx)
+    fusions = if_folds + lift_constants(ctx)
     for index, (name, function, _) in enumerate(PASSES):
         yield step(0.15 + 0.35 * index / len(PASSES), f"pass {name}" + ("" if passes_on[name] else " (off)"))
         if passes_on[name]:
