@@ -373,10 +373,15 @@ def check_loads(candidate: Path, path: Path) -> None:
         ort.InferenceSession(str(candidate), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
         reason = str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0][:600]
+        fix = ("Nothing was written. Try without the option that changed this part (--input_shape, "
+               "--output_type FP16, a pass in the fusion switch file); the node named above is where ONNX Runtime "
+               "stopped.")
+        if "Op (If)" in reason or "Op (Loop)" in reason:
+            fix = ("Nothing was written. A branch of this If/Loop does not fit the fixed input shapes, and its "
+                   "condition depends on an input's value (not on a shape), so it cannot be resolved at conversion: "
+                   "keep those inputs' dims dynamic (ATC: --dynamic_dims), or give shapes every branch accepts.")
         raise UserError(f"The converted model does not load in ONNX Runtime, so it was not written: {reason}",
-                        path, "The original model is unchanged. Try without the option that changed this part "
-                        "(often --input-shape on a model with If/Loop sub-graphs, or --output-type FP16); "
-                        "the node named above is where ONNX Runtime stopped.") from exc
+                        path, fix) from exc
 
 
 def _fw_name(fw: int) -> str:
