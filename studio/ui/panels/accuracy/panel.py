@@ -288,7 +288,8 @@ class AccuracyPanel(Panel):
         model = Path(model)
         if shapes is None and files is None:
             self.links.focus.emit(self.NAME)
-            self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f))
+            self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f),
+                             on_failed=lambda exc: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
             return
         golden, target = fp16_folders(model, self.workspace_folder)
         self.links.focus.emit(self.NAME)
@@ -306,7 +307,7 @@ class AccuracyPanel(Panel):
         handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
         handle.cancelled.connect(lambda: self._on_fp16_ended(model, "cancelled"))
 
-    def _ask_inputs(self, model: Path, then, sizes_from: Path | None = None) -> None:
+    def _ask_inputs(self, model: Path, then, sizes_from: Path | None = None, on_failed=None) -> None:
         """Read the model's dynamic inputs (a job); ask for their sizes when there are any, then ``then``."""
         from studio.tools.accuracy.local_dump import dynamic_inputs, static_shapes
 
@@ -339,7 +340,9 @@ class AccuracyPanel(Panel):
             dialog.rejected.connect(lambda: self.status.emit(f"{model.name}: not run (no input sizes given)"))
             dialog.open()
 
-        self._start(f"Reading the inputs of {model.name}", job, on_read)
+        handle = self._start(f"Reading the inputs of {model.name}", job, on_read)
+        if on_failed is not None:
+            handle.failed.connect(lambda exc, _tb: on_failed(exc))
 
     def _on_fp16_ended(self, model: Path, what: str) -> None:
         """A failed or cancelled check: say so where the "dumping…" line was (a shown result stays)."""
