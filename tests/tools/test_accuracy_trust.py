@@ -131,3 +131,43 @@ def test_a_converted_fp16_model_is_not_labelled_an_fp32_run(tmp_path):
     plain = load_dump(run_job(dump_model(src, tmp_path / "e", shapes={"x": [1, 3, 16, 16]})))
     assert plain.mode == "fp32" and MODE_LABELS[plain.mode] == "ONNX Runtime FP32 run"
     assert json.loads((tmp_path / "d" / "manifest.json").read_text())["mode"] == "fp16"
+
+
+def test_integer_tensors_are_not_fp16_overflows_and_repeated_node_names_are_fine(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    big = numpy_helper.from_array(np.array([2**63 - 1], np.int64), "end")
+    nodes = [  # Constants share one name, as OpenVINO's exports write them ("F0::anon")
+        helper.make_node("Constant", [], ["end_c"], name="anon", value=big),  # Slice's "to the end"
+        helper.make_node("Constant", [], ["two"], name="anon", value=numpy_helper.from_array(np.array(2.0, np.float32))),
+        helper.make_node("Constant", [], ["half"], name="anon", value=numpy_helper.from_array(np.array(0.5, np.float32))),
+        helper.make_node("Slice", ["x", "start", "end_c"], ["s"], name="slice"),
+        helper.make_node("Mul", ["s", "two"], ["m"], name="mul"),
+        helper.make_node("Mul", ["m", "half"], ["y"], name="mul2"),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])],
+                              initializer=[numpy_helper.from_array(np.array([1], np.int64), "start")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    result = run_job(fp16_check_job(path, tmp_path / "g", tmp_path / "t"))
+    assert OVERFLOW not in [f.type for f in result.findings]
+    assert [f.type for f in result.findings] == [CONSISTENT]
+
+
+def test_onnx_runtime_errors_reach_the_user_without_cpp_text(tmp_path):
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph)
+    model.ir_version = 99
+    path = tmp_path / "future.onnx"
+    onnx.save(model, path)
+    with pytest.raises(UserError) as caught:
+        run_job(dump_model(path, tmp_path / "d"))
+    assert "Unsupported model IR version: 99" in caught.value.what
+    assert "onnxruntime_src" not in caught.value.what and "::" not in caught.value.what

@@ -67,8 +67,11 @@ def _overflows(row: Row, fp16_target: bool) -> bool:
         return False
     if m.target_nonfinite > 0 or math.isinf(m.target_absmax):
         return True
-    half = fp16_target or (row.target is not None and row.target.dtype == "float16")
-    return half and m.target_absmax > FP16_MAX
+    dtype = (row.target.dtype if row.target is not None else "") or ""
+    # Only float tensors run in FP16: an int64 Slice bound of 2**63-1 is not an overflow.
+    is_float = dtype.startswith("float") or dtype in ("", "half", "bfloat16", "NaN")
+    half = fp16_target or dtype == "float16"
+    return half and is_float and m.target_absmax > FP16_MAX
 
 
 def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = False,

@@ -38,11 +38,11 @@ def simulate_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     model = onnx.ModelProto.FromString(model.SerializeToString())
     float_types = _float_tensors(model)
     untyped: list[str] = []
-    _round_graph(model.graph, float_types, untyped, top=True)
+    _round_graph(model.graph, float_types, untyped, top=True, counter=[0])
     return model, untyped
 
 
-def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool) -> None:
+def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool, counter: list[int]) -> None:
     """Round ``graph``'s float initializers, inputs (top level) and node outputs through FP16, in place."""
     import onnx
     from onnx import AttributeProto, TensorProto, helper, numpy_helper
@@ -75,15 +75,17 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
             for body in bodies:
                 if renames:
                     _rename_reads(body, renames)
-                _round_graph(body, float_types, untyped, top=False)
+                _round_graph(body, float_types, untyped, top=False, counter=counter)
         pairs = []
         for i, name in enumerate(node.output):
             if name and name not in float_types:
                 untyped.append(name)
             if name and float_types.get(name, False):
                 new_node.output[i] = name + SUFFIX_RAW
+                # Node names repeat in some exports (OpenVINO's "F0::anon"); a counter keeps ours unique.
+                counter[0] += 1
                 pairs += _cast_pair(helper, TensorProto, name + SUFFIX_RAW, name + SUFFIX_HALF, name,
-                                    f"fp16sim/{node.name or name}/{i}")
+                                    f"fp16sim/{node.name or name}/{i}/{counter[0]}")
         nodes.append(new_node)
         nodes += pairs
     del graph.node[:]

@@ -273,10 +273,12 @@ def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        text = str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0] if str(exc) else type(exc).__name__
+        from studio.ortmsg import ort_message
+
+        text = ort_message(exc)
         used = "; ".join(f"{name}: {a.dtype} {list(a.shape)}" + (" random" if name in random_inputs else " given")
                          for name, a in feeds.items())
-        raise UserError(f"ONNX Runtime could not run the model: {text[:500]}", path,
+        raise UserError(f"ONNX Runtime could not run the model: {text}", path,
                         f"Inputs used: {used}. Random data does not suit every input (a sample rate, a flag, token "
                         "ids): give real data with --input NAME=FILE.npy, or other sizes with --input-shape; "
                         "check that ONNX Runtime supports every op of the model.") from exc

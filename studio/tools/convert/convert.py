@@ -372,7 +372,9 @@ def check_loads(candidate: Path, path: Path) -> None:
     try:
         ort.InferenceSession(str(candidate), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        reason = str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0][:600]
+        from studio.ortmsg import ort_message
+
+        reason = ort_message(exc, limit=600)
         fix = ("Nothing was written. Try without the option that changed this part (--input_shape, "
                "--output_type FP16, a pass in the fusion switch file); the node named above is where ONNX Runtime "
                "stopped.")

@@ -275,4 +275,6 @@ def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: 
 
 
 def _first_line(exc: Exception) -> str:
-    return str(exc).replace("[ONNXRuntimeError] : ", "").splitlines()[0][:500] if str(exc) else type(exc).__name__
+    from studio.ortmsg import ort_message
+
+    return ort_message(exc)
