@@ -171,3 +171,28 @@ def test_onnx_runtime_errors_reach_the_user_without_cpp_text(tmp_path):
         run_job(dump_model(path, tmp_path / "d"))
     assert "Unsupported model IR version: 99" in caught.value.what
     assert "onnxruntime_src" not in caught.value.what and "::" not in caught.value.what
+
+
+def test_repeated_op_names_keep_their_own_tensors_and_pair_by_tensor_name(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    values = [np.full(3, v, np.float32) for v in (1.0, 2.0, 3.0)]
+    nodes = [helper.make_node("Constant", [], [f"c{i}"], name="anon", value=numpy_helper.from_array(v))
+             for i, v in enumerate(values)]
+    nodes += [helper.make_node("Sum", ["x", "c0", "c1", "c2"], ["y"], name="sum")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    dump = load_dump(run_job(dump_model(path, tmp_path / "a")))
+    constants = [e for e in dump.entries if e.op_name == "anon"]
+    assert len({e.locator for e in constants}) == 3  # three files, none overwritten
+    for entry, value in zip(constants, values):
+        np.testing.assert_array_equal(dump.load(entry), value)
+    run_job(dump_model(path, tmp_path / "b", seed=1))
+    result = run_job(compare_dumps(tmp_path / "a", tmp_path / "b"))
+    anon = [r for r in result.rows if r.name == "anon"]
+    assert [(r.golden.tensor, r.target.tensor) for r in anon] == [("c0", "c0"), ("c1", "c1"), ("c2", "c2")]
+    assert all(r.passed for r in anon) and "one side" not in result.summary()

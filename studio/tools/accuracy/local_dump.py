@@ -202,8 +202,12 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = int(time.time() * 1e6)
     tensors, input_info = [], {}
-    for name, array in feeds.items():
+    written: set[str] = set()
+    for position, (name, array) in enumerate(feeds.items()):
         file = f"input_{safe_name(name)}.0.{stamp}.npy"
+        if file in written:  # "a/b" and "a_b" share a safe name
+            file = f"input_{safe_name(name)}_{position}.0.{stamp}.npy"
+        written.add(file)
         np.save(out_dir / file, array)
         input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
                             "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
@@ -217,6 +221,9 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
         if array is None:
             continue
         file = f"{safe_name(node.name)}.{index}.{stamp}.npy"
+        if file in written:  # a repeated op name must not overwrite another op's tensor
+            file = f"{safe_name(node.name)}_{count}.{index}.{stamp}.npy"
+        written.add(file)
         np.save(out_dir / file, array)
         tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
     import onnxruntime
