@@ -41,7 +41,7 @@ def test_fp16_simulation_reaches_inside_if_bodies_and_says_what_is_not_dumped(tm
     assert result.summary().endswith("3 op(s) inside If/Loop/Scan bodies not dumped")
     overflow = next(f for f in result.findings if f.type == OVERFLOW)
     # scale_if's output is not a model output: the finding calls it an op; y is the output it reaches.
-    assert "first at op scale_if" in overflow.message and "reaches model output relu" in overflow.message
+    assert "first at op scale_if (row" in overflow.message and "reaches model output y (op relu)" in overflow.message
 
 
 def test_a_model_without_subgraphs_has_nothing_uncovered(tmp_path):
@@ -196,3 +196,17 @@ def test_repeated_op_names_keep_their_own_tensors_and_pair_by_tensor_name(tmp_pa
     anon = [r for r in result.rows if r.name == "anon"]
     assert [(r.golden.tensor, r.target.tensor) for r in anon] == [("c0", "c0"), ("c1", "c1"), ("c2", "c2")]
     assert all(r.passed for r in anon) and "one side" not in result.summary()
+
+
+def test_fp16_simulation_reaches_inside_loop_bodies(tmp_path):
+    from trust_models import overflow_loop_model
+
+    model = tmp_path / "loop.onnx"
+    onnx.save(overflow_loop_model(), model)
+    result = run_job(fp16_check_job(model, tmp_path / "g", tmp_path / "t",
+                                    inputs={"x": np.full(4, 100.0, np.float32)}))
+    target = load_dump(tmp_path / "t")
+    assert np.isinf(target.load(next(e for e in target.entries if e.tensor == "y"))).all()
+    overflow = next(f for f in result.findings if f.type == OVERFLOW)
+    assert "first at op loop (row 1, Loop — its output y is a model output)" in overflow.message
+    assert result.uncovered["subgraph_ops"] == 3 and result.uncovered["subgraph_nodes"] == ["loop"]

@@ -127,3 +127,21 @@ def ort_run(model_or_path, feeds: dict) -> list[np.ndarray]:
 
     source = model_or_path.SerializeToString() if isinstance(model_or_path, onnx.ModelProto) else str(model_or_path)
     return ort.InferenceSession(source, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def overflow_loop_model() -> onnx.ModelProto:
+    """x[4] -> Loop 3 times: v * 1000 / 1000 (overflows FP16 inside the body for |v| > 65.5) -> y."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body/cond"),
+         helper.make_node("Mul", ["v_in", "k"], ["v_big"], name="body/mul"),
+         helper.make_node("Div", ["v_big", "k"], ["v_out"], name="body/div")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("v_in", F, [4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), helper.make_tensor_value_info("v_out", F, [4])])
+    inits = [numpy_helper.from_array(np.array(3, np.int64), "n"), numpy_helper.from_array(np.array(True), "c"),
+             numpy_helper.from_array(np.array(1000.0, np.float32), "k")]
+    graph = helper.make_graph([helper.make_node("Loop", ["n", "c", "x"], ["y"], name="loop", body=body)], "loop",
+                              [helper.make_tensor_value_info("x", F, [4])], [helper.make_tensor_value_info("y", F, [4])],
+                              initializer=inits)
+    return _model(graph)

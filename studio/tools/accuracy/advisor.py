@@ -93,12 +93,12 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                   else "golden holds no finite value")
         if m.golden_nonfinite:
             golden += f" ({m.golden_nonfinite} inf/NaN value(s) in golden too)"
-        kind = "model output" if first.is_output else "op"
+        where = f" — its output {_tensor(first)} is a model output" if first.is_output else ""
         out_rows = [r for r in overflowing if r.is_output]
-        reach = (f" It reaches model output {out_rows[0].name}." if out_rows and out_rows[0] is not first
-                 else "" if out_rows else " No model output overflows.")
+        reach = (f" It reaches model output {_tensor(out_rows[0])} (op {out_rows[0].name})."
+                 if out_rows and out_rows[0] is not first else "" if out_rows else " No model output overflows.")
         findings.append(Finding(OVERFLOW, first.name, first.index,
-                                f"FP16 overflow first at {kind} {first.name} (row {first.index}, {first.op_type}): "
+                                f"FP16 overflow first at op {first.name} (row {first.index}, {first.op_type}{where}): "
                                 f"target holds {what}; {golden}. "
                                 f"{len(overflowing)} tensor(s) overflow in all.{reach}", ADVICE[OVERFLOW]))
     bad_inputs = [r for r in matched if r.is_input and not (r.metrics.cosine >= cosine_threshold)
@@ -119,7 +119,7 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
         unjudged = [r for r in failing if math.isnan(r.metrics.cosine)]
         detail = ", ".join(f"{name} {getattr(first.metrics, name):.6g}" for name in first.violations
                            if name != "cosine")
-        why = first.metrics.reason or detail or "cosine cannot be computed"
+        why = (first.metrics.reason or detail or "cosine cannot be computed").rstrip(".")
         findings.append(Finding(THRESHOLDS, first.name, first.index,
                                 f"{len(failing)} compared tensor(s) fail a threshold although no cosine is below "
                                 f"{cosine_threshold}: first {first.name} (row {first.index}, {first.op_type}): "
@@ -145,6 +145,12 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
         findings.append(Finding(THRESHOLDS, "", None, "Nothing was compared: no tensor holds data on both sides.",
                                 "Check that both dumps come from the same model (see the one-side-only rows)."))
     return findings
+
+
+def _tensor(row: Row) -> str:
+    """The tensor a row shows (its ONNX value name when the dump knows it)."""
+    entry = row.target or row.golden
+    return entry.tensor if entry is not None and entry.tensor else row.name
 
 
 def _cosine_finding(below: list[Row], judged: list[Row], cosine_threshold: float) -> Finding:
