@@ -127,3 +127,26 @@ def test_lifted_scalar_stays_rank_0():
     lift_constants(ctx)
     inits = {i.name: i for i in ctx.model.graph.initializer}
     assert list(inits["six"].dims) == [] and numpy_helper.to_array(inits["six"]) == np.float32(6.0)
+
+
+@pytest.mark.parametrize("output_type", ["FP32", "FP16"])
+def test_ir3_model_with_weights_listed_as_inputs_converts(tmp_path, output_type):
+    from onnx import helper
+
+    from convert_helpers import conv_bn_model
+
+    model = conv_bn_model(size=16)
+    model.ir_version = 3  # as the onnx wheel's light_* models (opset 9, weights listed as inputs)
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("", 9))
+    model.graph.input.extend(helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+                             for i in model.graph.initializer)
+    src = _save(model, tmp_path / "ir3.onnx")
+    out = tmp_path / "ir3_out.onnx"
+    report = run_job(convert_model(ConvertOptions(model=src, output=out, output_type=output_type, validate=True)))
+    assert report.validation["passed"] and "(IR version 3 -> 4" in report.warnings[0]
+    converted = onnx.load(out)
+    assert [v.name for v in converted.graph.input] == ["image"]
+    x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    (ref,), (got,) = ort_run(model, {"image": x}), ort_run(out, {"image": x})
+    assert np.abs(ref - got).max() < (1e-4 if output_type == "FP32" else 2e-2)

@@ -173,6 +173,9 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
+    note = _weights_not_inputs(model)
+    if note:
+        report.warnings.append(note)
 
     if options.keep_fp32_ops:
         _check_keep_fp32(model, options.keep_fp32_ops, output_type)
@@ -292,6 +295,27 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         os.replace(tmp, report_path)
     yield Progress(1.0, "conversion done")
     return report
+
+
+def _weights_not_inputs(model) -> str | None:
+    """Drop initializers from the graph inputs (IR 3 models must list them there), so weights are constants.
+
+    Passes add and rewrite initializers (fused biases, FP16 weights); IR 3 would need each listed
+    as an input with a matching type. IR 4 lets weights be plain constants, as ATC treats them.
+    """
+    inits = {i.name for i in model.graph.initializer}
+    listed = [v for v in model.graph.input if v.name in inits]
+    if not listed:
+        return None
+    keep = [v for v in model.graph.input if v.name not in inits]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    upgraded = model.ir_version < 4
+    if upgraded:
+        model.ir_version = 4
+    return (f"{len(listed)} weight(s) listed as graph inputs are constants in the converted model"
+            + (" (IR version 3 -> 4, which lets weights be constants)" if upgraded else "")
+            + "; they can no longer be fed at run time")
 
 
 def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
