@@ -150,3 +150,30 @@ def test_ir3_model_with_weights_listed_as_inputs_converts(tmp_path, output_type)
     x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
     (ref,), (got,) = ort_run(model, {"image": x}), ort_run(out, {"image": x})
     assert np.abs(ref - got).max() < (1e-4 if output_type == "FP32" else 2e-2)
+
+
+def test_fp16_overflow_inside_the_model_fails_validation_although_cpu_outputs_agree(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    # x * 1000 then * 0.001: 1e5 inside overflows FP16; ONNX Runtime's CPU run computes in FP32 between
+    # the two Muls, so the output still equals x.
+    nodes = [helper.make_node("Mul", ["x", "big"], ["scaled"], name="up"),
+             helper.make_node("Mul", ["scaled", "small"], ["y"], name="down")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+                              initializer=[numpy_helper.from_array(np.array(1000.0, np.float32), "big"),
+                                           numpy_helper.from_array(np.array(0.001, np.float32), "small")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    src = _save(model, tmp_path / "m.onnx")
+    data = np.full((1, 8), 100.0, np.float32)
+    np.save(tmp_path / "x.npy", data)
+    out = tmp_path / "m16.onnx"
+    report = run_job(convert_model(ConvertOptions(model=src, output=out, output_type="FP16",
+                                                  validate_inputs={"x": tmp_path / "x.npy"})))
+    (got,) = ort_run(out, {"x": data})
+    assert np.isfinite(got).all()  # what the CPU shows
+    assert report.validation["outputs"][0]["passed"] and not report.validation["passed"]
+    assert report.validation["fp16_overflow"] == [{"tensor": "scaled", "op": "up", "op_type": "Mul", "nonfinite": 8,
+                                                   "size": 8}]
+    assert "FP16 overflow inside the converted model" in report.summary()

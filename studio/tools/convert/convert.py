@@ -79,6 +79,8 @@ class ConvertReport:
                                               "threshold", "atol", "rtol", "size", "mismatches",
                                               "nan_mismatches", "worst") if k in out}
                 lines.append("    output " + OutputComparison(out["output"], **fields).verdict())
+            if self.validation.get("fp16_overflow_text"):
+                lines.append("    " + self.validation["fp16_overflow_text"])
         if self.report_path:
             lines.append(f"  report: {self.report_path}")
         return "\n".join(lines)
@@ -281,9 +283,12 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
                           given=given_inputs, given_sources=given_sources)
         report.validation = result.to_dict()
-        if not result:
+        if not all(o.passed for o in result.outputs):
             report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "
                                    f"and rtol {rtol:g} together (--atol/--rtol set them)")
+        if result.fp16_overflow_total:
+            report.warnings.append("validation: FP16 overflow inside the model (see validation.fp16_overflow); "
+                                   "keep the ops named there in FP32 with --keep_fp32, or scale the input")
         timings["validate"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     report.seconds = {k: round(v, 4) for k, v in timings.items()}

@@ -88,19 +88,35 @@ class Validation:
     inputs: dict = field(default_factory=dict)
     atol: float = 1e-5
     rtol: float = 1e-4
+    fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
+    fp16_overflow_total: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.outputs) and all(o.passed for o in self.outputs)
+        return bool(self.outputs) and all(o.passed for o in self.outputs) and not self.fp16_overflow_total
+
+    def overflow_text(self) -> str:
+        """One line on FP16 overflow inside the converted model ('' when none)."""
+        if not self.fp16_overflow_total:
+            return ""
+        first = self.fp16_overflow[0]
+        return (f"FP16 overflow inside the converted model: {self.fp16_overflow_total} float16 tensor(s) hold inf/NaN, "
+                f"first {first['tensor']} (op {first['op']}, {first['op_type']}: {first['nonfinite']} of "
+                f"{first['size']}); ONNX Runtime on the CPU computes between ops in FP32 and hides it from the "
+                "outputs, an FP16 device does not -> FAIL")
 
     def __str__(self) -> str:
         lines = [f"validation on {self.input_source}:"]
         lines += [f"  input {name}: {describe_input(info)}" for name, info in self.inputs.items()]
         lines += [f"  {o.verdict()}" for o in self.outputs]
+        if self.fp16_overflow_total:
+            lines.append("  " + self.overflow_text())
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         return {"input": self.input_source, "inputs": self.inputs, "atol": self.atol, "rtol": self.rtol,
-                "passed": bool(self), "outputs": [o.to_dict() for o in self.outputs]}
+                "passed": bool(self), "outputs": [o.to_dict() for o in self.outputs],
+                "fp16_overflow": self.fp16_overflow, "fp16_overflow_total": self.fp16_overflow_total,
+                "fp16_overflow_text": self.overflow_text()}
 
 
 def describe_input(info: dict) -> str:
@@ -271,6 +287,10 @@ def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: 
     for name in conv_names:
         if name in ref:
             result.outputs.append(compare_arrays(name, ref[name], got[name], threshold, atol, rtol))
+    if any(i.data_type == 10 for i in converted.graph.initializer):  # an FP16 conversion: look inside
+        from studio.tools.convert.fp16_scan import fp16_overflow
+
+        result.fp16_overflow, result.fp16_overflow_total = fp16_overflow(converted, feeds_conv)
     return result
 
 
