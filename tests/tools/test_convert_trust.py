@@ -177,3 +177,37 @@ def test_fp16_overflow_inside_the_model_fails_validation_although_cpu_outputs_ag
     assert report.validation["fp16_overflow"] == [{"tensor": "scaled", "op": "up", "op_type": "Mul", "nonfinite": 8,
                                                    "size": 8}]
     assert "FP16 overflow inside the converted model" in report.summary()
+
+
+def test_fp16_conversion_keeps_if_bodies_fp32_and_what_they_read(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    w = rng.uniform(0.5, 1.5, 6).astype(np.float32)
+    b = rng.uniform(-1, 1, 6).astype(np.float32)
+    then = helper.make_graph([helper.make_node("Add", ["h", "w"], ["t"], name="then/add")], "then", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, [6])])
+    other = helper.make_graph([helper.make_node("Sub", ["h", "b"], ["e"], name="else/sub")], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [6])])
+    nodes = [helper.make_node("Mul", ["x", "w"], ["h"], name="scale"),  # FP16; its output is read by both bodies
+             helper.make_node("If", ["flag"], ["picked"], name="branch", then_branch=then, else_branch=other),
+             helper.make_node("Tanh", ["picked"], ["y"], name="tanh")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+                                           helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])],
+                              initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    src = _save(model, tmp_path / "if16.onnx")
+    out = tmp_path / "if16_fp16.onnx"
+    report = run_job(convert_model(ConvertOptions(model=src, output=out, output_type="FP16", validate=True)))
+    converted = onnx.load(out)
+    inits = {i.name: i.data_type for i in converted.graph.initializer}
+    assert inits["w"] == onnx.TensorProto.FLOAT and inits["w/fp16"] == onnx.TensorProto.FLOAT16  # body reads "w"
+    assert [k["node"] for k in report.fp16["kept_fp32"]] == ["branch"]
+    x = rng.standard_normal(6).astype(np.float32)
+    for flag in (True, False):
+        feeds = {"x": x, "flag": np.array(flag)}
+        (ref,), (got,) = ort_run(model, feeds), ort_run(out, feeds)
+        assert np.abs(ref - got).max() < 5e-3
+    assert report.validation["passed"]
