@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
+    from studio.commands._spelling import cli_text
     from studio.errors import UserError
     from studio.jobs import run_job
 
@@ -157,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     from studio.tools.convert.convert import convert_model
 
     report = run_job(convert_model(options), on_progress=print_progress)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.summary())
+    print(json.dumps(report.to_dict(), indent=2) if args.json else cli_text(report.summary()))
     if report.validation and not report.validation["passed"]:
         return 1
     return 0

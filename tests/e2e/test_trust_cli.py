@@ -61,6 +61,10 @@ def test_fix_hints_are_spelled_as_the_command_line_spells_them(capsys, paddle, t
     code, _out, err = studio(capsys, "convert", paddle, "--atc", "--print-command", "--input-shape", "x:1,3,16,16",
                              "--soc-version", "Ascend310", "--precision-mode", "force_fp61")
     assert code == 2 and "--precision-mode" in err and "--precision_mode" not in err
+    code, out, err = studio(capsys, "convert", paddle, "-o", tmp_path / "o.onnx", "--input-shape", "x:1,3,16,16",
+                            "--soc-version", "Ascend310")
+    assert code == 0, err
+    assert "ignored by the local conversion: --soc-version" in out and "--soc_version" not in out
 
 
 def test_keep_fp32_of_an_unknown_op_is_an_error(capsys, paddle, tmp_path):
