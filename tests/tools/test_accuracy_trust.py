@@ -210,3 +210,14 @@ def test_fp16_simulation_reaches_inside_loop_bodies(tmp_path):
     overflow = next(f for f in result.findings if f.type == OVERFLOW)
     assert "first at op loop (row 1, Loop — its output y is a model output)" in overflow.message
     assert result.uncovered["subgraph_ops"] == 3 and result.uncovered["subgraph_nodes"] == ["loop"]
+
+
+def test_a_comparison_read_back_from_csv_still_says_what_was_not_covered(tmp_path):
+    model = tmp_path / "if.onnx"
+    onnx.save(overflow_if_model(), model)
+    inputs = {"x": np.full((1, 8), 1.0, np.float32), "flag": np.array(True)}  # no overflow: only the gap remains
+    result = run_job(fp16_check_job(model, tmp_path / "g", tmp_path / "t", inputs=inputs))
+    assert [f.type for f in result.findings] == [NOT_COVERED]
+    result.write_csv(tmp_path / "r.csv")
+    again = read_csv(tmp_path / "r.csv")
+    assert [f.type for f in again.findings] == [NOT_COVERED] and again.uncovered == result.uncovered

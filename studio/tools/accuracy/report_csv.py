@@ -170,10 +170,29 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     target_root = str(Path(rows[0].target_file).parent) if rows and rows[0].target_file else str(path)
     from studio.tools.accuracy.compare import FP16_MODES
 
-    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES)
+    uncovered = _uncovered_of(target_root, golden_root)  # a table read back keeps its "not covered"
+    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered)
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
-                         model=_model_of(target_root), golden_model=_model_of(golden_root))
+                         model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered)
+
+
+def _uncovered_of(*roots: str) -> dict:
+    """What the dumps behind a table did not cover (their manifests say), when they are still there."""
+    import json
+
+    from studio.tools.accuracy.compare import _uncovered
+    from studio.tools.accuracy.dumpset import DumpSet
+
+    sides = []
+    for root in roots:
+        try:
+            info = json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            info = {}
+        sides.append(DumpSet(root=Path(root), kind="local", mode="", entries=[],
+                             info=info if isinstance(info, dict) else {}))
+    return _uncovered(sides[1], sides[0])
 
 
 def _model_of(root: str) -> str | None:
