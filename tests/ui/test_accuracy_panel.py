@@ -217,3 +217,26 @@ def test_compare_with_original_takes_sizes_from_the_converted_model(qtbot, panel
     target = __import__("json").loads((panel.last_pair[1] / "manifest.json").read_text())
     assert target["inputs"]["x"]["source"] == "given"  # the very array the original got
     assert panel.result.compared and all(r.passed for r in panel.result.compared)
+
+
+def test_integer_and_boolean_inputs_are_asked_for_and_take_a_number(qtbot, panel, tmp_path):
+    import json
+
+    import onnx
+    from trust_models import value_if_model
+
+    model = tmp_path / "flag.onnx"
+    onnx.save(value_if_model(), model)
+    panel.check_fp16(model)
+    qtbot.waitUntil(lambda: panel.input_dialog is not None and panel.input_dialog.isVisible(), timeout=10000)
+    dialog = panel.input_dialog
+    assert list(dialog.shape_edits) == ["x", "flag"] and dialog.shape_edits["flag"].isReadOnly()
+    dialog.set_shape("x", "2,4")
+    dialog.set_data("flag", "0")  # the else branch: split the batch of 2 in halves
+    assert dialog.problem_text() == ""
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=20000)
+    manifest = json.loads((panel.last_pair[0] / "manifest.json").read_text())
+    assert manifest["inputs"]["flag"]["source"] == "given" and manifest["inputs"]["x"]["shape"] == [2, 4]
+    flag = np.load(panel.last_pair[0] / manifest["inputs"]["flag"]["file"])
+    assert flag.dtype == np.bool_ and flag.shape == () and not flag

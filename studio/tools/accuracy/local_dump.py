@@ -117,6 +117,16 @@ def declared_dims(value) -> list:
 
 def dynamic_inputs(model_path: Path | str) -> list[tuple[str, list, str]]:
     """(name, declared dims, dtype) of each input with a dynamic dim — what a GUI must ask for."""
+    return [entry for entry in inputs_to_ask(model_path) if any(not isinstance(d, int) for d in entry[1])]
+
+
+def inputs_to_ask(model_path: Path | str) -> list[tuple[str, list, str]]:
+    """(name, declared dims, dtype) of the inputs a GUI should ask about before a run.
+
+    Inputs with a dynamic dim (a size is needed), and integer or boolean inputs (token ids, a
+    sample rate, a flag: random values rarely suit them). Float inputs of fixed shape get seeded
+    random data without a question; an empty list means nothing needs asking.
+    """
     from onnx import helper
 
     model = load_model(Path(model_path))
@@ -126,9 +136,10 @@ def dynamic_inputs(model_path: Path | str) -> list[tuple[str, list, str]]:
         if value.name in initializers:
             continue
         dims = declared_dims(value)
-        if any(not isinstance(d, int) for d in dims):
-            dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name
-            result.append((value.name, dims, dtype))
+        dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name
+        result.append((value.name, dims, dtype))
+    if not any(any(not isinstance(d, int) for d in dims) or not dtype.startswith("float") for _, dims, dtype in result):
+        return []
     return result
 
 

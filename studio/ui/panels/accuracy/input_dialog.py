@@ -1,7 +1,9 @@
-"""A small dialog that asks for the inputs a model run needs: sizes of dynamic dims, or .npy data.
+"""A small dialog that asks for the inputs a model run needs: sizes of dynamic dims, or data.
 
 The FP16 check and "Compare with original" run a model with ONNX Runtime; a dynamic dim cannot
-be guessed, so the panel asks here (the command line's ``--input-shape`` / ``--input``).
+be guessed, and random values rarely suit integer or boolean inputs (token ids, a sample rate),
+so the panel asks here (the command line's ``--input-shape`` / ``--input``). Data is a .npy
+file or one number for every element (``16000`` for a sample rate).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from PySide6.QtWidgets import (
 
 
 class InputShapesDialog(QDialog):
-    """One row per dynamic input: its declared dims, a shape to fill in, or a .npy file instead.
+    """One row per input asked about: its declared dims, a shape to fill in, or data instead.
 
-    ``values()`` returns ``(shapes, files)``: ``{name: [dims]}`` and ``{name: Path}``.
+    ``values()`` returns ``(shapes, data)``: ``{name: [dims]}`` for inputs given by size and
+    ``{name: Path or array}`` for inputs given by a .npy file or a number.
     """
 
     def __init__(self, model: Path, dynamic: list[tuple[str, list, str]], parent: QWidget | None = None):
@@ -34,11 +37,12 @@ class InputShapesDialog(QDialog):
         self.dynamic = dynamic
         self.shape_edits: dict[str, QLineEdit] = {}
         self.file_edits: dict[str, QLineEdit] = {}
-        intro = QLabel("These inputs have dynamic dimensions. Give the size to run with (random data of that "
-                       "shape, seed 0), or a .npy file with the data.", self)
+        intro = QLabel("Give the size of each dynamic dimension (random data of that shape, seed 0), or the "
+                       "data: a .npy file, or one number for every element (e.g. 16000 for a sample rate). "
+                       "Integer and boolean inputs get random values unless data is given.", self)
         intro.setWordWrap(True)
         grid = QGridLayout()
-        for column, title in enumerate(("Input", "Declared", "Shape", "or data (.npy)")):
+        for column, title in enumerate(("Input", "Declared", "Shape", "or data (.npy or a number)")):
             grid.addWidget(QLabel(f"<b>{title}</b>", self), 0, column)
         for row, (name, dims, dtype) in enumerate(dynamic, start=1):
             label = QLabel(name, self)
@@ -49,12 +53,13 @@ class InputShapesDialog(QDialog):
             shape = QLineEdit(self)
             shape.setPlaceholderText(",".join(str(d) if isinstance(d, int) else "N" for d in dims) or "(scalar)")
             shape.setText(",".join(str(d) if isinstance(d, int) else "" for d in dims))
+            shape.setReadOnly(all(isinstance(d, int) for d in dims))  # a fixed shape is not asked for
             shape.textChanged.connect(self._check)
             self.shape_edits[name] = shape
             grid.addWidget(shape, row, 2)
             file_row = QHBoxLayout()
             file_edit = QLineEdit(self)
-            file_edit.setPlaceholderText("FILE.npy")
+            file_edit.setPlaceholderText("FILE.npy or 16000")
             file_edit.textChanged.connect(self._check)
             self.file_edits[name] = file_edit
             browse = QPushButton("…", self)
@@ -85,22 +90,33 @@ class InputShapesDialog(QDialog):
         """Fill one input's shape (tests and callers that know the size)."""
         self.shape_edits[name].setText(text)
 
-    def values(self) -> tuple[dict[str, list[int]], dict[str, Path]]:
-        """(shapes for inputs given by size, files for inputs given by data)."""
-        shapes, files = {}, {}
-        for name, dims, _dtype in self.dynamic:
-            file = self.file_edits[name].text().strip()
-            if file:
-                files[name] = Path(file)
-                continue
-            shapes[name] = [int(v) for v in self.shape_edits[name].text().replace(" ", "").split(",") if v]
-        return shapes, files
+    def set_data(self, name: str, text: str) -> None:
+        """Fill one input's data field (a .npy path or a number)."""
+        self.file_edits[name].setText(text)
+
+    def values(self) -> tuple[dict[str, list[int]], dict]:
+        """(shapes for inputs given by size, data for the others: a Path, or an array of one number)."""
+        import numpy as np
+
+        shapes, data = {}, {}
+        for name, dims, dtype in self.dynamic:
+            text = self.file_edits[name].text().strip()
+            shape = [int(v) for v in self.shape_edits[name].text().replace(" ", "").split(",") if v]
+            number = _number(text)
+            if number is not None:
+                data[name] = np.full(shape if len(shape) == len(dims) else [], number, dtype=np.dtype(dtype))
+            elif text:
+                data[name] = Path(text)
+            elif any(not isinstance(d, int) for d in dims):
+                shapes[name] = shape
+        return shapes, data
 
     def problem_text(self) -> str:
         """Why OK is disabled ('' when every input has a full shape or a file)."""
         for name, dims, _dtype in self.dynamic:
-            if self.file_edits[name].text().strip():
-                continue
+            text = self.file_edits[name].text().strip()
+            if text and _number(text) is None:
+                continue  # a file: its own shape is used
             parts = [v for v in self.shape_edits[name].text().replace(" ", "").split(",")]
             if len(dims) == 0:
                 continue
@@ -115,3 +131,15 @@ class InputShapesDialog(QDialog):
         problem = self.problem_text()
         self.problem.setText(problem)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
+
+
+def _number(text: str) -> float | int | None:
+    """``text`` as a number (int when it is one), or None."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None

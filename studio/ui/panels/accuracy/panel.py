@@ -309,18 +309,22 @@ class AccuracyPanel(Panel):
 
     def _ask_inputs(self, model: Path, then, sizes_from: Path | None = None, on_failed=None) -> None:
         """Read the model's dynamic inputs (a job); ask for their sizes when there are any, then ``then``."""
-        from studio.tools.accuracy.local_dump import dynamic_inputs, static_shapes
+        from studio.tools.accuracy.local_dump import inputs_to_ask, static_shapes
 
         def job(cancel):
             yield from ()
-            dynamic = dynamic_inputs(model)
-            known = static_shapes(sizes_from) if (dynamic and sizes_from is not None) else {}
-            return dynamic, known
+            asked = inputs_to_ask(model)
+            known = static_shapes(sizes_from) if (asked and sizes_from is not None) else {}
+            return asked, known
 
         def on_read(found) -> None:
-            dynamic, known = found
+            asked, known = found
+            dynamic = [entry for entry in asked if any(not isinstance(d, int) for d in entry[1])]
             shapes = {name: known[name] for name, dims, _ in dynamic if name in known and len(known[name]) == len(dims)}
-            left = [entry for entry in dynamic if entry[0] not in shapes]
+            open_dims = [entry for entry in dynamic if entry[0] not in shapes]
+            valued = [entry for entry in asked if not entry[2].startswith("float")]
+            # Ask when a size is missing, or when an integer/boolean input would get random values.
+            left = [entry for entry in asked if entry[0] not in shapes] if (open_dims or valued) else []
             if not left:
                 if shapes:
                     self.status.emit("Input sizes taken from the converted model: "
@@ -505,7 +509,8 @@ def _load_inputs(files: dict | None) -> dict:
     """The arrays of the .npy files the input dialog named (read in the job)."""
     from studio.npyfile import load_npy
 
-    return {name: load_npy(path, what=f"input {name}") for name, path in (files or {}).items()}
+    return {name: load_npy(path, what=f"input {name}") if isinstance(path, Path) else path
+            for name, path in (files or {}).items()}
 
 
 def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel, shapes=None, files=None):
