@@ -47,8 +47,8 @@ def main() -> int:
     from studio.tools.convert.atc_remote import run_atc_remote
     from studio.tools.convert.options import ConvertOptions
     from studio.tools.demo.models import build_unet
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
 
     reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
     if reason:

@@ -122,10 +122,10 @@ def main() -> int:
     from sshd_server import start_sshd
 
     from studio.jobs import run_job
-    from studio.tools.deploy.connection import connect
+    from studio.remote.connection import connect
     from studio.tools.deploy.deployments import Deployment
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
     from studio.tools.deploy.sync import run_job as sync_job
     from studio.tools.deploy.sync import status_job
 

@@ -1,6 +1,6 @@
 """SSH remote commands and terminal parsing, against the real tools in the same run.
 
-1. A small remote command (``true``) through our Executor on an open connection, and with a fresh
+1. A small remote command (``true``) through our Target on an open connection, and with a fresh
    connection each time, against OpenSSH's ``ssh host true`` (a new process and connection each
    time), on the same local sshd (the one the tests use, tests/sshd_server.py).
 2. Terminal parse throughput in lines/s: our screen model (pyte plus jump scroll) against pyte's
@@ -30,9 +30,9 @@ def bench_latency(runs: int) -> None:
     from sshd_server import sshd_missing_reason, start_sshd
 
     from studio.jobs import run_job
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
-    from studio.tools.exec.remote import SshExecutor
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.targets.ssh import SshTarget
 
     reason = sshd_missing_reason() or (None if shutil.which("ssh") else "ssh (openssh-client) not installed")
     if reason:
@@ -54,7 +54,7 @@ def bench_latency(runs: int) -> None:
         def peer():
             subprocess.run(openssh, check=True, capture_output=True, timeout=30)
 
-        with SshExecutor(entry, known) as executor:
+        with SshTarget(entry, known) as executor:
             run_job(executor.run(["true"]))
 
             def ours_open():
@@ -63,7 +63,7 @@ def bench_latency(runs: int) -> None:
             open_s = median_time(ours_open, runs)
 
         def ours_fresh():
-            with SshExecutor(entry, known) as fresh:
+            with SshTarget(entry, known) as fresh:
                 assert run_job(fresh.run(["true"])) == 0
 
         fresh_s = median_time(ours_fresh, runs)
@@ -88,7 +88,7 @@ def _feed_rate(make_feed, data: bytes, lines: int, runs: int) -> float:
 def bench_parse(lines: int, runs: int) -> None:
     import pyte
 
-    from studio.tools.exec.vt import Terminal
+    from studio.terminal.vt import Terminal
 
     def ours():
         return Terminal(120, 40).feed

@@ -29,6 +29,11 @@ class UserError(StudioError):
         self.fix = fix
         super().__init__(self.format())
 
+    def __reduce__(self):  # keep what/where/fix when sent back from a worker process
+        if type(self) is UserError:
+            return (UserError, (self.what, self.where, self.fix))
+        return super().__reduce__()
+
     def format(self) -> str:
         """The full message: what, where, fix — one per line."""
         lines = [self.what]
@@ -54,6 +59,11 @@ class ToolUnavailable(StudioError):
         if fix:
             text += f"\n  fix:   {fix}"
         super().__init__(text)
+
+    def __reduce__(self):  # keep the parts when sent back from a worker process
+        if type(self) is ToolUnavailable:
+            return (ToolUnavailable, (self.tool, self.reason, self.fix))
+        return super().__reduce__()
 
 
 class Cancelled(StudioError):

@@ -18,6 +18,7 @@ HEAD_BYTES = 8192
 
 # Panel names (the main window maps them to docks).
 GRAPH, PROFILER, ACCURACY, CONVERT, WORKSPACE = "graph", "profiler", "accuracy", "convert", "workspace"
+ADVISOR = "advisor"
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,9 @@ def _unknown_reason(path: Path, head: bytes) -> str:
 def _unknown_fix(path: Path) -> str:
     if path.suffix.lower() == ".om":
         return "An OM model starts with the 'IMOD' magic; convert the model again with atc, or check the copy is complete."
+    if path.suffix.lower() == ".db":
+        return ("An msprof database starts with 'SQLite format 3'; this one is damaged or incomplete. "
+                "Export it again with msprof --export=on --type=db, or open the text export (CSV/JSON).")
     return ("Studio opens ONNX and OM models, Chrome/msprof traces, msprof and PyTorch-NPU CSVs, .npy dumps, "
             "NPU dump files, AIPP configs and acl.json files.")
 
@@ -111,6 +115,7 @@ _EXPECTED_BY_SUFFIX = {
     ".npy": "NumPy array",
     ".csv": "profiling or comparison CSV",
     ".cfg": "AIPP configuration",
+    ".db": "msprof SQLite database",
 }
 
 
@@ -217,6 +222,12 @@ def _json_text(head: bytes) -> str | None:
     return text.decode("utf-8", "replace")
 
 
+@file_format("advisor_report", "Advisor report (studio advise -o report.json)", ADVISOR)
+def _sniff_advisor_report(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"format"\s*:\s*"studio-advisor-report"', text))
+
+
 @file_format("ort_profile", "ONNX Runtime profile", PROFILER)
 def _sniff_ort_profile(path: Path, head: bytes) -> bool:
     text = _json_text(head)
@@ -308,7 +319,12 @@ def _sniff_workspace_dir(path: Path) -> bool:
 def _sniff_prof_dir(path: Path) -> bool:
     if path.name.startswith("PROF_"):
         return True
-    return (path / "mindstudio_profiler_output").is_dir() or any(path.glob("device_[0-9]*/summary"))
+    if (path / "mindstudio_profiler_output").is_dir() or any(path.glob("device_[0-9]*/summary")):
+        return True
+    # a folder of loose msprof exports (a database, summary CSVs, a timeline) copied together
+    if (path / "studio_profile.json").is_file():
+        return False  # `studio profile run` writes msprof-style CSVs too
+    return any(path.glob("msprof*.db")) or any(path.glob("msprof*.json")) or any(path.glob("op_summary*.csv"))
 
 
 @folder_format("pytorch_npu_dir", "PyTorch-NPU profiler output", PROFILER)

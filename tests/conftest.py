@@ -46,8 +46,8 @@ def sshd(tmp_path_factory):
 @pytest.fixture
 def sshd_host(sshd):
     """A HostEntry for the test sshd, and a KnownHosts that trusts it (nothing from ~/.ssh)."""
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
 
     entry = HostEntry(name="testhost", host=sshd.host, port=sshd.port, user=sshd.user, auth="key",
                       key_file=str(sshd.client_key))

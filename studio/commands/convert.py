@@ -134,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps({"argv": argv, "command": preview(argv)}, indent=2) if args.json else preview(argv))
             return 0
         if args.host:
-            return _run_remote(options, args)
+            return _run_atc(options, args, args.host)
         import shutil
 
         if shutil.which("atc") is None:
@@ -144,13 +144,7 @@ def _run(args: argparse.Namespace) -> int:
             raise ToolUnavailable("atc", "ATC (CANN toolkit) is needed for --atc and is not on PATH on this machine",
                                   "Run it on an Ascend host with --host NAME (add one with `studio ssh add`), "
                                   "source CANN's set_env.sh here, or run the command above on the host.")
-        from studio.tools.convert.atc_run import run_atc
-
-        result = run_job(run_atc(argv), on_progress=lambda p: print(p.message))
-        if args.json:
-            print(json.dumps({"argv": argv, "returncode": result.returncode,
-                              "messages": [m.to_dict() for m in result.messages]}, indent=2))
-        return 0
+        return _run_atc(options, args, None)
     if args.host:
         raise UserError("--host runs ATC remotely and needs --atc", "--host", "Add --atc --soc-version CHIP.")
     if options.output is None:
@@ -164,30 +158,27 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_remote(options, args: argparse.Namespace) -> int:
-    """``--atc --host NAME``: run ATC over SSH, streaming its output; 1 when ATC failed."""
+def _run_atc(options, args: argparse.Namespace, host: str | None) -> int:
+    """``--atc`` here or with ``--host NAME``: run ATC on that target, streaming its output; 1 when ATC failed."""
     import sys
 
+    from studio.commands._context import cli_context
     from studio.jobs import run_job
-    from studio.tools.convert.atc_remote import AtcFailed, run_atc_remote
-    from studio.tools.deploy.hosts import HostStore
-    from studio.tools.deploy.known_hosts import KnownHosts
-    from studio.tools.deploy.secrets import cli_asker
+    from studio.targets import target_for
+    from studio.tools.convert.atc_run import AtcFailed, run_atc
 
-    store = HostStore()
-    entry = store.get(args.host)
+    target = target_for(cli_context(), host)
     stream = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the result
 
     def show(step) -> None:
         print(step.message, file=stream, flush=True)
 
     try:
-        result = run_job(run_atc_remote(options, entry, KnownHosts(), cli_asker(), resolve_host=store.get),
-                         on_progress=show)
+        result = run_job(run_atc(options, target), on_progress=show)
     except AtcFailed as exc:
         if args.json:
             print(json.dumps(exc.result.to_dict(), indent=2))
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(result.to_dict(), indent=2) if args.json else f"wrote {result.local_om} (ATC on {entry.name})")
+    print(json.dumps(result.to_dict(), indent=2) if args.json else f"wrote {result.local_om} (ATC on {target.where})")
     return 0

@@ -87,26 +87,19 @@ def run(args: argparse.Namespace) -> int:
     return _transfer(deployment, connector, args)
 
 
-def _ask_secret(kind: str, prompt: str) -> str | None:
-    if not sys.stdin.isatty():
-        return None
-    import getpass
-
-    return getpass.getpass(f"{prompt}: ")
-
-
 def _connector(deployment, args):
-    from studio.tools.deploy.sync import default_connector
+    from studio.commands._context import cli_context
+    from studio.tools.deploy.sync import host_connector
 
-    return default_connector(deployment, _ask_secret, getattr(args, "known_hosts", None))
+    return host_connector(cli_context(getattr(args, "known_hosts", None)), deployment)
 
 
 def _add(store, args) -> int:
     from studio.tools.deploy.deployments import Deployment
-    from studio.tools.deploy.hosts import HostStore
+    from studio.commands._context import cli_context
     from studio.tools.deploy.ignore import Excludes
 
-    HostStore().get(args.host)  # a typo in the host name is caught now, not at the first sync
+    cli_context().entry(args.host)  # a typo in the host name is caught now, not at the first sync
     local = args.local.expanduser().resolve()
     Excludes(args.exclude)  # compiles every pattern now
     deployment = Deployment(args.name, args.host, str(local), args.remote, list(args.exclude))

@@ -15,9 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     summary = sub.add_parser("summary", help="node/edge counts, op types, inputs/outputs, parameters")
     summary.add_argument("model", type=Path, metavar="MODEL")
     summary.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    summary.add_argument("--run-shapes", action="store_true",
-                         help="run the ONNX model once in ONNX Runtime (random inputs, CPU) and report the "
-                              "shapes it produced instead of the declared ones")
+    _run_option(summary)
+    _shape_option(summary)
     export = sub.add_parser("export", help="draw the graph to an SVG or PNG file")
     export.add_argument("model", type=Path, metavar="MODEL")
     export.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.svg|FILE.png")
@@ -32,29 +31,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="write each node's share of the MACs as Model Explorer node-data JSON")
     macs.add_argument("--top", type=int, default=10, help="how many of the heaviest nodes to print")
     macs.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _run_option(macs)
+    _shape_option(macs)
+    _shape_option(export)
+
+
+def _run_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-shapes", action="store_true",
+                        help="run the ONNX model once in ONNX Runtime (random inputs, CPU) and use the shapes "
+                             "it produced instead of the declared ones (dynamic inputs need --input-shape)")
+
+
+def _shape_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=1,3,640,640",
+                        help="size of a dynamic input (repeat per input); shapes are then inferred from it. "
+                             "Without it, dims the model leaves dynamic stay unknown (never guessed)")
 
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
     from studio.jobs import run_job
     from studio.tools.graph.reader import read_graph
+    from studio.tools.graph.shapes import apply_input_shapes, parse_input_shapes
 
+    given = parse_input_shapes(args.input_shape)  # bad syntax fails before the model is read
+    if args.graph_command == "export":
+        _check_output(args.output)
     model = run_job(read_graph(args.model), on_progress=print_progress)
+    args.shape_source = apply_input_shapes(model, given)
+    if getattr(args, "run_shapes", False):
+        _run_shapes(model, args, given)
     if args.graph_command == "summary":
         from studio.tools.graph.summary import format_summary, summarize
 
-        if args.run_shapes:
-            from studio.errors import UserError
-            from studio.tools.graph.runtime_shapes import record_shapes
-
-            if model.format != "onnx":
-                raise UserError("--run-shapes needs an ONNX model", args.model,
-                                "OM models run on an Ascend NPU only; their shapes are the ones ATC recorded.")
-            shapes, dtypes = run_job(record_shapes(args.model), on_progress=print_progress)
-            changed = model.main.apply_runtime_shapes(shapes, dtypes)
-            model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs, dynamic dims = 1)")
-
-        summary = summarize(model)
+        summary = summarize(model, args.shape_source)
         print(json.dumps(summary, indent=2, default=str) if args.json else format_summary(summary))
         return 0
     if args.graph_command == "macs":
@@ -62,23 +72,56 @@ def run(args: argparse.Namespace) -> int:
     return _export(model, args)
 
 
-def _macs(model, args) -> int:
-    from studio.tools.graph.macs import graph_macs, write_node_data
+def _run_shapes(model, args, given) -> None:
+    """Run the model once and trust the shapes it produced (dynamic dims only at the given sizes)."""
+    from studio.commands._progress import print_progress
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.tools.graph.runtime_shapes import record_shapes
+    from studio.tools.graph.shapes import ShapeSource
 
-    macs = graph_macs(model.main)
-    total = sum(macs.values())
-    top = sorted(macs.items(), key=lambda kv: -kv[1])[:max(args.top, 0)]
-    unknown = len(model.main.nodes) - len(macs)
+    if model.format != "onnx":
+        raise UserError("--run-shapes needs an ONNX model", args.model,
+                        "OM models run on an Ascend NPU only; their shapes are the ones ATC recorded.")
+    shapes, dtypes = run_job(record_shapes(args.model, input_shapes=given), on_progress=print_progress)
+    changed = model.main.apply_runtime_shapes(shapes, dtypes)
+    args.shape_source = model.shape_source = ShapeSource(dict(given), [], run=True)
+    model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs"
+                          + (f", {args.shape_source.text().removeprefix('shapes from a run with ')})" if given else ")"))
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output the command could not write, before any work is done."""
+    from studio.errors import UserError
+
+    if not path.parent.is_dir():
+        raise UserError(f"The folder {str(path.parent)!r} does not exist", path,
+                        "Create the folder first, or give -o a path in an existing folder.")
+    if path.is_dir():
+        raise UserError("The output is a folder", path, "Give -o a file name, e.g. -o graph.svg.")
+
+
+def _macs(model, args) -> int:
+    from studio.tools.graph.macs import macs_report, macs_text, write_node_data
+
+    if args.output:
+        _check_output(args.output)
+    report = macs_report(model, args.shape_source, args.top)
+    total = report["total"]
     if args.output:
         write_node_data(model.main, args.output)
     if args.json:
-        print(json.dumps({"total": total, "nodes": len(macs), "unknown": unknown,
-                          "top": [{"name": n, "macs": m} for n, m in top]}, indent=2))
+        print(json.dumps(report, indent=2))
     else:
-        print(f"{model.path}: {total:,} MACs over {len(macs):,} nodes"
-              + (f" ({unknown:,} nodes with unknown shapes left out)" if unknown else ""))
-        for name, m in top:
-            print(f"  {100 * m / (total or 1):6.2f}%  {m:>16,}  {name}")
+        print(f"{model.path}: MACs {macs_text(total, report['unknown'])}, {report['nodes']:,} nodes counted")
+        print(f"  {report['shapes']}")
+        if report["unknown"] and not args.run_shapes and not report["unknown_dims"]:
+            print(f"  shape inference could not size {report['unknown']:,} nodes; --run-shapes records their "
+                  "shapes from a run")
+        if report["subgraph_nodes"]:
+            print(f"  {report['subgraph_nodes']:,} nodes inside subgraphs (If/Loop bodies) are not counted")
+        for row in report["top"]:
+            print(f"  {100 * row['macs'] / (total or 1):6.2f}%  {row['macs']:>16,}  {row['name']}")
         if args.output:
             print(f"wrote {args.output} (open it in Studio or Model Explorer to colour the graph)")
     return 0

@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--warmup", type=int, default=3, metavar="K", help="warm-up iterations (default 3)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                      help="input data for one model input (repeat); others get seeded random data")
+    run.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                     help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 (repeat; "
+                          "ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic input without --input")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
@@ -41,12 +44,13 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
     from studio.jobs import run_job
-    from studio.tools.profiler.local_inputs import parse_input_specs
+    from studio.tools.profiler.local_inputs import parse_input_specs, parse_shape_specs
     from studio.tools.profiler.local_run import profile_model, result_dict
 
     inputs = parse_input_specs(args.input)
-    result = run_job(profile_model(args.model, args.output, args.iterations, args.warmup, inputs, args.seed),
-                     on_progress=print_progress)
+    shapes = parse_shape_specs(args.input_shape)
+    result = run_job(profile_model(args.model, args.output, args.iterations, args.warmup, inputs, args.seed,
+                                   shapes=shapes), on_progress=print_progress)
     print(json.dumps(result_dict(result), indent=2) if args.json else result.report())
     return 0
 
@@ -57,8 +61,10 @@ def _stats(args: argparse.Namespace) -> int:
     from studio.tools.profiler import stats
     from studio.tools.profiler.loader import open_profile
 
+    _must_exist(args.path)
     trace = run_job(open_profile(args.path, use_cache=not args.no_cache), on_progress=print_progress)
     data = stats.summary(trace, args.top)
+    _print_warnings(trace)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -71,12 +77,35 @@ def _stats(args: argparse.Namespace) -> int:
         print("no slices" + (f"; tables: {', '.join(trace.tables)}" if trace.tables else ""))
         return 0
     width = min(60, max(len(r["name"]) for r in rows))
-    print(f"{'name':<{width}} {'count':>7} {'total us':>12} {'avg us':>10} {'min us':>10} {'max us':>10} {'share':>7}")
+    print(f"{'name':<{width}} {'count':>7} {'total us':>12} {'avg us':>10} {'min us':>10} {'max us':>10} "
+          f"{'self us':>12} {'share':>7}")
     for r in rows:
         name = r["name"] if len(r["name"]) <= width else r["name"][:width - 1] + "…"
         print(f"{name:<{width}} {r['count']:>7} {r['total_us']:>12.3f} {r['avg_us']:>10.3f} "
-              f"{r['min_us']:>10.3f} {r['max_us']:>10.3f} {r['share'] * 100:>6.2f}%")
+              f"{r['min_us']:>10.3f} {r['max_us']:>10.3f} {r['self_us']:>12.3f} {r['share'] * 100:>6.2f}%")
+    print("share = share of op self time; the run's own ranges are not ops and not counted")
+    if data["wrappers"]:
+        print("run ranges (not in the op statistics): " + ", ".join(
+            f"{w['name']} ×{w['count']} {w['total_us']:,.1f} us" for w in data["wrappers"][:8])
+            + (" …" if len(data["wrappers"]) > 8 else ""))
     return 0
+
+
+def _must_exist(*paths: Path) -> None:
+    from studio.errors import UserError
+
+    for path in paths:
+        if not path.exists():
+            raise UserError("File not found", path, "Check the path: give a trace JSON, an ORT profile, a profile "
+                            "folder, an msprof CSV or database.")
+
+
+def _print_warnings(*traces) -> None:
+    import sys
+
+    for trace in traces:
+        for warning in trace.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -85,8 +114,10 @@ def _compare(args: argparse.Namespace) -> int:
     from studio.tools.profiler.compare import compare
     from studio.tools.profiler.loader import open_profile
 
+    _must_exist(args.base, args.new)
     base = run_job(open_profile(args.base), on_progress=print_progress)
     new = run_job(open_profile(args.new), on_progress=print_progress)
+    _print_warnings(base, new)
     result = compare(base, new)
     print(json.dumps(result.as_dict(), indent=2) if args.json else str(result))
     return 0

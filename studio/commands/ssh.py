@@ -50,18 +50,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _store():
-    from studio.tools.deploy.hosts import HostStore
+    from studio.commands._context import cli_context
 
-    return HostStore()
+    return cli_context().store
 
 
 def _add(args) -> int:
     from studio.errors import UserError
-    from studio.tools.deploy.hosts import HostEntry
+    from studio.remote.hosts import HostEntry
 
     store = _store()
     if args.from_ssh_config:
-        from studio.tools.deploy.ssh_config import SshConfig
+        from studio.remote.ssh_config import SshConfig
 
         entry = SshConfig.load(args.ssh_config).entry(args.from_ssh_config, args.name)
     elif not args.host:
@@ -121,14 +121,12 @@ def _remove(args) -> int:
 def _test(args) -> int:
     from studio.commands._progress import print_progress
     from studio.jobs import run_job
-    from studio.tools.deploy.known_hosts import KnownHosts
-    from studio.tools.deploy.probe import probe
-    from studio.tools.deploy.secrets import cli_asker
+    from studio.commands._context import cli_context
+    from studio.targets.probe import probe
+    from studio.targets.ssh import SshTarget
 
-    store = _store()
-    entry = store.get(args.name)
-    result = run_job(probe(entry, KnownHosts(), cli_asker(), args.folder, resolve_host=store.get),
-                     on_progress=print_progress)
+    entry = _store().get(args.name)
+    result = run_job(probe(SshTarget(entry, cli_context()), args.folder), on_progress=print_progress)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -148,11 +146,12 @@ def _test(args) -> int:
 
 def _trust(args) -> int:
     from studio.errors import UserError
-    from studio.tools.deploy.connection import fetch_host_key
-    from studio.tools.deploy.known_hosts import KnownHosts, UnknownHostKey, fingerprint
+    from studio.remote.connection import fetch_host_key
+    from studio.commands._context import cli_context
+    from studio.remote.known_hosts import UnknownHostKey, fingerprint
 
     entry = _store().get(args.name)
-    known = KnownHosts()
+    known = cli_context().known_hosts
     key_type, blob = fetch_host_key(entry)
     print(f"{entry.address} presents {key_type} {fingerprint(key_type, blob)}")
     try:
@@ -177,9 +176,8 @@ def _trust(args) -> int:
 
 def _run(args) -> int:
     from studio.errors import UserError
-    from studio.tools.deploy.known_hosts import KnownHosts
-    from studio.tools.deploy.secrets import cli_asker
-    from studio.tools.exec.remote import SshExecutor
+    from studio.commands._context import cli_context
+    from studio.targets.ssh import SshTarget
 
     command = list(args.command)
     if "--" in command:  # argparse's REMAINDER also swallows the options written before "--"
@@ -194,15 +192,14 @@ def _run(args) -> int:
     if not command:
         raise UserError("No command to run", f"studio ssh run {args.name}",
                         f"Put it after --, e.g. `studio ssh run {args.name} -- uname -a`.")
-    store = _store()
-    entry = store.get(args.name)
-    with SshExecutor(entry, KnownHosts(), cli_asker(), resolve_host=store.get) as executor:
-        setup = executor.toolkit_setup() if args.cann else None
+    entry = _store().get(args.name)
+    with SshTarget(entry, cli_context()) as target:
+        setup = target.toolkit_setup() if args.cann else None
         if args.cann and setup is None:
-            from studio.tools.exec.executor import env_setup_line, DEFAULT_TOOLKIT
+            from studio.targets.base import DEFAULT_TOOLKIT, env_setup_line
 
             setup = env_setup_line(DEFAULT_TOOLKIT)
-        job = executor.run(command, cwd=args.cwd, env_setup=setup)
+        job = target.run(command, cwd=args.cwd, env_setup=setup)
         try:
             while True:
                 line = next(job)

@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self.links = PanelLinks(self)  # cross-panel requests ("show this op in the graph")
         self.links.focus.connect(self.show_panel)
+        self.links.host_context = _host_context(self)  # ONE host store, known hosts and connection pool
         self.docks: dict[str, QDockWidget] = {}
 
         central = QWidget(self)  # the docks are the content; an empty central widget stays hidden
@@ -380,8 +381,17 @@ class MainWindow(QMainWindow):
         self._save_settings()
         self.runner.cancel_all()
         self.runner.wait_for_done(3000)
+        self.links.host_context.close()
         self.log_view.detach()
         super().closeEvent(event)
+
+
+def _host_context(window: QWidget):
+    """The window's HostContext: passwords and passphrases from the keyring or a dialog."""
+    from studio.remote.context import HostContext
+    from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+    return HostContext(asker_factory=GuiSecretPrompt(window).asker)
 
 
 class _PanelMap(Mapping):

@@ -44,7 +44,7 @@ def test_remote_atc_streams_and_downloads_then_failure_exits_1(sshd, studio_home
     assert failed.returncode == 1
     result = json.loads(failed.stdout)
     assert result["ok"] is False and result["messages"][-1]["code"] == "E10001"
-    assert "E10001" in failed.stderr and result["remote_log"] in failed.stderr
+    assert "E10001" in failed.stderr and result["log"] in failed.stderr
     assert not (tmp_path / "bad.om").exists()
 
 

@@ -21,7 +21,7 @@ def _studio(*args: str, home: Path, known_hosts: Path | None = None) -> subproce
 
 
 def _add_host(home: Path, sshd) -> None:
-    from studio.tools.deploy.hosts import HostEntry, HostStore
+    from studio.remote.hosts import HostEntry, HostStore
 
     store = HostStore(home / "config" / "hosts.toml")
     store.put(HostEntry(name="box", host=sshd.host, port=sshd.port, user=sshd.user, key_file=str(sshd.client_key)))

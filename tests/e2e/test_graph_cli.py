@@ -57,3 +57,53 @@ def test_errors_exit_2(ascend_fixtures, studio_home, tmp_path):
     bad = tmp_path / "x.gif"
     result = studio("graph", "export", str(ascend_fixtures / "om" / "root_model.om"), "-o", str(bad), home=studio_home)
     assert result.returncode == 2 and "FILE.svg" in result.stderr
+
+
+def _helpers():
+    sys.path.insert(0, str(REPO / "tests" / "tools"))
+    import graph_helpers
+
+    return graph_helpers
+
+
+def test_constant_weights_and_given_input_shapes(tmp_path, studio_home):
+    model = _helpers().constant_weights_model(tmp_path)
+    text = studio("graph", "summary", str(model), home=studio_home)
+    assert text.returncode == 0, text.stderr
+    assert "parameters: 23,160" in text.stdout and "161 Constant/ConstantOfShape nodes hold weights" in text.stdout
+    assert "MACs (main graph): unknown (" in text.stdout  # not 0: the convolutions' sizes are unknown
+    assert "x[2]=p2o.DynamicDimension.1" in text.stdout
+    assert "--input-shape" in text.stdout  # the fix, spelled as this CLI spells it
+    macs = studio("graph", "macs", str(model), "--input-shape", "x=1,3,32,32", "--json", home=studio_home)
+    assert macs.returncode == 0, macs.stderr
+    data = json.loads(macs.stdout)
+    assert data["shapes"] == "shapes given: x=1,3,32,32" and data["unknown"] == 0 and not data["unknown_dims"]
+    conv0 = next(row for row in data["top"] if row["name"] == "p2o.Conv.1")
+    assert conv0["macs"] == 8 * 32 * 32 * 8 * 9  # output elements x Cin x 3 x 3
+    assert not any("Constant" in row["name"] for row in data["top"])
+    out = studio("graph", "summary", str(model), "--input-shape", "x=1,3,32,32", home=studio_home)
+    assert "shapes given: x=1,3,32,32" in out.stdout and "MACs (main graph): unknown" not in out.stdout
+    bad = studio("graph", "macs", str(model), "--input-shape", "image=1,3,32,32", home=studio_home)
+    assert bad.returncode == 2 and "no input named 'image'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_run_shapes_needs_sizes_for_dynamic_dims(tmp_path, studio_home):
+    model = _helpers().constant_weights_model(tmp_path, blocks=2)
+    refused = studio("graph", "summary", str(model), "--run-shapes", home=studio_home)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "input 'x' is dynamic" in refused.stderr and "--input-shape x=N,3,N,N" in refused.stderr
+    ran = studio("graph", "summary", str(model), "--run-shapes", "--input-shape", "x=1,3,16,16", "--json",
+                 home=studio_home)
+    assert ran.returncode == 0, ran.stderr
+    assert any("from a run" in w and "x=1,3,16,16" in w for w in json.loads(ran.stdout)["warnings"])
+
+
+def test_export_into_a_missing_folder_is_a_clear_error(tmp_path, studio_home):
+    model = _helpers().residual_scopes_model(tmp_path, blocks=1100)  # >1,000 sibling scopes
+    missing = tmp_path / "no" / "such" / "folder" / "g.svg"
+    result = studio("graph", "export", str(model), "-o", str(missing), home=studio_home)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "does not exist" in result.stderr and not missing.parent.exists()
+    ok = studio("graph", "export", str(model), "-o", str(tmp_path / "g.svg"), home=studio_home)
+    assert ok.returncode == 0, ok.stderr
+    assert "section 1 of 2" in (tmp_path / "g.svg").read_text()

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from studio.jobs import run_job
-from studio.tools.deploy.connection import connect
+from studio.remote.connection import connect
 from studio.tools.deploy.deployments import Deployment
 
 # Names that break naive quoting or line-based parsing, and non-ASCII.

@@ -50,3 +50,108 @@ def feature_model(folder: Path, external: bool = True) -> Path:
     else:
         onnx.save(model, str(path))
     return path
+
+
+def residual_scopes_model(folder: Path, blocks: int = 1100) -> Path:
+    """A deep residual net whose nodes are named ``block{i}/conv1`` ...: more than 1,000 scope groups
+    side by side at the top level (the graph is split into sections that hold them)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.full((4, 4, 3, 3), 0.01, dtype=np.float32), "w")
+    nodes, x = [], "image"
+    for i in range(blocks):
+        s = f"block{i}"
+        nodes += [helper.make_node("Conv", [x, "w"], [f"{s}/c1"], name=f"{s}/conv1", pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"{s}/c1"], [f"{s}/r1"], name=f"{s}/relu1"),
+                  helper.make_node("Conv", [f"{s}/r1", "w"], [f"{s}/c2"], name=f"{s}/conv2", pads=[1, 1, 1, 1]),
+                  helper.make_node("Add", [f"{s}/c2", x], [f"{s}/out"], name=f"{s}/add")]
+        x = f"{s}/out"
+    graph = helper.make_graph(nodes, "deep_residual", [helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                                                                     [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 8, 8])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = folder / "deep_residual.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def constant_weights_model(folder: Path, blocks: int = 40) -> Path:
+    """Like a PaddlePaddle export: every weight is a ``Constant`` node (no initializers), nodes are named
+    ``p2o.Conv.0`` (no scopes) and the input is dynamic ``[N,3,H,W]`` with Paddle's dim names."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    nodes = []
+    count = [0]
+
+    def const(array: np.ndarray) -> str:
+        name = f"p2o.Constant.{count[0]}"
+        count[0] += 1
+        nodes.append(helper.make_node("Constant", [], [name], name=name,
+                                      value=numpy_helper.from_array(array.astype(np.float32), name + ".value")))
+        return name
+
+    x, channels = "x", 3
+    for i in range(blocks):
+        w = const(rng.standard_normal((8, channels, 3, 3)) * 0.1)
+        b = const(rng.standard_normal(8) * 0.1)
+        nodes.append(helper.make_node("Conv", [x, w, b], [f"conv{i}"], name=f"p2o.Conv.{i}", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Mul", [f"conv{i}", const(np.array(0.5))], [f"mul{i}"], name=f"p2o.Mul.{i}"))
+        nodes.append(helper.make_node("Add", [f"mul{i}", const(np.array([0.1]))], [f"add{i}"], name=f"p2o.Add.{i}"))
+        nodes.append(helper.make_node("Relu", [f"add{i}"], [f"relu{i}"], name=f"p2o.Relu.{i}"))
+        x, channels = f"relu{i}", 8
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"], name="p2o.GlobalAveragePool.0"))
+    nodes.append(helper.make_node("Flatten", ["pool"], ["flat"], name="p2o.Flatten.0"))
+    nodes.append(helper.make_node("MatMul", ["flat", const(rng.standard_normal((8, 10)))], ["logits"],
+                                  name="p2o.MatMul.0"))
+    dims = ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]
+    graph = helper.make_graph(nodes, "Model from PaddlePaddle.",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["p2o.DynamicDimension.3", 10])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], producer_name="PaddlePaddle")
+    model.ir_version = 7
+    path = folder / "paddle_like.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def outer_scope_if_model(folder: Path) -> Path:
+    """Like silero-vad: inputs ``input`` and ``state`` are read only inside If bodies, one of which holds
+    a nested If (so a node two levels down exists); ``sr`` picks the branch."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    f = TensorProto.FLOAT
+    st = [2, "batch", 16]
+    inner_then = helper.make_graph([helper.make_node("Tanh", ["state"], ["deep_out"], name="decoder/deep_tanh")],
+                                   "inner_then", [], [helper.make_tensor_value_info("deep_out", f, st)])
+    inner_else = helper.make_graph([helper.make_node("Sigmoid", ["state"], ["deep_out2"], name="decoder/deep_sig")],
+                                   "inner_else", [], [helper.make_tensor_value_info("deep_out2", f, st)])
+    then_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["half"], name="half", value=numpy_helper.from_array(np.array(0.5, np.float32))),
+         helper.make_node("Mul", ["input", "half"], ["scaled"], name="encoder/scale"),
+         helper.make_node("ReduceMean", ["state"], ["flag_f"], name="decoder/mean", keepdims=0),
+         helper.make_node("Greater", ["flag_f", "half"], ["flag"], name="decoder/flag"),
+         helper.make_node("If", ["flag"], ["inner"], name="decoder/If", then_branch=inner_then, else_branch=inner_else),
+         helper.make_node("ReduceSum", ["scaled"], ["out_t"], name="head/sum", keepdims=0)],
+        "then_branch", [], [helper.make_tensor_value_info("out_t", f, []), helper.make_tensor_value_info("inner", f, st)])
+    else_g = helper.make_graph(
+        [helper.make_node("ReduceMax", ["input"], ["out_e"], name="head/max", keepdims=0),
+         helper.make_node("Identity", ["state"], ["state_e"], name="state/keep")],
+        "else_branch", [], [helper.make_tensor_value_info("out_e", f, []), helper.make_tensor_value_info("state_e", f, st)])
+    nodes = [helper.make_node("Constant", [], ["rate"], name="rate", value=numpy_helper.from_array(np.array(16000, np.int64))),
+             helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="Equal_0"),
+             helper.make_node("If", ["is16k"], ["output", "stateN"], name="If_0", then_branch=then_g, else_branch=else_g)]
+    graph = helper.make_graph(nodes, "vad_like",
+                              [helper.make_tensor_value_info("input", f, ["batch", "samples"]),
+                               helper.make_tensor_value_info("state", f, [2, "batch", 16]),
+                               helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                              [helper.make_tensor_value_info("output", f, []), helper.make_tensor_value_info("stateN", f, st)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    path = folder / "vad_like.onnx"
+    onnx.save(model, str(path))
+    return path

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+import onnx
+from onnx import TensorProto, helper
 
 
 def write_trace(path: Path, events: list[dict], wrap: bool = False) -> Path:
@@ -26,3 +28,20 @@ def random_x_events(n: int, seed: int = 0, tracks: int = 3) -> list[dict]:
                        "ts": clock[t], "dur": dur, "args": {"i": i}})
         clock[t] += dur
     return events
+
+
+def dynamic_detector(path: Path) -> Path:
+    """A small fully-convolutional net with dynamic N, H, W (like a text detector), generated."""
+    rng = np.random.default_rng(1)
+    inits, nodes, prev, channels = [], [], "x", 3
+    for i, width in enumerate((16, 32, 32, 16)):
+        w = rng.standard_normal((width, channels, 3, 3)).astype(np.float32) * 0.1
+        inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, w.shape, w.ravel().tolist()))
+        nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
+        prev, channels = f"r{i}", width
+    nodes.append(helper.make_node("Sigmoid", [prev], ["y"], name="head"))
+    graph = helper.make_graph(nodes, "det", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16, "H", "W"])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    return path

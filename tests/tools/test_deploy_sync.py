@@ -190,11 +190,12 @@ def test_cancel_stops_between_files_and_next_run_resumes(sshd_host, tmp_path, mo
 
 
 def test_unknown_host_in_deployment_is_a_user_error(tmp_path):
-    from studio.tools.deploy.sync import default_connector
+    from studio.remote.context import HostContext
+    from studio.tools.deploy.sync import host_connector
 
     deployment = make_deployment(tmp_path)
     with pytest.raises(UserError) as info:
-        default_connector(deployment)()
+        host_connector(HostContext(), deployment)()
     assert "studio ssh add" in info.value.fix
 
 

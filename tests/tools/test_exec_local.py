@@ -1,4 +1,4 @@
-"""The local Executor: same contract as over SSH (quoting, streams, exit codes, cancel, realpath)."""
+"""The local Target: same contract as over SSH (quoting, streams, exit codes, cancel, realpath)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken
-from studio.tools.exec.executor import collect, env_setup_line, shell_command
-from studio.tools.exec.local import LocalExecutor
+from studio.targets.base import collect, env_setup_line, shell_command
+from studio.targets.local import LocalTarget
 
 AWKWARD = ["a b", "it's", 'say "hi"', "$(touch INJECTED)", "; rm -rf x", "two\nlines", "naïve ü 模型", "*"]
 
 
 def test_awkward_arguments_arrive_intact_and_streams_are_tagged(tmp_path):
-    status, lines = collect(LocalExecutor().run(
+    status, lines = collect(LocalTarget().run(
         ["python3", "-c", "import sys; print('\\x00'.join(sys.argv[1:])); print('warn', file=sys.stderr); sys.exit(4)",
          *AWKWARD], cwd=str(tmp_path)))
     assert status == 4
@@ -31,7 +31,7 @@ def test_env_setup_line_is_sourced_before_the_command(tmp_path):
     toolkit = tmp_path / "my toolkit"
     toolkit.mkdir()
     (toolkit / "set_env.sh").write_text("export ASCEND_TOOLKIT_HOME='from set_env'\n")
-    executor = LocalExecutor(toolkit=str(toolkit))
+    executor = LocalTarget(toolkit=str(toolkit))
     assert executor.toolkit_setup() == env_setup_line(str(toolkit))
     status, lines = collect(executor.run(["sh", "-c", 'echo "$ASCEND_TOOLKIT_HOME"; pwd'], cwd=str(tmp_path),
                                          env_setup=executor.toolkit_setup()))
@@ -45,7 +45,7 @@ def test_cancel_kills_the_process_group(tmp_path):
     threading.Timer(0.3, token.cancel).start()
     start = time.monotonic()
     with pytest.raises(Cancelled):
-        collect(LocalExecutor().run(["sh", "-c", f"sleep 30 & echo $! > '{pid_file}'; wait"], cancel=token), token)
+        collect(LocalTarget().run(["sh", "-c", f"sleep 30 & echo $! > '{pid_file}'; wait"], cancel=token), token)
     assert time.monotonic() - start < 5
     child = int(pid_file.read_text())
     for _ in range(50):  # the grandchild goes with its group
@@ -58,7 +58,7 @@ def test_cancel_kills_the_process_group(tmp_path):
 
 def test_missing_program_and_realpath(tmp_path):
     with pytest.raises(UserError, match="Program not found"):
-        collect(LocalExecutor().run(["no-such-program-xyz"]))
+        collect(LocalTarget().run(["no-such-program-xyz"]))
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    assert LocalExecutor().realpath(str(tmp_path / "link")) == str((tmp_path / "real").resolve())
+    assert LocalTarget().realpath(str(tmp_path / "link")) == str((tmp_path / "real").resolve())

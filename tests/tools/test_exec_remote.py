@@ -1,8 +1,10 @@
-"""The SSH Executor against a real sshd: quoting, streaming, exit codes, cancel, connection loss."""
+"""The SSH Target against a real sshd: quoting, streaming, exit codes, cancel, connection loss."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 import threading
 import time
 
@@ -10,8 +12,8 @@ import pytest
 
 from studio.errors import Cancelled, RemoteError, UserError
 from studio.jobs import CancelToken
-from studio.tools.exec.executor import collect
-from studio.tools.exec.remote import SshExecutor, remote_command
+from studio.targets.base import collect
+from studio.targets.ssh import SshTarget, remote_command
 
 AWKWARD = ["a b", "it's", 'say "hi"', "$(touch INJECTED)", "; rm -rf x", "two\nlines", "naïve ü 模型", "*", ""]
 
@@ -19,7 +21,7 @@ AWKWARD = ["a b", "it's", 'say "hi"', "$(touch INJECTED)", "; rm -rf x", "two\nl
 @pytest.fixture
 def executor(sshd_host):
     entry, known = sshd_host
-    with SshExecutor(entry, known) as ex:
+    with SshTarget(entry, known) as ex:
         yield ex
 
 
@@ -34,10 +36,10 @@ def test_awkward_arguments_exit_code_and_streams(executor, tmp_path):
 
 
 def test_output_streams_before_the_command_ends(executor):
-    job = executor.run(["sh", "-c", "echo first; sleep 2; echo second"])
+    job = executor.run(["sh", "-c", "echo first; sleep 6; echo second"])
     start = time.monotonic()
     first = next(job)
-    assert first.text == "first" and time.monotonic() - start < 1.5  # not buffered until exit
+    assert first.text == "first" and time.monotonic() - start < 5  # not buffered until exit (6 s)
     job.close()
 
 
@@ -62,30 +64,33 @@ def _remote_pids(executor, marker: str) -> list[str]:
 
 
 def test_cancel_kills_the_remote_process_and_its_children(executor):
-    marker = "studio-cancel-test-7713"
+    # Unique per run: other test runs on the same machine must not be counted as survivors.
+    seconds = 300 + os.getpid() % 50_000
+    marker = f"studio-cancel-test-{seconds}"
     token = CancelToken()
-    job = executor.run(["sh", "-c", f"sleep 300 & exec -a {marker} sleep 301", marker], cancel=token)
+    job = executor.run(["sh", "-c", f"sleep {seconds} & exec -a {marker} sleep {seconds + 1}", marker],
+                       cancel=token)
     threading.Timer(0.5, token.cancel).start()
     with pytest.raises(Cancelled):
         collect(job, token)
     for _ in range(40):
-        if not _remote_pids(executor, "sleep 30[01]"):
+        if not _remote_pids(executor, f"sleep {seconds}|{marker}"):
             break
         time.sleep(0.05)
-    assert _remote_pids(executor, "sleep 30[01]") == []
+    assert _remote_pids(executor, f"sleep {seconds}|{marker}") == []
 
 
 def test_connection_loss_is_a_clear_error(tmp_path):
     from sshd_server import start_sshd
 
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
 
     server = start_sshd(tmp_path / "sshd")
     try:
         entry = HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
                           key_file=str(server.client_key))
-        with SshExecutor(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
+        with SshTarget(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
             job = ex.run(["sh", "-c", "echo up; sleep 30"])
             assert next(job).text == "up"
             children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
@@ -104,14 +109,18 @@ def test_remote_command_shape():
 
 
 def test_proxy_jump_through_another_host_entry(sshd_host):
-    from studio.tools.deploy.hosts import HostEntry
+    from studio.remote.hosts import HostEntry
 
     entry, known = sshd_host
     jump = HostEntry(name="bastion", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file)
     inner = HostEntry(name="inner", host=entry.host, port=entry.port, user=entry.user, key_file=entry.key_file,
                       proxy_jump="bastion")
-    resolve = {"bastion": jump}.__getitem__
-    with SshExecutor(inner, known, resolve_host=resolve) as ex:
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+
+    store = HostStore(Path("/nonexistent/hosts.toml"))  # in memory: never saved
+    store.put(jump)
+    with SshTarget(inner, HostContext(store=store, known_hosts=known)) as ex:
         status, lines = collect(ex.run(["sh", "-c", 'echo "via $SSH_CONNECTION"']))
         assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
         assert ex.connection._jump is not None and ex.connection._jump.alive

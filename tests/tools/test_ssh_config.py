@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.errors import UserError
-from studio.tools.deploy.ssh_config import SshConfig, entry_from_ssh_config
+from studio.remote.ssh_config import SshConfig, entry_from_ssh_config
 
 
 @pytest.fixture

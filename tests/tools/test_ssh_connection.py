@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from studio.errors import UserError
-from studio.tools.deploy.connection import connect, fetch_host_key
-from studio.tools.deploy.hosts import HostEntry, HostStore
-from studio.tools.deploy.known_hosts import HostKeyChanged, KnownHosts, UnknownHostKey, fingerprint
+from studio.remote.connection import connect, fetch_host_key
+from studio.remote.hosts import HostEntry, HostStore
+from studio.remote.known_hosts import HostKeyChanged, KnownHosts, UnknownHostKey, fingerprint
 
 
 def test_key_auth_runs_a_quoted_command(sshd_host):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from studio.jobs import run_job
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.known_hosts import KnownHosts
-from studio.tools.deploy.probe import FAILED, MISSING, OK, SKIPPED, ProbeResult, _fill, probe, CheckItem, ITEMS
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
+from studio.targets.ssh import SshTarget
+from studio.targets.probe import FAILED, MISSING, OK, SKIPPED, ProbeResult, _fill, probe, CheckItem, ITEMS
 
 
 def _statuses(result: ProbeResult) -> dict[str, str]:
@@ -18,7 +19,7 @@ def test_checklist_without_cann_reports_missing_with_a_fix(sshd_host, tmp_path):
     entry, known = sshd_host
     entry.toolkit = str(tmp_path / "no-cann-here")
     steps = []
-    result = run_job(probe(entry, known, folder=str(tmp_path), latency_runs=2), on_progress=steps.append)
+    result = run_job(probe(SshTarget(entry, known), folder=str(tmp_path), latency_runs=2), on_progress=steps.append)
     status = _statuses(result)
     assert [status[k] for k in ("reach", "hostkey", "auth", "latency", "os", "disk")] == [OK] * 6
     assert status["toolkit"] == status["atc"] == status["msprof"] == MISSING
@@ -39,7 +40,7 @@ def test_a_toolkit_folder_is_found_with_version_and_tools(sshd_host, tmp_path):
         (toolkit / "bin" / tool).write_text("#!/bin/sh\necho fake\n")
         (toolkit / "bin" / tool).chmod(0o755)
     entry.toolkit = str(toolkit)
-    result = run_job(probe(entry, known, latency_runs=1))
+    result = run_job(probe(SshTarget(entry, known), latency_runs=1))
     status = _statuses(result)
     assert [status[k] for k in ("toolkit", "set_env", "atc", "msprof")] == [OK] * 4
     assert "8.0.RC2" in result.item("toolkit").detail and result.facts["cann_version"] == "8.0.RC2"
@@ -48,7 +49,7 @@ def test_a_toolkit_folder_is_found_with_version_and_tools(sshd_host, tmp_path):
 
 def test_unknown_key_stops_before_auth_and_keeps_the_key(sshd_host, tmp_path):
     entry, _ = sshd_host
-    result = run_job(probe(entry, KnownHosts(read_only=[], own=tmp_path / "own")))
+    result = run_job(probe(SshTarget(entry, KnownHosts(read_only=[], own=tmp_path / "own"))))
     status = _statuses(result)
     assert status["reach"] == OK and status["hostkey"] == FAILED and status["auth"] == SKIPPED
     assert result.unknown_key is not None and result.unknown_key.fingerprint.startswith("SHA256:")
@@ -58,7 +59,7 @@ def test_unknown_key_stops_before_auth_and_keeps_the_key(sshd_host, tmp_path):
 
 def test_unreachable_port_fails_first_item():
     entry = HostEntry(name="down", host="127.0.0.1", port=1)
-    result = run_job(probe(entry, KnownHosts(read_only=[]), timeout=2))
+    result = run_job(probe(SshTarget(entry, KnownHosts(read_only=[]), timeout=2), timeout=2))
     assert result.item("reach").status == FAILED and "firewall" in result.item("reach").fix
     assert all(i.status == SKIPPED for i in result.items[1:])
 

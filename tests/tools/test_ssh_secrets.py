@@ -9,10 +9,10 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
 
-from studio.tools.deploy import secrets
-from studio.tools.deploy.connection import AuthFailed, connect_remembering
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.known_hosts import KnownHosts
+from studio.remote import secrets
+from studio.remote.connection import AuthFailed, connect_remembering
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
 
 PASSPHRASE = "correct horse 🐎 battery"
 

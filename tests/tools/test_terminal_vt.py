@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from studio.tools.exec import vt
-from studio.tools.exec.vt import Terminal
+from studio.terminal import vt
+from studio.terminal.vt import Terminal
 
 
 def runs(term: Terminal, y: int) -> list[tuple[str, vt.Style]]:

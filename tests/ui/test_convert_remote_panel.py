@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from studio.tools.deploy.hosts import HostStore
+from studio.remote.hosts import HostStore
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.convert import ConvertPanel
 
@@ -27,7 +27,7 @@ def panel(qtbot, sshd_host, tmp_path, ascend_fixtures):
     store.save()
     runner = JobRunner()
     widget = ConvertPanel(runner)
-    widget.known_hosts = known
+    widget.host_context.known_hosts = known
     qtbot.addWidget(widget)
     widget.resize(1000, 700)
     widget.show()

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
-from studio.tools.deploy.hosts import HostEntry, HostStore
+from studio.remote.hosts import HostEntry, HostStore
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.deploy import DeployPanel
 

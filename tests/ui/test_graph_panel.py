@@ -62,7 +62,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     assert "dense/matmul" in canvas.tooltip_text(item)
     # find by type, then the next match wraps
     _wait_job(qtbot, panel.find("swish"))
-    assert panel.matches == [3] and panel.left.selected_node == 3
+    assert [m.index for m in panel.matches] == [3] and panel.left.selected_node == 3
     _wait_job(qtbot, panel.find("^gate/", regex=True))
     assert panel.left.selected_node == 1
     # upstream of the If node reaches the MatMul (captured by its branches)
@@ -185,8 +185,9 @@ def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_pat
     assert panel.left.graph.name == "features"
 
 
-def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
+def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
     import onnx
+    from PySide6.QtWidgets import QInputDialog
     from onnx import TensorProto, helper
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
@@ -195,8 +196,22 @@ def test_run_shapes_updates_the_details(qtbot, panel, tmp_path):
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     _open(qtbot, panel, path)
-    _wait_job(qtbot, panel.run_shapes())
-    assert panel.left.graph.value("r").type_text() == "float32[1,3] (runtime)"
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
+    assert panel.run_shapes() is None  # cancelled: nothing runs
+    asked = []
+
+    def answer(parent, title, prompt, text=""):
+        asked.append((prompt, text))
+        return ("x=5,3", True) if len(asked) > 1 else ("x=5", True)  # a wrong rank first
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(answer))
+    handle = panel.run_shapes()
+    assert asked[0][1] == "x=?,3" and "x[0] (N)" in asked[0][0]  # never a silent 1
+    _wait_job(qtbot, handle)
+    assert panel.left.graph.value("r").type_text() == "float32[5,3] (runtime)"
+    rows = {panel.details.topLevelItem(0).child(j).text(0): panel.details.topLevelItem(0).child(j).text(1)
+            for j in range(panel.details.topLevelItem(0).childCount())}
+    assert rows["shapes"] == "shapes from a run with x=5,3" and rows["MACs"] == "15"
 
 
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
@@ -227,3 +242,92 @@ def test_double_click_a_frame_name_collapses_it(qtbot, panel, tmp_path):
     qtbot.waitUntil(lambda: panel.left.view is not view, timeout=5000)
     collapsed = [it for it in panel.left.view.items if it.kind == "group"]
     assert [it.index for it in collapsed] == [gid]
+
+
+def test_find_opens_nested_subgraphs_and_matches_do_not_survive(qtbot, panel, tmp_path):
+    from graph_helpers import outer_scope_if_model
+
+    path = outer_scope_if_model(tmp_path)
+    _open(qtbot, panel, path)
+    _wait_job(qtbot, panel.find("deep"))  # only inside the If's nested If
+    assert len(panel.matches) == 2 and "in a subgraph" in panel.find_label.text()
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.selected_node >= 0, timeout=5000)
+    # every level in the breadcrumb: main › If_0 › then_branch › decoder/If › <branch>
+    titles = [level.title for level in panel.left.stack]
+    assert titles[:3] == ["vad_like", "If_0 › then_branch", "decoder/If › else_branch"] or \
+        titles[:3] == ["vad_like", "If_0 › then_branch", "decoder/If › then_branch"]
+    assert len(titles) == 3 and panel.crumb.text().count("›") == 4
+    assert "in If_0 › then_branch › decoder/If" in panel.find_label.toolTip()
+    first = panel.left.graph.nodes[panel.left.selected_node].name
+    panel.step_match(1)  # the other branch: a sibling subgraph
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.selected_node >= 0
+                    and panel.left.graph.nodes[panel.left.selected_node].name != first, timeout=5000)
+    assert {first, panel.left.graph.nodes[panel.left.selected_node].name} == {"decoder/deep_tanh", "decoder/deep_sig"}
+    # Back walks up one level at a time (the middle levels were never shown: laid out on the way back)
+    panel.go_back()
+    qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.graph.name == "If_0/then_branch", timeout=5000)
+    assert not panel.matches and panel.find_label.text() == ""  # another graph shown: matches cleared
+    panel.step_match(1)  # F3 now selects nothing
+    assert panel.left.selected_node == -1
+    # a new model clears the matches too
+    _wait_job(qtbot, panel.find("head"))
+    assert panel.matches
+    _open(qtbot, panel, feature_model(tmp_path))
+    assert not panel.matches
+    panel.step_match(1)
+    assert panel.left.selected_node == -1 and len(panel.left.stack) == 1
+
+
+def test_show_node_two_levels_down_keeps_every_breadcrumb_level(qtbot, panel, tmp_path):
+    from graph_helpers import outer_scope_if_model
+
+    path = outer_scope_if_model(tmp_path)
+    panel.links.show_node.emit(path, "decoder/deep_tanh")
+    qtbot.waitUntil(lambda: panel.left.graph is not None and panel.left.view is not None
+                    and panel.left.selected_node >= 0 and len(panel.left.stack) == 3, timeout=10000)
+    assert [lv.title for lv in panel.left.stack] == ["vad_like", "If_0 › then_branch", "decoder/If › then_branch"]
+
+
+def test_long_names_are_elided_with_the_full_text_in_tooltips(qtbot, panel, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    long_name = "backbone/" + "very_long_scope_name_" * 6 + "output_tensor"
+    body = helper.make_graph([helper.make_node("Relu", ["x"], ["b_out"], name="body/relu")], "body", [],
+                             [helper.make_tensor_value_info("b_out", TensorProto.FLOAT, [2])])
+    node_name = "encoder/" + "deeply_nested_block_" * 5 + "if"
+    graph = helper.make_graph(
+        [helper.make_node("Greater", ["x", "x"], ["c"], name="cmp"),
+         helper.make_node("ReduceMin", ["c"], ["c1"], name="any", keepdims=0),
+         helper.make_node("If", ["c1"], [long_name], name=node_name, then_branch=body, else_branch=body)],
+        "long", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(long_name, TensorProto.FLOAT, [2])])
+    path = tmp_path / "long.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    _open(qtbot, panel, path)
+    view = panel.left.view
+    pill = next(i for i, it in enumerate(view.items) if it.kind == "output")
+    assert view.items[pill].label != long_name and "…" in view.items[pill].label
+    assert long_name in panel.left.canvas.tooltip_text(pill)
+    panel.select_node(node_name)
+    panel._on_item_activated(panel.left, panel.left.item_of_node(panel.left.selected_node))
+    qtbot.waitUntil(lambda: len(panel.left.stack) == 2 and panel.left.view is not None, timeout=5000)
+    assert "…" in panel.crumb.text() and node_name in panel.crumb.toolTip()
+    from PySide6.QtCore import Qt as _Qt
+
+    assert panel.details.textElideMode() == _Qt.TextElideMode.ElideMiddle
+
+
+def test_constant_weights_shown_in_the_consumer_not_as_boxes(qtbot, panel, tmp_path):
+    from graph_helpers import constant_weights_model
+
+    _open(qtbot, panel, constant_weights_model(tmp_path, blocks=3))
+    view = panel.left.view
+    assert not any(it.kind == "node" and view.graph.nodes[it.index].type == "Constant" for it in view.items)
+    assert "(+ 13 constants drawn as weights)" in panel.left.canvas.caption
+    panel.select_node("p2o.Conv.0")
+    inputs = next(panel.details.topLevelItem(i) for i in range(panel.details.topLevelItemCount())
+                  if panel.details.topLevelItem(i).text(0) == "Inputs")
+    weight = next(inputs.child(j) for j in range(inputs.childCount()) if "[weight]" in inputs.child(j).text(1))
+    rows = {weight.child(k).text(0): weight.child(k).text(1) for k in range(weight.childCount())}
+    assert rows["shape"] == "[8,3,3,3]" and rows["stored in"] == "node p2o.Constant.0"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QElapsedTimer, QTimer
 
-from studio.tools.deploy.hosts import HostStore
-from studio.tools.deploy.known_hosts import KnownHosts
+from studio.remote.hosts import HostStore
+from studio.remote.known_hosts import KnownHosts
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.hosts import HostsPanel
 
@@ -21,7 +21,7 @@ def panel(qtbot, sshd_host, tmp_path):
     store.save()
     runner = JobRunner()
     panel = HostsPanel(runner)
-    panel.known_hosts = KnownHosts(read_only=[], own=tmp_path / "studio_known_hosts")
+    panel.host_context.known_hosts = KnownHosts(read_only=[], own=tmp_path / "studio_known_hosts")
     panel.resize(700, 600)
     qtbot.addWidget(panel)
     panel.show()
@@ -44,7 +44,7 @@ def test_unknown_key_is_trusted_after_confirmation_then_the_checklist_shows(qtbo
     timer.stop()
     fingerprint = sshd.host_key_pub.read_text().split()[1]
     assert len(asked) == 1 and asked[0].startswith("SHA256:")
-    assert panel.known_hosts.own.read_text().split()[2] == fingerprint  # recorded only after "Trust"
+    assert panel.host_context.known_hosts.own.read_text().split()[2] == fingerprint  # recorded only after "Trust"
     assert panel.checklist.status_of("toolkit") == "missing"
     assert panel.checklist.topLevelItemCount() == len(panel.checklist.result.items)
     assert " missing, 0 failed" in panel._state.text()
@@ -56,19 +56,19 @@ def test_declined_key_is_not_recorded(qtbot, panel):
     handle = panel.test_connection("testhost")
     qtbot.waitUntil(lambda: not handle.active and panel.checklist.result is not None, timeout=10000)
     assert panel.checklist.status_of("hostkey") == "failed" and panel.checklist.status_of("auth") == "skipped"
-    assert not panel.known_hosts.own.exists()
+    assert not panel.host_context.known_hosts.own.exists()
 
 
 def test_changed_key_is_refused_with_the_line(qtbot, panel, monkeypatch):
     entry = panel.store.get("testhost")
-    panel.known_hosts.own.write_text(f"[{entry.host}]:{entry.port} ssh-ed25519 "
+    panel.host_context.known_hosts.own.write_text(f"[{entry.host}]:{entry.port} ssh-ed25519 "
                                      "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
     explained = []
     monkeypatch.setattr("studio.ui.panels.hosts.dialogs.explain_changed_key",
                         lambda parent, name, what, fix, where: explained.append(where))
     panel.test_connection("testhost")
     qtbot.waitUntil(lambda: bool(explained), timeout=10000)
-    assert explained == [f"{panel.known_hosts.own}:1"]
+    assert explained == [f"{panel.host_context.known_hosts.own}:1"]
     assert panel.checklist.status_of("hostkey") == "failed" and "CHANGED" in panel.checklist.result.item("hostkey").detail
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent
 
-from studio.tools.exec.vt import Terminal
+from studio.terminal.vt import Terminal
 from studio.ui.panels.terminal.keys import key_bytes
 from studio.ui.panels.terminal.view import TerminalView
 

@@ -7,7 +7,7 @@ import time
 import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
-from studio.tools.deploy.hosts import HostStore
+from studio.remote.hosts import HostStore
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.terminal import TerminalPanel
 
@@ -19,7 +19,7 @@ def panel(qtbot, sshd_host):
     store.put(entry)
     store.save()
     panel = TerminalPanel(JobRunner())
-    panel.known_hosts = known
+    panel.host_context.known_hosts = known
     panel.resize(900, 500)
     qtbot.addWidget(panel)
     panel.show()
@@ -107,8 +107,8 @@ def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path):
 
     from sshd_server import start_sshd
 
-    from studio.tools.deploy.hosts import HostEntry
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
 
     server = start_sshd(tmp_path / "sshd")
     try:
@@ -117,7 +117,7 @@ def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path):
                             key_file=str(server.client_key)))
         store.save()
         panel = TerminalPanel(JobRunner())
-        panel.known_hosts = KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")
+        panel.host_context.known_hosts = KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")
         qtbot.addWidget(panel)
         panel.show()
         tab = panel.open_terminal("flaky")
@@ -132,9 +132,9 @@ def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path):
 
 
 def test_unknown_host_key_is_explained_in_the_terminal(qtbot, panel, tmp_path):
-    from studio.tools.deploy.known_hosts import KnownHosts
+    from studio.remote.known_hosts import KnownHosts
 
-    panel.known_hosts = KnownHosts(read_only=[], own=tmp_path / "empty")
+    panel.host_context.known_hosts = KnownHosts(read_only=[], own=tmp_path / "empty")
     tab = panel.open_terminal("testhost")
     qtbot.waitUntil(lambda: tab.session.state == "closed", timeout=10000)
     qtbot.waitUntil(lambda: "not known yet" in _screen(tab), timeout=5000)

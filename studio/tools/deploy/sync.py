@@ -1,7 +1,7 @@
 """Deployment jobs: status, plan (dry run), apply, compare — the engine the CLI and panel drive.
 
-Every job opens its own connection (jobs for one host run one at a time in the GUI), scans both
-sides, and works from a :class:`~studio.tools.deploy.plan.Plan`. Applying updates the synced
+Every job takes its connection from a connector — the host's pooled connection in the window and
+the CLI (jobs for one host run one at a time in the GUI) — scans both sides, and works from a :class:`~studio.tools.deploy.plan.Plan`. Applying updates the synced
 state per file as it lands, so a cancelled or cut run resumes where it stopped.
 """
 
@@ -41,21 +41,17 @@ def human_size(size: float) -> str:
     return f"{size} B"
 
 
-def default_connector(deployment: Deployment, ask_secret=None, known_hosts_file: Path | None = None) -> Connector:
-    """Connect to the deployment's host from hosts.toml, checking keys against Studio's known_hosts."""
-    def connect_now():
-        from studio.tools.deploy.connection import connect_remembering
-        from studio.tools.deploy.hosts import HostStore
-        from studio.tools.deploy.known_hosts import KnownHosts
+def host_connector(context, deployment: Deployment) -> Connector:
+    """Connect through ``context`` (a :class:`~studio.remote.context.HostContext`): the host's pooled
+    connection, checked against the context's known hosts."""
+    return lambda: context.connection(deployment.host)
 
-        hosts = HostStore()
-        extra = [known_hosts_file] if known_hosts_file else []
-        env = os.environ.get("STUDIO_KNOWN_HOSTS")
-        if env:
-            extra.append(Path(env))
-        known = KnownHosts(read_only=[Path.home() / ".ssh" / "known_hosts", *extra])
-        return connect_remembering(hosts.get(deployment.host), known, ask_secret, resolve_host=hosts.get)
-    return connect_now
+
+def release(conn, failed: bool = False) -> None:
+    """Done with ``conn``: a pooled connection stays open for the next job unless this one failed
+    (a cancelled ``find`` or a half-sent stream must not outlive the job); any other closes."""
+    if failed or not getattr(conn, "pooled", False):
+        conn.close()
 
 
 def state_for(deployment: Deployment) -> SyncState:
@@ -123,10 +119,13 @@ def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bo
              cancel: CancelToken | None = None) -> Generator[Progress, None, Plan]:
     """Scan both sides and return the dry-run plan (nothing is changed)."""
     conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel)
+    failed = True
     try:
-        return (yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel))
+        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel)
+        failed = False
+        return plan
     finally:
-        conn.close()
+        release(conn, failed)
 
 
 def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Scan, delete: bool, checksum: bool,
@@ -187,10 +186,13 @@ def apply_job(deployment: Deployment, plan: Plan, connector: Connector, cancel: 
     """Carry out ``plan`` (conflicts only where a choice was made)."""
     yield Progress(None, f"connecting to {deployment.host}")
     conn = connector()
+    failed = True
     try:
-        return (yield from _apply_with(conn, deployment, plan, cancel))
+        result = yield from _apply_with(conn, deployment, plan, cancel)
+        failed = False
+        return result
     finally:
-        conn.close()
+        release(conn, failed)
 
 
 def run_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
@@ -208,17 +210,19 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
             else None
 
     conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
+    failed = True
     try:
         plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token)
         plan.resolve(prefer)
         if on_plan is not None:
             on_plan(plan)
         result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
+        failed = False
         return plan, result
     finally:
         if spare is not None:
             spare.close()
-        conn.close()
+        release(conn, failed)
 
 
 def _remove_local_leftovers(root: Path) -> None:
@@ -333,8 +337,10 @@ def text_diff(deployment: Deployment, path: str, connector: Connector, cancel: C
                                                      remote_ops.q(f"{remote_root}/{path}"))
         if status != 0:
             remote = b""
-    finally:
-        conn.close()
+    except BaseException:
+        release(conn, True)
+        raise
+    release(conn)
     if len(local) > limit or len(remote) > limit:
         return f"{path}: larger than {limit // (1024 * 1024)} MB, no text diff\n"
     if b"\0" in local[:8192] or b"\0" in remote[:8192]:

@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
+from studio.targets.files import CHUNK, REQUEST, temp_name  # noqa: F401  (one copy routine and its sizes)
 from studio.tools.deploy.scan import FileInfo
 
 SMALL_FILE = 256 * 1024         # files up to this size travel in tar batches
 MIN_BATCH = 8                   # fewer small files than this are not worth a tar process
 BATCH_BYTES = 64 * 1024 * 1024  # one tar batch: a cut connection loses at most this much work
 CHANNELS = 4                    # parallel SFTP channels (sshd allows 10 sessions by default)
-REQUEST = 255 * 1024            # SFTP write size OpenSSH accepts; 8x fewer round trips than 32 KiB
-CHUNK = 1024 * 1024
 STREAM_FILE = 16 * 1024 * 1024  # downloads from this size stream through `cat` (see Downloader._get)
 HASH_THREAD = 8 * 1024 * 1024   # files from this size are hashed on a thread of their own
 
@@ -39,12 +38,6 @@ HASH_THREAD = 8 * 1024 * 1024   # files from this size are hashed on a thread of
 def safe_mode(mode: int) -> int:
     """Keep read/execute bits; never group/world-writable, never set-id (owner may always read)."""
     return (mode & 0o755) | 0o400 if mode else 0o644
-
-
-def temp_name(path: str, token: str) -> str:
-    folder, _, name = path.rpartition("/")
-    temp = f".{name}.studio-part-{token}"
-    return f"{folder}/{temp}" if folder else temp
 
 
 @dataclass
@@ -130,10 +123,9 @@ def connection_lost(conn, exc: BaseException) -> UserError:
 
 
 def is_connection_error(exc: BaseException) -> bool:
-    import paramiko
+    from studio.remote.connection import is_link_error
 
-    return isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)) or \
-        (isinstance(exc, OSError) and exc.errno is None)
+    return is_link_error(exc)
 
 
 class Progressor:

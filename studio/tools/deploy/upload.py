@@ -15,9 +15,10 @@ from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, parents
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
-from studio.tools.deploy.transfer import (BATCH_BYTES, CHUNK, HASH_THREAD, MIN_BATCH, REQUEST, SMALL_FILE, HashingReader,
-                                          Landed, Progressor, TransferStats, connection_lost, is_connection_error,
-                                          run_parallel, safe_mode, temp_name)
+from studio.targets.files import sftp_write_atomic, temp_name
+from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
+                                          Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
+                                          safe_mode)
 
 
 def staging_names(token: str) -> tuple[str, str]:
@@ -216,27 +217,10 @@ class Uploader:
             st = os.fstat(raw.fileno())
             handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
             mode = safe_mode(st.st_mode)
-            remote_file = sftp.open(temp, "wb")
-            try:
-                remote_file.MAX_REQUEST_SIZE = REQUEST
-                remote_file.set_pipelined(True)
-                remote_file.chmod(mode)
-                while chunk := handle.read(CHUNK):
-                    if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
-                        raise Cancelled()
-                    remote_file.write(chunk)
-                    progress.add(len(chunk), item.path, size=st.st_size)
-                remote_file.utime((int(st.st_atime), int(st.st_mtime)))
-                remote_file.close()
-                sftp.posix_rename(temp, self._remote(item.path))
-            except BaseException:
-                handle.abandon()
-                try:
-                    remote_file.close()
-                    sftp.remove(temp)
-                except Exception:  # connection gone: the next run removes the temporary file
-                    pass
-                raise
+            sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode, (int(st.st_atime), int(st.st_mtime)),
+                              on_chunk=lambda n: progress.add(n, item.path, size=st.st_size),
+                              stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
+                              on_abort=handle.abandon)
         progress.add(0, item.path, finished=True)
         info = FileInfo(st.st_size, int(st.st_mtime), mode)
         return Landed(item.path, info, info, handle.hexdigest())

@@ -70,6 +70,12 @@ def export_svg(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | No
     text = svg_text(view, overlay_colours)
     if cancel is not None:
         cancel.raise_if_cancelled()
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        from studio.errors import UserError
+
+        raise UserError(f"Cannot write the SVG file: {exc.strerror}", path,
+                        "Choose a file in an existing folder you can write to.") from exc
     yield Progress(1.0, f"wrote {path.name}")
     return path

@@ -64,9 +64,10 @@ class Hierarchy:
         """
         ops = [n.type for n in self.graph.nodes]
         signature: dict[int, tuple] = {}
-        for g in reversed(self.groups):
-            if g.parent == -2:
-                continue
+        # Children before parents, by the tree (not by id): sections are created after the groups
+        # they hold, so their ids are larger than their children's.
+        for gid in reversed(self._top_down()):
+            g = self.groups[gid]
             parts = [("n", ops[i]) for i in sorted(g.nodes)]
             parts += [("g", signature[c]) for c in sorted(g.groups, key=lambda c: self.groups[c].first)]
             signature[g.id] = (len(g.nodes), tuple(parts))
@@ -124,8 +125,8 @@ class Hierarchy:
                 g.groups, g.nodes = [], []
                 for k, chunk in enumerate(chunks):
                     sid = len(self.groups)
-                    section = Group(sid, f"{g.path}/section_{k + 1}_of_{len(chunks)}".lstrip("/"),
-                                    f"section {k + 1} of {len(chunks)}", g.id)
+                    label = f"section {k + 1} of {len(chunks)}"  # one spelling in boxes, frames and paths
+                    section = Group(sid, f"{g.path}/{label}".lstrip("/"), label, g.id)
                     self.groups.append(section)
                     g.groups.append(sid)
                     for kind, c in chunk:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from studio.tools.graph.model import Graph
+from studio.tools.graph.model import Graph, Model
 
 _CONV = {"Conv", "Conv2D", "Conv3D", "DepthwiseConv2D", "QLinearConv", "ConvInteger"}
 _DECONV = {"ConvTranspose", "Conv2DBackpropInput", "Deconvolution"}
@@ -61,6 +61,43 @@ def graph_macs(graph: Graph) -> dict[str, int]:
         if macs is not None:
             out[node.name] = macs
     return out
+
+
+def macs_text(total: int, unknown: int) -> str:
+    """``1,234`` / ``1,234 (5 nodes with unknown shapes left out)`` / ``unknown (…)``: never a bare 0
+    when the work of nodes with unknown shapes is missing."""
+    if not unknown:
+        return f"{total:,}"
+    left_out = f"{unknown:,} node{'s' if unknown != 1 else ''} with unknown shapes"
+    return f"{total:,} ({left_out} left out)" if total else f"unknown ({left_out})"
+
+
+def top_nodes(macs: dict[str, int], count: int) -> list[tuple[str, int]]:
+    """The ``count`` heaviest nodes; nodes that do no work (Reshape, Constant, ...) never make the list."""
+    return sorted(((n, m) for n, m in macs.items() if m > 0), key=lambda kv: -kv[1])[:max(count, 0)]
+
+
+def macs_report(model: Model, source=None, top: int = 10) -> dict:
+    """MACs of the main graph with what they rest on: JSON-ready.
+
+    Keys: total, nodes (counted), unknown (nodes whose shapes are unknown, left out), unknown_names
+    (the first 20), top [{name, macs}], shapes (a :class:`~studio.tools.graph.shapes.ShapeSource`
+    as text), shapes_given, unknown_dims [{input, axis, dim}], subgraph_nodes (nodes inside If/Loop
+    bodies, not counted: which branch runs is decided at run time).
+    """
+    from studio.tools.graph.shapes import shape_source
+
+    graph = model.main
+    source = source or shape_source(model)
+    macs = graph_macs(graph)
+    unknown = [n.name for n in graph.nodes if n.name not in macs]
+    return {
+        "total": sum(macs.values()), "nodes": len(macs), "unknown": len(unknown), "unknown_names": unknown[:20],
+        "top": [{"name": n, "macs": m} for n, m in top_nodes(macs, top)],
+        "shapes": source.text(), "shapes_given": {k: list(v) for k, v in source.given.items()},
+        "unknown_dims": [{"input": i, "axis": a, "dim": d} for i, a, d in source.unknown_dims],
+        "subgraph_nodes": sum(len(g.nodes) for g in model.all_graphs()) - len(graph.nodes),
+    }
 
 
 def node_data(graph: Graph, title: str = "MACs share (%)") -> dict:

@@ -52,6 +52,7 @@ class Tensor:
     location: str | None = None  # external data file, when the data lives outside the model
     loader: Callable[[], np.ndarray] | None = field(default=None, repr=False)
     problem: str | None = None  # e.g. "external data file weights.bin not found"
+    origin: str | None = None  # the Constant node that held it, when the file has no initializer for it
 
     @property
     def size(self) -> int:
@@ -117,8 +118,21 @@ class Graph:
     outputs: list[str] = field(default_factory=list)
     values: dict[str, Value] = field(default_factory=dict)
     initializers: dict[str, Tensor] = field(default_factory=dict)
+    # (name, op type) of Constant / ConstantOfShape nodes drawn as weights of their consumers
+    folded: list[tuple[str, str]] = field(default_factory=list)
+    # weights of enclosing graphs that this (sub)graph reads by name: weights here too, not inputs
+    outer: dict[str, Tensor] = field(default_factory=dict)
     _edges: tuple | None = field(default=None, repr=False)
     _index: dict | None = field(default=None, repr=False)
+
+    @property
+    def file_nodes(self) -> int:
+        """Nodes as the file counts them: drawn nodes plus the constant nodes folded into weights."""
+        return len(self.nodes) + len(self.folded)
+
+    def weight(self, name: str) -> Tensor | None:
+        """The weight called ``name``: this graph's own, or an enclosing graph's that a body reads."""
+        return self.initializers.get(name) or self.outer.get(name)
 
     def value(self, name: str) -> Value:
         """The description of a value (an empty one when the file says nothing about it)."""
@@ -165,7 +179,7 @@ class Graph:
 
     def free_values(self) -> set[str]:
         """Values this graph (and its subgraphs) read but neither define nor receive as inputs."""
-        defined = set(self.inputs) | set(self.initializers)
+        defined = set(self.inputs) | set(self.initializers) | set(self.outer)
         used: set[str] = set()
         for node in self.nodes:
             defined.update(node.outputs)
@@ -193,7 +207,7 @@ class Graph:
         return changed
 
     def parameters(self) -> int:
-        """Total number of weight elements."""
+        """Total number of weight elements (initializers and folded constant nodes)."""
         return sum(t.size for t in self.initializers.values())
 
     def walk(self):
@@ -221,6 +235,7 @@ class Model:
     opsets: dict[str, int] = field(default_factory=dict)
     functions: dict[str, Graph] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    shape_source: Any = None  # a graph.shapes.ShapeSource once shapes were given or recorded by a run
 
     @property
     def main(self) -> Graph:

@@ -15,6 +15,8 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
+from studio.tools.graph.onnx_parse import infer_shapes as onnx_infer_shapes
+from studio.tools.graph.onnx_parse import load_proto
 
 INFER_MAX_NODES = 50_000  # shape inference above this takes seconds; the file's shapes are shown instead
 
@@ -27,7 +29,7 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
     path = Path(path)
     fix = "The file is truncated or not an ONNX model; export or download it again."
     try:
-        proto = onnx.load(str(path), load_external_data=False)
+        proto = load_proto(path)  # in slices: the GUI thread gets the interpreter in between
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise UserError(f"Cannot decode the ONNX model: {exc or type(exc).__name__}", path, fix) from exc
     except OSError as exc:
@@ -49,15 +51,9 @@ def read_onnx(path: Path, cancel=None, infer_shapes: bool = True) -> Model:
         if len(proto.graph.node) > INFER_MAX_NODES:
             model.warnings.append(f"shape inference skipped for {len(proto.graph.node):,} nodes; "
                                   "shapes are the ones stored in the file")
-        else:
-            try:
-                inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
-            except Exception as exc:  # noqa: BLE001 - inference failures are shown, not fatal
-                model.warnings.append(f"shape inference failed: {str(exc).strip().splitlines()[0][:300]}")
-                try:  # keep what can be inferred around the failing op
-                    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
-                except Exception:  # noqa: BLE001
-                    inferred = proto
+        else:  # big models are inferred in a worker process (one long C call)
+            inferred, warnings = onnx_infer_shapes(path, proto, cancel)
+            model.warnings.extend(warnings)
     if cancel is not None:
         cancel.raise_if_cancelled()
     reader = _Reader(model, path.parent)
@@ -133,15 +129,58 @@ class _Reader:
         weights = set(graph.initializers)
         graph.inputs = [n for n in _names(i.name for i in g.input) if n not in weights]
         graph.outputs = _names(o.name for o in g.output)
+        outputs = set(graph.outputs)
+        shape_inputs: set[str] = set()
         for k, n in enumerate(g.node):
             if cancel is not None and k % 2000 == 0:
                 cancel.raise_if_cancelled()
-            graph.nodes.append(self.node(n, graph))
+            if not n.domain and len(n.output) == 1 and n.output[0] not in outputs and \
+                    n.op_type in ("Constant", "ConstantOfShape"):
+                tensor = self.constant(n) if n.op_type == "Constant" else _filled(n, graph, k)
+                if tensor is not None:  # like Netron: a weight of its consumers, not a box of its own
+                    graph.initializers[tensor.name] = tensor
+                    graph.values[tensor.name] = Value(tensor.name, tensor.shape, tensor.dtype)
+                    graph.folded.append((tensor.origin, _s(n.op_type)))
+                    shape_inputs.update(_names(n.input))
+                    continue
+            graph.nodes.append(self.node(n, graph, k))
+        if shape_inputs:  # a shape that only sized a folded ConstantOfShape is not a weight of the model
+            read = set(graph.outputs) | set().union(*([set(n.inputs) | set(n.implicit_inputs)
+                                                       for n in graph.nodes] or [set()]))
+            for name in shape_inputs - read:
+                graph.initializers.pop(name, None)
         return graph
 
-    def node(self, n, graph: Graph) -> Node:
+    def constant(self, n) -> Tensor | None:
+        """The tensor a ``Constant`` node holds (PaddlePaddle exports keep every weight this way)."""
+        if len(n.attribute) != 1:
+            return None
+        attr = n.attribute[0]
+        key, name = _s(attr.name), _s(n.output[0])
+        origin = _s(n.name) or f"Constant {name}"
+        if key == "value":
+            tensor = self.tensor(attr.t)
+            tensor.name = name
+        elif key == "sparse_value":
+            tensor = Tensor(name, tuple(attr.sparse_tensor.dims), _dtype(attr.sparse_tensor.values.data_type),
+                            problem="sparse tensor: statistics not computed")
+        else:
+            scalars = {"value_float": (attr.f, np.float32), "value_int": (attr.i, np.int64),
+                       "value_floats": (list(attr.floats), np.float32), "value_ints": (list(attr.ints), np.int64),
+                       "value_string": (_s(attr.s), object), "value_strings": ([_s(v) for v in attr.strings], object)}
+            if key not in scalars:
+                return None
+            data = np.asarray(scalars[key][0], dtype=scalars[key][1])
+            tensor = Tensor(name, tuple(data.shape), "str" if data.dtype == object else str(data.dtype),
+                            loader=lambda d=data: d)
+        tensor.origin = origin
+        return tensor
+
+    def node(self, n, graph: Graph, index: int | None = None) -> Node:
         op_type, domain = _s(n.op_type), _s(n.domain)
-        node = Node(name=_s(n.name) or f"{op_type}_{len(graph.nodes)}", type=op_type, inputs=_names(n.input),
+        # Unnamed nodes are named by their place in the file (stable whether Constants are folded or not).
+        number = len(graph.nodes) if index is None else index
+        node = Node(name=_s(n.name) or f"{op_type}_{number}", type=op_type, inputs=_names(n.input),
                     outputs=_names(n.output), domain=domain if domain not in ("", "ai.onnx") else "")
         for attr in n.attribute:
             attr_name = _s(attr.name)
@@ -155,6 +194,14 @@ class _Reader:
             else:
                 node.attributes[attr_name] = _attribute(attr)
         if node.subgraphs:  # values captured from the outer scope are real dependencies
+            weights = {**graph.outer, **graph.initializers}  # ...but weights stay weights at any depth
+            for sub in node.subgraphs.values():
+                for inner in sub.walk():
+                    for name in inner.free_values():
+                        if name in weights:
+                            inner.outer[name] = weights[name]
+                        if name in graph.values:  # the body shows the outer value's type too
+                            inner.values.setdefault(name, graph.values[name])
             captured = set()
             for sub in node.subgraphs.values():
                 captured |= sub.free_values()
@@ -182,6 +229,31 @@ class _Reader:
 
             tensor.loader = lambda t=t: numpy_helper.to_array(t)
         return tensor
+
+
+def _filled(n, graph: Graph, index: int) -> Tensor | None:
+    """The tensor a ``ConstantOfShape`` fed by a weight makes (the light_* models keep every weight so):
+    a constant tensor, folded like a Constant. None when the shape is not a small stored int vector."""
+    shape_tensor = graph.initializers.get(_s(n.input[0])) if len(n.input) == 1 else None
+    if shape_tensor is None or shape_tensor.loader is None or shape_tensor.size > 8:
+        return None
+    try:
+        shape = tuple(int(d) for d in np.asarray(shape_tensor.loader()).ravel())
+    except Exception:  # noqa: BLE001 - an unreadable shape keeps the node as it is
+        return None
+    if any(d < 0 for d in shape):
+        return None
+    fill, dtype = 0.0, "float32"
+    for attr in n.attribute:
+        if _s(attr.name) == "value" and attr.type == attr.TENSOR:
+            from onnx import numpy_helper
+
+            value = numpy_helper.to_array(attr.t).ravel()
+            fill, dtype = (value[0] if value.size else 0), str(value.dtype)
+    name = _s(n.output[0])
+    tensor = Tensor(name, shape, dtype, loader=lambda s=shape, v=fill, d=dtype: np.full(s, v, dtype=d))
+    tensor.origin = _s(n.name) or f"ConstantOfShape_{index}"
+    return tensor
 
 
 def _external_array(file: Path, offset: int, length: int, t) -> np.ndarray:

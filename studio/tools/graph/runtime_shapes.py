@@ -2,7 +2,8 @@
 
 Declared and inferred shapes can be missing (dynamic dims, custom ops, failed inference) or wrong;
 the shapes a real run produced are trusted over them (:meth:`Graph.apply_runtime_shapes`). Inputs are
-random, with dynamic dims set to 1 unless given; the run uses the CPU provider.
+random; every dynamic dim needs a size (by dim name, or per input as ``--input-shape`` gives them):
+a dim set to 1 behind the user's back would record shapes of a run nobody asked for.
 """
 
 from __future__ import annotations
@@ -41,8 +42,14 @@ def _session(onnx, ort, model, probe: Path, path: Path):
 
 
 def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
-                  cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[dict, dict]]:
-    """Job: run the model once; returns ({tensor name: shape}, {tensor name: dtype})."""
+                  cancel: CancelToken | None = None, input_shapes: dict[str, tuple[int, ...]] | None = None,
+                  option: str = "--input-shape") -> Generator[Progress, None, tuple[dict, dict]]:
+    """Job: run the model once; returns ({tensor name: shape}, {tensor name: dtype}).
+
+    ``dims`` sizes dynamic dims by name (``{"N": 5}``), ``input_shapes`` whole inputs
+    (``{"x": (1, 3, 640, 640)}``). A dynamic dim with no size is a UserError naming the input, the
+    axis and ``option`` (the spelling of the surface that asks).
+    """
     import onnx
     import onnxruntime as ort
 
@@ -67,7 +74,19 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
         rng = np.random.default_rng(seed)
         feeds = {}
         for inp in session.get_inputs():
-            shape = [d if isinstance(d, int) and d > 0 else (dims or {}).get(str(d), 1) for d in inp.shape]
+            given = (input_shapes or {}).get(inp.name)
+            if given is not None and len(given) != len(inp.shape):
+                raise UserError(f"Input {inp.name!r} has {len(inp.shape)} dims, {option} gives {len(given)}", path,
+                                f"Give {len(inp.shape)} sizes for {inp.name}.")
+            shape = []
+            for axis, d in enumerate(inp.shape):
+                size = given[axis] if given is not None else d if isinstance(d, int) and d > 0 else \
+                    (dims or {}).get(str(d))
+                if size is None:
+                    example = ",".join(str(v) if isinstance(v, int) and v > 0 else "N" for v in inp.shape)
+                    raise UserError(f"Dim {axis} ({d or '?'}) of input {inp.name!r} is dynamic and no size was given",
+                                    path, f"Give it with {option} {inp.name}={example} (N: the size to run with).")
+                shape.append(int(size))
             dtype = _NUMPY.get(inp.type)
             if dtype is None:
                 raise UserError(f"Input {inp.name!r} has type {inp.type}, which a random run cannot feed", path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +38,66 @@ def find_nodes(graph: Graph, query: str, regex: bool = False) -> list[int]:
         if all(t in fields for t in terms):
             out.append(i)
     return out
+
+
+@dataclass(frozen=True)
+class Match:
+    """A node found by :func:`find_in_subgraphs`: ``trail`` leads from the searched graph to the graph
+    holding it, as (subgraph, title) steps ("If_0 › else_branch"); empty for the searched graph."""
+
+    graph: Graph
+    index: int
+    trail: tuple[tuple[Graph, str], ...] = ()
+
+    @property
+    def where(self) -> str:
+        """Which subgraph the match is in ("" for the searched graph itself)."""
+        return " › ".join(title for _, title in self.trail)
+
+
+def subgraph_steps(node, slot: str) -> str:
+    """The title of the step into ``node``'s subgraph ``slot``, as breadcrumbs show it."""
+    return f"{node.name} › {slot}"
+
+
+def find_in_subgraphs(graph: Graph, query: str, regex: bool = False, cancel=None) -> list[Match]:
+    """:func:`find_nodes` over ``graph`` and, depth first, every subgraph inside it (If/Loop bodies,
+    function bodies, OM subgraphs); matches in ``graph`` itself come first."""
+    out: list[Match] = []
+    stack: list[tuple[Graph, tuple]] = [(graph, ())]
+    seen: set[int] = set()
+    while stack:
+        g, trail = stack.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        out.extend(Match(g, i, trail) for i in find_nodes(g, query, regex))
+        children = [(sub, trail + ((sub, subgraph_steps(node, slot)),))
+                    for node in g.nodes for slot, sub in node.subgraphs.items()]
+        stack.extend(reversed(children))
+    return out
+
+
+def subgraph_trail(root: Graph, target: Graph) -> list[tuple[Graph, str]] | None:
+    """The steps from ``root`` down to ``target`` (every level, for breadcrumbs); None if not below."""
+    if root is target:
+        return []
+    stack: list[tuple[Graph, list]] = [(root, [])]
+    seen: set[int] = set()
+    while stack:
+        g, trail = stack.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        for node in g.nodes:
+            for slot, sub in node.subgraphs.items():
+                step = trail + [(sub, subgraph_steps(node, slot))]
+                if sub is target:
+                    return step
+                stack.append((sub, step))
+    return None
 
 
 def trace(graph: Graph, start: int, downstream: bool) -> set[int]:

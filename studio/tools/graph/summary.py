@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from studio.tools.graph.macs import graph_macs, macs_text
 from studio.tools.graph.model import Graph, Model
+from studio.tools.graph.shapes import shape_source
 
 
 def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
@@ -20,25 +22,35 @@ def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def summarize(model: Model) -> dict[str, Any]:
-    """A JSON-ready summary. Keys: format, nodes, nodes_total, edges, op_types, inputs, outputs,
-    parameters, subgraphs (plus graphs, functions, metadata, opsets, warnings)."""
+def summarize(model: Model, source=None) -> dict[str, Any]:
+    """A JSON-ready summary. Keys: format, nodes (as the file counts them), nodes_total, constants_folded,
+    edges, op_types, inputs, outputs, parameters, macs, shapes, subgraphs (plus graphs, functions,
+    metadata, opsets, warnings). ``source`` says where the shapes came from (given or inferred)."""
     main = model.main
+    source = source or shape_source(model)
+    macs = graph_macs(main)
     graphs = model.all_graphs()
     ops = Counter(n.type for n in main.nodes)
+    ops.update(op for _, op in main.folded)  # the histogram counts the file's nodes, folded constants too
     src, _, _ = main.edges()
     return {
         "format": model.format,
         "path": str(model.path),
-        "nodes": len(main.nodes),
-        "nodes_total": sum(len(g.nodes) for g in graphs),
+        "nodes": main.file_nodes,
+        "nodes_total": sum(g.file_nodes for g in graphs),
+        "constants_folded": sum(len(g.folded) for g in graphs),
         "edges": int(src.size),
         "op_types": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
         "inputs": _io(main, main.inputs),
         "outputs": _io(main, main.outputs),
         "parameters": sum(g.parameters() for g in graphs),
+        "macs": sum(macs.values()),
+        "macs_nodes": len(macs),
+        "macs_unknown_nodes": len(main.nodes) - len(macs),
+        "shapes": source.text(),
+        "shapes_given": {k: list(v) for k, v in source.given.items()},
         "subgraphs": len(graphs) - 1,
-        "graphs": [{"name": g.name, "nodes": len(g.nodes)} for g in graphs],
+        "graphs": [{"name": g.name, "nodes": g.file_nodes} for g in graphs],
         "functions": sorted(model.functions),
         "opsets": model.opsets,
         "metadata": {k: v for k, v in model.metadata.items() if v not in ("", None, [])},
@@ -52,6 +64,11 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"  nodes: {summary['nodes']:,} (main graph), {summary['nodes_total']:,} with subgraphs; "
              f"edges: {summary['edges']:,}; subgraphs: {summary['subgraphs']}; "
              f"parameters: {summary['parameters']:,}"]
+    unknown = summary["macs_unknown_nodes"]
+    lines.append(f"  MACs (main graph): {macs_text(summary['macs'], unknown)}; {summary['shapes']}")
+    if summary.get("constants_folded"):
+        lines.append(f"  {summary['constants_folded']:,} Constant/ConstantOfShape nodes hold weights: drawn as "
+                     "weights of the nodes that read them and counted in the parameters")
     for kind in ("inputs", "outputs"):
         lines.append(f"  {kind}:")
         for io in summary[kind]:

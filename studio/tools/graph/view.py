@@ -53,7 +53,11 @@ class ViewGraph:
 
 
 def _elide(text: str) -> str:
-    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "…"
+    """Cut in the middle: scoped names differ at both ends (``backbone/…/output``)."""
+    if len(text) <= MAX_LABEL:
+        return text
+    keep = (MAX_LABEL - 1) // 2
+    return text[:keep] + "…" + text[-(MAX_LABEL - 1 - keep):]
 
 
 def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,
@@ -98,17 +102,27 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     # Graph inputs and outputs as terminals.
     consumers: dict[str, list[int]] = {}
     for i, node in enumerate(graph.nodes):
-        for name in node.inputs:
+        # implicit inputs: an If/Loop whose bodies read a graph input is connected to it
+        for name in (*node.inputs, *node.implicit_inputs):
             if name:
                 consumers.setdefault(name, []).append(i)
     producers = graph.producers()
     for k, name in enumerate(graph.inputs):
         users = sorted({int(item_of_node[c]) for c in consumers.get(name, [])})
-        items.append(Item("input", k, _elide(name), graph.value(name).shape_text(), "io", name))
+        items.append(Item("input", k, _elide(name), _elide(graph.value(name).shape_text()), "io", name))
+        for u in users:
+            edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
+    # A subgraph's values from the outer scope (If/Loop bodies read them by name) as inputs too.
+    outer = sorted(graph.free_values() - set(graph.inputs))
+    for k, name in enumerate(outer, start=len(graph.inputs)):
+        users = sorted({int(item_of_node[c]) for c in consumers.get(name, [])})
+        if not users:
+            continue
+        items.append(Item("input", k, _elide(name), "outer · " + graph.value(name).shape_text(), "io", name))
         for u in users:
             edge_src.append(len(items) - 1), edge_dst.append(u), edge_values.append(name)
     for k, name in enumerate(graph.outputs):
-        items.append(Item("output", k, _elide(name), graph.value(name).shape_text(), "io", name))
+        items.append(Item("output", k, _elide(name), _elide(graph.value(name).shape_text()), "io", name))
         if name in producers:
             edge_src.append(int(item_of_node[producers[name]])), edge_dst.append(len(items) - 1)
             edge_values.append(name)

@@ -23,7 +23,7 @@ from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
-FORMAT_VERSION = 4  # bump whenever what a reader produces changes
+FORMAT_VERSION = 5  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")
@@ -47,7 +47,12 @@ def source_key(source: Path) -> str:
 
 def load(source: Path) -> Trace | None:
     """The cached trace of ``source``, or None when there is none or it is stale or unreadable."""
-    folder = cache_root() / source_key(source)
+    return load_folder(cache_root() / source_key(source))
+
+
+def load_folder(folder: Path) -> Trace | None:
+    """The trace stored in ``folder`` (memory-mapped), or None when it is missing or unreadable."""
+    folder = Path(folder)
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
         return None
@@ -75,9 +80,20 @@ def load(source: Path) -> Trace | None:
 
 def store(source: Path, trace: Trace) -> Path | None:
     """Write ``trace`` to the cache for ``source``; returns the folder (None if it cannot be written)."""
-    root = cache_root()
+    try:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
     final = root / source_key(source)
-    tmp = root / f".tmp-{final.name}-{os.getpid()}"
+    if store_into(root / f".tmp-{final.name}-{os.getpid()}", trace, final) is None:
+        return None
+    evict(root, keep=final)
+    return final
+
+
+def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | None:
+    """Write ``trace`` into folder ``tmp``, then rename it to ``final`` (when given); None on failure."""
     try:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
@@ -106,9 +122,10 @@ def store(source: Path, trace: Trace) -> Path | None:
             "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels],
         }
         (tmp / "meta.json").write_text(json.dumps(meta))  # written last: its presence marks a whole cache
+        if final is None:
+            return tmp
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
-        evict(root, keep=final)
         return final
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)

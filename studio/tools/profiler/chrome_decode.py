@@ -9,6 +9,7 @@ a loose path through plain dicts.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import re
@@ -29,7 +30,7 @@ class Event(msgspec.Struct, gc=False):
     cat: str = ""
     pid: int | str = 0
     tid: int | str = 0
-    ts: float | str = 0.0
+    ts: float | str | None = None  # None: the event has no timestamp (it is skipped)
     dur: float | str | None = None
     id: int | str | None = None
     bp: str = ""
@@ -65,37 +66,58 @@ def _release(data: bytes | mmap.mmap, end: int) -> None:
             data.madvise(mmap.MADV_DONTNEED, 0, end)
 
 
-def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int, list[Event], str]]:
-    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk."""
-    head = bytes(data[:4096])
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    offset = len(head) - len(stripped)
-    if not stripped or stripped[:1] != b"[" or len(data) - offset <= CHUNK_BYTES:
-        events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
-        yield len(data), events, note
-        return
-    pos = offset + 1
-    while pos < len(data):
-        target = pos + CHUNK_BYTES
-        if target >= len(data):
-            events, note = decode_events(b"[" + data[pos:], path)
+class Misaligned(Exception):
+    """A range given to :func:`iter_event_chunks` does not start or end between top-level events."""
+
+
+MAX_CUT_TRIES = 64  # candidate cuts tried per chunk before a range is declared misaligned
+
+
+def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = None, end: int | None = None,
+                      chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, list[Event], str]]:
+    """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk.
+
+    With ``start`` (just after a top-level comma or the array's ``[``) only the events from there
+    on are read, up to ``end`` (just after an event's closing brace) or to the end of the array.
+    A range that does not begin or end between top-level events raises :class:`Misaligned`.
+    """
+    if start is None:
+        head = bytes(data[:4096])
+        stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        offset = len(head) - len(stripped)
+        if not stripped or stripped[:1] != b"[" or len(data) - offset <= chunk_bytes:
+            events, note = decode_events(bytes(data) if isinstance(data, mmap.mmap) else data, path)
             yield len(data), events, note
             return
-        # Cut after an event at the top level: a cut inside args (or a string) leaves the chunk
-        # unbalanced, the decode fails, and the next candidate is tried.
+        pos = offset + 1
+    else:
+        pos = start
+    limit = len(data) if end is None else end
+    while pos < limit:
+        target = pos + chunk_bytes
         search = target
+        tries = 0
         while True:
-            match = _EVENT_END.search(data, search)
-            if match is None:
-                events, note = decode_events(b"[" + data[pos:], path)
-                yield len(data), events, note
+            match = _EVENT_END.search(data, search, limit) if target < limit else None
+            if match is None:  # the rest is the last chunk
+                if end is None:
+                    events, note = decode_events(b"[" + data[pos:], path, base=pos - 1)
+                    yield len(data), events, note
+                else:
+                    yield end, _decode_range_tail(_bracketed(data, pos, end), path), ""
                 return
             cut = match.start() + 1
             try:
-                events = _unwrap(msgspec.json.decode(b"[" + data[pos:cut] + b"]", type=list[Event]))
+                chunk = _bracketed(data, pos, cut)
+                with readable_errors(path, pos - 1, chunk):
+                    events = _unwrap(msgspec.json.decode(chunk, type=list[Event]))
             except msgspec.ValidationError:
-                events = _decode_loose(b"[" + data[pos:cut] + b"]", path)
+                events = _decode_loose(bytes(chunk), path)
             except msgspec.DecodeError:
+                # A cut inside args (or a string) leaves the chunk unbalanced: try the next one.
+                tries += 1
+                if start is not None and tries > MAX_CUT_TRIES:
+                    raise Misaligned(pos) from None
                 search = match.end()
                 continue
             break
@@ -104,9 +126,56 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path) -> Iterator[tuple[int
         _release(data, pos)
 
 
-def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
-    """Decode the events; returns them and a note when the file had to be repaired."""
+def _bracketed(data: bytes | mmap.mmap, start: int, end: int) -> bytearray:
+    """``[`` + ``data[start:end]`` + ``]`` with one copy (a 16 MB chunk is copied once, not twice)."""
+    buffer = bytearray(end - start + 2)
+    buffer[0], buffer[-1] = 0x5B, 0x5D
+    buffer[1:-1] = memoryview(data)[start:end]
+    return buffer
+
+
+def _decode_range_tail(data: bytes, path: Path) -> list[Event]:
+    try:
+        with readable_errors(path):
+            return _unwrap(msgspec.json.decode(data, type=list[Event]))
+    except msgspec.ValidationError:
+        return _decode_loose(data, path)
+    except msgspec.DecodeError:
+        raise Misaligned(len(data)) from None
+
+
+def decode_events(data: bytes, path: Path, base: int = 0) -> tuple[list[Event], str]:
+    """Decode the events; returns them and a note when the file had to be repaired.
+    ``base`` is where ``data`` starts in the file (for the note's byte offset)."""
+    with readable_errors(path, base, data):
+        return _decode_events(data, path, base)
+
+
+@contextlib.contextmanager
+def readable_errors(path: Path, base: int = 0, data: bytes | None = None) -> Iterator[None]:
+    """Bytes that are not UTF-8 and absurdly deep nesting end in a UserError, not a traceback.
+    ``data`` (starting at file offset ``base``) lets the message give the offending byte's offset."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        bad, offset = exc.object[exc.start:exc.start + 1], None
+        if data is not None:
+            try:
+                bytes(data).decode("utf-8")
+            except UnicodeDecodeError as located:
+                bad, offset = located.object[located.start:located.start + 1], base + located.start
+        at = f" at byte offset {offset:,}" if offset is not None else ""
+        raise UserError(f"Trace is not valid UTF-8 text (byte {bad!r}{at})", path,
+                        "JSON must be UTF-8: export the trace again, or convert it with "
+                        "`iconv -f <its encoding> -t utf-8`.") from None
+    except RecursionError:
+        raise UserError("Trace JSON is nested too deeply to be a trace (thousands of levels of [ or {)", path,
+                        "Check that the file is the timeline JSON the profiler wrote, not a damaged copy.") from None
+
+
+def _decode_events(data: bytes, path: Path, base: int) -> tuple[list[Event], str]:
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    base += len(data) - len(stripped)
     if not stripped:
         raise UserError("Trace file is empty", path, "Record the trace again; the writer may have crashed.")
     if stripped[:1] not in (b"[", b"{"):
@@ -127,7 +196,7 @@ def decode_events(data: bytes, path: Path) -> tuple[list[Event], str]:
             raise UserError("Trace is truncated and no complete event could be recovered", path,
                             "Record the trace again; the writer stopped before any event was written.") from exc
         events, dropped_at = repaired
-        return events, f"the file was truncated at byte {dropped_at:,}; the events before it were read"
+        return events, f"the file was truncated at byte {base + dropped_at:,}; the events before it were read"
 
 
 def _unwrap(decoded: Any) -> list[Event]:
@@ -163,7 +232,8 @@ def _repair_truncated(data: bytes, kind: Any) -> tuple[list[Event], int] | None:
 def _decode_loose(data: bytes, path: Path) -> list[Event]:
     """Slow path for traces whose fields have unexpected types (numeric names, float pids...)."""
     try:
-        decoded = msgspec.json.decode(data)
+        with readable_errors(path, 0, data):
+            decoded = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise UserError(f"Trace JSON is malformed: {exc}", path, "Produce the trace again.") from exc
     items = decoded.get("traceEvents", []) if isinstance(decoded, dict) else decoded
@@ -174,12 +244,12 @@ def _decode_loose(data: bytes, path: Path) -> list[Event]:
         if not isinstance(item, dict):
             continue
         args = item.get("args")
-        ts = item.get("ts", 0)
+        ts = item.get("ts")
         dur = item.get("dur")
         events.append(Event(
             ph=str(item.get("ph", "")), name=str(item.get("name", "")), cat=str(item.get("cat", "") or ""),
             pid=_id_value(item.get("pid", 0)), tid=_id_value(item.get("tid", 0)),
-            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else (ts if isinstance(ts, str) else 0.0),
+            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else (ts if isinstance(ts, str) else None),
             dur=float(dur) if isinstance(dur, (int, float)) and not isinstance(dur, bool) else (dur if isinstance(dur, str) else None),
             id=_id_value(item["id"]) if "id" in item else None, bp=str(item.get("bp", "")),
             s=str(item.get("s", "")), args=msgspec.Raw(json.dumps(args).encode() if args is not None else b""),

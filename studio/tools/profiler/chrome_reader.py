@@ -13,6 +13,7 @@ import gc
 import itertools
 import json
 import mmap
+import os
 from collections.abc import Generator
 from operator import attrgetter
 from pathlib import Path
@@ -22,19 +23,25 @@ import numpy as np
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
-from studio.tools.profiler.chrome_decode import Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.chrome_decode import CHUNK_BYTES, Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.chrome_parallel import cores, plan_ranges, read_ranges
 from studio.tools.profiler.model import Trace
+
+PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than processes start
 
 
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
-                      builder: TraceBuilder | None = None, *, build: bool = True
+                      builder: TraceBuilder | None = None, *, build: bool = True,
+                      ranges: int | None = None, chunk_bytes: int = CHUNK_BYTES
                       ) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
 
     A bare array is decoded in chunks of about ``CHUNK_BYTES`` cut between top-level events, so
     decoded objects never pile up (memory stays near the file size plus the columns), progress is
-    real, and cancel works between chunks.
+    real, and cancel works between chunks. A file of at least ``PARALLEL_MIN_BYTES`` is cut into
+    ``ranges`` (default: one per core; 1 = this process only) decoded by forked processes
+    (:mod:`~studio.tools.profiler.chrome_parallel`).
     """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
@@ -46,7 +53,13 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the collector would rescan them for nothing
     try:
-        for done, events, note in iter_event_chunks(data, path):
+        merged = False
+        count = cores() if ranges is None else ranges
+        if count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
+            plan = plan_ranges(data, count, min_range=chunk_bytes)
+            if plan is not None:
+                merged = yield from read_ranges(path, data, plan, builder, cancel, chunk_bytes)
+        for done, events, note in ([] if merged else iter_event_chunks(data, path, chunk_bytes=chunk_bytes)):
             if cancel:
                 cancel.raise_if_cancelled()
             if note:
@@ -54,7 +67,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
             add_events(builder, events, path)
             del events
             yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
-        finish_events(builder)
+        finish_events(builder, path)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -71,21 +84,25 @@ def ts_to_ns(values: list[float | str]) -> np.ndarray:
     """Microsecond timestamps (numbers or decimal strings) to int64 nanoseconds, strings exactly."""
     if set(map(type, values)) == {float}:
         return np.rint(np.array(values, dtype=np.float64) * 1000.0).astype(np.int64)
-    return np.array([_one_ts_ns(v) for v in values], dtype=np.int64)
+    return np.array([_one_ts_ns(v) or 0 for v in values], dtype=np.int64)
 
 
-def _one_ts_ns(value: float | str) -> int:
+def _one_ts_ns(value: float | str | None) -> int | None:
+    """One timestamp in ns; None when missing or not a number (the event is then skipped)."""
+    if value is None:
+        return None
     if isinstance(value, (int, float)):
-        return round(value * 1000.0)
+        return round(value * 1000.0) if value == value and abs(value) < 1e300 else None
     text = str(value).strip()
     whole, _, frac = text.partition(".")
     try:
         if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
             ns = abs(int(whole)) * 1000 + int((frac + "000")[:3] or 0)
             return -ns if whole.startswith("-") else ns
-        return round(float(text) * 1000.0)
+        number = float(text)
+        return round(number * 1000.0) if number == number and abs(number) < 1e300 else None
     except ValueError:
-        return 0
+        return None
 
 
 def add_events(builder: TraceBuilder, events: list[Event], path: Path) -> None:
@@ -106,6 +123,20 @@ _PH, _PID, _TID, _NAME, _CAT, _TS, _DUR, _ARGS = (attrgetter(a) for a in ("ph", 
 
 
 def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
+    stamps = list(map(_TS, xs))
+    if set(map(type, stamps)) == {float}:  # the usual case, at numpy speed
+        start = np.rint(np.array(stamps, dtype=np.float64) * 1000.0).astype(np.int64)
+    else:  # strings (exact), or events without a usable ts (skipped)
+        ns = [_one_ts_ns(v) for v in stamps]
+        if None in ns:
+            keep = [i for i, v in enumerate(ns) if v is not None]
+            state = builder.open_state
+            state["no_ts"] = state.get("no_ts", 0) + len(xs) - len(keep)
+            xs, ns = [xs[i] for i in keep], [ns[i] for i in keep]
+            if not xs:
+                return
+        start = np.array(ns, dtype=np.int64)
+    builder.open_state["read"] = builder.open_state.get("read", 0) + len(xs)
     n = len(xs)
     track = _track_ids(builder, xs)
     names: dict[str, int] = {}
@@ -118,12 +149,11 @@ def _add_complete(builder: TraceBuilder, xs: list[Event]) -> None:
     cat_remap = np.zeros(max(cats.values()) + 1 if cats else 0, dtype=np.int32)
     for key, value in cats.items():
         cat_remap[value] = builder.cat_id(key)
-    start = ts_to_ns(list(map(_TS, xs)))
     durs = list(map(_DUR, xs))
     if set(map(type, durs)) == {float}:
         dur = np.rint(np.array(durs, dtype=np.float64) * 1000.0).astype(np.int64)
     else:  # strings (exact), or X events without dur (0)
-        dur = np.array([_one_ts_ns(d) if d is not None else 0 for d in durs], dtype=np.int64)
+        dur = np.array([_one_ts_ns(d) or 0 for d in durs], dtype=np.int64)
     raws = list(map(_ARGS, xs))
     lengths = np.fromiter(map(len, raws), np.int64, n)
     base = builder.add_args_blob(b"".join(raws))
@@ -158,14 +188,22 @@ def _track_ids(builder: TraceBuilder, xs: list[Event]) -> np.ndarray:
 def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
     open_b: dict[int, list[Event]] = builder.open_state.setdefault("B", {})
     open_async: dict[tuple, list[Event]] = builder.open_state.setdefault("b", {})
-    ignored = 0
+    # A range decoded apart from the rest of the file keeps the ends whose begin came before it.
+    orphans: list | None = builder.open_state.get("orphans")
+    ignored = no_ts = read = 0
     for e in events:
         ph = e.ph
-        ts = _one_ts_ns(e.ts)
-        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
         if ph == "M":
             _metadata(builder, e)
-        elif ph == "B":
+            read += 1
+            continue
+        ts = _one_ts_ns(e.ts)
+        if ts is None:
+            no_ts += 1
+            continue
+        builder.open_state["last_ns"] = max(builder.open_state.get("last_ns", ts), ts)
+        read += 1
+        if ph == "B":
             open_b.setdefault(builder.track_id(e.pid, e.tid), []).append(e)
         elif ph == "E":
             track = builder.track_id(e.pid, e.tid)
@@ -174,6 +212,8 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 begin = stack.pop()
                 start = _one_ts_ns(begin.ts)
                 builder.add_slice(start, ts - start, track, begin.name or e.name, begin.cat, bytes(begin.args) or None)
+            elif orphans is not None:
+                orphans.append(("E", track, None, e))
         elif ph in ("i", "I", "R"):
             builder.add_instant(ts, builder.track_id(e.pid, e.tid), e.name)
         elif ph == "C":
@@ -190,17 +230,34 @@ def _add_others(builder: TraceBuilder, events: list[Event]) -> None:
                 begin = open_async[key].pop()
                 start = _one_ts_ns(begin.ts)
                 builder.add_slice(start, ts - start, lane, begin.name, begin.cat, bytes(begin.args) or None)
+            elif ph == "e" and orphans is not None:
+                orphans.append(("e", lane, key, e))
             elif ph == "n":
                 builder.add_instant(ts, lane, e.name)
         else:
             ignored += 1
-    if ignored:
-        builder.open_state["ignored"] = builder.open_state.get("ignored", 0) + ignored
-
-
-def finish_events(builder: TraceBuilder) -> None:
-    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped."""
+            read -= 1
     state = builder.open_state
+    for key, count in (("ignored", ignored), ("no_ts", no_ts), ("read", read)):
+        if count:
+            state[key] = state.get(key, 0) + count
+
+
+def finish_events(builder: TraceBuilder, path: Path | None = None) -> None:
+    """After the last chunk: a B without its E runs to the end of the trace; note what was skipped.
+
+    Events but none Studio could read (no phase it knows, no timestamp) mean the file is not a
+    trace at all: that is an error, not an empty timeline.
+    """
+    state = builder.open_state
+    skipped = state.get("ignored", 0) + state.get("no_ts", 0)
+    if path is not None and skipped and not state.get("read"):
+        state.clear()
+        raise UserError(f"No trace events found: none of the {skipped:,} events has a phase (ph) Studio draws "
+                        "and a timestamp (ts)", path,
+                        "Open a Chrome trace (events like {\"ph\": \"X\", \"ts\": 12.5, \"dur\": 3, ...}).")
+    if state.get("no_ts"):
+        builder.facts["events without a timestamp"] = f"{state.pop('no_ts')} events had no valid ts and were skipped"
     unclosed = 0
     for track, stack in state.pop("B", {}).items():
         for begin in stack:

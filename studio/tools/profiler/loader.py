@@ -58,6 +58,81 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
     return trace
 
 
+def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
+                           ) -> Generator[Progress, None, Trace]:
+    """:func:`open_profile` for the GUI: the parsing runs in a worker process, never in the GUI's.
+
+    Decoding holds the interpreter lock for long stretches (msgspec on 16 MB chunks, numpy), and a
+    thread doing it makes the GUI thread wait. So a source bigger than ``OFFLOAD_BYTES`` is read
+    by a worker process (which uses every core for a big trace), written to the column cache
+    there, and memory-mapped here. Progress, cancel (which kills the worker) and errors are those
+    of :func:`open_profile`. A cached source is mapped at once; a small one is read in this thread.
+    """
+    path = Path(path)
+    cached = cache.load(path)
+    if cached is not None:
+        yield Progress(1.0, f"{path.name} (from cache)")
+        return cached
+    if _source_bytes(path) < OFFLOAD_BYTES:
+        return (yield from open_profile(path, cancel, use_cache=False))
+    from studio.workers import WorkerUnavailable, run_in_worker
+
+    try:
+        folder, temporary = yield from run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path),
+                                                     cancel=cancel)
+    except WorkerUnavailable:
+        import logging
+
+        logging.getLogger(__name__).warning("no worker process; reading %s in this process", path)
+        return (yield from open_profile(path, cancel, use_cache=False))
+    trace = cache.load_folder(Path(folder))
+    if temporary:  # the cache could not be written: the worker used a scratch folder
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)  # the mappings keep the data (POSIX)
+    if trace is None:
+        raise UserError("The parsed profile could not be read back from the cache", folder,
+                        "Check the disk is not full, then open the profile again.")
+    yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
+    return trace
+
+
+OFFLOAD_BYTES = 4 << 20  # below this a parse holds the interpreter for a few tens of ms at most
+
+
+def parse_to_cache(path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[str, bool]]:
+    """Worker-process side of :func:`open_profile_offloaded`: parse, write the cache, return
+    (folder, whether it is a scratch folder the caller deletes)."""
+    trace = yield from open_profile(path, cancel, use_cache=False)
+    yield Progress(0.95, "writing the cache")
+    folder = cache.store(Path(path), trace)
+    if folder is not None:
+        return str(folder), False
+    import tempfile
+
+    scratch = cache.store_into(Path(tempfile.mkdtemp(prefix="studio-trace-")), trace)
+    if scratch is None:
+        raise UserError("Cannot write the parsed profile to disk", tempfile.gettempdir(),
+                        "Free some disk space (a big trace needs about its own size), then open it again.")
+    return str(scratch), True
+
+
+def _source_bytes(path: Path) -> int:
+    """Size of a file, or of the files in a folder (the first 5,000)."""
+    try:
+        if path.is_dir():
+            total = 0
+            for i, item in enumerate(path.rglob("*")):
+                if i >= 5000:
+                    break
+                if item.is_file():
+                    total += item.stat().st_size
+            return total
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def add_trace_facts(trace: Trace) -> None:
     """Facts the events themselves tell: when the trace starts, which processes are host or device."""
     import datetime as dt

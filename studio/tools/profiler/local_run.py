@@ -8,8 +8,11 @@ memory while it runs, and writes a folder the profiler opens (``studio.formats``
   run's own ranges (``studio.profile`` annotations: session, warm-up, each iteration) and counter
   tracks for CPU % and RSS;
 * ``op_summary.csv`` / ``op_statistic.csv`` — msprof-style columns over the measured iterations;
-* ``studio_profile.json`` — latency mean/p50/p90/p99, throughput, host facts;
+* ``studio_profile.json`` — latency mean/p50/p90/p99, throughput, the input shapes used, host facts;
 * ``onnxruntime_profile.json`` — ORT's own file, untouched.
+
+A dynamic input dimension needs a size from the user (``shapes``) or the input's data (``inputs``);
+a run that fails leaves no ORT profile file behind (and no folder, when it made the folder).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import numpy as np
 import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
 from studio.jobs import CancelToken, Progress
-from studio.tools.profiler.local_inputs import make_inputs
+from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
+from studio.tools.profiler.ort_errors import ort_message
 
 COUNTER_PID = 2
 SAMPLE_S = 0.005
@@ -45,6 +49,7 @@ class RunResult:
     iterations: int
     warmup: int
     latencies_ms: list[float] = field(default_factory=list)
+    inputs: dict[str, InputUsed] = field(default_factory=dict)  # what each model input was fed
 
     def latency(self) -> dict[str, float]:
         """mean, p50, p90, p99, min, max of the measured iterations (ms)."""
@@ -64,7 +69,9 @@ class RunResult:
     def report(self) -> str:
         """The msame-style summary printed by ``studio profile run``."""
         lat = self.latency()
+        inputs = "".join(f"input {name}: {used.describe()}\n" for name, used in self.inputs.items())
         return (f"profiled {self.model.name}: {self.iterations} iterations after {self.warmup} warm-ups\n"
+                f"{inputs}"
                 f"latency (ms): mean {lat['mean']:.3f}  p50 {lat['p50']:.3f}  p90 {lat['p90']:.3f}  "
                 f"p99 {lat['p99']:.3f}  min {lat['min']:.3f}  max {lat['max']:.3f}\n"
                 f"throughput: {self.throughput:.1f} inferences/s\n"
@@ -73,8 +80,13 @@ class RunResult:
 
 def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
                   inputs: dict[str, Path] | None = None, seed: int = 0,
-                  cancel: CancelToken | None = None) -> Generator[Progress, None, RunResult]:
-    """Run and profile ``model``; writes ``out`` (created) and returns the measured numbers."""
+                  cancel: CancelToken | None = None, shapes: dict[str, list[int]] | None = None,
+                  ) -> Generator[Progress, None, RunResult]:
+    """Run and profile ``model``; writes ``out`` (created) and returns the measured numbers.
+
+    ``inputs`` gives .npy files by input name, ``shapes`` the shapes of the seeded random data
+    for inputs with dynamic dims (both required for dynamic dims; nothing is set to 1 silently).
+    """
     try:
         import onnxruntime as ort
     except ImportError as exc:
@@ -85,25 +97,54 @@ def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
     if iterations < 1 or warmup < 0:
         raise UserError("Iterations must be >= 1 and warm-ups >= 0", f"--iterations {iterations} --warmup {warmup}",
                         "Use e.g. --iterations 20 --warmup 3.")
-    out.mkdir(parents=True, exist_ok=True)
+    made_folder = out
+    while not made_folder.parent.exists() and made_folder.parent != made_folder:
+        made_folder = made_folder.parent  # the outermost folder this run creates
+    made_folder = made_folder if not made_folder.exists() else None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"Cannot create the output folder: {exc.strerror}", out, "Choose a folder you can write.") from exc
+    before = set(out.iterdir())
     result = RunResult(out, model, iterations, warmup)
+    try:
+        rec, sampler, origin_ns, ort_file = yield from _run(ort, model, out, result, inputs or {}, shapes or {},
+                                                            seed, cancel)
+    except BaseException:
+        _clean_failed_run(out, before, made_folder)
+        raise
+    raw_path = out / "onnxruntime_profile.json"
+    ort_file.replace(raw_path)
+    yield Progress(0.92, "writing the trace and summaries")
+    ort_events = json.loads(raw_path.read_text())
+    first_measured = _first_measured_ns(rec, warmup)
+    write_outputs(out, model, ort_events, rec, sampler, origin_ns, first_measured, result)
+    yield Progress(1.0, f"profile written to {out}")
+    return result
+
+
+def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path], shapes: dict[str, list[int]],
+         seed: int, cancel: CancelToken | None):
+    """Load, feed and time the model with ORT's profiler on; returns what write_outputs needs."""
     sampler = _Sampler()
     session = None
+    warmup, iterations = result.warmup, result.iterations
     with annotations.recording() as rec:
         try:
             yield Progress(0.0, f"loading {model.name}")
             options = ort.SessionOptions()
             options.enable_profiling = True
             options.profile_file_prefix = str(out / "ort")
+            options.log_severity_level = 4  # ORT's own log lines would duplicate the errors raised below
             sampler.start()
             with annotations.range("create session"):
                 try:
                     session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
                 except Exception as exc:  # ORT raises its own types for bad models
-                    raise UserError(f"ONNX Runtime cannot load the model: {exc}".splitlines()[0], model,
-                                    "Check the model with `studio info` or open it in the Graph panel.") from exc
+                    raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
+                                    f"Check the model: studio info {model}") from exc
             origin_ns = session.get_profiling_start_time_ns()
-            feeds = make_inputs(session, inputs or {}, seed)
+            feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model)
             for i in range(warmup + iterations):
                 if cancel:
                     cancel.raise_if_cancelled()
@@ -114,23 +155,38 @@ def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
                     try:
                         session.run(None, feeds)
                     except Exception as exc:
-                        raise UserError(f"Inference failed: {exc}".splitlines()[0], model,
-                                        "Check the --input arrays' names, shapes and dtypes.") from exc
+                        raise UserError(f"Inference failed: {ort_message(exc)}", model,
+                                        "Check the inputs' shapes and dtypes (--input-shape NAME=D1,D2,...); inputs "
+                                        "whose values matter (a sample rate, token ids, a state) need real data: "
+                                        "--input NAME=FILE.npy.") from exc
                 if measured:
                     result.latencies_ms.append((time.perf_counter_ns() - t0) / 1e6)
                 yield Progress((i + 1) / (warmup + iterations) * 0.9, label)
             annotations.mark("end of run")
             ort_file = Path(session.end_profiling())
+            session = None
         finally:
             sampler.stop()
-    raw_path = out / "onnxruntime_profile.json"
-    ort_file.replace(raw_path)
-    yield Progress(0.92, "writing the trace and summaries")
-    ort_events = json.loads(raw_path.read_text())
-    first_measured = _first_measured_ns(rec, warmup)
-    write_outputs(out, model, ort_events, rec, sampler, origin_ns, first_measured, result)
-    yield Progress(1.0, f"profile written to {out}")
-    return result
+            if session is not None:  # failed or cancelled: close ORT's profile now, so it can be removed
+                try:
+                    session.end_profiling()
+                except Exception:  # noqa: BLE001 - best effort; the file is removed below either way
+                    pass
+                del session
+    return rec, sampler, origin_ns, ort_file
+
+
+def _clean_failed_run(out: Path, before: set[Path], made_folder: Path | None) -> None:
+    """Remove what a failed run wrote: ORT's profile files, and the folder when the run made it."""
+    import gc
+    import shutil
+
+    gc.collect()  # a session that failed to load writes its (empty) profile when it is collected
+    for path in set(out.iterdir()) - before if out.is_dir() else ():
+        if path.name.startswith("ort_") and path.suffix == ".json" or path.name == "onnxruntime_profile.json":
+            path.unlink(missing_ok=True)
+    if made_folder is not None and out.is_dir() and not any(out.iterdir()):
+        shutil.rmtree(made_folder, ignore_errors=True)  # only folders this run created, all empty
 
 
 def _first_measured_ns(rec: annotations.Recorder, warmup: int) -> int:
@@ -168,6 +224,7 @@ def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotatio
         "iterations": result.iterations, "warmup": result.warmup,
         "latency_ms": result.latency(), "throughput_per_s": result.throughput,
         "latencies_ms": result.latencies_ms,
+        "inputs": {name: asdict(used) for name, used in result.inputs.items()},
         "facts": host_facts(model, result),
     }
     (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))
@@ -185,6 +242,7 @@ def host_facts(model: Path, result: RunResult) -> dict[str, str]:
         "cpu": platform.processor() or platform.machine(), "cpu cores": str(os.cpu_count()),
         "python": platform.python_version(), "onnxruntime": ort.__version__,
         "device": "CPU (CPUExecutionProvider)",
+        **{f"input {name}": used.describe() for name, used in result.inputs.items()},
         "iterations": f"{result.iterations} (+{result.warmup} warm-ups)",
         "latency mean / p50 / p90 / p99": " / ".join(f"{lat[k]:.3f} ms" for k in ("mean", "p50", "p90", "p99")),
         "throughput": f"{result.throughput:.1f} inferences/s",

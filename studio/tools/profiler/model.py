@@ -151,10 +151,24 @@ class Trace:
             return np.zeros(0, np.int64)
         return np.flatnonzero(np.isin(self.name, ids))
 
+    @property
+    def warnings(self) -> list[str]:
+        """What the reader found suspicious in the data (facts whose key starts with ``warning``)."""
+        return [value for key, value in self.facts.items() if key.startswith(WARNING)]
+
     def track_label(self, track_id: int) -> str:
         """``process / thread`` for messages and tooltips."""
         track = self.tracks[track_id]
         return f"{track.process} / {track.name}" if track.name else track.process
+
+
+WARNING = "warning"
+
+
+def add_warning(facts: dict[str, str], text: str) -> None:
+    """Record a warning among a trace's facts (kept there so the cache and every view carry it)."""
+    n = sum(1 for key in facts if key.startswith(WARNING))
+    facts[WARNING if n == 0 else f"{WARNING} {n + 1}"] = text
 
 
 def source_label(path: Path) -> str:

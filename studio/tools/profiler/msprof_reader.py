@@ -10,8 +10,8 @@ Layouts (reference: ascend_formats.md §3.1):
   ``op_statistic.csv``, ``api_statistic.csv``, ``step_trace_time.csv``.
 
 All timeline files of one folder go into one trace (slices merged back); summary CSVs become
-tables. When a folder has summaries but no timeline (or only a database), the op summary or the
-database gives the slices, so there is always something on the timeline.
+tables. The timeline comes from the richest source the folder holds (timeline JSONs, the database, or the
+op summary), so there is always something on the timeline, and the facts say which was used.
 """
 
 from __future__ import annotations
@@ -34,7 +34,11 @@ _CSV_KINDS = re.compile(r"^(op_summary|op_statistic|api_statistic|task_time|mspr
 
 
 def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """(timeline JSONs, summary CSVs, databases) under an msprof or PyTorch-NPU folder."""
+    """(timeline JSONs, summary CSVs, databases) under an msprof or PyTorch-NPU folder.
+
+    Files named as msprof and the PyTorch profiler name them are found in their standard places;
+    in the folder itself, other ``.json``/``.csv`` files count too when their content is a trace or
+    a profiling summary (exports copied together under other names)."""
     folder = Path(folder)
     candidates = [folder]
     for sub in ("ASCEND_PROFILER_OUTPUT", "mindstudio_profiler_output"):
@@ -58,14 +62,35 @@ def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]
                 tables.append(child)
             elif child.suffix == ".db" and child.name.startswith(("msprof", "ascend_pytorch_profiler")):
                 databases.append(child)
+            elif place == folder and child.suffix.lower() in (".json", ".csv"):
+                kind = _sniff(child)
+                if kind in ("chrome_trace", "ort_profile"):
+                    timelines.append(child)
+                elif kind == "profiling_csv":
+                    tables.append(child)
     # A PyTorch folder holds the raw PROF_ beside its output: prefer the processed output's files.
     if any(p.name == "trace_view.json" for p in timelines):
         timelines = [p for p in timelines if p.name == "trace_view.json"]
     return timelines, tables, databases
 
 
+def _sniff(path: Path) -> str | None:
+    from studio import formats
+
+    try:
+        return formats.detect(path).format.id
+    except UserError:
+        return None
+
+
 def read_profile_folder(folder: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, Trace]:
-    """Read every timeline slice and summary of a profiling folder into one trace."""
+    """Read a profiling folder into one trace: the timeline from its richest source, every summary
+    CSV as a table.
+
+    The timeline JSON files of one export are merged (sliced exports). When the folder also holds
+    a database or an op summary with more events than the timeline files (exports of different
+    runs copied together, or a timeline written without device data), that source draws the
+    timeline instead; the trace's facts say which source was used and what was left aside."""
     folder = Path(folder)
     timelines, csvs, databases = find_profile_files(folder)
     if not (timelines or csvs or databases):
@@ -78,19 +103,55 @@ def read_profile_folder(folder: Path, cancel: CancelToken | None = None) -> Gene
             cancel.raise_if_cancelled()
         yield Progress(index / max(1, len(timelines)) * 0.7, f"timeline {path.name}")
         yield from read_chrome_trace(path, cancel, builder, build=False)
-    builder.tables.update(read_tables(csvs))
-    if not timelines and databases:
+    tables = read_tables(csvs)
+    sources = [(builder.slice_count, "timeline", timelines)]
+    if databases:
+        from studio.tools.profiler.db_reader import count_events
+
+        sources.append((count_events(databases[0]), "database", databases[:1]))
+    summary = tables.get("op_summary")
+    if summary is not None:
+        sources.append((len(summary.rows), "op_summary", [Path(summary.source)]))
+    count, kind, used = max(sources, key=lambda s: s[0])  # the first (timeline) wins ties
+    if kind == "database":
         from studio.tools.profiler.db_reader import add_database
 
-        yield Progress(0.5, f"reading {databases[0].name}")
-        add_database(builder, databases[0])
-    elif not timelines and "op_summary" in builder.tables:
-        csv_tables.add_op_summary_slices(builder, builder.tables["op_summary"])
+        yield Progress(0.5, f"reading {used[0].name}")
+        builder = TraceBuilder()
+        add_database(builder, used[0])
+    elif kind == "op_summary":
+        builder = TraceBuilder()
+        csv_tables.add_op_summary_slices(builder, summary)
+    builder.tables.update(tables)
     builder.facts.update(folder_facts(folder, timelines + csvs + databases))
+    if len([s for s in sources if s[2]]) > 1:
+        builder.facts.update(source_facts(folder, sources, kind))
     if cancel:
         cancel.raise_if_cancelled()
     yield Progress(0.85, "sorting and nesting slices")
     return builder.build(source=str(folder))
+
+
+_UNITS = {"timeline": "slices", "database": "events", "op_summary": "rows"}
+
+
+def source_facts(folder: Path, sources: list[tuple[int, str, list[Path]]], used: str) -> dict[str, str]:
+    """Facts naming the timeline source used and the ones left aside (with their sizes)."""
+    def label(count: int, kind: str, paths: list[Path]) -> str:
+        names = ", ".join(_relative(p, folder) for p in paths[:3]) + (" …" if len(paths) > 3 else "")
+        return f"{names} ({count:,} {_UNITS[kind]})"
+
+    chosen = next(s for s in sources if s[1] == used)
+    others = [label(*s) for s in sources if s[1] != used and s[2]]
+    return {"timeline source": label(*chosen) + " — the richest source in the folder",
+            "not drawn": "; ".join(others) + " (summary tables stay in Statistics)"}
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return str(path.relative_to(folder))
+    except ValueError:
+        return path.name
 
 
 def read_tables(paths: list[Path]) -> dict[str, Table]:

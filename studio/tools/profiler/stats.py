@@ -1,13 +1,18 @@
 """Statistics over a trace: per-name totals, a time range's aggregate, per-API rows.
 
-``share`` is a name's total time over the total time of all slices counted (so shares add up to
-1); it drives the timeline colours (MindStudio's Timeline Color: <=5 % green, 5-10 % yellow,
->=10 % red). Everything is vectorised over the slice columns (bincount by name id).
+``share`` is a name's *self* time (its duration minus the time of the slices nested in it) over
+the self time of all op slices counted, so shares add up to 1 and a parent range does not count
+its children twice; it drives the timeline colours (MindStudio's Timeline Color: <=5 % green,
+5-10 % yellow, >=10 % red). The run's own wrapper slices — ONNX Runtime's ``model_run`` and
+``SequentialExecutor::Execute``, session phases, iteration and user ranges — are not ops: they are
+left out of the op statistics and of the denominator (:func:`wrapper_mask`; :func:`wrappers` lists
+them). Everything is vectorised over the slice columns (bincount by name id).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -15,6 +20,11 @@ from studio.tools.profiler import csv_tables
 from studio.tools.profiler.model import Trace
 
 API_PROCESSES = ("CANN", "AscendCL", "Runtime", "GE", "HCCL API")
+# Categories and names of slices that wrap a run rather than measure an op.
+WRAPPER_CATS = frozenset({"Session", "annotation", "mstx"})
+WRAPPER_NAMES = frozenset({"model_run", "SequentialExecutor::Execute", "session_initialization",
+                           "model_loading_uri", "model_loading_array", "model_loading_from_saved_proto"})
+_WRAPPER_PATTERN = re.compile(r"^(ProfilerStep#\d+|iteration \d+|warm-up \d+)$")
 
 
 @dataclass
@@ -28,24 +38,31 @@ class NameStat:
     min_us: float
     max_us: float
     share: float
+    self_us: float = field(default=0.0)
 
     def as_dict(self) -> dict:
         """Plain dict (the ``by_name`` entries of ``studio profile stats --json``)."""
         return asdict(self)
 
 
-def by_name(trace: Trace, mask: np.ndarray | None = None) -> list[NameStat]:
-    """Per-name count/total/avg/min/max/share over the slices in ``mask`` (all when None),
-    sorted by total time, largest first."""
-    names = np.asarray(trace.name)
-    durs = np.asarray(trace.dur)
+def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True) -> list[NameStat]:
+    """Per-name count/total/avg/min/max/self/share over the slices in ``mask`` (all when None),
+    sorted by total time, largest first. With ``ops`` (the default) the run's wrapper slices are
+    left out (:func:`wrapper_mask`); with ``ops=False`` only they are counted."""
+    keep = wrapper_mask(trace)
+    if ops:
+        keep = ~keep
     if mask is not None:
-        names, durs = names[mask], durs[mask]
+        keep &= np.asarray(mask, dtype=bool)
+    names = np.asarray(trace.name)[keep]
+    durs = np.asarray(trace.dur)[keep]
+    selfs = self_time(trace)[keep]
     if not names.size:
         return []
     n_names = len(trace.names)
     counts = np.bincount(names, minlength=n_names)
     totals = np.bincount(names, weights=durs, minlength=n_names)
+    self_totals = np.bincount(names, weights=selfs, minlength=n_names)
     mins = np.full(n_names, np.iinfo(np.int64).max, dtype=np.int64)
     maxs = np.zeros(n_names, dtype=np.int64)
     np.minimum.at(mins, names, durs)
@@ -55,17 +72,71 @@ def by_name(trace: Trace, mask: np.ndarray | None = None) -> list[NameStat]:
     for i in np.flatnonzero(counts):
         row = merged.get(trace.names[i])
         if row is None:
-            merged[trace.names[i]] = [int(counts[i]), float(totals[i]), int(mins[i]), int(maxs[i])]
+            merged[trace.names[i]] = [int(counts[i]), float(totals[i]), int(mins[i]), int(maxs[i]),
+                                      float(self_totals[i])]
         else:
             row[0] += int(counts[i])
             row[1] += float(totals[i])
             row[2] = min(row[2], int(mins[i]))
             row[3] = max(row[3], int(maxs[i]))
-    grand = float(totals.sum()) or 1.0
-    stats = [NameStat(name, c, t / 1e3, t / c / 1e3, lo / 1e3, hi / 1e3, t / grand)
-             for name, (c, t, lo, hi) in merged.items()]
+            row[4] += float(self_totals[i])
+    grand = float(self_totals.sum()) or 1.0
+    stats = [NameStat(name, c, t / 1e3, t / c / 1e3, lo / 1e3, hi / 1e3, st / grand, st / 1e3)
+             for name, (c, t, lo, hi, st) in merged.items()]
     stats.sort(key=lambda s: (-s.total_us, s.name))
     return stats
+
+
+def wrappers(trace: Trace) -> list[NameStat]:
+    """The run's own wrapper slices (model_run, iterations, session phases) by name; ``share`` is
+    their total time over the trace's span (they are not ops)."""
+    rows = by_name(trace, ops=False)
+    span = trace.span_ns / 1e3 or 1.0
+    for row in rows:
+        row.share = row.total_us / span
+    return rows
+
+
+def wrapper_mask(trace: Trace) -> np.ndarray:
+    """True for the slices that wrap a run (by category and by name) rather than measure an op."""
+    cat_ids = [i for i, cat in enumerate(trace.cats) if cat in WRAPPER_CATS]
+    name_ids = [i for i, name in enumerate(trace.names) if name in WRAPPER_NAMES or _WRAPPER_PATTERN.match(name)]
+    mask = np.zeros(trace.size, dtype=bool)
+    if cat_ids:
+        mask |= np.isin(np.asarray(trace.cat), np.asarray(cat_ids, dtype=np.int32))
+    if name_ids:
+        mask |= np.isin(np.asarray(trace.name), np.asarray(name_ids, dtype=np.int32))
+    return mask
+
+
+def self_time(trace: Trace) -> np.ndarray:
+    """Each slice's duration minus the part of it covered by its direct children (ns, >= 0).
+
+    Slices are sorted by (track, start, longest first) with their depth, so the parent of a slice
+    at depth d is the last slice before it at depth d-1 on the same track."""
+    start = np.asarray(trace.start, dtype=np.int64)
+    dur = np.asarray(trace.dur, dtype=np.int64)
+    out = dur.astype(np.float64)
+    if not start.size:
+        return out
+    depth = np.asarray(trace.depth)
+    track = np.asarray(trace.track)
+    end = start + dur
+    for d in range(1, int(depth.max()) + 1):
+        parents = np.flatnonzero(depth == d - 1)
+        children = np.flatnonzero(depth == d)
+        if not parents.size or not children.size:
+            continue
+        k = np.searchsorted(parents, children) - 1
+        ok = k >= 0
+        children, parent = children[ok], parents[k[ok]]
+        same = track[parent] == track[children]
+        children, parent = children[same], parent[same]
+        covered = np.minimum(end[children], end[parent]) - np.maximum(start[children], start[parent])
+        np.clip(covered, 0, None, out=covered)
+        out -= np.bincount(parent, weights=covered, minlength=out.size)
+    np.clip(out, 0, None, out=out)
+    return out
 
 
 def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) -> np.ndarray:
@@ -77,11 +148,18 @@ def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) ->
     return mask
 
 
-def share_by_name_id(trace: Trace) -> np.ndarray:
-    """Share of total time for every name id (for colouring slices)."""
-    totals = np.bincount(np.asarray(trace.name), weights=np.asarray(trace.dur), minlength=len(trace.names))
-    grand = totals.sum()
-    return totals / grand if grand else totals
+def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.ndarray:
+    """Share of op self time for every name id (for colouring slices); NaN for the run's wrapper
+    slices, which are not ops. Pass ``rows`` (:func:`by_name` of the trace) when already computed:
+    the rest is a few vectorised passes, cheap enough for the GUI thread."""
+    by_text = {s.name: s.share for s in (rows if rows is not None else by_name(trace))}
+    share = np.array([by_text.get(name, 0.0) for name in trace.names], dtype=np.float64)
+    names = np.asarray(trace.name)
+    wrapped = wrapper_mask(trace)
+    n = len(trace.names)
+    only_wrapper = (np.bincount(names[wrapped], minlength=n) > 0) & (np.bincount(names[~wrapped], minlength=n) == 0)
+    share[only_wrapper] = np.nan
+    return share
 
 
 def summary(trace: Trace, top: int | None = None) -> dict:
@@ -94,6 +172,8 @@ def summary(trace: Trace, top: int | None = None) -> dict:
         "tracks": len(trace.tracks),
         "counters": len(trace.counters),
         "by_name": [s.as_dict() for s in (rows[:top] if top else rows)],
+        "wrappers": [s.as_dict() for s in wrappers(trace)],
+        "warnings": trace.warnings,
     }
 
 

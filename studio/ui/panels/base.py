@@ -42,6 +42,23 @@ class Panel(QWidget):
         self.workspace_folder: Path | None = None
         self.setObjectName(f"panel_{self.NAME}")
 
+    @property
+    def host_context(self):
+        """The window's :class:`~studio.remote.context.HostContext` (hosts, known hosts, secrets,
+        pooled connections), shared through ``links``; a panel made on its own gets a private one."""
+        context = getattr(self.links, "host_context", None)
+        if context is None:
+            from studio.remote.context import HostContext
+            from studio.ui.widgets.secret_prompt import GuiSecretPrompt
+
+            context = HostContext(asker_factory=GuiSecretPrompt(self.window()).asker)
+            self.links.host_context = context
+        return context
+
+    @host_context.setter
+    def host_context(self, context) -> None:
+        self.links.host_context = context
+
     def open_file(self, detected: Detected) -> None:
         """Show a file routed to this panel. Subclasses start their loading job here."""
         raise NotImplementedError

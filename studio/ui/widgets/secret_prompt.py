@@ -2,7 +2,7 @@
 
 SSH logins run in jobs; when one needs a secret the job thread calls :class:`GuiSecretPrompt`,
 which shows a password dialog on the GUI thread and waits for the answer. The answer goes to
-the OS keyring only after the login worked (see ``studio.tools.deploy.secrets``), never to a file.
+the OS keyring only after the login worked (see ``studio.remote.secrets``), never to a file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
-from studio.tools.deploy.secrets import SecretAsker, keyring_available
+from studio.remote.secrets import SecretAsker, keyring_available
 
 
 class GuiSecretPrompt(QObject):

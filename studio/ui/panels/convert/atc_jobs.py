@@ -1,4 +1,4 @@
-"""Job pieces for the Converter's ATC runs: the remote job factory and a line-keeping wrapper.
+"""Job pieces for the Converter's ATC runs: the job factory (here or on a host) and a line-keeping wrapper.
 
 The JobRunner throttles progress signals (at most ~20 a second), which is right for a progress
 bar but would drop lines of ATC's output; :func:`tee` keeps every message in a deque the panel
@@ -28,22 +28,24 @@ def tee(job, lines: deque):
         job.close()
 
 
-def remote_atc_job(options, host, aipp_path: Path | None, aipp_text: str | None, known_hosts, ask_secret):
-    """(job factory taking a CancelToken, log line) for ATC on ``host``; ``known_hosts`` None = the user's."""
-    from studio.tools.convert.atc_remote import run_atc_remote
-    from studio.tools.convert.convert import write_text_then
-    from studio.tools.deploy.hosts import HostStore
-    from studio.tools.deploy.known_hosts import KnownHosts
+def atc_job(options, host, context, aipp_path: Path | None, aipp_text: str | None):
+    """(job factory taking a CancelToken, job key, log line) for ATC on ``host`` (None: this computer).
 
-    known = known_hosts or KnownHosts()
-    resolve = HostStore().get
+    ``context`` is the window's HostContext: the host's pooled connection is used, and the job
+    key ``host:NAME`` keeps it from overlapping a sync or another job on that host.
+    """
+    from studio.targets import LocalTarget, SshTarget
+    from studio.tools.convert.atc_run import run_atc
+    from studio.tools.convert.convert import write_text_then
+
+    target = LocalTarget() if host is None else SshTarget(host, context)
     if options.output is None:
         options.output = options.model.with_suffix("")
     local_om = options.output if options.output.suffix == ".om" else Path(str(options.output) + ".om")
-    message = f"ATC on {host.name} ({host.address}); the .om comes back to {local_om}"
+    where = "this computer" if host is None else f"{host.name} ({host.address})"
+    message = f"ATC on {where}; the .om comes to {local_om}"
 
     def make(cancel):
-        return write_text_then(aipp_path, aipp_text, run_atc_remote(
-            options, host, known, ask_secret, resolve_host=resolve, cancel=cancel))
+        return write_text_then(aipp_path, aipp_text, run_atc(options, target, cancel))
 
-    return make, message
+    return make, target.key, message

@@ -48,11 +48,9 @@ class HostPicker(QWidget):
 
     def refresh(self) -> None:
         """Fill the combo from the local atc and hosts.toml, keeping the current choice if it is still there."""
-        from studio.tools.deploy.hosts import HostStore
-
         previous = self.combo.currentData()
         try:
-            hosts = HostStore().hosts
+            hosts = self._context().reload().hosts
         except Exception as exc:  # a broken hosts.toml must not break the wizard; say so instead
             hosts = {}
             self.hint.setText(f"hosts.toml cannot be read: {exc}")
@@ -91,9 +89,20 @@ class HostPicker(QWidget):
                             "--host HOST --toolkit DIR`), then pick it here; or run the command shown in the log on the host.")
         if name == LOCAL:
             return None
-        from studio.tools.deploy.hosts import HostStore
+        return self._context().entry(name)
 
-        return HostStore().get(name)
+    def _context(self):
+        """The panel's HostContext (the window's one), found through the parent widgets."""
+        widget = self.parent()
+        while widget is not None and not hasattr(type(widget), "host_context"):
+            widget = widget.parent()
+        if widget is None:  # a picker on its own (tests): a private context
+            if getattr(self, "_own_context", None) is None:
+                from studio.remote.context import HostContext
+
+                self._own_context = HostContext()
+            return self._own_context
+        return widget.host_context
 
     def _on_index_changed(self, _index: int) -> None:
         self._update_hint()

@@ -5,7 +5,7 @@ with the Command Preview. Finish runs the conversion as a job with a streamed lo
 opens in the graph panel and "Compare with original" asks the accuracy panel to compare them.
 Files routed here: AIPP configs fill page 2, fusion switch files page 3, TensorFlow and Caffe
 models start the ATC path on page 1. In ATC mode page 1's "Run ATC on" picks this computer or an
-SSH host (``atc_remote``); the .om that comes back opens in the graph panel. ``links.convert_model``
+SSH host (``atc_run.run_atc`` on a target); the .om that comes back opens in the graph panel. ``links.convert_model``
 (the graph panel's "Convert…") loads a model on page 1 and brings this panel to the front.
 """
 
@@ -37,7 +37,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.convert.advanced_page import AdvancedPage
-from studio.ui.panels.convert.atc_jobs import remote_atc_job, tee
+from studio.ui.panels.convert.atc_jobs import atc_job, tee
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
 
@@ -72,10 +72,7 @@ class ConvertPanel(Panel):
         self.result_path: Path | None = None
         self.last_report = None
         self.job = None
-        self._local_om: Path | None = None  # the .om a local ATC run writes
         self._lines: deque[str] = deque()  # every job line, filled on the worker thread (deque is thread-safe)
-        self.known_hosts = None  # None = the user's known_hosts plus Studio's own (tests set one)
-        self._prompt = None      # the password dialog, made on first remote run
         self.model_page = ModelPage(self)
         self.aipp_page = AippPage(runner, self)
         self.advanced_page = AdvancedPage(self)
@@ -315,27 +312,20 @@ class ConvertPanel(Panel):
         """Run the conversion (local job, or ATC) with the log streamed below the pages."""
         from studio.tools.convert.convert import write_text_then
 
-        host = None
+        host, key = None, None
         try:
             options = self.options()
             aipp_path, aipp_text = self.planned_aipp()
             if self.model_page.mode == ATC:
                 from studio.tools.convert.atc_command import build_atc_argv, preview
-                from studio.tools.convert.atc_run import run_atc
 
                 argv = build_atc_argv(options, check_files=aipp_text is None)
                 if self.model_page.host_picker.current_name() is None:
                     self._log(f"$ {preview(argv)}")  # nowhere to run it: the command can still be copied
                 host = self.model_page.host_picker.current_host()
-                if host is None:
-                    self._log(f"$ {preview(argv)}")
-                    make = lambda cancel: write_text_then(aipp_path, aipp_text, run_atc(argv, cancel))  # noqa: E731
-                    output = next(a.split("=", 1)[1] for a in argv if a.startswith("--output="))
-                    self._local_om = Path(output + ".om")  # ATC appends .om
-                    title = f"ATC: {options.model.name}"
-                else:
-                    make = self._remote_job(options, host, aipp_path, aipp_text)
-                    title = f"ATC on {host.name}: {options.model.name}"
+                make, key, message = atc_job(options, host, self.host_context, aipp_path, aipp_text)
+                self._log(message)
+                title = f"ATC on {host.name}: {options.model.name}" if host else f"ATC: {options.model.name}"
             else:
                 from studio.tools.convert.convert import convert_model
 
@@ -349,28 +339,17 @@ class ConvertPanel(Panel):
             self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")
             return
         self._original = options.model
-        if not (self.model_page.mode == ATC and host is None):
-            self._local_om = None
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
         self._lines.clear()
-        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines))
+        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines),
+                                     key=key)
         self.job.progress.connect(self._on_progress)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_job_failed)
         self.job.ended.connect(self._on_ended)
         self.finish_button.setEnabled(False)
         self.cancel_button.show()
-
-    def _remote_job(self, options, host, aipp_path, aipp_text):
-        """The job factory for ATC on ``host`` (connect, upload, run, download — all off the GUI thread)."""
-        from studio.ui.widgets.secret_prompt import GuiSecretPrompt
-
-        if self._prompt is None:
-            self._prompt = GuiSecretPrompt(self)
-        make, message = remote_atc_job(options, host, aipp_path, aipp_text, self.known_hosts, self._prompt.asker())
-        self._log(message)
-        return make
 
     def _on_progress(self, _step: Progress) -> None:
         self._drain()
@@ -395,19 +374,13 @@ class ConvertPanel(Panel):
             self.compare_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name}")
             self.request_open.emit(self.result_path)  # shows it in the graph panel
-        elif getattr(result, "local_om", None) is not None:  # RemoteAtcResult
+        elif getattr(result, "local_om", None) is not None:  # AtcResult (here or on a host)
             self.result_path = Path(result.local_om)
             self._log(f"ATC finished on {result.host}: wrote {self.result_path} "
-                      f"(output kept in {result.host}:{result.remote_log})")
+                      f"(output kept in {result.host}:{result.log})")
             self.open_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
             self.request_open.emit(self.result_path)  # shows the .om in the graph panel
-        elif self._local_om is not None and self._local_om.is_file():  # ATC on this computer
-            self.result_path = self._local_om
-            self._log(f"ATC finished: wrote {self.result_path}")
-            self.open_button.setEnabled(True)
-            self.status.emit(f"Converter: wrote {self.result_path.name}")
-            self.request_open.emit(self.result_path)
         else:
             self._log("ATC finished")
             self.status.emit("Converter: ATC finished")

@@ -34,9 +34,7 @@ class DeployPanel(Panel):
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
-        from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
-        self._prompt = GuiSecretPrompt(self)  # passwords and passphrases, asked on the GUI thread
         self.store: DeploymentStore | None = None
         self.plan: Plan | None = None
         self.last_result = None
@@ -215,9 +213,8 @@ class DeployPanel(Panel):
         from studio.ui.panels.deploy.add_dialog import AddDeploymentDialog
 
         try:
-            from studio.tools.deploy.hosts import HostStore
-
-            hosts = sorted(HostStore().hosts)
+            self.host_context.reload()
+            hosts = self.host_context.names()
         except StudioError:
             hosts = []
         dialog = AddDeploymentDialog(hosts, parent=self)
@@ -255,10 +252,10 @@ class DeployPanel(Panel):
         self._update_buttons()
 
     def _connector(self, deployment: Deployment):
-        from studio.tools.deploy.sync import default_connector
+        from studio.tools.deploy.sync import host_connector
 
-        # Typed secrets go to the system keyring once the login works (never to a file).
-        return default_connector(deployment, ask_secret=self._prompt.asker())
+        # The host's pooled connection; typed secrets go to the system keyring once the login works.
+        return host_connector(self.host_context, deployment)
 
     def dry_run(self) -> None:
         """Scan both sides and show the plan (a job on the host's queue)."""

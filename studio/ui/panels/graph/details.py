@@ -13,9 +13,13 @@ ROLE = Qt.ItemDataRole.UserRole
 
 
 def _short(name: str) -> str:
-    """The last scope of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``); the tooltip has it all."""
+    """The end of a tensor name (``…/attn/q`` for ``stage3/block2/attn/q``, only the last part when the
+    last two are long); the tooltip has it all."""
     parts = name.split("/")
-    return name if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
+    if len(parts) <= 2:
+        return name
+    tail = "/".join(parts[-2:])
+    return "…/" + (tail if len(tail) <= 24 else parts[-1])
 
 
 class DetailsTree(QTreeWidget):
@@ -32,7 +36,9 @@ class DetailsTree(QTreeWidget):
         self.setAlternatingRowColors(True)
         self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.header().setStretchLastSection(True)
-        self.setColumnWidth(0, 130)
+        self.setColumnWidth(0, 150)
+        # Long scoped names keep their informative end; every cell's tooltip has the full text.
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.itemDoubleClicked.connect(self._on_double_click)
         self.show_empty()
 
@@ -43,7 +49,7 @@ class DetailsTree(QTreeWidget):
     def _row(self, parent, key: str, value="", data=None, tip: str | None = None) -> QTreeWidgetItem:
         text = str(value)
         item = QTreeWidgetItem([key, text.replace("\n", " ")])
-        item.setToolTip(0, tip or key)
+        item.setToolTip(0, tip or key)  # full text: the cell itself may be elided
         item.setToolTip(1, text if len(text) < 4000 else text[:4000] + "…")
         if data is not None:
             item.setData(0, ROLE, data)
@@ -69,8 +75,10 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "file", str(model.path))
         self._row(sec, "format", model.format)
         self._row(sec, "graph", graph.name)
-        self._row(sec, "nodes", f"{len(graph.nodes):,}")
+        folded = f" (+ {len(graph.folded):,} constant nodes shown as weights)" if graph.folded else ""
+        self._row(sec, "nodes", f"{len(graph.nodes):,}{folded}")
         self._row(sec, "parameters", f"{graph.parameters():,}")
+        self._macs_rows(sec, model, graph)
         for key, value in model.metadata.items():
             if value not in ("", None, []):
                 self._row(sec, key, value)
@@ -83,6 +91,17 @@ class DetailsTree(QTreeWidget):
         self._io_section("Inputs", graph, graph.inputs)
         self._io_section("Outputs", graph, graph.outputs)
         sec.setExpanded(True)
+
+    def _macs_rows(self, sec: QTreeWidgetItem, model: Model, graph: Graph) -> None:
+        """MACs of the graph and what its shapes rest on (given, from a run, inferred; dims unknown)."""
+        from studio.tools.graph.macs import graph_macs, macs_text
+        from studio.tools.graph.shapes import shape_source
+
+        macs = graph_macs(graph)
+        self._row(sec, "MACs", macs_text(sum(macs.values()), len(graph.nodes) - len(macs)))
+        source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
+                  else "shapes of this subgraph as the file has them")
+        self._row(sec, "shapes", source)
 
     def _io_section(self, title: str, graph: Graph, names: list[str]) -> None:
         sec = self._section(title)
@@ -104,7 +123,7 @@ class DetailsTree(QTreeWidget):
             if not name:
                 self._row(ins, f"#{slot}", "(unused)")
                 continue
-            tensor = graph.initializers.get(name)
+            tensor = graph.weight(name)
             row = self._row(ins, _short(name), graph.value(name).type_text() + ("  [weight]" if tensor else ""),
                             tip=name)
             if tensor is not None:
@@ -125,6 +144,10 @@ class DetailsTree(QTreeWidget):
         self._row(row, "shape", "[" + ",".join(str(d) for d in tensor.shape) + "]")
         self._row(row, "dtype", tensor.dtype)
         self._row(row, "elements", f"{tensor.size:,}")
+        if tensor.origin:
+            self._row(row, "stored in", f"node {tensor.origin}", tip="The file holds this weight in a Constant "
+                      "(or ConstantOfShape) node, as PaddlePaddle exports do; it is drawn as a weight of the nodes "
+                      "that read it")
         if tensor.location:
             self._row(row, "external data", tensor.location)
         if tensor.problem:

@@ -10,7 +10,7 @@ from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.reader import read_graph
-from studio.tools.graph.search import find_nodes, trace
+from studio.tools.graph.search import Match, find_in_subgraphs, trace
 from studio.tools.graph.view import ViewGraph, build_view
 
 
@@ -45,9 +45,10 @@ def graph_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | No
     return hierarchy, view
 
 
-def find_job(graph: Graph, query: str, regex: bool, cancel=None) -> Generator[Progress, None, list[int]]:
+def find_job(graph: Graph, query: str, regex: bool, cancel=None) -> Generator[Progress, None, list[Match]]:
+    """Find in ``graph`` and every subgraph below it."""
     yield Progress(None, f"finding {query!r}")
-    return find_nodes(graph, query, regex)
+    return find_in_subgraphs(graph, query, regex, cancel)
 
 
 def trace_job(graph: Graph, node: int, downstream: bool, cancel=None) -> Generator[Progress, None, set[int]]:
@@ -95,9 +96,14 @@ def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: P
     return (yield from export_job(view, path, colours, cancel))
 
 
-def record_shapes_job(model: Model, cancel=None) -> Generator[Progress, None, int]:
-    """Run the model once and apply the recorded shapes to its main graph; returns how many changed."""
+def record_shapes_job(model: Model, cancel=None, input_shapes: dict | None = None) -> Generator[Progress, None, int]:
+    """Run the model once (dynamic inputs at ``input_shapes``) and apply the recorded shapes to its
+    main graph; returns how many changed. The model remembers the sizes the run used."""
     from studio.tools.graph.runtime_shapes import record_shapes
+    from studio.tools.graph.shapes import ShapeSource
 
-    shapes, dtypes = yield from record_shapes(model.path, cancel=cancel)
-    return model.main.apply_runtime_shapes(shapes, dtypes)
+    shapes, dtypes = yield from record_shapes(model.path, cancel=cancel, input_shapes=input_shapes,
+                                              option="the input sizes asked by Run shapes")
+    changed = model.main.apply_runtime_shapes(shapes, dtypes)
+    model.shape_source = ShapeSource(dict(input_shapes or {}), [], run=True)
+    return changed

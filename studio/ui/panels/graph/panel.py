@@ -25,13 +25,15 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS
-from studio.tools.graph.search import resolve_node
+from studio.tools.graph.search import Match, resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.canvas import GraphCanvas
 from studio.ui.panels.graph.details import DetailsTree
+from studio.ui.panels.graph.finding import Finding
 from studio.ui.panels.graph.linked import LinkedViews
 from studio.ui.panels.graph.side import Level, Side
+from studio.ui.panels.graph.sizes import ask_input_sizes
 
 
 def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
@@ -44,7 +46,7 @@ def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
     return button
 
 
-class GraphPanel(LinkedViews, Panel):
+class GraphPanel(Finding, LinkedViews, Panel):
     """Model graph viewer (see docs/graph.md)."""
 
     NAME = "graph"
@@ -58,8 +60,11 @@ class GraphPanel(LinkedViews, Panel):
         self.right.canvas.empty_text = "Comparing: the second model is loading…"
         self.active = self.left
         self.overlay = None  # OverlayData shown on both sides
-        self.matches: list[int] = []
+        self.matches: list[Match] = []  # in the searched graph and every subgraph below it
         self.match_pos = -1
+        self._match_base: list[Level] = []  # the levels open when the search ran
+        self._match_side: Side | None = None
+        self._stepping = False  # opening a match's subgraph keeps the matches
         self._pending: dict[int, str | int] = {}  # id(side) -> node name/index to select after a load
         self._opened: list[Path] = []
         self._build()
@@ -180,11 +185,12 @@ class GraphPanel(LinkedViews, Panel):
         crumb = side.breadcrumb()
         if self.right.model is not None and self.right.canvas.isVisible():
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
+        full = side.breadcrumb(full=True)
         self.crumb.setText(crumb)
         onnx_on_screen = side.model is not None and side.model.format == "onnx"
         for text in ("Profile", "FP16 check"):  # both run the model in ONNX Runtime
             self._bar_buttons[text].setEnabled(onnx_on_screen)
-        self.crumb.setToolTip(crumb + (f"\n{side.model.path}" if side.model else ""))
+        self.crumb.setToolTip(full.replace(" › ", "\n› ") + (f"\n{side.model.path}" if side.model else ""))
 
     def _on_convert_clicked(self) -> None:
         model = self.active.model
@@ -237,6 +243,7 @@ class GraphPanel(LinkedViews, Panel):
 
     def _on_loaded(self, side: Side, result) -> None:
         model, hierarchy, view = result
+        self.clear_matches()
         side.model = model
         side.stack = [Level(model.main, model.main.name or model.path.name, hierarchy, view.expanded, view)]
         side.selected_node = -1
@@ -273,7 +280,10 @@ class GraphPanel(LinkedViews, Panel):
         if view is None:
             return
         groups = sum(1 for it in view.items if it.kind == "group")
-        side.canvas.caption = (f"{len(view.graph.nodes):,} nodes · {len(view.items):,} shown"
+        folded = len(view.graph.folded)
+        side.canvas.caption = (f"{len(view.graph.nodes):,} nodes"
+                               + (f" (+ {folded:,} constants drawn as weights)" if folded else "")
+                               + f" · {len(view.items):,} shown"
                                + (f" · {groups} collapsed groups (double-click to expand)" if groups else ""))
         if side.only_here:
             where = "left" if side is self.left else "right"
@@ -312,6 +322,7 @@ class GraphPanel(LinkedViews, Panel):
     def open_graph(self, graph, title: str, side: Side | None = None):
         """Open a subgraph (or function body) on top of the current one; Back returns."""
         side = side or self.active
+        self.clear_matches()
         side.stack.append(Level(graph, title))
         side.selected_node = -1
         self.details.show_empty()
@@ -323,7 +334,13 @@ class GraphPanel(LinkedViews, Panel):
         side = self.active
         if len(side.stack) <= 1:
             return
+        self.clear_matches()
         side.stack.pop()
+        if side.view is None:  # a level opened on the way to a match or a node: laid out on first show
+            side.selected_node = -1
+            self._update_bar()
+            self._relayout(side, None, keep_position=False)
+            return
         self._show_level(side)
 
     def _show_level(self, side: Side) -> None:
@@ -342,6 +359,7 @@ class GraphPanel(LinkedViews, Panel):
         if graph is None or self.left.model is None:
             return
         self.active = self.left
+        self.clear_matches()
         del self.left.stack[1:]
         if graph is self.left.model.main:
             self._show_level(self.left)
@@ -425,13 +443,7 @@ class GraphPanel(LinkedViews, Panel):
                 for sub in top.walk():
                     found = resolve_node(sub, node) if isinstance(node, str) else None
                     if found is not None and sub is not graph:
-                        side.stack = side.stack[:1] if sub is side.stack[0].graph else side.stack
-                        if sub is not side.graph:
-                            side.stack.append(Level(sub, sub.name))
-                            self._update_bar()
-                            self._relayout(side, None, then_select=found, keep_position=False)
-                        else:
-                            self._select_index(side, found, center=True)
+                        self._open_trail(side, self._trail_to(side, top, sub), found)
                         return True
             self.status.emit(f"Graph: no node named {node!r} in {graph.name}")
             return False
@@ -467,40 +479,7 @@ class GraphPanel(LinkedViews, Panel):
                 other.canvas.state.selected = item
                 other.canvas.center_on(item, min_scale=other.canvas.scale)
 
-    # ------------------------------------------------------------------ find and trace
-    def _on_find(self) -> None:
-        self.find(self.find_edit.text(), self.regex_box.isChecked())
-
-    def find(self, query: str, regex: bool = False):
-        """Search the opened graph; selects the first match. Returns the job handle."""
-        graph = self.active.graph
-        if graph is None:
-            return None
-        handle = self.runner.start("Finding", lambda cancel: jobs.find_job(graph, query, regex, cancel))
-
-        def done(matches):
-            self.matches, self.match_pos = matches, -1
-            self.find_label.setText(f"{len(matches):,} found" if matches else "no match")
-            if matches:
-                self.step_match(1)
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.find_label.setText("bad pattern" if isinstance(exc, UserError) else "error"))
-        return handle
-
-    def step_match(self, direction: int) -> None:
-        if not self.matches:
-            return
-        self.match_pos = (self.match_pos + direction) % len(self.matches)
-        self.find_label.setText(f"{self.match_pos + 1} of {len(self.matches):,}")
-        self._select_index(self.active, self.matches[self.match_pos], center=True)
-
-    def select_all_matches(self) -> None:
-        side = self.active
-        if side.view is None or not self.matches:
-            return
-        side.canvas.highlight({side.item_of_node(i) for i in self.matches})
-        self.status.emit(f"Graph: {len(self.matches):,} matches highlighted")
-
+    # ------------------------------------------------------------------ trace
     def trace(self, downstream: bool):
         side = self.active
         if side.graph is None or side.selected_node < 0:
@@ -544,17 +523,27 @@ class GraphPanel(LinkedViews, Panel):
             make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
         handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(
+            f"Graph: export failed: {exc.what if isinstance(exc, UserError) else exc}"))
         return handle
 
-    def run_shapes(self):
-        """Run the model once (job) and trust the shapes it recorded over the declared ones."""
+    def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
+        """Run the model once (job) and trust the shapes it recorded over the declared ones.
+
+        Dynamic input dims need sizes: ``sizes`` ({input: dims}), else the user is asked (never 1 silently).
+        """
         side = self.left
         if side.model is None or side.model.format != "onnx":
             self.status.emit("Graph: shapes from a run need an ONNX model (OM models run on the NPU only)")
             return None
         model = side.model
+        if sizes is None:
+            sizes = ask_input_sizes(self, model.main)
+            if sizes is None:
+                self.status.emit("Graph: Run shapes cancelled (dynamic inputs need sizes)")
+                return None
         handle = self.runner.start(f"Running {model.path.name} for shapes",
-                                   lambda c: jobs.record_shapes_job(model, c))
+                                   lambda c: jobs.record_shapes_job(model, c, sizes))
 
         def done(changed: int) -> None:
             side.canvas.update()

@@ -195,15 +195,19 @@ class ViewPainter:
             if item.sublabel:
                 painter.setFont(self._font(1))
                 painter.drawText(QRectF(r.left() + 2, r.top() + 1, r.width() - 4, r.height() * 0.55),
-                                 Qt.AlignmentFlag.AlignCenter, item.label)
+                                 Qt.AlignmentFlag.AlignCenter,
+                                 painter.fontMetrics().elidedText(item.label, Qt.TextElideMode.ElideMiddle,
+                                                                  int(r.width() - 6)))
                 painter.setFont(self._font(2))
                 painter.drawText(QRectF(r.left() + 2, r.top() + r.height() * 0.5, r.width() - 4, r.height() * 0.45),
                                  Qt.AlignmentFlag.AlignCenter,
                                  painter.fontMetrics().elidedText(item.sublabel, Qt.TextElideMode.ElideMiddle,
                                                                   int(r.width() - 6)))
             else:
-                painter.setFont(self._font(1))
-                painter.drawText(r, Qt.AlignmentFlag.AlignCenter, item.label)
+                painter.setFont(self._font(1))  # elided to the box (the tooltip has the full name)
+                painter.drawText(r, Qt.AlignmentFlag.AlignCenter,
+                                 painter.fontMetrics().elidedText(item.label, Qt.TextElideMode.ElideMiddle,
+                                                                  int(r.width() - 6)))
             if i in state.overlay_text:
                 painter.setFont(self._font(2))
                 painter.setPen(QColor("#1f1f1f"))
@@ -339,10 +343,13 @@ class ViewPainter:
             painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
 
 
+EDGE_LABEL_ROOM = 140.0  # shape labels sit right of their edges and may pass the rightmost box
+
+
 def render_image(view: ViewGraph, scale: float, state: PaintState | None = None, max_side: int = 16000) -> QImage:
     """The whole view as an image at ``scale`` (clamped so no side exceeds ``max_side`` pixels)."""
     vp = ViewPainter(view)
-    bounds = vp.bounds().adjusted(-20, -20, 20, 20)
+    bounds = vp.bounds().adjusted(-20, -20, 20 + EDGE_LABEL_ROOM, 20)
     scale = min(scale, max_side / max(bounds.width(), 1), max_side / max(bounds.height(), 1))
     image = QImage(max(1, int(bounds.width() * scale)), max(1, int(bounds.height() * scale)),
                    QImage.Format.Format_ARGB32_Premultiplied)

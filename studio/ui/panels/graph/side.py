@@ -9,6 +9,8 @@ from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.view import ViewGraph
 from studio.ui.panels.graph.canvas import GraphCanvas
 
+CRUMB_MAX = 36  # characters of one breadcrumb level; the tooltip has the full path
+
 
 @dataclass
 class Level:
@@ -47,5 +49,13 @@ class Side:
             return -1
         return int(view.item_of_node[node])
 
-    def breadcrumb(self) -> str:
-        return " › ".join(level.title for level in self.stack)
+    def breadcrumb(self, full: bool = False) -> str:
+        """Every opened level; long titles are cut in the middle unless ``full`` (the tooltip's text)."""
+        return " › ".join(level.title if full else _elide_middle(level.title) for level in self.stack)
+
+
+def _elide_middle(text: str, limit: int = CRUMB_MAX) -> str:
+    if len(text) <= limit:
+        return text
+    keep = (limit - 1) // 2
+    return text[:keep] + "…" + text[-(limit - 1 - keep):]

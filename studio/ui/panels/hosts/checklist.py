@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from studio.tools.deploy.probe import ProbeResult
+from studio.targets.probe import ProbeResult
 
 MARKS = {"ok": ("✔ ok", "#3a9d23"), "missing": ("○ missing", "#c98a00"), "failed": ("✘ failed", "#d9534f"),
          "skipped": ("– skipped", "#8a8a8a")}

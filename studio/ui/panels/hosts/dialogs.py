@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from studio.errors import UserError
-from studio.tools.deploy.hosts import HostEntry
-from studio.tools.deploy.probe import DEFAULT_TOOLKIT
+from studio.remote.hosts import HostEntry
+from studio.targets.probe import DEFAULT_TOOLKIT
 
 AUTH_LABELS = [("key", "Key file"), ("agent", "ssh-agent"), ("password", "Password (asked; kept only in the OS keyring)")]
 

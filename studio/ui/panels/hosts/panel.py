@@ -19,13 +19,12 @@ from PySide6.QtWidgets import (
 
 from studio.errors import UserError
 from studio.formats import Detected
-from studio.tools.deploy.hosts import HostEntry, HostStore
+from studio.remote.hosts import HostEntry, HostStore
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.hosts import dialogs
 from studio.ui.panels.hosts.checklist import Checklist
-from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
 
 class HostsPanel(Panel):
@@ -37,12 +36,9 @@ class HostsPanel(Panel):
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):
         super().__init__(runner, parent, links)
-        self.known_hosts = None  # None = ~/.ssh/known_hosts (read-only) + Studio's own; tests set one
         self.ssh_config_path = None  # None = ~/.ssh/config
-        self._prompt = GuiSecretPrompt(self)
         self._job = None
         self._summaries: dict[str, str] = {}  # the last test's one-line outcome per host
-        self.store = HostStore()
         self._list = QTreeWidget(self)
         self._list.setHeaderLabels(["Name", "Address", "Auth", "CANN toolkit"])
         self._list.setRootIsDecorated(False)
@@ -96,12 +92,17 @@ class HostsPanel(Panel):
         layout.addWidget(splitter)
         self.refresh()
 
+    @property
+    def store(self) -> HostStore:
+        """The window's host entries (shared through the host context)."""
+        return self.host_context.store
+
     # -- list --------------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:
         """Re-read hosts.toml and show its entries."""
         select = select or self.selected_name()
         try:
-            self.store = HostStore()
+            self.host_context.reload()
         except UserError as exc:
             self.status.emit(f"Hosts: {exc.what}")
         self._list.clear()
@@ -166,7 +167,7 @@ class HostsPanel(Panel):
             self._run_dialog(self.store.get(name), name)
 
     def _on_import(self) -> None:
-        from studio.tools.deploy.ssh_config import SshConfig
+        from studio.remote.ssh_config import SshConfig
 
         try:
             config = SshConfig.load(self.ssh_config_path)
@@ -192,16 +193,12 @@ class HostsPanel(Panel):
     # -- test connection ---------------------------------------------------------------------
     def test_connection(self, name: str):
         """Start the checklist job for ``name``; returns its JobHandle."""
-        from studio.tools.deploy.known_hosts import KnownHosts
-        from studio.tools.deploy.probe import probe
+        from studio.targets.probe import probe
+        from studio.targets.ssh import SshTarget
 
         entry = self.store.get(name)
-        known = self.known_hosts or KnownHosts()
-        asker = self._prompt.asker()
-        store = self.store
-        handle = self.runner.start(f"Testing {name}", lambda cancel: probe(entry, known, asker, cancel=cancel,
-                                                                             resolve_host=store.get),
-                                   key=f"host:{name}")
+        target = SshTarget(entry, self.host_context)
+        handle = self.runner.start(f"Testing {name}", lambda cancel: probe(target, cancel=cancel), key=target.key)
         self._job = handle
         self._state.setText(f"Testing <b>{name}</b> ({entry.address})…")
         self.checklist.clear()
@@ -254,10 +251,8 @@ class HostsPanel(Panel):
         return dialogs.confirm_trust(self, name, address, key_type, fingerprint)
 
     def trust_key(self, name: str, key_type: str, key_blob: bytes) -> None:
-        from studio.tools.deploy.known_hosts import KnownHosts
-
         entry = self.store.get(name)
-        path = (self.known_hosts or KnownHosts()).trust(entry.host, entry.port, key_type, key_blob)
+        path = self.host_context.known_hosts.trust(entry.host, entry.port, key_type, key_blob)
         self.status.emit(f"Hosts: trusted the key of {name} (recorded in {path})")
 
     # -- terminal ----------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTabW
 from studio.tools.profiler.compare import Comparison
 from studio.ui.panels.profiler.table import TableWidget
 
-DELTA_COLUMNS = ["Name", "Base count", "New count", "Base total (µs)", "New total (µs)", "Base avg (µs)",
-                 "New avg (µs)", "Delta (µs)", "Delta %", "Speed-up"]
+DELTA_COLUMNS = ["Name", "In", "Base / iter (µs)", "New / iter (µs)", "Delta / iter (µs)", "Delta %", "Speed-up",
+                 "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
 
 
 class CompareTab(QWidget):
@@ -60,15 +60,27 @@ class CompareTab(QWidget):
         self.button.setEnabled(len(labels) >= 2)
 
     def show_result(self, result: Comparison) -> None:
-        """Show a comparison's rows."""
+        """Show a comparison's rows: per iteration, one-sided rows marked and not coloured."""
         speed = f"x{result.speedup:.3f}" if result.speedup else "n/a"
         verdict = "faster or equal" if result else "slower"
-        self.summary.setText(f"Total {result.base_total_us:,.1f} µs → {result.new_total_us:,.1f} µs "
-                             f"(speed-up {speed}: the new profile is {verdict}). Rows sorted by impact |Δ|.")
+        text = (f"Per iteration ({result.base_iterations} baseline vs {result.new_iterations} new iterations; "
+                f"{result.iterations_how}): op time {result.base_per_iter_us:,.1f} µs → "
+                f"{result.new_per_iter_us:,.1f} µs (speed-up {speed})")
+        if result.latency_change_pct is not None:
+            text += (f"; latency {result.base_latency_ms:,.3f} ms → {result.new_latency_ms:,.3f} ms "
+                     f"({result.latency_change_pct:+.1f} %)")
+        notes = "".join(f" Inputs differ: {note}." for note in result.input_changes)
+        self.summary.setText(f"{text}. The new profile is {verdict}.{notes} Rows sorted by impact |Δ|; "
+                             "“only in base/new” rows exist on one side only.")
         self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")
         for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
-            table.set_rows(DELTA_COLUMNS, [[r.name, r.base_count, r.new_count, r.base_total_us, r.new_total_us,
-                                            r.base_avg_us, r.new_avg_us, r.delta_us,
-                                            None if r.delta_pct is None else r.delta_pct / 100, r.speedup]
-                                           for r in rows], colour="Delta (µs)", percent=("Delta %",),
+            table.set_rows(DELTA_COLUMNS, [_cells(r) for r in rows], colour="Delta %", percent=("Delta %",),
                            first_width=230)
+
+
+def _cells(r) -> list:
+    """One table row; the side an op is missing from shows "—", not a measured 0."""
+    base_missing, new_missing = r.only_in == "new", r.only_in == "base"
+    return [r.name, r.status, None if base_missing else r.base_per_iter_us, None if new_missing else r.new_per_iter_us,
+            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, r.base_count, r.new_count,
+            None if base_missing else r.base_avg_us, None if new_missing else r.new_avg_us]

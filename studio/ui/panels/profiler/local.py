@@ -3,7 +3,9 @@
 The graph panel's "Profile" (``links.profile_model``) and the profiler's "Profile model…" both
 end here: a local ONNX Runtime run (``studio.tools.profiler.local_run``, with the CLI's
 defaults) into ``<workspace>/profiles/<stem>_<YYYYmmdd-HHMMSS>/`` — or the user cache folder
-when no workspace is open — then the same load as for any opened profile.
+when no workspace is open — then the same load as for any opened profile. A model with dynamic
+input dims first returns :class:`NeedShapes`: the panel asks for the sizes and runs again with them
+(nothing is set to 1 behind the user's back).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
@@ -35,14 +38,32 @@ def profile_folder(model: Path, workspace_folder: Path | None, now: dt.datetime 
     return folder
 
 
+@dataclass
+class NeedShapes:
+    """The model has dynamic input dims and no sizes were given: ask, then run again."""
+
+    model: Path
+    specs: list  # list[InputSpec], every input (the dialog shows those with dynamic dims)
+
+
 def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed: int,
-                     cancel: CancelToken) -> Generator[Progress, None, tuple]:
-    """Profile ``model`` into ``out`` and open the result: returns (RunResult, Loaded)."""
+                     cancel: CancelToken, shapes: dict[str, list[int]] | None = None
+                     ) -> Generator[Progress, None, tuple | NeedShapes]:
+    """Profile ``model`` into ``out`` and open the result: returns (RunResult, Loaded), or
+    :class:`NeedShapes` when ``shapes`` is None and the model has dynamic input dims."""
+    from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
     from studio.tools.profiler.local_run import profile_model
     from studio.ui.panels.profiler.panel import load_job
 
+    if shapes is None:
+        yield Progress(None, f"reading the inputs of {Path(model).name}")
+        specs = model_inputs(model)
+        if missing_shapes(specs, {}, {}):
+            return NeedShapes(Path(model), specs)
+        shapes = {}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)  # <workspace>/profiles stays, even after a failed run
     try:
-        result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel)
+        result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel, shapes=shapes)
         cancel.raise_if_cancelled()
     except BaseException:  # cancelled or failed: a half-written folder would open as a broken profile
         shutil.rmtree(out, ignore_errors=True)  # the folder is new (profile_folder never reuses one)
@@ -54,9 +75,11 @@ def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed:
 def latency_line(result) -> str:
     """One line of the run's latency summary, for the status bar and the panel's info label."""
     lat = result.latency()
+    shapes = ", ".join(f"{name} {'×'.join(str(d) for d in used.shape) or 'scalar'}"
+                       for name, used in result.inputs.items())
     return (f"{result.model.name}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
             f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s "
-            f"({result.iterations} runs after {result.warmup} warm-ups)")
+            f"({result.iterations} runs after {result.warmup} warm-ups" + (f"; inputs {shapes})" if shapes else ")"))
 
 
 def latency_brief(result) -> str:

@@ -22,9 +22,10 @@ from studio.ui.panels.profiler.timefmt import format_duration, nice_step
 GUTTER = 190
 RULER = 24
 BACKGROUND = 0xFFFAFAFA
-# share bands: green, yellow, red; three shades each so neighbouring slices stay apart
+# share bands: green, yellow, red (grey for wrappers); three shades each so neighbouring slices stay apart
 BANDS = [(0xFF81C784, 0xFF66BB6A, 0xFFA5D6A7), (0xFFFFE082, 0xFFFFD54F, 0xFFFFECB3),
-         (0xFFE57373, 0xFFEF5350, 0xFFEF9A9A)]
+         (0xFFE57373, 0xFFEF5350, 0xFFEF9A9A),
+         (0xFFBDBDBD, 0xFFB0B0B0, 0xFFCFCFCF)]  # grey: the run's own wrapper slices (not ops)
 COUNTER_COLOUR = 0xFFBBDEFB
 COUNTER_LINE = 0xFF1565C0
 KEYS_HELP = ("W / S: zoom in / out    A / D: pan    F: fit selection or all    Esc: clear\n"

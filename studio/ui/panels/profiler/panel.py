@@ -59,9 +59,11 @@ class Loaded:
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
     """Open a profile and compute its statistics (runs on a worker thread)."""
-    from studio.tools.profiler.loader import open_profile
+    from studio.tools.profiler.loader import open_profile_offloaded
 
-    trace = yield from open_profile(path, cancel, store=False)  # cached after it is shown
+    # Big sources are parsed by a worker process into the cache and mapped here; small ones are
+    # read in this thread and cached after they are shown.
+    trace = yield from open_profile_offloaded(path, cancel)
     yield Progress(None, "statistics")
     from studio.ui.panels.profiler.stats_tab import typed_rows
 
@@ -85,8 +87,11 @@ class ProfilerPanel(Panel):
         self._routed: list[Path] = []
         self.iterations, self.warmup, self.seed = local.ITERATIONS, local.WARMUP, local.SEED
         self.last_run = None  # the RunResult of the latest local profile made here
+        self.shape_dialog = None  # the open "Input shapes" dialog, if any
         self._build()
         self.links.profile_model.connect(self.profile_model)
+        self._pending_range: tuple[Path, int, int] | None = None
+        self.links.show_time_range.connect(self.show_time_range)
 
     @property
     def opened_paths(self) -> list[Path]:
@@ -109,8 +114,8 @@ class ProfilerPanel(Panel):
         self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
         self.next_button = _tool("▶", "Next match (Enter)", lambda: self.find_next(1), self)
         self.match_label = QLabel("", self)
-        self.green = _percent_box(5.0, "Slices of ops with at most this share of total time are green", self)
-        self.red = _percent_box(10.0, "Slices of ops with at least this share of total time are red "
+        self.green = _percent_box(5.0, "Slices of ops with at most this share of op self time are green (the run's own ranges are grey)", self)
+        self.red = _percent_box(10.0, "Slices of ops with at least this share of op self time are red "
                                       "(yellow between)", self)
         self.green.valueChanged.connect(self._on_thresholds)
         self.red.valueChanged.connect(self._on_thresholds)
@@ -186,22 +191,38 @@ class ProfilerPanel(Panel):
         handle.finished.connect(self._on_loaded)
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
 
-    def profile_model(self, model) -> None:
-        """Profile an ONNX model locally (a job), then show the result like any opened profile."""
+    def profile_model(self, model, shapes: dict[str, list[int]] | None = None) -> None:
+        """Profile an ONNX model locally (a job), then show the result like any opened profile.
+
+        Without ``shapes``, a model with dynamic input dims first asks for their sizes
+        (:class:`ShapeDialog`); the run then uses exactly what was typed."""
         model = Path(model)
         out = local.profile_folder(model, self.workspace_folder)
         iterations, warmup, seed = self.iterations, self.warmup, self.seed
         self.info.setText(f"Profiling {model.name} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
         handle = self.runner.start(f"Profiling {model.name}",
-                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel),
+                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,
+                                                                         shapes),
                                    key=f"profiler-run:{model}")
         handle.finished.connect(self._on_profiled)
         handle.failed.connect(lambda exc, _tb: self.info.setText(
             f"Could not profile {model.name}: {str(exc).splitlines()[0]}"))
         handle.cancelled.connect(lambda: self.info.setText(f"Profiling {model.name} cancelled"))
 
+    def _ask_shapes(self, need: local.NeedShapes) -> None:
+        from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+
+        self.info.setText(f"{need.model.name} has dynamic input dims: give their sizes to profile it")
+        dialog = self.shape_dialog = ShapeDialog(need.model.name, need.specs, self)
+        dialog.accepted.connect(lambda: self.profile_model(need.model, dialog.shapes()))
+        dialog.rejected.connect(lambda: self.info.setText(f"Profiling {need.model.name} cancelled: no input sizes"))
+        dialog.open()  # window-modal, and the GUI thread goes on
+
     def _on_profiled(self, outcome) -> None:
+        if isinstance(outcome, local.NeedShapes):
+            self._ask_shapes(outcome)
+            return
         result, loaded = outcome
         self.last_run = result
         if loaded.path not in self._routed:
@@ -231,12 +252,32 @@ class ProfilerPanel(Panel):
         self.profile_box.setCurrentIndex(len(self.profiles) - 1)
         self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
         self._emit_overlay(loaded)
+        pending, self._pending_range = self._pending_range, None
+        if pending is not None and pending[0] == loaded.path:
+            self.show_time_range(*pending)
         if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
             from studio.tools.profiler.loader import store_cache
 
             trace, path = loaded.trace, loaded.path
             self.runner.start(f"Caching {path.name}", lambda cancel: store_cache(path, trace, cancel),
                               key="profiler-cache")
+
+    def show_time_range(self, path, t0: int, t1: int) -> None:
+        """Zoom the timeline to [t0, t1] (ns) of the profile at ``path`` (opened first when needed)
+        and aggregate the range."""
+        if path is not None:
+            path = Path(path)
+            index = next((i for i, p in enumerate(self.profiles) if p.path == path), None)
+            if index is None:
+                self._pending_range = (path, t0, t1)
+                self.request_open.emit(path)
+                return
+            self.profile_box.setCurrentIndex(index)
+        if self.current is None:
+            return
+        margin = max(1, (t1 - t0) // 20)
+        self.timeline.set_window(max(0, t0 - margin), t1 + margin)
+        self._on_range_selected(t0, t1)
 
     def _on_profile_chosen(self, index: int) -> None:
         if not 0 <= index < len(self.profiles):
@@ -245,9 +286,12 @@ class ProfilerPanel(Panel):
         trace = loaded.trace
         text = (f"{trace.size:,} slices · {len(trace.tracks)} tracks · {len(trace.counters)} counters · "
                 f"{format_duration(trace.span_ns)}")
+        if trace.warnings:
+            text = f"⚠ {len(trace.warnings)} warning(s), see Summary · {text}"
+            self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
-        self.info.setToolTip(f"{text}\n{loaded.path}")  # the label may be cut in a narrow dock
-        self.timeline.set_trace(trace)
+        self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
+        self.timeline.set_trace(trace, loaded.by_name)
         self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
@@ -403,7 +447,8 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
     """Facts for the Summary tab: the source, the trace's shape, and what the data says."""
     trace = loaded.trace
     processes = sorted({t.process for t in trace.tracks} | {c.process for c in trace.counters})
-    rows = [["Source", str(loaded.path.resolve())],
+    rows = [["Warning", text] for text in trace.warnings]  # first: what makes the numbers below suspect
+    rows += [["Source", str(loaded.path.resolve())],
             ["Slices", f"{trace.size:,}"],
             ["Time span", format_duration(trace.span_ns)],
             ["Processes", ", ".join(processes) or "—"],
@@ -413,7 +458,7 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
         rows.append(["Model", trace.model_path])
     if loaded.path.is_file():
         rows.append(["File size", f"{loaded.path.stat().st_size / 2**20:.1f} MiB"])
-    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items()]
+    rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items() if not key.startswith("warning")]
     return rows
 
 

@@ -10,7 +10,7 @@ from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
 from studio.ui.panels.profiler.table import TableWidget
 
-OP_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)", "Share"]
+OP_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)", "Self (µs)", "Share"]
 API_COLUMNS = ["Level", "API", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)"]
 _TABLE_TITLES = {
     "op_summary": "AI Core metrics (op_summary)", "op_statistic": "Op types (op_statistic)",
@@ -52,8 +52,9 @@ class StatsTab(QWidget):
         numbers already converted (:func:`typed_rows`, done in the loading job)."""
         self._sources = []
         if by_name:
-            rows = [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.share] for s in by_name]
-            self._sources.append(("Per op / slice name", OP_COLUMNS, rows, None, ("Share",), 0))  # by total
+            rows = [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.self_us, s.share] for s in by_name]
+            # by total; Share = share of op self time (the run's own ranges are not ops, not listed)
+            self._sources.append(("Per op / slice name", OP_COLUMNS, rows, None, ("Share",), 0))
         if apis:
             rows = [[a["level"], a["name"], a["count"], a["total_us"], a["avg_us"], a["min_us"], a["max_us"]]
                     for a in apis]

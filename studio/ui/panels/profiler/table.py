@@ -2,12 +2,17 @@
 
 Sorting and filtering happen in the model with one Python pass over the rows (a sort key per row,
 a cached lower-case text per row), not through a QSortFilterProxyModel, whose per-cell calls back
-into Python take seconds on the 100k-row op summaries msprof writes.
+into Python take seconds on the 100k-row op summaries msprof writes. A big table is sorted off the
+GUI thread and in pieces (see :func:`sorted_order`): one ``list.sort`` of 100k rows is a single
+C call of ~0.4 s during which the GUI thread cannot run, while sorted runs of a few thousand rows
+merged by a Python loop let the interpreter switch to it every millisecond.
 """
 
 from __future__ import annotations
 
 import csv
+import heapq
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +30,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.tools.graph.gcpause import paused_gc
+
+
+ASYNC_SORT_ROWS = 5_000  # bigger tables are sorted on a thread, in runs of RUN_ROWS
+RUN_ROWS = 4_096
+
+
+def sorted_order(keys: list, reverse: bool = False, run: int = RUN_ROWS) -> list[int]:
+    """Indices that sort ``keys`` stably (as ``sorted(range(n), key=keys.__getitem__, reverse=...)``),
+    computed as sorted runs of ``run`` items merged in Python, so no C call holds the interpreter
+    for more than a few milliseconds."""
+    key = keys.__getitem__
+    runs = [sorted(range(a, min(a + run, len(keys))), key=key, reverse=reverse) for a in range(0, len(keys), run)]
+    if len(runs) <= 1:
+        return runs[0] if runs else []
+    return list(heapq.merge(*runs, key=key, reverse=reverse))  # stable: ties keep the runs' order
+
 
 class RowsModel(QAbstractTableModel):
     """Rows of values; numbers sort as numbers, floats show with 3 decimals, shares as %.
 
     ``all_rows`` holds every row; ``rows`` the ones shown (filtered, in the current sort order).
+    Signal ``sorted`` is emitted once the rows are in a requested order (at once for small tables,
+    when the background sort is done for big ones).
     """
+
+    sorted = Signal()
+    _order_ready = Signal(int, object, object)  # generation, rows it was computed for, rows in order
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -41,10 +68,16 @@ class RowsModel(QAbstractTableModel):
         self.colour_column: int = -1  # a signed delta column: red when positive, green when negative
         self._needle = ""
         self._texts: dict[int, str] | None = None
+        self._generation = 0  # bumps on every new rows or sort request: late results are dropped
+        self._pending: tuple[int, bool] | None = None
+        self.sorting = False
+        self._order_ready.connect(self._on_order_ready)
 
     def set_rows(self, columns: list[str], rows: list[list[Any]], percent: tuple[str, ...] = (),
                  colour: str | None = None) -> None:
         self.beginResetModel()
+        self._generation += 1
+        self.sorting = False
         self.columns, self.all_rows = list(columns), list(rows)
         self.percent_columns = {i for i, c in enumerate(columns) if c in percent}
         self.colour_column = columns.index(colour) if colour in columns else -1
@@ -61,7 +94,7 @@ class RowsModel(QAbstractTableModel):
 
     def _filtered(self) -> list[list[Any]]:
         if not self._needle:
-            return list(self.all_rows)
+            return self.all_rows  # the same list: sorting it sorts what is shown
         if self._texts is None:  # once per table: one lower-case string per row (values as str)
             self._texts = {id(row): "\t".join(map(str, row)).lower() for row in self.all_rows}
         needle, texts = self._needle, self._texts
@@ -71,11 +104,47 @@ class RowsModel(QAbstractTableModel):
         """Sort by ``column``: numbers as numbers, blanks and N/A first (ascending)."""
         if not 0 <= column < len(self.columns):
             return
-        self.layoutAboutToBeChanged.emit()
         descending = order == Qt.SortOrder.DescendingOrder
-        self.all_rows.sort(key=lambda row: _sort_key(row[column]), reverse=descending)
+        if self.sorting and self._pending == (column, descending):
+            return  # QTableView asks twice (sort indicator, then sortByColumn): one sort is enough
+        self._generation += 1
+        self._pending = (column, descending)
+        if len(self.all_rows) <= ASYNC_SORT_ROWS:
+            self.layoutAboutToBeChanged.emit()
+            self.all_rows.sort(key=lambda row: _sort_key(row[column]), reverse=descending)
+            self.rows = self._filtered()
+            self.layoutChanged.emit()
+            self.sorting = False
+            self.sorted.emit()
+            return
+        self.sorting = True
+        generation, rows = self._generation, self.all_rows
+
+        def work() -> None:  # a plain thread: Python code and short C calls only
+            # 100k key tuples would trigger full collections, which stop every thread (the GUI's
+            # too) while they walk all the rows: the collector waits until the sort is done.
+            with paused_gc():
+                keys = [_sort_key(row[column] if column < len(row) else None) for row in rows]
+                ordered = [rows[i] for i in sorted_order(keys, descending)]
+                del keys
+            try:
+                self._order_ready.emit(generation, rows, ordered)
+            except RuntimeError:  # the table was closed meanwhile
+                pass
+
+        threading.Thread(target=work, name="table-sort", daemon=True).start()
+
+    def _on_order_ready(self, generation: int, rows: list, ordered: list) -> None:
+        if generation != self._generation or rows is not self.all_rows:
+            return  # new rows or another sort came meanwhile
+        # A reset, not layoutChanged: for 100k rows the view's per-row persistent-index bookkeeping
+        # of a layout change costs ~0.3 s here; a reset costs nothing (the selection is cleared).
+        self.beginResetModel()
+        self.all_rows = ordered
         self.rows = self._filtered()
-        self.layoutChanged.emit()
+        self.endResetModel()
+        self.sorting = False
+        self.sorted.emit()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
         return 0 if parent.isValid() else len(self.rows)

@@ -59,14 +59,15 @@ class TimelineView(TimelinePainting, QWidget):
         self.scroll.valueChanged.connect(self.update)
 
     # ------------------------------------------------------------------ model
-    def set_trace(self, trace: Trace | None) -> None:
-        """Show ``trace`` (fitted), or nothing."""
+    def set_trace(self, trace: Trace | None, by_name: list | None = None) -> None:
+        """Show ``trace`` (fitted), or nothing; ``by_name`` is its op statistics when already
+        computed (they give the colours; computing them here would stall the GUI on big traces)."""
         self.trace = trace
         self.selected, self.range = -1, None
         self.set_highlighted(np.zeros(0, np.int64))
         self._label_cache.clear()
         if trace is not None:
-            self._share = stats.share_by_name_id(trace)
+            self._share = stats.share_by_name_id(trace, by_name)
             self._counter_max = [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
             self._recolour()
             self._relayout()
@@ -95,7 +96,9 @@ class TimelineView(TimelinePainting, QWidget):
         if self.trace is None:
             return
         share = self._share
-        band = np.where(share >= self.thresholds[1], 2, np.where(share > self.thresholds[0], 1, 0))
+        with np.errstate(invalid="ignore"):
+            band = np.where(share >= self.thresholds[1], 2, np.where(share > self.thresholds[0], 1, 0))
+        band = np.where(np.isnan(share), 3, band)  # the run's wrappers are not ops: grey
         shade = np.arange(share.size) % 3
         palette = np.array(BANDS, dtype=np.uint32)
         self._colours = palette[band, shade]
@@ -239,7 +242,8 @@ class TimelineView(TimelinePainting, QWidget):
         name_id = int(trace.name[index])
         lines = [trace.names[name_id],
                  f"duration {format_duration(int(trace.dur[index]))}, start {format_duration(int(trace.start[index]))}",
-                 f"share of total time {self._share[name_id] * 100:.2f} %",
+                 (f"share of op self time {self._share[name_id] * 100:.2f} %" if not np.isnan(self._share[name_id])
+                  else "a range of the run itself (not an op; left out of the op statistics)"),
                  f"track {trace.track_label(int(trace.track[index]))}"]
         if trace.cats[int(trace.cat[index])]:
             lines.append(f"category {trace.cats[int(trace.cat[index])]}")

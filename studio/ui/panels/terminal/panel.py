@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.formats import Detected
-from studio.tools.exec.shell import ShellSession
+from studio.terminal.shell import ShellSession
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
@@ -87,7 +87,6 @@ class TerminalPanel(Panel):
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):
         super().__init__(runner, parent, links)
-        self.known_hosts = None  # None = the user's known_hosts plus Studio's own (tests set one)
         self._prompt = GuiSecretPrompt(self)
         self._hosts = QComboBox(self)
         self._hosts.setMinimumContentsLength(16)
@@ -121,11 +120,9 @@ class TerminalPanel(Panel):
     # -- hosts -------------------------------------------------------------------------------
     def refresh_hosts(self) -> None:
         """Re-read the host list (hosts.toml) into the picker."""
-        from studio.tools.deploy.hosts import HostStore
-
         current = self._hosts.currentText()
         try:
-            names = sorted(HostStore().hosts)
+            names = self.host_context.reload() and self.host_context.names()
         except Exception as exc:  # a broken hosts.toml is shown, not raised
             names = []
             self.status.emit(f"Terminal: cannot read hosts: {exc}")
@@ -158,17 +155,13 @@ class TerminalPanel(Panel):
     # -- sessions ----------------------------------------------------------------------------
     def open_terminal(self, host_name: str) -> TerminalTab:
         """Open a new tab with a shell on ``host_name`` (the connection is made off the GUI thread)."""
-        from studio.tools.deploy.connection import connect_remembering
-        from studio.tools.deploy.hosts import HostStore
-        from studio.tools.deploy.known_hosts import KnownHosts
-
-        store = HostStore()
-        entry = store.get(host_name)
-        known = self.known_hosts or KnownHosts()
+        context = self.host_context
+        entry = context.entry(host_name)
         asker = self._prompt.asker()
 
         def factory(columns: int, lines: int, notify) -> ShellSession:
-            opener = lambda: connect_remembering(entry, known, asker, resolve_host=store.get)  # noqa: E731
+            # A session owns its connection (closing the tab closes it), so it is not a pooled one.
+            opener = lambda: context.connect(entry, asker)  # noqa: E731
             return ShellSession(opener, columns, lines, title=host_name, on_update=notify)
 
         tab = TerminalTab(factory, host_name, self._tabs)
@@ -183,7 +176,7 @@ class TerminalPanel(Panel):
 
     def open_local_terminal(self) -> TerminalTab:
         """Open a new tab with the user's shell on this computer (a local pty)."""
-        from studio.tools.exec.local_pty import LocalShell
+        from studio.terminal.local_pty import LocalShell
 
         def factory(columns: int, lines: int, notify) -> ShellSession:
             return ShellSession(LocalShell, columns, lines, title="this computer", on_update=notify)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from studio.ui.panels.terminal.keys import key_bytes
 
 if TYPE_CHECKING:
-    from studio.tools.exec.vt import Snapshot, Style
+    from studio.terminal.vt import Snapshot, Style
 
 BACKGROUND = QColor("#1d1f21")
 FOREGROUND = QColor("#d6d6d6")

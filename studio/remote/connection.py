@@ -1,0 +1,306 @@
+"""Open an authenticated SSH connection to a host entry, with its host key verified first.
+
+Every remote feature goes through :func:`connect`. It sets ``TCP_NODELAY`` (paramiko never does;
+without it small operations are up to 20x slower), checks the host key against known_hosts
+*before* any credential is sent, and authenticates with the entry's method. Secrets come from a
+callback (the keyring or a prompt), never from a file.
+
+paramiko's SFTP client must not be shared between threads, so :meth:`SshConnection.sftp`
+gives each thread its own.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
+
+# ask_secret(kind, prompt) -> the secret, or None when the user declines. kind is "password"
+# or "passphrase"; prompt names the host or key file.
+AskSecret = Callable[[str, str], "str | None"]
+
+DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+
+
+class AuthFailed(UserError):
+    """The server refused the credentials (a stored password or passphrase is then wrong)."""
+
+
+def _open_socket(entry: HostEntry, timeout: float, jump: SshConnection | None) -> socket.socket:
+    if jump is not None:
+        try:
+            return jump.transport.open_channel("direct-tcpip", (entry.host, entry.port), ("127.0.0.1", 0),
+                                               timeout=timeout)
+        except Exception as exc:  # paramiko raises ChannelException, SSHException
+            raise UserError(f"The jump host could not reach {entry.address}: {exc}", entry.name,
+                            "Check the host name and port as seen from the jump host.") from exc
+    try:
+        sock = socket.create_connection((entry.host, entry.port), timeout=timeout)
+    except socket.gaierror as exc:
+        raise UserError(f"Cannot resolve host name {entry.host!r}: {exc.strerror}", entry.name,
+                        "Check the spelling of --host, or use an IP address.") from exc
+    except (TimeoutError, socket.timeout) as exc:
+        raise UserError(f"No answer from {entry.address} within {timeout:.0f} s", entry.name,
+                        "Check that the host is up, the port is right and no firewall blocks it.") from exc
+    except OSError as exc:
+        raise UserError(f"Cannot connect to {entry.address}: {exc.strerror or exc}", entry.name,
+                        "Check that sshd runs on that host and port.") from exc
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _load_key(path: Path, ask_secret: AskSecret | None):
+    import paramiko
+
+    try:
+        try:
+            return paramiko.PKey.from_path(path)
+        except TypeError as exc:
+            # paramiko 5 lets cryptography's "Key is password-protected" TypeError through for
+            # OpenSSH-format keys instead of raising PasswordRequiredException.
+            if "password" not in str(exc).lower():
+                raise
+            raise paramiko.PasswordRequiredException(str(exc)) from None
+    except paramiko.PasswordRequiredException:
+        passphrase = ask_secret("passphrase", f"Passphrase for key {path}") if ask_secret else None
+        if passphrase is None:
+            raise UserError("The key file is protected by a passphrase", path,
+                            "Enter the passphrase when asked, or add the key to ssh-agent and use --agent.") from None
+        try:
+            return paramiko.PKey.from_path(path, password=passphrase.encode("utf-8"))
+        except (paramiko.SSHException, ValueError) as exc:  # a wrong passphrase gives ValueError
+            raise AuthFailed("The passphrase does not open the key file", path, "Enter the key's passphrase again.") from exc
+    except FileNotFoundError:
+        raise UserError("The key file does not exist", path, "Give the path of your private key with --key.") from None
+    except (paramiko.SSHException, ValueError) as exc:
+        raise UserError(f"The key file cannot be read: {exc}", path,
+                        "Give a private key in OpenSSH or PEM format (not the .pub file).") from exc
+
+
+def _authenticate(transport, entry: HostEntry, ask_secret: AskSecret | None) -> None:
+    import paramiko
+
+    user = entry.user or _local_user()
+    try:
+        if entry.auth == "password":
+            password = ask_secret("password", f"Password for {user}@{entry.host}") if ask_secret else None
+            if password is None:
+                raise UserError(f"A password is needed for {entry.address}", entry.name,
+                                "Enter it when asked (Studio keeps it only in the system keyring), or set up a key.")
+            transport.auth_password(user, password)
+        elif entry.auth == "agent":
+            keys = paramiko.Agent().get_keys()
+            if not keys:
+                raise UserError("ssh-agent offers no keys", entry.name,
+                                "Start ssh-agent and run `ssh-add`, or use a key file (--key).")
+            for key in keys:
+                try:
+                    transport.auth_publickey(user, key)
+                    break
+                except paramiko.AuthenticationException:
+                    continue
+        else:
+            paths = [Path(entry.key_file).expanduser()] if entry.key_file else \
+                [p for p in (Path.home() / ".ssh" / n for n in DEFAULT_KEYS) if p.is_file()]
+            if not paths:
+                raise UserError("No key file to authenticate with", entry.name,
+                                "Give one with --key FILE, or create one with ssh-keygen.")
+            for path in paths:
+                try:
+                    transport.auth_publickey(user, _load_key(path, ask_secret))
+                    break
+                except paramiko.AuthenticationException:
+                    continue
+    except paramiko.AuthenticationException:
+        pass
+    except paramiko.SSHException as exc:
+        raise UserError(f"Authentication with {entry.address} failed: {exc}", entry.name,
+                        "Check the user name and credentials.") from exc
+    if not transport.is_authenticated():
+        raise AuthFailed(f"{entry.address} refused the {entry.auth} authentication of user {user!r}", entry.name,
+                        "Check the user name; for keys, that the public key is in the server's "
+                        "~/.ssh/authorized_keys; for passwords, that the server allows them.")
+
+
+def _local_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+class SshConnection:
+    """An authenticated SSH transport to one host, with per-thread SFTP clients."""
+
+    def __init__(self, entry: HostEntry, transport, jump: SshConnection | None = None):
+        self.entry = entry
+        self.transport = transport
+        self._jump = jump
+        self._local = threading.local()
+        self._sftp_clients: list = []
+        self._lock = threading.Lock()
+        self.pooled = False  # True while a HostContext hands it out (then only the context closes it)
+
+    def sftp(self):
+        """This thread's SFTP client (paramiko's clients deadlock when shared between threads)."""
+        client = getattr(self._local, "sftp", None)
+        if client is None:
+            import paramiko
+
+            client = paramiko.SFTPClient.from_transport(self.transport)
+            self._local.sftp = client
+            with self._lock:
+                self._sftp_clients.append(client)
+        return client
+
+    def run(self, argv: list[str] | str, timeout: float | None = 60, stdin: bytes | None = None
+            ) -> tuple[int, bytes, bytes]:
+        """Run a command and wait: (exit status, stdout, stderr). A list is quoted word by word."""
+        command = argv if isinstance(argv, str) else shlex.join(argv)
+        channel = self.transport.open_session(timeout=timeout)
+        try:
+            channel.settimeout(timeout)
+            channel.exec_command(command)
+            if stdin is not None:
+                channel.sendall(stdin)
+            channel.shutdown_write()
+            out, err = bytearray(), bytearray()
+            while True:  # read both streams as they come: a full stderr window would stall stdout
+                idle = True
+                if channel.recv_ready():
+                    out += channel.recv(65536)
+                    idle = False
+                if channel.recv_stderr_ready():
+                    err += channel.recv_stderr(65536)
+                    idle = False
+                if idle:
+                    # closed: the connection dropped (no EOF will ever come; do not spin forever)
+                    if channel.exit_status_ready() and (channel.eof_received or channel.closed):
+                        break
+                    time.sleep(0.001)
+            while channel.recv_ready():  # what arrived between the last check and EOF
+                out += channel.recv(65536)
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+            return channel.recv_exit_status(), bytes(out), bytes(err)
+        finally:
+            channel.close()
+
+    @property
+    def alive(self) -> bool:
+        return self.transport.is_active()
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._sftp_clients = self._sftp_clients, []
+        for client in clients:
+            try:
+                client.close()
+            except Exception:  # closing a dead channel may raise; the transport goes next anyway
+                pass
+        self.transport.close()
+        if self._jump is not None:
+            self._jump.close()
+
+    def __enter__(self) -> SshConnection:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
+            timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None) -> SshConnection:
+    """Connect, verify the host key, authenticate; raise UserError with the fix on any failure.
+
+    ``resolve_host`` turns a ``proxy_jump`` name into its entry (the jump is connected first,
+    with the same checks).
+    """
+    import paramiko
+
+    known_hosts = known_hosts or KnownHosts()
+    jump = None
+    if entry.proxy_jump:
+        jump_entry = resolve_host(entry.proxy_jump) if resolve_host else _parse_jump(entry.proxy_jump)
+        jump = connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host)
+    sock = _open_socket(entry, timeout, jump)
+    transport = paramiko.Transport(sock)
+    _prefer_fast_ciphers(transport)
+    try:
+        try:
+            transport.start_client(timeout=timeout)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise UserError(f"{entry.address} did not complete the SSH handshake: {exc}", entry.name,
+                            "Check that the port belongs to an SSH server.") from exc
+        key = transport.get_remote_server_key()
+        known_hosts.verify(entry.name, entry.host, entry.port, key.get_name(), key.asbytes())
+        _authenticate(transport, entry, ask_secret)
+    except BaseException:
+        transport.close()
+        if jump is not None:
+            jump.close()
+        raise
+    return SshConnection(entry, transport, jump)
+
+
+def connect_remembering(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
+                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None
+                        ) -> SshConnection:
+    """:func:`connect`, then tell a :class:`~studio.remote.secrets.SecretAsker` how it went:
+    secrets typed in go to the keyring after a login that worked, stored ones are dropped after
+    the server refused them."""
+    try:
+        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host)
+    except AuthFailed:
+        if hasattr(ask_secret, "forget_used"):
+            ask_secret.forget_used()
+        raise
+    if hasattr(ask_secret, "commit"):
+        ask_secret.commit()
+    return conn
+
+
+def _prefer_fast_ciphers(transport) -> None:
+    # AES-GCM authenticates and encrypts in one call per packet; measured here against OpenSSH on
+    # loopback, SFTP uploads ran about 25 % faster than with paramiko's default aes128-ctr + HMAC.
+    # The server still picks, so hosts without GCM fall back to the rest of the list.
+    options = transport.get_security_options()
+    gcm = tuple(c for c in ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com") if c in options.ciphers)
+    options.ciphers = gcm + tuple(c for c in options.ciphers if c not in gcm)
+
+
+def is_link_error(exc: BaseException) -> bool:
+    """True when ``exc`` means the SSH link failed (as opposed to a refusal by the remote side)."""
+    import paramiko
+
+    return isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)) or \
+        (isinstance(exc, OSError) and exc.errno is None)
+
+
+def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]:
+    """The key type and key the host presents, without authenticating (for ``trust``)."""
+    import paramiko
+
+    sock = _open_socket(entry, timeout, None)
+    transport = paramiko.Transport(sock)
+    try:
+        transport.start_client(timeout=timeout)
+        key = transport.get_remote_server_key()
+        return key.get_name(), key.asbytes()
+    except (paramiko.SSHException, EOFError, OSError) as exc:
+        raise UserError(f"{entry.address} did not complete the SSH handshake: {exc}", entry.name,
+                        "Check that the port belongs to an SSH server.") from exc
+    finally:
+        transport.close()
+
+
+def _parse_jump(spec: str) -> HostEntry:
+    user, _, rest = spec.rpartition("@")
+    host, _, port = rest.partition(":")
+    return HostEntry(name="jump", host=host, port=int(port or 22), user=user)

@@ -1,0 +1,201 @@
+"""Commands on an SSH host, with the same contract as locally.
+
+The command goes to the user's login shell as ``echo $$; <setup> && cd <dir> && exec <argv>``:
+the first stdout line is the shell's PID, which ``exec`` hands on to the command. sshd starts a
+no-pty session with ``setsid()``, so that PID is also the process group of the command and of
+everything it starts; cancel kills that group through a second channel (closing an exec channel
+without a pty does not stop the remote process).
+"""
+
+from __future__ import annotations
+
+import select
+import shlex
+from collections.abc import Generator
+from pathlib import PurePosixPath
+
+import secrets
+from pathlib import Path
+
+from studio.errors import RemoteError, UserError
+from studio.jobs import CancelToken, Progress
+from studio.remote.connection import SshConnection
+from studio.remote.context import HostContext
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts
+from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
+from studio.targets.files import sftp_read_atomic, sftp_write_atomic, temp_name
+
+_KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
+         "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
+         "kill -KILL -- -{pid} 2>/dev/null; exit 0")
+
+
+def remote_command(argv: list[str], cwd: str | None = None, env_setup: str | None = None) -> str:
+    """The full string sent to the remote shell (PID line first, the command ``exec``-ed last)."""
+    inner = shell_command(argv, cwd, env_setup)
+    head, _, last = inner.rpartition(" && ")
+    return f"echo $$; {head} && exec {last}" if head else f"echo $$; exec {last}"
+
+
+class SshTarget(Target):
+    """Runs commands and keeps files on one SSH host, over the context's pooled connection.
+
+    ``context`` (a :class:`~studio.remote.context.HostContext`) supplies the connection, host
+    keys and secrets; a KnownHosts may be given instead for a private context (tests, scripts),
+    which :meth:`close` then closes. ``connection`` pins an already open connection.
+    """
+
+    is_local = False
+
+    def __init__(self, entry: HostEntry, context: HostContext | KnownHosts | None = None,
+                 connection: SshConnection | None = None, timeout: float = 10.0):
+        self.entry = entry
+        self.name = entry.name
+        self.toolkit = entry.toolkit
+        self._own_context = not isinstance(context, HostContext)
+        if self._own_context:
+            context = HostContext(known_hosts=context, timeout=timeout)
+        self.context = context
+        self._timeout = timeout
+        self._conn = connection
+
+    @property
+    def key(self) -> str:
+        return f"host:{self.entry.name}"
+
+    @property
+    def where(self) -> str:
+        return self.entry.name
+
+    @property
+    def connection(self) -> SshConnection:
+        """The open connection (connected on first use; host key verified, then authenticated)."""
+        if self._conn is None or not self._conn.alive:
+            self._conn = self.context.connection(self.entry)
+        return self._conn
+
+    def run(self, argv: list[str], cwd: str | None = None, env_setup: str | None = None,
+            cancel: CancelToken | None = None) -> Generator[OutputLine, None, int]:
+        command = remote_command(argv, cwd, env_setup)
+        conn = self.connection
+        try:
+            channel = conn.transport.open_session(timeout=self._timeout)
+            channel.exec_command(command)
+        except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
+            raise self._lost(argv, exc) from exc
+        channel.shutdown_write()
+        out, err = LineSplitter(), LineSplitter()
+        pid: int | None = None
+        finished = False
+        try:
+            while True:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                got = False
+                if channel.recv_ready():
+                    got = True
+                    for line in out.feed(channel.recv(65536)):
+                        if pid is None:  # the first line is the PID our prefix printed
+                            pid = int(line) if line.isdigit() else -1
+                            continue
+                        yield OutputLine(None, line, "stdout")
+                if channel.recv_stderr_ready():
+                    got = True
+                    for line in err.feed(channel.recv_stderr(65536)):
+                        yield OutputLine(None, line, "stderr")
+                if got:
+                    continue
+                if channel.eof_received and channel.exit_status_ready() or channel.closed:
+                    break
+                if not conn.transport.is_active():
+                    break
+                select.select([channel], [], [], 0.02)  # wakes on stdout; stderr within 20 ms
+            for line in out.flush():
+                yield OutputLine(None, line, "stdout")
+            for line in err.flush():
+                yield OutputLine(None, line, "stderr")
+            # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
+            status = channel.exit_status if channel.status_event.is_set() else -1
+            if status == -1 and not conn.transport.is_active():
+                raise self._lost(argv, None)
+            finished = True
+            return status
+        finally:
+            if not finished and pid and pid > 0 and conn.alive:
+                self._kill(pid)
+            channel.close()
+
+    def _kill(self, pid: int) -> None:
+        try:
+            self.connection.run(_KILL.format(pid=pid), timeout=5)
+        except Exception:  # the connection died too: sshd hangs up the session itself
+            pass
+
+    def _lost(self, argv: list[str], exc: BaseException | None) -> RemoteError:
+        detail = f": {exc}" if exc else ""
+        return RemoteError(f"The connection to {self.entry.address} was lost while running "
+                           f"{shlex.join(argv)[:200]}{detail}\n  fix:   Check the network and the host, "
+                           f"then run it again (`studio ssh test {self.entry.name}` checks the link).")
+
+    def realpath(self, path: str) -> str:
+        # realpath(1) is in coreutils; readlink -f covers busybox systems without it.
+        quoted = shlex.quote(path)
+        script = f"realpath -- {quoted} 2>/dev/null || readlink -f -- {quoted}"
+        status, out, err = self.connection.run(script, timeout=self._timeout)
+        resolved = out.decode("utf-8", "replace").strip()
+        if status != 0 or not resolved:
+            raise UserError(f"Cannot resolve the remote path {path!r}: {err.decode('utf-8', 'replace').strip()}",
+                            f"{self.entry.name}:{path}", "Check that the folder exists on the host.")
+        return resolved
+
+    def run_script(self, script: str, timeout: float | None = 60) -> tuple[int, bytes, bytes]:
+        return self.connection.run(script, timeout=timeout)
+
+    def work_root(self) -> str:
+        # The deployment root when the host has one (work stays with the project), else ~/.studio.
+        root = self.entry.extra.get("deploy_root")
+        return str(root) if root else "~/.studio"
+
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        local = Path(local)
+        size = local.stat().st_size
+        yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
+        sftp = self.connection.sftp()
+        folder, _, name = path.rpartition("/")
+        temp = f"{folder}/{temp_name(name, secrets.token_hex(4))}" if folder else temp_name(name, secrets.token_hex(4))
+        sent = [0]
+
+        def on_chunk(count: int) -> None:
+            sent[0] += count
+
+        st = local.stat()
+        with open(local, "rb") as source:
+            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400, (int(st.st_atime), int(st.st_mtime)),
+                              on_chunk, lambda: cancel is not None and cancel.cancelled)
+        yield Progress(1.0, f"uploaded {local.name}")
+
+    def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+        yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
+        sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
+                         lambda: cancel is not None and cancel.cancelled)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.connection.sftp().stat(path)
+            return True
+        except OSError:
+            return False
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        with self.connection.sftp().open(path, "w") as handle:
+            handle.write(data)
+
+    def close(self) -> None:
+        """Let go of the connection (a private context's connections are closed)."""
+        if self._own_context:
+            self.context.close()
+        self._conn = None
