@@ -34,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--msprof-analyze-out", type=Path, metavar="DIR",
                         help="folder for msprof-analyze's HTML and xlsx (default: the user cache)")
     loop = parser.add_argument_group("closed loop")
+    loop.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                      help="data for an input of the model (repeat); default: the profile's, else seeded random")
+    loop.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                      help="size of an input's dynamic dims (repeat); default: the shapes the profile used")
     loop.add_argument("--apply", action="store_true", help="apply the automatic fixes to the ONNX model (-o fixed.onnx)")
     loop.add_argument("--fix", action="append", default=[], metavar="NAME",
                       help="apply only these fixes (repeat); default: every exact fix the findings offer")
@@ -83,8 +87,11 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("No automatic fix applies", model, "The findings offer none"
                             + (f" without --allow-accuracy-change (offered: {', '.join(offered)})" if offered else "."))
         baseline = Path(report.profile_path) if report.profile_path and (Path(report.profile_path) / "studio_profile.json").is_file() else None
+        from studio.tools.profiler.local_inputs import parse_input_specs, parse_shape_specs
+
         result = run_job(closed_loop(model, fixed, chosen, args.allow_accuracy_change, baseline,
-                                     args.iterations, args.warmup), on_progress=progress)
+                                     args.iterations, args.warmup, inputs=parse_input_specs(args.input),
+                                     shapes=parse_shape_specs(args.input_shape)), on_progress=progress)
         report.loop = result.to_json()
     if report_path is not None:
         write_report(report, report_path)

@@ -10,7 +10,7 @@ import pytest
 from studio.jobs import run_job
 from studio.tools.advisor import write_report
 from studio.tools.advisor.engine import advise
-from tests.tools.advisor_helpers import mish_cnn
+from tests.tools.advisor_helpers import mish_cnn, small_model
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +97,21 @@ def test_accuracy_changing_fix_needs_the_tick(tmp_path):
         run_job(apply_fixes(model, tmp_path / "f.onnx", ["MishToLeakyRelu"]))
     with pytest.raises(UserError, match="overwrite"):
         run_job(apply_fixes(model, model, ["ConvBnFusion"]))
+
+
+def test_closed_loop_on_a_dynamic_model_asks_for_sizes_and_uses_the_profiles_shapes(tmp_path):
+    from studio.errors import UserError
+    from studio.tools.advisor.loop import closed_loop
+    from studio.tools.profiler.local_run import profile_model
+
+    model = small_model(tmp_path / "dyn.onnx", "matmul_add", dynamic=True)
+    with pytest.raises(UserError, match="dynamic dimensions") as info:
+        run_job(closed_loop(model, tmp_path / "fixed.onnx", ["MatMulAddFusion"], iterations=2, warmup=1,
+                            work=tmp_path / "w0"))
+    assert "--input-shape x=" in info.value.fix and not (tmp_path / "fixed.onnx").exists()
+    # A profile made at batch 4: the loop measures both models at that size, never at a guessed 1.
+    run_job(profile_model(model, tmp_path / "base", 2, 1, shapes={"x": [4, 32]}))
+    result = run_job(closed_loop(model, tmp_path / "fixed.onnx", ["MatMulAddFusion"], baseline=tmp_path / "base",
+                                 work=tmp_path / "w1"))
+    used = json.loads((tmp_path / "w1" / "after" / "studio_profile.json").read_text())["inputs"]
+    assert used["x"]["shape"] == [4, 32] and result.outputs[0]["passed"]

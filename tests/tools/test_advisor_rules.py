@@ -242,3 +242,19 @@ def test_bench_and_accuracy_json_inputs(tmp_path):
     assert by_id(report, "accuracy-fp16-overflow").nodes == ["scale"]
     with pytest.raises(UserError, match="Nothing to advise on"):
         run_job(advise())
+
+
+def test_ops_the_comparison_could_not_see_reach_the_report(tmp_path):
+    """A comparison that could not dump inside If bodies must not read as accurate in the advice."""
+    import numpy as np
+    import onnx
+    from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job
+    from trust_models import overflow_if_model
+
+    model = tmp_path / "if.onnx"
+    onnx.save(overflow_if_model(), model)
+    inputs = {"x": np.full((1, 8), 1.0, np.float32), "flag": np.array(True)}  # no overflow: only the gap
+    run_job(fp16_check_job(model, tmp_path / "g", tmp_path / "t", inputs=inputs))
+    report = run_job(advise(accuracy=csv_path(tmp_path / "g"), msprof=False))
+    f = by_id(report, "accuracy-not-covered")
+    assert f.severity == "medium" and "not dumped" in " ".join(f.evidence) + f.recommendation

@@ -57,8 +57,11 @@ class Applied:
 
 
 def apply_fixes(model: Path, output: Path, fixes: list[str], allow_accuracy_change: bool = False,
-                cancel: CancelToken | None = None) -> Generator[Progress, None, Applied]:
-    """Job: write ``output`` = ``model`` with ``fixes`` applied (converter passes, then swaps)."""
+                cancel: CancelToken | None = None, input_shape: str | None = None) -> Generator[Progress, None, Applied]:
+    """Job: write ``output`` = ``model`` with ``fixes`` applied (converter passes, then swaps).
+
+    ``input_shape`` (``name:d1,d2;...``) sizes dynamic inputs: the converter works on fixed shapes.
+    """
     from studio.tools.convert.convert import convert_model
     from studio.tools.convert.options import ConvertOptions
     from studio.tools.convert.passes import PASS_NAMES
@@ -76,7 +79,8 @@ def apply_fixes(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     # Cleanups that never change numbers stay on; fusion passes run only when ticked.
     switches = {name: (name in fixes) for name in PASS_NAMES if name.endswith("Fusion")}
     yield Progress(0.05, "applying fusions with the converter")
-    report = yield from convert_model(ConvertOptions(model=model, output=output, fusions=switches), cancel)
+    report = yield from convert_model(ConvertOptions(model=model, output=output, fusions=switches,
+                                                                input_shape=input_shape), cancel)
     applied = Applied(output, list(fixes), report.fusions, [], report.nodes_before, report.nodes_after,
                       report.report_path)
     if MISH_TO_LEAKY_RELU in fixes:

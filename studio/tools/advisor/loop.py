@@ -90,16 +90,28 @@ def settings_of(profile: Path | None) -> dict:
         data = json.loads((Path(profile) / "studio_profile.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {k: data[k] for k in ("iterations", "warmup") if k in data}
+    settings = {k: data[k] for k in ("iterations", "warmup") if k in data}
+    # The inputs that run used, so the loop measures the same shapes (never a guessed dynamic dim).
+    used = data.get("inputs") or {}
+    files = {name: Path(u["source"][len("file "):]) for name, u in used.items()
+             if str(u.get("source", "")).startswith("file ")}
+    shapes = {name: list(u["shape"]) for name, u in used.items() if name not in files and "shape" in u}
+    if files:
+        settings["files"] = files
+    if shapes:
+        settings["shapes"] = shapes
+    return settings
 
 
 def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_change: bool = False,
                 baseline: Path | None = None, iterations: int | None = None, warmup: int | None = None,
                 seed: int = SEED, work: Path | None = None,
-                cancel: CancelToken | None = None) -> Generator[Progress, None, LoopResult]:
+                cancel: CancelToken | None = None, inputs: dict[str, Path] | None = None,
+                shapes: dict[str, list[int]] | None = None) -> Generator[Progress, None, LoopResult]:
     """Job: fix ``model`` into ``output``, profile both with the same settings, compare outputs.
 
-    ``baseline``: an existing local profile of ``model``; its iterations and warm-ups are reused.
+    ``baseline``: an existing local profile of ``model``; its iterations, warm-ups and input
+    shapes / files are reused unless ``inputs`` (.npy files by input name) or ``shapes`` are given.
     Both models are profiled here, back to back.
     """
     from studio.tools.advisor.optable import op_table
@@ -111,21 +123,24 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     old = settings_of(baseline)
     settings = {"iterations": iterations or old.get("iterations", ITERATIONS),
                 "warmup": warmup if warmup is not None else old.get("warmup", WARMUP), "seed": seed}
+    files = inputs if inputs else old.get("files", {})
+    shapes = shapes if shapes else old.get("shapes", {})
+    input_shape = _sized_dynamic_inputs(model, files, shapes)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    applied = yield from _scaled(apply_fixes(model, output, fixes, allow_accuracy_change, cancel), 0.0, 0.2)
+    applied = yield from _scaled(apply_fixes(model, output, fixes, allow_accuracy_change, cancel, input_shape), 0.0, 0.2)
     seconds["apply"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     before = work / "before"
     yield Progress(0.2, f"profiling {model.name} (before)")
-    yield from _scaled(profile_model(model, before, settings["iterations"], settings["warmup"], seed=seed,
-                                     cancel=cancel), 0.2, 0.45)
+    yield from _scaled(profile_model(model, before, settings["iterations"], settings["warmup"], inputs=files,
+                                     seed=seed, cancel=cancel, shapes=shapes), 0.2, 0.45)
     seconds["profile_before"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     after = work / "after"
     yield Progress(0.45, f"profiling {output.name} (after, same settings)")
-    yield from _scaled(profile_model(output, after, settings["iterations"], settings["warmup"], seed=seed,
-                                     cancel=cancel), 0.45, 0.75)
+    yield from _scaled(profile_model(output, after, settings["iterations"], settings["warmup"], inputs=files,
+                                     seed=seed, cancel=cancel, shapes=shapes), 0.45, 0.75)
     seconds["profile_after"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     before_trace = yield from open_profile(before, cancel)
@@ -134,7 +149,7 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     seconds["read_profiles"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     yield Progress(0.85, "checking accuracy against the original")
-    outputs = compare_outputs(model, output, seed, cancel)
+    outputs = compare_outputs(model, output, seed, cancel, files, shapes)
     seconds["accuracy"] = time.perf_counter() - t0
     result = LoopResult(str(model), str(output), applied, before_ops.latency, after_ops.latency,
                         _op_rows(before_ops, after_ops), outputs, settings,
@@ -142,6 +157,26 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                          **({"settings_from": str(baseline)} if old else {})}, {k: round(v, 4) for k, v in seconds.items()})
     yield Progress(1.0, "loop done")
     return result
+
+
+def _sized_dynamic_inputs(model: Path, files: dict[str, Path], shapes: dict[str, list[int]]) -> str | None:
+    """The converter's ``name:dims;...`` for the model's dynamic inputs, from the given shapes or
+    the given files' shapes; a dynamic dim with neither stops here (Studio never guesses it)."""
+    import numpy as np
+
+    from studio.tools.profiler.local_inputs import dynamic_dims_error, missing_shapes, model_inputs
+
+    specs = model_inputs(model)
+    missing = missing_shapes(specs, files, shapes)
+    if missing:
+        raise dynamic_dims_error(missing, model)
+    entries = []
+    for spec in specs:
+        if not spec.dynamic_axes:
+            continue
+        dims = shapes[spec.name] if spec.name in shapes else list(np.load(files[spec.name], mmap_mode="r").shape)
+        entries.append(f"{spec.name}:{','.join(str(int(d)) for d in dims)}")
+    return ";".join(entries) or None
 
 
 def _scaled(job, lo: float, hi: float):
@@ -166,8 +201,10 @@ def _op_rows(before, after) -> list[dict]:
     return rows
 
 
-def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: CancelToken | None = None) -> list[dict]:
-    """Every output of ``fixed`` against ``original`` on one seeded input (the profiler's inputs)."""
+def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: CancelToken | None = None,
+                    files: dict[str, Path] | None = None, shapes: dict[str, list[int]] | None = None) -> list[dict]:
+    """Every output of ``fixed`` against ``original`` on one input (the profiler's seeded inputs,
+    or the given files / shapes)."""
     import onnxruntime as ort
 
     from studio.tools.accuracy.metrics import Thresholds, compare_arrays
@@ -177,7 +214,7 @@ def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: Cance
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # compare the files, not ORT's rewrites
     s0 = ort.InferenceSession(str(original), options, providers=["CPUExecutionProvider"])
     s1 = ort.InferenceSession(str(fixed), options, providers=["CPUExecutionProvider"])
-    feeds = make_inputs(s0, {}, seed)
+    feeds = make_inputs(s0, files or {}, seed, shapes or {}, original)
     names = [o.name for o in s0.get_outputs()]
     ref = dict(zip(names, s0.run(None, feeds)))
     got = dict(zip([o.name for o in s1.get_outputs()], s1.run(None, feeds)))
