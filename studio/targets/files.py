@@ -28,12 +28,14 @@ def temp_name(path: str, token: str) -> str:
 
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
-                      on_abort: Callable[[], None] | None = None) -> None:
+                      on_abort: Callable[[], None] | None = None,
+                      before_rename: Callable[[], None] | None = None) -> None:
     """Write ``source`` (a readable) to ``temp`` over SFTP, set mode and times, rename onto ``final``.
 
     ``on_chunk(n)`` is told of every chunk sent; ``stop()`` returning True raises Cancelled
     between chunks. On any failure the temporary file is removed (best effort: a dead link
     leaves it for the next run) and ``on_abort`` runs before the error propagates.
+    ``before_rename`` may raise to refuse the rename at the last moment (a folder that changed).
     """
     remote_file = sftp.open(temp, "wb")
     try:
@@ -49,6 +51,8 @@ def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode:
         if times is not None:
             remote_file.utime(times)
         remote_file.close()
+        if before_rename is not None:
+            before_rename()
         sftp.posix_rename(temp, final)
     except BaseException:
         if on_abort is not None:

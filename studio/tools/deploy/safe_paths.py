@@ -81,3 +81,30 @@ def local_parent_is_link(root: Path, path: str) -> str | None:
         if os.path.islink(root / folder):
             return folder
     return None
+
+
+class WriteRefused(UserError):
+    """A write refused at write time: the folder it would go through is not a plain folder now."""
+
+
+def remote_parent_problem(sftp, root: bytes, path: str) -> str | None:
+    """Why writing ``path`` under the real remote ``root`` could leave the root now, or None.
+
+    Checked just before each SFTP write and rename (not only at plan time): every folder from the
+    root down to the file's must be a real folder, not a symlink a process on the host put there
+    after the scan. ``lstat`` never follows the last component, so each one is seen as it is.
+    """
+    import stat
+
+    for folder in ["", *parents(path)]:
+        where = root + (b"/" + folder.encode("utf-8", "surrogateescape") if folder else b"")
+        try:
+            mode = sftp.lstat(where).st_mode
+        except OSError:
+            return f"the remote folder {folder or '(root)'} is gone (changed on the host after the scan)"
+        if stat.S_ISLNK(mode):
+            return (f"the remote folder {folder or '(root)'} is a symlink now (changed on the host after the "
+                    "scan); nothing was written through it")
+        if not stat.S_ISDIR(mode):
+            return f"the remote {folder or '(root)'} is no longer a folder (changed on the host after the scan)"
+    return None

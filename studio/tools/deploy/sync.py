@@ -282,6 +282,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+            result.refused += stats.refused
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
             downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel)

@@ -113,6 +113,7 @@ class TransferStats:
     files: int = 0
     bytes: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # refused at write time (safe_paths)
 
 
 def connection_lost(conn, exc: BaseException) -> UserError:
@@ -169,8 +170,15 @@ class Progressor:
 
 
 def run_parallel(items: list, work: Callable, progress: Progressor, cancel: CancelToken | None,
-                  stop: threading.Event, on_done: Callable, conn) -> Generator[Progress, None, list]:
-    """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result."""
+                  stop: threading.Event, on_done: Callable, conn, refused: list | None = None
+                  ) -> Generator[Progress, None, list]:
+    """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result.
+
+    Returns the per-file failures; a file refused at write time (``WriteRefused``) goes to
+    ``refused`` instead when that list is given.
+    """
+    from studio.tools.deploy.safe_paths import WriteRefused
+
     failed: list[tuple[str, str]] = []
     fatal: list[BaseException] = []
     events: queue.Queue = queue.Queue()
@@ -208,6 +216,8 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
                 if is_connection_error(exc):
                     stop.set()
                     fatal.append(exc)
+                elif isinstance(exc, WriteRefused) and refused is not None:
+                    refused.append((item.path, exc.what))
                 elif isinstance(exc, UserError):
                     failed.append((item.path, exc.what))
                 else:

@@ -12,7 +12,7 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import check_relative, parents
+from studio.tools.deploy.safe_paths import WriteRefused, check_relative, parents, remote_parent_problem
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import sftp_write_atomic, temp_name
@@ -38,7 +38,7 @@ def open_batch_stream(conn, remote: str, token: str):
     staging, script = staging_names(token)
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
     command = (b'read -r go && [ "$go" = go ] && mkdir -p -- ' + root + b" && cd -- " + root +
-               b" && mkdir -p -- " + remote_ops.q(staging) +
+               b" && mkdir -m 700 -- " + remote_ops.q(staging) +
                b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
                b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
     return remote_ops.ExecStream(conn, command)
@@ -96,7 +96,7 @@ class Uploader:
         if big:
             self._sftp_dirs(big)
             stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn)
+                                                     self.stop, landed, self.conn, refused=stats.refused)
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
@@ -118,7 +118,20 @@ class Uploader:
             raise UserError(f"Cannot create remote folders: {exc}", self.remote,
                             "Check that the remote user may write there.") from exc
 
-    def _moves_script(self, staging: str, paths: list[str]) -> bytes:
+    def _move_units(self, paths: list[str]) -> list[tuple[str, list[str], bool]]:
+        """(target folder, names, names are whole new folders) groups, in a stable order."""
+        files: dict[str, set[str]] = {}    # target folder -> file names to move into it
+        folders: dict[str, set[str]] = {}  # target folder -> new folder names to move in whole
+        for path in paths:
+            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
+            unit = missing or path
+            folder, _, name = unit.rpartition("/")
+            (folders if missing else files).setdefault(folder, set()).add(name)
+        units = [(folder, sorted(names), False) for folder, names in sorted(files.items())]
+        units += [(folder, sorted(names), True) for folder, names in sorted(folders.items())]
+        return units
+
+    def _moves_script(self, staging: str, units: list[tuple[str, list[str], bool]]) -> bytes:
         """Shell lines that rename the staged files into place, then print the root's real path.
 
         A folder missing on the remote moves in as a whole (one rename shows all its files at
@@ -126,21 +139,31 @@ class Uploader:
         ``mv`` here is a rename(2) within one file system: atomic. A first upload of 5,000 files
         in 100 new folders is then ONE ``mv`` process instead of 100 (each costs ~3-8 ms on a
         busy host).
+
+        Each target folder is checked right before its ``mv``: its physical path must be the
+        root's plus its own name (``cd -P``), so a folder a process on the host replaced by a
+        symlink since the scan is not written through; a new folder must still be absent. A
+        refused group prints ``refused N`` (its index) and the rest goes on.
         """
-        units: dict[str, set[str]] = {}  # target folder -> names to move into it
-        for path in paths:
-            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
-            unit = missing or path
-            folder, _, name = unit.rpartition("/")
-            units.setdefault(folder, set()).add(name)
         q = remote_ops.q
-        lines = [b"set -e"]
-        for folder, names in sorted(units.items()):
-            names = sorted(names)
+        lines = [b"set -e", b"R=$(pwd -P)"]
+        for index, (folder, names, whole) in enumerate(units):
+            checks = []
+            if folder:
+                checks.append(b'[ "$(cd -P -- ' + q(folder) + b' 2>/dev/null && pwd -P)" = "$R"/' + q(folder) + b" ]")
+            if whole:
+                checks += [b"! [ -e " + q(f"{folder}/{n}" if folder else n) + b" -o -L " +
+                           q(f"{folder}/{n}" if folder else n) + b" ]" for n in names]
+            moves = []
             for i in range(0, len(names), remote_ops.CHUNK):
                 sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
                                     for n in names[i: i + remote_ops.CHUNK])
-                lines.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+                moves.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+            if checks:
+                lines.append(b"if " + b" && ".join(checks) + b"; then " + b"; ".join(moves) +
+                             b"; else echo refused " + str(index).encode() + b"; fi")
+            else:
+                lines += moves
         lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
         return b"\n".join(lines) + b"\n"
 
@@ -182,7 +205,8 @@ class Uploader:
                 yield progress.step()
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
-            moves = self._moves_script(staging, [s.path for s in sent])
+            units = self._move_units([s.path for s in sent])
+            moves = self._moves_script(staging, units)
             tar.add(script, 0o600, 0, io.BytesIO(moves), len(moves))
             tar.close()
             sender.close()
@@ -203,16 +227,40 @@ class Uploader:
             raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
                             f"{err.splitlines()[-1] if err else f'exit status {status}'}",
                             self.remote, "Check free space and permissions in the remote folder; run again.")
-        self.remote_root = self.remote_root or out.decode("utf-8", "surrogateescape").strip("\n")
-        self.known_dirs.update(f for s in sent for f in parents(s.path))
+        *notes, root = out.decode("utf-8", "surrogateescape").rstrip("\n").split("\n")
+        self.remote_root = self.remote_root or root
+        refused: set[str] = set()
+        for note in notes:
+            if note.startswith("refused "):
+                folder, names, whole = units[int(note.split()[1])]
+                where = folder or "(root)"
+                reason = (f"the remote folder {where} is a symlink or was replaced on the host after the scan; "
+                          "nothing was written through it") if not whole else \
+                    f"the remote folder {'/'.join(filter(None, [folder, names[0]]))} appeared on the host after the scan"
+                for value in sent:
+                    top = value.path if not whole else next(
+                        (f for f in parents(value.path) if f not in self.known_dirs), value.path)
+                    unit_folder, _, unit_name = top.rpartition("/")
+                    if unit_folder == folder and unit_name in names:
+                        refused.add(value.path)
+                        stats.refused.append((value.path, reason))
+        self.known_dirs.update(f for s in sent if s.path not in refused for f in parents(s.path))
         for value in sent:
-            landed(value)
+            if value.path not in refused:
+                landed(value)
             progress.add(0, value.path, finished=True)
         yield progress.step()
+
+    def _check_parent(self, sftp, path: str) -> None:
+        problem = remote_parent_problem(sftp, remote_ops.encode(self.remote_root), path)
+        if problem:
+            raise WriteRefused(problem, f"{self.conn.entry.name}:{self.remote_root}/{path}",
+                               "Look at what changed on the host, then plan again.")
 
     def _put(self, item, progress: Progressor) -> Landed:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
+        self._check_parent(sftp, item.path)  # at write time: the folder may have changed since the scan
         with open(self.local_root / item.path, "rb") as raw:
             st = os.fstat(raw.fileno())
             handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
@@ -220,7 +268,7 @@ class Uploader:
             sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode, (int(st.st_atime), int(st.st_mtime)),
                               on_chunk=lambda n: progress.add(n, item.path, size=st.st_size),
                               stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
-                              on_abort=handle.abandon)
+                              on_abort=handle.abandon, before_rename=lambda: self._check_parent(sftp, item.path))
         progress.add(0, item.path, finished=True)
         info = FileInfo(st.st_size, int(st.st_mtime), mode)
         return Landed(item.path, info, info, handle.hexdigest())
