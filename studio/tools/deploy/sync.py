@@ -54,6 +54,48 @@ def release(conn, failed: bool = False) -> None:
         conn.close()
 
 
+def _too_wide(real: str, home: str, side: str) -> str | None:
+    real, home = real.rstrip("/") or "/", home.rstrip("/") or "/"
+    if real == "/":
+        return f"the whole {side} root folder"
+    if real == home:
+        return f"the whole {side} home folder ({home})"
+    if home.startswith(real + "/"):
+        return f"a folder above the {side} home folder ({real})"
+    return None
+
+
+def guard_remote_root(conn, deployment: Deployment) -> None:
+    """Refuse a remote root that IS the home or root folder, or above them, once the host resolved it.
+
+    The lexical check (``deployments.remote_too_wide``) cannot see ``/home/me`` written out or a
+    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips).
+    """
+    from studio.tools.deploy.deployments import normalise_remote
+
+    sftp = conn.sftp()
+    home = sftp.normalize(".")
+    path, relative = normalise_remote(deployment.remote)
+    try:
+        real = sftp.normalize(path if not relative else home if path == "." else f"{home}/{path}")
+    except (OSError, UnicodeError):  # not there yet (an upload creates it) or a name realpath cannot give
+        return
+    problem = _too_wide(real, home, "remote")
+    if problem:
+        raise UserError(f"Deployment {deployment.name!r} would sync {problem}: {deployment.remote!r} is {real} on "
+                        f"{deployment.host}", deployment.name,
+                        f"Point it at a project folder: `studio deploy add {deployment.name} --host {deployment.host} "
+                        f"--local {deployment.local} --remote /path/to/project`.")
+
+
+def guard_local_root(deployment: Deployment) -> None:
+    """Refuse a local root that is this computer's home or root folder, or above them."""
+    problem = _too_wide(os.path.realpath(deployment.local_root), os.path.realpath(Path.home()), "local")
+    if problem:
+        raise UserError(f"Deployment {deployment.name!r} would sync {problem}", deployment.local,
+                        "Point it at a project folder.")
+
+
 def state_for(deployment: Deployment) -> SyncState:
     identity = {"host": deployment.host, "local": str(deployment.local_root.resolve()), "remote": deployment.remote}
     return SyncState(deployment.name, identity)
@@ -79,10 +121,12 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     conn.close()
                     return
                 box["conn"] = conn
+            guard_remote_root(conn, deployment)  # as the host resolves it: no home, no / (nor above)
             box["scan"] = scan_remote(conn, deployment.remote, excludes)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
 
+    guard_local_root(deployment)
     worker = threading.Thread(target=remote_side, name="deploy-remote-scan", daemon=True)
     worker.start()
     try:
