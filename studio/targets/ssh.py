@@ -14,7 +14,6 @@ import shlex
 from collections.abc import Generator
 from pathlib import PurePosixPath
 
-import secrets
 from pathlib import Path
 
 from studio.errors import RemoteError, UserError
@@ -24,7 +23,7 @@ from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
-from studio.targets.files import sftp_read_atomic, sftp_write_atomic, temp_name
+from studio.targets.files import new_token, sftp_read_atomic, sftp_write_atomic, temp_name
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -163,7 +162,7 @@ class SshTarget(Target):
         yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
         sftp = self.connection.sftp()
         folder, _, name = path.rpartition("/")
-        temp = f"{folder}/{temp_name(name, secrets.token_hex(4))}" if folder else temp_name(name, secrets.token_hex(4))
+        temp = f"{folder}/{temp_name(name, new_token())}" if folder else temp_name(name, new_token())
         sent = [0]
 
         def on_chunk(count: int) -> None:

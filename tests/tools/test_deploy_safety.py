@@ -44,3 +44,32 @@ def test_a_remote_folder_swapped_for_a_symlink_after_the_scan_is_not_written_thr
     assert set(refused) == set(files) and all("symlink" in reason for reason in refused.values())
     # Nothing of ours is left behind in the root either (no staging folder, no temporary file).
     assert sorted(p.name for p in remote.iterdir()) == ["sub", "top.txt"]
+
+
+def test_user_files_named_like_temporary_files_are_synced_not_deleted(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    mine = {".notes.txt.studio-part-abc": b"local note", ".studio-staging-mine/file.txt": b"staged by the user",
+            "plain.txt": b"plain"}
+    write_tree(deployment.local_root, mine)
+    remote = tmp_path / "remote"
+    theirs = {".data.bin.studio-part-1234": b"remote data", ".studio-staging-zz/x.txt": b"remote staging"}
+    write_tree(remote, theirs)
+    the_plan = plan(deployment, "upload", sshd_host)
+    assert {p for p, a in actions(the_plan).items() if a == "upload"} == set(mine)
+    assert apply(deployment, the_plan, sshd_host).ok
+    assert read_tree(remote) == {**mine, **theirs}  # theirs untouched (no --delete), mine uploaded
+    assert read_tree(deployment.local_root) == mine
+    again = plan(deployment, "upload", sshd_host)
+    assert not [a for a in actions(again).values() if a == "upload"]  # now really nothing to do
+
+
+def test_temporary_names_are_unguessable_and_fit(tmp_path):
+    from studio.targets.files import new_token, temp_name, token_of
+
+    token = new_token()
+    assert len(token) == 32 and token != new_token()
+    long = "模" * 84  # 252 bytes: a legal name whose old temporary name (+ ".studio-part-XXXX") did not fit
+    temp = temp_name(f"a/{long}", token)
+    assert temp.startswith("a/.") and len(temp.rpartition("/")[2].encode()) <= 255
+    assert token_of(temp.rpartition("/")[2]) == token
+    assert temp_name(f"a/{long}", token) != temp_name(f"a/{long}x", token)  # two long names never share one

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import tarfile
 import threading
 from collections.abc import Callable, Generator
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
+from studio.targets.files import new_token
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import FileInfo
@@ -22,10 +22,11 @@ from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_F
 class Downloader:
     """Download files from the remote root into ``local_root``."""
 
-    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None):
+    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None,
+                 token: str | None = None):
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
         self.cancel = cancel
-        self.token = secrets.token_hex(4)
+        self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
 
     def _target(self, rel: str) -> Path:

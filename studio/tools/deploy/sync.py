@@ -8,7 +8,6 @@ state per file as it lands, so a cancelled or cut run resumes where it stopped.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -25,6 +24,7 @@ from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOW
 from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
+from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
 from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
 from studio.tools.deploy.upload import Uploader, open_batch_stream
@@ -101,7 +101,13 @@ def state_for(deployment: Deployment) -> SyncState:
     return SyncState(deployment.name, identity)
 
 
-def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None,
+def _read_state(deployment: Deployment) -> SyncState:
+    state = state_for(deployment)
+    state.close()
+    return state
+
+
+def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None, owned: frozenset,
                       overlap: Callable | None = None) -> Generator[Progress, None, tuple]:
     """Connect and run the remote ``find`` on a thread while the local folder is walked here.
 
@@ -122,7 +128,7 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     return
                 box["conn"] = conn
             guard_remote_root(conn, deployment)  # as the host resolves it: no home, no / (nor above)
-            box["scan"] = scan_remote(conn, deployment.remote, excludes)
+            box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
 
@@ -131,7 +137,7 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
     worker.start()
     try:
         yield Progress(None, f"connecting to {deployment.host}, listing {deployment.local}")
-        local = scan_local(deployment.local_root, excludes, cancel)
+        local = scan_local(deployment.local_root, excludes, cancel, owned)
         while worker.is_alive():
             with lock:
                 conn = box.get("conn")
@@ -162,10 +168,11 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
 def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
              cancel: CancelToken | None = None) -> Generator[Progress, None, Plan]:
     """Scan both sides and return the dry-run plan (nothing is changed)."""
-    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel)
+    state = _read_state(deployment)
+    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens))
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel)
+        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, state=state)
         failed = False
         return plan
     finally:
@@ -173,11 +180,11 @@ def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bo
 
 
 def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Scan, delete: bool, checksum: bool,
-               cancel: CancelToken | None, keep: str | None = None) -> Generator[Progress, None, Plan]:
+               cancel: CancelToken | None, keep: str | None = None, state: SyncState | None = None
+               ) -> Generator[Progress, None, Plan]:
     if keep:  # this run's own staging folder is not a leftover of an earlier one
         remote.leftovers = [p for p in remote.leftovers if keep not in p]
-    state = state_for(deployment)
-    state.close()
+    state = state or _read_state(deployment)
     local_hashes = remote_hashes = None
     if checksum:
         both = [p for p, info in local.files.items() if p in remote.files and remote.files[p].size == info.size]
@@ -243,7 +250,8 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
             prefer: str | None = None, cancel: CancelToken | None = None, on_plan: Callable[[Plan], None] | None = None
             ) -> Generator[Progress, None, tuple[Plan, ApplyResult]]:
     """Plan and apply on one connection (the CLI's upload/download/sync)."""
-    token = secrets.token_hex(4)
+    token = new_token()
+    state = _read_state(deployment)
 
     def start_batch_command(conn, local):
         # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
@@ -253,10 +261,12 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
             else None
 
-    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
+    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens),
+                                                              start_batch_command)
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token)
+        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token,
+                                     state=state)
         plan.resolve(prefer)
         if on_plan is not None:
             on_plan(plan)
@@ -269,14 +279,13 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         release(conn, failed)
 
 
-def _remove_local_leftovers(root: Path) -> None:
-    """Delete our temporary download files an interrupted run left (names we alone use)."""
-    if not root.is_dir():
-        return
-    for folder, dirs, files in os.walk(root):
-        for name in files:
-            if name.startswith(".") and ".studio-part-" in name:
-                Path(folder, name).unlink(missing_ok=True)
+def _remove_local_leftovers(root: Path, paths: list[str]) -> None:
+    """Delete the temporary download files an interrupted run of ours left (their token is ours)."""
+    for path in paths:
+        check_relative(path)
+        if local_parent_is_link(root, path) or (root / path).is_symlink():
+            continue  # never through (or of) a symlink
+        (root / path).unlink(missing_ok=True)
 
 
 def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None, token: str | None = None,
@@ -300,7 +309,12 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if remote_root and plan.remote.leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
             remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
-        _remove_local_leftovers(deployment.local_root) if plan.local.leftovers else None
+        _remove_local_leftovers(deployment.local_root, plan.local.leftovers)
+        for old in list(state.tokens):  # what those runs left is gone now (or they left nothing)
+            state.done(old)
+        token = token or new_token()
+        if groups[UPLOAD] or groups[DOWNLOAD]:
+            state.own(token)  # durably ours before the first temporary name carrying it exists
 
         def landed(value: Landed) -> None:
             state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
@@ -329,10 +343,11 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             result.refused += stats.refused
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
-            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel)
+            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+        state.done(token)  # every temporary file of this run was renamed or removed
     finally:
         state.save()  # what landed is recorded even when cancelled or cut
     result.seconds = time.monotonic() - started

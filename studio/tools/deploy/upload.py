@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import secrets
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -15,7 +14,7 @@ from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import WriteRefused, check_relative, parents, remote_parent_problem
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
-from studio.targets.files import sftp_write_atomic, temp_name
+from studio.targets.files import new_token, sftp_write_atomic, temp_name
 from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
                                           Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
                                           safe_mode)
@@ -59,7 +58,7 @@ class Uploader:
         self.remote_root = real_root        # absolute real path once the folder exists
         self.known_dirs = set(known_dirs)   # remote folders the scan saw (no mkdir needed)
         self.cancel = cancel
-        self.token = token or secrets.token_hex(4)
+        self.token = token or new_token()
         self._spare = spare                 # a batch stream opened early (see open_batch_stream)
         self.stop = threading.Event()
 
