@@ -73,3 +73,104 @@ def test_temporary_names_are_unguessable_and_fit(tmp_path):
     assert temp.startswith("a/.") and len(temp.rpartition("/")[2].encode()) <= 255
     assert token_of(temp.rpartition("/")[2]) == token
     assert temp_name(f"a/{long}", token) != temp_name(f"a/{long}x", token)  # two long names never share one
+
+
+def _touch(path: Path, data: bytes, mtime: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.utime(path, (mtime, mtime))
+
+
+@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
+def test_a_remote_file_created_or_edited_after_the_plan_is_not_overwritten(sshd_host, tmp_path, kind):
+    deployment = make_deployment(tmp_path)
+    size = 100 if kind == "tar batch" else 400 * 1024
+    files = {f"f{i:02}.txt": bytes([65 + i]) * size for i in range(12 if kind == "tar batch" else 2)}
+    write_tree(deployment.local_root, files)
+    remote = tmp_path / "remote"
+    _touch(remote / "f01.txt", b"old remote", 1_600_000_000)  # planned to be overwritten (remote side unchanged)
+    the_plan = plan(deployment, "upload", sshd_host)
+    assert actions(the_plan)["f00.txt"] == "upload"
+    if actions(the_plan)["f01.txt"] != "upload":  # never synced, both present: the plan calls it a conflict
+        the_plan.resolve("local")
+    # After the plan: someone creates f00 on the host and edits f01 there.
+    _touch(remote / "f00.txt", b"created on the host", 1_700_000_100)
+    _touch(remote / "f01.txt", b"edited on the host", 1_700_000_200)
+    result = apply(deployment, the_plan, sshd_host)
+    assert (remote / "f00.txt").read_bytes() == b"created on the host"
+    assert (remote / "f01.txt").read_bytes() == b"edited on the host"
+    assert {"f00.txt", "f01.txt"} <= set(result.conflicts) and not result.ok
+    for name in set(files) - {"f00.txt", "f01.txt"}:
+        assert (remote / name).read_bytes() == files[name]  # the rest of the plan ran
+    assert sorted(p.name for p in remote.iterdir()) == sorted(files)  # no temporary left
+
+
+def test_a_remote_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    remote = tmp_path / "remote"
+    write_tree(remote, {"gone.txt": b"delete me", "edited.txt": b"delete me too"})
+    the_plan = plan(deployment, "upload", sshd_host, delete=True)
+    assert actions(the_plan) == {"gone.txt": "delete-remote", "edited.txt": "delete-remote"}
+    _touch(remote / "edited.txt", b"new work on the host", 1_700_000_300)
+    result = apply(deployment, the_plan, sshd_host)
+    assert not (remote / "gone.txt").exists()
+    assert (remote / "edited.txt").read_bytes() == b"new work on the host"
+    assert result.conflicts == ["edited.txt"]
+
+
+@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
+def test_a_local_file_created_or_edited_after_the_plan_is_not_overwritten(sshd_host, tmp_path, kind):
+    deployment = make_deployment(tmp_path)
+    remote = tmp_path / "remote"
+    size = 100 if kind == "tar batch" else 400 * 1024
+    files = {f"f{i:02}.txt": bytes([65 + i]) * size for i in range(12 if kind == "tar batch" else 2)}
+    write_tree(remote, files)
+    local = deployment.local_root
+    _touch(local / "f01.txt", b"local", 1_600_000_000)
+    the_plan = plan(deployment, "download", sshd_host)
+    if actions(the_plan)["f01.txt"] != "download":
+        the_plan.resolve("remote")
+    _touch(local / "f00.txt", b"created here", 1_700_000_100)
+    _touch(local / "f01.txt", b"edited here", 1_700_000_200)
+    result = apply(deployment, the_plan, sshd_host)
+    assert (local / "f00.txt").read_bytes() == b"created here"
+    assert (local / "f01.txt").read_bytes() == b"edited here"
+    assert {"f00.txt", "f01.txt"} <= set(result.conflicts)
+    assert sorted(p.name for p in local.iterdir()) == sorted(files)
+
+
+def test_a_local_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, {"gone.txt": b"x", "edited.txt": b"y"})
+    the_plan = plan(deployment, "download", sshd_host, delete=True)
+    assert actions(the_plan) == {"gone.txt": "delete-local", "edited.txt": "delete-local"}
+    _touch(deployment.local_root / "edited.txt", b"more work", 1_700_000_300)
+    result = apply(deployment, the_plan, sshd_host)
+    assert not (deployment.local_root / "gone.txt").exists()
+    assert (deployment.local_root / "edited.txt").read_bytes() == b"more work"
+    assert result.conflicts == ["edited.txt"]
+
+
+def test_a_file_that_grows_during_its_own_upload_is_not_a_conflict_afterwards(sshd_host, tmp_path, monkeypatch):
+    from studio.tools.deploy.transfer import Progressor
+
+    deployment = make_deployment(tmp_path)
+    path = deployment.local_root / "growing.log"
+    write_tree(deployment.local_root, {"growing.log": os.urandom(2 * 1024 * 1024)})
+    original = Progressor.add
+    grown = []
+
+    def add(self, nbytes, rel=None, finished=False, size=None):
+        original(self, nbytes, rel, finished, size)
+        if nbytes and not grown:  # the writer appends while we are still reading the file
+            grown.append(True)
+            with open(path, "ab") as handle:
+                handle.write(b"more log lines\n" * 1000)
+    monkeypatch.setattr(Progressor, "add", add)
+    assert apply(deployment, plan(deployment, "upload", sshd_host), sshd_host).ok
+    monkeypatch.setattr(Progressor, "add", original)
+    os.utime(path, (1_800_000_000, 1_800_000_000))  # the growth shows as a local change
+    after = plan(deployment, "sync", sshd_host)
+    assert actions(after) == {"growing.log": "upload"}  # changed here only, not "changed on both sides"
+    assert apply(deployment, after, sshd_host).ok
+    assert (tmp_path / "remote" / "growing.log").read_bytes() == path.read_bytes()

@@ -22,7 +22,7 @@ from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
 from studio.tools.deploy.download import Downloader
-from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
@@ -322,14 +322,19 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[DELETE_REMOTE] and remote_root:
             paths = [check_relative(i.path) for i in groups[DELETE_REMOTE]]
             yield Progress(None, f"deleting {len(paths)} files on {deployment.host}")
-            remote_ops.delete_files(conn, remote_root, paths)
+            kept = set(remote_ops.delete_files(conn, remote_root, paths, {i.path: i.remote for i in groups[DELETE_REMOTE]}))
             for path in paths:
-                state.record(path, None)
-            result.deleted_remote = len(paths)
+                if path not in kept:
+                    state.record(path, None)
+            result.deleted_remote = len(paths) - len(kept)
+            result.conflicts += sorted(kept)  # changed on the host since the plan: kept
         for item in groups[DELETE_LOCAL]:
             path = check_relative(item.path)
             if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
                 result.refused.append((path, "a local folder on the way is a symlink"))
+                continue
+            if local_problem(deployment.local_root / path, item.local):  # edited since the plan: kept
+                result.conflicts.append(path)
                 continue
             (deployment.local_root / path).unlink(missing_ok=True)
             state.record(path, None)
@@ -341,12 +346,14 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
             result.refused += stats.refused
+            result.conflicts += [path for path, _ in stats.conflicts]
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
             downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+            result.conflicts += [path for path, _ in stats.conflicts]
         state.done(token)  # every temporary file of this run was renamed or removed
     finally:
         state.save()  # what landed is recorded even when cancelled or cut

@@ -114,6 +114,7 @@ class TransferStats:
     bytes: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)  # refused at write time (safe_paths)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # changed since the plan: left alone
 
 
 def connection_lost(conn, exc: BaseException) -> UserError:
@@ -170,14 +171,15 @@ class Progressor:
 
 
 def run_parallel(items: list, work: Callable, progress: Progressor, cancel: CancelToken | None,
-                  stop: threading.Event, on_done: Callable, conn, refused: list | None = None
+                  stop: threading.Event, on_done: Callable, conn, stats: TransferStats | None = None
                   ) -> Generator[Progress, None, list]:
     """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result.
 
-    Returns the per-file failures; a file refused at write time (``WriteRefused``) goes to
-    ``refused`` instead when that list is given.
+    Returns the per-file failures; when ``stats`` is given, a file refused at write time
+    (``WriteRefused``) goes to its ``refused`` and one changed since the plan (``Changed``) to its
+    ``conflicts`` instead.
     """
-    from studio.tools.deploy.safe_paths import WriteRefused
+    from studio.tools.deploy.safe_paths import Changed, WriteRefused
 
     failed: list[tuple[str, str]] = []
     fatal: list[BaseException] = []
@@ -216,8 +218,10 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
                 if is_connection_error(exc):
                     stop.set()
                     fatal.append(exc)
-                elif isinstance(exc, WriteRefused) and refused is not None:
-                    refused.append((item.path, exc.what))
+                elif isinstance(exc, WriteRefused) and stats is not None:
+                    stats.refused.append((item.path, exc.what))
+                elif isinstance(exc, Changed) and stats is not None:
+                    stats.conflicts.append((item.path, exc.what))
                 elif isinstance(exc, UserError):
                     failed.append((item.path, exc.what))
                 else:

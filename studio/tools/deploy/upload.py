@@ -11,7 +11,8 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import WriteRefused, check_relative, parents, remote_parent_problem
+from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, parents, remote_parent_problem,
+                                           remote_problem, stat_check_line)
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import new_token, sftp_write_atomic, temp_name
@@ -60,6 +61,7 @@ class Uploader:
         self.cancel = cancel
         self.token = token or new_token()
         self._spare = spare                 # a batch stream opened early (see open_batch_stream)
+        self.expected: dict = {}            # path -> remote FileInfo the plan saw (None: absent)
         self.stop = threading.Event()
 
     def _remote(self, rel: str) -> bytes:
@@ -70,6 +72,7 @@ class Uploader:
         stats = TransferStats()
         for item in items:
             check_relative(item.path)
+            self.expected[item.path] = item.remote  # the remote side as the plan saw it
         small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -95,7 +98,7 @@ class Uploader:
         if big:
             self._sftp_dirs(big)
             stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn, refused=stats.refused)
+                                                     self.stop, landed, self.conn, stats)
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
@@ -154,13 +157,23 @@ class Uploader:
                 checks += [b"! [ -e " + q(f"{folder}/{n}" if folder else n) + b" -o -L " +
                            q(f"{folder}/{n}" if folder else n) + b" ]" for n in names]
             moves = []
-            for i in range(0, len(names), remote_ops.CHUNK):
-                sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
-                                    for n in names[i: i + remote_ops.CHUNK])
-                moves.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+            if whole:  # new folders: nothing of the host's is inside, so no per-file check
+                for i in range(0, len(names), remote_ops.CHUNK):
+                    sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
+                                        for n in names[i: i + remote_ops.CHUNK])
+                    moves.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+            else:  # each file only if the host's copy is still as planned, else "changed FOLDER-INDEX NAME-INDEX"
+                moves.append(b"set --")
+                for n_index, name in enumerate(names):
+                    path = f"{folder}/{name}" if folder else name
+                    staged = q(f"{staging}/{path}")
+                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q) + b"; then set -- \"$@\" " +
+                                 staged + b"; else echo changed " + f"{index} {n_index}".encode() + b"; fi")
+                    if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
+                        moves.append(b'[ $# -eq 0 ] || mv -f -t ' + q(folder or ".") + b' -- "$@"; set --')
             if checks:
-                lines.append(b"if " + b" && ".join(checks) + b"; then " + b"; ".join(moves) +
-                             b"; else echo refused " + str(index).encode() + b"; fi")
+                lines.append(b"if " + b" && ".join(checks) + b"; then\n" + b"\n".join(moves) +
+                             b"\nelse echo refused " + str(index).encode() + b"; fi")
             else:
                 lines += moves
         lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
@@ -230,7 +243,13 @@ class Uploader:
         self.remote_root = self.remote_root or root
         refused: set[str] = set()
         for note in notes:
-            if note.startswith("refused "):
+            if note.startswith("changed "):
+                unit, name_index = (int(x) for x in note.split()[1:3])
+                folder, names, _ = units[unit]
+                path = f"{folder}/{names[name_index]}" if folder else names[name_index]
+                refused.add(path)
+                stats.conflicts.append((path, "the host's copy changed after the plan was made; left as it is"))
+            elif note.startswith("refused "):
                 folder, names, whole = units[int(note.split()[1])]
                 where = folder or "(root)"
                 reason = (f"the remote folder {where} is a symlink or was replaced on the host after the scan; "
@@ -260,14 +279,29 @@ class Uploader:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
         self._check_parent(sftp, item.path)  # at write time: the folder may have changed since the scan
+        sent = [0]
+
+        def count(n: int) -> None:
+            sent[0] += n
+            progress.add(n, item.path, size=st.st_size)
+
+        def last_checks() -> None:  # right before the rename: the folder, and the host's copy as planned
+            self._check_parent(sftp, item.path)
+            problem = remote_problem(sftp, self._remote(item.path), self.expected.get(item.path))
+            if problem:
+                raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
+                              f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")
+
         with open(self.local_root / item.path, "rb") as raw:
             st = os.fstat(raw.fileno())
             handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
             mode = safe_mode(st.st_mode)
             sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode, (int(st.st_atime), int(st.st_mtime)),
-                              on_chunk=lambda n: progress.add(n, item.path, size=st.st_size),
+                              on_chunk=count,
                               stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
-                              on_abort=handle.abandon, before_rename=lambda: self._check_parent(sftp, item.path))
+                              on_abort=handle.abandon, before_rename=last_checks)
         progress.add(0, item.path, finished=True)
-        info = FileInfo(st.st_size, int(st.st_mtime), mode)
-        return Landed(item.path, info, info, handle.hexdigest())
+        # What was actually sent: a file that grew while it was read has more bytes on the host than
+        # its size at open; the local side is recorded as it was when opened (its growth is a local change).
+        remote = FileInfo(sent[0], int(st.st_mtime), mode)
+        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode), remote, handle.hexdigest())
