@@ -27,6 +27,8 @@ from studio.remote.known_hosts import KnownHosts
 AskSecret = Callable[[str, str], "str | None"]
 
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+KEEPALIVE_S = 5.0    # like OpenSSH's ServerAliveInterval 5 ...
+DEAD_AFTER_S = 15.0  # ... with ServerAliveCountMax 3
 
 
 class AuthFailed(UserError):
@@ -146,6 +148,40 @@ class SshConnection:
         self._sftp_clients: list = []
         self._lock = threading.Lock()
         self.pooled = False  # True while a HostContext hands it out (then only the context closes it)
+        self.dead = False    # set when the keepalive watchdog gave up on a silent link
+        self._closed = threading.Event()
+
+    def watch(self, interval: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> None:
+        """Send a keepalive every ``interval`` seconds; close the link when one is not answered
+        within ``dead_after`` seconds.
+
+        A host that stops answering (suspended, cable pulled, a NAT that forgot us) otherwise
+        leaves every blocked read waiting forever: TCP alone notices nothing. Closing the
+        transport makes each of them return with an error at once (reported as a lost connection).
+        OpenSSH answers ``keepalive@openssh.com`` with a failure reply — any reply proves the link.
+        """
+        def loop() -> None:
+            while not self._closed.wait(interval):
+                if not self.transport.is_active():
+                    return
+                timer = threading.Timer(dead_after, self._give_up)
+                timer.daemon = True
+                timer.start()
+                try:
+                    self.transport.global_request("keepalive@openssh.com", wait=True)
+                except Exception:  # the transport died meanwhile: nothing left to watch
+                    return
+                finally:
+                    timer.cancel()
+
+        threading.Thread(target=loop, name=f"ssh-keepalive-{self.entry.name}", daemon=True).start()
+
+    def _give_up(self) -> None:
+        self.dead = True
+        try:
+            self.transport.close()
+        except Exception:  # closing a broken socket may raise; it is closed either way
+            pass
 
     def sftp(self):
         """This thread's SFTP client (paramiko's clients deadlock when shared between threads)."""
@@ -197,6 +233,7 @@ class SshConnection:
         return self.transport.is_active()
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             clients, self._sftp_clients = self._sftp_clients, []
         for client in clients:
@@ -216,11 +253,13 @@ class SshConnection:
 
 
 def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
-            timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None) -> SshConnection:
+            timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
+            keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
     """Connect, verify the host key, authenticate; raise UserError with the fix on any failure.
 
     ``resolve_host`` turns a ``proxy_jump`` name into its entry (the jump is connected first,
-    with the same checks).
+    with the same checks). The connection sends keepalives and closes itself when the host stops
+    answering them (see :meth:`SshConnection.watch`).
     """
     import paramiko
 
@@ -228,7 +267,7 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
     jump = None
     if entry.proxy_jump:
         jump_entry = resolve_host(entry.proxy_jump) if resolve_host else _parse_jump(entry.proxy_jump)
-        jump = connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host)
+        jump = connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     sock = _open_socket(entry, timeout, jump)
     transport = paramiko.Transport(sock)
     _prefer_fast_ciphers(transport)
@@ -246,17 +285,20 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
         if jump is not None:
             jump.close()
         raise
-    return SshConnection(entry, transport, jump)
+    conn = SshConnection(entry, transport, jump)
+    if keepalive:
+        conn.watch(keepalive, dead_after)
+    return conn
 
 
 def connect_remembering(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
-                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None
-                        ) -> SshConnection:
+                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
+                        keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
     """:func:`connect`, then tell a :class:`~studio.remote.secrets.SecretAsker` how it went:
     secrets typed in go to the keyring after a login that worked, stored ones are dropped after
     the server refused them."""
     try:
-        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host)
+        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     except AuthFailed:
         if hasattr(ask_secret, "forget_used"):
             ask_secret.forget_used()

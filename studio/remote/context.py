@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.remote.connection import AskSecret, SshConnection, connect_remembering
+from studio.remote.connection import DEAD_AFTER_S, KEEPALIVE_S, AskSecret, SshConnection, connect_remembering
 from studio.remote.hosts import HostEntry, HostStore
 from studio.remote.known_hosts import KnownHosts
 
@@ -48,8 +48,9 @@ class HostContext:
 
     def __init__(self, store: HostStore | None = None, known_hosts: KnownHosts | None = None,
                  ask_secret: AskSecret | None = None, asker_factory: AskerFactory | None = None,
-                 timeout: float = 10.0):
+                 timeout: float = 10.0, keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S):
         self._store = store
+        self.keepalive, self.dead_after = keepalive, dead_after
         self._known_hosts = known_hosts
         self._ask_secret = ask_secret
         self._asker_factory = asker_factory
@@ -111,7 +112,7 @@ class HostContext:
         entry = self.entry(host) if isinstance(host, str) else host
         self.connects += 1
         return connect_remembering(entry, self.known_hosts, ask_secret or self.asker(), self.timeout,
-                                   self._resolve)
+                                   self._resolve, self.keepalive, self.dead_after)
 
     def connection(self, host: HostEntry | str, ask_secret: AskSecret | None = None) -> SshConnection:
         """The pooled connection to ``host``: the live one if there is one, else a new login.

@@ -169,18 +169,53 @@ class SshTarget(Target):
             sent[0] += count
 
         st = local.stat()
-        with open(local, "rb") as source:
-            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400, (int(st.st_atime), int(st.st_mtime)),
-                              on_chunk, lambda: cancel is not None and cancel.cancelled)
+        unhook = self._close_if_stuck(cancel)
+        try:
+            with open(local, "rb") as source:
+                sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
+                                  (int(st.st_atime), int(st.st_mtime)), on_chunk,
+                                  lambda: cancel is not None and cancel.cancelled)
+        except Exception:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            raise
+        finally:
+            if unhook is not None:
+                unhook()
         yield Progress(1.0, f"uploaded {local.name}")
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
-        sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
-                         lambda: cancel is not None and cancel.cancelled)
+        unhook = self._close_if_stuck(cancel)
+        try:
+            sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
+                             lambda: cancel is not None and cancel.cancelled)
+        except Exception:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            raise
+        finally:
+            if unhook is not None:
+                unhook()
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    def _close_if_stuck(self, cancel: CancelToken | None):
+        """On cancel, close the connection unless the copy stopped by itself within a second (a
+        read or write blocked on a silent host returns only then). Returns the unhook function."""
+        if cancel is None:
+            return None
+        import threading
+
+        timer = threading.Timer(1.0, self.connection.close)
+        timer.daemon = True
+        unhook = cancel.on_cancel(timer.start)
+
+        def done() -> None:
+            unhook()
+            timer.cancel()
+        return done
 
     def exists(self, path: str) -> bool:
         try:

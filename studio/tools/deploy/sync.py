@@ -12,16 +12,17 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.deployments import Deployment
+from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
-from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
@@ -45,6 +46,31 @@ def host_connector(context, deployment: Deployment) -> Connector:
     """Connect through ``context`` (a :class:`~studio.remote.context.HostContext`): the host's pooled
     connection, checked against the context's known hosts."""
     return lambda: context.connection(deployment.host)
+
+
+CANCEL_GRACE_S = 1.0  # a cancelled job gets this long to stop by itself (and remove its temporary files)
+
+
+@contextmanager
+def closing_on_cancel(conn, cancel: CancelToken | None):
+    """While inside: a cancel not honoured within CANCEL_GRACE_S (a read or write blocked on a silent
+    host) closes ``conn``, so the blocked call returns; what it raises then is reported as the
+    cancel it is."""
+    if cancel is None:
+        yield
+        return
+    timer = threading.Timer(CANCEL_GRACE_S, conn.close)
+    timer.daemon = True
+    unhook = cancel.on_cancel(timer.start)
+    try:
+        yield
+    except Exception as exc:
+        if cancel.cancelled and not isinstance(exc, Cancelled):
+            raise Cancelled() from exc
+        raise
+    finally:
+        unhook()
+        timer.cancel()
 
 
 def release(conn, failed: bool = False) -> None:
@@ -172,7 +198,8 @@ def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bo
     conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens))
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, state=state)
+        with closing_on_cancel(conn, cancel):
+            plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, state=state)
         failed = False
         return plan
     finally:
@@ -239,7 +266,8 @@ def apply_job(deployment: Deployment, plan: Plan, connector: Connector, cancel: 
     conn = connector()
     failed = True
     try:
-        result = yield from _apply_with(conn, deployment, plan, cancel)
+        with closing_on_cancel(conn, cancel):
+            result = yield from _apply_with(conn, deployment, plan, cancel)
         failed = False
         return result
     finally:
@@ -265,12 +293,13 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
                                                               start_batch_command)
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token,
-                                     state=state)
-        plan.resolve(prefer)
-        if on_plan is not None:
-            on_plan(plan)
-        result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
+        with closing_on_cancel(conn, cancel):
+            plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token,
+                                         state=state)
+            plan.resolve(prefer)
+            if on_plan is not None:
+                on_plan(plan)
+            result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
         failed = False
         return plan, result
     finally:

@@ -118,7 +118,11 @@ class TransferStats:
 
 
 def connection_lost(conn, exc: BaseException) -> UserError:
-    return UserError(f"The connection to {conn.entry.address} was lost: {exc or type(exc).__name__}",
+    if getattr(conn, "dead", False):
+        reason = "the host stopped answering (no reply to keepalives)"
+    else:
+        reason = str(exc).strip() or {EOFError: "the host closed the connection"}.get(type(exc), type(exc).__name__)
+    return UserError(f"The connection to {conn.entry.address} was lost: {reason}",
                      conn.entry.name,
                      "Nothing was left half-written: files already moved are complete, the others are "
                      "untouched. Run the same command again to finish.")
@@ -197,6 +201,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
             events.put(("error", (item, exc)))
 
     pool = ThreadPoolExecutor(max_workers=CHANNELS, thread_name_prefix="deploy-sftp")
+    futures: list = []
     try:
         futures = [pool.submit(wrapped, item) for item in items]
         remaining = len(futures)
@@ -227,6 +232,16 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
                 else:
                     failed.append((item.path, str(exc) or type(exc).__name__))
             yield progress.step()
+    except BaseException:
+        # Ctrl-C, the job closed, an error: the workers stop at their next chunk (removing their
+        # temporary files); ones blocked on a silent host never would, and shutdown() waits for
+        # them — closing the connection makes their reads and writes fail at once.
+        stop.set()
+        from concurrent.futures import wait
+
+        if wait(futures, timeout=1.0).not_done:
+            conn.close()
+        raise
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
