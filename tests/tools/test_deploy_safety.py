@@ -174,3 +174,23 @@ def test_a_file_that_grows_during_its_own_upload_is_not_a_conflict_afterwards(ss
     assert actions(after) == {"growing.log": "upload"}  # changed here only, not "changed on both sides"
     assert apply(deployment, after, sshd_host).ok
     assert (tmp_path / "remote" / "growing.log").read_bytes() == path.read_bytes()
+
+
+def test_a_remote_symlink_is_refused_once_and_a_cut_upload_says_why(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    remote = tmp_path / "remote"
+    write_tree(remote, {"real.txt": b"r"})
+    (remote / "out-link").symlink_to("/etc/hostname")
+    write_tree(deployment.local_root, {"out-link": b"a local file of that name"})
+    the_plan = plan(deployment, "upload", sshd_host)
+    result = apply(deployment, the_plan, sshd_host)
+    assert [path for path, _ in result.refused] == ["out-link"]  # once, not twice
+    assert os.path.islink(remote / "out-link")
+
+    from studio.tools.deploy.transfer import connection_lost
+
+    class Conn:
+        dead = False
+        entry = type("E", (), {"address": "me@box:22", "name": "box"})()
+    assert connection_lost(Conn(), EOFError()).what.endswith("was lost: the host closed the connection")
+    assert connection_lost(Conn(), OSError()).what.endswith("was lost: OSError")

@@ -201,7 +201,10 @@ def make_plan(mode: str, local: Scan, remote: Scan, synced: dict[str, Synced], d
                                                          f"(-> {target}); Studio never follows it"))
         for path, why in sorted(scan.refused.items()):
             plan.items.append(PlanItem(path, REFUSE, why))
+    ruled = {item.path for item in plan.items}  # a symlink on one side and a file on the other: one row
     for path in sorted(set(local.files) | set(remote.files) | set(synced)):
+        if path in ruled:
+            continue
         loc, rem, base = local.files.get(path), remote.files.get(path), synced.get(path)
         lh, rh = lh_all.get(path), rh_all.get(path)
         if loc is None and rem is None:
