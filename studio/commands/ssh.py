@@ -152,7 +152,7 @@ def _trust(args) -> int:
 
     entry = _store().get(args.name)
     known = cli_context().known_hosts
-    key_type, blob = fetch_host_key(entry)
+    key_type, blob = fetch_host_key(entry, known_hosts=known)
     print(f"{entry.address} presents {key_type} {fingerprint(key_type, blob)}")
     try:
         line = known.verify(entry.name, entry.host, entry.port, key_type, blob)

@@ -271,6 +271,7 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
     sock = _open_socket(entry, timeout, jump)
     transport = paramiko.Transport(sock)
     _prefer_fast_ciphers(transport)
+    prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
         try:
             transport.start_client(timeout=timeout)
@@ -325,12 +326,29 @@ def is_link_error(exc: BaseException) -> bool:
         (isinstance(exc, OSError) and exc.errno is None)
 
 
-def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]:
-    """The key type and key the host presents, without authenticating (for ``trust``)."""
+def prefer_known_key_types(transport, known: list[str]) -> None:
+    """Ask for the host key types known_hosts records for this host first, as OpenSSH does: a host
+    that has several keys is then verified by the one we know, not refused (or "new") by another."""
+    if not known:
+        return
+    options = transport.get_security_options()
+    wanted = []
+    for key_type in known:  # an RSA key is negotiated by its SHA-2 signature algorithms too
+        wanted += ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"] if key_type == "ssh-rsa" else [key_type]
+    first = tuple(t for t in dict.fromkeys(wanted) if t in options.key_types)
+    options.key_types = first + tuple(t for t in options.key_types if t not in first)
+
+
+def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHosts | None = None
+                   ) -> tuple[str, bytes]:
+    """The key type and key the host presents, without authenticating (for ``trust``); the types
+    ``known_hosts`` records for it are asked for first, as when connecting."""
     import paramiko
 
     sock = _open_socket(entry, timeout, None)
     transport = paramiko.Transport(sock)
+    if known_hosts is not None:
+        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
         transport.start_client(timeout=timeout)
         key = transport.get_remote_server_key()
