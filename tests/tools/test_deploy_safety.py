@@ -194,3 +194,21 @@ def test_a_remote_symlink_is_refused_once_and_a_cut_upload_says_why(sshd_host, t
         entry = type("E", (), {"address": "me@box:22", "name": "box"})()
     assert connection_lost(Conn(), EOFError()).what.endswith("was lost: the host closed the connection")
     assert connection_lost(Conn(), OSError()).what.endswith("was lost: OSError")
+
+
+@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
+def test_names_up_to_255_bytes_transfer_both_ways(sshd_host, tmp_path, kind):
+    deployment = make_deployment(tmp_path)
+    size = 50 if kind == "tar batch" else 300 * 1024
+    files = {f"n{i:02}.txt": b"s" * size for i in range(19 if kind == "tar batch" else 1)}
+    for length in (234, 240, 255):
+        files["d/" + "L" * (length - 4) + ".txt"] = os.urandom(size)
+    files["d/" + "模" * 85] = b"255 bytes of UTF-8" * (size // 18 + 1)
+    write_tree(deployment.local_root, files)
+    result = apply(deployment, plan(deployment, "upload", sshd_host), sshd_host)
+    assert result.ok, (result.failed, result.refused)
+    assert read_tree(tmp_path / "remote") == files
+    other = make_deployment(tmp_path / "back", name="back")
+    other.remote = str(tmp_path / "remote")
+    assert apply(other, plan(other, "download", sshd_host), sshd_host).ok
+    assert read_tree(other.local_root) == files
