@@ -80,7 +80,8 @@ class SshTarget(Target):
         conn = self.connection
         try:
             channel = conn.transport.open_session(timeout=self._timeout)
-            channel.exec_command(command)
+            # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
             raise self._lost(argv, exc) from exc
         channel.shutdown_write()
@@ -115,6 +116,71 @@ class SshTarget(Target):
             for line in err.flush():
                 yield OutputLine(None, line, "stderr")
             # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
+            status = channel.exit_status if channel.status_event.is_set() else -1
+            if status == -1 and not conn.transport.is_active():
+                raise self._lost(argv, None)
+            finished = True
+            return status
+        finally:
+            if not finished and pid and pid > 0 and conn.alive:
+                self._kill(pid)
+            channel.close()
+
+    def pipe(self, argv: list[str], stdin, stdout, stderr, cwd: str | None = None, env_setup: str | None = None,
+             cancel: CancelToken | None = None) -> int:
+        """Run ``argv`` with its streams as bytes, unchanged: ``stdin`` (a binary file or None) is
+        forwarded until its end, output is written to the binary files ``stdout``/``stderr`` as it
+        comes (no decoding, no line splitting, no added newline). Returns the exit status; cancel
+        or Ctrl-C kills the remote process group (``studio ssh run``)."""
+        import threading
+
+        command = remote_command(argv, cwd, env_setup)
+        conn = self.connection
+        try:
+            channel = conn.transport.open_session(timeout=self._timeout)
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+        except Exception as exc:
+            raise self._lost(argv, exc) from exc
+
+        def feed() -> None:
+            try:
+                if stdin is not None:
+                    while chunk := (stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)):
+                        channel.sendall(chunk)
+                channel.shutdown_write()
+            except Exception:  # the command ended (or the link died) before reading all its input
+                pass
+
+        threading.Thread(target=feed, name="ssh-run-stdin", daemon=True).start()
+        head, pid, finished = b"", None, False
+        try:
+            while True:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                got = False
+                if channel.recv_ready():
+                    got = True
+                    data = channel.recv(65536)
+                    if pid is None:  # the first line is the PID our prefix printed; the rest is the command's
+                        head += data
+                        if b"\n" not in head:
+                            continue
+                        line, _, data = head.partition(b"\n")
+                        pid = int(line) if line.strip().isdigit() else -1
+                    if data:
+                        stdout.write(data)
+                        stdout.flush()
+                if channel.recv_stderr_ready():
+                    got = True
+                    stderr.write(channel.recv_stderr(65536))
+                    stderr.flush()
+                if got:
+                    continue
+                if channel.eof_received and channel.exit_status_ready() or channel.closed:
+                    break
+                if not conn.transport.is_active():
+                    break
+                select.select([channel], [], [], 0.02)
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
                 raise self._lost(argv, None)
