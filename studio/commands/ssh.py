@@ -146,13 +146,12 @@ def _test(args) -> int:
 
 def _trust(args) -> int:
     from studio.errors import UserError
-    from studio.remote.connection import fetch_host_key
     from studio.commands._context import cli_context
     from studio.remote.known_hosts import UnknownHostKey, fingerprint
 
     entry = _store().get(args.name)
     known = cli_context().known_hosts
-    key_type, blob = fetch_host_key(entry, known_hosts=known)
+    key_type, blob = cli_context().host_key(entry)  # through its jump hosts, like a connection
     print(f"{entry.address} presents {key_type} {fingerprint(key_type, blob)}")
     try:
         line = known.verify(entry.name, entry.host, entry.port, key_type, blob)

@@ -252,6 +252,26 @@ class SshConnection:
         self.close()
 
 
+def _connect_jump(entry: HostEntry, known_hosts: KnownHosts, ask_secret: AskSecret | None, timeout: float,
+                  resolve_host: Callable[[str], HostEntry] | None, keepalive: float, dead_after: float
+                  ) -> SshConnection | None:
+    """The connection to ``entry``'s jump host, or None. ``ProxyJump a,b`` (OpenSSH's chain) means
+    a first, then b through a, then the host through b: the last hop is reached through the rest."""
+    if not entry.proxy_jump:
+        return None
+    from dataclasses import replace
+
+    hops = [hop.strip() for hop in entry.proxy_jump.split(",") if hop.strip()]
+    last, rest = hops[-1], ",".join(hops[:-1])
+    jump_entry = resolve_host(last) if resolve_host else parse_jump(last)
+    if rest:
+        jump_entry = replace(jump_entry, proxy_jump=rest)
+    if jump_entry.name == entry.name and jump_entry.host == entry.host and jump_entry.port == entry.port \
+            and jump_entry.proxy_jump == entry.proxy_jump:
+        raise UserError(f"{entry.name} names itself as its jump host", entry.name, "Fix its --proxy-jump.")
+    return connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+
+
 def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
             timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
             keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
@@ -264,10 +284,7 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
     import paramiko
 
     known_hosts = known_hosts or KnownHosts()
-    jump = None
-    if entry.proxy_jump:
-        jump_entry = resolve_host(entry.proxy_jump) if resolve_host else _parse_jump(entry.proxy_jump)
-        jump = connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     sock = _open_socket(entry, timeout, jump)
     transport = paramiko.Transport(sock)
     _prefer_fast_ciphers(transport)
@@ -339,13 +356,21 @@ def prefer_known_key_types(transport, known: list[str]) -> None:
     options.key_types = first + tuple(t for t in options.key_types if t not in first)
 
 
-def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHosts | None = None
+def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHosts | None = None,
+                   resolve_host: Callable[[str], HostEntry] | None = None, ask_secret: AskSecret | None = None
                    ) -> tuple[str, bytes]:
     """The key type and key the host presents, without authenticating (for ``trust``); the types
-    ``known_hosts`` records for it are asked for first, as when connecting."""
+    ``known_hosts`` records for it are asked for first, as when connecting. Through its jump
+    host(s) when it has any — the key offered for trust is the one that route reaches."""
     import paramiko
 
-    sock = _open_socket(entry, timeout, None)
+    jump = _connect_jump(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0)
+    try:
+        sock = _open_socket(entry, timeout, jump)
+    except BaseException:
+        if jump is not None:
+            jump.close()
+        raise
     transport = paramiko.Transport(sock)
     if known_hosts is not None:
         prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
@@ -358,9 +383,19 @@ def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHo
                         "Check that the port belongs to an SSH server.") from exc
     finally:
         transport.close()
+        if jump is not None:
+            jump.close()
 
 
-def _parse_jump(spec: str) -> HostEntry:
+def parse_jump(spec: str) -> HostEntry:
+    """``[user@]host[:port]`` (``[v6addr]:port`` too), as OpenSSH's ProxyJump writes a hop."""
     user, _, rest = spec.rpartition("@")
-    host, _, port = rest.partition(":")
-    return HostEntry(name="jump", host=host, port=int(port or 22), user=user)
+    if rest.startswith("["):
+        host, _, port = rest[1:].partition("]")
+        port = port.lstrip(":")
+    else:
+        host, _, port = rest.partition(":")
+    if not host or (port and not port.isdigit()):
+        raise UserError(f"Cannot read the jump host {spec!r}", spec,
+                        "Write it as a Studio host name, an alias from ~/.ssh/config, or user@host:port.")
+    return HostEntry(name=host, host=host, port=int(port or 22), user=user)

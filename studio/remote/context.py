@@ -153,8 +153,28 @@ class HostContext:
         with self._lock:
             return list(self._pool.values())
 
-    def _resolve(self, name: str) -> HostEntry:
-        return self.store.get(name)
+    def _resolve(self, hop: str) -> HostEntry:
+        """A jump hop: a Studio host name, else an alias of ~/.ssh/config, else ``user@host:port``."""
+        if hop in self.store.hosts:
+            return self.store.hosts[hop]
+        from studio.remote.ssh_config import SshConfig
+
+        try:
+            config = SshConfig.load()
+            if "@" not in hop and ":" not in hop and hop in config.aliases():
+                return config.entry(hop)
+        except Exception:  # no or unreadable ~/.ssh/config: the hop is read as an address
+            pass
+        from studio.remote.connection import parse_jump
+
+        return parse_jump(hop)
+
+    def host_key(self, host: HostEntry | str) -> tuple[str, bytes]:
+        """The key type and key ``host`` presents (through its jump hosts), without logging in to it."""
+        from studio.remote.connection import fetch_host_key
+
+        entry = self.entry(host) if isinstance(host, str) else host
+        return fetch_host_key(entry, self.timeout, self.known_hosts, self._resolve, self.asker())
 
     def close(self) -> None:
         """Close every pooled connection (window closing, CLI command done)."""
