@@ -38,8 +38,11 @@ def frozen_host(tmp_path):
 
     def freeze() -> None:
         for pid in descendants(server.proc.pid):
-            os.kill(pid, signal.SIGSTOP)
-            stopped.append(pid)
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except ProcessLookupError:  # a short-lived command (the listing) ended meanwhile
+                pass
 
     yield server, freeze
     for pid in stopped:
