@@ -165,3 +165,12 @@ def test_state_journal_survives_a_crash_and_belongs_to_its_roots(tmp_path):
     assert not again.journal_path.exists() and SyncState("d", identity, tmp_path).files == again.files
     # A state recorded for other roots is never used as the base of this deployment.
     assert SyncState("d", {**identity, "remote": "/elsewhere"}, tmp_path).files == {}
+
+
+def test_a_name_too_long_for_the_other_side_is_refused_per_file():
+    long = "é" * 200  # 400 bytes: possible on a Mac (255 characters), not on the Linux host
+    local = Scan("/l", files={f"d/{long}": FileInfo(1, 1), "ok.txt": FileInfo(1, 1)})
+    plan = make_plan("upload", local, Scan("/r"), {})
+    rows = {i.path: i for i in plan.items}
+    assert rows["ok.txt"].action == "upload"
+    assert rows[f"d/{long}"].action == "refuse" and "400 bytes" in rows[f"d/{long}"].reason
