@@ -10,6 +10,7 @@ without a pty does not stop the remote process).
 from __future__ import annotations
 
 import select
+import time
 import shlex
 from collections.abc import Generator
 from pathlib import PurePosixPath
@@ -122,9 +123,24 @@ class SshTarget(Target):
             finished = True
             return status
         finally:
+            if not finished and pid is None and conn.alive:
+                pid = self._late_pid(channel, out)  # cancelled before the shell printed its PID
             if not finished and pid and pid > 0 and conn.alive:
                 self._kill(pid)
             channel.close()
+
+    @staticmethod
+    def _late_pid(channel, splitter, wait: float = 3.0) -> int | None:
+        """The PID line of a command cancelled right after it started (a slow login shell)."""
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and not channel.closed:
+            if channel.recv_ready():
+                lines = splitter.feed(channel.recv(65536))
+                if lines:
+                    return int(lines[0]) if lines[0].isdigit() else None
+            else:
+                select.select([channel], [], [], 0.05)
+        return None
 
     def pipe(self, argv: list[str], stdin, stdout, stderr, cwd: str | None = None, env_setup: str | None = None,
              cancel: CancelToken | None = None) -> int:

@@ -65,15 +65,16 @@ def _remote_pids(executor, marker: str) -> list[str]:
 def test_cancel_kills_the_remote_process_and_its_children(executor):
     marker = "studio-cancel-test-7713"
     token = CancelToken()
-    job = executor.run(["sh", "-c", f"sleep 300 & exec -a {marker} sleep 301", marker], cancel=token)
+    # Durations no other test uses: other test runs on this machine must not look like survivors.
+    job = executor.run(["sh", "-c", f"sleep 300.7713 & exec -a {marker} sleep 301.7713", marker], cancel=token)
     threading.Timer(0.5, token.cancel).start()
     with pytest.raises(Cancelled):
         collect(job, token)
     for _ in range(40):
-        if not _remote_pids(executor, "sleep 30[01]"):
+        if not _remote_pids(executor, "sleep 30[01].7713"):
             break
         time.sleep(0.05)
-    assert _remote_pids(executor, "sleep 30[01]") == []
+    assert _remote_pids(executor, "sleep 30[01].7713") == []
 
 
 def test_connection_loss_is_a_clear_error(tmp_path):
@@ -120,3 +121,14 @@ def test_proxy_jump_through_another_host_entry(sshd_host):
         status, lines = collect(ex.run(["sh", "-c", 'echo "via $SSH_CONNECTION"']))
         assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
         assert ex.connection._jump is not None and ex.connection._jump.alive
+
+
+def test_cancel_before_the_pid_line_arrives_still_kills_the_command(executor):
+    marker = "studio-early-cancel-5521"
+    token = CancelToken()
+    token.cancel()  # before the first read: the remote shell has not printed its PID yet
+    job = executor.run(["sh", "-c", f"sleep 1; exec -a {marker} sleep 302", marker], cancel=token)
+    with pytest.raises(Cancelled):
+        collect(job, token)
+    time.sleep(1.5)  # the command would have reached `sleep 302` by now, had it lived
+    assert _remote_pids(executor, marker) == []
