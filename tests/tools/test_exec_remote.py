@@ -122,13 +122,3 @@ def test_proxy_jump_through_another_host_entry(sshd_host):
         assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
         assert ex.connection._jump is not None and ex.connection._jump.alive
 
-
-def test_cancel_before_the_pid_line_arrives_still_kills_the_command(executor):
-    marker = "studio-early-cancel-5521"
-    token = CancelToken()
-    token.cancel()  # before the first read: the remote shell has not printed its PID yet
-    job = executor.run(["sh", "-c", f"sleep 1; exec -a {marker} sleep 302", marker], cancel=token)
-    with pytest.raises(Cancelled):
-        collect(job, token)
-    time.sleep(1.5)  # the command would have reached `sleep 302` by now, had it lived
-    assert _remote_pids(executor, marker) == []
