@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 import threading
@@ -35,10 +36,10 @@ def test_awkward_arguments_exit_code_and_streams(executor, tmp_path):
 
 
 def test_output_streams_before_the_command_ends(executor):
-    job = executor.run(["sh", "-c", "echo first; sleep 2; echo second"])
+    job = executor.run(["sh", "-c", "echo first; sleep 6; echo second"])
     start = time.monotonic()
     first = next(job)
-    assert first.text == "first" and time.monotonic() - start < 1.5  # not buffered until exit
+    assert first.text == "first" and time.monotonic() - start < 5  # not buffered until exit (6 s)
     job.close()
 
 
@@ -63,18 +64,20 @@ def _remote_pids(executor, marker: str) -> list[str]:
 
 
 def test_cancel_kills_the_remote_process_and_its_children(executor):
-    marker = "studio-cancel-test-7713"
+    # Unique per run: other test runs on the same machine must not be counted as survivors.
+    seconds = 300 + os.getpid() % 50_000
+    marker = f"studio-cancel-test-{seconds}"
     token = CancelToken()
-    # Durations no other test uses: other test runs on this machine must not look like survivors.
-    job = executor.run(["sh", "-c", f"sleep 300.7713 & exec -a {marker} sleep 301.7713", marker], cancel=token)
+    job = executor.run(["sh", "-c", f"sleep {seconds} & exec -a {marker} sleep {seconds + 1}", marker],
+                       cancel=token)
     threading.Timer(0.5, token.cancel).start()
     with pytest.raises(Cancelled):
         collect(job, token)
     for _ in range(40):
-        if not _remote_pids(executor, "sleep 30[01].7713"):
+        if not _remote_pids(executor, f"sleep {seconds}|{marker}"):
             break
         time.sleep(0.05)
-    assert _remote_pids(executor, "sleep 30[01].7713") == []
+    assert _remote_pids(executor, f"sleep {seconds}|{marker}") == []
 
 
 def test_connection_loss_is_a_clear_error(tmp_path):
@@ -121,4 +124,3 @@ def test_proxy_jump_through_another_host_entry(sshd_host):
         status, lines = collect(ex.run(["sh", "-c", 'echo "via $SSH_CONNECTION"']))
         assert status == 0 and lines[0].text.startswith("via 127.0.0.1")
         assert ex.connection._jump is not None and ex.connection._jump.alive
-
