@@ -102,3 +102,22 @@ def test_cancel_a_running_upload(qtbot, panel, tmp_path):
     panel.dry_run()
     _wait_plan(qtbot, panel)
     assert len(_rows(panel)) == 6 - len(landed)  # the next run resumes with what is left
+
+
+def test_an_apply_that_deletes_asks_first(qtbot, panel, tmp_path, monkeypatch):
+    remote = tmp_path / "remote"
+    remote.mkdir(exist_ok=True)
+    (remote / "only_remote.txt").write_text("keep me unless the user says so")
+    panel.mode.setCurrentIndex(panel.mode.findData("upload"))
+    panel.delete.setChecked(True)
+    panel.dry_run()
+    _wait_plan(qtbot, panel)
+    asked = []
+    monkeypatch.setattr(panel, "confirm_deletions", lambda deployment, counts: asked.append(counts) or False)
+    panel.apply()
+    assert asked and asked[0]["delete-remote"] == 1 and not panel._busy()
+    assert (remote / "only_remote.txt").exists()  # declined: nothing ran
+    monkeypatch.setattr(panel, "confirm_deletions", lambda deployment, counts: True)
+    panel.apply()
+    qtbot.waitUntil(lambda: panel.last_result is not None and not panel._busy(), timeout=10000)
+    assert not (remote / "only_remote.txt").exists()

@@ -80,7 +80,7 @@ def verdict(perf: dict, findings: list[Finding]) -> str:
         parts.append(f"{share:.0%} of op time {kind}")
     wins = sorted([f for f in findings if f.gain_ms], key=lambda f: -f.gain_ms)
     if wins:
-        parts.append(f"biggest win: {wins[0].title} (about -{wins[0].gain_ms:.2f} ms)")
+        parts.append(f"biggest win: {wins[0].title} (could save about {wins[0].gain_ms:.2f} ms per step)")
     elif high:
         parts.append(f"first: {high[0].title}")
     return "; ".join(parts)

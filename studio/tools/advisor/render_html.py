@@ -59,7 +59,7 @@ def render_html(report: Report) -> str:
             continue
         out.append(f"<h3 style='color:{_COLOURS[sev]}'>{sev.capitalize()} ({len(group)})</h3>")
         for f in group:
-            tags = [f.id, f.source, f"gain {('-%.3f ms' % f.gain_ms) if f.gain_ms else 'n/a'}"]
+            tags = [f.id, f.source, f"saves {('up to %.3f ms' % f.gain_ms) if f.gain_ms else 'n/a'}"]
             tags += ["changes accuracy"] if f.changes_accuracy else []
             tags += [f"automatic fix: {f.fix}"] if f.fix else []
             out.append(f"<div class='finding' style='border-color:{_COLOURS[sev]}'><b>{escape(f.title)}</b><br>"

@@ -6,7 +6,7 @@ from studio.tools.advisor.model import SEVERITIES, Report
 
 
 def _gain(f) -> str:
-    return f"-{f.gain_ms:.3f} ms" if f.gain_ms else "n/a"
+    return f"saves up to {f.gain_ms:.3f} ms" if f.gain_ms else "saving n/a"
 
 
 def render_markdown(report: Report) -> str:
@@ -42,7 +42,7 @@ def render_markdown(report: Report) -> str:
             continue
         lines += [f"### {sev.capitalize()} ({len(group)})", ""]
         for f in group:
-            tags = [f.source, f"gain {_gain(f)}"] + (["changes accuracy"] if f.changes_accuracy else []) \
+            tags = [f.source, _gain(f)] + (["changes accuracy"] if f.changes_accuracy else []) \
                 + ([f"fix: {f.fix}"] if f.fix else [])
             lines += [f"#### {f.title}", "", f"`{f.id}` · " + " · ".join(tags), ""]
             lines += [f"- {e}" for e in f.evidence]
@@ -84,7 +84,7 @@ def render_text(report: Report) -> str:
     lines.append(f"device for the roofline: {report.device.get('name')}; {len(report.roofline)} ops on it")
     lines.append(f"{s['findings']} finding(s): " + ", ".join(f"{v} {k}" for k, v in s["by_severity"].items()))
     for f in report.sorted_findings():
-        lines.append(f"\n[{f.severity.upper()}] {f.title}  ({f.id}, {f.source}, gain {_gain(f)}"
+        lines.append(f"\n[{f.severity.upper()}] {f.title}  ({f.id}, {f.source}, {_gain(f)}"
                      + (", changes accuracy" if f.changes_accuracy else "") + ")")
         lines += [f"    {e}" for e in f.evidence]
         lines.append(f"    -> {f.recommendation}")

@@ -275,12 +275,30 @@ class DeployPanel(Panel):
         deployment, plan = self.current_deployment(), self.plan
         if deployment is None or plan is None or self._busy() or not self._actionable(plan):
             return
+        counts = plan.counts()
+        deletions = counts["delete-remote"] + counts["delete-local"]
+        if deletions and not self.confirm_deletions(deployment, counts):
+            return
         from studio.tools.deploy.sync import apply_job
 
         connector = self._connector(deployment)
         self._start(f"Applying {plan.mode} of {deployment.name}",
                     lambda cancel: apply_job(deployment, plan, connector, cancel=cancel), deployment,
                     self._on_applied)
+
+    def confirm_deletions(self, deployment: Deployment, counts: dict[str, int]) -> bool:
+        """Ask before an apply that deletes files (the CLI asks the same, or takes --yes)."""
+        where = []
+        if counts["delete-remote"]:
+            where.append(f"{counts['delete-remote']} file(s) on {deployment.host}:{deployment.remote}")
+        if counts["delete-local"]:
+            where.append(f"{counts['delete-local']} file(s) in {deployment.local}")
+        answer = QMessageBox.question(
+            self, "Delete files?",
+            f"This {self.plan.mode if self.plan else 'sync'} deletes " + " and ".join(where)
+            + ". The deleted files are listed in the plan. Go ahead?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def choose(self, choice: str | None) -> None:
         """Settle the selected conflict rows: "local", "remote" or "skip"."""
