@@ -24,6 +24,7 @@ from studio.tools.deploy.scan import FileInfo, scan_remote
 class _Item:
     path: str
     remote: FileInfo
+    local: FileInfo | None = None  # what the local side holds now: nothing (a fresh folder)
 
 
 def fetch_folder(conn, remote: str, final: Path, cancel: CancelToken | None = None
