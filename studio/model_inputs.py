@@ -48,31 +48,33 @@ def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
     return files
 
 
-def parse_input_shapes(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
+def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
     """``["image=1,3,224,224"]``, ``["image=1x3x224x224"]`` or ATC's ``["a:1,3;b:2"]`` ->
-    ``{"image": (1, 3, 224, 224)}`` (the ``--input-shape`` option, read as ``profile run`` reads it)."""
+    ``{"image": (1, 3, 224, 224)}``; ``NAME=`` is a scalar. The one reader of ``--input-shape``
+    for every command and panel; ``option`` names the field in messages as that surface spells it."""
     shapes: dict[str, tuple[int, ...]] = {}
-    for spec in specs:
+    for spec in specs or []:
         if "=" in spec:
             parts = [tuple(spec.partition("=")[::2])]
         else:  # ATC: name:dims;name2:dims — the dims follow the last colon (names may hold one)
             parts = [(p.rpartition(":")[0], p.rpartition(":")[2]) if ":" in p else ("", p)
                      for p in (x.strip() for x in spec.split(";")) if p]
         for name, dims in parts:
+            name = name.strip()
             shown = f"{name}={dims}"
             if not name:
-                raise UserError(f"Bad --input-shape {spec!r}", "--input-shape",
-                                "Write --input-shape NAME=D0,D1,... (e.g. image=1,3,224,224) or ATC's NAME:D0,D1,...")
+                raise UserError(f"Bad {option} {spec!r}: no input name", option,
+                                f"Write {option} NAME=D0,D1,... (e.g. image=1,3,224,224) or ATC's NAME:D0,D1,...")
             try:
                 values = tuple(int(d) for d in dims.replace("x", ",").split(",")) if dims.strip() else ()
             except ValueError:
-                raise UserError(f"Bad dimensions in --input-shape {shown!r}", "--input-shape",
+                raise UserError(f"Bad dimensions in {option} {shown!r}", option,
                                 "Dimensions are whole numbers separated by commas, e.g. image=1,3,224,224.") from None
             if any(v <= 0 for v in values):
-                raise UserError(f"--input-shape {shown!r} has a dimension below 1", "--input-shape",
+                raise UserError(f"{option} {shown!r} has a dimension below 1", option,
                                 "Give every dimension a concrete size of 1 or more.")
             if name in shapes and shapes[name] != values:
-                raise UserError(f"--input-shape names {name!r} twice with different shapes", "--input-shape",
+                raise UserError(f"{option} names {name!r} twice with different shapes", option,
                                 "Give each input once.")
             shapes[name] = values
     return shapes

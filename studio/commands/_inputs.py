@@ -10,8 +10,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """The two ways to give a model's inputs: data, or sizes for the dynamic dims (random data)."""
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for a model input (repeatable); other inputs get seeded random data")
-    parser.add_argument("--input-shape", "--input_shape", metavar='"NAME:1,3,640,640;..."',
-                        help="sizes for inputs with dynamic dims (seeded random data of that shape)")
+    parser.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                        help="sizes for an input with dynamic dims (repeatable; ATC's \"a:1,3;b:2\" works too); "
+                             "seeded random data of that shape")
 
 
 def parse_inputs(items: list[str]) -> dict:
@@ -30,16 +31,8 @@ def parse_inputs(items: list[str]) -> dict:
     return given
 
 
-def parse_shapes(text: str | None) -> dict[str, list[int]]:
-    """``--input-shape`` -> {name: dims} (fixed sizes only)."""
-    if not text:
-        return {}
-    from studio.commands._spelling import cli_error
-    from studio.errors import UserError
-    from studio.tools.convert.input_shape import parse_input_shape
+def parse_shapes(items: list[str] | None) -> dict[str, list[int]]:
+    """``--input-shape`` values -> {name: dims}, read as every other command reads them."""
+    from studio.model_inputs import parse_input_shapes
 
-    try:
-        specs = parse_input_shape(text, allow_dynamic=False)
-    except UserError as exc:
-        raise cli_error(exc) from exc
-    return {name: list(spec.dims) for name, spec in specs.items()}
+    return {name: list(dims) for name, dims in parse_input_shapes(items).items()}

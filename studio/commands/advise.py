@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop = parser.add_argument_group("closed loop")
     loop.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                       help="data for an input of the model (repeat); default: the profile's, else seeded random")
-    loop.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+    loop.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D1,D2,...",
                       help="size of an input's dynamic dims (repeat); default: the shapes the profile used")
     loop.add_argument("--apply", action="store_true", help="apply the automatic fixes to the ONNX model (-o fixed.onnx)")
     loop.add_argument("--fix", action="append", default=[], metavar="NAME",

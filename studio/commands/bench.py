@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", type=int, default=0, metavar="ID", help="NPU device id (msame / ais_bench)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for one input (repeat); msame/ais_bench: FILE paths, NAME= optional")
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+    parser.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D0,D1,...",
                         help="shape of an input with dynamic axes (repeat; ATC's \"a:1,3;b:2\" works too)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
     parser.add_argument("-o", "--output", type=Path, metavar="DIR",

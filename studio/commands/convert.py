@@ -23,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="model file (.onnx; with --atc also .pb, .prototxt, .air); or --model=FILE as in ATC")
     parser.add_argument("--model", type=Path, dest="model_option", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("-o", "--output", type=Path, help="output model (.onnx locally; with --atc the .om path)")
-    parser.add_argument("--input-shape", "--input_shape", help='fix input shapes: "name:1,3,224,224;name2:..."')
+    parser.add_argument("--input-shape", "--input_shape", action="append", default=[],
+                        help='fix input shapes: "name:1,3,224,224;name2:..." (ATC) or name=1,3,224,224 (repeatable), '
+                             "as the other commands take it")
     parser.add_argument("--output-type", "--output_type", help="FP32 or FP16 (ATC: also UINT8, INT8, ... or node:index:type)")
     parser.add_argument("--insert-op-conf", "--insert_op_conf", type=Path, metavar="AIPP_CFG", help="AIPP configuration file")
     parser.add_argument("--fusion-switch-file", "--fusion_switch_file", type=Path,
@@ -89,6 +91,20 @@ def _validate_inputs(items: list[str]) -> dict[str, Path]:
     return given
 
 
+def atc_input_shape(values: list[str] | str | None) -> str | None:
+    """``--input-shape`` values as ATC's one string: ``name=dims`` entries (the form every other
+    command takes) become ``name:dims``; ATC's ``a:dims;b:dims`` passes as it is (it may hold -1
+    or ranges, which only conversion accepts)."""
+    if not values:
+        return None
+    entries = []
+    for value in [values] if isinstance(values, str) else values:
+        for entry in filter(None, (part.strip() for part in value.split(";"))):
+            name, sep, dims = entry.partition("=")
+            entries.append(f"{name.strip()}:{dims.strip()}" if sep else entry)
+    return ";".join(entries)
+
+
 def options_from_args(args: argparse.Namespace):
     """The ConvertOptions these arguments describe."""
     from studio.tools.convert.atc_command import split_extra_args
@@ -98,7 +114,7 @@ def options_from_args(args: argparse.Namespace):
     inputs = _validate_inputs(getattr(args, "input", []))
     return ConvertOptions(
         model=_model_path(args), output=args.output, framework=args.framework, weight=args.weight,
-        soc_version=args.soc_version, input_format=args.input_format, input_shape=args.input_shape,
+        soc_version=args.soc_version, input_format=args.input_format, input_shape=atc_input_shape(args.input_shape),
         output_type=args.output_type, insert_op_conf=args.insert_op_conf, fusion_switch_file=args.fusion_switch_file,
         op_debug_level=args.op_debug_level, log=args.log, precision_mode=args.precision_mode, out_nodes=args.out_nodes,
         dynamic_batch_size=args.dynamic_batch_size, dynamic_image_size=args.dynamic_image_size,

@@ -43,7 +43,7 @@ def _run_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _shape_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=1,3,640,640",
+    parser.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=1,3,640,640",
                         help="size of a dynamic input (repeat per input); shapes are then inferred from it. "
                              "Without it, dims the model leaves dynamic stay unknown (never guessed)")
 

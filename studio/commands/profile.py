@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--warmup", type=int, default=3, metavar="K", help="warm-up iterations (default 3)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                      help="input data for one model input (repeat); others get seeded random data")
-    run.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+    run.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D1,D2,...",
                      help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 (repeat; "
                           "ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic input without --input")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")

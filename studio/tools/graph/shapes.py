@@ -9,14 +9,12 @@ records which it was, so every output can say "shapes given: …" or name the di
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from studio.errors import UserError
 from studio.tools.graph.model import Graph, Model, Value
 
 OPTION = "--input-shape"
-_ENTRY = re.compile(r"^(?P<name>.+?)\s*[=:]\s*(?P<dims>\d+(\s*,\s*\d+)*)?$")
 
 
 @dataclass
@@ -50,23 +48,12 @@ class ShapeSource:
 def parse_input_shapes(specs: list[str] | None, option: str = OPTION) -> dict[str, tuple[int, ...]]:
     """``["x=1,3,640,640", "y:1,16"]`` (``;`` also separates entries) -> ``{"x": (1,3,640,640), ...}``.
 
-    ``option`` names the field in messages, as the surface that asked spells it.
+    ``option`` names the field in messages, as the surface that asked spells it. Read by the one
+    parser every command shares (:func:`studio.model_inputs.parse_input_shapes`).
     """
-    out: dict[str, tuple[int, ...]] = {}
-    for spec in specs or []:
-        for entry in filter(None, (part.strip() for part in spec.split(";"))):
-            match = _ENTRY.match(entry)
-            if not match:
-                raise UserError(f"Cannot read {entry!r}", option,
-                                "Write NAME=1,3,640,640 (positive integers, one entry per input).")
-            dims = tuple(int(d) for d in (match["dims"] or "").split(",") if d.strip())
-            if any(d <= 0 for d in dims):
-                raise UserError(f"{entry!r} has a dim that is not positive", option,
-                                "Every dim must be a positive integer.")
-            if match["name"] in out:
-                raise UserError(f"Input {match['name']!r} is given twice", option, "Give each input once.")
-            out[match["name"]] = dims
-    return out
+    from studio.model_inputs import parse_input_shapes as parse
+
+    return parse(specs, option)
 
 
 def unknown_input_dims(graph: Graph) -> list[tuple[str, int, str]]:

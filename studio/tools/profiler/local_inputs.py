@@ -60,45 +60,17 @@ class InputUsed:
 
 def parse_input_specs(specs: list[str]) -> dict[str, Path]:
     """``["image=img.npy"]`` -> ``{"image": Path("img.npy")}`` (the ``--input`` option)."""
-    inputs = {}
-    for spec in specs:
-        name, sep, file = spec.partition("=")
-        if not sep or not name or not file:
-            raise UserError(f"Bad --input {spec!r}", "--input", "Write --input NAME=FILE.npy (one per model input).")
-        inputs[name] = Path(file)
-    return inputs
+    from studio.model_inputs import parse_input_files
+
+    return parse_input_files(specs)
 
 
 def parse_shape_specs(specs: list[str]) -> dict[str, list[int]]:
-    """``["x=1,3,640,640"]`` -> ``{"x": [1, 3, 640, 640]}`` (the ``--input-shape`` option).
+    """``["x=1,3,640,640"]`` or ATC's ``["x:1,3,640,640;y:1,8"]`` -> ``{"x": [1, 3, 640, 640], ...}``
+    (the ``--input-shape`` option, read by :func:`studio.model_inputs.parse_input_shapes`)."""
+    from studio.model_inputs import parse_input_shapes
 
-    ATC's form, as ``studio convert --input-shape`` takes it, works too: ``"x:1,3,640,640;y:1,8"``."""
-    shapes = {}
-    for spec in _split_atc(specs):
-        name, sep, dims = spec.partition("=")
-        try:
-            shape = [int(d) for d in dims.replace("x", ",").split(",")] if dims.strip() else []
-        except ValueError:
-            shape = None
-        if not sep or not name or shape is None or any(d < 1 for d in shape):
-            raise UserError(f"Bad --input-shape {spec!r}", "--input-shape",
-                            "Write --input-shape NAME=D1,D2,... with positive sizes, e.g. --input-shape x=1,3,640,640 "
-                            "(one per input; an empty list, NAME=, for a scalar).")
-        shapes[name] = shape
-    return shapes
-
-
-def _split_atc(specs: list[str]) -> list[str]:
-    """``name:dims;name2:dims`` (ATC) -> ``["name=dims", "name2=dims"]``; ``NAME=dims`` unchanged."""
-    out = []
-    for spec in specs:
-        if "=" in spec:
-            out.append(spec)
-            continue
-        for part in filter(None, (p.strip() for p in spec.split(";"))):
-            name, sep, dims = part.rpartition(":")  # the last colon: names may hold one (``input:0``)
-            out.append(f"{name}={dims}" if sep else part)
-    return out
+    return {name: list(dims) for name, dims in parse_input_shapes(specs).items()}
 
 
 def session_inputs(session: Any) -> list[InputSpec]:
