@@ -22,11 +22,29 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
+def fixtures_required() -> bool:
+    """True where missing shared fixtures are an error rather than a reason to skip.
+
+    A developer without ../shared gets skips; CI (CI=true, as every CI service sets it) and anyone
+    who pointed STUDIO_SHARED somewhere must not pass by silently skipping the tests on real files.
+    """
+    ci = os.environ.get("CI", "").strip().lower()
+    return bool(os.environ.get("STUDIO_SHARED")) or ci not in ("", "0", "false", "no")
+
+
+def missing_fixtures(reason: str) -> None:
+    """Skip a test for missing shared files, or fail it where they are required (see above)."""
+    if fixtures_required():
+        pytest.fail(f"{reason} — required here because STUDIO_SHARED or CI is set", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def ascend_fixtures() -> Path:
     """The real files from Ascend's repositories (../shared/fixtures/ascend)."""
     if not ASCEND_FIXTURES.is_dir():
-        pytest.skip(f"real Ascend fixtures not found at {ASCEND_FIXTURES} (set STUDIO_SHARED to the shared folder)")
+        missing_fixtures(f"real Ascend fixtures not found at {ASCEND_FIXTURES} "
+                         "(set STUDIO_SHARED to the shared folder)")
     return ASCEND_FIXTURES
 
 
@@ -39,6 +57,19 @@ def sshd(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def private_sshd(tmp_path):
+    """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing."""
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    reason = sshd_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = start_sshd(tmp_path / "sshd")
     yield server
     server.stop()
 
