@@ -38,6 +38,7 @@ KNOWN_TRACEBACKS = {
     "db_reader.py": "msprof db: a zeroed or bit-flipped db raises instead of a UserError",
     "commands/profile.py": "profile stats: a damaged msprof db raises instead of a UserError",
     "dumpset.py": "dump reader: absurd .npy shape or deeply nested manifest raises instead of a UserError",
+    "npy_folder.py": "npy folder reader: a damaged .npy header raises tokenize.TokenError instead of a UserError",
 }
 
 
