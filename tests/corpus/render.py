@@ -13,9 +13,24 @@ TOOLS = ["graph_summary", "graph_export", "profile_run", "convert_fp32", "conver
 MARK = {"ok": "ok", "refusal": "refusal", "failure": "**FAIL**"}
 
 
+def _slow() -> set:
+    import importlib.util
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    spec = importlib.util.spec_from_file_location("corpus_cases", here / "test_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def render(results: dict) -> str:
+    """The models × tools table (``†``: left out on CI as slow) and one line per non-ok case."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from studio.tools.corpus import manifest
+
+    cases = _slow()
+    slow, known = cases.SLOW, cases.KNOWN_BUGS
 
     lines = ["| model | " + " | ".join(TOOLS) + " |", "|---|" + "---|" * len(TOOLS)]
     notes = []
@@ -24,11 +39,16 @@ def render(results: dict) -> str:
         for tool in TOOLS:
             r = results.get(f"{e.id}|{tool}")
             if r is None:
-                cells.append("–")
+                stress_only = e.kind == "stress" and e.id not in cases.FULL_STRESS and tool not in cases.STRESS_TOOLS
+                cells.append("n/a" if stress_only else "not run")
                 continue
-            cells.append(f"{MARK[r['status']]} ({r['seconds']:.0f} s)")
+            mark = MARK[r["status"]]
+            if r["status"] == "failure" and (e.id, tool) in known:
+                mark = "known bug"
+            cells.append(f"{mark} ({r['seconds']:.0f} s{' †' if (e.id, tool) in slow else ''})")
             if r["status"] != "ok":
-                notes.append(f"- `{e.id}` × `{tool}`: {r['detail']}")
+                first = " ".join(r["detail"].split())[:220]
+                notes.append(f"- `{e.id}` × `{tool}`: {first}")
         lines.append(f"| {e.id} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 
