@@ -9,9 +9,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("STUDIO_SHARED", REPO.parent / "shared"))
-ASCEND_FIXTURES = SHARED / "fixtures" / "ascend"
+from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, missing_fixtures  # noqa: F401,E402
 
 
 @pytest.fixture(autouse=True)
@@ -20,23 +18,6 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("studio_home")
     monkeypatch.setenv("STUDIO_HOME", str(home))
     return home
-
-
-def fixtures_required() -> bool:
-    """True where missing shared fixtures are an error rather than a reason to skip.
-
-    A developer without ../shared gets skips; CI (CI=true, as every CI service sets it) and anyone
-    who pointed STUDIO_SHARED somewhere must not pass by silently skipping the tests on real files.
-    """
-    ci = os.environ.get("CI", "").strip().lower()
-    return bool(os.environ.get("STUDIO_SHARED")) or ci not in ("", "0", "false", "no")
-
-
-def missing_fixtures(reason: str) -> None:
-    """Skip a test for missing shared files, or fail it where they are required (see above)."""
-    if fixtures_required():
-        pytest.fail(f"{reason} — required here because STUDIO_SHARED or CI is set", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

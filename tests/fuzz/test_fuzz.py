@@ -54,14 +54,14 @@ class Reader:
 
 
 def _shared() -> Path:
-    from conftest import ASCEND_FIXTURES
+    from shared_fixtures import ASCEND_FIXTURES
 
     return ASCEND_FIXTURES
 
 
 def _require_shared(path: Path) -> Path:
     if not path.exists():
-        from conftest import missing_fixtures
+        from shared_fixtures import missing_fixtures
 
         missing_fixtures(f"fuzz seed {path} not found (set STUDIO_SHARED to the shared folder)")
     return path
