@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-_ORIGINAL_CACHE: Path | None = None
+_ORIGINAL_HOME: str | None = None
 _RESULTS: dict[str, dict] = {}
 
 
@@ -30,13 +30,27 @@ def _required(config) -> bool:
 
 
 def pytest_configure(config):
-    # The corpus outlives a test's private STUDIO_HOME: resolve the user's cache before the
-    # autouse fixture replaces STUDIO_HOME.
-    global _ORIGINAL_CACHE
-    if not os.environ.get("STUDIO_CORPUS"):
-        from studio.paths import cache_dir
+    # The corpus outlives a test's private STUDIO_HOME: remember the user's before the autouse
+    # fixture replaces it.
+    global _ORIGINAL_HOME
+    _ORIGINAL_HOME = os.environ.get("STUDIO_HOME")
 
-        _ORIGINAL_CACHE = cache_dir() / "corpus"
+
+def _user_corpus() -> Path:
+    from studio.paths import HOME_ENV, cache_dir
+
+    saved = os.environ.get(HOME_ENV)
+    try:
+        if _ORIGINAL_HOME is None:
+            os.environ.pop(HOME_ENV, None)
+        else:
+            os.environ[HOME_ENV] = _ORIGINAL_HOME
+        return cache_dir() / "corpus"
+    finally:
+        if saved is None:
+            os.environ.pop(HOME_ENV, None)
+        else:
+            os.environ[HOME_ENV] = saved
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +63,7 @@ def corpus_root(request) -> Path:
     from studio.jobs import run_job
     from studio.tools.corpus.fetch import fetch
 
-    root = Path(os.environ["STUDIO_CORPUS"]) if os.environ.get("STUDIO_CORPUS") else _ORIGINAL_CACHE
+    root = Path(os.environ["STUDIO_CORPUS"]) if os.environ.get("STUDIO_CORPUS") else _user_corpus()
     root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
