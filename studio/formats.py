@@ -154,6 +154,77 @@ def _sniff_onnx(path: Path, head: bytes) -> bool:
     return seen_ir
 
 
+def verify(detected: Detected) -> None:
+    """A deeper check than the sniff, for formats whose framing can be walked cheaply.
+
+    The sniff reads 8 KiB, so a model cut short still sniffs as one; ``studio info`` calls this so
+    that it never calls a truncated or damaged file valid. Raises UserError saying what is wrong.
+    """
+    if detected.format.id == "onnx":
+        _verify_onnx(detected.path)
+
+
+_GRAPH_FIELDS = {1: 2, 2: 2, 5: 2, 10: 2, 11: 2, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2}
+_FIELD_NAMES = {7: "graph", 8: "opset_import", 14: "metadata_props", 25: "training_info", 26: "functions"}
+
+
+def _verify_onnx(path: Path) -> None:
+    """Walk the protobuf framing of the ModelProto and of its graph: every field must fit the file."""
+    import mmap
+
+    size = path.stat().st_size
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        graph = _walk(data, 0, size, _ONNX_MODEL_FIELDS, path, "the model")
+        if graph is None:
+            raise UserError("Not a valid ONNX model: it holds no graph", path,
+                            "The file may be truncated or not a model; export it again.")
+        start, end = graph
+        _walk(data, start, end, _GRAPH_FIELDS, path, "the graph")
+
+
+def _walk(data, pos: int, end: int, fields: dict[int, int], path: Path, what: str) -> tuple[int, int] | None:
+    """Check every field from ``pos`` to ``end``; return the span of field 7 (the graph) if any."""
+    graph = None
+    while pos < end:
+        start = pos
+        tag, pos = _varint(data[pos:pos + 10], 0)
+        pos += start
+        if tag is None:
+            raise _damaged(path, what, start, "a field tag is cut off")
+        number, wire = tag >> 3, tag & 7
+        if fields.get(number, wire) != wire or wire not in (0, 1, 2, 5):
+            raise _damaged(path, what, start, f"field {number} has wire type {wire}")
+        if wire == 0:
+            value, used = _varint(data[pos:pos + 10], 0)
+            if value is None:
+                raise _damaged(path, what, start, "a number is cut off")
+            pos += used
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            length, used = _varint(data[pos:pos + 10], 0)
+            if length is None:
+                raise _damaged(path, what, start, "a length is cut off")
+            pos += used
+            if pos + length > end:
+                name = _FIELD_NAMES.get(number, f"field {number}") if what == "the model" else f"field {number}"
+                raise UserError(
+                    f"Truncated ONNX model: {what}'s {name} needs {pos + length - end:,} more bytes "
+                    f"than the file holds ({len(data):,} bytes)", path,
+                    "The copy is incomplete; download or export the model again.")
+            if number == 7 and what == "the model":
+                graph = (pos, pos + length)
+            pos += length
+        if pos > end:
+            raise _damaged(path, what, start, "the last field runs past the end")
+    return graph
+
+
+def _damaged(path: Path, what: str, offset: int, why: str) -> UserError:
+    return UserError(f"Damaged ONNX model: {why} in {what} at byte {offset:,}", path,
+                     "The file is corrupt or not an ONNX model; export or copy it again.")
+
+
 def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
     result = shift = 0
     while pos < len(data) and shift < 64:

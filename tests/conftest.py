@@ -9,9 +9,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("STUDIO_SHARED", REPO.parent / "shared"))
-ASCEND_FIXTURES = SHARED / "fixtures" / "ascend"
+from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, missing_fixtures  # noqa: F401,E402
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +24,8 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
 def ascend_fixtures() -> Path:
     """The real files from Ascend's repositories (../shared/fixtures/ascend)."""
     if not ASCEND_FIXTURES.is_dir():
-        pytest.skip(f"real Ascend fixtures not found at {ASCEND_FIXTURES} (set STUDIO_SHARED to the shared folder)")
+        missing_fixtures(f"real Ascend fixtures not found at {ASCEND_FIXTURES} "
+                         "(set STUDIO_SHARED to the shared folder)")
     return ASCEND_FIXTURES
 
 
@@ -39,6 +38,19 @@ def sshd(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def private_sshd(tmp_path):
+    """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing."""
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    reason = sshd_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = start_sshd(tmp_path / "sshd")
     yield server
     server.stop()
 

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             detected = formats.detect(path)
+            formats.verify(detected)
             rows.append({"path": str(path), "format": detected.format.id, "label": detected.format.label,
                          "panel": detected.format.panel, "size": _size(path)})
         except UserError as exc:

@@ -80,26 +80,21 @@ def test_cancel_kills_the_remote_process_and_its_children(executor):
     assert _remote_pids(executor, f"sleep {seconds}|{marker}") == []
 
 
-def test_connection_loss_is_a_clear_error(tmp_path):
-    from sshd_server import start_sshd
-
+def test_connection_loss_is_a_clear_error(tmp_path, private_sshd):
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
 
-    server = start_sshd(tmp_path / "sshd")
-    try:
-        entry = HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
-                          key_file=str(server.client_key))
-        with SshTarget(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
-            job = ex.run(["sh", "-c", "echo up; sleep 30"])
-            assert next(job).text == "up"
-            children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
-            subprocess.run(["kill", "-9", *children.stdout.split()], check=True)  # the session's sshd dies
-            with pytest.raises(RemoteError, match="connection to .* was lost"):
-                for _ in job:
-                    pass
-    finally:
-        server.stop()
+    server = private_sshd
+    entry = HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
+                      key_file=str(server.client_key))
+    with SshTarget(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
+        job = ex.run(["sh", "-c", "echo up; sleep 30"])
+        assert next(job).text == "up"
+        children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
+        subprocess.run(["kill", "-9", *children.stdout.split()], check=True)  # the session's sshd dies
+        with pytest.raises(RemoteError, match="connection to .* was lost"):
+            for _ in job:
+                pass
 
 
 def test_remote_command_shape():

@@ -102,33 +102,28 @@ def test_flood_keeps_the_gui_thread_responsive(qtbot, panel):
     assert len(tab.view.snapshot.scrollback) > 1000  # the flood went to the scrollback
 
 
-def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path):
+def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path, private_sshd):
     import subprocess
-
-    from sshd_server import start_sshd
 
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
 
-    server = start_sshd(tmp_path / "sshd")
-    try:
-        store = HostStore()
-        store.put(HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
-                            key_file=str(server.client_key)))
-        store.save()
-        panel = TerminalPanel(JobRunner())
-        panel.host_context.known_hosts = KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")
-        qtbot.addWidget(panel)
-        panel.show()
-        tab = panel.open_terminal("flaky")
-        qtbot.waitUntil(lambda: tab.session.state == "open", timeout=10000)
-        children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
-        subprocess.run(["kill", "-9", *children.stdout.split()], check=True)
-        qtbot.waitUntil(lambda: "[connection lost" in _screen(tab), timeout=10000)
-        assert tab.session.state == "closed"
-        _type(qtbot, tab, "ignored\n")  # typing into a closed session is harmless
-    finally:
-        server.stop()
+    server = private_sshd
+    store = HostStore()
+    store.put(HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
+                        key_file=str(server.client_key)))
+    store.save()
+    panel = TerminalPanel(JobRunner())
+    panel.host_context.known_hosts = KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")
+    qtbot.addWidget(panel)
+    panel.show()
+    tab = panel.open_terminal("flaky")
+    qtbot.waitUntil(lambda: tab.session.state == "open", timeout=10000)
+    children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
+    subprocess.run(["kill", "-9", *children.stdout.split()], check=True)
+    qtbot.waitUntil(lambda: "[connection lost" in _screen(tab), timeout=10000)
+    assert tab.session.state == "closed"
+    _type(qtbot, tab, "ignored\n")  # typing into a closed session is harmless
 
 
 def test_unknown_host_key_is_explained_in_the_terminal(qtbot, panel, tmp_path):

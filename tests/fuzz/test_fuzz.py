@@ -1,0 +1,241 @@
+"""Fuzzing every reader through its CLI: mutated and truncated real files must end in a result or
+a clear message — never a traceback, a signal or a hang.
+
+One test per reader. Each variant runs as its own ``python -m studio`` process (two at a time)
+with a timeout, so what is tested is exactly what a user runs. Variants are seeded: a failure is
+reported with its label (``<index>:<mutation>``) and reproduces from it. Tracebacks in code that
+has a known bug are reported as a non-strict xfail naming the bug, so the test turns green
+once it is fixed; any other traceback fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mutate import variants
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+TIMEOUT_S = 60
+WORKERS = 2
+SAMPLE = 2  # variants per reader outside CI (the full 314 take minutes on 2 cores)
+
+# Where a traceback ends -> the known bug it is (see docs/corpus.md).
+KNOWN_TRACEBACKS = {
+    "chrome_decode.py": "trace decoder: invalid UTF-8 / deep nesting in a trace raises instead of a UserError",
+    "db_reader.py": "msprof db: a zeroed or bit-flipped db raises instead of a UserError",
+    "commands/profile.py": "profile stats: a damaged msprof db raises instead of a UserError",
+    "dumpset.py": "dump reader: absurd .npy shape or deeply nested manifest raises instead of a UserError",
+    "npy_folder.py": "npy folder reader: a damaged .npy header raises tokenize.TokenError instead of a UserError",
+}
+
+
+@dataclass
+class Reader:
+    """One reader: its seed files, mutation kind, variant count and CLI."""
+
+    name: str
+    kind: str
+    count: int
+    argv: object            # (variant path, scratch dir) -> list of CLI args
+    folder: bool = False    # the variant is a folder holding the mutated file (npy folder, manifest)
+
+
+def _shared() -> Path:
+    from shared_fixtures import ASCEND_FIXTURES
+
+    return ASCEND_FIXTURES
+
+
+def _require_shared(path: Path) -> Path:
+    if not path.exists():
+        from shared_fixtures import missing_fixtures
+
+        missing_fixtures(f"fuzz seed {path} not found (set STUDIO_SHARED to the shared folder)")
+    return path
+
+
+def _onnx_light(name: str) -> Path:
+    import onnx.backend.test
+
+    return Path(onnx.backend.test.__file__).parent / "data" / "light" / name
+
+
+@pytest.fixture(scope="session")
+def work(tmp_path_factory) -> Path:
+    """Seeds made here: a tiny model, an ORT profile of it, a studio dump, an NPU dump."""
+    root = tmp_path_factory.mktemp("fuzz")
+    from accuracy_helpers import chain_model, write_npu_dump, write_npy_dump
+
+    model = root / "chain.onnx"
+    chain_model(model)
+    rng = np.random.default_rng(0)
+    write_npy_dump(root / "npy_good", [(f"op{i}", rng.standard_normal((2, 3, 4)).astype(np.float32)) for i in range(4)])
+    write_npu_dump(root / "npu", "Conv2D", "conv1/Conv2D", [(rng.standard_normal((1, 20, 5, 6)).astype(np.float16), 2)],
+                   [(rng.standard_normal((1, 20, 5, 6)).astype(np.float32), 3)])
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for args in (["dump", model, "-o", root / "dump_good"],
+                 ["profile", "run", model, "-o", root / "prof", "--iterations", "2", "--warmup", "0"]):
+        subprocess.run([sys.executable, "-m", "studio", *map(str, args)], check=True, env=env, capture_output=True,
+                       timeout=120)
+    # an AIPP config needs an image model: 1x3x8x8 -> Conv
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(rng.standard_normal((2, 3, 1, 1)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["images", "w"], ["out"], name="conv")], "img",
+                              [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 2, 8, 8])], [w])
+    import onnx
+
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), root / "image.onnx")
+    return root
+
+
+def _seeds(reader: str, work: Path) -> list[Path]:
+    asc = _shared()
+    if reader == "onnx":
+        return [_onnx_light("light_squeezenet.onnx"), _onnx_light("light_inception_v1.onnx"), work / "chain.onnx"]
+    if reader == "om":
+        return [_require_shared(asc / "om" / n) for n in ("root_model.om", "dynamic_and_static_graph_without_unfold.om",
+                                                           "flow_model.om")]
+    if reader == "trace":
+        return [_require_shared(asc / "msprof" / "trace_view_tiny.json"), work / "prof" / "onnxruntime_profile.json",
+                work / "prof" / "trace_view.json"]
+    if reader == "msprof_csv":
+        return [_require_shared(asc / "msprof" / "op_summary_legacy_header.csv"),
+                _require_shared(asc / "pytorch_npu" / "op_statistic.csv")]
+    if reader == "msprof_db":
+        return [_require_shared(asc / "msprof" / "msprof_0.db")]
+    if reader == "npu_dump":
+        return sorted((work / "npu").iterdir())
+    if reader == "npy_folder":
+        return sorted((work / "npy_good").glob("*.npy"))[:2]
+    if reader == "dump_manifest":
+        return [work / "dump_good" / "manifest.json"]
+    if reader == "aipp_cfg":
+        return [_require_shared(asc / "cfg" / n) for n in ("aipp_rgb_static.cfg", "aipp_yuv420sp_csc.cfg")]
+    if reader == "acl_json":
+        return [_require_shared(asc / "cfg" / "acl_dump.json")]
+    raise KeyError(reader)
+
+
+def _argv(reader: str, work: Path):
+    return {
+        "onnx": lambda f, tmp: ["graph", "summary", f],
+        "om": lambda f, tmp: ["graph", "summary", f],
+        "trace": lambda f, tmp: ["profile", "stats", f, "--no-cache"],
+        "msprof_csv": lambda f, tmp: ["profile", "stats", f, "--no-cache"],
+        "msprof_db": lambda f, tmp: ["profile", "stats", f, "--no-cache"],
+        "npu_dump": lambda f, tmp: ["dump", "convert", f, "-o", tmp / "out"],
+        "npy_folder": lambda f, tmp: ["compare", work / "npy_good", f],
+        "dump_manifest": lambda f, tmp: ["compare", work / "dump_good", f],
+        "aipp_cfg": lambda f, tmp: ["convert", work / "image.onnx", "--insert-op-conf", f, "-o", tmp / "out.onnx"],
+        "acl_json": lambda f, tmp: ["info", f],
+    }[reader]
+
+
+READERS = [  # name, mutation kind, variants, variant is a folder
+    ("onnx", "binary", 45, False), ("om", "binary", 36, False), ("trace", "json", 45, False),
+    ("msprof_csv", "text", 32, False), ("msprof_db", "binary", 36, False), ("npu_dump", "binary", 32, False),
+    ("npy_folder", "binary", 24, True), ("dump_manifest", "json", 24, True), ("aipp_cfg", "text", 24, False),
+    ("acl_json", "json", 16, False),
+]
+
+
+def _materialize(reader: str, seed: Path, mutant: bytes, where: Path, work: Path) -> Path:
+    """Write the mutant where the reader expects it (a folder for the folder readers)."""
+    where.mkdir(parents=True, exist_ok=True)
+    if reader == "npy_folder":
+        folder = where / "dump"
+        shutil.copytree(work / "npy_good", folder)
+        (folder / seed.name).write_bytes(mutant)
+        return folder
+    if reader == "dump_manifest":
+        folder = where / "dump"
+        shutil.copytree(work / "dump_good", folder)
+        (folder / "manifest.json").write_bytes(mutant)
+        return folder
+    path = where / seed.name  # keep the name: NPU dump names and suffixes carry meaning
+    path.write_bytes(mutant)
+    return path
+
+
+def _run(args: list) -> tuple[int | None, str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "studio", *map(str, args)], capture_output=True, text=True,
+                              timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL, errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, f"hang: no answer within {TIMEOUT_S} s"
+    return proc.returncode, proc.stdout[-2000:] + proc.stderr[-4000:]
+
+
+def _where(text: str) -> str:
+    """The last frame of a traceback in Studio's own code (else the last frame): 'dir/file.py:line'."""
+    frames = re.findall(r'File "([^"]+)", line (\d+)', text)
+    if not frames:
+        return "?"
+    ours = [f for f in frames if "/studio/" in f[0].replace("\\", "/")]
+    path, line = (ours or frames)[-1]
+    return f"{'/'.join(Path(path).parts[-2:])}:{line}"
+
+
+def _full(config) -> bool:
+    """All variants on CI, with STUDIO_FUZZ=1 or `-m fuzz`; a developer's run samples a few per reader."""
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    marker = config.getoption("-m") or ""
+    return ci or bool(os.environ.get("STUDIO_FUZZ")) or ("fuzz" in marker and "not fuzz" not in marker)
+
+
+@pytest.mark.parametrize(("reader", "kind", "count", "folder"), READERS, ids=[r[0] for r in READERS])
+def test_fuzz(reader, kind, count, folder, work, tmp_path, request):
+    if not _full(request.config):
+        count = SAMPLE
+    seeds = _seeds(reader, work)
+    argv = _argv(reader, work)
+    jobs = []
+    per_seed = -(-count // len(seeds))
+    for s_index, seed in enumerate(seeds):
+        data = seed.read_bytes()
+        seed_value = zlib.crc32(f"{reader}:{seed.name}".encode())
+        for label, mutant in variants(data, per_seed, seed_value, kind):
+            if len(jobs) >= count:
+                break
+            where = tmp_path / f"v{len(jobs)}"
+            path = _materialize(reader, seed, mutant, where, work)
+            jobs.append((f"{seed.name} {label}", argv(path, where)))
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = list(pool.map(lambda job: (job[0], job[1], *_run(job[1])), jobs))
+    unknown, known = [], []
+    for label, args, code, text in results:
+        bad = None
+        if code is None:
+            bad = text
+        elif code < 0:
+            bad = f"killed by signal {-code}"
+        elif "Traceback (most recent call last)" in text:
+            bad = f"traceback at {_where(text)}: {text.strip().splitlines()[-1][:200]}"
+        if bad is None:
+            continue
+        cmd = "studio " + " ".join(map(str, args))
+        bug = next((b for f, b in KNOWN_TRACEBACKS.items() if "traceback" in bad and f in _where(text)), None)
+        (known if bug else unknown).append(f"[{label}] {bad}\n    {cmd}" + (f"\n    known: {bug}" if bug else ""))
+    print(f"\n{reader}: {len(results)} variants, {len(unknown)} unexplained failures, {len(known)} known bugs")
+    for line in known + unknown:
+        print("  " + line)
+    assert not unknown, f"{len(unknown)} of {len(results)} {reader} variants failed:\n" + "\n".join(unknown[:20])
+    if known:
+        pytest.xfail(f"{len(known)} of {len(results)} variants hit known bugs: "
+                     + "; ".join(sorted({k.split('known: ')[-1] for k in known})))
