@@ -8,10 +8,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test bench screenshots package clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,ascend]"
 	@touch $(STAMP)
 
 run: $(STAMP)

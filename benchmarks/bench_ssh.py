@@ -3,7 +3,8 @@
 1. A small remote command (``true``) through our Target on an open connection, and with a fresh
    connection each time, against OpenSSH's ``ssh host true`` (a new process and connection each
    time), on the same local sshd (the one the tests use, tests/sshd_server.py).
-2. Terminal parse throughput in lines/s: our screen model (pyte plus jump scroll) against pyte's
+2. A job's start-up on the host's pooled connection (``HostContext``) against a fresh connection.
+3. Terminal parse throughput in lines/s: our screen model (pyte plus jump scroll) against pyte's
    plain ``Screen`` fed the same bytes, for a plain flood and for coloured lines, and against
    ``cat`` moving the same bytes through a pipe (the floor: no parsing at all).
 
@@ -76,6 +77,62 @@ def bench_latency(runs: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def bench_pool(runs: int) -> None:
+    """A job's start-up through the HostContext: on the host's pooled connection against a fresh one.
+
+    The job is what a panel or a CLI step does first on a host: get a target and run a command
+    there (``true``), and a no-op deploy status of a small project (connect, list both sides, plan).
+    """
+    from sshd_server import sshd_missing_reason, start_sshd
+
+    from studio.jobs import run_job
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostEntry, HostStore
+    from studio.remote.known_hosts import KnownHosts
+    from studio.targets import target_for
+    from studio.tools.deploy.deployments import Deployment
+    from studio.tools.deploy.sync import host_connector, run_job as sync_job, status_job
+
+    reason = sshd_missing_reason()
+    if reason:
+        print(f"skipping pool: {reason}", file=sys.stderr)
+        return
+    root = Path(tempfile.mkdtemp(prefix="studio-bench-pool-"))
+    server = start_sshd(root / "sshd")
+    try:
+        store = HostStore(root / "hosts.toml")
+        store.put(HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
+                            key_file=str(server.client_key)))
+        known = KnownHosts(read_only=[server.known_hosts], own=root / "own_known_hosts")
+        local = root / "project"
+        for i in range(50):
+            (local / f"d{i % 5}").mkdir(parents=True, exist_ok=True)
+            (local / f"d{i % 5}" / f"f{i}.py").write_text(f"x = {i}\n")
+        deployment = Deployment("bench", "bench", str(local), str(root / "remote"))
+        pooled = HostContext(store=store, known_hosts=known)
+        run_job(sync_job(deployment, "upload", host_connector(pooled, deployment)))
+
+        def command(context) -> None:
+            assert run_job(target_for(context, "bench").run(["true"])) == 0
+
+        def status(context) -> None:
+            run_job(status_job(deployment, host_connector(context, deployment)))
+
+        for name, job in (("`true`", command), ("deploy status (50 files)", status)):
+            job(pooled)  # the pool holds the login from here on
+
+            def fresh(job=job) -> None:
+                with HostContext(store=store, known_hosts=known) as context:
+                    job(context)
+
+            emit(f"job start-up on a pooled connection: {name}", "s", median_time(lambda job=job: job(pooled), runs),
+                 median_time(fresh, runs), "the same job on a fresh connection", "well under the fresh one")
+        pooled.close()
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _feed_rate(make_feed, data: bytes, lines: int, runs: int) -> float:
     def once():
         feed = make_feed()
@@ -115,6 +172,7 @@ def bench_parse(lines: int, runs: int) -> None:
 def main() -> int:
     quick = "--quick" in sys.argv
     bench_latency(runs=5 if quick else 15)
+    bench_pool(runs=5 if quick else 15)
     bench_parse(lines=50_000 if quick else 300_000, runs=1 if quick else 3)
     return 0
 

@@ -18,6 +18,7 @@ HEAD_BYTES = 8192
 
 # Panel names (the main window maps them to docks).
 GRAPH, PROFILER, ACCURACY, CONVERT, WORKSPACE = "graph", "profiler", "accuracy", "convert", "workspace"
+ADVISOR = "advisor"
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,12 @@ def _json_text(head: bytes) -> str | None:
     if not text[:1] in (b"{", b"["):
         return None
     return text.decode("utf-8", "replace")
+
+
+@file_format("advisor_report", "Advisor report (studio advise -o report.json)", ADVISOR)
+def _sniff_advisor_report(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"format"\s*:\s*"studio-advisor-report"', text))
 
 
 @file_format("ort_profile", "ONNX Runtime profile", PROFILER)

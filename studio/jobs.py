@@ -47,10 +47,38 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], Any]] = []
 
     def cancel(self) -> None:
-        """Ask the job to stop at its next check."""
-        self._event.set()
+        """Ask the job to stop at its next check (and run the :meth:`on_cancel` callbacks)."""
+        with self._lock:
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a callback that fails must not stop the others (nor the caller)
+                pass
+
+    def on_cancel(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback`` (from the cancelling thread) when the job is cancelled — at once if it
+        already is. For engines blocked in I/O that no check can reach: closing a channel or a
+        connection makes the blocked read return. Returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                registered = True
+            else:
+                registered = False
+        if not registered:
+            callback()
+
+        def remove() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+        return remove
 
     @property
     def cancelled(self) -> bool:

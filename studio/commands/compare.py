@@ -31,9 +31,10 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.matching import load_mapping
     from studio.tools.accuracy.metrics import Thresholds
 
+    thresholds = Thresholds(cosine=args.cosine)  # refuses a cosine outside -1..1 before any reading
     mapping = load_mapping(args.mapping) if args.mapping else None
     result = run_job(compare_dumps(args.golden, args.target, mapping=mapping,
-                                   thresholds=Thresholds(cosine=args.cosine)), on_progress=print_progress)
+                                   thresholds=thresholds), on_progress=print_progress)
     if args.output:
         result.write_csv(args.output)
     if args.json:

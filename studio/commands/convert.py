@@ -17,37 +17,76 @@ HELP = "convert a model: local ONNX (shapes, AIPP, fusions, FP16) or the ATC com
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, metavar="MODEL", help="model file (.onnx; with --atc also .pb, .prototxt, .air)")
+    # ATC users type ATC's spellings (--input_shape, --soc_version, --model=...): each option also
+    # answers to its ATC name, listed after the studio one.
+    parser.add_argument("model", type=Path, nargs="?", metavar="MODEL",
+                        help="model file (.onnx; with --atc also .pb, .prototxt, .air); or --model=FILE as in ATC")
+    parser.add_argument("--model", type=Path, dest="model_option", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("-o", "--output", type=Path, help="output model (.onnx locally; with --atc the .om path)")
-    parser.add_argument("--input-shape", help='fix input shapes: "name:1,3,224,224;name2:..."')
-    parser.add_argument("--output-type", help="FP32 or FP16 (ATC: also UINT8, INT8, ... or node:index:type)")
-    parser.add_argument("--insert-op-conf", type=Path, metavar="AIPP_CFG", help="AIPP configuration file")
-    parser.add_argument("--fusion-switch-file", type=Path, help="ATC fusion switch file (per-pass on/off)")
-    parser.add_argument("--keep-fp32", action="append", default=[], metavar="OP_OR_NODE",
+    parser.add_argument("--input-shape", "--input_shape", help='fix input shapes: "name:1,3,224,224;name2:..."')
+    parser.add_argument("--output-type", "--output_type", help="FP32 or FP16 (ATC: also UINT8, INT8, ... or node:index:type)")
+    parser.add_argument("--insert-op-conf", "--insert_op_conf", type=Path, metavar="AIPP_CFG", help="AIPP configuration file")
+    parser.add_argument("--fusion-switch-file", "--fusion_switch_file", type=Path,
+                        help="ATC fusion switch file (per-pass on/off)")
+    parser.add_argument("--keep-fp32", "--keep_fp32", action="append", default=[], metavar="OP_OR_NODE",
                         help="op type or node name that stays FP32 under FP16 (repeatable, or comma separated)")
-    parser.add_argument("--fp16-io", action="store_true", help="FP16 inputs and outputs too (default: keep FP32 I/O)")
+    parser.add_argument("--fp16-io", "--fp16_io", action="store_true", help="FP16 inputs and outputs too (default: keep FP32 I/O)")
     parser.add_argument("--report", type=Path, help="where to write the JSON report (default OUT.report.json)")
-    parser.add_argument("--validate", action="store_true", help="compare with the original on seeded random input")
-    parser.add_argument("--validate-image", type=Path, help="compare on this picture (through the AIPP pre-processing)")
+    parser.add_argument("--validate", action="store_true",
+                        help="compare with the original in ONNX Runtime (seeded random input unless --input gives data)")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="validation data for a model input (repeatable; implies --validate)")
+    parser.add_argument("--atol", type=float, help="validation: absolute tolerance (default 1e-5, FP16 1e-3)")
+    parser.add_argument("--rtol", type=float, help="validation: relative tolerance (default 1e-4, FP16 1e-2); an "
+                        "element fails only when it is beyond both")
+    parser.add_argument("--validate-image", "--validate_image", type=Path,
+                        help="validate on this picture, fed through the AIPP pre-processing (needs --insert-op-conf)")
     atc = parser.add_argument_group("ATC (NPU)")
     atc.add_argument("--atc", action="store_true", help="build (and run, if installed) the ATC command instead")
-    atc.add_argument("--print-command", action="store_true", help="print the checked atc command and exit")
+    atc.add_argument("--print-command", "--print_command", action="store_true", help="print the checked atc command and exit")
     atc.add_argument("--host", metavar="NAME", help="run ATC on this SSH host (see `studio ssh add`): inputs are "
                      "uploaded, the .om comes back to -o")
-    atc.add_argument("--soc-version", help="target chip, e.g. Ascend310, Ascend310P3, Ascend910B1")
+    atc.add_argument("--soc-version", "--soc_version", help="target chip, e.g. Ascend310, Ascend310P3, Ascend910B1")
     atc.add_argument("--framework", type=int, choices=[0, 1, 3, 5], help="0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX")
     atc.add_argument("--weight", type=Path, help="Caffe .caffemodel")
-    atc.add_argument("--input-format", help="NCHW, NHWC, ND, NCDHW, NDHWC")
-    atc.add_argument("--op-debug-level", type=int, help="0..4")
+    atc.add_argument("--input-format", "--input_format", help="NCHW, NHWC, ND, NCDHW, NDHWC")
+    atc.add_argument("--op-debug-level", "--op_debug_level", type=int, help="0..4")
     atc.add_argument("--log", help="debug, info, warning, error, null")
-    atc.add_argument("--precision-mode", help="force_fp16, allow_mix_precision, ...")
-    parser.add_argument("--out-nodes", help='outputs to keep: "node:0;node2:0" or ONNX tensor names (local and ATC)')
-    atc.add_argument("--dynamic-batch-size", help='"1,2,4,8"')
-    atc.add_argument("--dynamic-image-size", help='"h1,w1;h2,w2"')
-    atc.add_argument("--dynamic-dims", help='"d1,d2;d3,d4"')
+    atc.add_argument("--precision-mode", "--precision_mode", help="force_fp16, allow_mix_precision, ...")
+    parser.add_argument("--out-nodes", "--out_nodes", help='outputs to keep: "node:0;node2:0" or ONNX tensor names (local and ATC)')
+    atc.add_argument("--dynamic-batch-size", "--dynamic_batch_size", help='"1,2,4,8"')
+    atc.add_argument("--dynamic-image-size", "--dynamic_image_size", help='"h1,w1;h2,w2"')
+    atc.add_argument("--dynamic-dims", "--dynamic_dims", help='"d1,d2;d3,d4"')
     atc.add_argument("--extra", default="", metavar="ARGS",
                      help='additional ATC arguments; write it with "=": --extra="--op_select_implmode=high_precision"')
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _model_path(args: argparse.Namespace) -> Path:
+    """MODEL, given as the positional argument or as ATC's --model=FILE (not both)."""
+    from studio.errors import UserError
+
+    if args.model is not None and args.model_option is not None and args.model != args.model_option:
+        raise UserError(f"Two models given: {args.model} and --model={args.model_option}", "MODEL",
+                        "Give the model once.")
+    model = args.model if args.model is not None else args.model_option
+    if model is None:
+        raise UserError("No model given", "MODEL", "Run: studio convert MODEL -o OUT.onnx (or --model=MODEL).")
+    return model
+
+
+def _validate_inputs(items: list[str]) -> dict[str, Path]:
+    from studio.errors import UserError
+
+    given: dict[str, Path] = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            raise UserError(f"--input {item!r} is not NAME=FILE.npy", "--input", "Example: --input x=image.npy")
+        if name in given:
+            raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
+        given[name] = Path(file)
+    return given
 
 
 def options_from_args(args: argparse.Namespace):
@@ -56,18 +95,31 @@ def options_from_args(args: argparse.Namespace):
     from studio.tools.convert.options import ConvertOptions
 
     keep = [item.strip() for value in args.keep_fp32 for item in value.split(",") if item.strip()]
+    inputs = _validate_inputs(getattr(args, "input", []))
     return ConvertOptions(
-        model=args.model, output=args.output, framework=args.framework, weight=args.weight,
+        model=_model_path(args), output=args.output, framework=args.framework, weight=args.weight,
         soc_version=args.soc_version, input_format=args.input_format, input_shape=args.input_shape,
         output_type=args.output_type, insert_op_conf=args.insert_op_conf, fusion_switch_file=args.fusion_switch_file,
         op_debug_level=args.op_debug_level, log=args.log, precision_mode=args.precision_mode, out_nodes=args.out_nodes,
         dynamic_batch_size=args.dynamic_batch_size, dynamic_image_size=args.dynamic_image_size,
         dynamic_dims=args.dynamic_dims, extra_args=split_extra_args(args.extra), keep_fp32_ops=keep,
-        keep_io_types=not args.fp16_io, validate=args.validate, validate_image=args.validate_image, report=args.report)
+        keep_io_types=not args.fp16_io, validate=args.validate or bool(inputs), validate_image=args.validate_image,
+        validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report)
 
 
 def run(args: argparse.Namespace) -> int:
+    from studio.commands._spelling import cli_error
+    from studio.errors import UserError
+
+    try:
+        return _run(args)
+    except UserError as exc:  # hints name options as this command line spells them
+        raise cli_error(exc) from exc
+
+
+def _run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
+    from studio.commands._spelling import cli_text
     from studio.errors import UserError
     from studio.jobs import run_job
 
@@ -100,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.convert.convert import convert_model
 
     report = run_job(convert_model(options), on_progress=print_progress)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.summary())
+    print(json.dumps(report.to_dict(), indent=2) if args.json else cli_text(report.summary()))
     if report.validation and not report.validation["passed"]:
         return 1
     return 0

@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--delete", action="store_true", help="also propagate deletions (listed before they happen)")
         p.add_argument("--checksum", "-c", action="store_true", help="compare SHA-256 of equal-sized files, not mtimes")
         p.add_argument("--prefer", choices=("local", "remote"), help="settle conflicts in favour of this side")
+        p.add_argument("--yes", "-y", action="store_true", help="delete without asking (the plan is still printed first)")
         p.add_argument("--json", action="store_true", help="print machine-readable JSON")
         _connection_options(p)
     compare = sub.add_parser("compare", help="list what differs; --diff shows text differences")
@@ -201,6 +202,7 @@ def _transfer(deployment, connector, args) -> int:
 
     def show(plan) -> None:  # deletions and conflicts are on screen before anything moves
         print_plan(plan, out, args.verbose)
+        confirm_deletions(plan, deployment, args.yes)
 
     plan, result = run_job(sync_job(deployment, args.action, connector, args.delete, args.checksum, args.prefer,
                                     on_plan=show), on_progress=print_progress)
@@ -218,6 +220,29 @@ def _transfer(deployment, connector, args) -> int:
               f"`studio deploy compare {deployment.name} PATH --diff`, then rerun with --prefer local or "
               "--prefer remote", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def confirm_deletions(plan, deployment, yes: bool) -> None:
+    """Before an apply that deletes: say how many files go, and ask (``--yes`` skips the question).
+
+    Without a terminal to ask on, refuse: a script must say --yes to delete.
+    """
+    from studio.errors import UserError
+
+    counts = plan.counts()
+    remote, local = counts.get("delete-remote", 0), counts.get("delete-local", 0)
+    if not (remote or local) or yes:
+        return
+    where = " and ".join(part for part in (f"{remote} on {deployment.host}" if remote else "",
+                                           f"{local} on this computer" if local else "") if part)
+    what = f"{remote + local} files would be deleted ({where}), listed above"
+    if not sys.stdin.isatty():
+        raise UserError(f"{what}; nothing was changed", deployment.name,
+                        "Check the list, then run again with --yes to delete them (or without --delete).")
+    answer = input(f"{what}. Delete them [y/N]? ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise UserError("Not deleting: nothing was changed", deployment.name,
+                        "Run again without --delete, or answer y.")
 
 
 def _compare(deployment, connector, args) -> int:

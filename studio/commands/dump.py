@@ -15,13 +15,15 @@ HELP = "dump every op output of an ONNX model (FP32 or FP16 simulation), or conv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.usage = ("studio dump MODEL -o DIR [--input NAME=FILE.npy ...] [--seed N] [--fp16-sim] [--json]\n"
+    parser.usage = ("studio dump MODEL -o DIR [--input NAME=FILE.npy ...] [--input-shape SPEC] [--seed N] [--fp16-sim] "
+                    "[--json]\n"
                     "       studio dump convert FILE -o DIR [--txt] [--json]")
     parser.add_argument("paths", nargs="+", metavar="MODEL | convert FILE",
                         help="an ONNX model, or `convert` and an Ascend NPU dump file")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write into")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="data for a model input (repeatable); other inputs get seeded random data")
+    from studio.commands._inputs import add_input_arguments
+
+    add_input_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data (default 0)")
     parser.add_argument("--fp16-sim", action="store_true",
                         help="simulate an FP16 device: weights and every op output rounded through FP16")
@@ -43,27 +45,17 @@ def run(args: argparse.Namespace) -> int:
     return _dump(Path(args.paths[0]), args)
 
 
-def _parse_inputs(items: list[str]) -> dict:
-    from studio.errors import UserError
-    from studio.tools.accuracy.dumpset import load_npy
-
-    given = {}
-    for item in items:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise UserError(f"--input {item!r} is not NAME=FILE.npy", None, "Example: --input image=image.npy")
-        given[name] = load_npy(Path(file))
-    return given
-
-
 def _dump(model: Path, args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
     from studio.jobs import run_job
     from studio.tools.accuracy.dumpset import MODE_LABELS, load_dump
     from studio.tools.accuracy.local_dump import dump_model
 
-    out = run_job(dump_model(model, args.output, _parse_inputs(args.input), seed=args.seed,
-                             fp16_sim=args.fp16_sim), on_progress=print_progress)
+    from studio.commands._inputs import parse_inputs, parse_shapes
+
+    out = run_job(dump_model(model, args.output, parse_inputs(args.input), seed=args.seed,
+                             fp16_sim=args.fp16_sim, shapes=parse_shapes(args.input_shape)),
+                  on_progress=print_progress)
     dump = load_dump(out)
     if args.json:
         print(json.dumps({"dir": str(out), "mode": dump.mode, "model": dump.model, "tensors": len(dump.entries),
@@ -73,7 +65,12 @@ def _dump(model: Path, args: argparse.Namespace) -> int:
         print(f"{MODE_LABELS[dump.mode]}")
         print(f"dumped {len(dump.entries)} tensors of {model} to {out}")
         for name, info in dump.info.get("inputs", {}).items():
-            print(f"  input {name}: {info['source']}")
+            shape = f"{info['dtype']} {info['shape']} " if "shape" in info else ""
+            print(f"  input {name}: {info['source']}" + (f" ({shape.strip()})" if shape else ""))
+        sub = dump.info.get("subgraphs") or {}
+        if sub.get("ops"):
+            print(f"  note: {sub['ops']} op(s) inside the sub-graphs of {', '.join(sub.get('nodes', [])[:5])} ran "
+                  "but are not dumped (ONNX Runtime returns top-level tensors only)")
         unrounded = dump.info.get("fp16_sim_unrounded") or []
         if unrounded:
             print(f"  note: {len(unrounded)} op output(s) of unknown type were not rounded to FP16: "

@@ -146,13 +146,12 @@ def _test(args) -> int:
 
 def _trust(args) -> int:
     from studio.errors import UserError
-    from studio.remote.connection import fetch_host_key
     from studio.commands._context import cli_context
     from studio.remote.known_hosts import UnknownHostKey, fingerprint
 
     entry = _store().get(args.name)
     known = cli_context().known_hosts
-    key_type, blob = fetch_host_key(entry)
+    key_type, blob = cli_context().host_key(entry)  # through its jump hosts, like a connection
     print(f"{entry.address} presents {key_type} {fingerprint(key_type, blob)}")
     try:
         line = known.verify(entry.name, entry.host, entry.port, key_type, blob)
@@ -180,15 +179,21 @@ def _run(args) -> int:
     from studio.targets.ssh import SshTarget
 
     command = list(args.command)
-    if "--" in command:  # argparse's REMAINDER also swallows the options written before "--"
+    if command[:1] == ["--"]:
+        command = command[1:]
+    elif "--" in command:
+        # argparse's REMAINDER also swallows our options written before "--" (and, depending on
+        # the Python version, the "--" itself): split there only when what comes before really
+        # is our options — a "--" inside the remote command (grep -- -x) stays in it.
         split = command.index("--")
-        options, command = command[:split], command[split + 1:]
-        extra = argparse.ArgumentParser(prog=f"studio ssh run {args.name}")
+        extra = argparse.ArgumentParser(prog=f"studio ssh run {args.name}", add_help=False)
         extra.add_argument("--cwd")
         extra.add_argument("--cann", action="store_true")
-        parsed = extra.parse_args(options)
-        args.cwd = parsed.cwd or args.cwd
-        args.cann = parsed.cann or args.cann
+        parsed, unknown = extra.parse_known_args(command[:split])
+        if not unknown:
+            command = command[split + 1:]
+            args.cwd = parsed.cwd or args.cwd
+            args.cann = parsed.cann or args.cann
     if not command:
         raise UserError("No command to run", f"studio ssh run {args.name}",
                         f"Put it after --, e.g. `studio ssh run {args.name} -- uname -a`.")
@@ -199,14 +204,6 @@ def _run(args) -> int:
             from studio.targets.base import DEFAULT_TOOLKIT, env_setup_line
 
             setup = env_setup_line(DEFAULT_TOOLKIT)
-        job = target.run(command, cwd=args.cwd, env_setup=setup)
-        try:
-            while True:
-                line = next(job)
-                stream = sys.stdout if line.stream == "stdout" else sys.stderr
-                stream.write(line.text + "\n")
-                stream.flush()
-        except StopIteration as done:
-            return int(done.value)
-        finally:
-            job.close()
+        # Bytes in, bytes out: binary output, \r\n and a missing final newline arrive unchanged.
+        stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer
+        return target.pipe(command, stdin, sys.stdout.buffer, sys.stderr.buffer, cwd=args.cwd, env_setup=setup)

@@ -27,6 +27,8 @@ from studio.remote.known_hosts import KnownHosts
 AskSecret = Callable[[str, str], "str | None"]
 
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+KEEPALIVE_S = 5.0    # like OpenSSH's ServerAliveInterval 5 ...
+DEAD_AFTER_S = 15.0  # ... with ServerAliveCountMax 3
 
 
 class AuthFailed(UserError):
@@ -146,6 +148,40 @@ class SshConnection:
         self._sftp_clients: list = []
         self._lock = threading.Lock()
         self.pooled = False  # True while a HostContext hands it out (then only the context closes it)
+        self.dead = False    # set when the keepalive watchdog gave up on a silent link
+        self._closed = threading.Event()
+
+    def watch(self, interval: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> None:
+        """Send a keepalive every ``interval`` seconds; close the link when one is not answered
+        within ``dead_after`` seconds.
+
+        A host that stops answering (suspended, cable pulled, a NAT that forgot us) otherwise
+        leaves every blocked read waiting forever: TCP alone notices nothing. Closing the
+        transport makes each of them return with an error at once (reported as a lost connection).
+        OpenSSH answers ``keepalive@openssh.com`` with a failure reply — any reply proves the link.
+        """
+        def loop() -> None:
+            while not self._closed.wait(interval):
+                if not self.transport.is_active():
+                    return
+                timer = threading.Timer(dead_after, self._give_up)
+                timer.daemon = True
+                timer.start()
+                try:
+                    self.transport.global_request("keepalive@openssh.com", wait=True)
+                except Exception:  # the transport died meanwhile: nothing left to watch
+                    return
+                finally:
+                    timer.cancel()
+
+        threading.Thread(target=loop, name=f"ssh-keepalive-{self.entry.name}", daemon=True).start()
+
+    def _give_up(self) -> None:
+        self.dead = True
+        try:
+            self.transport.close()
+        except Exception:  # closing a broken socket may raise; it is closed either way
+            pass
 
     def sftp(self):
         """This thread's SFTP client (paramiko's clients deadlock when shared between threads)."""
@@ -197,6 +233,7 @@ class SshConnection:
         return self.transport.is_active()
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             clients, self._sftp_clients = self._sftp_clients, []
         for client in clients:
@@ -215,23 +252,43 @@ class SshConnection:
         self.close()
 
 
+def _connect_jump(entry: HostEntry, known_hosts: KnownHosts, ask_secret: AskSecret | None, timeout: float,
+                  resolve_host: Callable[[str], HostEntry] | None, keepalive: float, dead_after: float
+                  ) -> SshConnection | None:
+    """The connection to ``entry``'s jump host, or None. ``ProxyJump a,b`` (OpenSSH's chain) means
+    a first, then b through a, then the host through b: the last hop is reached through the rest."""
+    if not entry.proxy_jump:
+        return None
+    from dataclasses import replace
+
+    hops = [hop.strip() for hop in entry.proxy_jump.split(",") if hop.strip()]
+    last, rest = hops[-1], ",".join(hops[:-1])
+    jump_entry = resolve_host(last) if resolve_host else parse_jump(last)
+    if rest:
+        jump_entry = replace(jump_entry, proxy_jump=rest)
+    if jump_entry.name == entry.name and jump_entry.host == entry.host and jump_entry.port == entry.port \
+            and jump_entry.proxy_jump == entry.proxy_jump:
+        raise UserError(f"{entry.name} names itself as its jump host", entry.name, "Fix its --proxy-jump.")
+    return connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+
+
 def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
-            timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None) -> SshConnection:
+            timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
+            keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
     """Connect, verify the host key, authenticate; raise UserError with the fix on any failure.
 
     ``resolve_host`` turns a ``proxy_jump`` name into its entry (the jump is connected first,
-    with the same checks).
+    with the same checks). The connection sends keepalives and closes itself when the host stops
+    answering them (see :meth:`SshConnection.watch`).
     """
     import paramiko
 
     known_hosts = known_hosts or KnownHosts()
-    jump = None
-    if entry.proxy_jump:
-        jump_entry = resolve_host(entry.proxy_jump) if resolve_host else _parse_jump(entry.proxy_jump)
-        jump = connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host)
+    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     sock = _open_socket(entry, timeout, jump)
     transport = paramiko.Transport(sock)
     _prefer_fast_ciphers(transport)
+    prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
         try:
             transport.start_client(timeout=timeout)
@@ -246,17 +303,20 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
         if jump is not None:
             jump.close()
         raise
-    return SshConnection(entry, transport, jump)
+    conn = SshConnection(entry, transport, jump)
+    if keepalive:
+        conn.watch(keepalive, dead_after)
+    return conn
 
 
 def connect_remembering(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
-                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None
-                        ) -> SshConnection:
+                        timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
+                        keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
     """:func:`connect`, then tell a :class:`~studio.remote.secrets.SecretAsker` how it went:
     secrets typed in go to the keyring after a login that worked, stored ones are dropped after
     the server refused them."""
     try:
-        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host)
+        conn = connect(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     except AuthFailed:
         if hasattr(ask_secret, "forget_used"):
             ask_secret.forget_used()
@@ -283,12 +343,37 @@ def is_link_error(exc: BaseException) -> bool:
         (isinstance(exc, OSError) and exc.errno is None)
 
 
-def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]:
-    """The key type and key the host presents, without authenticating (for ``trust``)."""
+def prefer_known_key_types(transport, known: list[str]) -> None:
+    """Ask for the host key types known_hosts records for this host first, as OpenSSH does: a host
+    that has several keys is then verified by the one we know, not refused (or "new") by another."""
+    if not known:
+        return
+    options = transport.get_security_options()
+    wanted = []
+    for key_type in known:  # an RSA key is negotiated by its SHA-2 signature algorithms too
+        wanted += ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"] if key_type == "ssh-rsa" else [key_type]
+    first = tuple(t for t in dict.fromkeys(wanted) if t in options.key_types)
+    options.key_types = first + tuple(t for t in options.key_types if t not in first)
+
+
+def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHosts | None = None,
+                   resolve_host: Callable[[str], HostEntry] | None = None, ask_secret: AskSecret | None = None
+                   ) -> tuple[str, bytes]:
+    """The key type and key the host presents, without authenticating (for ``trust``); the types
+    ``known_hosts`` records for it are asked for first, as when connecting. Through its jump
+    host(s) when it has any — the key offered for trust is the one that route reaches."""
     import paramiko
 
-    sock = _open_socket(entry, timeout, None)
+    jump = _connect_jump(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0)
+    try:
+        sock = _open_socket(entry, timeout, jump)
+    except BaseException:
+        if jump is not None:
+            jump.close()
+        raise
     transport = paramiko.Transport(sock)
+    if known_hosts is not None:
+        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
         transport.start_client(timeout=timeout)
         key = transport.get_remote_server_key()
@@ -298,9 +383,19 @@ def fetch_host_key(entry: HostEntry, timeout: float = 10.0) -> tuple[str, bytes]
                         "Check that the port belongs to an SSH server.") from exc
     finally:
         transport.close()
+        if jump is not None:
+            jump.close()
 
 
-def _parse_jump(spec: str) -> HostEntry:
+def parse_jump(spec: str) -> HostEntry:
+    """``[user@]host[:port]`` (``[v6addr]:port`` too), as OpenSSH's ProxyJump writes a hop."""
     user, _, rest = spec.rpartition("@")
-    host, _, port = rest.partition(":")
-    return HostEntry(name="jump", host=host, port=int(port or 22), user=user)
+    if rest.startswith("["):
+        host, _, port = rest[1:].partition("]")
+        port = port.lstrip(":")
+    else:
+        host, _, port = rest.partition(":")
+    if not host or (port and not port.isdigit()):
+        raise UserError(f"Cannot read the jump host {spec!r}", spec,
+                        "Write it as a Studio host name, an alias from ~/.ssh/config, or user@host:port.")
+    return HostEntry(name=host, host=host, port=int(port or 22), user=user)

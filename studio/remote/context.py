@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.remote.connection import AskSecret, SshConnection, connect_remembering
+from studio.remote.connection import DEAD_AFTER_S, KEEPALIVE_S, AskSecret, SshConnection, connect_remembering
 from studio.remote.hosts import HostEntry, HostStore
 from studio.remote.known_hosts import KnownHosts
 
@@ -48,8 +48,9 @@ class HostContext:
 
     def __init__(self, store: HostStore | None = None, known_hosts: KnownHosts | None = None,
                  ask_secret: AskSecret | None = None, asker_factory: AskerFactory | None = None,
-                 timeout: float = 10.0):
+                 timeout: float = 10.0, keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S):
         self._store = store
+        self.keepalive, self.dead_after = keepalive, dead_after
         self._known_hosts = known_hosts
         self._ask_secret = ask_secret
         self._asker_factory = asker_factory
@@ -111,7 +112,7 @@ class HostContext:
         entry = self.entry(host) if isinstance(host, str) else host
         self.connects += 1
         return connect_remembering(entry, self.known_hosts, ask_secret or self.asker(), self.timeout,
-                                   self._resolve)
+                                   self._resolve, self.keepalive, self.dead_after)
 
     def connection(self, host: HostEntry | str, ask_secret: AskSecret | None = None) -> SshConnection:
         """The pooled connection to ``host``: the live one if there is one, else a new login.
@@ -152,8 +153,28 @@ class HostContext:
         with self._lock:
             return list(self._pool.values())
 
-    def _resolve(self, name: str) -> HostEntry:
-        return self.store.get(name)
+    def _resolve(self, hop: str) -> HostEntry:
+        """A jump hop: a Studio host name, else an alias of ~/.ssh/config, else ``user@host:port``."""
+        if hop in self.store.hosts:
+            return self.store.hosts[hop]
+        from studio.remote.ssh_config import SshConfig
+
+        try:
+            config = SshConfig.load()
+            if "@" not in hop and ":" not in hop and hop in config.aliases():
+                return config.entry(hop)
+        except Exception:  # no or unreadable ~/.ssh/config: the hop is read as an address
+            pass
+        from studio.remote.connection import parse_jump
+
+        return parse_jump(hop)
+
+    def host_key(self, host: HostEntry | str) -> tuple[str, bytes]:
+        """The key type and key ``host`` presents (through its jump hosts), without logging in to it."""
+        from studio.remote.connection import fetch_host_key
+
+        entry = self.entry(host) if isinstance(host, str) else host
+        return fetch_host_key(entry, self.timeout, self.known_hosts, self._resolve, self.asker())
 
     def close(self) -> None:
         """Close every pooled connection (window closing, CLI command done)."""

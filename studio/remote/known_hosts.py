@@ -42,11 +42,13 @@ class UnknownHostKey(UserError):
 class HostKeyChanged(UserError):
     """The host presented a key different from the one recorded: refuse, it may be an attack."""
 
-    def __init__(self, address: str, key_type: str, key_blob: bytes, file: Path, line: int):
+    def __init__(self, address: str, key_type: str, key_blob: bytes, file: Path, line: int,
+                 known_type: str | None = None):
         self.fingerprint = fingerprint(key_type, key_blob)
         self.file, self.line = file, line
+        was = f"; only a {known_type} key is known for it" if known_type and known_type != key_type else ""
         super().__init__(
-            f"The host key of {address} has CHANGED (now {key_type} {self.fingerprint}). Someone could be "
+            f"The host key of {address} has CHANGED (now {key_type} {self.fingerprint}{was}). Someone could be "
             "intercepting the connection, or the server was reinstalled",
             f"{file}:{line}",
             f"Ask the server's administrator for its key fingerprint. Only if it matches, delete line {line} "
@@ -143,9 +145,19 @@ class KnownHosts:
         for entry in known:
             if not entry.revoked and entry.key_type == key_type:
                 raise HostKeyChanged(address, key_type, key_blob, entry.file, entry.line)
+        for entry in known:
+            # Known by a key of another type, and it no longer offers that one: as for OpenSSH
+            # (which asks for the known type first, see connection.prefer_known_key_types), the
+            # identity changed — never a "new" key to trust on sight.
+            if not entry.revoked:
+                raise HostKeyChanged(address, key_type, key_blob, entry.file, entry.line, entry.key_type)
         raise UnknownHostKey(host_name, address, key_type, key_blob,
                              f"Check the fingerprint with the server's administrator, then run "
                              f"`studio ssh trust {host_name}` (or accept it in the Hosts panel).")
+
+    def known_types(self, host: str, port: int) -> list[str]:
+        """The key types recorded for ``host``:``port`` (not revoked), in file order."""
+        return list(dict.fromkeys(k.key_type for k in self.lookup(host, port) if not k.revoked))
 
     def trust(self, host: str, port: int, key_type: str, key_blob: bytes) -> Path:
         """Record a key the user accepted, in Studio's own known_hosts file."""

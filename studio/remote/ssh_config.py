@@ -112,6 +112,12 @@ class SshConfig:
         proxy = options.get("proxyjump")
         if proxy and proxy.lower() == "none":
             proxy = None
+        command = options.get("proxycommand")
+        if command and command.lower() != "none" and not proxy:
+            # Dropping it silently would connect to the wrong place (or not at all).
+            raise UserError(f"Host {alias!r} is reached with ProxyCommand, which Studio does not run", self.path,
+                            "Use ProxyJump for it (ssh -J), or add the host with `studio ssh add NAME --host ... "
+                            "--proxy-jump user@jumphost:port`.")
         return HostEntry(
             name=name or _safe_name(alias),
             host=options.get("hostname", alias),

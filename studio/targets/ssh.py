@@ -10,11 +10,11 @@ without a pty does not stop the remote process).
 from __future__ import annotations
 
 import select
+import time
 import shlex
 from collections.abc import Generator
 from pathlib import PurePosixPath
 
-import secrets
 from pathlib import Path
 
 from studio.errors import RemoteError, UserError
@@ -24,7 +24,7 @@ from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
-from studio.targets.files import sftp_read_atomic, sftp_write_atomic, temp_name
+from studio.targets.files import new_token, sftp_read_atomic, sftp_write_atomic, temp_name
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -81,7 +81,8 @@ class SshTarget(Target):
         conn = self.connection
         try:
             channel = conn.transport.open_session(timeout=self._timeout)
-            channel.exec_command(command)
+            # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
             raise self._lost(argv, exc) from exc
         channel.shutdown_write()
@@ -116,6 +117,86 @@ class SshTarget(Target):
             for line in err.flush():
                 yield OutputLine(None, line, "stderr")
             # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
+            status = channel.exit_status if channel.status_event.is_set() else -1
+            if status == -1 and not conn.transport.is_active():
+                raise self._lost(argv, None)
+            finished = True
+            return status
+        finally:
+            if not finished and pid is None and conn.alive:
+                pid = self._late_pid(channel, out)  # cancelled before the shell printed its PID
+            if not finished and pid and pid > 0 and conn.alive:
+                self._kill(pid)
+            channel.close()
+
+    @staticmethod
+    def _late_pid(channel, splitter, wait: float = 3.0) -> int | None:
+        """The PID line of a command cancelled right after it started (a slow login shell)."""
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and not channel.closed:
+            if channel.recv_ready():
+                lines = splitter.feed(channel.recv(65536))
+                if lines:
+                    return int(lines[0]) if lines[0].isdigit() else None
+            else:
+                select.select([channel], [], [], 0.05)
+        return None
+
+    def pipe(self, argv: list[str], stdin, stdout, stderr, cwd: str | None = None, env_setup: str | None = None,
+             cancel: CancelToken | None = None) -> int:
+        """Run ``argv`` with its streams as bytes, unchanged: ``stdin`` (a binary file or None) is
+        forwarded until its end, output is written to the binary files ``stdout``/``stderr`` as it
+        comes (no decoding, no line splitting, no added newline). Returns the exit status; cancel
+        or Ctrl-C kills the remote process group (``studio ssh run``)."""
+        import threading
+
+        command = remote_command(argv, cwd, env_setup)
+        conn = self.connection
+        try:
+            channel = conn.transport.open_session(timeout=self._timeout)
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+        except Exception as exc:
+            raise self._lost(argv, exc) from exc
+
+        def feed() -> None:
+            try:
+                if stdin is not None:
+                    while chunk := (stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)):
+                        channel.sendall(chunk)
+                channel.shutdown_write()
+            except Exception:  # the command ended (or the link died) before reading all its input
+                pass
+
+        threading.Thread(target=feed, name="ssh-run-stdin", daemon=True).start()
+        head, pid, finished = b"", None, False
+        try:
+            while True:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                got = False
+                if channel.recv_ready():
+                    got = True
+                    data = channel.recv(65536)
+                    if pid is None:  # the first line is the PID our prefix printed; the rest is the command's
+                        head += data
+                        if b"\n" not in head:
+                            continue
+                        line, _, data = head.partition(b"\n")
+                        pid = int(line) if line.strip().isdigit() else -1
+                    if data:
+                        stdout.write(data)
+                        stdout.flush()
+                if channel.recv_stderr_ready():
+                    got = True
+                    stderr.write(channel.recv_stderr(65536))
+                    stderr.flush()
+                if got:
+                    continue
+                if channel.eof_received and channel.exit_status_ready() or channel.closed:
+                    break
+                if not conn.transport.is_active():
+                    break
+                select.select([channel], [], [], 0.02)
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
                 raise self._lost(argv, None)
@@ -163,25 +244,60 @@ class SshTarget(Target):
         yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
         sftp = self.connection.sftp()
         folder, _, name = path.rpartition("/")
-        temp = f"{folder}/{temp_name(name, secrets.token_hex(4))}" if folder else temp_name(name, secrets.token_hex(4))
+        temp = f"{folder}/{temp_name(name, new_token())}" if folder else temp_name(name, new_token())
         sent = [0]
 
         def on_chunk(count: int) -> None:
             sent[0] += count
 
         st = local.stat()
-        with open(local, "rb") as source:
-            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400, (int(st.st_atime), int(st.st_mtime)),
-                              on_chunk, lambda: cancel is not None and cancel.cancelled)
+        unhook = self._close_if_stuck(cancel)
+        try:
+            with open(local, "rb") as source:
+                sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
+                                  (int(st.st_atime), int(st.st_mtime)), on_chunk,
+                                  lambda: cancel is not None and cancel.cancelled)
+        except Exception:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            raise
+        finally:
+            if unhook is not None:
+                unhook()
         yield Progress(1.0, f"uploaded {local.name}")
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
-        sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
-                         lambda: cancel is not None and cancel.cancelled)
+        unhook = self._close_if_stuck(cancel)
+        try:
+            sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
+                             lambda: cancel is not None and cancel.cancelled)
+        except Exception:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            raise
+        finally:
+            if unhook is not None:
+                unhook()
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    def _close_if_stuck(self, cancel: CancelToken | None):
+        """On cancel, close the connection unless the copy stopped by itself within a second (a
+        read or write blocked on a silent host returns only then). Returns the unhook function."""
+        if cancel is None:
+            return None
+        import threading
+
+        timer = threading.Timer(1.0, self.connection.close)
+        timer.daemon = True
+        unhook = cancel.on_cancel(timer.start)
+
+        def done() -> None:
+            unhook()
+            timer.cancel()
+        return done
 
     def exists(self, path: str) -> bool:
         try:

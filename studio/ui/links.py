@@ -52,6 +52,9 @@ class PanelLinks(QObject):
             simulation with the same seeded input, compares the two, shows the result, sends the
             cosine overlay to the graph and brings itself to the front (the graph panel's
             "FP16 check" emits it).
+        show_time_range(object, object, object): (profile path or None for the profile on screen, start ns,
+            end ns from the trace start) — the profiler opens the profile if needed, zooms its timeline
+            to the range and aggregates it (the advisor emits it for a finding's time range).
         open_terminal(str): a host entry name — the terminal panel opens a new tab with a
             shell on that host (the Hosts panel's "Open terminal" emits it).
     """
@@ -65,3 +68,4 @@ class PanelLinks(QObject):
     convert_model = Signal(object)
     profile_model = Signal(object)
     check_fp16 = Signal(object)
+    show_time_range = Signal(object, object, object)  # ns values pass 2**31: not Qt ints

@@ -97,7 +97,7 @@ def test_screenshot_renders_window_and_every_panel(studio_home, tmp_path):
     assert result.returncode == 0, result.stderr
     names = sorted(p.name for p in out.glob("*.png"))
     assert names == sorted(["main_window.png", "panel_workspace.png", "panel_graph.png", "panel_profiler.png",
-                            "panel_accuracy.png", "panel_convert.png", "panel_log.png",
+                            "panel_accuracy.png", "panel_advisor.png", "panel_convert.png", "panel_log.png",
                             "panel_hosts.png", "panel_terminal.png", "panel_deploy.png"])
     from PySide6.QtGui import QImage
 

@@ -103,3 +103,42 @@ def test_long_plans_are_cut_but_deletions_and_conflicts_never():
     out = io.StringIO()
     print_plan(plan, out, verbose=True)
     assert sum(line.startswith("  upload ") for line in out.getvalue().splitlines()) == 31
+
+
+def test_root_guard_refuses_home_root_and_their_parents_however_written(sshd, studio_home, tmp_path):
+    _add_host(studio_home, sshd)
+    (tmp_path / "p").mkdir()
+    for remote in ("/", "/.", "/tmp/..", ".", "./", "~", "~/", "~/.", "~/..", "~/a/../..", "..", "//", "/home"):
+        added = _studio("deploy", "add", "p", "--host", "box", "--local", str(tmp_path / "p"), "--remote", remote,
+                        home=studio_home)
+        assert added.returncode == 2, (remote, added.stdout, added.stderr)
+        assert "would sync" in added.stderr and "Traceback" not in added.stderr
+    # Written so that only the host can tell (an absolute path that is the remote home): refused
+    # when connecting, before anything is listed or changed.
+    (tmp_path / "to-home").symlink_to(Path.home())
+    for remote in (str(Path.home()) + "/x/..", str(tmp_path / "to-home")):
+        assert _studio("deploy", "add", "h", "--host", "box", "--local", str(tmp_path / "p"), "--remote", remote,
+                       home=studio_home).returncode == 0
+        status = _studio("deploy", "upload", "h", "--delete", "--dry-run", home=studio_home,
+                         known_hosts=sshd.known_hosts)
+        assert status.returncode == 2 and "home folder" in status.stderr and "Traceback" not in status.stderr
+
+
+def test_an_apply_that_deletes_asks_first_and_shows_the_count(sshd, studio_home, tmp_path):
+    _add_host(studio_home, sshd)
+    local, remote = tmp_path / "proj", tmp_path / "srv"
+    local.mkdir()
+    (local / "keep.txt").write_text("k")
+    remote.mkdir()
+    for i in range(3):
+        (remote / f"extra{i}.txt").write_text("x")
+    assert _studio("deploy", "add", "proj", "--host", "box", "--local", str(local), "--remote", str(remote),
+                   home=studio_home).returncode == 0
+    # No terminal to ask on and no --yes: the deletions are listed, counted, and nothing changes.
+    asked = _studio("deploy", "upload", "proj", "--delete", home=studio_home, known_hosts=sshd.known_hosts)
+    assert asked.returncode == 2, asked.stderr
+    assert "3 files would be deleted" in asked.stderr and "--yes" in asked.stderr
+    assert sorted(p.name for p in remote.iterdir()) == ["extra0.txt", "extra1.txt", "extra2.txt"]
+    done = _studio("deploy", "upload", "proj", "--delete", "--yes", home=studio_home, known_hosts=sshd.known_hosts)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in remote.iterdir()) == ["keep.txt"]

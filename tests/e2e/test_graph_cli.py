@@ -27,6 +27,7 @@ def test_summary_json_on_real_om(ascend_fixtures, studio_home):
         assert key in data
     assert data["format"] == "om" and data["nodes"] == 6 and data["nodes_total"] == 18
     assert data["inputs"][0] == {"name": "data_1:0", "shape": [2, 2], "dtype": "float32", "format": "NCHW"}
+    assert data["shapes"] == "shapes as ATC compiled them into the model"  # not "inferred", no ONNX option
 
 
 def test_summary_text_and_export(tmp_path, studio_home):

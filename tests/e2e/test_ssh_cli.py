@@ -67,3 +67,27 @@ def test_add_from_ssh_config(studio_home, tmp_path):
     assert (row["host"], row["port"], row["user"], row["key_file"]) == ("10.9.8.7", 2201, "ascend", "/keys/id_lab")
     missing = studio("ssh", "add", "x", home=studio_home)
     assert missing.returncode == 2 and "--host" in missing.stderr
+
+
+def test_ssh_run_passes_bytes_through_unchanged(sshd, studio_home, tmp_path):
+    assert studio("ssh", "add", "box", "--host", sshd.host, "--port", str(sshd.port), "--user", sshd.user,
+                  "--key", str(sshd.client_key), home=studio_home).returncode == 0
+    assert studio("ssh", "trust", "box", "--yes", home=studio_home).returncode == 0
+    script = Path(sys.executable).parent / "studio"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "studio"]
+    env = {**os.environ, "STUDIO_HOME": str(studio_home), "HOME": str(studio_home / "user_home")}
+
+    def run(*args, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([*command, "ssh", "run", "box", *args], capture_output=True, env=env, timeout=60,
+                              input=stdin if stdin is not None else b"")
+
+    raw = run("--", "printf", "a\\r\\nb\\000\\377")  # CR LF, a NUL, a byte that is not UTF-8, no final newline
+    assert raw.returncode == 0 and raw.stdout == b"a\r\nb\x00\xff", raw.stderr
+    dashes = run("--", "grep", "-c", "--", "-x", "/dev/null")  # a "--" inside the remote command
+    assert dashes.stdout == b"0\n" and dashes.returncode == 1, dashes.stderr
+    latin = run("--", "printf", "%s", b"caf\xe9")  # an argument that is not UTF-8 arrives as its bytes
+    assert latin.returncode == 0 and latin.stdout == b"caf\xe9", latin.stderr
+    piped = run("--", "sh", "-c", "wc -c; cat >/dev/null", stdin=b"x" * 100000)  # stdin is forwarded
+    assert piped.returncode == 0 and piped.stdout.strip() == b"100000", piped.stderr
+    options = run("--cwd", str(tmp_path), "--", "pwd")
+    assert options.stdout == f"{tmp_path}\n".encode()

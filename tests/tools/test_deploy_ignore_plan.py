@@ -43,10 +43,17 @@ def test_negation_and_comments():
     assert ex.excluded("logs/keep.log")  # as in git: a file inside an excluded folder cannot come back
 
 
-def test_own_temporary_names_are_always_excluded():
+def test_only_temporary_names_of_our_own_runs_are_leftovers():
+    from studio.targets.files import new_token, temp_name
+    from studio.tools.deploy.scan import is_leftover
+
     ex = Excludes([])
-    assert ex.excluded(".a.txt.studio-part-1234abcd") and ex.excluded(".studio-staging-1a2b/x", False)
-    assert not ex.excluded("a.txt.studio-part")
+    assert not ex.excluded(".a.txt.studio-part-1234abcd") and not ex.excluded(".studio-staging-1a2b/x", False)
+    token = new_token()
+    assert is_leftover(temp_name("dir/a.txt", token), {token}) and is_leftover(f".studio-staging-{token}", {token})
+    assert not is_leftover(temp_name("dir/a.txt", token), {new_token()})  # another deployment's run
+    assert not is_leftover(temp_name("dir/a.txt", token))  # no run of ours left anything
+    assert not is_leftover(f"sub/.studio-staging-{token}", {token})  # staging folders live in the root only
 
 
 @pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd", "a//b", "./a", "a/.", "", "a\0b"])
@@ -158,3 +165,12 @@ def test_state_journal_survives_a_crash_and_belongs_to_its_roots(tmp_path):
     assert not again.journal_path.exists() and SyncState("d", identity, tmp_path).files == again.files
     # A state recorded for other roots is never used as the base of this deployment.
     assert SyncState("d", {**identity, "remote": "/elsewhere"}, tmp_path).files == {}
+
+
+def test_a_name_too_long_for_the_other_side_is_refused_per_file():
+    long = "é" * 200  # 400 bytes: possible on a Mac (255 characters), not on the Linux host
+    local = Scan("/l", files={f"d/{long}": FileInfo(1, 1), "ok.txt": FileInfo(1, 1)})
+    plan = make_plan("upload", local, Scan("/r"), {})
+    rows = {i.path: i for i in plan.items}
+    assert rows["ok.txt"].action == "upload"
+    assert rows[f"d/{long}"].action == "refuse" and "400 bytes" in rows[f"d/{long}"].reason

@@ -254,20 +254,23 @@ def test_connection_killed_mid_download_keeps_the_old_local_file(sshd_host, tmp_
 def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
     from deploy_helpers import connector_for
 
+    from studio.targets.files import new_token, temp_name
     from studio.tools.deploy.ignore import Excludes
     from studio.tools.deploy.scan import scan_remote_find, scan_remote_sftp
 
     remote = tmp_path / "remote"
-    write_tree(remote, {**AWKWARD, ".x.bin.studio-part-1a2b3c4d": b"left", "skip/me.om": b"x"})
+    token = new_token()
+    ours = temp_name("x.bin", token)
+    write_tree(remote, {**AWKWARD, ours: b"left", ".y.bin.studio-part-1a2b3c4d": b"a user's", "skip/me.om": b"x"})
     os.symlink("plain.txt", remote / "inside-link")
     os.symlink("/etc", remote / "outside-link")
     excludes = Excludes(["*.om"])
     with connector_for(sshd_host)() as conn:
-        by_sftp = scan_remote_sftp(conn, str(remote), excludes)
-        by_find = scan_remote_find(conn, str(remote), excludes)
+        by_sftp = scan_remote_sftp(conn, str(remote), excludes, owned=frozenset({token}))
+        by_find = scan_remote_find(conn, str(remote), excludes, frozenset({token}))
         assert by_sftp is not None and by_sftp.root == by_find.root
         for field in ("files", "links", "dirs", "leftovers", "refused"):
             assert getattr(by_sftp, field) == getattr(by_find, field), field
-        assert set(by_find.files) == set(AWKWARD)
+        assert set(by_find.files) == set(AWKWARD) | {".y.bin.studio-part-1a2b3c4d"} and by_find.leftovers == [ours]
         assert scan_remote_sftp(conn, str(remote), excludes, max_dirs=2) is None  # too big: `find` answers
         assert scan_remote_sftp(conn, str(tmp_path / "missing"), excludes).exists is False

@@ -71,3 +71,19 @@ def test_cancel_token_wait_returns_early():
     token.cancel()
     assert token.wait(5) is True
     assert token.cancelled
+
+
+def test_on_cancel_callbacks_run_once_and_can_be_removed():
+    from studio.jobs import CancelToken
+
+    token, calls = CancelToken(), []
+    remove = token.on_cancel(lambda: calls.append("kept"))
+    token.on_cancel(lambda: 1 / 0)  # a failing callback does not stop the others
+    gone = token.on_cancel(lambda: calls.append("removed"))
+    gone()
+    token.cancel()
+    token.cancel()
+    assert calls == ["kept"]
+    remove()  # removing after the fact is harmless
+    token.on_cancel(lambda: calls.append("late"))  # registered after cancel: runs at once
+    assert calls == ["kept", "late"]

@@ -171,3 +171,72 @@ def test_show_in_graph_uses_golden_names_when_only_the_golden_model_is_known(qtb
     panel.show_in_graph()
     assert nodes == [(tmp_path / "g.onnx", "block0/add")]
     assert overlays[0].model == tmp_path / "g.onnx" and "block2/relu" in overlays[0].values
+
+
+def test_fp16_check_of_a_dynamic_model_asks_for_the_input_size(qtbot, panel, tmp_path):
+    import onnx
+    from trust_models import paddle_style_model
+
+    model = tmp_path / "paddle.onnx"
+    onnx.save(paddle_style_model(), model)
+    panel.workspace_folder = tmp_path / "ws"
+    panel.check_fp16(model)
+    qtbot.waitUntil(lambda: panel.input_dialog is not None and panel.input_dialog.isVisible(), timeout=10000)
+    dialog = panel.input_dialog
+    assert list(dialog.shape_edits) == ["x"]
+    assert dialog.shape_edits["x"].text() == ",3,16,16"  # fixed dims filled in, the dynamic one left to the user
+    assert "x: give 4 positive sizes" in dialog.problem_text()
+    dialog.set_shape("x", "2,4,16,16")
+    assert "fixed at 3" in dialog.problem_text()
+    dialog.set_shape("x", "2,3,16,16")
+    assert dialog.problem_text() == ""
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=20000)
+    golden = panel.last_pair[0]
+    manifest = __import__("json").loads((golden / "manifest.json").read_text())
+    assert manifest["inputs"]["x"]["shape"] == [2, 3, 16, 16]
+    assert "tensors compared" in panel.sources.text()
+
+
+def test_compare_with_original_takes_sizes_from_the_converted_model(qtbot, panel, tmp_path):
+    import onnx
+    from trust_models import paddle_style_model
+
+    from studio.tools.convert.convert import convert_model
+    from studio.tools.convert.options import ConvertOptions
+
+    original = tmp_path / "paddle.onnx"
+    onnx.save(paddle_style_model(), original)
+    converted = tmp_path / "paddle_1.onnx"
+    run_job(convert_model(ConvertOptions(model=original, output=converted, input_shape="x:1,3,16,16")))
+    panel.links.compare_models.emit(original, converted)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=20000)
+    assert panel.input_dialog is None  # nothing to ask: the converted model's sizes were used
+    manifest = __import__("json").loads((panel.last_pair[0] / "manifest.json").read_text())
+    assert manifest["inputs"]["x"]["shape"] == [1, 3, 16, 16]
+    target = __import__("json").loads((panel.last_pair[1] / "manifest.json").read_text())
+    assert target["inputs"]["x"]["source"] == "given"  # the very array the original got
+    assert panel.result.compared and all(r.passed for r in panel.result.compared)
+
+
+def test_integer_and_boolean_inputs_are_asked_for_and_take_a_number(qtbot, panel, tmp_path):
+    import json
+
+    import onnx
+    from trust_models import value_if_model
+
+    model = tmp_path / "flag.onnx"
+    onnx.save(value_if_model(), model)
+    panel.check_fp16(model)
+    qtbot.waitUntil(lambda: panel.input_dialog is not None and panel.input_dialog.isVisible(), timeout=10000)
+    dialog = panel.input_dialog
+    assert list(dialog.shape_edits) == ["x", "flag"] and dialog.shape_edits["flag"].isReadOnly()
+    dialog.set_shape("x", "2,4")
+    dialog.set_data("flag", "0")  # the else branch: split the batch of 2 in halves
+    assert dialog.problem_text() == ""
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=20000)
+    manifest = json.loads((panel.last_pair[0] / "manifest.json").read_text())
+    assert manifest["inputs"]["flag"]["source"] == "given" and manifest["inputs"]["x"]["shape"] == [2, 4]
+    flag = np.load(panel.last_pair[0] / manifest["inputs"]["flag"]["file"])
+    assert flag.dtype == np.bool_ and flag.shape == () and not flag

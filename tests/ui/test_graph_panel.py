@@ -316,3 +316,18 @@ def test_long_names_are_elided_with_the_full_text_in_tooltips(qtbot, panel, tmp_
     from PySide6.QtCore import Qt as _Qt
 
     assert panel.details.textElideMode() == _Qt.TextElideMode.ElideMiddle
+
+
+def test_constant_weights_shown_in_the_consumer_not_as_boxes(qtbot, panel, tmp_path):
+    from graph_helpers import constant_weights_model
+
+    _open(qtbot, panel, constant_weights_model(tmp_path, blocks=3))
+    view = panel.left.view
+    assert not any(it.kind == "node" and view.graph.nodes[it.index].type == "Constant" for it in view.items)
+    assert "(+ 13 constants drawn as weights)" in panel.left.canvas.caption
+    panel.select_node("p2o.Conv.0")
+    inputs = next(panel.details.topLevelItem(i) for i in range(panel.details.topLevelItemCount())
+                  if panel.details.topLevelItem(i).text(0) == "Inputs")
+    weight = next(inputs.child(j) for j in range(inputs.childCount()) if "[weight]" in inputs.child(j).text(1))
+    rows = {weight.child(k).text(0): weight.child(k).text(1) for k in range(weight.childCount())}
+    assert rows["shape"] == "[8,3,3,3]" and rows["stored in"] == "node p2o.Constant.0"

@@ -23,6 +23,9 @@ FP16_MAX = 65504.0  # largest finite float16 (kept here so the panel imports no 
 
 OVERFLOW, INPUT, PROBLEM, SINGLE_POINT, CONSISTENT = (
     "fp16_overflow", "input_inconsistent", "problem_node", "single_point_error", "consistent")
+# Beyond msaccucmp: rows that fail other thresholds (or cannot be judged by cosine) while no
+# cosine falls below its threshold, and parts of the model the dumps did not cover.
+THRESHOLDS, NOT_COVERED = "threshold_violations", "not_covered"
 
 ADVICE = {
     OVERFLOW: "Float16 data overflow occurs: keep this op (or the ones feeding it) in FP32, or scale "
@@ -35,6 +38,12 @@ ADVICE = {
                   "harmless (internal optimisation); check it only if the application's accuracy is low.",
     CONSISTENT: "Every compared tensor meets the thresholds. If the application's accuracy is still "
                 "low, check the post-processing of the model's outputs.",
+    THRESHOLDS: "These tensors fail a threshold other than cosine similarity (relative Euclidean distance, "
+                "KL divergence, RMSE, mean relative error) or could not be compared by cosine: open them in "
+                "the drill-down to see where the values differ.",
+    NOT_COVERED: "Ops inside If/Loop/Scan bodies ran but their tensors are not dumped: only the outputs of "
+                 "the If/Loop/Scan nodes were compared. Check those outputs, or export the model without "
+                 "control flow to compare op by op.",
 }
 
 
@@ -58,24 +67,40 @@ def _overflows(row: Row, fp16_target: bool) -> bool:
         return False
     if m.target_nonfinite > 0 or math.isinf(m.target_absmax):
         return True
-    half = fp16_target or (row.target is not None and row.target.dtype == "float16")
-    return half and m.target_absmax > FP16_MAX
+    dtype = (row.target.dtype if row.target is not None else "") or ""
+    # Only float tensors run in FP16: an int64 Slice bound of 2**63-1 is not an overflow.
+    is_float = dtype.startswith("float") or dtype in ("", "half", "bfloat16", "NaN")
+    half = fp16_target or dtype == "float16"
+    return half and is_float and m.target_absmax > FP16_MAX
 
 
-def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = False) -> list[Finding]:
-    """Findings for ``rows`` (in display order), strongest rule first."""
+def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = False,
+           uncovered: dict | None = None) -> list[Finding]:
+    """Findings for ``rows`` (in display order), strongest rule first.
+
+    ``uncovered``: what the dumps did not show (``{"subgraph_ops": n, ...}``); a model is never
+    called consistent without saying so.
+    """
     findings: list[Finding] = []
-    matched = [r for r in rows if r.metrics is not None]
+    matched = [r for r in rows if r.metrics is not None and not r.metrics.empty]
     overflowing = [r for r in matched if _overflows(r, fp16_target)]
     if overflowing:
         first = overflowing[0]
         m = first.metrics
         what = (f"{m.target_nonfinite} inf/NaN value(s)" if m.target_nonfinite
                 else f"|max| = {m.target_absmax:.6g} (> {FP16_MAX:g})")
+        golden = (f"golden |max| = {m.golden_absmax:.6g}" if not math.isnan(m.golden_absmax)
+                  else "golden holds no finite value")
+        if m.golden_nonfinite:
+            golden += f" ({m.golden_nonfinite} inf/NaN value(s) in golden too)"
+        where = f" — its output {_tensor(first)} is a model output" if first.is_output else ""
+        out_rows = [r for r in overflowing if r.is_output]
+        reach = (f" It reaches model output {_tensor(out_rows[0])} (op {out_rows[0].name})."
+                 if out_rows and out_rows[0] is not first else "" if out_rows else " No model output overflows.")
         findings.append(Finding(OVERFLOW, first.name, first.index,
-                                f"FP16 overflow first at op {first.name} (row {first.index}, {first.op_type}): "
-                                f"target holds {what}; golden |max| = {m.golden_absmax:.6g}. "
-                                f"{len(overflowing)} tensor(s) overflow in all.", ADVICE[OVERFLOW]))
+                                f"FP16 overflow first at op {first.name} (row {first.index}, {first.op_type}{where}): "
+                                f"target holds {what}; {golden}. "
+                                f"{len(overflowing)} tensor(s) overflow in all.{reach}", ADVICE[OVERFLOW]))
     bad_inputs = [r for r in matched if r.is_input and not (r.metrics.cosine >= cosine_threshold)
                   and not math.isnan(r.metrics.cosine)]
     if bad_inputs:
@@ -86,26 +111,69 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                                 ADVICE[INPUT]))
     judged = [r for r in matched if not r.is_input and not math.isnan(r.metrics.cosine)]
     below = [r for r in judged if r.metrics.cosine < cosine_threshold]
-    if not below:
-        if not findings:
-            findings.append(Finding(CONSISTENT, "", None,
-                                    f"All {len(judged)} compared tensors have cosine >= {cosine_threshold}"
-                                    + (f" (lowest {min(r.metrics.cosine for r in judged):.6f} at "
-                                       f"{min(judged, key=lambda r: r.metrics.cosine).name})." if judged else "."),
-                                    ADVICE[CONSISTENT]))
-        return findings
-    first = below[0]
-    outputs = [r for r in judged if r.is_output] or judged[-1:]
-    worst_out = min(outputs, key=lambda r: r.metrics.cosine)
-    persists = worst_out.metrics.cosine < cosine_threshold
-    kind = PROBLEM if persists else SINGLE_POINT
-    tail = (f"the error persists to output {worst_out.name} (cosine {worst_out.metrics.cosine:.6f})"
-            if persists else
-            f"it recovers: output {worst_out.name} has cosine {worst_out.metrics.cosine:.6f}")
-    label = "Problem node" if persists else "Single-point error"
-    findings.append(Finding(kind, first.name, first.index,
-                            f"{label}: first op below the cosine threshold is {first.name} "
-                            f"(row {first.index}, {first.op_type}): cosine {first.metrics.cosine:.6f} "
-                            f"(< {cosine_threshold}), max abs error {first.metrics.max_abs_err:.6g}; {tail}. "
-                            f"{len(below)} tensor(s) below the threshold in all.", ADVICE[kind]))
+    if below:
+        findings.append(_cosine_finding(below, judged, cosine_threshold))
+    failing = [r for r in matched if r.violations and r not in below and r not in bad_inputs]
+    if failing and not below:
+        first = failing[0]
+        unjudged = [r for r in failing if math.isnan(r.metrics.cosine)]
+        detail = ", ".join(f"{name} {getattr(first.metrics, name):.6g}" for name in first.violations
+                           if name != "cosine")
+        why = (first.metrics.reason or detail or "cosine cannot be computed").rstrip(".")
+        findings.append(Finding(THRESHOLDS, first.name, first.index,
+                                f"{len(failing)} compared tensor(s) fail a threshold although no cosine is below "
+                                f"{cosine_threshold}: first {first.name} (row {first.index}, {first.op_type}): "
+                                f"{why}." + (f" {len(unjudged)} of them cannot be judged by cosine." if unjudged else ""),
+                                ADVICE[THRESHOLDS]))
+    ops = int((uncovered or {}).get("subgraph_ops", 0))
+    if ops:
+        nodes = (uncovered or {}).get("subgraph_nodes", [])
+        inside = " (FP16 simulation was applied inside them)" if (uncovered or {}).get("fp16_simulated_inside") else ""
+        findings.append(Finding(NOT_COVERED, nodes[0] if nodes else "", None,
+                                f"Not covered: {ops} op(s) inside the bodies of {len(nodes) or 'some'} "
+                                f"If/Loop/Scan node(s)" + (f" ({', '.join(nodes[:5])}{' ...' if len(nodes) > 5 else ''})"
+                                                           if nodes else "")
+                                + f" ran but were not dumped{inside}; only the nodes' outputs were compared.",
+                                ADVICE[NOT_COVERED]))
+    if not findings and judged:
+        lowest = min(judged, key=lambda r: r.metrics.cosine)
+        findings.append(Finding(CONSISTENT, "", None,
+                                f"All {len(judged)} compared tensors have cosine >= {cosine_threshold} "
+                                f"(lowest {lowest.metrics.cosine:.6f} at {lowest.name}) and meet every threshold.",
+                                ADVICE[CONSISTENT]))
+    elif not findings:
+        findings.append(Finding(THRESHOLDS, "", None, "Nothing was compared: no tensor holds data on both sides.",
+                                "Check that both dumps come from the same model (see the one-side-only rows)."))
     return findings
+
+
+def _tensor(row: Row) -> str:
+    """The tensor a row shows (its ONNX value name when the dump knows it)."""
+    entry = row.target or row.golden
+    return entry.tensor if entry is not None and entry.tensor else row.name
+
+
+def _cosine_finding(below: list[Row], judged: list[Row], cosine_threshold: float) -> Finding:
+    """Problem node or single-point error: where the first op below the threshold leads."""
+    first = below[0]
+    outputs = [r for r in judged if r.is_output]
+    if outputs:
+        worst_out = min(outputs, key=lambda r: r.metrics.cosine)
+        persists = worst_out.metrics.cosine < cosine_threshold
+        tail = (f"the error persists to model output {worst_out.name} (cosine {worst_out.metrics.cosine:.6f})"
+                if persists else
+                f"it recovers: model output {worst_out.name} has cosine {worst_out.metrics.cosine:.6f}")
+    else:
+        # No model output could be judged (none dumped, or its cosine is NaN): the last judged
+        # tensor stands in, and is called what it is.
+        last = judged[-1]
+        persists = last.metrics.cosine < cosine_threshold
+        tail = (f"{'the error persists to' if persists else 'it recovers by'} the last compared tensor {last.name} "
+                f"(cosine {last.metrics.cosine:.6f}; no model output could be judged by cosine)")
+    kind = PROBLEM if persists else SINGLE_POINT
+    label = "Problem node" if persists else "Single-point error"
+    return Finding(kind, first.name, first.index,
+                   f"{label}: first op below the cosine threshold is {first.name} "
+                   f"(row {first.index}, {first.op_type}): cosine {first.metrics.cosine:.6f} "
+                   f"(< {cosine_threshold}), max abs error {first.metrics.max_abs_err:.6g}; {tail}. "
+                   f"{len(below)} tensor(s) below the threshold in all.", ADVICE[kind])

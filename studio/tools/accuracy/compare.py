@@ -45,12 +45,14 @@ class Row:
         """``pass``, ``fail``, or how a one-side-only row came to be (``golden only``, ``fused``...)."""
         if self.metrics is None:
             return self.how
+        if self.metrics.empty:
+            return "empty"
         return "fail" if self.violations else "pass"
 
     @property
     def passed(self) -> bool | None:
-        """True / False for compared rows, None for one-side-only rows."""
-        return None if self.metrics is None else not self.violations
+        """True / False for compared rows, None for one-side-only rows and empty tensors."""
+        return None if self.metrics is None or self.metrics.empty else not self.violations
 
     def as_dict(self) -> dict:
         """The JSON row: name, op_type, every metric, pass (plus shapes, dtypes, status)."""
@@ -93,22 +95,31 @@ class CompareResult:
     def __bool__(self) -> bool:
         return all(r.passed is not False for r in self.rows)
 
+    uncovered: dict = field(default_factory=dict)  # what the dumps could not show (see Coverage)
+
     @property
     def compared(self) -> list[Row]:
-        return [r for r in self.rows if r.metrics is not None]
+        """Rows with metrics (both sides present and holding data)."""
+        return [r for r in self.rows if r.metrics is not None and not r.metrics.empty]
 
     def summary(self) -> str:
-        """One line: how many rows compared / passed / one-side-only."""
+        """One line: how many rows compared / passed / failed / empty / one-side-only / not dumped."""
         compared = self.compared
         failed = sum(1 for r in compared if r.violations)
-        one_side = len(self.rows) - len(compared)
-        return (f"{len(compared)} tensors compared, {len(compared) - failed} pass, {failed} fail"
+        empty = sum(1 for r in self.rows if r.metrics is not None and r.metrics.empty)
+        one_side = sum(1 for r in self.rows if r.metrics is None)
+        text = (f"{len(compared)} tensors compared, {len(compared) - failed} pass, {failed} fail"
+                + (f", {empty} empty on both sides" if empty else "")
                 + (f", {one_side} on one side only" if one_side else ""))
+        ops = self.uncovered.get("subgraph_ops", 0)
+        if ops:
+            text += f"; {ops} op(s) inside If/Loop/Scan bodies not dumped"
+        return text
 
     def to_json(self) -> dict:
         return {"golden": self.golden, "target": self.target,
                 "golden_mode": self.golden_mode, "target_mode": self.target_mode,
-                "passed": bool(self), "summary": self.summary(),
+                "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,
                 "thresholds": vars(self.thresholds),
                 "rows": [r.as_dict() for r in self.rows],
                 "findings": [f.as_dict() for f in self.findings]}
@@ -183,9 +194,26 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
                                        f"{list(target_data.shape)}); compared element by element")
         row.violations = thresholds.violations(row.metrics)
         del golden_data, target_data
-    fp16_target = t.mode in ("fp16-sim", "npu")
-    findings = advise(rows, thresholds.cosine, fp16_target=fp16_target)
+    fp16_target = t.mode in FP16_MODES
+    uncovered = _uncovered(g, t)
+    findings = advise(rows, thresholds.cosine, fp16_target=fp16_target, uncovered=uncovered)
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
-                         model=t.model, golden_model=g.model)
+                         model=t.model, golden_model=g.model, uncovered=uncovered)
+
+
+FP16_MODES = ("fp16-sim", "npu", "fp16")
+
+
+def _uncovered(golden: DumpSet, target: DumpSet) -> dict:
+    """What neither dump shows: ops inside sub-graph bodies (their manifests count them)."""
+    result: dict = {}
+    for dump in (target, golden):
+        info = dump.info.get("subgraphs") if isinstance(dump.info, dict) else None
+        if isinstance(info, dict) and isinstance(info.get("ops"), int) and info["ops"] > 0:
+            nodes = info.get("nodes") if isinstance(info.get("nodes"), list) else []
+            result = {"subgraph_ops": info["ops"], "subgraph_nodes": [str(n) for n in nodes[:50]],
+                      "fp16_simulated_inside": bool(info.get("fp16_simulated", False))}
+            break
+    return result

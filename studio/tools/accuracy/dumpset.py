@@ -94,6 +94,7 @@ class DumpSet:
 
 MODE_LABELS = {
     "fp32": "ONNX Runtime FP32 run",
+    "fp16": "ONNX Runtime run of an FP16 model (CPU: ops compute in FP32 between Casts)",
     "fp16-sim": "FP16 simulation (weights and every op output rounded through FP16)",
     "npu": "Ascend NPU dump",
     "npy": "NumPy dump folder",
@@ -112,17 +113,10 @@ def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
 
 
 def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
-    """np.load with a UserError for missing or corrupt files (``mmap``: map it read-only)."""
-    import numpy as np
+    """np.load with a UserError for missing, corrupt or impossible files (``mmap``: map it read-only)."""
+    from studio.npyfile import load_npy as load_checked
 
-    try:
-        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except FileNotFoundError as exc:
-        raise UserError("Dumped tensor file is missing", path,
-                        "The dump folder is incomplete; dump the model again.") from exc
-    except (ValueError, OSError, EOFError) as exc:
-        raise UserError(f"Not a readable .npy file ({exc})", path,
-                        "The file is truncated or corrupt; dump the model again.") from exc
+    return load_checked(path, mmap=mmap)
 
 
 def load_dump(path: Path | str) -> DumpSet:
@@ -160,7 +154,7 @@ def read_manifest(root: Path) -> DumpSet:
     path = root / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Dump manifest is not valid JSON ({exc})", path, "Dump the model again.") from exc
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise UserError("Not a Studio dump manifest (missing \"format\": \"studio-dump\")", path,
@@ -175,6 +169,11 @@ def read_manifest(root: Path) -> DumpSet:
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
                         "Dump the model again.") from exc
-    return DumpSet(root=root, kind="local", mode=data.get("mode", "fp32"), entries=entries,
-                   model=data.get("model"), inputs=list(data.get("inputs", {})),
-                   graph_outputs=list(data.get("outputs", [])), info=data)
+    inputs, outputs, mode = data.get("inputs", {}), data.get("outputs", []), data.get("mode", "fp32")
+    model = data.get("model")
+    if not isinstance(inputs, dict) or not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs) \
+            or mode not in MODE_LABELS or not isinstance(model, (str, type(None))):
+        raise UserError("Dump manifest has a damaged \"inputs\", \"outputs\", \"mode\" or \"model\" field", path,
+                        "Dump the model again.")
+    return DumpSet(root=root, kind="local", mode=mode, entries=entries,
+                   model=model, inputs=list(inputs), graph_outputs=list(outputs), info=data)

@@ -25,24 +25,29 @@ def fp16_folders(model: Path, workspace_folder: Path | None) -> tuple[Path, Path
     return base / f"{stem}_fp32", base / f"{stem}_fp16sim"
 
 
-def fp16_check_job(model: Path, golden: Path, target: Path,
-                   cancel: CancelToken | None = None) -> Generator[Progress, None, object]:
-    """Dump ``model`` twice (FP32, FP16 simulation) with one seeded input and compare: a CompareResult."""
+def fp16_check_job(model: Path, golden: Path, target: Path, cancel: CancelToken | None = None,
+                   inputs: dict | None = None, shapes: dict[str, list[int]] | None = None, seed: int = SEED,
+                   thresholds=None) -> Generator[Progress, None, object]:
+    """Dump ``model`` twice (FP32, FP16 simulation) with one input and compare: a CompareResult.
+
+    ``inputs`` (arrays by input name) and ``shapes`` (sizes for dynamic dims) choose the input;
+    the rest is seeded random data.
+    """
     from studio.tools.accuracy.compare import compare_dumps
     from studio.tools.accuracy.local_dump import dump_model
 
     for folder in (golden, target):
         remove_previous_dump(folder)
     yield Progress(0.0, f"dumping {model.name} in FP32")
-    yield from dump_model(model, golden, seed=SEED, cancel=cancel)
+    yield from dump_model(model, golden, inputs=inputs, seed=seed, cancel=cancel, shapes=shapes)
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.45, f"dumping {model.name} in FP16 simulation")
-    yield from dump_model(model, target, seed=SEED, fp16_sim=True, cancel=cancel)
+    yield from dump_model(model, target, inputs=inputs, seed=seed, fp16_sim=True, cancel=cancel, shapes=shapes)
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.9, "comparing FP32 with FP16 simulation")
-    result = yield from compare_dumps(golden, target, cancel=cancel)
+    result = yield from compare_dumps(golden, target, thresholds=thresholds, cancel=cancel)
     result.write_csv(csv_path(golden))  # as the demo does: the comparison reopens from the workspace
     return result
 
@@ -65,7 +70,7 @@ def remove_previous_dump(folder: Path) -> None:
     manifest = Path(folder) / MANIFEST
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return  # no earlier dump here (or not one of ours): leave the folder alone
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return

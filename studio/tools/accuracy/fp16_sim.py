@@ -8,7 +8,7 @@ rewrites an FP32 model so that
 * every float graph input and every float node output goes through ``Cast(to=FLOAT16)`` then
   ``Cast(to=FLOAT)`` before anything reads it.
 
-Each op still computes in FP32, then its result is rounded to FP16 precision and range — the
+The same holds inside If/Loop/Scan bodies. Each op still computes in FP32, then its result is rounded to FP16 precision and range — the
 behaviour of an FP16 device up to the accumulation precision inside one op. Tensor names are kept:
 the op writes ``<name>__fp32``, the Cast pair writes ``<name>__fp16`` and then ``<name>``.
 """
@@ -29,15 +29,23 @@ SUFFIX_HALF = "__fp16"
 def simulate_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``model`` that rounds weights and every float tensor through FP16.
 
+    Sub-graph bodies (If branches, Loop and Scan bodies) are rounded the same way, at any depth.
     Returns the model and the node outputs left unrounded because shape inference could not
     tell their type (custom ops, for example) — the caller reports them.
     """
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
 
     model = onnx.ModelProto.FromString(model.SerializeToString())
-    graph = model.graph
     float_types = _float_tensors(model)
+    untyped: list[str] = []
+    _round_graph(model.graph, float_types, untyped, top=True, counter=[0])
+    return model, untyped
+
+
+def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool, counter: list[int]) -> None:
+    """Round ``graph``'s float initializers, inputs (top level) and node outputs through FP16, in place."""
+    import onnx
+    from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
     with np.errstate(over="ignore"):
         for index, init in enumerate(graph.initializer):
@@ -47,34 +55,82 @@ def simulate_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
                 graph.initializer[index].CopyFrom(numpy_helper.from_array(rounded, init.name))
 
     initializer_names = {i.name for i in graph.initializer}
-    nodes, untyped = [], []
-    # Graph inputs: feed the rounded copy to every consumer.
+    nodes = []
     renames: dict[str, str] = {}
-    for value in graph.input:
-        if value.name in initializer_names or value.type.tensor_type.elem_type != TensorProto.FLOAT:
-            continue
-        nodes += _cast_pair(helper, TensorProto, value.name, value.name + SUFFIX_HALF + "_in",
-                            value.name + "__rounded", f"fp16sim/{value.name}")
-        renames[value.name] = value.name + "__rounded"
+    if top:  # graph inputs: feed the rounded copy to every consumer (bodies read them by name)
+        for value in graph.input:
+            if value.name in initializer_names or value.type.tensor_type.elem_type != TensorProto.FLOAT:
+                continue
+            nodes += _cast_pair(helper, TensorProto, value.name, value.name + SUFFIX_HALF + "_in",
+                                value.name + "__rounded", f"fp16sim/{value.name}")
+            renames[value.name] = value.name + "__rounded"
     for node in graph.node:
-        for i, name in enumerate(node.input):
-            if name in renames:
-                node.input[i] = renames[name]
         new_node = onnx.NodeProto()
         new_node.CopyFrom(node)
+        for i, name in enumerate(new_node.input):
+            if name in renames:
+                new_node.input[i] = renames[name]
+        for attr in new_node.attribute:
+            bodies = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
+            for body in bodies:
+                if renames:
+                    _rename_reads(body, renames)
+                _round_graph(body, float_types, untyped, top=False, counter=counter)
         pairs = []
         for i, name in enumerate(node.output):
             if name and name not in float_types:
                 untyped.append(name)
             if name and float_types.get(name, False):
                 new_node.output[i] = name + SUFFIX_RAW
+                # Node names repeat in some exports (OpenVINO's "F0::anon"); a counter keeps ours unique.
+                counter[0] += 1
                 pairs += _cast_pair(helper, TensorProto, name + SUFFIX_RAW, name + SUFFIX_HALF, name,
-                                    f"fp16sim/{node.name or name}/{i}")
+                                    f"fp16sim/{node.name or name}/{i}/{counter[0]}")
         nodes.append(new_node)
         nodes += pairs
     del graph.node[:]
     graph.node.extend(nodes)
-    return model, untyped
+
+
+def _rename_reads(graph, renames: dict[str, str]) -> None:
+    """Make a body read the rounded copies of the outer graph's inputs (unless it shadows them)."""
+    from onnx import AttributeProto
+
+    own = {v.name for v in graph.input} | {i.name for i in graph.initializer}
+    active = {k: v for k, v in renames.items() if k not in own}
+    if not active:
+        return
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in active:
+                node.input[i] = active[name]
+        for attr in node.attribute:
+            for body in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                _rename_reads(body, active)
+
+
+def subgraph_ops(model: onnx.ModelProto) -> tuple[int, list[str]]:
+    """(ops inside sub-graph bodies at any depth, names of the top-level nodes that hold them)."""
+    from onnx import AttributeProto
+
+    def count(graph) -> int:
+        total = 0
+        for node in graph.node:
+            for attr in node.attribute:
+                for body in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                    total += len(body.node) + count(body)
+        return total
+
+    holders, total = [], 0
+    for index, node in enumerate(model.graph.node):
+        inside = 0
+        for attr in node.attribute:
+            for body in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                inside += len(body.node) + count(body)
+        if inside:
+            holders.append(node.name or f"{node.op_type}_{index}")
+            total += inside
+    return total, holders
 
 
 def _cast_pair(helper, TensorProto, source: str, half: str, out: str, prefix: str) -> list:
@@ -83,15 +139,23 @@ def _cast_pair(helper, TensorProto, source: str, half: str, out: str, prefix: st
 
 
 def _float_tensors(model: onnx.ModelProto) -> dict[str, bool]:
-    """Tensor name -> True when shape inference says it is FP32."""
+    """Tensor name -> True when shape inference says it is FP32 (sub-graph bodies included)."""
     import onnx
-    from onnx import TensorProto
+    from onnx import AttributeProto, TensorProto
 
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001 - inference is best effort; fall back to declared types
         inferred = model
-    types = {}
-    for value in list(inferred.graph.value_info) + list(inferred.graph.output) + list(inferred.graph.input):
-        types[value.name] = value.type.tensor_type.elem_type == TensorProto.FLOAT
+    types: dict[str, bool] = {}
+
+    def collect(graph) -> None:
+        for value in list(graph.value_info) + list(graph.output) + list(graph.input):
+            types[value.name] = value.type.tensor_type.elem_type == TensorProto.FLOAT
+        for node in graph.node:
+            for attr in node.attribute:
+                for body in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                    collect(body)
+
+    collect(inferred.graph)
     return types

@@ -34,6 +34,10 @@ def load_model(path: Path):
     """onnx.load with a UserError that says what is wrong."""
     import onnx
 
+    path = Path(path)
+    if path.is_dir():
+        raise UserError("Expected an ONNX model file, got a folder", path,
+                        "Give the .onnx file itself (e.g. " + str(path / "model.onnx") + ").")
     try:
         return onnx.load(str(path))
     except FileNotFoundError as exc:
@@ -43,35 +47,57 @@ def load_model(path: Path):
                         "Give an .onnx file; OM models cannot run locally (dump them on the device).") from exc
 
 
-def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
+                shapes: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
     """Arrays for every graph input: the given ones, else seeded random data of the declared shape.
 
-    Dynamic dimensions cannot be guessed: a UserError names the input and the dimension.
+    ``shapes`` gives sizes for inputs with dynamic dims (``--input-shape``). A dynamic dim with
+    no size is never guessed: a UserError names the input, the axis and both options.
     """
     from onnx import helper
 
     initializers = {i.name for i in model.graph.initializer}
     declared = [v for v in model.graph.input if v.name not in initializers]
-    unknown = set(given) - {v.name for v in declared}
-    if unknown:
-        raise UserError(f"The model has no input named {sorted(unknown)[0]!r}", path,
-                        f"Its inputs are: {', '.join(v.name for v in declared)}.")
+    names = [v.name for v in declared]
+    shapes = dict(shapes or {})
+    for option, keys in (("--input", given), ("--input-shape", shapes)):
+        unknown = sorted(set(keys) - set(names))
+        if unknown:
+            raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model", path,
+                            f"Its inputs are: {', '.join(names) or '(none)'}.")
+    both = sorted(set(given) & set(shapes))
+    if both:
+        raise UserError(f"Input {both[0]!r} has both data (--input) and a shape (--input-shape)", path,
+                        "Give one of them: the data's shape is used as it is.")
     rng = np.random.default_rng(seed)
     feeds = {}
     for value in declared:
         tensor_type = value.type.tensor_type
         dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        dims = declared_dims(value)
         if value.name in given:
-            feeds[value.name] = np.asarray(given[value.name]).astype(dtype, copy=False)
+            array = np.asarray(given[value.name])
+            if len(array.shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
+                raise UserError(f"Data for input {value.name!r} has shape {list(array.shape)}; the model declares "
+                                f"{_dims_text(dims)}", path, "Give data of the declared shape (dynamic dims may be any size).")
+            feeds[value.name] = array.astype(dtype, copy=False)
             continue
-        shape = []
-        for axis, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                shape.append(dim.dim_value)
-            else:
-                label = dim.dim_param or "?"
-                raise UserError(f"Input {value.name!r} has a dynamic dimension {axis} ({label})", path,
-                                f"Give the data: --input {value.name}=FILE.npy")
+        if value.name in shapes:
+            shape = list(shapes[value.name])
+            if len(shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, shape)):
+                raise UserError(f"--input-shape gives {value.name!r} the shape {shape}; the model declares "
+                                f"{_dims_text(dims)}", path, "Set only the dynamic dims; keep the fixed ones.")
+        else:
+            open_axes = [axis for axis, d in enumerate(dims) if not isinstance(d, int)]
+            if open_axes:
+                axis = open_axes[0]
+                label = f" ({dims[axis]})" if dims[axis] else ""
+                example = ",".join(str(d) if isinstance(d, int) else "N" for d in dims)
+                raise UserError(f"Input {value.name!r} has a dynamic dimension {axis}{label} and no size was given "
+                                f"(declared {_dims_text(dims)})", path,
+                                f"Give its size: --input-shape {value.name}:{example} (N = the size you run with), "
+                                f"or its data: --input {value.name}=FILE.npy")
+            shape = list(dims)
         if np.issubdtype(dtype, np.floating):
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:
@@ -81,10 +107,83 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int) -> d
     return feeds
 
 
+def declared_dims(value) -> list:
+    """A graph input's dims: an int for a fixed size, the dim's name ('' when unnamed) for a dynamic one."""
+    dims = []
+    for dim in value.type.tensor_type.shape.dim:
+        dims.append(dim.dim_value if dim.HasField("dim_value") and dim.dim_value > 0 else (dim.dim_param or ""))
+    return dims
+
+
+def dynamic_inputs(model_path: Path | str) -> list[tuple[str, list, str]]:
+    """(name, declared dims, dtype) of each input with a dynamic dim — what a GUI must ask for."""
+    return [entry for entry in inputs_to_ask(model_path) if any(not isinstance(d, int) for d in entry[1])]
+
+
+def inputs_to_ask(model_path: Path | str) -> list[tuple[str, list, str]]:
+    """(name, declared dims, dtype) of the inputs a GUI should ask about before a run.
+
+    Inputs with a dynamic dim (a size is needed), and integer or boolean inputs (token ids, a
+    sample rate, a flag: random values rarely suit them). Float inputs of fixed shape get seeded
+    random data without a question; an empty list means nothing needs asking.
+    """
+    from onnx import helper
+
+    model = load_model(Path(model_path))
+    initializers = {i.name for i in model.graph.initializer}
+    result = []
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        dims = declared_dims(value)
+        dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name
+        result.append((value.name, dims, dtype))
+    if not any(any(not isinstance(d, int) for d in dims) or not dtype.startswith("float") for _, dims, dtype in result):
+        return []
+    return result
+
+
+def static_shapes(model_path: Path | str) -> dict[str, list[int]]:
+    """{input: dims} for the model's inputs whose every dim is fixed (a converted model's sizes)."""
+    model = load_model(Path(model_path))
+    initializers = {i.name for i in model.graph.initializer}
+    result = {}
+    for value in model.graph.input:
+        dims = declared_dims(value)
+        if value.name not in initializers and all(isinstance(d, int) for d in dims):
+            result[value.name] = dims
+    return result
+
+
+def reusable_inputs(dump_dir: Path | str, model_path: Path | str) -> dict[str, np.ndarray]:
+    """The input arrays of a Studio dump that ``model_path`` accepts as they are (same name and shape)."""
+    from studio.tools.accuracy.dumpset import read_manifest
+
+    dump = read_manifest(Path(dump_dir))
+    model = load_model(Path(model_path))
+    declared = {v.name: declared_dims(v) for v in model.graph.input}
+    result = {}
+    for name, info in dump.info.get("inputs", {}).items():
+        dims = declared.get(name)
+        if dims is None or not isinstance(info, dict) or not isinstance(info.get("file"), str):
+            continue
+        array = np.load(Path(dump_dir) / info["file"], allow_pickle=False)
+        if len(dims) == array.ndim and all(not isinstance(d, int) or d == n for d, n in zip(dims, array.shape)):
+            result[name] = array
+    return result
+
+
+def _dims_text(dims: list) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else (d or "?") for d in dims) + "]"
+
+
 def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
-               seed: int = 0, fp16_sim: bool = False, cancel: CancelToken | None = None
-               ) -> Generator[Progress, None, Path]:
-    """Run ``model_path`` once and write every tensor under ``out_dir``; returns ``out_dir``."""
+               seed: int = 0, fp16_sim: bool = False, cancel: CancelToken | None = None,
+               shapes: dict[str, list[int]] | None = None) -> Generator[Progress, None, Path]:
+    """Run ``model_path`` once and write every tensor under ``out_dir``; returns ``out_dir``.
+
+    ``inputs``: data for some inputs; ``shapes``: sizes for the others' dynamic dims (random data).
+    """
     import onnx
 
     model_path, out_dir = Path(model_path), Path(out_dir)
@@ -93,7 +192,7 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     for index, node in enumerate(model.graph.node):  # unnamed nodes get MSIT's OpType_index names
         if not node.name:
             node.name = f"{node.op_type}_{index}"
-    feeds = make_inputs(model, model_path, inputs or {}, seed)
+    feeds = make_inputs(model, model_path, inputs or {}, seed, shapes)
     graph_outputs = [o.name for o in model.graph.output]
     order = [(node, i, name) for node in model.graph.node for i, name in enumerate(node.output) if name]
     run_model, unrounded = model, []
@@ -108,16 +207,21 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.2, f"running {model_path.name} with ONNX Runtime ({len(wanted)} tensors)")
-    results = _run(run_model, feeds, model_path)
+    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}))
     if cancel is not None:
         cancel.raise_if_cancelled()
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = int(time.time() * 1e6)
     tensors, input_info = [], {}
-    for name, array in feeds.items():
+    written: set[str] = set()
+    for position, (name, array) in enumerate(feeds.items()):
         file = f"input_{safe_name(name)}.0.{stamp}.npy"
+        if file in written:  # "a/b" and "a_b" share a safe name
+            file = f"input_{safe_name(name)}_{position}.0.{stamp}.npy"
+        written.add(file)
         np.save(out_dir / file, array)
-        input_info[name] = {"file": file, "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
+        input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
+                            "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
         tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
     for count, (node, index, name) in enumerate(order):
         if count % 16 == 0:
@@ -128,14 +232,24 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
         if array is None:
             continue
         file = f"{safe_name(node.name)}.{index}.{stamp}.npy"
+        if file in written:  # a repeated op name must not overwrite another op's tensor
+            file = f"{safe_name(node.name)}_{count}.{index}.{stamp}.npy"
+        written.add(file)
         np.save(out_dir / file, array)
         tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
     import onnxruntime
 
-    manifest = {"format": MANIFEST_FORMAT, "version": 1, "mode": "fp16-sim" if fp16_sim else "fp32",
+    from studio.tools.accuracy.fp16_sim import subgraph_ops
+
+    mode = "fp16-sim" if fp16_sim else ("fp16" if holds_float16(model) else "fp32")
+    manifest = {"format": MANIFEST_FORMAT, "version": 1, "mode": mode,
                 "producer": f"onnxruntime {onnxruntime.__version__} (CPU, graph optimisations disabled)",
                 "model": str(model_path.resolve()), "seed": seed, "inputs": input_info,
                 "outputs": graph_outputs, "tensors": tensors}
+    ops_inside, holders = subgraph_ops(model)
+    if ops_inside:
+        # ONNX Runtime returns only top-level tensors: say what ran unseen inside bodies.
+        manifest["subgraphs"] = {"ops": ops_inside, "nodes": holders, "fp16_simulated": fp16_sim}
     if fp16_sim:
         manifest["fp16_sim_unrounded"] = unrounded  # outputs of unknown type, left in FP32
     tmp = out_dir / (MANIFEST + ".tmp")
@@ -145,25 +259,45 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     return out_dir
 
 
+def holds_float16(model) -> bool:
+    """True when the model computes in float16 somewhere (a converted FP16 model), not plain FP32."""
+    from onnx import TensorProto
+
+    graph = model.graph
+    if any(i.data_type == TensorProto.FLOAT16 for i in graph.initializer):
+        return True
+    values = list(graph.input) + list(graph.output) + list(graph.value_info)
+    if any(v.type.tensor_type.elem_type == TensorProto.FLOAT16 for v in values):
+        return True
+    return any(n.op_type == "Cast" and any(a.name == "to" and a.i == TensorProto.FLOAT16 for a in n.attribute)
+               for n in graph.node)
+
+
 def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str) -> dict:
     return {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
             "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
 
 
-def _run(model, feeds: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str]) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     # Spinning worker threads keep cores busy after run() returns and slow numpy down (measured).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        raise UserError(f"ONNX Runtime could not run the model: {exc}".splitlines()[0][:400], path,
-                        "Check the input shapes and types (--input NAME=FILE.npy) and that ONNX Runtime "
-                        "supports every op of the model.") from exc
+        from studio.ortmsg import ort_message
+
+        text = ort_message(exc)
+        used = "; ".join(f"{name}: {a.dtype} {list(a.shape)}" + (" random" if name in random_inputs else " given")
+                         for name, a in feeds.items())
+        raise UserError(f"ONNX Runtime could not run the model: {text}", path,
+                        f"Inputs used: {used}. Random data does not suit every input (a sample rate, a flag, token "
+                        "ids): give real data with --input NAME=FILE.npy, or other sizes with --input-shape; "
+                        "check that ONNX Runtime supports every op of the model.") from exc
     return dict(zip(names, values))

@@ -46,7 +46,7 @@ def load_mapping(path: Path | str) -> dict[str, list[str]]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise UserError("Mapping file not found", path, "Check the --mapping path.") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Mapping file is not valid JSON ({exc})", path,
                         'Give the converter report or a JSON object {"converted op": ["original op", ...]}.') from exc
     if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
@@ -82,7 +82,7 @@ def find_converter_report(model: Path | str) -> Path | None:
                 data = json.loads(candidate.read_text(encoding="utf-8"))
                 if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
                     return candidate
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
     return None
 
@@ -94,12 +94,31 @@ def match(golden: DumpSet, target: DumpSet, mapping: dict[str, list[str]] | None
     g_by_op: dict[str, list[TensorEntry]] = {}
     for e in g_entries:
         g_by_op.setdefault(normalise(e.op_name), []).append(e)
-    g_by_key = {(normalise(e.op_name), e.index): e for e in g_entries}
+    # Some exports repeat op names (OpenVINO's "F0::anon" Constants): a key may hold several
+    # entries; the one with the same tensor name wins, else the first one not used yet.
+    g_keys: dict[tuple[str, int], list[TensorEntry]] = {}
+    for e in g_entries:
+        g_keys.setdefault((normalise(e.op_name), e.index), []).append(e)
     g_by_tensor = {normalise(e.tensor): e for e in g_entries}
     norm_map = {normalise(k): v for k, v in (mapping or {}).items()}
     used: set[int] = set()
     fused: dict[int, str] = {}
     pairs: list[Pair] = []
+
+    class _ByKey:
+        """``g_by_key.get(key)`` for the target entry being matched (see above)."""
+
+        tensor = ""
+
+        def get(self, key):
+            free = [e for e in g_keys.get(key, []) if id(e) not in used]
+            if len(free) > 1:
+                same = [e for e in free if e.tensor == self.tensor]
+                if same:
+                    return same[0]
+            return free[0] if free else None
+
+    g_by_key = _ByKey()
 
     def take(entry: TensorEntry | None) -> TensorEntry | None:
         if entry is None or id(entry) in used:
@@ -109,6 +128,7 @@ def match(golden: DumpSet, target: DumpSet, mapping: dict[str, list[str]] | None
 
     for t in t_entries:
         g, how, note = None, "", ""
+        g_by_key.tensor = t.tensor
         originals = norm_map.get(normalise(t.op_name))
         if originals:
             group = [e for name in originals for e in g_by_op.get(normalise(name), [])]

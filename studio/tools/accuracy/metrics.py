@@ -49,8 +49,24 @@ class Thresholds:
     rmse: float = 1.0
     mean_rel_err: float = 1.0
 
+    def __post_init__(self) -> None:
+        from studio.errors import UserError
+
+        if not (-1.0 <= self.cosine <= 1.0):  # also refuses NaN
+            raise UserError(f"Cosine threshold {self.cosine} is outside -1..1", "--cosine",
+                            "Give a cosine similarity between -1 and 1, e.g. --cosine 0.99.")
+        for name in ("rel_euclidean", "kl_div", "rmse", "mean_rel_err"):
+            value = getattr(self, name)
+            if not (value >= 0):
+                raise UserError(f"Threshold {name} = {value} must be >= 0", name, "Give a number >= 0.")
+
     def violations(self, m: Metrics) -> list[str]:
-        """Names of the metrics of ``m`` that break a limit (NaN cosine counts as a break)."""
+        """Names of the metrics of ``m`` that break a limit (NaN cosine counts as a break).
+
+        Two empty tensors agree: nothing to violate.
+        """
+        if m.empty:
+            return []
         bad = []
         if not (m.cosine > self.cosine):
             bad.append("cosine")
@@ -84,6 +100,7 @@ class Metrics:
     target_nonfinite: int = 0
     golden_nonfinite: int = 0
     reasons: list[str] = field(default_factory=list)
+    empty: bool = False  # both tensors hold no element: equal, nothing measured
 
     @property
     def reason(self) -> str:
@@ -109,7 +126,8 @@ def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK, c
         m.reasons.append(f"element counts differ: golden {y.size}, target {x.size}")
         return m
     if y.size == 0:
-        m.reasons.append("This is empty data")
+        m.empty = True
+        m.reasons.append("This is empty data (both tensors hold 0 elements)")
         return m
     # float32 / float16 data is worked on in float32 (cache blocks of half the size of float64);
     # everything else (float64, integers) in float64, so no value loses digits.
@@ -299,14 +317,21 @@ def _compare_nonfinite(x: np.ndarray, y: np.ndarray, m: Metrics, chunk: int) -> 
     same_values = same_positions and np.array_equal(x[bad_x], y[bad_x], equal_nan=True)
     if not same_values:
         m.reasons.append("The position of inf or nan in target and golden tensors do not match.")
-        m.target_absmax = math.inf
-        finite = x[fx]
-        if finite.size:
-            m.target_absmax = math.inf if m.target_nonfinite else float(np.abs(finite).max())
+        m.target_absmax = _absmax(x, fx, m.target_nonfinite)
+        m.golden_absmax = _absmax(y, fy, m.golden_nonfinite)
         return m
     x2, y2 = np.where(fx, x, 0), np.where(fy, y, 0)
     inner = compare_arrays(y2, x2, chunk)
     inner.target_nonfinite, inner.golden_nonfinite = m.target_nonfinite, m.golden_nonfinite
-    inner.target_absmax = math.inf
+    inner.target_absmax = _absmax(x, fx, m.target_nonfinite)
+    inner.golden_absmax = _absmax(y, fy, m.golden_nonfinite)
     inner.reasons.insert(0, f"{m.target_nonfinite} inf/nan element(s) at the same positions on both sides counted as 0")
     return inner
+
+
+def _absmax(a: np.ndarray, finite: np.ndarray, nonfinite: int) -> float:
+    """|max| of a tensor: inf when it holds ±inf, NaN only when it holds nothing but NaN."""
+    if nonfinite and np.isinf(a).any():
+        return math.inf
+    values = a[finite]
+    return float(np.abs(values).max()) if values.size else math.nan

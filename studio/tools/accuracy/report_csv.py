@@ -29,7 +29,8 @@ COLUMNS = ["Index", "OpType", "NPUDump", "DataType", "GroundTruth", "DataType", 
            "RelativeEuclideanDistance", "KullbackLeiblerDivergence", "StandardDeviation",
            "MeanAbsoluteError", "RootMeanSquareError", "MaxRelativeError", "MeanRelativeError",
            "CompareFailReason", "IsNpuOps", "IsOutputNode", "IsPrecisionError",
-           "GoldenShape", "Status", "IsInput", "GoldenFile", "TargetFile", "GoldenMode", "TargetMode"]
+           "GoldenShape", "Status", "IsInput", "GoldenFile", "TargetFile", "GoldenMode", "TargetMode",
+           "TargetNonFinite", "GoldenNonFinite", "TargetAbsMax", "GoldenAbsMax"]
 _METRIC_COLUMNS = {"CosineSimilarity": "cosine", "MaxAbsoluteError": "max_abs_err",
                    "AccumulatedRelativeError": "acc_rel_err", "RelativeEuclideanDistance": "rel_euclidean",
                    "KullbackLeiblerDivergence": "kl_div", "MeanAbsoluteError": "mean_abs_err",
@@ -48,7 +49,9 @@ def write_csv(result, path: Path) -> Path:
     from studio.tools.accuracy.advisor import _overflows
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fp16 = result.target_mode in ("fp16-sim", "npu")
+    from studio.tools.accuracy.compare import FP16_MODES
+
+    fp16 = result.target_mode in FP16_MODES
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
@@ -68,6 +71,9 @@ def write_csv(result, path: Path) -> Path:
                       ("YES" if r.violations else "NO") if m else "NaN",
                       _shape(g.shape) if g else "", r.status, "YES" if r.is_input else "NO",
                       r.golden_file, r.target_file, result.golden_mode, result.target_mode]
+            # The counts behind the overflow verdict, so a table read back says the same numbers.
+            cells += ([m.target_nonfinite, m.golden_nonfinite, _num(m.target_absmax), _num(m.golden_absmax)]
+                      if m else ["", "", "", ""])
             out.writerow(cells)
     tmp.replace(path)  # readers never see a half-written table
     return path
@@ -139,8 +145,16 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
             if len(stats) == 2:
                 (m.target_mean, m.target_std), (m.golden_mean, m.golden_std) = (
                     tuple(_float(v) for v in pair) for pair in stats)
-            if cell(cells, "OverFlow") == "YES":
-                m.target_nonfinite = 1
+            counted = cell(cells, "TargetNonFinite")
+            if counted.strip().isdigit():  # tables from this version carry the real counts
+                m.target_nonfinite = int(counted)
+                golden_count = cell(cells, "GoldenNonFinite")
+                m.golden_nonfinite = int(golden_count) if golden_count.strip().isdigit() else 0
+                m.target_absmax = _float(cell(cells, "TargetAbsMax", "nan"))
+                m.golden_absmax = _float(cell(cells, "GoldenAbsMax", "nan"))
+            elif cell(cells, "OverFlow") == "YES":
+                m.target_nonfinite = 1  # an msaccucmp table says only that it overflows
+            m.empty = status == "empty"
             reason = cell(cells, "CompareFailReason")
             m.reasons = [reason] if reason else []
         row = Row(index=index, name=(t or g).op_name if (t or g) else f"row {index}", op_type=op_type,
@@ -154,10 +168,31 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
         modes = (cell(cells, "GoldenMode"), cell(cells, "TargetMode"))
     golden_root = str(Path(rows[0].golden_file).parent) if rows and rows[0].golden_file else str(path)
     target_root = str(Path(rows[0].target_file).parent) if rows and rows[0].target_file else str(path)
-    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in ("fp16-sim", "npu"))
+    from studio.tools.accuracy.compare import FP16_MODES
+
+    uncovered = _uncovered_of(target_root, golden_root)  # a table read back keeps its "not covered"
+    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered)
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
-                         model=_model_of(target_root), golden_model=_model_of(golden_root))
+                         model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered)
+
+
+def _uncovered_of(*roots: str) -> dict:
+    """What the dumps behind a table did not cover (their manifests say), when they are still there."""
+    import json
+
+    from studio.tools.accuracy.compare import _uncovered
+    from studio.tools.accuracy.dumpset import DumpSet
+
+    sides = []
+    for root in roots:
+        try:
+            info = json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            info = {}
+        sides.append(DumpSet(root=Path(root), kind="local", mode="", entries=[],
+                             info=info if isinstance(info, dict) else {}))
+    return _uncovered(sides[1], sides[0])
 
 
 def _model_of(root: str) -> str | None:
@@ -166,5 +201,5 @@ def _model_of(root: str) -> str | None:
 
     try:
         return json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8")).get("model")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         return None

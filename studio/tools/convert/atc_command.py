@@ -163,6 +163,8 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
         argv.append(f"--input_format={options.input_format}")
     shapes = parse_input_shape(options.input_shape) if options.input_shape else None
     _check_dynamic(options, shapes)
+    if framework == 5 and check_files and Path(model).is_file():
+        check_onnx_inputs(Path(model), shapes)
     if options.input_shape:
         argv.append(f"--input_shape={';'.join(s.text() for s in shapes.values())}")
     for name in ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims"):
@@ -203,6 +205,47 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
         argv.append(f"--log={options.log}")
     argv += _check_extra(options.extra_args)
     return argv
+
+
+def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
+    """Check --input_shape against the ONNX model's real inputs, as ATC does after an upload.
+
+    Every name must be an input of the model (E10016); ranks must agree (a fixed dim may be
+    given another size: ATC lets --input_shape override it, e.g. with AIPP cropping); every
+    input with a dynamic dim must get a size (or -1 with a dynamic option) in --input_shape.
+    """
+    from studio.tools.convert.input_shape import input_dims, suggest_spec_for
+
+    try:
+        import onnx
+
+        proto = onnx.load(str(model), load_external_data=False)
+    except Exception:  # noqa: BLE001 - an unreadable model is ATC's to report (it may be a TF/Caffe file)
+        return
+    current = input_dims(proto)
+    shapes = shapes or {}
+    for name in shapes:
+        if name not in current:
+            close = difflib.get_close_matches(name, list(current), n=1)
+            raise UserError(f"--input_shape names {name!r}, which is not an input of {model.name} (E10016)",
+                            "--input_shape", (f"Did you mean {close[0]!r}? " if close else "")
+                            + f"The model's inputs are: {', '.join(current) or '(none)'}.")
+    for name, spec in shapes.items():
+        dims = current[name]
+        if len(spec.dims) != len(dims):
+            raise UserError(f"Input {name!r} has {len(dims)} dims but --input_shape gives {len(spec.dims)} (E10049)",
+                            "--input_shape", f"Give {len(dims)} dims, e.g. {suggest_spec_for(name, dims)}.")
+    missing = {name: [i for i, d in enumerate(dims) if not isinstance(d, int)]
+               for name, dims in current.items() if name not in shapes}
+    missing = {name: axes for name, axes in missing.items() if axes}
+    if missing:
+        listing = "; ".join(f"{name!r} (dim {', '.join(map(str, axes))})" for name, axes in missing.items())
+        spec = ";".join(s.text() for s in shapes.values())
+        spec = ";".join(filter(None, [spec] + [suggest_spec_for(name, current[name]) for name in missing]))
+        raise UserError(f"{len(missing)} input(s) of {model.name} have dynamic dims and no size in --input_shape: "
+                        f"{listing}", "--input_shape",
+                        f'Add --input_shape="{spec}" (replace 1 with the sizes you deploy with), or -1 at '
+                        "those dims with --dynamic_batch_size / --dynamic_image_size / --dynamic_dims.")
 
 
 def _check_extra(extra: list[str]) -> list[str]:

@@ -69,9 +69,18 @@ class ConvertReport:
             lines.append(f"  output {name}: {info['dtype']} {info['shape']}")
         lines += [f"  warning: {w}" for w in self.warnings]
         if self.validation:
+            from studio.tools.convert.validate import OutputComparison, describe_input
+
+            lines.append(f"  validated against the original (ONNX Runtime) on {self.validation['input']}:")
+            for name, info in self.validation.get("inputs", {}).items():
+                lines.append(f"    input {name}: {describe_input(info)}")
             for out in self.validation["outputs"]:
-                lines.append(f"  validate {out['output']}: cosine {out['cosine']:.6f}, max abs error "
-                             f"{out['max_abs_error']:.3g} -> {'ok' if out['passed'] else 'FAIL'}")
+                fields = {k: out[k] for k in ("cosine", "max_abs_error", "max_rel_error", "mean_abs_error",
+                                              "threshold", "atol", "rtol", "size", "mismatches",
+                                              "nan_mismatches", "worst") if k in out}
+                lines.append("    output " + OutputComparison(out["output"], **fields).verdict())
+            if self.validation.get("fp16_overflow_text"):
+                lines.append("    " + self.validation["fp16_overflow_text"])
         if self.report_path:
             lines.append(f"  report: {self.report_path}")
         return "\n".join(lines)
@@ -132,6 +141,12 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     if fw is not None and fw != 5:
         raise UserError(f"Local conversion reads ONNX models; {options.model.name} is {_fw_name(fw)}", options.model,
                         "Use --atc (with --soc-version) to build the ATC command for this model.")
+    if options.validate_image and not options.insert_op_conf:
+        raise UserError("--validate-image feeds a picture through the AIPP pre-processing, and this conversion "
+                        "has no AIPP", "--validate-image",
+                        "Add --insert-op-conf AIPP_CFG, or save the picture's input tensor as .npy and use "
+                        "--validate --input NAME=FILE.npy.")
+    given_inputs, given_sources = _load_validate_inputs(options)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     # Parse the side files first: a typo there should fail before any heavy work.
@@ -160,11 +175,24 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
+    note = _weights_not_inputs(model)
+    if note:
+        report.warnings.append(note)
 
+    if options.keep_fp32_ops:
+        _check_keep_fp32(model, options.keep_fp32_ops, output_type)
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
     input_shape.fix_input_shapes(model, options.input_shape)
     model = input_shape.infer_shapes(model)
+    if_folds = []
+    if any(node.op_type == "If" for node in model.graph.node):
+        from studio.tools.convert.passes.control_flow import fold_static_ifs
+
+        yield step(0.11, "resolving If conditions fixed by the input shapes")
+        model, if_folds = fold_static_ifs(model)
+        if if_folds:
+            model = input_shape.infer_shapes(model)
     timings["shapes"] = time.perf_counter() - t0
 
     if options.out_nodes:
@@ -179,7 +207,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         report.warnings.append(f"ATC-only options ignored by the local conversion: {', '.join(ignored)}")
 
     ctx = PassContext(model)
-    fusions = lift_constants(ctx)
+    fusions = if_folds + lift_constants(ctx)
     for index, (name, function, _) in enumerate(PASSES):
         yield step(0.15 + 0.35 * index / len(PASSES), f"pass {name}" + ("" if passes_on[name] else " (off)"))
         if passes_on[name]:
@@ -244,16 +272,23 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     yield step(0.75, f"writing {options.output.name}")
     _save_atomic(model, options.output)
 
-    if options.validate or options.validate_image:
+    if options.validate or options.validate_image or options.validate_inputs:
         yield step(0.8, "validating against the original (ONNX Runtime)")
-        from studio.tools.convert.validate import validate
+        from studio.tools.convert.validate import TOLERANCES, validate
 
         t0 = time.perf_counter()
-        result = validate(original, model, insertions, image=options.validate_image,
-                          threshold=0.999 if output_type == "FP16" else 0.9999)
+        atol, rtol = TOLERANCES[output_type]
+        atol = atol if options.atol is None else options.atol
+        rtol = rtol if options.rtol is None else options.rtol
+        result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
+                          given=given_inputs, given_sources=given_sources)
         report.validation = result.to_dict()
-        if not result:
-            report.warnings.append("validation: some outputs differ from the original beyond the threshold")
+        if not all(o.passed for o in result.outputs):
+            report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "
+                                   f"and rtol {rtol:g} together (--atol/--rtol set them)")
+        if result.fp16_overflow_total:
+            report.warnings.append("validation: FP16 overflow inside the model (see validation.fp16_overflow); "
+                                   "keep the ops named there in FP32 with --keep_fp32, or scale the input")
         timings["validate"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     report.seconds = {k: round(v, 4) for k, v in timings.items()}
@@ -265,6 +300,57 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         os.replace(tmp, report_path)
     yield Progress(1.0, "conversion done")
     return report
+
+
+def _weights_not_inputs(model) -> str | None:
+    """Drop initializers from the graph inputs (IR 3 models must list them there), so weights are constants.
+
+    Passes add and rewrite initializers (fused biases, FP16 weights); IR 3 would need each listed
+    as an input with a matching type. IR 4 lets weights be plain constants, as ATC treats them.
+    """
+    inits = {i.name for i in model.graph.initializer}
+    listed = [v for v in model.graph.input if v.name in inits]
+    if not listed:
+        return None
+    keep = [v for v in model.graph.input if v.name not in inits]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    upgraded = model.ir_version < 4
+    if upgraded:
+        model.ir_version = 4
+    return (f"{len(listed)} weight(s) listed as graph inputs are constants in the converted model"
+            + (" (IR version 3 -> 4, which lets weights be constants)" if upgraded else "")
+            + "; they can no longer be fed at run time")
+
+
+def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
+    """Every --keep_fp32 entry must be an op type or a node name of the model (a typo would be ignored)."""
+    import difflib
+
+    if output_type != "FP16":
+        raise UserError("--keep_fp32 only applies to FP16 conversion", "--keep_fp32",
+                        "Add --output_type FP16, or drop --keep_fp32.")
+    types = {node.op_type for node in model.graph.node}
+    nodes = {node.name for node in model.graph.node if node.name}
+    for name in names:
+        if name in types or name in nodes:
+            continue
+        close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
+        raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
+                        (f"Did you mean {close[0]!r}? " if close else "")
+                        + "Op types in the model: " + ", ".join(sorted(types)[:30])
+                        + (" ..." if len(types) > 30 else "") + ".")
+
+
+def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
+    """The ``--input NAME=FILE.npy`` arrays for validation, read before any heavy work."""
+    from studio.npyfile import load_npy
+
+    for name, value in (("--atol", options.atol), ("--rtol", options.rtol)):
+        if value is not None and not (value >= 0 and value == value and value != float("inf")):
+            raise UserError(f"{name} {value} is not a tolerance", name, "Give a finite number >= 0, e.g. 1e-5.")
+    arrays = {name: load_npy(Path(file), what=f"--input {name}") for name, file in options.validate_inputs.items()}
+    return arrays, {name: f"file {Path(file).name}" for name, file in options.validate_inputs.items()}
 
 
 def write_text_then(path: Path | None, text: str | None, job: Generator[Progress, None, object]
@@ -292,11 +378,41 @@ def _save_atomic(model, path: Path) -> None:
                       location=path.name + ".data")
         else:
             onnx.save(model, str(tmp))
+        check_loads(tmp, path)
         os.replace(tmp, path)
     except OSError as exc:
         raise UserError(f"Cannot write the converted model: {exc.strerror}", path, "Check the folder exists and is writable.") from exc
     finally:
         tmp.unlink(missing_ok=True)
+        if not path.exists():
+            Path(str(path) + ".data").unlink(missing_ok=True)
+
+
+def check_loads(candidate: Path, path: Path) -> None:
+    """Refuse a converted model ONNX Runtime cannot load: nothing is written then.
+
+    ONNX's checker accepts models ONNX Runtime rejects (a sub-graph whose branches disagree once
+    shapes are fixed, for example), so the real runtime is asked before the file takes its name.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
+    try:
+        ort.InferenceSession(str(candidate), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
+        from studio.ortmsg import ort_message
+
+        reason = ort_message(exc, limit=600)
+        fix = ("Nothing was written. Try without the option that changed this part (--input_shape, "
+               "--output_type FP16, a pass in the fusion switch file); the node named above is where ONNX Runtime "
+               "stopped.")
+        if "Op (If)" in reason or "Op (Loop)" in reason:
+            fix = ("Nothing was written. A branch of this If/Loop does not fit the fixed input shapes, and its "
+                   "condition depends on an input's value (not on a shape), so it cannot be resolved at conversion: "
+                   "keep those inputs' dims dynamic (ATC: --dynamic_dims), or give shapes every branch accepts.")
+        raise UserError(f"The converted model does not load in ONNX Runtime, so it was not written: {reason}",
+                        path, fix) from exc
 
 
 def _fw_name(fw: int) -> str:

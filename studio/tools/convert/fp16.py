@@ -1,6 +1,8 @@
 """``--output_type FP16`` for ONNX: weights and activations in float16, with the pitfalls handled.
 
 * Inputs and outputs keep FP32 by default (a Cast at each end), as ATC's models keep their I/O.
+* If/Loop/Scan nodes stay FP32 with their bodies; outer tensors the bodies read by name keep
+  their name in FP32 (bodies declare their own types, and ONNX Runtime checks them).
 * A block-list (op types or node names) stays FP32, with Casts around it; ops that have no
   float16 in the ONNX spec (NonMaxSuppression, Range) are always on it.
 * Resize's ``scales`` (and ``roi``) stay FP32: the spec requires float there.
@@ -15,14 +17,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studio.errors import UserError
 
 if TYPE_CHECKING:
     import onnx
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0 ** -24  # smallest subnormal; anything smaller (and non-zero) flushes to 0
-ALWAYS_FP32_OPS = {"NonMaxSuppression", "Range", "RandomNormal", "RandomUniform", "Multinomial"}
+ALWAYS_FP32_OPS = {"NonMaxSuppression", "Range", "RandomNormal", "RandomUniform", "Multinomial",
+                   "DynamicQuantizeLinear"}
+# Quantize/DequantizeLinear take float16 only from opset 19 on (quantized models' Q/DQ pairs).
+FP32_BEFORE_OPSET_19 = {"QuantizeLinear", "DequantizeLinear"}
 FP32_INPUT_SLOTS = {"Resize": {1, 2}, "Upsample": {1}}
 
 
@@ -50,15 +54,8 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     from onnx import TensorProto, helper, numpy_helper
 
     F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
-    for node in model.graph.node:
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
-            # Sub-graphs read outer tensors by name with their own declared types; rewriting both
-            # consistently is not done here, and a half-converted model would not load.
-            raise UserError(f"FP16 conversion of models with control flow is not supported locally: "
-                            f"{node.op_type} node {node.name!r} has a sub-graph", f"node {node.name}",
-                            "Convert with --output-type FP32 here, or let ATC choose precision "
-                            "(--atc with --precision_mode).")
     report = Fp16Report(keep_io_types=keep_io_types)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     block = set(block or [])
     graph = model.graph
     inferred = onnx.shape_inference.infer_shapes(model)
@@ -69,6 +66,12 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     floats = {name for name, t in types.items() if t == F32}
     graph_inputs = {v.name for v in graph.input if v.name not in inits}
     graph_outputs = {v.name for v in graph.output}
+    # If/Loop/Scan nodes stay FP32 with their bodies, and the outer tensors their bodies read by
+    # name keep that name in FP32 (an FP16 producer gets a Cast back, a weight an FP16 copy).
+    holders = {node.name for node in graph.node
+               if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)}
+    body_refs = _body_reads(graph) & floats if holders else set()
+    pinned = (graph_outputs if keep_io_types else set()) | body_refs
 
     # 1. Which nodes stay FP32, and why.
     fp32_nodes: set[str] = set()
@@ -76,8 +79,14 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
         reason = None
         if node.op_type in block or node.name in block:
             reason = "on the FP32 block-list"
+        elif node.name in holders:
+            reason = f"{node.op_type} has sub-graphs: kept FP32 with its bodies"
+        elif node.domain not in ("", "ai.onnx"):
+            reason = f"{node.domain}.{node.op_type} is not a standard ONNX op: its float16 support is unknown"
         elif node.op_type in ALWAYS_FP32_OPS:
             reason = f"{node.op_type} has no float16 in the ONNX spec"
+        elif node.op_type in FP32_BEFORE_OPSET_19 and opset < 19:
+            reason = f"{node.op_type} takes float16 only from opset 19 (the model has opset {opset})"
         else:
             for inp in node.input:
                 init = inits.get(inp)
@@ -107,8 +116,8 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     for name in floats:
         if name in inits:
             continue
-        native = F32 if (name in graph_inputs and keep_io_types) else producer_fp.get(name, F16)
-        if name in graph_outputs and keep_io_types and native == F16:
+        native = F32 if (name in graph_inputs and (keep_io_types or name in body_refs)) else producer_fp.get(name, F16)
+        if name in pinned and native == F16:
             rename_output(name, f"{name}/fp16")
             versions[name] = {F16: f"{name}/fp16"}
         else:
@@ -121,12 +130,14 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
             continue
         slots = FP32_INPUT_SLOTS.get(node.op_type, set())
         fp16_inits.update(inp for i, inp in enumerate(node.input)
-                          if inp in inits and inp in floats and i not in slots)
+                          if inp in inits and inp in floats and i not in slots and inp not in body_refs)
 
     def get(tensor: str, want: int) -> str:
         if tensor in inits and tensor in floats:
             if want == F32 and tensor in fp16_inits:
                 return _fp32_copy(tensor)
+            if want == F16 and tensor in body_refs:
+                return _fp16_copy(tensor)
             return tensor
         have = versions.get(tensor)
         if have is None:
@@ -134,13 +145,23 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
         if want in have:
             return have[want]
         source = next(iter(have.values()))
-        target = tensor if (tensor in graph_outputs and want == F32 and keep_io_types) else f"{tensor}/{'fp32' if want == F32 else 'fp16'}"
+        target = tensor if (tensor in pinned and want == F32) else f"{tensor}/{'fp32' if want == F32 else 'fp16'}"
         new_nodes.append(helper.make_node("Cast", [source], [target], name=f"{target}/cast", to=want))
         report.casts_inserted += 1
         have[want] = target
         return target
 
     fp32_copies: dict[str, str] = {}
+    fp16_copies: dict[str, str] = {}
+
+    def _fp16_copy(tensor: str) -> str:
+        if tensor not in fp16_copies:
+            values = numpy_helper.to_array(inits[tensor])
+            copy = numpy_helper.from_array(values.astype(np.float16), f"{tensor}/fp16")
+            graph.initializer.append(copy)
+            fp16_copies[tensor] = copy.name
+            report.converted_initializers += 1
+        return fp16_copies[tensor]
 
     def _fp32_copy(tensor: str) -> str:
         if tensor not in fp32_copies:
@@ -170,7 +191,7 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
         new_nodes.append(node)
         for out in node.output:
             base = out[:-5] if out.endswith("/fp16") else out
-            if base in graph_outputs and keep_io_types and base in floats:
+            if base in pinned and base in floats:
                 get(base, F32)
 
     # 4. Convert the initializers that FP16 nodes read.
@@ -186,7 +207,7 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     del graph.node[:]
     graph.node.extend(new_nodes)
     for value in graph.input:
-        if value.name in graph_inputs and value.name in floats and not keep_io_types:
+        if value.name in graph_inputs and value.name in floats and not keep_io_types and value.name not in body_refs:
             value.type.tensor_type.elem_type = F16
     for value in graph.output:
         if value.name in floats:
@@ -194,3 +215,26 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
                 value.type.tensor_type.elem_type = producer_fp.get(value.name, F16)
     del graph.value_info[:]
     return report
+
+
+def _body_reads(graph) -> set[str]:
+    """Names the sub-graph bodies of ``graph`` read from outside themselves (any depth)."""
+    from onnx import AttributeProto
+
+    reads: set[str] = set()
+
+    def visit(body, outer_defined: set[str]) -> None:
+        own = {v.name for v in body.input} | {i.name for i in body.initializer} | \
+              {o for n in body.node for o in n.output}
+        for node in body.node:
+            reads.update(i for i in node.input if i and i not in own)
+            for attr in node.attribute:
+                for inner in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                    visit(inner, outer_defined | own)
+        reads.update(o.name for o in body.output if o.name not in own)
+
+    for node in graph.node:
+        for attr in node.attribute:
+            for body in ([attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)):
+                visit(body, set())
+    return reads

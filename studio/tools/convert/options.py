@@ -54,6 +54,9 @@ class ConvertOptions:
     fusions: dict[str, bool] = field(default_factory=dict)
     validate: bool = False
     validate_image: Path | None = None
+    validate_inputs: dict[str, Path] = field(default_factory=dict)
+    atol: float | None = None
+    rtol: float | None = None
     report: Path | None = None
 
     def __post_init__(self) -> None:
@@ -86,6 +89,10 @@ class ConvertOptions:
             if value:
                 argv += [flag, str(value)]
         argv += [arg for op in self.keep_fp32_ops for arg in ("--keep-fp32", op)]
+        argv += [arg for name, file in self.validate_inputs.items() for arg in ("--input", f"{name}={file}")]
+        for flag, value in (("--atol", self.atol), ("--rtol", self.rtol)):
+            if value is not None:
+                argv += [flag, f"{value:g}"]
         if not self.keep_io_types:
             argv.append("--fp16-io")
         if self.validate and not self.validate_image:
@@ -95,4 +102,5 @@ class ConvertOptions:
     def to_dict(self) -> dict:
         """JSON-friendly copy (paths as strings), recorded in the report."""
         data = asdict(self)
+        data["validate_inputs"] = {k: str(v) for k, v in self.validate_inputs.items()}
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}

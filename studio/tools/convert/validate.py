@@ -24,68 +24,143 @@ if TYPE_CHECKING:
 _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
 
 
+# Default tolerances per precision. An element mismatches only when it is off by more than
+# ``atol`` AND by more than ``rtol`` of the reference (Polygraphy's elementwise check), so tiny
+# outputs (1e-5) are judged by ``atol`` and large ones by ``rtol``.
+TOLERANCES = {"FP32": (1e-5, 1e-4), "FP16": (1e-2, 5e-2)}
+
+
 @dataclass
 class OutputComparison:
-    """One output: cosine similarity, max absolute and relative error, and the verdict."""
+    """One output: the verdict by tolerance (``atol`` and ``rtol`` together) plus cosine and errors.
+
+    ``mismatches`` counts the elements off by more than ``atol`` and by more than ``rtol`` of the
+    reference; ``worst`` describes the element with the largest error. ``threshold`` is kept for
+    older readers: the cosine is reported, not judged (it means nothing on near-zero outputs).
+    """
 
     name: str
     cosine: float
     max_abs_error: float
     max_rel_error: float
     mean_abs_error: float
-    threshold: float
+    threshold: float = 0.0
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    size: int = 0
+    mismatches: int = 0
+    nan_mismatches: int = 0
+    worst: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
-        return self.cosine >= self.threshold
+        return self.mismatches == 0 and self.nan_mismatches == 0
+
+    def verdict(self) -> str:
+        """One line: the numbers and the verdict."""
+        text = (f"{self.name}: max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}, "
+                f"cosine {self.cosine:.6f}; atol {self.atol:g} + rtol {self.rtol:g}: ")
+        if self.passed:
+            return text + f"all {self.size} elements within -> ok"
+        bad = self.mismatches + self.nan_mismatches
+        where = (f" (worst at {self.worst['index']}: {self.worst['reference']:.6g} vs {self.worst['converted']:.6g})"
+                 if self.worst else "")
+        return text + f"{bad} of {self.size} elements outside{where} -> FAIL"
 
     def to_dict(self) -> dict:
         return {"output": self.name, "cosine": self.cosine, "max_abs_error": self.max_abs_error,
                 "max_rel_error": self.max_rel_error, "mean_abs_error": self.mean_abs_error,
-                "threshold": self.threshold, "passed": self.passed}
+                "threshold": self.threshold, "atol": self.atol, "rtol": self.rtol, "size": self.size,
+                "mismatches": self.mismatches, "nan_mismatches": self.nan_mismatches, "worst": self.worst,
+                "passed": self.passed}
 
 
 @dataclass
 class Validation:
-    """Per-output comparisons plus what was fed; ``bool(v)`` is True when all outputs pass."""
+    """Per-output comparisons plus what was fed; ``bool(v)`` is True when all outputs pass.
+
+    ``inputs``: per model input, where its data came from (seeded random with its distribution,
+    a file, a picture), its shape and dtype — the report says exactly what was compared on.
+    """
 
     outputs: list[OutputComparison] = field(default_factory=list)
     input_source: str = "seeded random"
+    inputs: dict = field(default_factory=dict)
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
+    fp16_overflow_total: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.outputs) and all(o.passed for o in self.outputs)
+        return bool(self.outputs) and all(o.passed for o in self.outputs) and not self.fp16_overflow_total
+
+    def overflow_text(self) -> str:
+        """One line on FP16 overflow inside the converted model ('' when none)."""
+        if not self.fp16_overflow_total:
+            return ""
+        first = self.fp16_overflow[0]
+        return (f"FP16 overflow inside the converted model: {self.fp16_overflow_total} float16 tensor(s) hold inf/NaN, "
+                f"first {first['tensor']} (op {first['op']}, {first['op_type']}: {first['nonfinite']} of "
+                f"{first['size']}); ONNX Runtime on the CPU computes between ops in FP32 and hides it from the "
+                "outputs, an FP16 device does not -> FAIL")
 
     def __str__(self) -> str:
         lines = [f"validation on {self.input_source}:"]
-        for o in self.outputs:
-            lines.append(f"  {o.name}: cosine {o.cosine:.6f}, max abs error {o.max_abs_error:.3g}, "
-                         f"max rel error {o.max_rel_error:.3g} -> {'ok' if o.passed else 'FAIL'}")
+        lines += [f"  input {name}: {describe_input(info)}" for name, info in self.inputs.items()]
+        lines += [f"  {o.verdict()}" for o in self.outputs]
+        if self.fp16_overflow_total:
+            lines.append("  " + self.overflow_text())
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        return {"input": self.input_source, "passed": bool(self), "outputs": [o.to_dict() for o in self.outputs]}
+        return {"input": self.input_source, "inputs": self.inputs, "atol": self.atol, "rtol": self.rtol,
+                "passed": bool(self), "outputs": [o.to_dict() for o in self.outputs],
+                "fp16_overflow": self.fp16_overflow, "fp16_overflow_total": self.fp16_overflow_total,
+                "fp16_overflow_text": self.overflow_text()}
 
 
-def compare_arrays(name: str, ref: np.ndarray, got: np.ndarray, threshold: float = 0.999) -> OutputComparison:
-    """Cosine similarity and errors between two arrays (compared in float64)."""
+def describe_input(info: dict) -> str:
+    """``float32 [1, 3, 224, 224] from seeded random N(0,1), seed 0`` — one input of the validation."""
+    return f"{info.get('dtype')} {info.get('shape')} from {info.get('source')}"
+
+
+def compare_arrays(name: str, ref: np.ndarray, got: np.ndarray, threshold: float = 0.0,
+                   atol: float = 1e-5, rtol: float = 1e-4) -> OutputComparison:
+    """Tolerance check, cosine similarity and errors between two arrays (compared in float64)."""
     a = np.asarray(ref, np.float64).ravel()
     b = np.asarray(got, np.float64).ravel()
     if a.shape != b.shape:
         raise UserError(f"Output {name!r} changed shape: {np.shape(ref)} -> {np.shape(got)}", name,
-                        "The conversion altered the output; check --input_shape and --out_nodes.")
-    norm = np.linalg.norm(a) * np.linalg.norm(b)
-    cosine = float(a @ b / norm) if norm else (1.0 if np.array_equal(a, b) else 0.0)
-    diff = np.abs(a - b)
-    rel = diff / np.maximum(np.abs(a), 1e-6)
+                        "The conversion altered the output; check --input-shape and --out-nodes.")
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(a) & np.isfinite(b)
+        # Non-finite values must agree exactly (inf vs inf of the same sign, NaN vs NaN).
+        same_nonfinite = (a == b) | (np.isnan(a) & np.isnan(b))
+        nan_mismatches = int(np.count_nonzero(~finite & ~same_nonfinite))
+        af, bf = np.where(finite, a, 0.0), np.where(finite, b, 0.0)
+        norm = np.linalg.norm(af) * np.linalg.norm(bf)
+        cosine = float(af @ bf / norm) if norm else (1.0 if np.array_equal(af, bf) else 0.0)
+        diff = np.abs(af - bf)
+        rel = diff / np.maximum(np.abs(af), 1e-12)
+        rel[diff == 0] = 0.0
+        bad = (diff > atol) & (rel > rtol)
+    mismatches = int(np.count_nonzero(bad))
+    worst = {}
+    if mismatches or nan_mismatches:
+        index = int(np.argmax(np.where(bad, diff, -1.0))) if mismatches else int(np.argmax(~finite & ~same_nonfinite))
+        position = [int(i) for i in np.unravel_index(index, np.shape(ref))] if np.ndim(ref) else []
+        worst = {"index": position, "reference": float(a[index]), "converted": float(b[index]),
+                 "abs_error": float(abs(a[index] - b[index]))}
     return OutputComparison(name, cosine, float(diff.max(initial=0)), float(rel.max(initial=0)),
-                            float(diff.mean()) if diff.size else 0.0, threshold)
+                            float(diff.mean()) if diff.size else 0.0, threshold, atol, rtol, int(a.size),
+                            mismatches, nan_mismatches, worst)
 
 
 def _session(model: onnx.ModelProto | Path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     data = model if isinstance(model, (str, Path)) else model.SerializeToString()
     return ort.InferenceSession(str(data) if isinstance(data, Path) else data, options,
                                 providers=["CPUExecutionProvider"])
@@ -110,54 +185,116 @@ def raw_from_image(path: Path, insertion: AippInsertion) -> np.ndarray:
 
 
 def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion],
-               seed: int = 0, image: Path | None = None) -> tuple[dict, dict, str]:
-    """(feeds for the original, feeds for the converted, description of the input)."""
+               seed: int = 0, image: Path | None = None, given: dict[str, np.ndarray] | None = None,
+               given_sources: dict[str, str] | None = None) -> tuple[dict, dict, str, dict]:
+    """(feeds for the original, feeds for the converted, description, per-input description).
+
+    ``given``: arrays for some inputs (``--input NAME=FILE.npy``); ``given_sources`` names their files.
+    """
     rng = np.random.default_rng(seed)
+    given = dict(given or {})
     by_name = {ins.input_name: ins for ins in insertions}
     inits = {i.name for i in converted.graph.initializer}
     orig_types = {v.name: v.type.tensor_type.elem_type for v in original.graph.input}
-    feeds_orig, feeds_conv = {}, {}
-    source = "seeded random input (seed %d)" % seed if image is None else f"image {Path(image).name}"
+    real_inputs = [v.name for v in converted.graph.input if v.name not in inits]
+    unknown = sorted(set(given) - set(real_inputs))
+    if unknown:
+        raise UserError(f"--input names {unknown[0]!r}, which is not an input of the model", "--input",
+                        f"The model's inputs are: {', '.join(real_inputs)}.")
+    feeds_orig, feeds_conv, described = {}, {}, {}
+    random_used = False
     for value in converted.graph.input:
         if value.name in inits:
             continue
         shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
         ins = by_name.get(value.name)
         if ins is not None:
-            raw = raw_from_image(image, ins) if image else rng.integers(0, 256, shape, dtype=np.uint8)
+            if value.name in given:
+                raw, source = np.asarray(given[value.name]), (given_sources or {}).get(value.name, "given data")
+            elif image:
+                raw, source = raw_from_image(image, ins), f"image {Path(image).name} (through AIPP)"
+            else:
+                raw, source = rng.integers(0, 256, shape, dtype=np.uint8), f"seeded random uint8 0..255, seed {seed}"
+                random_used = True
+            if list(raw.shape) != shape:
+                raise UserError(f"Data for {value.name!r} has shape {list(raw.shape)}, the model wants {shape}",
+                                "--input", "Give data of the model's (converted) input shape.")
+            raw = raw.astype(np.uint8, copy=False)
             feeds_conv[value.name] = raw
             pre = ins.op.apply(raw)
             if ins.layout == "NCHW":
                 pre = pre.transpose(0, 3, 1, 2)
             feeds_orig[value.name] = np.ascontiguousarray(pre).astype(_NP_TYPES.get(orig_types.get(value.name), np.float32))
+            described[value.name] = {"source": source, "shape": list(raw.shape), "dtype": str(raw.dtype)}
             continue
         dtype = _NP_TYPES.get(value.type.tensor_type.elem_type, np.float32)
-        if np.issubdtype(dtype, np.floating):
-            data = rng.standard_normal(shape).astype(np.float32)
+        if value.name in given:
+            data = np.asarray(given[value.name])
+            if list(data.shape) != shape:
+                raise UserError(f"Data for {value.name!r} has shape {list(data.shape)}, the converted model wants "
+                                f"{shape}", "--input", "Give data of the input shape the model was converted to.")
+            source = (given_sources or {}).get(value.name, "given data")
+        elif np.issubdtype(dtype, np.floating):
+            data, source = rng.standard_normal(shape).astype(np.float32), f"seeded random N(0,1), seed {seed}"
         elif dtype == np.bool_:
-            data = rng.integers(0, 2, shape).astype(bool)
+            data, source = rng.integers(0, 2, shape).astype(bool), f"seeded random booleans, seed {seed}"
         else:
-            data = rng.integers(0, 10, shape).astype(dtype)
+            data, source = rng.integers(0, 10, shape).astype(dtype), f"seeded random integers 0..9, seed {seed}"
+        random_used = random_used or value.name not in given
         feeds_conv[value.name] = data.astype(dtype)
         feeds_orig[value.name] = data.astype(_NP_TYPES.get(orig_types.get(value.name), dtype))
-    return feeds_orig, feeds_conv, source
+        described[value.name] = {"source": source, "shape": shape, "dtype": np.dtype(dtype).name}
+    parts = []
+    if image is not None and insertions:
+        parts.append(f"image {Path(image).name}")
+    if given:
+        parts.append("given data (" + ", ".join(sorted(given)) + ")")
+    if random_used:
+        parts.append(f"seeded random input (seed {seed})")
+    return feeds_orig, feeds_conv, " + ".join(parts) or "no inputs", described
 
 
 def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion] | None = None,
-             seed: int = 0, image: Path | None = None, threshold: float = 0.999) -> Validation:
-    """Run both models with ONNX Runtime on the same input and compare outputs by name."""
-    feeds_orig, feeds_conv, source = make_feeds(original, converted, insertions or [], seed, image)
+             seed: int = 0, image: Path | None = None, threshold: float = 0.0, atol: float = 1e-5,
+             rtol: float = 1e-4, given: dict[str, np.ndarray] | None = None,
+             given_sources: dict[str, str] | None = None) -> Validation:
+    """Run both models with ONNX Runtime on the same input and compare outputs by name.
+
+    The original runs as it was given (its ONNX Runtime run is the reference); the converted
+    model was already checked to load before it was written.
+    """
+    feeds_orig, feeds_conv, source, described = make_feeds(original, converted, insertions or [], seed, image,
+                                                            given, given_sources)
     try:
-        ref_session, conv_session = _session(original), _session(converted)
+        ref_session = _session(original)
         ref_names = [o.name for o in ref_session.get_outputs()]
-        conv_names = [o.name for o in conv_session.get_outputs()]
         ref = dict(zip(ref_names, ref_session.run(None, feeds_orig)))
-        got = dict(zip(conv_names, conv_session.run(None, feeds_conv)))
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        raise UserError(f"ONNX Runtime could not run the models for validation: {exc}", "validation",
-                        "Check the model runs in ONNX Runtime (studio convert without --validate, then open it).") from exc
-    result = Validation(input_source=source)
+        raise UserError(f"ONNX Runtime could not run the original model on the validation input: "
+                        f"{_first_line(exc)}", "validation (original model)",
+                        "Give the inputs' data with --input NAME=FILE.npy, or check that the original "
+                        "model runs in ONNX Runtime.") from exc
+    try:
+        conv_session = _session(converted)
+        conv_names = [o.name for o in conv_session.get_outputs()]
+        got = dict(zip(conv_names, conv_session.run(None, feeds_conv)))
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"ONNX Runtime could not run the converted model: {_first_line(exc)}",
+                        "validation (converted model)",
+                        "The original ran on the same input; turn off the pass or option that changed "
+                        "the failing node and convert again.") from exc
+    result = Validation(input_source=source, inputs=described, atol=atol, rtol=rtol)
     for name in conv_names:
         if name in ref:
-            result.outputs.append(compare_arrays(name, ref[name], got[name], threshold))
+            result.outputs.append(compare_arrays(name, ref[name], got[name], threshold, atol, rtol))
+    if any(i.data_type == 10 for i in converted.graph.initializer):  # an FP16 conversion: look inside
+        from studio.tools.convert.fp16_scan import fp16_overflow
+
+        result.fp16_overflow, result.fp16_overflow_total = fp16_overflow(converted, feeds_conv)
     return result
+
+
+def _first_line(exc: Exception) -> str:
+    from studio.ortmsg import ort_message
+
+    return ort_message(exc)

@@ -7,6 +7,7 @@ to reach it, so fixing a host's port fixes every deployment on it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,32 @@ from pathlib import Path
 from studio.errors import UserError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+# Folders that hold other users' homes: a deployment there could list or delete all of them.
+_HOME_PARENTS = ("/home", "/Users")
+
+
+def normalise_remote(remote: str) -> tuple[str, bool]:
+    """(lexically normalised path, relative to the login folder?) — ``~``, ``.``, ``..`` and ``//`` folded."""
+    text = remote.strip()
+    home = not text.startswith("/")
+    if text == "~" or text.startswith("~/"):
+        text = text[1:].lstrip("/")
+    text = posixpath.normpath(text) if text else "."
+    if not home:
+        text = "/" + text.lstrip("/")  # normpath keeps a leading "//"; it is the same folder here
+    return text, home
+
+
+def remote_too_wide(remote: str) -> str | None:
+    """What ``remote`` would take in when it is the whole home or root folder or above them, else None."""
+    text, home = normalise_remote(remote)
+    if home and (text == "." or text == ".." or text.startswith("../")):
+        return "the whole remote home folder" if text == "." else "a folder above the remote home folder"
+    if not home and (text == "/" or text in _HOME_PARENTS):
+        return "the whole remote root folder" if text == "/" else f"every home folder under {text}"
+    return None
 
 
 @dataclass
@@ -33,9 +60,10 @@ class Deployment:
         if not self.remote or "\0" in self.remote or "\n" in self.remote:
             raise UserError(f"Remote folder {self.remote!r} of deployment {self.name!r} is not usable",
                             "deployment", "Give the remote folder as an absolute path, e.g. /home/me/project.")
-        if self.remote.rstrip("/") in ("", "~"):
-            raise UserError(f"Deployment {self.name!r} would sync the whole remote {'/' if self.remote.startswith('/') else 'home'} folder",
-                            "deployment", "Give a project folder, e.g. /home/me/project.")
+        too_wide = remote_too_wide(self.remote)
+        if too_wide:
+            raise UserError(f"Deployment {self.name!r} would sync {too_wide} ({self.remote!r})", "deployment",
+                            "Give a project folder, e.g. /home/me/project or ~/project.")
         if not self.local:
             raise UserError(f"Deployment {self.name!r} has no local folder", "deployment", "Give --local DIR.")
 

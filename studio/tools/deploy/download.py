@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import tarfile
 import threading
 from collections.abc import Callable, Generator
@@ -11,8 +10,9 @@ from pathlib import Path
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
+from studio.targets.files import new_token
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.safe_paths import Changed, check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import FileInfo
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
@@ -22,11 +22,13 @@ from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_F
 class Downloader:
     """Download files from the remote root into ``local_root``."""
 
-    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None):
+    def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None,
+                 token: str | None = None):
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
         self.cancel = cancel
-        self.token = secrets.token_hex(4)
+        self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
+        self.expected: dict = {}  # path -> local FileInfo the plan saw (None: absent)
 
     def _target(self, rel: str) -> Path:
         check_relative(rel)
@@ -39,6 +41,8 @@ class Downloader:
         return target
 
     def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor) -> Landed:
+        """Write ``source`` to a temporary file beside ``rel``; rename it over ``rel`` only if the local
+        file is still as the plan saw it (else ``Changed``: someone's new work is kept)."""
         target = self._target(rel)
         temp = target.parent / temp_name(target.name, self.token)
         digest = Sha256(threaded=size >= HASH_THREAD)
@@ -58,6 +62,9 @@ class Downloader:
                                 "Run again once it is no longer being written.")
             os.chmod(temp, safe_mode(mode))
             os.utime(temp, (mtime, mtime))
+            problem = local_problem(target, self.expected.get(rel))
+            if problem:
+                raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
             os.replace(temp, target)
         except BaseException:
             digest.abandon()
@@ -70,6 +77,7 @@ class Downloader:
         stats = TransferStats()
         for item in items:
             check_relative(item.path)
+            self.expected[item.path] = item.local
         small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -86,7 +94,7 @@ class Downloader:
             yield from self._tar_batch(small, progress, landed, stats)
         if big:
             stats.failed += yield from run_parallel(big, lambda i: self._get(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn)
+                                                     self.stop, landed, self.conn, stats)
         return stats
 
     def _tar_batch(self, batch: list, progress: Progressor, landed: Callable, stats: TransferStats
@@ -113,6 +121,10 @@ class Downloader:
                     source = tar.extractfile(member)
                     try:
                         value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
+                    except Changed as exc:
+                        stats.conflicts.append((member.name, exc.what))
+                        seen.add(member.name)
+                        continue
                     except UserError as exc:
                         stats.failed.append((member.name, exc.what))
                         continue

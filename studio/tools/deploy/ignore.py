@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Studio's own temporary names are never synced, whatever the patterns say.
-ALWAYS_EXCLUDED = (".*.studio-part-*", ".studio-staging-*")
+# Studio's own temporary files are told apart by their run token (scan.is_leftover), not by
+# a pattern here: a user's file that merely looks like one is synced like any other.
+ALWAYS_EXCLUDED: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,9 @@ def _decide(mode: str, path: str, loc, rem, base: Synced | None, lc: bool, rc: b
     return DELETE_REMOTE, "deleted locally" if not never else "only on remote"
 
 
+NAME_MAX = 255  # bytes per path component on Linux file systems (ext4, xfs, btrfs, overlayfs)
+
+
 def _refusal(path: str, action: str, local: Scan, remote: Scan) -> str | None:
     """Why writing ``path`` on the side ``action`` writes to would be unsafe, or None."""
     writes_remote = action in (UPLOAD, DELETE_REMOTE, CONFLICT)
@@ -171,6 +174,10 @@ def _refusal(path: str, action: str, local: Scan, remote: Scan) -> str | None:
     for side, scan, writes in (("remote", remote, writes_remote), ("local", local, writes_local)):
         if not writes:
             continue
+        long = next((part for part in path.split("/") if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX), None)
+        if long is not None:  # e.g. from a Mac, where a name may have 255 characters, not bytes
+            return (f"the name {long[:40]}… is {len(long.encode('utf-8', 'surrogateescape'))} bytes long; the "
+                    f"{side} file system stores at most {NAME_MAX} bytes per name")
         for folder in parents(path):
             if folder in scan.links:
                 return f"the {side} folder {folder!r} is a symlink (-> {scan.links[folder]}); Studio never writes through symlinks"
@@ -201,7 +208,10 @@ def make_plan(mode: str, local: Scan, remote: Scan, synced: dict[str, Synced], d
                                                          f"(-> {target}); Studio never follows it"))
         for path, why in sorted(scan.refused.items()):
             plan.items.append(PlanItem(path, REFUSE, why))
+    ruled = {item.path for item in plan.items}  # a symlink on one side and a file on the other: one row
     for path in sorted(set(local.files) | set(remote.files) | set(synced)):
+        if path in ruled:
+            continue
         loc, rem, base = local.files.get(path), remote.files.get(path), synced.get(path)
         lh, rh = lh_all.get(path), rh_all.get(path)
         if loc is None and rem is None:

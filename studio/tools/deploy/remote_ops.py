@@ -56,14 +56,31 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
-def delete_files(conn, root: str, paths: list[str]) -> None:
-    """``rm -f`` the files (relative to ``root``), in batches."""
+def delete_files(conn, root: str, paths: list[str], expected: dict | None = None) -> list[str]:
+    """``rm -f`` the files (relative to ``root``), in batches; returns those left alone.
+
+    With ``expected`` (path -> the FileInfo the plan saw), each file is deleted only if it is
+    still that file (size and mtime checked on the host just before its ``rm``); one that changed
+    since the plan is kept and returned.
+    """
     if not paths:
-        return
+        return []
+    from studio.tools.deploy.safe_paths import stat_check_line
+
     lines = [b"cd -- " + q(root)]
-    for i in range(0, len(paths), CHUNK):
-        lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
-    run_script(conn, lines, "Deleting remote files")
+    if expected is None:
+        for i in range(0, len(paths), CHUNK):
+            lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
+    else:
+        lines.append(b"set --")
+        for index, path in enumerate(paths):
+            lines.append(b"if " + stat_check_line(path, expected.get(path), q) + b"; then set -- \"$@\" " + q(path) +
+                         b"; else echo changed " + str(index).encode() + b"; fi")
+            if (index + 1) % CHUNK == 0 or index == len(paths) - 1:
+                lines.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
+    out = run_script(conn, lines, "Deleting remote files")
+    kept = [int(line.split()[1]) for line in out.decode("ascii", "replace").splitlines() if line.startswith("changed ")]
+    return [paths[i] for i in kept]
 
 
 def remove_leftovers(conn, root: str, paths: list[str]) -> None:

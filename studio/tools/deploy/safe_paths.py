@@ -81,3 +81,86 @@ def local_parent_is_link(root: Path, path: str) -> str | None:
         if os.path.islink(root / folder):
             return folder
     return None
+
+
+class WriteRefused(UserError):
+    """A write refused at write time: the folder it would go through is not a plain folder now."""
+
+
+def remote_parent_problem(sftp, root: bytes, path: str) -> str | None:
+    """Why writing ``path`` under the real remote ``root`` could leave the root now, or None.
+
+    Checked just before each SFTP write and rename (not only at plan time): every folder from the
+    root down to the file's must be a real folder, not a symlink a process on the host put there
+    after the scan. ``lstat`` never follows the last component, so each one is seen as it is.
+    """
+    import stat
+
+    for folder in ["", *parents(path)]:
+        where = root + (b"/" + folder.encode("utf-8", "surrogateescape") if folder else b"")
+        try:
+            mode = sftp.lstat(where).st_mode
+        except OSError:
+            return f"the remote folder {folder or '(root)'} is gone (changed on the host after the scan)"
+        if stat.S_ISLNK(mode):
+            return (f"the remote folder {folder or '(root)'} is a symlink now (changed on the host after the "
+                    "scan); nothing was written through it")
+        if not stat.S_ISDIR(mode):
+            return f"the remote {folder or '(root)'} is no longer a folder (changed on the host after the scan)"
+    return None
+
+
+class Changed(UserError):
+    """A row whose side changed since the plan was made: applying it would lose someone's work."""
+
+
+def stat_problem(mode: int | None, size: int, mtime: float, expected) -> str | None:
+    """How a file (``mode`` None: absent) differs from what the plan saw (``expected``: a FileInfo
+    or None for "absent"), or None when it is as planned."""
+    import stat
+
+    if expected is None:
+        return None if mode is None else "it appeared after the plan was made"
+    if mode is None:
+        return "it disappeared after the plan was made"
+    if not stat.S_ISREG(mode):
+        return "it is no longer a regular file"
+    if size != expected.size or int(mtime) != expected.mtime:
+        return "it changed after the plan was made"
+    return None
+
+
+def local_problem(path: Path, expected) -> str | None:
+    """:func:`stat_problem` for a local path (never following a symlink)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return stat_problem(None, 0, 0, expected)
+    return stat_problem(st.st_mode, st.st_size, st.st_mtime, expected)
+
+
+def remote_problem(sftp, path: bytes, expected) -> str | None:
+    """:func:`stat_problem` for a remote path over SFTP (``lstat``: a symlink is not followed)."""
+    try:
+        st = sftp.lstat(path)
+    except FileNotFoundError:
+        return stat_problem(None, 0, 0, expected)
+    except OSError as exc:
+        if getattr(exc, "errno", None) == 2:
+            return stat_problem(None, 0, 0, expected)
+        raise
+    return stat_problem(st.st_mode, st.st_size, st.st_mtime, expected)
+
+
+def stat_check_line(path: str, expected, quote) -> bytes:
+    """A POSIX ``sh`` condition true when ``path`` (relative to the cwd) is as the plan saw it.
+
+    Absent: two builtin tests. Present: one ``stat`` process (GNU coreutils) comparing size and
+    whole-second mtime — only rows that overwrite or delete an existing file pay for it.
+    """
+    q = quote(path)
+    if expected is None:
+        return b"! [ -e " + q + b" ] && ! [ -L " + q + b" ]"
+    want = f"{expected.size} {expected.mtime}".encode()
+    return (b"[ -f " + q + b" ] && ! [ -L " + q + b' ] && [ "$(stat -c \'%s %Y\' -- ' + q +
+            b' 2>/dev/null)" = "' + want + b'" ]')

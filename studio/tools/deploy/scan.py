@@ -52,14 +52,22 @@ class Scan:
     exists: bool = True
 
 
-def is_leftover(rel: str) -> bool:
-    """Studio's own temporary names: ``.NAME.studio-part-TOKEN`` files and top-level staging folders."""
+def is_leftover(rel: str, owned: frozenset[str] | set[str] = frozenset()) -> bool:
+    """One of OUR temporary names: a ``.NAME.studio-part-TOKEN-…`` file or a top-level staging
+    folder whose TOKEN is a run this deployment recorded as its own. A user's file that only looks
+    like one (another token, or none) is an ordinary file: synced, never cleaned up."""
+    if not owned:
+        return False
+    from studio.targets.files import STAGING, token_of
+
     name = rel.rpartition("/")[2]
-    return (name.startswith(".") and ".studio-part-" in name) or \
-        (rel.startswith(".studio-staging-") and "/" not in rel)
+    if name.startswith(STAGING) and "/" in rel:
+        return False  # staging folders live in the root only
+    return token_of(name) in owned
 
 
-def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None) -> Scan:
+def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None,
+               owned: frozenset[str] = frozenset()) -> Scan:
     """Walk ``root`` without following symlinks; excluded folders are not entered."""
     scan = Scan(str(root))
     if not root.exists():
@@ -81,7 +89,7 @@ def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None
             count += 1
             if cancel is not None and count % 2048 == 0:
                 cancel.raise_if_cancelled()
-            if is_leftover(rel):
+            if is_leftover(rel, owned):
                 scan.leftovers.append(rel)
                 continue
             try:
@@ -113,7 +121,7 @@ def remote_root_expr(remote: str) -> str:
 SFTP_MAX_DIRS = 24  # a small tree is listed over SFTP before the `find` command has even started
 
 
-def scan_remote(conn, remote: str, excludes: Excludes) -> Scan:
+def scan_remote(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset()) -> Scan:
     """List ``remote``: one ``find``, raced by an SFTP walk that wins on small or missing trees.
 
     ``find`` costs one round trip but also the login shell's start-up files (measured ~250 ms
@@ -126,13 +134,13 @@ def scan_remote(conn, remote: str, excludes: Excludes) -> Scan:
 
     def run_find() -> None:
         try:
-            result["scan"] = scan_remote_find(conn, remote, excludes)
+            result["scan"] = scan_remote_find(conn, remote, excludes, owned)
         except BaseException as exc:  # noqa: BLE001 - re-raised below when SFTP did not answer
             result["error"] = exc
 
     finder = threading.Thread(target=run_find, name="deploy-find", daemon=True)
     finder.start()
-    quick = scan_remote_sftp(conn, remote, excludes)
+    quick = scan_remote_sftp(conn, remote, excludes, owned=owned)
     if quick is not None:
         return quick
     finder.join()
@@ -141,7 +149,8 @@ def scan_remote(conn, remote: str, excludes: Excludes) -> Scan:
     return result["scan"]
 
 
-def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP_MAX_DIRS) -> Scan | None:
+def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP_MAX_DIRS,
+                     owned: frozenset[str] = frozenset()) -> Scan | None:
     """The listing over SFTP when the tree is small; None when it is not (or a name is not UTF-8)."""
     try:
         sftp = conn.sftp()
@@ -161,9 +170,8 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
             for attr in sftp.listdir_attr(f"{root}/{rel_dir}" if rel_dir else root):
                 rel = f"{rel_dir}/{attr.filename}" if rel_dir else attr.filename
                 kind = stat_module.S_IFMT(attr.st_mode or 0)
-                if rel.startswith(".studio-staging-") or is_leftover(rel):
-                    if "/" not in rel or kind == stat_module.S_IFREG:
-                        scan.leftovers.append(rel)
+                if is_leftover(rel, owned):
+                    scan.leftovers.append(rel)
                     continue
                 reason = escape_reason(rel)
                 if reason:
@@ -182,7 +190,7 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
         return None  # names that are not UTF-8, permissions: `find` lists those faithfully
 
 
-def scan_remote_find(conn, remote: str, excludes: Excludes) -> Scan:
+def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset()) -> Scan:
     """List ``remote`` with one ``find``; a missing folder is an empty side (``exists`` False)."""
     command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || exit {ROOT_MISSING}; pwd -P; "
                f"exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
@@ -199,23 +207,21 @@ def scan_remote_find(conn, remote: str, excludes: Excludes) -> Scan:
             raise UserError(f"Listing the remote folder failed: {text or f'exit status {status}'}",
                             f"{conn.entry.name}:{remote}", "Check that `find` (GNU findutils) is installed on the host.")
         scan.errors.extend(line for line in text.splitlines() if line)
-    parse_find_output(body, scan, excludes)
+    parse_find_output(body, scan, excludes, owned)
     return scan
 
 
-def parse_find_output(body: bytes, scan: Scan, excludes: Excludes) -> None:
+def parse_find_output(body: bytes, scan: Scan, excludes: Excludes, owned: frozenset[str] = frozenset()) -> None:
     """Fill ``scan`` from ``find -printf FIND_FORMAT`` output; unsafe names are refused, not used."""
     fields = body.split(b"\0")
     for i in range(0, len(fields) - 5, 6):
         kind, raw, size, mtime, mode, target = fields[i: i + 6]
         rel = raw.decode("utf-8", "surrogateescape")
-        if rel.startswith(".studio-staging-"):
-            if "/" not in rel:
-                scan.leftovers.append(rel)
-            continue
-        if is_leftover(rel):
-            if kind == b"f":
-                scan.leftovers.append(rel)
+        top = rel.partition("/")[0]
+        if top != rel and is_leftover(top, owned):
+            continue  # inside one of our staging folders: the folder goes as a whole
+        if is_leftover(rel, owned):
+            scan.leftovers.append(rel)
             continue
         reason = escape_reason(rel)
         if reason:

@@ -55,6 +55,9 @@ class SyncState:
         self.path = folder / f"{name}.json"
         self.journal_path = folder / f"{name}.journal"
         self.files: dict[str, Synced] = {}
+        # Tokens of runs that may have left temporary files: only names carrying one of these are
+        # ever cleaned up (see scan.is_leftover); a run's token is dropped once it ended cleanly.
+        self.tokens: set[str] = set()
         self._journal = None
         self._flushed = 0.0
         self._load()
@@ -64,6 +67,7 @@ class SyncState:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("version") == VERSION and data.get("identity") == self.identity:
                 self.files = {p: Synced.from_list(v) for p, v in data.get("files", {}).items()}
+                self.tokens = {str(t) for t in data.get("tokens", [])}
         except (OSError, ValueError, TypeError, IndexError, AttributeError):
             self.files = {}  # no state (or unreadable): every difference is treated as unknown history
         try:
@@ -79,12 +83,35 @@ class SyncState:
                     continue
                 if not ours:
                     continue
-                if record.get("del"):
+                if "own" in record:
+                    self.tokens.add(str(record["own"]))
+                elif "done" in record:
+                    self.tokens.discard(str(record["done"]))
+                elif record.get("del"):
                     self.files.pop(record["p"], None)
                 else:
                     self.files[record["p"]] = Synced.from_list(record["v"])
             except (ValueError, TypeError, KeyError, IndexError, AttributeError):
                 continue  # a line cut by a crash: that one file is simply not recorded
+
+    def own(self, token: str) -> None:
+        """Record ``token`` as this deployment's BEFORE any temporary file carrying it is created."""
+        self.tokens.add(token)
+        self._write({"own": token})
+        self._journal.flush()
+        os.fsync(self._journal.fileno())
+
+    def done(self, token: str) -> None:
+        """The run with ``token`` left nothing behind (or its leftovers were removed)."""
+        if token in self.tokens:
+            self.tokens.discard(token)
+            self._write({"done": token})
+
+    def _write(self, line: dict) -> None:
+        if self._journal is None:
+            self._journal = open(self.journal_path, "a", encoding="utf-8", errors="surrogateescape")
+            self._journal.write(json.dumps({"identity": self.identity}) + "\n")
+        self._journal.write(json.dumps(line) + "\n")
 
     def record(self, path: str, synced: Synced | None) -> None:
         """Note one path as synced (or as gone from both sides when ``synced`` is None), durably."""
@@ -94,10 +121,7 @@ class SyncState:
         else:
             self.files[path] = synced
             line = {"p": path, "v": synced.to_list()}
-        if self._journal is None:
-            self._journal = open(self.journal_path, "a", encoding="utf-8", errors="surrogateescape")
-            self._journal.write(json.dumps({"identity": self.identity}) + "\n")
-        self._journal.write(json.dumps(line) + "\n")
+        self._write(line)
         # Flushed about once a second, not per file: a crash loses at most that second's records,
         # and the next scan finds those files equal on both sides and records them again.
         now = time.monotonic()
@@ -110,7 +134,7 @@ class SyncState:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
-        data = {"version": VERSION, "identity": self.identity,
+        data = {"version": VERSION, "identity": self.identity, "tokens": sorted(self.tokens),
                 "files": {p: s.to_list() for p, s in sorted(self.files.items())}}
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:

@@ -8,23 +8,24 @@ state per file as it lands, so a cancelled or cut run resumes where it stopped.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.deployments import Deployment
+from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
-from studio.tools.deploy.download import Downloader
-from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link
+from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
+from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
 from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
 from studio.tools.deploy.upload import Uploader, open_batch_stream
@@ -47,6 +48,31 @@ def host_connector(context, deployment: Deployment) -> Connector:
     return lambda: context.connection(deployment.host)
 
 
+CANCEL_GRACE_S = 1.0  # a cancelled job gets this long to stop by itself (and remove its temporary files)
+
+
+@contextmanager
+def closing_on_cancel(conn, cancel: CancelToken | None):
+    """While inside: a cancel not honoured within CANCEL_GRACE_S (a read or write blocked on a silent
+    host) closes ``conn``, so the blocked call returns; what it raises then is reported as the
+    cancel it is."""
+    if cancel is None:
+        yield
+        return
+    timer = threading.Timer(CANCEL_GRACE_S, conn.close)
+    timer.daemon = True
+    unhook = cancel.on_cancel(timer.start)
+    try:
+        yield
+    except Exception as exc:
+        if cancel.cancelled and not isinstance(exc, Cancelled):
+            raise Cancelled() from exc
+        raise
+    finally:
+        unhook()
+        timer.cancel()
+
+
 def release(conn, failed: bool = False) -> None:
     """Done with ``conn``: a pooled connection stays open for the next job unless this one failed
     (a cancelled ``find`` or a half-sent stream must not outlive the job); any other closes."""
@@ -54,12 +80,60 @@ def release(conn, failed: bool = False) -> None:
         conn.close()
 
 
+def _too_wide(real: str, home: str, side: str) -> str | None:
+    real, home = real.rstrip("/") or "/", home.rstrip("/") or "/"
+    if real == "/":
+        return f"the whole {side} root folder"
+    if real == home:
+        return f"the whole {side} home folder ({home})"
+    if home.startswith(real + "/"):
+        return f"a folder above the {side} home folder ({real})"
+    return None
+
+
+def guard_remote_root(conn, deployment: Deployment) -> None:
+    """Refuse a remote root that IS the home or root folder, or above them, once the host resolved it.
+
+    The lexical check (``deployments.remote_too_wide``) cannot see ``/home/me`` written out or a
+    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips).
+    """
+    from studio.tools.deploy.deployments import normalise_remote
+
+    sftp = conn.sftp()
+    home = sftp.normalize(".")
+    path, relative = normalise_remote(deployment.remote)
+    try:
+        real = sftp.normalize(path if not relative else home if path == "." else f"{home}/{path}")
+    except (OSError, UnicodeError):  # not there yet (an upload creates it) or a name realpath cannot give
+        return
+    problem = _too_wide(real, home, "remote")
+    if problem:
+        raise UserError(f"Deployment {deployment.name!r} would sync {problem}: {deployment.remote!r} is {real} on "
+                        f"{deployment.host}", deployment.name,
+                        f"Point it at a project folder: `studio deploy add {deployment.name} --host {deployment.host} "
+                        f"--local {deployment.local} --remote /path/to/project`.")
+
+
+def guard_local_root(deployment: Deployment) -> None:
+    """Refuse a local root that is this computer's home or root folder, or above them."""
+    problem = _too_wide(os.path.realpath(deployment.local_root), os.path.realpath(Path.home()), "local")
+    if problem:
+        raise UserError(f"Deployment {deployment.name!r} would sync {problem}", deployment.local,
+                        "Point it at a project folder.")
+
+
 def state_for(deployment: Deployment) -> SyncState:
     identity = {"host": deployment.host, "local": str(deployment.local_root.resolve()), "remote": deployment.remote}
     return SyncState(deployment.name, identity)
 
 
-def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None,
+def _read_state(deployment: Deployment) -> SyncState:
+    state = state_for(deployment)
+    state.close()
+    return state
+
+
+def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: CancelToken | None, owned: frozenset,
                       overlap: Callable | None = None) -> Generator[Progress, None, tuple]:
     """Connect and run the remote ``find`` on a thread while the local folder is walked here.
 
@@ -79,15 +153,17 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     conn.close()
                     return
                 box["conn"] = conn
-            box["scan"] = scan_remote(conn, deployment.remote, excludes)
+            guard_remote_root(conn, deployment)  # as the host resolves it: no home, no / (nor above)
+            box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
 
+    guard_local_root(deployment)
     worker = threading.Thread(target=remote_side, name="deploy-remote-scan", daemon=True)
     worker.start()
     try:
         yield Progress(None, f"connecting to {deployment.host}, listing {deployment.local}")
-        local = scan_local(deployment.local_root, excludes, cancel)
+        local = scan_local(deployment.local_root, excludes, cancel, owned)
         while worker.is_alive():
             with lock:
                 conn = box.get("conn")
@@ -118,10 +194,12 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
 def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bool = False, checksum: bool = False,
              cancel: CancelToken | None = None) -> Generator[Progress, None, Plan]:
     """Scan both sides and return the dry-run plan (nothing is changed)."""
-    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel)
+    state = _read_state(deployment)
+    conn, local, remote, _ = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens))
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel)
+        with closing_on_cancel(conn, cancel):
+            plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, state=state)
         failed = False
         return plan
     finally:
@@ -129,11 +207,11 @@ def plan_job(deployment: Deployment, mode: str, connector: Connector, delete: bo
 
 
 def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Scan, delete: bool, checksum: bool,
-               cancel: CancelToken | None, keep: str | None = None) -> Generator[Progress, None, Plan]:
+               cancel: CancelToken | None, keep: str | None = None, state: SyncState | None = None
+               ) -> Generator[Progress, None, Plan]:
     if keep:  # this run's own staging folder is not a leftover of an earlier one
         remote.leftovers = [p for p in remote.leftovers if keep not in p]
-    state = state_for(deployment)
-    state.close()
+    state = state or _read_state(deployment)
     local_hashes = remote_hashes = None
     if checksum:
         both = [p for p, info in local.files.items() if p in remote.files and remote.files[p].size == info.size]
@@ -188,7 +266,8 @@ def apply_job(deployment: Deployment, plan: Plan, connector: Connector, cancel: 
     conn = connector()
     failed = True
     try:
-        result = yield from _apply_with(conn, deployment, plan, cancel)
+        with closing_on_cancel(conn, cancel):
+            result = yield from _apply_with(conn, deployment, plan, cancel)
         failed = False
         return result
     finally:
@@ -199,7 +278,8 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
             prefer: str | None = None, cancel: CancelToken | None = None, on_plan: Callable[[Plan], None] | None = None
             ) -> Generator[Progress, None, tuple[Plan, ApplyResult]]:
     """Plan and apply on one connection (the CLI's upload/download/sync)."""
-    token = secrets.token_hex(4)
+    token = new_token()
+    state = _read_state(deployment)
 
     def start_batch_command(conn, local):
         # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
@@ -209,14 +289,17 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
             else None
 
-    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, start_batch_command)
+    conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens),
+                                                              start_batch_command)
     failed = True
     try:
-        plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token)
-        plan.resolve(prefer)
-        if on_plan is not None:
-            on_plan(plan)
-        result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
+        with closing_on_cancel(conn, cancel):
+            plan = yield from _plan_from(conn, deployment, mode, local, remote, delete, checksum, cancel, keep=token,
+                                         state=state)
+            plan.resolve(prefer)
+            if on_plan is not None:
+                on_plan(plan)
+            result = yield from _apply_with(conn, deployment, plan, cancel, token=token, spare=spare)
         failed = False
         return plan, result
     finally:
@@ -225,14 +308,13 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         release(conn, failed)
 
 
-def _remove_local_leftovers(root: Path) -> None:
-    """Delete our temporary download files an interrupted run left (names we alone use)."""
-    if not root.is_dir():
-        return
-    for folder, dirs, files in os.walk(root):
-        for name in files:
-            if name.startswith(".") and ".studio-part-" in name:
-                Path(folder, name).unlink(missing_ok=True)
+def _remove_local_leftovers(root: Path, paths: list[str]) -> None:
+    """Delete the temporary download files an interrupted run of ours left (their token is ours)."""
+    for path in paths:
+        check_relative(path)
+        if local_parent_is_link(root, path) or (root / path).is_symlink():
+            continue  # never through (or of) a symlink
+        (root / path).unlink(missing_ok=True)
 
 
 def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None, token: str | None = None,
@@ -256,7 +338,12 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if remote_root and plan.remote.leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
             remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
-        _remove_local_leftovers(deployment.local_root) if plan.local.leftovers else None
+        _remove_local_leftovers(deployment.local_root, plan.local.leftovers)
+        for old in list(state.tokens):  # what those runs left is gone now (or they left nothing)
+            state.done(old)
+        token = token or new_token()
+        if groups[UPLOAD] or groups[DOWNLOAD]:
+            state.own(token)  # durably ours before the first temporary name carrying it exists
 
         def landed(value: Landed) -> None:
             state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
@@ -264,14 +351,19 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[DELETE_REMOTE] and remote_root:
             paths = [check_relative(i.path) for i in groups[DELETE_REMOTE]]
             yield Progress(None, f"deleting {len(paths)} files on {deployment.host}")
-            remote_ops.delete_files(conn, remote_root, paths)
+            kept = set(remote_ops.delete_files(conn, remote_root, paths, {i.path: i.remote for i in groups[DELETE_REMOTE]}))
             for path in paths:
-                state.record(path, None)
-            result.deleted_remote = len(paths)
+                if path not in kept:
+                    state.record(path, None)
+            result.deleted_remote = len(paths) - len(kept)
+            result.conflicts += sorted(kept)  # changed on the host since the plan: kept
         for item in groups[DELETE_LOCAL]:
             path = check_relative(item.path)
             if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
                 result.refused.append((path, "a local folder on the way is a symlink"))
+                continue
+            if local_problem(deployment.local_root / path, item.local):  # edited since the plan: kept
+                result.conflicts.append(path)
                 continue
             (deployment.local_root / path).unlink(missing_ok=True)
             state.record(path, None)
@@ -282,12 +374,16 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+            result.refused += stats.refused
+            result.conflicts += [path for path, _ in stats.conflicts]
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
-            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel)
+            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+            result.conflicts += [path for path, _ in stats.conflicts]
+        state.done(token)  # every temporary file of this run was renamed or removed
     finally:
         state.save()  # what landed is recorded even when cancelled or cut
     result.seconds = time.monotonic() - started

@@ -113,10 +113,16 @@ class TransferStats:
     files: int = 0
     bytes: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # refused at write time (safe_paths)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # changed since the plan: left alone
 
 
 def connection_lost(conn, exc: BaseException) -> UserError:
-    return UserError(f"The connection to {conn.entry.address} was lost: {exc or type(exc).__name__}",
+    if getattr(conn, "dead", False):
+        reason = "the host stopped answering (no reply to keepalives)"
+    else:
+        reason = str(exc).strip() or {EOFError: "the host closed the connection"}.get(type(exc), type(exc).__name__)
+    return UserError(f"The connection to {conn.entry.address} was lost: {reason}",
                      conn.entry.name,
                      "Nothing was left half-written: files already moved are complete, the others are "
                      "untouched. Run the same command again to finish.")
@@ -169,8 +175,16 @@ class Progressor:
 
 
 def run_parallel(items: list, work: Callable, progress: Progressor, cancel: CancelToken | None,
-                  stop: threading.Event, on_done: Callable, conn) -> Generator[Progress, None, list]:
-    """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result."""
+                  stop: threading.Event, on_done: Callable, conn, stats: TransferStats | None = None
+                  ) -> Generator[Progress, None, list]:
+    """Run ``work(item)`` on CHANNELS threads; yield progress while they run; call on_done per result.
+
+    Returns the per-file failures; when ``stats`` is given, a file refused at write time
+    (``WriteRefused``) goes to its ``refused`` and one changed since the plan (``Changed``) to its
+    ``conflicts`` instead.
+    """
+    from studio.tools.deploy.safe_paths import Changed, WriteRefused
+
     failed: list[tuple[str, str]] = []
     fatal: list[BaseException] = []
     events: queue.Queue = queue.Queue()
@@ -187,6 +201,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
             events.put(("error", (item, exc)))
 
     pool = ThreadPoolExecutor(max_workers=CHANNELS, thread_name_prefix="deploy-sftp")
+    futures: list = []
     try:
         futures = [pool.submit(wrapped, item) for item in items]
         remaining = len(futures)
@@ -208,11 +223,25 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
                 if is_connection_error(exc):
                     stop.set()
                     fatal.append(exc)
+                elif isinstance(exc, WriteRefused) and stats is not None:
+                    stats.refused.append((item.path, exc.what))
+                elif isinstance(exc, Changed) and stats is not None:
+                    stats.conflicts.append((item.path, exc.what))
                 elif isinstance(exc, UserError):
                     failed.append((item.path, exc.what))
                 else:
                     failed.append((item.path, str(exc) or type(exc).__name__))
             yield progress.step()
+    except BaseException:
+        # Ctrl-C, the job closed, an error: the workers stop at their next chunk (removing their
+        # temporary files); ones blocked on a silent host never would, and shutdown() waits for
+        # them — closing the connection makes their reads and writes fail at once.
+        stop.set()
+        from concurrent.futures import wait
+
+        if wait(futures, timeout=1.0).not_done:
+            conn.close()
+        raise
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import secrets
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -12,10 +11,11 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import check_relative, parents
+from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, parents, remote_parent_problem,
+                                           remote_problem, stat_check_line)
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
-from studio.targets.files import sftp_write_atomic, temp_name
+from studio.targets.files import new_token, sftp_write_atomic, temp_name
 from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
                                           Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
                                           safe_mode)
@@ -38,7 +38,7 @@ def open_batch_stream(conn, remote: str, token: str):
     staging, script = staging_names(token)
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
     command = (b'read -r go && [ "$go" = go ] && mkdir -p -- ' + root + b" && cd -- " + root +
-               b" && mkdir -p -- " + remote_ops.q(staging) +
+               b" && mkdir -m 700 -- " + remote_ops.q(staging) +
                b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
                b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
     return remote_ops.ExecStream(conn, command)
@@ -59,8 +59,9 @@ class Uploader:
         self.remote_root = real_root        # absolute real path once the folder exists
         self.known_dirs = set(known_dirs)   # remote folders the scan saw (no mkdir needed)
         self.cancel = cancel
-        self.token = token or secrets.token_hex(4)
+        self.token = token or new_token()
         self._spare = spare                 # a batch stream opened early (see open_batch_stream)
+        self.expected: dict = {}            # path -> remote FileInfo the plan saw (None: absent)
         self.stop = threading.Event()
 
     def _remote(self, rel: str) -> bytes:
@@ -71,6 +72,7 @@ class Uploader:
         stats = TransferStats()
         for item in items:
             check_relative(item.path)
+            self.expected[item.path] = item.remote  # the remote side as the plan saw it
         small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -96,7 +98,7 @@ class Uploader:
         if big:
             self._sftp_dirs(big)
             stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn)
+                                                     self.stop, landed, self.conn, stats)
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
@@ -118,7 +120,20 @@ class Uploader:
             raise UserError(f"Cannot create remote folders: {exc}", self.remote,
                             "Check that the remote user may write there.") from exc
 
-    def _moves_script(self, staging: str, paths: list[str]) -> bytes:
+    def _move_units(self, paths: list[str]) -> list[tuple[str, list[str], bool]]:
+        """(target folder, names, names are whole new folders) groups, in a stable order."""
+        files: dict[str, set[str]] = {}    # target folder -> file names to move into it
+        folders: dict[str, set[str]] = {}  # target folder -> new folder names to move in whole
+        for path in paths:
+            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
+            unit = missing or path
+            folder, _, name = unit.rpartition("/")
+            (folders if missing else files).setdefault(folder, set()).add(name)
+        units = [(folder, sorted(names), False) for folder, names in sorted(files.items())]
+        units += [(folder, sorted(names), True) for folder, names in sorted(folders.items())]
+        return units
+
+    def _moves_script(self, staging: str, units: list[tuple[str, list[str], bool]]) -> bytes:
         """Shell lines that rename the staged files into place, then print the root's real path.
 
         A folder missing on the remote moves in as a whole (one rename shows all its files at
@@ -126,21 +141,41 @@ class Uploader:
         ``mv`` here is a rename(2) within one file system: atomic. A first upload of 5,000 files
         in 100 new folders is then ONE ``mv`` process instead of 100 (each costs ~3-8 ms on a
         busy host).
+
+        Each target folder is checked right before its ``mv``: its physical path must be the
+        root's plus its own name (``cd -P``), so a folder a process on the host replaced by a
+        symlink since the scan is not written through; a new folder must still be absent. A
+        refused group prints ``refused N`` (its index) and the rest goes on.
         """
-        units: dict[str, set[str]] = {}  # target folder -> names to move into it
-        for path in paths:
-            missing = next((f for f in parents(path) if f not in self.known_dirs), None)
-            unit = missing or path
-            folder, _, name = unit.rpartition("/")
-            units.setdefault(folder, set()).add(name)
         q = remote_ops.q
-        lines = [b"set -e"]
-        for folder, names in sorted(units.items()):
-            names = sorted(names)
-            for i in range(0, len(names), remote_ops.CHUNK):
-                sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
-                                    for n in names[i: i + remote_ops.CHUNK])
-                lines.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+        lines = [b"set -e", b"R=$(pwd -P)"]
+        for index, (folder, names, whole) in enumerate(units):
+            checks = []
+            if folder:
+                checks.append(b'[ "$(cd -P -- ' + q(folder) + b' 2>/dev/null && pwd -P)" = "$R"/' + q(folder) + b" ]")
+            if whole:
+                checks += [b"! [ -e " + q(f"{folder}/{n}" if folder else n) + b" -o -L " +
+                           q(f"{folder}/{n}" if folder else n) + b" ]" for n in names]
+            moves = []
+            if whole:  # new folders: nothing of the host's is inside, so no per-file check
+                for i in range(0, len(names), remote_ops.CHUNK):
+                    sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
+                                        for n in names[i: i + remote_ops.CHUNK])
+                    moves.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
+            else:  # each file only if the host's copy is still as planned, else "changed FOLDER-INDEX NAME-INDEX"
+                moves.append(b"set --")
+                for n_index, name in enumerate(names):
+                    path = f"{folder}/{name}" if folder else name
+                    staged = q(f"{staging}/{path}")
+                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q) + b"; then set -- \"$@\" " +
+                                 staged + b"; else echo changed " + f"{index} {n_index}".encode() + b"; fi")
+                    if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
+                        moves.append(b'[ $# -eq 0 ] || mv -f -t ' + q(folder or ".") + b' -- "$@"; set --')
+            if checks:
+                lines.append(b"if " + b" && ".join(checks) + b"; then\n" + b"\n".join(moves) +
+                             b"\nelse echo refused " + str(index).encode() + b"; fi")
+            else:
+                lines += moves
         lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
         return b"\n".join(lines) + b"\n"
 
@@ -182,7 +217,8 @@ class Uploader:
                 yield progress.step()
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
-            moves = self._moves_script(staging, [s.path for s in sent])
+            units = self._move_units([s.path for s in sent])
+            moves = self._moves_script(staging, units)
             tar.add(script, 0o600, 0, io.BytesIO(moves), len(moves))
             tar.close()
             sender.close()
@@ -203,24 +239,69 @@ class Uploader:
             raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
                             f"{err.splitlines()[-1] if err else f'exit status {status}'}",
                             self.remote, "Check free space and permissions in the remote folder; run again.")
-        self.remote_root = self.remote_root or out.decode("utf-8", "surrogateescape").strip("\n")
-        self.known_dirs.update(f for s in sent for f in parents(s.path))
+        *notes, root = out.decode("utf-8", "surrogateescape").rstrip("\n").split("\n")
+        self.remote_root = self.remote_root or root
+        refused: set[str] = set()
+        for note in notes:
+            if note.startswith("changed "):
+                unit, name_index = (int(x) for x in note.split()[1:3])
+                folder, names, _ = units[unit]
+                path = f"{folder}/{names[name_index]}" if folder else names[name_index]
+                refused.add(path)
+                stats.conflicts.append((path, "the host's copy changed after the plan was made; left as it is"))
+            elif note.startswith("refused "):
+                folder, names, whole = units[int(note.split()[1])]
+                where = folder or "(root)"
+                reason = (f"the remote folder {where} is a symlink or was replaced on the host after the scan; "
+                          "nothing was written through it") if not whole else \
+                    f"the remote folder {'/'.join(filter(None, [folder, names[0]]))} appeared on the host after the scan"
+                for value in sent:
+                    top = value.path if not whole else next(
+                        (f for f in parents(value.path) if f not in self.known_dirs), value.path)
+                    unit_folder, _, unit_name = top.rpartition("/")
+                    if unit_folder == folder and unit_name in names:
+                        refused.add(value.path)
+                        stats.refused.append((value.path, reason))
+        self.known_dirs.update(f for s in sent if s.path not in refused for f in parents(s.path))
         for value in sent:
-            landed(value)
+            if value.path not in refused:
+                landed(value)
             progress.add(0, value.path, finished=True)
         yield progress.step()
+
+    def _check_parent(self, sftp, path: str) -> None:
+        problem = remote_parent_problem(sftp, remote_ops.encode(self.remote_root), path)
+        if problem:
+            raise WriteRefused(problem, f"{self.conn.entry.name}:{self.remote_root}/{path}",
+                               "Look at what changed on the host, then plan again.")
 
     def _put(self, item, progress: Progressor) -> Landed:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
+        self._check_parent(sftp, item.path)  # at write time: the folder may have changed since the scan
+        sent = [0]
+
+        def count(n: int) -> None:
+            sent[0] += n
+            progress.add(n, item.path, size=st.st_size)
+
+        def last_checks() -> None:  # right before the rename: the folder, and the host's copy as planned
+            self._check_parent(sftp, item.path)
+            problem = remote_problem(sftp, self._remote(item.path), self.expected.get(item.path))
+            if problem:
+                raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
+                              f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")
+
         with open(self.local_root / item.path, "rb") as raw:
             st = os.fstat(raw.fileno())
             handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
             mode = safe_mode(st.st_mode)
             sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode, (int(st.st_atime), int(st.st_mtime)),
-                              on_chunk=lambda n: progress.add(n, item.path, size=st.st_size),
+                              on_chunk=count,
                               stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
-                              on_abort=handle.abandon)
+                              on_abort=handle.abandon, before_rename=last_checks)
         progress.add(0, item.path, finished=True)
-        info = FileInfo(st.st_size, int(st.st_mtime), mode)
-        return Landed(item.path, info, info, handle.hexdigest())
+        # What was actually sent: a file that grew while it was read has more bytes on the host than
+        # its size at open; the local side is recorded as it was when opened (its growth is a local change).
+        remote = FileInfo(sent[0], int(st.st_mtime), mode)
+        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode), remote, handle.hexdigest())

@@ -26,6 +26,7 @@ class ShapeSource:
     given: dict[str, tuple[int, ...]] = field(default_factory=dict)
     unknown_dims: list[tuple[str, int, str]] = field(default_factory=list)  # (input, axis, dim name)
     run: bool = False  # the shapes were recorded by an ONNX Runtime run with the given sizes
+    compiled: bool = False  # an OM model: the shapes ATC compiled in, which no option changes
 
     def text(self, fix: str = f"give them with {OPTION} NAME=d0,d1,...") -> str:
         """One line: given, from a run or inferred, and what stayed unknown (with ``fix``, in the words
@@ -35,6 +36,9 @@ class ShapeSource:
             head = "shapes from a run" + (f" with {sizes}" if sizes else "")
         elif self.given:
             head = f"shapes given: {sizes}"
+        elif self.compiled:
+            head = "shapes as ATC compiled them into the model"
+            fix = "dynamic in the compiled model"
         else:
             head = "shapes inferred from the file"
         if self.unknown_dims:
@@ -81,7 +85,7 @@ def unknown_input_dims(graph: Graph) -> list[tuple[str, int, str]]:
 
 def shape_source(model: Model) -> ShapeSource:
     """The source of the shapes the model holds now: given, from a run, or inferred from the file."""
-    return model.shape_source or ShapeSource({}, unknown_input_dims(model.main))
+    return model.shape_source or ShapeSource({}, unknown_input_dims(model.main), compiled=model.format != "onnx")
 
 
 def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> ShapeSource:

@@ -32,6 +32,7 @@ PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("profiler", "Profiler", "studio.ui.panels.profiler", "ProfilerPanel"),
     PanelSpec("accuracy", "Accuracy", "studio.ui.panels.accuracy", "AccuracyPanel"),
     PanelSpec("convert", "Converter", "studio.ui.panels.convert", "ConvertPanel"),
+    PanelSpec("advisor", "Advisor", "studio.ui.panels.advisor", "AdvisorPanel"),
     PanelSpec("hosts", "Hosts", "studio.ui.panels.hosts", "HostsPanel"),
     PanelSpec("deploy", "Deployment", "studio.ui.panels.deploy", "DeployPanel"),
     PanelSpec("terminal", "Terminal", "studio.ui.panels.terminal", "TerminalPanel"),

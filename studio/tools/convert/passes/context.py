@@ -69,7 +69,16 @@ class PassContext:
         """Add or replace an initializer."""
         from onnx import numpy_helper
 
-        tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+        # np.ascontiguousarray would turn a 0-d scalar into shape (1,) (Paddle exports keep Clip
+        # bounds and Div constants as scalars): keep the rank exactly.
+        array = np.asarray(array)
+        tensor = numpy_helper.from_array(array if array.flags.c_contiguous else array.copy(order="C"), name)
+        # A recorded value_info for this name describes the old producer (Paddle exports: a
+        # Constant inferred as rank 0 holding a [1] tensor); the initializer carries its own type,
+        # and a stale entry would make the next shape inference fail with "differ in rank".
+        stale = [i for i, v in enumerate(self.model.graph.value_info) if v.name == name]
+        for index in reversed(stale):
+            del self.model.graph.value_info[index]
         existing = self.initializer_map().get(name)
         if existing is not None:
             existing.CopyFrom(tensor)

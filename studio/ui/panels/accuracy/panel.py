@@ -58,6 +58,7 @@ class AccuracyPanel(Panel):
         self.pending: list[Path] = []          # dump folders waiting for a partner
         self.last_pair: tuple[Path, Path] | None = None  # the dumps of the comparison shown
         self._drill_handle = None
+        self.input_dialog = None              # the last "sizes of dynamic inputs" dialog
         self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
         self._build()
         self.links.compare_models.connect(self._on_compare_models)
@@ -257,34 +258,95 @@ class AccuracyPanel(Panel):
         if name:
             self.compare_with_mapping(Path(name))
 
-    def _on_compare_models(self, golden_model, target_model) -> None:
-        """The converter's "compare against original": dump both with the same seeded inputs, compare."""
+    def _on_compare_models(self, golden_model, target_model, shapes=None, files=None) -> None:
+        """The converter's "compare against original": dump both with the same inputs, compare.
+
+        Dynamic dims of the original take the converted model's fixed sizes when it has them;
+        any left open are asked for (a dim is never guessed).
+        """
         golden_model, target_model = Path(golden_model), Path(target_model)
+        if shapes is None and files is None:
+            self._ask_inputs(golden_model, lambda s, f: self._on_compare_models(golden_model, target_model, s, f),
+                             sizes_from=target_model)
+            return
         from studio.paths import cache_dir
 
         key = hashlib.sha1(f"{golden_model.resolve()}|{target_model.resolve()}".encode()).hexdigest()[:10]
         folder = cache_dir() / "accuracy" / f"{target_model.stem}-{key}"
         self.links.focus.emit(self.NAME)
         self._start(f"Comparing {target_model.name} with {golden_model.name}",
-                    lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel),
+                    lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel, shapes, files),
                     lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
 
-    def check_fp16(self, model) -> None:
-        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph."""
+    def check_fp16(self, model, shapes=None, files=None) -> None:
+        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph.
+
+        Inputs with dynamic dims are asked for first (``shapes`` / ``files`` skip the question).
+        """
         from studio.tools.accuracy.fp16_check import fp16_check_job, fp16_folders
 
         model = Path(model)
+        if shapes is None and files is None:
+            self.links.focus.emit(self.NAME)
+            self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f),
+                             on_failed=lambda exc: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
+            return
         golden, target = fp16_folders(model, self.workspace_folder)
         self.links.focus.emit(self.NAME)
         if self.result is None:  # a comparison on screen stays until the new one replaces it
             self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b>: dumping FP32 and FP16 "
                                  "simulation…")
             self.sources.setToolTip(str(model))
-        handle = self._start(f"FP16 check of {model.name}",
-                             lambda cancel: fp16_check_job(model, golden, target, cancel),
+
+        def job(cancel):
+            inputs = _load_inputs(files)
+            return (yield from fp16_check_job(model, golden, target, cancel, inputs=inputs, shapes=shapes))
+
+        handle = self._start(f"FP16 check of {model.name}", job,
                              lambda result: self._on_fp16_checked(result, (golden, target)))
         handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
         handle.cancelled.connect(lambda: self._on_fp16_ended(model, "cancelled"))
+
+    def _ask_inputs(self, model: Path, then, sizes_from: Path | None = None, on_failed=None) -> None:
+        """Read the model's dynamic inputs (a job); ask for their sizes when there are any, then ``then``."""
+        from studio.tools.accuracy.local_dump import inputs_to_ask, static_shapes
+
+        def job(cancel):
+            yield from ()
+            asked = inputs_to_ask(model)
+            known = static_shapes(sizes_from) if (asked and sizes_from is not None) else {}
+            return asked, known
+
+        def on_read(found) -> None:
+            asked, known = found
+            dynamic = [entry for entry in asked if any(not isinstance(d, int) for d in entry[1])]
+            shapes = {name: known[name] for name, dims, _ in dynamic if name in known and len(known[name]) == len(dims)}
+            open_dims = [entry for entry in dynamic if entry[0] not in shapes]
+            valued = [entry for entry in asked if not entry[2].startswith("float")]
+            # Ask when a size is missing, or when an integer/boolean input would get random values.
+            left = [entry for entry in asked if entry[0] not in shapes] if (open_dims or valued) else []
+            if not left:
+                if shapes:
+                    self.status.emit("Input sizes taken from the converted model: "
+                                     + "; ".join(f"{n} {v}" for n, v in shapes.items()))
+                then(shapes, {})
+                return
+            from studio.ui.panels.accuracy.input_dialog import InputShapesDialog
+
+            dialog = InputShapesDialog(model, left, self)
+            self.input_dialog = dialog
+
+            def accepted() -> None:
+                more, files = dialog.values()
+                then({**shapes, **more}, files)
+
+            dialog.accepted.connect(accepted)
+            dialog.rejected.connect(lambda: self.status.emit(f"{model.name}: not run (no input sizes given)"))
+            dialog.open()
+
+        handle = self._start(f"Reading the inputs of {model.name}", job, on_read)
+        if on_failed is not None:
+            handle.failed.connect(lambda exc, _tb: on_failed(exc))
 
     def _on_fp16_ended(self, model: Path, what: str) -> None:
         """A failed or cancelled check: say so where the "dumping…" line was (a shown result stays)."""
@@ -443,14 +505,26 @@ def _as_job(func, *args):
     return func(*args)
 
 
-def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel):
-    """Dump both models with the same seeded inputs, compare through the converter's report if any."""
+def _load_inputs(files: dict | None) -> dict:
+    """The arrays of the .npy files the input dialog named (read in the job)."""
+    from studio.npyfile import load_npy
+
+    return {name: load_npy(path, what=f"input {name}") if isinstance(path, Path) else path
+            for name, path in (files or {}).items()}
+
+
+def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel, shapes=None, files=None):
+    """Dump both models with the same inputs, compare through the converter's report if any."""
     from studio.tools.accuracy.compare import compare_dumps
-    from studio.tools.accuracy.local_dump import dump_model
+    from studio.tools.accuracy.local_dump import dump_model, reusable_inputs
     from studio.tools.accuracy.matching import find_converter_report, load_mapping
 
-    golden = yield from dump_model(golden_model, folder / "golden", seed=0, cancel=cancel)
-    target = yield from dump_model(target_model, folder / "target", seed=0, cancel=cancel)
+    inputs = _load_inputs(files)
+    golden = yield from dump_model(golden_model, folder / "golden", inputs=inputs, seed=0, cancel=cancel,
+                                   shapes=shapes)
+    # The converted model gets the very arrays the original got, where its inputs accept them.
+    same = reusable_inputs(golden, target_model)
+    target = yield from dump_model(target_model, folder / "target", inputs=same, seed=0, cancel=cancel)
     report = find_converter_report(target_model)
     mapping = load_mapping(report) if report else None
     return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))

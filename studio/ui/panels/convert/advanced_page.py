@@ -63,7 +63,7 @@ class AdvancedPage(QWidget):
 
         self.keep_fp32 = QLineEdit(self)
         self.keep_fp32.setPlaceholderText("op types or node names kept FP32 under FP16, e.g. Softmax, head/conv")
-        self.validate_box = QCheckBox("Validate against the original (ONNX Runtime, cosine per output)", self)
+        self.validate_box = QCheckBox("Validate against the original (ONNX Runtime; each output within atol and rtol)", self)
         self.validate_box.setChecked(True)
         self.precision_combo = QComboBox(self)
         self.precision_combo.addItem("(ATC default: force_fp16)", None)

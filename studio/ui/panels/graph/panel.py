@@ -280,7 +280,10 @@ class GraphPanel(Finding, LinkedViews, Panel):
         if view is None:
             return
         groups = sum(1 for it in view.items if it.kind == "group")
-        side.canvas.caption = (f"{len(view.graph.nodes):,} nodes · {len(view.items):,} shown"
+        folded = len(view.graph.folded)
+        side.canvas.caption = (f"{len(view.graph.nodes):,} nodes"
+                               + (f" (+ {folded:,} constants drawn as weights)" if folded else "")
+                               + f" · {len(view.items):,} shown"
                                + (f" · {groups} collapsed groups (double-click to expand)" if groups else ""))
         if side.only_here:
             where = "left" if side is self.left else "right"

@@ -61,6 +61,7 @@ def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed:
         if missing_shapes(specs, {}, {}):
             return NeedShapes(Path(model), specs)
         shapes = {}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)  # <workspace>/profiles stays, even after a failed run
     try:
         result = yield from profile_model(model, out, iterations, warmup, seed=seed, cancel=cancel, shapes=shapes)
         cancel.raise_if_cancelled()

@@ -90,6 +90,8 @@ class ProfilerPanel(Panel):
         self.shape_dialog = None  # the open "Input shapes" dialog, if any
         self._build()
         self.links.profile_model.connect(self.profile_model)
+        self._pending_range: tuple[Path, int, int] | None = None
+        self.links.show_time_range.connect(self.show_time_range)
 
     @property
     def opened_paths(self) -> list[Path]:
@@ -250,12 +252,32 @@ class ProfilerPanel(Panel):
         self.profile_box.setCurrentIndex(len(self.profiles) - 1)
         self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
         self._emit_overlay(loaded)
+        pending, self._pending_range = self._pending_range, None
+        if pending is not None and pending[0] == loaded.path:
+            self.show_time_range(*pending)
         if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
             from studio.tools.profiler.loader import store_cache
 
             trace, path = loaded.trace, loaded.path
             self.runner.start(f"Caching {path.name}", lambda cancel: store_cache(path, trace, cancel),
                               key="profiler-cache")
+
+    def show_time_range(self, path, t0: int, t1: int) -> None:
+        """Zoom the timeline to [t0, t1] (ns) of the profile at ``path`` (opened first when needed)
+        and aggregate the range."""
+        if path is not None:
+            path = Path(path)
+            index = next((i for i, p in enumerate(self.profiles) if p.path == path), None)
+            if index is None:
+                self._pending_range = (path, t0, t1)
+                self.request_open.emit(path)
+                return
+            self.profile_box.setCurrentIndex(index)
+        if self.current is None:
+            return
+        margin = max(1, (t1 - t0) // 20)
+        self.timeline.set_window(max(0, t0 - margin), t1 + margin)
+        self._on_range_selected(t0, t1)
 
     def _on_profile_chosen(self, index: int) -> None:
         if not 0 <= index < len(self.profiles):

@@ -1,0 +1,58 @@
+""".npy files from users and dumps: read safely, with a UserError for anything wrong.
+
+``np.load`` trusts the header: a shape of 10^12 elements in a 100-byte file asks for terabytes
+(MemoryError) and a negative dim fails deep inside NumPy. The header is checked against the
+file's size first, so a corrupt or truncated file ends in a message, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from studio.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.ndarray:
+    """The array in ``path`` (``mmap``: mapped read-only), after checking its header fits the file."""
+    import numpy as np
+    from numpy.lib import format as npformat
+
+    path = Path(path)
+    fix = "The file is truncated or corrupt; write it again (np.save)."
+    try:
+        with open(path, "rb") as handle:
+            version = npformat.read_magic(handle)
+            if version == (1, 0):
+                shape, _fortran, dtype = npformat.read_array_header_1_0(handle)
+            elif version in ((2, 0), (3, 0)):
+                shape, _fortran, dtype = npformat.read_array_header_2_0(handle)
+            else:
+                raise ValueError(f"unsupported .npy version {version}")
+            offset = handle.tell()
+            size = path.stat().st_size
+    except FileNotFoundError as exc:
+        raise UserError(f"The {what} file is missing", path, "Check the path (a dump folder may be incomplete).") from exc
+    except IsADirectoryError as exc:
+        raise UserError(f"Expected a .npy {what} file, got a folder", path, "Give the .npy file itself.") from exc
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+        raise UserError(f"Not a readable .npy file ({exc})", path, fix) from exc
+    if dtype.hasobject:
+        raise UserError("The .npy file holds Python objects, which Studio does not load", path,
+                        "Save a numeric array (np.save with a numeric dtype).")
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    needed = count * dtype.itemsize
+    if needed > size - offset:
+        raise UserError(f"The .npy header promises shape {tuple(shape)} of {dtype} ({needed:,} bytes) but the "
+                        f"file holds {max(size - offset, 0):,} bytes of data", path, fix)
+    try:
+        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except MemoryError as exc:
+        raise UserError(f"Not enough memory to load {needed:,} bytes", path, "Free memory or use a smaller tensor.") from exc
+    except (ValueError, OSError, EOFError) as exc:
+        raise UserError(f"Not a readable .npy file ({exc})", path, fix) from exc

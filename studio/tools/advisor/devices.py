@@ -1,0 +1,120 @@
+"""Peak compute and memory bandwidth of the devices the roofline can be drawn for.
+
+The built-in table cites where each figure comes from; figures derived or assumed rather than
+published are marked ``estimate``. Users edit the table: entries in
+``<config>/advisor_devices.json`` (a list of objects with the fields of :class:`Device`) replace
+built-in ones of the same name or add new ones. ``this computer`` is measured on demand by
+:mod:`.microbench` and kept in the same file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from studio.errors import UserError
+
+TFLOPS = 1e12
+GBPS = 1e9
+THIS_COMPUTER = "this computer"
+
+
+@dataclass
+class Device:
+    """Peak FLOP/s for FP16 (and INT8 ops/s, FP32 FLOP/s when known) and bytes/s of memory."""
+
+    name: str
+    fp16_flops: float
+    bandwidth: float
+    int8_ops: float | None = None
+    fp32_flops: float | None = None
+    source: str = ""
+    estimate: bool = False
+    note: str = ""
+
+    def peak(self, dtype: str | None) -> float:
+        """The peak for a model's compute dtype (FP32 runs at the FP16 rate on Ascend's Cube
+        after ATC's default precision mode converts it; a measured CPU has an FP32 figure)."""
+        if dtype in ("int8", "uint8") and self.int8_ops:
+            return self.int8_ops
+        if dtype in ("float32", None) and self.fp32_flops:
+            return self.fp32_flops
+        return self.fp16_flops
+
+    @property
+    def ridge(self) -> float:
+        """FLOP per byte where the memory roof meets the compute roof (FP16)."""
+        return self.fp16_flops / self.bandwidth
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+BUILTIN: tuple[Device, ...] = (
+    Device("Ascend 310", 8 * TFLOPS, 51.2 * GBPS, int8_ops=16 * TFLOPS,
+           source="Huawei Ascend 310 product brief: 8 TFLOPS FP16, 16 TOPS INT8. Bandwidth: Atlas 300I "
+                  "(model 3000) datasheet, 4x Ascend 310 with 204.8 GB/s LPDDR4X in total, divided by 4",
+           estimate=True, note="bandwidth per chip derived from a card total"),
+    Device("Ascend 310P3", 70 * TFLOPS, 204.8 * GBPS, int8_ops=140 * TFLOPS,
+           source="Atlas 300I Pro inference card datasheet (one Ascend 310P3): 140 TOPS INT8, "
+                  "70 TFLOPS FP16, LPDDR4X 204.8 GB/s"),
+    Device("Ascend 910", 256 * TFLOPS, 1200 * GBPS, int8_ops=512 * TFLOPS,
+           source="Huawei Ascend 910 launch (Aug 2019) and Hot Chips 31 Da Vinci talk: 256 TFLOPS FP16, "
+                  "512 TOPS INT8; 4x HBM2, 1.2 TB/s"),
+)
+
+
+def devices_file() -> Path:
+    """Where user edits of the table live."""
+    from studio.paths import config_dir
+
+    return config_dir() / "advisor_devices.json"
+
+
+def load_devices(path: Path | None = None) -> dict[str, Device]:
+    """Built-in devices updated by the user's file (name -> Device)."""
+    table = {d.name: d for d in BUILTIN}
+    path = path or devices_file()
+    if not path.is_file():
+        return table
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for entry in data:
+            device = Device(**entry)
+            table[device.name] = device
+    except (OSError, ValueError, TypeError) as exc:
+        raise UserError(f"The device table is not valid: {exc}", path,
+                        "Fix or delete the file; each entry needs name, fp16_flops (FLOP/s) and "
+                        "bandwidth (bytes/s).") from exc
+    return table
+
+
+def save_device(device: Device, path: Path | None = None) -> Path:
+    """Add or replace ``device`` in the user's file (atomically)."""
+    path = path or devices_file()
+    entries = []
+    if path.is_file():
+        try:
+            entries = [e for e in json.loads(path.read_text(encoding="utf-8")) if e.get("name") != device.name]
+        except (OSError, ValueError, AttributeError):
+            entries = []
+    entries.append(device.to_json())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(entries, indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def device_for_facts(facts: dict[str, str], table: dict[str, Device]) -> Device | None:
+    """The device a profile names in its facts (msprof's ``device: Ascend910B``), if known."""
+    text = (facts.get("device") or "").replace(" ", "").lower()
+    if not text:
+        return None
+    best = None
+    for name, device in table.items():
+        key = name.replace(" ", "").lower()
+        if key and key in text and (best is None or len(key) > len(best.name.replace(" ", ""))):
+            best = device
+    return best

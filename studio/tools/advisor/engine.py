@@ -1,0 +1,219 @@
+"""The advisor job: load what was given through the other engines, run the rules, build the report.
+
+    report = run_job(advise(model="unet.onnx", profile="profiles/unet_cpu", accuracy="unet.csv"))
+
+Any subset of inputs works. A local profile names its model, which is then used when no model
+is given (the report says so). Ascend profiling data is also handed to msprof-analyze when it is
+installed (see :mod:`.msprof_analyze`); its findings join ours.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.advisor.context import AccuracyInput, Context
+from studio.tools.advisor.devices import THIS_COMPUTER, Device, device_for_facts, load_devices
+from studio.tools.advisor.model import Report
+
+DEFAULT_DEVICE = "Ascend 310"
+
+
+def advise(model: Path | str | None = None, profile: Path | str | None = None, accuracy=None,
+           bench: Path | str | None = None, device: str | Device | None = None, msprof: bool = True,
+           msprof_out: Path | None = None, cancel: CancelToken | None = None) -> Generator[Progress, None, Report]:
+    """Job: the advisor report over the given inputs (paths; ``accuracy`` may also be a CompareResult)."""
+    if not any(x is not None for x in (model, profile, accuracy, bench)):
+        raise UserError("Nothing to advise on", "studio advise",
+                        "Give at least one of --model, --profile, --accuracy, --bench.")
+    t_start = time.perf_counter()
+    report = Report()
+    ctx = Context()
+    seconds: dict[str, float] = {}
+
+    def check():
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    if profile is not None:
+        from studio.tools.advisor.optable import op_table
+        from studio.tools.profiler.loader import open_profile
+
+        t0 = time.perf_counter()
+        ctx.profile_path = Path(profile)
+        yield Progress(0.05, f"reading the profile {ctx.profile_path.name}")
+        ctx.trace = yield from open_profile(ctx.profile_path, cancel)
+        ctx.ops = op_table(ctx.trace)
+        report.inputs["profile"] = str(ctx.profile_path)
+        report.profile_path = str(ctx.profile_path)
+        if model is None and ctx.trace.model_path and Path(ctx.trace.model_path).is_file():
+            model = ctx.trace.model_path
+            report.notes.append(f"model {model} taken from the profile (the model the local run profiled)")
+        seconds["profile"] = time.perf_counter() - t0
+    check()
+    if model is not None:
+        from studio.tools.graph.reader import read_graph
+
+        t0 = time.perf_counter()
+        ctx.model_path = Path(model)
+        yield Progress(0.3, f"reading the model {ctx.model_path.name}")
+        ctx.model = yield from read_graph(ctx.model_path, cancel)
+        report.inputs["model"] = str(ctx.model_path)
+        report.model_path = str(ctx.model_path)
+        seconds["model"] = time.perf_counter() - t0
+    check()
+    if accuracy is not None:
+        t0 = time.perf_counter()
+        yield Progress(0.4, "reading the accuracy result")
+        ctx.accuracy = load_accuracy(accuracy)
+        report.inputs["accuracy"] = ctx.accuracy.path
+        seconds["accuracy"] = time.perf_counter() - t0
+    if bench is not None:
+        ctx.bench_path = Path(bench)
+        ctx.bench = load_bench(ctx.bench_path)
+        report.inputs["bench"] = str(ctx.bench_path)
+
+    t0 = time.perf_counter()
+    chosen = yield from choose_device(device, ctx, report)
+    report.device = chosen.to_json()
+    seconds["device"] = time.perf_counter() - t0
+    if ctx.model is not None:
+        from studio.tools.advisor.roofline import roofline
+
+        t0 = time.perf_counter()
+        yield Progress(0.55, "roofline")
+        ctx.roofline = roofline(ctx.model.main, chosen, ctx.node_times() if ctx.ops else None)
+        report.roofline = ctx.roofline
+        above = [p for p in ctx.roofline if p.ratio is not None and p.ratio > 1.2]
+        if above:
+            report.notes.append(f"{len(above)} op(s) ran above the {chosen.name} roof (up to "
+                                f"{max(p.ratio for p in above):.1f}x): its peaks are too low for this run"
+                                + (" — the measurement was disturbed by other load; measure again on an idle "
+                                   "machine" if chosen.name == THIS_COMPUTER else " — edit the device table")
+                                + "; their bound is then not meaningful")
+        seconds["roofline"] = time.perf_counter() - t0
+    check()
+    from studio.tools.advisor.rules import RULES
+
+    t0 = time.perf_counter()
+    for i, rule in enumerate(RULES):
+        check()
+        yield Progress(0.6 + 0.2 * i / len(RULES), f"rule {rule.__name__.rsplit('.', 1)[-1]}")
+        report.findings += rule.check(ctx)
+    seconds["rules"] = time.perf_counter() - t0
+
+    if ctx.profile_path is not None and msprof:
+        from studio.tools.advisor import msprof_analyze as ma
+
+        if ma.applies_to(ctx.trace.facts, ctx.profile_path):
+            t0 = time.perf_counter()
+            run = yield from ma.run_msprof_analyze(ctx.profile_path, msprof_out, cancel)
+            report.findings += run.findings
+            report.msprof_analyze = run.to_json()
+            report.notes.append(run.message)
+            seconds["msprof-analyze"] = time.perf_counter() - t0
+
+    from studio.tools.advisor.perf_report import performance
+
+    report.performance = performance(ctx, chosen, report.findings)
+    if ctx.ops is not None and not ctx.ops.ops:
+        report.notes.append(f"{ctx.profile_label} has no per-op table (op_summary / kernel_details): "
+                            "op-time rules and measured roofline points are skipped")
+    seconds["total"] = time.perf_counter() - t_start
+    report.seconds = {k: round(v, 4) for k, v in seconds.items()}
+    yield Progress(1.0, f"{len(report.findings)} finding(s)")
+    return report
+
+
+def choose_device(device: str | Device | None, ctx: Context, report: Report) -> Generator[Progress, None, Device]:
+    """The device the roofline uses: given, named by the profile, this computer for a local run, or
+    the default (said so in the notes)."""
+    if isinstance(device, Device):
+        return device
+    table = load_devices()
+    if device:
+        if device == THIS_COMPUTER:
+            return (yield from this_computer(table))
+        found = table.get(device) or next((d for n, d in table.items() if n.lower() == device.lower()), None)
+        if found is None:
+            raise UserError(f"Unknown device {device!r}", "--device",
+                            "Use one of: " + ", ".join([*table, THIS_COMPUTER]) + " (or add it to the device table).")
+        return found
+    if ctx.trace is not None:
+        named = device_for_facts(ctx.trace.facts, table)
+        if named is not None:
+            report.notes.append(f"roofline device {named.name}: named by the profile ({ctx.trace.facts.get('device')})")
+            return named
+        if "onnxruntime" in ctx.trace.facts:
+            measured = yield from this_computer(table)
+            report.notes.append("roofline device: this computer (the profile is a local ONNX Runtime run); "
+                                f"peaks {measured.fp16_flops / 1e9:.1f} GFLOP/s, {measured.bandwidth / 1e9:.1f} GB/s "
+                                f"({measured.source})")
+            return measured
+    report.notes.append(f"roofline device {DEFAULT_DEVICE}: assumed, none was given (use --device)")
+    return table[DEFAULT_DEVICE]
+
+
+def this_computer(table: dict[str, Device]) -> Generator[Progress, None, Device]:
+    """This computer's roofs: from the device table when measured before, else measured now and
+    kept in the table (re-measure with ``studio advise --measure-device``)."""
+    known = table.get(THIS_COMPUTER)
+    if known is not None:
+        return known
+    from studio.tools.advisor.devices import save_device
+    from studio.tools.advisor.microbench import measure
+
+    yield Progress(None, "measuring this computer (matmul, copy)")
+    device = measure()
+    try:
+        save_device(device)
+    except OSError:
+        pass  # a read-only config folder: measure again next time
+    return device
+
+
+def load_accuracy(accuracy) -> AccuracyInput:
+    """An accuracy input from a CompareResult, a comparison CSV, or ``studio compare --json`` output."""
+    from studio.tools.accuracy.advisor import Finding as AccFinding
+
+    if hasattr(accuracy, "findings") and hasattr(accuracy, "rows"):
+        return AccuracyInput(str(getattr(accuracy, "target", "comparison")), list(accuracy.findings),
+                             accuracy.summary(), list(accuracy.rows), accuracy.target_mode)
+    path = Path(accuracy)
+    if not path.is_file():
+        raise UserError("Accuracy result not found", path, "Give the CSV or JSON a comparison wrote "
+                        "(studio compare -o, studio fp16-check, or msaccucmp).")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            findings = [AccFinding(**{k: f.get(k) for k in ("type", "name", "row", "message", "advice")})
+                        for f in data["findings"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"Not a comparison JSON ({exc})", path,
+                            "Give the output of `studio compare --json` or a comparison CSV.") from exc
+        return AccuracyInput(str(path), findings, data.get("summary", ""), [], data.get("target_mode", ""))
+    from studio.tools.accuracy.report_csv import read_csv
+
+    result = read_csv(path)
+    return AccuracyInput(str(path), list(result.findings), result.summary(), list(result.rows), result.target_mode)
+
+
+def load_bench(path: Path) -> dict:
+    """A benchmark result JSON (``studio profile run --json``, ais_bench / msame summaries)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"Cannot read the benchmark result ({exc})", path,
+                        "Give the JSON `studio profile run --json` prints, or an ais_bench summary JSON.") from exc
+    if not isinstance(data, dict):
+        raise UserError("The benchmark result is not a JSON object", path, "Give a summary JSON.")
+    from studio.tools.advisor.context import bench_latency_ms
+
+    if bench_latency_ms(data) is None:
+        raise UserError("No latency found in the benchmark result", path,
+                        "Expected latency_ms.mean (studio profile run --json) or NPU_compute_time.mean (ais_bench).")
+    return data

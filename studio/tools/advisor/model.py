@@ -1,0 +1,148 @@
+"""What the advisor returns: findings, roofline points and the report that holds them.
+
+A :class:`Finding` is one piece of advice with the numbers behind it. Its severity follows the
+share of the step time it costs, as msprof-analyze ranks its problems: at least 5 % of a step is
+``high``, at least 3 % ``medium``, anything less ``low``. Findings whose cost is not a time
+(an FP16 overflow, a failed accuracy check) carry the severity their rule gives and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+HIGH, MEDIUM, LOW = "high", "medium", "low"
+SEVERITIES = (HIGH, MEDIUM, LOW)
+HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.03
+STUDIO, MSPROF_ANALYZE = "studio", "msprof-analyze"
+REPORT_FORMAT = "studio-advisor-report"  # first key of the JSON report, so a sniffer knows it
+
+
+def severity_for(cost_ms: float | None, step_ms: float | None) -> str:
+    """``high`` / ``medium`` / ``low`` by ``cost_ms`` over ``step_ms`` (low when either is unknown)."""
+    if not cost_ms or not step_ms or step_ms <= 0:
+        return LOW
+    share = cost_ms / step_ms
+    return HIGH if share >= HIGH_SHARE else MEDIUM if share >= MEDIUM_SHARE else LOW
+
+
+@dataclass
+class Finding:
+    """One piece of advice.
+
+    ``evidence`` lines carry the numbers and name where each came from (a file, a table, a
+    rule); ``gain_ms`` is the estimated saving per step (None when it cannot be estimated);
+    ``nodes`` are graph node names, ``time_ranges`` (start, end) in ns from the trace start.
+    ``fix`` names the automatic fix that applies it (see :mod:`studio.tools.advisor.fixes`),
+    ``changes_accuracy`` marks fixes that change the model's numbers.
+    """
+
+    id: str
+    title: str
+    severity: str
+    category: str
+    evidence: list[str] = field(default_factory=list)
+    recommendation: str = ""
+    gain_ms: float | None = None
+    cost_ms: float | None = None
+    nodes: list[str] = field(default_factory=list)
+    time_ranges: list[tuple[int, int]] = field(default_factory=list)
+    source: str = STUDIO
+    fix: str | None = None
+    changes_accuracy: bool = False
+    details: dict[str, Any] | None = None  # msprof-analyze detail tables: {sheet: {"columns", "rows"}}
+    links: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The JSON form (``studio advise --json``)."""
+        data = asdict(self)
+        data["time_ranges"] = [list(r) for r in self.time_ranges]
+        data["gain_ms"] = None if self.gain_ms is None else round(self.gain_ms, 4)
+        data["cost_ms"] = None if self.cost_ms is None else round(self.cost_ms, 4)
+        return data
+
+
+@dataclass
+class RooflinePoint:
+    """One op on the roofline: work, traffic, measured time (when profiled) and its bound."""
+
+    name: str
+    op_type: str
+    flops: float
+    bytes: float
+    time_us: float | None
+    bound: str  # compute-bound | memory-bound | latency-bound (| "compute-region"/"memory-region" unmeasured)
+    intensity: float = 0.0
+    attainable_flops: float = 0.0  # FLOP/s the roof allows at this intensity
+    achieved_flops: float | None = None
+    ratio: float | None = None  # achieved / attainable
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "op_type": self.op_type, "flops": self.flops, "bytes": self.bytes,
+                "time_us": None if self.time_us is None else round(self.time_us, 3), "bound": self.bound,
+                "intensity": round(self.intensity, 4), "attainable_flops": self.attainable_flops,
+                "achieved_flops": self.achieved_flops, "ratio": None if self.ratio is None else round(self.ratio, 4)}
+
+
+@dataclass
+class Report:
+    """Everything one advisor run found, ready to print, export or show."""
+
+    inputs: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    roofline: list[RooflinePoint] = field(default_factory=list)
+    device: dict[str, Any] = field(default_factory=dict)
+    performance: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    msprof_analyze: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    model_path: str | None = None
+    profile_path: str | None = None
+    loop: dict[str, Any] | None = None  # the closed loop's before / after (LoopResult.to_json)
+
+    def sorted_findings(self) -> list[Finding]:
+        """High first, then by gain (largest first)."""
+        order = {s: i for i, s in enumerate(SEVERITIES)}
+        return sorted(self.findings, key=lambda f: (order.get(f.severity, 9), -(f.gain_ms or f.cost_ms or 0.0), f.id))
+
+    def summary(self) -> dict:
+        """Counts by severity and source, the verdict and the headline numbers."""
+        by_sev = {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+        by_src: dict[str, int] = {}
+        for f in self.findings:
+            by_src[f.source] = by_src.get(f.source, 0) + 1
+        gains = [f.gain_ms for f in self.findings if f.gain_ms and f.source == STUDIO]
+        return {"findings": len(self.findings), "by_severity": by_sev, "by_source": by_src,
+                "estimated_gain_ms": round(sum(gains), 4) if gains else None,
+                "verdict": self.performance.get("verdict", ""),
+                "step_ms": self.performance.get("step_ms"),
+                "device": self.device.get("name")}
+
+    def to_json(self) -> dict:
+        """``findings``, ``roofline``, ``summary`` (the keys the CLI promises) plus the rest."""
+        return {"format": REPORT_FORMAT, "summary": self.summary(), "findings": [f.to_json() for f in self.sorted_findings()],
+                "roofline": [p.to_json() for p in self.roofline], "performance": self.performance,
+                "device": self.device, "inputs": self.inputs, "notes": self.notes,
+                "msprof_analyze": self.msprof_analyze, "seconds": self.seconds,
+                **({"loop": self.loop} if self.loop else {})}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Report:
+        """A report read back from :meth:`to_json` (the panel opens saved reports)."""
+        findings = []
+        for f in data.get("findings", []):
+            f = dict(f)
+            f["time_ranges"] = [tuple(r) for r in f.get("time_ranges", [])]
+            findings.append(Finding(**{k: v for k, v in f.items() if k in Finding.__dataclass_fields__}))
+        points = [RooflinePoint(**{k: v for k, v in p.items() if k in RooflinePoint.__dataclass_fields__})
+                  for p in data.get("roofline", [])]
+        inputs = data.get("inputs", {})
+        return cls(inputs=inputs, findings=findings, roofline=points, device=data.get("device", {}),
+                   performance=data.get("performance", {}), notes=data.get("notes", []),
+                   msprof_analyze=data.get("msprof_analyze", {}), seconds=data.get("seconds", {}),
+                   model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"))
+
+    def __str__(self) -> str:
+        from studio.tools.advisor.render_md import render_text
+
+        return render_text(self)

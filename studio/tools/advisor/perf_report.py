@@ -1,0 +1,86 @@
+"""The Model Performance Report: latency and throughput, time by op category, top ops,
+utilisation estimates and one verdict line.
+
+Utilisation is an estimate and says so: the model's FLOPs (from shapes) over the step time,
+against the device's peak; the same for bytes against its bandwidth.
+"""
+
+from __future__ import annotations
+
+from studio.tools.advisor.model import HIGH, Finding
+
+
+def performance(ctx, device, findings: list[Finding]) -> dict:
+    """The report's ``performance`` section."""
+    from studio.tools.graph.categories import CATEGORY_LABELS, category
+
+    out: dict = {}
+    ops = ctx.ops
+    step = ctx.step_ms
+    if ops is not None:
+        out["latency_ms"] = {k: round(v, 4) for k, v in ops.latency.items()}
+        out["step_source"] = ops.step_source
+        out["device_ms"] = round(ops.device_ms, 4)
+        out["op_time_source"] = ops.source
+    if step:
+        out["step_ms"] = round(step, 4)
+        batch = _batch(ctx)
+        out["batch"] = batch
+        out["throughput_per_s"] = round((batch or 1) * 1000.0 / step, 3)
+        if "step_source" not in out or not out["step_source"]:
+            out["step_source"] = f"benchmark result {ctx.bench_path.name if ctx.bench_path else ''}".strip()
+    if ops is not None and ops.ops:
+        by_cat: dict[str, float] = {}
+        for op in ops.ops:
+            label = CATEGORY_LABELS.get(category(op.op_type), "Other")
+            by_cat[label] = by_cat.get(label, 0.0) + op.per_step_us / 1000.0
+        total = sum(by_cat.values()) or 1.0
+        out["time_by_category"] = [{"category": k, "ms": round(v, 4), "share": round(v / total, 4)}
+                                   for k, v in sorted(by_cat.items(), key=lambda kv: -kv[1])]
+        out["top_ops"] = [{"name": op.name, "op_type": op.op_type, "ms": round(op.per_step_us / 1000.0, 4),
+                           "share": round(op.per_step_us / 1000.0 / total, 4), "count_per_step":
+                           round(op.count / max(1, ops.steps), 2)} for op in ops.ops[:10]]
+    points = ctx.roofline
+    if points:
+        flops = sum(p.flops for p in points)
+        nbytes = sum(p.bytes for p in points)
+        out["model_flops"] = flops
+        out["model_bytes"] = nbytes
+        if step and device is not None:
+            out["compute_utilisation"] = round(flops / (step / 1000.0) / device.peak(None), 6)
+            out["bandwidth_utilisation"] = round(nbytes / (step / 1000.0) / device.bandwidth, 6)
+            out["utilisation_note"] = ("estimate: model FLOPs and no-reuse bytes from shapes over the step time, "
+                                       f"against {device.name}'s peaks")
+        measured = [p for p in points if p.time_us]
+        if measured:
+            total_t = sum(p.time_us for p in measured)
+            shares: dict[str, float] = {}
+            for p in measured:
+                shares[p.bound] = shares.get(p.bound, 0.0) + p.time_us / total_t
+            out["time_by_bound"] = {k: round(v, 4) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])}
+    out["verdict"] = verdict(out, findings)
+    return out
+
+
+def _batch(ctx) -> int | None:
+    from studio.tools.advisor.rules._graph import batch_of
+
+    return batch_of(ctx.model.main) if ctx.model is not None else None
+
+
+def verdict(perf: dict, findings: list[Finding]) -> str:
+    """One line: good or not, the step time, what bounds it, the biggest estimated win."""
+    high = [f for f in findings if f.severity == HIGH]
+    parts = ["Needs work" if high else "Good" if findings or perf.get("step_ms") else "No data to judge"]
+    if perf.get("step_ms"):
+        parts.append(f"{perf['step_ms']:.3f} ms per inference ({perf.get('throughput_per_s', 0):.1f}/s)")
+    bounds = perf.get("time_by_bound")
+    if bounds:
+        kind, share = next(iter(bounds.items()))
+        parts.append(f"{share:.0%} of op time {kind}")
+    wins = sorted([f for f in findings if f.gain_ms], key=lambda f: -f.gain_ms)
+    if wins:
+        parts.append(f"biggest win: {wins[0].title} (could save about {wins[0].gain_ms:.2f} ms per step)")
+    elif high:
+        parts.append(f"first: {high[0].title}")
+    return "; ".join(parts)

@@ -1,0 +1,130 @@
+"""The model-level roofline: FLOPs and bytes per op from shapes, one roof per device.
+
+Per node: FLOPs are ``2 x MACs`` for Conv / ConvTranspose / MatMul / Gemm (MACs from the graph
+engine's :func:`studio.tools.graph.macs.node_macs`) and ``k x output elements`` for the rest
+(``k`` from :data:`OPS_PER_ELEMENT`, 1 when not listed; pooling counts its window). Bytes are
+every input (weights included) plus every output, dtype-aware: a no-reuse lower bound of the
+traffic. Intensity ``I = FLOPs / bytes``; the roof at ``I`` is ``min(peak, I x bandwidth)``.
+
+With a measured time, an op reaching at least 80 % of its roof is *compute-bound* (right of the
+ridge) or *memory-bound* (left of it); below 80 % it is *latency-bound* (launch, scheduling,
+poor tiling) — the rule CANN's msprof op roofline uses. Without a time an op is only placed in
+its region (``compute-region`` / ``memory-region``).
+"""
+
+from __future__ import annotations
+
+from studio.tools.advisor.devices import Device
+from studio.tools.advisor.model import RooflinePoint
+
+BOUND_RATIO = 0.8
+COMPUTE, MEMORY, LATENCY = "compute-bound", "memory-bound", "latency-bound"
+DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "bfloat16": 2, "float64": 8, "double": 8, "int8": 1,
+               "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1}
+# Arithmetic operations per output element of element-wise and reduction-like ops (an estimate:
+# transcendental functions count as a few operations, as vector units evaluate them).
+OPS_PER_ELEMENT = {"Relu": 1, "LeakyRelu": 2, "PRelu": 2, "Add": 1, "Sub": 1, "Mul": 1, "Div": 1,
+                   "Sigmoid": 4, "Tanh": 4, "Softplus": 3, "Exp": 1, "Log": 1, "Sqrt": 1, "Erf": 4,
+                   "Gelu": 8, "Mish": 8, "HardSwish": 4, "Clip": 1, "BatchNormalization": 2,
+                   "InstanceNormalization": 5, "LayerNormalization": 5, "Softmax": 5, "Pow": 1}
+_ZERO = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Constant", "Concat", "Split",
+         "Slice", "Transpose", "Gather", "Cast", "Expand", "Resize", "Pad", "TransData"}
+_CONV_LIKE = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Conv2D", "MatMulV2", "BatchMatMul", "FullyConnection"}
+
+
+def _known(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+
+
+def _numel(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out
+
+
+def _bytes_of(graph, name: str) -> int | None:
+    tensor = graph.initializers.get(name)
+    if tensor is not None:
+        shape, dtype = tensor.shape, tensor.dtype
+    else:
+        value = graph.value(name)
+        shape, dtype = value.shape, value.dtype
+    if not _known(shape):
+        return None
+    return _numel(shape) * DTYPE_BYTES.get((dtype or "float32").lower(), 4)
+
+
+def node_work(graph, index: int) -> tuple[float, float] | None:
+    """(FLOPs, bytes) of one node, or None when its shapes are unknown."""
+    from studio.tools.graph.macs import node_macs
+
+    node = graph.nodes[index]
+    outs = [o for o in node.outputs if o]
+    moved = [_bytes_of(graph, n) for n in [*[i for i in node.inputs if i], *outs]]
+    if not outs or any(b is None for b in moved):
+        return None
+    traffic = float(sum(moved))
+    if node.type in _ZERO:
+        return 0.0, traffic
+    macs = node_macs(graph, index)
+    if macs is None:
+        return None
+    if node.type in _CONV_LIKE:
+        return 2.0 * macs, traffic
+    if node.type in ("MaxPool", "AveragePool"):
+        kernel = node.attributes.get("kernel_shape") or [1]
+        return float(macs * _numel(kernel)), traffic
+    if node.type in ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax"):
+        first = graph.value(node.inputs[0]).shape if node.inputs else None
+        return float(_numel(first)) if _known(first) else float(macs), traffic
+    return float(macs * OPS_PER_ELEMENT.get(node.type, 1)), traffic
+
+
+def classify(flops: float, nbytes: float, time_us: float | None, device: Device, dtype: str | None = None
+             ) -> tuple[str, float, float, float | None, float | None]:
+    """(bound, intensity, attainable FLOP/s, achieved FLOP/s, ratio) of one op on ``device``."""
+    peak = device.peak(dtype)
+    intensity = flops / nbytes if nbytes else 0.0
+    attainable = min(peak, intensity * device.bandwidth)
+    right_of_ridge = intensity * device.bandwidth >= peak
+    if not time_us or time_us <= 0:
+        return ("compute-region" if right_of_ridge else "memory-region"), intensity, attainable, None, None
+    seconds = time_us / 1e6
+    if flops > 0:
+        achieved = flops / seconds
+        ratio = achieved / attainable if attainable else 0.0
+    else:  # pure data movement: judge by bandwidth alone
+        achieved = 0.0
+        ratio = (nbytes / seconds) / device.bandwidth
+    if ratio >= BOUND_RATIO:
+        bound = COMPUTE if right_of_ridge and flops > 0 else MEMORY
+    else:
+        bound = LATENCY
+    return bound, intensity, attainable, achieved, ratio
+
+
+def model_dtype(graph) -> str | None:
+    """The dtype most weights have (what the compute runs in)."""
+    counts: dict[str, int] = {}
+    for tensor in graph.initializers.values():
+        counts[tensor.dtype] = counts.get(tensor.dtype, 0) + tensor.size
+    return max(counts, key=counts.get).lower() if counts else None
+
+
+def roofline(graph, device: Device, times_us: dict[str, float] | None = None) -> list[RooflinePoint]:
+    """One point per node whose shapes are known (nodes with no work and no traffic left out)."""
+    times_us = times_us or {}
+    dtype = model_dtype(graph)
+    points = []
+    for i, node in enumerate(graph.nodes):
+        work = node_work(graph, i)
+        if work is None:
+            continue
+        flops, nbytes = work
+        if not nbytes:
+            continue
+        bound, intensity, attainable, achieved, ratio = classify(flops, nbytes, times_us.get(node.name), device, dtype)
+        points.append(RooflinePoint(node.name, node.type, flops, nbytes, times_us.get(node.name), bound,
+                                    intensity, attainable, achieved, ratio))
+    return points

@@ -1,0 +1,132 @@
+"""Edit the roofline's device table: peaks, bandwidth, where each figure comes from, estimates.
+
+Rows come from :func:`studio.tools.advisor.devices.load_devices` (built-in plus the user's file);
+Save writes every row that differs from the built-in table to the user's file. "Measure this
+computer" runs the matmul / copy micro-benchmark as a job and adds its row.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from studio.tools.advisor.devices import BUILTIN, Device, devices_file, load_devices, save_device
+
+COLUMNS = ("Device", "FP16 TFLOPS", "INT8 TOPS", "FP32 TFLOPS", "Bandwidth GB/s", "Estimate", "Source")
+
+
+def _num(value: float | None, scale: float) -> str:
+    return "" if value is None else f"{value / scale:g}"
+
+
+class DevicesDialog(QDialog):
+    """The device table, editable cell by cell."""
+
+    def __init__(self, runner, parent=None):
+        super().__init__(parent)
+        self.runner = runner
+        self.setWindowTitle("Roofline devices")
+        self.resize(980, 320)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().hide()
+        for device in load_devices().values():
+            self._add_row(device)
+        self.measure_button = QPushButton("Measure this computer", self)
+        self.measure_button.setToolTip("float32 matmul and a 32 MiB copy, best of 5 (about a second)")
+        self.measure_button.clicked.connect(self.measure)
+        self.add_button = QPushButton("Add row", self)
+        self.add_button.clicked.connect(lambda: self._add_row(Device("new device", 1e12, 1e11, source="")))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        note = QLabel(f"Edits are kept in {devices_file()}. Mark figures you derived or assumed as estimates.", self)
+        note.setWordWrap(True)
+        bar = QHBoxLayout()
+        bar.addWidget(self.measure_button)
+        bar.addWidget(self.add_button)
+        bar.addStretch(1)
+        bar.addWidget(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(note)
+        layout.addLayout(bar)
+
+    def _add_row(self, d: Device) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        cells = (d.name, _num(d.fp16_flops, 1e12), _num(d.int8_ops, 1e12), _num(d.fp32_flops, 1e12),
+                 _num(d.bandwidth, 1e9), "", d.source)
+        for column, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            if column == 5:
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if d.estimate else Qt.CheckState.Unchecked)
+            item.setToolTip(d.note or d.source)
+            self.table.setItem(row, column, item)
+
+    def devices(self) -> list[Device]:
+        """The rows as devices (raises ValueError naming the bad cell)."""
+        out = []
+        for row in range(self.table.rowCount()):
+            text = [self.table.item(row, c).text().strip() if self.table.item(row, c) else "" for c in range(len(COLUMNS))]
+
+            def number(column: int, scale: float, required: bool = False) -> float | None:
+                if not text[column]:
+                    if required:
+                        raise ValueError(f"row {row + 1} ({text[0]}): {COLUMNS[column]} is required")
+                    return None
+                try:
+                    return float(text[column]) * scale
+                except ValueError as exc:
+                    raise ValueError(f"row {row + 1} ({text[0]}): {COLUMNS[column]} is not a number") from exc
+
+            out.append(Device(text[0], number(1, 1e12, True), number(4, 1e9, True), number(2, 1e12),
+                              number(3, 1e12), text[6],
+                              self.table.item(row, 5).checkState() == Qt.CheckState.Checked))
+        return out
+
+    def save(self) -> None:
+        builtin = {d.name: d for d in BUILTIN}
+        try:
+            devices = self.devices()
+        except ValueError as exc:
+            QMessageBox.warning(self, "Roofline devices", str(exc))
+            return
+        for device in devices:
+            if builtin.get(device.name) != device:
+                save_device(device)
+        self.accept()
+
+    def measure(self) -> None:
+        from studio.jobs import Progress
+        from studio.tools.advisor.microbench import measure
+
+        def job(cancel):
+            yield Progress(None, "measuring this computer (matmul, copy)")
+            return measure(again=True)
+
+        self.measure_button.setEnabled(False)
+        handle = self.runner.start("Measuring this computer", job, key="advisor-measure")
+        handle.finished.connect(self._on_measured)
+        handle.failed.connect(lambda exc, _tb: self.measure_button.setEnabled(True))
+
+    def _on_measured(self, device: Device) -> None:
+        self.measure_button.setEnabled(True)
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, 0).text() == device.name:
+                self.table.removeRow(row)
+                break
+        self._add_row(device)
