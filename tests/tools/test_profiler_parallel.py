@@ -135,3 +135,15 @@ def test_truncated_array_keeps_its_repair_note(tmp_path):
     assert "truncated" in one.facts["warning"]
     assert canonical(many) == canonical(one)
     assert np.array_equal(np.sort(many.start), np.sort(one.start))
+
+
+def test_args_spilled_to_disk_in_ranges_and_in_the_merge(tmp_path, monkeypatch):
+    """Big traces keep args in files (copied by the kernel between the ranges and the merge)."""
+    from studio.tools.profiler import builder
+
+    path = crossing_trace(tmp_path / "cross.json")
+    one = canonical(read(path, ranges=1))
+    monkeypatch.setattr(builder, "SPILL_BYTES", 1000)
+    many = read(path, ranges=4)
+    assert not isinstance(many.args_blob, bytes), "the args went through the spill file"
+    assert canonical(many) == one

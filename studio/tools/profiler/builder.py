@@ -125,18 +125,7 @@ class TraceBuilder:
         self._blob_parts, self._blob_pending = [], 0
         self._spill.flush()
         with open(path, "rb") as source:
-            copied = 0
-            while copied < size:
-                try:
-                    sent = os.copy_file_range(source.fileno(), self._spill.fileno(), size - copied)
-                except (AttributeError, OSError):  # no copy_file_range here: through Python
-                    source.seek(copied)
-                    shutil.copyfileobj(source, self._spill, 16 << 20)
-                    self._spill.flush()
-                    break
-                if sent == 0:
-                    break
-                copied += sent
+            _copy_file(source, self._spill, size)
         self._spill.seek(0, os.SEEK_END)
         self._blob_size += size
         return offset
@@ -219,6 +208,21 @@ class TraceBuilder:
             handle.flush()
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
+    def write_args(self, path) -> None:
+        """Write all args bytes to file ``path`` without mapping them (the kernel copies a spill
+        file), then forget them; for readers that hand their columns to another process."""
+        parts, self._blob_parts = self._blob_parts, []
+        with open(path, "wb") as out:
+            if self._spill is not None:
+                handle, self._spill = self._spill, None
+                with handle:
+                    handle.writelines(parts)
+                    handle.flush()
+                    size = handle.seek(0, os.SEEK_END)
+                    _copy_file(handle, out, size)
+                parts = []
+            out.writelines(parts)
+
     def _columns(self) -> tuple[np.ndarray, ...]:
         chunks = list(self._chunks)
         if self._one[0]:
@@ -276,6 +280,26 @@ class TraceBuilder:
                     src.append(a)
                     dst.append(b)
         return np.array(src, np.int64), np.array(dst, np.int64)
+
+
+def _copy_file(source, target, size: int) -> None:
+    """Copy ``size`` bytes from the start of open file ``source`` to ``target``'s position, in the
+    kernel where it can (no pages of either file become resident here)."""
+    source.seek(0)
+    target.flush()
+    copied = 0
+    while copied < size:
+        try:
+            sent = os.copy_file_range(source.fileno(), target.fileno(), size - copied)
+        except (AttributeError, OSError):  # no copy_file_range here: through Python
+            source.seek(copied)
+            shutil.copyfileobj(source, target, 16 << 20)
+            target.flush()
+            return
+        if sent == 0:
+            break
+        copied += sent
+    target.seek(0, os.SEEK_END)
 
 
 def sort_order(major: np.ndarray, start: np.ndarray, dur: np.ndarray | None = None) -> np.ndarray:

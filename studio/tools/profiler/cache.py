@@ -101,8 +101,14 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(trace, name)))
         with (tmp / "args.bin").open("wb") as handle:  # in slices: the blob may be a big mmap
             blob = memoryview(trace.args_blob) if not isinstance(trace.args_blob, bytes) else trace.args_blob
-            for offset in range(0, len(blob), 64 << 20):
-                handle.write(blob[offset:offset + (64 << 20)])
+            mapped = trace.args_blob if isinstance(trace.args_blob, mmap.mmap) else None
+            step = 64 << 20
+            for offset in range(0, len(blob), step):
+                handle.write(blob[offset:offset + step])
+                if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+                    # Let the copied pages go from this process (they stay in the file): a 5 GB
+                    # trace's ~2.5 GB of args would otherwise all count as resident here.
+                    mapped.madvise(mmap.MADV_DONTNEED, offset, min(step, len(blob) - offset))
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)

@@ -241,11 +241,7 @@ def _range_child(path: Path, k: int, start: int, end: int | None, chunk_bytes: i
 def _write_range(builder: TraceBuilder, folder: Path, k: int) -> None:
     for i, column in enumerate(builder._columns()):
         np.save(folder / f"r{k}_{i}.npy", column)
-    blob = builder._args_blob()
-    with (folder / f"r{k}_args.bin").open("wb") as handle:
-        view = memoryview(blob)
-        for offset in range(0, len(view), 64 << 20):
-            handle.write(view[offset:offset + (64 << 20)])
+    builder.write_args(folder / f"r{k}_args.bin")  # copied by the kernel, never mapped here
     state = {
         "names": list(builder._names), "cats": list(builder._cats), "tracks": builder._track_meta,
         "process_names": builder.process_names, "process_sort": builder.process_sort,
