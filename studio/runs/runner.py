@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.targets.base import stream
 
 
 @dataclass
@@ -49,21 +50,7 @@ def run_configuration(config: RunConfig, target, workdir: str | None = None, kee
 
     command = shlex.join(argv)
     yield Progress(None, f"$ {'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{command}")
-    output: list[str] = []
     start = time.monotonic()
-    job = target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                status = done.value
-                break
-            output.append(step.message)
-            if len(output) > keep_output:
-                del output[: len(output) - keep_output]
-            yield Progress(None, step.message)
-    finally:
-        job.close()  # on cancel: the target kills the process group
+    status, output = yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel), keep_output)
     return RunOutcome(config.name, getattr(target, "name", "local"), command, int(status),
                       time.monotonic() - start, output)

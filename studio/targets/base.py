@@ -186,3 +186,25 @@ def collect(job: Generator[OutputLine, None, int], cancel: CancelToken | None = 
     lines: list[OutputLine] = []
     status = run_job(job, cancel, on_progress=lambda step: lines.append(step))
     return status, lines
+
+
+def stream(job: Generator[OutputLine, None, int], keep: int | None = None
+           ) -> Generator[Progress, None, tuple[int, list[str]]]:
+    """Pass a ``run`` job's lines on as progress; return (exit status, its lines).
+
+    ``keep`` bounds the lines returned (the last ones) for commands that print without end. The
+    job is closed however this ends, so a cancel kills the process group on the target.
+    """
+    lines: list[str] = []
+    try:
+        while True:
+            try:
+                step = next(job)
+            except StopIteration as done:
+                return int(done.value), lines
+            lines.append(step.message)
+            if keep is not None and len(lines) > keep:
+                del lines[: len(lines) - keep]
+            yield Progress(None, step.message)
+    finally:
+        job.close()

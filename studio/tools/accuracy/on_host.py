@@ -23,6 +23,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.targets.base import stream
 from studio.runs.fetch import download_folder
 from studio.tools.accuracy.acl_config import build_acl_json, write_acl_json
 from studio.tools.accuracy.dump_tree import DumpTree, find_newest_dump
@@ -77,19 +78,7 @@ def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: 
         yield from target.put(Path(array), f"{cwd}/{Path(array).name}", cancel)
     argv = config.argv()
     yield Progress(0.1, f"$ cd {shlex.quote(cwd)} && {shlex.join(argv)}")
-    lines: list[str] = []
-    job = target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                status = int(done.value)
-                break
-            lines.append(step.message)
-            yield Progress(None, step.message)
-    finally:
-        job.close()
+    status, lines = yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel))
     if status != 0:
         tail = "\n".join(lines[-6:])
         raise UserError(f"The app failed on {target.where} with exit code {status}" + (f":\n{tail}" if tail else ""),

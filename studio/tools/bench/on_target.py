@@ -11,6 +11,7 @@ from collections.abc import Generator
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.targets.base import stream
 from studio.tools.bench.commands import ais_bench_argv, command_line, msame_argv
 from studio.tools.bench.parsers import parse_ais_bench, parse_msame
 from studio.tools.bench.result import BenchResult
@@ -31,19 +32,7 @@ def bench_on_target(target, model: str, tool: str = "msame", loop: int = 100, wa
     where = getattr(target, "name", "local")
     line = command_line(argv)
     yield Progress(None, f"$ {line}")
-    lines: list[str] = []
-    job = target.run(argv, cwd=cwd, env_setup=target.toolkit_setup(), cancel=cancel)
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                status = done.value
-                break
-            lines.append(step.message)
-            yield Progress(None, step.message)
-    finally:
-        job.close()
+    status, lines = yield from stream(target.run(argv, cwd=cwd, env_setup=target.toolkit_setup(), cancel=cancel))
     text = "\n".join(lines)
     if status != 0:
         raise _failure(tool, argv[0], status, where, line, lines)

@@ -24,6 +24,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.targets.base import stream
 from studio.runs.fetch import download_folder
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
@@ -123,18 +124,7 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path,
 
 
 def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple[int, list[str]]]:
-    lines: list[str] = []
-    job = target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                return int(done.value), lines
-            lines.append(step.message)
-            yield Progress(None, step.message)
-    finally:
-        job.close()
+    return (yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)))
 
 
 _NPU_FAILED = 86
