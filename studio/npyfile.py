@@ -7,6 +7,7 @@ file's size first, so a corrupt or truncated file ends in a message, never a tra
 
 from __future__ import annotations
 
+import tokenize
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,8 @@ def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.n
         raise UserError(f"The {what} file is missing", path, "Check the path (a dump folder may be incomplete).") from exc
     except IsADirectoryError as exc:
         raise UserError(f"Expected a .npy {what} file, got a folder", path, "Give the .npy file itself.") from exc
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError) as exc:
+        # NumPy parses the header as a Python literal: a damaged one fails in the tokenizer
         raise UserError(f"Not a readable .npy file ({exc})", path, fix) from exc
     if dtype.hasobject:
         raise UserError("The .npy file holds Python objects, which Studio does not load", path,

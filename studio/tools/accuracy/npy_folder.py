@@ -41,12 +41,10 @@ def parse_npy_name(name: str) -> dict:
 
 
 def _header(path: Path) -> tuple[tuple[int, ...], str]:
-    try:
-        array = np.load(path, mmap_mode="r", allow_pickle=False)  # maps, reads only the header
-        return tuple(array.shape), str(array.dtype)
-    except (ValueError, OSError, EOFError) as exc:
-        raise UserError(f"Not a readable .npy file ({exc})", path,
-                        "The file is truncated or corrupt; dump it again or remove it from the folder.") from exc
+    from studio.npyfile import load_npy
+
+    array = load_npy(path, mmap=True)  # header checked against the file's size; maps, reads nothing more
+    return tuple(array.shape), str(array.dtype)
 
 
 def read_npy_folder(root: Path) -> DumpSet:
