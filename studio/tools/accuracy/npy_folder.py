@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-
 from studio.errors import UserError
 from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
 
