@@ -4,7 +4,6 @@ model's, checked against a plain ONNX Runtime timing loop; failed runs leave not
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -19,12 +18,14 @@ from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_inputs import model_inputs, parse_shape_specs
 from studio.tools.profiler.local_run import profile_model
 
-_REPO = Path(__file__).resolve().parents[2]
-_CORPORA = [Path(os.environ["STUDIO_CORPUS"])] if os.environ.get("STUDIO_CORPUS") else [
-    _REPO.parent / "corpus", _REPO.parent.parent / "corpus"]  # beside the checkout (or its worktree folder)
-PP_OCR_DET = next((c / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx" for c in _CORPORA
-                   if (c / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx").is_file()),
-                  _CORPORA[0] / "models" / "rapidocr" / "ch_PP-OCRv4_det_infer.onnx")
+def _corpus_model(name: str) -> Path:
+    """A model of the project's corpus (``studio corpus fetch``; STUDIO_CORPUS or the user cache)."""
+    from studio.tools.corpus.fetch import corpus_dir
+
+    return corpus_dir() / "models" / name
+
+
+PP_OCR_DET = _corpus_model("ppocr_det.onnx")
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +133,7 @@ def test_failed_runs_leave_no_ort_files_and_no_raw_cpp_text(detector, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
-@pytest.mark.skipif(not PP_OCR_DET.is_file(), reason=f"real PP-OCR detector not found at {PP_OCR_DET}")
+@pytest.mark.skipif(not PP_OCR_DET.is_file(), reason=f"real PP-OCR detector not found at {PP_OCR_DET} (studio corpus fetch)")
 def test_real_text_detector_at_640(tmp_path):
     """PP-OCRv4 det (dynamic N, H, W): hundreds of ms at 640x640, as plain ONNX Runtime measures."""
     with pytest.raises(UserError, match=r"--input-shape x=\?,3,\?,\?"):
