@@ -244,3 +244,27 @@ class JobRunner(QObject):
             self._jobs.remove(handle)
         self.job_ended.emit(handle)
         # The runner lets go of the handle; whoever still holds it can read its state and result.
+
+
+def tee(job, sink: deque, lock: Any = None, label: Callable[[Any], str] | None = None):
+    """Pass ``job``'s steps on and keep every message in ``sink``: the runner throttles progress
+    signals, which would drop output lines (ATC's log, a run's console). ``lock`` guards ``sink``
+    when the GUI drains it; ``label`` formats a step (default: its message)."""
+    from studio.jobs import Progress
+
+    try:
+        while True:
+            try:
+                step = next(job)
+            except StopIteration as done:
+                return done.value
+            if isinstance(step, Progress) and step.message:
+                text = label(step) if label is not None else step.message
+                if lock is None:
+                    sink.append(text)
+                else:
+                    with lock:
+                        sink.append(text)
+            yield step
+    finally:
+        job.close()

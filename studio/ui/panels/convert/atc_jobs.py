@@ -1,31 +1,20 @@
-"""Job pieces for the Converter's ATC runs: the job factory (here or on a host) and a line-keeping wrapper.
+"""Job pieces for the Converter's ATC runs: the job factory (here or on a host) and how a step is logged.
 
 The JobRunner throttles progress signals (at most ~20 a second), which is right for a progress
-bar but would drop lines of ATC's output; :func:`tee` keeps every message in a deque the panel
-drains into its log.
+bar but would drop lines of ATC's output; ``studio.ui.jobs.tee`` keeps every message (formatted by
+:func:`with_percent`) in a deque the panel drains into its log.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
 
 from studio.jobs import Progress
 
 
-def tee(job, lines: deque):
-    """Pass ``job``'s steps on and keep each message in ``lines``, so the log misses none (ATC's output)."""
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                return done.value
-            if isinstance(step, Progress) and step.message:
-                lines.append(("" if step.fraction is None else f"[{step.fraction * 100:3.0f}%] ") + step.message)
-            yield step
-    finally:
-        job.close()
+def with_percent(step: Progress) -> str:
+    """A log line for one step: ``[ 40%] message`` when the step has a fraction."""
+    return ("" if step.fraction is None else f"[{step.fraction * 100:3.0f}%] ") + step.message
 
 
 def atc_job(options, host, context, aipp_path: Path | None, aipp_text: str | None):

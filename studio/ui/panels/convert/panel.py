@@ -37,7 +37,8 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.convert.advanced_page import AdvancedPage
-from studio.ui.panels.convert.atc_jobs import atc_job, tee
+from studio.ui.jobs import tee
+from studio.ui.panels.convert.atc_jobs import atc_job, with_percent
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
 
@@ -342,7 +343,7 @@ class ConvertPanel(Panel):
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
         self._lines.clear()
-        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines),
+        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines, label=with_percent),
                                      key=key)
         self.job.progress.connect(self._on_progress)
         self.job.finished.connect(self._on_finished)

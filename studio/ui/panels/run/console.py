@@ -10,27 +10,10 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFont, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from studio.jobs import Progress
+from studio.ui.jobs import tee
 
 MAX_LINES = 20000
 DRAIN_MS = 50
-
-
-def tee(job, sink: deque, lock: threading.Lock):
-    """Pass ``job``'s steps on and keep every message in ``sink`` (the runner throttles progress
-    signals, which would drop output lines)."""
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                return done.value
-            if isinstance(step, Progress) and step.message:
-                with lock:
-                    sink.append(step.message)
-            yield step
-    finally:
-        job.close()
 
 
 class RunConsole(QWidget):
