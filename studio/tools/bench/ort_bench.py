@@ -41,7 +41,9 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
     try:
         session = ort.InferenceSession(str(model), providers=providers)
     except Exception as exc:  # ORT raises its own types for bad models
-        raise UserError(f"ONNX Runtime cannot load the model: {exc}".splitlines()[0], model,
+        from studio.ortmsg import ort_message
+
+        raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                         "Check the model with `studio info` or open it in the Graph panel.") from exc
     feeds = make_feeds(session_specs(session), inputs, shapes, seed)
     batch = _batch(feeds)
