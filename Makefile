@@ -8,10 +8,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test bench screenshots package clean
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
-	$(BIN)/python -m pip install --quiet -e ".[test,ascend]"
+	$(BIN)/python -m pip install --quiet "pip==26.3"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,ascend]"
 	@touch $(STAMP)
 
 run: $(STAMP)
