@@ -18,16 +18,6 @@ from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_inputs import model_inputs, parse_shape_specs
 from studio.tools.profiler.local_run import profile_model
 
-def _corpus_model(name: str) -> Path:
-    """A model of the project's corpus (``studio corpus fetch``; STUDIO_CORPUS or the user cache)."""
-    from studio.tools.corpus.fetch import corpus_dir
-
-    return corpus_dir() / "models" / name
-
-
-PP_OCR_DET = _corpus_model("ppocr_det.onnx")
-
-
 @pytest.fixture(scope="module")
 def detector(tmp_path_factory):
     return dynamic_detector(tmp_path_factory.mktemp("dyn") / "det.onnx")
@@ -131,19 +121,6 @@ def test_failed_runs_leave_no_ort_files_and_no_raw_cpp_text(detector, tmp_path):
         run_job(profile_model(detector, out, 1, 0, inputs={"x": wrong}))
     assert "onnxruntime_src" not in str(info.value)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
-
-
-@pytest.mark.skipif(not PP_OCR_DET.is_file(), reason=f"real PP-OCR detector not found at {PP_OCR_DET} (studio corpus fetch)")
-def test_real_text_detector_at_640(tmp_path):
-    """PP-OCRv4 det (dynamic N, H, W): hundreds of ms at 640x640, as plain ONNX Runtime measures."""
-    with pytest.raises(UserError, match=r"--input-shape x=\?,3,\?,\?"):
-        run_job(profile_model(PP_OCR_DET, tmp_path / "a", 1, 0))
-    shape = [1, 3, 640, 640]
-    result = run_job(profile_model(PP_OCR_DET, tmp_path / "b", 3, 1, shapes={"x": shape}))
-    peer = plain_ort_ms(PP_OCR_DET, shape, 3)
-    ours = result.latency()["p50"]
-    print(f"PP-OCRv4 det 1x3x640x640: studio p50 {ours:.1f} ms, plain ORT {peer:.1f} ms, ratio {ours / peer:.2f}")
-    assert 0.2 < ours / peer < 5 and ours > 50
 
 
 def test_make_inputs_keeps_its_plain_feeds_result(detector):
