@@ -4,7 +4,9 @@ ONNX Runtime's CPU provider runs an "FP16" model in FP32 behind inserted Casts, 
 never shows (measured: inf in a side-cast dump, finite network output). This module instead
 rewrites an FP32 model so that
 
-* every float initializer is rounded to FP16 (values beyond ±65504 become ±inf, as on a device);
+* every float initializer and Constant node value is rounded to FP16 where it is stored (values
+  beyond ±65504 become ±inf, as on a device; constants stay constants, so ops that read them at
+  load time, such as Resize's empty ``scales``, still load);
 * every float graph input and every float node output goes through ``Cast(to=FLOAT16)`` then
   ``Cast(to=FLOAT)`` before anything reads it.
 
@@ -76,6 +78,13 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
                 if renames:
                     _rename_reads(body, renames)
                 _round_graph(body, float_types, untyped, top=False, counter=counter)
+        if node.op_type == "Constant" and not node.domain:
+            # Round the value where it is stored, as for initializers: behind a Cast pair it would stop
+            # being a constant, and ops that must see their constant inputs (Resize's empty ``scales``
+            # beside ``sizes``, Reshape's shape) would no longer load.
+            _round_constant(new_node)
+            nodes.append(new_node)
+            continue
         pairs = []
         for i, name in enumerate(node.output):
             if name and name not in float_types:
@@ -90,6 +99,22 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
         nodes += pairs
     del graph.node[:]
     graph.node.extend(nodes)
+
+
+def _round_constant(node) -> None:
+    """Round a Constant node's float value (``value`` tensor, ``value_float(s)``) to FP16, in place."""
+    from onnx import TensorProto, numpy_helper
+
+    with np.errstate(over="ignore"):
+        for attr in node.attribute:
+            if attr.name == "value" and attr.t.data_type == TensorProto.FLOAT:
+                array = numpy_helper.to_array(attr.t)
+                attr.t.CopyFrom(numpy_helper.from_array(array.astype(np.float16).astype(np.float32), attr.t.name))
+            elif attr.name == "value_float":
+                attr.f = float(np.float32(np.float16(attr.f)))
+            elif attr.name == "value_floats":
+                rounded = np.asarray(attr.floats, dtype=np.float32).astype(np.float16).astype(np.float32)
+                attr.floats[:] = [float(v) for v in rounded]
 
 
 def _rename_reads(graph, renames: dict[str, str]) -> None:
