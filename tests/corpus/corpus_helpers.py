@@ -34,7 +34,7 @@ def ok_or_refused(proc: subprocess.CompletedProcess) -> subprocess.CompletedProc
     """Return a successful run; raise Refused with the message of a clear refusal."""
     if proc.returncode != 0:
         message = (proc.stderr.strip() or proc.stdout.strip())
-        raise Refused(message[-1500:])
+        raise Refused(message[-20000:])  # long JSON reports put the verdict far from the end
     return proc
 
 

@@ -175,6 +175,11 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
+    from studio.tools.convert.passes.order import sort_nodes
+
+    if sort_nodes(model.graph):
+        report.warnings.append("The model's nodes were not in topological order (ONNX Runtime sorts them when it "
+                               "loads the model, the ONNX checker refuses them); the converted model lists them sorted.")
     note = _weights_not_inputs(model)
     if note:
         report.warnings.append(note)

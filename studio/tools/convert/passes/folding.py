@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from studio.tools.convert.passes.context import Fusion, PassContext
 
-# Ops whose value is not a function of their inputs, or which carry sub-graphs.
+# Ops whose value is not a function of their inputs, or which carry sub-graphs; and the quantisation
+# markers of QDQ models: DequantizeLinear(int8 weights) is what lets ONNX Runtime (and ATC) run the
+# op with integer kernels. Folded into float weights, the model silently becomes a float model with
+# other numbers (a QDQ ResNet: cosine 0.963 to the original). ONNX Runtime's own folding keeps them too.
 _NOT_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-                 "Bernoulli", "If", "Loop", "Scan", "SequenceConstruct", "Constant"}
+                 "Bernoulli", "If", "Loop", "Scan", "SequenceConstruct", "Constant",
+                 "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
 MAX_FOLDED_ELEMENTS = 1 << 22  # a folded tensor bigger than this (16 MiB fp32) would bloat the file
 
 
