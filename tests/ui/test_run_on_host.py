@@ -85,7 +85,7 @@ def test_benchmark_on_the_host(qtbot, window, tmp_path):
     _finished(qtbot, console)
     text = console.output()
     assert "NPU_compute_time (ms)" in text and "latency mean / p50 / p99:" in text
-    assert console.outcome.where == "testhost" and console.outcome.loops == 10
+    assert console.outcome.npu.where == "testhost" and console.outcome.npu.loops == 10
     qtbot.waitUntil(lambda: any(panel == "profiler" for _, panel in window.routed), timeout=10000)
     path = next(p for p, panel in window.routed if panel == "profiler")
     assert path.name.startswith("bench-host-") and (path / "studio_profile.json").is_file()
