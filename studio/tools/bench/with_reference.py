@@ -64,6 +64,10 @@ def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 1
     here with ONNX Runtime (written to ``reference_out``, by default ``out``'s name + ``-onnxruntime``)."""
     from studio.tools.bench.profile_folder import write_bench_folder
 
+    sizes = {name: tuple(int(d) for d in dims) for name, dims in (shapes or {}).items()}
+    if reference is not None:  # before the host is busy: a missing size is the user's to give
+        yield Progress(None, f"reading the inputs of {Path(reference).name}")
+        check_reference(Path(reference), sizes)
     npu = yield from bench_om(target, Path(model), tool, loop, warmup, device, inputs, cancel=cancel)
     for line in npu.report().splitlines():  # the summary, at the end of the console
         yield Progress(None, line)
@@ -75,7 +79,6 @@ def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 1
     from studio.tools.bench.ort_bench import bench_model
 
     yield Progress(None, f"timing {Path(reference).name} here with ONNX Runtime ({loop} loops, {warmup} warm-ups)")
-    sizes = {name: tuple(int(d) for d in dims) for name, dims in (shapes or {}).items()}
     pair.reference = yield from bench_model(Path(reference), loop, warmup, None, sizes, cancel=cancel)
     for line in pair.report().splitlines()[len(npu.report().splitlines()):]:
         yield Progress(None, line)
@@ -83,6 +86,22 @@ def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 1
         folder = Path(reference_out) if reference_out is not None else Path(out).with_name(f"{Path(out).name}-onnxruntime")
         pair.reference.folder = write_bench_folder(pair.reference, folder)
     return pair
+
+
+def check_reference(reference: Path, sizes: dict[str, tuple[int, ...]]) -> None:
+    """Raise UserError unless ``reference`` is an .onnx whose inputs all have a size (dynamic dims
+    from ``sizes``; none is set to 1 behind the user's back)."""
+    from studio.errors import UserError
+    from studio.model_inputs import resolve_shape
+    from studio.tools.profiler.local_inputs import model_inputs
+
+    if not reference.is_file():
+        raise UserError("Original model not found", reference, "Give the .onnx the .om was converted from.")
+    if reference.suffix.lower() != ".onnx":
+        raise UserError("The original model must be an .onnx (it is timed here with ONNX Runtime)", reference,
+                        "Give the .onnx the .om was converted from.")
+    for spec in model_inputs(reference):
+        resolve_shape(spec, sizes)
 
 
 def _num(value) -> str:
