@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
 from test_cli import run_studio  # noqa: E402
 
 from studio.runs.config import RunConfig, save_config  # noqa: E402
@@ -157,18 +157,8 @@ def test_upload_first_then_run(workspace, host, tmp_path):
 
 def test_dump_on_host_and_compare_with_the_cpu(workspace, host, ascend_fixtures, tmp_path):
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
 
-    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
-    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
-                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
-    reference = tmp_path / "facemask.onnx"
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, reference)
+    reference = facemask_onnx(tmp_path / "facemask.onnx")
     image = tmp_path / "image.npy"
     x = np.random.default_rng(5).standard_normal((1, 4, 8, 8)).astype(np.float32)
     np.save(image, x)

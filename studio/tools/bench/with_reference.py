@@ -92,15 +92,15 @@ def check_reference(reference: Path, sizes: dict[str, tuple[int, ...]]) -> None:
     """Raise UserError unless ``reference`` is an .onnx whose inputs all have a size (dynamic dims
     from ``sizes``; none is set to 1 behind the user's back)."""
     from studio.errors import UserError
-    from studio.model_inputs import resolve_shape
-    from studio.tools.profiler.local_inputs import model_inputs
+    from studio.model_inputs import resolve_shape, session_specs
+    from studio.tools.bench.ort_bench import open_session
 
     if not reference.is_file():
         raise UserError("Original model not found", reference, "Give the .onnx the .om was converted from.")
     if reference.suffix.lower() != ".onnx":
         raise UserError("The original model must be an .onnx (it is timed here with ONNX Runtime)", reference,
                         "Give the .onnx the .om was converted from.")
-    for spec in model_inputs(reference):
+    for spec in session_specs(open_session(reference)):
         resolve_shape(spec, sizes)
 
 
