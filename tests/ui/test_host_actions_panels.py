@@ -101,11 +101,10 @@ def _finished(qtbot, console):
 
 
 def test_profile_on_host_from_the_profiler_panel(qtbot, window, ascend_fixtures):
-    from PySide6.QtCore import Qt
-
     profiler = window.panels["profiler"]
     assert profiler.host_button.isEnabled() and "run configuration" in profiler.host_button.toolTip()
-    qtbot.mouseClick(profiler.host_button, Qt.MouseButton.LeftButton)
+    assert [a.text() for a in profiler.host_button.menu().actions()] == ["Profile on host…", "Benchmark .om…"]
+    profiler.host_actions["profile"].trigger()
     dialog = _dialog(qtbot, window)
     assert dialog.config.currentText() == "facemask"  # the Run toolbar's choice
     dialog.checks["ai_core"].setChecked(True)
@@ -133,8 +132,6 @@ def test_profile_on_host_from_the_profiler_panel(qtbot, window, ascend_fixtures)
 def test_benchmark_from_the_profiler_panel_with_the_original_model(qtbot, window, tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    from PySide6.QtCore import Qt
-
     weight = numpy_helper.from_array(np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32), "w")
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
@@ -146,7 +143,7 @@ def test_benchmark_from_the_profiler_panel_with_the_original_model(qtbot, window
     om = fake_om(tmp_path / "mm.om")
 
     profiler = window.panels["profiler"]
-    qtbot.mouseClick(profiler.bench_button, Qt.MouseButton.LeftButton)
+    profiler.host_actions["bench"].trigger()
     dialog = _dialog(qtbot, window)
     dialog.model.edit.setText(str(om))
     dialog.reference.edit.setText(str(reference))
@@ -185,8 +182,6 @@ def test_benchmark_from_the_profiler_panel_with_the_original_model(qtbot, window
 
 
 def test_dump_on_host_and_compare_from_the_accuracy_panel(qtbot, window, ascend_fixtures, tmp_path):
-    from PySide6.QtCore import Qt
-
     reference = facemask_onnx(tmp_path / "facemask.onnx")
     x = np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32)
     image = tmp_path / "image.npy"
@@ -195,7 +190,7 @@ def test_dump_on_host_and_compare_from_the_accuracy_panel(qtbot, window, ascend_
     om.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes())
 
     accuracy = window.panels["accuracy"]
-    qtbot.mouseClick(accuracy.host_compare_button, Qt.MouseButton.LeftButton)
+    accuracy.host_actions["dump_compare"].trigger()
     dialog = _dialog(qtbot, window)
     dialog.config.setCurrentText("withinput")
     dialog.model.edit.setText(str(om))
@@ -217,12 +212,10 @@ def test_dump_on_host_and_compare_from_the_accuracy_panel(qtbot, window, ascend_
 
 
 def test_dump_on_host_from_the_accuracy_panel_opens_the_dumps(qtbot, window, ascend_fixtures, tmp_path):
-    from PySide6.QtCore import Qt
-
     om = tmp_path / "facemask.om"
     om.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes())
     accuracy = window.panels["accuracy"]
-    qtbot.mouseClick(accuracy.host_dump_button, Qt.MouseButton.LeftButton)
+    accuracy.host_actions["dump"].trigger()
     dialog = _dialog(qtbot, window)
     dialog.model.edit.setText(str(om))
     dialog.mode.setCurrentText("all")
@@ -236,9 +229,7 @@ def test_dump_on_host_from_the_accuracy_panel_opens_the_dumps(qtbot, window, asc
 def test_stop_from_the_panel_kills_the_remote_process_group(qtbot, window):
     """Profile on host from the profiler, then Stop in its console: ``ps`` on the host shows the
     stand-in msprof's process group gone (msprof and the app it started)."""
-    from PySide6.QtCore import Qt
-
-    qtbot.mouseClick(window.panels["profiler"].host_button, Qt.MouseButton.LeftButton)
+    window.panels["profiler"].host_actions["profile"].trigger()
     dialog = _dialog(qtbot, window)
     dialog.config.setCurrentText("slow")
     dialog.accept()
@@ -258,12 +249,11 @@ def test_stop_from_the_panel_kills_the_remote_process_group(qtbot, window):
 
 
 def test_without_a_configuration_the_action_opens_edit_configurations(qtbot, tmp_path, sshd_host, ascend_fixtures):
-    from PySide6.QtCore import Qt
-
     win = _window(qtbot, tmp_path, sshd_host, ascend_fixtures, configs=False)
     accuracy = win.panels["accuracy"]
-    assert accuracy.host_dump_button.isEnabled() and accuracy.host_dump_button.toolTip()
-    qtbot.mouseClick(accuracy.host_dump_button, Qt.MouseButton.LeftButton)
+    action = accuracy.host_actions["dump"]
+    assert action.isEnabled() and "Edit Configurations" in action.toolTip()
+    action.trigger()
     from studio.ui.panels.run.dialog import RunConfigDialog
 
     qtbot.waitUntil(lambda: any(isinstance(w, RunConfigDialog) and w.isVisible() for w in win.findChildren(RunConfigDialog)),
@@ -275,11 +265,9 @@ def test_without_a_configuration_the_action_opens_edit_configurations(qtbot, tmp
 
 
 def test_without_a_workspace_the_action_says_how_to_make_one(qtbot, tmp_path, sshd_host, ascend_fixtures):
-    from PySide6.QtCore import Qt
-
     win = _window(qtbot, tmp_path, sshd_host, ascend_fixtures, workspace=False)
     profiler = win.panels["profiler"]
-    qtbot.mouseClick(profiler.bench_button, Qt.MouseButton.LeftButton)
+    profiler.host_actions["bench"].trigger()
     qtbot.waitUntil(lambda: bool(win.notices), timeout=5000)
     notice = win.notices[-1]
     assert "workspace" in notice.message and "File > New Workspace" in f"{notice.message} {notice.details}"

@@ -83,20 +83,17 @@ class AccuracyPanel(Panel):
         self.mapping_button.setToolTip('Compare again through a fused-op mapping: the converter\'s report '
                                        '("node_mapping") or {"converted op": ["original op", ...]}')
         self.mapping_button.clicked.connect(self._on_pick_mapping)
-        # the host actions (shared with the Run menu): they need a run configuration and say so
-        self.host_dump_button = QPushButton("Dump on host…", self)
-        self.host_dump_button.setToolTip("Run a run configuration on its host with a dump acl.json and open the "
-                                         "NPU dumps here. Needs a workspace with a run configuration "
-                                         "(Run > Edit Configurations…)")
-        self.host_dump_button.clicked.connect(lambda: self.links.host_action.emit("dump"))
-        self.host_compare_button = QPushButton("Dump on host and compare…", self)
-        self.host_compare_button.setToolTip("Dump on the host and the original .onnx here with the same inputs, "
-                                            "then compare them op by op here")
-        self.host_compare_button.clicked.connect(lambda: self.links.host_action.emit("dump_compare"))
+        from studio.ui.panels.run.host_button import host_button
+
+        # the host actions, shared with the Run menu
+        self.host_button, self.host_actions = host_button(self, self.links, {
+            "dump": "Run a run configuration on its host with a dump acl.json and open the NPU dumps here",
+            "dump_compare": "Dump on the host, and the original .onnx here with the same inputs, then compare "
+                            "them op by op here"})
         bar = QHBoxLayout()
         bar.addWidget(self.sources, 1)
-        for button in (self.host_dump_button, self.host_compare_button, self.dumps_button, self.mapping_button,
-                       self.graph_button, self.export_button, self.clear_button):
+        for button in (self.host_button, self.dumps_button, self.mapping_button, self.graph_button,
+                       self.export_button, self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)

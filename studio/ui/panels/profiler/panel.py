@@ -126,21 +126,19 @@ class ProfilerPanel(Panel):
         self.graph_button.setEnabled(False)
         self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it here with ONNX Runtime "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
-        # the host actions (shared with the Run menu): they need a run configuration and say so
-        self.host_button = _tool("Profile on host…", "Run a run configuration under msprof on its host (or collect "
-                                 "the folder a PyTorch script writes) and open the PROF_ folder here. Needs a "
-                                 "workspace with a run configuration (Run > Edit Configurations…)",
-                                 lambda: self.links.host_action.emit("profile"), self)
-        self.bench_button = _tool("Benchmark .om…", "Time an .om with msame or ais_bench where a run configuration "
-                                  "runs, optionally next to its original .onnx timed here with ONNX Runtime; "
-                                  "the numbers open in Summary and Compare", lambda: self.links.host_action.emit("bench"),
-                                  self)
+        from studio.ui.panels.run.host_button import host_button
+
+        # the host actions, shared with the Run menu
+        self.host_button, self.host_actions = host_button(self, self.links, {
+            "profile": "Run a run configuration under msprof on its host (or collect the folder a PyTorch script "
+                       "writes) and open the PROF_ folder here",
+            "bench": "Time an .om with msame or ais_bench where a run configuration runs, optionally next to its "
+                     "original .onnx timed here with ONNX Runtime; the numbers open in Summary and Compare"})
 
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 0)
         bar.addWidget(self.run_button)
         bar.addWidget(self.host_button)
-        bar.addWidget(self.bench_button)
         bar.addWidget(self.profile_box)
         bar.addWidget(self.info, 1)
         bar.addWidget(self.find)
