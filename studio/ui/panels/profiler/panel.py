@@ -429,11 +429,15 @@ class ProfilerPanel(Panel):
 
             yield Progress(None, "comparing profiles")
             benches = read_bench(base.path), read_bench(new.path)
-            return compare(base.trace, new.trace), compare_rows(*benches) if all(benches) else []
+            if not all(benches):
+                return compare(base.trace, new.trace), [], ()
+            labels = tuple(f"{b.get('tool')} on {b.get('where')}" for b in benches)  # what measured, where
+            return compare(base.trace, new.trace), compare_rows(*benches), labels
 
         def show(outcome) -> None:
-            self.compare_tab.show_result(outcome[0])
-            self.compare_tab.show_bench(outcome[1], base.label, new.label)
+            result, rows, labels = outcome
+            self.compare_tab.show_result(result)
+            self.compare_tab.show_bench(rows, *labels)
 
         handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
         handle.finished.connect(show)
