@@ -83,7 +83,8 @@ def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 1
     for line in pair.report().splitlines()[len(npu.report().splitlines()):]:
         yield Progress(None, line)
     if out is not None or reference_out is not None:
-        folder = Path(reference_out) if reference_out is not None else Path(out).with_name(f"{Path(out).name}-onnxruntime")
+        folder = Path(reference_out) if reference_out is not None else \
+            Path(out).with_name(f"{Path(out).name}-onnxruntime")
         pair.reference.folder = write_bench_folder(pair.reference, folder)
     return pair
 

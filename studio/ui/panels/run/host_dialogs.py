@@ -24,7 +24,8 @@ def _config_box(dialog: QDialog, names: list[str], current: str | None) -> QComb
     box.addItems(names)
     if current in names:
         box.setCurrentText(current)
-    box.setToolTip("The run configuration to run (its host, working folder, command line): Run > Edit Configurations…")
+    box.setToolTip("The run configuration to run (its host, working folder, command line): "
+                   "Run > Edit Configurations…")
     return box
 
 
