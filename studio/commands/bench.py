@@ -2,6 +2,8 @@
 
 ``studio bench MODEL.onnx [--loop N] [--warmup K] [--input NAME=FILE.npy] [--input-shape NAME=D,..] [--json]``
 ``studio bench MODEL.om [--host NAME] [--tool msame|ais_bench|msit] [--loop N] [--warmup K] [--device D] [--json]``
+``studio bench MODEL.om --host NAME --compare-with MODEL.onnx [--input-shape NAME=D,..]``: the original
+model is also timed here with ONNX Runtime (same loops and warm-ups) and the two are put side by side.
 
 With ``--host`` the .om (and its --input files) are uploaded to a work folder on the host and
 timed there; without it msame / ais_bench run on this computer.
@@ -33,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
     parser.add_argument("-o", "--output", type=Path, metavar="DIR",
                         help="also write the result as a folder the profiler opens (Summary, Compare)")
+    parser.add_argument("--compare-with", type=Path, metavar="MODEL.onnx",
+                        help="with an .om: also time this original model here with ONNX Runtime, same loops "
+                             "(dynamic dims: --input-shape); -o DIR then holds DIR/npu and DIR/onnxruntime")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -45,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if tool == "onnxruntime" and args.host:
         raise UserError("--host times an .om with msame or ais_bench", "--host",
                         "Give an .om and --tool msame|ais_bench|msit, or drop --host to time the .onnx here.")
+    if args.compare_with and tool == "onnxruntime":
+        raise UserError("--compare-with puts an .om next to its original model", "--compare-with",
+                        "Give the .om as MODEL (with --host NAME for an Ascend host).")
     if tool == "onnxruntime":
         from studio.model_inputs import parse_input_files, parse_input_shapes
         from studio.tools.bench.ort_bench import bench_model
@@ -63,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         files = [item.partition("=")[2] or item for item in args.input]
         target = target_for_host(context, args.host)
         job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
+        if args.compare_with:
+            return _compare_with(args, target, files)
     result = run_job(job, on_progress=print_progress)
     data = result.as_dict()
     if args.output:
@@ -72,4 +82,28 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=2) if args.json else result.report())
     if args.output and not args.json:
         print(f"written to {args.output} (open it in the profiler)")
+    return 0
+
+
+def _compare_with(args: argparse.Namespace, target, files: list[str]) -> int:
+    """The .om on its target and ``--compare-with`` here with ONNX Runtime, side by side."""
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.model_inputs import parse_input_shapes
+    from studio.tools.bench.with_reference import bench_with_reference
+
+    tool = args.tool or "msame"
+    out = Path(args.output) if args.output else None
+    pair = run_job(bench_with_reference(target, Path(args.model), tool, args.loop, args.warmup, args.device,
+                                        out / "npu" if out else None, args.compare_with,
+                                        parse_input_shapes(args.input_shape), files,
+                                        out / "onnxruntime" if out else None), on_progress=print_progress)
+    data = pair.as_dict()
+    if out:
+        data["folder"] = str(pair.npu.folder)
+        data["compare_with"]["folder"] = str(pair.reference.folder)
+    print(json.dumps(data, indent=2) if args.json else pair.report())
+    if out and not args.json:
+        print(f"written to {out}/npu and {out}/onnxruntime (open both in the profiler; its Compare tab puts them "
+              "side by side)")
     return 0

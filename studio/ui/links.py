@@ -55,6 +55,8 @@ class PanelLinks(QObject):
         show_time_range(object, object, object): (profile path or None for the profile on screen, start ns,
             end ns from the trace start) — the profiler opens the profile if needed, zooms its timeline
             to the range and aggregates it (the advisor emits it for a finding's time range).
+        host_action(str): "profile", "bench", "dump" or "dump_compare" — the Run controls open that
+            host action's dialog (the profiler's and accuracy panel's toolbar buttons emit it).
         open_terminal(str): a host entry name — the terminal panel opens a new tab with a
             shell on that host (the Hosts panel's "Open terminal" emits it).
     """
@@ -65,6 +67,7 @@ class PanelLinks(QObject):
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
     open_terminal = Signal(str)
+    host_action = Signal(str)
     convert_model = Signal(object)
     profile_model = Signal(object)
     check_fp16 = Signal(object)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
 from test_cli import run_studio  # noqa: E402
 
 from studio.runs.config import RunConfig, save_config  # noqa: E402
@@ -157,18 +157,8 @@ def test_upload_first_then_run(workspace, host, tmp_path):
 
 def test_dump_on_host_and_compare_with_the_cpu(workspace, host, ascend_fixtures, tmp_path):
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
 
-    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
-    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
-                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
-    reference = tmp_path / "facemask.onnx"
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, reference)
+    reference = facemask_onnx(tmp_path / "facemask.onnx")
     image = tmp_path / "image.npy"
     x = np.random.default_rng(5).standard_normal((1, 4, 8, 8)).astype(np.float32)
     np.save(image, x)
@@ -195,3 +185,39 @@ def test_dump_on_host_and_compare_with_the_cpu(workspace, host, ascend_fixtures,
     assert rows["conv1"]["cosine"] == pytest.approx(cosine, abs=1e-9)
     assert rows["conv1"]["max_abs_err"] == pytest.approx(float(np.abs(npu - cpu).max()), rel=1e-6)
     assert data["compare"]["passed"] is True
+
+
+def test_bench_compare_with_the_original_model(host, tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.ones((16, 16), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "mm.onnx")
+    om = fake_om(tmp_path / "mm.om")
+    missing = run_studio("bench", str(om), "--host", "box", "--compare-with", str(tmp_path / "mm.onnx"),
+                         "--loop", "8", home=host["home"])
+    assert missing.returncode == 2 and "--input-shape" in missing.stderr  # the dynamic dim is asked for
+    assert len(recorded(host["toolkit"])) == 0  # before the host was busy
+    out = tmp_path / "side by side"
+    result = run_studio("bench", str(om), "--host", "box", "--compare-with", str(tmp_path / "mm.onnx"),
+                        "--input-shape", "x=4,16", "--loop", "8", "--warmup", "1", "-o", str(out), "--json",
+                        home=host["home"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    times = np.array(recorded(host["toolkit"])[-1]["times"][1:])
+    here = data["compare_with"]
+    assert data["mean_ms"] == pytest.approx(times.mean(), abs=1e-6) and data["where"] == "box"
+    assert here["tool"] == "onnxruntime" and here["loops"] == 8 and here["batch"] == 4
+    assert here["mean_ms"] == pytest.approx(np.mean(here["latencies_ms"]))
+    rows = {r["figure"]: r for r in data["comparison"]}
+    assert rows["mean_ms"]["speedup"] == pytest.approx(here["mean_ms"] / data["mean_ms"])
+    assert (out / "npu" / "studio_profile.json").is_file() and (out / "onnxruntime" / "studio_profile.json").is_file()
+    text = run_studio("bench", str(om), "--host", "box", "--compare-with", str(tmp_path / "mm.onnx"),
+                      "--input-shape", "x=4,16", "--loop", "8", home=host["home"])
+    assert text.returncode == 0 and "original model here:" in text.stdout and "speed-up" in text.stdout

@@ -74,3 +74,21 @@ def _q(text: str) -> str:
     import shlex
 
     return shlex.quote(text)
+
+
+def facemask_onnx(path: Path) -> Path:
+    """The original model of the stand-in app's "facemask.om": conv1 = x * 0.5, relu1 = Relu(conv1),
+    x 1x4x8x8 (the app computes the same in FP16 and dumps conv1 and relu1)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
+                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

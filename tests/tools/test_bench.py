@@ -144,5 +144,9 @@ def test_bench_folder_opens_in_the_profiler_and_compares(tmp_path, monkeypatch):
     assert row.name == "inference" and row.base_count == 15
     assert row.base_avg_us == pytest.approx(np.mean(here.latencies_ms) * 1000, rel=1e-3)
     assert row.new_avg_us == pytest.approx(np.mean(npu.latencies_ms) * 1000, rel=1e-3)
+    # per timed loop, not per whole folder: the loops are the iterations
+    assert result.base_iterations == 15 and result.iterations_how == "timed loops"
+    assert row.base_per_iter_us == pytest.approx(np.mean(here.latencies_ms) * 1000, rel=1e-3)
+    assert result.new_latency_ms == pytest.approx(np.mean(npu.latencies_ms), rel=1e-3)
     with pytest.raises(UserError, match="not empty"):
         write_bench_folder(here, tmp_path / "ort")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import fake_om, make_standin_toolkit  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit  # noqa: E402
 
 from studio.runs.config import RunConfig, save_config
 from studio.settings import UserSettings
@@ -85,7 +85,7 @@ def test_benchmark_on_the_host(qtbot, window, tmp_path):
     _finished(qtbot, console)
     text = console.output()
     assert "NPU_compute_time (ms)" in text and "latency mean / p50 / p99:" in text
-    assert console.outcome.where == "testhost" and console.outcome.loops == 10
+    assert console.outcome.npu.where == "testhost" and console.outcome.npu.loops == 10
     qtbot.waitUntil(lambda: any(panel == "profiler" for _, panel in window.routed), timeout=10000)
     path = next(p for p, panel in window.routed if panel == "profiler")
     assert path.name.startswith("bench-host-") and (path / "studio_profile.json").is_file()
@@ -93,18 +93,8 @@ def test_benchmark_on_the_host(qtbot, window, tmp_path):
 
 def test_dump_on_host_and_compare_shows_the_comparison(qtbot, window, ascend_fixtures, tmp_path):
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
 
-    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
-    graph = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["c"], name="conv1"),
-                               helper.make_node("Relu", ["c"], ["y"], name="relu1")], "facemask",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [half])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    reference = tmp_path / "facemask.onnx"
-    onnx.save(model, reference)
+    reference = facemask_onnx(tmp_path / "facemask.onnx")
     image = tmp_path / "image.npy"
     np.save(image, np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32))
     command = (f"{shlex.quote(sys.executable)} {shlex.quote(str(APP))} --model facemask.om --frames 1 "

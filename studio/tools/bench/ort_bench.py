@@ -37,14 +37,7 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
         raise UserError("--loop must be >= 1 and --warmup >= 0", f"--loop {loop} --warmup {warmup}",
                         "Use e.g. --loop 100 --warmup 5.")
     yield Progress(0.0, f"loading {model.name}")
-    providers = providers or ["CPUExecutionProvider"]
-    try:
-        session = ort.InferenceSession(str(model), providers=providers)
-    except Exception as exc:  # ORT raises its own types for bad models
-        from studio.ortmsg import ort_message
-
-        raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
-                        "Check the model with `studio info` or open it in the Graph panel.") from exc
+    session = open_session(model, providers)
     feeds = make_feeds(session_specs(session), inputs, shapes, seed)
     batch = _batch(feeds)
     times: list[float] = []
@@ -74,6 +67,20 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
     shapes_text = ", ".join(f"{k}: {list(v.shape)}" for k, v in feeds.items())
     result.notes.append(f"inputs {shapes_text}")
     return result
+
+
+def open_session(model: Path, providers: list[str] | None = None):
+    """An ONNX Runtime session of ``model`` (CPU unless ``providers``); a model ORT cannot load is
+    a UserError saying why."""
+    import onnxruntime as ort
+
+    try:
+        return ort.InferenceSession(str(model), providers=providers or ["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own types for bad models
+        from studio.ortmsg import ort_message
+
+        raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
+                        "Check the model with `studio info` or open it in the Graph panel.") from exc
 
 
 def _batch(feeds: dict) -> int:

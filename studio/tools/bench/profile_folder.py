@@ -46,3 +46,17 @@ def write_bench_folder(result: BenchResult, out: Path) -> Path:
                "model": str(model.resolve()) if model.is_file() else str(model)}
     (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))
     return out
+
+
+def read_bench(folder: Path) -> dict | None:
+    """The benchmark a folder written by :func:`write_bench_folder` holds (its JSON keys), or None
+    when ``folder`` is no benchmark (a profile, a trace file)."""
+    summary = Path(folder) / "studio_profile.json"
+    if not summary.is_file():
+        return None
+    try:
+        data = json.loads(summary.read_text())
+    except (OSError, ValueError):
+        return None
+    bench = data.get("benchmark") if isinstance(data, dict) else None
+    return bench if isinstance(bench, dict) else None

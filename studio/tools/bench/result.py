@@ -93,14 +93,17 @@ class BenchResult:
         return "\n".join(f"{k}: {v}" for k, v in self.facts().items())
 
 
-def compare_rows(base: BenchResult, new: BenchResult) -> list[dict]:
-    """Per-figure rows of ``new`` against ``base`` (for the profiler's Compare tab).
+def compare_rows(base: BenchResult | dict, new: BenchResult | dict) -> list[dict]:
+    """Per-figure rows of ``new`` against ``base`` (for the profiler's Compare tab); either side is a
+    result or its :meth:`BenchResult.as_dict` (as a benchmark folder stores it).
 
     ``speedup`` is base / new for times and new / base for throughput (> 1: ``new`` is faster).
     """
+    base = base if isinstance(base, dict) else base.as_dict()
+    new = new if isinstance(new, dict) else new.as_dict()
     rows = []
     for key in KEYS:
-        b, n = base.as_dict()[key], new.as_dict()[key]
+        b, n = base.get(key), new.get(key)
         speed = None
         if b and n:
             speed = n / b if key == "throughput" else b / n

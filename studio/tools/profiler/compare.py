@@ -158,6 +158,9 @@ def iterations(trace: Trace) -> Iterations:
     steps = _named(trace, _STEP)
     if steps.size:
         return Iterations(int(steps.size), None, float(np.asarray(trace.dur)[steps].mean()) / 1e6, "profiler steps")
+    loops = _named(trace, re.compile(r"^inference$")) if "benchmark" in trace.facts else np.zeros(0, np.int64)
+    if loops.size:  # a benchmark folder: one slice per timed loop
+        return Iterations(int(loops.size), None, float(np.asarray(trace.dur)[loops].mean()) / 1e6, "timed loops")
     return Iterations(1, None, None, "no iteration marks: whole profile")
 
 

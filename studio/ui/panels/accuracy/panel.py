@@ -83,10 +83,17 @@ class AccuracyPanel(Panel):
         self.mapping_button.setToolTip('Compare again through a fused-op mapping: the converter\'s report '
                                        '("node_mapping") or {"converted op": ["original op", ...]}')
         self.mapping_button.clicked.connect(self._on_pick_mapping)
+        from studio.ui.panels.run.host_button import host_button
+
+        # the host actions, shared with the Run menu
+        self.host_button, self.host_actions = host_button(self, self.links, {
+            "dump": "Run a run configuration on its host with a dump acl.json and open the NPU dumps here",
+            "dump_compare": "Dump on the host, and the original .onnx here with the same inputs, then compare "
+                            "them op by op here"})
         bar = QHBoxLayout()
         bar.addWidget(self.sources, 1)
-        for button in (self.dumps_button, self.mapping_button, self.graph_button, self.export_button,
-                       self.clear_button):
+        for button in (self.host_button, self.dumps_button, self.mapping_button, self.graph_button,
+                       self.export_button, self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTabW
 from studio.tools.profiler.compare import Comparison
 from studio.ui.panels.profiler.table import TableWidget
 
+BENCH_COLUMNS = ["Figure", "Baseline", "New", "Speed-up"]
 DELTA_COLUMNS = ["Name", "In", "Base / iter (µs)", "New / iter (µs)", "Delta / iter (µs)", "Delta %", "Speed-up",
                  "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
 
@@ -33,6 +34,9 @@ class CompareTab(QWidget):
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.ops, "Per op")
         self.tabs.addTab(self.apis, "Per API")
+        self.bench = TableWidget("Both sides are benchmarks: their figures side by side.", self)
+        self.tabs.addTab(self.bench, "Benchmark")
+        self.tabs.setTabVisible(2, False)
         top = QHBoxLayout()
         top.addWidget(QLabel("Baseline:", self))
         top.addWidget(self.base, 1)
@@ -76,6 +80,23 @@ class CompareTab(QWidget):
         for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
             table.set_rows(DELTA_COLUMNS, [_cells(r) for r in rows], colour="Delta %", percent=("Delta %",),
                            first_width=230)
+
+    def show_bench(self, rows: list[dict], base: str = "", new: str = "") -> None:
+        """The figures of two benchmarks (``compare_rows``), or nothing: the Benchmark tab is shown
+        only when both sides are benchmarks (an .om on the NPU against ONNX Runtime here)."""
+        self.tabs.setTabVisible(2, bool(rows))
+        if not rows:
+            self.bench.set_rows([], [])
+            return
+        self.bench.set_rows(["Figure", f"Baseline: {base}", f"New: {new}", "Speed-up"],
+                            [[r["figure"], r["base"], r["new"], r["speedup"]] for r in rows], first_width=120)
+        self.tabs.setCurrentWidget(self.bench)
+        mean = next((r for r in rows if r["figure"] == "mean_ms"), None)
+        if mean and mean["speedup"]:  # the figures the tools measured say it better than op totals
+            self.summary.setText(f"Benchmarks: {new} mean {mean['new']:,.3f} ms against {base} "
+                                 f"{mean['base']:,.3f} ms (speed-up x{mean['speedup']:.2f}; > 1: new is faster). "
+                                 "Per op: one “inference” slice per timed loop, when the tool printed per-loop "
+                                 "times (ais_bench prints statistics only).")
 
 
 def _cells(r) -> list:

@@ -91,6 +91,7 @@ class ProfilerPanel(Panel):
         self._build()
         self.links.profile_model.connect(self.profile_model)
         self._pending_range: tuple[Path, int, int] | None = None
+        self._pending_compare: tuple[Path, Path] | None = None
         self.links.show_time_range.connect(self.show_time_range)
 
     @property
@@ -125,10 +126,19 @@ class ProfilerPanel(Panel):
         self.graph_button.setEnabled(False)
         self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it here with ONNX Runtime "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
+        from studio.ui.panels.run.host_button import host_button
+
+        # the host actions, shared with the Run menu
+        self.host_button, self.host_actions = host_button(self, self.links, {
+            "profile": "Run a run configuration under msprof on its host (or collect the folder a PyTorch script "
+                       "writes) and open the PROF_ folder here",
+            "bench": "Time an .om with msame or ais_bench where a run configuration runs, optionally next to its "
+                     "original .onnx timed here with ONNX Runtime; the numbers open in Summary and Compare"})
 
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 0)
         bar.addWidget(self.run_button)
+        bar.addWidget(self.host_button)
         bar.addWidget(self.profile_box)
         bar.addWidget(self.info, 1)
         bar.addWidget(self.find)
@@ -255,6 +265,7 @@ class ProfilerPanel(Panel):
         pending, self._pending_range = self._pending_range, None
         if pending is not None and pending[0] == loaded.path:
             self.show_time_range(*pending)
+        self._compare_when_open()
         if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
             from studio.tools.profiler.loader import store_cache
 
@@ -405,19 +416,50 @@ class ProfilerPanel(Panel):
         self.status.emit(f"Range {format_duration(t1 - t0)}: {sum(s.count for s in rows):,} slices")
 
     def compare(self, base_index: int, new_index: int) -> None:
-        """Compare two opened profiles (as a job); the result shows in the Compare tab."""
+        """Compare two opened profiles (as a job); the result shows in the Compare tab, with the
+        benchmark figures side by side when both are benchmarks."""
         if not (0 <= base_index < len(self.profiles) and 0 <= new_index < len(self.profiles)):
             return
-        base, new = self.profiles[base_index].trace, self.profiles[new_index].trace
+        base, new = self.profiles[base_index], self.profiles[new_index]
 
         def job(cancel: CancelToken):
+            from studio.tools.bench.profile_folder import read_bench
+            from studio.tools.bench.result import compare_rows
             from studio.tools.profiler.compare import compare
 
             yield Progress(None, "comparing profiles")
-            return compare(base, new)
+            benches = read_bench(base.path), read_bench(new.path)
+            if not all(benches):
+                return compare(base.trace, new.trace), [], ()
+            labels = tuple(f"{b.get('tool')} on {b.get('where')}" for b in benches)  # what measured, where
+            return compare(base.trace, new.trace), compare_rows(*benches), labels
+
+        def show(outcome) -> None:
+            result, rows, labels = outcome
+            self.compare_tab.show_result(result)
+            self.compare_tab.show_bench(rows, *labels)
 
         handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
-        handle.finished.connect(self.compare_tab.show_result)
+        handle.finished.connect(show)
+
+    def compare_paths(self, base, new) -> None:
+        """Compare the profiles at ``base`` and ``new`` as soon as both are open (they may still be
+        loading) and bring the Compare tab to the front."""
+        self._pending_compare = (Path(base).resolve(), Path(new).resolve())
+        self._compare_when_open()
+
+    def _compare_when_open(self) -> None:
+        if self._pending_compare is None:
+            return
+        paths = [p.path.resolve() for p in self.profiles]
+        if not all(p in paths for p in self._pending_compare):
+            return
+        base, new = (paths.index(p) for p in self._pending_compare)
+        self._pending_compare = None
+        self.compare_tab.base.setCurrentIndex(base)
+        self.compare_tab.new.setCurrentIndex(new)
+        self.tabs.setCurrentWidget(self.compare_tab)
+        self.compare(base, new)
 
 
 def find_slices(trace: Trace, needle: str) -> np.ndarray:

@@ -1,4 +1,8 @@
-"""Dialogs of the Run menu's host actions: msprof options, dump options, benchmark options."""
+"""Dialogs of the host actions: msprof options, dump options, benchmark options.
+
+Each starts with the run configuration it runs (preselected: the Run toolbar's), so the same
+dialog serves the Run menu and the panels' toolbars.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,27 @@ _SWITCHES = (("ascendcl", "AscendCL API (--ascendcl)"), ("runtime_api", "Runtime
              ("sys_hardware_mem", "Memory (--sys-hardware-mem)"), ("ai_core", "AI Core PMU (--ai-core)"))
 
 
+def _config_box(dialog: QDialog, names: list[str], current: str | None) -> QComboBox:
+    box = QComboBox(dialog)
+    box.addItems(names)
+    if current in names:
+        box.setCurrentText(current)
+    box.setToolTip("The run configuration to run (its host, working folder, command line): "
+                   "Run > Edit Configurations…")
+    return box
+
+
+class _ConfigDialog(QDialog):
+    """A dialog whose first row picks the run configuration."""
+
+    def __init__(self, names: list[str], current: str | None, parent: QWidget | None):
+        super().__init__(parent)
+        self.config = _config_box(self, names, current)
+
+    def config_name(self) -> str:
+        return self.config.currentText()
+
+
 def _buttons(dialog: QDialog) -> QDialogButtonBox:
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, dialog)
     buttons.accepted.connect(dialog.accept)
@@ -22,15 +47,16 @@ def _buttons(dialog: QDialog) -> QDialogButtonBox:
     return buttons
 
 
-class MsprofDialog(QDialog):
+class MsprofDialog(_ConfigDialog):
     """msprof switches (defaults: the face-mask tutorial's), or "collect the folder the script writes"."""
 
-    def __init__(self, config_name: str, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle(f"Profile {config_name} on its host")
+    def __init__(self, names: list[str], current: str | None = None, parent: QWidget | None = None):
+        super().__init__(names, current, parent)
+        self.setWindowTitle("Profile on host")
         self.setMinimumWidth(480)
         defaults = MsprofOptions()
         form = QFormLayout()
+        form.addRow("Run configuration", self.config)
         self.checks: dict[str, QCheckBox] = {}
         for name, label in _SWITCHES:
             box = QCheckBox(label, self)
@@ -81,13 +107,13 @@ class _ModelRow(QWidget):
             self.edit.setText(path)
 
 
-class DumpDialog(QDialog):
+class DumpDialog(_ConfigDialog):
     """What to dump: the .om (its name and op names fill dump_list), layers, mode."""
 
-    def __init__(self, config_name: str, start: Path | None = None, parent: QWidget | None = None,
-                 compare: bool = False):
-        super().__init__(parent)
-        self.setWindowTitle(f"Dump {config_name} on its host" + (" and compare with the CPU" if compare else ""))
+    def __init__(self, names: list[str], current: str | None = None, start: Path | None = None,
+                 parent: QWidget | None = None, compare: bool = False):
+        super().__init__(names, current, parent)
+        self.setWindowTitle("Dump on host" + (" and compare with the CPU" if compare else ""))
         self.setMinimumWidth(560)
         self.compare = compare
         self.model = _ModelRow(self, start)
@@ -102,6 +128,7 @@ class DumpDialog(QDialog):
         self.mode.addItems(["output", "input", "all"])
         self.op_switch = QCheckBox("Also single-op calls (dump_op_switch)", self)
         form = QFormLayout()
+        form.addRow("Run configuration", self.config)
         form.addRow("Model (.om)", self.model)
         form.addRow("Layers", self.layers)
         form.addRow("Dump mode", self.mode)
@@ -130,14 +157,20 @@ class DumpDialog(QDialog):
         return values
 
 
-class BenchDialog(QDialog):
-    """An .om, the tool (msame, ais_bench or msit benchmark), loops, warm-ups, device."""
+class BenchDialog(_ConfigDialog):
+    """An .om, the tool (msame, ais_bench or msit benchmark), loops, warm-ups, device; optionally the
+    original .onnx, timed here with ONNX Runtime for the profiler's Compare tab."""
 
-    def __init__(self, where: str, start: Path | None = None, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle(f"Benchmark an .om on {where}")
+    def __init__(self, names: list[str], current: str | None = None, start: Path | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(names, current, parent)
+        self.setWindowTitle("Benchmark an .om where a run configuration runs")
         self.setMinimumWidth(560)
         self.model = _ModelRow(self, start)
+        self.reference = _ModelRow(self, start, "optional: the original .onnx, timed here with ONNX Runtime too",
+                                   "ONNX models (*.onnx)")
+        self.reference.setToolTip("Same loops and warm-ups here with ONNX Runtime (CPU, seeded random inputs); "
+                                  "the profiler's Compare tab then shows the NPU against it")
         self.tool = QComboBox(self)
         self.tool.addItems(["msame", "ais_bench", "msit"])
         self.loop, self.warmup, self.device = QSpinBox(self), QSpinBox(self), QSpinBox(self)
@@ -147,13 +180,16 @@ class BenchDialog(QDialog):
         self.warmup.setValue(5)
         self.device.setRange(0, 63)
         form = QFormLayout()
-        for label, widget in (("Model (.om)", self.model), ("Tool", self.tool), ("Loops", self.loop),
-                              ("Warm-ups", self.warmup), ("Device", self.device)):
+        for label, widget in (("Run configuration", self.config), ("Model (.om)", self.model), ("Tool", self.tool),
+                              ("Loops", self.loop), ("Warm-ups", self.warmup), ("Device", self.device),
+                              ("Original model", self.reference)):
             form.addRow(label, widget)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(_buttons(self))
 
     def values(self) -> dict:
+        reference = self.reference.edit.text().strip()
         return {"model": Path(self.model.edit.text().strip()), "tool": self.tool.currentText(),
-                "loop": self.loop.value(), "warmup": self.warmup.value(), "device": self.device.value()}
+                "loop": self.loop.value(), "warmup": self.warmup.value(), "device": self.device.value(),
+                "reference": Path(reference) if reference else None}

@@ -1,0 +1,109 @@
+"""An .om timed on its target next to the original .onnx timed here with ONNX Runtime.
+
+The GUI's "Benchmark .om…" with an original model and ``studio bench MODEL.om --compare-with
+MODEL.onnx`` both run this: the same loops and warm-ups on both sides, the .om with msame /
+ais_bench where the target says, the .onnx with :func:`studio.tools.bench.ort_bench.bench_model`
+on this computer (seeded random inputs of the sizes given; dynamic dims must be given). Each side
+can be written as a folder the profiler opens; its Compare tab puts the two side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+from studio.tools.bench.on_target import bench_om
+from studio.tools.bench.result import BenchResult, compare_rows
+
+
+@dataclass
+class BenchPair:
+    """The .om's result and, when an original model was given, ONNX Runtime's result here."""
+
+    npu: BenchResult
+    reference: BenchResult | None = None
+
+    @property
+    def folder(self):
+        """The .om result's profiler folder (None when not written)."""
+        return self.npu.folder
+
+    def rows(self) -> list[dict]:
+        """Per-figure rows, ONNX Runtime here as the baseline, the .om as the new side."""
+        return compare_rows(self.reference, self.npu) if self.reference is not None else []
+
+    def as_dict(self) -> dict:
+        """The .om's JSON keys, plus ``compare_with`` (ONNX Runtime's) and ``comparison`` rows."""
+        data = self.npu.as_dict()
+        if self.reference is not None:
+            data["compare_with"] = self.reference.as_dict()
+            data["comparison"] = self.rows()
+        return data
+
+    def report(self) -> str:
+        """The .om's lines, then ONNX Runtime's, then the side-by-side figures."""
+        text = self.npu.report()
+        if self.reference is None:
+            return text
+        lines = [text, "", "original model here:", self.reference.report(), "",
+                 f"{'figure':<12}{'onnxruntime':>14}{self.npu.tool:>14}{'speed-up':>10}"]
+        for row in self.rows():
+            lines.append(f"{row['figure']:<12}{_num(row['base']):>14}{_num(row['new']):>14}"
+                         f"{('x%.2f' % row['speedup']) if row['speedup'] else 'n/a':>10}")
+        return "\n".join(lines)
+
+
+def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 100, warmup: int = 5,
+                         device: int = 0, out: Path | None = None, reference: Path | None = None,
+                         shapes: dict | None = None, inputs: list | None = None,
+                         reference_out: Path | None = None,
+                         cancel: CancelToken | None = None) -> Generator[Progress, None, BenchPair]:
+    """Benchmark ``model`` on ``target`` (then write it to ``out``); with ``reference`` also time it
+    here with ONNX Runtime (written to ``reference_out``, by default ``out``'s name + ``-onnxruntime``)."""
+    from studio.tools.bench.profile_folder import write_bench_folder
+
+    sizes = {name: tuple(int(d) for d in dims) for name, dims in (shapes or {}).items()}
+    if reference is not None:  # before the host is busy: a missing size is the user's to give
+        yield Progress(None, f"reading the inputs of {Path(reference).name}")
+        check_reference(Path(reference), sizes)
+    npu = yield from bench_om(target, Path(model), tool, loop, warmup, device, inputs, cancel=cancel)
+    for line in npu.report().splitlines():  # the summary, at the end of the console
+        yield Progress(None, line)
+    if out is not None:
+        npu.folder = write_bench_folder(npu, Path(out))  # the profiler's Summary shows it
+    pair = BenchPair(npu)
+    if reference is None:
+        return pair
+    from studio.tools.bench.ort_bench import bench_model
+
+    yield Progress(None, f"timing {Path(reference).name} here with ONNX Runtime ({loop} loops, {warmup} warm-ups)")
+    pair.reference = yield from bench_model(Path(reference), loop, warmup, None, sizes, cancel=cancel)
+    for line in pair.report().splitlines()[len(npu.report().splitlines()):]:
+        yield Progress(None, line)
+    if out is not None or reference_out is not None:
+        folder = Path(reference_out) if reference_out is not None else \
+            Path(out).with_name(f"{Path(out).name}-onnxruntime")
+        pair.reference.folder = write_bench_folder(pair.reference, folder)
+    return pair
+
+
+def check_reference(reference: Path, sizes: dict[str, tuple[int, ...]]) -> None:
+    """Raise UserError unless ``reference`` is an .onnx whose inputs all have a size (dynamic dims
+    from ``sizes``; none is set to 1 behind the user's back)."""
+    from studio.errors import UserError
+    from studio.model_inputs import resolve_shape, session_specs
+    from studio.tools.bench.ort_bench import open_session
+
+    if not reference.is_file():
+        raise UserError("Original model not found", reference, "Give the .onnx the .om was converted from.")
+    if reference.suffix.lower() != ".onnx":
+        raise UserError("The original model must be an .onnx (it is timed here with ONNX Runtime)", reference,
+                        "Give the .onnx the .om was converted from.")
+    for spec in session_specs(open_session(reference)):
+        resolve_shape(spec, sizes)
+
+
+def _num(value) -> str:
+    return "n/a" if value is None else f"{value:,.3f}"

@@ -1,0 +1,259 @@
+"""The host actions — Profile on host, Dump on host (and compare), Benchmark .om — in one place.
+
+The Run menu and the panels' toolbars (profiler: Profile on host…, Benchmark .om…; accuracy:
+Dump on host…, Dump on host and compare…) all end here: a panel emits
+``links.host_action(kind)``, the Run menu calls :meth:`HostActions.ask` directly. Each action
+asks with its dialog (which also picks the run configuration), runs the engine job in a Run
+console on the configuration's target, and opens the result in the panel the action belongs to:
+PROF_ folders and benchmarks in the profiler, dumps and comparisons in the accuracy panel.
+
+Without a workspace or a run configuration the actions stay enabled: a click says what is
+missing and opens Edit Configurations… (or says how to open a workspace).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+
+from studio.errors import UserError
+from studio.runs.config import load_configs
+
+KINDS = {"profile": "Profile on host", "dump": "Dump on host", "dump_compare": "Dump on host and compare",
+         "bench": "Benchmark .om"}
+
+
+class HostActions(QObject):
+    """Host actions bound to a main window (``workspace``, ``panels``, ``notifier``, ``show_panel``)."""
+
+    def __init__(self, window, edit_configs, current_name):
+        """``edit_configs()`` opens Edit Configurations… and returns its dialog; ``current_name()``
+        is the Run toolbar's chosen configuration (preselected in the dialogs)."""
+        super().__init__(window)
+        self.window = window
+        self._edit_configs = edit_configs
+        self._current_name = current_name
+        self.dialog = None  # the last options dialog opened (tests fill and accept it)
+        links = getattr(window, "links", None)
+        if links is not None and hasattr(links, "host_action"):
+            links.host_action.connect(self.ask)
+
+    @property
+    def workspace(self):
+        return getattr(self.window, "workspace", None)
+
+    def config_names(self) -> list[str]:
+        return [c.name for c in load_configs(self.workspace)] if self.workspace is not None else []
+
+    # ---------------------------------------------------------------- asking
+    def ask(self, kind: str):
+        """Open the dialog of action ``kind`` (a key of :data:`KINDS`); returns it, or None when a
+        workspace or run configuration is missing (then that is explained instead)."""
+        from studio.ui.panels.run import host_dialogs as dialogs
+
+        title = KINDS[kind]
+        names = self._guard(self.config_names, title)
+        if names is None or not self._explain_missing(title, names):
+            return None
+        current = self._current_name()
+        start = Path(self.workspace.folder)
+        if kind == "profile":
+            dialog = dialogs.MsprofDialog(names, current, self.window)
+            dialog.accepted.connect(lambda: self.profile(dialog.config_name(), dialog.options(),
+                                                         dialog.collect.text().strip() or None))
+        elif kind == "bench":
+            dialog = dialogs.BenchDialog(names, current, start, self.window)
+            dialog.accepted.connect(lambda: self.ask_bench_shapes(dialog.config_name(), **dialog.values()))
+        else:
+            compare = kind == "dump_compare"
+            dialog = dialogs.DumpDialog(names, current, start, self.window, compare=compare)
+            dialog.accepted.connect(lambda: self._dump_accepted(dialog, compare))
+        self.dialog = dialog
+        dialog.open()  # window-modal; the GUI thread goes on
+        return dialog
+
+    def _explain_missing(self, title: str, names: list[str]) -> bool:
+        if self.workspace is None:
+            self.window.notifier.report_exception(UserError(
+                f"{title} runs a run configuration, and run configurations live in a workspace",
+                title, "Open or create a workspace (File > New Workspace…), then add a configuration in "
+                       "Run > Edit Configurations…: the host, its working folder and the app's command line."),
+                context=title)
+            return False
+        if not names:
+            dialog = self._edit_configs()
+            if dialog is not None:
+                dialog.problem.setText(f"{title} runs a run configuration on its host, and this workspace has "
+                                       "none yet. Add one here (Run on: the host, working folder, command line), "
+                                       f"Save, then choose {title}… again.")
+            self.window.statusBar().showMessage(f"{title}: add a run configuration first", 10000)
+            return False
+        return True
+
+    def _dump_accepted(self, dialog, compare: bool) -> None:
+        values = dialog.values()
+        model = values.pop("model")
+        if compare:
+            values.pop("op_switch")
+            self.dump_compare(dialog.config_name(), model, **values)
+        else:
+            self.dump(dialog.config_name(), model, **values)
+
+    def ask_bench_shapes(self, name: str, model: Path, reference: Path | None = None, **options):
+        """Benchmark; with an original .onnx whose inputs have dynamic dims, ask their sizes first
+        (read in a job; nothing is set to 1 behind the user's back)."""
+        if reference is None:
+            return self.bench(name, model, **options)
+
+        def read(cancel):
+            from studio.jobs import Progress
+            from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
+
+            yield Progress(None, f"reading the inputs of {Path(reference).name}")
+            if not Path(reference).is_file():
+                raise UserError("Original model not found", reference, "Choose the .onnx the .om was converted from.")
+            specs = model_inputs(Path(reference))
+            return specs if missing_shapes(specs, {}, {}) else None
+
+        def then(specs) -> None:
+            if specs is None:
+                self.bench(name, model, reference=reference, **options)
+                return
+            from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+
+            from PySide6.QtWidgets import QDialogButtonBox
+
+            shapes = self.dialog = ShapeDialog(Path(reference).name, specs, self.window)
+            shapes.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Benchmark")
+            shapes.accepted.connect(lambda: self.bench(name, model, reference=reference, shapes=shapes.shapes(),
+                                                       **options))
+            shapes.open()
+
+        handle = self.window.runner.start(f"Reading the inputs of {Path(reference).name}", read)
+        handle.finished.connect(then)
+        return handle
+
+    # ---------------------------------------------------------------- running
+    def _config(self, name: str):
+        config = next((c for c in load_configs(self.workspace) if c.name == name), None) if self.workspace else None
+        if config is None:
+            raise UserError(f"No run configuration called {name!r}", "Run configurations",
+                            "Add one in Run > Edit Configurations….")
+        return config
+
+    def _out(self, kind: str) -> Path:
+        return Path(self.workspace.folder) / kind / f"host-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    def _guard(self, action, context: str = "Run"):
+        try:
+            return action()
+        except UserError as exc:
+            self.window.notifier.report_exception(exc, context=context)
+            return None
+
+    def _launch(self, title: str, config, make, on_result):
+        panel = self.window.panels["run"]
+        console = panel.launch(title, panel.target_for(config), make, on_result)
+        self.window.show_panel("run")
+        return console
+
+    def profile(self, name: str, options=None, collect: str | None = None):
+        """Profile the configuration ``name`` on its target; the PROF_ folder opens in the profiler."""
+        def start():
+            from studio.tools.deploy.fetch import folder_fetcher
+            from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+
+            config = self._config(name)
+            target = self.window.panels["run"].target_for(config)
+            out, fetch = self._out("profiles"), folder_fetcher(target)  # tar / cat streams for a host
+            if collect:
+                make = lambda cancel: collect_on_host(target, config, collect, out, cancel, fetch)  # noqa: E731
+            else:
+                make = lambda cancel: profile_on_host(target, config, out, options, cancel, fetch)  # noqa: E731
+            return self._launch(f"Profile {name}", config, make, lambda r: self.window.open_paths([r.folder]))
+        return self._guard(start)
+
+    def dump(self, name: str, model: Path, layers=None, mode: str = "output", op_switch: str = "off"):
+        """Dump the configuration ``name`` on its target; the dump folder opens in the accuracy panel."""
+        def start():
+            from studio.tools.accuracy.on_host import dump_on_host
+            from studio.tools.deploy.fetch import folder_fetcher
+
+            config = self._config(name)
+            if not Path(model).is_file():
+                raise UserError("Model not found", model, "Choose the .om file the app loads.")
+            target = self.window.panels["run"].target_for(config)
+            out = self._out("dumps")
+
+            def make(cancel):
+                model_name, chosen = _dump_entry(model, layers)
+                return (yield from dump_on_host(target, config, model_name, out, chosen, mode, op_switch,
+                                                cancel=cancel, fetch=folder_fetcher(target)))
+
+            return self._launch(f"Dump {name}", config, make, lambda r: self.window.open_paths([r.folder]))
+        return self._guard(start)
+
+    def dump_compare(self, name: str, model: Path, reference: Path, inputs: dict, layers=None, mode: str = "output"):
+        """Journey 3 in one action: dump on the host and here with the same inputs, compare; the
+        comparison opens in the accuracy panel."""
+        def start():
+            from studio.tools.accuracy.on_host import dump_and_compare
+            from studio.tools.deploy.fetch import folder_fetcher
+
+            config = self._config(name)
+            for path, what in ((Path(model), "the .om"), (Path(reference), "the original .onnx"),
+                               *((Path(p), f"input {n}") for n, p in inputs.items())):
+                if not path.is_file():
+                    raise UserError(f"File not found: {what}", path, "Choose an existing file.")
+            target = self.window.panels["run"].target_for(config)
+            out = self._out("dumps")
+
+            def make(cancel):
+                model_name, chosen = _dump_entry(model, layers)
+                return (yield from dump_and_compare(target, config, model_name, Path(reference), out, inputs, chosen,
+                                                    mode, converted=Path(model), fetch=folder_fetcher(target),
+                                                    cancel=cancel))
+
+            def show(both) -> None:
+                self.window.panels["accuracy"].set_result(both.result, (both.cpu_dump, both.host.folder))
+                self.window.show_panel("accuracy")
+
+            return self._launch(f"Dump and compare {name}", config, make, show)
+        return self._guard(start)
+
+    def bench(self, name: str, model: Path, tool: str = "msame", loop: int = 100, warmup: int = 5, device: int = 0,
+              reference: Path | None = None, shapes: dict | None = None):
+        """Time ``model`` with ``tool`` where the configuration ``name`` runs; the result opens in the
+        profiler's Summary. With ``reference`` (the original .onnx) it is also timed here with ONNX
+        Runtime, same loops and warm-ups, and the profiler's Compare tab shows NPU against it."""
+        def start():
+            from studio.tools.bench.with_reference import bench_with_reference
+
+            config = self._config(name)
+            target = self.window.panels["run"].target_for(config)
+            out = self._out("profiles")
+            out = out.with_name(f"bench-{out.name}")
+
+            def make(cancel):
+                return (yield from bench_with_reference(target, Path(model), tool, loop, warmup, device, out,
+                                                        reference, shapes, cancel=cancel))
+
+            return self._launch(f"Benchmark {Path(model).name}", config, make, self._show_bench)
+        return self._guard(start)
+
+    def _show_bench(self, result) -> None:
+        if result.reference is None:
+            self.window.open_paths([result.folder])
+            return
+        profiler = self.window.panels["profiler"]
+        profiler.compare_paths(result.reference.folder, result.folder)  # ONNX Runtime here = baseline
+        self.window.open_paths([result.reference.folder, result.folder])
+
+
+def _dump_entry(model, layers):
+    from studio.tools.accuracy.acl_config import om_dump_entry
+    from studio.tools.graph.om_reader import read_om
+
+    return om_dump_entry(read_om(Path(model)), Path(model).name, layers)

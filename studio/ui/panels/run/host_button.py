@@ -1,0 +1,35 @@
+"""The "On host ▾" button a panel puts in its toolbar: its host actions in one menu.
+
+The actions emit ``links.host_action(kind)``; the Run controls (studio.ui.panels.run.host_actions)
+open the action's dialog, run it on the chosen run configuration's host and open the result in
+the panel. One button keeps the panels' toolbars uncrowded.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+
+from studio.ui.panels.run.host_actions import KINDS
+
+NEEDS = ("Needs a workspace with a run configuration (Run > Edit Configurations…); "
+         "without one, the action says so and opens that dialog.")
+
+
+def host_button(parent: QWidget, links, actions: dict[str, str]) -> tuple[QToolButton, dict[str, QAction]]:
+    """A tool button whose menu holds ``actions`` ({kind: tooltip}); returns it and {kind: QAction}."""
+    button = QToolButton(parent)
+    button.setText("On host ▾")
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")  # the ▾ says it: no overlap
+    menu = QMenu(button)
+    menu.setToolTipsVisible(True)
+    made = {}
+    for kind, tip in actions.items():
+        action = menu.addAction(f"{KINDS[kind]}…")
+        action.setToolTip(f"{tip}. {NEEDS}")
+        action.triggered.connect(lambda _=False, k=kind: links.host_action.emit(k))
+        made[kind] = action
+    button.setMenu(menu)
+    button.setToolTip("Run on an Ascend host: " + ", ".join(f"{KINDS[k]}…" for k in actions) + f". {NEEDS}")
+    return button, made
