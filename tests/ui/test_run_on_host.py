@@ -31,6 +31,7 @@ def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
     entry.extra["deploy_root"] = str(tmp_path / "host root")
     store = HostStore(tmp_path / "hosts.toml")
     store.put(entry)
+    store.save()  # panels built later reload the store from its file
     win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
     qtbot.addWidget(win)
     win.links.host_context = HostContext(store=store, known_hosts=known)
