@@ -137,9 +137,13 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                                 ADVICE[NOT_COVERED]))
     if not findings and judged:
         lowest = min(judged, key=lambda r: r.metrics.cosine)
+        # Say what the count covers, so it adds up with the summary line (which counts inputs too).
+        inputs = sum(1 for r in matched if r.is_input)
+        besides = f" (and the {inputs} model input(s) match)" if inputs else ""
         findings.append(Finding(CONSISTENT, "", None,
-                                f"All {len(judged)} compared tensors have cosine >= {cosine_threshold} "
-                                f"(lowest {lowest.metrics.cosine:.6f} at {lowest.name}) and meet every threshold.",
+                                f"All {len(judged)} op outputs have cosine >= {cosine_threshold} "
+                                f"(lowest {lowest.metrics.cosine:.6f} at {lowest.name}) and meet every "
+                                f"threshold{besides}.",
                                 ADVICE[CONSISTENT]))
     elif not findings:
         findings.append(Finding(THRESHOLDS, "", None, "Nothing was compared: no tensor holds data on both sides.",
