@@ -214,3 +214,27 @@ def test_every_tool_demo_module_has_the_job_function():
 
     for tool, add_to_demo in demo_extras():
         assert callable(add_to_demo), tool
+
+
+def test_the_demo_gets_a_local_run_configuration_that_benchmarks_the_unet(tmp_path):
+    """Run (Shift+F10) has something real to run in the demo: Studio's bench on the U-Net, here."""
+    import json
+    import shlex
+
+    from studio.runs.config import load_configs
+    from studio.tools.bench.demo import CONFIG_NAME, add_to_demo
+    from studio.tools.demo.workspace import create_demo_workspace
+    from studio.workspace import Workspace
+
+    folder = tmp_path / "demo"
+    run_job(create_demo_workspace(folder))
+    run_job(add_to_demo(folder))
+    run_job(add_to_demo(folder))  # idempotent: every --demo start runs it
+    configs = load_configs(Workspace.open(folder))
+    assert [c.name for c in configs] == [CONFIG_NAME] and configs[0].is_local
+    argv = shlex.split(configs[0].command) + ["--json"]
+    result = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert result.returncode == 0, result.stderr
+    numbers = json.loads(result.stdout)
+    assert numbers["min_ms"] <= numbers["p50_ms"] <= numbers["max_ms"] and numbers["throughput"] > 0

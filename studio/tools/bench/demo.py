@@ -1,0 +1,38 @@
+"""The benchmark's part of the demo workspace: a run configuration that times the U-Net here.
+
+The Run toolbar is empty in a fresh workspace; the demo gets one local configuration, so Run
+(Shift+F10) shows a console with real output at once. It runs Studio's own ``bench`` command with
+the interpreter (or packaged program) that runs Studio now.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+
+CONFIG_NAME = "Benchmark U-Net here"
+
+
+def studio_command() -> list[str]:
+    """The argv that starts this Studio's command line (a packaged program is its own CLI)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "studio"]
+
+
+def add_to_demo(folder: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, list[Path]]:
+    """Add the local benchmark configuration to the demo's ``studio.toml`` unless one of that name exists."""
+    from studio.runs.config import RunConfig, load_configs, save_config
+    from studio.workspace import Workspace
+
+    yield Progress(None, "adding a run configuration")
+    workspace = Workspace.create(Path(folder))
+    if any(c.name == CONFIG_NAME for c in load_configs(workspace)):
+        return []
+    command = shlex.join([*studio_command(), "bench", "models/unet.onnx", "--loop", "20", "--warmup", "3"])
+    save_config(workspace, RunConfig(name=CONFIG_NAME, command=command))
+    return []
