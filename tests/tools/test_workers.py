@@ -113,3 +113,24 @@ def test_without_worker_processes_the_trace_opens_in_process(tmp_path, monkeypat
     path = big_trace(tmp_path / "t.json")
     trace = run_job(open_profile_offloaded(path))
     assert trace.size == run_job(open_profile(path, use_cache=False)).size
+
+
+def test_a_frozen_build_refuses_workers_and_opens_big_files_in_process(tmp_path, monkeypatch):
+    """PyInstaller bundles: no fork server is tried (its semantics there are untested); the trace
+    still opens, in-process, with the same content."""
+    import sys
+
+    import studio.workers as workers
+    from studio.workers import WorkerUnavailable, run_in_worker
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(workers, "_context", None)
+    with pytest.raises(WorkerUnavailable, match="frozen"):
+        run_job(run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(tmp_path / "x.json")))
+    assert workers._context is None, "no multiprocessing context may be created in a frozen build"
+    path = big_trace(tmp_path / "t.json")
+    before = active_pids()
+    trace = run_job(open_profile_offloaded(path))
+    assert active_pids() == before
+    expect = run_job(open_profile(path, use_cache=False))
+    assert trace.size == expect.size and (trace.start == expect.start).all()
