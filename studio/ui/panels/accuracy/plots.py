@@ -119,16 +119,21 @@ class MetricScatter(QWidget):
 class DrilldownView(QWidget):
     """Histograms of both tensors and of the error, the worst elements, a heat map of the error."""
 
-    def __init__(self, parent=None):
+    PLOTS = 3  # pyqtgraph plots it shows; see ``plots``
+
+    def __init__(self, parent=None, plots: list | None = None):
+        """``plots``: :data:`PLOTS` ``pg.PlotWidget`` made beforehand (each takes 20-30 ms, so the
+        panel makes them one per event-loop turn); made here when not given."""
         super().__init__(parent)
         self.title = QLabel("Select a compared row to see its tensors.", self)
         self.title.setWordWrap(True)
-        self.values = pg.PlotWidget(self, title="Values")
+        self.values, self.errors, self.heat = plots or [pg.PlotWidget() for _ in range(self.PLOTS)]
+        self.values.setTitle("Values")
         self.values.setBackground(None)
         self.values.addLegend(offset=(5, 5))
-        self.errors = pg.PlotWidget(self, title="Error t − g")
+        self.errors.setTitle("Error t − g")
         self.errors.setBackground(None)
-        self.heat = pg.PlotWidget(self, title="|Error| map")
+        self.heat.setTitle("|Error| map")
         self.heat.setBackground(None)
         self.heat.invertY(True)
         self.heat.setAspectLocked(True)
