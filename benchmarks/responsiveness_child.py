@@ -171,7 +171,7 @@ def main() -> int:
     elapsed = time.perf_counter() - started
     gaps_ms = np.array(gaps[1:]) * 1000
     print(json.dumps({"worst": float(gaps_ms.max()), "p99": float(np.percentile(gaps_ms, 99)),
-                      "ticks": len(gaps_ms), "seconds": elapsed, "done": bool(done())}))
+                      "ticks": len(gaps_ms), "seconds": elapsed, "done": bool(done())}), flush=True)
     window.runner.cancel_all()
     window.close()
     return 0
