@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -43,6 +43,7 @@ from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
 
+DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
 RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
 
 
@@ -299,11 +300,22 @@ class ProfilerPanel(Panel):
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
         self.timeline.set_trace(trace, loaded.by_name, loaded.share)
-        self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready)
-        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
         self.range_table.set_rows([], [])
         self.details.set_rows([], [])
         self._on_find_text(self.find.text())
+        if trace.size < DEFER_TABLES_SLICES:
+            self._fill_tables(loaded)
+            return
+        # A big profile's tables fill in the next turn of the event loop: with the timeline's
+        # first frame in the same turn, they held the window for 80 ms on a busy machine.
+        self.stats_tab.show_stats(trace, [], [], {}, {"op": [], "api": []})
+        QTimer.singleShot(0, lambda: self._fill_tables(loaded))
+
+    def _fill_tables(self, loaded: Loaded) -> None:
+        if self.current is not loaded:  # another profile was chosen meanwhile
+            return
+        self.stats_tab.show_stats(loaded.trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready)
+        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
 
     def _emit_overlay(self, loaded: Loaded) -> None:
         """Time share per op for the graph panel, when the profile knows its model."""
