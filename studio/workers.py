@@ -31,9 +31,11 @@ from typing import Any
 from studio.errors import Cancelled, StudioError
 from studio.jobs import CancelToken, Progress
 
-PRELOAD = ["numpy", "msgspec", "studio.tools.profiler.chrome_reader", "studio.tools.profiler.loader"]
+# studio.worker_priority first: the fork server lowers its priority before the heavy imports.
+PRELOAD = ["studio.worker_priority", "numpy", "msgspec", "studio.tools.profiler.chrome_reader",
+           "studio.tools.profiler.loader"]
 PROGRESS_INTERVAL_S = 0.05
-NICENESS = 2
+NICENESS = 5  # the window comes first when the cores are busy (CFS weight 1024 against 335)
 _context: Any = None
 _active: set[int] = set()
 
@@ -157,8 +159,8 @@ def _child_main(conn: Any, target: str, args: tuple, kwargs: dict, caller: dict 
         try:
             os.setpgrp()
             # The window comes first when the cores are all busy decoding (the niceness is inherited
-            # by the processes this worker forks).
-            os.nice(NICENESS)
+            # by the processes this worker forks; a fork server's children have it already).
+            os.nice(max(0, NICENESS - os.nice(0)))
         except OSError:
             pass
     try:

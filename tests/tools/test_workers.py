@@ -134,3 +134,26 @@ def test_a_frozen_build_refuses_workers_and_opens_big_files_in_process(tmp_path,
     assert active_pids() == before
     expect = run_job(open_profile(path, use_cache=False))
     assert trace.size == expect.size and (trace.start == expect.start).all()
+
+
+def test_workers_run_at_a_lower_priority_than_the_window(tmp_path):
+    """The fork server (and so every worker it forks) runs at NICENESS; this process does not."""
+    from studio import workers
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    run_job(open_profile_offloaded(big_trace(tmp_path / "t.json")))  # starts the fork server if needed
+    servers = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        if ppid == os.getpid() and b"forkserver" in cmdline:
+            servers.append(int(entry.name))
+    assert servers, "the fork server is a child of this process"
+    assert all(os.getpriority(os.PRIO_PROCESS, pid) == max(mine, workers.NICENESS) for pid in servers)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine, "the window's own priority is untouched"
