@@ -1,14 +1,22 @@
 """Responsiveness: the event loop of the real main window while long jobs run.
 
 A 5 ms QTimer ticks on the GUI thread of Studio's main window (all panels built, offscreen) while
-each job runs through the window as a user starts it (``open_paths``): opening a 1M-event trace,
-opening a 100,000-node model, opening a 200 MB ONNX file. Printed: the worst and the 99th
-percentile gap between ticks (goal: worst < 50 ms). Peer, same run, same window: the same job with
-the parsing done by a thread of the GUI's own interpreter, as before (``OFFLOAD_BYTES`` raised so
-the profiler reads in-thread; ``onnx.load`` in one piece and shape inference in-thread for models).
+each job runs as a user starts it (``responsiveness_child.py``): opening a 1M-event trace, a
+100,000-node model and a 200 MB ONNX file (``open_paths``); converting the demo U-Net to FP16 with
+validation (Converter panel); comparing two dump folders of 2 GB each (Accuracy panel, .npy dumps
+written under the work folder and deleted after); uploading 5,000 files (Deployment panel, dry run
+then apply, to a real sshd on 127.0.0.1). Printed: the worst and the 99th percentile gap between
+ticks (goal: worst < 50 ms) and the load average while the rows ran.
 
-    python benchmarks/bench_responsiveness.py            # 1M events, 100k nodes, 200 MB model
-    python benchmarks/bench_responsiveness.py --quick    # 200k events, 20k nodes, 50 MB model
+Peers, same run, same window: for the three opens, the same job with the parsing done by a thread
+of the GUI's own interpreter, as before (``OFFLOAD_BYTES`` raised so the profiler reads in-thread;
+``onnx.load`` in one piece and shape inference in-thread for models). For the other rows, the
+window with no job at all for 5 s: the gaps the machine itself causes (other processes on the
+cores), the floor no job can go under.
+
+    python benchmarks/bench_responsiveness.py            # full sizes
+    python benchmarks/bench_responsiveness.py --quick    # 200k events, 20k nodes, 50 MB, 2x256 MB, 1,000 files
+    python benchmarks/bench_responsiveness.py --only convert,upload
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,80 +34,21 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-CHILD = r"""
-import json, sys, time
-import numpy as np
-from PySide6.QtCore import QEventLoop, QTimer
-from studio.ui.app import build_window, create_application
-
-kind, path, in_thread = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-if in_thread:
-    from studio.tools.profiler import loader
-    loader.OFFLOAD_BYTES = 1 << 62
-    from studio.tools.graph import onnx_parse
-    onnx_parse.INCREMENTAL = False
-    onnx_parse.INFER_IN_WORKER_NODES = onnx_parse.INFER_IN_WORKER_BYTES = 1 << 62
-app = create_application()
-window = build_window()
-window.resize(1600, 1000)
-window.show()
-loop = QEventLoop()
-window.panels_ready.connect(loop.quit)
-QTimer.singleShot(60_000, loop.quit)
-loop.exec()
-for _ in range(20):
-    app.processEvents()
-
-panel = window.panels.get("profiler" if kind == "trace" else "graph")
-if kind == "trace":
-    before = len(panel.profiles)
-    done = lambda: len(panel.profiles) > before
-else:
-    target = __import__("pathlib").Path(path)
-    done = lambda: panel.left.model is not None and panel.left.model.path == target and panel.left.view is not None
-gaps, last = [], [0.0]
-
-def tick():
-    now = time.perf_counter()
-    gaps.append(now - last[0])
-    last[0] = now
-
-timer = QTimer()
-timer.setInterval(5)
-timer.timeout.connect(tick)
-wait = QEventLoop()
-poll = QTimer()
-poll.setInterval(20)
-poll.timeout.connect(lambda: (done() and not window.runner.active_jobs) and wait.quit())
-start = last[0] = time.perf_counter()
-timer.start()
-poll.start()
-window.open_paths([__import__("pathlib").Path(path)])
-QTimer.singleShot(900_000, wait.quit)
-wait.exec()
-for _ in range(10):  # the first frames after the result arrived
-    app.processEvents()
-    time.sleep(0.005)
-timer.stop()
-elapsed = time.perf_counter() - start
-gaps_ms = np.array(gaps[1:]) * 1000
-print(json.dumps({"worst": float(gaps_ms.max()), "p99": float(np.percentile(gaps_ms, 99)),
-                  "ticks": len(gaps_ms), "seconds": elapsed, "done": bool(done())}))
-window.runner.cancel_all()
-window.close()
-"""
+CHILD = HERE / "responsiveness_child.py"
 
 
-def measure(kind: str, path: Path, in_thread: bool) -> dict:
+def measure(kind: str, arg: str, in_thread: bool = False, env: dict | None = None) -> dict:
+    """Run one job in a fresh window (its own interpreter and STUDIO_HOME); the child's figures."""
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
-        env = {**os.environ, "STUDIO_HOME": home, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO)}
-        result = subprocess.run([sys.executable, "-c", CHILD, kind, str(path), "1" if in_thread else "0"],
-                                capture_output=True, text=True, env=env, timeout=1800, cwd=REPO)
+        env = {**os.environ, **(env or {}), "STUDIO_HOME": home, "QT_QPA_PLATFORM": "offscreen",
+               "PYTHONPATH": str(REPO)}
+        argv = [sys.executable, str(CHILD), kind, arg] + (["--in-thread"] if in_thread else [])
+        result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, cwd=REPO)
     if result.returncode != 0:
-        raise SystemExit(f"responsiveness child failed:\n{result.stderr[-3000:]}")
+        raise SystemExit(f"responsiveness child ({kind}) failed:\n{result.stderr[-3000:]}")
     data = json.loads(result.stdout.strip().splitlines()[-1])
     if not data["done"]:
-        raise SystemExit(f"{kind} {path} did not open in time: {data}")
+        raise SystemExit(f"{kind} {arg} did not finish in time: {data}")
     return data
 
 
@@ -124,33 +74,123 @@ def big_weights_model(path: Path, megabytes: int) -> Path:
     return path
 
 
+def dump_folders(root: Path, megabytes: int) -> tuple[Path, Path]:
+    """Two framework-style .npy dump folders of ``megabytes`` each: 4 MB tensors, the target the
+    golden plus a little noise (as an FP16 run differs from FP32)."""
+    sys.path.insert(0, str(REPO / "tests" / "tools"))
+    import numpy as np
+    from accuracy_helpers import write_npy_dump
+
+    rng = np.random.default_rng(0)
+    golden, target = root / "golden", root / "target"
+    for i in range(max(1, megabytes // 4)):
+        a = rng.standard_normal(1 << 20, dtype=np.float32).reshape(1, 256, 64, 64)
+        b = a + rng.standard_normal(a.shape, dtype=np.float32) * np.float32(1e-3)
+        name = f"layer{i:04}_conv"
+        write_npy_dump(golden, [(name, a)], start=1700000000000000 + i)
+        write_npy_dump(target, [(name, b)], start=1700000000000000 + i)
+    return golden, target
+
+
+def file_tree(root: Path, count: int, size: int = 4096) -> Path:
+    """``count`` files of ``size`` random bytes in 100 folders (as bench_deploy.py uploads)."""
+    for i in range(count):
+        path = root / f"d{i % 100:02}" / f"f{i:05}.bin"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(size))
+    return root
+
+
+def _print(label: str, ours: dict, peer: dict, peer_name: str) -> None:
+    for stat, name in (("worst", "worst"), ("p99", "99th percentile")):
+        print(json.dumps({"figure": f"event-loop gap, {name}: {label}", "unit": "ms",
+                          "ours": round(ours[stat], 1), "peer": round(peer[stat], 1),
+                          "peer_name": peer_name, "goal": "< 50 ms" if stat == "worst" else "-"}), flush=True)
+
+
+ROWS = ("trace", "model", "weights", "convert", "accuracy", "upload")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default=",".join(ROWS), help="comma-separated rows: " + ", ".join(ROWS))
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "studio_bench_responsiveness")
     args = parser.parse_args()
+    only = set(args.only.split(","))
     from profiler_tracegen import generate
 
     from studio.tools.graph.synthetic import write_synthetic
 
     args.dir.mkdir(parents=True, exist_ok=True)
     events, nodes, megabytes = (200_000, 20_000, 50) if args.quick else (1_000_000, 100_000, 200)
-    jobs = [
-        (f"open a {events // 1000}k-event trace", "trace", generate(args.dir / f"trace_{events}.json", events)),
-        (f"open a {nodes // 1000}k-node model", "model", write_synthetic(args.dir / f"synthetic_{nodes}.onnx", nodes)
-         if not (args.dir / f"synthetic_{nodes}.onnx").is_file() else args.dir / f"synthetic_{nodes}.onnx"),
-        (f"open a {megabytes} MB ONNX file", "model", big_weights_model(args.dir / f"weights_{megabytes}mb.onnx",
-                                                                       megabytes)),
-    ]
-    for label, kind, path in jobs:
-        ours = measure(kind, path, in_thread=False)
-        peer = measure(kind, path, in_thread=True)
-        for stat, name in (("worst", "worst"), ("p99", "99th percentile")):
-            print(json.dumps({"figure": f"event-loop gap, {name}: {label}", "unit": "ms",
-                              "ours": round(ours[stat], 1), "peer": round(peer[stat], 1),
-                              "peer_name": f"parsed in a GUI-process thread (job {peer['seconds']:.1f} s vs "
-                                           f"ours {ours['seconds']:.1f} s)",
-                              "goal": "< 50 ms" if stat == "worst" else "-"}), flush=True)
+    dump_mb, files = (256, 1000) if args.quick else (2048, 5000)
+    loads = [os.getloadavg()[0]]
+    idle = measure("idle", "5")
+    opens = []
+    if "trace" in only:
+        opens.append((f"open a {events // 1000}k-event trace", "trace", generate(args.dir / f"trace_{events}.json", events)))
+    if "model" in only:
+        synthetic = args.dir / f"synthetic_{nodes}.onnx"
+        opens.append((f"open a {nodes // 1000}k-node model", "model",
+                      synthetic if synthetic.is_file() else write_synthetic(synthetic, nodes)))
+    if "weights" in only:
+        opens.append((f"open a {megabytes} MB ONNX file", "model",
+                      big_weights_model(args.dir / f"weights_{megabytes}mb.onnx", megabytes)))
+    for label, kind, path in opens:
+        ours = measure(kind, str(path))
+        peer = measure(kind, str(path), in_thread=True)
+        loads.append(os.getloadavg()[0])
+        _print(label, ours, peer, f"parsed in a GUI-process thread (job {peer['seconds']:.1f} s vs ours "
+                                  f"{ours['seconds']:.1f} s)")
+    floor = f"the window with no job, same run ({idle['ticks']} ticks in 5 s)"
+    if "convert" in only:
+        import onnx
+
+        from studio.tools.demo.models import build_unet
+
+        work = Path(tempfile.mkdtemp(prefix="convert-", dir=args.dir))
+        try:
+            onnx.save(build_unet(), work / "unet.onnx")
+            ours = measure("convert", str(work / "unet.onnx"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        loads.append(os.getloadavg()[0])
+        _print(f"convert the demo U-Net to FP16 with validation ({ours['seconds']:.1f} s)", ours, idle, floor)
+    if "accuracy" in only:
+        work = Path(tempfile.mkdtemp(prefix="dumps-", dir=args.dir))
+        try:
+            golden, target = dump_folders(work, dump_mb)
+            ours = measure("accuracy", f"{golden}|{target}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        loads.append(os.getloadavg()[0])
+        _print(f"compare two dump folders of {dump_mb / 1024:g} GB ({ours['seconds']:.1f} s)", ours, idle, floor)
+    if "upload" in only:
+        sys.path.insert(0, str(REPO / "tests"))
+        from sshd_server import sshd_missing_reason, start_sshd
+
+        reason = sshd_missing_reason()
+        if reason:
+            print(f"upload row skipped: {reason}", file=sys.stderr)
+        else:
+            work = Path(tempfile.mkdtemp(prefix="upload-", dir=args.dir))
+            sshd = start_sshd(work / "sshd")
+            try:
+                spec = {"host": sshd.host, "port": sshd.port, "user": sshd.user, "key": str(sshd.client_key),
+                        "local": str(file_tree(work / "local", files)), "remote": str(work / "remote")}
+                ours = measure("upload", json.dumps(spec), env={"STUDIO_KNOWN_HOSTS": str(sshd.known_hosts)})
+                uploaded = sum(1 for p in (work / "remote").rglob("*") if p.is_file())
+                if uploaded != files:
+                    raise SystemExit(f"upload row: {uploaded} of {files} files arrived")
+            finally:
+                sshd.stop()
+                shutil.rmtree(work, ignore_errors=True)
+            loads.append(os.getloadavg()[0])
+            _print(f"upload {files:,} files ({ours['seconds']:.1f} s)", ours, idle, floor)
+    print(json.dumps({"figure": "load average (1 min) while the rows ran, min-max", "unit": "",
+                      "ours": f"{min(loads):.2f}-{max(loads):.2f}", "peer": "-", "peer_name": "-",
+                      "goal": "-"}), flush=True)
     return 0
 
 

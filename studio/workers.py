@@ -31,9 +31,11 @@ from typing import Any
 from studio.errors import Cancelled, StudioError
 from studio.jobs import CancelToken, Progress
 
-PRELOAD = ["numpy", "msgspec", "studio.tools.profiler.chrome_reader", "studio.tools.profiler.loader"]
+# studio.worker_priority first: the fork server lowers its priority before the heavy imports.
+PRELOAD = ["studio.worker_priority", "numpy", "msgspec", "studio.tools.profiler.chrome_reader",
+           "studio.tools.profiler.loader"]
 PROGRESS_INTERVAL_S = 0.05
-NICENESS = 2
+NICENESS = 5  # the window comes first when the cores are busy (CFS weight 1024 against 335)
 _context: Any = None
 _active: set[int] = set()
 
@@ -58,8 +60,18 @@ class RemoteTraceback(Exception):
 
 
 def context() -> Any:
-    """The multiprocessing context workers come from: a fork server where there is one, else spawn."""
+    """The multiprocessing context workers come from: a fork server where there is one, else spawn.
+
+    Raises :class:`WorkerUnavailable` in a frozen (PyInstaller) build: there ``sys.executable`` is
+    the Studio binary, not an interpreter, so both the fork server and spawn would start it with
+    ``-c``/``--multiprocessing-fork`` arguments that only work after ``freeze_support()`` and with
+    the bundle's hooks, a path nobody has tested. Callers then do the work in-process (in their job
+    thread, as before workers existed) and log that they did.
+    """
     global _context
+    if getattr(sys, "frozen", False):
+        raise WorkerUnavailable("Worker processes are not used in a packaged (frozen) build; "
+                                "the work runs in this process.")
     if _context is None:
         if "forkserver" in multiprocessing.get_all_start_methods():
             _context = multiprocessing.get_context("forkserver")
@@ -71,7 +83,9 @@ def context() -> Any:
 
 def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **kwargs: Any
                   ) -> Generator[Progress, None, Any]:
-    """Run the job ``target`` (``"module:function"``) in a worker process; see the module docstring."""
+    """Run the job ``target`` (``"module:function"``) in a worker process; see the module docstring.
+
+    Raises :class:`WorkerUnavailable` before anything starts when no worker can be had here."""
     ctx = context()
     receiver, sender = ctx.Pipe(duplex=False)
     # The fork server keeps the environment and folder it started with: send the caller's.
@@ -145,8 +159,8 @@ def _child_main(conn: Any, target: str, args: tuple, kwargs: dict, caller: dict 
         try:
             os.setpgrp()
             # The window comes first when the cores are all busy decoding (the niceness is inherited
-            # by the processes this worker forks).
-            os.nice(NICENESS)
+            # by the processes this worker forks; a fork server's children have it already).
+            os.nice(max(0, NICENESS - os.nice(0)))
         except OSError:
             pass
     try:

@@ -113,3 +113,47 @@ def test_without_worker_processes_the_trace_opens_in_process(tmp_path, monkeypat
     path = big_trace(tmp_path / "t.json")
     trace = run_job(open_profile_offloaded(path))
     assert trace.size == run_job(open_profile(path, use_cache=False)).size
+
+
+def test_a_frozen_build_refuses_workers_and_opens_big_files_in_process(tmp_path, monkeypatch):
+    """PyInstaller bundles: no fork server is tried (its semantics there are untested); the trace
+    still opens, in-process, with the same content."""
+    import sys
+
+    import studio.workers as workers
+    from studio.workers import WorkerUnavailable, run_in_worker
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(workers, "_context", None)
+    with pytest.raises(WorkerUnavailable, match="frozen"):
+        run_job(run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(tmp_path / "x.json")))
+    assert workers._context is None, "no multiprocessing context may be created in a frozen build"
+    path = big_trace(tmp_path / "t.json")
+    before = active_pids()
+    trace = run_job(open_profile_offloaded(path))
+    assert active_pids() == before
+    expect = run_job(open_profile(path, use_cache=False))
+    assert trace.size == expect.size and (trace.start == expect.start).all()
+
+
+def test_workers_run_at_a_lower_priority_than_the_window(tmp_path):
+    """The fork server (and so every worker it forks) runs at NICENESS; this process does not."""
+    from studio import workers
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    run_job(open_profile_offloaded(big_trace(tmp_path / "t.json")))  # starts the fork server if needed
+    servers = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        if ppid == os.getpid() and b"forkserver" in cmdline:
+            servers.append(int(entry.name))
+    assert servers, "the fork server is a child of this process"
+    assert all(os.getpriority(os.PRIO_PROCESS, pid) == max(mine, workers.NICENESS) for pid in servers)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine, "the window's own priority is untouched"

@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -60,6 +60,7 @@ class AccuracyPanel(Panel):
         self._drill_handle = None
         self.input_dialog = None              # the last "sizes of dynamic inputs" dialog
         self.scatter = self.drilldown = None   # pyqtgraph views, made on first use
+        self._drilldown_plots: list = []  # the drill-down's plots, made one per turn before it
         self._build()
         self.links.compare_models.connect(self._on_compare_models)
         self.links.check_fp16.connect(self.check_fp16)
@@ -157,15 +158,37 @@ class AccuracyPanel(Panel):
         self._show_state()
 
     def _ensure_plots(self) -> None:
-        if self.scatter is not None:
-            return
+        while self._build_next_plot():
+            pass
+
+    def _build_next_plot(self) -> bool:
+        """Make the next missing piece of the pyqtgraph views; False when both exist (each piece takes
+        20-30 ms)."""
         from studio.ui.panels.accuracy.plots import DrilldownView, MetricScatter  # pyqtgraph: on first use
 
-        self.scatter = MetricScatter(self)
-        self.scatter.row_clicked.connect(self.select_row)
-        self.drilldown = DrilldownView(self)
-        self.tabs.addTab(self.scatter, "Scatter by op")
-        self.tabs.addTab(self.drilldown, "Drill-down")
+        if self.scatter is None:
+            self.scatter = MetricScatter(self)
+            self.scatter.row_clicked.connect(self.select_row)
+            self.tabs.addTab(self.scatter, "Scatter by op")
+            return True
+        if self.drilldown is None:
+            import pyqtgraph as pg
+
+            if len(self._drilldown_plots) < DrilldownView.PLOTS:
+                self._drilldown_plots.append(pg.PlotWidget())
+                return True
+            self.drilldown = DrilldownView(self, self._drilldown_plots)
+            self.tabs.addTab(self.drilldown, "Drill-down")
+            return True
+        return False
+
+    def _when_plots_exist(self, then) -> None:
+        """Call ``then`` once both views exist, making them one per event-loop turn (together with
+        the result they would hold the window up for a tenth of a second)."""
+        if self._build_next_plot():
+            QTimer.singleShot(0, lambda: self._when_plots_exist(then))
+        else:
+            then()
 
     def _show_state(self) -> None:
         has = self.result is not None
@@ -367,8 +390,13 @@ class AccuracyPanel(Panel):
         self.links.focus.emit(self.NAME)
 
     def _start(self, title: str, make_job, on_done):
-        handle = self.runner.start(title, make_job, key=f"accuracy:{title}")
-        handle.finished.connect(on_done)
+        first_use = self.scatter is None or self.drilldown is None
+        job = (lambda cancel: _plots_imported_first(make_job(cancel))) if first_use else make_job
+        handle = self.runner.start(title, job, key=f"accuracy:{title}")
+        if first_use:  # the job imported pyqtgraph; the views are made in steps before the result
+            handle.finished.connect(lambda result: self._when_plots_exist(lambda: on_done(result)))
+        else:
+            handle.finished.connect(on_done)
         handle.failed.connect(lambda exc, _tb: self.status.emit(f"{title} failed: {exc}"))
         self.status.emit(title + "…")
         return handle
@@ -535,3 +563,17 @@ def _dump_and_compare(golden_model: Path, target_model: Path, folder: Path, canc
     report = find_converter_report(target_model)
     mapping = load_mapping(report) if report else None
     return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))
+
+
+def _plots_imported_first(job):
+    """Run ``job`` after importing the pyqtgraph views (half a second of imports, in the job's
+    thread rather than the GUI's) and loading the colour map they use."""
+    from studio.jobs import Progress
+
+    yield Progress(None, "loading the plots")
+    import pyqtgraph as pg
+
+    import studio.ui.panels.accuracy.plots  # noqa: F401
+
+    pg.colormap.get("viridis")  # read from a file once, then cached by pyqtgraph
+    return (yield from job)

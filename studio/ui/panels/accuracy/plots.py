@@ -48,10 +48,10 @@ class MetricScatter(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.metric = QComboBox(self)
+        self.metric_box = QComboBox(self)
         for key, (label, _, _) in SCATTER_METRICS.items():
-            self.metric.addItem(label, key)
-        self.metric.currentIndexChanged.connect(lambda _i: self._redraw())
+            self.metric_box.addItem(label, key)
+        self.metric_box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.plot = pg.PlotWidget(self)
         self.plot.setBackground(None)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
@@ -66,7 +66,7 @@ class MetricScatter(QWidget):
         self.plot.addItem(self.threshold)
         top = QHBoxLayout()
         top.addWidget(QLabel("Metric:", self))
-        top.addWidget(self.metric)
+        top.addWidget(self.metric_box)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -89,20 +89,26 @@ class MetricScatter(QWidget):
         return self._xy.get(row_index)
 
     def _redraw(self) -> None:
-        key = self.metric.currentData()
+        key = self.metric_box.currentData()
         label, threshold_attr, _ = SCATTER_METRICS[key]
         self.plot.setLabel("left", label)
-        spots, self._xy = [], {}
+        self._xy = {}
         result = self._result
+        # Columns and two shared brushes, not a dict and a new brush per point: for a thousand
+        # ops the per-point form took over 100 ms on the GUI thread.
+        fail, ok = pg.mkBrush(*FAIL_COLOUR, 200), pg.mkBrush(*PASS_COLOUR, 200)
+        xs, ys, data, brushes = [], [], [], []
         for row in (result.compared if result is not None else []):
             value = getattr(row.metrics, key)
             if not math.isfinite(value):
                 continue
-            colour = FAIL_COLOUR if row.violations else PASS_COLOUR
-            spots.append({"pos": (row.index, value), "data": row.index, "brush": pg.mkBrush(*colour, 200),
-                          "pen": None})
+            xs.append(float(row.index))
+            ys.append(float(value))
+            data.append(row.index)
+            brushes.append(fail if row.violations else ok)
             self._xy[row.index] = (float(row.index), float(value))
-        self.points.setData(spots)
+        self.points.setData(x=np.array(xs, dtype=np.float64), y=np.array(ys, dtype=np.float64),
+                            data=np.array(data, dtype=object), brush=brushes, pen=None)
         if result is not None and threshold_attr:
             self.threshold.setValue(getattr(result.thresholds, threshold_attr))
             self.threshold.show()
@@ -119,16 +125,21 @@ class MetricScatter(QWidget):
 class DrilldownView(QWidget):
     """Histograms of both tensors and of the error, the worst elements, a heat map of the error."""
 
-    def __init__(self, parent=None):
+    PLOTS = 3  # pyqtgraph plots it shows; see ``plots``
+
+    def __init__(self, parent=None, plots: list | None = None):
+        """``plots``: :data:`PLOTS` ``pg.PlotWidget`` made beforehand (each takes 20-30 ms, so the
+        panel makes them one per event-loop turn); made here when not given."""
         super().__init__(parent)
         self.title = QLabel("Select a compared row to see its tensors.", self)
         self.title.setWordWrap(True)
-        self.values = pg.PlotWidget(self, title="Values")
+        self.values, self.errors, self.heat = plots or [pg.PlotWidget() for _ in range(self.PLOTS)]
+        self.values.setTitle("Values")
         self.values.setBackground(None)
         self.values.addLegend(offset=(5, 5))
-        self.errors = pg.PlotWidget(self, title="Error t − g")
+        self.errors.setTitle("Error t − g")
         self.errors.setBackground(None)
-        self.heat = pg.PlotWidget(self, title="|Error| map")
+        self.heat.setTitle("|Error| map")
         self.heat.setBackground(None)
         self.heat.invertY(True)
         self.heat.setAspectLocked(True)

@@ -44,11 +44,28 @@ class RowsModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: list[Row] = []
+        self._keys: dict[int, list] = {}  # column -> sort key per row, made on the first sort by it
 
     def set_result(self, result: CompareResult | None) -> None:
         self.beginResetModel()
         self.rows = list(result.rows) if result is not None else []
+        self._keys = {}
         self.endResetModel()
+
+    def sort_keys(self, column: int) -> list:
+        """The sort key of every row in ``column`` (what ``SORT_ROLE`` gives), computed once: the
+        proxy's comparisons then cost a list lookup, not two ``data()`` calls each."""
+        keys = self._keys.get(column)
+        if keys is None:
+            key = COLUMNS[column][1]
+            keys = self._keys[column] = [self._sort_value(row, key) for row in self.rows]
+        return keys
+
+    def _sort_value(self, row: Row, key: str):
+        value = self._value(row, key)
+        if isinstance(value, float) and math.isnan(value):
+            return -math.inf
+        return value if value is not None else -math.inf
 
     def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
         return 0 if parent.isValid() else len(self.rows)
@@ -104,10 +121,7 @@ class RowsModel(QAbstractTableModel):
                 f"fails: {', '.join(row.violations)}" if row.violations else "", row.note,
                 row.metrics.reason if row.metrics else ""]))
         if role == SORT_ROLE:
-            value = self._value(row, key)
-            if isinstance(value, float) and math.isnan(value):
-                return -math.inf
-            return value if value is not None else -math.inf
+            return self._sort_value(row, key)
         if role == ROW_ROLE:
             return row
         if role == Qt.ItemDataRole.BackgroundRole and row.metrics is not None:
@@ -158,7 +172,8 @@ class RowsFilter(QSortFilterProxyModel):
         return True
 
     def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # Qt override
-        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        keys = self.sourceModel().sort_keys(left.column())
+        a, b = keys[left.row()], keys[right.row()]
         try:
             return a < b
         except TypeError:

@@ -77,8 +77,8 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "graph", graph.name)
         folded = f" (+ {len(graph.folded):,} constant nodes shown as weights)" if graph.folded else ""
         self._row(sec, "nodes", f"{len(graph.nodes):,}{folded}")
-        self._row(sec, "parameters", f"{graph.parameters():,}")
-        self._macs_rows(sec, model, graph)
+        for key, value in model_facts(model, graph):
+            self._row(sec, key, value)
         for key, value in model.metadata.items():
             if value not in ("", None, []):
                 self._row(sec, key, value)
@@ -91,17 +91,6 @@ class DetailsTree(QTreeWidget):
         self._io_section("Inputs", graph, graph.inputs)
         self._io_section("Outputs", graph, graph.outputs)
         sec.setExpanded(True)
-
-    def _macs_rows(self, sec: QTreeWidgetItem, model: Model, graph: Graph) -> None:
-        """MACs of the graph and what its shapes rest on (given, from a run, inferred; dims unknown)."""
-        from studio.tools.graph.macs import graph_macs, macs_text
-        from studio.tools.graph.shapes import shape_source
-
-        macs = graph_macs(graph)
-        self._row(sec, "MACs", macs_text(sum(macs.values()), len(graph.nodes) - len(macs)))
-        source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
-                  else "shapes of this subgraph as the file has them")
-        self._row(sec, "shapes", source)
 
     def _io_section(self, title: str, graph: Graph, names: list[str]) -> None:
         sec = self._section(title)
@@ -187,3 +176,33 @@ class DetailsTree(QTreeWidget):
         elif data[0] == "stats":
             item.setText(1, "computing…")
             self.stats_requested.emit(data[1], item)
+
+
+_FACTS: dict[tuple[int, int], tuple[Graph, object, list[tuple[str, str]]]] = {}
+
+
+def model_facts(model: Model, graph: Graph) -> list[tuple[str, str]]:
+    """Parameters, MACs and what the shapes rest on (given, from a run, inferred; dims unknown).
+
+    A walk over every node (MACs) takes tens of ms for 100k nodes, so the graph panel's open job
+    calls this first, off the GUI thread, and the details pane finds the rows here. The rows are
+    kept per graph and shape source: every change of shapes sets a new ``model.shape_source``.
+    The entry holds both objects, so their ids cannot be reused while it exists.
+    """
+    from studio.tools.graph.macs import graph_macs, macs_text
+    from studio.tools.graph.shapes import shape_source
+
+    key = (id(graph), id(model.shape_source))
+    hit = _FACTS.get(key)
+    if hit is not None and hit[0] is graph and hit[1] is model.shape_source:
+        return hit[2]
+    macs = graph_macs(graph)
+    source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
+              else "shapes of this subgraph as the file has them")
+    rows = [("parameters", f"{graph.parameters():,}"),
+            ("MACs", macs_text(sum(macs.values()), len(graph.nodes) - len(macs))),
+            ("shapes", source)]
+    if len(_FACTS) >= 8:  # a few graphs are shown at a time; the old ones may go
+        _FACTS.clear()
+    _FACTS[key] = (graph, model.shape_source, rows)
+    return rows

@@ -30,6 +30,9 @@ def open_job(path: Path, cancel: CancelToken | None = None
     with paused_gc():
         hierarchy = Hierarchy(model.main)
         view = prepare(build_view(model.main, hierarchy, None, cancel))
+    from studio.ui.panels.graph.details import model_facts
+
+    model_facts(model, model.main)  # the details pane shows them at once, without a walk on the GUI thread
     yield Progress(1.0, f"{len(model.main.nodes):,} nodes, {len(view.items):,} shown")
     return model, hierarchy, view
 

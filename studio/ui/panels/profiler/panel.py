@@ -11,9 +11,10 @@ import json
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -42,6 +43,7 @@ from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
 
+DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
 RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
 
 
@@ -55,6 +57,8 @@ class Loaded:
     by_name: list
     apis: list
     tables: dict
+    share: Any = None  # op share per name id (timeline colours), from stats.share_by_name_id
+    ready: dict | None = None  # the statistics tab's per-op/per-API rows (stats_tab.ready_rows)
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -65,10 +69,14 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     # read in this thread and cached after they are shown.
     trace = yield from open_profile_offloaded(path, cancel)
     yield Progress(None, "statistics")
-    from studio.ui.panels.profiler.stats_tab import typed_rows
+    from studio.ui.panels.profiler.stats_tab import ready_rows, typed_rows
 
+    # Everything the panel shows that costs more than a few ms on a big trace is computed here,
+    # off the GUI thread: the table rows, the timeline's colours.
     tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
-    return Loaded(path, source_label(path), trace, stats.by_name(trace), stats.api_rows(trace), tables)
+    by_name, apis = stats.by_name(trace), stats.api_rows(trace)
+    return Loaded(path, source_label(path), trace, by_name, apis, tables,
+                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis))
 
 
 class ProfilerPanel(Panel):
@@ -302,12 +310,23 @@ class ProfilerPanel(Panel):
             self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace, loaded.by_name)
-        self.stats_tab.show_stats(trace, loaded.by_name, loaded.apis, loaded.tables)
-        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
+        self.timeline.set_trace(trace, loaded.by_name, loaded.share)
         self.range_table.set_rows([], [])
         self.details.set_rows([], [])
         self._on_find_text(self.find.text())
+        if trace.size < DEFER_TABLES_SLICES:
+            self._fill_tables(loaded)
+            return
+        # A big profile's tables fill in the next turn of the event loop: with the timeline's
+        # first frame in the same turn, they held the window for 80 ms on a busy machine.
+        self.stats_tab.show_stats(trace, [], [], {}, {"op": [], "api": []})
+        QTimer.singleShot(0, lambda: self._fill_tables(loaded))
+
+    def _fill_tables(self, loaded: Loaded) -> None:
+        if self.current is not loaded:  # another profile was chosen meanwhile
+            return
+        self.stats_tab.show_stats(loaded.trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready)
+        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
 
     def _emit_overlay(self, loaded: Loaded) -> None:
         """Time share per op for the graph panel, when the profile knows its model."""

@@ -47,18 +47,19 @@ class StatsTab(QWidget):
         self._sources: list[tuple[str, list[str], list[list], str | None, tuple, int]] = []
 
     def show_stats(self, trace: Trace, by_name: list[NameStat], apis: list[dict],
-                   tables: dict[str, list[list]] | None = None) -> None:
+                   tables: dict[str, list[list]] | None = None, ready: dict[str, list[list]] | None = None
+                   ) -> None:
         """Fill the table choices for ``trace``; ``tables`` are its summary tables' rows with
-        numbers already converted (:func:`typed_rows`, done in the loading job)."""
+        numbers already converted (:func:`typed_rows`), ``ready`` the per-op and per-API rows
+        (:func:`ready_rows`): both are built in the loading job, since for a trace with many op
+        names building them here would hold up the window."""
         self._sources = []
+        ready = ready if ready is not None else ready_rows(by_name, apis)
         if by_name:
-            rows = [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.self_us, s.share] for s in by_name]
             # by total; Share = share of op self time (the run's own ranges are not ops, not listed)
-            self._sources.append(("Per op / slice name", OP_COLUMNS, rows, None, ("Share",), 0))
+            self._sources.append(("Per op / slice name", OP_COLUMNS, ready["op"], None, ("Share",), 0))
         if apis:
-            rows = [[a["level"], a["name"], a["count"], a["total_us"], a["avg_us"], a["min_us"], a["max_us"]]
-                    for a in apis]
-            self._sources.append(("Per API", API_COLUMNS, rows, None, (), 1))  # by total already
+            self._sources.append(("Per API", API_COLUMNS, ready["api"], None, (), 1))  # by total already
         for kind, table in trace.tables.items():
             rows = tables[kind] if tables and kind in tables else typed_rows(table.rows)
             name_col = next((i for i, c in enumerate(table.columns) if c in ("Op Name", "OP Type", "API Name")), -1)
@@ -88,6 +89,16 @@ class StatsTab(QWidget):
         self.graph_button.setEnabled(True)
         self.graph_button.setToolTip(f"Select {self._current_op} in the Graph panel")
         self.op_clicked.emit(self._current_op)
+
+
+def ready_rows(by_name: list[NameStat], apis: list[dict]) -> dict[str, list[list]]:
+    """The per-op (``"op"``) and per-API (``"api"``) table rows, in :data:`OP_COLUMNS` and
+    :data:`API_COLUMNS` order (call it in the loading job, not on the GUI thread)."""
+    return {
+        "op": [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.self_us, s.share] for s in by_name],
+        "api": [[a["level"], a["name"], a["count"], a["total_us"], a["avg_us"], a["min_us"], a["max_us"]]
+                for a in apis],
+    }
 
 
 def typed_rows(rows: list[list[str]]) -> list[list]:

@@ -59,15 +59,16 @@ class TimelineView(TimelinePainting, QWidget):
         self.scroll.valueChanged.connect(self.update)
 
     # ------------------------------------------------------------------ model
-    def set_trace(self, trace: Trace | None, by_name: list | None = None) -> None:
-        """Show ``trace`` (fitted), or nothing; ``by_name`` is its op statistics when already
-        computed (they give the colours; computing them here would stall the GUI on big traces)."""
+    def set_trace(self, trace: Trace | None, by_name: list | None = None, share: np.ndarray | None = None) -> None:
+        """Show ``trace`` (fitted), or nothing; ``by_name`` is its op statistics and ``share``
+        :func:`stats.share_by_name_id` when already computed (they give the colours; computing
+        them here would stall the GUI on big traces)."""
         self.trace = trace
         self.selected, self.range = -1, None
         self.set_highlighted(np.zeros(0, np.int64))
         self._label_cache.clear()
         if trace is not None:
-            self._share = stats.share_by_name_id(trace, by_name)
+            self._share = share if share is not None else stats.share_by_name_id(trace, by_name)
             self._counter_max = [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
             self._recolour()
             self._relayout()
