@@ -108,6 +108,10 @@ def test_opening_a_big_trace_does_not_stall_the_event_loop(qtbot, tmp_path):
     finally:
         gc.unfreeze()
     assert len(gaps) > 40, "the timer must have ticked throughout the job"
-    worst = max(gaps)
-    limit = 50 + _worst_idle_gap_ms(qtbot)
-    assert worst < limit, f"event loop stalled for {worst} ms, limit {limit} ms (ticks: {len(gaps)})"
+    # Decoding in this interpreter stalls the loop once per chunk (100-200 ms, again and again); a
+    # loaded machine may also deschedule the process once. So: at most one gap past 50 ms over the
+    # idle worst, none past 150 ms over it.
+    idle = _worst_idle_gap_ms(qtbot)
+    long_gaps = sorted(g for g in gaps if g > 50 + idle)
+    assert len(long_gaps) <= 1 and max(gaps) < 150 + idle, \
+        f"event loop stalled: gaps {long_gaps} ms past {50 + idle} ms (idle worst {idle} ms, ticks: {len(gaps)})"
