@@ -4,11 +4,9 @@ milliseconds of a 1x3x1x1 input."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 
-import numpy as np
 import pytest
+from ort_peer import plain_ort_ms
 
 from studio.errors import UserError
 from studio.jobs import run_job
@@ -17,21 +15,6 @@ from studio.tools.corpus.fetch import model_path
 from studio.tools.profiler.local_run import profile_model
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
-
-
-def plain_ort_ms(model: Path, shape: list[int], runs: int) -> float:
-    """The peer: a plain onnxruntime timing loop, same shape, median of ``runs``."""
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    feed = {session.get_inputs()[0].name: np.random.default_rng(0).random(shape, dtype=np.float64).astype(np.float32)}
-    session.run(None, feed)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        session.run(None, feed)
-        times.append((time.perf_counter() - t0) * 1000)
-    return float(np.median(times))
 
 
 def test_real_text_detector_at_640(corpus_root, tmp_path):

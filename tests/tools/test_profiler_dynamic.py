@@ -4,11 +4,10 @@ model's, checked against a plain ONNX Runtime timing loop; failed runs leave not
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from ort_peer import plain_ort_ms
 
 from profiler_helpers import dynamic_detector
 
@@ -21,21 +20,6 @@ from studio.tools.profiler.local_run import profile_model
 @pytest.fixture(scope="module")
 def detector(tmp_path_factory):
     return dynamic_detector(tmp_path_factory.mktemp("dyn") / "det.onnx")
-
-
-def plain_ort_ms(model: Path, shape: list[int], runs: int) -> float:
-    """The peer: a plain onnxruntime timing loop, same shape, median of ``runs``."""
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    feed = {session.get_inputs()[0].name: np.random.default_rng(0).random(shape, dtype=np.float64).astype(np.float32)}
-    session.run(None, feed)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        session.run(None, feed)
-        times.append((time.perf_counter() - t0) * 1000)
-    return float(np.median(times))
 
 
 def test_dynamic_dims_without_a_size_stop_with_input_axis_and_option(detector, tmp_path):
