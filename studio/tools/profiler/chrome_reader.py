@@ -24,7 +24,7 @@ import numpy as np
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
-from studio.tools.profiler.chrome_decode import CHUNK_BYTES, Event, iter_event_chunks, map_or_read
+from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, iter_event_chunks, map_or_read
 from studio.tools.profiler.chrome_parallel import cores, plan_ranges, read_ranges
 from studio.tools.profiler.model import Trace
 
@@ -33,12 +33,12 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than process
 
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
                       builder: TraceBuilder | None = None, *, build: bool = True,
-                      ranges: int | None = None, chunk_bytes: int = CHUNK_BYTES
+                      ranges: int | None = None, chunk_bytes: int = DECODE_BYTES
                       ) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
 
-    A bare array is decoded in chunks of about ``CHUNK_BYTES`` cut between top-level events, so
+    A bare array is decoded in chunks of about ``DECODE_BYTES`` cut between top-level events, so
     decoded objects never pile up (memory stays near the file size plus the columns), progress is
     real, and cancel works between chunks. A file of at least ``PARALLEL_MIN_BYTES`` is cut into
     ``ranges`` (default: one per core; 1 = this process only) decoded by forked processes
@@ -57,7 +57,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
         merged = False
         count = cores() if ranges is None else ranges
         if count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
-            plan = plan_ranges(data, count, min_range=chunk_bytes)
+            plan = plan_ranges(data, count, min_range=chunk_bytes if ranges is not None else CHUNK_BYTES)
             if plan is not None:
                 merged = yield from read_ranges(path, data, plan, builder, cancel, chunk_bytes)
         for done, events, note in ([] if merged else iter_event_chunks(data, path, chunk_bytes=chunk_bytes)):
