@@ -61,12 +61,17 @@ def map_or_read(path: Path) -> bytes | mmap.mmap:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def _release(data: bytes | mmap.mmap, end: int) -> None:
-    """Drop the mapped pages before ``end`` from this process (they stay in the page cache)."""
+def _release(data: bytes | mmap.mmap, begin: int, end: int) -> int:
+    """Drop the mapped pages in [``begin``, ``end``) from this process (they stay in the page
+    cache); returns where the next release starts. Only the new pages: walking the whole mapping
+    again for every chunk costs more than the decode of a small chunk."""
     if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        begin -= begin % mmap.PAGESIZE
         end -= end % mmap.PAGESIZE
-        if end > 0:
-            data.madvise(mmap.MADV_DONTNEED, 0, end)
+        if end - begin >= (1 << 20):
+            data.madvise(mmap.MADV_DONTNEED, begin, end - begin)
+            return end
+    return begin
 
 
 class Misaligned(Exception):
@@ -95,6 +100,7 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = N
         pos = offset + 1
     else:
         pos = start
+    released = pos
     limit = len(data) if end is None else end
     while pos < limit:
         target = pos + chunk_bytes
@@ -126,7 +132,7 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = N
             break
         yield cut, events, ""
         pos = match.end()
-        _release(data, pos)
+        released = _release(data, released, pos)
 
 
 def _bracketed(data: bytes | mmap.mmap, start: int, end: int) -> bytearray:
