@@ -60,20 +60,31 @@ def build_lod(start: np.ndarray, dur: np.ndarray, track: np.ndarray, depth: np.n
     from studio.tools.profiler.builder import sort_order
 
     row_key = track.astype(np.int64) * (int(depth.max()) + 1 if n else 1) + depth
-    order = sort_order(row_key, np.asarray(start)).astype(np.int64, copy=False)
     # Temporaries are let go as soon as they are used: on 30M slices each is 60-240 MB.
-    row_key = row_key[order]
+    if n and not np.any(row_key[1:] < row_key[:-1]):
+        # Rows already in order (no nesting, the usual device stream): the slices' own order
+        # (track, start) is the rows' order, and level 0 shares the start column.
+        order = None
+    else:
+        order = sort_order(row_key, np.asarray(start)).astype(np.int64, copy=False)
+        row_key = row_key[order]
     if n:
         row_starts = np.r_[0, np.flatnonzero(row_key[1:] != row_key[:-1]) + 1]
     else:
         row_starts = np.zeros(0, np.int64)
     del row_key
     bounds = np.r_[row_starts, n].astype(np.int64)
-    row_track = track[order[row_starts]].astype(np.int32) if n else np.zeros(0, np.int32)
-    row_depth = depth[order[row_starts]].astype(np.int16) if n else np.zeros(0, np.int16)
-    s = start[order]
-    e = dur[order]
-    e += s
+    firsts = row_starts if order is None else order[row_starts]
+    row_track = np.asarray(track)[firsts].astype(np.int32) if n else np.zeros(0, np.int32)
+    row_depth = np.asarray(depth)[firsts].astype(np.int16) if n else np.zeros(0, np.int16)
+    if order is None:
+        order = np.arange(n, dtype=np.int64)
+        s = start
+        e = np.add(start, dur, dtype=np.int64)
+    else:
+        s = start[order]
+        e = dur[order]
+        e += s
     row_of_item = (np.repeat(np.arange(len(row_starts), dtype=np.int32), np.diff(bounds)) if n
                    else np.zeros(0, np.int32))
     level0 = Level(0, s, e, _row_cummax(e, bounds), order, np.ones(n, np.int32), bounds)
@@ -89,15 +100,22 @@ def build_lod(start: np.ndarray, dur: np.ndarray, track: np.ndarray, depth: np.n
     return Lod(row_track, row_depth, levels)
 
 
+MIN_MERGE = 0.5  # a level is only stored when it has at most this fraction of the finer one's items
+
+
 def _merge(prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> tuple[Level, np.ndarray]:
     cell = prev.start // bucket
     new_group = np.empty(prev.start.shape[0], dtype=bool)
     new_group[:1] = True
     np.not_equal(cell[1:], cell[:-1], out=new_group[1:])
+    del cell
     new_group[1:] |= prev_row[1:] != prev_row[:-1]
-    heads = np.flatnonzero(new_group)
-    if heads.size == prev.start.shape[0]:  # nothing merges at this size: share the arrays
+    if np.count_nonzero(new_group) > MIN_MERGE * prev.start.shape[0]:
+        # Little merges at this size: share the finer level's arrays. A frame at this zoom then
+        # reads at most 1/MIN_MERGE times the items it would need (``visible`` still merges them
+        # per pixel column), and a 30M-slice trace does not carry near-copies of its columns.
         return Level(bucket, prev.start, prev.end, prev.end_max, prev.rep, prev.count, prev.bounds), prev_row
+    heads = np.flatnonzero(new_group)
     rep_dur = dur[prev.rep]
     group_max = np.maximum.reduceat(rep_dur, heads)
     group_of = np.cumsum(new_group) - 1
