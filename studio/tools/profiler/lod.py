@@ -10,6 +10,7 @@ the zoom, and merges the rest per pixel column (keeping the longest).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,8 +149,11 @@ def visible(level: Level, row: int, t0: float, t1: float, ns_per_px: float
     Returns (start, end, rep, count) arrays; at most about one item per pixel column.
     """
     a, b = int(level.bounds[row]), int(level.bounds[row + 1])
-    lo = a + int(np.searchsorted(level.end_max[a:b], t0, side="right"))
-    hi = a + int(np.searchsorted(level.start[a:b], t1, side="right"))
+    # Integer keys: a float key makes numpy convert the whole row to float64 before searching
+    # (a row of 4M slices: ~4 ms per search instead of microseconds). For integer columns,
+    # "<= t" is "<= floor(t)".
+    lo = a + int(np.searchsorted(level.end_max[a:b], _int_key(t0), side="right"))
+    hi = a + int(np.searchsorted(level.start[a:b], _int_key(t1), side="right"))
     if hi <= lo:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, np.zeros(0, np.int32)
@@ -168,3 +172,17 @@ def visible(level: Level, row: int, t0: float, t1: float, ns_per_px: float
     first_max = is_max[np.searchsorted(group_of[is_max], np.arange(heads.size))]
     return (start[heads], np.maximum.reduceat(end, heads), rep[first_max],
             np.add.reduceat(count, heads).astype(np.int32))
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _int_key(t: float) -> np.int64:
+    """``floor(t)`` as an int64 search key, clamped to the int64 range (t may be +-inf)."""
+    if t != t:  # NaN: nothing is <= it
+        return np.int64(_INT64.min)
+    if t >= _INT64.max:
+        return np.int64(_INT64.max)
+    if t <= _INT64.min:
+        return np.int64(_INT64.min)
+    return np.int64(math.floor(t))
