@@ -138,3 +138,24 @@ def test_lod_every_level_and_float_window_matches_brute_force(tmp_path, nested):
             assert sorted(rep.tolist()) == expected.tolist()
     _, _, rep, _ = lod.visible(trace.lod.levels[0], 0, float("-inf"), float("inf"), 0.0)
     assert rep.size == int(trace.lod.levels[0].bounds[1])
+
+
+def test_cache_without_levels_of_detail_gets_them_when_the_timeline_opens_it(tmp_path):
+    """``studio profile stats`` stores the trace without levels of detail; the timeline's loaders
+    build them from that cache (equal to those of a fresh parse), never return a trace without."""
+    from studio.tools.profiler.loader import open_profile_offloaded
+
+    path = write_trace(tmp_path / "t.json", random_x_events(3000, seed=5, tracks=2))
+    plain = run_job(open_profile(path, lod=False))
+    assert plain.lod is None
+    stored = cache.load(path)
+    assert stored is not None and stored.lod is None
+    fresh = run_job(open_profile(path, use_cache=False))
+    for loader in (open_profile(path), open_profile_offloaded(path)):
+        trace = run_job(loader)
+        assert trace.lod is not None
+        assert len(trace.lod.levels) == len(fresh.lod.levels)
+        for mine, theirs in zip(trace.lod.levels, fresh.lod.levels):
+            assert mine.bucket_ns == theirs.bucket_ns
+            assert np.array_equal(mine.start, theirs.start) and np.array_equal(mine.rep, theirs.rep)
+            assert np.array_equal(mine.count, theirs.count) and np.array_equal(mine.bounds, theirs.bounds)
