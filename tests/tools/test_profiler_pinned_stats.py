@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ from studio.jobs import run_job
 from studio.tools.profiler import stats
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 
-REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _ns(value) -> int:
