@@ -76,7 +76,9 @@ def _stats(args: argparse.Namespace) -> int:
     from studio.tools.profiler.loader import open_profile
 
     _must_exist(args.path)
-    trace = run_job(open_profile(args.path, use_cache=not args.no_cache), on_progress=print_progress)
+    # Statistics need no levels of detail: the cache is written without them (the timeline
+    # builds them when it opens the cached trace).
+    trace = run_job(open_profile(args.path, use_cache=not args.no_cache, lod=False), on_progress=print_progress)
     data = stats.summary(trace, args.top)
     _print_warnings(trace)
     if args.json:

@@ -110,3 +110,52 @@ def test_lod_keeps_the_longest_per_pixel_and_bounds_the_work(tmp_path):
     s2, e2, rep2, _ = lod.visible(trace.lod.level_for(1.0), row, t0, t1, 1.0)
     expected = np.flatnonzero((trace.depth == 0) & (trace.start <= t1) & (trace.start + trace.dur >= t0))
     assert sorted(rep2.tolist()) == sorted(expected.tolist())
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_lod_every_level_and_float_window_matches_brute_force(tmp_path, nested):
+    """Each level (stored, or sharing a finer one's arrays) holds every slice of a row exactly once,
+    and a window given in fractional ns finds exactly the slices a brute force finds."""
+    events = random_x_events(6000, seed=11, tracks=2)
+    if nested:  # a parent per 10 events: rows are not in the slices' own order
+        events += [{**e, "name": "outer", "ts": e["ts"] - 0.5, "dur": e["dur"] + 1.0} for e in events[::10]]
+    trace = run_job(open_profile(write_trace(tmp_path / "t.json", events), use_cache=False))
+    rows = len(trace.lod.row_track)
+    for level in trace.lod.levels:
+        for row in range(rows):
+            a, b = int(level.bounds[row]), int(level.bounds[row + 1])
+            track, depth = trace.lod.row_track[row], trace.lod.row_depth[row]
+            assert int(level.count[a:b].sum()) == int(np.sum((trace.track == track) & (trace.depth == depth)))
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        t0 = float(rng.uniform(-10, trace.span_ns))
+        t1 = t0 + float(rng.uniform(0.3, trace.span_ns / 50))
+        for row in range(rows):
+            track, depth = trace.lod.row_track[row], trace.lod.row_depth[row]
+            _, _, rep, _ = lod.visible(trace.lod.levels[0], row, t0, t1, 0.0)
+            expected = np.flatnonzero((trace.track == track) & (trace.depth == depth)
+                                      & (trace.start <= t1) & (trace.start + trace.dur >= t0))
+            assert sorted(rep.tolist()) == expected.tolist()
+    _, _, rep, _ = lod.visible(trace.lod.levels[0], 0, float("-inf"), float("inf"), 0.0)
+    assert rep.size == int(trace.lod.levels[0].bounds[1])
+
+
+def test_cache_without_levels_of_detail_gets_them_when_the_timeline_opens_it(tmp_path):
+    """``studio profile stats`` stores the trace without levels of detail; the timeline's loaders
+    build them from that cache (equal to those of a fresh parse), never return a trace without."""
+    from studio.tools.profiler.loader import open_profile_offloaded
+
+    path = write_trace(tmp_path / "t.json", random_x_events(3000, seed=5, tracks=2))
+    plain = run_job(open_profile(path, lod=False))
+    assert plain.lod is None
+    stored = cache.load(path)
+    assert stored is not None and stored.lod is None
+    fresh = run_job(open_profile(path, use_cache=False))
+    for loader in (open_profile(path), open_profile_offloaded(path)):
+        trace = run_job(loader)
+        assert trace.lod is not None
+        assert len(trace.lod.levels) == len(fresh.lod.levels)
+        for mine, theirs in zip(trace.lod.levels, fresh.lod.levels):
+            assert mine.bucket_ns == theirs.bucket_ns
+            assert np.array_equal(mine.start, theirs.start) and np.array_equal(mine.rep, theirs.rep)
+            assert np.array_equal(mine.count, theirs.count) and np.array_equal(mine.bounds, theirs.bounds)

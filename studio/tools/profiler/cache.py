@@ -23,7 +23,7 @@ from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
-FORMAT_VERSION = 5  # bump whenever what a reader produces changes
+FORMAT_VERSION = 6  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")
@@ -69,6 +69,8 @@ def load_folder(folder: Path) -> Trace | None:
             tables={k: Table(**t) for k, t in meta["tables"].items()}, facts=meta["facts"],
             origin_ns=meta["origin_ns"], source=meta["source"], model_path=meta.get("model_path"),
         )
+        if meta["levels"] is None:  # stored without levels of detail (``studio profile stats``)
+            return trace
         levels = [Level(lvl["bucket_ns"], *(np.load(folder / f"lod{i}_{c}.npy", mmap_mode="r")
                                              for c in _LEVEL_COLUMNS))
                   for i, lvl in enumerate(meta["levels"])]
@@ -125,7 +127,7 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
                          for c in trace.counters],
             "tables": {k: vars(t) for k, t in trace.tables.items()}, "facts": trace.facts,
             "origin_ns": trace.origin_ns, "source": trace.source, "model_path": trace.model_path,
-            "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels],
+            "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels] if trace.lod is not None else None,
         }
         (tmp / "meta.json").write_text(json.dumps(meta))  # written last: its presence marks a whole cache
         if final is None:

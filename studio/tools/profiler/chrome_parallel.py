@@ -33,7 +33,7 @@ import numpy as np
 
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
-from studio.tools.profiler.chrome_decode import CHUNK_BYTES, Event, Misaligned, _EVENT_END, iter_event_chunks
+from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, Misaligned, _EVENT_END, iter_event_chunks
 
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
 _OBJECT_TAIL = re.compile(rb"\]\s*\}\s*\Z")
@@ -116,7 +116,7 @@ def _find_boundary(data: bytes | mmap.mmap, at: int, limit: int) -> tuple[int, i
 
 
 def read_ranges(path: Path, data: bytes | mmap.mmap, plan: list[tuple[int, int | None]], builder: TraceBuilder,
-                cancel: CancelToken | None, chunk_bytes: int = CHUNK_BYTES) -> Generator[Progress, None, bool]:
+                cancel: CancelToken | None, chunk_bytes: int = DECODE_BYTES) -> Generator[Progress, None, bool]:
     """Decode the ranges of ``plan`` in forked children and merge them into ``builder``, in order.
 
     Returns False (``builder`` untouched) when any range could not be decoded on its own.

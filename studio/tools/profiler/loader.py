@@ -26,8 +26,9 @@ LOCAL_SUMMARY = "studio_profile.json"
 
 
 def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True,
-                 store: bool = True) -> Generator[Progress, None, Trace]:
-    """Read ``path`` into a Trace with its levels of detail attached.
+                 store: bool = True, lod: bool = True) -> Generator[Progress, None, Trace]:
+    """Read ``path`` into a Trace with its levels of detail attached (``lod``; statistics alone
+    do without them: they cost a third of the parse of a big trace).
 
     With ``use_cache`` a cached copy is used when current; with ``store`` too, a fresh parse is
     written to the cache before returning. The panel passes ``store=False`` and writes the cache
@@ -39,7 +40,7 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
         cached = cache.load(path)
         if cached is not None:
             yield Progress(1.0, f"{path.name} (from cache)")
-            return cached
+            return with_lod(cached) if lod else cached
     detected = formats.detect(path)
     reader = _READERS.get(detected.format.id)
     if reader is None:
@@ -50,11 +51,19 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
     if cancel:
         cancel.raise_if_cancelled()
     add_trace_facts(trace)
-    yield Progress(0.9, "building levels of detail")
-    trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
+    if lod:
+        yield Progress(0.9, "building levels of detail")
+        with_lod(trace)
     if use_cache and store:
         yield from store_cache(path, trace)
     yield Progress(1.0, f"{path.name}: {trace.size:,} slices")
+    return trace
+
+
+def with_lod(trace: Trace) -> Trace:
+    """``trace`` with its levels of detail (built now when a cache entry was stored without them)."""
+    if trace.lod is None:
+        trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
     return trace
 
 
@@ -70,7 +79,7 @@ def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
     """
     path = Path(path)
     cached = cache.load(path)
-    if cached is not None:
+    if cached is not None and cached.lod is not None:
         yield Progress(1.0, f"{path.name} (from cache)")
         return cached
     if _source_bytes(path) < OFFLOAD_BYTES:
