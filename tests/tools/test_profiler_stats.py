@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from collections import defaultdict
 
 import numpy as np
@@ -159,3 +160,26 @@ def test_cache_without_levels_of_detail_gets_them_when_the_timeline_opens_it(tmp
             assert mine.bucket_ns == theirs.bucket_ns
             assert np.array_equal(mine.start, theirs.start) and np.array_equal(mine.rep, theirs.rep)
             assert np.array_equal(mine.count, theirs.count) and np.array_equal(mine.bounds, theirs.bounds)
+
+
+def test_the_worker_adds_levels_of_detail_to_a_stats_cache_without_parsing_again(tmp_path, monkeypatch):
+    """A big trace first read by ``profile stats`` opens in the timeline from its cache: the worker
+    only adds the levels (the reader must not run), and the entry then holds them for next time."""
+    from studio.tools.profiler import loader
+
+    path = write_trace(tmp_path / "t.json", random_x_events(3000, seed=6, tracks=2))
+    run_job(open_profile(path, lod=False))
+    fresh = run_job(open_profile(path, use_cache=False, store=False))
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the trace was parsed again")
+
+    monkeypatch.setattr(loader, "open_profile", no_parse)
+    folder, temporary = run_job(loader.parse_to_cache(str(path)))
+    assert not temporary
+    stored = cache.load_folder(Path(folder))
+    assert stored is not None and stored.lod is not None
+    for mine, theirs in zip(stored.lod.levels, fresh.lod.levels, strict=True):
+        assert mine.bucket_ns == theirs.bucket_ns
+        assert np.array_equal(mine.rep, theirs.rep) and np.array_equal(mine.bounds, theirs.bounds)
+    assert np.array_equal(stored.start, fresh.start) and stored.names == fresh.names

@@ -94,6 +94,38 @@ def store(source: Path, trace: Trace) -> Path | None:
     return final
 
 
+def _save_lod(folder: Path, trace: Trace) -> list:
+    """Write ``trace``'s levels of detail into ``folder``; return the levels (none without them)."""
+    levels = trace.lod.levels if trace.lod is not None else []
+    for i, level in enumerate(levels):
+        for column in _LEVEL_COLUMNS:
+            np.save(folder / f"lod{i}_{column}.npy", np.ascontiguousarray(getattr(level, column)))
+    if trace.lod is not None:
+        np.save(folder / "row_track.npy", trace.lod.row_track)
+        np.save(folder / "row_depth.npy", trace.lod.row_depth)
+    return levels
+
+
+def add_lod(source: Path, trace: Trace) -> Path | None:
+    """Add ``trace``'s levels of detail to the cache entry of ``source`` stored without them.
+
+    Only the level files are written, then ``meta.json`` is replaced in one rename: a reader sees
+    the entry without levels or with all of them. Much cheaper than storing the whole entry again.
+    """
+    folder = cache_root() / source_key(source)
+    meta_path = folder / "meta.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+        levels = _save_lod(folder, trace)
+        meta["levels"] = [{"bucket_ns": lvl.bucket_ns} for lvl in levels]
+        tmp = folder / f".meta-{os.getpid()}.json"
+        tmp.write_text(json.dumps(meta))
+        os.replace(tmp, meta_path)
+        return folder
+    except (OSError, ValueError):
+        return None
+
+
 def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | None:
     """Write ``trace`` into folder ``tmp``, then rename it to ``final`` (when given); None on failure."""
     try:
@@ -114,13 +146,7 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)
-        levels = trace.lod.levels if trace.lod is not None else []
-        for i, level in enumerate(levels):
-            for column in _LEVEL_COLUMNS:
-                np.save(tmp / f"lod{i}_{column}.npy", np.ascontiguousarray(getattr(level, column)))
-        if trace.lod is not None:
-            np.save(tmp / "row_track.npy", trace.lod.row_track)
-            np.save(tmp / "row_depth.npy", trace.lod.row_depth)
+        levels = _save_lod(tmp, trace)
         meta = {
             "names": trace.names, "cats": trace.cats, "tracks": [vars(t) for t in trace.tracks],
             "counters": [{"process": c.process, "name": c.name, "pid": c.pid, "process_sort": c.process_sort}

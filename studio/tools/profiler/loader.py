@@ -112,6 +112,12 @@ OFFLOAD_BYTES = 4 << 20  # below this a parse holds the interpreter for a few te
 def parse_to_cache(path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[str, bool]]:
     """Worker-process side of :func:`open_profile_offloaded`: parse, write the cache, return
     (folder, whether it is a scratch folder the caller deletes)."""
+    cached = cache.load(Path(path))
+    if cached is not None and cached.lod is None:  # stored by `studio profile stats`: add the levels only
+        yield Progress(0.5, "building levels of detail")
+        folder = cache.add_lod(Path(path), with_lod(cached))
+        if folder is not None:
+            return str(folder), False
     trace = yield from open_profile(path, cancel, use_cache=False)
     yield Progress(0.95, "writing the cache")
     folder = cache.store(Path(path), trace)
