@@ -12,6 +12,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.errors import ToolUnavailable, UserError
+from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
 from studio.tools.bench.result import BenchResult, LatencyStats
@@ -37,7 +38,7 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
         raise UserError("--loop must be >= 1 and --warmup >= 0", f"--loop {loop} --warmup {warmup}",
                         "Use e.g. --loop 100 --warmup 5.")
     yield Progress(0.0, f"loading {model.name}")
-    providers = providers or ["CPUExecutionProvider"]
+    providers = providers or ort_providers.chosen()
     try:
         session = ort.InferenceSession(str(model), providers=providers)
     except Exception as exc:  # ORT raises its own types for bad models
@@ -45,6 +46,7 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
 
         raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                         "Check the model with `studio info` or open it in the Graph panel.") from exc
+    ort_providers.check(session)
     feeds = make_feeds(session_specs(session), inputs, shapes, seed)
     batch = _batch(feeds)
     times: list[float] = []
