@@ -70,11 +70,14 @@ def probe_script(root: str, version: str, names: list[str]) -> str:
     report = shlex.quote(_REPORT)
     args = " ".join(shlex.quote(n) for n in names)
     return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
-            "for p in python3.13 python3.12 python3.11 python3; do "
-            "  P=$(command -v $p 2>/dev/null) && break; done; echo \"python3=${P:-}\"; "
-            "if [ -n \"${P:-}\" ]; then "
-            "  \"$P\" -c 'import sys; print(\"host_python=%d.%d.%d\" % sys.version_info[:3])' 2>/dev/null; "
-            "  \"$P\" -c 'import venv, ensurepip' 2>/dev/null && echo venv=yes || echo venv=no; fi; "
+            # The first python3 that runs and is new enough; else the first that runs (named in the error).
+            "P=; V=; for p in python3 python3.13 python3.12 python3.11; do "
+            "  C=$(command -v $p 2>/dev/null) || continue; "
+            "  W=$(\"$C\" -c 'import sys; print(\"%d.%d.%d\" % sys.version_info[:3])' 2>/dev/null) || continue; "
+            "  [ -z \"$P\" ] && P=$C && V=$W; "
+            "  case $W in 3.1[1-9].*|3.[2-9][0-9].*) P=$C; V=$W; break;; esac; done; "
+            "echo \"python3=$P\"; [ -n \"$P\" ] && echo \"host_python=$V\"; "
+            "if [ -n \"$P\" ]; then \"$P\" -c 'import venv, ensurepip' 2>/dev/null && echo venv=yes || echo venv=no; fi; "
             f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
             f"if [ -x \"$ENV/venv/bin/python\" ]; then \"$ENV/venv/bin/python\" -c {report} {args} 2>&1 | tail -1; fi")
 
@@ -96,7 +99,7 @@ def parse_probe(text: str) -> dict:
     return found
 
 
-def plan(found: dict, wheel_sha: str, pins: dict[str, str]) -> tuple[bool, dict[str, str], bool]:
+def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str, str], bool]:
     """(make the venv again, pins to install, reinstall the wheel) for a probe's findings."""
     report = found.get("report") or {}
     marker = found.get("marker") or {}
@@ -107,7 +110,7 @@ def plan(found: dict, wheel_sha: str, pins: dict[str, str]) -> tuple[bool, dict[
     if recreate:
         return True, dict(pins), True
     missing = {name: ver for name, ver in pins.items() if report.get(name) != ver}
-    wheel = marker.get("wheel_sha256") != wheel_sha or not report.get(DIST_NAME)
+    wheel = marker.get("source") != source or not report.get(DIST_NAME)
     return False, missing, wheel
 
 
@@ -174,7 +177,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
                         "Check the free disk space and the permissions of that folder (or set engine_root).")
     folder = found["env"]
     python = f"{folder}/venv/bin/python"
-    recreate, install, reinstall_wheel = plan(found, wheel.sha256, pins)
+    recreate, install, reinstall_wheel = plan(found, wheel.source, pins)
     actions: list[str] = []
     if recreate or install or reinstall_wheel:
         _check_python(target, found)
@@ -203,7 +206,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
                                  "--force-reinstall", "--progress-bar", "off", remote_wheel],
                         "Installing Studio's wheel", cancel)
     if actions:
-        marker = json.dumps({"wheel_sha256": wheel.sha256, "version": wheel.version, "pins": pins,
+        marker = json.dumps({"wheel_sha256": wheel.sha256, "source": wheel.source, "version": wheel.version, "pins": pins,
                              "python": found.get("host_python") if recreate else
                              (found.get("report") or {}).get("python")}, sort_keys=True)
         script = f"printf '%s\\n' {shlex.quote(marker)} > {shlex.quote(folder + '/' + MARKER)}"

@@ -23,11 +23,15 @@ DIST_NAME = "studio-workbench"
 
 @dataclass(frozen=True)
 class EngineWheel:
-    """A built wheel of this Studio: its file, sha256 and version."""
+    """A built wheel of this Studio: its file, sha256, version and the hash of its sources.
+
+    The sources' hash identifies the build (two builds of the same sources may differ in their
+    zip timestamps, so the wheel's own sha256 is recorded but not compared)."""
 
     path: Path
     sha256: str
     version: str
+    source: str = ""
 
 
 def engine_pins() -> dict[str, str]:
@@ -77,7 +81,8 @@ def build_wheel(cache: Path | None = None) -> EngineWheel:
     from studio.paths import cache_dir
 
     root = source_root()
-    key = source_hash(root)[:20]
+    source = source_hash(root)
+    key = source[:20]
     folder = (cache or cache_dir() / "engine-wheels") / key
     wheels = sorted(folder.glob("studio_workbench-*.whl")) if folder.is_dir() else []
     if not wheels:
@@ -97,4 +102,4 @@ def build_wheel(cache: Path | None = None) -> EngineWheel:
         if not wheels:
             raise UserError("pip built no Studio wheel", folder, "Remove that folder and try again.")
     wheel = wheels[-1]
-    return EngineWheel(wheel, hashlib.sha256(wheel.read_bytes()).hexdigest(), __version__)
+    return EngineWheel(wheel, hashlib.sha256(wheel.read_bytes()).hexdigest(), __version__, source)
