@@ -65,21 +65,27 @@ def env_root(target) -> str:
     return str(root) if root else DEFAULT_ROOT
 
 
-def probe_script(root: str, version: str, names: list[str]) -> str:
-    """The one script that finds the folder, the host's python3, the marker and the venv's packages."""
-    report = shlex.quote(_REPORT)
-    args = " ".join(shlex.quote(n) for n in names)
-    return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
-            # The first python3 that runs and is new enough; else the first that runs (named in the error).
-            "P=; V=; for p in python3 python3.13 python3.12 python3.11; do "
+# The first python3 that runs and is new enough; else the first that runs (named in the error).
+_FIND_PYTHON = ("P=; V=; for p in python3 python3.13 python3.12 python3.11; do "
             "  C=$(command -v $p 2>/dev/null) || continue; "
             "  W=$(\"$C\" -c 'import sys; print(\"%d.%d.%d\" % sys.version_info[:3])' 2>/dev/null) || continue; "
             "  [ -z \"$P\" ] && P=$C && V=$W; "
             "  case $W in 3.1[1-9].*|3.[2-9][0-9].*) P=$C; V=$W; break;; esac; done; "
             "echo \"python3=$P\"; [ -n \"$P\" ] && echo \"host_python=$V\"; "
-            "if [ -n \"$P\" ]; then \"$P\" -c 'import venv, ensurepip' 2>/dev/null && echo venv=yes || echo venv=no; fi; "
+                "if [ -n \"$P\" ]; then \"$P\" -c 'import venv, ensurepip' 2>/dev/null && echo venv=yes || echo venv=no; fi")
+
+
+def probe_script(root: str, version: str, names: list[str], find_python: bool = False) -> str:
+    """The one script that finds the folder, the marker and the venv's packages; the host's python3
+    too when the venv does not answer (or ``find_python``). Python start-ups are the slow part of
+    a reuse check (pyenv shims take ~0.3 s each), so a healthy venv costs one start-up only."""
+    report = shlex.quote(_REPORT)
+    args = " ".join(shlex.quote(n) for n in names)
+    return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
             f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
-            f"if [ -x \"$ENV/venv/bin/python\" ]; then \"$ENV/venv/bin/python\" -c {report} {args} 2>&1 | tail -1; fi")
+            f"R=$(\"$ENV/venv/bin/python\" -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
+            + ("" if not find_python else "R=; ")
+            + f"case $R in report=*) ;; *) {_FIND_PYTHON};; esac")
 
 
 def parse_probe(text: str) -> dict:
@@ -103,10 +109,9 @@ def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str
     """(make the venv again, pins to install, reinstall the wheel) for a probe's findings."""
     report = found.get("report") or {}
     marker = found.get("marker") or {}
-    host_python = found.get("host_python", "")
     venv_python = report.get("python") if isinstance(report, dict) else None
-    recreate = not venv_python or venv_python.rsplit(".", 1)[0] != host_python.rsplit(".", 1)[0] \
-        or marker.get("python") not in (None, venv_python)
+    # A venv that does not run, or runs another python than it was made with (an upgrade in place).
+    recreate = not venv_python or marker.get("python") not in (None, venv_python)
     if recreate:
         return True, dict(pins), True
     missing = {name: ver for name, ver in pins.items() if report.get(name) != ver}
@@ -179,7 +184,11 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     python = f"{folder}/venv/bin/python"
     recreate, install, reinstall_wheel = plan(found, wheel.source, pins)
     actions: list[str] = []
-    if recreate or install or reinstall_wheel:
+    if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
+        status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
+        found.update({k: v for k, v in parse_probe(out.decode("utf-8", "replace")).items()
+                      if k in ("python3", "host_python", "venv")})
+    if recreate:
         _check_python(target, found)
     if recreate:
         actions.append("created the venv" if not found.get("report") else "made the venv again")

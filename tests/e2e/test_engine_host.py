@@ -111,6 +111,10 @@ def test_a_damaged_engine_is_repaired(box, engine_host):
     assert not any("onnx==" in a for a in repaired.actions)  # only what differed
     assert json.loads(marker.read_text())["source"] == engine_host["wheel"].source
     assert _ensure(engine_host).reused
+    (folder / "venv" / "bin" / "python").unlink()  # a venv that no longer runs is made again
+    remade = _ensure(engine_host)
+    assert remade.actions[0] == "created the venv" and any("onnxruntime==" in a for a in remade.actions)
+    assert _ensure(engine_host).reused
 
 
 def test_dump_there_equals_dump_here(box, model, tmp_path):
@@ -190,6 +194,7 @@ def test_engine_errors_say_what_to_do():
     found = parse_probe('env=/x\nhost_python=3.12.3\nmarker={"source": "s", "python": "3.12.3"}\n'
                         'report={"python": "3.12.3", "numpy": "2.4.6", "onnx": "1.20.0", "studio-workbench": "0.1.0"}')
     assert plan(found, "s", pins) == (False, {"onnx": "1.23.2"}, False)
-    assert plan({**found, "host_python": "3.13.1"}, "s", pins)[0] is True  # the host's python changed: new venv
+    changed = {**found, "report": {**found["report"], "python": "3.12.8"}}
+    assert plan(changed, "s", pins)[0] is True  # the venv's python was upgraded in place: a new venv
     assert plan({**found, "report": None}, "s", pins)[0] is True           # the venv's python does not run
     assert plan({**found, "marker": None}, "s", pins)[2] is True           # no marker: the wheel again
