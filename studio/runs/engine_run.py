@@ -86,18 +86,19 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     with ``dest``, ``out/`` is downloaded (``fetch(remote, files, out, cancel)``, or file by file)
     and its entries moved into ``dest``. A non-zero exit is a UserError carrying the host's message.
     """
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    work = target.workdir(f"engine-runs/{stamp}-{secrets.token_hex(3)}")
+    names = sorted(uploads)
+    if any(n.startswith("/") or ".." in n.split("/") for n in names):
+        raise ValueError(f"upload names must stay inside the work folder: {names}")
+    # The work folder and its sub-folders in one round trip, inside the engine's folder (already
+    # symlink-free), so runs never write elsewhere on the host.
+    work = f"{env.folder}/runs/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    folders = sorted({f"{work}/{n.rsplit('/', 1)[0]}" for n in names if "/" in n} | {f"{work}/out"})
+    status, _, err = target.run_script("mkdir -p -- " + " ".join(shlex.quote(f) for f in folders), timeout=30)
+    if status != 0:
+        raise UserError(f"Cannot make the work folder {work} on {target.where}: {err.decode(errors='replace')}",
+                        f"{target.where}:{work}", "Check the free disk space there.")
     try:
-        names = sorted(uploads)
-        if any(n.startswith("/") or ".." in n.split("/") for n in names):
-            raise ValueError(f"upload names must stay inside the work folder: {names}")
-        folders = sorted({f"{work}/{n.rsplit('/', 1)[0]}" for n in names if "/" in n} | {f"{work}/out"})
-        status, _, err = target.run_script("mkdir -p -- " + " ".join(shlex.quote(f) for f in folders), timeout=30)
-        if status != 0:
-            raise UserError(f"Cannot make folders in {work} on {target.where}: {err.decode(errors='replace')}",
-                            f"{target.where}:{work}", "Check the free disk space there.")
-        for index, name in enumerate(names):
+        for name in names:
             yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel)
         setup = (f"export STUDIO_HOME={shlex.quote(env.folder + '/home')} STUDIO_PROGRESS=lines "
                  "PYTHONDONTWRITEBYTECODE=1")
@@ -137,10 +138,23 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
         return result
     finally:
         if not keep_work:
-            try:
-                target.run_script(f"rm -rf -- {shlex.quote(work)}", timeout=60)
-            except Exception:  # the link is gone: the folder is left for the next cleanup
-                pass
+            _remove(target, work)
+
+
+def _remove(target, work: str) -> None:
+    """Remove the work folder; on an SSH host without waiting for it (a login shell costs a round
+    trip the user would wait for while the results are already here)."""
+    script = f"rm -rf -- {shlex.quote(work)}"
+    try:
+        transport = target.connection.transport if not getattr(target, "is_local", True) else None
+        if transport is None:
+            target.run_script(script, timeout=60)
+            return
+        channel = transport.open_session(timeout=10)
+        channel.exec_command(f"nohup sh -c {shlex.quote(script)} >/dev/null 2>&1 </dev/null &")
+        channel.shutdown_write()
+    except Exception:  # the link is gone: the folder stays; it is inside the engine's folder
+        pass
 
 
 def _fetch_out(target, remote: str, dest: Path, fetch, cancel) -> Generator[Progress, None, list[Path]]:
