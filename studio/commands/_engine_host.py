@@ -46,36 +46,6 @@ def is_engine_model(path) -> bool:
     return str(path).lower().endswith(".onnx")
 
 
-def model_uploads(model: Path) -> dict[str, Path]:
-    """``in/<name>`` for the model and ``in/<location>`` for each external-data file it names."""
-    import onnx
-
-    model = Path(model)
-    if not model.is_file():
-        raise UserError("Model not found", model, "Give the path of an .onnx model.")
-    uploads = {f"in/{model.name}": model}
-    try:
-        proto = onnx.load(str(model), load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - onnx raises DecodeError and others
-        raise UserError(f"Not a readable ONNX model: {exc}", model, f"Check the file: studio info {model}") from exc
-    from onnx.external_data_helper import _get_all_tensors
-
-    for tensor in _get_all_tensors(proto):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
-        if not location:
-            continue
-        if location.startswith("/") or ".." in Path(location).parts:
-            raise UserError(f"External data {location!r} lies outside the model's folder", model,
-                            "Keep the external-data files next to the model (onnx.save(..., location='x.data')).")
-        file = model.parent / location
-        if not file.is_file():
-            raise UserError(f"External data file {location} is missing", file, "Put it next to the model.")
-        uploads[f"in/{location}"] = file
-    return uploads
-
-
 def input_uploads(items: list[str], uploads: dict[str, Path]) -> list[str]:
     """``--input NAME=FILE.npy`` values rewritten to uploaded copies (``in/inputs/<i>/<file>``)."""
     rewritten = []
@@ -101,6 +71,12 @@ def common_args(args: argparse.Namespace) -> list[str]:
     if getattr(args, "json", False):
         out.append("--json")
     return out
+
+
+def model_uploads(model: Path) -> dict[str, Path]:
+    from studio.runs.engine_run import model_uploads as uploads
+
+    return uploads(model)
 
 
 def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[str, Path],

@@ -185,3 +185,33 @@ def json_output(run: EngineRun, mapping: dict[str, str]) -> dict:
         raise UserError(f"Studio's engine on {run.where} printed no JSON: {run.stdout[-400:]}", run.work,
                         "Run the same command here to see what it prints.") from None
     return rewrite_json(data, mapping)
+
+
+def model_uploads(model: Path) -> dict[str, Path]:
+    """``in/<name>`` for the model and ``in/<location>`` for each external-data file it names."""
+    import onnx
+
+    model = Path(model)
+    if not model.is_file():
+        raise UserError("Model not found", model, "Give the path of an .onnx model.")
+    uploads = {f"in/{model.name}": model}
+    try:
+        proto = onnx.load(str(model), load_external_data=False)
+    except Exception as exc:  # noqa: BLE001 - onnx raises DecodeError and others
+        raise UserError(f"Not a readable ONNX model: {exc}", model, f"Check the file: studio info {model}") from exc
+    from onnx.external_data_helper import _get_all_tensors
+
+    for tensor in _get_all_tensors(proto):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
+        if not location:
+            continue
+        if location.startswith("/") or ".." in Path(location).parts:
+            raise UserError(f"External data {location!r} lies outside the model's folder", model,
+                            "Keep the external-data files next to the model (onnx.save(..., location='x.data')).")
+        file = model.parent / location
+        if not file.is_file():
+            raise UserError(f"External data file {location} is missing", file, "Put it next to the model.")
+        uploads[f"in/{location}"] = file
+    return uploads

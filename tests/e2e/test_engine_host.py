@@ -201,3 +201,72 @@ def test_engine_errors_say_what_to_do():
     assert plan(changed, "s", pins)[0] is True  # the venv's python was upgraded in place: a new venv
     assert plan({**found, "report": None}, "s", pins)[0] is True           # the venv's python does not run
     assert plan({**found, "marker": None}, "s", pins)[2] is True           # no marker: the wheel again
+
+
+def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tmp_path):
+    """Profile model… → Run on: box → the engine there → the fetched profile opens in the panel."""
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+    from studio.ui.jobs import JobRunner
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    store = HostStore(tmp_path / "hosts.toml")
+    store.put(engine_host["entry"])
+    runner = JobRunner()
+    panel = ProfilerPanel(runner)
+    qtbot.addWidget(panel)
+    panel.host_context = HostContext(store=store, known_hosts=engine_host["known"])
+    panel.workspace_folder = tmp_path / "ws"
+    panel.ask_where(model)
+    dialog = panel.run_on_dialog
+    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
+    dialog.where.setCurrentIndex(1)
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.last_run is not None or "Could not" in panel.info.text(), timeout=180_000)
+    assert panel.last_run is not None, panel.info.text()
+    run = panel.last_run
+    assert run.host == "box" and len(run.latencies_ms) == panel.iterations
+    folder = run.folder
+    assert folder.parent == tmp_path / "ws" / "profiles" and (folder / "studio_profile.json").is_file()
+    saved = json.loads((folder / "studio_profile.json").read_text())
+    assert saved["latencies_ms"] == run.latencies_ms
+    assert panel.profiles[-1].path == folder and panel.profiles[-1].trace.size > 0
+    assert "cls.onnx on box: mean" in panel.info.toolTip()
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
+def test_cancel_kills_the_run_on_the_host(engine_host, model):
+    """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
+    import subprocess
+
+    from studio.errors import Cancelled
+    from studio.jobs import CancelToken, run_job
+    from studio.runs.engine_run import model_uploads, run_engine_command
+    from studio.targets.ssh import SshTarget
+
+    cancel = CancelToken()
+    seen = []
+
+    def on_progress(step):
+        seen.append(step.message)
+        if "iteration 2" in step.message:
+            cancel.cancel()
+
+    out = model.parent / "never"
+    with SshTarget(engine_host["entry"], engine_host["known"]) as target:
+        env = _ensure(engine_host)
+        args = ["profile", "run", "in/cls.onnx", "-o", "out/p", "--iterations", "100000", "--warmup", "0"]
+        with pytest.raises(Cancelled):
+            run_job(run_engine_command(target, env, args, model_uploads(model), out, cancel=cancel), cancel,
+                    on_progress=on_progress)
+    assert any("iteration 2" in m for m in seen)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if "--iterations 100000" not in ps:
+            break
+        time.sleep(0.2)
+    assert "--iterations 100000" not in ps
+    assert not out.exists() or not any(out.iterdir())
