@@ -80,7 +80,7 @@ def model_uploads(model: Path) -> dict[str, Path]:
 
 
 def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[str, Path],
-                outputs: dict[str, Path], dest: Path | None) -> int:
+                outputs: dict[str, Path], dest: Path | None, ok_exit: tuple[int, ...] = (0,)) -> int:
     """Bootstrap the engine on ``args.host``, run ``studio REMOTE_ARGS`` there, fetch ``out/`` into
     ``dest`` and print what the command printed with local paths. ``outputs`` maps the remote
     ``out/...`` names to the local paths they stand for."""
@@ -100,8 +100,8 @@ def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[
     with target_for_host(cli_context(), args.host) as target:
         env = run_job(ensure_engine(target, system_site_packages=args.engine_system_site_packages,
                                     wheels_from=args.engine_wheels), on_progress=show)
-        result = run_job(run_engine_command(target, env, remote_args, uploads, dest, fetch=folder_fetcher(target)),
-                         on_progress=show)
+        result = run_job(run_engine_command(target, env, remote_args, uploads, dest, fetch=folder_fetcher(target),
+                                            ok_exit=ok_exit), on_progress=show)
     mapping: dict[str, str] = {}
     for name, local in list(uploads.items()) + list(outputs.items()):
         mapping[f"{result.work}/{name}"] = str(local)
@@ -118,7 +118,7 @@ def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[
         print(result.rewrite(result.stdout, mapping))
         print(f"(ran with Studio's engine on {target.where}, {env.folder}; "
               + ("environment reused" if env.reused else "; ".join(env.actions)) + ")")
-    return 0
+    return result.exit_code
 
 
 def profile_cli(args: argparse.Namespace, model: Path) -> int:
@@ -192,4 +192,5 @@ def convert_cli(args: argparse.Namespace, model: Path) -> int:
     for item in input_uploads(args.input, uploads):
         remote += ["--input", item]
     outputs = {f"out/{out.name}": out, f"out/{report.name}": report}
-    return run_on_host(args, remote + common_args(args), uploads, outputs, out.parent)
+    # Exit 1 = the validation failed: the report still comes back and is printed, as here.
+    return run_on_host(args, remote + common_args(args), uploads, outputs, out.parent, ok_exit=(0, 1))

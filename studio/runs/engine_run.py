@@ -78,13 +78,14 @@ def _merge_into(source: Path, dest: Path) -> list[Path]:
 
 
 def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[str, Path], dest: Path | None,
-                       fetch=None, cancel: CancelToken | None = None, keep_work: bool = False
-                       ) -> Generator[Progress, None, EngineRun]:
+                       fetch=None, cancel: CancelToken | None = None, keep_work: bool = False,
+                       ok_exit: tuple[int, ...] = (0,)) -> Generator[Progress, None, EngineRun]:
     """Run ``studio ARGS`` on ``target``'s engine; ``uploads`` maps ``in/...`` names to local files.
 
     ``args`` name the uploaded files by their ``in/...`` paths and write results under ``out/``;
     with ``dest``, ``out/`` is downloaded (``fetch(remote, files, out, cancel)``, or file by file)
-    and its entries moved into ``dest``. A non-zero exit is a UserError carrying the host's message.
+    and its entries moved into ``dest``. An exit code outside ``ok_exit`` is a UserError carrying the
+    host's message (``convert`` exits 1 when its validation fails: a result, not an error).
     """
     names = sorted(uploads)
     if any(n.startswith("/") or ".." in n.split("/") for n in names):
@@ -127,7 +128,7 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
             job.close()
         seconds = time.monotonic() - start
         result = EngineRun(target.where, work, status, "\n".join(out_lines), err_lines, seconds)
-        if status != 0:
+        if status not in ok_exit:
             message = "\n".join(err_lines[-20:]).strip() or "\n".join(out_lines[-20:]).strip()
             mapping = {f"{work}/{n}": str(uploads[n]) for n in names}
             raise UserError(f"On {target.where}: " + result.rewrite(message, mapping) +
