@@ -109,9 +109,13 @@ def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[
     ran_on = {"host": target.where, "engine": env.folder, "engine_reused": env.reused,
               "engine_actions": env.actions, "engine_seconds": round(env.seconds, 3),
               "run_seconds": round(result.seconds, 3)}
+    # The host's command calls its own machine "local" (bench's "where"): name the host instead.
+    mapping[" on local ("] = f" on {target.where} ("
     if quiet:
         data = json_output(result, mapping)
         if isinstance(data, dict):
+            if data.get("where") == "local":
+                data["where"] = target.where
             data["ran_on"] = ran_on
         print(json.dumps(data, indent=2))
     else:

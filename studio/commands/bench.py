@@ -47,9 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from studio.jobs import run_job
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
-    from studio.commands._engine_host import use_providers
-
-    use_providers(args)
     if tool == "onnxruntime" and args.host:
         if not args.model.lower().endswith(".onnx"):
             raise UserError("--host times an .onnx with Studio's engine there, or an .om with msame or ais_bench",
@@ -58,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
 
         return bench_cli(args)
     if tool == "onnxruntime":
+        from studio.commands._engine_host import use_providers
+
+        use_providers(args)  # on a host (above) the host's onnxruntime checks them
         from studio.model_inputs import parse_input_files, parse_input_shapes
         from studio.tools.bench.ort_bench import bench_model
 

@@ -165,9 +165,6 @@ def _run(args: argparse.Namespace) -> int:
                                   "Run it on an Ascend host with --host NAME (add one with `studio ssh add`), "
                                   "source CANN's set_env.sh here, or run the command above on the host.")
         return _run_atc(options, args, None)
-    from studio.commands._engine_host import use_providers
-
-    use_providers(args)
     if args.host:
         if str(options.model).lower().endswith(".onnx"):
             from studio.commands._engine_host import convert_cli
@@ -177,7 +174,10 @@ def _run(args: argparse.Namespace) -> int:
                         "Add --atc --soc-version CHIP, or give an .onnx model.")
     if options.output is None:
         raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx (or --atc for the NPU).")
+    from studio.commands._engine_host import use_providers
     from studio.tools.convert.convert import convert_model
+
+    use_providers(args)  # with --host (above) the host's onnxruntime checks them
 
     report = run_job(convert_model(options), on_progress=print_progress)
     print(json.dumps(report.to_dict(), indent=2) if args.json else cli_text(report.summary()))

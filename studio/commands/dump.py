@@ -50,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
             and is_engine_model(args.paths[0]):
         from studio.commands._engine_host import dump_cli
 
-        use_providers(args)
         return dump_cli(args, Path(args.paths[0]))
     use_providers(args)
     if args.host:

@@ -55,9 +55,8 @@ def _run(args: argparse.Namespace) -> int:
     from studio.tools.profiler.local_run import profile_model, result_dict
 
     if args.host and not args.config and len(args.model) == 1 and args.model[0].lower().endswith(".onnx"):
-        from studio.commands._engine_host import profile_cli, use_providers
+        from studio.commands._engine_host import profile_cli
 
-        use_providers(args)  # an unknown provider is refused here before anything goes to the host
         return profile_cli(args, Path(args.model[0]))
     if args.host or args.config:
         from studio.commands._onhost import profile_on_host_cli
