@@ -85,9 +85,6 @@ def profile_on_host_cli(args: argparse.Namespace, command: list[str]) -> int:
 
     if not args.host:
         raise UserError("--config profiles on a host", "--host", "Add --host NAME.")
-    if len(command) == 1 and command[0].endswith(".onnx") and not args.config:
-        raise UserError("Profiling an .onnx model with Studio's engine on a host is not available yet", command[0],
-                        "Profile it here (drop --host), or convert it to .om and wrap its app: --config RUN.")
     config = _config(args, command)
     from studio.tools.deploy.fetch import folder_fetcher
 

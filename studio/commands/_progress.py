@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from studio.jobs import Progress
@@ -9,6 +10,11 @@ from studio.jobs import Progress
 
 def print_progress(step: Progress) -> None:
     """Show ``step`` on stderr when it is a terminal (pipes and CI logs stay clean)."""
+    if os.environ.get("STUDIO_PROGRESS") == "lines":  # Studio's engine on a host: parsed by the caller
+        fraction = "-" if step.fraction is None else f"{step.fraction:.4f}"
+        sys.stderr.write(f"studio-progress {fraction} {step.message}\n")
+        sys.stderr.flush()
+        return
     if not sys.stderr.isatty():
         return
     percent = "" if step.fraction is None else f"{step.fraction * 100:5.1f}% "

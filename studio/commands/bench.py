@@ -21,7 +21,8 @@ HELP = "time a model: ONNX Runtime here, or an .om with msame / ais_bench"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL", help="an .onnx model (ONNX Runtime) or an .om (with --tool)")
-    parser.add_argument("--host", metavar="NAME", help="time the .om on this host (see studio ssh list)")
+    parser.add_argument("--host", metavar="NAME", help="time the model on this host (see studio ssh list): an .om "
+                        "with msame/ais_bench, an .onnx with Studio's engine (ONNX Runtime) there")
     parser.add_argument("--tool", choices=["onnxruntime", "msame", "ais_bench", "msit"], default=None,
                         help="what times the model (default: onnxruntime for .onnx, msame for .om)")
     parser.add_argument("--loop", type=int, default=100, metavar="N", help="timed runs (default 100)")
@@ -39,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with an .om: also time this original model here with ONNX Runtime, same loops "
                              "(dynamic dims: --input-shape); -o DIR then holds DIR/npu and DIR/onnxruntime")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,13 +52,20 @@ def run(args: argparse.Namespace) -> int:
     from studio.jobs import run_job
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
-    if tool == "onnxruntime" and args.host:
-        raise UserError("--host times an .om with msame or ais_bench", "--host",
-                        "Give an .om and --tool msame|ais_bench|msit, or drop --host to time the .onnx here.")
     if args.compare_with and tool == "onnxruntime":
         raise UserError("--compare-with puts an .om next to its original model", "--compare-with",
                         "Give the .om as MODEL (with --host NAME for an Ascend host).")
+    if tool == "onnxruntime" and args.host:
+        if not args.model.lower().endswith(".onnx"):
+            raise UserError("--host times an .onnx with Studio's engine there, or an .om with msame or ais_bench",
+                            args.model, "Give an .onnx model, or an .om with --tool msame|ais_bench|msit.")
+        from studio.commands._engine_host import bench_cli
+
+        return bench_cli(args)
     if tool == "onnxruntime":
+        from studio.commands._engine_host import use_providers
+
+        use_providers(args)  # on a host (above) the host's onnxruntime checks them
         from studio.model_inputs import parse_input_files, parse_input_shapes
         from studio.tools.bench.ort_bench import bench_model
 

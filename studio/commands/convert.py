@@ -62,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     atc.add_argument("--extra", default="", metavar="ARGS",
                      help='additional ATC arguments; write it with "=": --extra="--op_select_implmode=high_precision"')
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(parser)
+    add_engine_arguments(parser)
 
 
 def _model_path(args: argparse.Namespace) -> Path:
@@ -162,10 +166,18 @@ def _run(args: argparse.Namespace) -> int:
                                   "source CANN's set_env.sh here, or run the command above on the host.")
         return _run_atc(options, args, None)
     if args.host:
-        raise UserError("--host runs ATC remotely and needs --atc", "--host", "Add --atc --soc-version CHIP.")
+        if str(options.model).lower().endswith(".onnx"):
+            from studio.commands._engine_host import convert_cli
+
+            return convert_cli(args, options.model)
+        raise UserError("--host runs ATC there (--atc), or converts an .onnx with Studio's engine there", "--host",
+                        "Add --atc --soc-version CHIP, or give an .onnx model.")
     if options.output is None:
         raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx (or --atc for the NPU).")
+    from studio.commands._engine_host import use_providers
     from studio.tools.convert.convert import convert_model
+
+    use_providers(args)  # with --host (above) the host's onnxruntime checks them
 
     report = run_job(convert_model(options), on_progress=print_progress)
     print(json.dumps(report.to_dict(), indent=2) if args.json else cli_text(report.summary()))

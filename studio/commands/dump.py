@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("studio dump MODEL -o DIR [--input NAME=FILE.npy ...] [--input-shape SPEC] [--seed N] [--fp16-sim] "
                     "[--json]\n"
                     "       studio dump convert FILE -o DIR [--txt] [--json]\n"
-                    "       studio dump --host NAME --config RUN --model MODEL.om -o DIR [--layer OP ...]")
+                    "       studio dump --host NAME --config RUN --model MODEL.om -o DIR [--layer OP ...]\n"
+                    "       studio dump MODEL.onnx --host NAME -o DIR [--provider NAME]  (Studio's engine there)")
     parser.add_argument("paths", nargs="*", metavar="MODEL | convert FILE",
                         help="an ONNX model, or `convert` and an Ascend NPU dump file")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write into")
@@ -34,11 +35,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.commands._onhost import add_dump_host_arguments
 
     add_dump_host_arguments(parser)
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from studio.errors import UserError
 
+    from studio.commands._engine_host import is_engine_model, use_providers
+
+    if args.host and not args.config and args.model is None and len(args.paths) == 1 \
+            and is_engine_model(args.paths[0]):
+        from studio.commands._engine_host import dump_cli
+
+        return dump_cli(args, Path(args.paths[0]))
+    use_providers(args)
     if args.host:
         from studio.commands._onhost import dump_on_host_cli
 

@@ -27,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.commands._onhost import add_profile_host_arguments
 
     add_profile_host_arguments(run)
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(run)
+    add_engine_arguments(run)
 
     stats = actions.add_parser("stats", help="per-name statistics of a trace, ORT profile or profiling folder")
     stats.add_argument("path", type=Path, metavar="PATH")
@@ -50,6 +54,10 @@ def _run(args: argparse.Namespace) -> int:
     from studio.tools.profiler.local_inputs import parse_input_specs, parse_shape_specs
     from studio.tools.profiler.local_run import profile_model, result_dict
 
+    if args.host and not args.config and len(args.model) == 1 and args.model[0].lower().endswith(".onnx"):
+        from studio.commands._engine_host import profile_cli
+
+        return profile_cli(args, Path(args.model[0]))
     if args.host or args.config:
         from studio.commands._onhost import profile_on_host_cli
 
@@ -60,6 +68,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("`studio profile run` takes one model", " ".join(args.model) or "MODEL",
                         "Run: studio profile run MODEL -o DIR (or --host NAME ... -- CMD for msprof on a host)")
     args.model = Path(args.model[0])
+    from studio.commands._engine_host import use_providers
+
+    use_providers(args)
 
     inputs = parse_input_specs(args.input)
     shapes = parse_shape_specs(args.input_shape)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.errors import UserError
+from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
@@ -287,9 +288,12 @@ def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=ort_providers.chosen())
+        ort_providers.check(session)  # a UserError of its own, passed on below
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
         from studio.ortmsg import ort_message
 

@@ -12,6 +12,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.errors import ToolUnavailable, UserError
+from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
 from studio.tools.bench.result import BenchResult, LatencyStats
@@ -70,17 +71,19 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
 
 
 def open_session(model: Path, providers: list[str] | None = None):
-    """An ONNX Runtime session of ``model`` (CPU unless ``providers``); a model ORT cannot load is
-    a UserError saying why."""
+    """An ONNX Runtime session of ``model`` on ``providers`` (default: those chosen with --provider,
+    else CPU); a model ORT cannot load is a UserError saying why."""
     import onnxruntime as ort
 
     try:
-        return ort.InferenceSession(str(model), providers=providers or ["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(model), providers=providers or ort_providers.chosen())
     except Exception as exc:  # ORT raises its own types for bad models
         from studio.ortmsg import ort_message
 
         raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                         "Check the model with `studio info` or open it in the Graph panel.") from exc
+    ort_providers.check(session)  # a provider ONNX Runtime dropped quietly is an error, not a CPU run
+    return session
 
 
 def _batch(feeds: dict) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from studio.errors import UserError
+from studio import ort_providers
 
 if TYPE_CHECKING:
     import onnx
@@ -162,8 +163,10 @@ def _session(model: onnx.ModelProto | Path):
     options = ort.SessionOptions()
     options.log_severity_level = 4  # errors come back as exceptions; no C++ log text on stderr
     data = model if isinstance(model, (str, Path)) else model.SerializeToString()
-    return ort.InferenceSession(str(data) if isinstance(data, Path) else data, options,
-                                providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(data) if isinstance(data, Path) else data, options,
+                                   providers=ort_providers.chosen())
+    ort_providers.check(session)
+    return session
 
 
 def raw_from_image(path: Path, insertion: AippInsertion) -> np.ndarray:

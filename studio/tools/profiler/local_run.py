@@ -32,6 +32,7 @@ import numpy as np
 
 import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
+from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
@@ -139,10 +140,11 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
             sampler.start()
             with annotations.range("create session"):
                 try:
-                    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+                    session = ort.InferenceSession(str(model), options, providers=ort_providers.chosen())
                 except Exception as exc:  # ORT raises its own types for bad models
                     raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                                     f"Check the model: studio info {model}") from exc
+            ort_providers.check(session)
             origin_ns = session.get_profiling_start_time_ns()
             feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model)
             for i in range(warmup + iterations):
@@ -241,7 +243,7 @@ def host_facts(model: Path, result: RunResult) -> dict[str, str]:
         "host": platform.node(), "os": f"{platform.system()} {platform.release()}",
         "cpu": platform.processor() or platform.machine(), "cpu cores": str(os.cpu_count()),
         "python": platform.python_version(), "onnxruntime": ort.__version__,
-        "device": "CPU (CPUExecutionProvider)",
+        "device": ort_providers.describe(),
         **{f"input {name}": used.describe() for name, used in result.inputs.items()},
         "iterations": f"{result.iterations} (+{result.warmup} warm-ups)",
         "latency mean / p50 / p90 / p99": " / ".join(f"{lat[k]:.3f} ms" for k in ("mean", "p50", "p90", "p99")),

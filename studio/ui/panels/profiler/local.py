@@ -2,8 +2,9 @@
 
 The graph panel's "Profile" (``links.profile_model``) and the profiler's "Profile model…" both
 end here: a local ONNX Runtime run (``studio.tools.profiler.local_run``, with the CLI's
-defaults) into ``<workspace>/profiles/<stem>_<YYYYmmdd-HHMMSS>/`` — or the user cache folder
-when no workspace is open — then the same load as for any opened profile. A model with dynamic
+defaults) — or Studio's engine on an SSH host (:func:`run_on_host_and_load_job`, the run fetched
+back) — into ``<workspace>/profiles/<stem>_<YYYYmmdd-HHMMSS>/``, or the user cache folder when no
+workspace is open; then the same load as for any opened profile. A model with dynamic
 input dims first returns :class:`NeedShapes`: the panel asks for the sizes and runs again with them
 (nothing is set to 1 behind the user's back).
 """
@@ -77,7 +78,8 @@ def latency_line(result) -> str:
     lat = result.latency()
     shapes = ", ".join(f"{name} {'×'.join(str(d) for d in used.shape) or 'scalar'}"
                        for name, used in result.inputs.items())
-    return (f"{result.model.name}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
+    where = f" on {result.host}" if getattr(result, "host", None) else ""
+    return (f"{result.model.name}{where}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
             f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s "
             f"({result.iterations} runs after {result.warmup} warm-ups" + (f"; inputs {shapes})" if shapes else ")"))
 
@@ -86,3 +88,47 @@ def latency_brief(result) -> str:
     """The toolbar's short form (the full line is in its tooltip and the status bar)."""
     lat = result.latency()
     return f"{lat['mean']:.1f} ms mean · p99 {lat['p99']:.1f} ms"
+
+
+def run_on_host_and_load_job(context, host: str, model: Path, out: Path, iterations: int, warmup: int, seed: int,
+                             cancel: CancelToken, shapes: dict[str, list[int]] | None = None
+                             ) -> Generator[Progress, None, tuple | NeedShapes]:
+    """The same as :func:`run_and_load_job` with Studio's engine on ``host``: the engine venv is made
+    or reused there, the model profiled there, the folder fetched into ``out`` and opened."""
+    import json
+
+    import numpy as np
+
+    from studio.runs.engine_env import ensure_engine
+    from studio.runs.engine_run import model_uploads, run_engine_command
+    from studio.runs.where import target_for_host
+    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.tools.profiler.local_inputs import InputUsed, missing_shapes, model_inputs
+    from studio.tools.profiler.local_run import RunResult
+    from studio.ui.panels.profiler.panel import load_job
+
+    if shapes is None:
+        yield Progress(None, f"reading the inputs of {Path(model).name}")
+        specs = model_inputs(model)
+        if missing_shapes(specs, {}, {}):
+            return NeedShapes(Path(model), specs)
+        shapes = {}
+    model, out = Path(model), Path(out)
+    args = ["profile", "run", f"in/{model.name}", "-o", f"out/{out.name}", "--iterations", str(iterations),
+            "--warmup", str(warmup), "--seed", str(seed), "--json"]
+    for name, dims in shapes.items():
+        args += ["--input-shape", f"{name}={','.join(str(d) for d in dims)}"]
+    target = target_for_host(context, host)
+    env = yield from ensure_engine(target, cancel)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run = yield from run_engine_command(target, env, args, model_uploads(model), out.parent,
+                                        fetch=folder_fetcher(target), cancel=cancel)
+    cancel.raise_if_cancelled()
+    data = json.loads(run.stdout)
+    inputs = {name: InputUsed(list(i.get("shape", [])), i.get("dtype", ""), i.get("source", ""))
+              for name, i in (data.get("inputs") or {}).items()}
+    result = RunResult(out, model, int(data["iterations"]), int(data["warmup"]),
+                       [float(x) for x in np.asarray(data.get("latencies_ms", []), dtype=float)], inputs)
+    result.host = host  # shown in the latency line: where it ran
+    loaded = yield from load_job(out, cancel)
+    return result, loaded

@@ -132,7 +132,7 @@ class ProfilerPanel(Panel):
         self.graph_button = _tool("Show in graph", "Select the selected op in the Graph panel",
                                   lambda: self._show_in_graph(self._selected_name), self)
         self.graph_button.setEnabled(False)
-        self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it here with ONNX Runtime "
+        self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
         from studio.ui.panels.run.host_button import host_button
 
@@ -209,20 +209,28 @@ class ProfilerPanel(Panel):
         handle.finished.connect(self._on_loaded)
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
 
-    def profile_model(self, model, shapes: dict[str, list[int]] | None = None) -> None:
-        """Profile an ONNX model locally (a job), then show the result like any opened profile.
+    def profile_model(self, model, shapes: dict[str, list[int]] | None = None, host: str | None = None) -> None:
+        """Profile an ONNX model locally, or with Studio's engine on ``host`` (a job), then show the
+        result like any opened profile.
 
         Without ``shapes``, a model with dynamic input dims first asks for their sizes
         (:class:`ShapeDialog`); the run then uses exactly what was typed."""
         model = Path(model)
         out = local.profile_folder(model, self.workspace_folder)
         iterations, warmup, seed = self.iterations, self.warmup, self.seed
-        self.info.setText(f"Profiling {model.name} ({iterations} runs after {warmup} warm-ups)…")
+        where = f" on {host}" if host else ""
+        self.info.setText(f"Profiling {model.name}{where} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
-        handle = self.runner.start(f"Profiling {model.name}",
-                                   lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,
-                                                                         shapes),
-                                   key=f"profiler-run:{model}")
+        if host:
+            context = self.host_context
+            job = lambda cancel: local.run_on_host_and_load_job(context, host, model, out, iterations,  # noqa: E731
+                                                                warmup, seed, cancel, shapes)
+        else:
+            job = lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,  # noqa: E731
+                                                        shapes)
+        self._run_on = host
+        handle = self.runner.start(f"Profiling {model.name}{where}", job,
+                                   key=f"host:{host}" if host else f"profiler-run:{model}")
         handle.finished.connect(self._on_profiled)
         handle.failed.connect(lambda exc, _tb: self.info.setText(
             f"Could not profile {model.name}: {str(exc).splitlines()[0]}"))
@@ -233,7 +241,8 @@ class ProfilerPanel(Panel):
 
         self.info.setText(f"{need.model.name} has dynamic input dims: give their sizes to profile it")
         dialog = self.shape_dialog = ShapeDialog(need.model.name, need.specs, self)
-        dialog.accepted.connect(lambda: self.profile_model(need.model, dialog.shapes()))
+        host = getattr(self, "_run_on", None)
+        dialog.accepted.connect(lambda: self.profile_model(need.model, dialog.shapes(), host))
         dialog.rejected.connect(lambda: self.info.setText(f"Profiling {need.model.name} cancelled: no input sizes"))
         dialog.open()  # window-modal, and the GUI thread goes on
 
@@ -256,7 +265,19 @@ class ProfilerPanel(Panel):
         start = str(self.workspace_folder) if self.workspace_folder is not None else ""
         name, _ = QFileDialog.getOpenFileName(self, "Profile an ONNX model", start, "ONNX models (*.onnx)")
         if name:
-            self.profile_model(Path(name))
+            self.ask_where(Path(name))
+
+    def ask_where(self, model: Path) -> None:
+        """"Run on": this computer or an SSH host; with no host added, straight here."""
+        hosts = sorted(self.host_context.store.hosts)
+        if not hosts:
+            self.profile_model(model)
+            return
+        from studio.ui.panels.profiler.run_on import RunOnDialog
+
+        dialog = self.run_on_dialog = RunOnDialog(model.name, hosts, self)
+        dialog.accepted.connect(lambda: self.profile_model(model, host=dialog.host()))
+        dialog.open()
 
     def _on_loaded(self, loaded: Loaded) -> None:
         self.profiles.append(loaded)

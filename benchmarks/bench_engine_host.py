@@ -1,0 +1,121 @@
+"""Studio's engine on a host: the profile round trip against the same steps by hand, in the same run.
+
+On the local sshd the tests use (tests/sshd_server.py), with the engine venv made once before
+timing (the bootstrap itself is printed, not compared):
+
+- ours: ``studio profile run MODEL --host bench -o DIR`` (a fresh process: checks the engine,
+  uploads the model, runs the profile there, fetches the folder atomically, rewrites paths);
+- peer: what a user types with the same venv: ``scp MODEL host:``, ``ssh host VENV/bin/python -m
+  studio profile run ...``, ``scp -r host:DIR .`` (OpenSSH, one connection per command).
+
+A second row: the reuse check of an existing engine (one probe) against one ``true`` over the
+same open connection (goal: about one SSH round trip).
+
+Usage: ``python benchmarks/bench_engine_host.py [--quick]``. Needs openssh-server/-client and a
+package index for the one bootstrap.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+sys.path.insert(0, str(REPO))
+
+from bench_common import emit, median_time  # noqa: E402
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    runs = 3 if quick else 5
+    import onnx
+    from sshd_server import sshd_missing_reason, start_sshd
+    from standins import write_host
+
+    from studio.jobs import run_job
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.runs.engine_env import ensure_engine
+    from studio.runs.engine_wheel import build_wheel
+    from studio.targets.ssh import SshTarget
+    from studio.tools.demo.models import build_unet
+
+    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    if reason:
+        print(f"skipping: {reason}", file=sys.stderr)
+        return 0
+    root = Path(tempfile.mkdtemp(prefix="studio-bench-engine-"))
+    server = start_sshd(root / "sshd")
+    try:
+        engines = root / "engines"
+        home = root / "home"
+        write_host(home, server, name="bench", engine_root=str(engines))
+        model = root / "unet.onnx"
+        onnx.save(build_unet(), str(model))
+        entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
+                          key_file=str(server.client_key), extra={"engine_root": str(engines)})
+        target = SshTarget(entry, KnownHosts(read_only=[server.known_hosts]))
+        wheel = build_wheel(root / "wheels")
+        start = time.perf_counter()
+        env = run_job(ensure_engine(target, wheel=wheel))
+        print(f"bootstrap (venv + pip install from the index): {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
+
+        reuse_s = median_time(lambda: run_job(ensure_engine(target, wheel=wheel)), runs)
+        true_s = median_time(lambda: target.run_script("true"), runs)
+        emit("engine reuse check (open connection)", "s", reuse_s, true_s, "one `true` over the same connection",
+             "about one SSH round trip (one python start-up there)")
+
+        counter = iter(range(1_000_000))
+        cli_env = {**os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO)}
+        args = ["--iterations", "10", "--warmup", "2"]
+
+        def ours():
+            out = root / "ours" / str(next(counter))
+            subprocess.run([sys.executable, "-m", "studio", "profile", "run", str(model), "--host", "bench", "-o",
+                            str(out), *args], check=True, capture_output=True, env=cli_env, timeout=300)
+
+        ssh_config = root / "ssh_config"
+        ssh_config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
+                              f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
+                              f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n"
+                              f" BatchMode yes\n")
+
+        def peer():
+            n = next(counter)
+            work = f"{root}/host-peer/{n}"
+            local = root / "peer" / str(n)
+            local.mkdir(parents=True)
+            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=300)  # noqa: E731
+            run("ssh", "-F", str(ssh_config), "bench", f"mkdir -p {shlex.quote(work)}")
+            run("scp", "-q", "-F", str(ssh_config), str(model), f"bench:{work}/unet.onnx")
+            command = shlex.join([env.python, "-m", "studio", "profile", "run", "unet.onnx", "-o", "prof", *args])
+            run("ssh", "-F", str(ssh_config), "bench",
+                f"cd {shlex.quote(work)} && STUDIO_HOME={shlex.quote(env.folder + '/home')} {command}")
+            run("scp", "-q", "-r", "-F", str(ssh_config), f"bench:{work}/prof", str(local))
+
+        ours()
+        peer()  # warm up both, and check they work
+        ours_s = median_time(ours, runs)
+        peer_s = median_time(peer, runs)
+        emit("engine profile round trip (U-Net, env reused)", "s", ours_s, peer_s,
+             "OpenSSH by hand: scp model + ssh studio profile run + scp -r",
+             "no slower than the peer (ours also checks the engine, a new CLI process each time)")
+        target.close()
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

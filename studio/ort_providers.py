@@ -1,0 +1,58 @@
+"""Which ONNX Runtime execution providers the engines' sessions use (``--provider``).
+
+One process-wide choice, made by the command line (``--provider NAME``, repeatable) before an
+engine runs; every engine session asks :func:`chosen` instead of naming CPUExecutionProvider.
+A provider this onnxruntime does not offer is refused with the list of those it does, and a
+session that did not get the providers asked for is refused too: never a silent CPU fallback.
+"""
+
+from __future__ import annotations
+
+from studio.errors import UserError
+
+CPU = "CPUExecutionProvider"
+_chosen: list[str] = []
+
+
+def available() -> list[str]:
+    """The execution providers of the installed onnxruntime."""
+    import onnxruntime as ort
+
+    return list(ort.get_available_providers())
+
+
+def choose(names: list[str] | None) -> list[str]:
+    """Use ``names`` (in order of preference) for the engines' sessions; empty/None = CPU only."""
+    global _chosen
+    names = [n for n in (names or []) if n]
+    if names:
+        have = available()
+        for name in names:
+            if name not in have:
+                raise UserError(f"ONNX Runtime here has no {name}", f"--provider {name}",
+                                "Use one of: " + ", ".join(have) + " (or install the onnxruntime build that has it, "
+                                "e.g. onnxruntime-gpu for CUDAExecutionProvider).")
+    _chosen = list(dict.fromkeys(names))
+    return chosen()
+
+
+def chosen() -> list[str]:
+    """The providers for a new session: the chosen ones, CPU last (ONNX Runtime places ops the
+    others cannot run there)."""
+    return _chosen + ([CPU] if CPU not in _chosen else [])
+
+
+def check(session) -> None:
+    """Refuse a session that dropped a chosen provider (ONNX Runtime falls back to CPU quietly
+    when, e.g., CUDA cannot start)."""
+    got = set(session.get_providers())
+    missing = [name for name in _chosen if name not in got]
+    if missing:
+        raise UserError(f"ONNX Runtime did not start {', '.join(missing)}; the session runs on "
+                        f"{', '.join(session.get_providers())} only", "--provider " + " ".join(missing),
+                        "Check the provider's libraries (CUDA/cuDNN, TensorRT ...) on this machine, or drop --provider.")
+
+
+def describe() -> str:
+    """How result headers name the device: ``CPU (CPUExecutionProvider)`` or the chosen list."""
+    return "CPU (CPUExecutionProvider)" if not _chosen else ", ".join(chosen())

@@ -1,0 +1,262 @@
+"""Studio's headless engine in a venv on a host: made once, reused, repaired when it differs.
+
+Layout on the host (``ROOT`` is ``~/.cache/studio-remote`` unless the host entry sets
+``engine_root``)::
+
+    ROOT/<version>/venv/              python3 -m venv (the host's python3 >= 3.11)
+    ROOT/<version>/wheels/            the Studio wheel uploaded from here
+    ROOT/<version>/studio-env.json    marker: wheel sha256, dependency pins, python version
+    ROOT/<version>/home/              STUDIO_HOME of the engine's runs
+
+One probe script (one SSH round trip) reads the marker and asks the venv's python what is
+installed. When everything matches, nothing else happens. Otherwise only what differs is done:
+a venv that does not run (or runs another python) is made again, missing or other dependency
+versions are installed, a different wheel is reinstalled.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
+from studio.targets.base import stream, workdir_script
+
+DEFAULT_ROOT = "~/.cache/studio-remote"
+MARKER = "studio-env.json"
+MIN_PYTHON = (3, 11)
+
+# Printed by the venv's python: its version and the installed versions of the names given.
+_REPORT = ("import json, sys\nfrom importlib import metadata as m\nout = {'python': '%d.%d.%d' % sys.version_info[:3]}\n"
+           "for n in sys.argv[1:]:\n    try: out[n] = m.version(n)\n    except Exception: out[n] = None\n"
+           "print('report=' + json.dumps(out))")
+
+
+@dataclass
+class EngineEnv:
+    """A ready engine venv on a target, and what the bootstrap did to make it so."""
+
+    where: str
+    folder: str
+    python: str
+    python_version: str
+    actions: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def reused(self) -> bool:
+        return not self.actions
+
+    def as_dict(self) -> dict:
+        return {"host": self.where, "folder": self.folder, "python": self.python,
+                "python_version": self.python_version, "reused": self.reused, "actions": list(self.actions),
+                "seconds": round(self.seconds, 3)}
+
+
+def env_root(target) -> str:
+    """Where engine venvs live on ``target`` (the host entry's ``engine_root``, else the default)."""
+    entry = getattr(target, "entry", None)
+    root = entry.extra.get("engine_root") if entry is not None else None
+    return str(root) if root else DEFAULT_ROOT
+
+
+# The first python3 that runs and is new enough; else the first that runs (named in the error).
+_FIND_PYTHON = ("P=; V=; for p in python3 python3.13 python3.12 python3.11; do "
+            "  C=$(command -v $p 2>/dev/null) || continue; "
+            "  W=$(\"$C\" -c 'import sys; print(\"%d.%d.%d\" % sys.version_info[:3])' 2>/dev/null) || continue; "
+            "  [ -z \"$P\" ] && P=$C && V=$W; "
+            "  case $W in 3.1[1-9].*|3.[2-9][0-9].*) P=$C; V=$W; break;; esac; done; "
+            "echo \"python3=$P\"; [ -n \"$P\" ] && echo \"host_python=$V\"; "
+                "if [ -n \"$P\" ]; then \"$P\" -c 'import venv, ensurepip' 2>/dev/null && echo venv=yes || echo venv=no; fi")
+
+
+def probe_script(root: str, version: str, names: list[str], find_python: bool = False) -> str:
+    """The one script that finds the folder, the marker and the venv's packages; the host's python3
+    too when the venv does not answer (or ``find_python``). Python start-ups are the slow part of
+    a reuse check (pyenv shims take ~0.3 s each), so a healthy venv costs one start-up only."""
+    report = shlex.quote(_REPORT)
+    args = " ".join(shlex.quote(n) for n in names)
+    return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
+            f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
+            f"R=$(\"$ENV/venv/bin/python\" -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
+            + ("" if not find_python else "R=; ")
+            + f"case $R in report=*) ;; *) {_FIND_PYTHON};; esac")
+
+
+def parse_probe(text: str) -> dict:
+    """``key=value`` lines of the probe as a dict (the marker and report parsed as JSON)."""
+    found: dict = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key in ("marker", "report"):
+            try:
+                found[key] = json.loads(value)
+            except ValueError:
+                found[key] = None  # a damaged marker is as good as none
+        else:
+            found[key] = value
+    return found
+
+
+def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str, str], bool]:
+    """(make the venv again, pins to install, reinstall the wheel) for a probe's findings."""
+    report = found.get("report") or {}
+    marker = found.get("marker") or {}
+    venv_python = report.get("python") if isinstance(report, dict) else None
+    # A venv that does not run, or runs another python than it was made with (an upgrade in place).
+    recreate = not venv_python or marker.get("python") not in (None, venv_python)
+    if recreate:
+        return True, dict(pins), True
+    missing = {name: ver for name, ver in pins.items() if report.get(name) != ver}
+    wheel = marker.get("source") != source or not report.get(DIST_NAME)
+    return False, missing, wheel
+
+
+def _check_python(target, found: dict) -> None:
+    where = target.where
+    python = found.get("python3") or ""
+    if not python:
+        raise UserError(f"{where} has no python3, which Studio's engine needs", f"{where}: python3",
+                        "Install Python 3.11 or newer there (e.g. `sudo apt install python3 python3-venv`).")
+    version = found.get("host_python", "")
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if len(parts) < 2 or parts < MIN_PYTHON:
+        raise UserError(f"{where} has Python {version or 'of unknown version'} at {python}; Studio's engine needs "
+                        f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer", f"{where}: {python}",
+                        "Install a newer python3 there (e.g. `sudo apt install python3.11 python3.11-venv`).")
+    if found.get("venv") != "yes":
+        minor = ".".join(version.split(".")[:2])
+        raise UserError(f"{python} on {where} (Python {version}) cannot make a venv: the venv/ensurepip module "
+                        "is missing", f"{where}: {python} -m venv",
+                        f"Install it there: `sudo apt install python{minor}-venv` (or python3-venv).")
+
+
+def _run(target, argv: list[str], what: str, cancel: CancelToken | None, keep: int = 200
+         ) -> Generator[Progress, None, list[str]]:
+    status, lines = yield from stream(target.run(argv, cancel=cancel), keep)
+    if status != 0:
+        tail = "\n".join(lines[-15:])
+        raise UserError(f"{what} failed on {target.where} (exit code {status}):\n{tail}",
+                        f"{target.where}: {shlex.join(argv)[:300]}", _pip_fix(tail, target.where))
+    return lines
+
+
+def _pip_fix(output: str, where: str) -> str:
+    lowered = output.lower()
+    if any(s in lowered for s in ("no matching distribution", "could not find a version",
+                                  "connection", "network is unreachable", "temporary failure in name resolution",
+                                  "max retries exceeded")):
+        return (f"{where} cannot reach a Python package index. Give it one (pip config set global.index-url URL), "
+                "or let Studio upload the wheels from here: --engine-wheels upload.")
+    if "no space left" in lowered:
+        return f"Free disk space on {where} (the engine venv needs about 300 MB)."
+    return "Read pip's message above; `studio ssh run HOST -- python3 -m pip --version` checks pip there."
+
+
+def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel | None = None,
+                  system_site_packages: bool = False, wheels_from: str = "index"
+                  ) -> Generator[Progress, None, EngineEnv]:
+    """Make sure Studio's engine venv on ``target`` matches this Studio; return where it is.
+
+    ``wheels_from`` is "index" (the host's package index) or "upload" (the dependency wheels are
+    downloaded here for the host's python and platform, uploaded, and installed without an index).
+    ``system_site_packages`` lets the venv see the host's own packages (explicit only).
+    """
+    start = time.monotonic()
+    wheel = wheel or build_wheel()
+    pins = engine_pins()
+    names = sorted(pins) + [DIST_NAME]
+    yield Progress(None, f"checking Studio's engine on {target.where}")
+    status, out, err = target.run_script(probe_script(env_root(target), wheel.version, names), timeout=60)
+    found = parse_probe(out.decode("utf-8", "replace"))
+    if status != 0 or "env" not in found:
+        raise UserError(f"Cannot make the engine folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
+                        f"{target.where}:{env_root(target)}/{wheel.version}",
+                        "Check the free disk space and the permissions of that folder (or set engine_root).")
+    folder = found["env"]
+    python = f"{folder}/venv/bin/python"
+    recreate, install, reinstall_wheel = plan(found, wheel.source, pins)
+    actions: list[str] = []
+    if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
+        status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
+        found.update({k: v for k, v in parse_probe(out.decode("utf-8", "replace")).items()
+                      if k in ("python3", "host_python", "venv")})
+    if recreate:
+        _check_python(target, found)
+    if recreate:
+        actions.append("created the venv" if not found.get("report") else "made the venv again")
+        argv = [found["python3"], "-m", "venv", "--clear"] + (["--system-site-packages"] if system_site_packages
+                                                              else []) + [f"{folder}/venv"]
+        yield Progress(None, f"making a venv on {target.where} with {found['python3']}")
+        yield from _run(target, ["rm", "-f", f"{folder}/{MARKER}"], "Removing the old marker", cancel)
+        yield from _run(target, argv, "Making the engine venv", cancel)
+    if install:
+        actions.append("installed " + " ".join(f"{k}=={v}" for k, v in sorted(install.items())))
+        yield Progress(None, f"installing {', '.join(sorted(install))} on {target.where}")
+        specs = [f"{k}=={v}" for k, v in sorted(install.items())]
+        if wheels_from == "upload":
+            yield from _upload_wheels(target, folder, python, specs, found, cancel)
+        else:
+            yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check",
+                                     "--progress-bar", "off", *specs], "Installing the engine's dependencies", cancel)
+    if reinstall_wheel:
+        actions.append(f"installed {wheel.path.name}")
+        remote_wheel = f"{folder}/wheels/{wheel.path.name}"
+        yield from _run(target, ["mkdir", "-p", f"{folder}/wheels"], "Making the wheel folder", cancel)
+        yield from target.put(wheel.path, remote_wheel, cancel)
+        yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
+                                 "--force-reinstall", "--progress-bar", "off", remote_wheel],
+                        "Installing Studio's wheel", cancel)
+    if actions:
+        marker = json.dumps({"wheel_sha256": wheel.sha256, "source": wheel.source, "version": wheel.version, "pins": pins,
+                             "python": found.get("host_python") if recreate else
+                             (found.get("report") or {}).get("python")}, sort_keys=True)
+        script = f"printf '%s\\n' {shlex.quote(marker)} > {shlex.quote(folder + '/' + MARKER)}"
+        status, _, err = target.run_script(script, timeout=30)
+        if status != 0:
+            raise UserError(f"Cannot write {MARKER} on {target.where}: {err.decode('utf-8', 'replace').strip()}",
+                            f"{target.where}:{folder}", "Check the free disk space there.")
+    version = found.get("host_python", "") if recreate else (found.get("report") or {}).get("python", "")
+    env = EngineEnv(target.where, folder, python, version, actions, time.monotonic() - start)
+    yield Progress(1.0, f"Studio's engine on {target.where}: " + ("reused" if env.reused else "; ".join(actions)))
+    return env
+
+
+def _upload_wheels(target, folder: str, python: str, specs: list[str], found: dict,
+                   cancel: CancelToken | None) -> Generator[Progress, None, None]:
+    """Download the dependency wheels here for the host's python/platform, upload and install them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from studio.paths import cache_dir
+
+    status, out, _ = target.run_script(f"{shlex.quote(python)} -c 'import platform; print(platform.machine())'")
+    machine = out.decode().strip() or "x86_64"
+    pyver = "".join(found.get("host_python", "3.11").split(".")[:2])
+    local = cache_dir() / "engine-deps" / f"cp{pyver}-{machine}"
+    local.mkdir(parents=True, exist_ok=True)
+    platforms = [a for tag in ("manylinux_2_28", "manylinux_2_17", "manylinux2014") for a in ("--platform",
+                                                                                              f"{tag}_{machine}")]
+    yield Progress(None, f"downloading wheels for Python {pyver} on {machine} here")
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--python-version", pyver,
+                           "--implementation", "cp", *platforms, "-d", str(local), *specs],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise UserError(f"Downloading the engine's wheels here failed: {done.stderr.strip()[-600:]}", local,
+                        "This computer needs a package index too for --engine-wheels upload.")
+    remote = f"{folder}/wheels/deps"
+    yield from _run(target, ["mkdir", "-p", remote], "Making the wheel folder", cancel)
+    files = sorted(Path(local).glob("*.whl"))
+    for file in files:
+        yield from target.put(file, f"{remote}/{file.name}", cancel)
+    yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
+                             "--find-links", remote, "--progress-bar", "off", *specs],
+                    "Installing the uploaded wheels", cancel)

@@ -1,0 +1,274 @@
+"""Studio's own engine on a host without CANN: the real loopback sshd, a real venv made there once
+per session (from the machine's package index), the same commands run there, results fetched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from standins import write_host  # noqa: E402
+from test_cli import run_studio  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def engine_host(sshd, tmp_path_factory):
+    """One bootstrap per session: (host entry, known hosts, engine root, the first EngineEnv)."""
+    from studio.jobs import run_job
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.runs.engine_env import ensure_engine
+    from studio.runs.engine_wheel import build_wheel
+    from studio.targets.ssh import SshTarget
+
+    root = tmp_path_factory.mktemp("engines") / "cache dir 'q'"  # spaces and a quote in the remote path
+    entry = HostEntry(name="box", host=sshd.host, port=sshd.port, user=sshd.user, auth="key",
+                      key_file=str(sshd.client_key), extra={"engine_root": str(root)})
+    known = KnownHosts(read_only=[sshd.known_hosts])
+    wheel = build_wheel(tmp_path_factory.mktemp("wheels"))
+    start = time.monotonic()
+    with SshTarget(entry, known) as target:
+        first = run_job(ensure_engine(target, wheel=wheel))
+    return {"entry": entry, "known": known, "root": root, "first": first, "wheel": wheel,
+            "seconds": time.monotonic() - start}
+
+
+@pytest.fixture
+def box(engine_host, sshd, studio_home):
+    write_host(studio_home, sshd, engine_root=str(engine_host["root"]))
+    return studio_home
+
+
+@pytest.fixture
+def model(tmp_path) -> Path:
+    from studio.tools.demo.models import build_classifier
+
+    path = tmp_path / "my model" / "cls.onnx"
+    path.parent.mkdir()
+    onnx.save(build_classifier(), str(path))
+    return path
+
+
+def _ensure(engine_host):
+    from studio.jobs import run_job
+    from studio.runs.engine_env import ensure_engine
+    from studio.targets.ssh import SshTarget
+
+    with SshTarget(engine_host["entry"], engine_host["known"]) as target:
+        return run_job(ensure_engine(target, wheel=engine_host["wheel"]))
+
+
+def test_profile_round_trip_reuses_the_engine(box, engine_host, model, tmp_path):
+    first = engine_host["first"]
+    assert "created the venv" in first.actions and first.folder.startswith(str(engine_host["root"]))
+    assert (Path(first.folder) / "venv" / "bin" / "python").exists()
+    out = tmp_path / "profile out"
+    result = run_studio("profile", "run", str(model), "--host", "box", "-o", str(out), "--iterations", "4",
+                        "--json", home=box, timeout=300)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ran_on"]["host"] == "box" and data["ran_on"]["engine_reused"] is True
+    assert data["ran_on"]["engine_actions"] == []
+    assert data["folder"] == str(out) and data["model"] == str(model)
+    # The fetched folder holds the run the host printed: the same numbers, recomputed here.
+    saved = json.loads((out / "studio_profile.json").read_text())
+    assert saved["latency_ms"] == data["latency_ms"] and len(saved["latencies_ms"]) == 4
+    lat = np.array(saved["latencies_ms"])
+    assert data["latency_ms"]["mean"] == pytest.approx(lat.mean()) and data["latency_ms"]["max"] == lat.max()
+    ort_events = json.loads((out / "onnxruntime_profile.json").read_text())
+    assert sum(1 for e in ort_events if e.get("name") == "model_run") == 4 + 3  # iterations + warm-ups
+    stats = run_studio("profile", "stats", str(out), "--json", home=box)
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["events"] > 0
+    assert not list(out.glob(".studio-fetch-*")) and not list(tmp_path.glob(".studio-fetch-*"))
+    # The remote work folder goes (removed without waiting for it); the engine folder stays.
+    deadline = time.monotonic() + 10
+    while list(Path(engine_host["root"]).glob("*/runs/*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(Path(engine_host["root"]).glob("*/runs/*"))
+    # Reuse is one probe: measured through the API, printed for the record.
+    start = time.monotonic()
+    again = _ensure(engine_host)
+    print(f"engine bootstrap {engine_host['seconds']:.1f} s, reuse {time.monotonic() - start:.2f} s")
+    assert again.reused
+
+
+def test_a_damaged_engine_is_repaired(box, engine_host):
+    folder = Path(engine_host["first"].folder)
+    site = next((folder / "venv" / "lib").glob("python3*/site-packages"))
+    for item in list(site.glob("msgspec*")):  # a package deleted behind Studio's back
+        shutil.rmtree(item) if item.is_dir() else item.unlink()
+    marker = folder / "studio-env.json"
+    data = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**data, "source": "another studio"}))  # another Studio's marker
+    repaired = _ensure(engine_host)
+    assert any(a.startswith("installed msgspec==") for a in repaired.actions), repaired.actions
+    assert any(a.startswith("installed studio_workbench") for a in repaired.actions)
+    assert not any("onnx==" in a for a in repaired.actions)  # only what differed
+    assert json.loads(marker.read_text())["source"] == engine_host["wheel"].source
+    assert _ensure(engine_host).reused
+    (folder / "venv" / "bin" / "python").unlink()  # a venv that no longer runs is made again
+    remade = _ensure(engine_host)
+    assert remade.actions[0] == "created the venv" and any("onnxruntime==" in a for a in remade.actions)
+    assert _ensure(engine_host).reused
+
+
+def test_dump_there_equals_dump_here(box, model, tmp_path):
+    there = tmp_path / "there"
+    result = run_studio("dump", str(model), "--host", "box", "-o", str(there), "--seed", "3", "--json",
+                        home=box, timeout=300)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    here = tmp_path / "here"
+    local = run_studio("dump", str(model), "-o", str(here), "--seed", "3", "--json", home=box)
+    assert local.returncode == 0, local.stderr
+    assert data["dir"] == str(there) and data["tensors"] == json.loads(local.stdout)["tensors"]
+
+    def tensors(folder: Path) -> dict[str, Path]:  # file names end in a timestamp: key on "op.index"
+        return {".".join(p.name.split(".")[:2]): p for p in folder.rglob("*.npy")}
+
+    remote, local_files = tensors(there), tensors(here)
+    assert sorted(remote) == sorted(local_files) and remote
+    for key, file in remote.items():
+        np.testing.assert_allclose(np.load(file), np.load(local_files[key]), rtol=1e-5, atol=1e-6)
+
+
+def test_bench_and_convert_validate_there(box, model, tmp_path):
+    bench = run_studio("bench", str(model), "--host", "box", "--loop", "5", "--warmup", "1", "--json",
+                       home=box, timeout=300)
+    assert bench.returncode == 0, bench.stderr
+    data = json.loads(bench.stdout)
+    local = json.loads(run_studio("bench", str(model), "--loop", "2", "--warmup", "0", "--json", home=box).stdout)
+    assert set(local) <= set(data) and data["ran_on"]["host"] == "box" and data["where"] == "box"
+    lat = np.array(data["latencies_ms"])
+    assert len(lat) == 5 and data["mean_ms"] == pytest.approx(lat.mean()) and data["max_ms"] == lat.max()
+
+    out = tmp_path / "converted" / "cls_fp16.onnx"
+    out.parent.mkdir()
+    conv = run_studio("convert", str(model), "--output-type", "FP16", "--validate", "--host", "box", "-o", str(out),
+                      "--json", home=box, timeout=300)
+    assert conv.returncode == 0, conv.stderr
+    report = json.loads(conv.stdout)
+    assert report["validation"]["passed"] is True
+    onnx.checker.check_model(str(out))
+    converted = onnx.load(str(out))
+    assert any(t.data_type == onnx.TensorProto.FLOAT16 for t in converted.graph.initializer)
+    assert (out.parent / "cls_fp16.report.json").is_file()
+    # The converted model runs here and agrees with the original (checked independently of the report).
+    import onnxruntime as ort
+
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    a = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+    b = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+    np.testing.assert_allclose(a, b.astype(np.float32), atol=2e-2, rtol=2e-2)
+
+
+def test_a_provider_this_onnxruntime_lacks_is_refused(box, model):
+    for extra in ([], ["--host", "box"]):
+        result = run_studio("bench", str(model), "--provider", "NopeExecutionProvider", *extra, home=box)
+        assert result.returncode != 0
+        # With --host the host's onnxruntime answers (a GPU server may have what this computer lacks).
+        assert "no NopeExecutionProvider" in result.stderr and "CPUExecutionProvider" in result.stderr
+        assert ("On box" in result.stderr) == bool(extra)
+        assert "Traceback" not in result.stderr
+
+
+def test_engine_errors_say_what_to_do():
+    from studio.errors import UserError
+    from studio.runs.engine_env import _check_python, _pip_fix, parse_probe, plan
+
+    class Host:
+        where = "gpu-box"
+
+    with pytest.raises(UserError, match="3.8.10.*3.11 or newer") as too_old:
+        _check_python(Host(), {"python3": "/usr/bin/python3", "host_python": "3.8.10", "venv": "yes"})
+    assert "gpu-box" in str(too_old.value)
+    with pytest.raises(UserError, match="python3.12-venv"):
+        _check_python(Host(), {"python3": "/usr/bin/python3", "host_python": "3.12.3", "venv": "no"})
+    with pytest.raises(UserError, match="no python3"):
+        _check_python(Host(), {"python3": ""})
+    assert "package index" in _pip_fix("ERROR: No matching distribution found for numpy==2.4.6", "gpu-box")
+    pins = {"numpy": "2.4.6", "onnx": "1.23.2"}
+    found = parse_probe('env=/x\nhost_python=3.12.3\nmarker={"source": "s", "python": "3.12.3"}\n'
+                        'report={"python": "3.12.3", "numpy": "2.4.6", "onnx": "1.20.0", "studio-workbench": "0.1.0"}')
+    assert plan(found, "s", pins) == (False, {"onnx": "1.23.2"}, False)
+    changed = {**found, "report": {**found["report"], "python": "3.12.8"}}
+    assert plan(changed, "s", pins)[0] is True  # the venv's python was upgraded in place: a new venv
+    assert plan({**found, "report": None}, "s", pins)[0] is True           # the venv's python does not run
+    assert plan({**found, "marker": None}, "s", pins)[2] is True           # no marker: the wheel again
+
+
+def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tmp_path):
+    """Profile model… → Run on: box → the engine there → the fetched profile opens in the panel."""
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+    from studio.ui.jobs import JobRunner
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    store = HostStore(tmp_path / "hosts.toml")
+    store.put(engine_host["entry"])
+    runner = JobRunner()
+    panel = ProfilerPanel(runner)
+    qtbot.addWidget(panel)
+    panel.host_context = HostContext(store=store, known_hosts=engine_host["known"])
+    panel.workspace_folder = tmp_path / "ws"
+    panel.ask_where(model)
+    dialog = panel.run_on_dialog
+    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
+    dialog.where.setCurrentIndex(1)
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.last_run is not None or "Could not" in panel.info.text(), timeout=180_000)
+    assert panel.last_run is not None, panel.info.text()
+    run = panel.last_run
+    assert run.host == "box" and len(run.latencies_ms) == panel.iterations
+    folder = run.folder
+    assert folder.parent == tmp_path / "ws" / "profiles" and (folder / "studio_profile.json").is_file()
+    saved = json.loads((folder / "studio_profile.json").read_text())
+    assert saved["latencies_ms"] == run.latencies_ms
+    assert panel.profiles[-1].path == folder and panel.profiles[-1].trace.size > 0
+    assert "cls.onnx on box: mean" in panel.info.toolTip()
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
+def test_cancel_kills_the_run_on_the_host(engine_host, model):
+    """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
+    import subprocess
+
+    from studio.errors import Cancelled
+    from studio.jobs import CancelToken, run_job
+    from studio.runs.engine_run import model_uploads, run_engine_command
+    from studio.targets.ssh import SshTarget
+
+    cancel = CancelToken()
+    seen = []
+
+    def on_progress(step):
+        seen.append(step.message)
+        if "iteration 2" in step.message:
+            cancel.cancel()
+
+    out = model.parent / "never"
+    with SshTarget(engine_host["entry"], engine_host["known"]) as target:
+        env = _ensure(engine_host)
+        args = ["profile", "run", "in/cls.onnx", "-o", "out/p", "--iterations", "100000", "--warmup", "0"]
+        with pytest.raises(Cancelled):
+            run_job(run_engine_command(target, env, args, model_uploads(model), out, cancel=cancel), cancel,
+                    on_progress=on_progress)
+    assert any("iteration 2" in m for m in seen)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if "--iterations 100000" not in ps:
+            break
+        time.sleep(0.2)
+    assert "--iterations 100000" not in ps
+    assert not out.exists() or not any(out.iterdir())
