@@ -47,20 +47,27 @@ class NeedShapes:
     specs: list  # list[InputSpec], every input (the dialog shows those with dynamic dims)
 
 
+def _dynamic_inputs(model: Path) -> Generator[Progress, None, NeedShapes | None]:
+    """:class:`NeedShapes` when ``model`` has input dims only the user can size, else None."""
+    from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
+
+    yield Progress(None, f"reading the inputs of {Path(model).name}")
+    specs = model_inputs(model)
+    return NeedShapes(Path(model), specs) if missing_shapes(specs, {}, {}) else None
+
+
 def run_and_load_job(model: Path, out: Path, iterations: int, warmup: int, seed: int,
                      cancel: CancelToken, shapes: dict[str, list[int]] | None = None
                      ) -> Generator[Progress, None, tuple | NeedShapes]:
     """Profile ``model`` into ``out`` and open the result: returns (RunResult, Loaded), or
     :class:`NeedShapes` when ``shapes`` is None and the model has dynamic input dims."""
-    from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
     from studio.tools.profiler.local_run import profile_model
     from studio.ui.panels.profiler.panel import load_job
 
     if shapes is None:
-        yield Progress(None, f"reading the inputs of {Path(model).name}")
-        specs = model_inputs(model)
-        if missing_shapes(specs, {}, {}):
-            return NeedShapes(Path(model), specs)
+        need = yield from _dynamic_inputs(model)
+        if need is not None:
+            return need
         shapes = {}
     Path(out).parent.mkdir(parents=True, exist_ok=True)  # <workspace>/profiles stays, even after a failed run
     try:
@@ -103,15 +110,14 @@ def run_on_host_and_load_job(context, host: str, model: Path, out: Path, iterati
     from studio.runs.engine_run import model_uploads, run_engine_command
     from studio.runs.where import target_for_host
     from studio.tools.deploy.fetch import folder_fetcher
-    from studio.tools.profiler.local_inputs import InputUsed, missing_shapes, model_inputs
+    from studio.tools.profiler.local_inputs import InputUsed
     from studio.tools.profiler.local_run import RunResult
     from studio.ui.panels.profiler.panel import load_job
 
     if shapes is None:
-        yield Progress(None, f"reading the inputs of {Path(model).name}")
-        specs = model_inputs(model)
-        if missing_shapes(specs, {}, {}):
-            return NeedShapes(Path(model), specs)
+        need = yield from _dynamic_inputs(model)
+        if need is not None:
+            return need
         shapes = {}
     model, out = Path(model), Path(out)
     args = ["profile", "run", f"in/{model.name}", "-o", f"out/{out.name}", "--iterations", str(iterations),
