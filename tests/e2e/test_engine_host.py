@@ -239,6 +239,46 @@ def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tm
     panel.host_context.close()
 
 
+def test_fp16_check_on_a_host_from_the_graph_s_button(qtbot, engine_host, model, tmp_path):
+    """FP16 check → Run on: box → both dumps made by the engine there → the comparison here equals a
+    check made on this computer (same ONNX Runtime version, same seeded input)."""
+    from studio.jobs import run_job
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+    from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job
+    from studio.ui.jobs import JobRunner
+    from studio.ui.panels.accuracy import AccuracyPanel
+
+    store = HostStore(tmp_path / "hosts.toml")
+    store.put(engine_host["entry"])
+    runner = JobRunner()
+    panel = AccuracyPanel(runner)
+    qtbot.addWidget(panel)
+    panel.host_context = HostContext(store=store, known_hosts=engine_host["known"])
+    panel.workspace_folder = tmp_path / "ws"
+    said: list[str] = []
+    panel.status.connect(said.append)
+    panel.links.check_fp16.emit(model)  # what the graph panel's button sends
+    dialog = panel.run_on_dialog
+    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
+    dialog.where.setCurrentIndex(1)
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=240_000)
+    there = panel.result
+    assert f"FP16 check of {model.name} on box…" in said, said
+    golden = tmp_path / "ws" / "accuracy" / f"{model.stem}_fp32"
+    assert (golden / "manifest.json").is_file() and csv_path(golden).is_file()
+    here = run_job(fp16_check_job(model, tmp_path / "here" / "g", tmp_path / "here" / "t"))
+    assert len(there.rows) == len(here.rows) > 0
+    for a, b in zip(there.rows, here.rows, strict=True):
+        assert a.name == b.name
+        if a.metrics is not None and b.metrics is not None:
+            assert a.metrics.cosine == pytest.approx(b.metrics.cosine, abs=1e-9, nan_ok=True)
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
 def test_cancel_kills_the_run_on_the_host(engine_host, model):
     """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
     import subprocess

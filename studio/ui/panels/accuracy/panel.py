@@ -63,7 +63,7 @@ class AccuracyPanel(Panel):
         self._drilldown_plots: list = []  # the drill-down's plots, made one per turn before it
         self._build()
         self.links.compare_models.connect(self._on_compare_models)
-        self.links.check_fp16.connect(self.check_fp16)
+        self.links.check_fp16.connect(self.check_fp16_where)
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -308,17 +308,32 @@ class AccuracyPanel(Panel):
                     lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel, shapes, files),
                     lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
 
-    def check_fp16(self, model, shapes=None, files=None) -> None:
+    def check_fp16_where(self, model) -> None:
+        """The graph's "FP16 check": asks where it runs (this computer or a host) when hosts exist."""
+        model = Path(model)
+        hosts = sorted(self.host_context.store.hosts)
+        if not hosts:
+            self.check_fp16(model)
+            return
+        from studio.ui.widgets.run_on import RunOnDialog
+
+        dialog = self.run_on_dialog = RunOnDialog(model.name, hosts, self, verb="Check FP16 of",
+                                                  what="each dump", ok_text="Check")
+        dialog.accepted.connect(lambda: self.check_fp16(model, host=dialog.host()))
+        dialog.open()
+
+    def check_fp16(self, model, shapes=None, files=None, host: str | None = None) -> None:
         """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph.
 
         Inputs with dynamic dims are asked for first (``shapes`` / ``files`` skip the question).
+        With ``host``, both dumps are made by Studio's engine on that SSH host and compared here.
         """
         from studio.tools.accuracy.fp16_check import fp16_check_job, fp16_folders
 
         model = Path(model)
         if shapes is None and files is None:
             self.links.focus.emit(self.NAME)
-            self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f),
+            self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f, host),
                              on_failed=lambda exc: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
             return
         golden, target = fp16_folders(model, self.workspace_folder)
@@ -329,10 +344,16 @@ class AccuracyPanel(Panel):
             self.sources.setToolTip(str(model))
 
         def job(cancel):
+            if host:
+                from studio.ui.panels.accuracy.on_engine import fp16_check_on_host
+
+                return (yield from fp16_check_on_host(context, host, model, golden, target, cancel, files, shapes))
             inputs = _load_inputs(files)
             return (yield from fp16_check_job(model, golden, target, cancel, inputs=inputs, shapes=shapes))
 
-        handle = self._start(f"FP16 check of {model.name}", job,
+        context = self.host_context if host else None
+        where = f" on {host}" if host else ""
+        handle = self._start(f"FP16 check of {model.name}{where}", job,
                              lambda result: self._on_fp16_checked(result, (golden, target)))
         handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
         handle.cancelled.connect(lambda: self._on_fp16_ended(model, "cancelled"))

@@ -273,7 +273,7 @@ class ProfilerPanel(Panel):
         if not hosts:
             self.profile_model(model)
             return
-        from studio.ui.panels.profiler.run_on import RunOnDialog
+        from studio.ui.widgets.run_on import RunOnDialog
 
         dialog = self.run_on_dialog = RunOnDialog(model.name, hosts, self)
         dialog.accepted.connect(lambda: self.profile_model(model, host=dialog.host()))

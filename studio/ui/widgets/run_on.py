@@ -1,7 +1,8 @@
-"""Where "Profile model…" runs: this computer or an SSH host (Studio's engine there).
+"""Where a model job runs ("Profile model…", "FP16 check"): this computer or an SSH host, where
+Studio's own engine runs.
 
 The hosts come from the window's host context (the one host store); with no host added the
-dialog is not shown and the model is profiled here, as before.
+panels do not show the dialog and run here, as before.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ HERE = "This computer"
 class RunOnDialog(QDialog):
     """``host()`` is None for this computer, else the chosen host's name."""
 
-    def __init__(self, model_name: str, hosts: list[str], parent: QWidget | None = None):
+    def __init__(self, model_name: str, hosts: list[str], parent: QWidget | None = None,
+                 verb: str = "Profile", what: str = "the profile", ok_text: str | None = None):
         super().__init__(parent)
-        self.setWindowTitle(f"Profile {model_name}")
-        intro = QLabel(f"Profile {model_name} with ONNX Runtime. On a host, Studio's engine runs there (its venv "
-                       "is made on first use, in ~/.cache/studio-remote) and the profile comes back here.", self)
+        self.setWindowTitle(f"{verb} {model_name}")
+        intro = QLabel(f"{verb} {model_name} with ONNX Runtime. On a host, Studio's engine runs there (its venv "
+                       f"is made on first use, in ~/.cache/studio-remote) and {what} comes back here.", self)
         intro.setWordWrap(True)
         self.where = QComboBox(self)
         self.where.addItem(HERE, None)
@@ -29,7 +31,7 @@ class RunOnDialog(QDialog):
         form.addRow("Run on", self.where)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
                                         self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Profile")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text or verb)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
