@@ -205,25 +205,35 @@ def test_engine_errors_say_what_to_do():
     assert plan({**found, "marker": None}, "s", pins)[2] is True           # no marker: the wheel again
 
 
-def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tmp_path):
-    """Profile model… → Run on: box → the engine there → the fetched profile opens in the panel."""
+def _panel_with_the_box(qtbot, panel_class, engine_host, tmp_path):
+    """A panel (its own job runner) whose host store holds the engine host, workspace ``tmp_path/ws``."""
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostStore
     from studio.ui.jobs import JobRunner
-    from studio.ui.panels.profiler import ProfilerPanel
 
     store = HostStore(tmp_path / "hosts.toml")
     store.put(engine_host["entry"])
     runner = JobRunner()
-    panel = ProfilerPanel(runner)
+    panel = panel_class(runner)
     qtbot.addWidget(panel)
     panel.host_context = HostContext(store=store, known_hosts=engine_host["known"])
     panel.workspace_folder = tmp_path / "ws"
-    panel.ask_where(model)
-    dialog = panel.run_on_dialog
+    return panel, runner
+
+
+def _choose_the_box(dialog) -> None:
     assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
     dialog.where.setCurrentIndex(1)
     dialog.accept()
+
+
+def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tmp_path):
+    """Profile model… → Run on: box → the engine there → the fetched profile opens in the panel."""
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    panel, runner = _panel_with_the_box(qtbot, ProfilerPanel, engine_host, tmp_path)
+    panel.ask_where(model)
+    _choose_the_box(panel.run_on_dialog)
     qtbot.waitUntil(lambda: panel.last_run is not None or "Could not" in panel.info.text(), timeout=180_000)
     assert panel.last_run is not None, panel.info.text()
     run = panel.last_run
@@ -243,26 +253,14 @@ def test_fp16_check_on_a_host_from_the_graph_s_button(qtbot, engine_host, model,
     """FP16 check → Run on: box → both dumps made by the engine there → the comparison here equals a
     check made on this computer (same ONNX Runtime version, same seeded input)."""
     from studio.jobs import run_job
-    from studio.remote.context import HostContext
-    from studio.remote.hosts import HostStore
     from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job
-    from studio.ui.jobs import JobRunner
     from studio.ui.panels.accuracy import AccuracyPanel
 
-    store = HostStore(tmp_path / "hosts.toml")
-    store.put(engine_host["entry"])
-    runner = JobRunner()
-    panel = AccuracyPanel(runner)
-    qtbot.addWidget(panel)
-    panel.host_context = HostContext(store=store, known_hosts=engine_host["known"])
-    panel.workspace_folder = tmp_path / "ws"
+    panel, runner = _panel_with_the_box(qtbot, AccuracyPanel, engine_host, tmp_path)
     said: list[str] = []
     panel.status.connect(said.append)
     panel.links.check_fp16.emit(model)  # what the graph panel's button sends
-    dialog = panel.run_on_dialog
-    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
-    dialog.where.setCurrentIndex(1)
-    dialog.accept()
+    _choose_the_box(panel.run_on_dialog)
     qtbot.waitUntil(lambda: panel.result is not None, timeout=240_000)
     there = panel.result
     assert f"FP16 check of {model.name} on box…" in said, said
