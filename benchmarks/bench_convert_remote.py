@@ -4,7 +4,7 @@ Both sides, on the local sshd the tests use (tests/sshd_server.py) with the test
 (tests/tools/convert_remote_helpers.py: it checks its arguments and copies a real .om), convert
 the demo U-Net (~8 MB ONNX):
 
-- ours: ``run_atc_remote`` — connect, check the toolkit, make and resolve the work folder, upload
+- ours: ``run_atc`` on an SSH target — connect, check the toolkit, make and resolve the work folder, upload
   atomically, run ``atc`` with CANN's set_env line, stream its output, keep atc.log, download the .om
   atomically;
 - peer: what a user types: ``ssh host mkdir -p DIR``, ``scp model host:DIR/``,
@@ -32,25 +32,26 @@ sys.path.insert(0, str(REPO / "tests" / "tools"))
 sys.path.insert(0, str(REPO))
 
 
-from bench_common import emit, median_time  # noqa: E402
+from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 7
     from convert_remote_helpers import make_toolkit
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import start_sshd
 
     import onnx
 
     from studio.jobs import run_job
-    from studio.tools.convert.atc_remote import run_atc_remote
+    from studio.targets.ssh import SshTarget
+    from studio.tools.convert.atc_run import run_atc
     from studio.tools.convert.options import ConvertOptions
     from studio.tools.demo.models import build_unet
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
 
-    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    reason = loopback_missing()
     if reason:
         print(f"skipping: {reason}", file=sys.stderr)
         return 0
@@ -72,15 +73,14 @@ def main() -> int:
         out = root / "out"
         out.mkdir()
 
+        target = SshTarget(entry, known)  # one connection for every run, as the GUI's pool keeps one
+
         def ours():
             options = ConvertOptions(model=model, output=out / "ours.om", soc_version="Ascend310")
-            result = run_job(run_atc_remote(options, entry, known))
-            assert result.local_om.is_file()
+            result = run_job(run_atc(options, target))
+            assert result.local_om is not None and result.local_om.is_file()
 
-        config = root / "ssh_config"
-        config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
-                          f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
-                          f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n BatchMode yes\n")
+        config = peer_ssh_config(server, root / "ssh_config")
         counter = iter(range(1_000_000))
 
         def peer():

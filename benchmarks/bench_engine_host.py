@@ -31,14 +31,14 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "tools"))
 sys.path.insert(0, str(REPO))
 
-from bench_common import emit, median_time  # noqa: E402
+from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 5
     import onnx
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import start_sshd
     from standins import write_host
 
     from studio.jobs import run_job
@@ -49,7 +49,7 @@ def main() -> int:
     from studio.targets.ssh import SshTarget
     from studio.tools.demo.models import build_unet
 
-    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    reason = loopback_missing()
     if reason:
         print(f"skipping: {reason}", file=sys.stderr)
         return 0
@@ -84,11 +84,7 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "studio", "profile", "run", str(model), "--host", "bench", "-o",
                             str(out), *args], check=True, capture_output=True, env=cli_env, timeout=300)
 
-        ssh_config = root / "ssh_config"
-        ssh_config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
-                              f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
-                              f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n"
-                              f" BatchMode yes\n")
+        ssh_config = peer_ssh_config(server, root / "ssh_config")
 
         def peer():
             n = next(counter)

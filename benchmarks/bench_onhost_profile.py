@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "tools"))
 sys.path.insert(0, str(REPO))
 
-from bench_common import emit, median_time  # noqa: E402
+from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
 
 PAD_MB = 50
 
@@ -36,7 +36,7 @@ PAD_MB = 50
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 5
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import start_sshd
     from standins import make_standin_toolkit
 
     from studio.jobs import run_job
@@ -48,7 +48,7 @@ def main() -> int:
     from studio.tools.deploy.fetch import folder_fetcher
     from studio.tools.profiler.on_host import profile_on_host
 
-    reason = sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    reason = loopback_missing()
     if reason:
         print(f"skipping: {reason}", file=sys.stderr)
         return 0
@@ -74,11 +74,7 @@ def main() -> int:
                                              fetch=folder_fetcher(target)))
             sizes.append(result.bytes)
 
-        ssh_config = root / "ssh_config"
-        ssh_config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
-                              f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
-                              f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n"
-                              f" BatchMode yes\n")
+        ssh_config = peer_ssh_config(server, root / "ssh_config")
 
         def peer():
             n = next(counter)
