@@ -13,6 +13,7 @@ import select
 import time
 import shlex
 from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import PurePosixPath
 
 from pathlib import Path
@@ -251,27 +252,28 @@ class SshTarget(Target):
             sent[0] += count
 
         st = local.stat()
-        unhook = self._close_if_stuck(cancel)
-        try:
-            with open(local, "rb") as source:
-                sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
-                                  (int(st.st_atime), int(st.st_mtime)), on_chunk,
-                                  lambda: cancel is not None and cancel.cancelled)
-        except Exception:
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            raise
-        finally:
-            if unhook is not None:
-                unhook()
+        with self._cancellable(cancel), open(local, "rb") as source:
+            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
+                              (int(st.st_atime), int(st.st_mtime)), on_chunk,
+                              lambda: cancel is not None and cancel.cancelled)
         yield Progress(1.0, f"uploaded {local.name}")
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
-        unhook = self._close_if_stuck(cancel)
-        try:
+        with self._cancellable(cancel):
             sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
                              lambda: cancel is not None and cancel.cancelled)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    @contextmanager
+    def _cancellable(self, cancel: CancelToken | None):
+        """Around one SFTP copy: a cancel closes a stuck connection (see :meth:`_close_if_stuck`), and
+        the error the copy then raises is reported as the cancel it is."""
+        unhook = self._close_if_stuck(cancel)
+        try:
+            yield
         except Exception:
             if cancel is not None:
                 cancel.raise_if_cancelled()
@@ -279,9 +281,6 @@ class SshTarget(Target):
         finally:
             if unhook is not None:
                 unhook()
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        yield Progress(1.0, f"downloaded {Path(local).name}")
 
     def _close_if_stuck(self, cancel: CancelToken | None):
         """On cancel, close the connection unless the copy stopped by itself within a second (a
