@@ -64,6 +64,7 @@ class JobHandle(QObject):
         self.make_job = make_job
         self.result: Any = None
         self.error: tuple[BaseException, str] | None = None
+        self._spent_job: Job | None = None  # the finished generator, until the GUI thread drops it
 
     def cancel(self) -> None:
         """Ask the job to stop. A queued job never starts; a running one stops at its next step."""
@@ -135,6 +136,10 @@ class _Worker(QRunnable):
                         pending = step
         finally:
             job.close()  # runs the engine's finally blocks (kill process, close channel)
+            # The generator may hold the last reference to Qt objects (a panel's bound method in a
+            # closure). Freed on this thread, their destructors take Qt's locks here while the GUI
+            # thread holds the GIL: a deadlock (seen in a test run). The GUI thread drops it instead.
+            handle._spent_job = job
 
 
 class JobRunner(QObject):
@@ -209,6 +214,7 @@ class JobRunner(QObject):
             handle.progress.emit(step)
 
     def _on_worker_done(self, handle: JobHandle, kind: str, value: Any) -> None:
+        handle._spent_job = None  # released here, on the GUI thread (see _Worker._drive)
         if kind == "finished":
             handle.state, handle.result = JobState.FINISHED, value
         elif kind == "failed":
