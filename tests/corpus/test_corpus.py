@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -130,6 +131,8 @@ def test_corpus(model, tool, corpus_root, tmp_path_factory, record):
         record("failure", f"refused: {message[:500]}")
         pytest.fail(f"studio refused {tool} on {model}:\n{message}", pytrace=False)
     record("ok", detail)
+    # A passed check's outputs go at once: one model's FP32 + FP16 dumps alone can take 8 GB.
+    shutil.rmtree(out, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- the checks, one per tool
