@@ -231,32 +231,68 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
 
 def _upload_wheels(target, folder: str, python: str, specs: list[str], found: dict,
                    cancel: CancelToken | None) -> Generator[Progress, None, None]:
-    """Download the dependency wheels here for the host's python/platform, upload and install them."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    """Download the dependency wheels here for the host's python/platform, upload and install them.
 
-    from studio.paths import cache_dir
+    For a host that cannot reach any package index: ``pip download`` runs here (this computer's
+    index and pip cache) for the host's Python version and machine, into a fresh folder, so exactly
+    the wheels this install needs go up; the host installs them with ``--no-index``.
+    """
+    import tempfile
+    from pathlib import Path
 
     status, out, _ = target.run_script(f"{shlex.quote(python)} -c 'import platform; print(platform.machine())'")
     machine = out.decode().strip() or "x86_64"
-    pyver = "".join(found.get("host_python", "3.11").split(".")[:2])
-    local = cache_dir() / "engine-deps" / f"cp{pyver}-{machine}"
-    local.mkdir(parents=True, exist_ok=True)
+    # The venv's python when it answered, else the host's python3 the venv was just made with.
+    host_python = (found.get("report") or {}).get("python") or found.get("host_python") or ""
+    pyver = "".join(host_python.split(".")[:2])
+    if not pyver:
+        raise UserError(f"Cannot tell the Python version of the engine venv on {target.where}",
+                        f"{target.where}:{folder}/venv", "Run the command again; if it persists, remove that folder.")
     platforms = [a for tag in ("manylinux_2_28", "manylinux_2_17", "manylinux2014") for a in ("--platform",
                                                                                               f"{tag}_{machine}")]
-    yield Progress(None, f"downloading wheels for Python {pyver} on {machine} here")
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--python-version", pyver,
-                           "--implementation", "cp", *platforms, "-d", str(local), *specs],
-                          capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise UserError(f"Downloading the engine's wheels here failed: {done.stderr.strip()[-600:]}", local,
-                        "This computer needs a package index too for --engine-wheels upload.")
-    remote = f"{folder}/wheels/deps"
-    yield from _run(target, ["mkdir", "-p", remote], "Making the wheel folder", cancel)
-    files = sorted(Path(local).glob("*.whl"))
-    for file in files:
-        yield from target.put(file, f"{remote}/{file.name}", cancel)
+    with tempfile.TemporaryDirectory(prefix="studio-engine-wheels-") as scratch:
+        yield Progress(None, f"downloading wheels for Python {host_python} on {machine} here")
+        yield from _pip_download_here(["--only-binary=:all:", "--python-version", pyver, "--implementation", "cp",
+                                       *platforms, "-d", scratch, *specs], cancel)
+        remote = f"{folder}/wheels/deps"
+        yield from _run(target, ["rm", "-rf", remote], "Clearing the wheel folder", cancel)
+        yield from _run(target, ["mkdir", "-p", remote], "Making the wheel folder", cancel)
+        files = sorted(Path(scratch).glob("*.whl"))
+        for index, file in enumerate(files):
+            yield Progress(index / max(len(files), 1), f"uploading {file.name} to {target.where}")
+            yield from target.put(file, f"{remote}/{file.name}", cancel)
+    yield Progress(None, f"installing {len(files)} uploaded wheels on {target.where}")
     yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
                              "--find-links", remote, "--progress-bar", "off", *specs],
                     "Installing the uploaded wheels", cancel)
+
+
+def _pip_download_here(args: list[str], cancel: CancelToken | None) -> Generator[Progress, None, None]:
+    """``pip download ARGS`` on this computer, cancellable; a failure is a UserError with pip's words."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen([sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
+                                    "--progress-bar", "off", *args], stdout=output, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+        try:
+            while process.poll() is None:
+                if cancel is not None and cancel.cancelled:
+                    process.kill()
+                    process.wait()
+                    cancel.raise_if_cancelled()
+                yield Progress(None, "downloading the engine's wheels here")
+                time.sleep(0.1)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        output.seek(0)
+        text = output.read().decode("utf-8", "replace")
+    if process.returncode != 0:
+        raise UserError(f"Downloading the engine's wheels on this computer failed:\n{text.strip()[-800:]}",
+                        f"{sys.executable} -m pip download",
+                        "--engine-wheels upload needs a package index on this computer (pip config list shows "
+                        "which); or give the host an index and drop the option.")
