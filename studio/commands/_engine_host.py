@@ -167,34 +167,15 @@ def bench_cli(args: argparse.Namespace) -> int:
 def convert_cli(args: argparse.Namespace, model: Path) -> int:
     """``convert MODEL.onnx [--validate] --host NAME -o OUT.onnx``: the local passes and the
     validation run there; OUT.onnx and its report come back next to OUT."""
-    if args.output is None:
-        raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx.")
-    out = Path(args.output).absolute()
-    report = Path(args.report).absolute() if args.report else out.with_name(out.stem + ".report.json")
-    if report.parent != out.parent:
-        raise UserError("With --host the report is written next to the output model", "--report",
-                        f"Drop --report, or give a path in {out.parent}.")
-    uploads = model_uploads(model)
-    remote = ["convert", f"in/{model.name}", "-o", f"out/{out.name}", "--report", f"out/{report.name}"]
-    for flag, value in (("--output-type", args.output_type), ("--out-nodes", args.out_nodes),
-                        ("--atol", args.atol), ("--rtol", args.rtol)):
-        if value is not None:
-            remote += [flag, str(value)]
-    for flag, file in (("--insert-op-conf", args.insert_op_conf), ("--validate-image", args.validate_image)):
-        if file is not None:
-            if not Path(file).is_file():
-                raise UserError("File not found", file, f"Check the path given to {flag}.")
-            name = f"in/files/{flag.strip('-')}/{Path(file).name}"
-            uploads[name] = Path(file)
-            remote += [flag, name]
-    for keep in args.keep_fp32:
-        remote += ["--keep-fp32", keep]
-    if args.fp16_io:
-        remote.append("--fp16-io")
-    if args.validate:
-        remote.append("--validate")
-    for item in input_uploads(args.input, uploads):
-        remote += ["--input", item]
-    outputs = {f"out/{out.name}": out, f"out/{report.name}": report}
+    from studio.commands.convert import options_from_args
+    from studio.tools.convert.remote_args import remote_convert
+
+    from studio.tools.convert.remote_args import localize_report
+
+    options = options_from_args(args)
+    plan = remote_convert(options, model_uploads(model))
+    extra = [arg for provider in args.provider for arg in ("--provider", provider)] + (["--json"] if args.json else [])
     # Exit 1 = the validation failed: the report still comes back and is printed, as here.
-    return run_on_host(args, remote + common_args(args), uploads, outputs, out.parent, ok_exit=(0, 1))
+    status = run_on_host(args, plan.args + extra, plan.uploads, plan.outputs, plan.dest, ok_exit=(0, 1))
+    localize_report(plan, options)
+    return status

@@ -32,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ATC fusion switch file (per-pass on/off)")
     parser.add_argument("--keep-fp32", "--keep_fp32", action="append", default=[], metavar="OP_OR_NODE",
                         help="op type or node name that stays FP32 under FP16 (repeatable, or comma separated)")
+    # Set by a conversion run on a host: the local paths the converted model's metadata should name.
+    parser.add_argument("--stamp-source", help=argparse.SUPPRESS)
+    parser.add_argument("--stamp-report", help=argparse.SUPPRESS)
+    parser.add_argument("--pass", dest="passes", action="append", default=[], metavar="NAME=on|off",
+                        help="switch one of Studio's local passes on or off (repeatable; all are on by default, "
+                             "after --fusion-switch-file): " + ", ".join(_pass_names()))
     parser.add_argument("--fp16-io", "--fp16_io", action="store_true", help="FP16 inputs and outputs too (default: keep FP32 I/O)")
     parser.add_argument("--report", type=Path, help="where to write the JSON report (default OUT.report.json)")
     parser.add_argument("--validate", action="store_true",
@@ -81,6 +87,29 @@ def _model_path(args: argparse.Namespace) -> Path:
     return model
 
 
+def _pass_names() -> tuple[str, ...]:
+    from studio.tools.convert.passes import PASS_NAMES
+
+    return PASS_NAMES
+
+
+def _pass_switches(items: list[str]) -> dict[str, bool]:
+    """``--pass NAME=on|off`` values as {name: on}."""
+    from studio.errors import UserError
+
+    switches: dict[str, bool] = {}
+    for item in items:
+        name, sep, state = item.partition("=")
+        state = state.strip().lower()
+        if not sep or state not in ("on", "off"):
+            raise UserError(f"--pass {item!r} is not NAME=on or NAME=off", "--pass",
+                            "Example: --pass ConvBnFusion=off")
+        if name.strip() not in _pass_names():
+            raise UserError(f"Unknown pass {name.strip()!r}", "--pass", "Passes: " + ", ".join(_pass_names()))
+        switches[name.strip()] = state == "on"
+    return switches
+
+
 def _validate_inputs(items: list[str]) -> dict[str, Path]:
     from studio.errors import UserError
 
@@ -123,8 +152,10 @@ def options_from_args(args: argparse.Namespace):
         op_debug_level=args.op_debug_level, log=args.log, precision_mode=args.precision_mode, out_nodes=args.out_nodes,
         dynamic_batch_size=args.dynamic_batch_size, dynamic_image_size=args.dynamic_image_size,
         dynamic_dims=args.dynamic_dims, extra_args=split_extra_args(args.extra), keep_fp32_ops=keep,
-        keep_io_types=not args.fp16_io, validate=args.validate or bool(inputs), validate_image=args.validate_image,
-        validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report)
+        keep_io_types=not args.fp16_io, fusions=_pass_switches(getattr(args, "passes", [])),
+        validate=args.validate or bool(inputs), validate_image=args.validate_image,
+        validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report,
+        stamp_source=getattr(args, "stamp_source", None), stamp_report=getattr(args, "stamp_report", None))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,6 +175,9 @@ def _run(args: argparse.Namespace) -> int:
     from studio.jobs import run_job
 
     options = options_from_args(args)
+    if (args.atc or args.print_command) and options.fusions:
+        raise UserError("--pass switches Studio's local passes; ATC's own fusion passes are switched with "
+                        "--fusion-switch-file", "--pass", "Drop --pass, or convert locally (without --atc).")
     if args.atc or args.print_command:
         from studio.tools.convert.atc_command import build_atc_argv, preview
 

@@ -67,3 +67,48 @@ def test_atc_log_command(tmp_path, studio_home):
     result = run_studio("atc-log", str(log), home=studio_home)
     assert result.returncode == 1
     assert "E10008" in result.stdout and "caffemodel" in result.stdout
+
+
+def test_pass_switches_on_the_command_line(unet, tmp_path, studio_home):
+    """`--pass NAME=off` keeps that rewrite out (the wizard's pass list, as a command line)."""
+    out = tmp_path / "kept_bn.onnx"
+    result = run_studio("convert", str(unet), "-o", str(out), "--pass", "ConvBnFusion=off", "--json", home=studio_home)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["passes"]["ConvBnFusion"] is False
+    ops = [n.op_type for n in onnx.load(out).graph.node]
+    original = [n.op_type for n in build_unet().graph.node]
+    assert ops.count("BatchNormalization") == original.count("BatchNormalization") > 0
+    assert not any(f["pass"] == "ConvBnFusion" for f in report["fusions"])
+    folded = run_studio("convert", str(unet), "-o", str(tmp_path / "folded.onnx"), "--json", home=studio_home)
+    assert json.loads(folded.stdout)["passes"]["ConvBnFusion"] is True
+    assert [n.op_type for n in onnx.load(tmp_path / "folded.onnx").graph.node].count("BatchNormalization") == 0
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--pass", "ConvBnFusion"], "is not NAME=on or NAME=off"),
+    (["--pass", "NoSuchPass=off"], "Unknown pass 'NoSuchPass'"),
+    (["--pass", "ConvBnFusion=off", "--atc", "--soc-version", "Ascend310", "--print-command"], "--fusion-switch-file"),
+])
+def test_bad_pass_switches_are_refused(unet, tmp_path, studio_home, args, needle):
+    result = run_studio("convert", str(unet), "-o", str(tmp_path / "x.onnx"), *args, home=studio_home)
+    assert result.returncode != 0 and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_wizard_s_pass_list_round_trips_through_the_command_line(tmp_path):
+    from studio.commands.convert import options_from_args
+    from studio.tools.convert.options import ConvertOptions
+
+    options = ConvertOptions(model=tmp_path / "m.onnx", output=tmp_path / "o.onnx",
+                             fusions={"ConvBnFusion": False, "ConstantFolding": True}, validate=True)
+    argv = options.cli_argv()
+    assert argv[argv.index("--pass") + 1] == "ConvBnFusion=off" and argv.count("--pass") == 1
+    import argparse
+
+    from studio.commands import convert
+
+    parser = argparse.ArgumentParser()
+    convert.add_arguments(parser)
+    again = options_from_args(parser.parse_args(argv[2:]))
+    assert again.fusions == {"ConvBnFusion": False} and again.validate

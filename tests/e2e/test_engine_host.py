@@ -277,6 +277,63 @@ def test_fp16_check_on_a_host_from_the_graph_s_button(qtbot, engine_host, model,
     panel.host_context.close()
 
 
+def test_convert_on_a_host_from_the_converter_panel(qtbot, engine_host, model, tmp_path):
+    """Converter: FP16 + validation, a pass switched off → Convert → Run on: box → the engine converts
+    there → the model and its report land next to Output, with this computer's paths, and equal a
+    conversion made here."""
+    from PySide6.QtCore import Qt
+
+    from studio.jobs import run_job
+    from studio.tools.convert.convert import convert_model
+    from studio.ui.panels.convert.panel import ConvertPanel
+
+    panel, runner = _panel_with_the_box(qtbot, ConvertPanel, engine_host, tmp_path)
+    panel.model_page.set_model(model)
+    qtbot.waitUntil(lambda: panel.model_page.inputs_table.rowCount() == 1, timeout=10_000)
+    out = tmp_path / "out dir" / "cls_fp16.onnx"
+    panel.model_page.output_edit.setText(str(out))
+    panel.model_page.output_type_combo.setCurrentText("FP16")
+    items = panel.advanced_page.passes_list
+    folding = next(items.item(i) for i in range(items.count())
+                   if items.item(i).data(Qt.ItemDataRole.UserRole) == "ConstantFolding")
+    folding.setCheckState(Qt.CheckState.Unchecked)
+    assert panel.advanced_page.validate_box.isChecked()
+    options = panel.options()
+    panel.finish_button.click()
+    dialog = panel.run_on_dialog
+    from PySide6.QtWidgets import QLabel
+
+    intro = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "Convert cls.onnx with Studio's passes and validate it with ONNX Runtime" in intro, intro
+    with qtbot.waitSignal(panel.request_open, timeout=240_000) as opened:
+        _choose_the_box(dialog)
+    assert Path(opened.args[0]) == out and out.is_file()
+    log = panel.log.toPlainText()
+    assert "--host box" in log and "[box] validating against the original" in log and "-> ok" in log
+    report = json.loads(out.with_name("cls_fp16.report.json").read_text())
+    assert report["model"] == str(model) and report["output"] == str(out)
+    assert report["passes"]["ConstantFolding"] is False and report["validation"]["passed"] is True
+    stamps = {p.key: p.value for p in onnx.load(str(out)).metadata_props}
+    assert stamps["studio.convert.source"] == str(model)
+    assert stamps["studio.convert.report"] == str(out.with_name("cls_fp16.report.json"))
+    assert panel.last_report.validation["passed"] is True and panel.result_path == out
+
+    # The same options converted here: the same graph, the same outputs.
+    options.output = tmp_path / "here" / "cls_fp16.onnx"
+    run_job(convert_model(options))
+    there, here = onnx.load(str(out)), onnx.load(str(options.output))
+    assert [n.op_type for n in there.graph.node] == [n.op_type for n in here.graph.node]
+    import onnxruntime as ort
+
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    a = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+    b = ort.InferenceSession(str(options.output), providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+    np.testing.assert_array_equal(a, b)
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
 def test_cancel_kills_the_run_on_the_host(engine_host, model):
     """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
     import subprocess

@@ -267,9 +267,9 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
 
     # Let a reader of the converted model find its origin and the node mapping.
     report_path = options.report_path()
-    stamps = {"studio.convert.source": str(options.model)}
+    stamps = {"studio.convert.source": options.stamp_source or str(options.model)}
     if report_path is not None:
-        stamps["studio.convert.report"] = str(report_path)
+        stamps["studio.convert.report"] = options.stamp_report or str(report_path)
     for key, value in stamps.items():
         entry = next((p for p in model.metadata_props if p.key == key), None) or model.metadata_props.add()
         entry.key, entry.value = key, value

@@ -58,6 +58,10 @@ class ConvertOptions:
     atol: float | None = None
     rtol: float | None = None
     report: Path | None = None
+    # What the converted model's metadata names as its source model and report, when that differs
+    # from the paths this conversion reads and writes (a conversion run on a host for this computer).
+    stamp_source: str | None = None
+    stamp_report: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("model", "output", "weight", "insert_op_conf", "fusion_switch_file",
@@ -95,9 +99,20 @@ class ConvertOptions:
                 argv += [flag, f"{value:g}"]
         if not self.keep_io_types:
             argv.append("--fp16-io")
+        argv += self.pass_argv()
         if self.validate and not self.validate_image:
             argv.append("--validate")
         return argv
+
+    def pass_argv(self) -> list[str]:
+        """``--pass NAME=off`` for each local pass switched off (and ``=on`` for every pass when a
+        fusion switch file is given, since the file may switch it off), so the command line
+        reproduces the wizard's pass list."""
+        out = []
+        for name, on in self.fusions.items():
+            if not on or self.fusion_switch_file is not None:
+                out += ["--pass", f"{name}={'on' if on else 'off'}"]
+        return out
 
     def to_dict(self) -> dict:
         """JSON-friendly copy (paths as strings), recorded in the report."""

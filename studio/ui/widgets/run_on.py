@@ -16,11 +16,15 @@ class RunOnDialog(QDialog):
     """``host()`` is None for this computer, else the chosen host's name."""
 
     def __init__(self, model_name: str, hosts: list[str], parent: QWidget | None = None,
-                 verb: str = "Profile", what: str = "the profile", ok_text: str | None = None):
+                 verb: str = "Profile", what: str = "the profile comes back here", ok_text: str | None = None,
+                 intro: str | None = None):
+        """``intro`` is the first sentence (default: "VERB MODEL with ONNX Runtime."); ``what`` says
+        what comes back from a host."""
         super().__init__(parent)
         self.setWindowTitle(f"{verb} {model_name}")
-        intro = QLabel(f"{verb} {model_name} with ONNX Runtime. On a host, Studio's engine runs there (its venv "
-                       f"is made on first use, in ~/.cache/studio-remote) and {what} comes back here.", self)
+        first = intro or f"{verb} {model_name} with ONNX Runtime."
+        intro = QLabel(f"{first} On a host, Studio's engine runs there (its venv is made on first use, in "
+                       f"~/.cache/studio-remote) and {what}.", self)
         intro.setWordWrap(True)
         self.where = QComboBox(self)
         self.where.addItem(HERE, None)

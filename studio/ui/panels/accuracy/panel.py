@@ -318,7 +318,7 @@ class AccuracyPanel(Panel):
         from studio.ui.widgets.run_on import RunOnDialog
 
         dialog = self.run_on_dialog = RunOnDialog(model.name, hosts, self, verb="Check FP16 of",
-                                                  what="each dump", ok_text="Check")
+                                                  what="each dump comes back here", ok_text="Check")
         dialog.accepted.connect(lambda: self.check_fp16(model, host=dialog.host()))
         dialog.open()
 

@@ -42,6 +42,9 @@ from studio.ui.panels.convert.atc_jobs import atc_job, with_percent
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
 
+# finish()'s default: ask where a local conversion runs when SSH hosts exist.
+ASK = "ask"
+
 STEPS = ("1  Model && inputs", "2  Pre-processing (AIPP)", "3  Advanced && command")
 # AIPP files may name their model and a picture in comments ("# model: ../models/unet.onnx").
 _HINT = re.compile(r"^#\s*(model|preview):\s*(.+?)\s*$", re.MULTILINE)
@@ -120,7 +123,7 @@ class ConvertPanel(Panel):
             button.setEnabled(False)
         self.back_button.clicked.connect(lambda: self.go_to(self.stack.currentIndex() - 1))
         self.next_button.clicked.connect(lambda: self.go_to(self.stack.currentIndex() + 1))
-        self.finish_button.clicked.connect(self.finish)
+        self.finish_button.clicked.connect(lambda: self.finish())
         self.cancel_button.clicked.connect(self._on_cancel)
         self.open_button.clicked.connect(self._on_open_result)
         self.compare_button.clicked.connect(self._on_compare)
@@ -309,8 +312,12 @@ class ConvertPanel(Panel):
             self.advanced_page.show_command("", str(exc))
 
     # -- running ------------------------------------------------------------------------------
-    def finish(self) -> None:
-        """Run the conversion (local job, or ATC) with the log streamed below the pages."""
+    def finish(self, where: str | None = ASK) -> None:
+        """Run the conversion (local job, or ATC) with the log streamed below the pages.
+
+        A local (ONNX) conversion runs on this computer (``where`` None) or with Studio's engine on
+        the SSH host ``where``; by default the user is asked when hosts exist.
+        """
         from studio.tools.convert.convert import write_text_then
 
         host, key = None, None
@@ -332,9 +339,24 @@ class ConvertPanel(Panel):
 
                 if options.output is None:
                     raise UserError("No output path", "page 1, Output", "Give the converted model's path.")
-                self._log(f"$ {' '.join(options.cli_argv())}")
-                make = lambda cancel: write_text_then(aipp_path, aipp_text, convert_model(options, cancel))  # noqa: E731
-                title = f"Converting {options.model.name}"
+                if where == ASK:
+                    hosts = sorted(self.host_context.store.hosts)
+                    if hosts:
+                        self._ask_where(options.model.name, hosts)
+                        return
+                    where = None
+                self._log(f"$ {' '.join(options.cli_argv())}" + (f" --host {where}" if where else ""))
+                if where:
+                    from studio.ui.panels.convert.on_engine import convert_on_host
+
+                    context = self.host_context
+                    make = lambda cancel: convert_on_host(context, where, options, cancel,  # noqa: E731
+                                                          aipp_path, aipp_text)
+                    title = f"Converting {options.model.name} on {where}"
+                else:
+                    make = lambda cancel: write_text_then(aipp_path, aipp_text,  # noqa: E731
+                                                          convert_model(options, cancel))
+                    title = f"Converting {options.model.name}"
         except StudioError as exc:
             self._log(f"error: {exc}")
             self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")
@@ -351,6 +373,18 @@ class ConvertPanel(Panel):
         self.job.ended.connect(self._on_ended)
         self.finish_button.setEnabled(False)
         self.cancel_button.show()
+
+    def _ask_where(self, model_name: str, hosts: list[str]) -> None:
+        """"Run on": this computer or a host, where Studio's engine converts and validates."""
+        from studio.ui.widgets.run_on import RunOnDialog
+
+        validated = " and validate it with ONNX Runtime" if self.advanced_page.validate_box.isChecked() else ""
+        dialog = self.run_on_dialog = RunOnDialog(
+            model_name, hosts, self, verb="Convert", ok_text="Convert",
+            what="the converted model and its report come back next to Output",
+            intro=f"Convert {model_name} with Studio's passes{validated}.")
+        dialog.accepted.connect(lambda: self.finish(where=dialog.host()))
+        dialog.open()
 
     def _on_progress(self, _step: Progress) -> None:
         self._drain()
