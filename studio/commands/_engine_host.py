@@ -161,7 +161,12 @@ def bench_cli(args: argparse.Namespace) -> int:
         out = Path(args.output).absolute()
         remote += ["-o", f"out/{out.name}"]
         outputs, dest = {f"out/{out.name}": out}, out.parent
-    return run_on_host(args, remote + common_args(args), uploads, outputs, dest)
+    status = run_on_host(args, remote + common_args(args), uploads, outputs, dest)
+    if args.output and status == 0:
+        from studio.tools.bench.profile_folder import relabel_bench_folder
+
+        relabel_bench_folder(Path(args.output).absolute(), args.host, model.absolute())
+    return status
 
 
 def convert_cli(args: argparse.Namespace, model: Path) -> int:

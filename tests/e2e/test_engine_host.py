@@ -334,6 +334,35 @@ def test_convert_on_a_host_from_the_converter_panel(qtbot, engine_host, model, t
     panel.host_context.close()
 
 
+def test_benchmark_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tmp_path):
+    """Benchmark model… → Run on: box → the engine times it there → the folder comes back, named for
+    the host and this computer's model, and opens with its numbers."""
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    panel, runner = _panel_with_the_box(qtbot, ProfilerPanel, engine_host, tmp_path)
+    panel.ask_bench(model)
+    dialog = panel.bench_dialog
+    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["This computer", "box"]
+    dialog.where.setCurrentIndex(1)
+    dialog.loop.setValue(6)
+    dialog.warmup.setValue(2)
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.last_bench is not None or "Could not" in panel.info.text(), timeout=240_000)
+    bench = panel.last_bench
+    assert bench is not None, panel.info.text()
+    lat = np.array(bench["latencies_ms"])
+    assert bench["where"] == "box" and bench["model"] == str(model) and bench["loops"] == 6 == len(lat)
+    assert bench["mean_ms"] == pytest.approx(lat.mean()) and bench["min_ms"] <= bench["p50_ms"] <= bench["max_ms"]
+    folder = panel.profiles[-1].path
+    assert folder.parent == tmp_path / "ws" / "profiles"
+    summary = json.loads((folder / "studio_profile.json").read_text())
+    assert summary["facts"]["benchmark"].startswith("onnxruntime on box") and summary["model"] == str(model)
+    assert "cls.onnx with onnxruntime on box: mean" in panel.info.text()
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
 def test_cancel_kills_the_run_on_the_host(engine_host, model):
     """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
     import subprocess

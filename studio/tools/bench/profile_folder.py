@@ -60,3 +60,27 @@ def read_bench(folder: Path) -> dict | None:
         return None
     bench = data.get("benchmark") if isinstance(data, dict) else None
     return bench if isinstance(bench, dict) else None
+
+
+def relabel_bench_folder(folder: Path, where: str, model: Path) -> None:
+    """Name the machine and model of a benchmark folder made elsewhere: a host's engine writes
+    "local" and the model's path in its work folder; here they read as the host and the local model."""
+    folder = Path(folder)
+    summary_path, trace_path = folder / "studio_profile.json", folder / "trace_view.json"
+    data = json.loads(summary_path.read_text())
+    bench = data.get("benchmark", {})
+    old = f"{bench.get('tool')} on {bench.get('where')}"
+    bench["where"], bench["model"] = where, str(model)
+    new = f"{bench.get('tool')} on {where}"
+    facts = data.get("facts", {})
+    if isinstance(facts.get("benchmark"), str):
+        facts["benchmark"] = facts["benchmark"].replace(old, new, 1)
+    facts["model"] = str(model)
+    data["model"] = str(model)
+    summary_path.write_text(json.dumps(data, indent=2))
+    if trace_path.is_file():
+        events = json.loads(trace_path.read_text())
+        for event in events:
+            if event.get("ph") == "M" and event.get("name") == "process_name":
+                event["args"]["name"] = f"Benchmark ({new})"
+        trace_path.write_text(json.dumps(events))

@@ -95,6 +95,7 @@ class ProfilerPanel(Panel):
         self._routed: list[Path] = []
         self.iterations, self.warmup, self.seed = local.ITERATIONS, local.WARMUP, local.SEED
         self.last_run = None  # the RunResult of the latest local profile made here
+        self.last_bench: dict | None = None  # the JSON of the latest benchmark made here
         self.shape_dialog = None  # the open "Input shapes" dialog, if any
         self._build()
         self.links.profile_model.connect(self.profile_model)
@@ -118,6 +119,7 @@ class ProfilerPanel(Panel):
         self.find = QLineEdit(self)
         self.find.setPlaceholderText("Find slices by name…")
         self.find.setClearButtonEnabled(True)
+        self.find.setMinimumWidth(150)  # stays usable when the toolbar is crowded; the info label gives way
         self.find.returnPressed.connect(lambda: self.find_next(1))
         self.find.textChanged.connect(self._on_find_text)
         self.prev_button = _tool("◀", "Previous match", lambda: self.find_next(-1), self)
@@ -134,6 +136,10 @@ class ProfilerPanel(Panel):
         self.graph_button.setEnabled(False)
         self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
+        self.bench_button = _tool("Benchmark model…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
+                                  "no profiler) with ONNX Runtime here or with Studio's engine on an SSH host, as "
+                                  "`studio bench MODEL.onnx [--host NAME]`; the numbers open in Summary and Compare",
+                                  lambda: self.ask_bench(), self)
         from studio.ui.panels.run.host_button import host_button
 
         # the host actions, shared with the Run menu
@@ -146,6 +152,7 @@ class ProfilerPanel(Panel):
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 0)
         bar.addWidget(self.run_button)
+        bar.addWidget(self.bench_button)
         bar.addWidget(self.host_button)
         bar.addWidget(self.profile_box)
         bar.addWidget(self.info, 1)
@@ -278,6 +285,66 @@ class ProfilerPanel(Panel):
         dialog = self.run_on_dialog = RunOnDialog(model.name, hosts, self)
         dialog.accepted.connect(lambda: self.profile_model(model, host=dialog.host()))
         dialog.open()
+
+    # ------------------------------------------------------------------ benchmark an .onnx
+    def ask_bench(self, model: Path | None = None) -> None:
+        """The "Benchmark model…" dialog (model, where, loops); the run starts when it is accepted."""
+        from studio.ui.panels.profiler.bench_dialog import BenchDialog
+
+        if model is None and self.last_run is not None and str(self.last_run.model).lower().endswith(".onnx"):
+            model = self.last_run.model  # the model profiled last is the likely one to time
+        hosts = sorted(self.host_context.store.hosts)
+        dialog = self.bench_dialog = BenchDialog(hosts, model, self.workspace_folder, self)
+        dialog.accepted.connect(lambda: self.bench_model(dialog.request()))
+        dialog.open()
+
+    def bench_model(self, request) -> None:
+        """Benchmark ``request.model`` here or on ``request.host`` (a job); the folder opens like a profile."""
+        from studio.ui.panels.profiler.bench_job import bench_and_load_job, bench_folder
+
+        model = Path(request.model)
+        out = bench_folder(model, self.workspace_folder)
+        where = f" on {request.host}" if request.host else ""
+        self.info.setText(f"Benchmarking {model.name}{where} ({request.loop} loops after {request.warmup} "
+                          "warm-ups)…")
+        self.links.focus.emit(self.NAME)
+        context = self.host_context if request.host else None
+        handle = self.runner.start(f"Benchmark {model.name}{where}",
+                                   lambda cancel: bench_and_load_job(context, request, out, cancel),
+                                   key=f"host:{request.host}" if request.host else f"profiler-bench:{model}")
+        handle.finished.connect(lambda outcome: self._on_benched(request, outcome))
+        handle.failed.connect(lambda exc, _tb: self.info.setText(
+            f"Could not benchmark {model.name}: {str(exc).splitlines()[0]}"))
+        handle.cancelled.connect(lambda: self.info.setText(f"Benchmark of {model.name} cancelled"))
+
+    def _on_benched(self, request, outcome) -> None:
+        from studio.ui.panels.profiler.bench_job import bench_line
+
+        if isinstance(outcome, local.NeedShapes):
+            from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+
+            self.info.setText(f"{outcome.model.name} has dynamic input dims: give their sizes to benchmark it")
+            dialog = self.shape_dialog = ShapeDialog(outcome.model.name, outcome.specs, self, action="benchmark")
+
+            def sized() -> None:
+                request.shapes = dialog.shapes()
+                self.bench_model(request)
+
+            dialog.accepted.connect(sized)
+            dialog.rejected.connect(lambda: self.info.setText(
+                f"Benchmark of {outcome.model.name} cancelled: no input sizes"))
+            dialog.open()
+            return
+        bench, loaded = outcome
+        self.last_bench = bench
+        if loaded.path not in self._routed:
+            self._routed.append(loaded.path)
+        self._on_loaded(loaded)
+        line = bench_line(bench)
+        self.info.setText(line)
+        self.info.setToolTip(f"{line}\n{loaded.path}")
+        self.status.emit(f"Profiler: {line}")
+        self.tabs.setCurrentWidget(self.summary)  # the numbers; the timeline only lays the loops end to end
 
     def _on_loaded(self, loaded: Loaded) -> None:
         self.profiles.append(loaded)
@@ -560,4 +627,5 @@ def _percent_box(value: float, tip: str, parent: QWidget) -> QDoubleSpinBox:
     box.setSuffix(" %")
     box.setValue(value)
     box.setToolTip(tip)
+    box.setMaximumWidth(80)  # "100.0 %" fits; the find box needs the room more
     return box

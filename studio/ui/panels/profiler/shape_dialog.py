@@ -1,4 +1,4 @@
-"""Ask for the sizes of a model's dynamic input dims before profiling it.
+"""Ask for the sizes of a model's dynamic input dims before profiling (or benchmarking) it.
 
 One row per input with dynamic dims, one box per dim: static sizes are shown and fixed, dynamic
 ones are empty (their symbolic name as placeholder) until the user types a size. Nothing is
@@ -25,12 +25,14 @@ from studio.tools.profiler.local_inputs import InputSpec
 class ShapeDialog(QDialog):
     """``shapes()`` gives {input name: [sizes]} for every input shown, once accepted."""
 
-    def __init__(self, model_name: str, specs: list[InputSpec], parent: QWidget | None = None):
+    def __init__(self, model_name: str, specs: list[InputSpec], parent: QWidget | None = None,
+                 action: str = "profile"):
+        """``action`` names what the sizes are for ("profile", "benchmark", …) in the text and on OK."""
         super().__init__(parent)
         self.setWindowTitle(f"Input shapes for {model_name}")
         self.specs = [s for s in specs if s.dynamic_axes]
         self.boxes: dict[str, list[QLineEdit]] = {}
-        intro = QLabel(f"{model_name} has dynamic input dimensions. Give the size of each empty dim to profile "
+        intro = QLabel(f"{model_name} has dynamic input dimensions. Give the size of each empty dim to {action} "
                        "it with seeded random data (the latency depends on them; Studio does not guess).", self)
         intro.setWordWrap(True)
         form = QFormLayout()
@@ -58,7 +60,7 @@ class ShapeDialog(QDialog):
             label.setToolTip(f"{spec.name} ({spec.type})")
             form.addRow(label, row)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Profile")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(action.capitalize())
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

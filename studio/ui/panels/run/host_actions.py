@@ -123,10 +123,7 @@ class HostActions(QObject):
                 return
             from studio.ui.panels.profiler.shape_dialog import ShapeDialog
 
-            from PySide6.QtWidgets import QDialogButtonBox
-
-            shapes = self.dialog = ShapeDialog(Path(reference).name, specs, self.window)
-            shapes.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Benchmark")
+            shapes = self.dialog = ShapeDialog(Path(reference).name, specs, self.window, action="benchmark")
             shapes.accepted.connect(lambda: self.bench(name, model, reference=reference, shapes=shapes.shapes(),
                                                        **options))
             shapes.open()
