@@ -30,6 +30,25 @@ def test_stats_json_on_the_pytorch_trace(ascend_fixtures, studio_home):
     assert totals == sorted(totals, reverse=True)
 
 
+def test_stats_writes_the_cache_only_when_asked_and_reads_it(ascend_fixtures, studio_home, tmp_path):
+    """A fresh parse is not stored by default; --store-cache stores it; the next run reads it and
+    prints the same figures."""
+    import shutil
+
+    from studio.tools.profiler import cache
+
+    trace = tmp_path / "trace_view.json"
+    shutil.copy(ascend_fixtures / "pytorch_npu" / "trace_view.json", trace)
+    entry = cache.cache_root() / cache.source_key(trace)  # under the test's STUDIO_HOME, as the command's
+    first = studio("profile", "stats", str(trace), "--json", home=studio_home)
+    assert first.returncode == 0, first.stderr
+    assert not entry.exists()
+    stored = studio("profile", "stats", str(trace), "--json", "--store-cache", home=studio_home)
+    assert (entry / "meta.json").is_file()
+    again = studio("profile", "stats", str(trace), "--json", home=studio_home)
+    assert json.loads(first.stdout) == json.loads(stored.stdout) == json.loads(again.stdout)
+
+
 def test_run_then_compare(tmp_path, studio_home):
     from studio.tools.demo.models import build_classifier
     import onnx
