@@ -13,6 +13,7 @@ import mmap
 import os
 import shutil
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,9 @@ class TraceBuilder:
         self._blob_size = 0
         self._blob_pending = 0  # bytes in _blob_parts not yet spilled
         self._spill = None  # temporary file the args go to once they pass SPILL_BYTES
+        # Where that file is made instead of an anonymous one: a range decoder spills straight into
+        # the file it hands to the parent, so a big range's args are written once, never copied.
+        self.spill_path: Path | None = None
         self._instants: list[tuple[int, int, int]] = []
         self._counters: dict[tuple, tuple[list[int], list[float]]] = {}
         self._flows: dict[tuple, list] = {}
@@ -120,6 +124,14 @@ class TraceBuilder:
             with open(path, "rb") as handle:
                 self._append_blob(handle.read())
             return offset
+        if self._spill is None and offset == 0:
+            # The first big file becomes the spill file itself (opened, then unlinked: the open
+            # handle keeps its pages): the first range's args are not copied at all.
+            self._spill = open(path, "r+b")  # noqa: SIM115 - closed when the blob is mapped
+            os.unlink(path)
+            self._spill.seek(0, os.SEEK_END)
+            self._blob_size = size
+            return offset
         if self._spill is None:
             self._spill = tempfile.TemporaryFile(prefix="studio-args-")
         self._spill.writelines(self._blob_parts)
@@ -137,7 +149,8 @@ class TraceBuilder:
         self._blob_pending += len(data)
         if self._blob_pending >= SPILL_BYTES:  # big traces: args go to disk as they come
             if self._spill is None:
-                self._spill = tempfile.TemporaryFile(prefix="studio-args-")
+                self._spill = (open(self.spill_path, "w+b") if self.spill_path is not None  # noqa: SIM115
+                               else tempfile.TemporaryFile(prefix="studio-args-"))
             self._spill.writelines(self._blob_parts)
             self._blob_parts, self._blob_pending = [], 0
 
@@ -214,6 +227,12 @@ class TraceBuilder:
         """Write all args bytes to file ``path`` without mapping them (the kernel copies a spill
         file), then forget them; for readers that hand their columns to another process."""
         parts, self._blob_parts = self._blob_parts, []
+        if self._spill is not None and self.spill_path is not None and Path(path) == Path(self.spill_path):
+            with self._spill as handle:  # the spill file is the file asked for: finish it in place
+                handle.seek(0, os.SEEK_END)
+                handle.writelines(parts)
+            self._spill = None
+            return
         with open(path, "wb") as out:
             if self._spill is not None:
                 handle, self._spill = self._spill, None

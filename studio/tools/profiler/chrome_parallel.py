@@ -219,6 +219,7 @@ def _range_child(path: Path, k: int, start: int, end: int | None, chunk_bytes: i
         parent = os.getppid()
         data = map_or_read(path)
         builder = TraceBuilder()
+        builder.spill_path = folder / f"r{k}_args.bin"  # what _write_range hands over: written once
         builder.open_state["orphans"] = []
         for consumed, events, note in iter_event_chunks(data, path, start, end, chunk_bytes):
             if os.getppid() != parent:  # the parent was killed (cancel): stop at once
