@@ -37,12 +37,17 @@ sys.path.insert(0, str(HERE))
 CHILD = HERE / "responsiveness_child.py"
 
 
+STALLS_DIR: Path | None = None  # --stalls DIR: each child writes the GUI thread's stacks in long gaps
+
+
 def measure(kind: str, arg: str, in_thread: bool = False, env: dict | None = None) -> dict:
     """Run one job in a fresh window (its own interpreter and STUDIO_HOME); the child's figures."""
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
         env = {**os.environ, **(env or {}), "STUDIO_HOME": home, "QT_QPA_PLATFORM": "offscreen",
                "PYTHONPATH": str(REPO)}
         argv = [sys.executable, str(CHILD), kind, arg] + (["--in-thread"] if in_thread else [])
+        if STALLS_DIR is not None and not in_thread:
+            argv += ["--stalls", str(STALLS_DIR / f"{kind}.txt")]
         result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, cwd=REPO)
     if result.returncode != 0:
         raise SystemExit(f"responsiveness child ({kind}) failed:\n{result.stderr[-3000:]}")
@@ -115,8 +120,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default=",".join(ROWS), help="comma-separated rows: " + ", ".join(ROWS))
+    parser.add_argument("--stalls", type=Path, metavar="DIR",
+                        help="write the stacks of every thread during each gap over 30 ms to DIR/<row>.txt")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "studio_bench_responsiveness")
     args = parser.parse_args()
+    global STALLS_DIR
+    if args.stalls is not None:
+        args.stalls.mkdir(parents=True, exist_ok=True)
+        STALLS_DIR = args.stalls.absolute()
     only = set(args.only.split(","))
     from profiler_tracegen import generate
 

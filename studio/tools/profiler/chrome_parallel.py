@@ -229,6 +229,7 @@ def _range_child(path: Path, k: int, start: int, end: int | None, chunk_bytes: i
             add_events(builder, events, path)
             del events
             done[k] = consumed - start
+        _presort(builder)
         _write_range(builder, folder, k)
         code = 0
     except Misaligned:
@@ -237,6 +238,21 @@ def _range_child(path: Path, k: int, start: int, end: int | None, chunk_bytes: i
         code = 1
     finally:
         os._exit(code)
+
+
+def _presort(builder: TraceBuilder) -> None:
+    """Order the range's slices by (track, start) here, on this range's core: the parent's sort of
+    all ranges then meets a few long sorted runs, which its stable sort merges in about linear
+    time (on 10M events the parent's sort took 2.3 s on one core while the others idled). Stable,
+    so slices with equal (track, start) keep their file order and the final order is unchanged."""
+    from studio.tools.profiler.builder import sort_order
+
+    columns = builder._columns()
+    builder._one = [[] for _ in builder._one]  # now inside ``columns``: not to be added twice
+    if columns[0].shape[0] > 1:
+        order = sort_order(columns[2], columns[0])
+        columns = tuple(column[order] for column in columns)
+    builder._chunks = [columns]
 
 
 def _write_range(builder: TraceBuilder, folder: Path, k: int) -> None:

@@ -12,7 +12,7 @@ them). Everything is vectorised over the slice columns (bincount by name id).
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,22 +41,28 @@ class NameStat:
     self_us: float = field(default=0.0)
 
     def as_dict(self) -> dict:
-        """Plain dict (the ``by_name`` entries of ``studio profile stats --json``)."""
-        return asdict(self)
+        """Plain dict (the ``by_name`` entries of ``studio profile stats --json``). Built field by
+        field: ``dataclasses.asdict`` deep-copies and took 0.8 s for the 12k names of a big trace."""
+        return {"name": self.name, "count": self.count, "total_us": self.total_us, "avg_us": self.avg_us,
+                "min_us": self.min_us, "max_us": self.max_us, "share": self.share, "self_us": self.self_us}
 
 
-def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True) -> list[NameStat]:
+def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
+            selfs: np.ndarray | None = None, wrapped: np.ndarray | None = None) -> list[NameStat]:
     """Per-name count/total/avg/min/max/self/share over the slices in ``mask`` (all when None),
     sorted by total time, largest first. With ``ops`` (the default) the run's wrapper slices are
-    left out (:func:`wrapper_mask`); with ``ops=False`` only they are counted."""
-    keep = wrapper_mask(trace)
+    left out (:func:`wrapper_mask`); with ``ops=False`` only they are counted. ``selfs`` and
+    ``wrapped`` are :func:`self_time` and :func:`wrapper_mask` of ``trace`` when the caller has them."""
+    keep = wrapper_mask(trace) if wrapped is None else wrapped
     if ops:
         keep = ~keep
+    elif mask is not None:
+        keep = keep.copy()  # ``&=`` below must not change the caller's mask
     if mask is not None:
         keep &= np.asarray(mask, dtype=bool)
     names = np.asarray(trace.name)[keep]
     durs = np.asarray(trace.dur)[keep]
-    selfs = self_time(trace)[keep]
+    selfs = (self_time(trace) if selfs is None else selfs)[keep]
     if not names.size:
         return []
     n_names = len(trace.names)
@@ -87,10 +93,10 @@ def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True) -> l
     return stats
 
 
-def wrappers(trace: Trace) -> list[NameStat]:
+def wrappers(trace: Trace, selfs: np.ndarray | None = None, wrapped: np.ndarray | None = None) -> list[NameStat]:
     """The run's own wrapper slices (model_run, iterations, session phases) by name; ``share`` is
     their total time over the trace's span (they are not ops)."""
-    rows = by_name(trace, ops=False)
+    rows = by_name(trace, ops=False, selfs=selfs, wrapped=wrapped)
     span = trace.span_ns / 1e3 or 1.0
     for row in rows:
         row.share = row.total_us / span
@@ -164,7 +170,8 @@ def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.nda
 
 def summary(trace: Trace, top: int | None = None) -> dict:
     """What ``studio profile stats --json`` prints: events, span_us, by_name."""
-    rows = by_name(trace)
+    selfs, wrapped = self_time(trace), wrapper_mask(trace)  # once for both tables
+    rows = by_name(trace, selfs=selfs, wrapped=wrapped)
     return {
         "source": trace.source,
         "events": trace.size,
@@ -172,7 +179,7 @@ def summary(trace: Trace, top: int | None = None) -> dict:
         "tracks": len(trace.tracks),
         "counters": len(trace.counters),
         "by_name": [s.as_dict() for s in (rows[:top] if top else rows)],
-        "wrappers": [s.as_dict() for s in wrappers(trace)],
+        "wrappers": [s.as_dict() for s in wrappers(trace, selfs, wrapped)],
         "warnings": trace.warnings,
     }
 
