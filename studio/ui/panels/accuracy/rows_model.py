@@ -45,12 +45,46 @@ class RowsModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[Row] = []
         self._keys: dict[int, list] = {}  # column -> sort key per row, made on the first sort by it
+        self._order: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
+        self._base: list[Row] = []
 
     def set_result(self, result: CompareResult | None) -> None:
         self.beginResetModel()
-        self.rows = list(result.rows) if result is not None else []
+        self._base = list(result.rows) if result is not None else []  # op order: ties keep it
+        self.rows = list(self._base)
         self._keys = {}
+        self._sort_rows(*self._order)  # a new result keeps the column the user sorted by
         self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:  # Qt override
+        """Sort the rows here, with Python's sort over keys computed once per column.
+
+        The proxy forwards its sort here: its own sort calls a Python ``lessThan`` n·log n times,
+        which for a thousand rows held the GUI thread for tens of milliseconds on every new result.
+        """
+        self._order = (column, order)
+        if not self.rows:
+            return
+        self.layoutAboutToBeChanged.emit()
+        before = {id(row): i for i, row in enumerate(self.rows)}
+        self._sort_rows(column, order)
+        old = self.persistentIndexList()  # the selection and current row follow their rows
+        if old:
+            now = {before[id(row)]: i for i, row in enumerate(self.rows)}
+            self.changePersistentIndexList(old, [self.index(now[index.row()], index.column()) for index in old])
+        self.layoutChanged.emit()
+
+    def _sort_rows(self, column: int, order: Qt.SortOrder) -> None:
+        if not self.rows:
+            return
+        self.rows, self._keys = list(self._base), {}  # from op order, so equal keys stay in op order
+        keys = self.sort_keys(column)
+        # Numbers (NaN and missing as -inf) before texts; a stable sort keeps ties in index order.
+        ranked = [(1, str(k)) if isinstance(k, str) else (0, k) for k in keys]
+        positions = sorted(range(len(self.rows)), key=ranked.__getitem__,
+                           reverse=order == Qt.SortOrder.DescendingOrder)
+        self.rows = [self.rows[i] for i in positions]
+        self._keys = {}  # keys are per position: made again for the next sort
 
     def sort_keys(self, column: int) -> list:
         """The sort key of every row in ``column`` (what ``SORT_ROLE`` gives), computed once: the
@@ -134,7 +168,7 @@ class RowsModel(QAbstractTableModel):
 
 
 class RowsFilter(QSortFilterProxyModel):
-    """Filter by text (op name or type) and by status; sort numerically."""
+    """Filter by text (op name or type) and by status; sorting is the source model's."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -171,10 +205,6 @@ class RowsFilter(QSortFilterProxyModel):
             return row.passed is None
         return True
 
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # Qt override
-        keys = self.sourceModel().sort_keys(left.column())
-        a, b = keys[left.row()], keys[right.row()]
-        try:
-            return a < b
-        except TypeError:
-            return str(a) < str(b)
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:  # Qt override
+        """Sorting is the source model's (see :meth:`RowsModel.sort`); this proxy only filters."""
+        self.sourceModel().sort(column, order)
