@@ -15,6 +15,9 @@ from studio.tools.deploy.fetch import folder_fetcher
 from studio.tools.profiler.on_host import profile_on_host
 
 
+# Killing the connection mid-download also ends paramiko's own read-ahead thread with an EOFError
+# it does not catch: that is the library's thread reporting the cut this test makes on purpose.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_connection_killed_mid_prof_download_leaves_nothing_then_the_next_run_completes(
         sshd_host, tmp_path, ascend_fixtures, cut_connection):  # noqa: F811
     entry, known = sshd_host

@@ -39,6 +39,9 @@ _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
 _OBJECT_TAIL = re.compile(rb"\]\s*\}\s*\Z")
 _COLUMNS = 7
 WINDOW_BYTES = 16 << 10  # how far past a guessed cut the plausibility check decodes
+# Ranges up to this many slices are sorted by their decoder (see _presort); bigger ones are left to
+# the parent, so a 30M-event trace's decoders do not each hold an order and a column copy more.
+PRESORT_MAX = 8_000_000
 
 
 def cores() -> int:
@@ -247,12 +250,14 @@ def _presort(builder: TraceBuilder) -> None:
     so slices with equal (track, start) keep their file order and the final order is unchanged."""
     from studio.tools.profiler.builder import sort_order
 
-    columns = builder._columns()
+    columns = list(builder._columns())
     builder._one = [[] for _ in builder._one]  # now inside ``columns``: not to be added twice
-    if columns[0].shape[0] > 1:
+    if 1 < columns[0].shape[0] <= PRESORT_MAX:
         order = sort_order(columns[2], columns[0])
-        columns = tuple(column[order] for column in columns)
-    builder._chunks = [columns]
+        for i in range(len(columns)):  # one column at a time: each old one goes as its copy is made
+            columns[i] = columns[i][order]
+        del order
+    builder._chunks = [tuple(columns)]
 
 
 def _write_range(builder: TraceBuilder, folder: Path, k: int) -> None:
