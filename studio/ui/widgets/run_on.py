@@ -7,7 +7,9 @@ panels do not show the dialog and run here, as before.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QDialog, QFormLayout, QLabel, QWidget
+
+from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 
 HERE = "This computer"
 
@@ -33,15 +35,8 @@ class RunOnDialog(QDialog):
         self.where.setToolTip("Where the model runs (hosts: the Hosts panel / studio ssh add)")
         form = QFormLayout()
         form.addRow("Run on", self.where)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
-                                        self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text or verb)
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addLayout(form)
-        layout.addWidget(self.buttons)
+        self.buttons = ok_cancel(self, ok_text or verb)
+        stacked(self, intro, form, self.buttons)
 
     def host(self) -> str | None:
         return self.where.currentData()

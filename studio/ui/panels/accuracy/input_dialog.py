@@ -19,9 +19,10 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
+
+from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 
 
 class InputShapesDialog(QDialog):
@@ -70,15 +71,8 @@ class InputShapesDialog(QDialog):
             grid.addLayout(file_row, row, 3)
         self.problem = QLabel(self)
         self.problem.setStyleSheet("color: #d73a49")
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
-                                        self)
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addLayout(grid)
-        layout.addWidget(self.problem)
-        layout.addWidget(self.buttons)
+        self.buttons = ok_cancel(self)
+        stacked(self, intro, grid, self.problem, self.buttons)
         self._check()
 
     def _browse(self, edit: QLineEdit) -> None:

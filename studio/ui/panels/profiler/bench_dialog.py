@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSpinBox,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from studio.ui.panels.profiler.bench_job import BenchRequest
+from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 from studio.ui.widgets.run_on import HERE
 
 
@@ -72,15 +72,8 @@ class BenchDialog(QDialog):
         form.addRow("Timed loops", self.loop)
         form.addRow("Warm-ups", self.warmup)
         form.addRow("Providers", self.providers)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
-                                        self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Benchmark")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addLayout(form)
-        layout.addWidget(self.buttons)
+        self.buttons = ok_cancel(self, "Benchmark")
+        stacked(self, intro, form, self.buttons)
         self.resize(560, self.sizeHint().height())
         self._update_ok()
 

@@ -259,9 +259,7 @@ class ProfilerPanel(Panel):
             return
         result, loaded = outcome
         self.last_run = result
-        if loaded.path not in self._routed:
-            self._routed.append(loaded.path)
-        self._on_loaded(loaded)
+        self._show_made(loaded)
         line = local.latency_line(result)
         self.info.setText(local.latency_brief(result))
         self.info.setToolTip(f"{line}\n{loaded.path}")
@@ -337,14 +335,18 @@ class ProfilerPanel(Panel):
             return
         bench, loaded = outcome
         self.last_bench = bench
-        if loaded.path not in self._routed:
-            self._routed.append(loaded.path)
-        self._on_loaded(loaded)
+        self._show_made(loaded)
         line = bench_line(bench)
         self.info.setText(line)
         self.info.setToolTip(f"{line}\n{loaded.path}")
         self.status.emit(f"Profiler: {line}")
         self.tabs.setCurrentWidget(self.summary)  # the numbers; the timeline only lays the loops end to end
+
+    def _show_made(self, loaded: Loaded) -> None:
+        """Show a profile or benchmark made here; its folder counts as routed (not opened twice)."""
+        if loaded.path not in self._routed:
+            self._routed.append(loaded.path)
+        self._on_loaded(loaded)
 
     def _on_loaded(self, loaded: Loaded) -> None:
         self.profiles.append(loaded)

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from studio.tools.profiler.local_inputs import InputSpec
+from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 
 
 class ShapeDialog(QDialog):
@@ -59,14 +59,8 @@ class ShapeDialog(QDialog):
             label = QLabel(spec.name if len(spec.name) <= 32 else spec.name[:31] + "…", self)
             label.setToolTip(f"{spec.name} ({spec.type})")
             form.addRow(label, row)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(action.capitalize())
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addLayout(form)
-        layout.addWidget(self.buttons)
+        self.buttons = ok_cancel(self, action.capitalize())
+        stacked(self, intro, form, self.buttons)
         self._on_changed()
 
     def set_dims(self, name: str, sizes: list[int]) -> None:

@@ -1,0 +1,26 @@
+"""The parts every small dialog has: an OK / Cancel row, and its widgets stacked top to bottom."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLayout, QVBoxLayout, QWidget
+
+
+def ok_cancel(dialog: QDialog, ok_text: str | None = None) -> QDialogButtonBox:
+    """OK and Cancel wired to ``accept`` / ``reject``; OK says ``ok_text`` when given."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, dialog)
+    if ok_text:
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
+
+
+def stacked(dialog: QDialog, *parts: QWidget | QLayout) -> QVBoxLayout:
+    """``dialog``'s layout: ``parts`` (widgets or layouts) top to bottom."""
+    layout = QVBoxLayout(dialog)
+    for part in parts:
+        if isinstance(part, QLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part)
+    return layout
