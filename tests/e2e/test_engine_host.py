@@ -363,6 +363,48 @@ def test_benchmark_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, 
     panel.host_context.close()
 
 
+def test_compare_here_and_on_a_host_from_the_accuracy_panel(qtbot, engine_host, model, tmp_path):
+    """On host ▾ → Compare an .onnx here and on a host → box → the model dumped here and by the engine
+    there on the same seeded input; the comparison shows every op, tensor equal to tensor."""
+    from studio.tools.accuracy.dumpset import load_dump
+    from studio.ui.panels.accuracy import AccuracyPanel
+
+    panel, runner = _panel_with_the_box(qtbot, AccuracyPanel, engine_host, tmp_path)
+    assert panel.here_and_host_action.text() == "Compare an .onnx here and on a host…"
+    panel.compare_here_and_on_host(model)
+    dialog = panel.host_compare_dialog
+    assert [dialog.where.itemText(i) for i in range(dialog.where.count())] == ["box"]
+    dialog.accept()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=240_000)
+    result = panel.result
+    here, there = tmp_path / "ws" / "accuracy" / "cls_here", tmp_path / "ws" / "accuracy" / "cls_on_box"
+    assert panel.last_pair == (here, there)
+    assert (here / "manifest.json").is_file() and (there / "manifest.json").is_file()
+    assert (here.parent / "cls_here_vs_cls_on_box.csv").is_file()
+    assert len(result.compared) > 10 and all(r.passed for r in result.compared)
+    # Independently: each tensor made there equals the one made here (same ONNX Runtime, CPU).
+    a, b = load_dump(here), load_dump(there)
+    for entry in a.entries[:5]:
+        twin = next(e for e in b.entries if e.op_name == entry.op_name and e.index == entry.index)
+        np.testing.assert_allclose(a.load(entry), b.load(twin), rtol=1e-5, atol=1e-6)
+    runner.cancel_all()
+    runner.wait_for_done(5000)
+    panel.host_context.close()
+
+
+def test_compare_here_and_on_a_host_without_hosts_says_how_to_add_one(qtbot, tmp_path, model):
+    from studio.remote.context import HostContext
+    from studio.remote.hosts import HostStore
+    from studio.ui.jobs import JobRunner
+    from studio.ui.panels.accuracy import AccuracyPanel
+
+    panel = AccuracyPanel(JobRunner())
+    qtbot.addWidget(panel)
+    panel.host_context = HostContext(store=HostStore(tmp_path / "hosts.toml"))
+    panel.compare_here_and_on_host(model)
+    assert "Hosts panel" in panel.sources.text() and panel.result is None
+
+
 def test_cancel_kills_the_run_on_the_host(engine_host, model):
     """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
     import subprocess

@@ -91,6 +91,12 @@ class AccuracyPanel(Panel):
             "dump": "Run a run configuration on its host with a dump acl.json and open the NPU dumps here",
             "dump_compare": "Dump on the host, and the original .onnx here with the same inputs, then compare "
                             "them op by op here"})
+        # Any Linux host (no CANN): the same .onnx dumped here and by Studio's engine there.
+        self.host_button.menu().addSeparator()
+        self.here_and_host_action = self.host_button.menu().addAction("Compare an .onnx here and on a host…")
+        self.here_and_host_action.setToolTip("Dump an ONNX model here and with Studio's engine on any SSH host (e.g. "
+                                             "with its GPU provider), same input, and compare the two op by op")
+        self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
         bar = QHBoxLayout()
         bar.addWidget(self.sources, 1)
         for button in (self.host_button, self.dumps_button, self.mapping_button, self.graph_button,
@@ -309,6 +315,44 @@ class AccuracyPanel(Panel):
         self._start(f"Comparing {target_model.name} with {golden_model.name}",
                     lambda cancel: _dump_and_compare(golden_model, target_model, folder, cancel, shapes, files),
                     lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
+
+    def _on_pick_here_and_host(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Compare an ONNX model here and on a host", start,
+                                              "ONNX models (*.onnx)")
+        if name:
+            self.compare_here_and_on_host(Path(name))
+
+    def compare_here_and_on_host(self, model, host: str | None = None, providers: list[str] | None = None,
+                                 shapes=None, files=None) -> None:
+        """Dump ``model`` here and with Studio's engine on ``host``, compare (asks for the host, and
+        for dynamic input sizes, first)."""
+        model = Path(model)
+        if host is None:
+            hosts = sorted(self.host_context.store.hosts)
+            if not hosts:
+                self.status.emit("Accuracy: add a host first (Hosts panel, or `studio ssh add`)")
+                self.sources.setText("No SSH host is set up: add one in the Hosts panel (or with `studio ssh add "
+                                     "NAME --host ADDRESS`), then compare again.")
+                return
+            from studio.ui.panels.accuracy.host_compare_dialog import HostCompareDialog
+
+            dialog = self.host_compare_dialog = HostCompareDialog(model.name, hosts, self)
+            dialog.accepted.connect(lambda: self.compare_here_and_on_host(model, dialog.host(), dialog.providers()))
+            dialog.open()
+            return
+        if shapes is None and files is None:
+            self.links.focus.emit(self.NAME)
+            self._ask_inputs(model, lambda s, f: self.compare_here_and_on_host(model, host, providers, s, f))
+            return
+        from studio.ui.panels.accuracy.on_engine import compare_here_and_on_host, here_and_host_folders
+
+        here, there = here_and_host_folders(model, host, self.workspace_folder)
+        context = self.host_context
+        self._start(f"Comparing {model.name} here and on {host}",
+                    lambda cancel: compare_here_and_on_host(context, host, model, here, there, cancel, providers,
+                                                            files, shapes),
+                    lambda result: self._on_compared(result, (here, there)))
 
     def check_fp16_where(self, model) -> None:
         """The graph's "FP16 check": asks where it runs (this computer or a host) when hosts exist."""
