@@ -7,7 +7,19 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def use_repo_paths() -> None:
+    """Put the checkout and the tests' helpers (the loopback sshd, the stand-in tools) on sys.path."""
+    for path in (REPO, REPO / "tests" / "tools", REPO / "tests"):
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
 
 
 def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
@@ -33,6 +45,19 @@ def loopback_missing() -> str | None:
     from sshd_server import sshd_missing_reason  # tests/ is on sys.path in those scripts
 
     return sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+
+
+def loopback_sshd(prefix: str):
+    """(a fresh work folder, a started loopback sshd in it) for a benchmark, or None (the reason is
+    printed) where sshd or scp is missing. The caller stops the server."""
+    reason = loopback_missing()
+    if reason:
+        print(f"skipping: {reason}", file=sys.stderr)
+        return None
+    from sshd_server import start_sshd
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    return root, start_sshd(root / "sshd")
 
 
 def peer_ssh_config(server, path):

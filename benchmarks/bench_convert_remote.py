@@ -23,23 +23,17 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "tools"))
-sys.path.insert(0, str(REPO))
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
 
-
-from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
+use_repo_paths()
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 7
     from convert_remote_helpers import make_toolkit
-    from sshd_server import start_sshd
 
     import onnx
 
@@ -51,13 +45,11 @@ def main() -> int:
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
 
-    reason = loopback_missing()
-    if reason:
-        print(f"skipping: {reason}", file=sys.stderr)
-        return 0
     fixture = REPO.parent / "shared" / "fixtures" / "ascend" / "om" / "root_model.om"
-    root = Path(tempfile.mkdtemp(prefix="studio-bench-atc-"))
-    server = start_sshd(root / "sshd")
+    started = loopback_sshd("studio-bench-atc-")
+    if started is None:
+        return 0
+    root, server = started
     try:
         om = fixture if fixture.is_file() else root / "fake.om"
         if not fixture.is_file():

@@ -22,23 +22,18 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "tools"))
-sys.path.insert(0, str(REPO))
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
 
-from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
+use_repo_paths()
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 5
     import onnx
-    from sshd_server import start_sshd
     from standins import write_host
 
     from studio.jobs import run_job
@@ -49,12 +44,10 @@ def main() -> int:
     from studio.targets.ssh import SshTarget
     from studio.tools.demo.models import build_unet
 
-    reason = loopback_missing()
-    if reason:
-        print(f"skipping: {reason}", file=sys.stderr)
+    started = loopback_sshd("studio-bench-engine-")
+    if started is None:
         return 0
-    root = Path(tempfile.mkdtemp(prefix="studio-bench-engine-"))
-    server = start_sshd(root / "sshd")
+    root, server = started
     try:
         engines = root / "engines"
         home = root / "home"

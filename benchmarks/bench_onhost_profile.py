@@ -20,15 +20,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "tools"))
-sys.path.insert(0, str(REPO))
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
 
-from bench_common import emit, loopback_missing, median_time, peer_ssh_config  # noqa: E402
+use_repo_paths()
 
 PAD_MB = 50
 
@@ -36,7 +32,6 @@ PAD_MB = 50
 def main() -> int:
     quick = "--quick" in sys.argv
     runs = 3 if quick else 5
-    from sshd_server import start_sshd
     from standins import make_standin_toolkit
 
     from studio.jobs import run_job
@@ -48,13 +43,11 @@ def main() -> int:
     from studio.tools.deploy.fetch import folder_fetcher
     from studio.tools.profiler.on_host import profile_on_host
 
-    reason = loopback_missing()
-    if reason:
-        print(f"skipping: {reason}", file=sys.stderr)
-        return 0
     fixtures = REPO.parent / "shared" / "fixtures" / "ascend"
-    root = Path(tempfile.mkdtemp(prefix="studio-bench-msprof-"))
-    server = start_sshd(root / "sshd")
+    started = loopback_sshd("studio-bench-msprof-")
+    if started is None:
+        return 0
+    root, server = started
     try:
         toolkit = make_standin_toolkit(root / "cann", fixtures if fixtures.is_dir() else None,
                                        STANDIN_MSPROF_PAD_MB=str(PAD_MB))
