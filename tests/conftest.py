@@ -31,12 +31,10 @@ def ascend_fixtures() -> Path:
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
-    """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing."""
-    from sshd_server import sshd_missing_reason, start_sshd
+    """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing (a failure on CI)."""
+    from sshd_server import require_sshd, start_sshd
 
-    reason = sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
+    require_sshd()
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
@@ -44,12 +42,10 @@ def sshd(tmp_path_factory):
 
 @pytest.fixture
 def private_sshd(tmp_path):
-    """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing."""
-    from sshd_server import sshd_missing_reason, start_sshd
+    """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing (a failure on CI)."""
+    from sshd_server import require_sshd, start_sshd
 
-    reason = sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
+    require_sshd()
     server = start_sshd(tmp_path / "sshd")
     yield server
     server.stop()

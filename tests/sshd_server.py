@@ -28,6 +28,24 @@ def sshd_missing_reason() -> str | None:
     return None
 
 
+def require_sshd() -> None:
+    """Skip the calling test where no sshd can be started, or fail it where one is required.
+
+    On CI (``CI`` set) a missing sshd means ``.ci/run`` could not install openssh-server: the
+    tests against a real server must fail loudly then, never vanish as skips.
+    """
+    reason = sshd_missing_reason()
+    if reason is None:
+        return
+    import pytest
+    from shared_fixtures import fixtures_required
+
+    if fixtures_required():
+        pytest.fail(f"{reason} — required on CI (CI is set): the SSH tests cannot run without it",
+                    pytrace=False)
+    pytest.skip(reason)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -30,11 +30,9 @@ NO_INDEX_ENV = ("SetEnv PIP_CONFIG_FILE=/dev/null PIP_INDEX_URL=http://127.0.0.1
 @pytest.fixture
 def offline_host(tmp_path, studio_home):
     """A host entry "offline" for a private sshd whose pip has no index; its engine root has a space."""
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import require_sshd, start_sshd
 
-    reason = sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
+    require_sshd()
     server = start_sshd(tmp_path / "sshd", extra_config=[NO_INDEX_ENV])
     root = tmp_path / "engine root"
     write_host(studio_home, server, name="offline", engine_root=str(root))

@@ -90,6 +90,18 @@ def test_odd_field_types_take_the_loose_path(tmp_path):
     assert trace.size == 1 and trace.slice_name(0) == "42"
 
 
+def test_any_id_keeps_its_own_track(tmp_path):
+    """Ids beyond int64, floats and strings each keep a track of their own, never merged or
+    truncated (numpy would make 1.5 into 1 and overflow on 2**70)."""
+    ids = [2**70, -(2**70), 1.5, 1, "gpu0", 2**63 - 1]
+    events = [{"ph": "X", "name": f"e{i}", "pid": pid, "tid": 7, "ts": i * 10, "dur": 2}
+              for i, pid in enumerate(ids)]
+    trace = load(write_trace(tmp_path / "t.json", events))
+    assert trace.size == len(ids)
+    pids = [trace.tracks[int(trace.track[i])].pid for i in range(trace.size)]
+    assert sorted(map(str, pids)) == sorted(map(str, ids))
+
+
 def test_nesting_matches_a_stack_walk(tmp_path):
     # Random properly nested slices; depth must equal what a simple stack gives.
     rng = np.random.default_rng(3)

@@ -24,11 +24,9 @@ from studio.jobs import CancelToken, run_job
 @pytest.fixture
 def frozen_host(tmp_path):
     """(sshd, freeze()) — freeze() stops every process of the sshd's open connections."""
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import require_sshd, start_sshd
 
-    reason = sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
+    require_sshd()
     server = start_sshd(tmp_path / "sshd")
     stopped: list[int] = []
 

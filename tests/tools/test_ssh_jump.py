@@ -18,10 +18,9 @@ from studio.targets import SshTarget, collect
 @pytest.fixture
 def inner(tmp_path):
     """A second sshd standing for a host reachable only through the jump host."""
-    from sshd_server import sshd_missing_reason, start_sshd
+    from sshd_server import require_sshd, start_sshd
 
-    if sshd_missing_reason():
-        pytest.skip(sshd_missing_reason())
+    require_sshd()
     server = start_sshd(tmp_path / "inner")
     yield server
     server.stop()

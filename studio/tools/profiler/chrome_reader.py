@@ -183,9 +183,13 @@ def _track_ids(builder: TraceBuilder, pids: tuple, tids: tuple) -> np.ndarray:
     names as pids/tids through a dict of pairs."""
     n = len(pids)
     try:
+        # Only plain ints take the numpy path: numpy would truncate a float id (1.5 -> 1, merging
+        # two tracks) and cannot hold an int beyond int64 (OverflowError).
+        if not {type(v) for v in pids} | {type(v) for v in tids} <= {int}:
+            raise TypeError("ids that are not all integers")
         pid = np.fromiter(pids, np.int64, n)
         tid = np.fromiter(tids, np.int64, n)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pairs: dict[tuple, int] = {}
         local = np.fromiter(map(pairs.setdefault, zip(pids, tids), itertools.count()), np.int64, n)
         remap = np.zeros(int(local.max()) + 1 if n else 0, dtype=np.int32)
