@@ -52,7 +52,9 @@ def test_advise_apply_without_the_tick_applies_exact_fixes_only(tmp_path):
 def test_advise_bad_input(tmp_path):
     out = studio()
     assert out.returncode == 2 and "Nothing to advise on" in out.stderr
-    out = studio("--model", tmp_path / "missing.onnx")
-    assert out.returncode == 2 and "Traceback" not in out.stderr
+    for option in ("--model", "--profile", "--accuracy", "--bench"):
+        out = studio(option, tmp_path / "missing.file")
+        assert out.returncode == 2 and "Traceback" not in out.stderr, (option, out.stderr)
+        assert "missing.file" in out.stderr, (option, out.stderr)
     out = studio("--model", mish_cnn(tmp_path / "m.onnx"), "--apply", "-o", tmp_path / "r.html")
     assert out.returncode == 2 and "--apply needs -o FIXED.onnx" in out.stderr

@@ -36,6 +36,9 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
     trace takes longer than drawing it).
     """
     path = Path(path)
+    if not path.exists():  # before the cache, whose key stats the file
+        raise UserError("File not found", path, "Check the path: give a trace JSON, an ORT profile, a "
+                        "profile folder, an msprof CSV or database.")
     if use_cache:
         cached = cache.load(path)
         if cached is not None:
