@@ -24,6 +24,10 @@ def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.n
 
     path = Path(path)
     fix = "The file is truncated or corrupt; write it again (np.save)."
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # a FIFO or device would block open() or read forever
+        raise UserError(f"Expected a .npy {what} file, got a special file (FIFO, socket or device)", path,
+                        "Give a regular .npy file.")
     try:
         with open(path, "rb") as handle:
             version = npformat.read_magic(handle)

@@ -191,3 +191,35 @@ def test_different_network_input_is_reported_first(tmp_path):
     result = run_job(compare_dumps(golden, target))
     assert result.findings[0].type == "input_inconsistent" and result.findings[0].name == "x"
     assert "cosine" in result.findings[0].message
+
+
+@pytest.mark.parametrize("attack", ["fifo", "escape", "absolute", "symlink_out"])
+def test_a_manifest_reads_only_regular_files_inside_its_folder(tmp_path, attack):
+    """A hand-edited manifest that names a FIFO (reading it blocks forever) or a file outside the
+    dump folder is refused by `studio compare` at once, with the manifest and the tensor named."""
+    import os
+    import subprocess
+    import sys
+
+    model = chain_model(tmp_path / "m.onnx")
+    golden = _dump(model, tmp_path / "golden", seed=1)
+    target = _dump(model, tmp_path / "target", seed=1)
+    outside = tmp_path / "secret.npy"
+    np.save(outside, np.zeros(3, np.float32))
+    manifest = json.loads((target / "manifest.json").read_text())
+    entry = manifest["tensors"][2]
+    if attack == "fifo":
+        os.remove(target / entry["file"])
+        os.mkfifo(target / entry["file"])
+    elif attack == "escape":
+        entry["file"] = "../secret.npy"
+    elif attack == "absolute":
+        entry["file"] = str(outside)
+    else:
+        os.remove(target / entry["file"])
+        os.symlink(outside, target / entry["file"])
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    done = subprocess.run([sys.executable, "-m", "studio", "compare", str(golden), str(target)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "manifest.json" in done.stderr and entry["tensor"] in done.stderr, done.stderr

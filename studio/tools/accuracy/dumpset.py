@@ -169,6 +169,7 @@ def read_manifest(root: Path) -> DumpSet:
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
                         "Dump the model again.") from exc
+    _check_tensor_files(root, path, entries)
     inputs, outputs, mode = data.get("inputs", {}), data.get("outputs", []), data.get("mode", "fp32")
     model = data.get("model")
     if not isinstance(inputs, dict) or not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs) \
@@ -177,3 +178,23 @@ def read_manifest(root: Path) -> DumpSet:
                         "Dump the model again.")
     return DumpSet(root=root, kind="local", mode=mode, entries=entries,
                    model=model, inputs=list(inputs), graph_outputs=list(outputs), info=data)
+
+
+def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) -> None:
+    """Every tensor file a manifest names is a regular file inside the dump folder.
+
+    A hand-edited or hostile manifest could name ``../../etc/passwd`` or a FIFO (reading one
+    blocks forever); both are refused before any tensor is read.
+    """
+    base = root.resolve()
+    for entry in entries:
+        name = entry.locator.rpartition("#")[0] if "#" in entry.locator else entry.locator
+        target = (root / name).resolve()
+        if not target.is_relative_to(base):
+            raise UserError(f"Dump manifest names a tensor file outside the dump folder: {name!r} "
+                            f"(tensor {entry.tensor!r})", manifest,
+                            "Dump the model again; a manifest lists files inside its own folder only.")
+        if target.exists() and not target.is_file():
+            raise UserError(f"Dump manifest names {name!r}, which is not a regular file "
+                            f"(tensor {entry.tensor!r})", manifest,
+                            "Dump the model again; tensor files are plain .npy files.")
