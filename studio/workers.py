@@ -18,14 +18,17 @@ milliseconds, not the half second a fresh interpreter takes to import numpy).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
+import multiprocessing.spawn as mp_spawn
+import threading
 import os
 import signal
 import sys
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from studio.errors import Cancelled, StudioError
@@ -38,6 +41,7 @@ PROGRESS_INTERVAL_S = 0.05
 NICENESS = 5  # the window comes first when the cores are busy (CFS weight 1024 against 335)
 _context: Any = None
 _active: set[int] = set()
+_start_lock = threading.Lock()
 
 
 class WorkerDied(StudioError):
@@ -93,7 +97,8 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
     process = ctx.Process(target=_child_main, args=(sender, target, args, kwargs, context_now), daemon=True,
                           name=f"studio-worker {target.rsplit(':', 1)[-1]}")
     try:
-        process.start()
+        with _main_module_not_sent():
+            process.start()
     except (OSError, RuntimeError, ValueError) as exc:  # no fork server here (frozen app, sandbox...)
         receiver.close()
         sender.close()
@@ -128,6 +133,31 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
         receiver.close()
         _kill(process)
         _active.discard(process.pid)
+
+
+@contextlib.contextmanager
+def _main_module_not_sent() -> Iterator[None]:
+    """Start a worker without telling it the parent's ``__main__``.
+
+    multiprocessing normally makes each child import the parent's main script as ``__mp_main__``,
+    so that functions defined there can be unpickled. A worker's target is a ``module:function``
+    string and never lives in ``__main__``; without this, a user's script that imports Studio and
+    starts a job would run its whole top level again in every worker.
+    """
+    with _start_lock:
+        original = mp_spawn.get_preparation_data
+
+        def without_main(name: str) -> dict:
+            data = original(name)
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+            return data
+
+        mp_spawn.get_preparation_data = without_main
+        try:
+            yield
+        finally:
+            mp_spawn.get_preparation_data = original
 
 
 def active_pids() -> set[int]:

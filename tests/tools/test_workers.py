@@ -157,3 +157,24 @@ def test_workers_run_at_a_lower_priority_than_the_window(tmp_path):
     assert servers, "the fork server is a child of this process"
     assert all(os.getpriority(os.PRIO_PROCESS, pid) == max(mine, workers.NICENESS) for pid in servers)
     assert os.getpriority(os.PRIO_PROCESS, 0) == mine, "the window's own priority is untouched"
+
+
+def test_a_script_without_a_main_guard_runs_its_top_level_once(tmp_path):
+    """A user's script that imports Studio and starts worker jobs, with no ``if __name__ ==
+    "__main__":`` guard, is not run again inside each worker."""
+    import subprocess
+
+    trace = tmp_path / "t.json"
+    trace.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
+    log = tmp_path / "top_level.log"
+    script = tmp_path / "user_script.py"
+    script.write_text(
+        "from studio.jobs import run_job\n"
+        "from studio.workers import run_in_worker\n"
+        f"open({str(log)!r}, 'a').write('ran\\n')\n"
+        "for _ in range(2):\n"
+        f"    run_job(run_in_worker('studio.tools.profiler.loader:parse_to_cache', {str(trace)!r}))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(HERE.parents[1])})
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().count("ran") == 1
