@@ -116,6 +116,7 @@ _EXPECTED_BY_SUFFIX = {
     ".csv": "profiling or comparison CSV",
     ".cfg": "AIPP configuration",
     ".db": "msprof SQLite database",
+    ".pipeline": "MindX SDK pipeline (JSON)",
 }
 
 
@@ -244,6 +245,17 @@ def _sniff_om_json(path: Path, head: bytes) -> bool:
     return bool(text and text.startswith("{") and (
         re.search(r'"graph"\s*:\s*\[', text) and re.search(r'"op"\s*:\s*\[', text)
         or re.search(r'"key"\s*:\s*"(atc_cmdline|om_info_list|soc_version)"', text)))
+
+
+@file_format("mindx_pipeline", "MindX SDK pipeline", GRAPH)
+def _sniff_mindx_pipeline(path: Path, head: bytes) -> bool:
+    """A stream JSON: an object of streams whose elements have a ``factory`` (``.pipeline`` files)."""
+    text = _json_text(head)
+    if not text or not text.startswith("{"):
+        return False
+    has_factory = re.search(r'"factory"\s*:\s*"', text) is not None
+    return has_factory and (path.suffix.lower() == ".pipeline" or '"stream_config"' in text
+                            or re.search(r'"next"\s*:', text) is not None)
 
 
 @file_format("node_data", "Node data overlay (Model Explorer JSON)", GRAPH)

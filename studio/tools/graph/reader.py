@@ -15,7 +15,7 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.model import Model
 
-GRAPH_FORMATS = ("onnx", "om", "om_json")
+GRAPH_FORMATS = ("onnx", "om", "om_json", "mindx_pipeline")
 
 
 def read_model(path: Path | str, cancel: CancelToken | None = None) -> Model:
@@ -37,8 +37,12 @@ def _read(path: Path, detected, cancel) -> Model:
     if fmt == "om_json":
         from studio.tools.graph.om_json_reader import read_om_json
         return read_om_json(path, cancel)
+    if fmt == "mindx_pipeline":
+        from studio.tools.graph.pipeline.to_model import read_pipeline_model
+        return read_pipeline_model(path, cancel)
     raise UserError(f"Not a model the graph viewer can open ({detected.format.label})", path,
-                    "Open an ONNX model, an Ascend OM model (IMOD) or the JSON that atc --mode=1 writes.")
+                    "Open an ONNX model, an Ascend OM model (IMOD), the JSON that atc --mode=1 writes or a MindX SDK "
+                    "pipeline.")
 
 
 def read_graph(path: Path | str, cancel: CancelToken | None = None) -> Generator[Progress, None, Model]:

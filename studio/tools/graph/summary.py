@@ -32,7 +32,8 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
     graphs = model.all_graphs()
     ops = Counter(n.type for n in main.nodes)
     ops.update(op for _, op in main.folded)  # the histogram counts the file's nodes, folded constants too
-    src, _, _ = main.edges()
+    src, _, edge_names = main.edges()
+    references = sum(1 for name in edge_names if name == "")
     return {
         "format": model.format,
         "path": str(model.path),
@@ -40,6 +41,7 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
         "nodes_total": sum(g.file_nodes for g in graphs),
         "constants_folded": sum(len(g.folded) for g in graphs),
         "edges": int(src.size),
+        "control_edges": references,  # pipelines: dataSource-style references; OM: control dependencies
         "op_types": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
         "inputs": _io(main, main.inputs),
         "outputs": _io(main, main.outputs),
@@ -60,6 +62,8 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
 
 def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable text of :func:`summarize`."""
+    if summary["format"] == "mindx_pipeline":
+        return _format_pipeline(summary)
     lines = [f"{summary['path']}: {summary['format']} model",
              f"  nodes: {summary['nodes']:,} (main graph), {summary['nodes_total']:,} with subgraphs; "
              f"edges: {summary['edges']:,}; subgraphs: {summary['subgraphs']}; "
@@ -89,4 +93,21 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"  {key}: {text[:200]}{'...' if len(text) > 200 else ''}")
     for warning in summary["warnings"]:
         lines.append(f"  warning: {warning}")
+    return "\n".join(lines)
+
+
+def _format_pipeline(summary: dict[str, Any]) -> str:
+    """A MindX SDK pipeline in its own words: elements, links, references, plugins, streams."""
+    streams = summary["metadata"].get("streams", "")
+    count = len([s for s in streams.split(", ") if s])
+    links = summary["edges"] - summary["control_edges"]
+    lines = [f"{summary['path']}: MindX SDK pipeline",
+             f"  elements: {summary['nodes']:,} in {count} stream{'s' if count != 1 else ''}; links: {links:,}; "
+             f"references (dataSource and kin): {summary['control_edges']:,}"]
+    plugins = summary["op_types"]
+    lines.append(f"  plugins ({len(plugins)}): " + ", ".join(f"{k} {v}" for k, v in plugins.items()))
+    for key, value in summary["metadata"].items():
+        if key != "streams":
+            lines.append(f"  {key}: {value}")
+    lines.append("  check it with: studio pipeline check " + summary["path"])
     return "\n".join(lines)

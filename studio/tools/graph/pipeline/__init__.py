@@ -1,0 +1,1 @@
+"""MindX SDK pipelines: read (with lines), draw as a graph, check, and edit one property in place."""
