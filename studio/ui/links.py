@@ -57,6 +57,8 @@ class PanelLinks(QObject):
             to the range and aggregates it (the advisor emits it for a finding's time range).
         host_action(str): "profile", "bench", "dump" or "dump_compare" — the Run controls open that
             host action's dialog (the profiler's and accuracy panel's toolbar buttons emit it).
+        model_converted(object): a model path the converter just wrote — offered where a model path
+            is asked for (the graph panel's pipeline editor offers it for ``modelPath``).
         open_terminal(str): a host entry name — the terminal panel opens a new tab with a
             shell on that host (the Hosts panel's "Open terminal" emits it).
     """
@@ -71,4 +73,5 @@ class PanelLinks(QObject):
     convert_model = Signal(object)
     profile_model = Signal(object)
     check_fp16 = Signal(object)
+    model_converted = Signal(object)  # a path: the converter wrote this model (offered where a model is asked for)
     show_time_range = Signal(object, object, object)  # ns values pass 2**31: not Qt ints

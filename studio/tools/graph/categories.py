@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from studio.tools.graph.pipeline.plugins import ROLE_LABELS, role_of
+
 _CATEGORY_OPS = {
     "conv": {"Conv", "ConvTranspose", "MatMul", "Gemm", "Conv2D", "Conv3D", "Conv2DBackpropInput", "MatMulV2",
              "BatchMatMul", "BatchMatMulV2", "FullyConnection", "QLinearConv", "QLinearMatMul", "MatMulInteger",
@@ -35,14 +37,28 @@ CATEGORY_COLOURS = {
     "other": "#55606e",       # slate
     "group": "#e8ecf2",       # collapsed group (light, dark text)
     "io": "#2d2d2d",          # graph inputs / outputs
+    # MindX SDK pipeline elements, by role (studio.tools.graph.pipeline.plugins)
+    "source": "#2f7f86",      # teal
+    "decode": "#6b5ca5",      # violet
+    "preprocess": "#8c6d31",  # ochre
+    "infer": "#3d6fb6",       # blue, as compute ops
+    "postprocess": "#4f8a3f", # green
+    "osd": "#b0527a",         # rose
+    "flow": "#66707c",        # grey
+    "sink": "#3a3f47",        # dark
+    "unknown": "#c07a1f",     # orange, as custom ops
 }
+PIPELINE_ROLES = ("source", "decode", "preprocess", "infer", "postprocess", "osd", "flow", "sink", "unknown")
 CATEGORY_LABELS = {"conv": "Conv / MatMul", "activation": "Activation", "norm": "Normalisation",
                    "data": "Data movement", "control": "Control flow", "custom": "Custom / NPU",
                    "other": "Other", "group": "Group", "io": "Input / output"}
+CATEGORY_LABELS.update(ROLE_LABELS)
 
 
 def category(op_type: str, domain: str = "") -> str:
-    """The colour category of an op type."""
+    """The colour category of an op type (a pipeline element's role for domain ``mindx``)."""
+    if domain == "mindx":
+        return role_of(op_type)
     cat = _BY_OP.get(op_type)
     if cat:
         return cat

@@ -40,7 +40,8 @@ def svg_text(view: ViewGraph, overlay_colours: dict[int, str] | None = None) -> 
     for k in range(lay.edge_src.size):
         pts = lay.edge_polyline(k)
         d = " ".join(f"{x + ox:.1f},{y + oy:.1f}" for x, y in pts)
-        out.append(f'<polyline points="{d}" marker-end="url(#arrow)"/>')
+        dash = ' stroke-dasharray="5,4"' if k in view.references else ""  # a reference, not data flow
+        out.append(f'<polyline points="{d}" marker-end="url(#arrow)"{dash}/>')
     out.append("</g>")
     out.append('<g class="nodes">')
     for i, item in enumerate(view.items):

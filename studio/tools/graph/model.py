@@ -236,6 +236,7 @@ class Model:
     functions: dict[str, Graph] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     shape_source: Any = None  # a graph.shapes.ShapeSource once shapes were given or recorded by a run
+    findings: list[Any] = field(default_factory=list)  # a checker's findings with their places (pipelines)
 
     @property
     def main(self) -> Graph:

@@ -50,6 +50,7 @@ class ViewGraph:
     frames: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)  # biggest first
     group_labels: dict[int, str] = field(default_factory=dict)  # expanded group id -> "path (N nodes)"
     group_short: dict[int, str] = field(default_factory=dict)   # expanded group id -> "label (N)"
+    references: set[int] = field(default_factory=set)  # edges k between nodes that are references, drawn dashed
 
 
 def _elide(text: str) -> str:
@@ -99,6 +100,9 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     kept = np.nonzero(differ)[0][np.sort(first)]
     edge_src, edge_dst = list(e_src[kept].tolist()), list(e_dst[kept].tolist())
     edge_values = [names[k] if items[e_src[k]].kind == "node" else "" for k in kept.tolist()]
+    # Control edges between two drawn nodes (a pipeline's dataSource, an OM's control dependency).
+    references = {i for i, k in enumerate(kept.tolist())
+                  if not names[k] and items[e_src[k]].kind == "node" and items[e_dst[k]].kind == "node"}
     # Graph inputs and outputs as terminals.
     consumers: dict[str, list[int]] = {}
     for i, node in enumerate(graph.nodes):
@@ -131,6 +135,7 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     src_a, dst_a = np.asarray(edge_src, dtype=np.int64), np.asarray(edge_dst, dtype=np.int64)
     if hierarchy is None:
         view = ViewGraph(graph, items, layered_layout(widths, heights, src_a, dst_a), edge_values, item_of_node, set())
+        view.references = references
         return view
     cluster = _clusters(hierarchy, items)
     parent_of = {}
@@ -140,6 +145,7 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
             g = parent_of[g]
     layout, frames = nested_layout(widths, heights, src_a, dst_a, cluster, parent_of, cancel)
     view = ViewGraph(graph, items, layout, edge_values, item_of_node, set(expanded))
+    view.references = references
     view.frames = sorted(frames.items(), key=lambda f: (f[1][2] - f[1][0]) * (f[1][3] - f[1][1]), reverse=True)
     view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)" for gid in frames}
     view.group_short = {gid: f"{hierarchy.groups[gid].label} ({hierarchy.groups[gid].size:,})" for gid in frames}

@@ -16,8 +16,16 @@ DOMAIN = "mindx"
 
 
 def read_pipeline_model(path: Path | str, cancel=None) -> Model:
-    """Read a ``.pipeline`` file as a graph :class:`Model` (format ``mindx_pipeline``)."""
-    return pipeline_model(read_pipeline(path))
+    """Read a ``.pipeline`` file as a graph :class:`Model` (format ``mindx_pipeline``), with the
+    findings of :func:`check_pipeline` (project folder guessed, as the findings say)."""
+    from studio.tools.graph.pipeline.check import check_pipeline
+
+    pipeline = read_pipeline(path)
+    model = pipeline_model(pipeline)
+    result = check_pipeline(pipeline)
+    model.findings = result.findings
+    model.metadata["project folder"] = f"{result.project} ({result.project_reason})"
+    return model
 
 
 def pipeline_model(pipeline: Pipeline) -> Model:

@@ -408,6 +408,7 @@ class ConvertPanel(Panel):
             self.open_button.setEnabled(True)
             self.compare_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name}")
+            self.links.model_converted.emit(self.result_path)
             self.request_open.emit(self.result_path)  # shows it in the graph panel
         elif getattr(result, "local_om", None) is not None:  # AtcResult (here or on a host)
             self.result_path = Path(result.local_om)
@@ -415,6 +416,7 @@ class ConvertPanel(Panel):
                       f"(output kept in {result.host}:{result.log})")
             self.open_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
+            self.links.model_converted.emit(self.result_path)
             self.request_open.emit(self.result_path)  # shows the .om in the graph panel
         else:
             self._log("ATC finished")

@@ -23,10 +23,13 @@ def _short(name: str) -> str:
 
 
 class DetailsTree(QTreeWidget):
-    """Signals: open_subgraph(object graph, str title), stats_requested(object tensor, object row)."""
+    """Signals: open_subgraph(object graph, str title), stats_requested(object tensor, object row),
+    edit_requested(node, prop, value) for a pipeline property, node_requested(node) for a finding."""
 
     open_subgraph = Signal(object, str)
     stats_requested = Signal(object, object)
+    edit_requested = Signal(str, str, object)  # pipeline element (node name), property, current value
+    node_requested = Signal(str)               # a finding's element (node name): select it
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -76,21 +79,37 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "format", model.format)
         self._row(sec, "graph", graph.name)
         folded = f" (+ {len(graph.folded):,} constant nodes shown as weights)" if graph.folded else ""
-        self._row(sec, "nodes", f"{len(graph.nodes):,}{folded}")
-        for key, value in model_facts(model, graph):
+        pipeline = model.format == "mindx_pipeline"
+        self._row(sec, "elements" if pipeline else "nodes", f"{len(graph.nodes):,}{folded}")
+        for key, value in ([] if pipeline else model_facts(model, graph)):  # no weights, MACs or shapes
             self._row(sec, key, value)
         for key, value in model.metadata.items():
             if value not in ("", None, []):
                 self._row(sec, key, value)
         if model.opsets:
             self._row(sec, "opsets", ", ".join(f"{k} {v}" for k, v in model.opsets.items()))
+        if model.findings:
+            self._findings_section(model)
         if model.warnings:
             warn = self._section("Warnings")
             for w in model.warnings:
                 self._row(warn, "⚠", w)
-        self._io_section("Inputs", graph, graph.inputs)
-        self._io_section("Outputs", graph, graph.outputs)
+        if not pipeline:
+            self._io_section("Inputs", graph, graph.inputs)
+            self._io_section("Outputs", graph, graph.outputs)
         sec.setExpanded(True)
+
+    def _findings_section(self, model: Model) -> None:
+        errors = sum(1 for f in model.findings if f.severity == "error")
+        sec = self._section(f"Check: {errors} error(s), {len(model.findings) - errors} other (double-click to select)")
+        marks = {"error": "✖", "warning": "⚠", "info": "ℹ"}
+        for finding in model.findings:
+            where = f"{finding.element}" + (f".{finding.prop}" if finding.prop else "")
+            full = f"{finding.severity}, line {finding.line}: {finding.stream}/{where}\n{finding.message}"
+            row = self._row(sec, f"{marks.get(finding.severity, '')} {finding.element}", f"{finding.prop}: "
+                            f"{finding.message}" if finding.prop else finding.message,
+                            data=("node", f"{finding.stream}/{finding.element}"), tip=full)
+            row.setToolTip(1, full)
 
     def _io_section(self, title: str, graph: Graph, names: list[str]) -> None:
         sec = self._section(title)
@@ -103,7 +122,15 @@ class DetailsTree(QTreeWidget):
         sec = self._section("Node")
         self._row(sec, "type", node.type + (f"  ({node.domain})" if node.domain else ""))
         self._row(sec, "name", node.name)
-        if node.attributes:
+        if node.domain == "mindx":  # a pipeline element: its props, editable in place
+            attrs = self._section("Properties (double-click a value to change it)")
+            for key, value in node.attributes.items():
+                if key == "role":
+                    self._row(sec, "role", value)
+                else:
+                    self._row(attrs, key, value, data=("prop", node.name, key, value))
+            self._row(attrs, "+ add…", "double-click to add a property", data=("prop", node.name, "", ""))
+        elif node.attributes:
             attrs = self._section("Attributes")
             for key, value in node.attributes.items():
                 self._row(attrs, key, value)
@@ -113,17 +140,18 @@ class DetailsTree(QTreeWidget):
                 self._row(ins, f"#{slot}", "(unused)")
                 continue
             tensor = graph.weight(name)
-            row = self._row(ins, _short(name), graph.value(name).type_text() + ("  [weight]" if tensor else ""),
-                            tip=name)
+            text = "link" if node.domain == "mindx" else graph.value(name).type_text()
+            row = self._row(ins, _short(name), text + ("  [weight]" if tensor else ""), tip=name)
             if tensor is not None:
                 self._tensor_rows(row, tensor)
         for name in node.implicit_inputs:
             self._row(ins, _short(name), graph.value(name).type_text() + "  [used by a subgraph]", tip=name)
         for name in node.control_inputs:
-            self._row(ins, _short(name), "control edge", tip=name)
+            self._row(ins, _short(name), "reference (reads from it)" if node.domain == "mindx" else "control edge",
+                      tip=name)
         outs = self._section("Outputs")
         for name in node.outputs:
-            self._row(outs, _short(name), graph.value(name).type_text(), tip=name)
+            self._row(outs, _short(name), "link" if node.domain == "mindx" else graph.value(name).type_text(), tip=name)
         if node.subgraphs:
             subs = self._section("Subgraphs (double-click to open)")
             for slot, sub in node.subgraphs.items():
@@ -176,6 +204,10 @@ class DetailsTree(QTreeWidget):
         elif data[0] == "stats":
             item.setText(1, "computing…")
             self.stats_requested.emit(data[1], item)
+        elif data[0] == "prop":
+            self.edit_requested.emit(data[1], data[2], data[3])
+        elif data[0] == "node":
+            self.node_requested.emit(data[1])
 
 
 _FACTS: dict[tuple[int, int], tuple[Graph, object, list[tuple[str, str]]]] = {}

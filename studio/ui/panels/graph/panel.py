@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from studio.errors import UserError
 from studio.formats import Detected
-from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS
+from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS, PIPELINE_ROLES
 from studio.tools.graph.search import Match, resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
@@ -32,6 +32,7 @@ from studio.ui.panels.graph.canvas import GraphCanvas
 from studio.ui.panels.graph.details import DetailsTree
 from studio.ui.panels.graph.finding import Finding
 from studio.ui.panels.graph.linked import LinkedViews
+from studio.ui.panels.graph.pipeline_edit import PipelineEditing
 from studio.ui.panels.graph.side import Level, Side
 from studio.ui.panels.graph.sizes import ask_input_sizes
 
@@ -46,7 +47,7 @@ def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
     return button
 
 
-class GraphPanel(Finding, LinkedViews, Panel):
+class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
     """Model graph viewer (see docs/graph.md)."""
 
     NAME = "graph"
@@ -71,6 +72,7 @@ class GraphPanel(Finding, LinkedViews, Panel):
         self.links.show_node.connect(self._on_show_node)
         self.links.overlay.connect(self._on_overlay)
         self.links.compare_graphs.connect(self._on_compare_graphs)
+        self._wire_pipeline_editing()
 
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
@@ -174,9 +176,13 @@ class GraphPanel(Finding, LinkedViews, Panel):
         self._update_bar()
 
     @staticmethod
-    def _category_legend() -> str:
+    def _category_legend(model_format: str = "") -> str:
+        keys = PIPELINE_ROLES if model_format == "mindx_pipeline" else \
+            ("conv", "activation", "norm", "data", "control", "custom", "other", "group")
         cells = [f'<span style="background:{CATEGORY_COLOURS[c]};">&nbsp;&nbsp;&nbsp;</span> {CATEGORY_LABELS[c]}'
-                 for c in ("conv", "activation", "norm", "data", "control", "custom", "other", "group")]
+                 for c in keys]
+        if model_format == "mindx_pipeline":
+            cells.append("- - - reference (dataSource)")
         return "<small>" + " &nbsp; ".join(cells) + "</small>"
 
     def _update_bar(self) -> None:
@@ -187,9 +193,13 @@ class GraphPanel(Finding, LinkedViews, Panel):
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
         full = side.breadcrumb(full=True)
         self.crumb.setText(crumb)
+        self.legend_label.setText(self._category_legend(side.model.format if side.model else ""))
         onnx_on_screen = side.model is not None and side.model.format == "onnx"
         for text in ("Profile", "FP16 check"):  # both run the model in ONNX Runtime
             self._bar_buttons[text].setEnabled(onnx_on_screen)
+        pipeline = side.model is not None and side.model.format == "mindx_pipeline"
+        for text in ("Convert…", "Run shapes"):  # a pipeline is no model to convert or run
+            self._bar_buttons[text].setEnabled(not pipeline)
         self.crumb.setToolTip(full.replace(" › ", "\n› ") + (f"\n{side.model.path}" if side.model else ""))
 
     def _on_convert_clicked(self) -> None:

@@ -169,8 +169,19 @@ class ViewPainter:
             painter.drawLines([QLineF(a[0], a[1], b[0], b[1])
                                for a, b in zip(self.e_first[edges].tolist(), self.e_last[edges].tolist())])
         else:
+            references = self.view.references
             for k in edges.tolist():
-                painter.drawPolyline(self._poly(k))
+                if k not in references:
+                    painter.drawPolyline(self._poly(k))
+            if references:  # dataSource-style references: dashed, so they read as "reads from", not data flow
+                pen = painter.pen()
+                dashed = QPen(pen)
+                dashed.setStyle(Qt.PenStyle.DashLine)
+                painter.setPen(dashed)
+                for k in edges.tolist():
+                    if k in references:
+                        painter.drawPolyline(self._poly(k))
+                painter.setPen(pen)
             if scale >= TEXT_SCALE:
                 self._arrows(painter, edges, scale)
             if scale >= EDGE_LABEL_SCALE:
