@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("path", type=Path, metavar="FILE")
     check.add_argument("--project", type=Path, metavar="DIR",
                        help="the folder the app runs from; relative paths resolve against it "
-                            "(default: the nearest folder above FILE with main.py, run.sh or studio.toml)")
+                            "(default: guessed from main.py or run.sh above FILE, or from the relative paths; "
+                            "the output says which)")
     check.add_argument("--json", action="store_true", help="print machine-readable JSON")
     edit = sub.add_parser("set", help="set [STREAM/]ELEMENT.PROP=VALUE, keeping key order, indentation "
                                       "and line endings")

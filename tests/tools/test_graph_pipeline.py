@@ -246,3 +246,21 @@ def test_cli_check_json_and_set(ascend_fixtures, tmp_path):
     assert done.returncode == 0, done.stderr
     assert np.array(json.loads(path.read_text())["detection"]["mxpi_tensorinfer0"]["props"]["modelPath"]) \
         == "../model/unet.om"
+
+
+def test_the_demo_app_pipeline_waits_only_for_its_converted_model(tmp_path):
+    """The demo workspace's MindX app: the only finding is the OM the journey builds; once a
+    model is there (set through `pipeline set`), the check passes and the size check agrees."""
+    from studio.jobs import run_job
+    from studio.tools.demo.models import build_unet
+    from studio.tools.graph.demo import add_to_demo
+
+    (tmp_path / "models").mkdir()
+    onnx.save(build_unet(), tmp_path / "models" / "unet.onnx")
+    run_job(add_to_demo(tmp_path))
+    path = tmp_path / "app" / "pipeline" / "unet_simple_opencv.pipeline"
+    result = check_pipeline(read_pipeline(path))
+    assert result.project == (tmp_path / "app").resolve()
+    assert [(f.severity, f.element, f.prop) for f in result.findings] == [("error", "mxpi_tensorinfer0", "modelPath")]
+    set_prop_in_file(path, "mxpi_tensorinfer0.modelPath=../models/unet.onnx")
+    assert check_pipeline(read_pipeline(path)).findings == []

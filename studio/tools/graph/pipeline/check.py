@@ -65,14 +65,14 @@ def guess_project(pipeline: Pipeline) -> tuple[Path, str]:
     """The folder the app runs from, and why it was chosen (the output says it was a guess).
 
     In order: the nearest folder above the pipeline (up to 3 levels) holding ``main.py``,
-    ``run.sh`` or ``studio.toml``; else the one under which most of the pipeline's relative paths
+    or ``run.sh``; else the one under which most of the pipeline's relative paths
     lead furthest into existing folders (``./data/model/x.om`` from ``data/x.pipeline`` runs from
     the folder above ``data``); else the pipeline's folder, or its parent for a ``pipeline/`` folder.
     """
     here = pipeline.path.resolve().parent
     candidates = [here, *list(here.parents)[:3]]
     for folder in candidates:
-        for marker in ("main.py", "run.sh", "studio.toml"):
+        for marker in ("main.py", "run.sh"):
             if (folder / marker).is_file():
                 return folder, f"guessed: the nearest folder with {marker}; give --project to change it"
     relative = [v for v in _file_values(pipeline) if not PurePosixPath(v).is_absolute()]
