@@ -53,6 +53,22 @@ def check(session) -> None:
                         "Check the provider's libraries (CUDA/cuDNN, TensorRT ...) on this machine, or drop --provider.")
 
 
+def open_session(model, providers: list[str] | None = None):
+    """An ONNX Runtime session of ``model`` (a path) on ``providers`` (default: :func:`chosen`); a
+    model ONNX Runtime cannot load is a UserError saying why, without its C++ location."""
+    import onnxruntime as ort
+
+    try:
+        session = ort.InferenceSession(str(model), providers=providers or chosen())
+    except Exception as exc:  # ORT raises its own types for bad models
+        from studio.ortmsg import ort_message
+
+        raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
+                        "Check the model with `studio info` or open it in the Graph panel.") from exc
+    check(session)  # a provider ONNX Runtime dropped quietly is an error, not a CPU run
+    return session
+
+
 def describe() -> str:
     """How result headers name the device: ``CPU (CPUExecutionProvider)`` or the chosen list."""
     return "CPU (CPUExecutionProvider)" if not _chosen else ", ".join(chosen())

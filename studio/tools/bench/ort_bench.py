@@ -15,6 +15,7 @@ from studio.errors import ToolUnavailable, UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
+from studio.ort_providers import open_session
 from studio.tools.bench.result import BenchResult, LatencyStats
 
 
@@ -68,22 +69,6 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
     shapes_text = ", ".join(f"{k}: {list(v.shape)}" for k, v in feeds.items())
     result.notes.append(f"inputs {shapes_text}")
     return result
-
-
-def open_session(model: Path, providers: list[str] | None = None):
-    """An ONNX Runtime session of ``model`` on ``providers`` (default: those chosen with --provider,
-    else CPU); a model ORT cannot load is a UserError saying why."""
-    import onnxruntime as ort
-
-    try:
-        session = ort.InferenceSession(str(model), providers=providers or ort_providers.chosen())
-    except Exception as exc:  # ORT raises its own types for bad models
-        from studio.ortmsg import ort_message
-
-        raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
-                        "Check the model with `studio info` or open it in the Graph panel.") from exc
-    ort_providers.check(session)  # a provider ONNX Runtime dropped quietly is an error, not a CPU run
-    return session
 
 
 def _batch(feeds: dict) -> int:

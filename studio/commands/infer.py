@@ -1,0 +1,87 @@
+"""``studio infer MODEL IMAGES -o OUT --task classify|detect|segment``: a model over a folder of pictures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+NAME = "infer"
+HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"
+
+
+def _size(text: str) -> tuple[int, int]:
+    parts = text.lower().replace(",", "x").split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not HEIGHTxWIDTH, e.g. 640x640")
+    return int(parts[0]), int(parts[1])
+
+
+def _triple(text: str) -> tuple[float, float, float]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"{text!r} is not three numbers R,G,B")
+    return values
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from studio.tools.infer.postprocess import HEADS
+    from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
+
+    parser.add_argument("model", type=Path, metavar="MODEL", help="an ONNX model")
+    parser.add_argument("images", type=Path, metavar="IMAGES", help="a folder of pictures (or one picture)")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",
+                        help="folder for results.csv, results.json and overlays/")
+    parser.add_argument("--task", required=True, choices=("classify", "detect", "segment"))
+    parser.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line")
+    parser.add_argument("--truth", type=Path, metavar="DIR|FILE",
+                        help="ground truth: a labels CSV (classify), a folder of VOC XML or a COCO JSON (detect), "
+                             "a folder of mask PNGs (segment)")
+    parser.add_argument("--preset", choices=sorted(PRESETS),
+                        help="normalisation: unit (0..1), symmetric (-1..1), imagenet, raw (0..255); default per task")
+    parser.add_argument("--mean", type=_triple, metavar="R,G,B", help="per-channel mean on 0..255 pixels")
+    parser.add_argument("--std", type=_triple, metavar="R,G,B", help="per-channel std on 0..255 pixels")
+    parser.add_argument("--resize", choices=RESIZE_MODES, help="default: center-crop (classify), letterbox "
+                                                               "(detect), stretch (segment)")
+    parser.add_argument("--size", type=_size, metavar="HxW", help="input size, for models with dynamic dims")
+    parser.add_argument("--bgr", action="store_true", help="feed BGR (OpenCV order) instead of RGB")
+    parser.add_argument("--layout", choices=("NCHW", "NHWC"), help="default: from the model's input shape")
+    parser.add_argument("--head", choices=HEADS, help="detection output layout (default: guessed, and said)")
+    parser.add_argument("--conf", type=float, default=0.25, help="detection score threshold (default 0.25)")
+    parser.add_argument("--iou", type=float, default=0.45, help="NMS IoU threshold (default 0.45)")
+    parser.add_argument("--top", type=int, default=5, help="classes listed per picture (default 5)")
+    parser.add_argument("--no-overlays", action="store_true", help="do not write overlay pictures")
+    parser.add_argument("--json", action="store_true", help="print one entry per picture and the summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.commands._progress import print_progress
+    from studio.errors import UserError
+    from studio.jobs import run_job
+    from studio.tools.infer.runner import InferOptions, run_infer
+
+    if bool(args.mean) != bool(args.std):
+        raise UserError("--mean and --std go together", None,
+                        "Give both, e.g. --mean 123.7,116.3,103.5 --std 58.4,57.1,57.4.")
+    opts = InferOptions(model=args.model, images=args.images, out=args.output, task=args.task, labels=args.labels,
+                        truth=args.truth, preset=args.preset, resize=args.resize, size=args.size, bgr=args.bgr,
+                        layout=args.layout, mean=args.mean, std=args.std, head=args.head, conf=args.conf,
+                        iou=args.iou, top=args.top, overlays=not args.no_overlays)
+    result = run_job(run_infer(opts), on_progress=None if args.json else print_progress)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+        return 0
+    for note in result.notes:
+        print(note)
+    s = result.summary
+    print(f"{s['images']:,} pictures ({s['failed']} failed) in {s['wall_s']} s, {s['images_per_s']} pictures/s, "
+          f"inference {s['inference_ms_mean']} ms each")
+    for key in ("top1_accuracy", "top5_accuracy", "dice_mean", "iou_mean", "map50"):
+        if key in s:
+            print(f"{key}: {s[key]:.4f} over {s['scored_images']} pictures with ground truth")
+    print(f"wrote {result.out / 'results.csv'}, {result.out / 'results.json'}"
+          + (f", {result.out / 'overlays'}/" if opts.overlays else ""))
+    return 0

@@ -1,0 +1,1 @@
+"""The application runner: a model over a folder of pictures, post-processed per task, with metrics."""
