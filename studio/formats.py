@@ -19,6 +19,7 @@ HEAD_BYTES = 8192
 # Panel names (the main window maps them to docks).
 GRAPH, PROFILER, ACCURACY, CONVERT, WORKSPACE = "graph", "profiler", "accuracy", "convert", "workspace"
 ADVISOR = "advisor"
+GALLERY = "gallery"
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,12 @@ def _sniff_advisor_report(path: Path, head: bytes) -> bool:
     return bool(text and text.startswith("{") and re.search(r'"format"\s*:\s*"studio-advisor-report"', text))
 
 
+@file_format("infer_results", "Results of studio infer (pictures, answers, metrics)", GALLERY)
+def _sniff_infer_results(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"format"\s*:\s*"studio-infer"', text))
+
+
 @file_format("ort_profile", "ONNX Runtime profile", PROFILER)
 def _sniff_ort_profile(path: Path, head: bytes) -> bool:
     text = _json_text(head)
@@ -421,6 +428,19 @@ def _sniff_pytorch_npu_dir(path: Path) -> bool:
 def _sniff_studio_profile(path: Path) -> bool:
     """A folder written by ``studio profile run``: a trace, summaries and studio_profile.json."""
     return (path / "studio_profile.json").is_file()
+
+
+@folder_format("infer_dir", "Results of studio infer", GALLERY)
+def _sniff_infer_dir(path: Path) -> bool:
+    results = path / "results.json"
+    if not results.is_file():
+        return False
+    try:
+        with results.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    return b'"studio-infer"' in head
 
 
 @folder_format("dump_dir", "Tensor dump folder", ACCURACY)

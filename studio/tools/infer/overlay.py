@@ -34,13 +34,13 @@ def draw_classes(image: np.ndarray, top: list[tuple[str, float]]) -> np.ndarray:
 
 
 def draw_mask(image: np.ndarray, mask: np.ndarray, alpha: float = 0.45) -> np.ndarray:
-    """The picture with each non-background class tinted."""
-    out = image.copy()
-    fg = mask > 0
-    if fg.any():
-        tint = _COLOURS[1 + (mask[fg].astype(np.int64) - 1) % (len(_COLOURS) - 1)].astype(np.float32)
-        out[fg] = (out[fg].astype(np.float32) * (1 - alpha) + tint * alpha).astype(np.uint8)
-    return out
+    """The picture with each non-background class tinted (whole-image passes: a few ms for 640x640)."""
+    import cv2
+
+    lut = _COLOURS[1 + (np.arange(256) - 1) % (len(_COLOURS) - 1)]
+    tint = lut[mask]  # class -> colour for every pixel
+    blended = cv2.addWeighted(image, 1 - alpha, tint, alpha, 0)
+    return np.where((mask > 0)[:, :, None], blended, image)
 
 
 def draw_boxes(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray,

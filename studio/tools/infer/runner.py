@@ -117,7 +117,7 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     predictions: dict[str, tuple] = {}
     started = time.perf_counter()
     infer_s = 0.0
-    pool = ThreadPoolExecutor(max_workers=2) if opts.overlays else None
+    pool = ThreadPoolExecutor(max_workers=1) if opts.overlays else None
     pending = []
     csv_file = open(opts.out / "results.csv", "w", newline="", encoding="utf-8")
     writer = None
@@ -150,7 +150,8 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
                                     row, predictions)
                     if pool is not None and drawn is not None:
                         target = overlay_dir / f"{image_path.stem}.png"
-                        pending.append(pool.submit(cv2.imwrite, str(target), drawn))
+                        # fast PNG settings: overlays are for looking at, and encoding shares the cores
+                        pending.append(pool.submit(cv2.imwrite, str(target), drawn, [cv2.IMWRITE_PNG_COMPRESSION, 1]))
                         row["overlay"] = str(Path("overlays") / target.name)
             if writer is None:
                 writer = csv.DictWriter(csv_file, fieldnames=_csv_fields(opts.task), extrasaction="ignore")
@@ -247,7 +248,7 @@ def _mask_to_image(mask: np.ndarray, pre: Preprocess, placement, cv2) -> np.ndar
 
 def _summary(opts, rows, predictions, ground, names, wall, infer_s) -> dict:
     done = [r for r in rows if "error" not in r]
-    summary = {"model": str(opts.model), "images": len(rows), "failed": len(rows) - len(done), "task": opts.task,
+    summary = {"model": str(opts.model), "pictures": str(opts.images), "images": len(rows), "failed": len(rows) - len(done), "task": opts.task,
                "wall_s": round(wall, 3), "images_per_s": round(len(rows) / wall, 2) if wall else None,
                "inference_ms_mean": round(infer_s * 1000 / len(done), 3) if done else None}
     if opts.task == "classify":

@@ -33,6 +33,7 @@ PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("accuracy", "Accuracy", "studio.ui.panels.accuracy", "AccuracyPanel"),
     PanelSpec("convert", "Converter", "studio.ui.panels.convert", "ConvertPanel"),
     PanelSpec("advisor", "Advisor", "studio.ui.panels.advisor", "AdvisorPanel"),
+    PanelSpec("gallery", "Gallery", "studio.ui.panels.gallery", "GalleryPanel"),
     PanelSpec("hosts", "Hosts", "studio.ui.panels.hosts", "HostsPanel"),
     PanelSpec("deploy", "Deployment", "studio.ui.panels.deploy", "DeployPanel"),
     PanelSpec("terminal", "Terminal", "studio.ui.panels.terminal", "TerminalPanel"),

@@ -1,0 +1,247 @@
+"""The gallery: the pictures of an infer run with their overlays, sorted by a metric, two runs compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.errors import UserError
+from studio.formats import Detected
+from studio.ui.panels.base import Panel
+from studio.ui.panels.gallery.list_model import ROW_ROLE, GalleryModel
+from studio.ui.panels.gallery.preview import Preview
+from studio.ui.panels.gallery.run_dialog import InferDialog
+from studio.ui.panels.gallery.state import METRICS, GalleryState, Run
+from studio.ui.panels.gallery.thumbs import ThumbCache, thumbnails_job
+
+SHOW = (("all pictures", 0), ("worst 20", 20), ("worst 100", 100), ("failed only", -1))
+MARGIN_ROWS = 40  # thumbnails read beyond those on screen, so a small scroll finds them ready
+
+
+def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
+    button = QToolButton(parent)
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    button.clicked.connect(handler)
+    return button
+
+
+class GalleryPanel(Panel):
+    """Results of `studio infer` as thumbnails (see docs/infer.md)."""
+
+    NAME = "gallery"
+    TITLE = "Gallery"
+    AREA = Qt.DockWidgetArea.RightDockWidgetArea
+
+    def __init__(self, runner, parent=None, links=None):
+        super().__init__(runner, parent, links)
+        self.state = GalleryState()
+        self.cache = ThumbCache()
+        self.model = GalleryModel(self.state, self.cache, self)
+        self._thumb_job = None
+        self._preview_job = None
+        self._build()
+
+    def _build(self) -> None:
+        bar = QHBoxLayout()
+        bar.addWidget(_button("Run…", "Run an ONNX model over a folder of pictures (as studio infer does)",
+                              self._on_run_clicked, self))
+        bar.addWidget(_button("Open…", "Open the output folder of a studio infer run", self._on_open_clicked, self))
+        self.compare_button = _button("Compare with…", "Put a second run of the same pictures beside this one "
+                                      "(e.g. FP32 ONNX here vs FP16 OM on the host)", self._on_compare_clicked, self)
+        bar.addWidget(self.compare_button)
+        bar.addStretch(1)
+        bar.addWidget(QLabel("Sort", self))
+        self.sort_combo = QComboBox(self)
+        self.sort_combo.currentIndexChanged.connect(self._on_view_changed)
+        bar.addWidget(self.sort_combo)
+        self.worst_first = QCheckBox("worst first", self)
+        self.worst_first.setChecked(True)
+        self.worst_first.toggled.connect(self._on_view_changed)
+        bar.addWidget(self.worst_first)
+        self.show_combo = QComboBox(self)
+        for text, _limit in SHOW:
+            self.show_combo.addItem(text)
+        self.show_combo.currentIndexChanged.connect(self._on_view_changed)
+        bar.addWidget(self.show_combo)
+        self.summary = QLabel(self.state.summary_text(), self)
+        self.summary.setWordWrap(True)
+        self.grid = QListView(self)
+        self.grid.setViewMode(QListView.ViewMode.IconMode)
+        self.grid.setResizeMode(QListView.ResizeMode.Adjust)
+        self.grid.setUniformItemSizes(True)
+        self.grid.setMovement(QListView.Movement.Static)
+        self.grid.setWordWrap(True)
+        self.grid.setSpacing(6)
+        self.grid.setModel(self.model)
+        self.grid.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.grid.verticalScrollBar().valueChanged.connect(lambda _v: self._thumb_timer.start())
+        self.preview = Preview(self)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.grid)
+        split.addWidget(self.preview)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        # Scrolling fires many times a second: thumbnails are asked for once it settles.
+        self._thumb_timer = QTimer(self, singleShot=True, interval=60)
+        self._thumb_timer.timeout.connect(self._request_thumbnails)
+
+    # ------------------------------------------------------------------ runs
+    def open_file(self, detected: Detected) -> None:
+        self.open_results(detected.path)
+
+    def open_results(self, path: Path, compare: bool = False):
+        """Show the run in ``path`` (or put it beside the one shown); returns the job handle."""
+        handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: _load_job(Path(path)))
+        handle.finished.connect(lambda run: self._on_loaded(run, compare))
+        handle.failed.connect(lambda exc, tb: self.status.emit(f"Gallery: {exc}"))
+        return handle
+
+    def _on_loaded(self, run: Run, compare: bool) -> None:
+        if compare and self.state.run is not None:
+            self.state.other = run
+        else:
+            self.state.run, self.state.other = run, None
+            self.cache.clear()
+        self._fill_sort_combo()
+        self._on_view_changed()
+        self.status.emit(f"Gallery: {self.state.summary_text()}")
+
+    def run_infer(self, options):
+        """Run a model over pictures as a job and show the result; returns the job handle."""
+        from studio.tools.infer.runner import run_infer
+
+        handle = self.runner.start(f"Running {options.model.name} over {options.images.name}",
+                                   lambda cancel: run_infer(options, cancel))
+        handle.finished.connect(lambda result: self.open_results(result.out))
+        handle.failed.connect(lambda exc, tb: self.status.emit(
+            f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}"))
+        return handle
+
+    def _on_run_clicked(self) -> None:
+        dialog = InferDialog(self.workspace_folder, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.run_infer(dialog.options())
+
+    def _on_open_clicked(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a studio infer output folder",
+                                                  str(self.workspace_folder or ""))
+        if folder:
+            self.open_results(Path(folder))
+
+    def _on_compare_clicked(self) -> None:
+        if self.state.run is None:
+            self.status.emit("Gallery: open a run first, then compare another run of the same pictures with it")
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Compare with another studio infer run",
+                                                  str(self.state.run.folder.parent))
+        if folder:
+            self.open_results(Path(folder), compare=True)
+
+    # ------------------------------------------------------------------ view
+    def _fill_sort_combo(self) -> None:
+        current = self.sort_combo.currentData()
+        self.sort_combo.blockSignals(True)
+        self.sort_combo.clear()
+        self.sort_combo.addItem("name", "image")
+        for key in self.state.metrics():
+            self.sort_combo.addItem(METRICS[key][0], key)
+            if self.state.other is not None:
+                self.sort_combo.addItem(f"change of {METRICS[key][0]}", f"delta:{key}")
+        index = self.sort_combo.findData(current)
+        if index < 0 and self.state.metrics():  # a new run: its first metric, worst first
+            index = 1
+        self.sort_combo.setCurrentIndex(max(index, 0))
+        self.sort_combo.blockSignals(False)
+
+    def _on_view_changed(self, *_args) -> None:
+        self.state.sort_key = self.sort_combo.currentData() or "image"
+        self.state.worst_first = self.worst_first.isChecked()
+        limit = SHOW[max(self.show_combo.currentIndex(), 0)][1]
+        self.state.failed_only = limit < 0
+        self.state.limit = max(limit, 0)
+        self.model.refresh()
+        self.summary.setText(self.state.summary_text())
+        self._thumb_timer.start()
+
+    def _visible_range(self) -> tuple[int, int]:
+        """The rows on screen, and a margin around them."""
+        if not self.model.rows:
+            return 0, -1
+        viewport = self.grid.viewport().rect()
+        cell = self.model.data(self.model.index(0), Qt.ItemDataRole.SizeHintRole)
+        step_w, step_h = cell.width() + 2 * self.grid.spacing(), cell.height() + 2 * self.grid.spacing()
+        per_row = max(1, viewport.width() // step_w)
+        first = self.grid.indexAt(QPoint(self.grid.spacing() + 2, self.grid.spacing() + 2)).row()
+        first = max(first, 0)
+        last = first + per_row * (viewport.height() // step_h + 2)
+        return max(0, first - MARGIN_ROWS), min(len(self.model.rows) - 1, last + MARGIN_ROWS)
+
+    def _request_thumbnails(self) -> None:
+        run = self.state.run
+        if run is None:
+            return
+        first, last = self._visible_range()
+        wanted = []
+        for row in self.model.rows[first:last + 1]:
+            key = self.model.key(row)
+            picture = run.picture(row)
+            if key not in self.cache and picture is not None:
+                wanted.append((key, picture))
+        if not wanted:
+            return
+        if self._thumb_job is not None and self._thumb_job.active:
+            self._thumb_job.cancel()
+        self._thumb_job = self.runner.start("Thumbnails", lambda cancel: thumbnails_job(wanted, cancel))
+        self._thumb_job.finished.connect(lambda images, a=first, b=last: self._on_thumbnails(images, a, b))
+
+    def _on_thumbnails(self, images: dict, first: int, last: int) -> None:
+        self.cache.put_images(images)
+        self.model.thumbnails_changed(first, last)
+
+    def _on_current_changed(self, current, _previous) -> None:
+        row = current.data(ROW_ROLE) if current.isValid() else None
+        other = self.state.other_row(row) if row is not None else None
+        titles = (self.state.run.folder.name, self.state.other.folder.name if self.state.other else "") \
+            if self.state.run else ("", "")
+        self.preview.show_row(row, other, titles)
+        if row is None:
+            return
+        left = self.state.run.picture(row)
+        right = self.state.other.picture(other) if other is not None else None
+        if self._preview_job is not None and self._preview_job.active:
+            self._preview_job.cancel()
+        self._preview_job = self.runner.start("Reading the picture",
+                                              lambda cancel: _read_pictures(left, right, other is not None))
+        self._preview_job.finished.connect(lambda pictures: self.preview.show_pictures(*pictures))
+
+
+def _load_job(path: Path):
+    yield from ()
+    return Run.load(path)
+
+
+def _read_pictures(left: Path | None, right: Path | None, two: bool):
+    yield from ()
+    read = (lambda p: (p, QImage(str(p)) if p is not None else QImage()))
+    return read(left), (read(right) if two else None)
