@@ -3,7 +3,7 @@
 A model whose declared output shape is wrong (``[1, seqlen]`` declared, ``[25, 1, 8210]``
 returned) makes ONNX Runtime log a warning on every ``run`` — 55 lines for a benchmark. Studio
 turns ORT's warnings off (errors still come back as exceptions) and says it once instead, with
-:func:`output_shape_warnings` on the first run's outputs.
+:func:`output_shape_warnings` on the first run's outputs, against the shapes the file declares.
 """
 
 from __future__ import annotations
@@ -35,10 +35,31 @@ def _text(dims: Sequence) -> str:
     return "[" + ", ".join(str(d) if d not in (None, "") else "?" for d in dims) + "]"
 
 
-def output_shape_warnings(session: Any, names: Sequence[str], values: Sequence[Any]) -> list[str]:
-    """One line per output of ``session`` whose array (``values``, in the order of ``names``)
-    differs from the shape the model declares (rank, or a fixed size)."""
-    declared = {o.name: o.shape for o in session.get_outputs()}
+def declared_outputs(model: Any) -> dict[str, list]:
+    """Output name -> dims as the model file declares them (an int, or a name / None for a dynamic
+    dim); outputs without a declared shape are left out. ``model`` is a ModelProto or a path.
+
+    Read from the file, not from the session: ONNX Runtime merges the declaration with its own
+    inference and reports the result (``[]`` once they disagree in rank), hiding the mismatch."""
+    if not hasattr(model, "graph"):
+        import onnx
+
+        try:
+            model = onnx.load(str(model), load_external_data=False)
+        except Exception:  # noqa: BLE001 - a session already loaded it; without the file nothing is said
+            return {}
+    out = {}
+    for value in model.graph.output:
+        tensor = value.type.tensor_type
+        if not tensor.HasField("shape"):
+            continue
+        out[value.name] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim]
+    return out
+
+
+def output_shape_warnings(declared: dict[str, list], names: Sequence[str], values: Sequence[Any]) -> list[str]:
+    """One line per output whose array (``values``, in the order of ``names``) differs from the
+    shape the model declares (``declared``, from :func:`declared_outputs`): rank, or a fixed size."""
     out = []
     for name, value in zip(names, values):
         dims = declared.get(name)

@@ -21,7 +21,7 @@ import numpy as np
 from studio.errors import UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
-from studio.ort_session import output_shape_warnings
+from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
 INPUT_OP_TYPE = "Input"
@@ -215,7 +215,7 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.2, f"running {model_path.name} with ONNX Runtime ({len(wanted)} tensors)")
-    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}), graph_outputs, warnings)
+    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}), declared_outputs(model), warnings)
     if cancel is not None:
         cancel.raise_if_cancelled()
     created = not out_dir.exists()
@@ -330,7 +330,7 @@ def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, o
             "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
 
 
-def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str], declared: list[str] = (),
+def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str], declared: dict | None = None,
          warnings: list[str] | None = None) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
@@ -344,9 +344,9 @@ def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str
         ort_providers.check(session)  # a UserError of its own, passed on below
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
-        if warnings is not None:  # the model's own outputs: the ones it declares a shape for
-            pairs = [(n, v) for n, v in zip(names, values) if n in set(declared)]
-            warnings += output_shape_warnings(session, [n for n, _ in pairs], [v for _, v in pairs])
+        if warnings is not None and declared:  # the model's own outputs: the ones it declares a shape for
+            pairs = [(n, v) for n, v in zip(names, values) if n in declared]
+            warnings += output_shape_warnings(declared, [n for n, _ in pairs], [v for _, v in pairs])
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types

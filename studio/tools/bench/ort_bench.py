@@ -15,7 +15,7 @@ from studio.errors import ToolUnavailable, UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
-from studio.ort_session import output_shape_warnings, quiet_options
+from studio.ort_session import declared_outputs, output_shape_warnings, quiet_options
 from studio.tools.bench.result import BenchResult, LatencyStats
 
 
@@ -58,7 +58,8 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
         if i >= warmup:
             times.append((time.perf_counter_ns() - t0) / 1e6)
         if i == 0:  # said once here; ORT's own per-run warning is off (quiet_options)
-            warnings += output_shape_warnings(session, [o.name for o in session.get_outputs()], outputs)
+            warnings += output_shape_warnings(declared_outputs(model), [o.name for o in session.get_outputs()],
+                                              outputs)
         if (i + 1) % step == 0 or i + 1 == total:
             yield Progress((i + 1) / total, f"{'warm-up' if i < warmup else 'run'} {i + 1}/{total}")
     result = BenchResult("onnxruntime", str(model), "local", device=", ".join(session.get_providers()),

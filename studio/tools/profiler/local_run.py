@@ -34,7 +34,7 @@ import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
-from studio.ort_session import output_shape_warnings
+from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
 
@@ -170,7 +170,8 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                 if measured:
                     result.latencies_ms.append((time.perf_counter_ns() - t0) / 1e6)
                 if i == 0:  # once, not per run as ORT would (its warnings are off here)
-                    result.warnings += output_shape_warnings(session, [o.name for o in session.get_outputs()], outputs)
+                    result.warnings += output_shape_warnings(declared_outputs(model),
+                                                             [o.name for o in session.get_outputs()], outputs)
                 yield Progress((i + 1) / (warmup + iterations) * 0.9, label)
             annotations.mark("end of run")
             ort_file = Path(session.end_profiling())
