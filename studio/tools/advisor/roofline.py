@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from studio.tools.advisor.devices import Device
 from studio.tools.advisor.model import RooflinePoint
+from studio.tools.graph.macs_formulas import known as _known
+from studio.tools.graph.macs_formulas import prod as _numel
 
 BOUND_RATIO = 0.8
 COMPUTE, MEMORY, LATENCY = "compute-bound", "memory-bound", "latency-bound"
@@ -36,17 +38,6 @@ _ONE_PER_MAC = {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "Global
                 "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
                 "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "CumSum", "LRN", "QLinearAveragePool",
                 "QLinearGlobalAveragePool", "Pooling"}
-
-
-def _known(shape) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
-
-
-def _numel(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
 
 
 def _bytes_of(graph, name: str) -> int | None:

@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 from studio.tools.graph.macs_formulas import ATTENTION, GATES, attention_macs, einsum_macs, recurrent_macs
+from studio.tools.graph.macs_formulas import known as _known
+from studio.tools.graph.macs_formulas import prod as _prod
 from studio.tools.graph.model import Graph, Model
 
 _CONV = {"Conv", "Conv2D", "Conv3D", "DepthwiseConv2D", "QLinearConv", "ConvInteger", "FusedConv"}
@@ -49,17 +51,6 @@ Compress NonZero Unique GridSample AffineGrid ImageScaler Crop
 TransData TransDataRNN Permute Transpose ConcatV2 ConcatD SplitD SplitV StridedSlice StridedSliceD
 GatherV2 Pack Unpack Fill BroadcastTo RealDiv Maximum Minimum Relu6 Swish
 """.split())
-
-
-def _known(shape) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
-
-
-def _prod(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
 
 
 def is_per_element(op_type: str) -> bool:

@@ -16,11 +16,13 @@ GATES = {"LSTM": 4, "DynamicQuantizeLSTM": 4, "GRU": 3, "RNN": 1}
 ATTENTION = {"Attention", "QAttention", "MultiHeadAttention"}
 
 
-def _known(shape) -> bool:
+def known(shape) -> bool:
+    """True when every dim of ``shape`` is a concrete size."""
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
-def _prod(shape) -> int:
+def prod(shape) -> int:
+    """The number of elements of ``shape`` (1 for a scalar)."""
     out = 1
     for d in shape:
         out *= d
@@ -34,7 +36,7 @@ def _shape(graph: Graph, node: Node, slot: int):
     name = node.inputs[slot]
     weight = graph.weight(name)
     shape = weight.shape if weight is not None else graph.value(name).shape
-    return tuple(shape) if _known(shape) else None
+    return tuple(shape) if known(shape) else None
 
 
 def recurrent_macs(graph: Graph, node: Node) -> int | None:
@@ -150,4 +152,4 @@ def einsum_macs(graph: Graph, node: Node, out_elements: int) -> int | None:
         for i, letter in enumerate(letters):
             sizes[letter] = max(sizes.get(letter, 1), shape[i if i < start else i + offset])
     summed = set(sizes) - set(rhs.replace("...", ""))
-    return out_elements * _prod(sizes[s] for s in summed)
+    return out_elements * prod(sizes[s] for s in summed)
