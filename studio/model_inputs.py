@@ -8,6 +8,14 @@ feeds stops with a message naming the input, the axis and the option to use.
 ``--input-shape`` accepts one input per option (``image=1,3,224,224``, as ``studio profile run``
 reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``;
 names may contain ``:``, as TensorFlow's ``input:0``: the dims follow the last colon).
+
+Two rules hold for every given array, whichever command reads it (:func:`conform_array`):
+
+* its shape fixes the input's shape: a dynamic dim takes the array's size, a fixed dim must
+  match it (no ``--input-shape`` is needed for an input whose data is given);
+* its element type must be the input's. An array of the same kind (float64 for a float32
+  input, int32 for int64) is cast with a warning naming both types; an array of another kind
+  (int64 for a float32 input: an image left unnormalised, ids saved as floats) is refused.
 """
 
 from __future__ import annotations
@@ -114,10 +122,12 @@ def resolve_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tuple[
 
 
 def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
-               shapes: dict[str, tuple[int, ...]] | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+               shapes: dict[str, tuple[int, ...]] | None = None, seed: int = 0,
+               warnings: list[str] | None = None) -> dict[str, np.ndarray]:
     """Arrays for every input: the given .npy file, else seeded random data of the resolved shape.
 
-    Random floats are uniform in [0, 1), integers in [0, 10), booleans fair coin flips.
+    Random floats are uniform in [0, 1), integers in [0, 10), booleans fair coin flips. A file is
+    held to :func:`conform_array`; its warnings (a cast) are appended to ``warnings``.
     """
     files, shapes = files or {}, shapes or {}
     known = {s.name for s in specs}
@@ -131,7 +141,9 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
     for spec in specs:
         dtype = ORT_DTYPES.get(spec.type)
         if spec.name in files:
-            feeds[spec.name] = _load(files[spec.name], spec, dtype, shapes)
+            feeds[spec.name], warning = _load(files[spec.name], spec, dtype, shapes)
+            if warning and warnings is not None:
+                warnings.append(warning)
             continue
         if dtype is None:
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
@@ -146,26 +158,73 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
     return feeds
 
 
+def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | None, where: Any
+                  ) -> tuple[np.ndarray, str | None]:
+    """``array`` checked and made fit for model input ``name`` (element type ``dtype``, declared
+    ``dims``; None for an unknown shape): (array, warning or None). The one rule for data given
+    with ``--input NAME=FILE.npy`` (see the module docstring); ``where`` is the file, for messages.
+
+    Raises UserError for a rank or a fixed dim that differs, for an array of another kind than the
+    input's, and for integers that do not fit the input's narrower type.
+    """
+    array = np.asarray(array)
+    if dims is not None:
+        if len(array.shape) != len(dims):
+            raise UserError(f"The array for input {name!r} has {array.ndim} dimensions {list(array.shape)}; the model "
+                            f"declares {len(dims)} {_show(dims)}", where, "Give an array of the model's input shape.")
+        for axis, (dim, size) in enumerate(zip(dims, array.shape)):
+            if not is_dynamic(dim) and int(dim) != size:
+                raise UserError(f"The array for input {name!r} has size {size} on axis {axis}; the model "
+                                f"expects {dim} (model shape {_show(dims)})", where,
+                                "Give an array of the model's input shape (dynamic dims may be any size).")
+    if dtype is None:
+        return array, None
+    want = np.dtype(dtype)
+    if array.dtype == want:
+        return array, None
+    have = array.dtype
+    fix = f"Save the data as {want.name}: np.save(FILE, array.astype(np.{want.name}))."
+    if _kind(have) != _kind(want):
+        raise UserError(f"The array for input {name!r} is {have.name}; the model takes {want.name}", where,
+                        f"{fix} Studio does not convert between integers, booleans and floats, since that "
+                        "changes what the values mean (scale, rounding).")
+    if want.kind in "iu" and array.size and not (np.iinfo(want).min <= array.min() and array.max() <= np.iinfo(want).max):
+        raise UserError(f"The array for input {name!r} is {have.name} with values in [{array.min()}, {array.max()}], "
+                        f"which {want.name} cannot hold", where, fix)
+    return array.astype(want), f"input {name!r}: {have.name} array cast to {want.name}, the model's type ({where})"
+
+
+def _kind(dtype: np.dtype) -> str:
+    return "int" if dtype.kind in "iu" else dtype.kind  # signed and unsigned integers are one kind
+
+
+def shapes_with_files(shapes: dict[str, tuple[int, ...]], arrays: dict[str, np.ndarray],
+                      option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
+    """``shapes`` plus the shape of each given array: a given file fixes its input's shape.
+    An input given both ways must agree (UserError otherwise)."""
+    merged = dict(shapes)
+    for name, array in arrays.items():
+        shape = tuple(int(d) for d in np.shape(array))
+        if name in merged and tuple(merged[name]) != shape:
+            raise UserError(f"The array for input {name!r} has shape {shape}, but {option} says "
+                            f"{tuple(merged[name])}", option, "Give one of the two, or make them agree.")
+        merged[name] = shape
+    return merged
+
+
 def session_specs(session: Any) -> list[InputSpec]:
     """The inputs of an ONNX Runtime session as :class:`InputSpec` s."""
     return [InputSpec(i.name, tuple(i.shape), i.type) for i in session.get_inputs()]
 
 
-def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]) -> np.ndarray:
-    try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"Cannot read input array: {exc}", path, "Give a .npy file written by numpy.save.") from exc
+def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]) -> tuple[np.ndarray, str | None]:
+    from studio.npyfile import load_npy
+
+    array = load_npy(path, what=f"--input {spec.name}")
     if spec.name in shapes and tuple(array.shape) != shapes[spec.name]:
         raise UserError(f"The array for input {spec.name!r} has shape {tuple(array.shape)}, but --input-shape "
                         f"says {shapes[spec.name]}", path, "Give one of the two, or make them agree.")
-    if len(array.shape) == len(spec.dims):
-        for axis, (dim, size) in enumerate(zip(spec.dims, array.shape)):
-            if not is_dynamic(dim) and int(dim) != size:
-                raise UserError(f"The array for input {spec.name!r} has size {size} on axis {axis}; the model "
-                                f"expects {dim} (model shape {_show(spec.dims)})", path,
-                                "Give an array of the model's input shape.")
-    return array.astype(dtype) if dtype is not None and array.dtype != dtype else array
+    return conform_array(spec.name, array, dtype, spec.dims, path)
 
 
 def _show(dims: Sequence) -> str:

@@ -58,11 +58,15 @@ def open_session(model, providers: list[str] | None = None):
     model ONNX Runtime cannot load is a UserError saying why, without its C++ location."""
     import onnxruntime as ort
 
+    from studio.ort_session import quiet_options
+
     try:
-        session = ort.InferenceSession(str(model), providers=providers or chosen())
+        session = ort.InferenceSession(str(model), quiet_options(), providers=providers or chosen())
     except Exception as exc:  # ORT raises its own types for bad models
+        from studio.model_files import check_external_data
         from studio.ortmsg import ort_message
 
+        check_external_data(model)  # a missing weights file, said as every command says it
         raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                         "Check the model with `studio info` or open it in the Graph panel.") from exc
     check(session)  # a provider ONNX Runtime dropped quietly is an error, not a CPU run

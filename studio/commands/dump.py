@@ -84,7 +84,8 @@ def _dump(model: Path, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"dir": str(out), "mode": dump.mode, "model": dump.model, "tensors": len(dump.entries),
                           "inputs": dump.info.get("inputs", {}),
-                          "fp16_sim_unrounded": dump.info.get("fp16_sim_unrounded", [])}, indent=2))
+                          "fp16_sim_unrounded": dump.info.get("fp16_sim_unrounded", []),
+                          "warnings": dump.info.get("warnings", [])}, indent=2))
     else:
         print(f"{MODE_LABELS[dump.mode]}")
         print(f"dumped {len(dump.entries)} tensors of {model} to {out}")
@@ -95,6 +96,8 @@ def _dump(model: Path, args: argparse.Namespace) -> int:
         if sub.get("ops"):
             print(f"  note: {sub['ops']} op(s) inside the sub-graphs of {', '.join(sub.get('nodes', [])[:5])} ran "
                   "but are not dumped (ONNX Runtime returns top-level tensors only)")
+        for warning in dump.info.get("warnings") or []:
+            print(f"  warning: {warning}")
         unrounded = dump.info.get("fp16_sim_unrounded") or []
         if unrounded:
             print(f"  note: {len(unrounded)} op output(s) of unknown type were not rounded to FP16: "

@@ -41,11 +41,16 @@ def run(args: argparse.Namespace) -> int:
         golden, target = args.output / golden.name, args.output / target.name
     result = run_job(fp16_check_job(args.model, golden, target, inputs=inputs, shapes=shapes, seed=args.seed,
                                     thresholds=thresholds), on_progress=print_progress)
+    from studio.tools.accuracy.dumpset import read_manifest
+
+    warnings = read_manifest(golden).info.get("warnings") or []  # the same input and outputs on both sides
     if args.json:
         data = result.to_json()
-        data.update(golden=str(golden), target=str(target), csv=str(csv_path(golden)))
+        data.update(golden=str(golden), target=str(target), csv=str(csv_path(golden)), warnings=warnings)
         print(json.dumps(data, indent=1))
     else:
         print(result)
+        for warning in warnings:
+            print(f"warning: {warning}")
         print(f"dumps: {golden} (FP32), {target} (FP16 simulation); table: {csv_path(golden)}")
     return 1 if args.check and not result else 0

@@ -113,7 +113,8 @@ def _macs(model, args) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{model.path}: MACs {macs_text(total, report['unknown'])}, {report['nodes']:,} nodes counted")
+        print(f"{model.path}: MACs {macs_text(total, report['unknown'], report['uncounted_ops'])}, "
+              f"{report['nodes']:,} nodes counted")
         print(f"  {report['shapes']}")
         if report["unknown"] and not args.run_shapes and not report["unknown_dims"]:
             print(f"  shape inference could not size {report['unknown']:,} nodes; --run-shapes records their "

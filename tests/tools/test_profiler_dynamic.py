@@ -101,7 +101,7 @@ def test_failed_runs_leave_no_ort_files_and_no_raw_cpp_text(detector, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # the user's folder, as it was
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, np.zeros((1, 5, 8, 8), np.float32))  # 5 channels where the conv wants 3
-    with pytest.raises(UserError, match="Inference failed") as info:
+    with pytest.raises(UserError, match="size 5 on axis 1; the model expects 3") as info:  # refused before a run
         run_job(profile_model(detector, out, 1, 0, inputs={"x": wrong}))
     assert "onnxruntime_src" not in str(info.value)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]

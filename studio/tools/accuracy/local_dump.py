@@ -21,6 +21,7 @@ import numpy as np
 from studio.errors import UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
+from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
 INPUT_OP_TYPE = "Input"
@@ -33,29 +34,35 @@ def safe_name(name: str) -> str:
 
 def load_model(path: Path):
     """onnx.load with a UserError that says what is wrong."""
-    import onnx
-
     path = Path(path)
     if path.is_dir():
         raise UserError("Expected an ONNX model file, got a folder", path,
                         "Give the .onnx file itself (e.g. " + str(path / "model.onnx") + ").")
+    from studio.model_files import load_with_external_data
+
     try:
-        return onnx.load(str(path))
+        return load_with_external_data(path)
     except FileNotFoundError as exc:
         raise UserError("Model not found", path, "Check the path.") from exc
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001 - protobuf raises many types on garbage
         raise UserError(f"Not a readable ONNX model ({type(exc).__name__}: {exc})", path,
                         "Give an .onnx file; OM models cannot run locally (dump them on the device).") from exc
 
 
 def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
-                shapes: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
+                shapes: dict[str, list[int]] | None = None, warnings: list[str] | None = None
+                ) -> dict[str, np.ndarray]:
     """Arrays for every graph input: the given ones, else seeded random data of the declared shape.
 
     ``shapes`` gives sizes for inputs with dynamic dims (``--input-shape``). A dynamic dim with
-    no size is never guessed: a UserError names the input, the axis and both options.
+    no size is never guessed: a UserError names the input, the axis and both options. Given arrays
+    are held to :func:`studio.model_inputs.conform_array` (its warnings go to ``warnings``).
     """
     from onnx import helper
+
+    from studio.model_inputs import conform_array
 
     initializers = {i.name for i in model.graph.initializer}
     declared = [v for v in model.graph.input if v.name not in initializers]
@@ -77,11 +84,10 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
         dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
         dims = declared_dims(value)
         if value.name in given:
-            array = np.asarray(given[value.name])
-            if len(array.shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
-                raise UserError(f"Data for input {value.name!r} has shape {list(array.shape)}; the model declares "
-                                f"{_dims_text(dims)}", path, "Give data of the declared shape (dynamic dims may be any size).")
-            feeds[value.name] = array.astype(dtype, copy=False)
+            feeds[value.name], warning = conform_array(value.name, given[value.name], dtype, dims,
+                                                       f"--input {value.name}")
+            if warning and warnings is not None:
+                warnings.append(warning)
             continue
         if value.name in shapes:
             shape = list(shapes[value.name])
@@ -193,7 +199,8 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     for index, node in enumerate(model.graph.node):  # unnamed nodes get MSIT's OpType_index names
         if not node.name:
             node.name = f"{node.op_type}_{index}"
-    feeds = make_inputs(model, model_path, inputs or {}, seed, shapes)
+    warnings: list[str] = []
+    feeds = make_inputs(model, model_path, inputs or {}, seed, shapes, warnings)
     graph_outputs = [o.name for o in model.graph.output]
     order = [(node, i, name) for node in model.graph.node for i, name in enumerate(node.output) if name]
     run_model, unrounded = model, []
@@ -208,36 +215,79 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield Progress(0.2, f"running {model_path.name} with ONNX Runtime ({len(wanted)} tensors)")
-    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}))
+    results = _run(run_model, feeds, model_path, set(feeds) - set(inputs or {}), declared_outputs(model), warnings)
     if cancel is not None:
         cancel.raise_if_cancelled()
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = int(time.time() * 1e6)
     tensors, input_info = [], {}
     written: set[str] = set()
-    for position, (name, array) in enumerate(feeds.items()):
-        file = f"input_{safe_name(name)}.0.{stamp}.npy"
-        if file in written:  # "a/b" and "a_b" share a safe name
-            file = f"input_{safe_name(name)}_{position}.0.{stamp}.npy"
-        written.add(file)
-        np.save(out_dir / file, array)
-        input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
-                            "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
-        tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
-    for count, (node, index, name) in enumerate(order):
-        if count % 16 == 0:
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            yield Progress(0.5 + 0.5 * count / max(1, len(order)), f"saving {name}")
-        array = results.get(name)
-        if array is None:
-            continue
-        file = f"{safe_name(node.name)}.{index}.{stamp}.npy"
-        if file in written:  # a repeated op name must not overwrite another op's tensor
-            file = f"{safe_name(node.name)}_{count}.{index}.{stamp}.npy"
-        written.add(file)
-        np.save(out_dir / file, array)
-        tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
+    finished = False
+    try:
+        for position, (name, array) in enumerate(feeds.items()):
+            file = tensor_file("input_" + name, 0, stamp, written, position)
+            np.save(out_dir / file, array)
+            input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
+                                "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
+            tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
+        for count, (node, index, name) in enumerate(order):
+            if count % 16 == 0:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                yield Progress(0.5 + 0.5 * count / max(1, len(order)), f"saving {name}")
+            array = results.get(name)
+            if array is None:
+                continue
+            file = tensor_file(node.name, index, stamp, written, count)
+            np.save(out_dir / file, array)
+            tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
+        yield from _write_manifest(model, model_path, out_dir, seed, input_info, graph_outputs, tensors,
+                                   fp16_sim, unrounded, warnings)
+        finished = True
+    except OSError as exc:
+        raise UserError(f"Cannot write the dump: {exc.strerror or exc}", out_dir,
+                        "Check the folder is writable and the disk has room; nothing of this dump was kept.") from exc
+    finally:
+        if not finished:  # failed or cancelled: leave no half-written dump behind
+            _remove_partial(out_dir, written, created)
+    return out_dir
+
+
+# Longer names are shortened and made unique with a hash: a file name may hold 255 bytes, and
+# tf2onnx joins every fused op's scope path with ";" into names of hundreds of characters.
+MAX_STEM = 96
+
+
+def tensor_file(op: str, index: int, stamp: int, taken: set[str], position: int) -> str:
+    """A file name for output ``index`` of ``op`` that fits any file system, unique in ``taken``
+    (added to it). The manifest keeps the real op and tensor names."""
+    import hashlib
+
+    stem = safe_name(op)
+    if len(stem) > MAX_STEM:
+        stem = f"{stem[:MAX_STEM - 17]}_{hashlib.sha1(op.encode('utf-8')).hexdigest()[:16]}"
+    file = f"{stem}.{index}.{stamp}.npy"
+    if file in taken:  # "a/b" and "a_b" share a safe name; a repeated op name must not overwrite
+        file = f"{stem}_{position}.{index}.{stamp}.npy"
+    taken.add(file)
+    return file
+
+
+def _remove_partial(out_dir: Path, written: set[str], created: bool) -> None:
+    for file in written:
+        (out_dir / file).unlink(missing_ok=True)
+    (out_dir / (MANIFEST + ".tmp")).unlink(missing_ok=True)
+    if created:
+        try:
+            out_dir.rmdir()  # only when empty: a user's other files stay
+        except OSError:
+            pass
+
+
+def _write_manifest(model, model_path: Path, out_dir: Path, seed: int, input_info: dict, graph_outputs: list,
+                    tensors: list, fp16_sim: bool, unrounded: list, warnings: list[str]
+                    ) -> Generator[Progress, None, None]:
     import onnxruntime
 
     from studio.tools.accuracy.fp16_sim import subgraph_ops
@@ -253,11 +303,12 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
         manifest["subgraphs"] = {"ops": ops_inside, "nodes": holders, "fp16_simulated": fp16_sim}
     if fp16_sim:
         manifest["fp16_sim_unrounded"] = unrounded  # outputs of unknown type, left in FP32
+    if warnings:
+        manifest["warnings"] = warnings
     tmp = out_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     os.replace(tmp, out_dir / MANIFEST)  # the manifest appears last: a half-written dump has none
     yield Progress(1.0, f"dumped {len(tensors)} tensors to {out_dir}")
-    return out_dir
 
 
 def holds_float16(model) -> bool:
@@ -279,7 +330,8 @@ def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, o
             "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
 
 
-def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str]) -> dict[str, np.ndarray]:
+def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str], declared: dict | None = None,
+         warnings: list[str] | None = None) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -292,6 +344,9 @@ def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str
         ort_providers.check(session)  # a UserError of its own, passed on below
         names = [o.name for o in session.get_outputs()]
         values = session.run(names, feeds)
+        if warnings is not None and declared:  # the model's own outputs: the ones it declares a shape for
+            pairs = [(n, v) for n, v in zip(names, values) if n in declared]
+            warnings += output_shape_warnings(declared, [n for n, _ in pairs], [v for _, v in pairs])
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types

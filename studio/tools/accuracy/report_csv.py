@@ -9,7 +9,8 @@ a one-side-only op, the two ``DataType`` columns are target then golden)::
     MaxRelativeError, MeanRelativeError, CompareFailReason, IsNpuOps, IsOutputNode, IsPrecisionError
 
 then Studio's: ``GoldenShape, Status, IsInput, GoldenFile, TargetFile, GoldenMode, TargetMode``
-(files are absolute tensor locators, so a drill-down works from the CSV alone).
+(files are written as absolute tensor locators, so a drill-down works from the CSV alone; a
+relative one, from an older table or one edited by hand, is read relative to the CSV's folder).
 """
 
 from __future__ import annotations
@@ -70,13 +71,42 @@ def write_csv(result, path: Path) -> Path:
             cells += [m.reason if m else r.note, "YES" if g is None else "NO", "YES" if r.is_output else "NO",
                       ("YES" if r.violations else "NO") if m else "NaN",
                       _shape(g.shape) if g else "", r.status, "YES" if r.is_input else "NO",
-                      r.golden_file, r.target_file, result.golden_mode, result.target_mode]
+                      absolute_locator(r.golden_file), absolute_locator(r.target_file), result.golden_mode,
+                      result.target_mode]
             # The counts behind the overflow verdict, so a table read back says the same numbers.
             cells += ([m.target_nonfinite, m.golden_nonfinite, _num(m.target_absmax), _num(m.golden_absmax)]
                       if m else ["", "", "", ""])
             out.writerow(cells)
     tmp.replace(path)  # readers never see a half-written table
     return path
+
+
+def absolute_locator(locator: str, base: Path | None = None) -> str:
+    """``locator`` (``file.npy`` or ``file#output.0``) with its file made absolute: relative to
+    ``base`` (a CSV's folder), else to the working folder. Empty stays empty."""
+    if not locator:
+        return locator
+    file, hash_, slot = locator.rpartition("#") if "#" in locator else (locator, "", "")
+    path = Path(file)
+    if not path.is_absolute():
+        path = (base / path) if base is not None else path.resolve()
+    return str(path) + hash_ + slot
+
+
+def _file_of(locator: str) -> str:
+    return locator.rpartition("#")[0] if "#" in locator else locator
+
+
+def _located(locator: str, base: Path) -> str:
+    """A locator read from a CSV in ``base``: relative ones resolve against the CSV's folder (a
+    table written from another working folder still finds tensors kept beside it; one that only
+    the working folder holds, as older tables were written, is still found)."""
+    if not locator or Path(_file_of(locator)).is_absolute():
+        return locator
+    beside = absolute_locator(locator, base)
+    if not Path(_file_of(beside)).exists() and Path(_file_of(locator)).exists():
+        return absolute_locator(locator)
+    return beside
 
 
 def _shape(shape) -> str:
@@ -99,6 +129,7 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     from studio.tools.accuracy.compare import CompareResult, Row
 
     path = Path(path)
+    base = path.resolve().parent
     thresholds = thresholds or Thresholds()
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
@@ -130,11 +161,11 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
         op_type = cell(cells, "OpType")
         t = None if target_op in ("*", "") else TensorEntry(
             target_op, op_type, 0, "output", index, target_op, _parse_shape(cell(cells, "Shape")),
-            cell(cells, "DataType"), cell(cells, "TargetFile"))
+            cell(cells, "DataType"), _located(cell(cells, "TargetFile"), base))
         g = None if golden_op in ("*", "") else TensorEntry(
             golden_op.split(",")[-1], op_type, 0, "output", index, golden_op,
             _parse_shape(cell(cells, "GoldenShape") or cell(cells, "Shape")), cell(cells, "DataType2"),
-            cell(cells, "GoldenFile"))
+            _located(cell(cells, "GoldenFile"), base))
         status = cell(cells, "Status")
         m = None
         if t is not None and g is not None and cell(cells, "CosineSimilarity") != "":
@@ -161,7 +192,8 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
                   golden=g, target=t, how=status if m is None else "name",
                   note=cell(cells, "CompareFailReason") if m is None else "", metrics=m,
                   is_input=cell(cells, "IsInput") == "YES", is_output=cell(cells, "IsOutputNode") == "YES",
-                  golden_file=cell(cells, "GoldenFile"), target_file=cell(cells, "TargetFile"))
+                  golden_file=_located(cell(cells, "GoldenFile"), base),
+                  target_file=_located(cell(cells, "TargetFile"), base))
         if m is not None:
             row.violations = thresholds.violations(m)
         rows.append(row)

@@ -60,6 +60,9 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
 
         t0 = time.perf_counter()
         ctx.model_path = Path(model)
+        from studio.model_files import check_external_data
+
+        check_external_data(ctx.model_path)  # findings on a model that cannot run would mislead
         yield Progress(0.3, f"reading the model {ctx.model_path.name}")
         ctx.model = yield from read_graph(ctx.model_path, cancel)
         report.inputs["model"] = str(ctx.model_path)

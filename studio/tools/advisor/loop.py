@@ -210,7 +210,9 @@ def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: Cance
     from studio.tools.accuracy.metrics import Thresholds, compare_arrays
     from studio.tools.profiler.local_inputs import make_inputs
 
-    options = ort.SessionOptions()
+    from studio.ort_session import quiet_options
+
+    options = quiet_options()  # outputs are compared here; ORT's per-run shape warnings would only repeat
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # compare the files, not ORT's rewrites
     s0 = ort.InferenceSession(str(original), options, providers=["CPUExecutionProvider"])
     s1 = ort.InferenceSession(str(fixed), options, providers=["CPUExecutionProvider"])

@@ -1,8 +1,10 @@
 """The model-level roofline: FLOPs and bytes per op from shapes, one roof per device.
 
-Per node: FLOPs are ``2 x MACs`` for Conv / ConvTranspose / MatMul / Gemm (MACs from the graph
-engine's :func:`studio.tools.graph.macs.node_macs`) and ``k x output elements`` for the rest
-(``k`` from :data:`OPS_PER_ELEMENT`, 1 when not listed; pooling counts its window). Bytes are
+Per node: FLOPs are ``2 x MACs`` for Conv / ConvTranspose / MatMul / Gemm, recurrent layers,
+attention and Einsum (MACs from the graph engine's :func:`studio.tools.graph.macs.node_macs`),
+one per window element for pooling and per input element for reductions, and ``k x output
+elements`` for element-wise ops (``k`` from :data:`OPS_PER_ELEMENT`, 1 when not listed). Ops with
+no formula have no point (as unknown shapes). Bytes are
 every input (weights included) plus every output, dtype-aware: a no-reuse lower bound of the
 traffic. Intensity ``I = FLOPs / bytes``; the roof at ``I`` is ``min(peak, I x bandwidth)``.
 
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 from studio.tools.advisor.devices import Device
 from studio.tools.advisor.model import RooflinePoint
+from studio.tools.graph.macs_formulas import known as _known
+from studio.tools.graph.macs_formulas import prod as _numel
 
 BOUND_RATIO = 0.8
 COMPUTE, MEMORY, LATENCY = "compute-bound", "memory-bound", "latency-bound"
@@ -30,17 +34,10 @@ OPS_PER_ELEMENT = {"Relu": 1, "LeakyRelu": 2, "PRelu": 2, "Add": 1, "Sub": 1, "M
 _ZERO = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Constant", "Concat", "Split",
          "Slice", "Transpose", "Gather", "Cast", "Expand", "Resize", "Pad", "TransData"}
 _CONV_LIKE = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Conv2D", "MatMulV2", "BatchMatMul", "FullyConnection"}
-
-
-def _known(shape) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
-
-
-def _numel(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
+_ONE_PER_MAC = {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ReduceMean",
+                "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+                "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "CumSum", "LRN", "QLinearAveragePool",
+                "QLinearGlobalAveragePool", "Pooling"}
 
 
 def _bytes_of(graph, name: str) -> int | None:
@@ -57,7 +54,7 @@ def _bytes_of(graph, name: str) -> int | None:
 
 def node_work(graph, index: int) -> tuple[float, float] | None:
     """(FLOPs, bytes) of one node, or None when its shapes are unknown."""
-    from studio.tools.graph.macs import node_macs
+    from studio.tools.graph.macs import is_per_element, node_macs
 
     node = graph.nodes[index]
     outs = [o for o in node.outputs if o]
@@ -70,14 +67,10 @@ def node_work(graph, index: int) -> tuple[float, float] | None:
     macs = node_macs(graph, index)
     if macs is None:
         return None
-    if node.type in _CONV_LIKE:
-        return 2.0 * macs, traffic
-    if node.type in ("MaxPool", "AveragePool"):
-        kernel = node.attributes.get("kernel_shape") or [1]
-        return float(macs * _numel(kernel)), traffic
-    if node.type in ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax"):
-        first = graph.value(node.inputs[0]).shape if node.inputs else None
-        return float(_numel(first)) if _known(first) else float(macs), traffic
+    if node.type in _CONV_LIKE or not is_per_element(node.type):
+        # a multiply-accumulate is two operations; pooling and reductions already count their
+        # window / input in node_macs (one operation each)
+        return (1.0 if node.type in _ONE_PER_MAC else 2.0) * macs, traffic
     return float(macs * OPS_PER_ELEMENT.get(node.type, 1)), traffic
 
 

@@ -12,10 +12,10 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.errors import ToolUnavailable, UserError
-from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
 from studio.ort_providers import open_session
+from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.bench.result import BenchResult, LatencyStats
 
 
@@ -40,7 +40,8 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
                         "Use e.g. --loop 100 --warmup 5.")
     yield Progress(0.0, f"loading {model.name}")
     session = open_session(model, providers)
-    feeds = make_feeds(session_specs(session), inputs, shapes, seed)
+    warnings: list[str] = []
+    feeds = make_feeds(session_specs(session), inputs, shapes, seed, warnings)
     batch = _batch(feeds)
     times: list[float] = []
     total = warmup + loop
@@ -50,16 +51,20 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
             cancel.raise_if_cancelled()
         t0 = time.perf_counter_ns()
         try:
-            session.run(None, feeds)
+            outputs = session.run(None, feeds)
         except Exception as exc:
             raise UserError(f"Inference failed: {exc}".splitlines()[0], model,
                             "Check the --input arrays and --input-shape sizes.") from exc
         if i >= warmup:
             times.append((time.perf_counter_ns() - t0) / 1e6)
+        if i == 0:  # said once here; ORT's own per-run warning is off (quiet_options)
+            warnings += output_shape_warnings(declared_outputs(model), [o.name for o in session.get_outputs()],
+                                              outputs)
         if (i + 1) % step == 0 or i + 1 == total:
             yield Progress((i + 1) / total, f"{'warm-up' if i < warmup else 'run'} {i + 1}/{total}")
     result = BenchResult("onnxruntime", str(model), "local", device=", ".join(session.get_providers()),
                          loops=loop, warmup=warmup, batch=batch)
+    result.warnings = warnings
     result.compute = LatencyStats.of(times)
     result.latencies_ms = times
     total_s = sum(times) / 1000.0

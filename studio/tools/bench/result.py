@@ -52,6 +52,7 @@ class BenchResult:
     d2h: LatencyStats | None = None
     latencies_ms: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the user should act on (a cast input, a wrong shape)
     command: str = ""
     folder: object = None  # where write_bench_folder put it, once written
 
@@ -68,6 +69,8 @@ class BenchResult:
         if self.latencies_ms:
             data["latencies_ms"] = list(self.latencies_ms)
         data["notes"] = list(self.notes)
+        if self.warnings:
+            data["warnings"] = list(self.warnings)
         if self.command:
             data["command"] = self.command
         return data
@@ -86,6 +89,8 @@ class BenchResult:
                 out[f"{name} mean"] = _ms(stats.mean)
         if self.notes:
             out["notes"] = "; ".join(self.notes)
+        for index, warning in enumerate(self.warnings):
+            out["warning" + (f" {index + 1}" if len(self.warnings) > 1 else "")] = warning
         return out
 
     def report(self) -> str:

@@ -94,8 +94,10 @@ def load_onnx(path: Path):
     path = Path(path)
     if not path.is_file():
         raise UserError("Model file not found (E10410)", path, "Check the path to the model.")
+    from studio.model_files import load_with_external_data
+
     try:
-        model = onnx.load(str(path))
+        model = load_with_external_data(path)
     except (DecodeError, ValueError, RuntimeError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
         raise UserError(f"Not an ONNX model, or a truncated one (E10041): {exc}", path,
                         "If it is ONNX, export or copy it again (the file may be incomplete); "
@@ -104,6 +106,16 @@ def load_onnx(path: Path):
         raise UserError("Not an ONNX model: it has no graph (E16003)", path,
                         "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.")
     return model
+
+
+def _input_dtype(model, name: str):
+    """The numpy element type of graph input ``name`` (None when the model does not say)."""
+    from onnx import helper
+
+    for value in model.graph.input:
+        if value.name == name and value.type.tensor_type.elem_type:
+            return helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+    return None
 
 
 def _signature(values, inits) -> dict:
@@ -123,6 +135,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     """Convert ``options.model`` to ``options.output``; yields Progress, returns the report."""
     import onnx
 
+    from studio.model_inputs import conform_array
     from studio.tools.convert import input_shape
     from studio.tools.convert.passes import PASSES, PassContext, lift_constants
 
@@ -188,7 +201,20 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         _check_keep_fp32(model, options.keep_fp32_ops, output_type)
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
-    input_shape.fix_input_shapes(model, options.input_shape)
+    declared = input_shape.input_dims(model)
+    # a given file fixes its input's shape; under AIPP the file holds the raw image of the converted input
+    shaping = given_inputs if aipp_config is None else {}
+    fixed = input_shape.fix_input_shapes(model, options.input_shape, shaping)
+    by_option = input_shape.parse_input_shape(options.input_shape, allow_dynamic=False) if options.input_shape else {}
+    for name in sorted(shaping):
+        # the element type too, before any heavy work (validation would refuse it after writing)
+        given_inputs[name], cast = conform_array(name, given_inputs[name], _input_dtype(model, name), None,
+                                                 given_sources[name])
+        if cast:
+            report.warnings.append(cast)
+        if any(not isinstance(d, int) for d in declared.get(name, [])) and name not in by_option:
+            report.warnings.append(f"input {name!r}: dynamic dims fixed to {fixed[name]} by its --input file "
+                                   f"({given_sources[name]}); the converted model takes that shape")
     model = input_shape.infer_shapes(model)
     if_folds = []
     if any(node.op_type == "If" for node in model.graph.node):
@@ -286,7 +312,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         atol = atol if options.atol is None else options.atol
         rtol = rtol if options.rtol is None else options.rtol
         result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
-                          given=given_inputs, given_sources=given_sources)
+                          given=given_inputs, given_sources=given_sources, warnings=report.warnings)
         report.validation = result.to_dict()
         if not all(o.passed for o in result.outputs):
             report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "

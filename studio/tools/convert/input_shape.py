@@ -101,27 +101,34 @@ def suggest_spec(model: onnx.ModelProto, fill: int = 1) -> str:
     return ";".join(entries)
 
 
-def fix_input_shapes(model: onnx.ModelProto, spec: str | None) -> dict[str, list[int]]:
+def fix_input_shapes(model: onnx.ModelProto, spec: str | None, from_files: dict | None = None) -> dict[str, list[int]]:
     """Set the model's input dims from ``spec``; refuse any dim left open. Returns the final dims.
 
-    Intermediate shapes recorded in the model are dropped and inferred again from the new input
-    shapes (a stale ``value_info`` would otherwise contradict the new sizes).
+    ``from_files`` maps input names to the arrays given for them (``--input NAME=FILE.npy``): a
+    given file fixes its input's shape (:func:`studio.model_inputs.shapes_with_files`), so such
+    an input needs no ``--input_shape``. Intermediate shapes recorded in the model are dropped and
+    inferred again from the new input shapes (a stale ``value_info`` would otherwise contradict
+    the new sizes).
     """
     import onnx
 
-    given = parse_input_shape(spec, allow_dynamic=False) if spec else {}
+    from studio.model_inputs import shapes_with_files
+
+    parsed = parse_input_shape(spec, allow_dynamic=False) if spec else {}
     current = input_dims(model)
-    unknown = [name for name in given if name not in current]
-    if unknown:
-        raise UserError(f"--input_shape names {unknown[0]!r}, which is not an input of the model (E10016)",
-                        "--input_shape", f"The model's inputs are: {', '.join(current) or '(none)'}.")
+    for option, names in (("--input_shape", parsed), ("--input", from_files or {})):
+        unknown = [name for name in names if name not in current]
+        if unknown:
+            raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model (E10016)",
+                            option, f"The model's inputs are: {', '.join(current) or '(none)'}.")
+    given = shapes_with_files({name: tuple(v.dims) for name, v in parsed.items()}, from_files or {}, "--input_shape")
     final: dict[str, list[int]] = {}
     for value in model.graph.input:
         if value.name not in current:
             continue
         dims = current[value.name]
         if value.name in given:
-            new = list(given[value.name].dims)
+            new = list(given[value.name])
             if len(new) != len(dims):
                 raise UserError(f"Input {value.name!r} has {len(dims)} dims but --input_shape gives {len(new)} (E10049)",
                                 "--input_shape", f"Give {len(dims)} dims for {value.name!r}, e.g. "

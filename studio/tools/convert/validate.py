@@ -189,11 +189,22 @@ def raw_from_image(path: Path, insertion: AippInsertion) -> np.ndarray:
 
 def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion],
                seed: int = 0, image: Path | None = None, given: dict[str, np.ndarray] | None = None,
-               given_sources: dict[str, str] | None = None) -> tuple[dict, dict, str, dict]:
+               given_sources: dict[str, str] | None = None, warnings: list[str] | None = None
+               ) -> tuple[dict, dict, str, dict]:
     """(feeds for the original, feeds for the converted, description, per-input description).
 
-    ``given``: arrays for some inputs (``--input NAME=FILE.npy``); ``given_sources`` names their files.
+    ``given``: arrays for some inputs (``--input NAME=FILE.npy``); ``given_sources`` names their
+    files. Given arrays are held to :func:`studio.model_inputs.conform_array` (a cast is noted in
+    ``warnings``, an array of another kind refused).
     """
+    from studio.model_inputs import conform_array
+
+    def conform(name: str, array, dtype, dims) -> np.ndarray:
+        array, warning = conform_array(name, array, dtype, dims, (given_sources or {}).get(name, "--input"))
+        if warning and warnings is not None:
+            warnings.append(warning)
+        return array
+
     rng = np.random.default_rng(seed)
     given = dict(given or {})
     by_name = {ins.input_name: ins for ins in insertions}
@@ -213,7 +224,8 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
         ins = by_name.get(value.name)
         if ins is not None:
             if value.name in given:
-                raw, source = np.asarray(given[value.name]), (given_sources or {}).get(value.name, "given data")
+                raw = conform(value.name, given[value.name], np.uint8, shape)
+                source = (given_sources or {}).get(value.name, "given data")
             elif image:
                 raw, source = raw_from_image(image, ins), f"image {Path(image).name} (through AIPP)"
             else:
@@ -232,7 +244,7 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             continue
         dtype = _NP_TYPES.get(value.type.tensor_type.elem_type, np.float32)
         if value.name in given:
-            data = np.asarray(given[value.name])
+            data = conform(value.name, given[value.name], dtype, None)
             if list(data.shape) != shape:
                 raise UserError(f"Data for {value.name!r} has shape {list(data.shape)}, the converted model wants "
                                 f"{shape}", "--input", "Give data of the input shape the model was converted to.")
@@ -260,14 +272,14 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
 def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion] | None = None,
              seed: int = 0, image: Path | None = None, threshold: float = 0.0, atol: float = 1e-5,
              rtol: float = 1e-4, given: dict[str, np.ndarray] | None = None,
-             given_sources: dict[str, str] | None = None) -> Validation:
+             given_sources: dict[str, str] | None = None, warnings: list[str] | None = None) -> Validation:
     """Run both models with ONNX Runtime on the same input and compare outputs by name.
 
     The original runs as it was given (its ONNX Runtime run is the reference); the converted
     model was already checked to load before it was written.
     """
     feeds_orig, feeds_conv, source, described = make_feeds(original, converted, insertions or [], seed, image,
-                                                            given, given_sources)
+                                                            given, given_sources, warnings)
     try:
         ref_session = _session(original)
         ref_names = [o.name for o in ref_session.get_outputs()]

@@ -1,46 +1,94 @@
 """Multiply-accumulates per node, estimated from shapes — a ready-made overlay ("where is the work?").
 
-Conv / ConvTranspose / MatMul / Gemm (and their OM names) count ``output elements x reduction
-size``; element-wise and other ops count one operation per output element. Nodes whose shapes are
-unknown (dynamic dims, failed inference) are left out, never guessed. Writes Model Explorer
-node-data JSON, which the graph panel (and Model Explorer itself) overlays.
+Conv / ConvTranspose / MatMul / Gemm (and their OM and quantized names) count ``output elements x
+reduction size``; recurrent layers, attention and Einsum have their own formulas
+(:mod:`~studio.tools.graph.macs_formulas`); pooling counts its window, reductions their input;
+element-wise and data-movement ops (a listed set) count one operation per output element.
+Nodes whose shapes are unknown (dynamic dims, failed inference) are left out, never guessed, and
+so are ops with no formula (custom ops, If/Loop, NonMaxSuppression, ...): they are reported as
+uncounted by op type, never counted as cheap. Writes Model Explorer node-data JSON, which the
+graph panel (and Model Explorer itself) overlays.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
+from studio.tools.graph.macs_formulas import ATTENTION, GATES, attention_macs, einsum_macs, recurrent_macs
+from studio.tools.graph.macs_formulas import known as _known
+from studio.tools.graph.macs_formulas import prod as _prod
 from studio.tools.graph.model import Graph, Model
 
-_CONV = {"Conv", "Conv2D", "Conv3D", "DepthwiseConv2D", "QLinearConv", "ConvInteger"}
+_CONV = {"Conv", "Conv2D", "Conv3D", "DepthwiseConv2D", "QLinearConv", "ConvInteger", "FusedConv"}
 _DECONV = {"ConvTranspose", "Conv2DBackpropInput", "Deconvolution"}
-_MATMUL = {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2", "MatMulInteger", "QLinearMatMul"}
-_GEMM = {"Gemm", "FullyConnection", "InnerProduct"}
-_FREE = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Constant", "Data", "NetOutput"}
+_MATMUL = {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
+           "DynamicQuantizeMatMul", "MatMulIntegerToFloat"}
+_GEMM = {"Gemm", "FullyConnection", "InnerProduct", "FusedGemm", "QGemm"}
+_FREE = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "Rank", "Constant", "Data",
+         "NetOutput"}
+_POOL = {"MaxPool", "AveragePool", "LpPool", "QLinearAveragePool", "Pooling"}  # output x window
+_OVER_INPUT = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "QLinearGlobalAveragePool", "ReduceMean",
+               "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+               "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum"}  # one per input element
+# One operation per output element: element-wise math, activations, normalisations, quantisation,
+# comparisons and data movement. An op in none of these sets has no formula and is left out.
+PER_ELEMENT = frozenset("""
+Add Sub Mul Div Pow Mod Neg Abs Sign Reciprocal Sqrt Exp Log Erf Floor Ceil Round Max Min Sum Mean Clip
+Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
+Relu LeakyRelu PRelu Elu Selu Celu Gelu FastGelu BiasGelu QuickGelu Mish Sigmoid HardSigmoid HardSwish Tanh
+Softplus Softsign ThresholdedRelu Shrink Swish Softmax LogSoftmax Hardmax BiasSoftmax BiasAdd
+BatchNormalization InstanceNormalization LayerNormalization GroupNormalization SkipLayerNormalization
+SimplifiedLayerNormalization SkipSimplifiedLayerNormalization RMSNormalization LpNormalization
+MeanVarianceNormalization Dropout
+Cast CastLike QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearAdd QLinearMul QLinearSigmoid
+QLinearLeakyRelu QLinearSoftmax QLinearConcat
+Equal Greater Less GreaterOrEqual LessOrEqual And Or Xor Not IsNaN IsInf Where
+Concat Split Slice Transpose Gather GatherElements GatherND Scatter ScatterElements ScatterND Expand Tile Pad
+Resize Upsample DepthToSpace SpaceToDepth ConstantOfShape Range OneHot Trilu ReverseSequence EyeLike
+Compress NonZero Unique GridSample AffineGrid ImageScaler Crop
+TransData TransDataRNN Permute Transpose ConcatV2 ConcatD SplitD SplitV StridedSlice StridedSliceD
+GatherV2 Pack Unpack Fill BroadcastTo RealDiv Maximum Minimum Relu6 Swish
+""".split())
 
 
-def _known(shape) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+def is_per_element(op_type: str) -> bool:
+    """True for the ops counted as one operation per output element (element-wise, data movement)."""
+    return op_type in PER_ELEMENT or op_type in _FREE
 
 
-def _prod(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
+def has_formula(op_type: str) -> bool:
+    """True when :func:`node_macs` knows how to count ``op_type`` (given its shapes)."""
+    return op_type in _FORMULA
 
 
 def node_macs(graph: Graph, index: int) -> int | None:
-    """MACs of one node, or None when its shapes are not known."""
+    """MACs of one node, or None when its shapes are not known or its op has no formula
+    (:func:`has_formula` tells the two apart)."""
     node = graph.nodes[index]
     if node.type in _FREE:
         return 0
+    if node.type not in _FORMULA:
+        return None
+    if node.type in GATES:
+        return recurrent_macs(graph, node)
+    if node.type in ATTENTION:
+        return attention_macs(graph, node)
     outs = [graph.value(o).shape for o in node.outputs if o]
     if not outs or not _known(outs[0]):
         return None
     out = _prod(outs[0])
-    ins = [graph.value(i).shape for i in node.inputs]
+    ins = [_input_shape(graph, i) for i in node.inputs]
+    if node.type == "Einsum":
+        return einsum_macs(graph, node, out)
+    if node.type in _POOL:
+        kernel = node.attributes.get("kernel_shape") or node.attributes.get("window") or node.attributes.get("ksize")
+        return out * _prod(int(k) for k in kernel) if kernel else None
+    if node.type in _OVER_INPUT:
+        return _prod(ins[0]) if ins and _known(ins[0]) else None
+    if node.type == "LRN":
+        return out * int(node.attributes.get("size", 1))
     if node.type in _CONV and len(ins) > 1 and _known(ins[1]) and len(ins[1]) >= 2:
         return out * _prod(ins[1][1:])  # weight [Cout, Cin/groups, k...]
     if node.type in _DECONV and len(ins) > 1 and _known(ins[0]) and _known(ins[1]):
@@ -53,6 +101,15 @@ def node_macs(graph: Graph, index: int) -> int | None:
     return out
 
 
+def _input_shape(graph: Graph, name: str):
+    weight = graph.weight(name) if name else None
+    return tuple(weight.shape) if weight is not None else graph.value(name).shape
+
+
+_FORMULA = (_CONV | _DECONV | _MATMUL | _GEMM | _POOL | _OVER_INPUT | PER_ELEMENT | set(GATES) | ATTENTION
+            | {"Einsum", "LRN"})
+
+
 def graph_macs(graph: Graph) -> dict[str, int]:
     """Node name -> MACs, for every node whose shapes are known."""
     out = {}
@@ -63,13 +120,31 @@ def graph_macs(graph: Graph) -> dict[str, int]:
     return out
 
 
-def macs_text(total: int, unknown: int) -> str:
-    """``1,234`` / ``1,234 (5 nodes with unknown shapes left out)`` / ``unknown (…)``: never a bare 0
-    when the work of nodes with unknown shapes is missing."""
-    if not unknown:
+def left_out(graph: Graph, macs: dict[str, int]) -> tuple[int, dict[str, int]]:
+    """What :func:`graph_macs` could not count: (nodes with unknown shapes, {op type: nodes} of
+    ops with no formula), the second sorted by count."""
+    unknown, uncounted = 0, Counter()
+    for node in graph.nodes:
+        if node.name in macs:
+            continue
+        if has_formula(node.type):
+            unknown += 1
+        else:
+            uncounted[node.type] += 1
+    return unknown, dict(sorted(uncounted.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def macs_text(total: int, unknown: int, uncounted: dict[str, int] | None = None) -> str:
+    """``1,234`` / ``1,234 (5 nodes with unknown shapes left out; uncounted, no formula: 2 If)`` /
+    ``unknown (…)``: never a bare 0, nor a silently small total, when some nodes' work is missing."""
+    parts = []
+    if unknown:
+        parts.append(f"{unknown:,} node{'s' if unknown != 1 else ''} with unknown shapes left out")
+    if uncounted:
+        parts.append("uncounted, no formula: " + ", ".join(f"{n:,} {op}" for op, n in uncounted.items()))
+    if not parts:
         return f"{total:,}"
-    left_out = f"{unknown:,} node{'s' if unknown != 1 else ''} with unknown shapes"
-    return f"{total:,} ({left_out} left out)" if total else f"unknown ({left_out})"
+    return f"{total:,} ({'; '.join(parts)})" if total else f"unknown ({'; '.join(parts)})"
 
 
 def top_nodes(macs: dict[str, int], count: int) -> list[tuple[str, int]]:
@@ -81,7 +156,8 @@ def macs_report(model: Model, source=None, top: int = 10) -> dict:
     """MACs of the main graph with what they rest on: JSON-ready.
 
     Keys: total, nodes (counted), unknown (nodes whose shapes are unknown, left out), unknown_names
-    (the first 20), top [{name, macs}], shapes (a :class:`~studio.tools.graph.shapes.ShapeSource`
+    (the first 20, with the uncounted ones), uncounted (nodes of ops with no formula, left out),
+    uncounted_ops {op type: nodes}, top [{name, macs}], shapes (a :class:`~studio.tools.graph.shapes.ShapeSource`
     as text), shapes_given, unknown_dims [{input, axis, dim}], subgraph_nodes (nodes inside If/Loop
     bodies, not counted: which branch runs is decided at run time).
     """
@@ -90,9 +166,11 @@ def macs_report(model: Model, source=None, top: int = 10) -> dict:
     graph = model.main
     source = source or shape_source(model)
     macs = graph_macs(graph)
-    unknown = [n.name for n in graph.nodes if n.name not in macs]
+    missing = [n.name for n in graph.nodes if n.name not in macs]
+    unknown, uncounted = left_out(graph, macs)
     return {
-        "total": sum(macs.values()), "nodes": len(macs), "unknown": len(unknown), "unknown_names": unknown[:20],
+        "total": sum(macs.values()), "nodes": len(macs), "unknown": unknown, "unknown_names": missing[:20],
+        "uncounted": sum(uncounted.values()), "uncounted_ops": uncounted,
         "top": [{"name": n, "macs": m} for n, m in top_nodes(macs, top)],
         "shapes": source.text(), "shapes_given": {k: list(v) for k, v in source.given.items()},
         "unknown_dims": [{"input": i, "axis": a, "dim": d} for i, a, d in source.unknown_dims],

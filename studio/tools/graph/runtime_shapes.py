@@ -29,7 +29,10 @@ def _session(onnx, ort, model, probe: Path, path: Path):
     for attempt in range(2):
         onnx.save(model, str(probe), save_as_external_data=model.ByteSize() > 1_500_000_000)
         try:
-            return ort.InferenceSession(str(probe), providers=["CPUExecutionProvider"])
+            from studio.ort_session import quiet_options
+
+            # the run's outputs are read, not checked against the declaration: no per-output warnings
+            return ort.InferenceSession(str(probe), quiet_options(), providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001
             text = str(exc)
             newest = re.search(r"max supported IR version: (\d+)", text)
@@ -55,8 +58,12 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
 
     path = Path(path)
     yield Progress(None, f"loading {path.name} for a run")
+    from studio.model_files import load_with_external_data
+
     try:
-        model = onnx.load(str(path))  # external data is loaded from next to the model
+        model = load_with_external_data(path)  # external data is loaded from next to the model
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any load failure is the user's file
         raise UserError(f"Cannot load the model for a run: {exc}", path,
                         "Check the model and its external data files.") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from studio.tools.graph.macs import graph_macs, macs_text
+from studio.tools.graph.macs import graph_macs, left_out, macs_text
 from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.shapes import shape_source
 
@@ -29,6 +29,7 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
     main = model.main
     source = source or shape_source(model)
     macs = graph_macs(main)
+    _unknown, uncounted = left_out(main, macs)
     graphs = model.all_graphs()
     ops = Counter(n.type for n in main.nodes)
     ops.update(op for _, op in main.folded)  # the histogram counts the file's nodes, folded constants too
@@ -48,7 +49,8 @@ def summarize(model: Model, source=None) -> dict[str, Any]:
         "parameters": sum(g.parameters() for g in graphs),
         "macs": sum(macs.values()),
         "macs_nodes": len(macs),
-        "macs_unknown_nodes": len(main.nodes) - len(macs),
+        "macs_unknown_nodes": len(main.nodes) - len(macs),  # all left out, the uncounted ones too
+        "macs_uncounted_ops": uncounted,
         "shapes": source.text(),
         "shapes_given": {k: list(v) for k, v in source.given.items()},
         "subgraphs": len(graphs) - 1,
@@ -68,8 +70,9 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"  nodes: {summary['nodes']:,} (main graph), {summary['nodes_total']:,} with subgraphs; "
              f"edges: {summary['edges']:,}; subgraphs: {summary['subgraphs']}; "
              f"parameters: {summary['parameters']:,}"]
-    unknown = summary["macs_unknown_nodes"]
-    lines.append(f"  MACs (main graph): {macs_text(summary['macs'], unknown)}; {summary['shapes']}")
+    uncounted = summary.get("macs_uncounted_ops") or {}
+    unknown = summary["macs_unknown_nodes"] - sum(uncounted.values())
+    lines.append(f"  MACs (main graph): {macs_text(summary['macs'], unknown, uncounted)}; {summary['shapes']}")
     if summary.get("constants_folded"):
         lines.append(f"  {summary['constants_folded']:,} Constant/ConstantOfShape nodes hold weights: drawn as "
                      "weights of the nodes that read them and counted in the parameters")

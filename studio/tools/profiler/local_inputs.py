@@ -134,8 +134,11 @@ def make_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
 
 
 def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[str, list[int]] | None = None,
-                model: Path | None = None) -> tuple[dict[str, np.ndarray], dict[str, InputUsed]]:
-    """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source)."""
+                model: Path | None = None, warnings: list[str] | None = None
+                ) -> tuple[dict[str, np.ndarray], dict[str, InputUsed]]:
+    """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source). A file is
+    held to :func:`studio.model_inputs.conform_array`; its warnings go to ``warnings``."""
+    from studio.model_inputs import conform_array
     shapes = shapes or {}
     rng = np.random.default_rng(seed)
     specs = session_inputs(session)
@@ -152,13 +155,15 @@ def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
     for spec in specs:
         dtype = _DTYPES.get(spec.type)
         if spec.name in files:
+            from studio.npyfile import load_npy
+
             path = files[spec.name]
-            try:
-                array = np.load(path, allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                raise UserError(f"Cannot read input array: {exc}", path, "Give a .npy file written by numpy.save.") from exc
-            feeds[spec.name] = array.astype(dtype) if dtype is not None and array.dtype != dtype else array
-            used[spec.name] = InputUsed(list(feeds[spec.name].shape), str(feeds[spec.name].dtype), f"file {path}")
+            array = load_npy(path, what=f"--input {spec.name}")
+            feeds[spec.name], warning = conform_array(spec.name, array, dtype, spec.dims, path)
+            if warning and warnings is not None:
+                warnings.append(warning)
+            cast = f" ({array.dtype.name} cast)" if warning else ""
+            used[spec.name] = InputUsed(list(feeds[spec.name].shape), str(feeds[spec.name].dtype), f"file {path}{cast}")
             continue
         if dtype is None:
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",

@@ -34,6 +34,7 @@ import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
+from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
 
@@ -51,6 +52,7 @@ class RunResult:
     warmup: int
     latencies_ms: list[float] = field(default_factory=list)
     inputs: dict[str, InputUsed] = field(default_factory=dict)  # what each model input was fed
+    warnings: list[str] = field(default_factory=list)  # a cast input, an output shape the model declares wrongly
 
     def latency(self) -> dict[str, float]:
         """mean, p50, p90, p99, min, max of the measured iterations (ms)."""
@@ -76,7 +78,8 @@ class RunResult:
                 f"latency (ms): mean {lat['mean']:.3f}  p50 {lat['p50']:.3f}  p90 {lat['p90']:.3f}  "
                 f"p99 {lat['p99']:.3f}  min {lat['min']:.3f}  max {lat['max']:.3f}\n"
                 f"throughput: {self.throughput:.1f} inferences/s\n"
-                f"written to {self.folder}")
+                + "".join(f"warning: {w}\n" for w in self.warnings)
+                + f"written to {self.folder}")
 
 
 def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
@@ -142,11 +145,14 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                 try:
                     session = ort.InferenceSession(str(model), options, providers=ort_providers.chosen())
                 except Exception as exc:  # ORT raises its own types for bad models
+                    from studio.model_files import check_external_data
+
+                    check_external_data(model)  # a missing weights file, said as every command says it
                     raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                                     f"Check the model: studio info {model}") from exc
             ort_providers.check(session)
             origin_ns = session.get_profiling_start_time_ns()
-            feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model)
+            feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model, result.warnings)
             for i in range(warmup + iterations):
                 if cancel:
                     cancel.raise_if_cancelled()
@@ -155,7 +161,7 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                 t0 = time.perf_counter_ns()
                 with annotations.range(label):
                     try:
-                        session.run(None, feeds)
+                        outputs = session.run(None, feeds)
                     except Exception as exc:
                         raise UserError(f"Inference failed: {ort_message(exc)}", model,
                                         "Check the inputs' shapes and dtypes (--input-shape NAME=D1,D2,...); inputs "
@@ -163,6 +169,9 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                                         "--input NAME=FILE.npy.") from exc
                 if measured:
                     result.latencies_ms.append((time.perf_counter_ns() - t0) / 1e6)
+                if i == 0:  # once, not per run as ORT would (its warnings are off here)
+                    result.warnings += output_shape_warnings(declared_outputs(model),
+                                                             [o.name for o in session.get_outputs()], outputs)
                 yield Progress((i + 1) / (warmup + iterations) * 0.9, label)
             annotations.mark("end of run")
             ort_file = Path(session.end_profiling())
@@ -227,6 +236,7 @@ def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotatio
         "latency_ms": result.latency(), "throughput_per_s": result.throughput,
         "latencies_ms": result.latencies_ms,
         "inputs": {name: asdict(used) for name, used in result.inputs.items()},
+        "warnings": result.warnings,
         "facts": host_facts(model, result),
     }
     (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))

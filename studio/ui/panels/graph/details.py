@@ -221,7 +221,7 @@ def model_facts(model: Model, graph: Graph) -> list[tuple[str, str]]:
     kept per graph and shape source: every change of shapes sets a new ``model.shape_source``.
     The entry holds both objects, so their ids cannot be reused while it exists.
     """
-    from studio.tools.graph.macs import graph_macs, macs_text
+    from studio.tools.graph.macs import graph_macs, left_out, macs_text
     from studio.tools.graph.shapes import shape_source
 
     key = (id(graph), id(model.shape_source))
@@ -232,7 +232,7 @@ def model_facts(model: Model, graph: Graph) -> list[tuple[str, str]]:
     source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
               else "shapes of this subgraph as the file has them")
     rows = [("parameters", f"{graph.parameters():,}"),
-            ("MACs", macs_text(sum(macs.values()), len(graph.nodes) - len(macs))),
+            ("MACs", macs_text(sum(macs.values()), *left_out(graph, macs))),
             ("shapes", source)]
     if len(_FACTS) >= 8:  # a few graphs are shown at a time; the old ones may go
         _FACTS.clear()
