@@ -229,6 +229,8 @@ def test_broken_pipelines_are_clear_errors(tmp_path, content, message):
 
 
 def test_cli_check_json_and_set(ascend_fixtures, tmp_path):
+    tmp_path = tmp_path / "app"  # the pipeline's paths lead one folder up: keep that inside this test's folder
+    tmp_path.mkdir()
     path = _copy(ascend_fixtures, "yolov7", tmp_path)
     done = subprocess.run([sys.executable, "-m", "studio", "pipeline", "check", str(path), "--project",
                            str(tmp_path), "--json"], capture_output=True, text=True, timeout=60)

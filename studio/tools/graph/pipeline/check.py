@@ -70,11 +70,13 @@ def guess_project(pipeline: Pipeline) -> tuple[Path, str]:
     the folder above ``data``); else the pipeline's folder, or its parent for a ``pipeline/`` folder.
     """
     here = pipeline.path.resolve().parent
-    candidates = [here, *list(here.parents)[:3]]
-    for folder in candidates:
+    for folder in (here, *list(here.parents)[:3]):
         for marker in ("main.py", "run.sh"):
             if (folder / marker).is_file():
                 return folder, f"guessed: the nearest folder with {marker}; give --project to change it"
+    # Apps keep their pipeline one folder down (pipeline/, data/, config/): look no further up, or a
+    # folder that merely happens to hold a "model" folder far above would win.
+    candidates = [here, here.parent]
     relative = [v for v in _file_values(pipeline) if not PurePosixPath(v).is_absolute()]
     scores = [(_reach(folder, relative), -i, folder) for i, folder in enumerate(candidates)]
     best = max(scores, key=lambda s: (s[0], s[1]))
