@@ -20,7 +20,7 @@ from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress, run_job
 from studio.tools.demo.images import DEMO_IMAGES, make_demo_images
 from studio.tools.demo.models import DEMO_MODELS, SSD_ANCHORS
-from studio.tools.demo.workspace import MARKER_NAME, create_demo_workspace
+from studio.tools.demo.workspace import DEMO_VERSION, MARKER_NAME, create_demo_workspace
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -173,7 +173,7 @@ def test_workspace_readme_lists_every_file_and_marker_holds_the_version(tmp_path
     for path in demo.files:
         if path.name != "README.md":
             assert path.name in readme, path.name
-    assert (demo.folder / MARKER_NAME).read_text().strip() == "1"
+    assert (demo.folder / MARKER_NAME).read_text().strip() == DEMO_VERSION == "2"
     assert not (demo.folder / "studio.toml").exists(), "the settings file belongs to the caller"
 
 

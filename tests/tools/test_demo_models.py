@@ -8,7 +8,9 @@ import pytest
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, run_job
 from studio.tools.demo.models import DEMO_MODELS
+from studio.tools.demo.journeys import JOURNEY_MODELS
 from studio.tools.demo.workspace import (
+    DEMO_VERSION,
     MARKER_NAME,
     create_demo_workspace,
     ensure_demo_workspace,
@@ -84,9 +86,9 @@ def test_nodes_are_named_by_scope(built):
 def test_workspace_written_once_then_reused(tmp_path):
     target = tmp_path / "demo"
     first = run_job(create_demo_workspace(target))
-    assert (target / MARKER_NAME).read_text() == "1"
+    assert (target / MARKER_NAME).read_text() == DEMO_VERSION
     models = sorted(p.name for p in first.models_dir.iterdir())
-    assert models == sorted(m.file_name for m in DEMO_MODELS.values())
+    assert models == sorted(m.file_name for m in (*DEMO_MODELS.values(), *JOURNEY_MODELS.values()))
     pngs = list((target / "images").glob("*.png"))
     assert len(pngs) >= 4 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
     before = {p: p.stat().st_mtime_ns for p in first.files}
