@@ -274,7 +274,7 @@ def _kl(x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int) -> float:
     """
     yoff, yscale = _normaliser(s["ymin"], s["ymax"])
     xoff, xscale = _normaliser(s["xmin"], s["xmax"])
-    sp = sdiff = d_sum = 0.0
+    sp = sq = sdiff = d_sum = 0.0
     eps = work(EPS)
     n = x.size
     add = np.add.reduce
@@ -291,6 +291,7 @@ def _kl(x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int) -> float:
         q *= work(xscale)
         np.maximum(q, eps, out=q)
         sp += float(add(p))
+        sq += float(add(q))
         np.subtract(q, p, out=t)            # Q − P
         sdiff += float(add(t))
         np.divide(p, q, out=q)
@@ -299,7 +300,9 @@ def _kl(x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int) -> float:
         q += t
         d_sum += float(add(q))
     u = sdiff / sp
-    kl = d_sum / sp + math.log1p(u) - u
+    # log1p(u) keeps KL's precision when the sums are close; when they are far apart (Q's mass is
+    # a sliver of P's) the block sums of Q - P can round u to -1, so take log(SQ/SP) instead.
+    kl = d_sum / sp + (math.log1p(u) if u > -0.5 else math.log(sq / sp)) - u
     return 0.0 if abs(kl) < EPS else kl
 
 

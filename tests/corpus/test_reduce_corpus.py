@@ -1,0 +1,39 @@
+"""``studio accuracy reduce`` on real models that go wrong in FP16: each reduces to a repro of a few
+ops that, run alone from its saved files, gives the saved golden output in FP32 and fails in FP16."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from studio.jobs import run_job
+from studio.tools.accuracy.fp16_sim import simulate_fp16
+from studio.tools.accuracy.reduce import reduce_fp16
+from studio.tools.corpus import manifest
+from studio.tools.corpus.fetch import model_path
+from studio.tools.corpus.inputs import make_inputs
+
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]
+
+
+@pytest.mark.parametrize("model_id, op_type", [("resnet50_light", "Conv"), ("magika", "ReduceSum"),
+                                               ("minilm_l3", "Constant")])
+def test_real_fp16_failures_reduce_to_a_repro_that_fails_alone(corpus_root, tmp_path, model_id, op_type):
+    import onnx
+
+    entry = manifest.entry(model_id)
+    model = model_path(entry, corpus_root)
+    result = run_job(reduce_fp16(model, tmp_path / "repro", inputs=make_inputs(entry, model)))
+    print(f"{model_id}: {result.model_ops} ops -> {len(result.ops)} ({result.first_op}, {result.first_op_type}); "
+          f"{result.target_runs} target runs; {result.reason}")
+    assert result.first_op_type == op_type and len(result.ops) <= 5
+    repro = onnx.load(tmp_path / "repro" / "model.onnx")
+    feeds = dict(np.load(tmp_path / "repro" / "inputs.npz"))
+    golden = np.load(tmp_path / "repro" / "golden_outputs.npz")[result.output]
+    fp32 = ort.InferenceSession(repro.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(fp32, golden, rtol=1e-5, atol=1e-6)
+    with np.errstate(all="ignore"):
+        fp16 = ort.InferenceSession(simulate_fp16(repro)[0].SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    assert (~np.isfinite(fp16) & np.isfinite(golden)).any()
