@@ -4,6 +4,11 @@ From the profile: how many run and their share of the step (MindStudio's wording
 TransData task is xx us, accounted for xx % of the total tasks"). From the model alone: the
 Transpose count. Fires when any conversion takes at least 1 % of the step, or, without a
 profile, when the model has Transposes between compute ops.
+
+Their time is only an upper bound of what removing them saves: ONNX Runtime inserts its NCHWc
+reorders itself, for blocked convolutions that may save more than the reorders cost. So the
+finding names the setting that removes them as its lever, and the engine measures it (see
+:mod:`studio.tools.advisor.gains`) before the finding may rate ``high``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from studio.tools.advisor.model import Finding, severity_for
 
 CONVERSION_TYPES = ("TransData", "TransDataRNN", "Transpose", "TransposeD", "ReorderInput", "ReorderOutput")
 MIN_SHARE = 0.01
+NO_LAYOUT_LEVER = "ort:graph_optimization_level=ORT_ENABLE_EXTENDED"  # ORT without its NCHWc layout pass
+GAIN_METHOD = "the conversions' own profiled time (an upper bound: the ops around them may run slower without them)"
 
 
 def check(ctx) -> list[Finding]:
@@ -43,7 +50,8 @@ def check(ctx) -> list[Finding]:
                         "let ATC insert the TransData once at the model's input and output (or use AIPP).")
         return [Finding("format-conversions", f"Format conversions take {total_ms / step:.1%} of the step",
                         severity_for(total_ms, step), "format", evidence, advice,
-                        total_ms, total_ms, [o.name for o in rows])]
+                        total_ms, total_ms, [o.name for o in rows], gain_method=GAIN_METHOD,
+                        lever=NO_LAYOUT_LEVER if ort_only else None)]
     if ctx.model is None:
         return []
     graph = ctx.model.main
