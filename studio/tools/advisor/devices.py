@@ -105,8 +105,9 @@ def load_devices(path: Path | None = None) -> dict[str, Device]:
         return table
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        known = set(Device.__dataclass_fields__)
         for entry in data:
-            device = Device(**entry)
+            device = Device(**{k: v for k, v in entry.items() if k in known})  # keys of newer versions ignored
             table[device.name] = device
     except (OSError, ValueError, TypeError) as exc:
         raise UserError(f"The device table is not valid: {exc}", path,

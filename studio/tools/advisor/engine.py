@@ -240,7 +240,7 @@ def this_computer(table: dict[str, Device]) -> Generator[Progress, None, Device]
     from studio.tools.advisor.devices import save_device
     from studio.tools.advisor.microbench import measure
 
-    yield Progress(None, "measuring this computer (matmul, copy)")
+    yield Progress(None, "measuring this computer (ONNX Runtime kernels)")
     device = measure()
     try:
         save_device(device)
