@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections
 import json
-import time
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from studio.jobs import run_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
+from tests.tools.advisor_helpers import session_ratio
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -41,17 +41,7 @@ def _independent_ratio(model, shape, pairs=12):
 
     full, extended = session(ort.GraphOptimizationLevel.ORT_ENABLE_ALL), session(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
     feeds = {full.get_inputs()[0].name: np.random.default_rng(1).random(shape, dtype=np.float32)}
-    for s in (full, extended):
-        s.run(None, feeds)
-    ratios = []
-    for i in range(pairs):
-        times = {}
-        for name, s in ((("a", full), ("b", extended)) if i % 2 == 0 else (("b", extended), ("a", full))):
-            t0 = time.perf_counter()
-            s.run(None, feeds)
-            times[name] = time.perf_counter() - t0
-        ratios.append(times["b"] / times["a"])
-    return float(np.median(ratios))
+    return session_ratio(full, extended, feeds, pairs)
 
 
 def test_format_conversions_of_onnx_runtime_are_measured_not_rated_by_their_cost(corpus_root, tmp_path):

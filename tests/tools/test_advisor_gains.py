@@ -3,14 +3,12 @@ the interleaved A/B behind them; the fusion plan and the size change of a fix.""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
 from studio.jobs import run_job
 from studio.tools.advisor.model import Finding
-from tests.tools.advisor_helpers import mish_cnn
+from tests.tools.advisor_helpers import mish_cnn, session_ratio
 
 
 def _measured(ratio: float, significant: bool, base: float = 100.0) -> dict:
@@ -71,22 +69,11 @@ def test_interleaved_ab_finds_a_real_difference_and_none_where_there_is_none():
     assert slower.low <= 1.2 <= slower.high or abs(slower.ratio - 1.2) < 0.02
 
 
-def _interleaved_ratio(a_path, b_path, pairs: int = 15) -> float:
-    """Median over interleaved pairs of time(b) / time(a), timed here with plain ONNX Runtime."""
+def _interleaved_ratio(a_path, b_path) -> float:
     import onnxruntime as ort
 
     a, b = (ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (a_path, b_path))
-    x = {"input": np.random.default_rng(3).random((1, 3, 128, 128), dtype=np.float32)}
-    a.run(None, x), b.run(None, x)
-    ratios = []
-    for i in range(pairs):
-        t = {}
-        for name, s in ((("a", a), ("b", b)) if i % 2 == 0 else (("b", b), ("a", a))):
-            t0 = time.perf_counter()
-            s.run(None, x)
-            t[name] = time.perf_counter() - t0
-        ratios.append(t["b"] / t["a"])
-    return float(np.median(ratios))
+    return session_ratio(a, b, {"input": np.random.default_rng(3).random((1, 3, 128, 128), dtype=np.float32)})
 
 
 def test_a_fix_that_helps_is_measured_and_rated_by_its_measurement(tmp_path):

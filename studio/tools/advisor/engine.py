@@ -131,8 +131,11 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
                                 "Runtime (give --model M.onnx --profile of a `studio profile run` of it)")
         else:
             yield Progress(0.8, "measuring the suggested changes (interleaved A/B)")
-            measured = yield from measure_gains(ctx.model_path, report.findings, ctx.step_ms, run["files"],
-                                                run["shapes"], budget_s=measure_budget_s, cancel=cancel)
+            from studio.tools.advisor.loop import _scaled
+
+            measured = yield from _scaled(measure_gains(ctx.model_path, report.findings, ctx.step_ms, run["files"],
+                                                        run["shapes"], budget_s=measure_budget_s, cancel=cancel),
+                                          0.8, 0.9)
             report.measurements = measured
             seconds["measure"] = time.perf_counter() - t0
     from studio.tools.advisor.gains import judge

@@ -61,9 +61,11 @@ def measure(model: Path, findings: list[Finding], step_ms: float | None, files: 
         for k, finding in enumerate(chosen):
             lever = lever_of(finding)
             if lever not in done:
+                from studio.tools.advisor.loop import _scaled
+
                 yield Progress(k / len(chosen), f"measuring: {lever_label(lever)}")
-                done[lever] = yield from _measure_lever(model, lever, Path(work), files, shapes, seed, budget_s,
-                                                        cancel)
+                done[lever] = yield from _scaled(_measure_lever(model, lever, Path(work), files, shapes, seed,
+                                                                budget_s, cancel), k / len(chosen), (k + 1) / len(chosen))
             finding.measurement = done[lever]
     return done
 

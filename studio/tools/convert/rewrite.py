@@ -171,6 +171,7 @@ class PassPlan:
     warnings: list[str] = field(default_factory=list)
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # static value shapes before the passes
     dtypes: dict[str, str] = field(default_factory=dict)
+    dynamic: bool = False  # the model has dynamic input dims (left symbolic when no input_shape was given)
 
     def counts(self) -> dict[str, int]:
         """Rewrites per pass."""
@@ -201,12 +202,13 @@ def plan_passes(model: Path | str, input_shape: str | None = None, passes_on: di
     yield Progress(None, f"planning the converter's passes on {model.name}")
     proto = load_onnx(model)
     size_before = proto.ByteSize()
+    dynamic = _has_dynamic_inputs(proto)
     proto, warnings, if_folds = prepare(proto, input_shape, require_static=False)
     shapes, dtypes = static_shapes(proto)
     ctx = PassContext(proto)
     fusions, runs = yield from run_passes(ctx, passes_on or {}, cancel, (0.1, 0.9))
     return PassPlan(str(model), if_folds + fusions, runs, size_before, ctx.model.ByteSize(), input_shape, warnings,
-                    shapes, dtypes)
+                    shapes, dtypes, dynamic)
 
 
 def static_shapes(model) -> tuple[dict[str, tuple[int, ...]], dict[str, str]]:

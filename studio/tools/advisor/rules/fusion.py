@@ -47,8 +47,8 @@ def check(ctx) -> list[Finding]:
                     "folds them: " + ", ".join(f"{a} -> {b}" for a, b in pairs[:6]) + (" ..." if len(pairs) > 6 else ""),
                     "counted with every exact fusion applied together, as `studio convert` and `advise --apply` "
                     "do (one fold can expose another)"
-                    + ("" if plan.input_shape else "; input shapes not fixed (no sizes known): folds that need "
-                       "static shapes may add to these")]
+                    + ("; dynamic input dims left open (no sizes known): folds that need static shapes may add "
+                       "to these" if plan.dynamic and not plan.input_shape else "")]
         if second == "BatchNormalization":
             index = graph.node_index()
             relus = sum(1 for b in removed if b in index and graph.nodes[index[b]].outputs and only_reader(
