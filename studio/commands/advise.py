@@ -29,8 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--device", metavar="NAME", help="roofline device (e.g. 'Ascend 310', 'this computer')")
     parser.add_argument("--measure-device", action="store_true",
-                        help="measure this computer's roofs again (matmul and copy) and keep them in the device table")
+                        help="measure this computer's roofs again (ONNX Runtime MatMul/Conv and Relu over working sets "
+                             "from 128 KiB to 128 MiB) and keep them in the device table")
     parser.add_argument("--no-msprof-analyze", action="store_true", help="do not run msprof-analyze on Ascend data")
+    parser.add_argument("--no-measure", action="store_true",
+                        help="do not try the suggested fixes and settings (A/B timing against the model as it is); "
+                             "their gains then stay estimates, rated medium at most")
+    parser.add_argument("--measure-budget", type=float, default=10.0, metavar="S",
+                        help="seconds each A/B timing of a suggested change may take (default 10)")
     parser.add_argument("--msprof-analyze-out", type=Path, metavar="DIR",
                         help="folder for msprof-analyze's HTML and xlsx (default: the user cache)")
     loop = parser.add_argument_group("closed loop")
@@ -54,13 +60,17 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.advisor import write_report
     from studio.tools.advisor.engine import advise
 
+    if args.measure_budget <= 0:
+        raise UserError(f"--measure-budget {args.measure_budget:g} is not a time", "--measure-budget",
+                        "Give the seconds each A/B timing may take, e.g. --measure-budget 10 (or --no-measure).")
     if args.measure_device:
         from studio.tools.advisor.devices import save_device
         from studio.tools.advisor.microbench import measure
 
         device = measure(again=True)
-        print(f"this computer: {device.fp32_flops / 1e9:.1f} GFLOP/s, {device.bandwidth / 1e9:.1f} GB/s "
-              f"-> {save_device(device)}")
+        curve = ", ".join(f"{size / 2**20:g} MiB {bw / 1e9:.0f} GB/s" for size, bw in device.bandwidths or [])
+        print(f"this computer: {device.fp32_flops / 1e9:.1f} GFLOP/s, {device.bandwidth / 1e9:.1f} GB/s"
+              + (f" (by working set: {curve})" if curve else "") + f" -> {save_device(device)}")
         if not any((args.model, args.profile, args.accuracy, args.bench)):
             return 0
     report_path = args.report
@@ -73,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         report_path = args.output
     progress = None if args.json else print_progress
     report = run_job(advise(args.model, args.profile, args.accuracy, args.bench, args.device,
-                            msprof=not args.no_msprof_analyze, msprof_out=args.msprof_analyze_out), on_progress=progress)
+                            msprof=not args.no_msprof_analyze, msprof_out=args.msprof_analyze_out,
+                            measure=False if args.no_measure else None, measure_budget_s=args.measure_budget),
+                     on_progress=progress)
     if fixed is not None:
         from studio.tools.advisor.fixes import FIXES, fixes_for
         from studio.tools.advisor.loop import closed_loop

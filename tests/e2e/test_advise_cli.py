@@ -58,3 +58,16 @@ def test_advise_bad_input(tmp_path):
         assert "missing.file" in out.stderr, (option, out.stderr)
     out = studio("--model", mish_cnn(tmp_path / "m.onnx"), "--apply", "-o", tmp_path / "r.html")
     assert out.returncode == 2 and "--apply needs -o FIXED.onnx" in out.stderr
+    out = studio("--model", mish_cnn(tmp_path / "m2.onnx"), "--measure-budget", "0")
+    assert out.returncode == 2 and "--measure-budget 0 is not a time" in out.stderr
+
+
+def test_advise_apply_prints_every_pass_and_the_size(tmp_path):
+    """What --apply prints names the fix with its count, the other passes that ran and the sizes."""
+    model = mish_cnn(tmp_path / "m.onnx")
+    out = studio("--model", model, "--apply", "-o", tmp_path / "f.onnx", "--iterations", "2", "--warmup", "0",
+                 "--no-measure")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.strip().startswith("applied"))
+    size = (tmp_path / "f.onnx").stat().st_size
+    assert "applied ConvBnFusion x3" in line and f"{model.stat().st_size / 1000:.1f} KB -> {size / 1000:.1f} KB" in line

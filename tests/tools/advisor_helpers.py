@@ -154,3 +154,20 @@ def small_model(path: Path, nodes_spec: str, batch: int = 1, dynamic: bool = Fal
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return path
+
+
+def session_ratio(a, b, feeds: dict, pairs: int = 15) -> float:
+    """Median over interleaved pairs of time(b) / time(a) for two ONNX Runtime sessions on ``feeds``
+    (plain timing, the independent check of the advisor's A/B)."""
+    import time
+
+    a.run(None, feeds), b.run(None, feeds)
+    ratios = []
+    for i in range(pairs):
+        t = {}
+        for name, s in ((("a", a), ("b", b)) if i % 2 == 0 else (("b", b), ("a", a))):
+            t0 = time.perf_counter()
+            s.run(None, feeds)
+            t[name] = time.perf_counter() - t0
+        ratios.append(t["b"] / t["a"])
+    return float(np.median(ratios))

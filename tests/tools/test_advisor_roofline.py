@@ -42,8 +42,8 @@ def test_work_matches_hand_counts(tmp_path):
     assert node_work(graph, index["relu"]) == (256.0, 2048.0)
     # MatMul [4,64] x [64,64]: 4*64*64 MACs -> 32768 FLOP; bytes (256 + 4096 + 256) * 4
     assert node_work(graph, index["matmul"]) == (32768.0, 18432.0)
-    # Reshape moves data but computes nothing (its int64 shape input counts: 2 * 8 bytes)
-    assert node_work(graph, index["flat"]) == (0.0, 1024.0 + 16.0 + 1024.0)
+    # Reshape only re-labels the tensor (a view in ONNX Runtime and on the NPU): no work, no traffic
+    assert node_work(graph, index["flat"]) == (0.0, 0.0)
 
 
 def test_classification_at_80_percent_of_the_roof():
@@ -84,6 +84,6 @@ def test_device_table_cites_sources_and_takes_user_edits(tmp_path):
 def test_microbenchmark_measures_positive_roofs():
     from studio.tools.advisor.microbench import measure
 
-    device = measure(n=128, copy_mib=4, again=True)
+    device = measure(repeats=2, again=True)
     assert device.fp32_flops > 1e6 and device.bandwidth > 1e6  # a busy shared machine: only sanity
-    assert "measured" in device.source
+    assert "measured" in device.source and len(device.bandwidths) == 6

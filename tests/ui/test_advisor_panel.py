@@ -160,3 +160,32 @@ def test_devices_dialog_edits_the_table(qtbot, monkeypatch):
     dialog.save()
     assert dialog.result() == 0 and "not a number" in warnings[-1]  # a bad cell keeps the dialog open
     runner.wait_for_done(5000)
+
+
+def test_devices_dialog_keeps_the_measured_bandwidth_curve(qtbot):
+    """The curve has no cell: saving the table must not drop it (nor the note)."""
+    from studio.tools.advisor.devices import THIS_COMPUTER, Device, load_devices, save_device
+    from studio.ui.panels.advisor.devices_dialog import DevicesDialog
+
+    curve = [[1 << 20, 200e9], [1 << 27, 60e9]]
+    save_device(Device(THIS_COMPUTER, 4e11, 60e9, fp32_flops=4e11, source="measured", note="n", bandwidths=curve))
+    dialog = DevicesDialog(JobRunner())
+    qtbot.addWidget(dialog)
+    dialog.save()
+    kept = load_devices()[THIS_COMPUTER]
+    assert kept.bandwidths == curve and kept.note == "n"
+
+
+def test_roofline_tab_says_when_ops_ran_above_the_roof(qtbot):
+    from studio.tools.advisor.model import Report, RooflinePoint
+    from studio.ui.panels.advisor.roofline_plot import RooflinePlot
+
+    plot = RooflinePlot()
+    qtbot.addWidget(plot)
+    report = Report(roofline=[RooflinePoint("conv", "Conv", 2e9, 1e7, 100.0, "above-roof", 200.0, 1e10, 2e13, 2000.0)],
+                    device={"name": "slow box", "fp32_flops": 1e10, "bandwidth": 1e9,
+                            "bandwidths": [[1 << 20, 8e9], [1 << 27, 1e9]]},
+                    roofline_check={"measured": 1, "above": 1, "max_ratio": 2000.0, "above_us": 100.0, "measured_us": 100.0})
+    plot.show_report(report)
+    assert "1 of 1 measured ops ran above their roof (up to 2000.0x)" in plot.info.text()
+    assert "dashed" in plot.info.text() and plot.point_count() == 1

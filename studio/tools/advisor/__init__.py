@@ -3,6 +3,8 @@
 * :func:`engine.advise` — the job: loads the inputs through the graph, profiler and accuracy
   engines, runs the rules (:mod:`.rules`), the roofline (:mod:`.roofline`) and, for Ascend
   profiling data, msprof-analyze (:mod:`.msprof_analyze`); returns a :class:`model.Report`.
+* :mod:`.gains` — the suggested fixes and settings tried and timed A/B (:mod:`.ab`) before a
+  finding may rate high; the severity policy for measured and estimated gains.
 * :mod:`.fixes` / :mod:`.loop` — the closed loop: apply the ticked automatic fixes to an ONNX
   model, profile it again with the same settings, check its accuracy against the original.
 * :func:`write_report` — the report as self-contained HTML, Markdown or JSON.

@@ -38,6 +38,7 @@ class Context:
     bench: dict | None = None
     bench_path: Path | None = None
     roofline: list = field(default_factory=list)  # RooflinePoint, filled before the rules run
+    plan: Any = None  # studio.tools.convert.rewrite.PassPlan: what the converter's passes fold in the model
     _node_times: dict[str, float] | None = None
 
     @property

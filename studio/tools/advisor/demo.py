@@ -34,7 +34,8 @@ def add_to_demo(folder: Path, cancel: CancelToken | None = None) -> Generator[Pr
 
     yield Progress(None, "advisor: the demo U-Net report")
     report = yield from advise(model=model, profile=profiles[0] if profiles else None,
-                               accuracy=comparisons[0] if comparisons else None, msprof=False, cancel=cancel)
+                               accuracy=comparisons[0] if comparisons else None, msprof=False, cancel=cancel,
+                               measure_budget_s=4.0)  # the demo's A/B timings: a few seconds each
     write_report(report, out.with_suffix(".html"))
     write_report(report, out)  # last: a JSON present means the demo content is complete
     return [out]

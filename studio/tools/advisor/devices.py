@@ -32,6 +32,7 @@ class Device:
     source: str = ""
     estimate: bool = False
     note: str = ""
+    bandwidths: list[list[float]] | None = None  # [working set bytes, bytes/s] measured, by size (caches)
 
     def peak(self, dtype: str | None) -> float:
         """The peak for a model's compute dtype (FP32 runs at the FP16 rate on Ascend's Cube
@@ -41,6 +42,17 @@ class Device:
         if dtype in ("float32", None) and self.fp32_flops:
             return self.fp32_flops
         return self.fp16_flops
+
+    def bandwidth_at(self, working_set: float) -> float:
+        """The memory roof for an op moving ``working_set`` bytes: with a measured curve, the best
+        bandwidth measured at this size or larger, from the measured size just below it (an upper
+        bound: smaller sets sit in faster caches); without one, :attr:`bandwidth`."""
+        if not self.bandwidths:
+            return self.bandwidth
+        curve = sorted((float(s), float(b)) for s, b in self.bandwidths)
+        below = [k for k, (s, _) in enumerate(curve) if s <= working_set]
+        start = below[-1] if below else 0
+        return max(b for _, b in curve[start:])
 
     @property
     def ridge(self) -> float:
@@ -65,6 +77,19 @@ BUILTIN: tuple[Device, ...] = (
 )
 
 
+def merge_roofs(old: Device, new: Device) -> Device:
+    """``new`` with every figure raised to ``old``'s where that was higher (two measurements of the
+    same machine: the better one is nearer its peak), its source naming both."""
+    curve = None
+    if new.bandwidths:
+        before = {int(s): b for s, b in (old.bandwidths or [])}
+        curve = [[s, max(b, before.get(int(s), 0.0))] for s, b in new.bandwidths]
+    return Device(new.name, max(new.fp16_flops, old.fp16_flops), max(new.bandwidth, old.bandwidth),
+                  new.int8_ops, max(new.fp32_flops or 0.0, old.fp32_flops or 0.0) or None,
+                  f"{new.source}; kept the higher of these and an earlier measurement ({old.source})"[:2000],
+                  new.estimate, new.note, curve)
+
+
 def devices_file() -> Path:
     """Where user edits of the table live."""
     from studio.paths import config_dir
@@ -80,8 +105,9 @@ def load_devices(path: Path | None = None) -> dict[str, Device]:
         return table
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        known = set(Device.__dataclass_fields__)
         for entry in data:
-            device = Device(**entry)
+            device = Device(**{k: v for k, v in entry.items() if k in known})  # keys of newer versions ignored
             table[device.name] = device
     except (OSError, ValueError, TypeError) as exc:
         raise UserError(f"The device table is not valid: {exc}", path,

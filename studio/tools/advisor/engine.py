@@ -5,6 +5,11 @@
 Any subset of inputs works. A local profile names its model, which is then used when no model
 is given (the report says so). Ascend profiling data is also handed to msprof-analyze when it is
 installed (see :mod:`.msprof_analyze`); its findings join ours.
+
+An ONNX model's fusions are what the converter's own passes fold in it (planned in memory). When
+the model was profiled here with ONNX Runtime, findings whose estimated gain matters are measured:
+their fix or setting is tried and timed A/B against the original (:mod:`.gains`), which then sets
+every severity — ``high`` only for a measured gain.
 """
 
 from __future__ import annotations
@@ -25,8 +30,13 @@ DEFAULT_DEVICE = "Ascend 310"
 
 def advise(model: Path | str | None = None, profile: Path | str | None = None, accuracy=None,
            bench: Path | str | None = None, device: str | Device | None = None, msprof: bool = True,
-           msprof_out: Path | None = None, cancel: CancelToken | None = None) -> Generator[Progress, None, Report]:
-    """Job: the advisor report over the given inputs (paths; ``accuracy`` may also be a CompareResult)."""
+           msprof_out: Path | None = None, cancel: CancelToken | None = None, measure: bool | None = None,
+           measure_budget_s: float = 10.0) -> Generator[Progress, None, Report]:
+    """Job: the advisor report over the given inputs (paths; ``accuracy`` may also be a CompareResult).
+
+    ``measure``: A/B-time the fixes and settings the findings suggest (None: when the profile is a
+    local ONNX Runtime run of an ONNX model); ``measure_budget_s`` bounds each A/B.
+    """
     if not any(x is not None for x in (model, profile, accuracy, bench)):
         raise UserError("Nothing to advise on", "studio advise",
                         "Give at least one of --model, --profile, --accuracy, --bench.")
@@ -68,6 +78,15 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         report.inputs["model"] = str(ctx.model_path)
         report.model_path = str(ctx.model_path)
         seconds["model"] = time.perf_counter() - t0
+        if ctx.model_path.suffix.lower() == ".onnx":
+            t0 = time.perf_counter()
+            ctx.plan = yield from plan_fusions(ctx, report, cancel)
+            seconds["plan"] = time.perf_counter() - t0
+            if ctx.plan is not None and ctx.plan.input_shape:
+                sized = size_dynamic_values(ctx.model.main, ctx.plan)
+                if sized:
+                    report.notes.append(f"{sized} tensor shape(s) left open by the model's dynamic inputs inferred "
+                                        f"with the sizes the profile ran ({ctx.plan.input_shape}), for the roofline")
     check()
     if accuracy is not None:
         t0 = time.perf_counter()
@@ -85,19 +104,16 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
     report.device = chosen.to_json()
     seconds["device"] = time.perf_counter() - t0
     if ctx.model is not None:
-        from studio.tools.advisor.roofline import roofline
+        from studio.tools.advisor.roofline import fit_roofline
 
         t0 = time.perf_counter()
         yield Progress(0.55, "roofline")
-        ctx.roofline = roofline(ctx.model.main, chosen, ctx.node_times() if ctx.ops else None)
+        ctx.roofline, chosen, roofs, notes = yield from fit_roofline(ctx.model.main, chosen,
+                                                                     ctx.node_times() if ctx.ops else None)
         report.roofline = ctx.roofline
-        above = [p for p in ctx.roofline if p.ratio is not None and p.ratio > 1.2]
-        if above:
-            report.notes.append(f"{len(above)} op(s) ran above the {chosen.name} roof (up to "
-                                f"{max(p.ratio for p in above):.1f}x): its peaks are too low for this run"
-                                + (" — the measurement was disturbed by other load; measure again on an idle "
-                                   "machine" if chosen.name == THIS_COMPUTER else " — edit the device table")
-                                + "; their bound is then not meaningful")
+        report.device = chosen.to_json()
+        report.roofline_check = roofs
+        report.notes += notes
         seconds["roofline"] = time.perf_counter() - t0
     check()
     from studio.tools.advisor.rules import RULES
@@ -108,6 +124,26 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         yield Progress(0.6 + 0.2 * i / len(RULES), f"rule {rule.__name__.rsplit('.', 1)[-1]}")
         report.findings += rule.check(ctx)
     seconds["rules"] = time.perf_counter() - t0
+    run = local_run(ctx)
+    if measure or (measure is None and run is not None):
+        from studio.tools.advisor.gains import measure as measure_gains
+
+        t0 = time.perf_counter()
+        if run is None:
+            report.notes.append("gains not measured: they are measured on an ONNX model profiled here with ONNX "
+                                "Runtime (give --model M.onnx --profile of a `studio profile run` of it)")
+        else:
+            yield Progress(0.8, "measuring the suggested changes (interleaved A/B)")
+            from studio.tools.advisor.loop import _scaled
+
+            measured = yield from _scaled(measure_gains(ctx.model_path, report.findings, ctx.step_ms, run["files"],
+                                                        run["shapes"], budget_s=measure_budget_s, cancel=cancel),
+                                          0.8, 0.9)
+            report.measurements = measured
+            seconds["measure"] = time.perf_counter() - t0
+    from studio.tools.advisor.gains import judge
+
+    judge(report.findings)
 
     if ctx.profile_path is not None and msprof:
         from studio.tools.advisor import msprof_analyze as ma
@@ -130,6 +166,46 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
     report.seconds = {k: round(v, 4) for k, v in seconds.items()}
     yield Progress(1.0, f"{len(report.findings)} finding(s)")
     return report
+
+
+def local_run(ctx: Context) -> dict | None:
+    """The inputs of a local ONNX Runtime run of the ONNX model (``files``, ``shapes``), if the profile is one."""
+    from studio.tools.advisor.loop import settings_of
+
+    if ctx.model_path is None or ctx.model_path.suffix.lower() != ".onnx" or ctx.profile_path is None \
+            or ctx.trace is None or "onnxruntime" not in ctx.trace.facts:
+        return None
+    settings = settings_of(ctx.profile_path)
+    return {"files": settings.get("files", {}), "shapes": settings.get("shapes", {})}
+
+
+def size_dynamic_values(graph, plan) -> int:
+    """Give values whose shape the file leaves open the shape inferred with the profile's input sizes."""
+    def static(shape) -> bool:
+        return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+
+    fill = {name: shape for name, shape in plan.shapes.items() if not static(graph.value(name).shape)}
+    return graph.apply_runtime_shapes(fill, plan.dtypes) if fill else 0
+
+
+def plan_fusions(ctx: Context, report: Report, cancel: CancelToken | None) -> Generator[Progress, None, object]:
+    """What the converter's passes fold in the model (sized as the profile ran it, when known);
+    None, with a note, when the converter cannot process it."""
+    from studio.errors import ToolUnavailable
+    from studio.tools.advisor.loop import _sized_dynamic_inputs
+    from studio.tools.convert.rewrite import plan_passes
+
+    run = local_run(ctx)
+    try:
+        shape = _sized_dynamic_inputs(ctx.model_path, run["files"], run["shapes"]) if run else None
+    except UserError:
+        shape = None  # the plan then keeps the dynamic dims symbolic
+    try:
+        return (yield from plan_passes(ctx.model_path, shape, cancel=cancel))
+    except (UserError, ToolUnavailable) as exc:
+        report.notes.append(f"fusion findings skipped: the converter's passes cannot process {ctx.model_path.name} "
+                            f"({exc})")
+        return None
 
 
 def choose_device(device: str | Device | None, ctx: Context, report: Report) -> Generator[Progress, None, Device]:
@@ -165,12 +241,12 @@ def this_computer(table: dict[str, Device]) -> Generator[Progress, None, Device]
     """This computer's roofs: from the device table when measured before, else measured now and
     kept in the table (re-measure with ``studio advise --measure-device``)."""
     known = table.get(THIS_COMPUTER)
-    if known is not None:
+    if known is not None and known.bandwidths:  # entries without a bandwidth curve predate cache-aware roofs
         return known
     from studio.tools.advisor.devices import save_device
     from studio.tools.advisor.microbench import measure
 
-    yield Progress(None, "measuring this computer (matmul, copy)")
+    yield Progress(None, "measuring this computer (ONNX Runtime kernels)")
     device = measure()
     try:
         save_device(device)

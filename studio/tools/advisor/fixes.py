@@ -4,6 +4,11 @@ Exact fixes are the converter's own fusion passes (``studio.tools.convert.passes
 the converter's job so the result is shape-checked, validated as ONNX and written atomically,
 with its conversion report beside it. The one op swap, Mish -> LeakyRelu, changes the model's
 numbers: it runs only when ticked *and* ``allow_accuracy_change`` is given.
+
+The converter's clean-ups (lifting constants, identity elimination, constant folding) run with
+any fix; :class:`Applied` lists every pass that changed the model with its count and the file
+size before and after, and warns when the model grew (constant folding can store weights a file
+used to compute at load: 80 KB -> 102 MB on a "light" ResNet-50).
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ FIXES = {f.name: f for f in (
 
 @dataclass
 class Applied:
-    """What :func:`apply_fixes` did."""
+    """What :func:`apply_fixes` did: the fixes asked for, every pass that changed the model
+    (``passes``: name -> rewrites, the asked-for fixes and the clean-ups that ran with them), the
+    file sizes before and after, and warnings (a model that grew)."""
 
     output: Path
     fixes: list[str]
@@ -49,11 +56,41 @@ class Applied:
     nodes_before: int = 0
     nodes_after: int = 0
     convert_report: str | None = None
+    passes: dict[str, int] = field(default_factory=dict)
+    pass_runs: list[dict] = field(default_factory=list)  # the converter's per-pass runs (sizes around each)
+    size_before: int = 0
+    size_after: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"output": str(self.output), "fixes": self.fixes, "fusions": self.fusions, "swapped": self.swapped,
                 "nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
-                "convert_report": self.convert_report}
+                "convert_report": self.convert_report, "passes": self.passes, "pass_runs": self.pass_runs,
+                "size_before": self.size_before, "size_after": self.size_after, "warnings": self.warnings}
+
+    def describe(self) -> str:
+        """One line: what was asked, what else ran, and the size change."""
+        return describe_applied(self.to_json())
+
+
+def describe_applied(applied: dict) -> str:
+    """One line from :meth:`Applied.to_json` (also of a saved report): the fixes asked for with their
+    counts, every other pass that changed the model, nodes and file size before and after."""
+    from studio.tools.convert.rewrite import human_bytes
+
+    passes = applied.get("passes") or {}
+    fixes = applied.get("fixes") or []
+    asked = ", ".join(f"{f} x{len(applied.get('swapped') or []) if f == MISH_TO_LEAKY_RELU else passes.get(f, 0)}"
+                      for f in fixes) or "nothing"
+    others = ", ".join(f"{k} x{v}" for k, v in passes.items() if k not in fixes and v)
+    text = f"applied {asked}" + (f"; also ran {others}" if others else "")
+    text += f"; nodes {applied.get('nodes_before')} -> {applied.get('nodes_after')}"
+    before, after = applied.get("size_before"), applied.get("size_after")
+    if before and after:
+        text += f"; size {human_bytes(before)} -> {human_bytes(after)}"
+        if abs(after / before - 1.0) >= 0.05:
+            text += f" (x{after / before:,.1f})"
+    return text
 
 
 def apply_fixes(model: Path, output: Path, fixes: list[str], allow_accuracy_change: bool = False,
@@ -83,14 +120,28 @@ def apply_fixes(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                                                                 input_shape=input_shape), cancel)
     applied = Applied(output, list(fixes), report.fusions, [], report.nodes_before, report.nodes_after,
                       report.report_path)
+    applied.pass_runs = report.pass_runs
+    applied.passes = {r["pass"]: r["applied"] for r in report.pass_runs if r["applied"]}
     if MISH_TO_LEAKY_RELU in fixes:
         yield Progress(0.8, "replacing Mish by LeakyRelu")
         applied.swapped = swap_mish(output)
         import onnx
 
         applied.nodes_after = len(onnx.load(str(output), load_external_data=False).graph.node)
+    applied.size_before, applied.size_after = _file_size(model), _file_size(output)
+    from studio.tools.convert.rewrite import PassRun, growth_warning
+
+    runs = [PassRun(r["pass"], r["applied"], r["seconds"], r["bytes_before"], r["bytes_after"]) for r in report.pass_runs]
+    grown = growth_warning(applied.size_before, applied.size_after, runs)
+    applied.warnings = [grown] if grown else []
     yield Progress(1.0, f"wrote {output.name}")
     return applied
+
+
+def _file_size(path: Path) -> int:
+    """Bytes of an ONNX file plus its external data file, when it has one beside it."""
+    data = Path(str(path) + ".data")
+    return Path(path).stat().st_size + (data.stat().st_size if data.is_file() else 0)
 
 
 def swap_mish(path: Path) -> list[str]:

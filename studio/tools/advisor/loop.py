@@ -58,8 +58,8 @@ class LoopResult:
 
     def __str__(self) -> str:
         b, a = self.before_ms, self.after_ms
-        lines = [f"applied {', '.join(self.applied.fixes) or 'nothing'} -> {self.fixed} "
-                 f"({self.applied.nodes_before} -> {self.applied.nodes_after} nodes)",
+        lines = [f"{self.applied.describe()} -> {self.fixed}",
+                 *(f"WARNING: {w}" for w in self.applied.warnings),
                  f"latency p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms"
                  + (f" (x{self.speedup:.2f})" if self.speedup else "")
                  + f"; mean {b.get('mean', 0):.3f} -> {a.get('mean', 0):.3f} ms "

@@ -1,50 +1,139 @@
-"""Measure this computer's roofs: a float32 matmul for compute and a large copy for bandwidth.
+"""Measure this computer's roofs with the kernels and the clock the profile's ops are timed with.
 
-Numbers a user can reproduce: ``2*n^3`` FLOP per matmul of two n x n float32 matrices, and
-``2*size`` bytes per copy (read + write) of an array larger than the caches. The best of a few
-repetitions counts, as peak figures are best cases.
+The points of a local roofline are ONNX Runtime kernel times from its profiler, so the roofs are
+measured the same way: small models run in ONNX Runtime with profiling on, and each figure is the
+best kernel time of the runs made in a fraction of a second (peaks are best cases, points are
+means, so measured points fall under their roof unless the machine was busier while the roofs were
+measured; measuring again keeps the higher figures, see :func:`.devices.merge_roofs`):
+
+* compute: a float32 MatMul (``2 n^3`` FLOP) and a 3x3 Conv (``2 x MACs``), the faster of them;
+* memory: a chain of Relu over tensors from 64 KiB to 64 MiB, ``2 x size`` bytes each (read and
+  write). Small tensors stay in the caches, so the bandwidth is a curve over the working set, and
+  an op is judged against the roof of its own size (a cache-aware roofline): the DRAM figure alone
+  would put every cache-resident op "above the roof".
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from studio.tools.advisor.devices import THIS_COMPUTER, Device
 
-
+RELU_SIZES = (1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26)  # bytes of one tensor
+RELU_CHAIN = 6
+SPREAD_S = 0.3  # each figure is the best run within this long (about 2.5 s in all)
 _MEASURED: Device | None = None
 
 
-def measure(n: int = 512, copy_mib: int = 32, repeats: int = 5, again: bool = False) -> Device:
-    """A :class:`Device` for this computer (FP32 and FP16 figures both set to the FP32 matmul rate).
-
-    Measured once per process (``again`` measures anew): the figures do not change between reports.
-    """
+def measure(repeats: int = 5, again: bool = False) -> Device:
+    """A :class:`Device` for this computer: peak FLOP/s (FP32; FP16 set to it) and the bandwidth
+    curve, measured once per process (``again`` measures anew)."""
     global _MEASURED
     if _MEASURED is not None and not again:
         return _MEASURED
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-    a @ b  # warm the BLAS threads
-    best = min(_timed(lambda: a @ b) for _ in range(repeats))
-    flops = 2.0 * n ** 3 / best
-    src = np.ones(copy_mib * 2**20 // 4, dtype=np.float32)
-    dst = np.empty_like(src)
-    np.copyto(dst, src)
-    best_copy = min(_timed(lambda: np.copyto(dst, src)) for _ in range(repeats))
-    bandwidth = 2.0 * src.nbytes / best_copy
-    _MEASURED = Device(THIS_COMPUTER, fp16_flops=flops, bandwidth=bandwidth, fp32_flops=flops,
-                  source=f"measured here {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC}: float32 matmul "
-                         f"{n}x{n} (numpy), copy of {copy_mib} MiB; best of {repeats}", estimate=False,
-                  note="FP16 peak set to the FP32 rate (CPU kernels compute FP16 in FP32)")
+    with tempfile.TemporaryDirectory(prefix="studio-roofs-") as work:
+        work = Path(work)
+        matmul = _best_rate(_matmul_model(1024), work, repeats, {"MatMul"}, 2.0 * 1024 ** 3)
+        conv_flops = 2.0 * 128 * 128 * 9 * 56 * 56
+        conv = _best_rate(_conv_model(), work, repeats, {"Conv", "FusedConv"}, conv_flops)
+        curve = []
+        for size in RELU_SIZES:
+            per_node = _best_rate(_relu_model(size // 4), work, repeats, {"Relu"}, 2.0 * size, per_node=True)
+            curve.append([2 * size, per_node])
+    flops = max(matmul, conv)
+    _MEASURED = Device(THIS_COMPUTER, fp16_flops=flops, bandwidth=curve[-1][1], fp32_flops=flops,
+                       bandwidths=curve,
+                       source=f"measured here {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} with ONNX Runtime "
+                              f"kernel times (its profiler): MatMul 1024^3 {matmul / 1e9:.1f} GFLOP/s, Conv 3x3 "
+                              f"128->128 at 56x56 {conv / 1e9:.1f} GFLOP/s; Relu bandwidth "
+                              + ", ".join(f"{_size(ws)} {bw / 1e9:.0f} GB/s" for ws, bw in curve)
+                              + f"; best run of {SPREAD_S:g} s each", estimate=False,
+                       note="FP16 peak set to the FP32 rate (CPU kernels compute FP16 in FP32); the bandwidth is "
+                            "a curve over the working set (caches), `bandwidth` its largest size")
     return _MEASURED
 
 
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return max(time.perf_counter() - t0, 1e-9)
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
+def _best_rate(model, work: Path, repeats: int, op_types: set[str], amount: float, per_node: bool = False) -> float:
+    """``amount`` per second of the fastest kernel run of ``op_types`` (all of one run summed, or
+    one node when ``per_node``) over ``repeats`` profiled runs after a warm-up."""
+    import onnx
+    import onnxruntime as ort
+
+    path = work / "bench.onnx"
+    onnx.save(model, str(path))
+    options = ort.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(work / "roofs")
+    options.log_severity_level = 4
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    feeds = {i.name: np.random.default_rng(0).standard_normal([d for d in i.shape], dtype=np.float32)
+             for i in session.get_inputs()}
+    started = time.perf_counter()
+    runs = 0
+    # at least ``repeats`` runs, and for SPREAD_S: a best case needs a moment the machine is free
+    while runs < repeats + 1 or (time.perf_counter() - started < SPREAD_S and runs < 400):
+        session.run(None, feeds)
+        runs += 1
+    profile = Path(session.end_profiling())
+    events = json.loads(profile.read_text())
+    profile.unlink()
+    runs = _group_by_run(events, op_types)[1:]  # the first run warms up
+    best_us = min((min(r) if per_node else sum(r)) for r in runs if r)
+    return amount / (max(best_us, 0.5) / 1e6)
+
+
+def _group_by_run(events: list[dict], op_types: set[str]) -> list[list[float]]:
+    """Kernel durations (us) of ``op_types``, grouped by the ``model_run`` span they fall in."""
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                   if e.get("cat") == "Session" and e.get("name") == "model_run")
+    groups: list[list[float]] = [[] for _ in spans]
+    for e in events:
+        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time") \
+                or e.get("args", {}).get("op_name") not in op_types:
+            continue
+        for k, (start, end) in enumerate(spans):
+            if start <= e["ts"] <= end:
+                groups[k].append(float(e["dur"]))
+                break
+    return groups
+
+
+def _matmul_model(n: int):
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(1).standard_normal((n, n), dtype=np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul")], "roof_matmul",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _conv_model():
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(2).standard_normal((128, 128, 3, 3), dtype=np.float32) * 0.05, "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    graph = helper.make_graph([node], "roof_conv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 128, 56, 56])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 128, 56, 56])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _relu_model(elements: int):
+    from onnx import TensorProto, helper
+
+    names = ["x"] + [f"r{k}" for k in range(RELU_CHAIN)]
+    nodes = [helper.make_node("Relu", [names[k]], [names[k + 1]], name=f"relu{k}") for k in range(RELU_CHAIN)]
+    graph = helper.make_graph(nodes, "roof_relu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [elements])],
+                              [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, [elements])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)

@@ -1,9 +1,11 @@
 """What the advisor returns: findings, roofline points and the report that holds them.
 
 A :class:`Finding` is one piece of advice with the numbers behind it. Its severity follows the
-share of the step time it costs, as msprof-analyze ranks its problems: at least 5 % of a step is
-``high``, at least 3 % ``medium``, anything less ``low``. Findings whose cost is not a time
-(an FP16 overflow, a failed accuracy check) carry the severity their rule gives and say so.
+share of the step time it saves, as msprof-analyze ranks its problems: at least 5 % of a step is
+``high``, at least 3 % ``medium``, anything less ``low`` — and ``high`` needs a *measured* gain
+(the fix applied and timed A/B, see :mod:`.gains`); a gain that is only estimated rates
+``medium`` at most and says how it was estimated. Findings whose cost is not a time (an FP16
+overflow, a failed accuracy check) carry the severity their rule gives and say so.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
 HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.03
+MEASURED, ESTIMATE = "measured", "estimate"  # how a gain was obtained (Finding.gain_basis)
 STUDIO, MSPROF_ANALYZE = "studio", "msprof-analyze"
 REPORT_FORMAT = "studio-advisor-report"  # first key of the JSON report, so a sniffer knows it
 
@@ -31,7 +34,10 @@ class Finding:
     """One piece of advice.
 
     ``evidence`` lines carry the numbers and name where each came from (a file, a table, a
-    rule); ``gain_ms`` is the estimated saving per step (None when it cannot be estimated);
+    rule); ``gain_ms`` is the saving per step (None when it cannot be estimated), ``gain_basis``
+    says whether it was ``measured`` (the fix applied and timed A/B, details in ``measurement``)
+    or is an ``estimate``, and ``gain_method`` how; ``lever`` names what a measurement changes
+    (``fix:NAME``, or an ONNX Runtime setting such as ``ort:disable=NchwcTransformer``);
     ``nodes`` are graph node names, ``time_ranges`` (start, end) in ns from the trace start.
     ``fix`` names the automatic fix that applies it (see :mod:`studio.tools.advisor.fixes`),
     ``changes_accuracy`` marks fixes that change the model's numbers.
@@ -52,6 +58,18 @@ class Finding:
     changes_accuracy: bool = False
     details: dict[str, Any] | None = None  # msprof-analyze detail tables: {sheet: {"columns", "rows"}}
     links: list[str] = field(default_factory=list)
+    gain_basis: str | None = None  # MEASURED | ESTIMATE (set by gains.judge when a gain is given)
+    gain_method: str = ""
+    measurement: dict[str, Any] | None = None  # the A/B behind a measured gain (gains.Measurement.to_json)
+    lever: str | None = None
+
+    def gain_text(self) -> str:
+        """The gain as every view shows it: measured or an estimate, never a bare number."""
+        if self.gain_basis == MEASURED:
+            if self.gain_ms:
+                return f"saves {self.gain_ms:.3f} ms (measured)"
+            return "no significant change (measured)" if self.gain_ms == 0 else "slower when applied (measured)"
+        return f"up to {self.gain_ms:.3f} ms (estimate)" if self.gain_ms else "saving n/a"
 
     def to_json(self) -> dict:
         """The JSON form (``studio advise --json``)."""
@@ -99,6 +117,8 @@ class Report:
     model_path: str | None = None
     profile_path: str | None = None
     loop: dict[str, Any] | None = None  # the closed loop's before / after (LoopResult.to_json)
+    measurements: dict[str, Any] = field(default_factory=dict)  # lever -> A/B (gains.measure)
+    roofline_check: dict[str, Any] = field(default_factory=dict)  # roofline.roof_check: ops above their roof
 
     def sorted_findings(self) -> list[Finding]:
         """High first, then by gain (largest first)."""
@@ -111,9 +131,12 @@ class Report:
         by_src: dict[str, int] = {}
         for f in self.findings:
             by_src[f.source] = by_src.get(f.source, 0) + 1
-        gains = [f.gain_ms for f in self.findings if f.gain_ms and f.source == STUDIO]
+        gains = [f.gain_ms for f in self.findings if f.gain_ms and f.source == STUDIO and f.gain_basis != MEASURED]
+        measured = {(f.measurement or {}).get("lever"): f.gain_ms for f in self.findings
+                    if f.gain_ms and f.gain_basis == MEASURED}  # one per lever: findings may share one
         return {"findings": len(self.findings), "by_severity": by_sev, "by_source": by_src,
                 "estimated_gain_ms": round(sum(gains), 4) if gains else None,
+                "measured_gain_ms": round(sum(measured.values()), 4) if measured else None,
                 "verdict": self.performance.get("verdict", ""),
                 "step_ms": self.performance.get("step_ms"),
                 "device": self.device.get("name")}
@@ -124,6 +147,8 @@ class Report:
                 "roofline": [p.to_json() for p in self.roofline], "performance": self.performance,
                 "device": self.device, "inputs": self.inputs, "notes": self.notes,
                 "msprof_analyze": self.msprof_analyze, "seconds": self.seconds,
+                **({"measurements": self.measurements} if self.measurements else {}),
+                **({"roofline_check": self.roofline_check} if self.roofline_check else {}),
                 **({"loop": self.loop} if self.loop else {})}
 
     @classmethod
@@ -140,7 +165,8 @@ class Report:
         return cls(inputs=inputs, findings=findings, roofline=points, device=data.get("device", {}),
                    performance=data.get("performance", {}), notes=data.get("notes", []),
                    msprof_analyze=data.get("msprof_analyze", {}), seconds=data.get("seconds", {}),
-                   model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"))
+                   model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"),
+                   measurements=data.get("measurements", {}), roofline_check=data.get("roofline_check", {}))
 
     def __str__(self) -> str:
         from studio.tools.advisor.render_md import render_text

@@ -7,7 +7,7 @@ against the device's peak; the same for bytes against its bandwidth.
 
 from __future__ import annotations
 
-from studio.tools.advisor.model import HIGH, Finding
+from studio.tools.advisor.model import HIGH, MEASURED, MEDIUM, Finding
 
 
 def performance(ctx, device, findings: list[Finding]) -> dict:
@@ -69,18 +69,36 @@ def _batch(ctx) -> int | None:
 
 
 def verdict(perf: dict, findings: list[Finding]) -> str:
-    """One line: good or not, the step time, what bounds it, the biggest estimated win."""
+    """One line: good or not, the step time, what bounds it, the biggest win — measured, or an
+    estimate said to be one."""
     high = [f for f in findings if f.severity == HIGH]
-    parts = ["Needs work" if high else "Good" if findings or perf.get("step_ms") else "No data to judge"]
+    medium = [f for f in findings if f.severity == MEDIUM]
+    parts = ["Needs work" if high else "Worth a look" if medium else
+             "Good" if findings or perf.get("step_ms") else "No data to judge"]
     if perf.get("step_ms"):
         parts.append(f"{perf['step_ms']:.3f} ms per inference ({perf.get('throughput_per_s', 0):.1f}/s)")
     bounds = perf.get("time_by_bound")
     if bounds:
-        kind, share = next(iter(bounds.items()))
-        parts.append(f"{share:.0%} of op time {kind}")
-    wins = sorted([f for f in findings if f.gain_ms], key=lambda f: -f.gain_ms)
-    if wins:
-        parts.append(f"biggest win: {wins[0].title} (could save about {wins[0].gain_ms:.2f} ms per step)")
-    elif high:
-        parts.append(f"first: {high[0].title}")
+        parts.append(bound_phrase(bounds))
+    measured = sorted([f for f in findings if f.gain_ms and f.gain_basis == MEASURED], key=lambda f: -f.gain_ms)
+    estimated = sorted([f for f in findings if f.gain_ms and f.gain_basis != MEASURED], key=lambda f: -f.gain_ms)
+    if measured:
+        parts.append(f"biggest win: {measured[0].title} (saves {measured[0].gain_ms:.2f} ms per step, measured A/B)")
+    elif estimated:
+        parts.append(f"largest estimate: {estimated[0].title} (up to {estimated[0].gain_ms:.2f} ms per step, "
+                     "not measured)")
+    elif high or medium:
+        parts.append(f"first: {(high or medium)[0].title}")
     return "; ".join(parts)
+
+
+def bound_phrase(bounds: dict[str, float]) -> str:
+    """What bounds the op time, from the measured points' shares; ops above their roof claim no bound."""
+    from studio.tools.advisor.roofline import ABOVE
+
+    above = bounds.get(ABOVE, 0.0)
+    real = {k: v for k, v in bounds.items() if k != ABOVE}
+    if not real or above >= 0.5:
+        return f"roofline inconclusive: {above:.0%} of op time ran above the measured roofs"
+    kind, share = max(real.items(), key=lambda kv: kv[1])
+    return f"{share:.0%} of op time {kind}" + (f" ({above:.0%} above the roof: unclassified)" if above >= 0.005 else "")

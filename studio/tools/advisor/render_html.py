@@ -7,10 +7,11 @@ import math
 from html import escape
 
 from studio.tools.advisor.model import SEVERITIES, Report
+from studio.tools.advisor.roofline import memory_roofs, roof_caption
 
 _COLOURS = {"high": "#b5495b", "medium": "#e09a12", "low": "#4f9d72"}
 _BOUND_COLOURS = {"compute-bound": "#3d6fb6", "memory-bound": "#b54a3c", "latency-bound": "#8a8f99",
-                  "compute-region": "#9db6dd", "memory-region": "#e3a89f"}
+                  "compute-region": "#9db6dd", "memory-region": "#e3a89f", "above-roof": "#d4a017"}
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}
 h1{margin:0 0 4px} .verdict{font-size:16px;margin:8px 0 16px;padding:8px 12px;background:#f3f5f8;border-radius:6px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
@@ -59,7 +60,7 @@ def render_html(report: Report) -> str:
             continue
         out.append(f"<h3 style='color:{_COLOURS[sev]}'>{sev.capitalize()} ({len(group)})</h3>")
         for f in group:
-            tags = [f.id, f.source, f"saves {('up to %.3f ms' % f.gain_ms) if f.gain_ms else 'n/a'}"]
+            tags = [f.id, f.source, f.gain_text()]
             tags += ["changes accuracy"] if f.changes_accuracy else []
             tags += [f"automatic fix: {f.fix}"] if f.fix else []
             out.append(f"<div class='finding' style='border-color:{_COLOURS[sev]}'><b>{escape(f.title)}</b><br>"
@@ -129,10 +130,12 @@ def roofline_svg(report: Report, width: int = 760, height: int = 420) -> str:
         return ml + fx * (width - ml - 10), (height - mb) - fy * (height - mb - 10)
 
     parts = [f"<svg width='{width}' height='{height}' style='border:1px solid #ddd'>"]
-    ridge = peak / bw
-    roof = [(x0, x0 * bw), (ridge, peak), (x1, peak)]
-    parts.append("<polyline fill='none' stroke='#222' stroke-width='2' points='"
-                 + " ".join("%.1f,%.1f" % px(x, y) for x, y in roof) + "'/>")
+    for k, (label, level) in enumerate(memory_roofs(report.device)):
+        ridge = peak / level
+        roof = [(x0, x0 * level), (ridge, peak), (x1, peak)]
+        style = "stroke='#222' stroke-width='2'" if k == 0 else "stroke='#999' stroke-width='1' stroke-dasharray='4 3'"
+        parts.append(f"<polyline fill='none' {style} points='" + " ".join("%.1f,%.1f" % px(x, y) for x, y in roof)
+                     + f"'><title>memory roof {escape(label)}</title></polyline>")
     for p, y in zip(pts, ys):
         cx, cy = px(p.intensity, y)
         colour = _BOUND_COLOURS.get(p.bound, "#555")
@@ -155,15 +158,19 @@ def roofline_svg(report: Report, width: int = 760, height: int = 420) -> str:
         parts.append(f"<circle cx='{ml + 14}' cy='{20 + i * 16}' r='4' fill='{_BOUND_COLOURS[b]}'/>"
                      f"<text x='{ml + 24}' y='{24 + i * 16}'>{b}</text>")
     parts.append("</svg>")
-    return "".join(parts)
+    caption = roof_caption(report.roofline_check, str(report.device.get("name")))
+    return "".join(parts) + (f"<p><b>{escape(caption)}</b></p>" if caption else "")
 
 
 def loop_html(loop: dict) -> str:
     """The closed loop's before / after: latency, per-output accuracy, per-op times."""
+    from studio.tools.advisor.fixes import describe_applied
+
     b, a, applied = loop["before_ms"], loop["after_ms"], loop["applied"]
     out = ["<h2>Closed loop: before / after</h2>",
-           f"<p>Applied <b>{escape(', '.join(applied['fixes']) or 'nothing')}</b> &rarr; <code>{escape(loop['fixed'])}</code> "
-           f"({applied['nodes_before']} &rarr; {applied['nodes_after']} nodes); profiled with the same settings "
+           f"<p>{escape(describe_applied(applied))} &rarr; <code>{escape(loop['fixed'])}</code>; "
+           + "".join(f"<br><b>Warning:</b> {escape(w)}" for w in applied.get("warnings", []))
+           + "; profiled with the same settings "
            f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
            f"seed {loop['settings'].get('seed')}).</p><table cellpadding='4'><tr><th></th><th>before</th><th>after</th></tr>"]
     for key in ("mean", "p50", "p90", "p99"):

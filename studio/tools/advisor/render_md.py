@@ -6,7 +6,7 @@ from studio.tools.advisor.model import SEVERITIES, Report
 
 
 def _gain(f) -> str:
-    return f"saves up to {f.gain_ms:.3f} ms" if f.gain_ms else "saving n/a"
+    return f.gain_text()
 
 
 def render_markdown(report: Report) -> str:
@@ -101,8 +101,10 @@ def render_text(report: Report) -> str:
 def loop_lines(loop: dict) -> list[str]:
     """The before / after of a closed loop as text lines."""
     b, a, applied = loop["before_ms"], loop["after_ms"], loop["applied"]
-    lines = [f"applied {', '.join(applied['fixes']) or 'nothing'} -> {loop['fixed']} "
-             f"({applied['nodes_before']} -> {applied['nodes_after']} nodes)",
+    from studio.tools.advisor.fixes import describe_applied
+
+    lines = [f"{describe_applied(applied)} -> {loop['fixed']}",
+             *(f"WARNING: {w}" for w in applied.get("warnings", [])),
              f"latency p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms"
              + (f" (x{loop['speedup']:.2f})" if loop.get("speedup") else "")
              + f", mean {b.get('mean', 0):.3f} -> {a.get('mean', 0):.3f} ms, same settings "

@@ -33,6 +33,7 @@ class ConvertReport:
     nodes_after: int = 0
     passes: dict = field(default_factory=dict)  # pass -> on/off
     fusions: list[dict] = field(default_factory=list)
+    pass_runs: list[dict] = field(default_factory=list)  # pass, applied, seconds, bytes_before/after
     node_mapping: dict[str, list[str]] = field(default_factory=dict)
     aipp: list[dict] = field(default_factory=list)
     fp16: dict | None = None
@@ -137,7 +138,8 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
 
     from studio.model_inputs import conform_array
     from studio.tools.convert import input_shape
-    from studio.tools.convert.passes import PASSES, PassContext, lift_constants
+    from studio.tools.convert.passes import PASSES, PassContext
+    from studio.tools.convert.rewrite import growth_warning, prepare, run_passes
 
     def step(fraction: float, message: str):
         if cancel is not None:
@@ -188,15 +190,6 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
-    from studio.tools.convert.passes.order import sort_nodes
-
-    if sort_nodes(model.graph):
-        report.warnings.append("The model's nodes were not in topological order (ONNX Runtime sorts them when it "
-                               "loads the model, the ONNX checker refuses them); the converted model lists them sorted.")
-    note = _weights_not_inputs(model)
-    if note:
-        report.warnings.append(note)
-
     if options.keep_fp32_ops:
         _check_keep_fp32(model, options.keep_fp32_ops, output_type)
     yield step(0.1, "fixing input shapes")
@@ -204,7 +197,8 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     declared = input_shape.input_dims(model)
     # a given file fixes its input's shape; under AIPP the file holds the raw image of the converted input
     shaping = given_inputs if aipp_config is None else {}
-    fixed = input_shape.fix_input_shapes(model, options.input_shape, shaping)
+    model, warnings, if_folds, fixed = prepare(model, options.input_shape, from_files=shaping)
+    report.warnings += warnings
     by_option = input_shape.parse_input_shape(options.input_shape, allow_dynamic=False) if options.input_shape else {}
     for name in sorted(shaping):
         # the element type too, before any heavy work (validation would refuse it after writing)
@@ -215,15 +209,6 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         if any(not isinstance(d, int) for d in declared.get(name, [])) and name not in by_option:
             report.warnings.append(f"input {name!r}: dynamic dims fixed to {fixed[name]} by its --input file "
                                    f"({given_sources[name]}); the converted model takes that shape")
-    model = input_shape.infer_shapes(model)
-    if_folds = []
-    if any(node.op_type == "If" for node in model.graph.node):
-        from studio.tools.convert.passes.control_flow import fold_static_ifs
-
-        yield step(0.11, "resolving If conditions fixed by the input shapes")
-        model, if_folds = fold_static_ifs(model)
-        if if_folds:
-            model = input_shape.infer_shapes(model)
     timings["shapes"] = time.perf_counter() - t0
 
     if options.out_nodes:
@@ -238,20 +223,15 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         report.warnings.append(f"ATC-only options ignored by the local conversion: {', '.join(ignored)}")
 
     ctx = PassContext(model)
-    fusions = if_folds + lift_constants(ctx)
-    for index, (name, function, _) in enumerate(PASSES):
-        yield step(0.15 + 0.35 * index / len(PASSES), f"pass {name}" + ("" if passes_on[name] else " (off)"))
-        if passes_on[name]:
-            t0 = time.perf_counter()
-            fusions += function(ctx)
-            timings[name] = time.perf_counter() - t0
-    # One fusion can expose another (Conv+Add+Mul, Add before Mul): repeat until nothing changes.
-    for _ in range(8):
-        more = [f for name, function, _ in PASSES if passes_on[name] and name.startswith("Conv")
-                for f in function(ctx)]
-        if not more:
-            break
-        fusions += more
+    size_before = model.ByteSize()
+    fusions, runs = yield from run_passes(ctx, passes_on, cancel)
+    fusions = if_folds + fusions
+    for run in runs:
+        timings[run.name] = run.seconds
+    report.pass_runs = [run.to_dict() for run in runs]
+    grown = growth_warning(size_before, ctx.model.ByteSize(), runs)
+    if grown:
+        report.warnings.append(grown[0].upper() + grown[1:])
     report.fusions = [f.to_dict() for f in fusions]
     model = ctx.model
 
@@ -331,27 +311,6 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         os.replace(tmp, report_path)
     yield Progress(1.0, "conversion done")
     return report
-
-
-def _weights_not_inputs(model) -> str | None:
-    """Drop initializers from the graph inputs (IR 3 models must list them there), so weights are constants.
-
-    Passes add and rewrite initializers (fused biases, FP16 weights); IR 3 would need each listed
-    as an input with a matching type. IR 4 lets weights be plain constants, as ATC treats them.
-    """
-    inits = {i.name for i in model.graph.initializer}
-    listed = [v for v in model.graph.input if v.name in inits]
-    if not listed:
-        return None
-    keep = [v for v in model.graph.input if v.name not in inits]
-    del model.graph.input[:]
-    model.graph.input.extend(keep)
-    upgraded = model.ir_version < 4
-    if upgraded:
-        model.ir_version = 4
-    return (f"{len(listed)} weight(s) listed as graph inputs are constants in the converted model"
-            + (" (IR version 3 -> 4, which lets weights be constants)" if upgraded else "")
-            + "; they can no longer be fed at run time")
 
 
 def _check_keep_fp32(model, names: list[str], output_type: str) -> None:

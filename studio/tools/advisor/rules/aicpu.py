@@ -31,7 +31,9 @@ def check(ctx) -> list[Finding]:
         if wide:
             evidence.append(f"{len(wide)} of them take DOUBLE/INT64 inputs: {', '.join(wide[:5])}")
         findings.append(Finding("ai-cpu-ops", f"{len(aicpu)} AI CPU op(s)", severity_for(total, step), "ai-cpu",
-                                evidence, advice, total, total, [o.name for o in aicpu]))
+                                evidence, advice, total, total, [o.name for o in aicpu],
+                                gain_method="the AI CPU ops' profiled time (an upper bound: their replacements "
+                                            "take time too)"))
     providers = {op.task_type for op in ctx.ops.ops if op.task_type.endswith("ExecutionProvider")}
     if len(providers) > 1 and "CPUExecutionProvider" in providers:
         cpu = [op for op in ctx.ops.ops if op.task_type == "CPUExecutionProvider"]
@@ -44,5 +46,6 @@ def check(ctx) -> list[Finding]:
              f"({ctx.profile_label}, op_summary Task Type)",
              "op types: " + ", ".join(sorted({o.op_type for o in cpu}))],
             f"Replace these op types with ones {others} supports, or change their dtypes; each fallback also "
-            "copies tensors between devices.", total, total, [o.name for o in cpu]))
+            "copies tensors between devices.", total, total, [o.name for o in cpu],
+            gain_method="the fallback ops' profiled time (an upper bound: they take time on the accelerator too)"))
     return findings

@@ -17,6 +17,7 @@ from studio.tools.advisor.model import Finding, severity_for
 MIN_GAP_NS = 1_000_000
 MIN_GAP_SHARE = 0.05
 API_PROCESSES = ("CANN", "AscendCL", "Runtime", "GE", "HCCL API")
+GAIN_METHOD = "the device idle time (saved in full only when the wait is removed, not just shortened)"
 
 
 def device_tracks(trace) -> list[int]:
@@ -85,7 +86,7 @@ def check(ctx) -> list[Finding]:
                 "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
                 evidence, "Profile with host data (msprof --task-time / --msproftx, or the PyTorch profiler) to "
                 "see what the host does in this range; remove the wait or overlap it with device work.",
-                ms, ms, [], time_ranges=[(t0, t1)]))
+                ms, ms, [], time_ranges=[(t0, t1)], gain_method=GAIN_METHOD))
             if rank == 0 and ms * 1e6 < 0.2 * ref_ns:
                 break
             continue
@@ -99,7 +100,7 @@ def check(ctx) -> list[Finding]:
             "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
             evidence, "Find what the host does in this range (a sleep, a lock, synchronous I/O, pre-processing "
             "on the critical path); remove it or overlap it with device work (a second stream, async copies).",
-            ms, ms, [], time_ranges=[(t0, t1)]))
+            ms, ms, [], time_ranges=[(t0, t1)], gain_method=GAIN_METHOD))
         if rank == 0 and ms * 1e6 < 0.2 * ref_ns:
             break
     return findings

@@ -2,7 +2,8 @@
 
 Rows come from :func:`studio.tools.advisor.devices.load_devices` (built-in plus the user's file);
 Save writes every row that differs from the built-in table to the user's file. "Measure this
-computer" runs the matmul / copy micro-benchmark as a job and adds its row.
+computer" runs the micro-benchmark (ONNX Runtime MatMul / Conv and a bandwidth curve over working
+sets) as a job and adds its row; the curve and notes, not shown as cells, travel with the row.
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ class DevicesDialog(QDialog):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
+        self._extras: dict[str, Device] = {}  # by name: the fields no cell shows (bandwidth curve, note)
         for device in load_devices().values():
             self._add_row(device)
         self.measure_button = QPushButton("Measure this computer", self)
-        self.measure_button.setToolTip("float32 matmul and a 32 MiB copy, best of 5 (about a second)")
+        self.measure_button.setToolTip("ONNX Runtime MatMul and Conv, and Relu over working sets from 128 KiB to "
+                                       "128 MiB, timed by its profiler (a few seconds)")
         self.measure_button.clicked.connect(self.measure)
         self.add_button = QPushButton("Add row", self)
         self.add_button.clicked.connect(lambda: self._add_row(Device("new device", 1e12, 1e11, source="")))
@@ -65,6 +68,7 @@ class DevicesDialog(QDialog):
         layout.addLayout(bar)
 
     def _add_row(self, d: Device) -> None:
+        self._extras[d.name] = d
         row = self.table.rowCount()
         self.table.insertRow(row)
         cells = (d.name, _num(d.fp16_flops, 1e12), _num(d.int8_ops, 1e12), _num(d.fp32_flops, 1e12),
@@ -93,9 +97,14 @@ class DevicesDialog(QDialog):
                 except ValueError as exc:
                     raise ValueError(f"row {row + 1} ({text[0]}): {COLUMNS[column]} is not a number") from exc
 
-            out.append(Device(text[0], number(1, 1e12, True), number(4, 1e9, True), number(2, 1e12),
-                              number(3, 1e12), text[6],
-                              self.table.item(row, 5).checkState() == Qt.CheckState.Checked))
+            device = Device(text[0], number(1, 1e12, True), number(4, 1e9, True), number(2, 1e12),
+                            number(3, 1e12), text[6], self.table.item(row, 5).checkState() == Qt.CheckState.Checked)
+            before = self._extras.get(device.name)
+            if before is not None:
+                device.note = before.note
+                if _num(before.bandwidth, 1e9) == text[4]:  # an edited bandwidth replaces the measured curve
+                    device.bandwidths = before.bandwidths
+            out.append(device)
         return out
 
     def save(self) -> None:
@@ -115,7 +124,7 @@ class DevicesDialog(QDialog):
         from studio.tools.advisor.microbench import measure
 
         def job(cancel):
-            yield Progress(None, "measuring this computer (matmul, copy)")
+            yield Progress(None, "measuring this computer (ONNX Runtime kernels)")
             return measure(again=True)
 
         self.measure_button.setEnabled(False)

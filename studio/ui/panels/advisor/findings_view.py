@@ -50,7 +50,7 @@ class FindingsTree(QTreeWidget):
             font.setBold(True)
             top.setFont(0, font)
             for f in group:
-                gain = f"{f.gain_ms:.3f} ms" if f.gain_ms else ""
+                gain = f.gain_text() if f.gain_ms is not None else ""
                 fix = (f"{f.fix} (changes accuracy)" if f.changes_accuracy else f.fix) if f.fix else ""
                 item = QTreeWidgetItem(top, [f.title, gain, f.source, fix])
                 item.setData(0, FINDING_ROLE, f)
@@ -87,7 +87,7 @@ def finding_html(f) -> str:
     colour = SEVERITY_COLOURS.get(f.severity, "#555")
     parts = [f"<h3 style='color:{colour}'>{escape(f.title)}</h3>",
              f"<p><code>{escape(f.id)}</code> · {escape(f.source)} · {f.severity}"
-             + (f" · estimated saving up to <b>{f.gain_ms:.3f} ms</b> per step" if f.gain_ms else "")
+             + (f" · <b>{escape(f.gain_text())}</b> per step" if f.gain_ms is not None or f.gain_basis else "")
              + (" · <b>changes accuracy</b>" if f.changes_accuracy else "") + "</p><ul>"]
     parts += [f"<li>{escape(e)}</li>" for e in f.evidence]
     parts.append(f"</ul><p><b>Recommendation:</b> {escape(f.recommendation)}</p>")

@@ -337,7 +337,8 @@ class AdvisorPanel(Panel):
         self.tabs.setCurrentWidget(self.before_after)
         speed = f"x{result.speedup:.2f}" if result.speedup else "?"
         cosines = ", ".join(f"{o['output']} {o['cosine']:.6f}" for o in result.outputs)
-        self.verdict.setText(f"<b>Applied {', '.join(result.applied.fixes)}</b>: median latency "
+        grew = "".join(f" <b>Warning:</b> {w}." for w in result.applied.warnings)
+        self.verdict.setText(f"<b>{result.applied.describe()}</b>.{grew} Median latency "
                              f"{result.before_ms.get('p50', 0):.3f} → {result.after_ms.get('p50', 0):.3f} ms ({speed}); "
                              f"cosine {cosines} — {'accuracy OK' if result.accuracy_passed else 'ACCURACY CHANGED'}")
         self.status.emit(f"Advisor: fixed model {result.fixed} ({speed})")

@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 BOUND_COLOURS = {"compute-bound": (61, 111, 182), "memory-bound": (181, 74, 60), "latency-bound": (138, 143, 153),
-                 "compute-region": (157, 182, 221), "memory-region": (227, 168, 159)}
+                 "compute-region": (157, 182, 221), "memory-region": (227, 168, 159), "above-roof": (212, 160, 23)}
 
 
 class RooflinePlot(QWidget):
@@ -52,9 +52,15 @@ class RooflinePlot(QWidget):
             return
         xs = [p.intensity for p in self.points]
         lo, hi = min(xs) / 2, max(max(xs) * 2, peak / bw * 4)
+        from PySide6.QtCore import Qt
+
+        from studio.tools.advisor.roofline import memory_roofs, roof_caption
+
         ridge = peak / bw
-        self.plot.plot([lo, ridge, hi], [lo * bw, peak, peak], pen=pg.mkPen((40, 40, 40), width=2),
-                       name=f"{device.get('name')} roof")
+        for k, (label, level) in enumerate(memory_roofs(device)):
+            pen = pg.mkPen((40, 40, 40), width=2) if k == 0 else pg.mkPen((150, 150, 150), width=1, style=Qt.DashLine)
+            self.plot.plot([lo, peak / level, hi], [lo * level, peak, peak], pen=pen,
+                           name=f"{device.get('name')} roof" if k == 0 else None)
         for bound, colour in BOUND_COLOURS.items():
             chosen = [(i, p) for i, p in enumerate(self.points) if p.bound == bound]
             if not chosen:
@@ -70,9 +76,13 @@ class RooflinePlot(QWidget):
             item.scatter.opts["tip"] = lambda x, y, data: self._tip(data)
             item.sigPointsClicked.connect(self._on_clicked)
         measured = sum(1 for p in self.points if p.time_us)
+        caption = roof_caption(getattr(report, "roofline_check", {}), str(device.get("name")))
         self.info.setText(f"{len(self.points)} ops on {device.get('name')} "
-                          f"(peak {peak / 1e9:,.1f} GFLOP/s, {bw / 1e9:,.1f} GB/s, ridge {ridge:.1f} FLOP/B); "
-                          f"{measured} with measured times. Click a point to show the op in the graph.")
+                          f"(peak {peak / 1e9:,.1f} GFLOP/s, {bw / 1e9:,.1f} GB/s, ridge {ridge:.1f} FLOP/B"
+                          + ("; dashed: the bandwidth at smaller working sets, each op judged at its own"
+                             if len(memory_roofs(device)) > 1 else "") + "); "
+                          f"{measured} with measured times. Click a point to show the op in the graph."
+                          + (f" <b>{caption}</b>" if caption else ""))
 
     def _tip(self, index) -> str:
         p = self.points[int(index)]
