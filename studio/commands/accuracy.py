@@ -1,4 +1,4 @@
-"""``studio accuracy reduce MODEL -o DIR``: the smallest subgraph that still fails in FP16, as a repro."""
+"""``studio accuracy reduce|precision MODEL -o DIR``: a minimal FP16 repro, or the smallest set of ops to keep in FP32."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 NAME = "accuracy"
-HELP = "reduce a model that fails in FP16 to a minimal repro (model, inputs, commands, report)"
+HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce}", required=True)
+    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision}", required=True)
     reduce = sub.add_parser("reduce", help="cut the first op that goes wrong in FP16, fed with FP32 tensors, down "
                                            "to the fewest ops that still fail")
     reduce.add_argument("model", type=Path, metavar="MODEL")
@@ -24,6 +24,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     reduce.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
     reduce.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    precision = sub.add_parser("precision", help="the smallest set of ops to keep in FP32 so the model passes in "
+                                                 "FP16; written for studio convert and for ATC; the three builds timed")
+    precision.add_argument("model", type=Path, metavar="MODEL")
+    precision.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
+                           help="folder for keep_fp32.txt, keep_dtype.cfg, modify_mixlist.json, the builds, "
+                                "precision.json")
+    precision.add_argument("--target", choices=("fp16-sim",), default="fp16-sim",
+                           help="what must pass: fp16-sim (every op's output rounded through FP16)")
+    precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    precision.add_argument("--seed", type=int, default=0)
+    precision.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
+    precision.add_argument("--no-latency", action="store_true", help="skip building and timing the three models")
+    precision.add_argument("--budget", type=float, default=10.0, metavar="S",
+                           help="time budget of each interleaved A/B (default 10 s)")
+    precision.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.reduce import reduce_fp16
 
     thresholds = Thresholds(cosine=args.cosine)
+    if args.accuracy_command == "precision":
+        return _precision(args, thresholds)
     result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds),
                      on_progress=None if args.json else print_progress)
     if args.json:
@@ -45,4 +62,39 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"  {note}")
     print(f"wrote {result.folder}/ (model.onnx, inputs.npz, golden_outputs.npz, commands.sh, report.md)")
+    return 0
+
+
+def _precision(args: argparse.Namespace, thresholds) -> int:
+    from studio.commands._inputs import parse_inputs
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.tools.accuracy.precision import find_fp32_set
+
+    progress = None if args.json else print_progress
+    inputs = parse_inputs(args.input)
+    result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds), on_progress=progress)
+    data = result.to_json()
+    if not args.no_latency:
+        from studio.commands._precision_builds import build_and_time
+
+        data["builds"] = run_job(build_and_time(args.model, args.output, result.keep, inputs, args.seed,
+                                                thresholds, args.budget), on_progress=progress)
+        (args.output / "precision.json").write_text(json.dumps({"model": str(args.model), **data}, indent=1))
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    print(f"{args.model.name}: keep {len(result.keep)} op(s) in FP32 ({', '.join(result.keep) or 'none'}); "
+          f"{'minimal: removing any one fails' if result.minimal else 'not shown minimal'}; "
+          f"{result.candidates} candidates, {result.checks} checks")
+    for note in result.notes:
+        print(f"  {note}")
+    for build in data.get("builds", []):
+        timing = build.get("latency")
+        text = (f"{timing['new_ms']:.3f} ms vs {timing['base_ms']:.3f} ms in FP32: {timing['verdict']} "
+                f"({timing['change_pct']:+.1f} %, 95 % CI {(timing['ratio_low'] - 1) * 100:+.1f} to "
+                f"{(timing['ratio_high'] - 1) * 100:+.1f} %)" if timing else "the baseline")
+        print(f"  {build['build']:<10} accuracy (FP16 simulation): {build['accuracy']:<40} latency: {text}")
+    print(f"wrote {args.output}/keep_fp32.txt (studio convert --keep-fp32), keep_dtype.cfg (atc --keep_dtype), "
+          "modify_mixlist.json (atc --modify_mixlist), precision.json")
     return 0

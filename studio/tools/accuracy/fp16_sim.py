@@ -28,29 +28,42 @@ SUFFIX_RAW = "__fp32"
 SUFFIX_HALF = "__fp16"
 
 
-def simulate_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+def simulate_fp16(model: onnx.ModelProto, keep: frozenset[str] | set[str] = frozenset()
+                  ) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``model`` that rounds weights and every float tensor through FP16.
 
     Sub-graph bodies (If branches, Loop and Scan bodies) are rounded the same way, at any depth.
-    Returns the model and the node outputs left unrounded because shape inference could not
-    tell their type (custom ops, for example) — the caller reports them.
+    Ops named in ``keep`` stay in FP32, as ``--keep-fp32`` (ATC's ``--keep_dtype``) keeps them:
+    their outputs are not rounded for the FP32 ops that read them, nor the weights only they read;
+    an FP16 op reading a kept op's output reads it rounded, as the cast into an FP16 op does on a
+    device. Returns the model and the node
+    outputs left unrounded because shape inference could not tell their type (custom ops, for
+    example) — the caller reports them.
     """
     import onnx
 
     model = onnx.ModelProto.FromString(model.SerializeToString())
     float_types = _float_tensors(model)
     untyped: list[str] = []
-    _round_graph(model.graph, float_types, untyped, top=True, counter=[0])
+    _round_graph(model.graph, float_types, untyped, top=True, counter=[0], keep=frozenset(keep))
     return model, untyped
 
 
-def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool, counter: list[int]) -> None:
-    """Round ``graph``'s float initializers, inputs (top level) and node outputs through FP16, in place."""
+def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool, counter: list[int],
+                 keep: frozenset[str] = frozenset()) -> None:
+    """Round ``graph``'s float initializers, inputs (top level) and node outputs through FP16, in place
+    (but the outputs of ops in ``keep``, and the weights only they read)."""
     import onnx
     from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
+    readers: dict[str, set[str]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.name)
     with np.errstate(over="ignore"):
         for index, init in enumerate(graph.initializer):
+            if keep and readers.get(init.name) and readers[init.name] <= keep:
+                continue  # an FP32 op's own weight stays FP32
             if init.data_type == TensorProto.FLOAT:
                 array = numpy_helper.to_array(init)
                 rounded = array.astype(np.float16).astype(np.float32)
@@ -66,18 +79,30 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
             nodes += _cast_pair(helper, TensorProto, value.name, value.name + SUFFIX_HALF + "_in",
                                 value.name + "__rounded", f"fp16sim/{value.name}")
             renames[value.name] = value.name + "__rounded"
+    kept_outputs: dict[str, str] = {}  # an FP32 op's output -> the FP16 copy the FP16 ops read
     for node in graph.node:
         new_node = onnx.NodeProto()
         new_node.CopyFrom(node)
         for i, name in enumerate(new_node.input):
             if name in renames:
                 new_node.input[i] = renames[name]
+            elif name in kept_outputs and node.name not in keep:
+                new_node.input[i] = kept_outputs[name]  # the boundary into an FP16 op rounds, as on a device
         for attr in new_node.attribute:
             bodies = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
             for body in bodies:
                 if renames:
                     _rename_reads(body, renames)
-                _round_graph(body, float_types, untyped, top=False, counter=counter)
+                _round_graph(body, float_types, untyped, top=False, counter=counter, keep=keep)
+        if node.name in keep:
+            nodes.append(new_node)
+            for i, name in enumerate(node.output):
+                if name and float_types.get(name, False):
+                    counter[0] += 1
+                    kept_outputs[name] = name + SUFFIX_HALF + "_kept"
+                    nodes += _cast_pair(helper, TensorProto, name, name + SUFFIX_HALF + "_keptcast",
+                                        kept_outputs[name], f"fp16sim/{node.name or name}/{i}/{counter[0]}")
+            continue
         if node.op_type == "Constant" and not node.domain:
             # Round the value where it is stored, as for initializers: behind a Cast pair it would stop
             # being a constant, and ops that must see their constant inputs (Resize's empty ``scales``

@@ -1,0 +1,172 @@
+"""The smallest set of ops to keep in FP32 so that a model passes in FP16 (simulation).
+
+1. Candidates: the ops whose output fails in the FP16 simulation (non-finite where FP32 is
+   finite, or a broken limit), plus the ops whose output underflows (non-zero in FP32, 0 in FP16),
+   in graph order. If keeping all of them in FP32 still fails, every float op is a candidate.
+2. Delta debugging (Zeller's ddmin) over the candidates: drop halves, then quarters, ... while
+   the model still passes with the rest kept.
+3. Minimality is then checked: removing any single op of the set makes the model fail again.
+
+A check is one run of the model in FP16 simulation with the set kept; the result counts them.
+The set is written as ``keep_fp32.txt`` (one node name a line, for ``studio convert
+--keep-fp32``), ``keep_dtype.cfg`` (ATC ``--keep_dtype``: one op name a line) and
+``modify_mixlist.json`` (ATC ``--modify_mixlist``: their op types on the black list, for
+``--precision_mode allow_mix_precision``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.tools.accuracy.metrics import Thresholds
+from studio.tools.accuracy.reduce import judge
+
+
+@dataclass
+class PrecisionResult:
+    """The set found, how it was found and where it was written."""
+
+    keep: list[str]
+    keep_types: list[str]
+    candidates: int
+    checks: int
+    minimal: bool
+    outputs_before: dict[str, str]
+    outputs_after: dict[str, str]
+    folder: Path
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """JSON-ready data."""
+        return {"keep_fp32": self.keep, "op_types": self.keep_types, "candidates": self.candidates,
+                "checks": self.checks, "minimal": self.minimal, "outputs_before": self.outputs_before,
+                "outputs_after": self.outputs_after, "folder": str(self.folder), "notes": self.notes}
+
+
+class _Checker:
+    """Runs the model in FP16 simulation with a kept set and judges its outputs against FP32."""
+
+    def __init__(self, model, feeds, golden_outputs, thresholds):
+        self.model, self.feeds, self.golden, self.thresholds = model, feeds, golden_outputs, thresholds
+        self.checks = 0
+        self._seen: dict[frozenset, dict[str, str]] = {}
+
+    def verdicts(self, keep: frozenset[str]) -> dict[str, str]:
+        """Output name -> "passes" or why it fails, with ``keep`` in FP32."""
+        if keep not in self._seen:
+            import onnxruntime as ort
+
+            from studio.ort_session import quiet_options
+            from studio.tools.accuracy.fp16_sim import simulate_fp16
+
+            sim = simulate_fp16(self.model, keep)[0]
+            session = ort.InferenceSession(sim.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
+            names = list(self.golden)
+            with np.errstate(all="ignore"):
+                outs = dict(zip(names, session.run(names, self.feeds)))
+            self.checks += 1
+            self._seen[keep] = {n: judge(self.golden[n], outs[n], self.thresholds).reason
+                                if judge(self.golden[n], outs[n], self.thresholds).failed else "passes" for n in names}
+        return self._seen[keep]
+
+    def passes(self, keep) -> bool:
+        return all(v == "passes" for v in self.verdicts(frozenset(keep)).values())
+
+
+def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
+                  seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None
+                  ) -> Generator[Progress, None, PrecisionResult]:
+    """Job: the minimal FP32 set of ``model_path`` (see the module docstring), written under ``out_dir``."""
+    from studio.tools.accuracy.local_dump import load_model, make_inputs
+    from studio.tools.accuracy.reduce import _Runner
+
+    thresholds = thresholds or Thresholds()
+    model_path, out_dir = Path(model_path), Path(out_dir)
+    model = load_model(model_path)
+    for index, node in enumerate(model.graph.node):
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+    feeds = make_inputs(model, model_path, inputs or {}, seed, None, [])
+    runner = _Runner()
+    yield Progress(0.05, "running the model in FP32 and in FP16 simulation")
+    golden = {**feeds, **runner.run(model, feeds, fp16=False)}
+    target = runner.run(model, feeds, fp16=True)
+    outputs = [o.name for o in model.graph.output]
+    checker = _Checker(model, feeds, {n: golden[n] for n in outputs}, thresholds)
+    before = checker.verdicts(frozenset())
+    if all(v == "passes" for v in before.values()):
+        raise UserError("The model already passes in FP16 simulation: no op needs FP32", model_path,
+                        "Nothing to keep; check a stricter --cosine or the input that fails.")
+    candidates = _candidates(model, golden, target, thresholds)
+    notes = []
+    if not checker.passes(candidates):
+        notes.append(f"keeping the {len(candidates)} op(s) that fail was not enough: every float op was a candidate")
+        candidates = [n.name for n in model.graph.node if any(o in golden and golden[o].dtype.kind == "f"
+                                                               for o in n.output)]
+        if not checker.passes(candidates):
+            raise UserError("Even with every op in FP32 the model fails in FP16 simulation (its inputs are rounded)",
+                            model_path, "The inputs themselves lose too much in FP16: feed them in FP32.")
+    yield Progress(0.3, f"{len(candidates)} candidate op(s); searching the smallest set")
+    keep = _ddmin(candidates, checker.passes, cancel)
+    minimal = all(not checker.passes(set(keep) - {op}) for op in keep)
+    types = sorted({n.op_type for n in model.graph.node if n.name in keep})
+    after = checker.verdicts(frozenset(keep))
+    result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes)
+    _write(out_dir, result, model_path)
+    yield Progress(1.0, f"{len(keep)} op(s) in FP32 make the model pass ({checker.checks} checks)")
+    return result
+
+
+def _candidates(model, golden, target, thresholds) -> list[str]:
+    """Ops whose output fails or underflows in FP16, in graph order."""
+    out = []
+    for node in model.graph.node:
+        for name in node.output:
+            g, t = golden.get(name), target.get(name)
+            if g is None or t is None or g.dtype.kind != "f":
+                continue
+            lost = np.count_nonzero((g != 0) & (t == 0) & np.isfinite(g))
+            if judge(g, t, thresholds).failed or lost:
+                out.append(node.name)
+                break
+    return out
+
+
+def _ddmin(items: list[str], passes, cancel) -> list[str]:
+    """Zeller's ddmin: a subset of ``items`` that still passes, 1-minimal under removal of chunks."""
+    current, n = list(items), 2
+    while len(current) >= 2:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        size = max(1, len(current) // n)
+        chunks = [current[i:i + size] for i in range(0, len(current), size)]
+        reduced = False
+        for chunk in chunks:
+            rest = [x for x in current if x not in chunk]
+            if rest and passes(rest):
+                current, n, reduced = rest, max(n - 1, 2), True
+                break
+        if not reduced:
+            if n >= len(current):
+                break
+            n = min(len(current), 2 * n)
+    if len(current) == 1 and passes([]):
+        return []
+    return current
+
+
+def _write(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "keep_fp32.txt").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")
+    (out_dir / "keep_dtype.cfg").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")
+    mixlist = {"black-list": {"to-add": result.keep_types}}
+    (out_dir / "modify_mixlist.json").write_text(json.dumps(mixlist, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "precision.json").write_text(json.dumps({"model": str(model_path), **result.to_json()}, indent=1),
+                                            encoding="utf-8")
