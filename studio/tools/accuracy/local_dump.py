@@ -237,7 +237,8 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
             file = f"{safe_name(node.name)}_{count}.{index}.{stamp}.npy"
         written.add(file)
         np.save(out_dir / file, array)
-        tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
+        tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file,
+                               [i for i in node.input if i]))
     import onnxruntime
 
     from studio.tools.accuracy.fp16_sim import subgraph_ops
@@ -274,9 +275,13 @@ def holds_float16(model) -> bool:
                for n in graph.node)
 
 
-def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str) -> dict:
-    return {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
-            "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
+def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str,
+            reads: list[str] | None = None) -> dict:
+    record = {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
+              "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
+    if reads is not None:
+        record["inputs"] = reads  # the tensors the op reads: the advisor follows an FP16 underflow upstream
+    return record
 
 
 def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str]) -> dict[str, np.ndarray]:
