@@ -20,7 +20,9 @@ class Overlay:
 
     ``thresholds`` split values into bands (e.g. ``[0.05, 0.10]`` for time share, ``[0.99]``
     for cosine similarity); ``higher_is_better`` says which end of the scale is green.
-    ``model`` names the model the values belong to, when known.
+    ``model`` names the model the values belong to, when known. ``verdicts`` (node name ->
+    ``"pass"`` / ``"fail"``) colour by verdict instead of by value; ``labels`` replace the value
+    shown beside a box.
     """
 
     title: str
@@ -29,6 +31,8 @@ class Overlay:
     higher_is_better: bool = False
     unit: str = ""
     model: Path | None = None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 class PanelLinks(QObject):
