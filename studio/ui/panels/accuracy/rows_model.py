@@ -43,12 +43,12 @@ def _fmt(value: float) -> str:
 
 def violation_text(row: Row, thresholds=None) -> str:
     """The metrics a row fails, each with its value and limit, and why when known:
-    ``MRE 2.05 >= 1 (near-zero golden), inf/NaN 3``."""
+    ``inf/NaN (target 2, golden 0), MRE 2.05 >= 1 (near-zero golden)``."""
     m = row.metrics
     parts = []
     for name in row.violations:
         if name == "nonfinite":
-            parts.append(f"inf/NaN {m.target_nonfinite + m.golden_nonfinite}")
+            parts.append(f"inf/NaN (target {m.target_nonfinite}, golden {m.golden_nonfinite})")
             continue
         value = getattr(m, name, math.nan)
         limit = getattr(thresholds, name, None) if thresholds is not None else None
