@@ -8,6 +8,9 @@ target model also holds an op the golden run has no tensor for (``extra``): noth
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -17,10 +20,11 @@ from studio.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.local_dump import dump_model
 from studio.tools.graph.categories import CATEGORY_COLOURS
-from studio.ui.jobs import JobRunner
-from studio.ui.links import PanelLinks
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from linked_panels import linked_panels  # noqa: E402
 
 N = 256
 
@@ -61,15 +65,8 @@ def comparison(tmp_path):
 
 @pytest.fixture
 def panels(qtbot):
-    runner, links = JobRunner(), PanelLinks()
-    accuracy, graph = AccuracyPanel(runner, links=links), GraphPanel(runner, links=links)
-    for widget in (accuracy, graph):
-        qtbot.addWidget(widget)
-        widget.resize(1100, 700)
-        widget.show()
-    yield accuracy, graph
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    with linked_panels(qtbot, AccuracyPanel, GraphPanel, size=(1100, 700)) as (accuracy, graph, _links):
+        yield accuracy, graph
 
 
 def _row(result, name):
