@@ -54,7 +54,7 @@ class PanelLinks(QObject):
             the front (the graph panel's "Profile" emits it).
         check_fp16(object): an ONNX model path — the accuracy panel dumps it in FP32 and in FP16
             simulation with the same seeded input, compares the two, shows the result, sends the
-            cosine overlay to the graph and brings itself to the front (the graph panel's
+            verdict overlay to the graph and brings itself to the front (the graph panel's
             "FP16 check" emits it).
         show_time_range(object, object, object): (profile path or None for the profile on screen, start ns,
             end ns from the trace start) — the profiler opens the profile if needed, zooms its timeline

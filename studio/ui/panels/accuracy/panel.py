@@ -371,7 +371,7 @@ class AccuracyPanel(Panel):
         dialog.open()
 
     def check_fp16(self, model, shapes=None, files=None, host: str | None = None) -> None:
-        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph.
+        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the verdict overlay goes to the graph.
 
         Inputs with dynamic dims are asked for first (``shapes`` / ``files`` skip the question).
         With ``host``, both dumps are made by Studio's engine on that SSH host and compared here.
