@@ -67,8 +67,8 @@ class LoopResult:
         for o in self.outputs:
             lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} -> "
                          f"{'pass' if o['passed'] else 'FAIL'}"
-                         + (f" ({', '.join(o.get('violations', []))}; {o['reason']})" if not o["passed"] and o.get("reason")
-                            else ""))
+                         + (f" ({', '.join(o.get('violations', []))}; {o['reason']})"
+                            if not o["passed"] and o.get("reason") else ""))
         lines.append("top op changes:")
         for r in self.ops[:12]:
             before = f"{r['before_us']:.1f}" if r["before_us"] is not None else "-"
