@@ -102,6 +102,21 @@ class OverlayData:
         return out
 
 
+def node_colours(overlay: OverlayData, graph: Graph, view) -> dict[int, str]:
+    """Fill colour per drawn node box of ``view`` (a laid-out view of ``graph``) for an export: by
+    verdict or value where the overlay has data, NO_DATA grey for every other node box."""
+    colours: dict[int, str] = {}
+    for node, value in overlay.for_graph(graph).items():
+        item = int(view.item_of_node[node])
+        colour = overlay.colour_of(graph.nodes[node].name, value)
+        if colour and view.items[item].kind == "node":
+            colours[item] = colour
+    for item, it in enumerate(view.items):  # what the overlay did not measure is greyed out
+        if it.kind == "node" and item not in colours:
+            colours[item] = NO_DATA
+    return colours
+
+
 def _hex(colour: str) -> tuple[int, int, int]:
     colour = colour.lstrip("#")
     if len(colour) == 3:

@@ -92,15 +92,9 @@ def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: P
         view = build_view(graph, hierarchy, {g.id for g in hierarchy.groups if g.parent != -2}, cancel)
     colours = {}
     if overlay is not None:
-        from studio.tools.graph.overlay import NO_DATA
+        from studio.tools.graph.overlay import node_colours
 
-        for node, value in overlay.for_graph(graph).items():
-            colour = overlay.colour_of(graph.nodes[node].name, value)
-            if colour:
-                colours[int(view.item_of_node[node])] = colour
-        for item, it in enumerate(view.items):  # what the overlay did not measure is greyed out
-            if it.kind == "node" and item not in colours:
-                colours[item] = NO_DATA
+        colours = node_colours(overlay, graph, view)
     return (yield from export_job(view, path, colours, cancel))
 
 
