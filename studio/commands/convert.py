@@ -44,9 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare with the original in ONNX Runtime (seeded random input unless --input gives data)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="validation data for a model input (repeatable; implies --validate)")
-    parser.add_argument("--atol", type=float, help="validation: absolute tolerance (default 1e-5, FP16 1e-3)")
-    parser.add_argument("--rtol", type=float, help="validation: relative tolerance (default 1e-4, FP16 1e-2); an "
-                        "element fails only when it is beyond both")
+    from studio.tools.convert.options import TOLERANCES
+
+    def short(value: float) -> str:  # 1e-4, not 0.0001
+        return f"{value:.0e}".replace("e-0", "e-")
+
+    (atol32, rtol32), (atol16, rtol16) = TOLERANCES["FP32"], TOLERANCES["FP16"]
+    parser.add_argument("--atol", type=float,
+                        help=f"validation: absolute tolerance (default {short(atol32)}, FP16 {short(atol16)})")
+    parser.add_argument("--rtol", type=float, help=f"validation: relative tolerance (default {short(rtol32)}, FP16 "
+                        f"{short(rtol16)}); an element fails only when it is beyond both")
     parser.add_argument("--validate-image", "--validate_image", type=Path,
                         help="validate on this picture, fed through the AIPP pre-processing (needs --insert-op-conf)")
     atc = parser.add_argument_group("ATC (NPU)")

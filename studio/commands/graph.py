@@ -152,14 +152,9 @@ def _export(model, args) -> int:
     view = build_view(graph, hierarchy, expanded)
     colours = None
     if args.overlay:
-        from studio.tools.graph.overlay import load_node_data
+        from studio.tools.graph.overlay import load_node_data, node_colours
 
-        overlay = load_node_data(args.overlay, graph.name)
-        colours = {}
-        for node, value in overlay.for_graph(graph).items():
-            item = int(view.item_of_node[node])
-            if view.items[item].kind == "node":
-                colours[item] = overlay.colours.get(graph.nodes[node].name) or overlay.colour(value)
+        colours = node_colours(load_node_data(args.overlay, graph.name), graph, view)
     if suffix == ".svg":
         run_job(export_svg(view, args.output, colours), on_progress=print_progress)
     else:

@@ -20,7 +20,9 @@ class Overlay:
 
     ``thresholds`` split values into bands (e.g. ``[0.05, 0.10]`` for time share, ``[0.99]``
     for cosine similarity); ``higher_is_better`` says which end of the scale is green.
-    ``model`` names the model the values belong to, when known.
+    ``model`` names the model the values belong to, when known. ``verdicts`` (node name ->
+    ``"pass"`` / ``"fail"``) colour by verdict instead of by value; ``labels`` replace the value
+    shown beside a box.
     """
 
     title: str
@@ -29,6 +31,8 @@ class Overlay:
     higher_is_better: bool = False
     unit: str = ""
     model: Path | None = None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 class PanelLinks(QObject):
@@ -50,7 +54,7 @@ class PanelLinks(QObject):
             the front (the graph panel's "Profile" emits it).
         check_fp16(object): an ONNX model path — the accuracy panel dumps it in FP32 and in FP16
             simulation with the same seeded input, compares the two, shows the result, sends the
-            cosine overlay to the graph and brings itself to the front (the graph panel's
+            verdict overlay to the graph and brings itself to the front (the graph panel's
             "FP16 check" emits it).
         show_time_range(object, object, object): (profile path or None for the profile on screen, start ns,
             end ns from the trace start) — the profiler opens the profile if needed, zooms its timeline

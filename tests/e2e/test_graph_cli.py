@@ -108,3 +108,30 @@ def test_export_into_a_missing_folder_is_a_clear_error(tmp_path, studio_home):
     ok = studio("graph", "export", str(model), "-o", str(tmp_path / "g.svg"), home=studio_home)
     assert ok.returncode == 0, ok.stderr
     assert "section 1 of 2" in (tmp_path / "g.svg").read_text()
+
+
+def test_export_with_an_overlay_greys_out_the_nodes_it_has_no_value_for(tmp_path, studio_home):
+    """A node-data file names one node: that node takes an overlay colour, every other op box is grey,
+    none keeps its category colour (which would read as a measurement)."""
+    import xml.etree.ElementTree as ET
+
+    sys.path.insert(0, str(REPO))
+    from studio.tools.graph.categories import CATEGORY_COLOURS
+    from studio.tools.graph.reader import read_model
+    from studio.tools.graph.synthetic import write_synthetic
+
+    model = write_synthetic(tmp_path / "m.onnx", 40)
+    measured = read_model(model).main.nodes[5].name
+    data = tmp_path / "nd.json"
+    data.write_text(json.dumps({"name": "one op", "results": {measured: {"value": 1.0}}}))
+    svg = tmp_path / "m.svg"
+    out = studio("graph", "export", str(model), "-o", str(svg), "--expand-all", "--overlay", str(data),
+                 home=studio_home)
+    assert out.returncode == 0, out.stderr
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    fills = {g.find("s:title", ns).text: g.find("s:rect", ns).get("fill")
+             for g in ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "node"}
+    assert len(fills) >= 40  # the ops (write_synthetic adds a few around the 40 asked for)
+    grey = {name: fill for name, fill in fills.items() if name != measured}
+    assert set(grey.values()) == {"#d3d6db"}, set(grey.values())
+    assert fills[measured] not in set(CATEGORY_COLOURS.values()) | {"#d3d6db"}

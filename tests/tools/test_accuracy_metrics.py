@@ -79,22 +79,34 @@ def test_scalar_counts_as_cosine_one_with_message():
     assert m.max_abs_err == pytest.approx(1.0)
 
 
-def test_nan_and_inf_at_the_same_positions_are_ignored():
+def test_nan_and_inf_at_the_same_positions_fail_and_the_metrics_cover_the_finite_pairs():
     y = np.array([1.0, np.nan, np.inf, 2.0], dtype=np.float32)
     x = np.array([1.0, np.nan, np.inf, 2.5], dtype=np.float32)
     m = compare_arrays(y, x)
-    assert m.max_abs_err == pytest.approx(0.5)
-    assert m.target_nonfinite == 2
-    assert "same positions" in m.reason
+    assert m.max_abs_err == pytest.approx(0.5) and m.mean_abs_err == pytest.approx(0.25)  # over 2 pairs, not 4
+    assert (m.target_nonfinite, m.golden_nonfinite, m.target_only_nonfinite, m.finite_pairs) == (2, 2, 0, 2)
+    assert "same positions" in m.reason and "metrics over the 2 pair(s) finite on both sides" in m.reason
+    assert Thresholds().violations(m)[0] == "nonfinite"
 
 
-def test_nan_or_inf_only_on_target_makes_every_metric_nan():
+def test_nan_or_inf_only_on_target_fails_and_is_counted_as_the_targets_own():
     y = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     x = np.array([1.0, np.inf, 3.0], dtype=np.float32)
     m = compare_arrays(y, x)
-    assert math.isnan(m.cosine) and math.isnan(m.rmse) and math.isnan(m.kl_div)
-    assert m.target_nonfinite == 1
-    assert "do not match" in m.reason
+    assert m.target_nonfinite == m.target_only_nonfinite == 1 and m.golden_nonfinite == 0
+    assert m.max_abs_err == 0 and m.finite_pairs == 2
+    assert "different positions" in m.reason and "target 1 inf" in m.reason
+    assert Thresholds().violations(m) == ["nonfinite"]
+
+
+def test_all_nan_on_both_sides_is_no_match():
+    """Two all-NaN tensors used to count as 0 == 0: cosine 1, error 0, pass."""
+    nan = np.full(1000, np.nan, np.float32)
+    m = compare_arrays(nan, nan.copy())
+    assert math.isnan(m.cosine) and math.isnan(m.max_abs_err) and m.finite_pairs == 0
+    assert m.target_nonfinite == m.golden_nonfinite == 1000
+    assert "1000 of 1000 element(s) not finite" in m.reason and "nothing measured" in m.reason
+    assert Thresholds().violations(m)[:2] == ["nonfinite", "cosine"]
 
 
 def test_element_count_mismatch_is_reported_not_raised():

@@ -10,26 +10,18 @@ import pytest
 from PySide6.QtWidgets import QToolButton
 
 from studio.formats import detect
-from studio.ui.jobs import JobRunner
-from studio.ui.links import PanelLinks
 from studio.ui.panels.convert import ConvertPanel
 from studio.ui.panels.graph import GraphPanel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from convert_helpers import conv_bn_model  # noqa: E402
+from linked_panels import linked_panels  # noqa: E402
 
 
 @pytest.fixture
 def panels(qtbot):
-    runner, links = JobRunner(), PanelLinks()
-    graph, convert = GraphPanel(runner, links=links), ConvertPanel(runner, links=links)
-    for widget in (graph, convert):
-        qtbot.addWidget(widget)
-        widget.resize(1000, 700)
-        widget.show()
-    yield graph, convert, links
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    with linked_panels(qtbot, GraphPanel, ConvertPanel) as made:
+        yield made
 
 
 def _convert_button(graph: GraphPanel) -> QToolButton:

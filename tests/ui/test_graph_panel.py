@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from studio.formats import detect
+from studio.tools.graph import overlay as overlay_colours
 from studio.tools.graph.overlay import OverlayData
 from studio.tools.graph.synthetic import write_synthetic
 from studio.ui.jobs import JobRunner
@@ -109,13 +110,19 @@ def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):
     panel.links.overlay.emit(Overlay("time share", {"stage5/block3/conv2": 0.2, "stage5/block3/bn2": 0.01},
                                      thresholds=[0.05, 0.1]))
     state = panel.left.canvas.state
-    assert len(state.overlay) == 2 and panel.left.canvas.legend
+    grey = overlay_colours.NO_DATA
+    measured = {i for i, c in state.overlay.items() if c.name() != grey}
+    assert len(measured) == len(state.overlay_text) == 2 and panel.left.canvas.legend
+    # every other op box (and group) is greyed out: no category colour reads as a measurement
+    view = panel.left.view
+    assert all(state.overlay[i].name() == grey for i, it in enumerate(view.items)
+               if it.kind in ("node", "group") and i not in measured)
     # the whole graph: every node, though the view shows collapsed groups; overlay colours kept
     whole = tmp_path / "whole.svg"
     _wait_job(qtbot, panel.export(whole, whole=True))
     text = whole.read_text()
     assert text.count('<g class="node">') == len(panel.left.graph.nodes)
-    assert '<g class="group">' not in text and "#d0453a" in text
+    assert '<g class="group">' not in text and overlay_colours.BAD in text and grey in text
 
 
 def test_compare_marks_nodes_on_one_side(qtbot, panel, tmp_path):

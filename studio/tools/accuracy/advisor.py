@@ -1,7 +1,10 @@
 """The accuracy advisor: msaccucmp's expert rules over the comparison rows, in their order.
 
-1. FP16 overflow — the first matched op whose target holds inf/NaN, or |x| > 65504 when the
-   target ran in FP16 (FP16 simulation, NPU, or float16 data).
+0. Golden not finite — the reference itself holds inf/NaN: those elements judge nothing.
+1. FP16 overflow — the first matched op whose target holds inf/NaN where the golden value is
+   finite, or |x| > 65504 when the target ran in FP16 (FP16 simulation, NPU, or float16 data).
+   When that op blew up on an input that FP16 flushed to 0 (see :mod:`.underflow`), it is an
+   FP16 *underflow* instead, and the finding names the op whose output underflows.
 2. Input inconsistency — a network input differs (cosine below the threshold).
 3. Whole-network consistency — the first op whose cosine is below the threshold (NaN rows
    skipped): a *problem node* when the network outputs are below the threshold too (the error
@@ -23,6 +26,7 @@ FP16_MAX = 65504.0  # largest finite float16 (kept here so the panel imports no 
 
 OVERFLOW, INPUT, PROBLEM, SINGLE_POINT, CONSISTENT = (
     "fp16_overflow", "input_inconsistent", "problem_node", "single_point_error", "consistent")
+UNDERFLOW, GOLDEN_NONFINITE = "fp16_underflow", "golden_nonfinite"
 # Beyond msaccucmp: rows that fail other thresholds (or cannot be judged by cosine) while no
 # cosine falls below its threshold, and parts of the model the dumps did not cover.
 THRESHOLDS, NOT_COVERED = "threshold_violations", "not_covered"
@@ -30,6 +34,12 @@ THRESHOLDS, NOT_COVERED = "threshold_violations", "not_covered"
 ADVICE = {
     OVERFLOW: "Float16 data overflow occurs: keep this op (or the ones feeding it) in FP32, or scale "
               "its inputs down, then compare again.",
+    UNDERFLOW: "A small value (an epsilon) becomes 0 in FP16 and the op reading it divides by it or takes its "
+               "log: keeping only that reader in FP32 still reads the 0. Keep the op that makes the value and "
+               "its reader in FP32 together, or use a constant of at least 6.1e-5 (FP16's smallest normal).",
+    GOLDEN_NONFINITE: "The reference run itself gives inf/NaN here, so these elements judge nothing: check the "
+                      "input data (range, dtype, pre-processing) or the model; the metrics of these tensors "
+                      "cover only their finite elements.",
     INPUT: "The network inputs differ: use the same input data on both sides or check the "
            "preprocessing (AIPP, normalisation, layout).",
     PROBLEM: "The error starts here and reaches the network outputs: check this op's precision "
@@ -61,46 +71,46 @@ class Finding:
         return asdict(self)
 
 
-def _overflows(row: Row, fp16_target: bool) -> bool:
+def new_nonfinite(m) -> int:
+    """inf/NaN the target holds where the golden value is finite (tables without that count:
+    the target's beyond the golden's)."""
+    if m.target_only_nonfinite:
+        return m.target_only_nonfinite
+    if m.finite_pairs is None:  # read from a table that does not carry it
+        return max(0, m.target_nonfinite - m.golden_nonfinite)
+    return 0
+
+
+def overflows(row: Row, fp16_target: bool) -> bool:
+    """True when the target of ``row`` went non-finite where the golden did not, or (FP16) beyond 65504."""
     m = row.metrics
     if m is None:
         return False
-    if m.target_nonfinite > 0 or math.isinf(m.target_absmax):
+    if new_nonfinite(m) > 0:
         return True
     dtype = (row.target.dtype if row.target is not None else "") or ""
     # Only float tensors run in FP16: an int64 Slice bound of 2**63-1 is not an overflow.
     is_float = dtype.startswith("float") or dtype in ("", "half", "bfloat16", "NaN")
     half = fp16_target or dtype == "float16"
-    return half and is_float and m.target_absmax > FP16_MAX
+    return half and is_float and m.target_absmax > FP16_MAX and not math.isinf(m.golden_absmax)
+
 
 
 def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = False,
-           uncovered: dict | None = None) -> list[Finding]:
+           uncovered: dict | None = None, thresholds=None) -> list[Finding]:
     """Findings for ``rows`` (in display order), strongest rule first.
 
     ``uncovered``: what the dumps did not show (``{"subgraph_ops": n, ...}``); a model is never
-    called consistent without saying so.
+    called consistent without saying so. ``thresholds`` (a Thresholds): the limits the messages quote.
     """
     findings: list[Finding] = []
     matched = [r for r in rows if r.metrics is not None and not r.metrics.empty]
-    overflowing = [r for r in matched if _overflows(r, fp16_target)]
+    broken_golden = [r for r in matched if r.metrics.golden_nonfinite]
+    if broken_golden:
+        findings.append(_golden_finding(broken_golden))
+    overflowing = [r for r in matched if overflows(r, fp16_target)]
     if overflowing:
-        first = overflowing[0]
-        m = first.metrics
-        what = (f"{m.target_nonfinite} inf/NaN value(s)" if m.target_nonfinite
-                else f"|max| = {m.target_absmax:.6g} (> {FP16_MAX:g})")
-        golden = (f"golden |max| = {m.golden_absmax:.6g}" if not math.isnan(m.golden_absmax)
-                  else "golden holds no finite value")
-        if m.golden_nonfinite:
-            golden += f" ({m.golden_nonfinite} inf/NaN value(s) in golden too)"
-        where = f" — its output {_tensor(first)} is a model output" if first.is_output else ""
-        out_rows = [r for r in overflowing if r.is_output]
-        reach = (f" It reaches model output {_tensor(out_rows[0])} (op {out_rows[0].name})."
-                 if out_rows and out_rows[0] is not first else "" if out_rows else " No model output overflows.")
-        findings.append(Finding(OVERFLOW, first.name, first.index,
-                                f"FP16 overflow first at op {first.name} (row {first.index}, {first.op_type}{where}): "
-                                f"target holds {what}; {golden}. "
-                                f"{len(overflowing)} tensor(s) overflow in all.{reach}", ADVICE[OVERFLOW]))
+        findings += _overflow_findings(overflowing)
     bad_inputs = [r for r in matched if r.is_input and not (r.metrics.cosine >= cosine_threshold)
                   and not math.isnan(r.metrics.cosine)]
     if bad_inputs:
@@ -109,21 +119,24 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                                 f"Network input {r.name} differs: cosine {r.metrics.cosine:.6f} "
                                 f"(< {cosine_threshold}), max abs error {r.metrics.max_abs_err:.6g}.",
                                 ADVICE[INPUT]))
-    judged = [r for r in matched if not r.is_input and not math.isnan(r.metrics.cosine)]
+    # Tensors holding inf/NaN are judged by the findings above; their cosine covers only part of them.
+    finite = [r for r in matched if not (r.metrics.target_nonfinite or r.metrics.golden_nonfinite)]
+    judged = [r for r in finite if not r.is_input and not math.isnan(r.metrics.cosine)]
     below = [r for r in judged if r.metrics.cosine < cosine_threshold]
     if below:
         findings.append(_cosine_finding(below, judged, cosine_threshold))
-    failing = [r for r in matched if r.violations and r not in below and r not in bad_inputs]
+    failing = [r for r in finite if r.violations and r not in below and r not in bad_inputs]
     if failing and not below:
         first = failing[0]
         unjudged = [r for r in failing if math.isnan(r.metrics.cosine)]
-        detail = ", ".join(f"{name} {getattr(first.metrics, name):.6g}" for name in first.violations
+        detail = "; ".join(explain_violation(first.metrics, name, thresholds) for name in first.violations
                            if name != "cosine")
-        why = (first.metrics.reason or detail or "cosine cannot be computed").rstrip(".")
+        why = (detail or first.metrics.reason or "cosine cannot be computed").rstrip(".")
         findings.append(Finding(THRESHOLDS, first.name, first.index,
                                 f"{len(failing)} compared tensor(s) fail a threshold although no cosine is below "
-                                f"{cosine_threshold}: first {first.name} (row {first.index}, {first.op_type}): "
-                                f"{why}." + (f" {len(unjudged)} of them cannot be judged by cosine." if unjudged else ""),
+                                f"{cosine_threshold}: first {first.name} (row {first.index}, {first.op_type}, "
+                                f"cosine {first.metrics.cosine:.6f}): {why}."
+                                + (f" {len(unjudged)} of them cannot be judged by cosine." if unjudged else ""),
                                 ADVICE[THRESHOLDS]))
     ops = int((uncovered or {}).get("subgraph_ops", 0))
     if ops:
@@ -148,6 +161,78 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
     elif not findings:
         findings.append(Finding(THRESHOLDS, "", None, "Nothing was compared: no tensor holds data on both sides.",
                                 "Check that both dumps come from the same model (see the one-side-only rows)."))
+    return findings
+
+
+def explain_violation(m, name: str, thresholds=None) -> str:
+    """Which limit a metric breaks, with its value and limit, and why when the cause is known.
+
+    A mean relative error averages |t/g - 1|: a golden element near 0 weighs as much as a large
+    one, so a handful of them can fail a tensor whose cosine is 0.99999 (``rel_err_near_zero``
+    says how much of it they make).
+    """
+    if name == "nonfinite":
+        return f"inf/NaN: {m.target_nonfinite} in the target, {m.golden_nonfinite} in the golden"
+    limit = getattr(thresholds, name, None) if thresholds is not None else None
+    text = f"{name} {getattr(m, name, math.nan):.6g}" + (f" (limit {limit:g})" if limit is not None else "")
+    near = m.rel_err_near_zero
+    if name == "mean_rel_err" and near:
+        text += (f", {near['share']:.0%} of it from {near['elements']} element(s) whose golden value is near "
+                 f"zero (|g| < {near['below']:.2g}, 1e-3 of its |max|), where a tiny absolute error is a large "
+                 f"relative one; {near['without']:.3g} over the other elements")
+    return text
+
+
+def _golden_finding(broken: list[Row]) -> Finding:
+    first = broken[0]
+    m = first.metrics
+    return Finding(GOLDEN_NONFINITE, first.name, first.index,
+                   f"The reference holds inf/NaN, first at op {first.name} (row {first.index}, {first.op_type}): "
+                   f"{m.golden_nonfinite} of {m.size} golden element(s) are not finite"
+                   + (f" (and {m.target_nonfinite} in the target)" if m.target_nonfinite else "")
+                   + f". {len(broken)} tensor(s) in all; their metrics cover only the elements finite on both sides.",
+                   ADVICE[GOLDEN_NONFINITE])
+
+
+def _overflow_findings(overflowing: list[Row]) -> list[Finding]:
+    """The FP16 overflow finding, or the underflow one when the first op that went wrong blew up
+    on a value FP16 flushed to 0 (and then an overflow finding for any op beyond 65504 before it)."""
+    first = overflowing[0]
+    m = first.metrics
+    out_rows = [r for r in overflowing if r.is_output]
+    reach = (f" It reaches model output {_tensor(out_rows[0])} (op {out_rows[0].name})."
+             if out_rows and out_rows[0] is not first else "" if out_rows else " No model output overflows.")
+    under = next((r for r in overflowing if r.underflow), None)
+    findings = []
+    if under is not None:
+        u = under.underflow
+        chain = u.get("chain") or [u["op"], under.name]
+        through = f" through {', '.join(chain[1:-1])}" if len(chain) > 2 else ""
+        bad = new_nonfinite(under.metrics)
+        findings.append(Finding(
+            UNDERFLOW, u["op"], u["row"],
+            f"FP16 underflow at op {u['op']} ({u['op_type']}, row {u['row']}): its output {u['tensor']} is finite "
+            f"and non-zero in FP32 but 0 or subnormal in FP16 at {u['elements']} of {u['size']} element(s) (e.g. "
+            f"{u['golden']:.3g} -> {u['target']:.3g}); op {under.name} ({under.op_type}, row {under.index}) reads "
+            f"it{through} and gives " + (f"{bad} inf/NaN value(s)" if bad else "values beyond 65504")
+            + f". This is not an overflow: keeping {under.name} alone in FP32 still reads the 0. Keep "
+            f"{', '.join(chain[:-1])} and {under.name} in FP32 (studio convert --keep-fp32 {','.join(chain)}). "
+            f"{len(overflowing)} tensor(s) hold inf/NaN or exceed 65504 in all.{reach}", ADVICE[UNDERFLOW]))
+        before = [r for r in overflowing if r.index < under.index]
+        if not before:
+            return findings
+        first, m = before[0], before[0].metrics
+    what = (f"{new_nonfinite(m)} inf/NaN value(s)" if new_nonfinite(m)
+            else f"|max| = {m.target_absmax:.6g} (> {FP16_MAX:g})")
+    golden = (f"golden |max| = {m.golden_absmax:.6g}" if not math.isnan(m.golden_absmax)
+              else "golden holds no finite value")
+    if m.golden_nonfinite:
+        golden += f" ({m.golden_nonfinite} inf/NaN value(s) in golden too)"
+    where = f" — its output {_tensor(first)} is a model output" if first.is_output else ""
+    findings.insert(0, Finding(OVERFLOW, first.name, first.index,
+                               f"FP16 overflow first at op {first.name} (row {first.index}, {first.op_type}{where}): "
+                               f"target holds {what}; {golden}. "
+                               f"{len(overflowing)} tensor(s) overflow in all.{reach}", ADVICE[OVERFLOW]))
     return findings
 
 

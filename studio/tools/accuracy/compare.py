@@ -39,6 +39,7 @@ class Row:
     is_output: bool = False
     golden_file: str = ""
     target_file: str = ""
+    underflow: dict | None = None  # the FP16 underflow this op blew up on (see .underflow), if any
 
     @property
     def status(self) -> str:
@@ -69,6 +70,10 @@ class Row:
             data[name] = _json_number(getattr(m, name)) if m else None
         for name in ("golden_mean", "golden_std", "target_mean", "target_std"):
             data[name] = _json_number(getattr(m, name)) if m else None
+        for name in ("target_nonfinite", "golden_nonfinite", "target_only_nonfinite", "finite_pairs"):
+            data[name] = getattr(m, name) if m else None
+        data["violations"] = list(self.violations)
+        data["underflow"] = self.underflow
         data["reason"] = m.reason if m else ""
         data["pass"] = self.passed
         return data
@@ -193,10 +198,16 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
             row.metrics.reasons.append(f"shapes differ ({list(golden_data.shape)} vs "
                                        f"{list(target_data.shape)}); compared element by element")
         row.violations = thresholds.violations(row.metrics)
+        if "mean_rel_err" in row.violations:  # say why: usually golden values near zero
+            _explain_relative_error(row.metrics, golden_data, target_data)
         del golden_data, target_data
     fp16_target = t.mode in FP16_MODES
+    from studio.tools.accuracy.underflow import mark_underflows
+
+    mark_underflows(rows, g, t, fp16_target, cancel=cancel)
     uncovered = _uncovered(g, t)
-    findings = advise(rows, thresholds.cosine, fp16_target=fp16_target, uncovered=uncovered)
+    findings = advise(rows, thresholds.cosine, fp16_target=fp16_target, uncovered=uncovered,
+                      thresholds=thresholds)
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
@@ -204,6 +215,19 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
 
 
 FP16_MODES = ("fp16-sim", "npu", "fp16")
+
+
+def _explain_relative_error(m: Metrics, golden_data, target_data) -> None:
+    """Record (and say in the reason) how much of a failing mean relative error near-zero golden values make."""
+    from studio.tools.accuracy.metrics import near_zero_share
+
+    near = near_zero_share(golden_data, target_data)
+    if near is None:
+        return
+    m.rel_err_near_zero = near
+    m.reasons.append(f"mean relative error {m.mean_rel_err:.3g}: {near['share']:.0%} of it from {near['elements']} "
+                     f"element(s) with golden |g| < {near['below']:.2g} (near zero); "
+                     f"{near['without']:.3g} over the others")
 
 
 def _uncovered(golden: DumpSet, target: DumpSet) -> dict:

@@ -41,6 +41,7 @@ class TensorEntry:
         shape, dtype: as stored (after NPU layouts were turned back into the original shape).
         locator: how to load it again, relative to the dump root (``file.npy`` or ``file#output.0``).
         original_ops: for NPU dumps, the original (framework) op names this fused op came from.
+        reads: the tensor names the producing op reads (ONNX node inputs), when the dump records them.
     """
 
     op_name: str
@@ -53,6 +54,7 @@ class TensorEntry:
     dtype: str
     locator: str
     original_ops: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -165,7 +167,7 @@ def read_manifest(root: Path) -> DumpSet:
             entries.append(TensorEntry(op_name=t["op_name"], op_type=t["op_type"], index=int(t["output_index"]),
                                        kind=t.get("kind", "output"), order=int(t.get("order", i)),
                                        tensor=t["tensor"], shape=tuple(t["shape"]), dtype=t["dtype"],
-                                       locator=t["file"]))
+                                       locator=t["file"], reads=[str(n) for n in t.get("inputs") or []]))
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
                         "Dump the model again.") from exc

@@ -241,7 +241,8 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
                 continue
             file = tensor_file(node.name, index, stamp, written, count)
             np.save(out_dir / file, array)
-            tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file))
+            tensors.append(_record(node.name, node.op_type, index, name, array, len(tensors), file,
+                                   [i for i in node.input if i]))
         yield from _write_manifest(model, model_path, out_dir, seed, input_info, graph_outputs, tensors,
                                    fp16_sim, unrounded, warnings)
         finished = True
@@ -325,9 +326,13 @@ def holds_float16(model) -> bool:
                for n in graph.node)
 
 
-def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str) -> dict:
-    return {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
-            "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
+def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str,
+            reads: list[str] | None = None) -> dict:
+    record = {"op_name": op, "op_type": op_type, "output_index": index, "kind": "output", "tensor": tensor,
+              "shape": list(array.shape), "dtype": str(array.dtype), "order": order, "file": file}
+    if reads is not None:
+        record["inputs"] = reads  # the tensors the op reads: the advisor follows an FP16 underflow upstream
+    return record
 
 
 def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str], declared: dict | None = None,

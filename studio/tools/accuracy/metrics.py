@@ -13,8 +13,11 @@ kl_div                     min-max normalise each side, clamp at float32 eps, no
 mean / std                 of both sides (float64)
 =========================  ==============================================================
 
-NaN / inf follow msprobe: if both sides hold the same non-finite values at the same positions,
-those elements count as 0 on both sides; otherwise every metric is NaN and ``reason`` says why.
+NaN / inf are counted first (``target_nonfinite``, ``golden_nonfinite``, and
+``target_only_nonfinite`` where only the target lost its finite value) and fail the row
+(:meth:`Thresholds.violations` names ``nonfinite``); every metric is then taken over the pairs
+finite on both sides (``finite_pairs``) and ``reason`` says so. Counting them as 0 (msprobe's
+habit) would call two all-NaN tensors equal: cosine 1, error 0.
 
 Speed: the data is walked in cache-sized blocks. Pass 1 gathers every sum, min and max; pass 2
 (KL) needs each side's min and max, so it walks the data once more. Element-wise work is done in
@@ -68,6 +71,8 @@ class Thresholds:
         if m.empty:
             return []
         bad = []
+        if m.target_nonfinite or m.golden_nonfinite:
+            bad.append("nonfinite")  # counted before any metric: an inf/NaN is never a pass
         if not (m.cosine > self.cosine):
             bad.append("cosine")
         for name in ("rel_euclidean", "kl_div", "rmse", "mean_rel_err"):
@@ -99,6 +104,9 @@ class Metrics:
     target_absmax: float = math.nan
     target_nonfinite: int = 0
     golden_nonfinite: int = 0
+    target_only_nonfinite: int = 0  # inf/NaN in the target where the golden value is finite
+    finite_pairs: int | None = None  # elements finite on both sides, which the metrics cover (None: not known)
+    rel_err_near_zero: dict | None = None  # how much of the relative error near-zero golden values make
     reasons: list[str] = field(default_factory=list)
     empty: bool = False  # both tensors hold no element: equal, nothing measured
 
@@ -147,7 +155,39 @@ def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK, c
             sums = _pass1(x, y, work, chunk, cancel)
     with np.errstate(all="ignore"):
         _finish(m, x, y, sums, work, chunk)
+    m.finite_pairs = int(y.size)
     return m
+
+
+NEAR_ZERO = 1e-3  # "near zero": below this fraction of the golden tensor's |max|
+
+
+def near_zero_share(golden: np.ndarray, target: np.ndarray) -> dict | None:
+    """How much of the relative error comes from golden values near zero (|g| < 1e-3 |max g|).
+
+    ``|t/g - 1|`` weighs an element of 1e-6 like one of 1: where the golden tensor crosses zero, a
+    tiny absolute error there fails the mean relative error of a tensor whose cosine is 0.99999.
+    Returns ``{"elements", "share", "below", "without"}`` (``without``: the mean relative error of
+    the other elements), or None when near-zero elements make less than half of it.
+    """
+    y = np.asarray(golden, dtype=np.float64).reshape(-1)
+    x = np.asarray(target, dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        keep = np.isfinite(x) & np.isfinite(y)
+        y, x = y[keep], x[keep]
+        ay = np.abs(y)
+        rel = np.where(ay > EPS, np.abs(x - y) / np.where(ay > EPS, ay, 1.0), 0.0)  # as the metric: 0 at |y| <= eps
+        total = float(rel.sum())
+        if not y.size or not total > 0:
+            return None
+        below = NEAR_ZERO * float(ay.max())
+        near = ay < below
+        share = float(rel[near].sum()) / total
+    if share < 0.5:
+        return None
+    others = int(np.count_nonzero(~near))
+    return {"elements": int(np.count_nonzero(near & (rel > 0))), "share": share, "below": below,
+            "without": float(rel[~near].sum()) / others if others else 0.0}
 
 
 def _pass1(x: np.ndarray, y: np.ndarray, work, chunk: int, cancel=None) -> dict[str, float]:
@@ -312,24 +352,40 @@ def _normaliser(lo: float, hi: float) -> tuple[float, float]:
 
 
 def _compare_nonfinite(x: np.ndarray, y: np.ndarray, m: Metrics, chunk: int) -> Metrics:
+    """Count the inf/NaN of each side, then measure the pairs finite on both sides."""
     fx, fy = np.isfinite(x), np.isfinite(y)
-    m.target_nonfinite = int(x.size - np.count_nonzero(fx))
-    m.golden_nonfinite = int(y.size - np.count_nonzero(fy))
-    bad_x = ~fx
-    same_positions = np.array_equal(fx, fy)
-    same_values = same_positions and np.array_equal(x[bad_x], y[bad_x], equal_nan=True)
-    if not same_values:
-        m.reasons.append("The position of inf or nan in target and golden tensors do not match.")
-        m.target_absmax = _absmax(x, fx, m.target_nonfinite)
-        m.golden_absmax = _absmax(y, fy, m.golden_nonfinite)
-        return m
-    x2, y2 = np.where(fx, x, 0), np.where(fy, y, 0)
-    inner = compare_arrays(y2, x2, chunk)
-    inner.target_nonfinite, inner.golden_nonfinite = m.target_nonfinite, m.golden_nonfinite
-    inner.target_absmax = _absmax(x, fx, m.target_nonfinite)
-    inner.golden_absmax = _absmax(y, fy, m.golden_nonfinite)
-    inner.reasons.insert(0, f"{m.target_nonfinite} inf/nan element(s) at the same positions on both sides counted as 0")
+    both = fx & fy
+    pairs = int(np.count_nonzero(both))
+    if pairs:
+        inner = compare_arrays(y[both], x[both], chunk)
+        inner.reasons = [r for r in inner.reasons if not r.startswith("This tensor is scalar")]
+    else:
+        inner = Metrics()
+    inner.size, inner.finite_pairs = m.size, pairs
+    inner.target_nonfinite = int(x.size - np.count_nonzero(fx))
+    inner.golden_nonfinite = int(y.size - np.count_nonzero(fy))
+    inner.target_only_nonfinite = int(np.count_nonzero(fy & ~fx))
+    inner.target_absmax = _absmax(x, fx, inner.target_nonfinite)
+    inner.golden_absmax = _absmax(y, fy, inner.golden_nonfinite)
+    same = np.array_equal(fx, fy) and np.array_equal(x[~fx], y[~fy], equal_nan=True)
+    bad = int(x.size - pairs)
+    where = ("at the same positions with the same values" if same
+             else "at different positions or with different values")
+    measured = (f"metrics over the {pairs} pair(s) finite on both sides" if pairs
+                else "no pair is finite on both sides: nothing measured")
+    inner.reasons.insert(0, f"{bad} of {m.size} element(s) not finite (target {_nonfinite_text(x, fx)}; golden "
+                            f"{_nonfinite_text(y, fy)}; {where}): {measured}")
     return inner
+
+
+def _nonfinite_text(a: np.ndarray, finite: np.ndarray) -> str:
+    """``3 NaN, 1 inf`` (or ``none``) for one side."""
+    bad = a[~finite]
+    nan = int(np.count_nonzero(np.isnan(bad)))
+    parts = [f"{nan} NaN"] if nan else []
+    if bad.size - nan:
+        parts.append(f"{bad.size - nan} inf")
+    return ", ".join(parts) or "none"
 
 
 def _absmax(a: np.ndarray, finite: np.ndarray, nonfinite: int) -> float:

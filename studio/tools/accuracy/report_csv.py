@@ -16,6 +16,7 @@ relative one, from an older table or one edited by hand, is read relative to the
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 from pathlib import Path
@@ -31,7 +32,8 @@ COLUMNS = ["Index", "OpType", "NPUDump", "DataType", "GroundTruth", "DataType", 
            "MeanAbsoluteError", "RootMeanSquareError", "MaxRelativeError", "MeanRelativeError",
            "CompareFailReason", "IsNpuOps", "IsOutputNode", "IsPrecisionError",
            "GoldenShape", "Status", "IsInput", "GoldenFile", "TargetFile", "GoldenMode", "TargetMode",
-           "TargetNonFinite", "GoldenNonFinite", "TargetAbsMax", "GoldenAbsMax"]
+           "TargetNonFinite", "GoldenNonFinite", "TargetAbsMax", "GoldenAbsMax",
+           "TargetOnlyNonFinite", "FinitePairs", "RelErrNearZero", "Underflow"]
 _METRIC_COLUMNS = {"CosineSimilarity": "cosine", "MaxAbsoluteError": "max_abs_err",
                    "AccumulatedRelativeError": "acc_rel_err", "RelativeEuclideanDistance": "rel_euclidean",
                    "KullbackLeiblerDivergence": "kl_div", "MeanAbsoluteError": "mean_abs_err",
@@ -47,7 +49,7 @@ def _num(value: float) -> str:
 
 def write_csv(result, path: Path) -> Path:
     """Write ``result`` (a CompareResult) to ``path``."""
-    from studio.tools.accuracy.advisor import _overflows
+    from studio.tools.accuracy.advisor import overflows
 
     path.parent.mkdir(parents=True, exist_ok=True)
     from studio.tools.accuracy.compare import FP16_MODES
@@ -61,7 +63,7 @@ def write_csv(result, path: Path) -> Path:
             m, g, t = r.metrics, r.golden, r.target
             cells = [r.index, r.op_type, t.op_name if t else "*", t.dtype if t else "",
                      g.op_name if g else "*", g.dtype if g else "", (t or g).label,
-                     _shape(t.shape) if t else "", ("YES" if _overflows(r, fp16) else "NO") if m else "NaN"]
+                     _shape(t.shape) if t else "", ("YES" if overflows(r, fp16) else "NO") if m else "NaN"]
             for column in COLUMNS[9:19]:
                 if column == "StandardDeviation":
                     cells.append(f"({m.target_mean:.3f};{m.target_std:.3f}),({m.golden_mean:.3f};{m.golden_std:.3f})"
@@ -76,6 +78,10 @@ def write_csv(result, path: Path) -> Path:
             # The counts behind the overflow verdict, so a table read back says the same numbers.
             cells += ([m.target_nonfinite, m.golden_nonfinite, _num(m.target_absmax), _num(m.golden_absmax)]
                       if m else ["", "", "", ""])
+            # What the verdicts rest on beyond msaccucmp's columns (JSON where it is a record).
+            cells += ([m.target_only_nonfinite, "" if m.finite_pairs is None else m.finite_pairs,
+                       json.dumps(m.rel_err_near_zero) if m.rel_err_near_zero else "",
+                       json.dumps(r.underflow) if r.underflow else ""] if m else ["", "", "", ""])
             out.writerow(cells)
     tmp.replace(path)  # readers never see a half-written table
     return path
@@ -185,6 +191,11 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
                 m.golden_absmax = _float(cell(cells, "GoldenAbsMax", "nan"))
             elif cell(cells, "OverFlow") == "YES":
                 m.target_nonfinite = 1  # an msaccucmp table says only that it overflows
+            if cell(cells, "FinitePairs").strip().isdigit():
+                m.finite_pairs = int(cell(cells, "FinitePairs"))
+                only = cell(cells, "TargetOnlyNonFinite")
+                m.target_only_nonfinite = int(only) if only.strip().isdigit() else 0
+            m.rel_err_near_zero = _record(cell(cells, "RelErrNearZero"))
             m.empty = status == "empty"
             reason = cell(cells, "CompareFailReason")
             m.reasons = [reason] if reason else []
@@ -196,6 +207,7 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
                   target_file=_located(cell(cells, "TargetFile"), base))
         if m is not None:
             row.violations = thresholds.violations(m)
+            row.underflow = _record(cell(cells, "Underflow"))
         rows.append(row)
         modes = (cell(cells, "GoldenMode"), cell(cells, "TargetMode"))
     golden_root = str(Path(rows[0].golden_file).parent) if rows and rows[0].golden_file else str(path)
@@ -203,10 +215,22 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     from studio.tools.accuracy.compare import FP16_MODES
 
     uncovered = _uncovered_of(target_root, golden_root)  # a table read back keeps its "not covered"
-    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered)
+    findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered,
+                      thresholds=thresholds)
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
                          model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered)
+
+
+def _record(text: str) -> dict | None:
+    """A JSON object cell (None when empty or damaged: the table still opens)."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _uncovered_of(*roots: str) -> dict:

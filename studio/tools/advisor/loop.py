@@ -66,7 +66,9 @@ class LoopResult:
                    f"({self.settings.get('iterations')} iterations after {self.settings.get('warmup')} warm-ups each)"]
         for o in self.outputs:
             lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} -> "
-                         f"{'pass' if o['passed'] else 'FAIL'}")
+                         f"{'pass' if o['passed'] else 'FAIL'}"
+                         + (f" ({', '.join(o.get('violations', []))}; {o['reason']})"
+                            if not o["passed"] and o.get("reason") else ""))
         lines.append("top op changes:")
         for r in self.ops[:12]:
             before = f"{r['before_us']:.1f}" if r["before_us"] is not None else "-"
@@ -230,5 +232,7 @@ def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: Cance
         m = compare_arrays(ref[name], got[name], cancel=cancel)
         bad = thresholds.violations(m)
         rows.append({"output": name, "cosine": m.cosine, "max_abs_err": m.max_abs_err, "rmse": m.rmse,
-                     "rel_euclidean": m.rel_euclidean, "passed": not bad, "violations": bad})
+                     "rel_euclidean": m.rel_euclidean, "passed": not bad, "violations": bad,
+                     "target_nonfinite": m.target_nonfinite, "golden_nonfinite": m.golden_nonfinite,
+                     "reason": m.reason})
     return rows

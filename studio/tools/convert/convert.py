@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from studio.errors import UserError
@@ -75,11 +75,10 @@ class ConvertReport:
             lines.append(f"  validated against the original (ONNX Runtime) on {self.validation['input']}:")
             for name, info in self.validation.get("inputs", {}).items():
                 lines.append(f"    input {name}: {describe_input(info)}")
+            names = {f.name for f in fields(OutputComparison)} - {"name"}
             for out in self.validation["outputs"]:
-                fields = {k: out[k] for k in ("cosine", "max_abs_error", "max_rel_error", "mean_abs_error",
-                                              "threshold", "atol", "rtol", "size", "mismatches",
-                                              "nan_mismatches", "worst") if k in out}
-                lines.append("    output " + OutputComparison(out["output"], **fields).verdict())
+                known = {k: v for k, v in out.items() if k in names}
+                lines.append("    output " + OutputComparison(out["output"], **known).verdict())
             if self.validation.get("fp16_overflow_text"):
                 lines.append("    " + self.validation["fp16_overflow_text"])
         if self.report_path:

@@ -16,6 +16,7 @@ import numpy as np
 
 from studio.errors import UserError
 from studio import ort_providers
+from studio.tools.convert.options import TOLERANCES
 
 if TYPE_CHECKING:
     import onnx
@@ -25,47 +26,65 @@ if TYPE_CHECKING:
 _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
 
 
-# Default tolerances per precision. An element mismatches only when it is off by more than
-# ``atol`` AND by more than ``rtol`` of the reference (Polygraphy's elementwise check), so tiny
-# outputs (1e-5) are judged by ``atol`` and large ones by ``rtol``.
-TOLERANCES = {"FP32": (1e-5, 1e-4), "FP16": (1e-2, 5e-2)}
+# Default tolerances per precision (why these values: see options.TOLERANCES). An element
+# mismatches only when it is off by more than ``atol`` AND by more than ``rtol`` of the reference
+# (Polygraphy's elementwise check), so tiny outputs are judged by ``atol`` and large ones by ``rtol``.
+FP32_ATOL, FP32_RTOL = TOLERANCES["FP32"]
 
 
 @dataclass
 class OutputComparison:
     """One output: the verdict by tolerance (``atol`` and ``rtol`` together) plus cosine and errors.
 
-    ``mismatches`` counts the elements off by more than ``atol`` and by more than ``rtol`` of the
-    reference; ``worst`` describes the element with the largest error. ``threshold`` is kept for
-    older readers: the cosine is reported, not judged (it means nothing on near-zero outputs).
+    inf/NaN are counted first (``reference_nonfinite``, ``converted_nonfinite``) and fail the
+    output: two all-NaN outputs are no match. The errors and the cosine are over the
+    ``finite_pairs`` elements finite on both sides (None in JSON when there is none).
+    ``mismatches`` counts the finite elements off by more than ``atol`` and by more than ``rtol`` of
+    the reference; ``nan_mismatches`` the positions whose non-finite values differ; ``worst``
+    describes the element with the largest error (or the first non-finite one). ``threshold`` is
+    kept for older readers: the cosine is reported, not judged (it means nothing on near-zero outputs).
     """
 
     name: str
-    cosine: float
-    max_abs_error: float
-    max_rel_error: float
-    mean_abs_error: float
+    cosine: float | None
+    max_abs_error: float | None
+    max_rel_error: float | None
+    mean_abs_error: float | None
     threshold: float = 0.0
-    atol: float = 1e-5
-    rtol: float = 1e-4
+    atol: float = FP32_ATOL
+    rtol: float = FP32_RTOL
     size: int = 0
     mismatches: int = 0
     nan_mismatches: int = 0
     worst: dict = field(default_factory=dict)
+    reference_nonfinite: int = 0
+    converted_nonfinite: int = 0
+    finite_pairs: int | None = None
+    nonfinite_text: str = ""
 
     @property
     def passed(self) -> bool:
-        return self.mismatches == 0 and self.nan_mismatches == 0
+        return (self.mismatches == 0 and self.nan_mismatches == 0 and not self.reference_nonfinite
+                and not self.converted_nonfinite)
 
     def verdict(self) -> str:
-        """One line: the numbers and the verdict."""
-        text = (f"{self.name}: max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}, "
-                f"cosine {self.cosine:.6f}; atol {self.atol:g} + rtol {self.rtol:g}: ")
+        """One line: what is not finite, the numbers over the finite pairs, the verdict."""
+        where = (f" (worst at {self.worst['index']}: {_g(self.worst['reference'], '.6g')} vs "
+                 f"{_g(self.worst['converted'], '.6g')})" if self.worst else "")
+        numbers = (f"max abs error {_g(self.max_abs_error, '.3g')}, max rel error {_g(self.max_rel_error, '.3g')}, "
+                   f"cosine {_g(self.cosine, '.6f')}")
+        tolerances = f"atol {self.atol:g} + rtol {self.rtol:g}"
+        if self.reference_nonfinite or self.converted_nonfinite:
+            text = (f"{self.name}: inf/NaN in {self.reference_nonfinite} reference and {self.converted_nonfinite} "
+                    f"converted of {self.size} elements ({self.nonfinite_text})")
+            if not self.finite_pairs:
+                return text + f"; no element is finite on both sides, nothing measured{where} -> FAIL"
+            return (text + f"; over the {self.finite_pairs} finite pairs: {numbers}; {tolerances}: "
+                    f"{self.mismatches} outside{where} -> FAIL")
+        text = f"{self.name}: {numbers}; {tolerances}: "
         if self.passed:
             return text + f"all {self.size} elements within -> ok"
         bad = self.mismatches + self.nan_mismatches
-        where = (f" (worst at {self.worst['index']}: {self.worst['reference']:.6g} vs {self.worst['converted']:.6g})"
-                 if self.worst else "")
         return text + f"{bad} of {self.size} elements outside{where} -> FAIL"
 
     def to_dict(self) -> dict:
@@ -73,7 +92,18 @@ class OutputComparison:
                 "max_rel_error": self.max_rel_error, "mean_abs_error": self.mean_abs_error,
                 "threshold": self.threshold, "atol": self.atol, "rtol": self.rtol, "size": self.size,
                 "mismatches": self.mismatches, "nan_mismatches": self.nan_mismatches, "worst": self.worst,
-                "passed": self.passed}
+                "reference_nonfinite": self.reference_nonfinite, "converted_nonfinite": self.converted_nonfinite,
+                "finite_pairs": self.finite_pairs, "nonfinite_text": self.nonfinite_text, "passed": self.passed}
+
+
+def _g(value: float | str | None, spec: str) -> str:
+    """A number as ``spec`` says; ``n/a`` for none, and ``nan`` / ``inf`` as JSON holds them (text)."""
+    return "n/a" if value is None else value if isinstance(value, str) else format(value, spec)
+
+
+def _json_float(value) -> float | str:
+    value = float(value)
+    return value if np.isfinite(value) else str(value)  # JSON has no NaN / inf literals
 
 
 @dataclass
@@ -87,8 +117,8 @@ class Validation:
     outputs: list[OutputComparison] = field(default_factory=list)
     input_source: str = "seeded random"
     inputs: dict = field(default_factory=dict)
-    atol: float = 1e-5
-    rtol: float = 1e-4
+    atol: float = FP32_ATOL
+    rtol: float = FP32_RTOL
     fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
     fp16_overflow_total: int = 0
 
@@ -126,35 +156,53 @@ def describe_input(info: dict) -> str:
 
 
 def compare_arrays(name: str, ref: np.ndarray, got: np.ndarray, threshold: float = 0.0,
-                   atol: float = 1e-5, rtol: float = 1e-4) -> OutputComparison:
-    """Tolerance check, cosine similarity and errors between two arrays (compared in float64)."""
+                   atol: float = FP32_ATOL, rtol: float = FP32_RTOL) -> OutputComparison:
+    """Count inf/NaN, then the tolerance check, cosine and errors over the pairs finite on both
+    sides (compared in float64)."""
     a = np.asarray(ref, np.float64).ravel()
     b = np.asarray(got, np.float64).ravel()
     if a.shape != b.shape:
         raise UserError(f"Output {name!r} changed shape: {np.shape(ref)} -> {np.shape(got)}", name,
                         "The conversion altered the output; check --input-shape and --out-nodes.")
     with np.errstate(all="ignore"):
-        finite = np.isfinite(a) & np.isfinite(b)
-        # Non-finite values must agree exactly (inf vs inf of the same sign, NaN vs NaN).
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        finite = fa & fb
+        # Non-finite values that differ (inf vs finite, +inf vs -inf, NaN vs anything but NaN).
         same_nonfinite = (a == b) | (np.isnan(a) & np.isnan(b))
-        nan_mismatches = int(np.count_nonzero(~finite & ~same_nonfinite))
-        af, bf = np.where(finite, a, 0.0), np.where(finite, b, 0.0)
-        norm = np.linalg.norm(af) * np.linalg.norm(bf)
-        cosine = float(af @ bf / norm) if norm else (1.0 if np.array_equal(af, bf) else 0.0)
+        differ = ~finite & ~same_nonfinite
+        nan_mismatches = int(np.count_nonzero(differ))
+        pairs = int(np.count_nonzero(finite))
+        af, bf = (a, b) if pairs == a.size else (a[finite], b[finite])
         diff = np.abs(af - bf)
         rel = diff / np.maximum(np.abs(af), 1e-12)
         rel[diff == 0] = 0.0
         bad = (diff > atol) & (rel > rtol)
+        norm = np.linalg.norm(af) * np.linalg.norm(bf)
+        cosine = float(af @ bf / norm) if norm else (1.0 if np.array_equal(af, bf) else 0.0)
     mismatches = int(np.count_nonzero(bad))
     worst = {}
-    if mismatches or nan_mismatches:
-        index = int(np.argmax(np.where(bad, diff, -1.0))) if mismatches else int(np.argmax(~finite & ~same_nonfinite))
+    if mismatches:
+        index = int(np.flatnonzero(finite)[int(np.argmax(np.where(bad, diff, -1.0)))])
+    elif pairs < a.size:
+        index = int(np.argmax(differ)) if nan_mismatches else int(np.argmax(~finite))
+    if mismatches or pairs < a.size:
         position = [int(i) for i in np.unravel_index(index, np.shape(ref))] if np.ndim(ref) else []
-        worst = {"index": position, "reference": float(a[index]), "converted": float(b[index]),
-                 "abs_error": float(abs(a[index] - b[index]))}
-    return OutputComparison(name, cosine, float(diff.max(initial=0)), float(rel.max(initial=0)),
-                            float(diff.mean()) if diff.size else 0.0, threshold, atol, rtol, int(a.size),
-                            mismatches, nan_mismatches, worst)
+        worst = {"index": position, "reference": _json_float(a[index]), "converted": _json_float(b[index]),
+                 "abs_error": _json_float(abs(a[index] - b[index]))}
+    measured = pairs > 0
+    return OutputComparison(name, cosine if measured else None, float(diff.max()) if measured else None,
+                            float(rel.max()) if measured else None, float(diff.mean()) if measured else None,
+                            threshold, atol, rtol, int(a.size), mismatches, nan_mismatches, worst,
+                            int(a.size - np.count_nonzero(fa)), int(b.size - np.count_nonzero(fb)), pairs,
+                            f"reference {_nonfinite(a, fa)}; converted {_nonfinite(b, fb)}" if pairs < a.size else "")
+
+
+def _nonfinite(values: np.ndarray, finite: np.ndarray) -> str:
+    """``131072 NaN`` / ``3 NaN, 1 inf`` / ``none``."""
+    bad = values[~finite]
+    nan = int(np.count_nonzero(np.isnan(bad)))
+    parts = ([f"{nan} NaN"] if nan else []) + ([f"{bad.size - nan} inf"] if bad.size - nan else [])
+    return ", ".join(parts) or "none"
 
 
 def _session(model: onnx.ModelProto | Path):
@@ -270,8 +318,8 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
 
 
 def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion] | None = None,
-             seed: int = 0, image: Path | None = None, threshold: float = 0.0, atol: float = 1e-5,
-             rtol: float = 1e-4, given: dict[str, np.ndarray] | None = None,
+             seed: int = 0, image: Path | None = None, threshold: float = 0.0, atol: float = FP32_ATOL,
+             rtol: float = FP32_RTOL, given: dict[str, np.ndarray] | None = None,
              given_sources: dict[str, str] | None = None, warnings: list[str] | None = None) -> Validation:
     """Run both models with ONNX Runtime on the same input and compare outputs by name.
 

@@ -14,7 +14,12 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.tools.graph.model import Graph
 
-GOOD, MIDDLE, BAD = "#2e9d4f", "#e0b43a", "#d0453a"
+# Overlay colours share no hue with the op categories (CIE76 distance above 40 to each category
+# colour: the old green and red were 14 from "norm" and "activation"), so a coloured box always
+# means "measured". Boxes an overlay has no value for are greyed out (NO_DATA).
+GOOD, MIDDLE, BAD = "#00b8d4", "#ffd400", "#e6007e"
+NO_DATA = "#d3d6db"
+VERDICT_COLOURS = {"fail": BAD, "pass": GOOD}  # worst first: a collapsed group shows its worst member
 
 
 @dataclass
@@ -29,6 +34,15 @@ class OverlayData:
     colours: dict[str, str] = field(default_factory=dict)      # per-node colours from the file
     bands: list[tuple[float, str]] = field(default_factory=list)  # explicit (upper bound, colour)
     gradient: list[tuple[float, str]] = field(default_factory=list)
+    verdicts: dict[str, str] = field(default_factory=dict)  # node name -> "pass" / "fail": colours by verdict
+    labels: dict[str, str] = field(default_factory=dict)    # node name -> the text shown beside its box
+
+    def colour_of(self, name: str, value: float) -> str | None:
+        """The colour of node ``name`` holding ``value``: its verdict's, the file's, or by value."""
+        verdict = self.verdicts.get(name)
+        if verdict in VERDICT_COLOURS:
+            return VERDICT_COLOURS[verdict]
+        return self.colours.get(name) or (self.colour(value) if value == value else None)
 
     def colour(self, value: float) -> str | None:
         """The colour of a value (None: not coloured)."""
@@ -51,7 +65,12 @@ class OverlayData:
         return palette[min(band, len(palette) - 1)]
 
     def legend(self) -> list[tuple[str, str]]:
-        """(colour, text) rows for the legend."""
+        """(colour, text) rows for the legend, ending with the grey of boxes without data."""
+        return self._value_legend() + [(NO_DATA, "no data")]
+
+    def _value_legend(self) -> list[tuple[str, str]]:
+        if self.verdicts:
+            return [(VERDICT_COLOURS[v], v) for v in VERDICT_COLOURS if v in self.verdicts.values()]
         if self.bands:
             rows, low = [], None
             for bound, colour in self.bands:
@@ -74,13 +93,28 @@ class OverlayData:
         index = graph.node_index()
         producers = graph.producers()
         out: dict[int, float] = {}
-        for key, value in self.values.items():
+        for key, value in self.values.items():  # a verdict overlay may hold NaN values (nothing measured)
             i = index.get(key)
             if i is None:
                 i = producers.get(key)
             if i is not None:
                 out[i] = value
         return out
+
+
+def node_colours(overlay: OverlayData, graph: Graph, view) -> dict[int, str]:
+    """Fill colour per drawn node box of ``view`` (a laid-out view of ``graph``) for an export: by
+    verdict or value where the overlay has data, NO_DATA grey for every other node box."""
+    colours: dict[int, str] = {}
+    for node, value in overlay.for_graph(graph).items():
+        item = int(view.item_of_node[node])
+        colour = overlay.colour_of(graph.nodes[node].name, value)
+        if colour and view.items[item].kind == "node":
+            colours[item] = colour
+    for item, it in enumerate(view.items):  # what the overlay did not measure is greyed out
+        if it.kind == "node" and item not in colours:
+            colours[item] = NO_DATA
+    return colours
 
 
 def _hex(colour: str) -> tuple[int, int, int]:

@@ -1,4 +1,5 @@
-"""Accuracy findings from an accuracy result: FP16 overflow, first problem node, inputs that differ.
+"""Accuracy findings from an accuracy result: FP16 overflow or underflow, a reference holding inf/NaN,
+first problem node, inputs that differ.
 
 The verdicts are the accuracy engine's own (msaccucmp's expert rules, in their order); this rule
 turns them into findings with the node they concern. Their severity is not a share of time:
@@ -14,6 +15,9 @@ _MAP = {
     "fp16_overflow": ("accuracy-fp16-overflow", "FP16 overflow", "high",
                       " Keep it in FP32: `studio convert --output-type FP16 --keep-fp32 NODE`, or ATC "
                       "--keep_dtype / --precision_mode allow_mix_precision."),
+    # The op named makes a value FP16 flushes to 0; the finding's message names its reader too.
+    "fp16_underflow": ("accuracy-fp16-underflow", "FP16 underflow", "high", ""),
+    "golden_nonfinite": ("accuracy-golden-nonfinite", "The reference run holds inf/NaN", "high", ""),
     "problem_node": ("accuracy-problem-node", "First problem node", "high", ""),
     "input_inconsistent": ("accuracy-input", "Network inputs differ", "high", ""),
     "single_point_error": ("accuracy-single-point", "Single-point deviation", "low", ""),

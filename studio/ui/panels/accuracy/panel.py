@@ -31,16 +31,17 @@ from PySide6.QtWidgets import (
 )
 
 from studio.formats import Detected
-from studio.tools.accuracy.advisor import CONSISTENT, OVERFLOW, PROBLEM
+from studio.tools.accuracy.advisor import CONSISTENT, GOLDEN_NONFINITE, OVERFLOW, PROBLEM, UNDERFLOW
 from studio.tools.accuracy.dumpset import MODE_LABELS
 from studio.ui.links import Overlay
-from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel
+from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel, verdict_label
 from studio.ui.panels.base import Panel
 
 if TYPE_CHECKING:  # the engine (numpy) is imported by the jobs, not when the window opens
     from studio.tools.accuracy.compare import CompareResult
 
-_FINDING_COLOURS = {OVERFLOW: "#d73a49", PROBLEM: "#d73a49", CONSISTENT: "#2ea043"}
+_FINDING_COLOURS = {OVERFLOW: "#d73a49", UNDERFLOW: "#d73a49", GOLDEN_NONFINITE: "#d73a49", PROBLEM: "#d73a49",
+                    CONSISTENT: "#2ea043"}
 _EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders (golden first, then target): "
           "folders written by `studio dump`, .npy dump folders or Ascend NPU dumps.\n"
           "From the command line: studio dump MODEL -o DIR [--fp16-sim], then studio compare GOLDEN TARGET -o result.csv")
@@ -73,7 +74,8 @@ class AccuracyPanel(Panel):
         self.export_button = QPushButton("Export CSV…", self)
         self.export_button.clicked.connect(lambda: self.export_csv())
         self.graph_button = QPushButton("Show in graph", self)
-        self.graph_button.setToolTip("Select the op in the graph panel and colour every op by its cosine similarity")
+        self.graph_button.setToolTip("Select the op in the graph panel and colour every op by its verdict (pass / "
+                                     "fail); ops not compared are greyed out")
         self.graph_button.clicked.connect(self.show_in_graph)
         self.clear_button = QPushButton("Clear", self)
         self.clear_button.clicked.connect(self.clear)
@@ -369,7 +371,7 @@ class AccuracyPanel(Panel):
         dialog.open()
 
     def check_fp16(self, model, shapes=None, files=None, host: str | None = None) -> None:
-        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the cosine overlay goes to the graph.
+        """Dump ``model`` in FP32 and FP16 simulation, compare, show; the verdict overlay goes to the graph.
 
         Inputs with dynamic dims are asked for first (``shapes`` / ``files`` skip the question).
         With ``host``, both dumps are made by Studio's engine on that SSH host and compared here.
@@ -535,7 +537,7 @@ class AccuracyPanel(Panel):
         self.scatter.set_result(result)
         row = self.selected_row
         if row is not None:  # a row selected before the points existed gets its ring now
-            self.scatter.select(row.index)
+            self.scatter.focus_row(row)
 
     @property
     def selected_row(self):
@@ -546,7 +548,7 @@ class AccuracyPanel(Panel):
         row = current.data(ROW_ROLE) if current.isValid() else None
         if row is None or self.scatter is None:
             return
-        self.scatter.select(row.index)
+        self.scatter.focus_row(row)  # shows the metric the row fails, e.g. MRE at cosine 0.999998
         if row.golden_file and row.target_file:
             from studio.tools.accuracy.drilldown import compute_drilldown
 
@@ -577,7 +579,7 @@ class AccuracyPanel(Panel):
                     lambda written: self.status.emit(f"Wrote {written}"))
 
     def show_in_graph(self) -> None:
-        """Select the current op in the graph panel and colour all ops by cosine similarity.
+        """Select the current op in the graph panel and colour all ops by their verdict (see emit_overlay).
 
         Names are those of the side whose model is known (the target's first: the converted
         model; else the golden one, e.g. for an NPU dump against an ONNX run).
@@ -597,17 +599,20 @@ class AccuracyPanel(Panel):
 
 
     def emit_overlay(self) -> tuple[str, Path | None]:
-        """Send the cosine similarity per op to the graph; returns (side whose names are used, its model)."""
+        """Send each compared op's verdict to the graph (pass / fail by every threshold, inf/NaN
+        included; the text beside the box names the failing metrics and the cosine); ops the
+        comparison did not cover are greyed out there. Returns (side whose names are used, its model)."""
         r = self.result
         side = "target" if r.model else "golden"
         model = Path(r.model) if r.model else (Path(r.golden_model) if r.golden_model else None)
-        values = {}
+        values, verdicts, labels = {}, {}, {}
         for row in r.compared:
             entry = row.target if side == "target" else row.golden
-            if row.metrics.cosine == row.metrics.cosine:  # skip NaN
-                values[entry.op_name] = float(row.metrics.cosine)
-        self.links.overlay.emit(Overlay("Cosine similarity", values, [r.thresholds.cosine],
-                                        higher_is_better=True, model=model))
+            values[entry.op_name] = float(row.metrics.cosine)
+            verdicts[entry.op_name] = "fail" if row.violations else "pass"
+            labels[entry.op_name] = verdict_label(row)
+        self.links.overlay.emit(Overlay("Accuracy verdict", values, [r.thresholds.cosine], higher_is_better=True,
+                                        model=model, verdicts=verdicts, labels=labels))
         return side, model
 
 

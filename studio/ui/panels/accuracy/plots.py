@@ -6,6 +6,7 @@ Imported only when a comparison is first shown, so the window opens without pyqt
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pyqtgraph as pg
@@ -76,8 +77,34 @@ class MetricScatter(QWidget):
         self._xy: dict[int, tuple[float, float]] = {}
 
     def set_result(self, result: CompareResult | None) -> None:
+        """Show ``result``, by the metric most failing rows break (cosine when none does)."""
         self._result = result
-        self._redraw()
+        failing = Counter(name for row in (result.compared if result is not None else [])
+                          for name in row.violations if name in SCATTER_METRICS)
+        key = failing.most_common(1)[0][0] if failing and "cosine" not in failing else "cosine"
+        if not self.show_metric(key):
+            self._redraw()
+
+    @property
+    def metric(self) -> str:
+        """The key of the metric on the y axis."""
+        return self.metric_box.currentData()
+
+    def show_metric(self, key: str) -> bool:
+        """Put ``key`` on the y axis; False when it already was (nothing redrawn)."""
+        index = self.metric_box.findData(key)
+        if index < 0 or index == self.metric_box.currentIndex():
+            return False
+        self.metric_box.setCurrentIndex(index)  # redraws
+        return True
+
+    def focus_row(self, row) -> None:
+        """Ring ``row``'s point, first switching to a metric it fails when the one shown passes."""
+        if row.violations and self.metric not in row.violations:
+            failed = next((v for v in row.violations if v in SCATTER_METRICS), None)
+            if failed is not None:
+                self.show_metric(failed)
+        self.select(row.index)
 
     def select(self, row_index: int | None) -> None:
         """Ring the point of ``row_index`` (or nothing)."""

@@ -21,7 +21,8 @@ METRIC_COLUMNS = {key: i for i, (_, key) in enumerate(COLUMNS)}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 
-_SHORT = {"cosine": "cos", "rel_euclidean": "RED", "kl_div": "KL", "rmse": "RMSE", "mean_rel_err": "MRE"}
+_SHORT = {"cosine": "cos", "rel_euclidean": "RED", "kl_div": "KL", "rmse": "RMSE", "mean_rel_err": "MRE",
+          "nonfinite": "inf/NaN"}
 PASS_BG, FAIL_BG = QColor(46, 160, 67, 40), QColor(218, 54, 51, 60)
 ONE_SIDE_FG = QColor(128, 128, 128)
 _PASS_BRUSH, _FAIL_BRUSH, _ONE_SIDE_BRUSH = QBrush(PASS_BG), QBrush(FAIL_BG), QBrush(ONE_SIDE_FG)
@@ -40,6 +41,35 @@ def _fmt(value: float) -> str:
     return f"{value:.6f}" if 1e-3 <= abs(value) < 1e4 else f"{value:.3e}"
 
 
+def violation_text(row: Row, thresholds=None) -> str:
+    """The metrics a row fails, each with its value and limit, and why when known:
+    ``inf/NaN (target 2, golden 0), MRE 2.05 >= 1 (near-zero golden)``."""
+    m = row.metrics
+    parts = []
+    for name in row.violations:
+        if name == "nonfinite":
+            parts.append(f"inf/NaN (target {m.target_nonfinite}, golden {m.golden_nonfinite})")
+            continue
+        value = getattr(m, name, math.nan)
+        limit = getattr(thresholds, name, None) if thresholds is not None else None
+        text = f"{_SHORT.get(name, name)} {value:.6f}" if name == "cosine" else f"{_SHORT.get(name, name)} {value:.3g}"
+        if limit is not None:
+            text += f" {'<=' if name == 'cosine' else '>='} {limit:g}"
+        if name == "mean_rel_err" and m.rel_err_near_zero:
+            text += " (near-zero golden)"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def verdict_label(row: Row, thresholds=None) -> str:
+    """What the graph shows beside an op: ``fail: MRE 2.05 (near-zero golden) · cos 0.999991`` or ``pass · cos 1``."""
+    m = row.metrics
+    head = f"fail: {violation_text(row, thresholds)}" if row.violations else "pass"
+    if "cosine" not in row.violations and m.cosine == m.cosine:
+        head += f" · cos {m.cosine:.6f}"
+    return head
+
+
 class RowsModel(QAbstractTableModel):
     """Rows of a CompareResult for a QTableView."""
 
@@ -50,9 +80,11 @@ class RowsModel(QAbstractTableModel):
         self._order: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
         self._base: list[Row] = []
         self._texts: dict[int, tuple[list[str], list[bool]]] = {}  # id(row) -> its cells (see _cells)
+        self.thresholds = None  # the result's limits, quoted in the status column
 
     def set_result(self, result: CompareResult | None) -> None:
         self.beginResetModel()
+        self.thresholds = result.thresholds if result is not None else None
         self._base = list(result.rows) if result is not None else []  # op order: ties keep it
         self.rows = list(self._base)
         self._texts = {}
@@ -123,7 +155,7 @@ class RowsModel(QAbstractTableModel):
         if key in ("name", "op_type"):
             return getattr(row, key)
         if key == "status":
-            return row.status + (": " + ", ".join(_SHORT.get(v, v) for v in row.violations) if row.violations else "")
+            return row.status + (": " + violation_text(row, self.thresholds) if row.violations else "")
         if key == "golden_shape":
             return str(list(g.shape)) if g else ""
         if key == "target_shape":
@@ -166,7 +198,7 @@ class RowsModel(QAbstractTableModel):
                 f"{row.name} ({row.op_type})", f"golden: {g.label} {list(g.shape)} {g.dtype}" if g else "golden: —",
                 f"target: {t.label} {list(t.shape)} {t.dtype}" if t else "target: —",
                 f"matched by {row.how}" if g and t else row.status,
-                f"fails: {', '.join(row.violations)}" if row.violations else "", row.note,
+                _why(row, self.thresholds), row.note,
                 row.metrics.reason if row.metrics else ""]))
         if role == SORT_ROLE:
             return self._sort_value(row, key)
@@ -222,3 +254,12 @@ class RowsFilter(QSortFilterProxyModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:  # Qt override
         """Sorting is the source model's (see :meth:`RowsModel.sort`); this proxy only filters."""
         self.sourceModel().sort(column, order)
+
+
+def _why(row: Row, thresholds) -> str:
+    """The tooltip's lines on a failing row: each broken limit with its value and cause."""
+    if not row.violations:
+        return ""
+    from studio.tools.accuracy.advisor import explain_violation
+
+    return "fails: " + "; ".join(explain_violation(row.metrics, name, thresholds) for name in row.violations)

@@ -92,10 +92,9 @@ def export_whole_job(graph: Graph, hierarchy: Hierarchy | None, overlay, path: P
         view = build_view(graph, hierarchy, {g.id for g in hierarchy.groups if g.parent != -2}, cancel)
     colours = {}
     if overlay is not None:
-        for node, value in overlay.for_graph(graph).items():
-            colour = overlay.colours.get(graph.nodes[node].name) or overlay.colour(value)
-            if colour:
-                colours[int(view.item_of_node[node])] = colour
+        from studio.tools.graph.overlay import node_colours
+
+        colours = node_colours(overlay, graph, view)
     return (yield from export_job(view, path, colours, cancel))
 
 

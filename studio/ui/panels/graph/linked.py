@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog
 
 from studio.errors import UserError
-from studio.tools.graph.overlay import OverlayData
+from studio.tools.graph.overlay import NO_DATA, VERDICT_COLOURS, OverlayData
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.render import ONLY_LEFT, ONLY_RIGHT
 from studio.ui.panels.graph.side import Side
@@ -24,7 +24,8 @@ class LinkedViews:
     def _on_overlay(self, overlay) -> None:
         self.links.focus.emit(self.NAME)
         data = OverlayData(overlay.title, dict(overlay.values), list(overlay.thresholds),
-                           overlay.higher_is_better, overlay.unit)
+                           overlay.higher_is_better, overlay.unit, verdicts=dict(overlay.verdicts),
+                           labels=dict(overlay.labels))
         if overlay.model is not None and (self.left.model is None or
                                           Path(overlay.model).resolve() != self.left.model.path.resolve()):
             self.open_path(Path(overlay.model))
@@ -37,6 +38,7 @@ class LinkedViews:
             self._apply_overlay(side)
 
     def _apply_overlay(self, side: Side) -> None:
+        """Colour every box: measured ones by verdict or value, the others grey (no data)."""
         canvas = side.canvas
         canvas.state.overlay.clear()
         canvas.state.overlay_text.clear()
@@ -45,17 +47,24 @@ class LinkedViews:
         if data is None or view is None or not data.values:
             canvas.update()
             return
-        per_item: dict[int, float] = {}
-        worse = min if data.higher_is_better else max
+        per_item: dict[int, tuple[float, str | None, str]] = {}  # item -> (value, verdict, label)
+        nodes = view.graph.nodes
         for node, value in data.for_graph(view.graph).items():
             item = int(view.item_of_node[node])
-            per_item[item] = worse(per_item[item], value) if item in per_item else value
-        for item, value in per_item.items():
-            name = view.items[item].name
-            colour = data.colours.get(name) or data.colour(value)
+            name = nodes[node].name
+            entry = (value, data.verdicts.get(name), data.labels.get(name, f"{value:.4g}{data.unit}"))
+            per_item[item] = _worse(per_item.get(item), entry, data.higher_is_better)
+        grey = QColor(NO_DATA)  # one object for every unmeasured box
+        for item, it in enumerate(view.items):
+            if item not in per_item:
+                if it.kind in ("node", "group"):
+                    canvas.state.overlay[item] = grey
+                continue
+            value, verdict, label = per_item[item]
+            colour = VERDICT_COLOURS.get(verdict) if verdict else data.colour_of(it.name, value)
             if colour:
                 canvas.state.overlay[item] = QColor(colour)
-            canvas.state.overlay_text[item] = f"{value:.4g}{data.unit}"
+            canvas.state.overlay_text[item] = label
         canvas.legend = data.legend()
         canvas.legend_title = f"{data.title} ({len(per_item):,} shown)"
         canvas.update()
@@ -147,3 +156,17 @@ class LinkedViews:
             return
         self.active = self.left
         self.select_node(node_name, self.left)
+
+
+def _worse(old: tuple | None, new: tuple, higher_is_better: bool) -> tuple:
+    """The entry a collapsed group shows: the worst verdict, else the worst value (NaN counts as worst)."""
+    if old is None:
+        return new
+    order = list(VERDICT_COLOURS)  # worst first
+    rank = lambda v: order.index(v) if v in order else len(order)  # noqa: E731
+    if rank(old[1]) != rank(new[1]):
+        return old if rank(old[1]) < rank(new[1]) else new
+    if old[0] != old[0] or new[0] != new[0]:  # NaN: nothing could be measured there
+        return old if old[0] != old[0] else new
+    worse = min if higher_is_better else max
+    return old if worse(old[0], new[0]) == old[0] else new

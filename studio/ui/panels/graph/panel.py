@@ -107,7 +107,8 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
                 ("Profile", "Profile the ONNX model on screen with ONNX Runtime on this machine (seeded random "
                  "inputs, CPU) and show the timeline and per-op times in the Profiler", self._on_profile_clicked),
                 ("FP16 check", "Run the ONNX model on screen in FP32 and in FP16 simulation with the same seeded "
-                 "input and compare every op in the Accuracy panel (cosine per op comes back as an overlay)",
+                 "input and compare every op in the Accuracy panel (each op's pass / fail verdict comes back as an "
+                 "overlay)",
                  self._on_fp16_clicked),
                 ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
                  "shapes it produced instead of the declared ones", self.run_shapes),
