@@ -38,7 +38,7 @@ CATEGORY_COLOURS = {
     "group": "#e8ecf2",       # collapsed group (light, dark text)
     "io": "#2d2d2d",          # graph inputs / outputs
     # MindX SDK pipeline elements, by role (studio.tools.graph.pipeline.plugins)
-    "source": "#2f7f86",      # teal
+    "source": "#2e5e4e",      # dark teal (clear of the overlays' cyan)
     "decode": "#6b5ca5",      # violet
     "preprocess": "#8c6d31",  # ochre
     "infer": "#3d6fb6",       # blue, as compute ops
