@@ -78,3 +78,16 @@ def test_the_demo_workspace_holds_them(tmp_path):
     assert {f"{n}.npy" for n in JOURNEY_INPUTS} <= names
     np.testing.assert_array_equal(np.load(tmp_path / "demo" / "inputs" / "frames_with_silence.npy"),
                                   frames_with_silence())
+
+
+def test_fp16_check_calls_the_silent_frames_an_underflow(tmp_path):
+    import subprocess
+    import sys
+
+    model = tmp_path / "fp16_frontend.onnx"
+    model.write_bytes(build_fp16_frontend().SerializeToString())
+    np.save(tmp_path / "silent.npy", frames_with_silence())
+    done = subprocess.run([sys.executable, "-m", "studio", "fp16-check", str(model), "--input",
+                           f"frames={tmp_path / 'silent.npy'}"], capture_output=True, text=True, timeout=300)
+    assert "FP16 underflow at op log/add_floor" in done.stdout, done.stdout + done.stderr
+    assert "--keep-fp32 log/add_floor,log/log" in done.stdout
