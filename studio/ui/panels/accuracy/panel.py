@@ -34,6 +34,7 @@ from studio.formats import Detected
 from studio.tools.accuracy.advisor import CONSISTENT, GOLDEN_NONFINITE, OVERFLOW, PROBLEM, UNDERFLOW
 from studio.tools.accuracy.dumpset import MODE_LABELS
 from studio.ui.links import Overlay
+from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel, verdict_label
 from studio.ui.panels.base import Panel
 
@@ -47,7 +48,7 @@ _EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders
           "From the command line: studio dump MODEL -o DIR [--fp16-sim], then studio compare GOLDEN TARGET -o result.csv")
 
 
-class AccuracyPanel(Panel):
+class AccuracyPanel(Fp16Tools, Panel):
     """Compare two runs op by op and find the first op that goes wrong."""
 
     NAME = "accuracy"
@@ -101,8 +102,8 @@ class AccuracyPanel(Panel):
         self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
         bar = QHBoxLayout()
         bar.addWidget(self.sources, 1)
-        for button in (self.host_button, self.dumps_button, self.mapping_button, self.graph_button,
-                       self.export_button, self.clear_button):
+        for button in (self.host_button, self.dumps_button, self.mapping_button, self._build_fp16_tools(),
+                       self.graph_button, self.export_button, self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
@@ -207,6 +208,7 @@ class AccuracyPanel(Panel):
         self.export_button.setEnabled(has)
         self.graph_button.setEnabled(has)
         self.mapping_button.setEnabled(has and self.last_pair is not None)
+        self.fp16_button.setEnabled(has and self.last_pair is not None and not self.result)  # a failing one
         self.findings.setVisible(bool(self.findings.text()))
         if not has and not self.pending:
             self.sources.setText("<b>Accuracy</b> — compare two runs op by op")

@@ -1,0 +1,112 @@
+"""The accuracy panel's next steps after a failing FP16 comparison: reduce it, or find what to keep in FP32.
+
+Both run on the model and the input the comparison's golden dump was made from (its manifest
+names them), as jobs with progress and cancel. The repro opens in the graph panel; the FP32 set
+is shown with the command line that applies it.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtWidgets import QMenu, QToolButton
+
+from studio.errors import UserError
+
+
+class Fp16Tools:
+    """Mixed into the accuracy panel: the "FP16 ▾" menu and its two jobs."""
+
+    def _build_fp16_tools(self) -> QToolButton:
+        button = QToolButton(self)
+        button.setText("FP16 ▾")
+        button.setToolTip("After a failing FP16 comparison: a minimal repro of the first op that goes wrong, or "
+                          "the fewest ops to keep in FP32")
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(button)
+        self.reduce_action = menu.addAction("Reduce to a repro…", self.reduce_failure)
+        self.precision_action = menu.addAction("Find FP32 set…", self.find_fp32_set)
+        button.setMenu(menu)
+        self.fp16_button = button
+        return button
+
+    def _fp16_source(self) -> tuple[Path, dict]:
+        """The model and input arrays the golden dump of the comparison on screen was made from."""
+        import numpy as np
+
+        from studio.tools.accuracy.dumpset import load_dump
+
+        if self.result is None or self.last_pair is None:
+            raise UserError("No comparison on screen", None, "Run an FP16 check (Graph > FP16 check) first.")
+        golden = load_dump(self.last_pair[0])
+        model = Path(golden.model) if golden.model else None
+        if model is None or not model.is_file():
+            raise UserError("The golden dump does not name a model file that exists here", self.last_pair[0],
+                            "Reduce works on comparisons made by an FP16 check of an .onnx on this computer.")
+        inputs = {}
+        for name, info in (golden.info.get("inputs") or {}).items():
+            file = golden.root / str(info.get("file", ""))
+            if file.is_file():
+                inputs[name] = np.load(file)
+        return model, inputs
+
+    def _fp16_out(self, model: Path, what: str) -> Path:
+        base = self.workspace_folder or model.parent
+        return Path(base) / "accuracy" / f"{model.stem}_{what}"
+
+    def reduce_failure(self):
+        """Reduce the model of the comparison on screen to a repro (a job); returns its handle."""
+        from studio.tools.accuracy.reduce import reduce_fp16
+
+        try:
+            model, inputs = self._fp16_source()
+        except UserError as exc:
+            self.status.emit(f"Accuracy: {exc.what}")
+            return None
+        out = self._fp16_out(model, "repro")
+        handle = self.runner.start(f"Reducing {model.name}", lambda cancel: reduce_fp16(model, out, inputs,
+                                                                                         cancel=cancel))
+        handle.finished.connect(self._on_reduced)
+        handle.failed.connect(lambda exc, tb: self._fp16_failed("Reduce", exc))
+        return handle
+
+    def _on_reduced(self, result) -> None:
+        self._fp16_report(f"<b>Repro</b>: {len(result.ops)} of {result.model_ops:,} ops "
+                          f"({html.escape(', '.join(result.ops))}) fed at {html.escape(', '.join(result.inputs))}, "
+                          f"{result.target_runs} target runs; "
+                          + "; ".join(html.escape(n) for n in result.notes)
+                          + f"<br>written to {html.escape(str(result.folder))}")
+        self.request_open.emit(result.folder / "model.onnx")  # the repro in the graph panel
+
+    def find_fp32_set(self):
+        """Search the fewest ops to keep in FP32 (a job); returns its handle."""
+        from studio.tools.accuracy.precision import find_fp32_set
+
+        try:
+            model, inputs = self._fp16_source()
+        except UserError as exc:
+            self.status.emit(f"Accuracy: {exc.what}")
+            return None
+        out = self._fp16_out(model, "fp32_set")
+        handle = self.runner.start(f"Finding the FP32 set of {model.name}",
+                                   lambda cancel: find_fp32_set(model, out, inputs, cancel=cancel))
+        handle.finished.connect(lambda result, m=model: self._on_fp32_set(m, result))
+        handle.failed.connect(lambda exc, tb: self._fp16_failed("FP32 set", exc))
+        return handle
+
+    def _on_fp32_set(self, model: Path, result) -> None:
+        keep = ",".join(result.keep)
+        self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
+                          f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks). "
+                          f"Apply: <code>studio convert {html.escape(model.name)} -o {html.escape(model.stem)}"
+                          f"_fp16.onnx --output-type FP16 --keep-fp32 {html.escape(keep)}</code>; for ATC: "
+                          f"keep_dtype.cfg, modify_mixlist.json in {html.escape(str(result.folder))}")
+
+    def _fp16_report(self, text: str) -> None:
+        self.findings.setText(self.findings.text() + f"<div>{text}</div>")
+        self.status.emit("Accuracy: " + text.split("<br>")[0].replace("<b>", "").replace("</b>", "")[:160])
+
+    def _fp16_failed(self, what: str, exc) -> None:
+        message = exc.what if isinstance(exc, UserError) else str(exc)
+        self._fp16_report(f"<b>{what}</b>: {html.escape(message)}")

@@ -1,0 +1,47 @@
+"""The accuracy panel's FP16 menu: after a failing FP16 check, a repro opens in the graph and the
+FP32 set is shown with the command that applies it; both use the check's own input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from studio.ui.jobs import JobRunner
+from studio.ui.panels.accuracy import AccuracyPanel
+
+
+@pytest.fixture
+def panel(qtbot, tmp_path):
+    runner = JobRunner()
+    widget = AccuracyPanel(runner)
+    widget.workspace_folder = tmp_path
+    qtbot.addWidget(widget)
+    widget.resize(1280, 720)
+    widget.show()
+    yield widget
+    runner.cancel_all()
+    runner.wait_for_done(10000)
+
+
+def test_reduce_and_fp32_set_from_a_failing_fp16_check(qtbot, panel, tmp_path):
+    from studio.tools.demo.journeys import build_fp16_frontend, frames_with_silence
+
+    model = tmp_path / "fp16_frontend.onnx"
+    onnx.save(build_fp16_frontend(), model)
+    np.save(tmp_path / "silent.npy", frames_with_silence())
+    assert not panel.fp16_button.isEnabled()
+    panel.check_fp16(model, shapes={}, files={"frames": tmp_path / "silent.npy"})
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=60000)
+    assert not panel.result and panel.fp16_button.isEnabled()
+    opened: list[Path] = []
+    panel.request_open.connect(opened.append)
+    handle = panel.reduce_failure()
+    qtbot.waitUntil(lambda: not handle.active, timeout=60000)
+    assert opened == [tmp_path / "accuracy" / "fp16_frontend_repro" / "model.onnx"]
+    assert "Repro" in panel.findings.text() and "log/add_floor" in panel.findings.text()  # the silent input was used
+    handle = panel.find_fp32_set()
+    qtbot.waitUntil(lambda: not handle.active, timeout=60000)
+    assert "--keep-fp32 log/add_floor,log/log" in panel.findings.text()
