@@ -318,6 +318,13 @@ def _sniff_infer_results(path: Path, head: bytes) -> bool:
     return bool(text and text.startswith("{") and re.search(r'"format"\s*:\s*"studio-infer"', text))
 
 
+@file_format("msprobe_dump", "msprobe dump (dump.json of a PyTorch or MindSpore run)", ACCURACY)
+def _sniff_msprobe_dump(path: Path, head: bytes) -> bool:
+    text = _json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"task"\s*:\s*"(statistics|md5|tensor)"', text)
+                and '"framework"' in text)
+
+
 @file_format("ort_profile", "ONNX Runtime profile", PROFILER)
 def _sniff_ort_profile(path: Path, head: bytes) -> bool:
     text = _json_text(head)
@@ -441,6 +448,19 @@ def _sniff_infer_dir(path: Path) -> bool:
     except OSError:
         return False
     return b'"studio-infer"' in head
+
+
+@folder_format("msprobe_dir", "msprobe dump folder (dump.json, stack.json, construct.json)", ACCURACY)
+def _sniff_msprobe_dir(path: Path) -> bool:
+    dump = path / "dump.json"
+    if not dump.is_file():
+        return False
+    try:
+        with dump.open("rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    return b'"task"' in head and b'"framework"' in head
 
 
 @folder_format("dump_dir", "Tensor dump folder", ACCURACY)

@@ -45,3 +45,21 @@ def test_reduce_and_fp32_set_from_a_failing_fp16_check(qtbot, panel, tmp_path):
     handle = panel.find_fp32_set()
     qtbot.waitUntil(lambda: not handle.active, timeout=60000)
     assert "--keep-fp32 log/add_floor,log/log" in panel.findings.text()
+
+
+def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, ascend_fixtures):
+    from studio.formats import detect
+
+    root = ascend_fixtures / "real/msprobe/quick_start_gpu_dump_resnet/gpu_dump"
+    panel.open_file(detect(root / "step0" / "proc2016" / "dump.json"))
+    panel.open_file(detect(root / "step1" / "proc2016"))
+    qtbot.waitUntil(lambda: panel.msprobe_result is not None, timeout=30000)
+    view = panel.msprobe_view
+    assert view.isVisibleTo(panel) and not panel.splitter.isVisibleTo(panel)
+    assert view.rows.rowCount() == 2822 and "Tensor.add_.0.forward" in view.summary.text()
+    module = next(view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
+                  if view.tree.topLevelItem(i).data(0, 0x0100))
+    view.tree.setCurrentItem(module)
+    inside = {r.target_api for r in view.rows.rows}
+    assert 0 < view.rows.rowCount() < 2822
+    assert all(module.data(0, 0x0100) in panel.msprobe_result.target.module_path(api) for api in inside)

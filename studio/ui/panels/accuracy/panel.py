@@ -35,6 +35,7 @@ from studio.tools.accuracy.advisor import CONSISTENT, GOLDEN_NONFINITE, OVERFLOW
 from studio.tools.accuracy.dumpset import MODE_LABELS
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
+from studio.ui.panels.accuracy.msprobe_view import MsprobeOpening, MsprobeView
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel, verdict_label
 from studio.ui.panels.base import Panel
 
@@ -48,7 +49,7 @@ _EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders
           "From the command line: studio dump MODEL -o DIR [--fp16-sim], then studio compare GOLDEN TARGET -o result.csv")
 
 
-class AccuracyPanel(Fp16Tools, Panel):
+class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
     """Compare two runs op by op and find the first op that goes wrong."""
 
     NAME = "accuracy"
@@ -164,6 +165,8 @@ class AccuracyPanel(Fp16Tools, Panel):
         layout.addWidget(self.findings)
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
+        self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments
+        layout.addWidget(self.msprobe_view, 1)
         self._show_state()
 
     def _ensure_plots(self) -> None:
@@ -203,8 +206,10 @@ class AccuracyPanel(Fp16Tools, Panel):
 
     def _show_state(self) -> None:
         has = self.result is not None
+        msprobe = self.msprobe_result is not None and not has
+        self.msprobe_view.setVisible(msprobe)
         self.splitter.setVisible(has)
-        self.empty.setVisible(not has)
+        self.empty.setVisible(not has and not msprobe)
         self.export_button.setEnabled(has)
         self.graph_button.setEnabled(has)
         self.mapping_button.setEnabled(has and self.last_pair is not None)
@@ -226,6 +231,8 @@ class AccuracyPanel(Fp16Tools, Panel):
             self._start("Reading " + path.name, lambda cancel: _as_job(read_csv, path), self.set_result)
         elif fmt in ("dump_dir", "npu_dump"):
             self.add_dump(path)
+        elif fmt in ("msprobe_dump", "msprobe_dir"):
+            self.add_msprobe(path)
         elif fmt == "acl_json":
             from studio.tools.accuracy.acl_config import read_acl_config
 
@@ -511,6 +518,7 @@ class AccuracyPanel(Fp16Tools, Panel):
 
     def clear(self) -> None:
         self.result, self.pending, self.last_pair = None, [], None
+        self.msprobe_result, self.msprobe_pending = None, []
         self.model.set_result(None)
         self.findings.setText("")
         if self.scatter is not None:

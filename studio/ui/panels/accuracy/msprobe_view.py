@@ -1,0 +1,189 @@
+"""Two msprobe dumps compared: the module tree (failing calls per module) beside the table of arguments.
+
+Selecting a module shows only the calls inside it; the first mismatching API and its stack are
+in the summary above. The table is a light model over the comparison's rows (thousands of rows
+fill it without creating an item per cell).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+COLUMNS = ("API", "argument", "result", "norm rel. err", "dtype", "shape", "why")
+_RESULT_COLOURS = {"error": QColor("#e6007e"), "warning": QColor("#b8860b")}
+
+
+class MsprobeRows(QAbstractTableModel):
+    """The comparison's rows, optionally only those of calls inside one module."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.result = None
+        self.rows: list = []
+
+    def show(self, result, module: str | None = None) -> None:
+        """Show ``result``'s rows (those of calls inside ``module`` when given)."""
+        self.beginResetModel()
+        self.result = result
+        if result is None:
+            self.rows = []
+        elif module is None:
+            self.rows = list(result.rows)
+        else:
+            inside = {r.target_api for r in result.rows if module in result.target.module_path(r.target_api)}
+            self.rows = [r for r in result.rows if r.target_api in inside]
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
+        return len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):  # Qt override
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        column = index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            values = (row.target_api, row.slot, row.result,
+                      "" if row.norm_relative is None else f"{row.norm_relative:.2%}",
+                      row.target_dtype if row.target_dtype == row.golden_dtype
+                      else f"{row.target_dtype} / {row.golden_dtype}",
+                      str(row.target_shape), row.message)
+            text = values[column]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{row.target_api}.{row.slot} (golden: {row.golden_api})\n{row.message or row.result}"
+            return text
+        if role == Qt.ItemDataRole.ForegroundRole and column == 2:
+            return _RESULT_COLOURS.get(row.result)
+        return None
+
+
+class MsprobeView(QWidget):
+    """Summary, module tree and rows of an msprobe comparison."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tree = QTreeWidget(self)
+        self.tree.setHeaderLabels(["module", "errors", "warnings"])
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.tree.currentItemChanged.connect(self._on_module)
+        self.rows = MsprobeRows(self)
+        self.table = QTableView(self)
+        self.table.setModel(self.rows)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for column, width in ((0, 260), (1, 90), (2, 70), (3, 100)):
+            self.table.setColumnWidth(column, width)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.tree)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        self.result = None
+
+    def show_result(self, result) -> None:
+        """Show an :class:`~studio.tools.accuracy.msprobe_compare.MsprobeComparison`."""
+        self.result = result
+        data = result.to_json()
+        first = data["first_mismatch"]
+        text = (f"<b>{html.escape(result.golden.path.name)}</b> ({html.escape(result.golden.framework)}) vs "
+                f"<b>{html.escape(result.target.path.name)}</b> ({html.escape(result.target.framework)}): "
+                f"{data['apis_matched']} APIs matched, {data['pass']} pass, {data['warning']} warning, "
+                f"{data['error']} error")
+        if first:
+            text += (f"<br>First mismatch: <b>{html.escape(first['api'])}</b> {html.escape(first['slot'])} — "
+                     f"{html.escape(first['message'])}")
+            if first["stack"]:
+                text += f"<br><span style='color:gray'>{html.escape(first['stack'][-1].splitlines()[0])}</span>"
+        self.summary.setText(text)
+        self.summary.setToolTip("\n".join(first["stack"]) if first else "")
+        self.tree.clear()
+        everything = QTreeWidgetItem(["(all calls)", str(data["error"]), str(data["warning"])])
+        self.tree.addTopLevelItem(everything)
+        items: dict[str, QTreeWidgetItem] = {}
+        for module in sorted(data["modules"], key=lambda m: m["depth"]):
+            path = result.target.module_path(module["module"])
+            parent = items.get(path[-1]) if path else None
+            item = QTreeWidgetItem([module["module"].split(".forward")[0].split(".backward")[0],
+                                    str(module["errors"]), str(module["warnings"])])
+            item.setToolTip(0, module["module"])
+            item.setData(0, Qt.ItemDataRole.UserRole, module["module"])
+            (parent.addChild(item) if parent is not None else self.tree.addTopLevelItem(item))
+            items[module["module"]] = item
+        self.tree.expandToDepth(1)
+        self.rows.show(result)
+
+    def _on_module(self, current, _previous) -> None:
+        if self.result is not None:
+            self.rows.show(self.result, current.data(0, Qt.ItemDataRole.UserRole) if current is not None else None)
+
+
+class MsprobeOpening:
+    """Mixed into the accuracy panel: two msprobe dumps opened one after the other are compared."""
+
+    msprobe_pending: list = []
+    msprobe_result = None
+
+    def add_msprobe(self, path) -> None:
+        """Queue an msprobe dump as golden; the second one is the target and starts the comparison."""
+        from pathlib import Path
+
+        path = Path(path)
+        self.msprobe_pending = [p for p in self.msprobe_pending if p != path] + [path]
+        if len(self.msprobe_pending) < 2:
+            self.sources.setText(f"Golden: <b>{html.escape(path.parent.name + '/' + path.name)}</b> (msprobe dump)"
+                                 " — open a second msprobe dump.json as the target to compare")
+            return
+        golden, target = self.msprobe_pending[-2:]
+        self.msprobe_pending = []
+        self.compare_msprobe(golden, target)
+
+    def compare_msprobe(self, golden, target):
+        """Compare two msprobe dumps (a job) and show them; returns the job handle."""
+        from studio.tools.accuracy.msprobe_compare import compare_msprobe
+
+        def job(cancel):
+            yield from ()
+            return compare_msprobe(golden, target)
+
+        handle = self.runner.start(f"Comparing msprobe dumps", job)
+        handle.finished.connect(self._on_msprobe_compared)
+        handle.failed.connect(lambda exc, tb: self.status.emit(f"Accuracy: {exc}"))
+        return handle
+
+    def _on_msprobe_compared(self, result) -> None:
+        self.msprobe_result = result
+        self.msprobe_view.show_result(result)
+        self._show_state()
+        data = result.to_json()
+        self.status.emit(f"Accuracy: msprobe {data['pass']} pass, {data['warning']} warning, {data['error']} error")
