@@ -1,4 +1,4 @@
-"""``studio profile run|stats|compare|cluster``: local profiling and profile statistics, headless."""
+"""``studio profile run|stats|compare|cluster|memory``: local profiling and profile statistics, headless."""
 
 from __future__ import annotations
 
@@ -46,10 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("new", type=Path, metavar="NEW")
     compare.add_argument("--json", action="store_true", help="print machine-readable JSON")
     _add_cluster_arguments(actions)
+    _add_memory_arguments(actions)
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"run": _run, "stats": _stats, "compare": _compare, "cluster": _cluster}[args.action](args)
+    return {"run": _run, "stats": _stats, "compare": _compare, "cluster": _cluster,
+            "memory": _memory}[args.action](args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -169,5 +171,22 @@ def _cluster(args: argparse.Namespace) -> int:
 
     _must_exist(args.path)
     report = open_cluster(args.path)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
+    return 0
+
+
+def _add_memory_arguments(actions) -> None:
+    memory = actions.add_parser("memory", help="per-device memory peak and the operator blocks alive at it")
+    memory.add_argument("path", type=Path, metavar="DIR",
+                        help="a rank's *_ascend_pt folder, its ASCEND_PROFILER_OUTPUT, a folder of ranks, "
+                             "or a static_op_mem.csv")
+    memory.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _memory(args: argparse.Namespace) -> int:
+    from studio.tools.profiler.memory import open_memory
+
+    _must_exist(args.path)
+    report = open_memory(args.path)
     print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
     return 0
