@@ -28,6 +28,9 @@ def read_json(path: Path) -> Any:
     except OSError as exc:
         raise UserError(f"Cannot read {Path(path).name}: {exc.strerror}", path, "Check the file is readable.") \
             from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{Path(path).name} is not UTF-8 text (byte {exc.start} is damaged)", path,
+                        EXPORT_AGAIN) from exc
     try:
         return json.loads(text)
     except ValueError as exc:
