@@ -169,8 +169,12 @@ def _add_cluster_arguments(actions) -> None:
 def _cluster(args: argparse.Namespace) -> int:
     from studio.tools.profiler.cluster import open_cluster
 
+    return _print_report(args, open_cluster)
+
+
+def _print_report(args: argparse.Namespace, opener) -> int:
     _must_exist(args.path)
-    report = open_cluster(args.path)
+    report = opener(args.path)
     print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
     return 0
 
@@ -186,7 +190,4 @@ def _add_memory_arguments(actions) -> None:
 def _memory(args: argparse.Namespace) -> int:
     from studio.tools.profiler.memory import open_memory
 
-    _must_exist(args.path)
-    report = open_memory(args.path)
-    print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
-    return 0
+    return _print_report(args, open_memory)

@@ -76,7 +76,8 @@ def _steps_db(path: Path, out: AnalysisOutput) -> None:
         cols = ["step", "type", "[index]"] + [f[0] if f[0] in have else "NULL" for f in FIELDS]
         rows = query(db, path, f"SELECT {', '.join(cols)} FROM ClusterStepTraceTime")
         if "ClusterCommunicationMatrix" in {r[0] for r in query(db, path, "SELECT name FROM sqlite_master")}:
-            out.matrix = [{"step": step_number(r[0]), "group": str(r[1]), "group_id": str(r[1]), "src": int(float(r[2])),
+            out.matrix = [{"step": step_number(r[0]), "group": str(r[1]), "group_id": str(r[1]),
+                           "src": int(float(r[2])),
                            "dst": int(float(r[3])), "transport": r[4], "size_mb": float(r[5] or 0),
                            "time_ms": float(r[6] or 0), "bandwidth_gbps": float(r[7] or 0)}
                           for r in query(db, path, "SELECT step, group_name, src_rank, dst_rank, transport_type, "

@@ -115,7 +115,8 @@ def megatron_groups(sizes: dict[str, int]) -> dict[str, list[list[int]]]:
     per_stage = world // pp
     tp_groups = [list(range(i, i + tp)) for i in range(0, world, tp)]
     pp_groups = [list(range(i, world, per_stage)) for i in range(per_stage)]
-    dp_groups = [list(range(s * per_stage + k, (s + 1) * per_stage, tp * cp)) for s in range(pp) for k in range(tp * cp)]
+    dp_groups = [list(range(s * per_stage + k, (s + 1) * per_stage, tp * cp))
+                 for s in range(pp) for k in range(tp * cp)]
     return {"tp": tp_groups, "pp": pp_groups, "dp": dp_groups}
 
 

@@ -119,7 +119,8 @@ def build_matrix(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]],
     rows = []
     for (step, group, src, dst), (transport, size, time) in sorted(sums.items(), key=lambda kv: (
             kv[0][0], kv[0][1], kv[0][2], kv[0][3])):
-        rows.append({"step": step_number(step), "group": group_names.get(group, group), "group_id": group, "src": src, "dst": dst,
+        rows.append({"step": step_number(step), "group": group_names.get(group, group), "group_id": group,
+                     "src": src, "dst": dst,
                      "transport": transport, "size_mb": size, "time_ms": time,
                      "bandwidth_gbps": size / time if time > 0 else 0.0})
     return rows, unplaced

@@ -12,7 +12,10 @@ MB = 1024 * 1024
 
 
 def read_db(path: Path) -> dict[str, DeviceMemory]:
-    """Devices of one profiler database (MEMORY_RECORD is required; OP_MEMORY, NPU_MEM, NPU_MODULE_MEM read when there)."""
+    """Devices of one profiler database.
+
+    MEMORY_RECORD is required; OP_MEMORY, NPU_MEM and NPU_MODULE_MEM are read when there.
+    """
     devices: dict[str, DeviceMemory] = {}
     with open_readonly(path) as db:
         require_tables(db, path, ["MEMORY_RECORD", "STRING_IDS"], "the memory view")
