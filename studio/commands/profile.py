@@ -1,4 +1,4 @@
-"""``studio profile run|stats|compare``: local profiling and profile statistics, headless."""
+"""``studio profile run|stats|compare|cluster|memory``: local profiling and profile statistics, headless."""
 
 from __future__ import annotations
 
@@ -45,10 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("base", type=Path, metavar="BASE")
     compare.add_argument("new", type=Path, metavar="NEW")
     compare.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _add_cluster_arguments(actions)
+    _add_memory_arguments(actions)
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"run": _run, "stats": _stats, "compare": _compare}[args.action](args)
+    return {"run": _run, "stats": _stats, "compare": _compare, "cluster": _cluster,
+            "memory": _memory}[args.action](args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -153,3 +156,38 @@ def _compare(args: argparse.Namespace) -> int:
     result = compare(base, new)
     print(json.dumps(result.as_dict(), indent=2) if args.json else str(result))
     return 0
+
+
+def _add_cluster_arguments(actions) -> None:
+    cluster = actions.add_parser("cluster", help="per-rank step time, communication matrix, parallel groups, "
+                                                 "slow ranks and links of a multi-rank profile")
+    cluster.add_argument("path", type=Path, metavar="DIR",
+                         help="folder of *_ascend_pt or PROF_* rank folders, or a cluster_analysis_output")
+    cluster.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from studio.tools.profiler.cluster import open_cluster
+
+    return _print_report(args, open_cluster)
+
+
+def _print_report(args: argparse.Namespace, opener) -> int:
+    _must_exist(args.path)
+    report = opener(args.path)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
+    return 0
+
+
+def _add_memory_arguments(actions) -> None:
+    memory = actions.add_parser("memory", help="per-device memory peak and the operator blocks alive at it")
+    memory.add_argument("path", type=Path, metavar="DIR",
+                        help="a rank's *_ascend_pt folder, its ASCEND_PROFILER_OUTPUT, a folder of ranks, "
+                             "or a static_op_mem.csv")
+    memory.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _memory(args: argparse.Namespace) -> int:
+    from studio.tools.profiler.memory import open_memory
+
+    return _print_report(args, open_memory)

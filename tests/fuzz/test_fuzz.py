@@ -124,7 +124,18 @@ def _seeds(reader: str, work: Path) -> list[Path]:
         return [_require_shared(asc / "cfg" / n) for n in ("aipp_rgb_static.cfg", "aipp_yuv420sp_csc.cfg")]
     if reader == "acl_json":
         return [_require_shared(asc / "cfg" / "acl_dump.json")]
+    rank0 = _cluster_root() / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    if reader == "cluster_csv":
+        return [_require_shared(rank0 / "step_trace_time.csv")]
+    if reader == "cluster_json":
+        return [_require_shared(rank0 / "communication_matrix.json"), _require_shared(rank0 / "communication.json")]
+    if reader == "memory_csv":
+        return [_require_shared(rank0 / "memory_record.csv"), _require_shared(rank0 / "operator_memory.csv")]
     raise KeyError(reader)
+
+
+def _cluster_root() -> Path:
+    return _shared() / "real" / "cluster_pytorch" / "msinsight_text_2rank_level2" / "level2"
 
 
 def _argv(reader: str, work: Path):
@@ -139,6 +150,9 @@ def _argv(reader: str, work: Path):
         "dump_manifest": lambda f, tmp: ["compare", work / "dump_good", f],
         "aipp_cfg": lambda f, tmp: ["convert", work / "image.onnx", "--insert-op-conf", f, "-o", tmp / "out.onnx"],
         "acl_json": lambda f, tmp: ["info", f],
+        "cluster_csv": lambda f, tmp: ["profile", "cluster", f, "--json"],
+        "cluster_json": lambda f, tmp: ["profile", "cluster", f, "--json"],
+        "memory_csv": lambda f, tmp: ["profile", "memory", f, "--json"],
     }[reader]
 
 
@@ -146,7 +160,8 @@ READERS = [  # name, mutation kind, variants, variant is a folder
     ("onnx", "binary", 45, False), ("om", "binary", 36, False), ("trace", "json", 45, False),
     ("msprof_csv", "text", 32, False), ("msprof_db", "binary", 36, False), ("npu_dump", "binary", 32, False),
     ("npy_folder", "binary", 24, True), ("dump_manifest", "json", 24, True), ("aipp_cfg", "text", 24, False),
-    ("acl_json", "json", 16, False),
+    ("acl_json", "json", 16, False), ("cluster_csv", "text", 16, True), ("cluster_json", "json", 16, True),
+    ("memory_csv", "text", 16, True),
 ]
 
 
@@ -162,6 +177,11 @@ def _materialize(reader: str, seed: Path, mutant: bytes, where: Path, work: Path
         folder = where / "dump"
         shutil.copytree(work / "dump_good", folder)
         (folder / "manifest.json").write_bytes(mutant)
+        return folder
+    if reader in ("cluster_csv", "cluster_json", "memory_csv"):  # a 2-rank folder with rank 0's file mutated
+        folder = where / "cluster"
+        shutil.copytree(_cluster_root(), folder)
+        (folder / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / seed.name).write_bytes(mutant)
         return folder
     path = where / seed.name  # keep the name: NPU dump names and suffixes carry meaning
     path.write_bytes(mutant)

@@ -1,0 +1,102 @@
+"""``open_cluster``: every rank of a folder read and put side by side.
+
+For each rank the db export (``analysis.db``) is read when it is there, as msprof-analyze does,
+and the report's ``source`` says so (and that the text files were left alone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from studio.tools.profiler.cluster import slow
+from studio.tools.profiler.cluster.analysis_output import read_analysis_output, stage_index
+from studio.tools.profiler.cluster.bandwidth import read_bandwidth
+from studio.tools.profiler.cluster.discover import ClusterInput, find_ranks
+from studio.tools.profiler.cluster.groups import read_layout
+from studio.tools.profiler.cluster.matrix import build_matrix, read_links
+from studio.tools.profiler.cluster.report import ClusterReport
+from studio.tools.profiler.cluster.step_time import FIELDS, read_rank_steps
+
+
+def open_cluster(folder: Path) -> ClusterReport:
+    """The cluster report of ``folder`` (ranks' folders, or msprof-analyze's output)."""
+    found = find_ranks(Path(folder))
+    if found.analysis_output is not None:
+        return _from_analysis_output(found)
+    return _from_ranks(found)
+
+
+def _from_ranks(found: ClusterInput) -> ClusterReport:
+    report = ClusterReport()
+    layout = read_layout(found.ranks)
+    rows, links, bandwidth, kinds, files = [], {}, {}, set(), []
+    for rank in found.ranks:
+        use_db = rank.has_db
+        steps = read_rank_steps(rank, report.warnings)
+        rows.extend(steps)
+        files.extend(sorted({s.source for s in steps}))
+        if rank.kind == "msprof":
+            kinds.add("msprof timeline")
+            continue
+        use_db = use_db and any(s.source.endswith("analysis.db") for s in steps)
+        kinds.add("db" if use_db else "text")
+        links[rank.rank] = read_links(rank, use_db)
+        bandwidth[rank.rank] = read_bandwidth(rank, use_db)
+    report.matrix, unplaced = build_matrix(links, layout.by_hash, layout.name_by_hash)
+    if unplaced:
+        report.warnings.append(f"{unplaced} matrix links lead to ranks that were not profiled (or whose group "
+                               f"is unknown) and are left out, as msprof-analyze does")
+    stages = {r.rank: layout.stage_of(r.rank) for r in found.ranks}
+    report.ranks = [_rank_dict(row.as_dict(), layout, stages) for row in rows]
+    report.stages = _stage_rows(report.ranks, layout.groups.get("pp", []))
+    report.groups = layout.as_dict()
+    report.slow_ranks = slow.slow_ranks(report.ranks, stages)
+    report.slow_links = slow.slow_links(bandwidth, report.matrix)
+    both = [r.rank for r in found.ranks if r.has_db and r.has_text]
+    report.source = {"kind": "/".join(sorted(kinds)), "ranks": len(found.ranks), "files": files,
+                     "note": (f"text and db both present for rank(s) {', '.join(map(str, both))}: the db "
+                              f"(analysis.db) was read" if both and "db" in kinds else "")}
+    return report
+
+
+def _rank_dict(row: dict, layout, stages: dict) -> dict:
+    row["pp_stage"] = stages.get(row["rank"])
+    for kind in ("tp", "dp"):
+        row[f"{kind}_index"] = layout.index_of(row["rank"], kind)
+    return row
+
+
+def _stage_rows(ranks: list[dict], pp_groups: list[list[int]]) -> list[dict]:
+    """msprof-analyze's stage rows: per step and pipeline stage, the maximum of each part."""
+    if not pp_groups:
+        return []
+    by_stage: dict = {}
+    for row in ranks:
+        if row["pp_stage"] is not None:
+            by_stage.setdefault((row["step"], row["pp_stage"]), []).append(row)
+    out = []
+    for (step, stage), members in sorted(by_stage.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        entry = {"step": step, "stage": stage, "ranks": sorted(m["rank"] for m in members)}
+        for _db, _csv, key in FIELDS:
+            values = [m[key] for m in members if m[key] is not None]
+            entry[key] = max(values) if values else None
+        out.append(entry)
+    return out
+
+
+def _from_analysis_output(found: ClusterInput) -> ClusterReport:
+    data = read_analysis_output(found.analysis_output)
+    report = ClusterReport()
+    stages = stage_index(data.stages)
+    report.ranks = [{**row.as_dict(), "pp_stage": stages.get(row.rank), "tp_index": None, "dp_index": None}
+                    for row in data.rows]
+    report.stages = [{**s, "stage": i} for i, s in enumerate(sorted(data.stages, key=lambda s: s["ranks"][0]))]
+    report.matrix = data.matrix
+    report.groups = {"collective": data.groups.get("collective", []), "p2p": data.groups.get("p2p", []),
+                     "source": "communication_group.json" if data.groups else "none"}
+    report.slow_ranks = slow.slow_ranks(report.ranks, stages if stages else {})
+    report.slow_links = slow.slow_links(data.bandwidth, report.matrix)
+    report.source = {"kind": "cluster_analysis_output", "ranks": len({r["rank"] for r in report.ranks}),
+                     "files": [str(found.analysis_output / f) for f in data.files],
+                     "note": "msprof-analyze's cluster output was read (no rank folders here)"}
+    return report

@@ -1,0 +1,53 @@
+"""The cluster report: its JSON shape (keys kept stable) and its text form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RANK_COLUMNS = (("computing_us", "computing"), ("communication_not_overlapped_us", "comm not ovl"),
+                ("overlapped_us", "overlapped"), ("free_us", "free"), ("bubble_us", "bubble"),
+                ("preparing_us", "preparing"))
+
+
+@dataclass
+class ClusterReport:
+    """Per-rank step time, stage maxima, matrix, layout, findings and where it all came from."""
+
+    ranks: list[dict] = field(default_factory=list)
+    stages: list[dict] = field(default_factory=list)
+    slow_ranks: list[dict] = field(default_factory=list)
+    slow_links: list[dict] = field(default_factory=list)
+    matrix: list[dict] = field(default_factory=list)
+    groups: dict = field(default_factory=dict)
+    source: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"ranks": self.ranks, "stages": self.stages, "slow_ranks": self.slow_ranks,
+                "slow_links": self.slow_links, "matrix": self.matrix, "groups": self.groups,
+                "source": self.source, "warnings": self.warnings}
+
+    def __str__(self) -> str:
+        lines = [f"source: {self.source.get('kind')} — {self.source.get('note', '')}".rstrip(" —")]
+        lines.append(f"{'rank':>5} {'step':>6} " + " ".join(f"{title + ' ms':>16}" for _, title in RANK_COLUMNS)
+                     + "  stage")
+        for row in self.ranks:
+            cells = " ".join(f"{'-' if row.get(key) is None else f'{row[key] / 1000:,.3f}':>16}"
+                             for key, _ in RANK_COLUMNS)
+            stage = "" if row.get("pp_stage") is None else str(row["pp_stage"])
+            lines.append(f"{row['rank']:>5} {'' if row['step'] is None else row['step']:>6} {cells}  {stage}")
+        for stage in self.stages:
+            lines.append(f"stage {stage['ranks']} step {stage['step']}: max computing "
+                         f"{stage['computing_us'] / 1000:,.3f} ms, max bubble {stage['bubble_us'] / 1000:,.3f} ms")
+        layout = {k: v for k, v in self.groups.items() if k in ("tp", "pp", "dp", "cp", "ep", "collective", "p2p")
+                  and v}
+        if layout:
+            lines.append("groups: " + "; ".join(f"{k.upper()} {v}" for k, v in layout.items()))
+        lines.append(f"matrix: {len(self.matrix)} links")
+        for title, findings in (("slow rank", self.slow_ranks), ("slow link", self.slow_links)):
+            if not findings:
+                lines.append(f"{title}: none (spread within 5 %)")
+            for finding in findings:
+                lines.append(f"{finding.get('verdict', title)}: {finding['evidence']}")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
