@@ -24,14 +24,14 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
     from studio.ort_providers import open_session
     from studio.tools.accuracy.local_dump import load_model, make_inputs
     from studio.tools.accuracy.precision import _Checker
-    from studio.tools.accuracy.reduce import _Runner
+    from studio.tools.accuracy.fp16_runs import SimRunner
     from studio.tools.advisor.ab import interleaved
     from studio.tools.convert.convert import convert_model
     from studio.tools.convert.options import ConvertOptions
 
     proto = load_model(model)
     feeds = make_inputs(proto, model, inputs or {}, seed, None, [])
-    golden = _Runner().run(proto, feeds, fp16=False)
+    golden = SimRunner().run(proto, feeds, fp16=False)
     checker = _Checker(proto, feeds, {o.name: golden[o.name] for o in proto.graph.output}, thresholds)
     builds = [("all FP16", []), ("found set", keep)]
     rows: list[dict] = []

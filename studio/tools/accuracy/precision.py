@@ -26,7 +26,7 @@ import numpy as np
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.accuracy.metrics import Thresholds
-from studio.tools.accuracy.reduce import judge
+from studio.tools.accuracy.fp16_runs import judge, load_and_run
 
 
 @dataclass
@@ -72,8 +72,8 @@ class _Checker:
             with np.errstate(all="ignore"):
                 outs = dict(zip(names, session.run(names, self.feeds)))
             self.checks += 1
-            self._seen[keep] = {n: judge(self.golden[n], outs[n], self.thresholds).reason
-                                if judge(self.golden[n], outs[n], self.thresholds).failed else "passes" for n in names}
+            verdicts = {n: judge(self.golden[n], outs[n], self.thresholds) for n in names}
+            self._seen[keep] = {n: v.reason if v.failed else "passes" for n, v in verdicts.items()}
         return self._seen[keep]
 
     def passes(self, keep) -> bool:
@@ -84,20 +84,10 @@ def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str,
                   seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None
                   ) -> Generator[Progress, None, PrecisionResult]:
     """Job: the minimal FP32 set of ``model_path`` (see the module docstring), written under ``out_dir``."""
-    from studio.tools.accuracy.local_dump import load_model, make_inputs
-    from studio.tools.accuracy.reduce import _Runner
-
     thresholds = thresholds or Thresholds()
     model_path, out_dir = Path(model_path), Path(out_dir)
-    model = load_model(model_path)
-    for index, node in enumerate(model.graph.node):
-        if not node.name:
-            node.name = f"{node.op_type}_{index}"
-    feeds = make_inputs(model, model_path, inputs or {}, seed, None, [])
-    runner = _Runner()
     yield Progress(0.05, "running the model in FP32 and in FP16 simulation")
-    golden = {**feeds, **runner.run(model, feeds, fp16=False)}
-    target = runner.run(model, feeds, fp16=True)
+    model, feeds, _runner, golden, target = load_and_run(model_path, inputs, seed)
     outputs = [o.name for o in model.graph.output]
     checker = _Checker(model, feeds, {n: golden[n] for n in outputs}, thresholds)
     before = checker.verdicts(frozenset())

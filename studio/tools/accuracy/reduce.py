@@ -24,16 +24,8 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
-from studio.tools.accuracy.metrics import Thresholds, compare_arrays
-
-
-@dataclass
-class Verdict:
-    """Whether one tensor goes wrong on the target, and why."""
-
-    failed: bool
-    reason: str
-    nonfinite: bool = False
+from studio.tools.accuracy.fp16_runs import judge, load_and_run
+from studio.tools.accuracy.metrics import Thresholds
 
 
 @dataclass
@@ -59,67 +51,14 @@ class Reduction:
                 "notes": self.notes}
 
 
-def judge(golden: np.ndarray, target: np.ndarray, thresholds: Thresholds) -> Verdict:
-    """A target tensor fails when it turns non-finite where the golden one is finite, or breaks a limit."""
-    g, t = np.asarray(golden), np.asarray(target)
-    if g.dtype.kind == "f" and t.dtype.kind == "f":
-        fresh = int(np.count_nonzero(~np.isfinite(t) & np.isfinite(g)))
-        if fresh:
-            return Verdict(True, f"{fresh:,} value(s) non-finite on the target, finite in FP32", nonfinite=True)
-        if not np.isfinite(g).all():
-            return Verdict(False, "non-finite in FP32 too: not an FP16 problem")
-    if g.dtype.kind != "f":
-        return Verdict(False, "not a float tensor")
-    bad = thresholds.violations(compare_arrays(g.astype(np.float32), t.astype(np.float32)))
-    return Verdict(bool(bad), ("breaks " + ", ".join(bad)) if bad else "passes")
-
-
-class _Runner:
-    """Runs a model (or a cut of it) in FP32 and FP16 simulation, every tensor kept, counting target runs."""
-
-    def __init__(self):
-        self.target_runs = 0
-
-    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool) -> dict[str, np.ndarray]:
-        import onnx
-        import onnxruntime as ort
-
-        from studio.ort_session import quiet_options
-        from studio.tools.accuracy.fp16_sim import simulate_fp16
-
-        probe = simulate_fp16(model)[0] if fp16 else onnx.ModelProto.FromString(model.SerializeToString())
-        names = [o for n in model.graph.node for o in n.output if o]
-        have = {o.name for o in probe.graph.output}
-        probe.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in have)
-        # every op output is a graph output, so ORT cannot fuse an op away
-        session = ort.InferenceSession(probe.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
-        if fp16:
-            self.target_runs += 1
-        wanted = [o.name for o in session.get_outputs()]
-        with np.errstate(all="ignore"):
-            return dict(zip(wanted, session.run(wanted, feeds)))
-
-
 def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
                 seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None
                 ) -> Generator[Progress, None, Reduction]:
     """Job: the minimal subgraph of ``model_path`` that fails in FP16 simulation (see the module docstring)."""
-    import onnx
-
-    from studio.tools.accuracy.local_dump import load_model, make_inputs
-
     thresholds = thresholds or Thresholds()
     model_path, out_dir = Path(model_path), Path(out_dir)
-    model = load_model(model_path)
-    for index, node in enumerate(model.graph.node):
-        if not node.name:
-            node.name = f"{node.op_type}_{index}"
-    feeds = make_inputs(model, model_path, inputs or {}, seed, None, [])
-    runner = _Runner()
-    yield Progress(0.05, "running the model in FP32")
-    golden = {**feeds, **runner.run(model, feeds, fp16=False)}
-    yield Progress(0.15, "running the model in FP16 simulation")
-    target = runner.run(model, feeds, fp16=True)
+    yield Progress(0.05, "running the model in FP32 and in FP16 simulation")
+    model, _feeds, runner, golden, target = load_and_run(model_path, inputs, seed)
     failing_outputs = [o.name for o in model.graph.output if o.name in golden and o.name in target
                        and judge(golden[o.name], target[o.name], thresholds).failed]
     if not failing_outputs:

@@ -1,0 +1,80 @@
+"""Runs of a model in FP32 and in FP16 simulation with every tensor kept, and the verdict on a tensor.
+
+Shared by the reduction (:mod:`studio.tools.accuracy.reduce`) and the FP32-set search
+(:mod:`studio.tools.accuracy.precision`): both start from the same two runs and judge tensors the
+same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from studio.tools.accuracy.metrics import Thresholds, compare_arrays
+
+
+@dataclass
+class Verdict:
+    """Whether one tensor goes wrong on the target, and why."""
+
+    failed: bool
+    reason: str
+    nonfinite: bool = False
+
+
+def judge(golden: np.ndarray, target: np.ndarray, thresholds: Thresholds) -> Verdict:
+    """A target tensor fails when it turns non-finite where the golden one is finite, or breaks a limit."""
+    g, t = np.asarray(golden), np.asarray(target)
+    if g.dtype.kind == "f" and t.dtype.kind == "f":
+        fresh = int(np.count_nonzero(~np.isfinite(t) & np.isfinite(g)))
+        if fresh:
+            return Verdict(True, f"{fresh:,} value(s) non-finite on the target, finite in FP32", nonfinite=True)
+        if not np.isfinite(g).all():
+            return Verdict(False, "non-finite in FP32 too: not an FP16 problem")
+    if g.dtype.kind != "f":
+        return Verdict(False, "not a float tensor")
+    bad = thresholds.violations(compare_arrays(g.astype(np.float32), t.astype(np.float32)))
+    return Verdict(bool(bad), ("breaks " + ", ".join(bad)) if bad else "passes")
+
+
+class SimRunner:
+    """Runs a model (or a cut of it) in FP32 and FP16 simulation, every tensor kept, counting target runs."""
+
+    def __init__(self):
+        self.target_runs = 0
+
+    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool) -> dict[str, np.ndarray]:
+        import onnx
+        import onnxruntime as ort
+
+        from studio.ort_session import quiet_options
+        from studio.tools.accuracy.fp16_sim import simulate_fp16
+
+        probe = simulate_fp16(model)[0] if fp16 else onnx.ModelProto.FromString(model.SerializeToString())
+        names = [o for n in model.graph.node for o in n.output if o]
+        have = {o.name for o in probe.graph.output}
+        probe.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in have)
+        # every op output is a graph output, so ORT cannot fuse an op away
+        session = ort.InferenceSession(probe.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
+        if fp16:
+            self.target_runs += 1
+        wanted = [o.name for o in session.get_outputs()]
+        with np.errstate(all="ignore"):
+            return dict(zip(wanted, session.run(wanted, feeds)))
+
+
+def load_and_run(model_path: Path, inputs: dict[str, np.ndarray] | None, seed: int):
+    """(model with every node named, feeds, runner, golden tensors, FP16-simulation tensors)."""
+    from studio.tools.accuracy.local_dump import load_model, make_inputs
+
+    model = load_model(model_path)
+    for index, node in enumerate(model.graph.node):
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+    feeds = make_inputs(model, model_path, inputs or {}, seed, None, [])
+    runner = SimRunner()
+    golden = {**feeds, **runner.run(model, feeds, fp16=False)}
+    target = runner.run(model, feeds, fp16=True)
+    return model, feeds, runner, golden, target
