@@ -9,21 +9,14 @@ import numpy as np
 import onnx
 import pytest
 
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.accuracy import AccuracyPanel
 
 
 @pytest.fixture
-def panel(qtbot, tmp_path):
-    runner = JobRunner()
-    widget = AccuracyPanel(runner)
+def panel(make_panel, tmp_path):
+    widget = make_panel(AccuracyPanel)
     widget.workspace_folder = tmp_path
-    qtbot.addWidget(widget)
-    widget.resize(1280, 720)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(10000)
+    return widget
 
 
 def test_reduce_and_fp32_set_from_a_failing_fp16_check(qtbot, panel, tmp_path):

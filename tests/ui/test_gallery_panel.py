@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from studio.formats import detect
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.gallery import GalleryPanel
 from studio.ui.panels.gallery.list_model import ROW_ROLE
 from studio.ui.panels.gallery.thumbs import CACHE
@@ -35,15 +34,9 @@ def _run_folder(root: Path, name: str, dices: list[float], pictures: int | None 
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = GalleryPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 720)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    widget = make_panel(GalleryPanel)
+    return widget
 
 
 def _open(qtbot, panel, folder: Path, compare: bool = False) -> None:

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QTreeWidgetItem
 
 from studio.formats import detect
 from studio.tools.graph.categories import CATEGORY_COLOURS
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.graph import GraphPanel
 from studio.ui.panels.graph.pipeline_edit import PropertyDialog
 
@@ -18,15 +17,9 @@ OCR = "real/mindx_pipeline/mindxsdk-referenceapps/mxVision/GeneralTextRecognitio
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = GraphPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 720)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    widget = make_panel(GraphPanel)
+    return widget
 
 
 def _rows(tree) -> list[QTreeWidgetItem]:
