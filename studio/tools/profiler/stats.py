@@ -6,7 +6,8 @@ its children twice; it drives the timeline colours (MindStudio's Timeline Color:
 5-10 % yellow, >=10 % red). The run's own wrapper slices — ONNX Runtime's ``model_run`` and
 ``SequentialExecutor::Execute``, session phases, iteration and user ranges — are not ops: they are
 left out of the op statistics and of the denominator (:func:`wrapper_mask`; :func:`wrappers` lists
-them). Everything is vectorised over the slice columns (bincount by name id).
+them). Warm-up iterations are left out too when the profile marks its measured iterations
+(:func:`summary`, :func:`op_rows`; see :mod:`.measured`). Everything is vectorised over the slice columns (bincount by name id).
 """
 
 from __future__ import annotations
@@ -145,6 +146,32 @@ def self_time(trace: Trace) -> np.ndarray:
     return out
 
 
+def nested_self_time(start: np.ndarray, dur: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
+    """Self time of intervals that may nest (a kernel and the kernels of the subgraph it runs, on
+    one thread): each duration minus the part covered by the intervals directly inside it, per
+    ``group`` (a thread or stream; all one group when None). Same unit as ``dur``."""
+    start = np.asarray(start, dtype=np.float64)
+    dur = np.asarray(dur, dtype=np.float64)
+    group = np.zeros(start.size, np.int64) if group is None else np.asarray(group)
+    out = dur.copy()
+    if start.size < 2:
+        return out
+    order = np.lexsort((-dur, start, group))
+    s, e, g = start[order], start[order] + dur[order], group[order]
+    same = g[1:] == g[:-1]
+    if not np.any(same & (s[1:] < np.maximum.accumulate(e)[:-1])):
+        return out  # nothing overlaps (the common case): self time is the duration
+    stack: list[int] = []
+    for k in range(order.size):  # intervals in start order; the stack holds the open ones
+        while stack and (g[stack[-1]] != g[k] or e[stack[-1]] <= s[k]):
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            out[order[parent]] -= min(e[k], e[parent]) - s[k]
+        stack.append(k)
+    return np.clip(out, 0.0, None)
+
+
 def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) -> np.ndarray:
     """Mask of the slices overlapping [t0, t1] (ns), optionally only on ``tracks``."""
     start = np.asarray(trace.start)
@@ -152,6 +179,16 @@ def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) ->
     if tracks is not None:
         mask &= np.isin(np.asarray(trace.track), np.asarray(tracks, dtype=np.int32))
     return mask
+
+
+def op_rows(trace: Trace, include_warmup: bool = False) -> tuple[list[NameStat], str]:
+    """:func:`by_name` over the measured iterations (warm-ups left out unless ``include_warmup``)
+    and the sentence saying what was counted — what the profiler's tables, the timeline colours
+    and the graph overlay show."""
+    from studio.tools.profiler.measured import measured
+
+    counted = measured(trace, include_warmup)
+    return by_name(trace, counted.mask), counted.note
 
 
 def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.ndarray:
@@ -168,16 +205,21 @@ def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.nda
     return share
 
 
-def summary(trace: Trace, top: int | None = None) -> dict:
-    """What ``studio profile stats --json`` prints: events, span_us, by_name."""
+def summary(trace: Trace, top: int | None = None, include_warmup: bool = False) -> dict:
+    """What ``studio profile stats --json`` prints: events, span_us, by_name (over the measured
+    iterations, warm-ups left out unless ``include_warmup``: see ``measured``), wrappers."""
+    from studio.tools.profiler.measured import measured
+
     selfs, wrapped = self_time(trace), wrapper_mask(trace)  # once for both tables
-    rows = by_name(trace, selfs=selfs, wrapped=wrapped)
+    counted = measured(trace, include_warmup)
+    rows = by_name(trace, counted.mask, selfs=selfs, wrapped=wrapped)
     return {
         "source": trace.source,
         "events": trace.size,
         "span_us": trace.span_ns / 1e3,
         "tracks": len(trace.tracks),
         "counters": len(trace.counters),
+        "measured": counted.as_dict(),
         "by_name": [s.as_dict() for s in (rows[:top] if top else rows)],
         "wrappers": [s.as_dict() for s in wrappers(trace, selfs, wrapped)],
         "warnings": trace.warnings,

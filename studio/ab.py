@@ -1,0 +1,237 @@
+"""Is B faster than A? Timing comparisons with a confidence interval, in one place.
+
+Every comparison of two timings in Studio (``profile compare``, ``bench --compare-with``, the
+profiler's Compare tab, the advisor's closed loop) goes through here, so they all answer the same
+way: the change is the **ratio of the medians** (new / base) with a bootstrap confidence
+interval, and a change whose interval holds 1 (0 %) is reported as "no significant change".
+
+Two ways to get the samples:
+
+* :func:`interleaved` runs both sides itself, in rounds (base then new, new then base, ...), so
+  both see the same load on a shared machine; the interval resamples whole rounds (a cluster
+  bootstrap), so a slow stretch of the machine moves both sides together and not the ratio. It
+  runs rounds until the interval is tight enough (``precision``) or the time budget ends, and
+  says which.
+* :func:`compare_samples` takes the per-iteration samples of two separate runs (two saved
+  profiles). Their interval covers the spread inside each run only, not a change of the machine's
+  load between the runs; the result says so.
+
+Pure numpy, no Qt, no runtime: the callers time their own models.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from studio.jobs import CancelToken, Progress
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+PRECISION = 0.02  # stop interleaving once the interval's half width is within ±2 % of the ratio
+BUDGET_S = 10.0
+MIN_ROUNDS = 6
+MAX_ROUNDS = 400
+ROUND_S = 0.1  # a round runs each side for about this long together
+SEPARATE = "per-iteration samples of two separate runs"
+SEPARATE_CAVEAT = ("the interval covers the spread inside each run, not a change of the machine's load "
+                   "between the two runs")
+
+
+@dataclass
+class Change:
+    """``new`` against ``base``: the ratio of their medians with a confidence interval.
+
+    ``ratio`` < 1 means ``new`` is faster. ``low`` and ``high`` bound the ratio at
+    ``confidence``. Truthy when the change is significant (the interval does not hold 1)."""
+
+    base_ms: float
+    new_ms: float
+    ratio: float
+    low: float
+    high: float
+    base_n: int
+    new_n: int
+    method: str
+    stopped: str = "all samples given"
+    rounds: int = 0
+    seconds: float = 0.0
+    confidence: float = CONFIDENCE
+    caveat: str = ""
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval does not hold a ratio of 1 (no change)."""
+        return not (self.low <= 1.0 <= self.high)
+
+    def __bool__(self) -> bool:
+        return self.significant
+
+    @property
+    def change_pct(self) -> float:
+        """Change of the median in percent (negative = faster)."""
+        return (self.ratio - 1.0) * 100.0
+
+    @property
+    def speedup(self) -> float:
+        """base / new (> 1: new is faster)."""
+        return 1.0 / self.ratio if self.ratio else math.inf
+
+    @property
+    def speedup_interval(self) -> tuple[float, float]:
+        """The interval of :attr:`speedup`."""
+        return (1.0 / self.high if self.high else math.inf, 1.0 / self.low if self.low else math.inf)
+
+    @property
+    def verdict(self) -> str:
+        """``faster``, ``slower`` or ``no significant change``."""
+        if not self.significant:
+            return "no significant change"
+        return "faster" if self.ratio < 1.0 else "slower"
+
+    def describe(self) -> str:
+        """One line: the verdict, the change with its interval, the medians and how they were measured."""
+        level = f"{self.confidence:.0%}"
+        lo, hi = (self.low - 1.0) * 100.0, (self.high - 1.0) * 100.0
+        change = f"median {self.change_pct:+.1f} % ({level} CI {lo:+.1f} % to {hi:+.1f} %)"
+        if self.significant:
+            s_lo, s_hi = self.speedup_interval
+            head = f"{self.verdict}: {change}, speed-up x{self.speedup:.2f} (x{s_lo:.2f} to x{s_hi:.2f})"
+        else:
+            head = f"no significant change: {change}"
+        how = (f"{self.base_ms:.4g} ms -> {self.new_ms:.4g} ms, medians of {self.base_n} / {self.new_n} runs, "
+               f"{self.method}")
+        if self.rounds:
+            how += f" ({self.rounds} rounds, {self.seconds:.1f} s; stopped: {self.stopped})"
+        return f"{head}; {how}" + (f"; {self.caveat}" if self.caveat else "")
+
+    def as_dict(self) -> dict:
+        """Plain data for ``--json``."""
+        return {"verdict": self.verdict, "significant": self.significant, "ratio": self.ratio,
+                "ratio_low": self.low, "ratio_high": self.high, "change_pct": self.change_pct,
+                "change_pct_low": (self.low - 1.0) * 100.0, "change_pct_high": (self.high - 1.0) * 100.0,
+                "speedup": self.speedup, "speedup_low": self.speedup_interval[0],
+                "speedup_high": self.speedup_interval[1], "base_median_ms": self.base_ms,
+                "new_median_ms": self.new_ms, "base_n": self.base_n, "new_n": self.new_n,
+                "confidence": self.confidence, "method": self.method, "stopped": self.stopped,
+                "rounds": self.rounds, "seconds": round(self.seconds, 3), "caveat": self.caveat}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Change:
+        """The inverse of :meth:`as_dict` (a report read back)."""
+        return cls(data["base_median_ms"], data["new_median_ms"], data["ratio"], data["ratio_low"],
+                   data["ratio_high"], data["base_n"], data["new_n"], data["method"], data.get("stopped", ""),
+                   data.get("rounds", 0), data.get("seconds", 0.0), data.get("confidence", CONFIDENCE),
+                   data.get("caveat", ""))
+
+
+def compare_samples(base: Sequence[float], new: Sequence[float], method: str = SEPARATE,
+                    caveat: str = SEPARATE_CAVEAT, confidence: float = CONFIDENCE,
+                    resamples: int = RESAMPLES, seed: int = 0) -> Change:
+    """The change of ``new`` against ``base`` from independent samples (ms): each side is
+    resampled on its own (percentile bootstrap of the ratio of medians)."""
+    a, b = _clean(base, "base"), _clean(new, "new")
+    rng = np.random.default_rng(seed)
+    ma = np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+    mb = np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1)
+    low, high = _interval(mb / ma, confidence)
+    return Change(float(np.median(a)), float(np.median(b)), float(np.median(b) / np.median(a)), low, high,
+                  int(a.size), int(b.size), method, confidence=confidence, caveat=caveat)
+
+
+def compare_rounds(base_rounds: Sequence[Sequence[float]], new_rounds: Sequence[Sequence[float]],
+                   confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0,
+                   method: str = "interleaved A/B") -> Change:
+    """The change from interleaved rounds: round ``i`` of both sides ran back to back. Whole rounds
+    are resampled together (a cluster bootstrap), so what the machine did during a round weighs
+    on both sides alike."""
+    if len(base_rounds) != len(new_rounds) or len(base_rounds) < 2:
+        raise ValueError("compare_rounds needs the same number (>= 2) of rounds on both sides")
+    a, b = _padded(base_rounds), _padded(new_rounds)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, a.shape[0], (resamples, a.shape[0]))
+    ma = np.nanmedian(a[pick].reshape(resamples, -1), axis=1)
+    mb = np.nanmedian(b[pick].reshape(resamples, -1), axis=1)
+    low, high = _interval(mb / ma, confidence)
+    med_a, med_b = float(np.nanmedian(a)), float(np.nanmedian(b))
+    return Change(med_a, med_b, med_b / med_a, low, high, int(np.isfinite(a).sum()), int(np.isfinite(b).sum()),
+                  method, rounds=a.shape[0], confidence=confidence)
+
+
+def interleaved(run_base: Callable[[], float], run_new: Callable[[], float], budget_s: float = BUDGET_S,
+                precision: float = PRECISION, min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS,
+                warmup: int = 3, cancel: CancelToken | None = None,
+                clock: Callable[[], float] = time.perf_counter) -> Generator[Progress, None, Change]:
+    """Job: time both sides in alternating rounds until the interval is tight enough or the budget
+    ends; each ``run_*`` runs its side once and returns its time in ms.
+
+    Both sides first run ``warmup`` times (not counted); the number of runs per round is chosen so
+    a round lasts about :data:`ROUND_S`. The order alternates (base-new, new-base) so neither side
+    always runs second. At least three rounds run whatever the budget, at least ``min_rounds``
+    when the budget allows."""
+    started = clock()
+    warm_a = [run_base() for _ in range(max(1, warmup))]
+    warm_b = [run_new() for _ in range(max(1, warmup))]
+    one = max(1e-3, min(warm_a) + min(warm_b)) / 1000.0  # seconds for one run of each side
+    per_round = int(min(1000, max(1, ROUND_S // one)))
+    base_rounds: list[list[float]] = []
+    new_rounds: list[list[float]] = []
+    stopped = f"{max_rounds} rounds run"
+    change = None
+    while len(base_rounds) < max(3, max_rounds):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        order = (run_base, run_new) if len(base_rounds) % 2 == 0 else (run_new, run_base)
+        times: dict[int, list[float]] = {id(run_base): [], id(run_new): []}
+        for run in order:
+            times[id(run)] = [run() for _ in range(per_round)]
+        base_rounds.append(times[id(run_base)])
+        new_rounds.append(times[id(run_new)])
+        elapsed = clock() - started
+        rounds = len(base_rounds)
+        if rounds >= 3:
+            change = compare_rounds(base_rounds, new_rounds, seed=rounds)
+            half = (change.high - change.low) / 2.0 / change.ratio
+            yield Progress(min(0.99, elapsed / budget_s), f"round {rounds}: median {change.change_pct:+.1f} %, "
+                           f"interval ±{half:.1%}")
+            if rounds >= min_rounds and half <= precision:
+                stopped = f"interval within ±{precision:.0%} of the ratio"
+                break
+            if elapsed >= budget_s:
+                stopped = f"time budget of {budget_s:g} s ended (interval ±{half:.1%})"
+                break
+        else:
+            yield Progress(min(0.99, elapsed / budget_s), f"round {rounds}")
+    if change is None or change.rounds != len(base_rounds):
+        change = compare_rounds(base_rounds, new_rounds, seed=len(base_rounds))
+    change.stopped = stopped
+    change.seconds = clock() - started
+    change.method = f"interleaved A/B, {per_round} run(s) per side per round"
+    return change
+
+
+def _clean(samples: Sequence[float], side: str) -> np.ndarray:
+    values = np.asarray([float(x) for x in samples], dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size < 2:
+        raise ValueError(f"the {side} side needs at least 2 timing samples, it has {values.size}")
+    return values
+
+
+def _padded(rounds: Sequence[Sequence[float]]) -> np.ndarray:
+    """Rounds as a (rounds, longest) array, NaN where a round ran fewer times."""
+    width = max(len(r) for r in rounds)
+    out = np.full((len(rounds), width), np.nan)
+    for i, r in enumerate(rounds):
+        out[i, :len(r)] = r
+    return out
+
+
+def _interval(ratios: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(ratios, [tail, 100.0 - tail])
+    return float(low), float(high)
