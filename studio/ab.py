@@ -7,11 +7,11 @@ interval, and a change whose interval holds 1 (0 %) is reported as "no significa
 
 Two ways to get the samples:
 
-* :func:`interleaved` runs both sides itself, in rounds (base then new, new then base, ...), so
-  both see the same load on a shared machine; the interval resamples whole rounds (a cluster
-  bootstrap), so a slow stretch of the machine moves both sides together and not the ratio. It
-  runs rounds until the interval is tight enough (``precision``) or the time budget ends, and
-  says which.
+* :func:`interleaved` runs both sides itself, in short rounds (base then new, new then base,
+  ...), so both see the same load on a shared machine: each round gives one ratio of medians,
+  which a slow stretch of the machine moves little; the change is their geometric mean and its
+  interval resamples whole rounds. It runs rounds until the interval is tight enough
+  (``precision``) or the time budget ends, and says which.
 * :func:`compare_samples` takes the per-iteration samples of two separate runs (two saved
   profiles). Their interval covers the spread inside each run only, not a change of the machine's
   load between the runs; the result says so.
@@ -36,7 +36,8 @@ PRECISION = 0.02  # stop interleaving once the interval's half width is within Â
 BUDGET_S = 10.0
 MIN_ROUNDS = 6
 MAX_ROUNDS = 400
-ROUND_S = 0.1  # a round runs each side for about this long together
+ROUND_S = 0.02  # a round runs both sides for about this long: short against the machine's changes of load
+CHECK_RESAMPLES = 500  # resamples of the interval checked after each round (the final one uses RESAMPLES)
 SEPARATE = "per-iteration samples of two separate runs"
 SEPARATE_CAVEAT = ("the interval covers the spread inside each run, not a change of the machine's load "
                    "between the two runs")
@@ -146,20 +147,21 @@ def compare_samples(base: Sequence[float], new: Sequence[float], method: str = S
 def compare_rounds(base_rounds: Sequence[Sequence[float]], new_rounds: Sequence[Sequence[float]],
                    confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0,
                    method: str = "interleaved A/B") -> Change:
-    """The change from interleaved rounds: round ``i`` of both sides ran back to back. Whole rounds
-    are resampled together (a cluster bootstrap), so what the machine did during a round weighs
-    on both sides alike."""
+    """The change from interleaved rounds: round ``i`` of both sides ran back to back, so the ratio
+    of their medians in that round is free of what the machine did meanwhile. The change is the
+    geometric mean of the rounds' ratios; its interval resamples whole rounds (bootstrap)."""
     if len(base_rounds) != len(new_rounds) or len(base_rounds) < 2:
         raise ValueError("compare_rounds needs the same number (>= 2) of rounds on both sides")
-    a, b = _padded(base_rounds), _padded(new_rounds)
+    med_a = np.array([np.median(r) for r in base_rounds], dtype=np.float64)
+    med_b = np.array([np.median(r) for r in new_rounds], dtype=np.float64)
+    logs = np.log(med_b / med_a)
     rng = np.random.default_rng(seed)
-    pick = rng.integers(0, a.shape[0], (resamples, a.shape[0]))
-    ma = np.nanmedian(a[pick].reshape(resamples, -1), axis=1)
-    mb = np.nanmedian(b[pick].reshape(resamples, -1), axis=1)
-    low, high = _interval(mb / ma, confidence)
-    med_a, med_b = float(np.nanmedian(a)), float(np.nanmedian(b))
-    return Change(med_a, med_b, med_b / med_a, low, high, int(np.isfinite(a).sum()), int(np.isfinite(b).sum()),
-                  method, rounds=a.shape[0], confidence=confidence)
+    means = logs[rng.integers(0, logs.size, (resamples, logs.size))].mean(axis=1)
+    low, high = _interval(np.exp(means), confidence)
+    all_a = np.concatenate([np.asarray(r, dtype=np.float64) for r in base_rounds])
+    all_b = np.concatenate([np.asarray(r, dtype=np.float64) for r in new_rounds])
+    return Change(float(np.median(all_a)), float(np.median(all_b)), float(np.exp(logs.mean())), low, high,
+                  int(all_a.size), int(all_b.size), method, rounds=int(logs.size), confidence=confidence)
 
 
 def interleaved(run_base: Callable[[], float], run_new: Callable[[], float], budget_s: float = BUDGET_S,
@@ -181,20 +183,21 @@ def interleaved(run_base: Callable[[], float], run_new: Callable[[], float], bud
     base_rounds: list[list[float]] = []
     new_rounds: list[list[float]] = []
     stopped = f"{max_rounds} rounds run"
-    change = None
     while len(base_rounds) < max(3, max_rounds):
         if cancel is not None:
             cancel.raise_if_cancelled()
-        order = (run_base, run_new) if len(base_rounds) % 2 == 0 else (run_new, run_base)
-        times: dict[int, list[float]] = {id(run_base): [], id(run_new): []}
-        for run in order:
-            times[id(run)] = [run() for _ in range(per_round)]
-        base_rounds.append(times[id(run_base)])
-        new_rounds.append(times[id(run_new)])
+        if len(base_rounds) % 2 == 0:
+            base_times = [run_base() for _ in range(per_round)]
+            new_times = [run_new() for _ in range(per_round)]
+        else:
+            new_times = [run_new() for _ in range(per_round)]
+            base_times = [run_base() for _ in range(per_round)]
+        base_rounds.append(base_times)
+        new_rounds.append(new_times)
         elapsed = clock() - started
         rounds = len(base_rounds)
         if rounds >= 3:
-            change = compare_rounds(base_rounds, new_rounds, seed=rounds)
+            change = compare_rounds(base_rounds, new_rounds, resamples=CHECK_RESAMPLES, seed=rounds)
             half = (change.high - change.low) / 2.0 / change.ratio
             yield Progress(min(0.99, elapsed / budget_s), f"round {rounds}: median {change.change_pct:+.1f} %, "
                            f"interval Â±{half:.1%}")
@@ -206,8 +209,7 @@ def interleaved(run_base: Callable[[], float], run_new: Callable[[], float], bud
                 break
         else:
             yield Progress(min(0.99, elapsed / budget_s), f"round {rounds}")
-    if change is None or change.rounds != len(base_rounds):
-        change = compare_rounds(base_rounds, new_rounds, seed=len(base_rounds))
+    change = compare_rounds(base_rounds, new_rounds, seed=len(base_rounds))
     change.stopped = stopped
     change.seconds = clock() - started
     change.method = f"interleaved A/B, {per_round} run(s) per side per round"

@@ -37,7 +37,7 @@ class LoopResult:
     applied: Applied
     before_ms: dict[str, float]
     after_ms: dict[str, float]
-    ops: list[dict] = field(default_factory=list)  # name, op_type, before_us, after_us
+    ops: list[dict] = field(default_factory=list)  # name, op_type, before_us, after_us (as profiled, per step)
     outputs: list[dict] = field(default_factory=list)  # output, cosine, max_abs_err, ..., passed
     settings: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
@@ -228,8 +228,8 @@ def _op_rows(before, after) -> list[dict]:
     for name in set(b) | set(a):
         ob, oa = b.get(name), a.get(name)
         rows.append({"name": name, "op_type": (ob or oa).op_type,
-                     "before_us": round(ob.per_step_us, 3) if ob else None,
-                     "after_us": round(oa.per_step_us, 3) if oa else None})
+                     "before_us": round(ob.profiled_us, 3) if ob else None,
+                     "after_us": round(oa.profiled_us, 3) if oa else None})
     rows.sort(key=lambda r: -abs((r["before_us"] or 0) - (r["after_us"] or 0)))
     return rows
 

@@ -1,0 +1,214 @@
+"""Judgments made from timings, on generated models that show each mechanism: the latency of a
+profiled run is measured with the profiler off, statistics leave warm-ups out, the advisor's op
+times are robust self times that fit in the step, and comparisons report a confidence interval."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from ort_peer import plain_ab_ratio, plain_ort_feeds_ms
+
+from studio.jobs import run_job
+from studio.tools.advisor.engine import advise
+from studio.tools.profiler import stats
+from studio.tools.profiler.loader import open_profile
+from studio.tools.profiler.local_run import profile_model
+from tests.tools.timing_helpers import (
+    if_model,
+    measured_kernels,
+    positive_input,
+    read_csv,
+    robust_sum,
+    self_times_by_hand,
+    tiny_chain,
+)
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chain")
+    return tiny_chain(folder / "chain.onnx")
+
+
+@pytest.fixture(scope="module")
+def if_profile(tmp_path_factory):
+    """The If model profiled with 4 iterations after 3 warm-ups, on an input taking the then-branch."""
+    folder = tmp_path_factory.mktemp("if")
+    model, x = if_model(folder / "if.onnx"), positive_input(folder / "x.npy")
+    run_job(profile_model(model, folder / "profile", iterations=4, warmup=3, inputs={"x": x}))
+    return model, folder / "profile"
+
+
+def test_profile_run_latency_is_that_of_runs_without_the_profiler(chain, tmp_path):
+    result = run_job(profile_model(chain, tmp_path / "p", iterations=40, warmup=5))
+    feeds = {"x": np.random.default_rng(0).random((1, 16), dtype=np.float64).astype(np.float32)}
+    plain = plain_ort_feeds_ms(chain, feeds, 300)  # independent: a bare onnxruntime loop
+    bare, profiled = result.latency()["p50"], result.profiled_latency()["p50"]
+    print(f"80 tiny ops: studio p50 {bare:.4f} ms, profiled {profiled:.4f} ms, plain loop {plain:.4f} ms")
+    assert 0.5 < bare / plain < 2.0  # with the profiler on it is several times the plain loop
+    assert profiled > 2 * bare
+    assert result.overhead == pytest.approx(profiled / bare - 1)
+    text = result.report()
+    assert "profiler off" in text and "profiler on" in text and "profiler overhead" in text
+    assert "read their shares, not their absolute times" in text  # the op times are inflated, said so
+    saved = json.loads((tmp_path / "p" / "studio_profile.json").read_text())
+    assert saved["latency_ms"]["p50"] == pytest.approx(bare) and len(saved["latencies_ms"]) == 40
+    assert saved["profiled_latency_ms"]["p50"] == pytest.approx(profiled) and len(saved["profiled_latencies_ms"]) == 40
+    assert saved["profiler_overhead"] == pytest.approx(result.overhead)
+    assert "profiler off" in saved["facts"]["latency mean / p50 / p90 / p99"]
+    assert saved["facts"]["profiler overhead"].startswith(f"{result.overhead:+.0%}")
+    # the advisor's step is the bare latency
+    report = run_job(advise(profile=tmp_path / "p", msprof=False))
+    assert report.performance["step_ms"] == pytest.approx(bare, abs=1e-4)
+    assert report.performance["profiled_step_ms"] == pytest.approx(profiled, abs=1e-4)
+
+
+def test_statistics_count_the_measured_iterations_and_agree_with_op_statistic(if_profile):
+    _, folder = if_profile
+    trace = run_job(open_profile(folder, use_cache=False))
+    data = stats.summary(trace)
+    assert {row["count"] for row in data["by_name"]} == {4}  # 4 iterations, not 4 + 3 warm-ups
+    assert data["measured"]["warmup_left_out"] and "3 warm-up(s) left out" in data["measured"]["note"]
+    assert {row["count"] for row in stats.summary(trace, include_warmup=True)["by_name"]} == {7}
+    # independent: ONNX Runtime's own kernel events of the measured runs, self time by hand, by type
+    kernels = measured_kernels(folder)
+    selfs = self_times_by_hand(kernels)
+    by_type: dict[str, float] = defaultdict(float)
+    for k, own in zip(kernels, selfs):
+        by_type[k["args"]["op_name"]] += own
+    grand = sum(by_type.values())
+    table = {r["OP Type"]: r for r in read_csv(folder / "op_statistic.csv")}
+    types = {k["name"][:-len("_kernel_time")]: k["args"]["op_name"] for k in kernels}
+    share_by_type: dict[str, float] = defaultdict(float)
+    for row in data["by_name"]:
+        share_by_type[types[row["name"]]] += row["share"]
+    for op_type, own in by_type.items():
+        assert float(table[op_type]["Ratio(%)"]) == pytest.approx(own / grand * 100, abs=2e-3)
+        assert float(table[op_type]["Self Time(us)"]) == pytest.approx(own, abs=2e-3)
+        assert share_by_type[op_type] * 100 == pytest.approx(own / grand * 100, abs=1e-6)
+    assert sum(float(r["Ratio(%)"]) for r in table.values()) == pytest.approx(100, abs=0.01)
+    assert float(table["If"]["Ratio(%)"]) < float(table["If"]["Total Time(us)"]) / grand * 100  # nested left out
+
+
+def test_advisor_op_times_are_self_times_that_fit_in_the_step(if_profile):
+    _, folder = if_profile
+    report = run_job(advise(profile=folder, msprof=False))
+    perf = report.performance
+    assert perf["device_ms"] <= perf["step_ms"] + 1e-9
+    summary = json.loads((folder / "studio_profile.json").read_text())
+    assert perf["step_ms"] == pytest.approx(summary["latency_ms"]["p50"], abs=1e-4)
+    # independent: the If's own time per iteration (its kernels' minus the branch's kernels inside)
+    kernels = measured_kernels(folder)
+    selfs = self_times_by_hand(kernels)
+    per_op: dict[str, list[float]] = defaultdict(list)
+    for k, own in zip(kernels, selfs):
+        per_op[k["name"][:-len("_kernel_time")]].append(own)
+    raw = {name: robust_sum(v) / 4 for name, v in per_op.items()}
+    scale = min(1.0, perf["step_ms"] * 1000 / sum(raw.values()))
+    shares = {row["name"]: row["share"] for row in perf["top_ops"]}
+    for row in perf["top_ops"]:
+        assert row["ms"] * 1000 == pytest.approx(raw[row["name"]] * scale, abs=0.06)  # ms kept to 4 decimals
+    assert shares["branch"] == pytest.approx(raw["branch"] / sum(raw.values()), abs=1e-4)
+
+
+def _stall(folder, dest, op: str, stall_us: float):
+    """A copy of a local run's folder where the first run of ``op`` took ``stall_us`` longer (and
+    every op after it started that much later), as when the machine stalls mid-run."""
+    shutil.copytree(folder, dest)
+    summary = json.loads((folder / "studio_profile.json").read_text())
+    summary["model"] = str((folder / summary["model"]).resolve())  # the copy names the same model
+    (dest / "studio_profile.json").write_text(json.dumps(summary))
+    rows = read_csv(folder / "op_summary.csv")
+    at = next(i for i, r in enumerate(rows) if r["Op Name"] == op)
+    start = float(rows[at]["Task Start Time(us)"])
+    end = start + float(rows[at]["Task Duration(us)"])
+    for i, r in enumerate(rows):
+        r_start = float(r["Task Start Time(us)"])
+        if i == at or (r_start <= start and r_start + float(r["Task Duration(us)"]) >= end):  # it, and the If around it
+            r["Task Duration(us)"] = str(float(r["Task Duration(us)"]) + stall_us)
+        elif r_start > start:
+            r["Task Start Time(us)"] = f"{r_start + stall_us:.3f}\t"
+    with (dest / "op_summary.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return dest
+
+
+def test_a_stall_is_an_outlier_shown_apart_never_the_top_op(if_profile, tmp_path):
+    _, folder = if_profile
+    stalled = _stall(folder, tmp_path / "stalled", "sum", 15000.0)  # a 3 us op, once 15 ms
+    clean = run_job(advise(profile=folder, msprof=False))
+    hit = run_job(advise(profile=stalled, msprof=False))
+    assert hit.performance["top_ops"][0]["name"] == clean.performance["top_ops"][0]["name"] != "sum"
+    assert hit.performance["verdict"] == clean.performance["verdict"]
+    assert [f.id for f in hit.findings] == [f.id for f in clean.findings]
+    stalled_op = {r["name"]: r for r in hit.performance["top_ops"]}.get("sum")
+    clean_op = {r["name"]: r for r in clean.performance["top_ops"]}.get("sum")
+    if stalled_op is not None and clean_op is not None:
+        assert stalled_op["ms"] == pytest.approx(clean_op["ms"], abs=1e-3)  # its typical run, not the stall
+    outliers = hit.performance["outliers"]
+    assert outliers[0]["name"] == "sum" and outliers[0]["runs"] == 1 and outliers[0]["ms"] > 15
+    assert any("sum" in note and "outlier" in note for note in hit.notes)
+    assert hit.performance["device_ms"] <= hit.performance["step_ms"] + 1e-9
+
+
+def test_profile_compare_of_one_model_profiled_twice_is_no_significant_change(chain, tmp_path):
+    from studio.tools.bench.ab_run import ab_models
+    from studio.tools.profiler.compare import compare, rerun_plan
+
+    for name in ("a", "b"):
+        run_job(profile_model(chain, tmp_path / name, iterations=30, warmup=3))
+    base, new = (run_job(open_profile(tmp_path / n, use_cache=False)) for n in ("a", "b"))
+    result = compare(base, new)
+    assert result.change is not None and result.samples_how == "runs timed with the profiler off"
+    assert result.change.base_n == result.change.new_n == 30
+    plan = rerun_plan(base, new)
+    assert not isinstance(plan, str), plan
+    change = run_job(ab_models(*plan, budget_s=4.0))
+    result.judge_rerun(plan, change)
+    assert result.change is change and "timed again here, interleaved" in result.samples_how
+    print(change.describe())
+    assert change.rounds >= 3 and change.stopped
+    assert not change.significant or abs(change.change_pct) < 3, change.describe()
+    data = result.as_dict()
+    assert data["latency_change"]["verdict"] == change.verdict and "ratio_low" in data["latency_change"]
+    assert "latency: " in str(result) and "CI" in str(result)
+
+
+def test_interleaved_ab_finds_a_fourfold_model_slower(chain, tmp_path):
+    from studio.tools.bench.ab_run import Side, ab_models
+
+    longer = tiny_chain(tmp_path / "longer.onnx", ops=320)
+    change = run_job(ab_models(Side(chain), Side(longer), budget_s=3.0))
+    # independent: a plain loop alternating both models
+    feeds = {"x": np.random.default_rng(0).random((1, 16), dtype=np.float64).astype(np.float32)}
+    ratio = plain_ab_ratio(chain, longer, feeds)
+    print(f"80 vs 320 tiny ops: {change.describe()}; plain alternating loop ratio {ratio:.3f}")
+    assert change.significant and change.verdict == "slower" and change.low > 2.0
+    assert change.low * 0.9 <= ratio <= change.high * 1.1
+
+
+def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
+    from studio.tools.advisor.loop import closed_loop
+    from tests.tools.advisor_helpers import mish_cnn
+
+    model = mish_cnn(tmp_path / "m.onnx")
+    result = run_job(closed_loop(model, tmp_path / "fixed.onnx", ["ConvBnFusion"], work=tmp_path / "work",
+                                 iterations=10, warmup=2, budget_s=4.0))
+    change = result.change
+    assert change is not None and change.rounds >= 3
+    assert result.speedup == pytest.approx(change.speedup)
+    data = result.to_json()
+    assert data["change"]["verdict"] in ("faster", "slower", "no significant change")
+    assert "CI" in str(result) and data["change"]["stopped"]
+    # independent: the two models alternated in a plain loop; their ratio lies in (about) the interval
+    x = np.random.default_rng(0).random((1, 3, 96, 96), dtype=np.float64).astype(np.float32)
+    ratio = plain_ab_ratio(model, tmp_path / "fixed.onnx", {"input": x}, pairs=200)
+    print(f"closed loop: {change.describe()}; plain alternating loop ratio {ratio:.3f}")
+    assert change.low * 0.9 <= ratio <= change.high * 1.1
