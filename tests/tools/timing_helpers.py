@@ -80,13 +80,20 @@ def measured_kernels(folder: Path) -> list[dict]:
 
 
 def self_times_by_hand(kernels: list[dict]) -> list[float]:
-    """Each kernel's duration minus the kernels that start and end inside it and inside no other
-    kernel inside it (its direct children), on the same thread; a plain double loop."""
+    """Each kernel's duration minus the kernels inside it on the same thread that are inside no
+    other kernel inside it (its direct children): for each kernel, a plain look at those that
+    start within it."""
+    import bisect
+
+    order = sorted(range(len(kernels)), key=lambda i: (kernels[i]["ts"], -kernels[i]["dur"]))
+    starts = [kernels[i]["ts"] for i in order]
     out = []
     for k in kernels:
         k_end = k["ts"] + k["dur"]
-        inside = [c for c in kernels if c is not k and c["tid"] == k["tid"] and k["ts"] <= c["ts"]
-                  and c["ts"] + c["dur"] <= k_end and c["dur"] < k["dur"]]
+        lo, hi = bisect.bisect_left(starts, k["ts"]), bisect.bisect_right(starts, k_end)
+        inside = [kernels[order[j]] for j in range(lo, hi)]
+        inside = [c for c in inside if c is not k and c["tid"] == k["tid"] and c["ts"] + c["dur"] <= k_end
+                  and c["dur"] < k["dur"]]
         direct = [c for c in inside if not any(o is not c and o["ts"] <= c["ts"] and c["ts"] + c["dur"] <= o["ts"] + o["dur"]
                                                and o["dur"] > c["dur"] for o in inside)]
         out.append(k["dur"] - sum(c["dur"] for c in direct))

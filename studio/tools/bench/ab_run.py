@@ -2,7 +2,8 @@
 
 The base and the new model run in alternating rounds (no profiler), so both see the same load of
 a shared machine, until the confidence interval of the change is tight enough or the time budget
-ends (:func:`studio.ab.interleaved`). ``studio bench NEW.onnx --compare-with BASE.onnx``, the
+ends (:func:`studio.ab.interleaved`). Each model has its own session, and two sessions of the same
+model differ by a couple of percent: the interval includes :data:`studio.ab.SESSION_FLOOR`. ``studio bench NEW.onnx --compare-with BASE.onnx``, the
 re-timing of ``studio profile compare`` and the advisor's closed loop all use this.
 """
 
@@ -45,7 +46,7 @@ def ab_models(base: Side, new: Side, budget_s: float = ab.BUDGET_S, precision: f
     same = Path(base.model).resolve() == Path(new.model).resolve()
     yield Progress(0.0, f"timing {base.model.name} and {new.model.name} interleaved"
                         + (" (the same file on both sides)" if same else ""))
-    return (yield from ab.interleaved(runs[0], runs[1], budget_s, precision, cancel=cancel))
+    return (yield from ab.interleaved(runs[0], runs[1], budget_s, precision, floor=ab.SESSION_FLOOR, cancel=cancel))
 
 
 def _timer(session, feeds: dict, model: Path):
