@@ -209,6 +209,7 @@ def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
     assert "CI" in str(result) and data["change"]["stopped"]
     # independent: the two models alternated in a plain loop; their ratio lies in (about) the interval
     x = np.random.default_rng(0).random((1, 3, 96, 96), dtype=np.float64).astype(np.float32)
-    ratio = plain_ab_ratio(model, tmp_path / "fixed.onnx", {"input": x}, pairs=200)
+    ratio = float(np.median([plain_ab_ratio(model, tmp_path / "fixed.onnx", {"input": x}, pairs=100)
+                             for _ in range(3)]))
     print(f"closed loop: {change.describe()}; plain alternating loop ratio {ratio:.3f}")
     assert change.low * 0.9 <= ratio <= change.high * 1.1
