@@ -145,12 +145,38 @@ def compare_samples(base: Sequence[float], new: Sequence[float], method: str = S
     """The change of ``new`` against ``base`` from independent samples (ms): each side is
     resampled on its own (percentile bootstrap of the ratio of medians)."""
     a, b = _clean(base, "base"), _clean(new, "new")
-    rng = np.random.default_rng(seed)
-    ma = np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
-    mb = np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1)
-    low, high = _interval(mb / ma, confidence)
-    return Change(float(np.median(a)), float(np.median(b)), float(np.median(b) / np.median(a)), low, high,
+    ratio, low, high = compare_columns(a[:, None], b[:, None], confidence, resamples, seed)
+    return Change(float(np.median(a)), float(np.median(b)), float(ratio[0]), float(low[0]), float(high[0]),
                   int(a.size), int(b.size), method, confidence=confidence, caveat=caveat)
+
+
+def compare_columns(base: np.ndarray, new: np.ndarray, confidence: float = CONFIDENCE, resamples: int = 1000,
+                    seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`compare_samples` for many quantities at once: column ``j`` of ``base`` (runs x
+    quantities) against column ``j`` of ``new`` (e.g. each op's time per iteration in two
+    profiles). Returns the ratios of medians and their interval bounds (NaN where a median is 0)."""
+    a, b = np.asarray(base, dtype=np.float64), np.asarray(new, dtype=np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or a.shape[0] < 2 or b.shape[0] < 2:
+        raise ValueError("compare_columns needs two (runs >= 2, quantities) arrays with the same quantities")
+    rng = np.random.default_rng(seed)
+    pick_a = rng.integers(0, a.shape[0], (resamples, a.shape[0]))
+    pick_b = rng.integers(0, b.shape[0], (resamples, b.shape[0]))
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    ratio = np.full(a.shape[1], np.nan)
+    low, high = ratio.copy(), ratio.copy()
+    step = max(1, 4_000_000 // (resamples * max(a.shape[0], b.shape[0])))  # columns per chunk: bounded memory
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for c0 in range(0, a.shape[1], step):
+            cols = slice(c0, c0 + step)
+            ma, mb = np.median(a[pick_a, cols], axis=1), np.median(b[pick_b, cols], axis=1)
+            boot = mb / ma
+            ok = np.isfinite(boot).all(axis=0)
+            lo, hi = np.percentile(np.where(np.isfinite(boot), boot, 1.0), [tail, 100.0 - tail], axis=0)
+            r = np.median(b[:, cols], axis=0) / np.median(a[:, cols], axis=0)
+            ok &= np.isfinite(r) & (r > 0)
+            ratio[cols] = np.where(ok, r, np.nan)
+            low[cols], high[cols] = np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
+    return ratio, low, high
 
 
 def compare_rounds(base_rounds: Sequence[Sequence[float]], new_rounds: Sequence[Sequence[float]],
@@ -274,7 +300,3 @@ def _padded(rounds: Sequence[Sequence[float]]) -> np.ndarray:
     return out
 
 
-def _interval(ratios: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(ratios, [tail, 100.0 - tail])
-    return float(low), float(high)

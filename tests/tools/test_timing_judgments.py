@@ -213,3 +213,43 @@ def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
                              for _ in range(3)]))
     print(f"closed loop: {change.describe()}; plain alternating loop ratio {ratio:.3f}")
     assert change.low * 0.9 <= ratio <= change.high * 1.1
+
+
+def _iterations_trace(path, op_a: list[float], op_b: list[float]):
+    """A Chrome trace of ``iteration N`` ranges, each running op a then op b (durations in us)."""
+    events = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Runtime"}}]
+    t = 0.0
+    for i, (a, b) in enumerate(zip(op_a, op_b)):
+        a, b = round(a, 3), round(b, 3)  # whole nanoseconds, as the reader keeps them
+        events.append({"ph": "X", "name": f"iteration {i + 1}", "pid": 1, "tid": 1, "ts": t, "dur": a + b + 2})
+        events.append({"ph": "X", "name": "op_a", "pid": 1, "tid": 1, "ts": t + 1, "dur": a})
+        events.append({"ph": "X", "name": "op_b", "pid": 1, "tid": 1, "ts": t + 1 + a, "dur": b})
+        t += a + b + 10
+    path.write_text(json.dumps(events))
+    return path
+
+
+def test_per_op_changes_come_with_an_interval_from_the_iterations(tmp_path):
+    from studio.tools.profiler.compare import compare, row_judgement
+
+    rng = np.random.default_rng(4)
+    a_base = list(rng.normal(10, 0.3, 12))
+    a_base[5] = 1000.0  # one stall: the mean per iteration grows tenfold, the median does not move
+    base = _iterations_trace(tmp_path / "base.json", a_base, list(rng.normal(20, 0.5, 12)))
+    new = _iterations_trace(tmp_path / "new.json", list(rng.normal(10, 0.3, 12)), list(rng.normal(30, 0.5, 12)))
+    result = compare(run_job(open_profile(base, use_cache=False)), run_job(open_profile(new, use_cache=False)))
+    rows = {r.name: r for r in result.ops}
+    assert rows["op_a"].delta_pct < -80 and rows["op_a"].significant is False  # the stall, not a change
+    assert "no significant change" in row_judgement(rows["op_a"])
+    assert rows["op_b"].significant and rows["op_b"].delta_pct_low < 50 < rows["op_b"].delta_pct_high
+    # independent: the same bootstrap on the per-iteration durations, one op at a time
+    from studio import ab
+
+    change = ab.compare_samples(json_durations(base, "op_b"), json_durations(new, "op_b"), resamples=1000)
+    assert rows["op_b"].delta_pct_low == pytest.approx((change.low - 1) * 100, abs=1e-9)
+    assert rows["op_b"].delta_pct_high == pytest.approx((change.high - 1) * 100, abs=1e-9)
+    assert "95 % CI" in str(result)
+
+
+def json_durations(path, name: str) -> list[float]:
+    return [e["dur"] / 1000 for e in json.loads(path.read_text()) if e.get("name") == name]

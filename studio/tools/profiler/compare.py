@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from studio import ab
 from studio.tools.profiler import stats
 from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
@@ -49,6 +51,9 @@ class DeltaRow:
     base_per_iter_us: float = 0.0
     new_per_iter_us: float = 0.0
     only_in: str | None = None  # "base" or "new" when the row exists on one side only
+    significant: bool | None = None  # the change's interval (per-iteration samples) excludes 0; None: not judged
+    delta_pct_low: float | None = None  # the interval of the change of the median per iteration, in %
+    delta_pct_high: float | None = None
 
     @property
     def status(self) -> str:
@@ -175,9 +180,10 @@ def compare(base: Trace, new: Trace) -> Comparison:
     """Compare two traces per op name (per iteration) and per API, and judge the latency's change
     from their per-iteration samples."""
     base_it, new_it = iterations(base), iterations(new)
-    base_ops = {s.name: (s.count, s.total_us) for s in stats.by_name(base, window_mask(base, base_it.window))}
-    new_ops = {s.name: (s.count, s.total_us) for s in stats.by_name(new, window_mask(new, new_it.window))}
+    base_ops, base_samples = _op_times(base, base_it)
+    new_ops, new_samples = _op_times(new, new_it)
     result = Comparison(base.source, new.source, _deltas(base_ops, new_ops, base_it.count, new_it.count))
+    _judge_rows(result.ops, base_samples, new_samples)
     result.base_total_us = sum(t for _, t in base_ops.values())
     result.new_total_us = sum(t for _, t in new_ops.values())
     result.base_iterations, result.new_iterations = base_it.count, new_it.count
@@ -199,6 +205,47 @@ def compare(base: Trace, new: Trace) -> Comparison:
     if base_api and new_api:
         result.apis = _deltas(base_api, new_api, base_it.count, new_it.count)
     return result
+
+
+JUDGED_ROWS = 500  # the rows with the largest changes get an interval each
+
+
+def _op_times(trace: Trace, its: Iterations) -> tuple[dict[str, tuple[int, float]], dict[str, np.ndarray]]:
+    """Each op's count and self time over the measured iterations, and its self time in each of
+    them (for the rows' intervals; empty without at least two marked iterations)."""
+    wrapped = stats.wrapper_mask(trace)
+    selfs = stats.self_time(trace, wrapped)
+    totals = {s.name: (s.count, s.self_us) for s in stats.by_name(trace, window_mask(trace, its.window),
+                                                                    selfs=selfs, wrapped=wrapped)}
+    windows = its.windows
+    if windows is None or len(windows) < 2:
+        return totals, {}
+    start = np.asarray(trace.start)
+    k = np.searchsorted(windows[:, 0], start, side="right") - 1
+    inside = (k >= 0) & ~wrapped
+    inside[inside] = start[inside] < windows[k[inside], 1]
+    names, iters = np.asarray(trace.name)[inside], k[inside]
+    per = np.bincount(names.astype(np.int64) * len(windows) + iters, weights=selfs[inside] / 1e3,
+                      minlength=len(trace.names) * len(windows)).reshape(len(trace.names), len(windows))
+    samples: dict[str, np.ndarray] = {}
+    for i in np.flatnonzero(per.any(axis=1)):
+        text = trace.names[i]
+        samples[text] = samples[text] + per[i] if text in samples else per[i]
+    return totals, samples
+
+
+def _judge_rows(rows: list[DeltaRow], base: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> None:
+    """Give the rows on both sides with per-iteration samples the interval of their change."""
+    judged = [r for r in rows if r.only_in is None and r.name in base and r.name in new][:JUDGED_ROWS]
+    if not judged:
+        return
+    a = np.stack([base[r.name] for r in judged], axis=1)
+    b = np.stack([new[r.name] for r in judged], axis=1)
+    _, low, high = ab.compare_columns(a, b)
+    for row, lo, hi in zip(judged, low, high):
+        if np.isfinite(lo) and np.isfinite(hi):
+            row.delta_pct_low, row.delta_pct_high = (lo - 1.0) * 100.0, (hi - 1.0) * 100.0
+            row.significant = not (lo <= 1.0 <= hi)
 
 
 def _samples(base: Trace, new: Trace) -> tuple[list[float], list[float], str]:
@@ -283,11 +330,20 @@ def format_rows(rows: list[DeltaRow]) -> str:
     """A fixed-width text table of delta rows (times per iteration)."""
     width = min(48, max([len(r.name) for r in rows] + [4]))
     out = [f"{'name':<{width}} {'count':>11} {'base us/it':>11} {'new us/it':>11} {'delta us':>11} "
-           f"{'delta %':>12} {'x':>7}"]
+           f"{'delta %':>12} {'x':>7}  95 % CI of the change (median per iteration)"]
     for r in rows:
         name = r.name if len(r.name) <= width else r.name[:width - 1] + "…"
         pct = f"{r.delta_pct:+.1f}" if r.delta_pct is not None else r.status
         speed = f"{r.speedup:.2f}" if r.speedup else "-"
         out.append(f"{name:<{width}} {r.base_count:>5}/{r.new_count:<5} {r.base_per_iter_us:>11.1f} "
-                   f"{r.new_per_iter_us:>11.1f} {r.delta_us:>+11.1f} {pct:>12} {speed:>7}")
+                   f"{r.new_per_iter_us:>11.1f} {r.delta_us:>+11.1f} {pct:>12} {speed:>7}  {row_judgement(r)}")
     return "\n".join(out)
+
+
+def row_judgement(row: DeltaRow) -> str:
+    """``+4.1 % to +9.8 %`` for a significant change, ``no significant change (...)`` when the
+    interval holds 0, ``-`` when the row has no per-iteration samples on both sides."""
+    if row.significant is None:
+        return "-"
+    interval = f"{row.delta_pct_low:+.1f} % to {row.delta_pct_high:+.1f} %"
+    return interval if row.significant else f"no significant change ({interval})"

@@ -37,6 +37,7 @@ class Iterations:
     latency_ms: float | None  # mean per iteration
     how: str  # where the count comes from, for the report
     warmups: int = 0  # warm-up iterations the trace holds outside ``window``
+    windows: np.ndarray | None = None  # (count, 2) start, end ns of each measured iteration, in time order
 
 
 @dataclass
@@ -65,18 +66,18 @@ def iterations(trace: Trace) -> Iterations:
         warmups = int(named(trace, _WARMUP).size)
         latency = float(np.asarray(trace.dur)[measured].mean()) / 1e6
         if runs.size >= measured.size:  # ORT's own runs, on ORT's clock: the last ones are the measured
-            runs = runs[np.argsort(np.asarray(trace.start)[runs], kind="stable")][-measured.size:]
+            runs = _in_order(trace, runs)[-measured.size:]
             return Iterations(int(measured.size), _span(trace, runs), latency, "measured iterations, warm-ups left out",
-                              warmups)
-        return Iterations(int(measured.size), _span(trace, measured), latency, "measured iterations", warmups)
-    if runs.size:
-        return Iterations(int(runs.size), None, float(np.asarray(trace.dur)[runs].mean()) / 1e6, "model_run slices")
-    steps = named(trace, _STEP)
-    if steps.size:
-        return Iterations(int(steps.size), None, float(np.asarray(trace.dur)[steps].mean()) / 1e6, "profiler steps")
+                              warmups, _windows(trace, runs))
+        measured = _in_order(trace, measured)
+        return Iterations(int(measured.size), _span(trace, measured), latency, "measured iterations", warmups,
+                          _windows(trace, measured))
     loops = named(trace, re.compile(r"^inference$")) if "benchmark" in trace.facts else np.zeros(0, np.int64)
-    if loops.size:  # a benchmark folder: one slice per timed loop
-        return Iterations(int(loops.size), None, float(np.asarray(trace.dur)[loops].mean()) / 1e6, "timed loops")
+    for found, how in ((runs, "model_run slices"), (named(trace, _STEP), "profiler steps"), (loops, "timed loops")):
+        if found.size:
+            found = _in_order(trace, found)
+            return Iterations(int(found.size), None, float(np.asarray(trace.dur)[found].mean()) / 1e6, how, 0,
+                              _windows(trace, found))
     return Iterations(1, None, None, "no iteration marks: whole profile")
 
 
@@ -105,6 +106,15 @@ def named(trace: Trace, pattern: re.Pattern) -> np.ndarray:
     """Indices of the slices whose name matches ``pattern``."""
     ids = np.array([i for i, name in enumerate(trace.names) if pattern.match(name)], dtype=np.int32)
     return np.flatnonzero(np.isin(np.asarray(trace.name), ids)) if ids.size else np.zeros(0, np.int64)
+
+
+def _in_order(trace: Trace, indices: np.ndarray) -> np.ndarray:
+    return indices[np.argsort(np.asarray(trace.start)[indices], kind="stable")]
+
+
+def _windows(trace: Trace, indices: np.ndarray) -> np.ndarray:
+    start = np.asarray(trace.start)[indices].astype(np.int64)
+    return np.stack([start, start + np.asarray(trace.dur)[indices].astype(np.int64)], axis=1)
 
 
 def _span(trace: Trace, indices: np.ndarray) -> tuple[int, int]:

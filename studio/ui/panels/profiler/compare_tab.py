@@ -14,12 +14,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.tools.profiler.compare import Comparison
+from studio.tools.profiler.compare import Comparison, row_judgement
 from studio.ui.panels.profiler.table import TableWidget
 
 BENCH_COLUMNS = ["Figure", "Baseline", "New", "Speed-up"]
 DELTA_COLUMNS = ["Name", "In", "Base / iter (µs)", "New / iter (µs)", "Delta / iter (µs)", "Delta %", "Speed-up",
-                 "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
+                 "Change of the median (95 % CI)", "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
 
 
 class CompareTab(QWidget):
@@ -123,5 +123,6 @@ def _cells(r) -> list:
     """One table row; the side an op is missing from shows "—", not a measured 0."""
     base_missing, new_missing = r.only_in == "new", r.only_in == "base"
     return [r.name, r.status, None if base_missing else r.base_per_iter_us, None if new_missing else r.new_per_iter_us,
-            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, r.base_count, r.new_count,
+            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, row_judgement(r),
+            r.base_count, r.new_count,
             None if base_missing else r.base_avg_us, None if new_missing else r.new_avg_us]
