@@ -4,7 +4,8 @@
 (HTML, Markdown or JSON by suffix); ``--json`` prints it. ``--apply -o fixed.onnx`` runs the closed
 loop on an ONNX model: applies the automatic fixes the findings offer (exact ones; those that
 change the numbers only with ``--allow-accuracy-change``), profiles the result with the same
-settings, checks its outputs against the original and prints before / after.
+settings, times both interleaved (``--budget``) for the speed-up with its confidence interval,
+checks its outputs against the original and prints before / after.
 """
 
 from __future__ import annotations
