@@ -4,10 +4,7 @@ times are robust self times that fit in the step, and comparisons report a confi
 
 from __future__ import annotations
 
-import csv
 import json
-import shutil
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -20,11 +17,11 @@ from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_run import profile_model
 from tests.tools.timing_helpers import (
     if_model,
-    measured_kernels,
+    op_self_time_per_run,
     positive_input,
     read_csv,
-    robust_sum,
-    self_times_by_hand,
+    self_time_by_type,
+    stalled_copy,
     tiny_chain,
 )
 
@@ -76,21 +73,13 @@ def test_statistics_count_the_measured_iterations_and_agree_with_op_statistic(if
     assert data["measured"]["warmup_left_out"] and "3 warm-up(s) left out" in data["measured"]["note"]
     assert {row["count"] for row in stats.summary(trace, include_warmup=True)["by_name"]} == {7}
     # independent: ONNX Runtime's own kernel events of the measured runs, self time by hand, by type
-    kernels = measured_kernels(folder)
-    selfs = self_times_by_hand(kernels)
-    by_type: dict[str, float] = defaultdict(float)
-    for k, own in zip(kernels, selfs):
-        by_type[k["args"]["op_name"]] += own
+    by_type, share_by_type = self_time_by_type(folder, data["by_name"])
     grand = sum(by_type.values())
     table = {r["OP Type"]: r for r in read_csv(folder / "op_statistic.csv")}
-    types = {k["name"][:-len("_kernel_time")]: k["args"]["op_name"] for k in kernels}
-    share_by_type: dict[str, float] = defaultdict(float)
-    for row in data["by_name"]:
-        share_by_type[types[row["name"]]] += row["share"]
     for op_type, own in by_type.items():
         assert float(table[op_type]["Ratio(%)"]) == pytest.approx(own / grand * 100, abs=2e-3)
         assert float(table[op_type]["Self Time(us)"]) == pytest.approx(own, abs=2e-3)
-        assert share_by_type[op_type] * 100 == pytest.approx(own / grand * 100, abs=1e-6)
+        assert share_by_type[op_type] == pytest.approx(own / grand * 100, abs=1e-6)
     assert sum(float(r["Ratio(%)"]) for r in table.values()) == pytest.approx(100, abs=0.01)
     assert float(table["If"]["Ratio(%)"]) < float(table["If"]["Total Time(us)"]) / grand * 100  # nested left out
 
@@ -103,12 +92,7 @@ def test_advisor_op_times_are_self_times_that_fit_in_the_step(if_profile):
     summary = json.loads((folder / "studio_profile.json").read_text())
     assert perf["step_ms"] == pytest.approx(summary["latency_ms"]["p50"], abs=1e-4)
     # independent: the If's own time per iteration (its kernels' minus the branch's kernels inside)
-    kernels = measured_kernels(folder)
-    selfs = self_times_by_hand(kernels)
-    per_op: dict[str, list[float]] = defaultdict(list)
-    for k, own in zip(kernels, selfs):
-        per_op[k["name"][:-len("_kernel_time")]].append(own)
-    raw = {name: robust_sum(v) / 4 for name, v in per_op.items()}
+    raw = op_self_time_per_run(folder)
     scale = min(1.0, perf["step_ms"] * 1000 / sum(raw.values()))
     shares = {row["name"]: row["share"] for row in perf["top_ops"]}
     for row in perf["top_ops"]:
@@ -116,33 +100,9 @@ def test_advisor_op_times_are_self_times_that_fit_in_the_step(if_profile):
     assert shares["branch"] == pytest.approx(raw["branch"] / sum(raw.values()), abs=1e-4)
 
 
-def _stall(folder, dest, op: str, stall_us: float):
-    """A copy of a local run's folder where the first run of ``op`` took ``stall_us`` longer (and
-    every op after it started that much later), as when the machine stalls mid-run."""
-    shutil.copytree(folder, dest)
-    summary = json.loads((folder / "studio_profile.json").read_text())
-    summary["model"] = str((folder / summary["model"]).resolve())  # the copy names the same model
-    (dest / "studio_profile.json").write_text(json.dumps(summary))
-    rows = read_csv(folder / "op_summary.csv")
-    at = next(i for i, r in enumerate(rows) if r["Op Name"] == op)
-    start = float(rows[at]["Task Start Time(us)"])
-    end = start + float(rows[at]["Task Duration(us)"])
-    for i, r in enumerate(rows):
-        r_start = float(r["Task Start Time(us)"])
-        if i == at or (r_start <= start and r_start + float(r["Task Duration(us)"]) >= end):  # it, and the If around it
-            r["Task Duration(us)"] = str(float(r["Task Duration(us)"]) + stall_us)
-        elif r_start > start:
-            r["Task Start Time(us)"] = f"{r_start + stall_us:.3f}\t"
-    with (dest / "op_summary.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return dest
-
-
 def test_a_stall_is_an_outlier_shown_apart_never_the_top_op(if_profile, tmp_path):
     _, folder = if_profile
-    stalled = _stall(folder, tmp_path / "stalled", "sum", 15000.0)  # a 3 us op, once 15 ms
+    stalled = stalled_copy(folder, tmp_path / "stalled", "sum", 15000.0)  # a 3 us op, once 15 ms
     clean = run_job(advise(profile=folder, msprof=False))
     hit = run_job(advise(profile=stalled, msprof=False))
     assert hit.performance["top_ops"][0]["name"] == clean.performance["top_ops"][0]["name"] != "sum"

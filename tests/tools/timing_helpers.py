@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -100,11 +101,62 @@ def self_times_by_hand(kernels: list[dict]) -> list[float]:
     return out
 
 
+def op_self_time_per_run(folder: Path) -> dict[str, float]:
+    """Each op's self time per measured run (us), from ONNX Runtime's own kernel events, by hand:
+    :func:`self_times_by_hand`, stalls counted as the op's median (:func:`robust_sum`)."""
+    kernels = measured_kernels(folder)
+    runs = json.loads((Path(folder) / "studio_profile.json").read_text())["iterations"]
+    per_op: dict[str, list[float]] = {}
+    for k, own in zip(kernels, self_times_by_hand(kernels)):
+        per_op.setdefault(k["name"][:-len("_kernel_time")], []).append(own)
+    return {name: robust_sum(v) / runs for name, v in per_op.items()}
+
+
+def self_time_by_type(folder: Path, by_name: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per op type, from ONNX Runtime's own kernel events of the measured runs: the self time by
+    hand (us), and the summed ``share`` of the ``by_name`` rows (``profile stats --json``) of that
+    type, in percent."""
+    kernels = measured_kernels(folder)
+    own: dict[str, float] = {}
+    for k, t in zip(kernels, self_times_by_hand(kernels)):
+        own[k["args"]["op_name"]] = own.get(k["args"]["op_name"], 0.0) + t
+    types = {k["name"][:-len("_kernel_time")]: k["args"]["op_name"] for k in kernels}
+    shares: dict[str, float] = {}
+    for row in by_name:
+        shares[types[row["name"]]] = shares.get(types[row["name"]], 0.0) + row["share"] * 100
+    return own, shares
+
+
 def robust_sum(runs: list[float]) -> float:
     """The runs' sum with each run at least 5x their median and 50 us above it counted as the
     median (the advisor's rule for a stall, written out)."""
     med = float(np.median(runs))
     return sum(med if r >= 5 * med and r - med >= 50 else r for r in runs)
+
+
+def stalled_copy(folder: Path, dest: Path, op: str, stall_us: float) -> Path:
+    """A copy of a local run's folder whose op_summary.csv has the first run of ``op`` (and every
+    kernel around it, an If) ``stall_us`` longer and every later kernel starting that much later,
+    as when the machine stalls mid-run; the copy names the same model."""
+    shutil.copytree(folder, dest)
+    summary = json.loads((folder / "studio_profile.json").read_text())
+    summary["model"] = str((folder / summary["model"]).resolve())  # the copy names the same model
+    (dest / "studio_profile.json").write_text(json.dumps(summary))
+    rows = read_csv(folder / "op_summary.csv")
+    at = next(i for i, r in enumerate(rows) if r["Op Name"] == op)
+    start = float(rows[at]["Task Start Time(us)"])
+    end = start + float(rows[at]["Task Duration(us)"])
+    for i, r in enumerate(rows):
+        r_start = float(r["Task Start Time(us)"])
+        if i == at or (r_start <= start and r_start + float(r["Task Duration(us)"]) >= end):  # it, and the If around it
+            r["Task Duration(us)"] = str(float(r["Task Duration(us)"]) + stall_us)
+        elif r_start > start:
+            r["Task Start Time(us)"] = f"{r_start + stall_us:.3f}\t"
+    with (dest / "op_summary.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return dest
 
 
 def read_csv(path: Path) -> list[dict]:

@@ -9,13 +9,11 @@ re-timing of ``studio profile compare`` and the advisor's closed loop all use th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio import ab
-from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.model_inputs import make_feeds, session_specs
 
@@ -50,12 +48,6 @@ def ab_models(base: Side, new: Side, budget_s: float = ab.BUDGET_S, precision: f
 
 
 def _timer(session, feeds: dict, model: Path):
-    def run() -> float:
-        t0 = time.perf_counter_ns()
-        try:
-            session.run(None, feeds)
-        except Exception as exc:
-            raise UserError(f"Inference failed: {exc}".splitlines()[0], model,
-                            "Check the --input arrays and --input-shape sizes.") from exc
-        return (time.perf_counter_ns() - t0) / 1e6
-    return run
+    from studio.tools.bench.ort_bench import timed_run
+
+    return lambda: timed_run(session, feeds, model)

@@ -5,10 +5,7 @@ alternating loop of two models."""
 
 from __future__ import annotations
 
-import csv
 import json
-import shutil
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -18,7 +15,13 @@ from ort_peer import plain_ab_ratio, plain_ort_feeds_ms
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
 from studio.tools.corpus.inputs import make_inputs, write_inputs
-from tests.tools.timing_helpers import measured_kernels, read_csv, robust_sum, self_times_by_hand
+from tests.tools.timing_helpers import (
+    measured_kernels,
+    op_self_time_per_run,
+    read_csv,
+    self_time_by_type,
+    stalled_copy,
+)
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -64,13 +67,8 @@ def test_vad_op_times_are_self_times_and_a_stall_stays_apart(vad, tmp_path):
     report = json.loads(ok_or_refused(studio("advise", "--profile", folder, "--no-msprof-analyze", "--json")).stdout)
     perf = report["performance"]
     # independent: ONNX Runtime's own kernel events of the 30 measured runs, self time by hand
-    kernels = measured_kernels(folder)
-    selfs = self_times_by_hand(kernels)
-    per_op: dict[str, list[float]] = defaultdict(list)
-    for k, own in zip(kernels, selfs):
-        per_op[k["name"][:-len("_kernel_time")]].append(own)
-    raw = {name: robust_sum(v) / 30 for name, v in per_op.items()}
-    nested_counted_twice = sum(k["dur"] for k in kernels) / 30
+    raw = op_self_time_per_run(folder)
+    nested_counted_twice = sum(k["dur"] for k in measured_kernels(folder)) / 30
     print(f"silero_vad op time per run: kernels summed {nested_counted_twice:.1f} us (If bodies twice), "
           f"self times {sum(raw.values()):.1f} us; advisor: {perf['device_ms'] * 1000:.1f} us of op time in a "
           f"{perf['step_ms'] * 1000:.1f} us step")
@@ -82,36 +80,12 @@ def test_vad_op_times_are_self_times_and_a_stall_stays_apart(vad, tmp_path):
     # a 15 ms stall of one Shape run (median a few us) is an outlier, not the top op
     rows = read_csv(folder / "op_summary.csv")
     shape = next(r["Op Name"] for r in rows if r["OP Type"] == "Shape")
-    stalled = _stall(folder, tmp_path / "stalled", shape, 15000.0)
+    stalled = stalled_copy(folder, tmp_path / "stalled", shape, 15000.0)
     hit = json.loads(ok_or_refused(studio("advise", "--profile", stalled, "--no-msprof-analyze", "--json")).stdout)
     assert hit["performance"]["top_ops"][0]["name"] == perf["top_ops"][0]["name"] != shape
     assert hit["performance"]["outliers"][0]["name"] == shape
     assert [f["id"] for f in hit["findings"]] == [f["id"] for f in report["findings"]]
     assert hit["performance"]["device_ms"] <= hit["performance"]["step_ms"] + 1e-9
-
-
-def _stall(folder, dest, op: str, stall_us: float):
-    """A copy of the folder where the first run of ``op`` (and every kernel around it) took
-    ``stall_us`` longer and every later kernel started that much later."""
-    shutil.copytree(folder, dest)
-    summary = json.loads((folder / "studio_profile.json").read_text())
-    summary["model"] = str((folder / summary["model"]).resolve())
-    (dest / "studio_profile.json").write_text(json.dumps(summary))
-    rows = read_csv(folder / "op_summary.csv")
-    at = next(i for i, r in enumerate(rows) if r["Op Name"] == op)
-    start = float(rows[at]["Task Start Time(us)"])
-    end = start + float(rows[at]["Task Duration(us)"])
-    for i, r in enumerate(rows):
-        r_start = float(r["Task Start Time(us)"])
-        if i == at or (r_start <= start and r_start + float(r["Task Duration(us)"]) >= end):
-            r["Task Duration(us)"] = str(float(r["Task Duration(us)"]) + stall_us)
-        elif r_start > start:
-            r["Task Start Time(us)"] = f"{r_start + stall_us:.3f}\t"
-    with (dest / "op_summary.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return dest
 
 
 @pytest.mark.parametrize("model_id", ["resnet50_light", "silero_vad"])
@@ -131,17 +105,9 @@ def test_statistics_leave_the_warmups_out_and_agree_with_op_statistic(corpus_roo
     print(f"{model_id}: top op with warm-ups {top_all['name']} {top_all['share']:.1%}; over the measured runs "
           f"{top['name']} {top['share']:.1%}")
     # independent: ONNX Runtime's kernel events of the measured runs, self time by hand, by op type
-    kernels = measured_kernels(folder)
-    selfs = self_times_by_hand(kernels)
-    by_type: dict[str, float] = defaultdict(float)
-    for k, own in zip(kernels, selfs):
-        by_type[k["args"]["op_name"]] += own
+    by_type, share_by_type = self_time_by_type(folder, data["by_name"])
     grand = sum(by_type.values())
     table = {r["OP Type"]: float(r["Ratio(%)"]) for r in read_csv(folder / "op_statistic.csv")}
-    types = {k["name"][:-len("_kernel_time")]: k["args"]["op_name"] for k in kernels}
-    share_by_type: dict[str, float] = defaultdict(float)
-    for row in data["by_name"]:
-        share_by_type[types[row["name"]]] += row["share"] * 100
     for op_type, own in by_type.items():
         assert table[op_type] == pytest.approx(own / grand * 100, abs=2e-3)
         assert share_by_type[op_type] == pytest.approx(table[op_type], abs=2e-3)
