@@ -4,7 +4,8 @@
 (HTML, Markdown or JSON by suffix); ``--json`` prints it. ``--apply -o fixed.onnx`` runs the closed
 loop on an ONNX model: applies the automatic fixes the findings offer (exact ones; those that
 change the numbers only with ``--allow-accuracy-change``), profiles the result with the same
-settings, checks its outputs against the original and prints before / after.
+settings, times both interleaved (``--budget``) for the speed-up with its confidence interval,
+checks its outputs against the original and prints before / after.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="also apply fixes that change the numbers (Mish -> LeakyRelu)")
     loop.add_argument("--iterations", type=int, metavar="N", help="profiling iterations (default: the profile's, or 20)")
     loop.add_argument("--warmup", type=int, metavar="K", help="warm-up iterations (default: the profile's, or 3)")
+    loop.add_argument("--budget", type=float, default=10.0, metavar="S",
+                      help="seconds the interleaved before / after timing may take (default 10; it stops earlier "
+                           "once the speed-up is known to ±2 %%)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
         result = run_job(closed_loop(model, fixed, chosen, args.allow_accuracy_change, baseline,
                                      args.iterations, args.warmup, inputs=parse_input_specs(args.input),
-                                     shapes=parse_shape_specs(args.input_shape)), on_progress=progress)
+                                     shapes=parse_shape_specs(args.input_shape), budget_s=args.budget),
+                         on_progress=progress)
         report.loop = result.to_json()
     if report_path is not None:
         write_report(report, report_path)

@@ -4,6 +4,8 @@
 ``studio bench MODEL.om [--host NAME] [--tool msame|ais_bench|msit] [--loop N] [--warmup K] [--device D] [--json]``
 ``studio bench MODEL.om --host NAME --compare-with MODEL.onnx [--input-shape NAME=D,..]``: the original
 model is also timed here with ONNX Runtime (same loops and warm-ups) and the two are put side by side.
+``studio bench NEW.onnx --compare-with BASE.onnx [--budget S]``: both timed here, interleaved, until the
+change is known to ±2 % or the budget ends; the change is printed with its confidence interval.
 
 With ``--host`` the .om (and its --input files) are uploaded to a work folder on the host and
 timed there; without it msame / ais_bench run on this computer.
@@ -38,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the result as a folder the profiler opens (Summary, Compare)")
     parser.add_argument("--compare-with", type=Path, metavar="MODEL.onnx",
                         help="with an .om: also time this original model here with ONNX Runtime, same loops "
-                             "(dynamic dims: --input-shape); -o DIR then holds DIR/npu and DIR/onnxruntime")
+                             "(dynamic dims: --input-shape); -o DIR then holds DIR/npu and DIR/onnxruntime. "
+                             "With an .onnx: the baseline, timed here interleaved with MODEL until the change is "
+                             "known (--budget)")
+    parser.add_argument("--budget", type=float, default=10.0, metavar="S",
+                        help="with two .onnx models: seconds the interleaved comparison may take (default 10)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     from studio.commands._engine_host import add_engine_arguments, add_provider_argument
 
@@ -53,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
     if args.compare_with and tool == "onnxruntime":
-        raise UserError("--compare-with puts an .om next to its original model", "--compare-with",
-                        "Give the .om as MODEL (with --host NAME for an Ascend host).")
+        if args.host or args.compare_with.suffix.lower() != ".onnx":
+            raise UserError("--compare-with puts an .om next to its original model, or times two .onnx models here",
+                            "--compare-with", "Give the .om as MODEL (with --host NAME for an Ascend host), or two "
+                            ".onnx models without --host.")
+        return _ab(args)
     if tool == "onnxruntime" and args.host:
         if not args.model.lower().endswith(".onnx"):
             raise UserError("--host times an .onnx with Studio's engine there, or an .om with msame or ais_bench",
@@ -94,6 +103,30 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=2) if args.json else result.report())
     if args.output and not args.json:
         print(f"written to {args.output} (open it in the profiler)")
+    return 0
+
+
+def _ab(args: argparse.Namespace) -> int:
+    """``studio bench NEW.onnx --compare-with BASE.onnx``: an interleaved A/B here."""
+    from studio.commands._engine_host import use_providers
+    from studio.commands._progress import print_progress
+    from studio.jobs import run_job
+    from studio.model_inputs import parse_input_files, parse_input_shapes
+    from studio.tools.bench.ab_run import Side, ab_models
+
+    if args.output:
+        from studio.errors import UserError
+
+        raise UserError("-o writes one benchmark; two .onnx models are compared without it", "-o",
+                        "Drop -o, or time each model on its own: studio bench MODEL.onnx -o DIR.")
+    use_providers(args)
+    files, shapes = parse_input_files(args.input), parse_input_shapes(args.input_shape)
+    base, new = Side(Path(args.compare_with), files, shapes), Side(Path(args.model), files, shapes)
+    change = run_job(ab_models(base, new, args.budget, seed=args.seed), on_progress=None if args.json else print_progress)
+    if args.json:
+        print(json.dumps({"base": str(base.model), "new": str(new.model), "change": change.as_dict()}, indent=2))
+    else:
+        print(f"baseline: {base.model}\nnew:      {new.model}\n{change.describe()}")
     return 0
 
 

@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("path", type=Path, metavar="PATH")
     stats.add_argument("--top", type=int, default=None, metavar="N", help="only the N names with most total time")
     stats.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    stats.add_argument("--include-warmup", action="store_true",
+                       help="also count the warm-up iterations (left out by default when the profile marks them)")
     stats.add_argument("--no-cache", action="store_true", help="parse again even when a cached copy exists")
     stats.add_argument("--store-cache", action="store_true",
                        help="also write the parsed trace to the cache, so the next open of this file is instant "
@@ -45,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("base", type=Path, metavar="BASE")
     compare.add_argument("new", type=Path, metavar="NEW")
     compare.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    compare.add_argument("--no-rerun", action="store_true",
+                         help="judge the latency on the profiles' own samples only, even when both models can be "
+                              "timed again here (interleaved A/B, the default for two local runs made here)")
+    compare.add_argument("--budget", type=float, default=10.0, metavar="S",
+                         help="seconds the interleaved A/B may take at most (default 10; it stops earlier once the "
+                              "confidence interval is within ±2 %%)")
     _add_cluster_arguments(actions)
     _add_memory_arguments(actions)
 
@@ -98,7 +106,7 @@ def _stats(args: argparse.Namespace) -> int:
     # of the command's time, for a benefit only to a second run on the same unchanged file.
     trace = run_job(open_profile(args.path, use_cache=not args.no_cache, store=args.store_cache, lod=False),
                     on_progress=print_progress)
-    data = stats.summary(trace, args.top)
+    data = stats.summary(trace, args.top, args.include_warmup)
     _print_warnings(trace)
     if args.json:
         print(json.dumps(data, indent=2))
@@ -107,6 +115,7 @@ def _stats(args: argparse.Namespace) -> int:
           f"{data['tracks']} tracks, {data['counters']} counters")
     for key, value in trace.facts.items():
         print(f"  {key}: {value}")
+    print(f"op statistics {data['measured']['note']}")
     rows = data["by_name"]
     if not rows:
         print("no slices" + (f"; tables: {', '.join(trace.tables)}" if trace.tables else ""))
@@ -154,6 +163,16 @@ def _compare(args: argparse.Namespace) -> int:
     new = run_job(open_profile(args.new), on_progress=print_progress)
     _print_warnings(base, new)
     result = compare(base, new)
+    if not args.no_rerun:
+        from studio.tools.profiler.compare import rerun_plan
+
+        plan = rerun_plan(base, new)
+        change = None
+        if not isinstance(plan, str):
+            from studio.tools.bench.ab_run import ab_models
+
+            change = run_job(ab_models(*plan, budget_s=args.budget), on_progress=None if args.json else print_progress)
+        result.judge_rerun(plan, change)
     print(json.dumps(result.as_dict(), indent=2) if args.json else str(result))
     return 0
 

@@ -58,7 +58,7 @@ def test_summary_and_verdict_tell_measured_from_estimated():
 
 
 def test_interleaved_ab_finds_a_real_difference_and_none_where_there_is_none():
-    from studio.tools.advisor import ab
+    from studio import ab
 
     rng = np.random.default_rng(0)
     same = run_job(ab.interleaved(lambda: 10 + rng.normal(0, 0.5), lambda: 10 + rng.normal(0, 0.5), budget_s=2))

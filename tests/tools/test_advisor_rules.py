@@ -39,16 +39,29 @@ def test_mish_finding_gain_is_the_profiled_chain_time(mish_profile):
     mish = by_id(report, "decomposed-mish")
     assert mish.fix == "MishToLeakyRelu" and mish.changes_accuracy
     assert len(mish.nodes) == 9
-    # independent: the op_summary.csv the run wrote, summed by hand per iteration
+    # independent: the op_summary.csv the run wrote, summed by hand per iteration, a run 5x its
+    # op's median (and 50 us above it: a stall of this shared machine) counted as the median, then
+    # scaled as the report states (only ever down, so the op times fit in the bare step)
+    import numpy as np
+
     with (profile / "op_summary.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    per_name: dict[str, float] = {}
+    runs: dict[str, list[float]] = {}
     for r in rows:
-        per_name[r["Op Name"]] = per_name.get(r["Op Name"], 0.0) + float(r["Task Duration(us)"]) / 6
-    chain = sum(v for k, v in per_name.items() if "/mish/softplus" in k or "/mish/tanh" in k) / 1000
-    assert mish.gain_ms == pytest.approx(chain, rel=1e-6)
+        runs.setdefault(r["Op Name"], []).append(float(r["Task Duration(us)"]))
+    per_name = {}
+    for name, durs in runs.items():
+        med = float(np.median(durs))
+        per_name[name] = sum(med if d >= 5 * med and d - med >= 50 else d for d in durs) / 6
+    summary = json.loads((profile / "studio_profile.json").read_text())
+    step = summary["latency_ms"]["p50"]
+    scale = report.performance["op_time_scale"]
+    total = sum(per_name.values()) / 1000
+    assert scale == pytest.approx(min(1.0, step / total), rel=1e-5)
+    chain = sum(v for k, v in per_name.items() if "/mish/softplus" in k or "/mish/tanh" in k) / 1000 * scale
+    assert mish.gain_ms == pytest.approx(chain, rel=1e-5)
     assert mish.gain_ms > 0
-    step = json.loads((profile / "studio_profile.json").read_text())["latency_ms"]["mean"]
+    assert report.performance["step_ms"] == pytest.approx(step, abs=1e-4)  # the bare median latency
     share = mish.gain_ms / step
     # an estimate rates medium at most: high needs the change measured
     assert mish.gain_basis == "estimate" and "minus one element-wise pass" in mish.gain_method
@@ -233,7 +246,8 @@ def test_bench_and_accuracy_json_inputs(tmp_path):
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps({"latency_ms": {"mean": 12.5, "p50": 12.0}, "throughput_per_s": 80.0}))
     report = run_job(advise(bench=bench, msprof=False))
-    assert report.performance["step_ms"] == 12.5 and report.performance["throughput_per_s"] == 80.0
+    # the median is the step (a stall in a few runs moves the mean, not it)
+    assert report.performance["step_ms"] == 12.0 and report.performance["throughput_per_s"] == pytest.approx(1000 / 12, abs=1e-3)
     ais = tmp_path / "ais.json"
     ais.write_text(json.dumps({"NPU_compute_time": {"mean": 3.2}}))
     assert run_job(advise(bench=ais, msprof=False)).performance["step_ms"] == 3.2

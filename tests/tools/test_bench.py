@@ -113,6 +113,20 @@ def test_compare_rows_speedup():
     assert json.dumps(rows)  # plain data
 
 
+def test_cli_bench_compares_two_onnx_models_interleaved(tmp_path, capsys):
+    from studio.cli import main
+
+    model = matmul_model(tmp_path / "m.onnx", batch=2)
+    assert main(["bench", str(model), "--compare-with", str(model), "--budget", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    change = data["change"]
+    assert data["base"] == data["new"] == str(model) and change["rounds"] >= 3
+    assert change["verdict"] == "no significant change" and change["ratio_low"] <= 1 <= change["ratio_high"]
+    assert "interleaved" in change["method"] and change["stopped"]
+    assert main(["bench", str(model), "--compare-with", str(model), "-o", str(tmp_path / "o")]) == 2
+    assert "-o writes one benchmark" in capsys.readouterr().err
+
+
 def test_cli_bench_json_keys(tmp_path, capsys):
     from studio.cli import main
 
@@ -148,5 +162,14 @@ def test_bench_folder_opens_in_the_profiler_and_compares(tmp_path, monkeypatch):
     assert result.base_iterations == 15 and result.iterations_how == "timed loops"
     assert row.base_per_iter_us == pytest.approx(np.mean(here.latencies_ms) * 1000, rel=1e-3)
     assert result.new_latency_ms == pytest.approx(np.mean(npu.latencies_ms), rel=1e-3)
+    # the change is judged on the timed loops of both, with its interval (independent: the medians)
+    assert result.samples_how == "the benchmark's timed loops" and result.change.base_n == 15
+    assert result.change.ratio == pytest.approx(np.median(npu.latencies_ms) / np.median(here.latencies_ms))
+    assert result.change.low <= result.change.ratio <= result.change.high
+    from studio.tools.bench.with_reference import BenchPair
+
+    pair = BenchPair(npu, here)
+    assert pair.as_dict()["change"]["ratio"] == pytest.approx(result.change.ratio)
+    assert "latency: " in pair.report() and "CI" in pair.report()
     with pytest.raises(UserError, match="not empty"):
         write_bench_folder(here, tmp_path / "ort")

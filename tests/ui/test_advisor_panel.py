@@ -111,6 +111,10 @@ def test_apply_fixes_runs_the_loop(qtbot, panel, profiled, tmp_path):
     qtbot.waitUntil(lambda: panel.loop_result is not None, timeout=60000)
     assert panel.loop_result.applied.fixes == ["ConvBnFusion"] and panel.loop_result.accuracy_passed
     assert "cosine" in panel.before_after.toPlainText() and "accuracy OK" in panel.verdict.text()
+    # the latency's change is an interleaved A/B's, with its interval (or "no significant change")
+    change = panel.loop_result.change
+    assert change is not None and change.verdict in panel.before_after.toPlainText()
+    assert "CI" in panel.before_after.toPlainText() and change.verdict in panel.verdict.text()
     assert panel.report.loop["fixed"] == str(tmp_path / "fixed.onnx")
 
 

@@ -208,3 +208,56 @@ def test_tables_sort_numbers_as_numbers(qtbot):
     table.filter.setText("")
     table.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
     assert [table.model.index(r, 0).data() for r in range(5)] == ["a", "b", "c", "d", "e"]
+
+
+@pytest.fixture
+def two_local_runs(tmp_path):
+    """One small model profiled twice here (5 iterations after 3 warm-ups each)."""
+    from studio.jobs import run_job
+    from studio.tools.profiler.local_run import profile_model
+    from tests.tools.timing_helpers import tiny_chain
+
+    model = tiny_chain(tmp_path / "chain.onnx", ops=30)
+    for name in ("a", "b"):
+        run_job(profile_model(model, tmp_path / name, iterations=5, warmup=3))
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_summary_statistics_and_overlay_of_a_local_run(qtbot, panel, two_local_runs):
+    from studio.ui.panels.profiler.panel import summary_rows
+
+    first, _ = two_local_runs
+    overlays = []
+    panel.links.overlay.connect(overlays.append)
+    open_and_wait(qtbot, panel, first)
+    loaded = panel.profiles[0]
+    facts = dict((row[0], row[1]) for row in summary_rows(loaded))
+    saved = json.loads((first / "studio_profile.json").read_text())
+    assert facts["Latency mean / p50 / p90 / p99"].endswith("(profiler off)")
+    assert f"{saved['latency_ms']['p50']:.3f} ms" in facts["Latency mean / p50 / p90 / p99"]
+    assert f"{saved['profiled_latency_ms']['p50']:.3f} ms" in facts["Latency with the profiler on, mean / p50"]
+    assert facts["Profiler overhead"].startswith(f"{saved['profiler_overhead']:+.0%}")
+    assert "3 warm-up(s) left out" in facts["Op statistics"]
+    # the Statistics tab counts the 5 measured iterations and says so; the overlay's shares are theirs
+    qtbot.waitUntil(lambda: panel.stats_tab.table.model.rowCount() > 0, timeout=5000)
+    assert {row[1] for row in panel.stats_tab.table.model.rows} == {5}
+    assert "5 measured iterations" in panel.stats_tab.counted.text()
+    by_name = {s.name: s.share for s in loaded.by_name}
+    assert overlays and sum(overlays[0].values.values()) == pytest.approx(100 * sum(by_name.values()))
+
+
+def test_compare_tab_times_both_runs_again_and_judges_the_change(qtbot, panel, two_local_runs):
+    first, second = two_local_runs
+    open_and_wait(qtbot, panel, first)
+    open_and_wait(qtbot, panel, second)
+    assert panel.compare_tab.rerun.isChecked()
+    panel.compare_tab.button.click()
+    qtbot.waitUntil(lambda: panel.compare_tab.summary.text().startswith("Latency:"), timeout=60000)
+    text = panel.compare_tab.summary.text()
+    assert "timed again here, interleaved" in text and "CI" in text
+    assert "no significant change" in text  # one model twice: within the noise
+    panel.compare_tab.rerun.setChecked(False)
+    panel.compare_tab.summary.setText("")
+    panel.compare_tab.button.click()
+    qtbot.waitUntil(lambda: panel.compare_tab.summary.text().startswith("Latency:"), timeout=10000)
+    assert "runs timed with the profiler off" in panel.compare_tab.summary.text()

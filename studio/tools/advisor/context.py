@@ -110,11 +110,14 @@ def _find_node(graph, index: dict[str, int], producers: dict[str, int], op: OpRe
 
 
 def bench_latency_ms(bench: dict) -> float | None:
-    """Mean latency (ms) from a benchmark JSON: ``studio profile run --json`` or ais_bench/msame
-    summaries (``NPU_compute_time.mean``)."""
+    """Latency (ms) from a benchmark JSON: the median when it has one (``studio profile run
+    --json``'s ``latency_ms.p50``, ``studio bench``'s ``p50_ms``), else the mean (ais_bench/msame
+    summaries, ``NPU_compute_time.mean``)."""
     lat = bench.get("latency_ms")
-    if isinstance(lat, dict) and lat.get("mean"):
-        return float(lat["mean"])
+    if isinstance(lat, dict) and (lat.get("p50") or lat.get("mean")):
+        return float(lat.get("p50") or lat["mean"])
+    if isinstance(bench.get("p50_ms"), (int, float)):
+        return float(bench["p50_ms"])
     if isinstance(lat, (int, float)):
         return float(lat)
     npu = bench.get("NPU_compute_time")

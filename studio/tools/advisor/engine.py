@@ -58,6 +58,11 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         yield Progress(0.05, f"reading the profile {ctx.profile_path.name}")
         ctx.trace = yield from open_profile(ctx.profile_path, cancel)
         ctx.ops = op_table(ctx.trace)
+        report.notes += ctx.ops.notes
+        if ctx.ops.outliers:
+            from studio.tools.advisor.rules.top_ops import outlier_text
+
+            report.notes.append(outlier_text(ctx.ops.outliers))
         report.inputs["profile"] = str(ctx.profile_path)
         report.profile_path = str(ctx.profile_path)
         if model is None and ctx.trace.model_path and Path(ctx.trace.model_path).is_file():

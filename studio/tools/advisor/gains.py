@@ -73,7 +73,7 @@ def measure(model: Path, findings: list[Finding], step_ms: float | None, files: 
 def _measure_lever(model: Path, lever: str, work: Path, files, shapes, seed: int, budget_s: float,
                    cancel) -> Generator[Progress, None, dict]:
     from studio.errors import UserError
-    from studio.tools.advisor import ab
+    from studio import ab
 
     t0 = time.perf_counter()
     variant, options, applied = model, {}, None
@@ -92,7 +92,7 @@ def _measure_lever(model: Path, lever: str, work: Path, files, shapes, seed: int
             return {"lever": lever, "error": "unknown lever"}
         base = _timer(model, {}, files, shapes, seed)
         new = _timer(variant, options, files, shapes, seed)
-        change = yield from ab.interleaved(base, new, budget_s=budget_s, cancel=cancel)
+        change = yield from ab.interleaved(base, new, budget_s=budget_s, floor=ab.SESSION_FLOOR, cancel=cancel)
     except UserError as exc:
         return {"lever": lever, "label": lever_label(lever), "error": str(exc)}
     return {"lever": lever, "label": lever_label(lever), "change": change.as_dict(), "describe": change.describe(),

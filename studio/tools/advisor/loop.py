@@ -2,10 +2,12 @@
 check the accuracy against the original, and report before / after.
 
 Profiles are local ONNX Runtime runs (the profiler's :func:`profile_model`) with the original's
-iterations, warm-ups and seed. The original is profiled again too, right before the fixed model:
-a profile recorded earlier ran under other conditions (on a shared machine the load alone moves
-latencies several-fold), so only back-to-back runs compare. Accuracy is every output of both
-models on the same seeded input,
+iterations, warm-ups and seed; they give the per-op times before and after. The latency's change
+is judged apart, by an interleaved A/B of the two models with the profiler off
+(:func:`studio.tools.bench.ab_run.ab_models`): on a shared machine the load alone moves latencies
+more than many fixes do (two back-to-back profiles of one classifier read x0.39 and x1.05 in two
+runs for a fusion the runtime already does), so the speed-up is reported with its confidence
+interval, as "no significant change" when the interval holds 1. Accuracy is every output of both models on the same seeded input,
 compared with the accuracy engine's metrics (cosine and the rest, msaccucmp's definitions).
 Work files go to ``work`` (default: the user cache), never beside the model.
 """
@@ -19,6 +21,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio import ab
 from studio.jobs import CancelToken, Progress
 from studio.tools.advisor.fixes import Applied, apply_fixes
 
@@ -34,17 +37,25 @@ class LoopResult:
     applied: Applied
     before_ms: dict[str, float]
     after_ms: dict[str, float]
-    ops: list[dict] = field(default_factory=list)  # name, op_type, before_us, after_us
+    ops: list[dict] = field(default_factory=list)  # name, op_type, before_us, after_us (as profiled, per step)
     outputs: list[dict] = field(default_factory=list)  # output, cosine, max_abs_err, ..., passed
     settings: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
+    change: ab.Change | None = None  # the interleaved A/B's judgement of the latency
 
     @property
     def speedup(self) -> float | None:
-        """Before / after median latency (the median: a shared machine makes the mean noisy)."""
+        """Before / after median latency: the interleaved A/B's when it ran, else the profiles'."""
+        if self.change is not None:
+            return self.change.speedup
         b, a = self.before_ms.get("p50"), self.after_ms.get("p50")
         return b / a if b and a else None
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the latency changed beyond the noise (None without an A/B)."""
+        return None if self.change is None else self.change.significant
 
     @property
     def accuracy_passed(self) -> bool:
@@ -53,6 +64,7 @@ class LoopResult:
     def to_json(self) -> dict:
         return {"model": self.model, "fixed": self.fixed, "applied": self.applied.to_json(),
                 "before_ms": self.before_ms, "after_ms": self.after_ms, "speedup": self.speedup,
+                "change": self.change.as_dict() if self.change is not None else None,
                 "accuracy_passed": self.accuracy_passed, "outputs": self.outputs, "ops": self.ops,
                 "settings": self.settings, "profiles": self.profiles, "seconds": self.seconds}
 
@@ -60,10 +72,9 @@ class LoopResult:
         b, a = self.before_ms, self.after_ms
         lines = [f"{self.applied.describe()} -> {self.fixed}",
                  *(f"WARNING: {w}" for w in self.applied.warnings),
-                 f"latency p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms"
-                 + (f" (x{self.speedup:.2f})" if self.speedup else "")
-                 + f"; mean {b.get('mean', 0):.3f} -> {a.get('mean', 0):.3f} ms "
-                   f"({self.settings.get('iterations')} iterations after {self.settings.get('warmup')} warm-ups each)"]
+                 f"latency: {change_text(self.to_json())}",
+                 f"profiles (per-op times): p50 {b.get('p50', 0):.3f} -> {a.get('p50', 0):.3f} ms "
+                 f"({self.settings.get('iterations')} iterations after {self.settings.get('warmup')} warm-ups each)"]
         for o in self.outputs:
             lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} -> "
                          f"{'pass' if o['passed'] else 'FAIL'}"
@@ -75,6 +86,17 @@ class LoopResult:
             after = f"{r['after_us']:.1f}" if r["after_us"] is not None else "-"
             lines.append(f"  {r['name'][:48]:<48} {r['op_type'][:14]:<14} {before:>10} us -> {after:>10} us")
         return "\n".join(lines)
+
+
+def change_text(loop: dict) -> str:
+    """The latency's verdict of a loop (:meth:`LoopResult.to_json`): the interleaved A/B's change
+    with its interval, or — for a report written before the A/B existed — the profiles' medians,
+    marked as not judged."""
+    if loop.get("change"):
+        return ab.Change.from_dict(loop["change"]).describe()
+    b, a = loop.get("before_ms") or {}, loop.get("after_ms") or {}
+    speed = f" (x{loop['speedup']:.2f})" if loop.get("speedup") else ""
+    return f"p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms{speed}, not judged: no interleaved A/B"
 
 
 def work_dir(model: Path) -> Path:
@@ -109,13 +131,17 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                 baseline: Path | None = None, iterations: int | None = None, warmup: int | None = None,
                 seed: int = SEED, work: Path | None = None,
                 cancel: CancelToken | None = None, inputs: dict[str, Path] | None = None,
-                shapes: dict[str, list[int]] | None = None) -> Generator[Progress, None, LoopResult]:
-    """Job: fix ``model`` into ``output``, profile both with the same settings, compare outputs.
+                shapes: dict[str, list[int]] | None = None,
+                budget_s: float = ab.BUDGET_S) -> Generator[Progress, None, LoopResult]:
+    """Job: fix ``model`` into ``output``, profile both with the same settings, time them
+    interleaved (at most ``budget_s`` seconds), compare outputs.
 
     ``baseline``: an existing local profile of ``model``; its iterations, warm-ups and input
     shapes / files are reused unless ``inputs`` (.npy files by input name) or ``shapes`` are given.
-    Both models are profiled here, back to back.
+    Both models are profiled here, back to back, then timed in alternating rounds.
     """
+    from studio.tools.bench.ab_run import Side, ab_models
+
     from studio.tools.advisor.optable import op_table
     from studio.tools.profiler.loader import open_profile
     from studio.tools.profiler.local_run import profile_model
@@ -145,6 +171,12 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
                                      seed=seed, cancel=cancel, shapes=shapes), 0.45, 0.75)
     seconds["profile_after"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    yield Progress(0.75, f"timing {model.name} and {output.name} interleaved (profiler off)")
+    sizes = {name: tuple(dims) for name, dims in shapes.items()}
+    change = yield from _scaled(ab_models(Side(model, files, sizes), Side(output, files, sizes), budget_s,
+                                          seed=seed, cancel=cancel), 0.75, 0.85)
+    seconds["ab"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     before_trace = yield from open_profile(before, cancel)
     after_trace = yield from open_profile(after, cancel)
     before_ops, after_ops = op_table(before_trace), op_table(after_trace)
@@ -156,7 +188,8 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     result = LoopResult(str(model), str(output), applied, before_ops.latency, after_ops.latency,
                         _op_rows(before_ops, after_ops), outputs, settings,
                         {"before": str(before), "after": str(after),
-                         **({"settings_from": str(baseline)} if old else {})}, {k: round(v, 4) for k, v in seconds.items()})
+                         **({"settings_from": str(baseline)} if old else {})}, {k: round(v, 4) for k, v in seconds.items()},
+                        change)
     yield Progress(1.0, "loop done")
     return result
 
@@ -197,8 +230,8 @@ def _op_rows(before, after) -> list[dict]:
     for name in set(b) | set(a):
         ob, oa = b.get(name), a.get(name)
         rows.append({"name": name, "op_type": (ob or oa).op_type,
-                     "before_us": round(ob.per_step_us, 3) if ob else None,
-                     "after_us": round(oa.per_step_us, 3) if oa else None})
+                     "before_us": round(ob.profiled_us, 3) if ob else None,
+                     "after_us": round(oa.profiled_us, 3) if oa else None})
     rows.sort(key=lambda r: -abs((r["before_us"] or 0) - (r["after_us"] or 0)))
     return rows
 

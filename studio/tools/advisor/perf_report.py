@@ -22,6 +22,16 @@ def performance(ctx, device, findings: list[Finding]) -> dict:
         out["step_source"] = ops.step_source
         out["device_ms"] = round(ops.device_ms, 4)
         out["op_time_source"] = ops.source
+        if ops.profiled_step_ms and ops.step_ms and ops.profiled_step_ms != ops.step_ms:
+            out["profiled_step_ms"] = round(ops.profiled_step_ms, 4)
+            out["profiler_overhead"] = round(ops.profiled_step_ms / ops.step_ms - 1.0, 4)
+        out["op_time_scale"] = round(ops.scale, 6)
+        out["op_time_note"] = ("self time per op: median run x runs per step, outlier runs apart"
+                               + (f"; scaled by {ops.scale:.3f} to the step" if ops.scale != 1.0 else ""))
+        if ops.outliers:
+            out["outliers"] = [{"name": op.name, "op_type": op.op_type, "runs": op.outliers,
+                                "ms": round(op.outlier_us / 1000.0, 4), "median_us": round(op.median_us, 3)}
+                               for op in ops.outliers[:20]]
     if step:
         out["step_ms"] = round(step, 4)
         batch = _batch(ctx)
@@ -39,7 +49,8 @@ def performance(ctx, device, findings: list[Finding]) -> dict:
                                    for k, v in sorted(by_cat.items(), key=lambda kv: -kv[1])]
         out["top_ops"] = [{"name": op.name, "op_type": op.op_type, "ms": round(op.per_step_us / 1000.0, 4),
                            "share": round(op.per_step_us / 1000.0 / total, 4), "count_per_step":
-                           round(op.count / max(1, ops.steps), 2)} for op in ops.ops[:10]]
+                           round(op.count / max(1, ops.steps), 2), "median_us": round(op.median_us, 3),
+                           "outliers": op.outliers} for op in ops.ops[:10]]
     points = ctx.roofline
     if points:
         flops = sum(p.flops for p in points)

@@ -177,8 +177,11 @@ def loop_html(loop: dict) -> str:
         if key in b or key in a:
             out.append(f"<tr><th>latency {key}</th><td class='num'>{b.get(key, 0):.3f} ms</td>"
                        f"<td class='num'>{a.get(key, 0):.3f} ms</td></tr>")
-    if loop.get("speedup"):
-        out.append(f"<tr><th>speed-up (p50)</th><td colspan='2'>x{loop['speedup']:.3f}</td></tr>")
+    from studio.tools.advisor.loop import change_text
+
+    verdict = change_text(loop)
+    out.append(f"<tr><th>latency</th><td colspan='2'><b>{escape(verdict.split(':')[0])}</b>"
+               f"{escape(verdict[len(verdict.split(':')[0]):])}</td></tr>")
     out.append("</table><table cellpadding='4'><tr><th>output</th><th>cosine</th><th>max abs error</th><th>verdict</th></tr>")
     for o in loop["outputs"]:
         out.append(f"<tr><td><code>{escape(o['output'])}</code></td><td class='num'>{o['cosine']:.6f}</td>"

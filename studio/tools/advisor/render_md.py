@@ -100,16 +100,17 @@ def render_text(report: Report) -> str:
 
 def loop_lines(loop: dict) -> list[str]:
     """The before / after of a closed loop as text lines."""
+    from studio.tools.advisor.loop import change_text
+
     b, a, applied = loop["before_ms"], loop["after_ms"], loop["applied"]
     from studio.tools.advisor.fixes import describe_applied
 
     lines = [f"{describe_applied(applied)} -> {loop['fixed']}",
              *(f"WARNING: {w}" for w in applied.get("warnings", [])),
-             f"latency p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms"
-             + (f" (x{loop['speedup']:.2f})" if loop.get("speedup") else "")
-             + f", mean {b.get('mean', 0):.3f} -> {a.get('mean', 0):.3f} ms, same settings "
-               f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
-               f"seed {loop['settings'].get('seed')})"]
+             f"latency: {change_text(loop)}",
+             f"profiles (per-op times): p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms, same settings "
+             f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
+             f"seed {loop['settings'].get('seed')})"]
     for o in loop["outputs"]:
         lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} "
                      f"-> {'pass' if o['passed'] else 'FAIL'}")

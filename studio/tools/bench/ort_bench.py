@@ -76,6 +76,17 @@ def bench_model(model: Path, loop: int = 100, warmup: int = 5, inputs: dict[str,
     return result
 
 
+def timed_run(session, feeds: dict, model: Path) -> float:
+    """One bare ``session.run`` in milliseconds; an inference error is the user's to fix."""
+    t0 = time.perf_counter_ns()
+    try:
+        session.run(None, feeds)
+    except Exception as exc:
+        raise UserError(f"Inference failed: {exc}".splitlines()[0], model,
+                        "Check the --input arrays and --input-shape sizes.") from exc
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
 def _batch(feeds: dict) -> int:
     # The leading dim of the first input is the batch for throughput; scalars count as 1.
     for array in feeds.values():

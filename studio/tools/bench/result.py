@@ -116,5 +116,20 @@ def compare_rows(base: BenchResult | dict, new: BenchResult | dict) -> list[dict
     return rows
 
 
+def sample_change(base: BenchResult | dict, new: BenchResult | dict):
+    """The latency of ``new`` against ``base`` from their per-loop times (an
+    :class:`studio.ab.Change`: ratio of medians with a confidence interval), or None when a side
+    has fewer than two. The two ran apart (on two devices, or one after the other), so the
+    interval covers the spread inside each run, not a change of load between them."""
+    from studio import ab
+
+    base = base if isinstance(base, dict) else base.as_dict()
+    new = new if isinstance(new, dict) else new.as_dict()
+    b, n = base.get("latencies_ms") or [], new.get("latencies_ms") or []
+    if len(b) < 2 or len(n) < 2:
+        return None
+    return ab.compare_samples(b, n, method="per-loop times of the two benchmarks")
+
+
 def _ms(value: float | None) -> str:
     return f"{value:.3f} ms" if value is not None else "n/a"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.tools.bench.on_target import bench_om
-from studio.tools.bench.result import BenchResult, compare_rows
+from studio.tools.bench.result import BenchResult, compare_rows, sample_change
 
 
 @dataclass
@@ -34,12 +34,20 @@ class BenchPair:
         """Per-figure rows, ONNX Runtime here as the baseline, the .om as the new side."""
         return compare_rows(self.reference, self.npu) if self.reference is not None else []
 
+    def change(self):
+        """The .om's latency against ONNX Runtime's, with its confidence interval (an
+        :class:`studio.ab.Change`), from their per-loop times; None when a side has none."""
+        return sample_change(self.reference, self.npu) if self.reference is not None else None
+
     def as_dict(self) -> dict:
-        """The .om's JSON keys, plus ``compare_with`` (ONNX Runtime's) and ``comparison`` rows."""
+        """The .om's JSON keys, plus ``compare_with`` (ONNX Runtime's), ``comparison`` rows and
+        ``change`` (the latency's, with its interval; null without per-loop times)."""
         data = self.npu.as_dict()
         if self.reference is not None:
             data["compare_with"] = self.reference.as_dict()
             data["comparison"] = self.rows()
+            change = self.change()
+            data["change"] = change.as_dict() if change is not None else None
         return data
 
     def report(self) -> str:
@@ -52,6 +60,9 @@ class BenchPair:
         for row in self.rows():
             lines.append(f"{row['figure']:<12}{_num(row['base']):>14}{_num(row['new']):>14}"
                          f"{('x%.2f' % row['speedup']) if row['speedup'] else 'n/a':>10}")
+        change = self.change()
+        lines.append(f"latency: {change.describe()}" if change is not None else
+                     "latency: not judged (a tool printed no per-loop times: no interval can be given)")
         return "\n".join(lines)
 
 

@@ -7,23 +7,31 @@ compared (:func:`studio.tools.profiler.stats.wrapper_mask`); the latency per ite
 on its own line. Rows present on one side only say so (``only_in``) and have no delta percentage
 or speed-up.
 
-A :class:`Comparison` prints its table and is truthy when the new profile is not slower per
-iteration (like Polygraphy's comparison results). ``speedup`` is baseline / new per row (> 1 means
+The latency is judged with :mod:`studio.ab`: the ratio of the medians of the two profiles'
+per-iteration samples (a local run's runs timed with the profiler off, else the iteration
+slices) with a bootstrap confidence interval; a change whose interval holds 0 % is "no
+significant change". Samples of two separate runs do not cover a change of the machine's load
+between them: a caller that can run both models again replaces :attr:`Comparison.change` with an
+interleaved A/B (``studio profile compare`` does, see :func:`rerun_plan`).
+
+A :class:`Comparison` prints its table and is truthy unless the new profile is significantly
+slower (like Polygraphy's comparison results). ``speedup`` is baseline / new per row (> 1 means
 the new profile is faster).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from studio import ab
 from studio.tools.profiler import stats
+from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
 from studio.tools.profiler.model import Trace
 
-_ITERATION = re.compile(r"^iteration \d+$")
-_STEP = re.compile(r"^ProfilerStep#\d+$")
+__all__ = ["Comparison", "DeltaRow", "Iterations", "Rerun", "compare", "format_rows", "iterations", "rerun_plan"]
 
 
 @dataclass
@@ -43,21 +51,14 @@ class DeltaRow:
     base_per_iter_us: float = 0.0
     new_per_iter_us: float = 0.0
     only_in: str | None = None  # "base" or "new" when the row exists on one side only
+    significant: bool | None = None  # the change's interval (per-iteration samples) excludes 0; None: not judged
+    delta_pct_low: float | None = None  # the interval of the change of the median per iteration, in %
+    delta_pct_high: float | None = None
 
     @property
     def status(self) -> str:
         """``both``, ``only in base`` or ``only in new``."""
         return f"only in {self.only_in}" if self.only_in else "both"
-
-
-@dataclass
-class Iterations:
-    """How many measured iterations a profile holds, where they are, and their latency."""
-
-    count: int
-    window: tuple[int, int] | None  # (start, end) ns of the measured iterations; None = whole trace
-    latency_ms: float | None  # mean per iteration
-    how: str  # where the count comes from, for the report
 
 
 @dataclass
@@ -72,12 +73,17 @@ class Comparison:
     new_total_us: float = 0.0
     base_iterations: int = 1
     new_iterations: int = 1
-    base_latency_ms: float | None = None
+    base_latency_ms: float | None = None  # mean of the latency samples (a local run: profiler off)
     new_latency_ms: float | None = None
     iterations_how: str = ""
     input_changes: list[str] = field(default_factory=list)  # "x: 1×3×640×640 … -> 1×3×320×320 …"
+    change: ab.Change | None = None  # the latency's change with its confidence interval
+    samples_how: str = ""  # what the change's samples are
+    warmups_left_out: bool = False
 
     def __bool__(self) -> bool:
+        if self.change is not None:
+            return not (self.change.significant and self.change.ratio > 1.0)
         if self.base_latency_ms is not None and self.new_latency_ms is not None:
             return self.new_latency_ms <= self.base_latency_ms
         return self.new_per_iter_us <= self.base_per_iter_us
@@ -113,6 +119,8 @@ class Comparison:
                 "base_latency_ms": self.base_latency_ms, "new_latency_ms": self.new_latency_ms,
                 "latency_change_pct": self.latency_change_pct, "iterations_how": self.iterations_how,
                 "input_changes": self.input_changes,
+                "latency_change": self.change.as_dict() if self.change is not None else None,
+                "latency_samples": self.samples_how, "warmups_left_out": self.warmups_left_out,
                 "ops": [_row_dict(r) for r in self.ops], "apis": [_row_dict(r) for r in self.apis]}
 
     def headline(self) -> list[str]:
@@ -124,8 +132,24 @@ class Comparison:
         if self.base_latency_ms is not None and self.new_latency_ms is not None:
             lines.append(f"latency per iteration (mean): {self.base_latency_ms:,.3f} ms -> {self.new_latency_ms:,.3f} ms "
                          f"({self.latency_change_pct:+.1f} %)")
+        if self.change is not None:
+            lines.append(f"latency: {self.change.describe()}")
+        elif self.samples_how:
+            lines.append(f"latency: not judged ({self.samples_how})")
         lines += [f"inputs differ: {change}" for change in self.input_changes]
         return lines
+
+    def judge(self, change: ab.Change | None, how: str) -> None:
+        """Set the latency's change (e.g. an interleaved A/B run by the caller) and what it rests on."""
+        self.change, self.samples_how = change, how
+
+    def judge_rerun(self, plan: tuple[Rerun, Rerun] | str, change: ab.Change | None = None) -> None:
+        """Record the outcome of :func:`rerun_plan`: the interleaved A/B's change, or why the models
+        could not be timed again (the samples' judgement stays)."""
+        if isinstance(plan, str):
+            self.samples_how += f"; not timed again here: {plan}"
+        elif change is not None:
+            self.judge(change, "both models timed again here, interleaved, profiler off")
 
     def __str__(self) -> str:
         lines = [f"baseline: {self.base}", f"new:      {self.new}", *self.headline()]
@@ -142,28 +166,6 @@ def _row_dict(row: DeltaRow) -> dict:
     return data
 
 
-def iterations(trace: Trace) -> Iterations:
-    """The measured iterations of a profile: Studio's ``iteration N`` ranges (warm-ups left out),
-    else ONNX Runtime's ``model_run`` slices, else PyTorch's ``ProfilerStep#N``; one otherwise."""
-    measured = _named(trace, _ITERATION)
-    runs = _named(trace, re.compile(r"^model_run$"))
-    if measured.size:
-        latency = float(np.asarray(trace.dur)[measured].mean()) / 1e6
-        if runs.size >= measured.size:  # ORT's own runs, on ORT's clock: the last ones are the measured
-            runs = runs[np.argsort(np.asarray(trace.start)[runs], kind="stable")][-measured.size:]
-            return Iterations(int(measured.size), _span(trace, runs), latency, "measured iterations, warm-ups left out")
-        return Iterations(int(measured.size), _span(trace, measured), latency, "measured iterations")
-    if runs.size:
-        return Iterations(int(runs.size), None, float(np.asarray(trace.dur)[runs].mean()) / 1e6, "model_run slices")
-    steps = _named(trace, _STEP)
-    if steps.size:
-        return Iterations(int(steps.size), None, float(np.asarray(trace.dur)[steps].mean()) / 1e6, "profiler steps")
-    loops = _named(trace, re.compile(r"^inference$")) if "benchmark" in trace.facts else np.zeros(0, np.int64)
-    if loops.size:  # a benchmark folder: one slice per timed loop
-        return Iterations(int(loops.size), None, float(np.asarray(trace.dur)[loops].mean()) / 1e6, "timed loops")
-    return Iterations(1, None, None, "no iteration marks: whole profile")
-
-
 def input_changes(base: Trace, new: Trace) -> list[str]:
     """Inputs fed differently in the two local runs (their ``input NAME`` facts), one line each."""
     changes = []
@@ -174,35 +176,28 @@ def input_changes(base: Trace, new: Trace) -> list[str]:
     return changes
 
 
-def _named(trace: Trace, pattern: re.Pattern) -> np.ndarray:
-    ids = np.array([i for i, name in enumerate(trace.names) if pattern.match(name)], dtype=np.int32)
-    return np.flatnonzero(np.isin(np.asarray(trace.name), ids)) if ids.size else np.zeros(0, np.int64)
-
-
-def _span(trace: Trace, indices: np.ndarray) -> tuple[int, int]:
-    start = np.asarray(trace.start)[indices]
-    return int(start.min()), int((start + np.asarray(trace.dur)[indices]).max())
-
-
-def _window_mask(trace: Trace, window: tuple[int, int] | None) -> np.ndarray | None:
-    if window is None:
-        return None
-    start = np.asarray(trace.start)
-    return (start >= window[0]) & (start < window[1])
-
-
 def compare(base: Trace, new: Trace) -> Comparison:
-    """Compare two traces per op name (per iteration) and per API."""
+    """Compare two traces per op name (per iteration) and per API, and judge the latency's change
+    from their per-iteration samples."""
     base_it, new_it = iterations(base), iterations(new)
-    base_ops = {s.name: (s.count, s.total_us) for s in stats.by_name(base, _window_mask(base, base_it.window))}
-    new_ops = {s.name: (s.count, s.total_us) for s in stats.by_name(new, _window_mask(new, new_it.window))}
+    base_ops, base_samples = _op_times(base, base_it)
+    new_ops, new_samples = _op_times(new, new_it)
     result = Comparison(base.source, new.source, _deltas(base_ops, new_ops, base_it.count, new_it.count))
+    _judge_rows(result.ops, base_samples, new_samples)
     result.base_total_us = sum(t for _, t in base_ops.values())
     result.new_total_us = sum(t for _, t in new_ops.values())
     result.base_iterations, result.new_iterations = base_it.count, new_it.count
     result.base_latency_ms, result.new_latency_ms = base_it.latency_ms, new_it.latency_ms
     result.iterations_how = base_it.how if base_it.how == new_it.how else f"{base_it.how} / {new_it.how}"
     result.input_changes = input_changes(base, new)
+    result.warmups_left_out = bool(base_it.warmups or new_it.warmups)
+    (b, n, how) = _samples(base, new)
+    if b and n:  # the latency is what the samples say (a local run's: with the profiler off)
+        result.base_latency_ms, result.new_latency_ms = sum(b) / len(b), sum(n) / len(n)
+    if len(b) < 2 or len(n) < 2:
+        result.judge(None, f"{how}: fewer than 2 samples on a side")
+    else:
+        result.judge(ab.compare_samples(b, n), how)
     base_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
                 for r in stats.api_rows(base)}
     new_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
@@ -210,6 +205,109 @@ def compare(base: Trace, new: Trace) -> Comparison:
     if base_api and new_api:
         result.apis = _deltas(base_api, new_api, base_it.count, new_it.count)
     return result
+
+
+JUDGED_ROWS = 500  # the rows with the largest changes get an interval each
+
+
+def _op_times(trace: Trace, its: Iterations) -> tuple[dict[str, tuple[int, float]], dict[str, np.ndarray]]:
+    """Each op's count and self time over the measured iterations, and its self time in each of
+    them (for the rows' intervals; empty without at least two marked iterations)."""
+    wrapped = stats.wrapper_mask(trace)
+    selfs = stats.self_time(trace, wrapped)
+    totals = {s.name: (s.count, s.self_us) for s in stats.by_name(trace, window_mask(trace, its.window),
+                                                                    selfs=selfs, wrapped=wrapped)}
+    windows = its.windows
+    if windows is None or len(windows) < 2:
+        return totals, {}
+    start = np.asarray(trace.start)
+    k = np.searchsorted(windows[:, 0], start, side="right") - 1
+    inside = (k >= 0) & ~wrapped
+    inside[inside] = start[inside] < windows[k[inside], 1]
+    names, iters = np.asarray(trace.name)[inside], k[inside]
+    per = np.bincount(names.astype(np.int64) * len(windows) + iters, weights=selfs[inside] / 1e3,
+                      minlength=len(trace.names) * len(windows)).reshape(len(trace.names), len(windows))
+    samples: dict[str, np.ndarray] = {}
+    for i in np.flatnonzero(per.any(axis=1)):
+        text = trace.names[i]
+        samples[text] = samples[text] + per[i] if text in samples else per[i]
+    return totals, samples
+
+
+def _judge_rows(rows: list[DeltaRow], base: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> None:
+    """Give the rows on both sides with per-iteration samples the interval of their change."""
+    judged = [r for r in rows if r.only_in is None and r.name in base and r.name in new][:JUDGED_ROWS]
+    if not judged:
+        return
+    a = np.stack([base[r.name] for r in judged], axis=1)
+    b = np.stack([new[r.name] for r in judged], axis=1)
+    _, low, high = ab.compare_columns(a, b)
+    for row, lo, hi in zip(judged, low, high):
+        if np.isfinite(lo) and np.isfinite(hi):
+            row.delta_pct_low, row.delta_pct_high = (lo - 1.0) * 100.0, (hi - 1.0) * 100.0
+            row.significant = not (lo <= 1.0 <= hi)
+
+
+def _samples(base: Trace, new: Trace) -> tuple[list[float], list[float], str]:
+    """Both profiles' per-iteration latencies, of the same kind on both sides (profiler off when
+    both have it, else the profiled runs), and what they are."""
+    (b, b_how), (n, n_how) = latency_samples(base), latency_samples(new)
+    if b_how != n_how:  # one profile predates the timing phase: compare profiled runs on both sides
+        (b, b_how), (n, n_how) = latency_samples(base, profiled=True), latency_samples(new, profiled=True)
+    return b, n, b_how if b_how == n_how else f"{b_how} / {n_how}"
+
+
+@dataclass
+class Rerun:
+    """What it takes to time a local run's model again here: the model and its inputs."""
+
+    model: Path
+    files: dict[str, Path]
+    shapes: dict[str, list[int]]
+
+
+def rerun_plan(base: Trace, new: Trace) -> tuple[Rerun, Rerun] | str:
+    """Both models with their inputs when the two profiles can be timed again here, interleaved:
+    local runs made on this computer, with this onnxruntime and these providers, whose model and
+    input files still exist. Otherwise the reason they cannot (a sentence)."""
+    plans = []
+    for side, trace in (("baseline", base), ("new", new)):
+        plan = _rerunnable(trace)
+        if isinstance(plan, str):
+            return f"the {side} profile {plan}"
+        plans.append(plan)
+    return plans[0], plans[1]
+
+
+def _rerunnable(trace: Trace) -> Rerun | str:
+    import platform
+
+    from studio import ort_providers
+
+    summary = local_summary(trace)
+    if not summary.get("latencies_ms"):
+        return "is not a local ONNX Runtime run (studio profile run)"
+    if not trace.model_path or not Path(trace.model_path).is_file():
+        return f"names a model that is not here ({trace.model_path})"
+    facts = summary.get("facts") or {}
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return "cannot be run again: onnxruntime is not installed"
+    for key, now in (("host", platform.node()), ("onnxruntime", ort.__version__), ("device", ort_providers.describe())):
+        if facts.get(key) and facts[key] != now:
+            return f"was made with {key} {facts[key]!r}, not {now!r} as here"
+    files, shapes = {}, {}
+    for name, used in (summary.get("inputs") or {}).items():
+        source = str(used.get("source", ""))
+        if source.startswith("file "):
+            path = Path(source[len("file "):])
+            if not path.is_file():
+                return f"was fed {path}, which is not here"
+            files[name] = path
+        elif "shape" in used:
+            shapes[name] = [int(d) for d in used["shape"]]
+    return Rerun(Path(trace.model_path), files, shapes)
 
 
 def _deltas(base: dict[str, tuple[int, float]], new: dict[str, tuple[int, float]],
@@ -232,11 +330,20 @@ def format_rows(rows: list[DeltaRow]) -> str:
     """A fixed-width text table of delta rows (times per iteration)."""
     width = min(48, max([len(r.name) for r in rows] + [4]))
     out = [f"{'name':<{width}} {'count':>11} {'base us/it':>11} {'new us/it':>11} {'delta us':>11} "
-           f"{'delta %':>12} {'x':>7}"]
+           f"{'delta %':>12} {'x':>7}  95 % CI of the change (median per iteration)"]
     for r in rows:
         name = r.name if len(r.name) <= width else r.name[:width - 1] + "…"
         pct = f"{r.delta_pct:+.1f}" if r.delta_pct is not None else r.status
         speed = f"{r.speedup:.2f}" if r.speedup else "-"
         out.append(f"{name:<{width}} {r.base_count:>5}/{r.new_count:<5} {r.base_per_iter_us:>11.1f} "
-                   f"{r.new_per_iter_us:>11.1f} {r.delta_us:>+11.1f} {pct:>12} {speed:>7}")
+                   f"{r.new_per_iter_us:>11.1f} {r.delta_us:>+11.1f} {pct:>12} {speed:>7}  {row_judgement(r)}")
     return "\n".join(out)
+
+
+def row_judgement(row: DeltaRow) -> str:
+    """``+4.1 % to +9.8 %`` for a significant change, ``no significant change (...)`` when the
+    interval holds 0, ``-`` when the row has no per-iteration samples on both sides."""
+    if row.significant is None:
+        return "-"
+    interval = f"{row.delta_pct_low:+.1f} % to {row.delta_pct_high:+.1f} %"
+    return interval if row.significant else f"no significant change ({interval})"

@@ -6,7 +6,8 @@ its children twice; it drives the timeline colours (MindStudio's Timeline Color:
 5-10 % yellow, >=10 % red). The run's own wrapper slices — ONNX Runtime's ``model_run`` and
 ``SequentialExecutor::Execute``, session phases, iteration and user ranges — are not ops: they are
 left out of the op statistics and of the denominator (:func:`wrapper_mask`; :func:`wrappers` lists
-them). Everything is vectorised over the slice columns (bincount by name id).
+them), and are no one's parent in the ops' self time (:func:`self_time`). Warm-up iterations are left out too when the profile marks its measured iterations
+(:func:`summary`, :func:`op_rows`; see :mod:`.measured`). Everything is vectorised over the slice columns (bincount by name id).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
     """Per-name count/total/avg/min/max/self/share over the slices in ``mask`` (all when None),
     sorted by total time, largest first. With ``ops`` (the default) the run's wrapper slices are
     left out (:func:`wrapper_mask`); with ``ops=False`` only they are counted. ``selfs`` and
-    ``wrapped`` are :func:`self_time` and :func:`wrapper_mask` of ``trace`` when the caller has them."""
+    ``wrapped`` are :func:`self_time` (with the wrappers transparent, for ops) and :func:`wrapper_mask`
+    of ``trace`` when the caller has them."""
     keep = wrapper_mask(trace) if wrapped is None else wrapped
     if ops:
         keep = ~keep
@@ -62,7 +64,9 @@ def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
         keep &= np.asarray(mask, dtype=bool)
     names = np.asarray(trace.name)[keep]
     durs = np.asarray(trace.dur)[keep]
-    selfs = (self_time(trace) if selfs is None else selfs)[keep]
+    if selfs is None:
+        selfs = self_time(trace, wrapper_mask(trace) if wrapped is None else wrapped) if ops else self_time(trace)
+    selfs = selfs[keep]
     if not names.size:
         return []
     n_names = len(trace.names)
@@ -115,11 +119,15 @@ def wrapper_mask(trace: Trace) -> np.ndarray:
     return mask
 
 
-def self_time(trace: Trace) -> np.ndarray:
+def self_time(trace: Trace, transparent: np.ndarray | None = None) -> np.ndarray:
     """Each slice's duration minus the part of it covered by its direct children (ns, >= 0).
 
     Slices are sorted by (track, start, longest first) with their depth, so the parent of a slice
-    at depth d is the last slice before it at depth d-1 on the same track."""
+    at depth d is the last slice before it at depth d-1 on the same track. Slices in
+    ``transparent`` (the run's wrappers, :func:`wrapper_mask`) are no one's parent: their children
+    count against the nearest slice above them that is not transparent — so an If keeps the time
+    of the executor that runs its subgraph (ONNX Runtime nests a ``SequentialExecutor::Execute``
+    between the If and the subgraph's kernels) and loses only its kernels' time."""
     start = np.asarray(trace.start, dtype=np.int64)
     dur = np.asarray(trace.dur, dtype=np.int64)
     out = dur.astype(np.float64)
@@ -128,6 +136,7 @@ def self_time(trace: Trace) -> np.ndarray:
     depth = np.asarray(trace.depth)
     track = np.asarray(trace.track)
     end = start + dur
+    parent = np.full(start.size, -1, dtype=np.int64)
     for d in range(1, int(depth.max()) + 1):
         parents = np.flatnonzero(depth == d - 1)
         children = np.flatnonzero(depth == d)
@@ -135,14 +144,49 @@ def self_time(trace: Trace) -> np.ndarray:
             continue
         k = np.searchsorted(parents, children) - 1
         ok = k >= 0
-        children, parent = children[ok], parents[k[ok]]
-        same = track[parent] == track[children]
-        children, parent = children[same], parent[same]
-        covered = np.minimum(end[children], end[parent]) - np.maximum(start[children], start[parent])
-        np.clip(covered, 0, None, out=covered)
-        out -= np.bincount(parent, weights=covered, minlength=out.size)
+        children, found = children[ok], parents[k[ok]]
+        same = track[found] == track[children]
+        parent[children[same]] = found[same]
+        if transparent is not None:  # climb through wrappers (their parents are done: lower depth)
+            up = children[same]
+            through = parent[up] >= 0
+            through[through] = transparent[parent[up][through]]
+            parent[up[through]] = parent[parent[up[through]]]
+    children = np.flatnonzero(parent >= 0)
+    if transparent is not None:
+        children = children[~transparent[children]]  # a wrapper's own children count, not it
+    owner = parent[children]
+    covered = np.minimum(end[children], end[owner]) - np.maximum(start[children], start[owner])
+    np.clip(covered, 0, None, out=covered)
+    out -= np.bincount(owner, weights=covered, minlength=out.size)
     np.clip(out, 0, None, out=out)
     return out
+
+
+def nested_self_time(start: np.ndarray, dur: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
+    """Self time of intervals that may nest (a kernel and the kernels of the subgraph it runs, on
+    one thread): each duration minus the part covered by the intervals directly inside it, per
+    ``group`` (a thread or stream; all one group when None). Same unit as ``dur``."""
+    start = np.asarray(start, dtype=np.float64)
+    dur = np.asarray(dur, dtype=np.float64)
+    group = np.zeros(start.size, np.int64) if group is None else np.asarray(group)
+    out = dur.copy()
+    if start.size < 2:
+        return out
+    order = np.lexsort((-dur, start, group))
+    s, e, g = start[order], start[order] + dur[order], group[order]
+    same = g[1:] == g[:-1]
+    if not np.any(same & (s[1:] < np.maximum.accumulate(e)[:-1])):
+        return out  # nothing overlaps (the common case): self time is the duration
+    stack: list[int] = []
+    for k in range(order.size):  # intervals in start order; the stack holds the open ones
+        while stack and (g[stack[-1]] != g[k] or e[stack[-1]] <= s[k]):
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            out[order[parent]] -= min(e[k], e[parent]) - s[k]
+        stack.append(k)
+    return np.clip(out, 0.0, None)
 
 
 def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) -> np.ndarray:
@@ -152,6 +196,16 @@ def in_range(trace: Trace, t0: int, t1: int, tracks: list[int] | None = None) ->
     if tracks is not None:
         mask &= np.isin(np.asarray(trace.track), np.asarray(tracks, dtype=np.int32))
     return mask
+
+
+def op_rows(trace: Trace, include_warmup: bool = False) -> tuple[list[NameStat], str]:
+    """:func:`by_name` over the measured iterations (warm-ups left out unless ``include_warmup``)
+    and the sentence saying what was counted — what the profiler's tables, the timeline colours
+    and the graph overlay show."""
+    from studio.tools.profiler.measured import measured
+
+    counted = measured(trace, include_warmup)
+    return by_name(trace, counted.mask), counted.note
 
 
 def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.ndarray:
@@ -168,18 +222,23 @@ def share_by_name_id(trace: Trace, rows: list[NameStat] | None = None) -> np.nda
     return share
 
 
-def summary(trace: Trace, top: int | None = None) -> dict:
-    """What ``studio profile stats --json`` prints: events, span_us, by_name."""
-    selfs, wrapped = self_time(trace), wrapper_mask(trace)  # once for both tables
-    rows = by_name(trace, selfs=selfs, wrapped=wrapped)
+def summary(trace: Trace, top: int | None = None, include_warmup: bool = False) -> dict:
+    """What ``studio profile stats --json`` prints: events, span_us, by_name (over the measured
+    iterations, warm-ups left out unless ``include_warmup``: see ``measured``), wrappers."""
+    from studio.tools.profiler.measured import measured
+
+    wrapped = wrapper_mask(trace)  # once for both tables
+    counted = measured(trace, include_warmup)
+    rows = by_name(trace, counted.mask, selfs=self_time(trace, wrapped), wrapped=wrapped)
     return {
         "source": trace.source,
         "events": trace.size,
         "span_us": trace.span_ns / 1e3,
         "tracks": len(trace.tracks),
         "counters": len(trace.counters),
+        "measured": counted.as_dict(),
         "by_name": [s.as_dict() for s in (rows[:top] if top else rows)],
-        "wrappers": [s.as_dict() for s in wrappers(trace, selfs, wrapped)],
+        "wrappers": [s.as_dict() for s in wrappers(trace, self_time(trace), wrapped)],
         "warnings": trace.warnings,
     }
 

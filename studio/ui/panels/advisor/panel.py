@@ -335,13 +335,16 @@ class AdvisorPanel(Panel):
 
         self.before_after.setHtml(loop_html(result.to_json()))
         self.tabs.setCurrentWidget(self.before_after)
-        speed = f"x{result.speedup:.2f}" if result.speedup else "?"
+        from html import escape
+
+        from studio.tools.advisor.loop import change_text
+
+        latency = change_text(result.to_json())
         cosines = ", ".join(f"{o['output']} {o['cosine']:.6f}" for o in result.outputs)
-        grew = "".join(f" <b>Warning:</b> {w}." for w in result.applied.warnings)
-        self.verdict.setText(f"<b>{result.applied.describe()}</b>.{grew} Median latency "
-                             f"{result.before_ms.get('p50', 0):.3f} → {result.after_ms.get('p50', 0):.3f} ms ({speed}); "
+        grew = "".join(f" <b>Warning:</b> {escape(w)}." for w in result.applied.warnings)
+        self.verdict.setText(f"<b>{escape(result.applied.describe())}</b>.{grew} Latency {escape(latency)}; "
                              f"cosine {cosines} — {'accuracy OK' if result.accuracy_passed else 'ACCURACY CHANGED'}")
-        self.status.emit(f"Advisor: fixed model {result.fixed} ({speed})")
+        self.status.emit(f"Advisor: fixed model {result.fixed} ({latency.split(';')[0]})")
 
     def export_report(self, path: Path | None = None) -> Path | None:
         """Write the report (HTML / Markdown / JSON by suffix); asks for the path when None."""

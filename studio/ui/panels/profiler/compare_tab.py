@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from studio.tools.profiler.compare import Comparison
+from studio.tools.profiler.compare import Comparison, row_judgement
 from studio.ui.panels.profiler.table import TableWidget
 
 BENCH_COLUMNS = ["Figure", "Baseline", "New", "Speed-up"]
 DELTA_COLUMNS = ["Name", "In", "Base / iter (µs)", "New / iter (µs)", "Delta / iter (µs)", "Delta %", "Speed-up",
-                 "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
+                 "Change of the median (95 % CI)", "Base count", "New count", "Base avg (µs)", "New avg (µs)"]
 
 
 class CompareTab(QWidget):
@@ -25,6 +34,11 @@ class CompareTab(QWidget):
         for combo in (self.base, self.new):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(18)
+        self.rerun = QCheckBox("Time both again here", self)
+        self.rerun.setChecked(True)
+        self.rerun.setToolTip("When both are local runs made here, time the two models again, interleaved (base, "
+                              "new, new, base, ...) with the profiler off, until the change is known to ±2 % or "
+                              "10 s pass: two runs made at different times differ by the machine's load alone")
         self.button = QPushButton("Compare", self)
         self.button.clicked.connect(lambda: self.compare_requested.emit(self.base.currentIndex(), self.new.currentIndex()))
         self.summary = QLabel("Open two profiles (a baseline and a new run), pick them here, then Compare.", self)
@@ -42,6 +56,7 @@ class CompareTab(QWidget):
         top.addWidget(self.base, 1)
         top.addWidget(QLabel("New:", self))
         top.addWidget(self.new, 1)
+        top.addWidget(self.rerun)
         top.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -64,26 +79,29 @@ class CompareTab(QWidget):
         self.button.setEnabled(len(labels) >= 2)
 
     def show_result(self, result: Comparison) -> None:
-        """Show a comparison's rows: per iteration, one-sided rows marked and not coloured."""
+        """Show a comparison's rows: per iteration, one-sided rows marked and not coloured; the
+        latency's change with its confidence interval (or "no significant change") first."""
         speed = f"x{result.speedup:.3f}" if result.speedup else "n/a"
-        verdict = "faster or equal" if result else "slower"
+        if result.change is not None:
+            verdict = f"Latency: {result.change.describe()} [{result.samples_how}]."
+        else:  # no per-iteration samples: no interval, so only the direction is said, as such
+            verdict = (f"The new profile's op time is {'faster or equal' if result else 'slower'} ({speed}), "
+                       f"not judged: no interval without per-iteration samples ({result.samples_how}).")
         text = (f"Per iteration ({result.base_iterations} baseline vs {result.new_iterations} new iterations; "
                 f"{result.iterations_how}): op time {result.base_per_iter_us:,.1f} µs → "
-                f"{result.new_per_iter_us:,.1f} µs (speed-up {speed})")
-        if result.latency_change_pct is not None:
-            text += (f"; latency {result.base_latency_ms:,.3f} ms → {result.new_latency_ms:,.3f} ms "
-                     f"({result.latency_change_pct:+.1f} %)")
+                f"{result.new_per_iter_us:,.1f} µs ({speed}, profiled runs)")
         notes = "".join(f" Inputs differ: {note}." for note in result.input_changes)
-        self.summary.setText(f"{text}. The new profile is {verdict}.{notes} Rows sorted by impact |Δ|; "
+        self.summary.setText(f"{verdict} {text}.{notes} Rows sorted by impact |Δ|; "
                              "“only in base/new” rows exist on one side only.")
         self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")
         for table, rows in ((self.ops, result.ops), (self.apis, result.apis)):
             table.set_rows(DELTA_COLUMNS, [_cells(r) for r in rows], colour="Delta %", percent=("Delta %",),
                            first_width=230)
 
-    def show_bench(self, rows: list[dict], base: str = "", new: str = "") -> None:
+    def show_bench(self, rows: list[dict], base: str = "", new: str = "", change=None) -> None:
         """The figures of two benchmarks (``compare_rows``), or nothing: the Benchmark tab is shown
-        only when both sides are benchmarks (an .om on the NPU against ONNX Runtime here)."""
+        only when both sides are benchmarks (an .om on the NPU against ONNX Runtime here).
+        ``change`` is the latency's (:class:`studio.ab.Change`), when both have per-loop times."""
         self.tabs.setTabVisible(2, bool(rows))
         if not rows:
             self.bench.set_rows([], [])
@@ -93,15 +111,18 @@ class CompareTab(QWidget):
         self.tabs.setCurrentWidget(self.bench)
         mean = next((r for r in rows if r["figure"] == "mean_ms"), None)
         if mean and mean["speedup"]:  # the figures the tools measured say it better than op totals
+            judged = f"Latency: {change.describe()}. " if change is not None else \
+                "Latency not judged: a tool printed no per-loop times, so no interval can be given. "
             self.summary.setText(f"Benchmarks: {new} mean {mean['new']:,.3f} ms against {base} "
                                  f"{mean['base']:,.3f} ms (speed-up x{mean['speedup']:.2f}; > 1: new is faster). "
-                                 "Per op: one “inference” slice per timed loop, when the tool printed per-loop "
-                                 "times (ais_bench prints statistics only).")
+                                 f"{judged}Per op: one “inference” slice per timed loop, when the tool printed "
+                                 "per-loop times (ais_bench prints statistics only).")
 
 
 def _cells(r) -> list:
     """One table row; the side an op is missing from shows "—", not a measured 0."""
     base_missing, new_missing = r.only_in == "new", r.only_in == "base"
     return [r.name, r.status, None if base_missing else r.base_per_iter_us, None if new_missing else r.new_per_iter_us,
-            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, r.base_count, r.new_count,
+            r.delta_us, None if r.delta_pct is None else r.delta_pct / 100, r.speedup, row_judgement(r),
+            r.base_count, r.new_count,
             None if base_missing else r.base_avg_us, None if new_missing else r.new_avg_us]

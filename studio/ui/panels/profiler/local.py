@@ -86,15 +86,25 @@ def latency_line(result) -> str:
     shapes = ", ".join(f"{name} {'×'.join(str(d) for d in used.shape) or 'scalar'}"
                        for name, used in result.inputs.items())
     where = f" on {result.host}" if getattr(result, "host", None) else ""
+    overhead = result.overhead
+    profiled = (f"; profiled runs p50 {result.profiled_latency()['p50']:.3f} ms (profiler overhead {overhead:+.0%})"
+                if overhead is not None else "")
     return (f"{result.model.name}{where}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
-            f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s "
+            f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s with the profiler off{profiled} "
             f"({result.iterations} runs after {result.warmup} warm-ups" + (f"; inputs {shapes})" if shapes else ")"))
 
 
 def latency_brief(result) -> str:
     """The toolbar's short form (the full line is in its tooltip and the status bar)."""
     lat = result.latency()
-    return f"{lat['mean']:.1f} ms mean · p99 {lat['p99']:.1f} ms"
+    text = f"{_ms(lat['p50'])} p50 · p99 {_ms(lat['p99'])} (profiler off)"
+    if result.overhead is not None:
+        text += f" · profiler {result.overhead:+.0%}"
+    return text
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3f} ms" if value < 10 else f"{value:.1f} ms"
 
 
 def run_on_host_and_load_job(context, host: str, model: Path, out: Path, iterations: int, warmup: int, seed: int,
@@ -134,7 +144,8 @@ def run_on_host_and_load_job(context, host: str, model: Path, out: Path, iterati
     inputs = {name: InputUsed(list(i.get("shape", [])), i.get("dtype", ""), i.get("source", ""))
               for name, i in (data.get("inputs") or {}).items()}
     result = RunResult(out, model, int(data["iterations"]), int(data["warmup"]),
-                       [float(x) for x in np.asarray(data.get("latencies_ms", []), dtype=float)], inputs)
+                       [float(x) for x in np.asarray(data.get("latencies_ms", []), dtype=float)], inputs,
+                       [float(x) for x in np.asarray(data.get("profiled_latencies_ms", []), dtype=float)])
     result.host = host  # shown in the latency line: where it ran
     loaded = yield from load_job(out, cancel)
     return result, loaded

@@ -59,6 +59,7 @@ class Loaded:
     tables: dict
     share: Any = None  # op share per name id (timeline colours), from stats.share_by_name_id
     ready: dict | None = None  # the statistics tab's per-op/per-API rows (stats_tab.ready_rows)
+    counted: str = ""  # which slices the op statistics count (measured iterations, warm-ups left out)
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -74,9 +75,9 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     # Everything the panel shows that costs more than a few ms on a big trace is computed here,
     # off the GUI thread: the table rows, the timeline's colours.
     tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
-    by_name, apis = stats.by_name(trace), stats.api_rows(trace)
+    (by_name, counted), apis = stats.op_rows(trace), stats.api_rows(trace)  # warm-ups left out
     return Loaded(path, source_label(path), trace, by_name, apis, tables,
-                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis))
+                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted)
 
 
 class ProfilerPanel(Panel):
@@ -415,7 +416,8 @@ class ProfilerPanel(Panel):
     def _fill_tables(self, loaded: Loaded) -> None:
         if self.current is not loaded:  # another profile was chosen meanwhile
             return
-        self.stats_tab.show_stats(loaded.trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready)
+        self.stats_tab.show_stats(loaded.trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready,
+                                  loaded.counted)
         self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
 
     def _emit_overlay(self, loaded: Loaded) -> None:
@@ -530,23 +532,33 @@ class ProfilerPanel(Panel):
         if not (0 <= base_index < len(self.profiles) and 0 <= new_index < len(self.profiles)):
             return
         base, new = self.profiles[base_index], self.profiles[new_index]
+        rerun = self.compare_tab.rerun.isChecked()
 
         def job(cancel: CancelToken):
             from studio.tools.bench.profile_folder import read_bench
             from studio.tools.bench.result import compare_rows
-            from studio.tools.profiler.compare import compare
+            from studio.tools.profiler.compare import compare, rerun_plan
 
             yield Progress(None, "comparing profiles")
+            result = compare(base.trace, new.trace)
+            if rerun:  # two local runs made here: time both models again, interleaved
+                plan = rerun_plan(base.trace, new.trace)
+                change = None
+                if not isinstance(plan, str):
+                    from studio.tools.bench.ab_run import ab_models
+
+                    change = yield from ab_models(*plan, cancel=cancel)
+                result.judge_rerun(plan, change)
             benches = read_bench(base.path), read_bench(new.path)
             if not all(benches):
-                return compare(base.trace, new.trace), [], ()
+                return result, [], ()
             labels = tuple(f"{b.get('tool')} on {b.get('where')}" for b in benches)  # what measured, where
-            return compare(base.trace, new.trace), compare_rows(*benches), labels
+            return result, compare_rows(*benches), labels
 
         def show(outcome) -> None:
             result, rows, labels = outcome
             self.compare_tab.show_result(result)
-            self.compare_tab.show_bench(rows, *labels)
+            self.compare_tab.show_bench(rows, *labels, change=result.change)
 
         handle = self.runner.start("Comparing profiles", job, key="profiler-compare")
         handle.finished.connect(show)
@@ -607,6 +619,8 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
             ["Summary tables", ", ".join(trace.tables) or "—"]]
     if trace.model_path:
         rows.append(["Model", trace.model_path])
+    if loaded.counted:
+        rows.append(["Op statistics", loaded.counted])
     if loaded.path.is_file():
         rows.append(["File size", f"{loaded.path.stat().st_size / 2**20:.1f} MiB"])
     rows += [[key[:1].upper() + key[1:], value] for key, value in trace.facts.items() if not key.startswith("warning")]

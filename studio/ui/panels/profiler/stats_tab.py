@@ -33,6 +33,9 @@ class StatsTab(QWidget):
         self.graph_button.setEnabled(False)
         self.graph_button.setToolTip("Select this op in the Graph panel (opens the profiled model when known)")
         self.graph_button.clicked.connect(lambda: self.show_in_graph.emit(self._current_op))
+        self.counted = QLabel("", self)  # which iterations the per-op rows count
+        self.counted.setWordWrap(True)
+        self.counted.setVisible(False)
         self.table = TableWidget("Open a profile to see per-op and per-API statistics here.", self)
         self.table.row_activated.connect(self._on_row)
         top = QHBoxLayout()
@@ -42,18 +45,22 @@ class StatsTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.counted)
         layout.addWidget(self.table, 1)
         self._current_op = ""
         self._sources: list[tuple[str, list[str], list[list], str | None, tuple, int]] = []
 
     def show_stats(self, trace: Trace, by_name: list[NameStat], apis: list[dict],
-                   tables: dict[str, list[list]] | None = None, ready: dict[str, list[list]] | None = None
-                   ) -> None:
+                   tables: dict[str, list[list]] | None = None, ready: dict[str, list[list]] | None = None,
+                   counted: str = "") -> None:
         """Fill the table choices for ``trace``; ``tables`` are its summary tables' rows with
         numbers already converted (:func:`typed_rows`), ``ready`` the per-op and per-API rows
         (:func:`ready_rows`): both are built in the loading job, since for a trace with many op
-        names building them here would hold up the window."""
+        names building them here would hold up the window. ``counted`` says which slices the
+        per-op rows count (the measured iterations, warm-ups left out)."""
         self._sources = []
+        self.counted.setText(f"Per op: {counted}" if counted else "")
+        self.counted.setVisible(bool(counted))
         ready = ready if ready is not None else ready_rows(by_name, apis)
         if by_name:
             # by total; Share = share of op self time (the run's own ranges are not ops, not listed)
