@@ -97,7 +97,8 @@ def test_big_graph_opens_collapsed(tmp_path):
 def test_overlay_thresholds_and_model_explorer_json(tmp_path):
     data = OverlayData("cos", {"a": 0.5, "b": 0.995, "c": 0.9999}, thresholds=[0.99, 0.999], higher_is_better=True)
     assert data.colour(0.5) != data.colour(0.9999)
-    assert len(data.legend()) == 3
+    legend = data.legend()
+    assert len(legend) == 4 and legend[-1][1] == "no data"  # three bands, and the grey of nodes without data
     nd = {"name": "op time", "results": {"dense/matmul": {"value": 12.5}, "h": {"value": 3}, "x": {"value": "cat"}},
           "thresholds": [{"value": 5, "bgColor": "green"}, {"value": 20, "bgColor": "#ff0000"}]}
     path = tmp_path / "nd.json"
