@@ -194,7 +194,9 @@ def main() -> int:
 
         reason = sshd_missing_reason()
         if reason:
-            print(f"upload row skipped: {reason}", file=sys.stderr)
+            from bench_common import skipping
+
+            skipping("the upload row (it uploads to a loopback sshd)", reason)
         else:
             work = Path(tempfile.mkdtemp(prefix="upload-", dir=args.dir))
             sshd = start_sshd(work / "sshd")

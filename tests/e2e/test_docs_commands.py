@@ -68,6 +68,7 @@ STAGED = {
     "PROF_000001_20250101000000000_ABC":
         "real/msprof_prof_legacy/mindinsight_2dev/PROF_000001_20230818142704322_COJGGGCANRMICFBC",
 }
+# atc_output.txt: what a failed ATC run prints (the wording of ATC and of tests' stand-in atc).
 ATC_LOG = ("ATC start working now, please wait for a moment.\n"
            "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n"
            "E10001: Value [1,3,99999,16] for parameter [--input_shape] is invalid. "
@@ -119,10 +120,8 @@ def _hosts(home: Path, sshd, toolkit: Path, remote: Path, engine_root: Path, tru
     (config / "hosts.toml").write_text(
         f'[hosts.npu-box]\n{common}toolkit = "{toolkit}"\n\n[hosts.npu1]\n{common}toolkit = "{toolkit}"\n\n'
         f'[hosts.gpu-box]\n{common}engine_root = "{engine_root}"\n')
-    if trusted:
+    if trusted:  # else the document trusts the key (one key: the names share the address)
         shutil.copy(sshd.known_hosts, config / "known_hosts")
-    else:  # only npu-box's key is to be trusted by the document: the other names share the address
-        (config / "known_hosts").write_text("")
 
 
 def _toolkit(folder: Path, fixtures: Path) -> Path:
