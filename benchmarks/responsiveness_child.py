@@ -57,9 +57,10 @@ def _register_host(spec: dict) -> None:
     store.save()
 
 
-def driver(kind: str, arg: str, window, app):
+def driver(kind: str, arg: str, window, app, errors: list[str]):
     """(start, done) for the job ``kind``: ``start()`` begins it as a user would, ``done()`` says
-    when it and what it triggers have finished. Preparation (not timed) happens here."""
+    when it and what it triggers have finished. Preparation (not timed) happens here; a job that
+    fails meanwhile lands in ``errors``."""
     runner = window.runner
     if kind in ("trace", "model"):
         path = Path(arg)
@@ -74,7 +75,7 @@ def driver(kind: str, arg: str, window, app):
     if kind == "convert":
         panel = window.panels.get("convert")
         panel.model_page.set_model(Path(arg))
-        _settle(app, lambda: panel.model_page.inputs_table.rowCount() > 0 and not runner.active_jobs)
+        _settle(app, lambda: panel.model_page.inputs_table.rowCount() > 0 and not runner.active_jobs, errors)
         panel.model_page.output_type_combo.setCurrentText("FP16")
         assert panel.advanced_page.validate_box.isChecked(), "validation is on by default"
         return panel.finish, lambda: panel.last_report is not None and not runner.active_jobs
@@ -106,9 +107,11 @@ def driver(kind: str, arg: str, window, app):
     raise SystemExit(f"unknown job kind {kind!r}")
 
 
-def _settle(app, condition, timeout_s: float = READY_LIMIT_S) -> None:
+def _settle(app, condition, errors: list[str], timeout_s: float = READY_LIMIT_S) -> None:
     deadline = time.perf_counter() + timeout_s
     while not condition():
+        if errors:
+            raise SystemExit(f"a job failed while preparing the row: {'; '.join(errors)}")
         if time.perf_counter() > deadline:
             raise SystemExit(f"preparation did not finish in {timeout_s} s (hung?)")
         app.processEvents()
@@ -139,14 +142,15 @@ def main() -> int:
         raise SystemExit(f"the window did not build its panels in {READY_LIMIT_S} s (hung?)")
     for _ in range(20):
         app.processEvents()
-    start_job, done = driver(kind, arg, window, app)
     errors: list[str] = []
+    wait = QEventLoop()
 
     def failed(handle, error, _traceback) -> None:  # a real error: the row fails
         errors.append(f"{handle.title}: {error}")
         wait.quit()
 
     window.runner.job_failed.connect(failed)
+    start_job, done = driver(kind, arg, window, app, errors)
     for _ in range(20):
         app.processEvents()
 
@@ -167,7 +171,6 @@ def main() -> int:
     timer = QTimer()
     timer.setInterval(5)
     timer.timeout.connect(tick)
-    wait = QEventLoop()
     poll = QTimer()
     poll.setInterval(20)
     poll.timeout.connect(lambda: done() and wait.quit())
