@@ -25,7 +25,8 @@ def main() -> int:
             print(result.stderr, file=sys.stderr)
             continue
         # What a script left out (no sshd, no rsync, ...) or did not finish on a loaded machine.
-        notes += [line for line in result.stderr.splitlines() if "skipping" in line or "not finished" in line]
+        notes += [line.lstrip("# ") for line in result.stderr.splitlines()
+                  if any(word in line for word in ("skipping", "skipped", "not installed", "not finished"))]
         rows += [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     header = f"{'figure':<44} {'ours':>10} {'peer':>10} {'ratio':>7}  peer / goal"
     print(header)
