@@ -48,7 +48,8 @@ def studio(*args: str, env=None) -> float:
                             cwd=ROOT, env=env)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
-        raise RuntimeError(f"studio {' '.join(map(str, args))} failed:\n{result.stderr}")
+        raise RuntimeError(f"studio {' '.join(map(str, args))} failed (exit {result.returncode}):\n"
+                           f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
     return elapsed
 
 

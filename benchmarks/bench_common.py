@@ -38,21 +38,29 @@ def median_time(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def loopback_missing() -> str | None:
-    """Why the loopback sshd benchmarks cannot run here (no sshd, no scp), or None."""
+def loopback_missing(peer_tools: tuple[str, ...] = ("ssh", "scp")) -> str | None:
+    """Why the loopback sshd benchmarks cannot run here (no sshd, or a peer's OpenSSH client tool
+    missing), or None."""
     import shutil
 
     from sshd_server import sshd_missing_reason  # tests/ is on sys.path in those scripts
 
-    return sshd_missing_reason() or (None if shutil.which("scp") else "scp (openssh-client) not installed")
+    missing = [tool for tool in peer_tools if not shutil.which(tool)]
+    return sshd_missing_reason() or (f"{' and '.join(missing)} not installed (apt-get install openssh-client)"
+                                     if missing else None)
+
+
+def skipping(what: str, reason: str) -> None:
+    """Say on stderr which figures this script leaves out, and why (run.py shows it)."""
+    print(f"{Path(sys.argv[0]).name}: skipping {what}: {reason}", file=sys.stderr, flush=True)
 
 
 def loopback_sshd(prefix: str):
-    """(a fresh work folder, a started loopback sshd in it) for a benchmark, or None (the reason is
-    printed) where sshd or scp is missing. The caller stops the server."""
+    """(a fresh work folder, a started loopback sshd in it) for a benchmark, or None (what is
+    skipped and why is printed) where sshd, ssh or scp is missing. The caller stops the server."""
     reason = loopback_missing()
     if reason:
-        print(f"skipping: {reason}", file=sys.stderr)
+        skipping("every figure (they need a loopback sshd and OpenSSH's ssh and scp as the peer)", reason)
         return None
     from sshd_server import start_sshd
 

@@ -14,7 +14,9 @@ second figure (it is skipped with a note otherwise).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -46,6 +48,7 @@ def main() -> int:
     from studio.tools.demo.models import build_unet
 
     folder = Path(tempfile.mkdtemp(prefix="bench_convert_"))
+    atexit.register(shutil.rmtree, folder, True)  # the models written (~30 MB) go with the run
     source = folder / "unet.onnx"
     onnx.save(build_unet(), source)
 

@@ -23,8 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import loopback_missing, skipping, use_repo_paths
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+use_repo_paths()
 
 
 def _ssh_config(sshd, path: Path) -> Path:
@@ -115,10 +117,15 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (the median is printed)")
     parser.add_argument("--only", default="small,big,status", help="comma-separated figures: small, big, status")
     args = parser.parse_args()
-    for tool in ("rsync", "scp", "ssh"):
-        if not shutil.which(tool):
-            print(f"{tool} is missing: apt-get install -y rsync openssh-client", file=sys.stderr)
-            return 1
+    figures = set(args.only.split(","))
+    reason = loopback_missing()
+    if reason:
+        skipping("every figure (a loopback sshd; ssh, scp and rsync are the peers)", reason)
+        return 0
+    if not shutil.which("rsync") and figures & {"small", "status"}:
+        skipping(" and ".join(sorted(figures & {"small", "status"})) + " (rsync is their peer)",
+                 "rsync not installed (apt-get install rsync)")
+        figures -= {"small", "status"}
     from sshd_server import start_sshd
 
     from studio.jobs import run_job
@@ -130,7 +137,6 @@ def main() -> int:
     from studio.tools.deploy.sync import status_job
 
     n_small, n_status, big_mb = (1000, 2000, 50) if args.quick else (5000, 10000, 200)
-    figures = set(args.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="bench_deploy_"))
     os.environ["STUDIO_HOME"] = str(work / "home")  # the synced state goes here, not to the user's folder
     sshd = start_sshd(work / "sshd")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 
-from bench_common import emit, median_time  # noqa: E402
+from bench_common import emit, median_time, skipping  # noqa: E402
 
 
 def bench_latency(runs: int) -> None:
@@ -37,7 +37,7 @@ def bench_latency(runs: int) -> None:
 
     reason = sshd_missing_reason() or (None if shutil.which("ssh") else "ssh (openssh-client) not installed")
     if reason:
-        print(f"skipping latency: {reason}", file=sys.stderr)
+        skipping("the remote-command latency figures (a loopback sshd; OpenSSH's ssh is the peer)", reason)
         return
     root = Path(tempfile.mkdtemp(prefix="studio-bench-ssh-"))
     server = start_sshd(root / "sshd")
@@ -95,7 +95,7 @@ def bench_pool(runs: int) -> None:
 
     reason = sshd_missing_reason()
     if reason:
-        print(f"skipping pool: {reason}", file=sys.stderr)
+        skipping("the pooled-connection figures (they need a loopback sshd)", reason)
         return
     root = Path(tempfile.mkdtemp(prefix="studio-bench-pool-"))
     server = start_sshd(root / "sshd")

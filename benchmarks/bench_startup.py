@@ -6,8 +6,10 @@ Python interpreter that does nothing. Median of several runs; the first run warm
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,6 +21,7 @@ RUNS = 7
 # A real X11 display when there is one (Xvfb counts), else Qt's offscreen platform.
 PLATFORM = "xcb" if os.environ.get("DISPLAY") else "offscreen"
 ENV = {**os.environ, "QT_QPA_PLATFORM": PLATFORM, "STUDIO_HOME": tempfile.mkdtemp(prefix="studio-bench-")}
+atexit.register(shutil.rmtree, ENV["STUDIO_HOME"], True)  # the runs' settings and logs go with the run
 STUDIO = [str(Path(sys.executable).parent / "studio")]
 
 BARE_QT = """

@@ -3,7 +3,9 @@
 Builds Studio's real main window (all panels, offscreen), starts one long job the way a user does
 (through the window or the panel's own buttons), and ticks a 5 ms QTimer on the GUI thread until
 the job and whatever it triggers (opening the converted model, the plan after an upload) are done.
-Prints one JSON line: worst and 99th-percentile gap between ticks, tick count, seconds.
+Prints one JSON line: worst and 99th-percentile gap between ticks, tick count, seconds, whether
+the job finished (``done``; a loaded machine may not finish it within ``JOB_LIMIT_S``: the gaps up to
+then are still the figures) and, when the job failed, its ``error`` (then the exit status is 1).
 
     python responsiveness_child.py KIND ARG [--in-thread]
 
@@ -23,6 +25,11 @@ import json
 import sys
 import time
 from pathlib import Path
+
+# Guards against a hang, not timings: a loaded machine is slow, and the figures are reported as
+# they are. Past JOB_LIMIT_S the row is printed with done = false.
+READY_LIMIT_S = 600
+JOB_LIMIT_S = 1500
 
 
 def _in_thread() -> None:
@@ -50,9 +57,10 @@ def _register_host(spec: dict) -> None:
     store.save()
 
 
-def driver(kind: str, arg: str, window, app):
+def driver(kind: str, arg: str, window, app, errors: list[str]):
     """(start, done) for the job ``kind``: ``start()`` begins it as a user would, ``done()`` says
-    when it and what it triggers have finished. Preparation (not timed) happens here."""
+    when it and what it triggers have finished. Preparation (not timed) happens here; a job that
+    fails meanwhile lands in ``errors``."""
     runner = window.runner
     if kind in ("trace", "model"):
         path = Path(arg)
@@ -67,7 +75,7 @@ def driver(kind: str, arg: str, window, app):
     if kind == "convert":
         panel = window.panels.get("convert")
         panel.model_page.set_model(Path(arg))
-        _settle(app, lambda: panel.model_page.inputs_table.rowCount() > 0 and not runner.active_jobs)
+        _settle(app, lambda: panel.model_page.inputs_table.rowCount() > 0 and not runner.active_jobs, errors)
         panel.model_page.output_type_combo.setCurrentText("FP16")
         assert panel.advanced_page.validate_box.isChecked(), "validation is on by default"
         return panel.finish, lambda: panel.last_report is not None and not runner.active_jobs
@@ -99,11 +107,13 @@ def driver(kind: str, arg: str, window, app):
     raise SystemExit(f"unknown job kind {kind!r}")
 
 
-def _settle(app, condition, timeout_s: float = 60.0) -> None:
+def _settle(app, condition, errors: list[str], timeout_s: float = READY_LIMIT_S) -> None:
     deadline = time.perf_counter() + timeout_s
     while not condition():
+        if errors:
+            raise SystemExit(f"a job failed while preparing the row: {'; '.join(errors)}")
         if time.perf_counter() > deadline:
-            raise SystemExit("preparation did not finish in time")
+            raise SystemExit(f"preparation did not finish in {timeout_s} s (hung?)")
         app.processEvents()
         time.sleep(0.01)
 
@@ -124,13 +134,23 @@ def main() -> int:
     window = build_window()
     window.resize(1600, 1000)
     window.show()
-    ready = QEventLoop()
-    window.panels_ready.connect(ready.quit)
-    QTimer.singleShot(60_000, ready.quit)
+    ready, built = QEventLoop(), []
+    window.panels_ready.connect(lambda: (built.append(True), ready.quit()))
+    QTimer.singleShot(READY_LIMIT_S * 1000, ready.quit)
     ready.exec()
+    if not built:
+        raise SystemExit(f"the window did not build its panels in {READY_LIMIT_S} s (hung?)")
     for _ in range(20):
         app.processEvents()
-    start_job, done = driver(kind, arg, window, app)
+    errors: list[str] = []
+    wait = QEventLoop()
+
+    def failed(handle, error, _traceback) -> None:  # a real error: the row fails
+        errors.append(f"{handle.title}: {error}")
+        wait.quit()
+
+    window.runner.job_failed.connect(failed)
+    start_job, done = driver(kind, arg, window, app, errors)
     for _ in range(20):
         app.processEvents()
 
@@ -151,7 +171,6 @@ def main() -> int:
     timer = QTimer()
     timer.setInterval(5)
     timer.timeout.connect(tick)
-    wait = QEventLoop()
     poll = QTimer()
     poll.setInterval(20)
     poll.timeout.connect(lambda: done() and wait.quit())
@@ -159,7 +178,7 @@ def main() -> int:
     timer.start()
     poll.start()
     start_job()
-    QTimer.singleShot(900_000, wait.quit)
+    QTimer.singleShot(JOB_LIMIT_S * 1000, wait.quit)
     wait.exec()
     for _ in range(10):  # the first frames after the result arrived
         app.processEvents()
@@ -171,10 +190,11 @@ def main() -> int:
     elapsed = time.perf_counter() - started
     gaps_ms = np.array(gaps[1:]) * 1000
     print(json.dumps({"worst": float(gaps_ms.max()), "p99": float(np.percentile(gaps_ms, 99)),
-                      "ticks": len(gaps_ms), "seconds": elapsed, "done": bool(done())}), flush=True)
+                      "ticks": len(gaps_ms), "seconds": elapsed, "done": bool(done()),
+                      **({"error": "; ".join(errors)} if errors else {})}), flush=True)
     window.runner.cancel_all()
     window.close()
-    return 0
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":  # worker processes import this file as their __main__: run nothing then

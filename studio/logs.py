@@ -18,19 +18,29 @@ def log_file_path() -> Path:
 
 
 def setup_logging(level: int = logging.INFO) -> Path:
-    """Send Studio's log records to the rotating log file; return its path. Safe to call twice."""
+    """Send Studio's log records (and paramiko's warnings and errors) to the rotating log file;
+    return its path. Safe to call twice."""
     path = log_file_path()
     root = logging.getLogger("studio")
     root.setLevel(level)
-    for handler in list(root.handlers):
-        known = getattr(handler, "_studio_file", None)
-        if known == str(path):
-            return path
-        if known is not None:  # STUDIO_HOME changed (tests, scripts): follow it
-            root.removeHandler(handler)
-            handler.close()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter(_FORMAT))
-    handler._studio_file = str(path)  # type: ignore[attr-defined]
-    root.addHandler(handler)
+    handler = _file_handler(root, path)
+    _file_handler(logging.getLogger("paramiko"), path, handler)
     return path
+
+
+def _file_handler(logger: logging.Logger, path: Path, handler: logging.Handler | None = None) -> logging.Handler:
+    """The handler writing ``logger``'s records to ``path``: the one it has, else ``handler`` or a new one."""
+    for existing in list(logger.handlers):
+        known = getattr(existing, "_studio_file", None)
+        if known == str(path):
+            return existing
+        if known is not None:  # STUDIO_HOME changed (tests, scripts): follow it
+            logger.removeHandler(existing)
+            if existing is not handler:
+                existing.close()
+    if handler is None:
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler._studio_file = str(path)  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    return handler

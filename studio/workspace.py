@@ -1,4 +1,4 @@
-"""A workspace: a folder with a ``studio.toml`` describing hosts, deployments and recent artifacts.
+"""A workspace: a folder with a ``studio.toml`` holding its name, run configurations and recent artifacts.
 
 The file is small and meant to be read and edited by people (and kept in version control).
 Paths inside the workspace are stored relative to it, so a workspace can be moved or shared.
@@ -85,9 +85,9 @@ class Workspace:
         save_toml(self.settings_path, self.data)
         self.modified = False
 
-    # ---- generic tables, used by the hosts / deployments features
+    # ---- generic tables, used by the run configurations
     def table(self, name: str) -> list[dict[str, Any]]:
-        """A list-of-tables section such as ``hosts`` or ``deployments`` (a copy)."""
+        """A list-of-tables section such as ``run`` (a copy)."""
         return [dict(item) for item in self.data.get(name, [])]
 
     def set_table(self, name: str, items: list[dict[str, Any]]) -> None:

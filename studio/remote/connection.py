@@ -11,6 +11,7 @@ gives each thread its own.
 
 from __future__ import annotations
 
+import logging
 import shlex
 import socket
 import threading
@@ -21,6 +22,12 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
+
+# paramiko's transport thread logs a failed handshake with its traceback, line by line, at ERROR;
+# connect() raises that failure as a UserError. With no handler anywhere, Python's last-resort
+# handler would print the traceback to stderr as well: paramiko's records go to Studio's log file
+# (studio.logs.setup_logging), never to the terminal.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 # ask_secret(kind, prompt) -> the secret, or None when the user declines. kind is "password"
 # or "passphrase"; prompt names the host or key file.

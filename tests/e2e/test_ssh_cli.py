@@ -91,3 +91,35 @@ def test_ssh_run_passes_bytes_through_unchanged(sshd, studio_home, tmp_path):
     assert piped.returncode == 0 and piped.stdout.strip() == b"100000", piped.stderr
     options = run("--cwd", str(tmp_path), "--", "pwd")
     assert options.stdout == f"{tmp_path}\n".encode()
+
+
+def test_a_port_that_hangs_up_is_an_error_line_not_a_traceback(studio_home):
+    """A server that closes the connection before the SSH banner (a proxy, a dead sshd): paramiko's
+    transport thread logs the failure with its traceback; only Studio's error line may reach the terminal."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        port = str(listener.getsockname()[1])
+        assert studio("ssh", "add", "box", "--host", "127.0.0.1", "--port", port, "--agent",
+                      home=studio_home).returncode == 0
+        for args in (("trust", "box", "--yes"), ("run", "box", "--", "true"), ("test", "box")):
+            result = studio("ssh", *args, home=studio_home)
+            assert result.returncode in (1, 2), (args, result.stderr)
+            assert "Traceback" not in result.stdout + result.stderr, (args, result.stderr)
+            assert "SSH" in result.stdout + result.stderr, (args, result.stderr)
+    finally:
+        listener.close()

@@ -24,6 +24,11 @@ def test_demo_writes_config_converted_unet_and_report_once(tmp_path):
     assert report["inputs"]["image"] == {"shape": [1, 640, 640, 3], "dtype": "uint8"}
     assert report["validation"]["passed"] and report["validation"]["input"] == "image aipp_640.png"
     assert report["fp16"]["converted_initializers"] > 0
+    from studio.tools.convert.fusion_switch import load_fusion_switch
+
+    switches = folder / "convert" / "fusion_switch.cfg"
+    assert detect(switches).format.panel == "convert"
+    assert load_fusion_switch(switches).local_passes() == {"ConvBnFusion": False}
     converted = folder / "convert" / "unet_converted.onnx"
     stamp = converted.stat().st_mtime_ns
     run_job(add_to_demo(folder, None))  # runs on every --demo start: nothing is redone

@@ -177,9 +177,26 @@ def test_workspace_readme_lists_every_file_and_marker_holds_the_version(tmp_path
     assert not (demo.folder / "studio.toml").exists(), "the settings file belongs to the caller"
 
 
+def test_every_model_gets_an_input_array_made_from_its_picture(tmp_path, built):
+    demo = run_job(create_demo_workspace(tmp_path / "demo"))
+    arrays = {p.name: np.load(p) for p in (demo.folder / "inputs").glob("*.npy")}
+    assert sorted(arrays) == ["classifier_image.npy", "colorization_L.npy", "frames_with_silence.npy",
+                              "ssd_detector_image.npy", "unet_image.npy"]  # the front-end's input is not a picture
+    for name, model in DEMO_MODELS.items():
+        (input_name, shape), = model.inputs.items()
+        array = arrays[f"{name}_{input_name}.npy"]
+        assert array.dtype == np.float32 and array.shape == shape
+        assert -1 <= array.min() and array.max() <= 1 and array.max() - array.min() > 0.5  # a scaled picture
+        session = ort.InferenceSession(built[name].SerializeToString(), providers=["CPUExecutionProvider"])
+        assert all(np.isfinite(out).all() for out in session.run(None, {input_name: array}))
+    picture = make_demo_images(7)["segmentation_256"]  # the workspace's seed
+    red_first = arrays["unet_image.npy"][0, 0]
+    assert np.allclose(red_first, picture[..., 2] / 127.5 - 1, atol=1e-6), "RGB order, as the models expect"
+
+
 def test_importing_the_demo_package_stays_cheap():
     code = ("import sys, studio.tools.demo.workspace, studio.tools.demo.models, "
-            "studio.tools.demo.images, studio.tools.demo.layers; "
+            "studio.tools.demo.images, studio.tools.demo.inputs, studio.tools.demo.layers; "
             "heavy = {'onnx', 'onnxruntime', 'cv2', 'PySide6', 'pyqtgraph'} & set(sys.modules); "
             "assert not heavy, heavy")
     root = Path(studio.__file__).resolve().parent.parent

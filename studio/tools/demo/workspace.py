@@ -1,4 +1,5 @@
-"""Write the demo workspace: the four demo models, the demo pictures and a README, as a job.
+"""Write the demo workspace: the four demo models, the demo pictures, an input array per model
+(made from its picture) and a README, as a job.
 
 Every file is written to a temporary name and renamed into place, so a cancelled or crashed run
 never leaves a half-written model. A marker file written last (``.studio-demo``) says the folder
@@ -17,6 +18,7 @@ from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.demo.images import DEMO_IMAGES, make_demo_images
 from studio.tools.demo.journeys import JOURNEY_INPUTS, JOURNEY_MODELS
+from studio.tools.demo.inputs import DEMO_INPUTS
 from studio.tools.demo.models import DEMO_MODELS
 
 DEMO_VERSION = "2"  # 2: the journey models (FP16 front-end, Mish CNN) and inputs/
@@ -57,12 +59,24 @@ def _readme() -> str:
         ins = ", ".join(f"{n} {list(s)}" for n, s in model.inputs.items())
         outs = ", ".join(f"{n} {list(s)}" for n, s in model.outputs.items())
         lines.append(f"- `{model.file_name}`: {model.description} In: {ins}. Out: {outs}.")
+    lines += ["", "## images/", ""]
+    lines += [f"- `{image.name}.png` ({image.size}x{image.size}): {image.purpose}" for image in DEMO_IMAGES]
     lines += ["", "## inputs/", ""]
     lines += [f"- `{name}.npy`: for fp16_frontend.onnx: speech-like frames, the last quarter silent"
               for name in JOURNEY_INPUTS]
-    lines += ["", "## images/", ""]
-    lines += [f"- `{image.name}.png` ({image.size}x{image.size}): {image.purpose}" for image in DEMO_IMAGES]
+    lines += [f"- `{spec.file_name}`: input `{spec.input}` of {spec.model}.onnx, made from {spec.picture}.png "
+              f"(for `--input {spec.input}=inputs/{spec.file_name}`)" for spec in DEMO_INPUTS]
     return "\n".join(lines) + "\n"
+
+
+def _npy_bytes(array) -> bytes:
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
 
 
 def is_demo_workspace(folder: Path, version: str | None = DEMO_VERSION) -> bool:
@@ -88,8 +102,9 @@ def create_demo_workspace(folder: Path, cancel: CancelToken | None = None
     _atomic_write(folder / MARKER_NAME, INCOMPLETE.encode("utf-8"))
     (folder / "models").mkdir(exist_ok=True)
     (folder / "images").mkdir(exist_ok=True)
+    (folder / "inputs").mkdir(exist_ok=True)
     result = DemoWorkspace(folder)
-    steps = len(DEMO_MODELS) + len(JOURNEY_MODELS) + 2
+    steps = len(DEMO_MODELS) + len(JOURNEY_MODELS) + 3
     done = 0
     for model in (*DEMO_MODELS.values(), *JOURNEY_MODELS.values()):
         if cancel is not None:
@@ -115,7 +130,8 @@ def create_demo_workspace(folder: Path, cancel: CancelToken | None = None
     yield Progress(done / steps, "drawing demo images")
     import cv2
 
-    for name, pixels in make_demo_images(IMAGE_SEED).items():
+    pictures = make_demo_images(IMAGE_SEED)
+    for name, pixels in pictures.items():
         if cancel is not None:  # between files, as between models
             cancel.raise_if_cancelled()
         ok, encoded = cv2.imencode(".png", pixels)
@@ -123,6 +139,16 @@ def create_demo_workspace(folder: Path, cancel: CancelToken | None = None
             raise UserError("Could not encode a demo image as PNG", name, "Reinstall opencv-python-headless.")
         path = folder / "images" / f"{name}.png"
         _atomic_write(path, encoded.tobytes())
+        result.files.append(path)
+    done += 1
+    yield Progress(done / steps, "making the input arrays")
+    from studio.tools.demo.inputs import make_demo_inputs
+
+    for name, array in make_demo_inputs(pictures).items():
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        path = folder / "inputs" / name
+        _atomic_write(path, _npy_bytes(array))
         result.files.append(path)
     done += 1
     yield Progress(done / steps, "writing README.md")
@@ -144,6 +170,7 @@ def ensure_demo_workspace(folder: Path, cancel: CancelToken | None = None, with_
     expected = [folder / "models" / m.file_name for m in (*DEMO_MODELS.values(), *JOURNEY_MODELS.values())]
     expected += [folder / "inputs" / f"{name}.npy" for name in JOURNEY_INPUTS]
     expected += [folder / "images" / f"{i.name}.png" for i in DEMO_IMAGES]
+    expected += [folder / "inputs" / i.file_name for i in DEMO_INPUTS]
     if is_demo_workspace(folder) and all(p.is_file() for p in expected):
         demo = DemoWorkspace(folder, expected + [folder / "README.md"])
     else:
