@@ -120,7 +120,7 @@ def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, pane
     assert cosines and all(0.9 < c <= 1.0 + 1e-6 for c in cosines)
     assert accuracy.model.rowCount() == len(result.rows) and not accuracy.empty.isVisible()
     overlay = overlays[-1]
-    assert overlay.title == "Cosine similarity" and overlay.higher_is_better
+    assert overlay.title == "Accuracy verdict" and overlay.higher_is_better  # coloured by pass / fail
     assert {"conv0", "relu0", "sig0"} <= set(overlay.values)
     assert focused[-1] == "accuracy"
     qtbot.waitUntil(lambda: graph.overlay is not None, timeout=5000)  # the graph colours the model by it
