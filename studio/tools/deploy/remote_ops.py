@@ -13,6 +13,7 @@ import threading
 from studio.errors import UserError
 
 CHUNK = 400  # names per mv/rm command line, far below ARG_MAX
+ROOT_MOVED = 7  # exit status of a script whose root is not the real folder the plan saw
 
 
 def q(text: str) -> bytes:
@@ -29,10 +30,37 @@ def run_bytes(conn, command: bytes, timeout: float = 600) -> tuple[int, bytes, b
     return conn.run("sh -s", stdin=command + b"\n", timeout=timeout)
 
 
-def run_script(conn, lines: list[bytes], what: str, timeout: float = 600) -> bytes:
-    """Run ``lines`` with ``sh -s`` (stops at the first failing command); UserError with stderr on failure."""
+def enter_root(root: str) -> bytes:
+    """``cd`` into the real remote ``root`` and check that it still IS that folder (``pwd -P``).
+
+    A root a process on the host replaced by a symlink after the scan resolves elsewhere: the
+    script then exits with ROOT_MOVED before touching anything.
+    """
+    return (b"cd -- " + q(root) + b' 2>/dev/null && [ "$(pwd -P)" = ' + q(root) +
+            b" ] || exit " + str(ROOT_MOVED).encode())
+
+
+def root_moved(conn, root: str):
+    """The refusal for a script that found its root replaced (see :func:`enter_root`)."""
+    from studio.tools.deploy.safe_paths import WriteRefused
+
+    return WriteRefused(f"the remote root {root} is not the folder the plan saw (gone, or replaced by a symlink "
+                        "on the host after the scan); nothing was written there",
+                        f"{conn.entry.name}:{root}", "Look at what changed on the host, then plan again.")
+
+
+def run_script(conn, lines: list[bytes], what: str, timeout: float = 600, root: str | None = None) -> bytes:
+    """Run ``lines`` with ``sh -s`` (stops at the first failing command); UserError with stderr on failure.
+
+    With ``root``, the script is run inside it (:func:`enter_root` first); a root found replaced
+    raises ``WriteRefused`` and nothing ran.
+    """
+    if root is not None:
+        lines = [enter_root(root), *lines]
     script = b"set -e\n" + b"\n".join(lines) + b"\n"
     status, out, err = conn.run("sh -s", stdin=script, timeout=timeout)
+    if root is not None and status == ROOT_MOVED:
+        raise root_moved(conn, root)
     if status != 0:
         text = err.decode("utf-8", "replace").strip().splitlines()
         raise UserError(f"{what} failed on {conn.entry.name}: {text[-1] if text else f'exit status {status}'}",
@@ -41,15 +69,28 @@ def run_script(conn, lines: list[bytes], what: str, timeout: float = 600) -> byt
 
 
 def prepare_root(conn, remote: str, create: bool) -> str | None:
-    """The remote root's real absolute path (created first when ``create``); None when it is missing."""
+    """The remote root's real absolute path (created first when ``create``); None when it is missing.
+
+    ``create`` is for a root the plan saw missing: it must still be missing (a symlink put there
+    since the scan is refused with ``WriteRefused``) and is made with a plain ``mkdir``.
+    """
+    import posixpath
+
     from studio.tools.deploy.scan import remote_root_expr
 
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
-    lines = [b"mkdir -p -- " + root] if create else []
+    path = remote[2:] if remote.startswith("~/") else remote
+    lines = [b"if [ -e " + root + b" ] || [ -L " + root + b" ]; then exit " + str(ROOT_MOVED).encode() + b"; fi",
+             b"mkdir -p -- " + q(posixpath.dirname(path.rstrip("/")) or ".") + b" && mkdir -- " + root] if create else []
     lines += [b"cd -- " + root + b" 2>/dev/null || exit 3", b"pwd -P"]
     status, out, err = conn.run("sh -s", stdin=b"\n".join(lines) + b"\n", timeout=60)
     if status == 3:
         return None
+    if create and status == ROOT_MOVED:
+        from studio.tools.deploy.safe_paths import WriteRefused
+
+        raise WriteRefused(f"the remote root {remote} appeared on the host after the scan (the plan saw none); "
+                           "nothing was written there", f"{conn.entry.name}:{remote}", "Look at it, then plan again.")
     if status != 0:
         raise UserError(f"Cannot create the remote folder {remote}: {err.decode('utf-8', 'replace').strip()}",
                         conn.entry.name, "Check the path and that the remote user may write there.")
@@ -67,7 +108,7 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
         return []
     from studio.tools.deploy.safe_paths import stat_check_line
 
-    lines = [b"cd -- " + q(root)]
+    lines = []
     if expected is None:
         for i in range(0, len(paths), CHUNK):
             lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
@@ -78,7 +119,7 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
                          b"; else echo changed " + str(index).encode() + b"; fi")
             if (index + 1) % CHUNK == 0 or index == len(paths) - 1:
                 lines.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
-    out = run_script(conn, lines, "Deleting remote files")
+    out = run_script(conn, lines, "Deleting remote files", root=root)
     kept = [int(line.split()[1]) for line in out.decode("ascii", "replace").splitlines() if line.startswith("changed ")]
     return [paths[i] for i in kept]
 
@@ -86,8 +127,8 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
 def remove_leftovers(conn, root: str, paths: list[str]) -> None:
     """Delete temporary files and staging folders an interrupted run left behind."""
     if paths:
-        lines = [b"cd -- " + q(root)] + [b"rm -rf -- " + q(p) for p in paths]
-        run_script(conn, lines, "Removing temporary files of an interrupted run")
+        lines = [b"rm -rf -- " + q(p) for p in paths]
+        run_script(conn, lines, "Removing temporary files of an interrupted run", root=root)
 
 
 class ExecStream:

@@ -75,6 +75,23 @@ def link_points_inside(link_path: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
+def local_root_problem(root: Path, real: str | None) -> str | None:
+    """Why writing under the local ``root`` could leave it now, or None.
+
+    ``real`` is the root's real path when the plan was made (None: it did not exist then). A root
+    swapped for a symlink since then resolves elsewhere; one made since then must not be a symlink.
+    """
+    if real is None:
+        if os.path.islink(root):
+            return f"the local root {root} is a symlink now (it did not exist when the plan was made)"
+        return None
+    now = os.path.realpath(root)
+    if now != real:
+        return (f"the local root {root} is {now} now, not {real} as when the plan was made (replaced by a "
+                "symlink?); nothing was written there")
+    return None
+
+
 def local_parent_is_link(root: Path, path: str) -> str | None:
     """The first folder above ``path`` under ``root`` that is a symlink on disk, or None."""
     for folder in parents(path):
@@ -96,6 +113,15 @@ def remote_parent_problem(sftp, root: bytes, path: str) -> str | None:
     """
     import stat
 
+    try:
+        real = sftp.normalize(root)  # realpath on the host: a symlink anywhere above shows here too
+    except OSError:
+        return "the remote root is gone (changed on the host after the scan)"
+    except UnicodeError:  # a real path that is not UTF-8: the lstat walk below still checks the root
+        real = None
+    if real is not None and real.encode("utf-8", "surrogateescape") != root:
+        return (f"the remote root resolves to {real} now, not to the folder the plan saw (replaced by a "
+                "symlink on the host after the scan); nothing was written there")
     for folder in ["", *parents(path)]:
         where = root + (b"/" + folder.encode("utf-8", "surrogateescape") if folder else b"")
         try:

@@ -50,6 +50,7 @@ class Scan:
     refused: dict[str, str] = field(default_factory=dict)  # path -> why it can never be synced
     leftovers: list[str] = field(default_factory=list)  # temporary files of an interrupted run
     exists: bool = True
+    real: str | None = None  # the root's real path (no symlink in it) when scanned; writes are checked against it
 
 
 def is_leftover(rel: str, owned: frozenset[str] | set[str] = frozenset()) -> bool:
@@ -75,6 +76,7 @@ def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None
         return scan
     if not root.is_dir():
         raise UserError("The deployment's local folder is not a folder", root, "Give a folder with --local.")
+    scan.real = os.path.realpath(root)
     stack = [""]
     count = 0
     while stack:
@@ -160,7 +162,7 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
                 return None  # `find` reports what is wrong
         except FileNotFoundError:
             return Scan(remote, exists=False)
-        scan = Scan(root)
+        scan = Scan(root, real=root)
         stack, visited = [""], 0
         while stack:
             rel_dir = stack.pop()
@@ -200,7 +202,8 @@ def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str
     if not conn.alive:
         raise EOFError("the connection closed while listing")
     header, _, body = out.partition(b"\n")
-    scan = Scan(header.decode("utf-8", "surrogateescape") or remote)
+    real = header.decode("utf-8", "surrogateescape")
+    scan = Scan(real or remote, real=real or None)
     if status != 0:
         text = err.decode("utf-8", "replace").strip()
         if not body:

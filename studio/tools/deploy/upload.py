@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import posixpath
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -30,14 +31,23 @@ def open_batch_stream(conn, remote: str, token: str):
     """Start the remote command that receives one tar batch.
 
     It first waits for a line ``go``: opened early (while the plan is being made), its shell
-    start-up overlaps the listing; closed without ``go`` it exits having changed nothing.
+    start-up overlaps the listing; closed without ``go`` it exits having changed nothing. The
+    next line is the root's real path as the plan saw it: the command ``cd``s there and checks
+    ``pwd -P`` against it, so a root replaced by a symlink since the scan is never written through
+    (it reads the archive to its end and exits with ROOT_MOVED). An empty line means the root did
+    not exist: it must still be absent, and is made with a plain ``mkdir``.
     ``cat |`` buffers between sshd and tar (measured 0.6 s instead of 1.1 s for 5,000 files on a
     busy 2-core host: tar's 10 KiB reads otherwise stall sshd's writes). The rename script is the
     archive's last member, so a cut stream (tar fails, ``&&`` stops) never runs it.
     """
     staging, script = staging_names(token)
+    path = remote[2:] if remote.startswith("~/") else remote
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
-    command = (b'read -r go && [ "$go" = go ] && mkdir -p -- ' + root + b" && cd -- " + root +
+    parent = remote_ops.q(posixpath.dirname(path.rstrip("/")) or ".")
+    enter = (b'{ if [ -n "$want" ]; then cd -- "$want" && [ "$(pwd -P)" = "$want" ]; else mkdir -p -- ' + parent +
+             b" && mkdir -- " + root + b" && cd -- " + root + b"; fi 2>/dev/null || { cat >/dev/null; exit " +
+             str(remote_ops.ROOT_MOVED).encode() + b"; }; }")
+    command = (b'read -r go && [ "$go" = go ] && IFS= read -r want && ' + enter +
                b" && mkdir -m 700 -- " + remote_ops.q(staging) +
                b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
                b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
@@ -96,7 +106,11 @@ class Uploader:
         if batch:
             yield from self._tar_batch(batch, progress, landed, stats)
         if big:
-            self._sftp_dirs(big)
+            try:
+                self._sftp_dirs(big)
+            except WriteRefused as exc:
+                stats.refused += [(item.path, exc.what) for item in big]
+                return stats
             stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
                                                      self.stop, landed, self.conn, stats)
         return stats
@@ -114,6 +128,8 @@ class Uploader:
                 except OSError:
                     sftp.stat(self._remote(folder))  # already there (made by a tar batch): fine; else raise
                 self.known_dirs.add(folder)
+        except WriteRefused:
+            raise
         except Exception as exc:
             if is_connection_error(exc):
                 raise connection_lost(self.conn, exc) from exc
@@ -193,7 +209,7 @@ class Uploader:
                 stream, self._spare = self._spare, None
             else:
                 stream = open_batch_stream(self.conn, self.remote, self.token)
-            stream.write(b"go\n")
+            stream.write(b"go\n" + remote_ops.encode(self.remote_root or "") + b"\n")
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         sender = BackgroundSender(stream.write)
@@ -235,6 +251,12 @@ class Uploader:
                 raise connection_lost(self.conn, exc) from exc
             raise
         stream.close()
+        if status == remote_ops.ROOT_MOVED:
+            reason = remote_ops.root_moved(self.conn, self.remote_root or self.remote).what
+            stats.refused += [(value.path, reason) for value in sent]
+            for value in sent:
+                progress.add(0, value.path, finished=True)
+            return
         if status != 0:
             raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
                             f"{err.splitlines()[-1] if err else f'exit status {status}'}",
