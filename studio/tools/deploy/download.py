@@ -31,6 +31,7 @@ class Downloader:
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
         self.expected: dict = {}  # path -> local FileInfo the plan saw (None: absent)
+        self.expected_hash: dict = {}  # path -> SHA-256 of that local content, where known
 
     def _check_root(self, rel: str) -> None:
         problem = local_root_problem(self.local_root, self.real_root)
@@ -72,7 +73,7 @@ class Downloader:
             os.chmod(temp, safe_mode(mode))
             os.utime(temp, (mtime, mtime))
             self._check_root(rel)  # at write time: the root may have been swapped while this file came
-            problem = local_problem(target, self.expected.get(rel))
+            problem = local_problem(target, self.expected.get(rel), self.expected_hash.get(rel))
             if problem:
                 raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
             os.replace(temp, target)
@@ -88,6 +89,7 @@ class Downloader:
         for item in items:
             check_relative(item.path)
             self.expected[item.path] = item.local
+            self.expected_hash[item.path] = getattr(item, "local_sha256", None)
         small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []

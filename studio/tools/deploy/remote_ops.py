@@ -97,12 +97,13 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
-def delete_files(conn, root: str, paths: list[str], expected: dict | None = None) -> list[str]:
+def delete_files(conn, root: str, paths: list[str], expected: dict | None = None,
+                 hashes: dict | None = None) -> list[str]:
     """``rm -f`` the files (relative to ``root``), in batches; returns those left alone.
 
     With ``expected`` (path -> the FileInfo the plan saw), each file is deleted only if it is
-    still that file (size and mtime checked on the host just before its ``rm``); one that changed
-    since the plan is kept and returned.
+    still that file (checked on the host just before its ``rm``: see ``stat_check_line``, with the
+    content's SHA-256 from ``hashes`` where known); one that changed since the plan is kept and returned.
     """
     if not paths:
         return []
@@ -115,7 +116,7 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
     else:
         lines.append(b"set --")
         for index, path in enumerate(paths):
-            lines.append(b"if " + stat_check_line(path, expected.get(path), q) + b"; then set -- \"$@\" " + q(path) +
+            lines.append(b"if " + stat_check_line(path, expected.get(path), q, (hashes or {}).get(path)) + b"; then set -- \"$@\" " + q(path) +
                          b"; else echo changed " + str(index).encode() + b"; fi")
             if (index + 1) % CHUNK == 0 or index == len(paths) - 1:
                 lines.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
@@ -129,6 +130,45 @@ def remove_leftovers(conn, root: str, paths: list[str]) -> None:
     if paths:
         lines = [b"rm -rf -- " + q(p) for p in paths]
         run_script(conn, lines, "Removing temporary files of an interrupted run", root=root)
+
+
+class CheckShell:
+    """One ``sh`` kept open on the host, inside the root, answering yes/no conditions one at a time.
+
+    For the SFTP writes' last check (:func:`~studio.tools.deploy.safe_paths.stat_check_line`):
+    SFTP gives whole seconds only, and a command per file would pay the login shell's start-up
+    each time; this pays it once per run, then one round trip per question. Thread-safe.
+    """
+
+    ANSWER = b"studio-check-"
+
+    def __init__(self, conn, root: str):
+        self._stream = ExecStream(conn, enter_root(root) + b" && exec sh")
+        self._lock = threading.Lock()
+        self._buffer = b""
+
+    def holds(self, condition: bytes) -> bool:
+        """True when ``condition`` (a sh condition) holds; False when not, or when the shell is gone."""
+        with self._lock:
+            try:
+                self._stream.write(b"if " + condition + b"; then echo " + self.ANSWER + b"yes; else echo " +
+                                   self.ANSWER + b"no; fi\n")
+                while True:
+                    line, found, rest = self._buffer.partition(b"\n")
+                    if found:
+                        self._buffer = rest
+                        if line.startswith(self.ANSWER):
+                            return line == self.ANSWER + b"yes"
+                        continue  # something a start-up file printed
+                    chunk = self._stream.channel.recv(65536)
+                    if not chunk:
+                        return False
+                    self._buffer += chunk
+            except OSError:
+                return False
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class ExecStream:

@@ -359,7 +359,8 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             yield Progress(None, f"deleting {len(paths)} files on {deployment.host}")
             try:
                 kept = set(remote_ops.delete_files(conn, remote_root, paths,
-                                                   {i.path: i.remote for i in groups[DELETE_REMOTE]}))
+                                                   {i.path: i.remote for i in groups[DELETE_REMOTE]},
+                                                   {i.path: i.remote_sha256 for i in groups[DELETE_REMOTE]}))
             except WriteRefused as exc:
                 result.refused += [(path, exc.what) for path in paths]
                 kept = set(paths)
@@ -378,7 +379,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
                 result.refused.append((path, "a local folder on the way is a symlink"))
                 continue
-            if local_problem(deployment.local_root / path, item.local):  # edited since the plan: kept
+            if local_problem(deployment.local_root / path, item.local, item.local_sha256):  # edited since the plan
                 result.conflicts.append(path)
                 continue
             (deployment.local_root / path).unlink(missing_ok=True)

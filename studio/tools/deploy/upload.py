@@ -12,8 +12,8 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, parents, remote_parent_problem,
-                                           remote_problem, stat_check_line)
+from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
+                                           remote_parent_problem, remote_problem, stat_check_line)
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import new_token, sftp_write_atomic, temp_name
@@ -72,6 +72,9 @@ class Uploader:
         self.token = token or new_token()
         self._spare = spare                 # a batch stream opened early (see open_batch_stream)
         self.expected: dict = {}            # path -> remote FileInfo the plan saw (None: absent)
+        self.expected_hash: dict = {}       # path -> SHA-256 of that remote content, where known
+        self._checker = None                # a CheckShell for the SFTP writes' last check (made on first use)
+        self._checker_lock = threading.Lock()
         self.stop = threading.Event()
 
     def _remote(self, rel: str) -> bytes:
@@ -83,6 +86,7 @@ class Uploader:
         for item in items:
             check_relative(item.path)
             self.expected[item.path] = item.remote  # the remote side as the plan saw it
+            self.expected_hash[item.path] = getattr(item, "remote_sha256", None)
         small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -111,8 +115,12 @@ class Uploader:
             except WriteRefused as exc:
                 stats.refused += [(item.path, exc.what) for item in big]
                 return stats
-            stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn, stats)
+            try:
+                stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
+                                                         self.stop, landed, self.conn, stats)
+            finally:
+                if self._checker is not None:
+                    self._checker.close()
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
@@ -183,7 +191,8 @@ class Uploader:
                 for n_index, name in enumerate(names):
                     path = f"{folder}/{name}" if folder else name
                     staged = q(f"{staging}/{path}")
-                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q) + b"; then set -- \"$@\" " +
+                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q,
+                                                          self.expected_hash.get(path)) + b"; then set -- \"$@\" " +
                                  staged + b"; else echo changed " + f"{index} {n_index}".encode() + b"; fi")
                     if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
                         moves.append(b'[ $# -eq 0 ] || mv -f -t ' + q(folder or ".") + b' -- "$@"; set --')
@@ -297,6 +306,12 @@ class Uploader:
             raise WriteRefused(problem, f"{self.conn.entry.name}:{self.remote_root}/{path}",
                                "Look at what changed on the host, then plan again.")
 
+    def _check_shell(self) -> remote_ops.CheckShell:
+        with self._checker_lock:
+            if self._checker is None:
+                self._checker = remote_ops.CheckShell(self.conn, self.remote_root)
+            return self._checker
+
     def _put(self, item, progress: Progressor) -> Landed:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
@@ -309,7 +324,15 @@ class Uploader:
 
         def last_checks() -> None:  # right before the rename: the folder, and the host's copy as planned
             self._check_parent(sftp, item.path)
-            problem = remote_problem(sftp, self._remote(item.path), self.expected.get(item.path))
+            expected = self.expected.get(item.path)
+            problem = remote_problem(sftp, self._remote(item.path), expected)
+            if problem is None and expected is not None and (expected.ctime_ns is not None
+                                                             or self.expected_hash.get(item.path)):
+                # SFTP saw whole seconds only: the host compares nanoseconds and ctime, or the hash
+                line = stat_check_line(item.path, expected, remote_ops.q, self.expected_hash.get(item.path))
+                if not self._check_shell().holds(line):
+                    problem = HASH_CHANGED if expected.ctime_ns is None else \
+                        "it changed after the plan was made (same size and second)"
             if problem:
                 raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
                               f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")
