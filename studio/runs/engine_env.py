@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
-from studio.targets.base import stream, workdir_script
+from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
+from studio.targets.base import stream
 
 DEFAULT_ROOT = "~/.cache/studio-remote"
 MARKER = "studio-env.json"
@@ -81,7 +82,7 @@ def probe_script(root: str, version: str, names: list[str], find_python: bool = 
     a reuse check (pyenv shims take ~0.3 s each), so a healthy venv costs one start-up only."""
     report = shlex.quote(_REPORT)
     args = " ".join(shlex.quote(n) for n in names)
-    return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
+    return (f"{enter_script(root, version)}; echo \"env=$ENV\"; "
             f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
             f"R=$(\"$ENV/venv/bin/python\" -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
             + ("" if not find_python else "R=; ")
@@ -176,6 +177,8 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     yield Progress(None, f"checking Studio's engine on {target.where}")
     status, out, err = target.run_script(probe_script(env_root(target), wheel.version, names), timeout=60)
     found = parse_probe(out.decode("utf-8", "replace"))
+    if status == UNSAFE and "unsafe" in found:
+        raise unsafe_error(target.where, env_root(target), found["unsafe"])
     if status != 0 or "env" not in found:
         raise UserError(f"Cannot make the engine folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                         f"{target.where}:{env_root(target)}/{wheel.version}",
@@ -209,7 +212,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     if reinstall_wheel:
         actions.append(f"installed {wheel.path.name}")
         remote_wheel = f"{folder}/wheels/{wheel.path.name}"
-        yield from _run(target, ["mkdir", "-p", f"{folder}/wheels"], "Making the wheel folder", cancel)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", f"{folder}/wheels"], "Making the wheel folder", cancel)
         yield from target.put(wheel.path, remote_wheel, cancel)
         yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
                                  "--force-reinstall", "--progress-bar", "off", remote_wheel],
@@ -256,7 +259,7 @@ def _upload_wheels(target, folder: str, python: str, specs: list[str], found: di
                                        *platforms, "-d", scratch, *specs], cancel)
         remote = f"{folder}/wheels/deps"
         yield from _run(target, ["rm", "-rf", remote], "Clearing the wheel folder", cancel)
-        yield from _run(target, ["mkdir", "-p", remote], "Making the wheel folder", cancel)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", remote], "Making the wheel folder", cancel)
         files = sorted(Path(scratch).glob("*.whl"))
         for index, file in enumerate(files):
             yield Progress(index / max(len(files), 1), f"uploading {file.name} to {target.where}")
