@@ -117,9 +117,9 @@ def is_stale(folder: str, owner: str) -> bool:
 
 
 def list_runs_script(runs: str) -> str:
-    """``sh`` printing ``run=FOLDER<TAB>AGE_S<TAB>OWNER`` for each run folder under ``runs``."""
-    q = shlex.quote(runs)
-    return (f"now=$(date +%s); for d in {q}/*/; do [ -d \"$d\" ] || continue; d=${{d%/}}; "
+    """``sh`` printing ``run=FOLDER<TAB>AGE_S<TAB>OWNER`` for each run folder under ``runs`` (sh text:
+    a quoted path, or a pattern such as ``*/runs``)."""
+    return (f"now=$(date +%s); for d in {runs}/*/; do [ -d \"$d\" ] || continue; d=${{d%/}}; "
             f"o=$(head -c 200 \"$d/{OWNER_FILE}\" 2>/dev/null | tr -d '\\t\\n'); "
             "m=$(stat -c %Y -- \"$d\" 2>/dev/null || echo $now); "
             "printf 'run=%s\\t%s\\t%s\\n' \"$d\" $((now - m)) \"$o\"; done")

@@ -99,7 +99,7 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     # listed in the same round trip, so one a cut run left behind goes now.
     script = ("umask 077; mkdir -p -- " + " ".join(shlex.quote(f) for f in folders) +
               f" && printf '%s\\n' {shlex.quote(owner_line())} > {shlex.quote(f'{work}/{OWNER_FILE}')} || exit 1; " +
-              list_runs_script(f"{env.folder}/runs"))
+              list_runs_script(shlex.quote(f"{env.folder}/runs")))
     status, out, err = target.run_script(script, timeout=30)
     if status != 0:
         raise UserError(f"Cannot make the work folder {work} on {target.where}: {err.decode(errors='replace')}",
