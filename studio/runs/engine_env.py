@@ -26,6 +26,7 @@ from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
 from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
+from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
 from studio.targets.base import stream
 
 DEFAULT_ROOT = "~/.cache/studio-remote"
@@ -106,8 +107,12 @@ def parse_probe(text: str) -> dict:
     return found
 
 
-def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str, str], bool]:
-    """(make the venv again, pins to install, reinstall the wheel) for a probe's findings."""
+def plan(found: dict, source: str, pins: dict[str, str], wheel_sha256: str | None = None
+         ) -> tuple[bool, dict[str, str], bool]:
+    """(make the venv again, pins to install, reinstall the wheel) for a probe's findings.
+
+    The wheel goes in again when the marker names other sources or (given ``wheel_sha256``)
+    another wheel: builds are reproducible, so the same sources give the same bytes."""
     report = found.get("report") or {}
     marker = found.get("marker") or {}
     venv_python = report.get("python") if isinstance(report, dict) else None
@@ -116,7 +121,8 @@ def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str
     if recreate:
         return True, dict(pins), True
     missing = {name: ver for name, ver in pins.items() if report.get(name) != ver}
-    wheel = marker.get("source") != source or not report.get(DIST_NAME)
+    wheel = marker.get("source") != source or not report.get(DIST_NAME) or \
+        (wheel_sha256 is not None and marker.get("wheel_sha256") != wheel_sha256)
     return False, missing, wheel
 
 
@@ -156,6 +162,9 @@ def _pip_fix(output: str, where: str) -> str:
                                   "max retries exceeded")):
         return (f"{where} cannot reach a Python package index. Give it one (pip config set global.index-url URL), "
                 "or let Studio upload the wheels from here: --engine-wheels upload.")
+    if "do not match the hashes" in lowered:
+        return (f"A wheel on {where} is not the one Studio sent (changed or damaged there after the upload); "
+                "nothing was installed from it. Run again; if it persists, check who else writes the engine folder.")
     if "no space left" in lowered:
         return f"Free disk space on {where} (the engine venv needs about 300 MB)."
     return "Read pip's message above; `studio ssh run HOST -- python3 -m pip --version` checks pip there."
@@ -185,7 +194,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
                         "Check the free disk space and the permissions of that folder (or set engine_root).")
     folder = found["env"]
     python = f"{folder}/venv/bin/python"
-    recreate, install, reinstall_wheel = plan(found, wheel.source, pins)
+    recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
     actions: list[str] = []
     if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
         status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
@@ -214,8 +223,12 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
         remote_wheel = f"{folder}/wheels/{wheel.path.name}"
         yield from _run(target, ["mkdir", "-p", "-m", "700", f"{folder}/wheels"], "Making the wheel folder", cancel)
         yield from target.put(wheel.path, remote_wheel, cancel)
+        # Installed only if the host holds the very bytes built here (pip compares the sha256).
+        requirements = f"{folder}/wheels/studio-requirements.txt"
+        yield from put_requirements(target, [file_requirement(DIST_NAME, remote_wheel, wheel.sha256)],
+                                    requirements, cancel)
         yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
-                                 "--force-reinstall", "--progress-bar", "off", remote_wheel],
+                                 "--force-reinstall", "--progress-bar", "off", "--require-hashes", "-r", requirements],
                         "Installing Studio's wheel", cancel)
     if actions:
         marker = json.dumps({"wheel_sha256": wheel.sha256, "source": wheel.source, "version": wheel.version, "pins": pins,
@@ -264,9 +277,12 @@ def _upload_wheels(target, folder: str, python: str, specs: list[str], found: di
         for index, file in enumerate(files):
             yield Progress(index / max(len(files), 1), f"uploading {file.name} to {target.where}")
             yield from target.put(file, f"{remote}/{file.name}", cancel)
+        # Each wheel pinned to the sha256 of what was downloaded here: pip refuses any other bytes.
+        requirements = f"{remote}/requirements.txt"
+        yield from put_requirements(target, [wheel_requirement(f) for f in files], requirements, cancel)
     yield Progress(None, f"installing {len(files)} uploaded wheels on {target.where}")
     yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
-                             "--find-links", remote, "--progress-bar", "off", *specs],
+                             "--find-links", remote, "--progress-bar", "off", "--require-hashes", "-r", requirements],
                     "Installing the uploaded wheels", cancel)
 
 
