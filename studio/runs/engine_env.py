@@ -27,6 +27,7 @@ from studio.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
 from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
 from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
+from studio.runs.engine_lock import hold_setup_lock
 from studio.targets.base import stream
 
 DEFAULT_ROOT = "~/.cache/studio-remote"
@@ -184,17 +185,44 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     pins = engine_pins()
     names = sorted(pins) + [DIST_NAME]
     yield Progress(None, f"checking Studio's engine on {target.where}")
-    status, out, err = target.run_script(probe_script(env_root(target), wheel.version, names), timeout=60)
+    found = _probe(target, wheel.version, names)
+    recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
+    lock = None
+    if recreate or install or reinstall_wheel:  # one set-up at a time; a ready engine takes no lock
+        lock = yield from hold_setup_lock(target, found["env"], cancel)
+    try:
+        if lock is not None:  # another set-up may have finished while this one waited: look again
+            found = _probe(target, wheel.version, names)
+            recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
+        env = yield from _set_up(target, found, wheel, pins, names, recreate, install, reinstall_wheel,
+                                 system_site_packages, wheels_from, cancel)
+    finally:
+        if lock is not None:
+            lock.release()
+    env.seconds = time.monotonic() - start
+    yield Progress(1.0, f"Studio's engine on {target.where}: " + ("reused" if env.reused else "; ".join(env.actions)))
+    return env
+
+
+def _probe(target, version: str, names: list[str]) -> dict:
+    """Run the probe (see :func:`probe_script`); its findings, or a UserError saying why not."""
+    status, out, err = target.run_script(probe_script(env_root(target), version, names), timeout=60)
     found = parse_probe(out.decode("utf-8", "replace"))
     if status == UNSAFE and "unsafe" in found:
         raise unsafe_error(target.where, env_root(target), found["unsafe"])
     if status != 0 or "env" not in found:
         raise UserError(f"Cannot make the engine folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
-                        f"{target.where}:{env_root(target)}/{wheel.version}",
+                        f"{target.where}:{env_root(target)}/{version}",
                         "Check the free disk space and the permissions of that folder (or set engine_root).")
+    return found
+
+
+def _set_up(target, found: dict, wheel: EngineWheel, pins: dict[str, str], names: list[str], recreate: bool,
+            install: dict[str, str], reinstall_wheel: bool, system_site_packages: bool, wheels_from: str,
+            cancel: CancelToken | None) -> Generator[Progress, None, EngineEnv]:
+    """Do what the probe found missing (nothing for a ready engine); the engine as it is then."""
     folder = found["env"]
     python = f"{folder}/venv/bin/python"
-    recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
     actions: list[str] = []
     if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
         status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
@@ -240,9 +268,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
             raise UserError(f"Cannot write {MARKER} on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                             f"{target.where}:{folder}", "Check the free disk space there.")
     version = found.get("host_python", "") if recreate else (found.get("report") or {}).get("python", "")
-    env = EngineEnv(target.where, folder, python, version, actions, time.monotonic() - start)
-    yield Progress(1.0, f"Studio's engine on {target.where}: " + ("reused" if env.reused else "; ".join(actions)))
-    return env
+    return EngineEnv(target.where, folder, python, version, actions)
 
 
 def _upload_wheels(target, folder: str, python: str, specs: list[str], found: dict,
