@@ -108,6 +108,21 @@ class Sshd:
         self.proc = None
 
 
+# Sessions run the login shell's start-up files; a pyenv there rehashes on every command, and a
+# rehash killed by a test that cuts a connection leaves its lock behind: every later command then
+# waits 60 s for it. One second is enough for a live rehash.
+SESSION_ENV = ["PYENV_REHASH_TIMEOUT=1"]
+
+
+def _set_env(extra_config) -> str:
+    """One SetEnv line: the sessions' own variables and those of ``extra_config``'s SetEnv lines."""
+    pairs = list(SESSION_ENV)
+    for line in extra_config:
+        if line.startswith("SetEnv "):
+            pairs += line.split()[1:]
+    return "SetEnv " + " ".join(pairs)
+
+
 def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
     """Generate keys under ``root`` and start sshd; raises RuntimeError with its log on failure."""
     root.mkdir(parents=True, exist_ok=True)
@@ -128,7 +143,8 @@ def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
             "PubkeyAuthentication yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
             "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password",
             "Subsystem sftp internal-sftp", "AcceptEnv LANG LC_*", "MaxSessions 32", "MaxStartups 64",
-            "LogLevel VERBOSE", *extra_config, ""]))
+            "LogLevel VERBOSE", _set_env(extra_config), *(c for c in extra_config if not c.startswith("SetEnv ")),
+            ""]))
         log = open(root / "sshd.log", "ab")
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")], stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)

@@ -97,7 +97,13 @@ def run_on_host(args: argparse.Namespace, remote_args: list[str], uploads: dict[
         if step.message:
             print(step.message, file=sys.stderr if quiet else sys.stdout, flush=True)
 
-    with target_for_host(cli_context(), args.host) as target:
+    from contextlib import ExitStack
+
+    from studio.output_lock import output_lock
+
+    with ExitStack() as locks, target_for_host(cli_context(), args.host) as target:
+        for local in outputs.values():  # two runs into the same -o would mix their files: one at a time
+            locks.enter_context(output_lock(local, f"{remote_args[0]} run"))
         env = run_job(ensure_engine(target, system_site_packages=args.engine_system_site_packages,
                                     wheels_from=args.engine_wheels), on_progress=show)
         result = run_job(run_engine_command(target, env, remote_args, uploads, dest, fetch=folder_fetcher(target),

@@ -88,7 +88,9 @@ def profile_on_host_cli(args: argparse.Namespace, command: list[str]) -> int:
     config = _config(args, command)
     from studio.tools.deploy.fetch import folder_fetcher
 
-    with _target(args.host) as target:
+    from studio.output_lock import output_lock
+
+    with output_lock(args.output, "profile"), _target(args.host) as target:
         fetch = folder_fetcher(target)
         if args.collect:
             job = collect_on_host(target, config, args.collect, args.output, fetch=fetch)

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
-from studio.targets.base import stream, workdir_script
+from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
+from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
+from studio.runs.engine_lock import hold_setup_lock
+from studio.targets.base import stream
 
 DEFAULT_ROOT = "~/.cache/studio-remote"
 MARKER = "studio-env.json"
@@ -81,7 +84,7 @@ def probe_script(root: str, version: str, names: list[str], find_python: bool = 
     a reuse check (pyenv shims take ~0.3 s each), so a healthy venv costs one start-up only."""
     report = shlex.quote(_REPORT)
     args = " ".join(shlex.quote(n) for n in names)
-    return (f"ENV=$({workdir_script(root, version)}) || exit 3; echo \"env=$ENV\"; "
+    return (f"{enter_script(root, version)}; echo \"env=$ENV\"; "
             f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
             f"R=$(\"$ENV/venv/bin/python\" -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
             + ("" if not find_python else "R=; ")
@@ -105,8 +108,12 @@ def parse_probe(text: str) -> dict:
     return found
 
 
-def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str, str], bool]:
-    """(make the venv again, pins to install, reinstall the wheel) for a probe's findings."""
+def plan(found: dict, source: str, pins: dict[str, str], wheel_sha256: str | None = None
+         ) -> tuple[bool, dict[str, str], bool]:
+    """(make the venv again, pins to install, reinstall the wheel) for a probe's findings.
+
+    The wheel goes in again when the marker names other sources or (given ``wheel_sha256``)
+    another wheel: builds are reproducible, so the same sources give the same bytes."""
     report = found.get("report") or {}
     marker = found.get("marker") or {}
     venv_python = report.get("python") if isinstance(report, dict) else None
@@ -115,7 +122,8 @@ def plan(found: dict, source: str, pins: dict[str, str]) -> tuple[bool, dict[str
     if recreate:
         return True, dict(pins), True
     missing = {name: ver for name, ver in pins.items() if report.get(name) != ver}
-    wheel = marker.get("source") != source or not report.get(DIST_NAME)
+    wheel = marker.get("source") != source or not report.get(DIST_NAME) or \
+        (wheel_sha256 is not None and marker.get("wheel_sha256") != wheel_sha256)
     return False, missing, wheel
 
 
@@ -155,6 +163,9 @@ def _pip_fix(output: str, where: str) -> str:
                                   "max retries exceeded")):
         return (f"{where} cannot reach a Python package index. Give it one (pip config set global.index-url URL), "
                 "or let Studio upload the wheels from here: --engine-wheels upload.")
+    if "do not match the hashes" in lowered:
+        return (f"A wheel on {where} is not the one Studio sent (changed or damaged there after the upload); "
+                "nothing was installed from it. Run again; if it persists, check who else writes the engine folder.")
     if "no space left" in lowered:
         return f"Free disk space on {where} (the engine venv needs about 300 MB)."
     return "Read pip's message above; `studio ssh run HOST -- python3 -m pip --version` checks pip there."
@@ -174,15 +185,44 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     pins = engine_pins()
     names = sorted(pins) + [DIST_NAME]
     yield Progress(None, f"checking Studio's engine on {target.where}")
-    status, out, err = target.run_script(probe_script(env_root(target), wheel.version, names), timeout=60)
+    found = _probe(target, wheel.version, names)
+    recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
+    lock = None
+    if recreate or install or reinstall_wheel:  # one set-up at a time; a ready engine takes no lock
+        lock = yield from hold_setup_lock(target, found["env"], cancel)
+    try:
+        if lock is not None:  # another set-up may have finished while this one waited: look again
+            found = _probe(target, wheel.version, names)
+            recreate, install, reinstall_wheel = plan(found, wheel.source, pins, wheel.sha256)
+        env = yield from _set_up(target, found, wheel, pins, names, recreate, install, reinstall_wheel,
+                                 system_site_packages, wheels_from, cancel)
+    finally:
+        if lock is not None:
+            lock.release()
+    env.seconds = time.monotonic() - start
+    yield Progress(1.0, f"Studio's engine on {target.where}: " + ("reused" if env.reused else "; ".join(env.actions)))
+    return env
+
+
+def _probe(target, version: str, names: list[str]) -> dict:
+    """Run the probe (see :func:`probe_script`); its findings, or a UserError saying why not."""
+    status, out, err = target.run_script(probe_script(env_root(target), version, names), timeout=60)
     found = parse_probe(out.decode("utf-8", "replace"))
+    if status == UNSAFE and "unsafe" in found:
+        raise unsafe_error(target.where, env_root(target), found["unsafe"])
     if status != 0 or "env" not in found:
         raise UserError(f"Cannot make the engine folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
-                        f"{target.where}:{env_root(target)}/{wheel.version}",
+                        f"{target.where}:{env_root(target)}/{version}",
                         "Check the free disk space and the permissions of that folder (or set engine_root).")
+    return found
+
+
+def _set_up(target, found: dict, wheel: EngineWheel, pins: dict[str, str], names: list[str], recreate: bool,
+            install: dict[str, str], reinstall_wheel: bool, system_site_packages: bool, wheels_from: str,
+            cancel: CancelToken | None) -> Generator[Progress, None, EngineEnv]:
+    """Do what the probe found missing (nothing for a ready engine); the engine as it is then."""
     folder = found["env"]
     python = f"{folder}/venv/bin/python"
-    recreate, install, reinstall_wheel = plan(found, wheel.source, pins)
     actions: list[str] = []
     if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
         status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
@@ -209,10 +249,14 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
     if reinstall_wheel:
         actions.append(f"installed {wheel.path.name}")
         remote_wheel = f"{folder}/wheels/{wheel.path.name}"
-        yield from _run(target, ["mkdir", "-p", f"{folder}/wheels"], "Making the wheel folder", cancel)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", f"{folder}/wheels"], "Making the wheel folder", cancel)
         yield from target.put(wheel.path, remote_wheel, cancel)
+        # Installed only if the host holds the very bytes built here (pip compares the sha256).
+        requirements = f"{folder}/wheels/studio-requirements.txt"
+        yield from put_requirements(target, [file_requirement(DIST_NAME, remote_wheel, wheel.sha256)],
+                                    requirements, cancel)
         yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
-                                 "--force-reinstall", "--progress-bar", "off", remote_wheel],
+                                 "--force-reinstall", "--progress-bar", "off", "--require-hashes", "-r", requirements],
                         "Installing Studio's wheel", cancel)
     if actions:
         marker = json.dumps({"wheel_sha256": wheel.sha256, "source": wheel.source, "version": wheel.version, "pins": pins,
@@ -224,9 +268,7 @@ def ensure_engine(target, cancel: CancelToken | None = None, wheel: EngineWheel 
             raise UserError(f"Cannot write {MARKER} on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                             f"{target.where}:{folder}", "Check the free disk space there.")
     version = found.get("host_python", "") if recreate else (found.get("report") or {}).get("python", "")
-    env = EngineEnv(target.where, folder, python, version, actions, time.monotonic() - start)
-    yield Progress(1.0, f"Studio's engine on {target.where}: " + ("reused" if env.reused else "; ".join(actions)))
-    return env
+    return EngineEnv(target.where, folder, python, version, actions)
 
 
 def _upload_wheels(target, folder: str, python: str, specs: list[str], found: dict,
@@ -256,14 +298,17 @@ def _upload_wheels(target, folder: str, python: str, specs: list[str], found: di
                                        *platforms, "-d", scratch, *specs], cancel)
         remote = f"{folder}/wheels/deps"
         yield from _run(target, ["rm", "-rf", remote], "Clearing the wheel folder", cancel)
-        yield from _run(target, ["mkdir", "-p", remote], "Making the wheel folder", cancel)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", remote], "Making the wheel folder", cancel)
         files = sorted(Path(scratch).glob("*.whl"))
         for index, file in enumerate(files):
             yield Progress(index / max(len(files), 1), f"uploading {file.name} to {target.where}")
             yield from target.put(file, f"{remote}/{file.name}", cancel)
+        # Each wheel pinned to the sha256 of what was downloaded here: pip refuses any other bytes.
+        requirements = f"{remote}/requirements.txt"
+        yield from put_requirements(target, [wheel_requirement(f) for f in files], requirements, cancel)
     yield Progress(None, f"installing {len(files)} uploaded wheels on {target.where}")
     yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
-                             "--find-links", remote, "--progress-bar", "off", *specs],
+                             "--find-links", remote, "--progress-bar", "off", "--require-hashes", "-r", requirements],
                     "Installing the uploaded wheels", cancel)
 
 

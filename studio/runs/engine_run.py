@@ -22,6 +22,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.engine_env import EngineEnv
+from studio.runs.engine_folders import ACTIVE, OWNER_FILE, is_stale, list_runs_script, owner_line, parse_runs
 from studio.targets.base import stream
 
 #: Printed by the host's ``print_progress`` before each progress line (STUDIO_PROGRESS=lines).
@@ -94,14 +95,24 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     # symlink-free), so runs never write elsewhere on the host.
     work = f"{env.folder}/runs/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     folders = sorted({f"{work}/{n.rsplit('/', 1)[0]}" for n in names if "/" in n} | {f"{work}/out"})
-    status, _, err = target.run_script("mkdir -p -- " + " ".join(shlex.quote(f) for f in folders), timeout=30)
+    # Private (umask 077: folders 0700, files 0600), with its owner noted; the other run folders are
+    # listed in the same round trip, so one a cut run left behind goes now.
+    script = ("umask 077; mkdir -p -- " + " ".join(shlex.quote(f) for f in folders) +
+              f" && printf '%s\\n' {shlex.quote(owner_line())} > {shlex.quote(f'{work}/{OWNER_FILE}')} || exit 1; " +
+              list_runs_script(shlex.quote(f"{env.folder}/runs")))
+    status, out, err = target.run_script(script, timeout=30)
     if status != 0:
         raise UserError(f"Cannot make the work folder {work} on {target.where}: {err.decode(errors='replace')}",
                         f"{target.where}:{work}", "Check the free disk space there.")
+    ACTIVE.add(work)
+    stale = [folder for folder, _age, owner in parse_runs(out.decode("utf-8", "surrogateescape"))
+             if folder != work and is_stale(folder, owner)]
+    if stale:
+        _remove(target, *stale)
     try:
         for name in names:
-            yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel)
-        setup = (f"export STUDIO_HOME={shlex.quote(env.folder + '/home')} STUDIO_PROGRESS=lines "
+            yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel, mode=0o600)
+        setup = (f"umask 077 && export STUDIO_HOME={shlex.quote(env.folder + '/home')} STUDIO_PROGRESS=lines "
                  "PYTHONDONTWRITEBYTECODE=1")
         argv = [env.python, "-m", "studio", *args]
         yield Progress(None, f"$ studio {shlex.join(args)}   (on {target.where})")
@@ -138,14 +149,15 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
             result.fetched = yield from _fetch_out(target, f"{work}/out", Path(dest), fetch, cancel)
         return result
     finally:
+        ACTIVE.discard(work)
         if not keep_work:
             _remove(target, work)
 
 
-def _remove(target, work: str) -> None:
-    """Remove the work folder; on an SSH host without waiting for it (a login shell costs a round
+def _remove(target, *folders: str) -> None:
+    """Remove work folders; on an SSH host without waiting for it (a login shell costs a round
     trip the user would wait for while the results are already here)."""
-    script = f"rm -rf -- {shlex.quote(work)}"
+    script = "rm -rf -- " + " ".join(shlex.quote(f) for f in folders)
     try:
         transport = target.connection.transport if not getattr(target, "is_local", True) else None
         if transport is None:

@@ -25,8 +25,9 @@ DIST_NAME = "studio-workbench"
 class EngineWheel:
     """A built wheel of this Studio: its file, sha256, version and the hash of its sources.
 
-    The sources' hash identifies the build (two builds of the same sources may differ in their
-    zip timestamps, so the wheel's own sha256 is recorded but not compared)."""
+    The sources' hash identifies the build; the wheel's sha256 is recorded in the host's marker
+    and compared there (the build is reproducible: the same sources give the same bytes), and pip
+    installs the uploaded wheel only if it has this sha256."""
 
     path: Path
     sha256: str

@@ -115,8 +115,10 @@ class Target:
         """Run a short ``sh`` script and wait: (exit status, stdout, stderr) — for checks, not jobs."""
         raise NotImplementedError
 
-    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
-        """Copy the local file ``local`` to ``path`` here, atomically (temporary name, then rename)."""
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None, mode: int | None = None
+            ) -> Generator[Progress, None, None]:
+        """Copy the local file ``local`` to ``path`` here, atomically (temporary name, then rename);
+        ``mode`` sets its permissions (default: the local file's, without group/world write)."""
         raise NotImplementedError
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:

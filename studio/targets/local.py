@@ -90,9 +90,12 @@ class LocalTarget(Target):
 
         return str(data_dir() / "work")
 
-    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None, mode: int | None = None
+            ) -> Generator[Progress, None, None]:
         yield Progress(0.0, f"copying {Path(local).name} into {Path(path).parent}")
         local_copy_atomic(Path(local), Path(path), None, lambda: cancel is not None and cancel.cancelled)
+        if mode is not None:
+            os.chmod(path, mode)
         yield Progress(1.0, f"copied {Path(local).name}")
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:

@@ -239,7 +239,8 @@ class SshTarget(Target):
         root = self.entry.extra.get("deploy_root")
         return str(root) if root else "~/.studio"
 
-    def put(self, local: Path, path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
+    def put(self, local: Path, path: str, cancel: CancelToken | None = None, mode: int | None = None
+            ) -> Generator[Progress, None, None]:
         local = Path(local)
         size = local.stat().st_size
         yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
@@ -253,7 +254,7 @@ class SshTarget(Target):
 
         st = local.stat()
         with self._cancellable(cancel), open(local, "rb") as source:
-            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
+            sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400 if mode is None else mode,
                               (int(st.st_atime), int(st.st_mtime)), on_chunk,
                               lambda: cancel is not None and cancel.cancelled)
         yield Progress(1.0, f"uploaded {local.name}")

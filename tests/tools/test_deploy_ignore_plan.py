@@ -75,13 +75,14 @@ def test_user_paths_and_links(tmp_path):
 
 
 def test_find_output_with_unsafe_names_is_refused_not_used():
-    fields = [b"f", b"ok.txt", b"3", b"1700000000.5", b"644", b"",
-              b"f", b"../escape", b"3", b"1700000000.0", b"644", b"",
-              b"l", b"out", b"0", b"1700000000.0", b"777", b"/etc",
-              b"f", b"new\nline", b"1", b"1.0", b"600", b""]
+    fields = [b"f", b"ok.txt", b"3", b"1700000000.5000000010", b"1700000001.2500000000", b"644", b"",
+              b"f", b"../escape", b"3", b"1700000000.0", b"1700000000.0", b"644", b"",
+              b"l", b"out", b"0", b"1700000000.0", b"1700000000.0", b"777", b"/etc",
+              b"f", b"new\nline", b"1", b"1.0", b"1.0", b"600", b""]
     scan = Scan("/r")
     parse_find_output(b"\0".join(fields) + b"\0", scan, Excludes([]))
     assert scan.files == {"ok.txt": FileInfo(3, 1700000000, 0o644), "new\nline": FileInfo(1, 1, 0o600)}
+    assert (scan.files["ok.txt"].mtime_ns, scan.files["ok.txt"].ctime_ns) == (1700000000500000001, 1700000001250000000)
     assert "../escape" in scan.refused and scan.links == {"out": "/etc"}
 
 

@@ -12,7 +12,8 @@ from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.targets.files import new_token
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import Changed, check_relative, local_parent_is_link, local_problem
+from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, local_parent_is_link, local_problem,
+                                           local_root_problem)
 from studio.tools.deploy.scan import FileInfo
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
@@ -23,15 +24,24 @@ class Downloader:
     """Download files from the remote root into ``local_root``."""
 
     def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None,
-                 token: str | None = None):
+                 token: str | None = None, real_root: str | None = None):
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self.real_root = real_root  # the local root's real path at plan time (None: it did not exist)
         self.cancel = cancel
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
         self.expected: dict = {}  # path -> local FileInfo the plan saw (None: absent)
+        self.expected_hash: dict = {}  # path -> SHA-256 of that local content, where known
+
+    def _check_root(self, rel: str) -> None:
+        problem = local_root_problem(self.local_root, self.real_root)
+        if problem:
+            raise WriteRefused(f"Refused to write {rel}: {problem}", self.local_root,
+                               "Look at what replaced the folder, then plan again.")
 
     def _target(self, rel: str) -> Path:
         check_relative(rel)
+        self._check_root(rel)
         link = local_parent_is_link(self.local_root, rel)
         if link:
             raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
@@ -62,7 +72,8 @@ class Downloader:
                                 "Run again once it is no longer being written.")
             os.chmod(temp, safe_mode(mode))
             os.utime(temp, (mtime, mtime))
-            problem = local_problem(target, self.expected.get(rel))
+            self._check_root(rel)  # at write time: the root may have been swapped while this file came
+            problem = local_problem(target, self.expected.get(rel), self.expected_hash.get(rel))
             if problem:
                 raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
             os.replace(temp, target)
@@ -78,6 +89,7 @@ class Downloader:
         for item in items:
             check_relative(item.path)
             self.expected[item.path] = item.local
+            self.expected_hash[item.path] = getattr(item, "local_sha256", None)
         small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -123,6 +135,10 @@ class Downloader:
                         value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
                     except Changed as exc:
                         stats.conflicts.append((member.name, exc.what))
+                        seen.add(member.name)
+                        continue
+                    except WriteRefused as exc:
+                        stats.refused.append((member.name, exc.what))
                         seen.add(member.name)
                         continue
                     except UserError as exc:

@@ -32,6 +32,10 @@ class PlanItem:
     local: FileInfo | None = None
     remote: FileInfo | None = None
     choice: str | None = None
+    # SHA-256 of each side's content as planned, where known (checksums, or unchanged since the last
+    # sync): the write-time check compares it when the file's times cannot tell (see safe_paths)
+    local_sha256: str | None = None
+    remote_sha256: str | None = None
 
     @property
     def size(self) -> int:
@@ -234,7 +238,9 @@ def make_plan(mode: str, local: Scan, remote: Scan, synced: dict[str, Synced], d
         refused = _refusal(path, action, local, remote) if action != SKIP else None
         if refused:
             action, reason = REFUSE, refused
-        plan.items.append(PlanItem(path, action, reason, loc, rem))
+        plan.items.append(PlanItem(path, action, reason, loc, rem,
+                                   local_sha256=lh or (base_hash if loc and not lc else None),
+                                   remote_sha256=rh or (base_hash if rem and not rc else None)))
     order = {REFUSE: 0, CONFLICT: 1, DELETE_REMOTE: 2, DELETE_LOCAL: 3, UPLOAD: 4, DOWNLOAD: 5, SKIP: 6}
     plan.items.sort(key=lambda i: (order[i.action], i.path))
     return plan

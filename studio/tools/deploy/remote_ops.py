@@ -13,6 +13,7 @@ import threading
 from studio.errors import UserError
 
 CHUNK = 400  # names per mv/rm command line, far below ARG_MAX
+ROOT_MOVED = 7  # exit status of a script whose root is not the real folder the plan saw
 
 
 def q(text: str) -> bytes:
@@ -29,10 +30,37 @@ def run_bytes(conn, command: bytes, timeout: float = 600) -> tuple[int, bytes, b
     return conn.run("sh -s", stdin=command + b"\n", timeout=timeout)
 
 
-def run_script(conn, lines: list[bytes], what: str, timeout: float = 600) -> bytes:
-    """Run ``lines`` with ``sh -s`` (stops at the first failing command); UserError with stderr on failure."""
+def enter_root(root: str) -> bytes:
+    """``cd`` into the real remote ``root`` and check that it still IS that folder (``pwd -P``).
+
+    A root a process on the host replaced by a symlink after the scan resolves elsewhere: the
+    script then exits with ROOT_MOVED before touching anything.
+    """
+    return (b"cd -- " + q(root) + b' 2>/dev/null && [ "$(pwd -P)" = ' + q(root) +
+            b" ] || exit " + str(ROOT_MOVED).encode())
+
+
+def root_moved(conn, root: str):
+    """The refusal for a script that found its root replaced (see :func:`enter_root`)."""
+    from studio.tools.deploy.safe_paths import WriteRefused
+
+    return WriteRefused(f"the remote root {root} is not the folder the plan saw (gone, or replaced by a symlink "
+                        "on the host after the scan); nothing was written there",
+                        f"{conn.entry.name}:{root}", "Look at what changed on the host, then plan again.")
+
+
+def run_script(conn, lines: list[bytes], what: str, timeout: float = 600, root: str | None = None) -> bytes:
+    """Run ``lines`` with ``sh -s`` (stops at the first failing command); UserError with stderr on failure.
+
+    With ``root``, the script is run inside it (:func:`enter_root` first); a root found replaced
+    raises ``WriteRefused`` and nothing ran.
+    """
+    if root is not None:
+        lines = [enter_root(root), *lines]
     script = b"set -e\n" + b"\n".join(lines) + b"\n"
     status, out, err = conn.run("sh -s", stdin=script, timeout=timeout)
+    if root is not None and status == ROOT_MOVED:
+        raise root_moved(conn, root)
     if status != 0:
         text = err.decode("utf-8", "replace").strip().splitlines()
         raise UserError(f"{what} failed on {conn.entry.name}: {text[-1] if text else f'exit status {status}'}",
@@ -41,44 +69,58 @@ def run_script(conn, lines: list[bytes], what: str, timeout: float = 600) -> byt
 
 
 def prepare_root(conn, remote: str, create: bool) -> str | None:
-    """The remote root's real absolute path (created first when ``create``); None when it is missing."""
+    """The remote root's real absolute path (created first when ``create``); None when it is missing.
+
+    ``create`` is for a root the plan saw missing: it must still be missing (a symlink put there
+    since the scan is refused with ``WriteRefused``) and is made with a plain ``mkdir``.
+    """
+    import posixpath
+
     from studio.tools.deploy.scan import remote_root_expr
 
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
-    lines = [b"mkdir -p -- " + root] if create else []
+    path = remote[2:] if remote.startswith("~/") else remote
+    lines = [b"if [ -e " + root + b" ] || [ -L " + root + b" ]; then exit " + str(ROOT_MOVED).encode() + b"; fi",
+             b"mkdir -p -- " + q(posixpath.dirname(path.rstrip("/")) or ".") + b" && mkdir -- " + root] if create else []
     lines += [b"cd -- " + root + b" 2>/dev/null || exit 3", b"pwd -P"]
     status, out, err = conn.run("sh -s", stdin=b"\n".join(lines) + b"\n", timeout=60)
     if status == 3:
         return None
+    if create and status == ROOT_MOVED:
+        from studio.tools.deploy.safe_paths import WriteRefused
+
+        raise WriteRefused(f"the remote root {remote} appeared on the host after the scan (the plan saw none); "
+                           "nothing was written there", f"{conn.entry.name}:{remote}", "Look at it, then plan again.")
     if status != 0:
         raise UserError(f"Cannot create the remote folder {remote}: {err.decode('utf-8', 'replace').strip()}",
                         conn.entry.name, "Check the path and that the remote user may write there.")
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
-def delete_files(conn, root: str, paths: list[str], expected: dict | None = None) -> list[str]:
+def delete_files(conn, root: str, paths: list[str], expected: dict | None = None,
+                 hashes: dict | None = None) -> list[str]:
     """``rm -f`` the files (relative to ``root``), in batches; returns those left alone.
 
     With ``expected`` (path -> the FileInfo the plan saw), each file is deleted only if it is
-    still that file (size and mtime checked on the host just before its ``rm``); one that changed
-    since the plan is kept and returned.
+    still that file (checked on the host just before its ``rm``: see ``stat_check_line``, with the
+    content's SHA-256 from ``hashes`` where known); one that changed since the plan is kept and returned.
     """
     if not paths:
         return []
     from studio.tools.deploy.safe_paths import stat_check_line
 
-    lines = [b"cd -- " + q(root)]
+    lines = []
     if expected is None:
         for i in range(0, len(paths), CHUNK):
             lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
     else:
         lines.append(b"set --")
         for index, path in enumerate(paths):
-            lines.append(b"if " + stat_check_line(path, expected.get(path), q) + b"; then set -- \"$@\" " + q(path) +
+            lines.append(b"if " + stat_check_line(path, expected.get(path), q, (hashes or {}).get(path)) + b"; then set -- \"$@\" " + q(path) +
                          b"; else echo changed " + str(index).encode() + b"; fi")
             if (index + 1) % CHUNK == 0 or index == len(paths) - 1:
                 lines.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
-    out = run_script(conn, lines, "Deleting remote files")
+    out = run_script(conn, lines, "Deleting remote files", root=root)
     kept = [int(line.split()[1]) for line in out.decode("ascii", "replace").splitlines() if line.startswith("changed ")]
     return [paths[i] for i in kept]
 
@@ -86,8 +128,47 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
 def remove_leftovers(conn, root: str, paths: list[str]) -> None:
     """Delete temporary files and staging folders an interrupted run left behind."""
     if paths:
-        lines = [b"cd -- " + q(root)] + [b"rm -rf -- " + q(p) for p in paths]
-        run_script(conn, lines, "Removing temporary files of an interrupted run")
+        lines = [b"rm -rf -- " + q(p) for p in paths]
+        run_script(conn, lines, "Removing temporary files of an interrupted run", root=root)
+
+
+class CheckShell:
+    """One ``sh`` kept open on the host, inside the root, answering yes/no conditions one at a time.
+
+    For the SFTP writes' last check (:func:`~studio.tools.deploy.safe_paths.stat_check_line`):
+    SFTP gives whole seconds only, and a command per file would pay the login shell's start-up
+    each time; this pays it once per run, then one round trip per question. Thread-safe.
+    """
+
+    ANSWER = b"studio-check-"
+
+    def __init__(self, conn, root: str):
+        self._stream = ExecStream(conn, enter_root(root) + b" && exec sh")
+        self._lock = threading.Lock()
+        self._buffer = b""
+
+    def holds(self, condition: bytes) -> bool:
+        """True when ``condition`` (a sh condition) holds; False when not, or when the shell is gone."""
+        with self._lock:
+            try:
+                self._stream.write(b"if " + condition + b"; then echo " + self.ANSWER + b"yes; else echo " +
+                                   self.ANSWER + b"no; fi\n")
+                while True:
+                    line, found, rest = self._buffer.partition(b"\n")
+                    if found:
+                        self._buffer = rest
+                        if line.startswith(self.ANSWER):
+                            return line == self.ANSWER + b"yes"
+                        continue  # something a start-up file printed
+                    chunk = self._stream.channel.recv(65536)
+                    if not chunk:
+                        return False
+                    self._buffer += chunk
+            except OSError:
+                return False
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class ExecStream:

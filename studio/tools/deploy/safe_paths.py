@@ -75,6 +75,23 @@ def link_points_inside(link_path: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
+def local_root_problem(root: Path, real: str | None) -> str | None:
+    """Why writing under the local ``root`` could leave it now, or None.
+
+    ``real`` is the root's real path when the plan was made (None: it did not exist then). A root
+    swapped for a symlink since then resolves elsewhere; one made since then must not be a symlink.
+    """
+    if real is None:
+        if os.path.islink(root):
+            return f"the local root {root} is a symlink now (it did not exist when the plan was made)"
+        return None
+    now = os.path.realpath(root)
+    if now != real:
+        return (f"the local root {root} is {now} now, not {real} as when the plan was made (replaced by a "
+                "symlink?); nothing was written there")
+    return None
+
+
 def local_parent_is_link(root: Path, path: str) -> str | None:
     """The first folder above ``path`` under ``root`` that is a symlink on disk, or None."""
     for folder in parents(path):
@@ -96,6 +113,15 @@ def remote_parent_problem(sftp, root: bytes, path: str) -> str | None:
     """
     import stat
 
+    try:
+        real = sftp.normalize(root)  # realpath on the host: a symlink anywhere above shows here too
+    except OSError:
+        return "the remote root is gone (changed on the host after the scan)"
+    except UnicodeError:  # a real path that is not UTF-8: the lstat walk below still checks the root
+        real = None
+    if real is not None and real.encode("utf-8", "surrogateescape") != root:
+        return (f"the remote root resolves to {real} now, not to the folder the plan saw (replaced by a "
+                "symlink on the host after the scan); nothing was written there")
     for folder in ["", *parents(path)]:
         where = root + (b"/" + folder.encode("utf-8", "surrogateescape") if folder else b"")
         try:
@@ -114,9 +140,16 @@ class Changed(UserError):
     """A row whose side changed since the plan was made: applying it would lose someone's work."""
 
 
-def stat_problem(mode: int | None, size: int, mtime: float, expected) -> str | None:
+def stat_problem(mode: int | None, size: int, mtime: float, expected, mtime_ns: int | None = None,
+                 ctime_ns: int | None = None) -> str | None:
     """How a file (``mode`` None: absent) differs from what the plan saw (``expected``: a FileInfo
-    or None for "absent"), or None when it is as planned."""
+    or None for "absent"), or None when it is as planned.
+
+    Size and whole-second mtime always; the nanosecond mtime and the ctime where both the plan's
+    listing and this look have them (an edit may keep the size and put the mtime back, but the
+    kernel moves the ctime on every write). Where only whole seconds could be compared,
+    :func:`seconds_only` says so and the caller compares the content's hash when it knows one.
+    """
     import stat
 
     if expected is None:
@@ -127,20 +160,46 @@ def stat_problem(mode: int | None, size: int, mtime: float, expected) -> str | N
         return "it is no longer a regular file"
     if size != expected.size or int(mtime) != expected.mtime:
         return "it changed after the plan was made"
+    for now, then in ((mtime_ns, expected.mtime_ns), (ctime_ns, expected.ctime_ns)):
+        if now is not None and then is not None and now != then:
+            return "it changed after the plan was made (same size and second, other nanoseconds)"
     return None
 
 
-def local_problem(path: Path, expected) -> str | None:
-    """:func:`stat_problem` for a local path (never following a symlink)."""
+def seconds_only(expected, ctime_ns: int | None) -> bool:
+    """True when a present file's check could not use the ctime (one side has whole seconds only)."""
+    return expected is not None and (ctime_ns is None or expected.ctime_ns is None)
+
+
+HASH_CHANGED = "its content changed after the plan was made (same size and mtime)"
+
+
+def local_problem(path: Path, expected, sha256: str | None = None) -> str | None:
+    """:func:`stat_problem` for a local path (never following a symlink); with ``sha256`` (the
+    content as planned), the content is compared too where the times cannot tell."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return stat_problem(None, 0, 0, expected)
-    return stat_problem(st.st_mode, st.st_size, st.st_mtime, expected)
+    problem = stat_problem(st.st_mode, st.st_size, st.st_mtime, expected, st.st_mtime_ns, st.st_ctime_ns)
+    if problem is None and sha256 and seconds_only(expected, st.st_ctime_ns):
+        import hashlib
+
+        try:
+            with open(path, "rb") as handle:
+                if hashlib.file_digest(handle, "sha256").hexdigest() != sha256:
+                    return HASH_CHANGED
+        except OSError:
+            return "it cannot be read now"
+    return problem
 
 
 def remote_problem(sftp, path: bytes, expected) -> str | None:
-    """:func:`stat_problem` for a remote path over SFTP (``lstat``: a symlink is not followed)."""
+    """:func:`stat_problem` for a remote path over SFTP (``lstat``: a symlink is not followed).
+
+    SFTP gives whole seconds only: when the file is there and as planned by them, the caller
+    asks the host (:func:`stat_check_line`) where nanoseconds, ctime or a hash can tell more.
+    """
     try:
         st = sftp.lstat(path)
     except FileNotFoundError:
@@ -152,15 +211,24 @@ def remote_problem(sftp, path: bytes, expected) -> str | None:
     return stat_problem(st.st_mode, st.st_size, st.st_mtime, expected)
 
 
-def stat_check_line(path: str, expected, quote) -> bytes:
+def stat_check_line(path: str, expected, quote, sha256: str | None = None) -> bytes:
     """A POSIX ``sh`` condition true when ``path`` (relative to the cwd) is as the plan saw it.
 
-    Absent: two builtin tests. Present: one ``stat`` process (GNU coreutils) comparing size and
-    whole-second mtime — only rows that overwrite or delete an existing file pay for it.
+    Absent: two builtin tests. Present: one ``find`` (GNU findutils) printing size, mtime and
+    ctime with nanoseconds, compared whole where the plan's listing had them; else size and
+    whole-second mtime, and then, with ``sha256``, one ``sha256sum`` of the content. Only rows
+    that overwrite or delete an existing file pay for it.
     """
+    from studio.tools.deploy.scan import find_time_text
+
     q = quote(path)
     if expected is None:
         return b"! [ -e " + q + b" ] && ! [ -L " + q + b" ]"
-    want = f"{expected.size} {expected.mtime}".encode()
-    return (b"[ -f " + q + b" ] && ! [ -L " + q + b' ] && [ "$(stat -c \'%s %Y\' -- ' + q +
-            b' 2>/dev/null)" = "' + want + b'" ]')
+    look = b"v=$(find " + quote("./" + path) + b" -maxdepth 0 -type f -printf '%s %T@ %C@' 2>/dev/null)"
+    if expected.mtime_ns is not None and expected.ctime_ns is not None:
+        want = f"{expected.size} {find_time_text(expected.mtime_ns)} {find_time_text(expected.ctime_ns)}"
+        return look + b' && [ "$v" = "' + want.encode() + b'" ]'
+    line = look + b' && [ "${v%%.*}" = "' + f"{expected.size} {expected.mtime}".encode() + b'" ]'
+    if sha256:
+        line += b' && [ "$(sha256sum < ' + q + b' 2>/dev/null)" = "' + sha256.encode() + b'  -" ]'
+    return line

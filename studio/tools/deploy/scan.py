@@ -21,21 +21,42 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.safe_paths import escape_reason
 
-# %y type, %P path below the start, %s size, %T@ mtime, %m octal mode, %l link target.
-FIND_FORMAT = r"%y\0%P\0%s\0%T@\0%m\0%l\0"
+# %y type, %P path below the start, %s size, %T@ mtime, %C@ ctime, %m octal mode, %l link target.
+FIND_FORMAT = r"%y\0%P\0%s\0%T@\0%C@\0%m\0%l\0"
 ROOT_MISSING = 3
 
 
 @dataclass(frozen=True)
 class FileInfo:
-    """One regular file: size in bytes, mtime in whole seconds (SFTP and tar carry no more), mode bits."""
+    """One regular file: size in bytes, mtime in whole seconds (SFTP and tar carry no more), mode bits.
+
+    ``mtime_ns`` and ``ctime_ns`` are the nanosecond times where the listing gave them (a local
+    walk, the remote ``find``; not SFTP). They only tell whether a file changed since the plan:
+    an edit can keep the size and restore the mtime, but it always moves the ctime.
+    """
 
     size: int
     mtime: int
     mode: int = 0o644
+    mtime_ns: int | None = field(default=None, compare=False)
+    ctime_ns: int | None = field(default=None, compare=False)
 
     def same_stat(self, other: FileInfo | None) -> bool:
         return other is not None and self.size == other.size and self.mtime == other.mtime
+
+
+def find_time_ns(text: bytes | str) -> int | None:
+    """Nanoseconds from ``find -printf %T@`` (``1700000000.1234567890``); None when unreadable."""
+    whole, _, frac = (text.decode() if isinstance(text, bytes) else text).partition(".")
+    try:
+        return int(whole) * 10**9 + int((frac + "000000000")[:9])
+    except ValueError:
+        return None
+
+
+def find_time_text(ns: int) -> str:
+    """How ``find -printf %T@`` (GNU findutils) prints a time of ``ns`` nanoseconds."""
+    return f"{ns // 10**9}.{ns % 10**9:09d}0"
 
 
 @dataclass
@@ -50,6 +71,7 @@ class Scan:
     refused: dict[str, str] = field(default_factory=dict)  # path -> why it can never be synced
     leftovers: list[str] = field(default_factory=list)  # temporary files of an interrupted run
     exists: bool = True
+    real: str | None = None  # the root's real path (no symlink in it) when scanned; writes are checked against it
 
 
 def is_leftover(rel: str, owned: frozenset[str] | set[str] = frozenset()) -> bool:
@@ -75,6 +97,7 @@ def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None
         return scan
     if not root.is_dir():
         raise UserError("The deployment's local folder is not a folder", root, "Give a folder with --local.")
+    scan.real = os.path.realpath(root)
     stack = [""]
     count = 0
     while stack:
@@ -108,7 +131,8 @@ def scan_local(root: Path, excludes: Excludes, cancel: CancelToken | None = None
             except OSError as exc:
                 scan.errors.append(f"{rel}: {exc.strerror}")
                 continue
-            scan.files[rel] = FileInfo(st.st_size, int(st.st_mtime), stat_module.S_IMODE(st.st_mode))
+            scan.files[rel] = FileInfo(st.st_size, int(st.st_mtime), stat_module.S_IMODE(st.st_mode),
+                                       st.st_mtime_ns, st.st_ctime_ns)
     return scan
 
 
@@ -160,7 +184,7 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
                 return None  # `find` reports what is wrong
         except FileNotFoundError:
             return Scan(remote, exists=False)
-        scan = Scan(root)
+        scan = Scan(root, real=root)
         stack, visited = [""], 0
         while stack:
             rel_dir = stack.pop()
@@ -200,7 +224,8 @@ def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str
     if not conn.alive:
         raise EOFError("the connection closed while listing")
     header, _, body = out.partition(b"\n")
-    scan = Scan(header.decode("utf-8", "surrogateescape") or remote)
+    real = header.decode("utf-8", "surrogateescape")
+    scan = Scan(real or remote, real=real or None)
     if status != 0:
         text = err.decode("utf-8", "replace").strip()
         if not body:
@@ -214,8 +239,8 @@ def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str
 def parse_find_output(body: bytes, scan: Scan, excludes: Excludes, owned: frozenset[str] = frozenset()) -> None:
     """Fill ``scan`` from ``find -printf FIND_FORMAT`` output; unsafe names are refused, not used."""
     fields = body.split(b"\0")
-    for i in range(0, len(fields) - 5, 6):
-        kind, raw, size, mtime, mode, target = fields[i: i + 6]
+    for i in range(0, len(fields) - 6, 7):
+        kind, raw, size, mtime, ctime, mode, target = fields[i: i + 7]
         rel = raw.decode("utf-8", "surrogateescape")
         top = rel.partition("/")[0]
         if top != rel and is_leftover(top, owned):
@@ -235,7 +260,9 @@ def parse_find_output(body: bytes, scan: Scan, excludes: Excludes, owned: frozen
                 scan.links[rel] = target.decode("utf-8", "surrogateescape")
         elif kind == b"f":
             if not excludes.excluded(rel):
-                scan.files[rel] = FileInfo(int(size), int(float(mtime)), int(mode, 8))
+                mtime_ns = find_time_ns(mtime)
+                scan.files[rel] = FileInfo(int(size), int(float(mtime)) if mtime_ns is None else mtime_ns // 10**9,
+                                           int(mode, 8), mtime_ns, find_time_ns(ctime))
 
 
 def hash_local(root: Path, paths: list[str], cancel: CancelToken | None = None

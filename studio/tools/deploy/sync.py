@@ -23,7 +23,8 @@ from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
-from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
+from studio.tools.deploy.safe_paths import (WriteRefused, check_relative, local_parent_is_link, local_problem,
+                                           local_root_problem)
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
@@ -308,8 +309,10 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         release(conn, failed)
 
 
-def _remove_local_leftovers(root: Path, paths: list[str]) -> None:
+def _remove_local_leftovers(root: Path, paths: list[str], real: str | None) -> None:
     """Delete the temporary download files an interrupted run of ours left (their token is ours)."""
+    if local_root_problem(root, real):
+        return  # the root is not the folder that was scanned: leave it alone
     for path in paths:
         check_relative(path)
         if local_parent_is_link(root, path) or (root / path).is_symlink():
@@ -337,8 +340,11 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         remote_root = plan.remote.root if plan.remote.exists else None
         if remote_root and plan.remote.leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
-            remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
-        _remove_local_leftovers(deployment.local_root, plan.local.leftovers)
+            try:
+                remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
+            except WriteRefused:
+                pass  # the root is not the folder that was scanned: its writes are refused one by one below
+        _remove_local_leftovers(deployment.local_root, plan.local.leftovers, plan.local.real)
         for old in list(state.tokens):  # what those runs left is gone now (or they left nothing)
             state.done(old)
         token = token or new_token()
@@ -351,18 +357,29 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[DELETE_REMOTE] and remote_root:
             paths = [check_relative(i.path) for i in groups[DELETE_REMOTE]]
             yield Progress(None, f"deleting {len(paths)} files on {deployment.host}")
-            kept = set(remote_ops.delete_files(conn, remote_root, paths, {i.path: i.remote for i in groups[DELETE_REMOTE]}))
+            try:
+                kept = set(remote_ops.delete_files(conn, remote_root, paths,
+                                                   {i.path: i.remote for i in groups[DELETE_REMOTE]},
+                                                   {i.path: i.remote_sha256 for i in groups[DELETE_REMOTE]}))
+            except WriteRefused as exc:
+                result.refused += [(path, exc.what) for path in paths]
+                kept = set(paths)
+                paths = []
             for path in paths:
                 if path not in kept:
                     state.record(path, None)
-            result.deleted_remote = len(paths) - len(kept)
-            result.conflicts += sorted(kept)  # changed on the host since the plan: kept
+            result.deleted_remote = len(paths) - len(kept & set(paths))
+            result.conflicts += sorted(kept & set(paths))  # changed on the host since the plan: kept
+        root_problem = local_root_problem(deployment.local_root, plan.local.real) if plan.local.exists else None
         for item in groups[DELETE_LOCAL]:
             path = check_relative(item.path)
+            if root_problem:
+                result.refused.append((path, root_problem))
+                continue
             if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
                 result.refused.append((path, "a local folder on the way is a symlink"))
                 continue
-            if local_problem(deployment.local_root / path, item.local):  # edited since the plan: kept
+            if local_problem(deployment.local_root / path, item.local, item.local_sha256):  # edited since the plan
                 result.conflicts.append(path)
                 continue
             (deployment.local_root / path).unlink(missing_ok=True)
@@ -378,10 +395,12 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             result.conflicts += [path for path, _ in stats.conflicts]
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
-            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
+            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token,
+                                    real_root=plan.local.real if plan.local.exists else None)
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
+            result.refused += stats.refused
             result.conflicts += [path for path, _ in stats.conflicts]
         state.done(token)  # every temporary file of this run was renamed or removed
     finally:

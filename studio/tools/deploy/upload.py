@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import posixpath
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -11,8 +12,8 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, parents, remote_parent_problem,
-                                           remote_problem, stat_check_line)
+from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
+                                           remote_parent_problem, remote_problem, stat_check_line)
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import new_token, sftp_write_atomic, temp_name
@@ -30,14 +31,23 @@ def open_batch_stream(conn, remote: str, token: str):
     """Start the remote command that receives one tar batch.
 
     It first waits for a line ``go``: opened early (while the plan is being made), its shell
-    start-up overlaps the listing; closed without ``go`` it exits having changed nothing.
+    start-up overlaps the listing; closed without ``go`` it exits having changed nothing. The
+    next line is the root's real path as the plan saw it: the command ``cd``s there and checks
+    ``pwd -P`` against it, so a root replaced by a symlink since the scan is never written through
+    (it reads the archive to its end and exits with ROOT_MOVED). An empty line means the root did
+    not exist: it must still be absent, and is made with a plain ``mkdir``.
     ``cat |`` buffers between sshd and tar (measured 0.6 s instead of 1.1 s for 5,000 files on a
     busy 2-core host: tar's 10 KiB reads otherwise stall sshd's writes). The rename script is the
     archive's last member, so a cut stream (tar fails, ``&&`` stops) never runs it.
     """
     staging, script = staging_names(token)
+    path = remote[2:] if remote.startswith("~/") else remote
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
-    command = (b'read -r go && [ "$go" = go ] && mkdir -p -- ' + root + b" && cd -- " + root +
+    parent = remote_ops.q(posixpath.dirname(path.rstrip("/")) or ".")
+    enter = (b'{ if [ -n "$want" ]; then cd -- "$want" && [ "$(pwd -P)" = "$want" ]; else mkdir -p -- ' + parent +
+             b" && mkdir -- " + root + b" && cd -- " + root + b"; fi 2>/dev/null || { cat >/dev/null; exit " +
+             str(remote_ops.ROOT_MOVED).encode() + b"; }; }")
+    command = (b'read -r go && [ "$go" = go ] && IFS= read -r want && ' + enter +
                b" && mkdir -m 700 -- " + remote_ops.q(staging) +
                b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
                b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
@@ -62,6 +72,9 @@ class Uploader:
         self.token = token or new_token()
         self._spare = spare                 # a batch stream opened early (see open_batch_stream)
         self.expected: dict = {}            # path -> remote FileInfo the plan saw (None: absent)
+        self.expected_hash: dict = {}       # path -> SHA-256 of that remote content, where known
+        self._checker = None                # a CheckShell for the SFTP writes' last check (made on first use)
+        self._checker_lock = threading.Lock()
         self.stop = threading.Event()
 
     def _remote(self, rel: str) -> bytes:
@@ -73,6 +86,7 @@ class Uploader:
         for item in items:
             check_relative(item.path)
             self.expected[item.path] = item.remote  # the remote side as the plan saw it
+            self.expected_hash[item.path] = getattr(item, "remote_sha256", None)
         small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
         if len(small) < MIN_BATCH:
             small = []
@@ -96,9 +110,17 @@ class Uploader:
         if batch:
             yield from self._tar_batch(batch, progress, landed, stats)
         if big:
-            self._sftp_dirs(big)
-            stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
-                                                     self.stop, landed, self.conn, stats)
+            try:
+                self._sftp_dirs(big)
+            except WriteRefused as exc:
+                stats.refused += [(item.path, exc.what) for item in big]
+                return stats
+            try:
+                stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
+                                                         self.stop, landed, self.conn, stats)
+            finally:
+                if self._checker is not None:
+                    self._checker.close()
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
@@ -114,6 +136,8 @@ class Uploader:
                 except OSError:
                     sftp.stat(self._remote(folder))  # already there (made by a tar batch): fine; else raise
                 self.known_dirs.add(folder)
+        except WriteRefused:
+            raise
         except Exception as exc:
             if is_connection_error(exc):
                 raise connection_lost(self.conn, exc) from exc
@@ -167,7 +191,8 @@ class Uploader:
                 for n_index, name in enumerate(names):
                     path = f"{folder}/{name}" if folder else name
                     staged = q(f"{staging}/{path}")
-                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q) + b"; then set -- \"$@\" " +
+                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q,
+                                                          self.expected_hash.get(path)) + b"; then set -- \"$@\" " +
                                  staged + b"; else echo changed " + f"{index} {n_index}".encode() + b"; fi")
                     if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
                         moves.append(b'[ $# -eq 0 ] || mv -f -t ' + q(folder or ".") + b' -- "$@"; set --')
@@ -193,7 +218,7 @@ class Uploader:
                 stream, self._spare = self._spare, None
             else:
                 stream = open_batch_stream(self.conn, self.remote, self.token)
-            stream.write(b"go\n")
+            stream.write(b"go\n" + remote_ops.encode(self.remote_root or "") + b"\n")
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         sender = BackgroundSender(stream.write)
@@ -235,6 +260,12 @@ class Uploader:
                 raise connection_lost(self.conn, exc) from exc
             raise
         stream.close()
+        if status == remote_ops.ROOT_MOVED:
+            reason = remote_ops.root_moved(self.conn, self.remote_root or self.remote).what
+            stats.refused += [(value.path, reason) for value in sent]
+            for value in sent:
+                progress.add(0, value.path, finished=True)
+            return
         if status != 0:
             raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
                             f"{err.splitlines()[-1] if err else f'exit status {status}'}",
@@ -275,6 +306,12 @@ class Uploader:
             raise WriteRefused(problem, f"{self.conn.entry.name}:{self.remote_root}/{path}",
                                "Look at what changed on the host, then plan again.")
 
+    def _check_shell(self) -> remote_ops.CheckShell:
+        with self._checker_lock:
+            if self._checker is None:
+                self._checker = remote_ops.CheckShell(self.conn, self.remote_root)
+            return self._checker
+
     def _put(self, item, progress: Progressor) -> Landed:
         sftp = self.conn.sftp()
         temp = self._remote(temp_name(item.path, self.token))
@@ -287,7 +324,15 @@ class Uploader:
 
         def last_checks() -> None:  # right before the rename: the folder, and the host's copy as planned
             self._check_parent(sftp, item.path)
-            problem = remote_problem(sftp, self._remote(item.path), self.expected.get(item.path))
+            expected = self.expected.get(item.path)
+            problem = remote_problem(sftp, self._remote(item.path), expected)
+            if problem is None and expected is not None and (expected.ctime_ns is not None
+                                                             or self.expected_hash.get(item.path)):
+                # SFTP saw whole seconds only: the host compares nanoseconds and ctime, or the hash
+                line = stat_check_line(item.path, expected, remote_ops.q, self.expected_hash.get(item.path))
+                if not self._check_shell().holds(line):
+                    problem = HASH_CHANGED if expected.ctime_ns is None else \
+                        "it changed after the plan was made (same size and second)"
             if problem:
                 raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
                               f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")

@@ -38,6 +38,7 @@ import numpy as np
 
 import studio.profile as annotations
 from studio.errors import ToolUnavailable, UserError
+from studio.output_lock import output_lock
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.ort_session import declared_outputs, output_shape_warnings
@@ -158,20 +159,21 @@ def profile_model(model: Path, out: Path, iterations: int = 20, warmup: int = 3,
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"Cannot create the output folder: {exc.strerror}", out, "Choose a folder you can write.") from exc
-    before = set(out.iterdir())
-    result = RunResult(out, model, iterations, warmup)
-    try:
-        rec, sampler, origin_ns, ort_file = yield from _run(ort, model, out, result, inputs or {}, shapes or {},
-                                                            seed, cancel)
-    except BaseException:
-        _clean_failed_run(out, before, made_folder)
-        raise
-    raw_path = out / "onnxruntime_profile.json"
-    ort_file.replace(raw_path)
-    yield Progress(0.92, "writing the trace and summaries")
-    ort_events = json.loads(raw_path.read_text())
-    first_measured = _first_measured_ns(rec, warmup)
-    write_outputs(out, model, ort_events, rec, sampler, origin_ns, first_measured, result)
+    with output_lock(out, "profile"):  # a second profile into the same folder would mix the two
+        before = set(out.iterdir())
+        result = RunResult(out, model, iterations, warmup)
+        try:
+            rec, sampler, origin_ns, ort_file = yield from _run(ort, model, out, result, inputs or {}, shapes or {},
+                                                                seed, cancel)
+        except BaseException:
+            _clean_failed_run(out, before, made_folder)
+            raise
+        raw_path = out / "onnxruntime_profile.json"
+        ort_file.replace(raw_path)
+        yield Progress(0.92, "writing the trace and summaries")
+        ort_events = json.loads(raw_path.read_text())
+        first_measured = _first_measured_ns(rec, warmup)
+        write_outputs(out, model, ort_events, rec, sampler, origin_ns, first_measured, result)
     yield Progress(1.0, f"profile written to {out}")
     return result
 

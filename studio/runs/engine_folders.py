@@ -1,0 +1,136 @@
+"""The engine's folders on a host: made private, refused when someone else could write them.
+
+Studio runs ``ROOT/<version>/venv/bin/python`` on the host. Whoever can write a folder on that
+path can put their own program there and have it run as the user, so before anything in it
+runs, the probe checks (in the same round trip):
+
+* the folders Studio makes — ``ROOT``, ``ROOT/<version>`` and its ``venv``, ``venv/bin``,
+  ``wheels``, ``runs``, ``home`` — belong to the user and nobody else may write them;
+* every folder above ``ROOT`` belongs to the user or to root, and is not writable by everyone
+  unless it has the sticky bit (``/tmp``): else another user could rename ``ROOT`` away and put
+  their own in its place.
+
+Everything is made with ``umask 077``: folders 0700, uploaded models and results 0600.
+
+Each run folder holds ``.owner``: this installation's id and the process that made it, so the
+next run (from here) removes the folder of a run that was cut — its process is gone — without
+touching a run still going on, here or elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+
+from studio.errors import UserError
+
+UNSAFE = 4  # exit status of the probe when a folder is unsafe (it printed ``unsafe=...``)
+OWNER_FILE = ".owner"
+SUBFOLDERS = ("venv", "venv/bin", "wheels", "runs", "home")
+
+# sh functions: own DIR (a folder Studio makes), above DIR (a folder above the root).
+_CHECKS = ("U=$(id -u); "
+           "bad() { echo \"unsafe=$1\"; exit 4; }; "
+           "own() { [ -e \"$1\" ] || return 0; set -- \"$1\" $(stat -Lc '%u %a' -- \"$1\"); "
+           "[ \"$2\" = \"$U\" ] || bad \"$1 owner $2\"; [ $(( 0$3 & 022 )) -eq 0 ] || bad \"$1 mode $3\"; }; "
+           "above() { set -- \"$1\" $(stat -c '%u %a' -- \"$1\"); "
+           "[ \"$2\" = \"$U\" ] || [ \"$2\" = 0 ] || bad \"$1 owner $2\"; "
+           "[ $(( 0$3 & 002 )) -eq 0 ] || [ $(( 0$3 & 01000 )) -ne 0 ] || bad \"$1 mode $3\"; }; ")
+
+
+def enter_script(root: str, version: str) -> str:
+    """``sh`` that makes ``ROOT/VERSION`` (umask 077), checks its folders and sets ``$ENV`` to its
+    real path; exits 3 when it cannot be made, UNSAFE (after ``unsafe=PATH owner|mode N``) when
+    another user could write one of them. ``~`` at the start of ROOT is the login folder."""
+    if root == "~" or root.startswith("~/"):
+        rel = root[2:]
+        go_root = "cd" + (f" && mkdir -p -- {shlex.quote(rel)} && cd -P -- {shlex.quote(rel)}" if rel else "")
+    else:
+        go_root = f"mkdir -p -- {shlex.quote(root)} && cd -P -- {shlex.quote(root)}"
+    version = shlex.quote(version)
+    subs = " ".join(f'"$ENV/{s}"' for s in SUBFOLDERS)
+    return (f"umask 077; {_CHECKS}{go_root} && R=$(pwd -P) || exit 3; "
+            "own \"$R\"; d=$R; while [ -n \"$d\" ]; do d=${d%/*}; above \"${d:-/}\"; done; "
+            f"mkdir -p -- {version} && cd -P -- {version} && ENV=$(pwd -P) || exit 3; "
+            f"for f in \"$ENV\" {subs}; do own \"$f\"; done")
+
+
+def unsafe_error(where: str, root: str, found: str) -> UserError:
+    """The refusal for a probe's ``unsafe=PATH owner N`` or ``unsafe=PATH mode M`` line."""
+    path, kind, value = (found.rsplit(" ", 2) + ["", ""])[:3]
+    if kind == "owner":
+        what = f"The engine folder {path} on {where} belongs to another user (uid {value})"
+    else:
+        what = f"The engine folder {path} on {where} can be written by other users (mode {value})"
+    return UserError(what + "; Studio would run programs from it as you, so it refuses", f"{where}:{path}",
+                     f"Point the host entry's engine_root (now {root}) at a folder of your own, or make this one "
+                     f"yours after checking what is inside: `chmod go-w {shlex.quote(path)}` (and chown).")
+
+
+def instance_id() -> str:
+    """This installation's id (random, kept in Studio's data folder): whose run folders are whose."""
+    from studio.paths import data_dir
+
+    path = data_dir() / "instance-id"
+    try:
+        value = path.read_text().strip()
+        if value:
+            return value
+    except OSError:
+        pass
+    value = secrets.token_hex(8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n")
+    return value
+
+
+ACTIVE: set[str] = set()  # run folders this process is using right now
+
+
+def owner_line() -> str:
+    """What a run folder's ``.owner`` holds: this installation's id and this process."""
+    return f"{instance_id()} {os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_stale(folder: str, owner: str) -> bool:
+    """True for a run folder whose run was cut: made from this installation by a process that is
+    gone (or by this process, but no longer in use). Other installations' folders are never stale
+    here (their process cannot be seen); ``studio engine clean`` removes them by age."""
+    parts = owner.split()
+    if len(parts) != 2 or parts[0] != instance_id() or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return folder not in ACTIVE
+    return not _alive(pid)
+
+
+def list_runs_script(runs: str) -> str:
+    """``sh`` printing ``run=FOLDER<TAB>AGE_S<TAB>OWNER`` for each run folder under ``runs`` (sh text:
+    a quoted path, or a pattern such as ``*/runs``)."""
+    return (f"now=$(date +%s); for d in {runs}/*/; do [ -d \"$d\" ] || continue; d=${{d%/}}; "
+            f"o=$(head -c 200 \"$d/{OWNER_FILE}\" 2>/dev/null | tr -d '\\t\\n'); "
+            "m=$(stat -c %Y -- \"$d\" 2>/dev/null || echo $now); "
+            "printf 'run=%s\\t%s\\t%s\\n' \"$d\" $((now - m)) \"$o\"; done")
+
+
+def parse_runs(text: str) -> list[tuple[str, int, str]]:
+    """(folder, age in seconds, owner) from :func:`list_runs_script`'s output."""
+    runs = []
+    for line in text.splitlines():
+        if line.startswith("run="):
+            folder, _, rest = line[4:].partition("\t")
+            age, _, owner = rest.partition("\t")
+            runs.append((folder, int(age) if age.lstrip("-").isdigit() else 0, owner))
+    return runs

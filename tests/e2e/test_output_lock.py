@@ -1,0 +1,71 @@
+"""Two runs given the same output folder: the second is refused while the first writes there
+(they used to both finish and leave one folder holding a mix of the two)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_cli import REPO, studio_command  # noqa: E402
+
+
+def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(studio_home, tmp_path):
+    from studio.tools.demo.models import build_classifier
+
+    model = tmp_path / "cls.onnx"
+    onnx.save(build_classifier(), str(model))
+    out = tmp_path / "prof"
+    env = {**os.environ, "STUDIO_HOME": str(studio_home), "QT_QPA_PLATFORM": "offscreen"}
+    first = subprocess.Popen([*studio_command(), "profile", "run", str(model), "-o", str(out), "--iterations", "4000",
+                              "--warmup", "1", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("ort_*.json")) and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the first run's session is made: it is measuring now
+        assert first.poll() is None, first.communicate()
+        second = subprocess.run([*studio_command(), "profile", "run", str(model), "-o", str(out), "--iterations", "3",
+                                 "--warmup", "0"], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+        stdout, stderr = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0, stderr
+    assert second.returncode == 2, (second.stdout, second.stderr)
+    assert "Another Studio profile is writing" in second.stderr and "Traceback" not in second.stderr
+    saved = json.loads((out / "studio_profile.json").read_text())
+    assert len(saved["latencies_ms"]) == 4000  # only the first run's results are there
+    assert not list(tmp_path.glob(".prof.studio-lock"))  # the lock went with the run
+
+
+def test_the_lock_goes_with_its_process(tmp_path):
+    from studio.errors import UserError
+    from studio.output_lock import lock_path, output_lock
+
+    folder = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]); "
+                               "from studio.output_lock import output_lock\n"
+                               "with output_lock(__import__('pathlib').Path(sys.argv[2])):\n"
+                               "    print('held', flush=True); time.sleep(60)", str(REPO), str(folder)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        try:
+            with output_lock(folder):
+                raise AssertionError("taken while another process holds it")
+        except UserError as exc:
+            assert f"pid {holder.pid}" in str(exc)
+    finally:
+        holder.kill()  # killed, not finished: the kernel lets go of the lock
+        holder.wait()
+    with output_lock(folder):
+        assert lock_path(folder).exists()
+    assert not lock_path(folder).exists()
