@@ -54,6 +54,7 @@ NEEDS_CORPUS = ("studio corpus fetch",)
 # Documented exit codes other than 0.
 EXIT_CODES = {
     "studio atc-log atc_output.txt": 1,  # "exit 1 when it reports a failure" (convert.md); the log below does
+    "studio pipeline check app/pipeline/unet_simple_opencv.pipeline": 1,  # the OM the journey builds is missing
 }
 # What the prompt of a command reads on its terminal (the command gets a pseudo-terminal as stdin).
 ANSWERS = {"studio ssh trust npu-box": "y\n"}
@@ -67,6 +68,8 @@ STAGED = {
     "run/ASCEND_PROFILER_OUTPUT": "pytorch_npu",  # torch_npu's profiler output
     "PROF_000001_20250101000000000_ABC":
         "real/msprof_prof_legacy/mindinsight_2dev/PROF_000001_20230818142704322_COJGGGCANRMICFBC",
+    "cluster/qwen3_4rank": "real/cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2",  # a training job's ranks
+    "cluster/text_2rank": "real/cluster_pytorch/msinsight_text_2rank_level2/level2",
 }
 # atc_output.txt: what a failed ATC run prints (the wording of ATC and of tests' stand-in atc).
 ATC_LOG = ("ATC start working now, please wait for a moment.\n"
