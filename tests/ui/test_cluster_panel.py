@@ -130,6 +130,13 @@ def test_heat_map_cells_equal_the_matrix_rows(qtbot, panel, real):
     src, dst = max(heat.cells, key=lambda k: heat.cells[k].bandwidth_gbps)
     rect = heat.cell_rect(src, dst)
     assert image.pixelColor(int(rect.left()) + 3, int(rect.top()) + 3) == colour(1.0)
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    point = rect.center().toPoint()
+    QApplication.sendEvent(heat, QHelpEvent(QEvent.Type.ToolTip, point, heat.mapToGlobal(point)))
+    assert QToolTip.text() == cell_tooltip(heat.cells[(src, dst)])
     shown = []
     heat.cell_clicked.connect(lambda s, d: shown.append((s, d)))
     qtbot.mouseClick(heat, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
@@ -191,6 +198,27 @@ def test_module_only_and_static_graph_memory(qtbot, panel, real, tmp_path):
     tab.show_device(0)
     assert tab.chart.peak_point is None and "No allocator samples" in tab.chart.message.text()
     assert tab.modules.rowCount() == len(tab.devices[0]["modules"]) > 0
+
+
+def test_steps_are_chosen_in_the_step_list(qtbot, panel, real, tmp_path):
+    folder = tmp_path / "job"
+    shutil.copytree(real / TEXT, folder)
+    for rank in (0, 1):  # a second step, as torch_npu writes one row per profiled step
+        csv = folder / f"rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv"
+        header, row = csv.read_text().splitlines()[:2]
+        later = ["51", str(float(row.split(",")[1]) * (2 + rank))] + row.split(",")[2:]
+        csv.write_text(f"{header}\n{row}\n{','.join(later)}\n")
+    _open(qtbot, panel, folder)
+    assert panel.step_combo.isVisibleTo(panel) and panel.step_combo.count() == 3
+    assert panel.state.step is ALL and [r[:2] for r in _table(panel)] == [["0", "50"], ["0", "51"], ["1", "50"],
+                                                                           ["1", "51"]]
+    panel.step_combo.setCurrentIndex(2)  # step 51: rank 1 computes 3x, rank 0 2x the first step
+    assert [r[:2] for r in _table(panel)] == [["0", "51"], ["1", "51"]]
+    assert any(f["rank"] == 1 and "step 51" in f["evidence"] for f in panel.state.findings())
+    assert "step 51" in panel.findings.toPlainText() and "step 50," not in panel.findings.toPlainText()
+    assert panel.comm.heatmap.cells == {}  # the matrix is step 50's only
+    panel.step_combo.setCurrentIndex(1)
+    assert [r[:2] for r in _table(panel)] == [["0", "50"], ["1", "50"]] and panel.comm.heatmap.cells
 
 
 def test_bad_folders_show_the_engine_message(qtbot, panel, real, tmp_path):

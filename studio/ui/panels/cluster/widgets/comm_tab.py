@@ -55,8 +55,10 @@ class CommTab(QWidget):
 
     def refresh_map(self) -> None:
         self.heatmap.set_cells(self.state.matrix_ranks(), self.state.heat_cells())
+        rows = self.state.matrix_rows()
         fill(self.table, [[str(m["group"]), m["src"], m["dst"], m["transport"], m["size_mb"], m["time_ms"],
-                           m["bandwidth_gbps"]] for m in self.state.matrix_rows()])
+                           m["bandwidth_gbps"]] for m in rows])
+        self.table.setVisible(bool(rows))  # no matrix: the map's message says why, across the tab
         links = [f for f in self.state.findings() if f["kind"] == "slow link"]
         self.links_label.setText("<br>".join(f"<b>{f['title']}</b>: {f['evidence']}" for f in links) or NO_SLOW_LINK)
 

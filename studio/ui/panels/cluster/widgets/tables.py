@@ -39,7 +39,7 @@ def small_table(headers: list[str], parent: QWidget) -> QTableWidget:
 
 
 def fill(table: QTableWidget, rows: list[list], headers: list[str] | None = None) -> None:
-    """Put ``rows`` in ``table`` in their order (floats right-aligned, ``1,234.500``)."""
+    """Put ``rows`` in ``table`` in their order (floats right-aligned, ``1,234.500``, ``2.4e-05``)."""
     table.setSortingEnabled(False)
     table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the engine's order
     if headers:
@@ -47,7 +47,7 @@ def fill(table: QTableWidget, rows: list[list], headers: list[str] | None = None
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
-            text = f"{value:,.3f}" if isinstance(value, float) else str(value)
+            text = _number(value) if isinstance(value, float) else str(value)
             item = SortItem(text)
             item.setData(VALUE_ROLE, value)
             if isinstance(value, (int, float)):
@@ -55,6 +55,11 @@ def fill(table: QTableWidget, rows: list[list], headers: list[str] | None = None
             item.setToolTip(text)
             table.setItem(r, c, item)
     table.setSortingEnabled(True)
+
+
+def _number(value: float) -> str:
+    # three decimals, but a tiny transfer (24 bytes is 2.4e-05 MB) keeps its digits instead of "0.000"
+    return f"{value:.3g}" if 0 < abs(value) < 0.001 else f"{value:,.3f}"
 
 
 def cell_values(table: QTableWidget) -> list[list]:
