@@ -29,29 +29,12 @@ from studio.ui.panels.base import Panel
 from studio.ui.panels.cluster.jobs import cluster_job, memory_job
 from studio.ui.panels.cluster.state import ALL, ClusterState, step_label
 from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
+from studio.ui.panels.cluster.widgets.parts import message_label, titled
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
 
 WELCOME = ("Open a folder of ranks — the *_ascend_pt (or PROF_*) folders of one job, or msprof-analyze's "
            "cluster_analysis_output — with File > Open Folder, by dropping it here, or with Open….")
-
-
-def message_label(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setMargin(24)
-    return label
-
-
-def titled(title: str, widget: QWidget, parent: QWidget) -> QWidget:
-    box = QWidget(parent)
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 4, 0, 0)
-    layout.addWidget(QLabel(f"<b>{title}</b>", box))
-    layout.addWidget(widget, 1)
-    return box
 
 
 class ClusterPanel(Panel):

@@ -107,18 +107,22 @@ class ClusterState:
     def heat_cells(self) -> dict[tuple[int, int], Cell]:
         """(src, dst) -> the cell; a cell of one row keeps that row's bandwidth, several rows (groups,
         steps) are added up and their bandwidth is the summed size over the summed time."""
-        rows: dict[tuple[int, int], list[dict]] = {}
+        sums: dict[tuple[int, int], list] = {}
         for m in self.matrix_rows():
-            rows.setdefault((m["src"], m["dst"]), []).append(m)
-        cells = {}
-        for (src, dst), members in rows.items():
-            size = sum(m["size_mb"] for m in members)
-            time = sum(m["time_ms"] for m in members)
-            bandwidth = members[0]["bandwidth_gbps"] if len(members) == 1 else (size / time if time > 0 else 0.0)
-            cells[(src, dst)] = Cell(src, dst, size, time, bandwidth,
-                                     sorted({m["transport"] for m in members if m["transport"]}),
-                                     sorted({str(m["group"]) for m in members}))
-        return cells
+            entry = sums.get((m["src"], m["dst"]))
+            if entry is None:
+                sums[(m["src"], m["dst"])] = [m["size_mb"], m["time_ms"], m["bandwidth_gbps"], 1,
+                                              {m["transport"]}, {str(m["group"])}]
+            else:
+                entry[0] += m["size_mb"]
+                entry[1] += m["time_ms"]
+                entry[3] += 1
+                entry[4].add(m["transport"])
+                entry[5].add(str(m["group"]))
+        return {(src, dst): Cell(src, dst, size, time,
+                                 bandwidth if count == 1 else (size / time if time > 0 else 0.0),
+                                 sorted(t for t in transports if t), sorted(groups))
+                for (src, dst), (size, time, bandwidth, count, transports, groups) in sums.items()}
 
     # ------------------------------------------------------------------ findings and layout
     def findings(self) -> list[dict]:

@@ -10,6 +10,7 @@ from studio.ui.panels.cluster.widgets.heatmap import HeatMap
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 LINK_HEADERS = ["Group", "Src", "Dst", "Transport", "Size (MB)", "Time (ms)", "GB/s"]
+TABLE_ROWS = 5000  # a table item per cell: a few hundred ranks' matrix would take seconds to list in full
 NO_SLOW_LINK = "Slow links: none (every bandwidth spread within 5 %, transfers of 1 MB or more compared)."
 
 
@@ -57,10 +58,13 @@ class CommTab(QWidget):
         self.heatmap.set_cells(self.state.matrix_ranks(), self.state.heat_cells())
         rows = self.state.matrix_rows()
         fill(self.table, [[str(m["group"]), m["src"], m["dst"], m["transport"], m["size_mb"], m["time_ms"],
-                           m["bandwidth_gbps"]] for m in rows])
+                           m["bandwidth_gbps"]] for m in rows[:TABLE_ROWS]])
         self.table.setVisible(bool(rows))  # no matrix: the map's message says why, across the tab
         links = [f for f in self.state.findings() if f["kind"] == "slow link"]
-        self.links_label.setText("<br>".join(f"<b>{f['title']}</b>: {f['evidence']}" for f in links) or NO_SLOW_LINK)
+        text = "<br>".join(f"<b>{f['title']}</b>: {f['evidence']}" for f in links) or NO_SLOW_LINK
+        if len(rows) > TABLE_ROWS:
+            text += f"<br>The links table lists the first {TABLE_ROWS:,} of {len(rows):,} links; the map shows all."
+        self.links_label.setText(text)
 
     def _on_group_changed(self, _index: int) -> None:
         self.state.group = self.group_combo.currentData()

@@ -4,15 +4,17 @@ Darker is faster; a cell with no traffic stays blank. When the bandwidths span m
 (a rank's LOCAL copy next to its HCCS or RDMA links), the colour follows their logarithm, so the
 network links are not all washed out by the local ones. The tooltip of a cell gives the transport,
 the groups, the size and the time behind its bandwidth. Cells are drawn with QPainter (a 16-rank
-job has 256 of them, a few hundred ranks ~100k: no item per cell).
+job has 256 of them, a few hundred ranks ~100k: one image pixel per cell, no item per cell).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QLinearGradient, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from studio.ui.panels.cluster.state import Cell
@@ -40,15 +42,31 @@ class HeatMap(QWidget):
         self.cells: dict[tuple[int, int], Cell] = {}
         self.peak = self.low = 0.0
         self.log_scale = False
+        self._index: dict[int, int] = {}
+        self._image: QImage | None = None
         self.setMouseTracking(True)
         self.setMinimumSize(240, 200)
 
     def set_cells(self, ranks: list[int], cells: dict[tuple[int, int], Cell]) -> None:
         self.ranks, self.cells = ranks, cells
+        self._index = {rank: i for i, rank in enumerate(ranks)}
         values = [c.bandwidth_gbps for c in cells.values() if c.bandwidth_gbps > 0]
         self.peak, self.low = max(values, default=0.0), min(values, default=0.0)
         self.log_scale = self.low > 0 and self.peak / self.low > 10
+        self._image = self._cells_image()
         self.update()
+
+    def _cells_image(self) -> QImage | None:
+        """One pixel per cell (transparent: no traffic), drawn scaled up: a 256-rank map is one
+        drawImage instead of 65,536 fillRects."""
+        n = len(self.ranks)
+        if not n or not self.cells:
+            return None
+        pixels = np.zeros((n, n), dtype=np.uint32)
+        for (src, dst), cell in self.cells.items():
+            pixels[self._index[src], self._index[dst]] = colour(self.fraction(cell.bandwidth_gbps)).rgba()
+        self._pixels = pixels  # the QImage below shares this buffer
+        return QImage(pixels.data, n, n, 4 * n, QImage.Format.Format_ARGB32)
 
     def fraction(self, value: float) -> float:
         """Where ``value`` sits on the colour scale, 0 (palest) to 1 (darkest)."""
@@ -77,7 +95,7 @@ class HeatMap(QWidget):
 
     def cell_rect(self, src: int, dst: int) -> QRectF:
         left, top, size = self._grid()
-        return QRectF(left + self.ranks.index(dst) * size, top + self.ranks.index(src) * size, size, size)
+        return QRectF(left + self._index[dst] * size, top + self._index[src] * size, size, size)
 
     # ------------------------------------------------------------------ painting
     def paintEvent(self, event) -> None:  # Qt override
@@ -110,14 +128,17 @@ class HeatMap(QWidget):
         painter.setPen(self.palette().text().color())
         painter.drawText(QRectF(0, 0, left + n * size, metrics.height()), Qt.AlignmentFlag.AlignLeft,
                          "src ↓  dst →")
-        show_values = size >= metrics.horizontalAdvance("000.0") + 4
-        for (src, dst), cell in self.cells.items():
-            fraction = self.fraction(cell.bandwidth_gbps)
-            rect = self.cell_rect(src, dst)
-            painter.fillRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), colour(fraction))
-            if show_values:
+        painter.drawImage(QRectF(left, top, n * size, n * size), self._image)
+        if size >= 6:  # a thin line between cells, in the background colour
+            painter.setPen(QPen(self.palette().base().color(), 1))
+            for i in range(1, n):
+                painter.drawLine(QPointF(left + i * size, top), QPointF(left + i * size, top + n * size))
+                painter.drawLine(QPointF(left, top + i * size), QPointF(left + n * size, top + i * size))
+        if size >= metrics.horizontalAdvance("000.0") + 4:
+            for (src, dst), cell in self.cells.items():
+                fraction = self.fraction(cell.bandwidth_gbps)
                 painter.setPen(Qt.GlobalColor.white if fraction > 0.5 else Qt.GlobalColor.black)
-                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, _short(cell.bandwidth_gbps))
+                painter.drawText(self.cell_rect(src, dst), Qt.AlignmentFlag.AlignCenter, _short(cell.bandwidth_gbps))
         self._paint_scale(painter, left + n * size + 16, top, min(n * size, 220.0))
 
     def _paint_scale(self, painter: QPainter, x: float, top: float, height: float) -> None:

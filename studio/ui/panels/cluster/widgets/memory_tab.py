@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from studio.ui.panels.cluster.state import device_label, device_summary
+from studio.ui.panels.cluster.widgets.parts import titled
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 
@@ -31,13 +32,14 @@ class MemoryTab(QWidget):
         self.blocks = small_table(self.BLOCK_HEADERS, self)
         self.modules = small_table(["Module", "Peak reserved (MB)"], self)
         self.blocks_title = QLabel("Blocks alive at the peak (largest ten)", self)
+        self.blocks_title.setStyleSheet("font-weight: bold;")
         top = QHBoxLayout()
         top.addWidget(QLabel("Device", self))
         top.addWidget(self.device_combo)
         top.addWidget(self.summary, 1)
         lower = QSplitter(Qt.Orientation.Horizontal, self)
-        lower.addWidget(_titled(self.blocks_title, self.blocks, lower))
-        lower.addWidget(_titled(QLabel("Module peaks (npu_module_mem)", self), self.modules, lower))
+        lower.addWidget(titled(self.blocks_title, self.blocks, lower))
+        lower.addWidget(titled("Module peaks (npu_module_mem)", self.modules, lower))
         lower.setStretchFactor(0, 3)
         lower.setStretchFactor(1, 2)
         split = QSplitter(Qt.Orientation.Vertical, self)
@@ -90,11 +92,3 @@ class MemoryTab(QWidget):
     def _on_device(self, index: int) -> None:
         self.show_device(index)
 
-
-def _titled(title: QLabel, widget: QWidget, parent: QWidget) -> QWidget:
-    box = QWidget(parent)
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 4, 0, 0)
-    layout.addWidget(title)
-    layout.addWidget(widget, 1)
-    return box
