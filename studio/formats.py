@@ -20,6 +20,7 @@ HEAD_BYTES = 8192
 GRAPH, PROFILER, ACCURACY, CONVERT, WORKSPACE = "graph", "profiler", "accuracy", "convert", "workspace"
 ADVISOR = "advisor"
 GALLERY = "gallery"
+CLUSTER = "cluster"
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ def detect(path: Path | str) -> Detected:
             if sniff(path):
                 return Detected(path, fmt)
         raise UserError("Folder is not one Studio can open", path,
-                        "Open a workspace (with studio.toml), a PROF_* or ASCEND_PROFILER_OUTPUT folder, or a dump folder.")
+                        "Open a workspace (with studio.toml), a PROF_* or ASCEND_PROFILER_OUTPUT folder, a folder of "
+                        "ranks (*_ascend_pt), or a dump folder.")
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
@@ -435,6 +437,53 @@ def _sniff_pytorch_npu_dir(path: Path) -> bool:
 def _sniff_studio_profile(path: Path) -> bool:
     """A folder written by ``studio profile run``: a trace, summaries and studio_profile.json."""
     return (path / "studio_profile.json").is_file()
+
+
+_CLUSTER_OUTPUT_FILES = ("cluster_step_trace_time.csv", "cluster_analysis.db")
+_PROF_DEVICE = re.compile(r"^device_\d+$")
+
+
+@folder_format("cluster_dir", "Multi-rank profile (ranks side by side)", CLUSTER)
+def _sniff_cluster_dir(path: Path) -> bool:
+    """A folder holding 2+ ranks (``*_ascend_pt`` folders, ``PROF_*/device_N`` folders) within 3
+    levels, or msprof-analyze's ``cluster_analysis_output``. Registered after the profiler's folder
+    formats, and a rank folder itself is never taken: what the profiler opens stays its own."""
+    name = path.name
+    if name.endswith("_ascend_pt") or name.startswith("PROF_") or name == "ASCEND_PROFILER_OUTPUT":
+        return False
+    if name == "cluster_analysis_output" or any((path / f).is_file() for f in _CLUSTER_OUTPUT_FILES):
+        return True
+    ranks, budget, level = 0, 400, [path]
+    for _depth in range(3):  # the engine looks deeper; the sniff stays a few hundred entries at most
+        below = []
+        for folder in level:
+            try:
+                children = [c for c in list(folder.iterdir())[:budget] if c.is_dir()]
+            except OSError:
+                continue
+            budget -= len(children)
+            for child in children:
+                if child.name == "cluster_analysis_output":
+                    return True
+                if child.name.endswith("_ascend_pt"):
+                    ranks += 1
+                elif child.name.startswith("PROF_"):
+                    ranks += _prof_devices(child)
+                else:
+                    below.append(child)
+            if ranks >= 2:
+                return True
+            if budget <= 0:
+                return False
+        level = below
+    return False
+
+
+def _prof_devices(prof: Path) -> int:
+    try:
+        return sum(1 for c in prof.iterdir() if _PROF_DEVICE.match(c.name) and c.is_dir())
+    except OSError:
+        return 0
 
 
 @folder_format("infer_dir", "Results of studio infer", GALLERY)

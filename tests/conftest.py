@@ -30,6 +30,15 @@ def ascend_fixtures() -> Path:
 
 
 @pytest.fixture(scope="session")
+def real_profiles(ascend_fixtures) -> Path:
+    """The real multi-rank profiles and memory files (fixtures/ascend/real: cluster_pytorch, memory, ...)."""
+    path = ascend_fixtures / "real"
+    if not (path / "cluster_pytorch").is_dir():
+        missing_fixtures(f"real cluster profiles not found at {path / 'cluster_pytorch'}")
+    return path
+
+
+@pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
     """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing (a failure on CI)."""
     from sshd_server import require_sshd, start_sshd

@@ -112,3 +112,42 @@ def test_truncated_onnx_header_is_not_taken_for_onnx(tmp_path):
     target.write_bytes(b"\x08")  # a lone tag byte: nothing more
     with pytest.raises(UserError, match="Not a valid ONNX model"):
         formats.detect(target)
+
+
+CLUSTER = "real/cluster_pytorch/"
+ROUTED_FOLDERS = {  # real multi-rank folders go to the cluster panel; a rank's own folder stays the profiler's
+    CLUSTER + "msinsight_st_4rank_mindspeed_qwen3/level2": ("cluster_dir", "cluster"),
+    CLUSTER + "msinsight_st_4rank_mindspeed_qwen3": ("cluster_dir", "cluster"),
+    CLUSTER + "msinsight_text_2rank_level2/level2": ("cluster_dir", "cluster"),
+    CLUSTER + "msinsight_db_2rank_level2/level2": ("cluster_dir", "cluster"),
+    CLUSTER + "cluster_analysis_output_16rank_msinsight": ("cluster_dir", "cluster"),
+    CLUSTER + "cluster_analysis_output_8rank_msprof_analyze/cluster_analysis_output": ("cluster_dir", "cluster"),
+    "real/msprof_prof_legacy/mindinsight_2dev": ("cluster_dir", "cluster"),
+    CLUSTER + "msinsight_st_4rank_mindspeed_qwen3/level2/rank_0_ascend_pt": ("pytorch_npu_dir", formats.PROFILER),
+    CLUSTER + "msinsight_db_2rank_level2/level2/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT":
+        ("pytorch_npu_dir", formats.PROFILER),
+    "real/msprof_prof_legacy/mindinsight_2dev/PROF_000001_20230818142704322_COJGGGCANRMICFBC":
+        ("msprof_dir", formats.PROFILER),
+    "real/memory/msinsight_static_op_mem": ("pytorch_npu_dir", formats.PROFILER),
+}
+
+
+@pytest.mark.parametrize("relative", sorted(ROUTED_FOLDERS))
+def test_cluster_folders_are_routed_and_rank_folders_are_not_taken(ascend_fixtures, relative):
+    if not (ascend_fixtures / relative).is_dir():
+        pytest.skip("real cluster fixtures not present")
+    detected = formats.detect(ascend_fixtures / relative)
+    assert (detected.format.id, detected.format.panel) == ROUTED_FOLDERS[relative]
+
+
+def test_one_rank_is_not_a_cluster_and_two_are(tmp_path):
+    (tmp_path / "job" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    with pytest.raises(UserError, match="Folder is not one Studio can open"):
+        formats.detect(tmp_path / "job")  # one rank: not a cluster (as before)
+    (tmp_path / "job" / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    assert formats.detect(tmp_path / "job").format.id == "cluster_dir"
+    prof = tmp_path / "prof" / "PROF_000001_20240101000000000_ABCDEFG"
+    for device in ("device_0", "device_1"):
+        (prof / device).mkdir(parents=True)
+    assert formats.detect(prof).format.id == "msprof_dir"  # the PROF_ folder itself stays the profiler's
+    assert formats.detect(tmp_path / "prof").format.id == "cluster_dir"  # two devices under it: two ranks

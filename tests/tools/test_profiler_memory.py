@@ -142,3 +142,25 @@ def test_no_memory_files(tmp_path):
     (tmp_path / "ASCEND_PROFILER_OUTPUT").mkdir()
     with pytest.raises(UserError, match="No memory data"):
         open_memory(tmp_path)
+
+
+def test_series_keeps_the_peak_and_the_envelope(real):
+    import numpy as np
+
+    from studio.tools.profiler.memory.series import downsample
+
+    report = open_memory(real / TWO_TEXT, series_points=100)
+    for device in report.devices:
+        series = device["series"]
+        assert series["samples"] == 495 and len(series["ts_us"]) <= 110  # ~2 points per bucket and series
+        assert max(series["allocated_mb"]) == device["peak_allocated_mb"]
+        assert device["peak_ts_us"] in series["ts_us"]
+        assert series["ts_us"] == sorted(series["ts_us"])
+    assert "series" not in open_memory(real / TWO_TEXT).devices[0]  # the CLI's JSON is unchanged
+    rng = np.random.default_rng(3)
+    values = rng.normal(1000, 50, 1_000_000)
+    values[777_777] = 5000.0
+    reserved = np.where(rng.random(values.size) < 0.01, np.nan, values + 100)
+    keep = downsample([values, reserved], 4000)
+    assert len(keep) <= 4002 and 777_777 in keep and 0 in keep and values.size - 1 in keep
+    assert values[keep].min() == values.min() and np.nanmax(reserved[keep]) == np.nanmax(reserved)

@@ -38,6 +38,7 @@ PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("deploy", "Deployment", "studio.ui.panels.deploy", "DeployPanel"),
     PanelSpec("terminal", "Terminal", "studio.ui.panels.terminal", "TerminalPanel"),
     PanelSpec("run", "Run", "studio.ui.panels.run", "RunPanel"),
+    PanelSpec("cluster", "Cluster", "studio.ui.panels.cluster", "ClusterPanel"),
 )
 
 

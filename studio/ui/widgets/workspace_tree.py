@@ -1,4 +1,5 @@
-"""The workspace panel: the workspace folder as a tree; double-click opens a file in its panel.
+"""The workspace panel: the workspace folder as a tree; double-click opens a file in its panel, the
+context menu opens a file or a folder (a PROF_ folder, a folder of ranks) in its panel.
 
 QFileSystemModel lists folders on its own thread, so a 10,000-file workspace never blocks.
 """
@@ -7,15 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QDir, QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QFileSystemModel, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtCore import QDir, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtWidgets import QFileSystemModel, QHeaderView, QLabel, QMenu, QTreeView, QVBoxLayout, QWidget
 
 
 class WorkspaceTree(QWidget):
     """Browse the open workspace.
 
     Signals:
-        open_requested(Path): the user double-clicked (or pressed Enter on) a file or folder.
+        open_requested(Path): the user double-clicked (or pressed Enter on) a file, or chose Open
+            in the context menu of a file or folder.
     """
 
     open_requested = Signal(object)
@@ -41,6 +43,8 @@ class WorkspaceTree(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.view.activated.connect(self._on_activated)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._on_context_menu)
         self.view.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -61,3 +65,18 @@ class WorkspaceTree(QWidget):
         path = Path(self.model.filePath(index))
         if path.is_file():
             self.open_requested.emit(path)
+
+    def context_menu(self, index: QModelIndex) -> QMenu | None:
+        """The menu of the item at ``index``: Open (a folder opens as a whole, e.g. a folder of ranks)."""
+        if not index.isValid():
+            return None
+        path = Path(self.model.filePath(index))
+        menu = QMenu(self)
+        action = menu.addAction("Open Folder in Studio" if path.is_dir() else "Open")
+        action.triggered.connect(lambda _=False, p=path: self.open_requested.emit(p))
+        return menu
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        menu = self.context_menu(self.view.indexAt(pos))
+        if menu is not None:
+            menu.exec(self.view.viewport().mapToGlobal(pos))

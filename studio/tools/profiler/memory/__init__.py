@@ -6,7 +6,7 @@ or db (``MEMORY_RECORD``, ``OP_MEMORY``, ``NPU_MEM``, ``NPU_MODULE_MEM`` of
 ``ascend_pytorch_profiler_<rank>.db``, preferred when both exist) — and ``static_op_mem.csv``
 of static graphs. One module per job: :mod:`.records` (the shared record types), :mod:`.text`,
 :mod:`.db`, :mod:`.static` (readers), :mod:`.peak` (the peak and what is alive at it),
-:mod:`.engine` (discovery and the report).
+:mod:`.series` (the allocator curve, thinned for drawing), :mod:`.engine` (discovery and the report).
 """
 
 from studio.tools.profiler.memory.engine import MemoryReport, open_memory

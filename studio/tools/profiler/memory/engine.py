@@ -10,6 +10,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.tools.profiler.memory.db import read_db
 from studio.tools.profiler.memory.peak import device_peak
+from studio.tools.profiler.memory.series import device_series
 from studio.tools.profiler.memory.static import FILE as STATIC, read_static
 from studio.tools.profiler.memory.text import MODULE, RECORD, read_text
 
@@ -47,8 +48,12 @@ class MemoryReport:
         return "\n".join(lines)
 
 
-def open_memory(folder: Path) -> MemoryReport:
-    """The memory report of a rank folder, an ASCEND_PROFILER_OUTPUT, a cluster folder or a static_op_mem.csv."""
+def open_memory(folder: Path, series_points: int | None = None) -> MemoryReport:
+    """The memory report of a rank folder, an ASCEND_PROFILER_OUTPUT, a cluster folder or a static_op_mem.csv.
+
+    With ``series_points``, each device with allocator samples also gets ``series``: its allocated and
+    reserved curve over time, thinned to about that many points with the peak kept (see :mod:`.series`).
+    """
     folder = Path(folder)
     if folder.is_file() and folder.name == STATIC:
         return MemoryReport(read_static(folder), {"kind": "static", "files": [str(folder)]})
@@ -70,7 +75,10 @@ def open_memory(folder: Path) -> MemoryReport:
         else:
             devices, kind = {}, None
         for device in devices.values():
-            report.devices.append({"rank_folder": label, **device_peak(device)})
+            entry = {"rank_folder": label, **device_peak(device)}
+            if series_points and entry["peak_allocated_mb"] is not None:
+                entry["series"] = device_series(device, series_points)
+            report.devices.append(entry)
         if kind:
             kinds.add(kind)
         if (output / STATIC).is_file():

@@ -9,15 +9,15 @@ the process's own reservation (the APP rows / NPU_MEM "app") is given beside it.
 
 from __future__ import annotations
 
-from studio.tools.profiler.memory.records import COMPONENTS, DeviceMemory
+from studio.tools.profiler.memory.records import DeviceMemory
+from studio.tools.profiler.memory.series import allocator_samples
 
 TOP = 10
 
 
 def device_peak(device: DeviceMemory) -> dict:
     """The device entry of the memory report."""
-    component = next((c for c in COMPONENTS if any(s.component == c for s in device.samples)), None)
-    samples = [s for s in device.samples if s.component == component and s.allocated_mb is not None]
+    component, samples = allocator_samples(device)
     entry = {"device": device.device, "component": component, "peak_allocated_mb": None,
              "peak_reserved_mb": None, "peak_ts_us": None, "top_ops_at_peak": [],
              "peak_app_reserved_mb": max((mb for _, mb in device.app_reserved_mb), default=None),

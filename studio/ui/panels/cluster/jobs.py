@@ -1,0 +1,35 @@
+"""The cluster panel's jobs: the engines run on a worker thread, their JSON comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import Progress
+
+# Points of a memory curve sent to the chart: each bucket keeps its lowest and highest sample, so the
+# envelope and the peak survive (a long profile has hundreds of thousands of samples).
+CURVE_POINTS = 4000
+
+
+def cluster_job(folder: Path) -> Generator[Progress, None, dict]:
+    """``studio profile cluster FOLDER --json``."""
+    from studio.tools.profiler.cluster import open_cluster
+
+    yield Progress(None, f"reading the ranks of {folder.name}")
+    report = open_cluster(folder).as_dict()
+    yield Progress(1.0, f"{report['source'].get('ranks', 0)} ranks")
+    return report
+
+
+def memory_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:
+    """``studio profile memory FOLDER --json`` with each device's curve; (None, the engine's message)
+    when the folder has no memory data — common for a cluster profile, so no error dialog for it."""
+    from studio.tools.profiler.memory import open_memory
+
+    yield Progress(None, f"reading the memory records of {folder.name}")
+    try:
+        return open_memory(folder, series_points=CURVE_POINTS).as_dict(), ""
+    except UserError as exc:
+        return None, exc.format()

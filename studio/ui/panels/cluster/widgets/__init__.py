@@ -1,0 +1,1 @@
+"""The cluster panel's widgets: rank table with stacked bars, communication heat map, memory tab."""
