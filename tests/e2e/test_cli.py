@@ -99,7 +99,7 @@ def test_screenshot_renders_window_and_every_panel(studio_home, tmp_path):
     assert names == sorted(["main_window.png", "panel_workspace.png", "panel_graph.png", "panel_profiler.png",
                             "panel_accuracy.png", "panel_advisor.png", "panel_convert.png", "panel_log.png",
                             "panel_hosts.png", "panel_terminal.png", "panel_deploy.png", "panel_run.png",
-                            "panel_gallery.png"])
+                            "panel_gallery.png", "panel_cluster.png"])
     from PySide6.QtGui import QImage
 
     window = QImage(str(out / "main_window.png"))
