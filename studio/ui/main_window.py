@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         from studio.ui.panels.run.controls import RunControls
 
         self.run_controls = RunControls(self, before=help_menu.menuAction())  # Run menu + toolbar
+        self.links.edit_run_configurations.connect(self.run_controls.edit)
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = menu.addAction(text)

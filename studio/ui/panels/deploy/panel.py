@@ -217,12 +217,21 @@ class DeployPanel(Panel):
             hosts = self.host_context.names()
         except StudioError:
             hosts = []
-        dialog = AddDeploymentDialog(hosts, parent=self)
+        dialog = AddDeploymentDialog(hosts, parent=self, add_host=self._add_host)
         if dialog.exec() and dialog.deployment is not None and self.store is not None:
             self.store.put(dialog.deployment)
             self.store.save()
             self.reload()
             self.select(dialog.deployment.name)
+
+    def _add_host(self) -> list[str]:
+        """Ask the Hosts panel's "Add host" dialog for a host; the host names afterwards."""
+        self.links.add_host.emit()
+        try:
+            self.host_context.reload()
+            return self.host_context.names()
+        except StudioError:
+            return []
 
     def _on_remove(self) -> None:
         deployment = self.current_deployment()
