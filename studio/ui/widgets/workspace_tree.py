@@ -19,9 +19,11 @@ class WorkspaceTree(QWidget):
     """
 
     open_requested = Signal(object)
+    MIN_WIDTH = 180  # names stay readable: the tool panels give way first (their toolbars overflow)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setMinimumWidth(self.MIN_WIDTH)
         self.title = QLabel("No workspace open. File > Open Workspace, or start with Help > Demo Workspace.", self)
         self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)

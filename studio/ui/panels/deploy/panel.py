@@ -19,6 +19,7 @@ from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, UPLOAD, Plan
 from studio.ui.panels.base import Panel
 from studio.ui.panels.deploy.plan_model import COLUMNS, PlanModel
+from studio.ui.widgets.tool_row import ToolRow
 
 MODES = (("sync", "Sync (two-way)"), ("upload", "Upload (local → remote)"), ("download", "Download (remote → local)"))
 NO_DEPLOYMENTS = ("No deployments yet.\n\nClick “Add…” to map a local folder to a folder on an SSH host "
@@ -81,11 +82,9 @@ class DeployPanel(Panel):
         self.diff_button = QPushButton("Diff…", self)
         self.diff_button.setToolTip("Text differences between the local and remote copies of the selected file")
         self.diff_button.clicked.connect(self.show_diff)
-        controls = QHBoxLayout()
-        for widget in (self.mode, self.delete, self.checksum):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        for widget in (self.dry_run_button, self.apply_button, self.cancel_button):
+        controls = ToolRow(self, "deploy")  # the actions first: the options go under "More" when narrow
+        for widget in (self.dry_run_button, self.apply_button, self.cancel_button, self.mode, self.delete,
+                       self.checksum):
             controls.addWidget(widget)
         self.last_diff: str | None = None
 
@@ -141,7 +140,7 @@ class DeployPanel(Panel):
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.header)
-        right_layout.addLayout(controls)
+        right_layout.addWidget(controls)
         right_layout.addWidget(self.summary)
         right_layout.addWidget(self.stack, 1)
         bottom = QHBoxLayout()

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QSplitter,
@@ -42,6 +41,8 @@ from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
+from studio.ui.widgets.elided_label import ElidedLabel
+from studio.ui.widgets.tool_row import ToolRow
 
 DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
 RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
@@ -114,8 +115,7 @@ class ProfilerPanel(Panel):
         self.profile_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.profile_box.setMinimumContentsLength(16)
         self.profile_box.currentIndexChanged.connect(self._on_profile_chosen)
-        self.info = QLabel("No profile opened", self)
-        self.info.setMinimumWidth(60)
+        self.info = ElidedLabel("No profile opened", self)  # gives way first; the whole text is its tooltip
         self.find = QLineEdit(self)
         self.find.setPlaceholderText("Find slices by name…")
         self.find.setClearButtonEnabled(True)
@@ -134,9 +134,9 @@ class ProfilerPanel(Panel):
         self.graph_button = _tool("Show in graph", "Select the selected op in the Graph panel",
                                   lambda: self._show_in_graph(self._selected_name), self)
         self.graph_button.setEnabled(False)
-        self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
+        self.run_button = _tool("Profile…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
-        self.bench_button = _tool("Benchmark model…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
+        self.bench_button = _tool("Benchmark…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
                                   "no profiler) with ONNX Runtime here or with Studio's engine on an SSH host, as "
                                   "`studio bench MODEL.onnx [--host NAME]`; the numbers open in Summary and Compare",
                                   lambda: self.ask_bench(), self)
@@ -149,23 +149,14 @@ class ProfilerPanel(Panel):
             "bench": "Time an .om with msame or ais_bench where a run configuration runs, optionally next to its "
                      "original .onnx timed here with ONNX Runtime; the numbers open in Summary and Compare"})
 
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 4, 4, 0)
-        bar.addWidget(self.run_button)
-        bar.addWidget(self.bench_button)
-        bar.addWidget(self.host_button)
-        bar.addWidget(self.profile_box)
+        # Used most first: what does not fit goes under the row's "More" menu, the colour bands first.
+        bar = self.tool_row = ToolRow(self, "profiler")
+        for widget in (self.run_button, self.bench_button, self.host_button, self.profile_box):
+            bar.addWidget(widget)
         bar.addWidget(self.info, 1)
-        bar.addWidget(self.find)
-        bar.addWidget(self.prev_button)
-        bar.addWidget(self.next_button)
-        bar.addWidget(self.match_label)
-        bar.addWidget(QLabel("green ≤", self))
-        bar.addWidget(self.green)
-        bar.addWidget(QLabel("red ≥", self))
-        bar.addWidget(self.red)
-        bar.addWidget(self.fit_button)
-        bar.addWidget(self.graph_button)
+        for widget in (self.find, self.prev_button, self.next_button, self.match_label, self.fit_button,
+                       self.graph_button, QLabel("green ≤", self), self.green, QLabel("red ≥", self), self.red):
+            bar.addWidget(widget)
 
         self.timeline = TimelineView(self)
         self.timeline.slice_selected.connect(self._on_slice_selected)
@@ -196,10 +187,10 @@ class ProfilerPanel(Panel):
         self.tabs.addTab(self.summary, "Summary")
         self.tabs.addTab(self.compare_tab, "Compare")
         # the Statistics tab has its own "Show in graph" for the op clicked there
-        self.tabs.currentChanged.connect(lambda index: self.graph_button.setVisible(index == 0))
+        self.tabs.currentChanged.connect(lambda index: bar.set_shown(self.graph_button, index == 0))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
         layout.addWidget(self.tabs, 1)
 
     # ------------------------------------------------------------------ opening
