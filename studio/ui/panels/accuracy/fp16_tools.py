@@ -77,7 +77,7 @@ class Fp16Tools:
                           f"{result.target_runs} target runs; "
                           + "; ".join(html.escape(n) for n in result.notes)
                           + f"<br>written to {html.escape(str(result.folder))}")
-        self.request_open.emit(result.folder / "model.onnx")  # the repro in the graph panel
+        self.request_load.emit(result.folder / "model.onnx")  # the repro into the graph panel, quietly
 
     def find_fp32_set(self):
         """Search the fewest ops to keep in FP32 (a job); returns its handle."""

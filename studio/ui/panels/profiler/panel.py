@@ -255,7 +255,6 @@ class ProfilerPanel(Panel):
         self.info.setText(local.latency_brief(result))
         self.info.setToolTip(f"{line}\n{loaded.path}")
         self.status.emit(f"Profiler: {line}")
-        self.links.focus.emit(self.NAME)
 
     def _on_pick_model(self) -> None:
         start = str(self.workspace_folder) if self.workspace_folder is not None else ""
@@ -370,7 +369,7 @@ class ProfilerPanel(Panel):
             index = next((i for i, p in enumerate(self.profiles) if p.path == path), None)
             if index is None:
                 self._pending_range = (path, t0, t1)
-                self.request_open.emit(path)
+                self.request_load.emit(path)
                 return
             self.profile_box.setCurrentIndex(index)
         if self.current is None:
