@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStyledItemDelegate, QWidget
 
 ELLIPSIS = "…"
 
@@ -17,13 +17,14 @@ ELLIPSIS = "…"
 def fit_text(text: str, metrics: QFontMetrics, width: int, separator: str = " · ", keep_end: bool = False) -> str:
     """``text`` as it fits ``width`` px: whole parts left out and "…" in their place.
 
-    Parts are split at ``separator`` first, then at spaces; ``keep_end`` keeps the last parts
+    Parts are split at ``separator`` first, then at spaces, then at commas (a shape keeps its
+    first whole dims: "float32[1,3,…"); ``keep_end`` keeps the last parts
     (a path or breadcrumb) instead of the first. A single word too wide for ``width`` is cut in
     its middle only when it holds no digit (a number is shown whole or not at all).
     """
     if metrics.horizontalAdvance(text) <= width:
         return text
-    for sep in (separator, " "):
+    for sep in (separator, " ", ","):
         parts = text.split(sep)
         if len(parts) < 2:
             continue
@@ -100,3 +101,18 @@ class ElidedLabel(QLabel):
         elif self._hint:
             lines = [self._hint]  # the hint already holds the full text
         super().setToolTip("\n".join(lines))
+
+
+class FitTextDelegate(QStyledItemDelegate):
+    """Draws a view's cells shortened with :func:`fit_text` (whole words and numbers, "…" for the
+    rest) instead of Qt's elision, which cuts anywhere, numbers included. Give the cells tooltips."""
+
+    PADDING = 8  # px the style keeps around a cell's text
+
+    def initStyleOption(self, option, index) -> None:  # Qt override
+        super().initStyleOption(option, index)
+        room = option.rect.width() - self.PADDING
+        if option.text and room > 0:
+            if not option.icon.isNull():
+                room -= option.decorationSize.width() + 4
+            option.text = fit_text(option.text, option.fontMetrics, room)
