@@ -19,11 +19,13 @@ from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, UPLOAD, Plan
 from studio.ui.panels.base import Panel
 from studio.ui.panels.deploy.plan_model import COLUMNS, PlanModel
+from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.tool_row import ToolRow
 
 MODES = (("sync", "Sync (two-way)"), ("upload", "Upload (local → remote)"), ("download", "Download (remote → local)"))
-NO_DEPLOYMENTS = ("No deployments yet.\n\nClick “Add…” to map a local folder to a folder on an SSH host "
-                  "(or run `studio deploy add NAME --host HOST --local DIR --remote DIR`).")
+NO_DEPLOYMENTS = "Select a deployment on the left, or add one."
+EMPTY_TEXT = ("Map a local folder to a folder on an SSH host: <b>Dry run</b> shows what would change, <b>Apply</b> "
+              "copies it (also: <code>studio deploy add NAME --host HOST --local DIR --remote DIR</code>).")
 NO_PLAN = "Press “Dry run” to see what would change.\nNothing is copied or deleted until you press “Apply”."
 
 
@@ -150,14 +152,17 @@ class DeployPanel(Panel):
         right_layout.addWidget(self.progress)
         right_layout.addWidget(self.progress_label)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.empty = EmptyState("No deployment yet", EMPTY_TEXT, self)
+        self.empty.add_action("Add a deployment…", self._on_add)
+        splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([200, 700])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(splitter)
+        layout.addWidget(self.empty, 1)
+        layout.addWidget(splitter, 1)
 
     # ------------------------------------------------------------------ deployments
     def reload(self) -> None:
@@ -196,6 +201,9 @@ class DeployPanel(Panel):
 
     def _show_deployment(self) -> None:
         deployment = self.current_deployment()
+        listed = self.deployment_list.count() > 0 or self.store is None  # a broken file shows its error
+        self.splitter.setVisible(listed)
+        self.empty.setVisible(not listed)
         self._set_plan(None)
         if deployment is None:
             self.header.setText("")
