@@ -97,6 +97,8 @@ class MainWindow(QMainWindow):
     def _build_docks(self) -> None:
         self.workspace_tree = WorkspaceTree(self)
         self.workspace_tree.open_requested.connect(lambda p: self.open_paths([p]))
+        self.workspace_tree.open_workspace_requested.connect(self._on_open_workspace)
+        self.workspace_tree.demo_requested.connect(self.open_demo)
         self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
         tool_docks = []
         for spec in PANELS:  # the docks exist at once; their panels come right after the first frame

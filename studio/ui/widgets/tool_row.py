@@ -51,3 +51,14 @@ class ToolRow(QToolBar):
     def is_shown(self, widget: QWidget) -> bool:
         """Whether ``widget`` has a place in the row (on it or in its overflow menu)."""
         return self._actions[id(widget)].isVisible()
+
+
+def menu_button(parent: QWidget, text: str, tip: str, menu) -> QToolButton:
+    """A tool button that opens ``menu`` at once; its text ends with "▾", so Qt's own arrow is hidden."""
+    button = QToolButton(parent)
+    button.setText(text if text.endswith("▾") else f"{text} ▾")
+    button.setToolTip(tip)
+    button.setMenu(menu)
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")
+    return button

@@ -49,7 +49,7 @@ class DetailsTree(QTreeWidget):
 
     def show_empty(self) -> None:
         self.clear()
-        hint = self._row(None, "Click a node to see its type, attributes, inputs, outputs and weights.")
+        hint = self._row(None, "Click a node to see its details.")
         hint.setFirstColumnSpanned(True)  # one sentence, not a key and a value
         hint.setForeground(0, self.palette().placeholderText())
 

@@ -35,7 +35,7 @@ from studio.ui.panels.graph.pipeline_edit import PipelineEditing
 from studio.ui.panels.graph.side import Level, Side
 from studio.ui.panels.graph.sizes import ask_input_sizes
 from studio.ui.widgets.elided_label import ElidedLabel
-from studio.ui.widgets.tool_row import ToolRow
+from studio.ui.widgets.tool_row import ToolRow, menu_button
 
 
 def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
@@ -112,12 +112,10 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
                 ):
             self._bar_buttons[text] = _button(text, tip, handler, self)
             bar.addWidget(self._bar_buttons[text])
-        export = _button("Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", None, self)
-        menu = QMenu(export)
+        menu = QMenu(self)
         menu.addAction("Export view…", lambda: self._on_export(False))
         menu.addAction("Export whole graph (every group expanded)…", lambda: self._on_export(True))
-        export.setMenu(menu)
-        export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        export = menu_button(self, "Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", menu)
         bar.addWidget(export)
         bar.set_shown(self.graph_combo, False)  # shown for models with several graphs
         find = QHBoxLayout()

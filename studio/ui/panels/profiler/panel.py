@@ -19,13 +19,17 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
+    QWidgetAction,
 )
 
 from studio import formats
@@ -41,8 +45,10 @@ from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
+from studio.ui import style
 from studio.ui.widgets.elided_label import ElidedLabel
-from studio.ui.widgets.tool_row import ToolRow
+from studio.ui.widgets.empty_state import EmptyState
+from studio.ui.widgets.tool_row import ToolRow, menu_button
 
 DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
 RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
@@ -155,7 +161,7 @@ class ProfilerPanel(Panel):
             bar.addWidget(widget)
         bar.addWidget(self.info, 1)
         for widget in (self.find, self.prev_button, self.next_button, self.match_label, self.fit_button,
-                       self.graph_button, QLabel("green ≤", self), self.green, QLabel("red ≥", self), self.red):
+                       self.graph_button, self._colours_button()):
             bar.addWidget(widget)
 
         self.timeline = TimelineView(self)
@@ -182,7 +188,18 @@ class ProfilerPanel(Panel):
         self.compare_tab = CompareTab(self)
         self.compare_tab.compare_requested.connect(self.compare)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(split, "Timeline")
+        self.empty = EmptyState("No profile open", "Open a trace JSON, an ONNX Runtime profile or a PROF_* / "
+                                "ASCEND_PROFILER_OUTPUT folder (also: <code>studio profile run MODEL -o DIR</code>), "
+                                "or profile an ONNX model here.", self)
+        self.empty.add_action("Profile a model…", self._on_pick_model, self.run_button.toolTip())
+        self.empty.add_action("Open a file…", self._on_open_profile_file, "A trace JSON, ONNX Runtime profile, "
+                              "msprof CSV or DB")
+        self.empty.add_action("Open a folder…", self._on_open_profile_folder, "A PROF_* or ASCEND_PROFILER_OUTPUT "
+                              "folder")
+        self.timeline_stack = QStackedWidget(self)  # the empty state until a profile is shown
+        self.timeline_stack.addWidget(self.empty)
+        self.timeline_stack.addWidget(split)
+        self.tabs.addTab(self.timeline_stack, "Timeline")
         self.tabs.addTab(self.stats_tab, "Statistics")
         self.tabs.addTab(self.summary, "Summary")
         self.tabs.addTab(self.compare_tab, "Compare")
@@ -255,6 +272,34 @@ class ProfilerPanel(Panel):
         self.info.setText(local.latency_brief(result))
         self.info.setToolTip(f"{line}\n{loaded.path}")
         self.status.emit(f"Profiler: {line}")
+
+    def _colours_button(self) -> QToolButton:
+        """"Colours ▾": the share bands that colour the slices, in a menu (the row keeps its room)."""
+        box = QWidget(self)
+        row = QHBoxLayout(box)
+        row.setContentsMargins(style.MARGIN, style.GAP, style.MARGIN, style.GAP)
+        for widget in (QLabel("green ≤", box), self.green, QLabel("red ≥", box), self.red):
+            row.addWidget(widget)
+        menu = QMenu(self)
+        holder = QWidgetAction(menu)
+        holder.setDefaultWidget(box)
+        menu.addAction(holder)
+        button = menu_button(self, "Colours ▾", "The op shares that colour slices green, yellow and red", menu)
+        self.colours_button = button
+        return button
+
+    def _on_open_profile_file(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Open a profile", start,
+                                              "Profiles (*.json *.csv *.db *.gz);;All files (*)")
+        if name:
+            self.request_open.emit(Path(name))
+
+    def _on_open_profile_folder(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name = QFileDialog.getExistingDirectory(self, "Open a PROF_* or ASCEND_PROFILER_OUTPUT folder", start)
+        if name:
+            self.request_open.emit(Path(name))
 
     def _on_pick_model(self) -> None:
         start = str(self.workspace_folder) if self.workspace_folder is not None else ""
@@ -391,6 +436,7 @@ class ProfilerPanel(Panel):
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
         self.timeline.set_trace(trace, loaded.by_name, loaded.share)
+        self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
         self.details.set_rows([], [])
         self._on_find_text(self.find.text())
@@ -619,5 +665,5 @@ def _percent_box(value: float, tip: str, parent: QWidget) -> QDoubleSpinBox:
     box.setSuffix(" %")
     box.setValue(value)
     box.setToolTip(tip)
-    box.setMaximumWidth(80)  # "100.0 %" fits; the find box needs the room more
+    box.setMinimumWidth(80)  # "100.0 %" fits
     return box
