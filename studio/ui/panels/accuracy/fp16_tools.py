@@ -28,6 +28,7 @@ class Fp16Tools:
         self.reduce_action = menu.addAction("Reduce to a repro…", self.reduce_failure)
         self.precision_action = menu.addAction("Find FP32 set…", self.find_fp32_set)
         button.setMenu(menu)
+        button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")  # "▾" says it
         self.fp16_button = button
         return button
 

@@ -163,6 +163,7 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([600, 400])  # the table first: on a 720 px screen the plots' hint took most
         layout = QVBoxLayout(self)
         layout.setContentsMargins(style.GAP, style.GAP, style.GAP, style.GAP)
         layout.addWidget(bar)
