@@ -24,12 +24,16 @@ def fit_text(text: str, metrics: QFontMetrics, width: int, separator: str = " ·
     """
     if metrics.horizontalAdvance(text) <= width:
         return text
-    for sep in (separator, " ", ","):
+    # commas split only lists and shapes ("[1,3,256,256]"), never a "7,018"
+    separators = (separator, " ", ",") if "[" in text or "(" in text else (separator, " ")
+    for sep in separators:
         parts = text.split(sep)
         if len(parts) < 2:
             continue
         for keep in range(len(parts) - 1, 0, -1):
             kept = parts[-keep:] if keep_end else parts[:keep]
+            if sep == " " and not keep_end and _bare_number(kept[-1]):
+                continue  # "393 …" says less than "…": a number keeps the word after it
             candidate = ELLIPSIS + sep + sep.join(kept) if keep_end else sep.join(kept) + sep + ELLIPSIS
             if metrics.horizontalAdvance(candidate) <= width:
                 return candidate
@@ -40,6 +44,10 @@ def fit_text(text: str, metrics: QFontMetrics, width: int, separator: str = " ·
         return ELLIPSIS  # never a cut number: the whole text is in the tooltip
     mode = Qt.TextElideMode.ElideLeft if keep_end else Qt.TextElideMode.ElideMiddle
     return metrics.elidedText(text, mode, width)
+
+
+def _bare_number(word: str) -> bool:
+    return any(ch.isdigit() for ch in word) and not any(ch.isalpha() for ch in word)
 
 
 class ElidedLabel(QLabel):
