@@ -33,12 +33,12 @@ from PySide6.QtWidgets import (
 from studio.formats import Detected
 from studio.tools.accuracy.advisor import CONSISTENT, GOLDEN_NONFINITE, OVERFLOW, PROBLEM, UNDERFLOW
 from studio.tools.accuracy.dumpset import MODE_LABELS
+from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
 from studio.ui.panels.accuracy.msprobe_view import MsprobeOpening, MsprobeView
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel, verdict_label
 from studio.ui.panels.base import Panel
-from studio.ui import style
 from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.tool_row import ToolRow
 

@@ -17,6 +17,7 @@ from studio.errors import StudioError
 from studio.formats import Detected
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, UPLOAD, Plan
+from studio.ui import style
 from studio.ui.panels.base import Panel
 from studio.ui.panels.deploy.plan_model import COLUMNS, PlanModel
 from studio.ui.widgets.empty_state import EmptyState
@@ -172,7 +173,7 @@ class DeployPanel(Panel):
             self.store = DeploymentStore()
         except StudioError as exc:
             self.store = None
-            self.summary.setText(f"<span style='color:#c62828'>{exc}</span>")
+            self.summary.setText(f"<span style='color:{style.ERROR}'>{exc}</span>")
         self.deployment_list.clear()
         for name, deployment in sorted((self.store.deployments if self.store else {}).items()):
             item = QListWidgetItem(name)

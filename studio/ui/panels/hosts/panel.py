@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.remote.hosts import HostEntry, HostStore
+from studio.ui import style
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.hosts import dialogs
 from studio.ui.panels.hosts.checklist import Checklist
-from studio.ui import style
 from studio.ui.widgets.empty_state import EmptyState
 
 

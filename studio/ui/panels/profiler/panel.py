@@ -37,6 +37,7 @@ from studio.formats import Detected
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler import stats
 from studio.tools.profiler.model import Trace, source_label
+from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel
 from studio.ui.panels.profiler import local
@@ -45,7 +46,6 @@ from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
-from studio.ui import style
 from studio.ui.widgets.elided_label import ElidedLabel
 from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.tool_row import ToolRow, menu_button

@@ -20,8 +20,8 @@ from studio.terminal.shell import ShellSession
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
-from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.panels.terminal.view import TerminalView
+from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
 
