@@ -47,22 +47,14 @@ class CutText:
 
 def find_cut_text(root: QWidget) -> list[CutText]:
     """Every text on screen under ``root`` that is cut with no tooltip holding it in full."""
+    checks = ((QLabel, _label), (QAbstractButton, _button), (QTabBar, _tabs), (QHeaderView, _header),
+              (QAbstractItemView, _cells), (QDockWidget, _dock_title))  # the first class that fits
     found: list[CutText] = []
     for widget in [root, *root.findChildren(QWidget)]:
-        if not _on_screen(widget):
-            continue
-        if isinstance(widget, QLabel):
-            found.extend(_label(widget))
-        elif isinstance(widget, QAbstractButton):
-            found.extend(_button(widget))
-        elif isinstance(widget, QTabBar):
-            found.extend(_tabs(widget))
-        elif isinstance(widget, QHeaderView):
-            found.extend(_header(widget))
-        elif isinstance(widget, QAbstractItemView):
-            found.extend(_cells(widget))
-        elif isinstance(widget, QDockWidget):
-            found.extend(_dock_title(widget))
+        if _on_screen(widget):
+            check = next((check for kind, check in checks if isinstance(widget, kind)), None)
+            if check is not None:
+                found.extend(check(widget))
     return found
 
 
