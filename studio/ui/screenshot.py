@@ -45,7 +45,8 @@ def _process_events_until(app, done, timeout_s: float) -> bool:
 def take_screenshots(out_dir: Path, demo: bool = False, timeout_s: float = 120.0,
                      size: tuple[int, int] = WINDOW_SIZE,
                      check: Callable[[str, object], None] | None = None) -> list[Path]:
-    """Write ``main_window.png`` and ``panel_<name>.png`` for each dock into ``out_dir``.
+    """Write ``main_window.png`` and ``panel_<name>.png`` for each dock into ``out_dir`` (with
+    ``demo``, also ``panel_<name>_selected.png`` for the panels where something can be selected).
 
     ``check(name, widget)`` is called with each dock while it is in front (and with the window,
     as ``"main_window"``), e.g. to look for cut text in the state shown.
@@ -97,6 +98,26 @@ def _take(app, window, notifier, out_dir: Path, demo: bool, timeout_s: float, ch
         written.append(_save(dock.grab(), out_dir / f"panel_{name}.png"))
         if check is not None:
             check(name, dock)
+    if demo:
+        written += _selected_states(app, window, out_dir, timeout_s, check)
+    return written
+
+
+def _selected_states(app, window, out_dir: Path, timeout_s: float, check) -> list[Path]:
+    """``panel_<name>_selected.png``: each panel with its first thing selected (details, drill-down)."""
+    from studio.ui.screenshot_states import SELECTIONS
+
+    written = []
+    for name, select in SELECTIONS.items():
+        window.show_panel(name)
+        if not select(window.panels[name]):
+            continue
+        _process_events_until(app, lambda: not window.runner.active_jobs, timeout_s)
+        _process_events_until(app, lambda: False, 0.15)
+        dock = window.docks[name]
+        written.append(_save(dock.grab(), out_dir / f"panel_{name}_selected.png"))
+        if check is not None:
+            check(f"{name}_selected", dock)
     return written
 
 

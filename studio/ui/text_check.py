@@ -79,7 +79,16 @@ def _plain(text: str, rich: bool) -> str:
 def _held(full: str, tooltip: str) -> bool:
     """Whether ``tooltip`` holds the whole of ``full`` (spaces and line breaks aside)."""
     squash = lambda s: re.sub(r"\s+", " ", s).strip()  # noqa: E731
-    return bool(full) and squash(full) in squash(_plain(tooltip, _rich(tooltip)))
+    tip = squash(_plain(tooltip, _rich(tooltip)))
+    if not full or not tip:
+        return False
+    at = 0  # a text shortened by its panel ("…/conv/weight") is held when every piece is, in order
+    for piece in (squash(p) for p in full.split("…")):
+        found = tip.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 def _where(widget: QWidget) -> str:

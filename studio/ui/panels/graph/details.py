@@ -54,7 +54,7 @@ class DetailsTree(QTreeWidget):
         hint.setForeground(0, self.palette().placeholderText())
 
     def _fit_key_column(self) -> None:
-        """Give the keys the room they need (attribute names are not cut), at most 45 % of the width."""
+        """Give the keys the room they need (attribute names are not cut), at most half the width."""
         self._fit_pending = False
         metrics, indent = self.fontMetrics(), self.indentation()
         needed, stack = 0, [(self.topLevelItem(i), 1) for i in range(self.topLevelItemCount())]
@@ -64,7 +64,7 @@ class DetailsTree(QTreeWidget):
                 needed = max(needed, metrics.horizontalAdvance(item.text(0)) + indent * depth + 16)
             stack.extend((item.child(i), depth + 1) for i in range(item.childCount()))
         if needed:
-            self.setColumnWidth(0, max(80, min(needed, int(self.viewport().width() * 0.45))))
+            self.setColumnWidth(0, max(80, min(needed, self.viewport().width() // 2)))
 
     def resizeEvent(self, event) -> None:  # Qt override: the cap follows the pane's width
         super().resizeEvent(event)

@@ -145,7 +145,8 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self.split.addWidget(self.details)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([700, 260])
+        self.split.setSizes([700, 320])
+        self.details.setMinimumWidth(240)  # attribute names and shapes stay readable beside the canvas
         self.legend_label = QLabel(self)
         self.legend_label.setTextFormat(Qt.TextFormat.RichText)
         self.legend_label.setWordWrap(True)
