@@ -75,3 +75,15 @@ def test_run_and_accuracy_empty_states_offer_their_actions(qtbot, make_panel):
     accuracy = make_panel(AccuracyPanel)
     assert {"Open a comparison CSV…", "Compare dumps…"} <= set(_buttons(accuracy))
     assert "`" not in accuracy.empty.text()
+
+
+def test_deployment_gallery_and_profiler_empty_states(qtbot, make_panel):
+    from studio.ui.panels.deploy import DeployPanel
+    from studio.ui.panels.gallery import GalleryPanel
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    deploy = make_panel(DeployPanel)
+    assert "Add a deployment…" in _buttons(deploy) and not deploy.dry_run_button.isVisible()
+    assert "`" not in deploy.empty.text()
+    assert {"Run a model over pictures…", "Open a results folder…"} <= set(_buttons(make_panel(GalleryPanel)))
+    assert {"Profile a model…", "Open a file…", "Open a folder…"} <= set(_buttons(make_panel(ProfilerPanel)))
