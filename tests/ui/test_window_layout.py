@@ -43,3 +43,26 @@ def test_workspace_tree_keeps_a_usable_width(qtbot, window, size):
     qtbot.wait(50)  # the dock layout settles on the next turn
     assert window.docks["workspace"].width() >= USABLE_TREE_WIDTH
     assert window.docks["graph"].width() >= size[0] - window.docks["workspace"].width() - 40
+
+
+def test_tools_that_do_not_fit_are_in_the_rows_more_menu(qtbot, make_panel):
+    from PySide6.QtWidgets import QToolButton
+
+    from studio.ui.panels.graph import GraphPanel
+
+    panel = make_panel(GraphPanel, size=(520, 500))
+    row = panel.tool_row
+    qtbot.waitUntil(lambda: bool(row.hidden_widgets()))
+    hidden = row.hidden_widgets()
+    menu = row.findChild(QToolButton, "qt_toolbar_ext_button").menu()
+    menu.aboutToShow.emit()
+    menu.aboutToShow.emit()  # opened twice: each stand-in once
+    entries = {action.text(): action for action in menu.actions()}
+    assert len(entries) == len(menu.actions()) >= len(hidden)
+    assert "Export" in entries and entries["Export"].menu() is not None  # a menu button keeps its menu
+    # a stand-in does what its button does
+    name = next(n for n in ("Expand", "Collapse", "▲ Up", "▼ Down", "Clear") if panel._bar_buttons[n] in hidden)
+    clicked = []
+    panel._bar_buttons[name].clicked.connect(lambda: clicked.append(name))
+    entries[name].trigger()
+    assert clicked == [name]
