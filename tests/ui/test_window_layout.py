@@ -50,7 +50,7 @@ def test_tools_that_do_not_fit_are_in_the_rows_more_menu(qtbot, make_panel):
 
     from studio.ui.panels.graph import GraphPanel
 
-    panel = make_panel(GraphPanel, size=(520, 500))
+    panel = make_panel(GraphPanel, size=(420, 500))
     row = panel.tool_row
     qtbot.waitUntil(lambda: bool(row.hidden_widgets()))
     hidden = row.hidden_widgets()
