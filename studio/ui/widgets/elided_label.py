@@ -38,8 +38,10 @@ def fit_text(text: str, metrics: QFontMetrics, width: int, separator: str = " ·
             if metrics.horizontalAdvance(candidate) <= width:
                 return candidate
         text = parts[-1] if keep_end else parts[0]  # not even one part fits with the mark: try inside it
-        if metrics.horizontalAdvance(text) <= width:
-            return text
+        marked = f"{ELLIPSIS} {text}" if keep_end else f"{text} {ELLIPSIS}"
+        for candidate in (marked, text):
+            if metrics.horizontalAdvance(candidate) <= width:
+                return candidate
     if any(ch.isdigit() for ch in text):
         return ELLIPSIS  # never a cut number: the whole text is in the tooltip
     mode = Qt.TextElideMode.ElideLeft if keep_end else Qt.TextElideMode.ElideMiddle
