@@ -85,8 +85,23 @@ def _add(args) -> int:
     store.put(entry)
     store.save()
     print(f"{'replaced' if replaced else 'added'} {entry.name}: {entry.address} ({_auth_text(entry)})")
+    _warn_missing_key(entry)
     print(f"next: `studio ssh test {entry.name}`")
     return 0
+
+
+def _warn_missing_key(entry) -> None:
+    """Saved all the same (the key may be copied in later), but say now why a test would fail."""
+    import sys
+    from pathlib import Path
+
+    if entry.auth != "key" or not entry.key_file:
+        return
+    key = Path(entry.key_file).expanduser()
+    if not key.is_file():
+        print(f"warning: the key file {key} does not exist: connecting to {entry.name} will fail until it does.\n"
+              f"  fix: pass the private key's path with --key, or make one with `ssh-keygen -t ed25519 -f {key}` "
+              "and add its .pub to the host's ~/.ssh/authorized_keys", file=sys.stderr)
 
 
 def _auth_text(entry) -> str:

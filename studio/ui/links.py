@@ -63,6 +63,10 @@ class PanelLinks(QObject):
             host action's dialog (the profiler's and accuracy panel's toolbar buttons emit it).
         model_converted(object): a model path the converter just wrote — offered where a model path
             is asked for (the graph panel's pipeline editor offers it for ``modelPath``).
+        add_host(): the Hosts panel asks for a new SSH host (its "Add host" dialog) and saves it
+            before the emit returns (the Deployment panel's Add dialog emits it when no host exists).
+        edit_run_configurations(): the Run controls open the run configurations dialog (the Run
+            panel's empty state emits it).
         open_terminal(str): a host entry name — the terminal panel opens a new tab with a
             shell on that host (the Hosts panel's "Open terminal" emits it).
     """
@@ -73,6 +77,8 @@ class PanelLinks(QObject):
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
     open_terminal = Signal(str)
+    edit_run_configurations = Signal()
+    add_host = Signal()
     host_action = Signal(str)
     convert_model = Signal(object)
     profile_model = Signal(object)

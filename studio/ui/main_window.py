@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         self.links.focus.connect(self.show_panel)
         self.links.host_context = _host_context(self)  # ONE host store, known hosts and connection pool
         self.docks: dict[str, QDockWidget] = {}
+        self._panel_status: dict[str, str] = {}  # each panel's latest status message
 
         central = QWidget(self)  # the docks are the content; an empty central widget stays hidden
         central.hide()
@@ -90,11 +91,14 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         self.docks[name] = dock
+        dock.visibilityChanged.connect(lambda visible, n=name: self._on_dock_shown(n, visible))
         return dock
 
     def _build_docks(self) -> None:
         self.workspace_tree = WorkspaceTree(self)
         self.workspace_tree.open_requested.connect(lambda p: self.open_paths([p]))
+        self.workspace_tree.open_workspace_requested.connect(self._on_open_workspace)
+        self.workspace_tree.demo_requested.connect(self.open_demo)
         self._add_dock("workspace", "Workspace", self.workspace_tree, Qt.DockWidgetArea.LeftDockWidgetArea)
         tool_docks = []
         for spec in PANELS:  # the docks exist at once; their panels come right after the first frame
@@ -117,7 +121,8 @@ class MainWindow(QMainWindow):
         spec = self._panel_specs[name]  # KeyError for a name that is no tool panel
         panel = spec.load()(self.runner, self, links=self.links)
         panel.request_open.connect(lambda p: self.open_paths([p]))
-        panel.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        panel.request_load.connect(lambda p: self.open_paths([p], focus=False))
+        panel.status.connect(lambda text, n=name: self._on_panel_status(n, text))
         if self.workspace is not None:
             panel.workspace_folder = self.workspace.folder
         self._built[name] = panel
@@ -177,6 +182,7 @@ class MainWindow(QMainWindow):
         from studio.ui.panels.run.controls import RunControls
 
         self.run_controls = RunControls(self, before=help_menu.menuAction())  # Run menu + toolbar
+        self.links.edit_run_configurations.connect(self.run_controls.edit)
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = menu.addAction(text)
@@ -191,21 +197,23 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready", 3000)
 
     # ------------------------------------------------------------------ opening files
-    def open_paths(self, paths: list[Path]) -> list[JobHandle]:
+    def open_paths(self, paths: list[Path], focus: bool = True) -> list[JobHandle]:
         """Sniff each path on a worker thread and route it to the panel that reads it.
 
         Sniffing reads a few bytes, so the jobs share one queue: files reach their panels in the
-        order given (the last one opened ends up in front), whichever sniff would finish first.
+        order given (with ``focus``, the last one opened ends up in front), whichever sniff would
+        finish first. Without ``focus`` (a job's result, not the user's own open) the panel loads
+        the file behind the panel in front, and the status bar says where it went.
         """
         handles = []
         for path in paths:
             handle = self.runner.start(f"Opening {Path(path).name}", lambda cancel, p=Path(path): _detect_job(p),
                                        key="open-files")
-            handle.finished.connect(self._route)
+            handle.finished.connect(lambda detected, f=focus: self._route(detected, f))
             handles.append(handle)
         return handles
 
-    def _route(self, detected: Detected) -> None:
+    def _route(self, detected: Detected, focus: bool = True) -> None:
         if detected.format.panel == formats.WORKSPACE:
             folder = detected.path if detected.path.is_dir() else detected.path.parent
             self.open_workspace(folder)
@@ -214,7 +222,11 @@ class MainWindow(QMainWindow):
         if panel is None:
             self.notifier.report_exception(RuntimeError(f"no panel for {detected.format.panel}"))
             return
-        self.show_panel(panel.NAME)
+        if focus:
+            self.show_panel(panel.NAME)
+        elif not self.is_in_front(panel.NAME):
+            title = self._panel_specs[panel.NAME].title
+            self.statusBar().showMessage(f"{detected.path.name} opened in the {title} panel (Tools › {title})", 10000)
         panel.open_file(detected)
         self.settings.add_recent_file(detected.path)
         if self.workspace is not None:
@@ -231,6 +243,22 @@ class MainWindow(QMainWindow):
         dock = self.docks[name]
         dock.show()
         dock.raise_()
+
+    def is_in_front(self, name: str) -> bool:
+        """Whether the dock ``name`` can be seen (shown, and the current tab of its group)."""
+        dock = self.docks[name]
+        return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+    def _on_panel_status(self, name: str, text: str) -> None:
+        # The status bar speaks of the panel in front; another panel's news waits until it is raised.
+        self._panel_status[name] = text
+        if self.is_in_front(name):
+            self.statusBar().showMessage(text, 5000)
+
+    def _on_dock_shown(self, name: str, visible: bool) -> None:
+        text = self._panel_status.get(name)
+        if visible and text:
+            self.statusBar().showMessage(text, 5000)
 
     def _on_job_failed(self, handle: JobHandle, exc: BaseException, text: str) -> None:
         self.notifier.report_exception(exc, text, context=handle.title)

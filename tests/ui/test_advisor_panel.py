@@ -128,7 +128,7 @@ def test_profiler_zooms_to_a_requested_range(qtbot, tmp_path):
     profiler.show()
     trace = host_sleep_trace(tmp_path / "sleep.json", 1.0)
     opened = []
-    profiler.request_open.connect(lambda p: (opened.append(p), profiler.open_file(formats.detect(p))))
+    profiler.request_load.connect(lambda p: (opened.append(p), profiler.open_file(formats.detect(p))))
     profiler.links.show_time_range.emit(trace, 5_000_000, 900_000_000)
     assert opened == [trace]
     qtbot.waitUntil(lambda: profiler._pending_range is None and profiler.current is not None, timeout=20000)

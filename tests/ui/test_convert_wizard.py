@@ -82,8 +82,8 @@ def test_walk_the_wizard_and_convert(panel, qtbot, tmp_path, ascend_fixtures):
     bn_item.setCheckState(Qt.CheckState.Unchecked)
     panel.model_page.output_type_combo.setCurrentText("FP16")
 
-    # Finish: the job streams into the log, the result opens in the graph panel.
-    with qtbot.waitSignal(panel.request_open, timeout=20000) as opened:
+    # Finish: the job streams into the log, the result loads in the graph panel (behind the log).
+    with qtbot.waitSignal(panel.request_load, timeout=20000) as opened:
         panel.finish_button.click()
     output = Path(opened.args[0])
     assert output == tmp_path / "cam_converted.onnx" and output.is_file()

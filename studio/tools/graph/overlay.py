@@ -8,6 +8,7 @@ object keyed by graph id. Keys are node names or output tensor names.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,5 +181,15 @@ def load_node_data(path: Path, graph_name: str | None = None) -> OverlayData:
              if isinstance(t, dict) and isinstance(t.get("value"), (int, float))]
     gradient = [(float(s["stop"]), _colour(s.get("bgColor")) or BAD) for s in data.get("gradient") or []
                 if isinstance(s, dict) and isinstance(s.get("stop"), (int, float))]
-    return OverlayData(title=str(data.get("name") or path.stem), values=values, colours=colours,
-                       bands=bands, gradient=gradient)
+    title = str(data.get("name") or path.stem)
+    return OverlayData(title=title, values=values, colours=colours, bands=bands, gradient=gradient,
+                       unit=unit_in_title(title))
+
+
+def unit_in_title(title: str) -> str:
+    """The unit a node-data title names at its end: "MACs share (%)" -> "%", "Latency (ms)" -> " ms"."""
+    found = re.search(r"\(([^()\d]{1,8})\)\s*$", title)
+    if not found:
+        return ""
+    unit = found.group(1).strip()
+    return unit if unit == "%" else f" {unit}"

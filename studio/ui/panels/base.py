@@ -22,7 +22,10 @@ class Panel(QWidget):
     """A dockable tool panel.
 
     Signals:
-        request_open(Path): ask the main window to open a file (it is sniffed and routed).
+        request_open(Path): ask the main window to open a file (it is sniffed and routed) and bring
+            its panel to the front: for what the user asked to see.
+        request_load(Path): the same without bringing the panel to the front: for a job's result
+            (a converted model, a repro), so the user stays where they were working.
         status(str): a short message for the status bar.
     """
 
@@ -31,6 +34,7 @@ class Panel(QWidget):
     AREA = Qt.DockWidgetArea.RightDockWidgetArea
 
     request_open = Signal(object)
+    request_load = Signal(object)
     status = Signal(str)
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):

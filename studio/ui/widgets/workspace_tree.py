@@ -11,6 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import QDir, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import QFileSystemModel, QHeaderView, QLabel, QMenu, QTreeView, QVBoxLayout, QWidget
 
+from studio.ui.widgets.empty_state import EmptyState
+
 
 class WorkspaceTree(QWidget):
     """Browse the open workspace.
@@ -18,14 +20,25 @@ class WorkspaceTree(QWidget):
     Signals:
         open_requested(Path): the user double-clicked (or pressed Enter on) a file, or chose Open
             in the context menu of a file or folder.
+        open_workspace_requested(), demo_requested(): the empty state's buttons.
     """
 
     open_requested = Signal(object)
+    open_workspace_requested = Signal()
+    demo_requested = Signal()
+    MIN_WIDTH = 180  # names stay readable: the tool panels give way first (their toolbars overflow)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.title = QLabel("No workspace open. File > Open Workspace, or start with Help > Demo Workspace.", self)
+        self.setMinimumWidth(self.MIN_WIDTH)
+        self.empty = EmptyState("No workspace open", "A workspace is a folder of models, profiles and dumps; "
+                                "what Studio makes goes into it.", self)
+        self.empty.add_action("Open…", self.open_workspace_requested.emit, "Open a folder as the workspace")
+        self.empty.add_action("Demo", self.demo_requested.emit,
+                              "Write and open the demo workspace: a U-Net with its profile, dumps and findings")
+        self.title = QLabel(self)
         self.title.setWordWrap(True)
+        self.title.hide()  # the workspace's name and folder, once one is open
         self.title.setContentsMargins(6, 4, 6, 4)
         self.title.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.model = QFileSystemModel(self)
@@ -48,6 +61,7 @@ class WorkspaceTree(QWidget):
         self.view.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.empty, 1)
         layout.addWidget(self.title)
         layout.addWidget(self.view, 1)
         self.folder: Path | None = None
@@ -59,6 +73,8 @@ class WorkspaceTree(QWidget):
         self.view.setRootIndex(root)
         self.title.setText(f"<b>{name}</b> — {folder}")
         self.title.setToolTip(str(folder))
+        self.empty.hide()
+        self.title.show()
         self.view.show()
 
     def _on_activated(self, index: QModelIndex) -> None:

@@ -28,6 +28,7 @@ class Fp16Tools:
         self.reduce_action = menu.addAction("Reduce to a repro…", self.reduce_failure)
         self.precision_action = menu.addAction("Find FP32 set…", self.find_fp32_set)
         button.setMenu(menu)
+        button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")  # "▾" says it
         self.fp16_button = button
         return button
 
@@ -77,7 +78,7 @@ class Fp16Tools:
                           f"{result.target_runs} target runs; "
                           + "; ".join(html.escape(n) for n in result.notes)
                           + f"<br>written to {html.escape(str(result.folder))}")
-        self.request_open.emit(result.folder / "model.onnx")  # the repro in the graph panel
+        self.request_load.emit(result.folder / "model.onnx")  # the repro into the graph panel, quietly
 
     def find_fp32_set(self):
         """Search the fewest ops to keep in FP32 (a job); returns its handle."""

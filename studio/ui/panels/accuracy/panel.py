@@ -33,20 +33,25 @@ from PySide6.QtWidgets import (
 from studio.formats import Detected
 from studio.tools.accuracy.advisor import CONSISTENT, GOLDEN_NONFINITE, OVERFLOW, PROBLEM, UNDERFLOW
 from studio.tools.accuracy.dumpset import MODE_LABELS
+from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
 from studio.ui.panels.accuracy.msprobe_view import MsprobeOpening, MsprobeView
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, RowsFilter, RowsModel, verdict_label
 from studio.ui.panels.base import Panel
+from studio.ui.widgets.empty_state import EmptyState
+from studio.ui.widgets.tool_row import ToolRow
 
 if TYPE_CHECKING:  # the engine (numpy) is imported by the jobs, not when the window opens
     from studio.tools.accuracy.compare import CompareResult
 
 _FINDING_COLOURS = {OVERFLOW: "#d73a49", UNDERFLOW: "#d73a49", GOLDEN_NONFINITE: "#d73a49", PROBLEM: "#d73a49",
                     CONSISTENT: "#2ea043"}
-_EMPTY = ("No comparison yet.\n\nOpen a comparison CSV, or open two dump folders (golden first, then target): "
-          "folders written by `studio dump`, .npy dump folders or Ascend NPU dumps.\n"
-          "From the command line: studio dump MODEL -o DIR [--fp16-sim], then studio compare GOLDEN TARGET -o result.csv")
+_EMPTY_TITLE = "No comparison yet"
+_EMPTY = ("Open a comparison CSV, or two dump folders (golden first, then target): folders written by "
+          "<code>studio dump</code>, .npy dump folders or Ascend NPU dumps. The Graph panel's <b>FP16 check</b> "
+          "makes both dumps of an ONNX model for you.<br>From the command line: <code>studio dump MODEL -o DIR "
+          "[--fp16-sim]</code>, then <code>studio compare GOLDEN TARGET -o result.csv</code>.")
 
 
 class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
@@ -73,6 +78,7 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.sources = QLabel(self)
         self.sources.setWordWrap(True)
         self.sources.setTextFormat(Qt.TextFormat.RichText)
+        self.sources.setContentsMargins(style.GAP, 0, style.GAP, 0)
         self.export_button = QPushButton("Export CSV…", self)
         self.export_button.clicked.connect(lambda: self.export_csv())
         self.graph_button = QPushButton("Show in graph", self)
@@ -101,10 +107,9 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.here_and_host_action.setToolTip("Dump an ONNX model here and with Studio's engine on any SSH host (e.g. "
                                              "with its GPU provider), same input, and compare the two op by op")
         self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
-        bar = QHBoxLayout()
-        bar.addWidget(self.sources, 1)
-        for button in (self.host_button, self.dumps_button, self.mapping_button, self._build_fp16_tools(),
-                       self.graph_button, self.export_button, self.clear_button):
+        bar = ToolRow(self, "accuracy")  # the tools that do not fit go under its "More" menu
+        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.graph_button,
+                       self.mapping_button, self.export_button, self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
@@ -112,11 +117,10 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.findings.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.findings.setContentsMargins(6, 4, 6, 4)
-        self.empty = QLabel(_EMPTY, self)
-        self.empty.setWordWrap(True)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.empty.setContentsMargins(8, 8, 8, 8)
-        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.empty = EmptyState(_EMPTY_TITLE, _EMPTY, self)
+        self.empty.add_action("Open a comparison CSV…", self._on_pick_csv,
+                              "A CSV written by studio compare, or by Ascend's msaccucmp")
+        self.empty.add_action("Compare dumps…", self._on_pick_dumps, self.dumps_button.toolTip())
 
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter ops by name or type…")
@@ -159,9 +163,11 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([600, 400])  # the table first: on a 720 px screen the plots' hint took most
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(bar)
+        layout.setContentsMargins(style.GAP, style.GAP, style.GAP, style.GAP)
+        layout.addWidget(bar)
+        layout.addWidget(self.sources)
         layout.addWidget(self.findings)
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
@@ -292,6 +298,12 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
 
     def _on_compared(self, result, pair: tuple[Path, Path]) -> None:
         self.set_result(result, pair)
+
+    def _on_pick_csv(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Open a comparison CSV", str(self.workspace_folder or ""),
+                                              "Comparison CSV (*.csv);;All files (*)")
+        if name:
+            self.request_open.emit(Path(name))
 
     def _on_pick_dumps(self) -> None:
         golden = QFileDialog.getExistingDirectory(self, "Golden dump folder (e.g. the FP32 run)")

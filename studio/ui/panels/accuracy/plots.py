@@ -173,6 +173,10 @@ class DrilldownView(QWidget):
         self.image = pg.ImageItem()
         self.image.setColorMap(pg.colormap.get("viridis"))
         self.heat.addItem(self.image)
+        # the scale that says what a colour means (levels follow each tensor shown)
+        self.colour_bar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12,
+                                          label="|error|")
+        self.colour_bar.setImageItem(self.image, insert_in=self.heat.getPlotItem())
         self.heat_label = QLabel("", self)
         self.heat_label.setWordWrap(True)
         self.worst = QTableWidget(0, 5, self)
@@ -212,7 +216,9 @@ class DrilldownView(QWidget):
         if data.heat is not None:
             heat = np.nan_to_num(data.heat, nan=0.0, posinf=np.nanmax(np.where(np.isinf(data.heat), np.nan, data.heat))
                                  if np.isfinite(data.heat).any() else 1.0)
-            self.image.setImage(heat.T, autoLevels=True)
+            low, high = float(np.min(heat)), float(np.max(heat))
+            self.image.setImage(heat.T, autoLevels=False)
+            self.colour_bar.setLevels((low, high if high > low else low + 1e-12))
             self.heat.autoRange()
         else:
             self.image.clear()

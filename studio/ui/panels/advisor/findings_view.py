@@ -32,6 +32,7 @@ class FindingsTree(QTreeWidget):
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
         header = self.header()
+        header.setStretchLastSection(False)  # the titles take the room, not the fix column
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
         for column in (1, 2, 3):

@@ -13,6 +13,9 @@ BOUND_COLOURS = {"compute-bound": (61, 111, 182), "memory-bound": (181, 74, 60),
                  "compute-region": (157, 182, 221), "memory-region": (227, 168, 159), "above-roof": (212, 160, 23)}
 
 
+GIGA = 1e9  # the y axis is in GFLOP/s
+
+
 class RooflinePlot(QWidget):
     """Log-log FLOP/s against FLOP/byte. Measured ops sit at their achieved rate (filled), unmeasured
     ones on their roof (hollow).
@@ -30,7 +33,9 @@ class RooflinePlot(QWidget):
         self.plot.setLogMode(True, True)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
-        self.plot.setLabel("left", "FLOP/s")
+        self.plot.setLabel("left", "GFLOP/s")  # values are plotted in GFLOP/s: no "(x1e+09)" on the axis
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.plot.addLegend(offset=(10, 10))
         self.info = QLabel("Run the advisor on a model to see its ops on the device's roofline.", self)
         self.info.setWordWrap(True)
@@ -59,7 +64,7 @@ class RooflinePlot(QWidget):
         ridge = peak / bw
         for k, (label, level) in enumerate(memory_roofs(device)):
             pen = pg.mkPen((40, 40, 40), width=2) if k == 0 else pg.mkPen((150, 150, 150), width=1, style=Qt.DashLine)
-            self.plot.plot([lo, peak / level, hi], [lo * level, peak, peak], pen=pen,
+            self.plot.plot([lo, peak / level, hi], [lo * level / GIGA, peak / GIGA, peak / GIGA], pen=pen,
                            name=f"{device.get('name')} roof" if k == 0 else None)
         for bound, colour in BOUND_COLOURS.items():
             chosen = [(i, p) for i, p in enumerate(self.points) if p.bound == bound]
@@ -69,7 +74,7 @@ class RooflinePlot(QWidget):
             measured = [p.time_us for _, p in chosen]
             brushes = [pg.mkBrush(*colour) if t else pg.mkBrush(255, 255, 255, 0) for t in measured]
             # a PlotDataItem (not a bare ScatterPlotItem) so the plot's log mode applies to it
-            item = self.plot.plot([p.intensity for _, p in chosen], [max(y, 1.0) for y in ys], pen=None,
+            item = self.plot.plot([p.intensity for _, p in chosen], [max(y, 1.0) / GIGA for y in ys], pen=None,
                                   symbol="o", symbolSize=9, symbolPen=pg.mkPen(*colour, width=1.5),
                                   symbolBrush=brushes, data=[i for i, _ in chosen], name=bound)
             item.scatter.opts["hoverable"] = True

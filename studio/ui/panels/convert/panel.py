@@ -409,7 +409,7 @@ class ConvertPanel(Panel):
             self.compare_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name}")
             self.links.model_converted.emit(self.result_path)
-            self.request_open.emit(self.result_path)  # shows it in the graph panel
+            self.request_load.emit(self.result_path)  # into the graph panel, behind the log being read
         elif getattr(result, "local_om", None) is not None:  # AtcResult (here or on a host)
             self.result_path = Path(result.local_om)
             self._log(f"ATC finished on {result.host}: wrote {self.result_path} "
@@ -417,7 +417,7 @@ class ConvertPanel(Panel):
             self.open_button.setEnabled(True)
             self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
             self.links.model_converted.emit(self.result_path)
-            self.request_open.emit(self.result_path)  # shows the .om in the graph panel
+            self.request_load.emit(self.result_path)  # the .om into the graph panel, behind the log
         else:
             self._log("ATC finished")
             self.status.emit("Converter: ATC finished")

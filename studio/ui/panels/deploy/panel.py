@@ -17,12 +17,16 @@ from studio.errors import StudioError
 from studio.formats import Detected
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, UPLOAD, Plan
+from studio.ui import style
 from studio.ui.panels.base import Panel
 from studio.ui.panels.deploy.plan_model import COLUMNS, PlanModel
+from studio.ui.widgets.empty_state import EmptyState
+from studio.ui.widgets.tool_row import ToolRow
 
 MODES = (("sync", "Sync (two-way)"), ("upload", "Upload (local → remote)"), ("download", "Download (remote → local)"))
-NO_DEPLOYMENTS = ("No deployments yet.\n\nClick “Add…” to map a local folder to a folder on an SSH host "
-                  "(or run `studio deploy add NAME --host HOST --local DIR --remote DIR`).")
+NO_DEPLOYMENTS = "Select a deployment on the left, or add one."
+EMPTY_TEXT = ("Map a local folder to a folder on an SSH host: <b>Dry run</b> shows what would change, <b>Apply</b> "
+              "copies it (also: <code>studio deploy add NAME --host HOST --local DIR --remote DIR</code>).")
 NO_PLAN = "Press “Dry run” to see what would change.\nNothing is copied or deleted until you press “Apply”."
 
 
@@ -81,11 +85,9 @@ class DeployPanel(Panel):
         self.diff_button = QPushButton("Diff…", self)
         self.diff_button.setToolTip("Text differences between the local and remote copies of the selected file")
         self.diff_button.clicked.connect(self.show_diff)
-        controls = QHBoxLayout()
-        for widget in (self.mode, self.delete, self.checksum):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        for widget in (self.dry_run_button, self.apply_button, self.cancel_button):
+        controls = ToolRow(self, "deploy")  # the actions first: the options go under "More" when narrow
+        for widget in (self.dry_run_button, self.apply_button, self.cancel_button, self.mode, self.delete,
+                       self.checksum):
             controls.addWidget(widget)
         self.last_diff: str | None = None
 
@@ -141,7 +143,7 @@ class DeployPanel(Panel):
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.header)
-        right_layout.addLayout(controls)
+        right_layout.addWidget(controls)
         right_layout.addWidget(self.summary)
         right_layout.addWidget(self.stack, 1)
         bottom = QHBoxLayout()
@@ -151,14 +153,17 @@ class DeployPanel(Panel):
         right_layout.addWidget(self.progress)
         right_layout.addWidget(self.progress_label)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.empty = EmptyState("No deployment yet", EMPTY_TEXT, self)
+        self.empty.add_action("Add a deployment…", self._on_add)
+        splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([200, 700])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(splitter)
+        layout.addWidget(self.empty, 1)
+        layout.addWidget(splitter, 1)
 
     # ------------------------------------------------------------------ deployments
     def reload(self) -> None:
@@ -168,7 +173,7 @@ class DeployPanel(Panel):
             self.store = DeploymentStore()
         except StudioError as exc:
             self.store = None
-            self.summary.setText(f"<span style='color:#c62828'>{exc}</span>")
+            self.summary.setText(f"<span style='color:{style.ERROR}'>{exc}</span>")
         self.deployment_list.clear()
         for name, deployment in sorted((self.store.deployments if self.store else {}).items()):
             item = QListWidgetItem(name)
@@ -197,6 +202,9 @@ class DeployPanel(Panel):
 
     def _show_deployment(self) -> None:
         deployment = self.current_deployment()
+        listed = self.deployment_list.count() > 0 or self.store is None  # a broken file shows its error
+        self.splitter.setVisible(listed)
+        self.empty.setVisible(not listed)
         self._set_plan(None)
         if deployment is None:
             self.header.setText("")
@@ -217,12 +225,21 @@ class DeployPanel(Panel):
             hosts = self.host_context.names()
         except StudioError:
             hosts = []
-        dialog = AddDeploymentDialog(hosts, parent=self)
+        dialog = AddDeploymentDialog(hosts, parent=self, add_host=self._add_host)
         if dialog.exec() and dialog.deployment is not None and self.store is not None:
             self.store.put(dialog.deployment)
             self.store.save()
             self.reload()
             self.select(dialog.deployment.name)
+
+    def _add_host(self) -> list[str]:
+        """Ask the Hosts panel's "Add host" dialog for a host; the host names afterwards."""
+        self.links.add_host.emit()
+        try:
+            self.host_context.reload()
+            return self.host_context.names()
+        except StudioError:
+            return []
 
     def _on_remove(self) -> None:
         deployment = self.current_deployment()

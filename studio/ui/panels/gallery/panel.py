@@ -28,6 +28,7 @@ from studio.ui.panels.gallery.preview import Preview
 from studio.ui.panels.gallery.run_dialog import InferDialog
 from studio.ui.panels.gallery.state import METRICS, GalleryState, Run
 from studio.ui.panels.gallery.thumbs import ThumbCache, thumbnails_job
+from studio.ui.widgets.empty_state import EmptyState
 
 SHOW = (("all pictures", 0), ("worst 20", 20), ("worst 100", 100), ("failed only", -1))
 MARGIN_ROWS = 40  # thumbnails read beyond those on screen, so a small scroll finds them ready
@@ -93,15 +94,22 @@ class GalleryPanel(Panel):
         self.grid.selectionModel().currentChanged.connect(self._on_current_changed)
         self.grid.verticalScrollBar().valueChanged.connect(lambda _v: self._thumb_timer.start())
         self.preview = Preview(self)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split = self.split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.grid)
         split.addWidget(self.preview)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        self.empty = EmptyState("No pictures yet", "Run an ONNX model over a folder of pictures to see each "
+                                "picture with the model's answer, worst first (also: <code>studio infer</code>).",
+                                self)
+        self.empty.add_action("Run a model over pictures…", self._on_run_clicked)
+        self.empty.add_action("Open a results folder…", self._on_open_clicked, "The output folder of studio infer")
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.summary)
+        layout.addWidget(self.empty, 1)
         layout.addWidget(split, 1)
+        self._show_empty()
         # Scrolling fires many times a second: thumbnails are asked for once it settles.
         self._thumb_timer = QTimer(self, singleShot=True, interval=60)
         self._thumb_timer.timeout.connect(self._request_thumbnails)
@@ -125,7 +133,14 @@ class GalleryPanel(Panel):
             self.cache.clear()
         self._fill_sort_combo()
         self._on_view_changed()
+        self._show_empty()
         self.status.emit(f"Gallery: {self.state.summary_text()}")
+
+    def _show_empty(self) -> None:
+        has = self.state.run is not None
+        self.split.setVisible(has)
+        self.summary.setVisible(has)  # the empty state says it
+        self.empty.setVisible(not has)
 
     def run_infer(self, options):
         """Run a model over pictures as a job and show the result; returns the job handle."""

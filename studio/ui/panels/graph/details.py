@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from studio.tools.graph.model import Graph, Model, Tensor
+from studio.ui.widgets.elided_label import FitTextDelegate
 
 ROLE = Qt.ItemDataRole.UserRole
 
@@ -42,12 +43,37 @@ class DetailsTree(QTreeWidget):
         self.setColumnWidth(0, 150)
         # Long scoped names keep their informative end; every cell's tooltip has the full text.
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setItemDelegateForColumn(1, FitTextDelegate(self))  # values: never a number cut in two
         self.itemDoubleClicked.connect(self._on_double_click)
         self.show_empty()
 
     def show_empty(self) -> None:
         self.clear()
-        self._row(None, "Click a node", "to see its type, attributes, inputs, outputs and weights.")
+        hint = self._row(None, "Click a node to see its details.")
+        hint.setFirstColumnSpanned(True)  # one sentence, not a key and a value
+        hint.setForeground(0, self.palette().placeholderText())
+
+    def _fit_key_column(self) -> None:
+        """Give the keys the room they need (attribute names are not cut), at most half the width."""
+        self._fit_pending = False
+        metrics, indent = self.fontMetrics(), self.indentation()
+        needed, stack = 0, [(self.topLevelItem(i), 1) for i in range(self.topLevelItemCount())]
+        while stack:
+            item, depth = stack.pop()
+            if not item.isFirstColumnSpanned():
+                needed = max(needed, metrics.horizontalAdvance(item.text(0)) + indent * depth + 16)
+            stack.extend((item.child(i), depth + 1) for i in range(item.childCount()))
+        if needed:
+            self.setColumnWidth(0, max(80, min(needed, self.viewport().width() // 2)))
+
+    def resizeEvent(self, event) -> None:  # Qt override: the cap follows the pane's width
+        super().resizeEvent(event)
+        self._schedule_fit()
+
+    def _schedule_fit(self) -> None:
+        if not getattr(self, "_fit_pending", False):
+            self._fit_pending = True
+            QTimer.singleShot(0, self, self._fit_key_column)  # once, after the rows of a show_* are in
 
     def _row(self, parent, key: str, value="", data=None, tip: str | None = None) -> QTreeWidgetItem:
         text = str(value)
@@ -60,6 +86,7 @@ class DetailsTree(QTreeWidget):
             self.addTopLevelItem(item)
         else:
             parent.addChild(item)
+        self._schedule_fit()
         return item
 
     def _section(self, title: str) -> QTreeWidgetItem:
@@ -213,6 +240,13 @@ class DetailsTree(QTreeWidget):
 _FACTS: dict[tuple[int, int], tuple[Graph, object, list[tuple[str, str]]]] = {}
 
 
+def _with_si(count: int, exact: str) -> str:
+    """A big count with its size first ("3.41 G · 3,413,377,024"); small ones as they are."""
+    from studio.ui.numfmt import si
+
+    return f"{si(count)} · {exact}" if count >= 10_000 else exact
+
+
 def model_facts(model: Model, graph: Graph) -> list[tuple[str, str]]:
     """Parameters, MACs and what the shapes rest on (given, from a run, inferred; dims unknown).
 
@@ -231,8 +265,10 @@ def model_facts(model: Model, graph: Graph) -> list[tuple[str, str]]:
     macs = graph_macs(graph)
     source = (shape_source(model).text(fix="Run shapes asks for their sizes") if graph is model.main
               else "shapes of this subgraph as the file has them")
-    rows = [("parameters", f"{graph.parameters():,}"),
-            ("MACs", macs_text(sum(macs.values()), *left_out(graph, macs))),
+    total = sum(macs.values())
+    exact = macs_text(total, *left_out(graph, macs))
+    rows = [("parameters", _with_si(graph.parameters(), exact=f"{graph.parameters():,}")),
+            ("MACs", _with_si(total, exact)),
             ("shapes", source)]
     if len(_FACTS) >= 8:  # a few graphs are shown at a time; the old ones may go
         _FACTS.clear()

@@ -22,7 +22,7 @@ class LinkedViews:
 
     # ------------------------------------------------------------------ overlays
     def _on_overlay(self, overlay) -> None:
-        self.links.focus.emit(self.NAME)
+        # Quietly: the panel that sent it stays in front and offers "Show in graph".
         data = OverlayData(overlay.title, dict(overlay.values), list(overlay.thresholds),
                            overlay.higher_is_better, overlay.unit, verdicts=dict(overlay.verdicts),
                            labels=dict(overlay.labels))
@@ -149,7 +149,7 @@ class LinkedViews:
 
     # ------------------------------------------------------------------ links
     def _on_show_node(self, model_path, node_name: str) -> None:
-        self.links.focus.emit(self.NAME)
+        # The sender brings the graph to the front when the user asked for it ("Show in graph").
         if model_path is not None and (self.left.model is None or
                                        Path(model_path).resolve() != self.left.model.path.resolve()):
             self.open_path(Path(model_path), self.left, select=node_name)

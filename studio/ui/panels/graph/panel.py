@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
-    QSizePolicy,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -35,6 +34,8 @@ from studio.ui.panels.graph.linked import LinkedViews
 from studio.ui.panels.graph.pipeline_edit import PipelineEditing
 from studio.ui.panels.graph.side import Level, Side
 from studio.ui.panels.graph.sizes import ask_input_sizes
+from studio.ui.widgets.elided_label import ElidedLabel
+from studio.ui.widgets.tool_row import ToolRow, menu_button
 
 
 def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
@@ -76,18 +77,14 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
 
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 2)
-        bar.setSpacing(2)
+        bar = self.tool_row = ToolRow(self, "graph")  # the tools that do not fit go under its "More" menu
         self.back_button = _button("◀ Back", "Return to the parent graph", self.go_back, self)
         self.graph_combo = QComboBox(self)
         self.graph_combo.setToolTip("Graphs in this model (OM sub-models, functions)")
         self.graph_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.graph_combo.setMaximumWidth(260)
         self.graph_combo.activated.connect(self._on_graph_chosen)
-        self.graph_combo.hide()  # shown for models with several graphs
-        self.crumb = QLabel(self)
-        self.crumb.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.crumb = ElidedLabel("", self, separator=" › ", keep_end=True)  # the deepest levels stay
         bar.addWidget(self.back_button)
         bar.addWidget(self.graph_combo)
         bar.addWidget(self.crumb, 1)
@@ -115,13 +112,12 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
                 ):
             self._bar_buttons[text] = _button(text, tip, handler, self)
             bar.addWidget(self._bar_buttons[text])
-        export = _button("Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", None, self)
-        menu = QMenu(export)
+        menu = QMenu(self)
         menu.addAction("Export view…", lambda: self._on_export(False))
         menu.addAction("Export whole graph (every group expanded)…", lambda: self._on_export(True))
-        export.setMenu(menu)
-        export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        export = menu_button(self, "Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", menu)
         bar.addWidget(export)
+        bar.set_shown(self.graph_combo, False)  # shown for models with several graphs
         find = QHBoxLayout()
         find.setContentsMargins(4, 0, 4, 2)
         self.find_edit = QLineEdit(self)
@@ -149,7 +145,8 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self.split.addWidget(self.details)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([700, 260])
+        self.split.setSizes([700, 320])
+        self.details.setMinimumWidth(240)  # attribute names and shapes stay readable beside the canvas
         self.legend_label = QLabel(self)
         self.legend_label.setTextFormat(Qt.TextFormat.RichText)
         self.legend_label.setWordWrap(True)
@@ -158,7 +155,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
         layout.addLayout(find)
         layout.addWidget(self.split, 1)
         layout.addWidget(self.legend_label)
@@ -265,7 +262,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
                 self.graph_combo.addItem(f"{graph.name} ({len(graph.nodes):,})", graph)
             for name, graph in model.functions.items():
                 self.graph_combo.addItem(f"function {name} ({len(graph.nodes):,})", graph)
-            self.graph_combo.setVisible(self.graph_combo.count() > 1)
+            self.tool_row.set_shown(self.graph_combo, self.graph_combo.count() > 1)
             self.details.show_model(model, model.main)
         self.active = side
         self._apply_overlay(side)

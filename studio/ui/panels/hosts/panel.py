@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
 from studio.errors import UserError
 from studio.formats import Detected
 from studio.remote.hosts import HostEntry, HostStore
+from studio.ui import style
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.hosts import dialogs
 from studio.ui.panels.hosts.checklist import Checklist
+from studio.ui.widgets.empty_state import EmptyState
 
 
 class HostsPanel(Panel):
@@ -65,15 +67,14 @@ class HostsPanel(Panel):
         self._state.setWordWrap(True)
         self._state.setContentsMargins(4, 2, 4, 2)
         self.checklist = Checklist(self)
-        self._empty = QLabel("No SSH host yet. <b>Add…</b> one, or <b>Import</b> it from ~/.ssh/config "
-                             "(also: <code>studio ssh add NAME --host HOST</code>).", self)
-        self._empty.setWordWrap(True)
-        self._empty.setContentsMargins(8, 8, 8, 8)
+        self._empty = EmptyState("No SSH host yet", "Add the machines Studio runs, converts, profiles and deploys "
+                                 "on (also: <code>studio ssh add NAME --host HOST</code>).", self)
+        self._empty.add_action("Add a host…", self._on_add)
+        self._empty.add_action("Import from ~/.ssh/config…", self._on_import)
         top = QWidget(self)
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(row1)
-        top_layout.addWidget(self._empty)
         top_layout.addWidget(self._list, 1)
         top_layout.addLayout(row2)
         bottom = QWidget(self)
@@ -83,13 +84,15 @@ class HostsPanel(Panel):
         bottom_layout.addWidget(self.checklist, 1)
         bottom_layout.addStretch(0)
         self.checklist.hide()  # shown with the first test's result; the hint above says what to do
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter = self._splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(top)
         splitter.addWidget(bottom)
         splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(splitter)
+        layout.setContentsMargins(style.GAP, style.GAP, style.GAP, style.GAP)
+        layout.addWidget(self._empty, 1)
+        layout.addWidget(splitter, 1)
+        self.links.add_host.connect(self._on_add)
         self.refresh()
 
     @property
@@ -119,7 +122,7 @@ class HostsPanel(Panel):
         if self._list.currentItem() is None and self._list.topLevelItemCount():
             self._list.setCurrentItem(self._list.topLevelItem(0))
         has_hosts = bool(self.store.hosts)
-        self._list.setVisible(has_hosts)
+        self._splitter.setVisible(has_hosts)  # the empty state has the buttons that add one
         self._empty.setVisible(not has_hosts)
         self._on_selection()
 

@@ -22,11 +22,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
+    QWidgetAction,
 )
 
 from studio import formats
@@ -34,6 +37,7 @@ from studio.formats import Detected
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler import stats
 from studio.tools.profiler.model import Trace, source_label
+from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel
 from studio.ui.panels.profiler import local
@@ -42,6 +46,9 @@ from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
+from studio.ui.widgets.elided_label import ElidedLabel
+from studio.ui.widgets.empty_state import EmptyState
+from studio.ui.widgets.tool_row import ToolRow, menu_button
 
 DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
 RANGE_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Max (µs)", "Share of range"]
@@ -115,8 +122,7 @@ class ProfilerPanel(Panel):
         self.profile_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.profile_box.setMinimumContentsLength(16)
         self.profile_box.currentIndexChanged.connect(self._on_profile_chosen)
-        self.info = QLabel("No profile opened", self)
-        self.info.setMinimumWidth(60)
+        self.info = ElidedLabel("No profile opened", self)  # gives way first; the whole text is its tooltip
         self.find = QLineEdit(self)
         self.find.setPlaceholderText("Find slices by name…")
         self.find.setClearButtonEnabled(True)
@@ -135,9 +141,9 @@ class ProfilerPanel(Panel):
         self.graph_button = _tool("Show in graph", "Select the selected op in the Graph panel",
                                   lambda: self._show_in_graph(self._selected_name), self)
         self.graph_button.setEnabled(False)
-        self.run_button = _tool("Profile model…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
+        self.run_button = _tool("Profile…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
                                 "(CPU, seeded random inputs, as `studio profile run`)", self._on_pick_model, self)
-        self.bench_button = _tool("Benchmark model…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
+        self.bench_button = _tool("Benchmark…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
                                   "no profiler) with ONNX Runtime here or with Studio's engine on an SSH host, as "
                                   "`studio bench MODEL.onnx [--host NAME]`; the numbers open in Summary and Compare",
                                   lambda: self.ask_bench(), self)
@@ -150,23 +156,14 @@ class ProfilerPanel(Panel):
             "bench": "Time an .om with msame or ais_bench where a run configuration runs, optionally next to its "
                      "original .onnx timed here with ONNX Runtime; the numbers open in Summary and Compare"})
 
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 4, 4, 0)
-        bar.addWidget(self.run_button)
-        bar.addWidget(self.bench_button)
-        bar.addWidget(self.host_button)
-        bar.addWidget(self.profile_box)
+        # Used most first: what does not fit goes under the row's "More" menu, the colour bands first.
+        bar = self.tool_row = ToolRow(self, "profiler")
+        for widget in (self.run_button, self.bench_button, self.host_button, self.profile_box):
+            bar.addWidget(widget)
         bar.addWidget(self.info, 1)
-        bar.addWidget(self.find)
-        bar.addWidget(self.prev_button)
-        bar.addWidget(self.next_button)
-        bar.addWidget(self.match_label)
-        bar.addWidget(QLabel("green ≤", self))
-        bar.addWidget(self.green)
-        bar.addWidget(QLabel("red ≥", self))
-        bar.addWidget(self.red)
-        bar.addWidget(self.fit_button)
-        bar.addWidget(self.graph_button)
+        for widget in (self.find, self.prev_button, self.next_button, self.match_label, self.fit_button,
+                       self.graph_button, self._colours_button()):
+            bar.addWidget(widget)
 
         self.timeline = TimelineView(self)
         self.timeline.slice_selected.connect(self._on_slice_selected)
@@ -192,15 +189,26 @@ class ProfilerPanel(Panel):
         self.compare_tab = CompareTab(self)
         self.compare_tab.compare_requested.connect(self.compare)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(split, "Timeline")
+        self.empty = EmptyState("No profile open", "Open a trace JSON, an ONNX Runtime profile or a PROF_* / "
+                                "ASCEND_PROFILER_OUTPUT folder (also: <code>studio profile run MODEL -o DIR</code>), "
+                                "or profile an ONNX model here.", self)
+        self.empty.add_action("Profile a model…", self._on_pick_model, self.run_button.toolTip())
+        self.empty.add_action("Open a file…", self._on_open_profile_file, "A trace JSON, ONNX Runtime profile, "
+                              "msprof CSV or DB")
+        self.empty.add_action("Open a folder…", self._on_open_profile_folder, "A PROF_* or ASCEND_PROFILER_OUTPUT "
+                              "folder")
+        self.timeline_stack = QStackedWidget(self)  # the empty state until a profile is shown
+        self.timeline_stack.addWidget(self.empty)
+        self.timeline_stack.addWidget(split)
+        self.tabs.addTab(self.timeline_stack, "Timeline")
         self.tabs.addTab(self.stats_tab, "Statistics")
         self.tabs.addTab(self.summary, "Summary")
         self.tabs.addTab(self.compare_tab, "Compare")
         # the Statistics tab has its own "Show in graph" for the op clicked there
-        self.tabs.currentChanged.connect(lambda index: self.graph_button.setVisible(index == 0))
+        self.tabs.currentChanged.connect(lambda index: bar.set_shown(self.graph_button, index == 0))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
         layout.addWidget(self.tabs, 1)
 
     # ------------------------------------------------------------------ opening
@@ -265,7 +273,34 @@ class ProfilerPanel(Panel):
         self.info.setText(local.latency_brief(result))
         self.info.setToolTip(f"{line}\n{loaded.path}")
         self.status.emit(f"Profiler: {line}")
-        self.links.focus.emit(self.NAME)
+
+    def _colours_button(self) -> QToolButton:
+        """"Colours ▾": the share bands that colour the slices, in a menu (the row keeps its room)."""
+        box = QWidget(self)
+        row = QHBoxLayout(box)
+        row.setContentsMargins(style.MARGIN, style.GAP, style.MARGIN, style.GAP)
+        for widget in (QLabel("green ≤", box), self.green, QLabel("red ≥", box), self.red):
+            row.addWidget(widget)
+        menu = QMenu(self)
+        holder = QWidgetAction(menu)
+        holder.setDefaultWidget(box)
+        menu.addAction(holder)
+        button = menu_button(self, "Colours ▾", "The op shares that colour slices green, yellow and red", menu)
+        self.colours_button = button
+        return button
+
+    def _on_open_profile_file(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Open a profile", start,
+                                              "Profiles (*.json *.csv *.db *.gz);;All files (*)")
+        if name:
+            self.request_open.emit(Path(name))
+
+    def _on_open_profile_folder(self) -> None:
+        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        name = QFileDialog.getExistingDirectory(self, "Open a PROF_* or ASCEND_PROFILER_OUTPUT folder", start)
+        if name:
+            self.request_open.emit(Path(name))
 
     def _on_pick_model(self) -> None:
         start = str(self.workspace_folder) if self.workspace_folder is not None else ""
@@ -380,7 +415,7 @@ class ProfilerPanel(Panel):
             index = next((i for i, p in enumerate(self.profiles) if p.path == path), None)
             if index is None:
                 self._pending_range = (path, t0, t1)
-                self.request_open.emit(path)
+                self.request_load.emit(path)
                 return
             self.profile_box.setCurrentIndex(index)
         if self.current is None:
@@ -402,6 +437,7 @@ class ProfilerPanel(Panel):
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
         self.timeline.set_trace(trace, loaded.by_name, loaded.share)
+        self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
         self.details.set_rows([], [])
         self._on_find_text(self.find.text())
@@ -643,5 +679,5 @@ def _percent_box(value: float, tip: str, parent: QWidget) -> QDoubleSpinBox:
     box.setSuffix(" %")
     box.setValue(value)
     box.setToolTip(tip)
-    box.setMaximumWidth(80)  # "100.0 %" fits; the find box needs the room more
+    box.setMinimumWidth(80)  # "100.0 %" fits
     return box

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.tools.graph.gcpause import paused_gc
+from studio.ui.numfmt import number
 
 
 ASYNC_SORT_ROWS = 5_000  # bigger tables are sorted on a thread, in runs of RUN_ROWS
@@ -177,7 +178,7 @@ class RowsModel(QAbstractTableModel):
         if value is None:
             return "—"
         if isinstance(value, float):
-            return f"{value * 100:.2f} %" if column in self.percent_columns else f"{value:,.3f}"
+            return f"{value * 100:.2f} %" if column in self.percent_columns else number(value)
         return str(value)
 
 

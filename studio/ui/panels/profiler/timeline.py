@@ -24,6 +24,37 @@ from studio.ui.panels.profiler.timefmt import format_duration
 __all__ = ["GUTTER", "RULER", "TimelineView"]
 
 
+# The fields a hover shows first, as readers name them (ONNX Runtime, msprof CSV and DB, PyTorch).
+KEY_FIELDS = ("op_name", "op type", "optype", "provider", "task type", "input shapes", "input_type_shape",
+              "output shapes", "output_type_shape", "block num", "category")
+MAX_FIELDS = 4
+MAX_VALUE = 72  # characters of one field's value in a hover
+
+
+def key_fields(args: dict) -> list[tuple[str, object]]:
+    """At most MAX_FIELDS (key, value) pairs of ``args``: the known important keys first, in
+    KEY_FIELDS order; other keys only when none of those is there."""
+    norm = {key.lower().replace("_", " ").strip(): key for key in args}
+    chosen = []
+    for wanted in KEY_FIELDS:
+        key = norm.get(wanted.replace("_", " "))
+        if key is not None and key not in (k for k, _ in chosen) and args[key] not in ("", None, [], {}):
+            chosen.append((key, args[key]))
+    if not chosen:
+        chosen = [(key, value) for key, value in args.items() if not isinstance(value, (dict, list))]
+    return chosen[:MAX_FIELDS]
+
+
+def short_value(value) -> str:
+    """A field's value on one line, cut after a whole item (never inside a number) when long."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    text = " ".join(text.split())
+    if len(text) <= MAX_VALUE:
+        return text
+    cut = max(text.rfind(sep, 0, MAX_VALUE) for sep in (",", ";", " "))
+    return text[:cut if cut > 0 else MAX_VALUE].rstrip(",; ") + " …"
+
+
 class TimelineView(TimelinePainting, QWidget):
     """Signals: slice_selected(int, -1 for none), range_selected(int, int) in ns."""
 
@@ -238,19 +269,24 @@ class TimelineView(TimelinePainting, QWidget):
         return int(rep[pick])
 
     def describe(self, index: int) -> str:
-        """Hover text: full name, duration, start, share, track and args."""
+        """Hover text: name, duration and share, track, and the few fields that say what ran
+        (op type, shapes, where); every other field is in the Selected slice table."""
         trace = self.trace
         name_id = int(trace.name[index])
+        share = self._share[name_id]
         lines = [trace.names[name_id],
-                 f"duration {format_duration(int(trace.dur[index]))}, start {format_duration(int(trace.start[index]))}",
-                 (f"share of op self time {self._share[name_id] * 100:.2f} %" if not np.isnan(self._share[name_id])
-                  else "a range of the run itself (not an op; left out of the op statistics)"),
+                 f"duration {format_duration(int(trace.dur[index]))} · " + (
+                     f"share of op self time {share * 100:.2f} %" if not np.isnan(share)
+                     else "a range of the run itself (not an op)"),
                  f"track {trace.track_label(int(trace.track[index]))}"]
+        args = trace.slice_args(index)
         if trace.cats[int(trace.cat[index])]:
-            lines.append(f"category {trace.cats[int(trace.cat[index])]}")
-        for key, value in list(trace.slice_args(index).items())[:14]:
-            text = value if isinstance(value, str) else json.dumps(value)
-            lines.append(f"{key}: {text[:160]}")
+            args = {"category": trace.cats[int(trace.cat[index])], **args}
+        shown = key_fields(args)
+        lines += [f"{key}: {short_value(value)}" for key, value in shown]
+        if len(args) > len(shown):
+            more = len(args) - len(shown)
+            lines.append(f"+{more} more field{'s' if more != 1 else ''}: click the slice (Selected slice below)")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ input

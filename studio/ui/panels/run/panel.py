@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from studio.errors import UserError
 from studio.formats import Detected
@@ -14,6 +13,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.run.console import RunConsole
+from studio.ui.widgets.empty_state import EmptyState
 
 MAX_TABS = 12
 
@@ -29,11 +29,10 @@ class RunPanel(Panel):
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
         self.tabs.tabCloseRequested.connect(self._on_close_tab)
-        self.empty = QLabel("Each run of a run configuration opens a console here.\n"
-                            "Add configurations with Run > Edit Configurations…, start them with Run > Run "
-                            "(Shift+F10) or the Run toolbar.", self)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setStyleSheet("color: palette(mid)")
+        self.empty = EmptyState("No run yet", "Each run of a run configuration opens a console here. Start one "
+                                "with <b>Run › Run</b> (Shift+F10) or the Run toolbar.", self)
+        self.empty.add_action("Edit configurations…", self.links.edit_run_configurations.emit,
+                              "Add or change the run configurations of the open workspace")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.empty)

@@ -21,6 +21,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.terminal.view import TerminalView
+from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
 
@@ -97,10 +98,10 @@ class TerminalPanel(Panel):
         self._tabs.setTabsClosable(True)
         self._tabs.setDocumentMode(True)
         self._tabs.tabCloseRequested.connect(self._on_tab_close)
-        self._empty = QLabel(self)
-        self._empty.setWordWrap(True)
-        self._empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self._empty.setContentsMargins(8, 8, 8, 8)
+        self._empty = EmptyState("No terminal open", "", self)
+        self._empty_open = self._empty.add_action("Open terminal", self._on_open_clicked)
+        self._empty_add = self._empty.add_action("Add a host…", self.links.add_host.emit,
+                                                 "Add an SSH host (the Hosts panel's Add dialog)")
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(QLabel("Host:", self))
@@ -143,14 +144,17 @@ class TerminalPanel(Panel):
         has_tabs = self._tabs.count() > 0
         self._tabs.setVisible(has_tabs)
         self._empty.setVisible(not has_tabs)
-        if self._hosts.count() > 1:
-            self._empty.setText("Pick a host and press <b>Open terminal</b> for an interactive shell "
-                                "(several tabs at once). Copy with Ctrl+Shift+C, paste with Ctrl+Shift+V, "
-                                "scroll back with Shift+PageUp or the mouse wheel.")
+        has_hosts = self._hosts.count() > 1
+        self._empty_open.setEnabled(self._hosts.count() > 0)
+        self._empty_add.setVisible(not has_hosts)
+        if has_hosts:
+            self._empty.set_message("No terminal open", "Pick a host and press <b>Open terminal</b> for an "
+                                    "interactive shell (several tabs at once). Copy with Ctrl+Shift+C, paste with "
+                                    "Ctrl+Shift+V, scroll back with Shift+PageUp or the mouse wheel.")
         else:
-            self._empty.setText("No SSH host yet: add one in the <b>Hosts</b> panel or with "
-                                "<code>studio ssh add NAME --host HOST</code>, then open a terminal on it here. "
-                                f"<b>{LOCAL_LABEL}</b> opens a shell on this computer.")
+            self._empty.set_message("No SSH host yet", "Add one, then open a terminal on it here (also: "
+                                    "<code>studio ssh add NAME --host HOST</code>). "
+                                    f"<b>{LOCAL_LABEL}</b> opens a shell on this computer.")
 
     # -- sessions ----------------------------------------------------------------------------
     def open_terminal(self, host_name: str) -> TerminalTab:
