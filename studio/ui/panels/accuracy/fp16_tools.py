@@ -68,8 +68,9 @@ class Fp16Tools:
         out = self._fp16_out(model, "repro")
         handle = self.runner.start(f"Reducing {model.name}", lambda cancel: reduce_fp16(model, out, inputs,
                                                                                          cancel=cancel))
+        self._fp16_job = ("Reduce", model)
         handle.finished.connect(self._on_reduced)
-        handle.failed.connect(lambda exc, tb: self._fp16_failed("Reduce", exc))
+        handle.failed.connect(self._fp16_failed)
         return handle
 
     def _on_reduced(self, result) -> None:
@@ -92,11 +93,13 @@ class Fp16Tools:
         out = self._fp16_out(model, "fp32_set")
         handle = self.runner.start(f"Finding the FP32 set of {model.name}",
                                    lambda cancel: find_fp32_set(model, out, inputs, cancel=cancel))
-        handle.finished.connect(lambda result, m=model: self._on_fp32_set(m, result))
-        handle.failed.connect(lambda exc, tb: self._fp16_failed("FP32 set", exc))
+        self._fp16_job = ("FP32 set", model)
+        handle.finished.connect(self._on_fp32_set)  # bound methods: no call on a panel already gone
+        handle.failed.connect(self._fp16_failed)
         return handle
 
-    def _on_fp32_set(self, model: Path, result) -> None:
+    def _on_fp32_set(self, result) -> None:
+        model = self._fp16_job[1]
         keep = ",".join(result.keep)
         self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
                           f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks). "
@@ -108,6 +111,6 @@ class Fp16Tools:
         self.findings.setText(self.findings.text() + f"<div>{text}</div>")
         self.status.emit("Accuracy: " + text.split("<br>")[0].replace("<b>", "").replace("</b>", "")[:160])
 
-    def _fp16_failed(self, what: str, exc) -> None:
+    def _fp16_failed(self, exc, _traceback) -> None:
         message = exc.what if isinstance(exc, UserError) else str(exc)
-        self._fp16_report(f"<b>{what}</b>: {html.escape(message)}")
+        self._fp16_report(f"<b>{self._fp16_job[0]}</b>: {html.escape(message)}")

@@ -57,6 +57,8 @@ class GalleryPanel(Panel):
         self.model = GalleryModel(self.state, self.cache, self)
         self._thumb_job = None
         self._preview_job = None
+        self._thumb_range = (0, -1)
+        self._loading_compare = False
         self._build()
 
     def _build(self) -> None:
@@ -68,6 +70,9 @@ class GalleryPanel(Panel):
                                       "(e.g. FP32 ONNX here vs FP16 OM on the host)", self._on_compare_clicked, self)
         bar.addWidget(self.compare_button)
         bar.addStretch(1)
+        view_row = QHBoxLayout()  # sorting on a row of its own: the panel fits a laptop's dock
+        bar_row = bar
+        bar = view_row
         bar.addWidget(QLabel("Sort", self))
         self.sort_combo = QComboBox(self)
         self.sort_combo.currentIndexChanged.connect(self._on_view_changed)
@@ -104,8 +109,10 @@ class GalleryPanel(Panel):
                                 self)
         self.empty.add_action("Run a model over pictures…", self._on_run_clicked)
         self.empty.add_action("Open a results folder…", self._on_open_clicked, "The output folder of studio infer")
+        view_row.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.addLayout(bar)
+        layout.addLayout(bar_row)
+        layout.addLayout(view_row)
         layout.addWidget(self.summary)
         layout.addWidget(self.empty, 1)
         layout.addWidget(split, 1)
@@ -121,11 +128,18 @@ class GalleryPanel(Panel):
     def open_results(self, path: Path, compare: bool = False):
         """Show the run in ``path`` (or put it beside the one shown); returns the job handle."""
         handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: _load_job(Path(path)))
-        handle.finished.connect(lambda run: self._on_loaded(run, compare))
-        handle.failed.connect(lambda exc, tb: self.status.emit(f"Gallery: {exc}"))
+        self._loading_compare = compare
+        # Bound methods, not lambdas: Qt drops the connection when the panel goes, a lambda would
+        # still run on a deleted panel when a job ends late.
+        handle.finished.connect(self._on_loaded)
+        handle.failed.connect(self._on_failed)
         return handle
 
-    def _on_loaded(self, run: Run, compare: bool) -> None:
+    def _on_failed(self, exc, _traceback) -> None:
+        self.status.emit(f"Gallery: {exc}")
+
+    def _on_loaded(self, run: Run) -> None:
+        compare = self._loading_compare
         if compare and self.state.run is not None:
             self.state.other = run
         else:
@@ -148,10 +162,15 @@ class GalleryPanel(Panel):
 
         handle = self.runner.start(f"Running {options.model.name} over {options.images.name}",
                                    lambda cancel: run_infer(options, cancel))
-        handle.finished.connect(lambda result: self.open_results(result.out))
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}"))
+        handle.finished.connect(self._on_run_finished)
+        handle.failed.connect(self._on_run_failed)
         return handle
+
+    def _on_run_finished(self, result) -> None:
+        self.open_results(result.out)
+
+    def _on_run_failed(self, exc, _traceback) -> None:
+        self.status.emit(f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}")
 
     def _on_run_clicked(self) -> None:
         dialog = InferDialog(self.workspace_folder, self)
@@ -227,12 +246,13 @@ class GalleryPanel(Panel):
             return
         if self._thumb_job is not None and self._thumb_job.active:
             self._thumb_job.cancel()
+        self._thumb_range = (first, last)
         self._thumb_job = self.runner.start("Thumbnails", lambda cancel: thumbnails_job(wanted, cancel))
-        self._thumb_job.finished.connect(lambda images, a=first, b=last: self._on_thumbnails(images, a, b))
+        self._thumb_job.finished.connect(self._on_thumbnails)
 
-    def _on_thumbnails(self, images: dict, first: int, last: int) -> None:
+    def _on_thumbnails(self, images: dict) -> None:
         self.cache.put_images(images)
-        self.model.thumbnails_changed(first, last)
+        self.model.thumbnails_changed(*self._thumb_range)
 
     def _on_current_changed(self, current, _previous) -> None:
         row = current.data(ROW_ROLE) if current.isValid() else None
@@ -248,7 +268,10 @@ class GalleryPanel(Panel):
             self._preview_job.cancel()
         self._preview_job = self.runner.start("Reading the picture",
                                               lambda cancel: _read_pictures(left, right, other is not None))
-        self._preview_job.finished.connect(lambda pictures: self.preview.show_pictures(*pictures))
+        self._preview_job.finished.connect(self._on_pictures)
+
+    def _on_pictures(self, pictures) -> None:
+        self.preview.show_pictures(*pictures)
 
 
 def _load_job(path: Path):

@@ -123,10 +123,15 @@ class PipelineEditing:
             return set_prop_in_file(path, f"{stream}/{element}.{prop}={value}")
 
         handle = self.runner.start(f"Saving {path.name}", job, key=f"graph-save:{path}")
-        handle.finished.connect(lambda _r: self._on_pipeline_saved(path, node, prop))
-        handle.failed.connect(lambda exc, tb: self.status.emit(f"Graph: {path.name} not saved: {exc}"))
+        self._saving = (path, node, prop)
+        handle.finished.connect(self._on_pipeline_saved)  # bound: no call on a panel already gone
+        handle.failed.connect(self._on_pipeline_not_saved)
         return handle
 
-    def _on_pipeline_saved(self, path: Path, node: str, prop: str) -> None:
+    def _on_pipeline_not_saved(self, exc, _traceback) -> None:
+        self.status.emit(f"Graph: {self._saving[0].name} not saved: {exc}")
+
+    def _on_pipeline_saved(self, _result) -> None:
+        path, node, prop = self._saving
         self.status.emit(f"Graph: saved {node}.{prop} in {path.name}")
         self.open_path(path, self.left, select=node)

@@ -33,7 +33,7 @@ class CompareTab(QWidget):
         self.new = QComboBox(self)
         for combo in (self.base, self.new):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(18)
+            combo.setMinimumContentsLength(12)
         self.rerun = QCheckBox("Time both again here", self)
         self.rerun.setChecked(True)
         self.rerun.setToolTip("When both are local runs made here, time the two models again, interleaved (base, "
@@ -56,11 +56,14 @@ class CompareTab(QWidget):
         top.addWidget(self.base, 1)
         top.addWidget(QLabel("New:", self))
         top.addWidget(self.new, 1)
-        top.addWidget(self.rerun)
-        top.addWidget(self.button)
+        actions = QHBoxLayout()  # a second row: the tab fits a laptop's dock beside the Workspace tree
+        actions.addWidget(self.rerun)
+        actions.addStretch(1)
+        actions.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addLayout(actions)
         layout.addWidget(self.summary)
         layout.addWidget(self.tabs, 1)
         self.set_profiles([])

@@ -30,8 +30,10 @@ class CommTab(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Group", self))
         top.addWidget(self.group_combo)
-        top.addWidget(QLabel("Cell: bandwidth in GB/s (size / time of the links from src to dst); "
-                             "hover for the transport, click to select the src rank.", self), 1)
+        hint = QLabel("Cell: bandwidth in GB/s (size / time of the links from src to dst); "
+                      "hover for the transport, click to select the src rank.", self)
+        hint.setWordWrap(True)  # wraps on a laptop instead of widening the window
+        top.addWidget(hint, 1)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.heatmap)
         split.addWidget(self.table)

@@ -141,8 +141,11 @@ class Legend(QWidget):
             layout.addWidget(swatch)
             layout.addWidget(QLabel(TITLES[key], self))
             layout.addSpacing(8)
-        note = QLabel("— together the step; bars share one scale (the longest step shown)", self)
+        note = QLabel("— together the step; one scale", self)
+        note.setToolTip("The parts of a bar add up to the rank's step; every bar shares one scale (the longest "
+                        "step shown)")
         note.setStyleSheet("color: palette(mid);")
+        note.setMinimumWidth(0)
         layout.addWidget(note)
         layout.addStretch(1)
 
