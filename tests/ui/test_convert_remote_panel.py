@@ -51,7 +51,7 @@ def test_remote_host_picker_runs_atc_and_opens_the_om(panel, qtbot, tmp_path, as
     out = tmp_path / "out" / "net.om"
     _prepare(panel, qtbot, tmp_path / "net.onnx", out)
     opened = []
-    panel.request_open.connect(opened.append)
+    panel.request_load.connect(opened.append)  # loaded behind the log, the converter stays in front
     panel.finish()
     qtbot.waitUntil(lambda: bool(opened), timeout=15000)
     assert opened == [out] and panel.result_path == out and panel.open_button.isEnabled()
@@ -81,7 +81,7 @@ def test_this_computer_is_offered_when_atc_is_here(panel, qtbot, tmp_path, ascen
     picker = panel.model_page.host_picker
     assert picker.combo.itemText(0) == "This computer" and picker.select("local")
     opened = []
-    panel.request_open.connect(opened.append)
+    panel.request_load.connect(opened.append)  # loaded behind the log, the converter stays in front
     panel.finish()
     qtbot.waitUntil(lambda: bool(opened), timeout=15000)
     assert opened == [out] and out.read_bytes() == (ascend_fixtures / "om" / "root_model.om").read_bytes()
