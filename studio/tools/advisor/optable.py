@@ -8,7 +8,6 @@ of the op times per step. Nothing here parses a profiling file itself.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,14 +62,12 @@ class OpTable:
 
 def _local_summary(trace: Trace) -> dict:
     """The ``studio_profile.json`` beside a local run's trace (its latency and iterations)."""
+    from studio.tools.profiler.summary_file import SUMMARY_NAME, read_summary
+
     source = Path(trace.source) if trace.source else None
     for folder in ([source] if source and source.is_dir() else []) + ([source.parent] if source else []):
-        path = folder / "studio_profile.json"
-        if path.is_file():
-            try:
-                return json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return {}
+        if (folder / SUMMARY_NAME).is_file():
+            return read_summary(folder)
     return {}
 
 
