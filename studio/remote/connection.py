@@ -95,8 +95,9 @@ def _handshake(transport, entry: HostEntry, timeout: float):
     """Negotiate the SSH session; the key the host presented. NotConnected when there is none."""
     import paramiko
 
-    # paramiko waits 15 s for the banner on its own thread, whatever start_client's timeout says.
-    transport.banner_timeout = transport.handshake_timeout = timeout
+    # paramiko waits 15 s for the banner on its own thread, whatever start_client's timeout says;
+    # its waits end just after ours, so a silent host is always reported by the check below.
+    transport.banner_timeout = transport.handshake_timeout = timeout + 1
     try:
         transport.start_client(timeout=timeout)
     except paramiko.IncompatiblePeer as exc:
