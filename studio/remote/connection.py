@@ -335,6 +335,26 @@ def _at_jump(exc: UserError, hop: HostEntry) -> UserError:
     return exc
 
 
+def _transport_to(entry: HostEntry, known_hosts: KnownHosts, ask_secret: AskSecret | None, timeout: float,
+                  resolve_host: Callable[[str], HostEntry] | None, keepalive: float, dead_after: float,
+                  prefer_known: bool = True):
+    """(the jump host's connection or None, a Transport to ``entry`` not started yet) — directly or
+    through the jump hosts; the host key types known_hosts records for ``entry`` are asked for first."""
+    import paramiko
+
+    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+    try:
+        sock = _open_socket(entry, timeout, jump)
+    except BaseException:
+        if jump is not None:
+            jump.close()
+        raise
+    transport = paramiko.Transport(sock)
+    if prefer_known:
+        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
+    return jump, transport
+
+
 def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
             timeout: float = 10.0, resolve_host: Callable[[str], HostEntry] | None = None,
             keepalive: float = KEEPALIVE_S, dead_after: float = DEAD_AFTER_S) -> SshConnection:
@@ -344,19 +364,9 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
     with the same checks). The connection sends keepalives and closes itself when the host stops
     answering them (see :meth:`SshConnection.watch`).
     """
-    import paramiko
-
     known_hosts = known_hosts or KnownHosts()
-    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
-    try:
-        sock = _open_socket(entry, timeout, jump)
-    except BaseException:
-        if jump is not None:
-            jump.close()
-        raise
-    transport = paramiko.Transport(sock)
+    jump, transport = _transport_to(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     _prefer_fast_ciphers(transport)
-    prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
         key = _handshake(transport, entry, timeout)
         known_hosts.verify(entry.name, entry.host, entry.port, key.get_name(), key.asbytes())
@@ -425,18 +435,8 @@ def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHo
     """The key type and key the host presents, without authenticating (for ``trust``); the types
     ``known_hosts`` records for it are asked for first, as when connecting. Through its jump
     host(s) when it has any — the key offered for trust is the one that route reaches."""
-    import paramiko
-
-    jump = _connect_jump(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0)
-    try:
-        sock = _open_socket(entry, timeout, jump)
-    except BaseException:
-        if jump is not None:
-            jump.close()
-        raise
-    transport = paramiko.Transport(sock)
-    if known_hosts is not None:
-        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
+    jump, transport = _transport_to(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0,
+                                    prefer_known=known_hosts is not None)
     try:
         key = _handshake(transport, entry, timeout)
         return key.get_name(), key.asbytes()
