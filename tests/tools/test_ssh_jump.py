@@ -123,3 +123,18 @@ def test_jump_hosts_that_lead_back_are_refused_before_connecting(tmp_path):
         assert route in caught.value.what and "proxy_jump" in caught.value.fix
         with pytest.raises(UserError, match="lead back"):
             context.host_key(name)
+
+
+def test_a_jump_hosts_unknown_key_is_not_offered_as_the_targets(sshd, inner, tmp_path, monkeypatch):
+    from studio.jobs import run_job
+    from studio.targets.probe import FAILED, SKIPPED, probe
+
+    _unreachable_directly(monkeypatch, inner.port)
+    context = _context(sshd, inner, tmp_path, "bastion")
+    context.known_hosts = KnownHosts(read_only=[inner.known_hosts], own=tmp_path / "own2")  # bastion unknown
+    result = run_job(probe(SshTarget(context.entry("inner"), context), timeout=5))
+    assert result.unknown_key is None  # trusting it would record bastion's key for inner's address
+    reach = result.item("reach")
+    assert reach.status == FAILED and reach.detail.startswith("Jump host bastion: The host key of")
+    assert "studio ssh trust bastion" in reach.fix
+    assert result.item("hostkey").status == SKIPPED and result.item("hostkey").detail == "not checked: no connection"
