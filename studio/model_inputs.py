@@ -20,6 +20,8 @@ Two rules hold for every given array, whichever command reads it (:func:`conform
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +83,9 @@ def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape
             if any(v <= 0 for v in values):
                 raise UserError(f"{option} {shown!r} has a dimension below 1", option,
                                 "Give every dimension a concrete size of 1 or more.")
+            if any(v >= 2 ** 63 for v in values):
+                raise UserError(f"{option} {shown!r} has a dimension beyond 2^63-1, the largest a model can hold",
+                                option, "Give the size the model really runs with.")
             if name in shapes and shapes[name] != values:
                 raise UserError(f"{option} names {name!r} twice with different shapes", option,
                                 "Give each input once.")
@@ -149,6 +154,7 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
                             f"Give it a file: --input {spec.name}=FILE.npy.")
         shape = resolve_shape(spec, shapes)
+        check_fits(spec.name, shape, dtype)
         if np.issubdtype(dtype, np.floating):
             feeds[spec.name] = rng.random(shape, dtype=np.float64).astype(dtype)
         elif dtype is np.bool_:
@@ -210,6 +216,33 @@ def shapes_with_files(shapes: dict[str, tuple[int, ...]], arrays: dict[str, np.n
                             f"{tuple(merged[name])}", option, "Give one of the two, or make them agree.")
         merged[name] = shape
     return merged
+
+
+def check_fits(name: str, shape: Sequence[int], dtype) -> None:
+    """A UserError when random data of ``shape`` cannot fit this computer's memory (numpy would raise
+    a bare ValueError or MemoryError, or the machine would start swapping)."""
+    count = math.prod(shape)
+    need = count * (8 + np.dtype(dtype).itemsize)  # drawn as float64/int64, then cast
+    have = _physical_memory()
+    if need > have:
+        raise UserError(f"Input {name!r} of shape {_show(shape)} would need {_bytes(need)} of random data; this "
+                        f"computer has {_bytes(have)} of memory", f"--input-shape {name}",
+                        "Give smaller sizes for its dynamic axes (e.g. a batch of 1).")
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX (Windows): only refuse the impossible
+        return 1 << 47
+
+
+def _bytes(size: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024 or unit == "PiB":
+            return f"{size:.3g} {unit}"
+        size /= 1024
+    return f"{size} B"
 
 
 def session_specs(session: Any) -> list[InputSpec]:

@@ -63,7 +63,10 @@ def _add(args) -> int:
     if args.from_ssh_config:
         from studio.remote.ssh_config import SshConfig
 
-        entry = SshConfig.load(args.ssh_config).entry(args.from_ssh_config, args.name)
+        config = SshConfig.load(args.ssh_config)
+        entry = config.entry(args.from_ssh_config, args.name)
+        for note in config.notes(args.from_ssh_config):
+            print(f"note: {note}", file=sys.stderr)
     elif not args.host:
         raise UserError("No host address given", f"studio ssh add {args.name}",
                         "Give --host HOSTNAME, or --from-ssh-config ALIAS to copy it from ~/.ssh/config.")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.remote.hosts import HostEntry
+from studio.remote.jump import check_jump_chain, jump_entry
 from studio.remote.known_hosts import KnownHosts
 
 # paramiko's transport thread logs a failed handshake with its traceback, line by line, at ERROR;
@@ -42,27 +43,79 @@ class AuthFailed(UserError):
     """The server refused the credentials (a stored password or passphrase is then wrong)."""
 
 
+class NotConnected(UserError):
+    """No SSH session with the host came about (no route, no answer, no SSH handshake, a jump host
+    that failed or refused to forward): its key and the credentials were never checked."""
+
+
+# RFC 4254 5.1: the server's answer when its configuration forbids the forwarding
+# (OpenSSH: AllowTcpForwarding no, DisableForwarding yes, or a PermitOpen that leaves this target out).
+OPEN_ADMINISTRATIVELY_PROHIBITED = 1
+
+
 def _open_socket(entry: HostEntry, timeout: float, jump: SshConnection | None) -> socket.socket:
     if jump is not None:
-        try:
-            return jump.transport.open_channel("direct-tcpip", (entry.host, entry.port), ("127.0.0.1", 0),
-                                               timeout=timeout)
-        except Exception as exc:  # paramiko raises ChannelException, SSHException
-            raise UserError(f"The jump host could not reach {entry.address}: {exc}", entry.name,
-                            "Check the host name and port as seen from the jump host.") from exc
+        return _open_through(jump, entry, timeout)
     try:
         sock = socket.create_connection((entry.host, entry.port), timeout=timeout)
     except socket.gaierror as exc:
-        raise UserError(f"Cannot resolve host name {entry.host!r}: {exc.strerror}", entry.name,
-                        "Check the spelling of --host, or use an IP address.") from exc
+        raise NotConnected(f"Cannot resolve host name {entry.host!r}: {exc.strerror}", entry.name,
+                           "Check the spelling of --host, or use an IP address.") from exc
     except (TimeoutError, socket.timeout) as exc:
-        raise UserError(f"No answer from {entry.address} within {timeout:.0f} s", entry.name,
-                        "Check that the host is up, the port is right and no firewall blocks it.") from exc
+        raise NotConnected(f"No answer from {entry.address} within {timeout:.0f} s", entry.name,
+                           "Check that the host is up, the port is right and no firewall blocks it.") from exc
     except OSError as exc:
-        raise UserError(f"Cannot connect to {entry.address}: {exc.strerror or exc}", entry.name,
-                        "Check that sshd runs on that host and port.") from exc
+        raise NotConnected(f"Cannot connect to {entry.address}: {exc.strerror or exc}", entry.name,
+                           "Check that sshd runs on that host and port.") from exc
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
+
+
+def _open_through(jump: SshConnection, entry: HostEntry, timeout: float):
+    """A channel from the jump host to ``entry`` (what ``ssh -J`` asks for: direct-tcpip)."""
+    import paramiko
+
+    via = f"The jump host {jump.entry.name} ({jump.entry.address})"
+    try:
+        return jump.transport.open_channel("direct-tcpip", (entry.host, entry.port), ("127.0.0.1", 0),
+                                           timeout=timeout)
+    except paramiko.ChannelException as exc:
+        if exc.code == OPEN_ADMINISTRATIVELY_PROHIBITED:
+            raise NotConnected(f"{via} refused to forward the connection to {entry.address} "
+                               f"({exc.text or 'administratively prohibited'})", entry.name,
+                               f"Its sshd forbids forwarding (AllowTcpForwarding no or DisableForwarding yes in "
+                               f"its sshd_config, or a PermitOpen that leaves {entry.address} out): allow it there, "
+                               f"or reach {entry.name} through another jump host.") from exc
+        raise NotConnected(f"{via} could not reach {entry.address}: {exc.text or exc}",
+                           entry.name, "Check the host name and port as seen from the jump host.") from exc
+    except Exception as exc:  # SSHException, EOFError, socket errors: the jump host's link failed
+        raise NotConnected(f"{via} failed to open a connection to {entry.address}: {exc}", entry.name,
+                           "Check the jump host (`studio ssh test` it), then try again.") from exc
+
+
+def _handshake(transport, entry: HostEntry, timeout: float):
+    """Negotiate the SSH session; the key the host presented. NotConnected when there is none."""
+    import paramiko
+
+    # paramiko waits 15 s for the banner on its own thread, whatever start_client's timeout says;
+    # its waits end just after ours, so a silent host is always reported by the check below.
+    transport.banner_timeout = transport.handshake_timeout = timeout + 1
+    try:
+        transport.start_client(timeout=timeout)
+    except paramiko.IncompatiblePeer as exc:
+        raise NotConnected(f"{entry.address} and Studio share no SSH algorithm: {exc}", entry.name,
+                           "The server's sshd_config allows only key exchanges, ciphers or host key types that "
+                           "paramiko lacks (KexAlgorithms, Ciphers, HostKeyAlgorithms): add a common one.") from exc
+    except (paramiko.SSHException, EOFError, OSError) as exc:
+        raise NotConnected(f"{entry.address} did not complete the SSH handshake: {exc}", entry.name,
+                           "Check that the port belongs to an SSH server.") from exc
+    try:
+        # start_client returns quietly when its timeout passes: no session, no key yet.
+        return transport.get_remote_server_key()
+    except paramiko.SSHException as exc:
+        raise NotConnected(f"{entry.address} accepted the connection but did not complete the SSH handshake "
+                           f"within {timeout:.0f} s", entry.name,
+                           "Check that the port belongs to an SSH server and that the host is not overloaded.") from exc
 
 
 def _load_key(path: Path, ask_secret: AskSecret | None):
@@ -262,21 +315,46 @@ class SshConnection:
 def _connect_jump(entry: HostEntry, known_hosts: KnownHosts, ask_secret: AskSecret | None, timeout: float,
                   resolve_host: Callable[[str], HostEntry] | None, keepalive: float, dead_after: float
                   ) -> SshConnection | None:
-    """The connection to ``entry``'s jump host, or None. ``ProxyJump a,b`` (OpenSSH's chain) means
-    a first, then b through a, then the host through b: the last hop is reached through the rest."""
-    if not entry.proxy_jump:
+    """The connection to ``entry``'s jump host, or None (see :func:`~studio.remote.jump.jump_entry`).
+    A chain that loops back is refused before anything is opened."""
+    check_jump_chain(entry, resolve_host)
+    hop = jump_entry(entry, resolve_host)
+    if hop is None:
         return None
-    from dataclasses import replace
+    try:
+        return connect(hop, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+    except UserError as exc:
+        raise _at_jump(exc, hop) from None
 
-    hops = [hop.strip() for hop in entry.proxy_jump.split(",") if hop.strip()]
-    last, rest = hops[-1], ",".join(hops[:-1])
-    jump_entry = resolve_host(last) if resolve_host else parse_jump(last)
-    if rest:
-        jump_entry = replace(jump_entry, proxy_jump=rest)
-    if jump_entry.name == entry.name and jump_entry.host == entry.host and jump_entry.port == entry.port \
-            and jump_entry.proxy_jump == entry.proxy_jump:
-        raise UserError(f"{entry.name} names itself as its jump host", entry.name, "Fix its --proxy-jump.")
-    return connect(jump_entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+
+def _at_jump(exc: UserError, hop: HostEntry) -> UserError:
+    """``exc`` (same type: AuthFailed still tells the keyring to forget) marked as the jump host's,
+    so nobody takes it for the target's key or login."""
+    if getattr(exc, "jump_host", None) is None:
+        exc.jump_host = hop.name
+        exc.what = f"Jump host {hop.name}: {exc.what}"
+        exc.args = (exc.format(),)
+    return exc
+
+
+def _transport_to(entry: HostEntry, known_hosts: KnownHosts, ask_secret: AskSecret | None, timeout: float,
+                  resolve_host: Callable[[str], HostEntry] | None, keepalive: float, dead_after: float,
+                  prefer_known: bool = True):
+    """(the jump host's connection or None, a Transport to ``entry`` not started yet) — directly or
+    through the jump hosts; the host key types known_hosts records for ``entry`` are asked for first."""
+    import paramiko
+
+    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
+    try:
+        sock = _open_socket(entry, timeout, jump)
+    except BaseException:
+        if jump is not None:
+            jump.close()
+        raise
+    transport = paramiko.Transport(sock)
+    if prefer_known:
+        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
+    return jump, transport
 
 
 def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret: AskSecret | None = None,
@@ -288,21 +366,11 @@ def connect(entry: HostEntry, known_hosts: KnownHosts | None = None, ask_secret:
     with the same checks). The connection sends keepalives and closes itself when the host stops
     answering them (see :meth:`SshConnection.watch`).
     """
-    import paramiko
-
     known_hosts = known_hosts or KnownHosts()
-    jump = _connect_jump(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
-    sock = _open_socket(entry, timeout, jump)
-    transport = paramiko.Transport(sock)
+    jump, transport = _transport_to(entry, known_hosts, ask_secret, timeout, resolve_host, keepalive, dead_after)
     _prefer_fast_ciphers(transport)
-    prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
     try:
-        try:
-            transport.start_client(timeout=timeout)
-        except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise UserError(f"{entry.address} did not complete the SSH handshake: {exc}", entry.name,
-                            "Check that the port belongs to an SSH server.") from exc
-        key = transport.get_remote_server_key()
+        key = _handshake(transport, entry, timeout)
         known_hosts.verify(entry.name, entry.host, entry.port, key.get_name(), key.asbytes())
         _authenticate(transport, entry, ask_secret)
     except BaseException:
@@ -369,40 +437,12 @@ def fetch_host_key(entry: HostEntry, timeout: float = 10.0, known_hosts: KnownHo
     """The key type and key the host presents, without authenticating (for ``trust``); the types
     ``known_hosts`` records for it are asked for first, as when connecting. Through its jump
     host(s) when it has any — the key offered for trust is the one that route reaches."""
-    import paramiko
-
-    jump = _connect_jump(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0)
+    jump, transport = _transport_to(entry, known_hosts or KnownHosts(), ask_secret, timeout, resolve_host, 0, 0,
+                                    prefer_known=known_hosts is not None)
     try:
-        sock = _open_socket(entry, timeout, jump)
-    except BaseException:
-        if jump is not None:
-            jump.close()
-        raise
-    transport = paramiko.Transport(sock)
-    if known_hosts is not None:
-        prefer_known_key_types(transport, known_hosts.known_types(entry.host, entry.port))
-    try:
-        transport.start_client(timeout=timeout)
-        key = transport.get_remote_server_key()
+        key = _handshake(transport, entry, timeout)
         return key.get_name(), key.asbytes()
-    except (paramiko.SSHException, EOFError, OSError) as exc:
-        raise UserError(f"{entry.address} did not complete the SSH handshake: {exc}", entry.name,
-                        "Check that the port belongs to an SSH server.") from exc
     finally:
         transport.close()
         if jump is not None:
             jump.close()
-
-
-def parse_jump(spec: str) -> HostEntry:
-    """``[user@]host[:port]`` (``[v6addr]:port`` too), as OpenSSH's ProxyJump writes a hop."""
-    user, _, rest = spec.rpartition("@")
-    if rest.startswith("["):
-        host, _, port = rest[1:].partition("]")
-        port = port.lstrip(":")
-    else:
-        host, _, port = rest.partition(":")
-    if not host or (port and not port.isdigit()):
-        raise UserError(f"Cannot read the jump host {spec!r}", spec,
-                        "Write it as a Studio host name, an alias from ~/.ssh/config, or user@host:port.")
-    return HostEntry(name=host, host=host, port=int(port or 22), user=user)

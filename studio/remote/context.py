@@ -165,7 +165,7 @@ class HostContext:
                 return config.entry(hop)
         except Exception:  # no or unreadable ~/.ssh/config: the hop is read as an address
             pass
-        from studio.remote.connection import parse_jump
+        from studio.remote.jump import parse_jump
 
         return parse_jump(hop)
 

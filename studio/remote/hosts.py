@@ -11,9 +11,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
 
 AUTH_METHODS = ("key", "agent", "password")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_KNOWN = {"host", "port", "user", "auth", "key_file", "proxy_jump", "toolkit"}
 
 
 @dataclass
@@ -56,12 +58,29 @@ class HostEntry:
         return table
 
     @classmethod
-    def from_table(cls, name: str, table: dict) -> HostEntry:
-        known = {"host", "port", "user", "auth", "key_file", "proxy_jump", "toolkit"}
-        fields = {k: v for k, v in table.items() if k in known}
-        extra = dict(table.get("extra", {}))
-        extra.update({k: v for k, v in table.items() if k not in known and k != "extra"})
-        return cls(name=name, extra=extra, **fields)
+    def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> HostEntry:
+        """The entry a ``[hosts.NAME]`` table describes; ``place`` names its file and lines in messages.
+        Keys Studio does not know are kept in ``extra`` (later versions add some), unless they look
+        like a misspelled known key."""
+        def at(key: str | None = None) -> str:
+            return place(("hosts", name), key) if place else f"host {name}" + (f", key {key}" if key else "")
+
+        expect_table(table, at(), '[hosts.NAME] with host = "..."')
+        reject_misspelled(table, _KNOWN | {"extra"}, at())
+        fields: dict = {}
+        for key in sorted(_KNOWN - {"port"}):
+            value = expect_text(table, key, at(key), required=key == "host")
+            if value is not None:
+                fields[key] = value
+        port = expect_int(table, "port", at("port"), 1, 65535, example=22)
+        if port is not None:
+            fields["port"] = port
+        extra = dict(expect_table(table.get("extra", {}), at("extra"), "[hosts.NAME.extra]"))
+        extra.update({k: v for k, v in table.items() if k not in _KNOWN and k != "extra"})
+        try:
+            return cls(name=name, extra=extra, **fields)
+        except UserError as exc:  # the checks of the entry itself: say where the entry was read
+            raise UserError(exc.what, at(), exc.fix) from None
 
 
 class HostStore:
@@ -76,8 +95,10 @@ class HostStore:
             from studio.toml_store import load_toml
 
             data = load_toml(self.path)
-            for name, table in (data.get("hosts") or {}).items():
-                self.hosts[name] = HostEntry.from_table(name, table)
+            place = TomlPlace(self.path)
+            hosts = expect_table(data.get("hosts", {}), place(("hosts",)), '[hosts.NAME] tables')
+            for name, table in hosts.items():
+                self.hosts[name] = HostEntry.from_table(name, table, place)
 
     def get(self, name: str) -> HostEntry:
         """The entry called ``name``; a UserError listing the known names otherwise."""

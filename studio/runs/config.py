@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studio.errors import UserError
+from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_map, reject_misspelled, type_name
 
 LOCAL = "local"
 TABLE = "run"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEYS = {"name", "command", "target", "workdir", "env", "toolkit", "upload"}
 
 
 @dataclass
@@ -53,15 +55,21 @@ class RunConfig:
         if not self.command.strip():
             raise UserError("The command line is empty", f"{where}, field command",
                             "Give the command that starts the app, e.g. ./main ../data/test.jpg.")
+        if "\0" in self.command:
+            raise UserError("The command line holds a NUL character (\\u0000), which no shell can receive",
+                            f"{where}, field command", "Remove it from the command.")
         try:
             shlex.split(self.command)
         except ValueError as exc:
             raise UserError(f"The command line cannot be parsed: {exc}", f"{where}, field command",
                             "Close every quote.") from exc
-        for key in self.env:
+        for key, value in self.env.items():
             if not _ENV_NAME.match(key):
                 raise UserError(f"{key!r} is not a valid environment variable name", f"{where}, field env",
                                 "Use letters, digits and _ (not starting with a digit).")
+            if "\0" in value:
+                raise UserError(f"The value of {key} holds a NUL character (\\u0000)", f"{where}, field env",
+                                "Remove it from the value.")
 
     def argv(self) -> list[str]:
         """What the target runs: ``env K=V ... bash -c COMMAND`` (the command line keeps its shell syntax)."""
@@ -85,23 +93,35 @@ class RunConfig:
         return data
 
     @classmethod
-    def from_toml(cls, data: dict[str, Any], where: str = "studio.toml") -> RunConfig:
-        if not isinstance(data.get("name"), str) or not isinstance(data.get("command", ""), str):
-            raise UserError("A [[run]] table needs a text name and command", where,
-                            'Write name = "..." and command = "..." in each [[run]] table.')
-        env = data.get("env") or {}
-        if not isinstance(env, dict):
-            raise UserError(f"env of run configuration {data['name']!r} is not a table", where,
-                            'Write env = { NAME = "value" }.')
-        return cls(name=data["name"], command=data.get("command", ""), target=str(data.get("target") or LOCAL),
-                   workdir=str(data.get("workdir", "")), env={str(k): str(v) for k, v in env.items()},
-                   toolkit=str(data.get("toolkit", "")), upload=str(data.get("upload", "")))
+    def from_toml(cls, data: Any, where: str | TomlPlace = "studio.toml", index: int = 0) -> RunConfig:
+        """The configuration one ``[[run]]`` table describes (the ``index``-th); wrong types, a
+        misspelled key or a NUL are a UserError naming the file, line and key."""
+        def at(key: str | None = None) -> str:
+            if isinstance(where, TomlPlace):
+                return where((TABLE,), key, index)
+            return f"{where}, [[run]] number {index + 1}" + (f" {key}" if key else "")
+
+        expect_table(data, at(), '[[run]] with name = "..." and command = "..."')
+        reject_misspelled(data, _KEYS, at())
+        text = {key: expect_text(data, key, at(key), required=key == "name") or ""
+                for key in ("name", "command", "target", "workdir", "toolkit", "upload")}
+        env = expect_text_map(data, "env", at("env"))
+        for key, value in env.items():
+            if "\0" in value:
+                raise UserError(f"env.{key} holds a NUL character (\\u0000)", at("env"), "Remove it.")
+        return cls(name=text["name"], command=text["command"], target=text["target"] or LOCAL,
+                   workdir=text["workdir"], env=env, toolkit=text["toolkit"], upload=text["upload"])
 
 
 def load_configs(workspace) -> list[RunConfig]:
     """The workspace's run configurations, in file order."""
-    where = str(workspace.settings_path)
-    return [RunConfig.from_toml(item, where) for item in workspace.table(TABLE)]
+    place = TomlPlace(workspace.settings_path)
+    items = workspace.data.get(TABLE, [])
+    if not isinstance(items, list):
+        raise UserError(f"{TABLE} is {type_name(items)} ({items!r:.60}), not a list of [[run]] tables",
+                        place((TABLE,)), 'Write each configuration as a [[run]] table with name = "..." and '
+                        'command = "...".')
+    return [RunConfig.from_toml(item, place, i) for i, item in enumerate(items)]
 
 
 def find_config(workspace, name: str) -> RunConfig:

@@ -24,6 +24,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
+from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 
 DEFAULT_TOOLKIT = "/usr/local/Ascend/ascend-toolkit/latest"
@@ -62,10 +63,22 @@ def workdir_script(root: str, relative: str) -> str:
     return f"mkdir -p -- {path} && cd -- {path} && pwd -P"
 
 
+def refuse_nul(argv: list[str], cwd: str | None = None, env_setup: str | None = None) -> None:
+    """A UserError when the command holds a NUL: no argument, path or SSH command string can carry
+    one (sshd drops the whole connection on it, which would read as a lost link)."""
+    for label, value in [*((f"argument {i + 1}", a) for i, a in enumerate(argv)), ("working folder", cwd),
+                         ("set-up line", env_setup)]:
+        if value is not None and "\0" in str(value):
+            shown = str(value).replace("\0", "\\0")[:120]
+            raise UserError(f"The command's {label} holds a NUL character (\\0), which no program can receive",
+                            shown, "Remove the NUL from it.")
+
+
 def shell_command(argv: list[str], cwd: str | None = None, env_setup: str | None = None) -> str:
     """``env_setup && cd CWD && ARGV`` with every argument quoted (the string a shell will run)."""
     if not argv:
         raise ValueError("an empty command")
+    refuse_nul(argv, cwd, env_setup)
     parts = [env_setup] if env_setup else []
     if cwd:
         parts.append(f"cd {shlex.quote(str(cwd))}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
-from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
+from studio.targets.base import LineSplitter, OutputLine, Target, refuse_nul, shell_command
 from studio.targets.files import local_copy_atomic
 
 
@@ -27,6 +27,7 @@ class LocalTarget(Target):
 
     def run(self, argv: list[str], cwd: str | None = None, env_setup: str | None = None,
             cancel: CancelToken | None = None) -> Generator[OutputLine, None, int]:
+        refuse_nul(argv, cwd, env_setup)
         if env_setup:  # the set-up line needs a shell; the command stays quoted word by word
             command = ["bash", "-c", shell_command(argv, None, env_setup)]
         else:

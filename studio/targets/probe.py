@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.remote.connection import NotConnected
 from studio.remote.known_hosts import HostKeyChanged, UnknownHostKey
 from studio.targets.base import DEFAULT_TOOLKIT
 from studio.targets.ssh import SshTarget
@@ -121,27 +122,31 @@ def probe(target: SshTarget, folder: str | None = None, cancel: CancelToken | No
         except OSError as exc:
             result.set("reach", FAILED, f"{entry.host}:{entry.port}: {getattr(exc, 'strerror', None) or exc}",
                        "Check the host name, the port and that sshd runs; a firewall may block the port.")
-            return result
+            return _not_checked(result, "no connection")
     if cancel:
         cancel.raise_if_cancelled()
     try:
         conn = target.context.connect(entry)
-    except UnknownHostKey as exc:
+    except (UnknownHostKey, HostKeyChanged) as exc:
+        if getattr(exc, "jump_host", None):  # a jump host's key: not this host's to trust here
+            return _no_connection(result, exc)
         result.set("reach", OK) if result.item("reach").status == SKIPPED else None
-        result.unknown_key = exc
-        result.set("hostkey", FAILED, f"not known yet: {exc.key_type} {exc.fingerprint}", exc.fix)
-        return result
-    except HostKeyChanged as exc:
-        result.changed_key = exc
-        result.set("reach", OK) if result.item("reach").status == SKIPPED else None
-        result.set("hostkey", FAILED, exc.what, exc.fix)
-        return result
+        if isinstance(exc, UnknownHostKey):
+            result.unknown_key = exc
+            result.set("hostkey", FAILED, f"not known yet: {exc.key_type} {exc.fingerprint}", exc.fix)
+        else:
+            result.changed_key = exc
+            result.set("hostkey", FAILED, exc.what, exc.fix)
+        return _not_checked(result, "the host key is not trusted")
     except UserError as exc:
-        key = "reach" if result.item("reach").status == SKIPPED else "auth"
-        if key == "auth":
-            result.set("hostkey", OK, "matches known_hosts")
-        result.set(key, FAILED, exc.what, exc.fix or "")
-        return result
+        if isinstance(exc, NotConnected) or getattr(exc, "jump_host", None):
+            return _no_connection(result, exc)
+        # The session came about and the key matched known_hosts (it is checked before any
+        # credential is sent): what failed is the login.
+        result.set("reach", OK) if result.item("reach").status == SKIPPED else None
+        result.set("hostkey", OK, "matches known_hosts")
+        result.set("auth", FAILED, exc.what, exc.fix or "")
+        return _not_checked(result, "not logged in")
     try:
         if result.item("reach").status == SKIPPED:
             result.set("reach", OK, f"through {entry.proxy_jump}")
@@ -173,12 +178,28 @@ def probe(target: SshTarget, folder: str | None = None, cancel: CancelToken | No
             result.set("os", FAILED, f"the inspection script stopped (exit {status}): "
                        f"{err.decode('utf-8', 'replace').strip()[:300]}",
                        "The host needs a POSIX sh with uname, df and grep.")
-            return result
+            return _not_checked(result, "the inspection script stopped")
         _fill(result, facts, toolkit, folder)
         yield Progress(1.0, "Done")
         return result
     finally:
         conn.close()
+
+
+def _no_connection(result: ProbeResult, exc: UserError) -> ProbeResult:
+    """No SSH session: the reach item says why (the TCP port may have answered), nothing else ran."""
+    reach = result.item("reach")
+    detail = exc.what if reach.status != OK else f"{reach.detail}; {exc.what}"
+    result.set("reach", FAILED, detail, exc.fix or "")
+    return _not_checked(result, "no connection")
+
+
+def _not_checked(result: ProbeResult, why: str) -> ProbeResult:
+    """Say on every item that did not run why it did not (a blank line reads as "fine")."""
+    for item in result.items:
+        if item.status == SKIPPED and not item.detail:
+            item.detail = f"not checked: {why}"
+    return result
 
 
 def _parse(text: str) -> dict[str, str]:

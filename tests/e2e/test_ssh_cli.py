@@ -69,6 +69,21 @@ def test_add_from_ssh_config(studio_home, tmp_path):
     assert missing.returncode == 2 and "--host" in missing.stderr
 
 
+def test_add_from_ssh_config_never_runs_match_exec_and_says_so(studio_home, tmp_path):
+    marker = tmp_path / "ran"
+    config = tmp_path / "config"
+    config.write_text(f'Match exec "touch {marker}"\n  User fromexec\nHost lab\n  HostName 10.9.8.7\n  Port 2201\n')
+    result = studio("ssh", "add", "lab", "--from-ssh-config", "lab", "--ssh-config", str(config), home=studio_home)
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
+    assert f"note: {config}:1: `Match exec" in result.stderr and "never runs commands" in result.stderr
+    (row,) = json.loads(studio("ssh", "list", "--json", home=studio_home).stdout)
+    assert (row["host"], row["port"], row.get("user", "")) == ("10.9.8.7", 2201, "")
+    config.write_text("Host lab\n  Port notaport\n")
+    bad = studio("ssh", "add", "lab", "--from-ssh-config", "lab", "--ssh-config", str(config), home=studio_home)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and f"{config}:2" in bad.stderr
+
+
 def test_ssh_run_passes_bytes_through_unchanged(sshd, studio_home, tmp_path):
     assert studio("ssh", "add", "box", "--host", sshd.host, "--port", str(sshd.port), "--user", sshd.user,
                   "--key", str(sshd.client_key), home=studio_home).returncode == 0

@@ -65,7 +65,8 @@ def _numbers(rng: random.Random, data: bytes) -> tuple[str, bytes]:
     if not numbers:
         return _flip(rng, data)
     picks = rng.sample(numbers, min(len(numbers), rng.choice([1, 5, 50])))
-    wild = ["-1", "0", "1e308", "-1e308", "nan", "inf", "99999999999999999999999", "", "1.5.5", "0x10"]
+    wild = ["-1", "0", "1e308", "-1e308", "nan", "inf", "99999999999999999999999", "", "1.5.5", "0x10", "1e999",
+            str(2 ** 62)]
     out, last = [], 0
     for m in sorted(picks, key=lambda m: m.start()):
         out.append(text[last:m.start()])

@@ -96,7 +96,40 @@ def work(tmp_path_factory) -> Path:
     import onnx
 
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), root / "image.onnx")
+    subprocess.run([sys.executable, "-m", "studio", "compare", str(root / "dump_good"), str(root / "dump_good"),
+                    "-o", str(root / "accuracy.csv")], check=True, env=env, capture_output=True, timeout=120)
+    _config_seeds(root / "config")
     return root
+
+
+MARKER = "/tmp/studio-fuzz-match-exec-ran"  # a Match exec command that must never run
+
+
+def _config_seeds(folder: Path) -> None:
+    """Settings files as people write them: hosts (a jump, a key, an extra table), deployments with
+    excludes, a workspace's run configurations, an ssh config with Include, Match and a Match exec."""
+    folder.mkdir()
+    (folder / "hosts.toml").write_text(
+        '[hosts.bastion]\nhost = "10.0.0.1"\nuser = "ops"\nauth = "agent"\n\n'
+        '[hosts.npu-box]\nhost = "192.168.1.20"\nport = 2222\nuser = "HwHiAiUser"\nauth = "key"\n'
+        'key_file = "~/.ssh/id_npu"\nproxy_jump = "bastion"\ntoolkit = "/usr/local/Ascend/ascend-toolkit/latest"\n\n'
+        '[hosts.npu-box.extra]\ndeploy_root = "/home/HwHiAiUser/work"\n')
+    (folder / "deployments.toml").write_text(
+        '[deployments.facemask]\nhost = "npu-box"\nlocal = "/tmp/facemask"\nremote = "/home/HwHiAiUser/facemask"\n'
+        'excludes = ["*.om", "build/", "!keep.om", "data/**/[a-z]*.bin", "\\\\#literal"]\n\n'
+        '[deployments.other]\nhost = "bastion"\nlocal = "/tmp/other"\nremote = "~/other"\n')
+    (folder / "studio.toml").write_text(
+        '[workspace]\nname = "fuzz"\nformat = 1\n\n'
+        '[[run]]\nname = "facemask"\ntarget = "npu-box"\nworkdir = "/home/HwHiAiUser/facemask/out"\n'
+        'command = "./main ../data/test.jpg"\ntoolkit = "/usr/local/Ascend/ascend-toolkit/latest"\n'
+        'upload = "facemask"\nenv = { ASCEND_GLOBAL_LOG_LEVEL = "1", OMP_NUM_THREADS = 4 }\n\n'
+        '[[run]]\nname = "local"\ncommand = "python3 infer.py --batch 2"\n')
+    (folder / "ssh_config").write_text(
+        "# lab machines\nHost lab\n    HostName 10.1.2.3\n    Port 2202\n    User HwHiAiUser\n"
+        "    IdentityFile ~/.ssh/id_lab\n    ProxyJump bastion\n\n"
+        f'Match exec "touch {MARKER}"\n    User exec-ran\n\n'
+        "Match originalhost lab,lab2 !user root\n    ServerAliveInterval 10\n\n"
+        "Host npu-*\n    User ops\n    Port 22022\n\nHost *\n    ServerAliveInterval 30\n")
 
 
 def _seeds(reader: str, work: Path) -> list[Path]:
@@ -124,6 +157,12 @@ def _seeds(reader: str, work: Path) -> list[Path]:
         return [_require_shared(asc / "cfg" / n) for n in ("aipp_rgb_static.cfg", "aipp_yuv420sp_csc.cfg")]
     if reader == "acl_json":
         return [_require_shared(asc / "cfg" / "acl_dump.json")]
+    if reader in CONFIG_FILES:
+        return [work / "config" / CONFIG_FILES[reader]]
+    if reader == "profile_summary":
+        return [work / "prof" / "studio_profile.json"]
+    if reader == "accuracy_csv":
+        return [work / "accuracy.csv"]
     rank0 = _cluster_root() / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     if reader == "cluster_csv":
         return [_require_shared(rank0 / "step_trace_time.csv")]
@@ -136,6 +175,11 @@ def _seeds(reader: str, work: Path) -> list[Path]:
 
 def _cluster_root() -> Path:
     return _shared() / "real" / "cluster_pytorch" / "msinsight_text_2rank_level2" / "level2"
+
+
+# reader -> its seed in work/config; each variant is written where the CLI reads it (_materialize)
+CONFIG_FILES = {"hosts_toml": "hosts.toml", "deployments_toml": "deployments.toml", "studio_toml": "studio.toml",
+                "ssh_config": "ssh_config"}
 
 
 def _argv(reader: str, work: Path):
@@ -153,6 +197,13 @@ def _argv(reader: str, work: Path):
         "cluster_csv": lambda f, tmp: ["profile", "cluster", f, "--json"],
         "cluster_json": lambda f, tmp: ["profile", "cluster", f, "--json"],
         "memory_csv": lambda f, tmp: ["profile", "memory", f, "--json"],
+        # the variant's STUDIO_HOME is tmp/home (see _env): hosts.toml and deployments.toml are read from it
+        "hosts_toml": lambda f, tmp: ["ssh", "list", "--json"],
+        "deployments_toml": lambda f, tmp: ["deploy", "list", "--json"],
+        "studio_toml": lambda f, tmp: ["run", "--list", "--workspace", f],
+        "ssh_config": lambda f, tmp: ["ssh", "add", "imported", "--from-ssh-config", "lab", "--ssh-config", f],
+        "profile_summary": lambda f, tmp: ["profile", "stats", f, "--no-cache"],
+        "accuracy_csv": lambda f, tmp: ["advise", "--accuracy", f, "--json"],
     }[reader]
 
 
@@ -162,6 +213,8 @@ READERS = [  # name, mutation kind, variants, variant is a folder
     ("npy_folder", "binary", 24, True), ("dump_manifest", "json", 24, True), ("aipp_cfg", "text", 24, False),
     ("acl_json", "json", 16, False), ("cluster_csv", "text", 16, True), ("cluster_json", "json", 16, True),
     ("memory_csv", "text", 16, True),
+    ("hosts_toml", "text", 24, False), ("deployments_toml", "text", 24, False), ("studio_toml", "text", 24, True),
+    ("ssh_config", "text", 24, False), ("profile_summary", "json", 24, True), ("accuracy_csv", "text", 16, False),
 ]
 
 
@@ -183,13 +236,29 @@ def _materialize(reader: str, seed: Path, mutant: bytes, where: Path, work: Path
         shutil.copytree(_cluster_root(), folder)
         (folder / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / seed.name).write_bytes(mutant)
         return folder
+    if reader in ("hosts_toml", "deployments_toml"):
+        config = where / "home" / "config"  # STUDIO_HOME=where/home (see _env)
+        config.mkdir(parents=True)
+        for name in ("hosts.toml", "deployments.toml"):
+            (config / name).write_bytes(mutant if name == seed.name else (work / "config" / name).read_bytes())
+        return config / seed.name
+    if reader == "studio_toml":
+        (where / "studio.toml").write_bytes(mutant)
+        return where
+    if reader == "profile_summary":
+        folder = where / "prof"
+        shutil.copytree(work / "prof", folder)
+        (folder / seed.name).write_bytes(mutant)
+        return folder
     path = where / seed.name  # keep the name: NPU dump names and suffixes carry meaning
     path.write_bytes(mutant)
     return path
 
 
-def _run(args: list) -> tuple[int | None, str]:
+def _run(args: list, home: Path | None = None) -> tuple[int | None, str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    if home is not None:  # the variant's own per-user folder (its hosts.toml, deployments.toml, ...)
+        env["STUDIO_HOME"] = str(home)
     try:
         proc = subprocess.run([sys.executable, "-m", "studio", *map(str, args)], capture_output=True, text=True,
                               timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL, errors="replace")
@@ -231,9 +300,11 @@ def test_fuzz(reader, kind, count, folder, work, tmp_path, request):
                 break
             where = tmp_path / f"v{len(jobs)}"
             path = _materialize(reader, seed, mutant, where, work)
-            jobs.append((f"{seed.name} {label}", argv(path, where)))
+            jobs.append((f"{seed.name} {label}", argv(path, where), where / "home"))
+    Path(MARKER).unlink(missing_ok=True)
     with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(lambda job: (job[0], job[1], *_run(job[1])), jobs))
+        results = list(pool.map(lambda job: (job[0], job[1], *_run(job[1], job[2])), jobs))
+    assert not Path(MARKER).exists(), "a Match exec command of an ssh configuration was run"
     unknown, known = [], []
     for label, args, code, text in results:
         bad = None

@@ -35,7 +35,7 @@ def test_the_layers_contract_catches_an_upward_import(tmp_path):
     for name in ("", "remote", "targets", "runs", "tools", "terminal", "ui", "commands"):
         (package / name).mkdir(parents=True, exist_ok=True)
         (package / name / "__init__.py").write_text("")
-    for name in ("cli", "errors", "jobs", "paths", "settings", "toml_store", "logs", "formats", "profile", "workspace",
+    for name in ("cli", "errors", "jobs", "paths", "settings", "toml_store", "toml_fields", "logs", "formats", "profile", "workspace",
                  "assets", "model_inputs", "ort_providers", "ab", "output_lock"):
         (package / f"{name}.py").write_text("")
     (package / "remote" / "__init__.py").write_text("import studio.targets\n")

@@ -61,3 +61,89 @@ def test_include_loop_is_refused(tmp_path):
     (tmp_path / "config").write_text(f"Include {tmp_path / 'config'}\nHost a\n HostName b\n")
     with pytest.raises(UserError, match="Include nesting"):
         SshConfig.load(tmp_path / "config")
+
+
+def test_match_exec_is_never_run_and_its_block_is_said_skipped(tmp_path):
+    marker = tmp_path / "ran"
+    (tmp_path / "config").write_text(
+        "Host lab\n  HostName 10.0.0.1\n"
+        f'Match exec "touch {marker}"\n  User fromexec\n'
+        f'Match host lab !exec "touch {marker}"\n  Port 2200\n'
+        "Host *\n  User everyone\n")
+    config = SshConfig.load(tmp_path / "config")
+    entry = config.entry("lab")
+    assert not marker.exists()  # paramiko would run it (twice: both lookup passes)
+    assert (entry.user, entry.port) == ("everyone", 22)  # neither block applied, the rest did
+    notes = config.notes("lab")
+    assert len(notes) == 2 and notes[0].startswith(f"{tmp_path / 'config'}:3: `Match exec")
+    assert all("never runs commands" in n and "not applied" in n for n in notes)
+    assert not marker.exists()
+
+
+def test_match_host_and_originalhost_name_aliases_and_apply(tmp_path):
+    (tmp_path / "config").write_text(
+        "Match originalhost lab2,lab3\n  HostName 10.0.0.2\n  User u2\n"
+        "Match host 10.0.0.2\n  Port 2202\n"
+        "Match all\n  IdentityFile /keys/id_all\n")
+    config = SshConfig.load(tmp_path / "config")
+    assert config.aliases() == ["lab2", "lab3", "10.0.0.2"]
+    entry = config.entry("lab3")
+    assert (entry.host, entry.user, entry.port, entry.key_file) == ("10.0.0.2", "u2", 2202, "/keys/id_all")
+    assert config.notes("lab3") == []
+    with pytest.raises(UserError, match="No Host 'other'"):
+        config.entry("other")  # Match all applies to every host but names none
+
+
+def test_match_criteria_studio_does_not_evaluate_are_skipped_not_applied(tmp_path):
+    (tmp_path / "config").write_text("Host lab\n  HostName 10.0.0.1\n"
+                                     "Match localnetwork 10.0.0.0/8\n  User onlan\n"
+                                     "Match host elsewhere tagged x\n  User tagged\n")
+    config = SshConfig.load(tmp_path / "config")
+    assert config.entry("lab").user == ""
+    (note,) = config.notes("lab")  # the `host elsewhere` block could not have applied: no note
+    assert ":3: `Match localnetwork 10.0.0.0/8`" in note and "does not evaluate Match localnetwork" in note
+
+
+def test_a_port_that_is_no_number_names_its_file_and_line(tmp_path):
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "lab.conf").write_text("Host lab\n  HostName 10.0.0.1\n  Port notaport\n")
+    (tmp_path / "config").write_text("Include conf.d/*.conf\nHost zero\n  Port 0\n")
+    config = SshConfig.load(tmp_path / "config")
+    with pytest.raises(UserError) as caught:
+        config.entry("lab")
+    assert "'notaport'" in caught.value.what and caught.value.where == f"{tmp_path / 'conf.d' / 'lab.conf'}:3"
+    with pytest.raises(UserError) as caught:
+        config.entry("zero")
+    assert caught.value.where == f"{tmp_path / 'config'}:3"
+
+
+def test_a_line_paramiko_cannot_parse_is_named(tmp_path):
+    (tmp_path / "config").write_text("Host lab\n  HostName 10.0.0.1\n\nHost\n")
+    with pytest.raises(UserError) as caught:
+        SshConfig.load(tmp_path / "config").entry("lab")
+    assert caught.value.where == f"{tmp_path / 'config'}:4"
+
+
+def test_a_fifo_is_refused_not_read(tmp_path):
+    import os
+    import threading
+    import time
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # a reader blocked on the FIFO gets its end of file after 3 s
+        deadline = time.monotonic() + 3
+        while not done.wait(0.05):
+            if time.monotonic() > deadline:
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader (yet): nothing blocks
+                    pass
+    threading.Thread(target=unblock, daemon=True).start()
+    try:
+        with pytest.raises(UserError, match="not a regular file"):
+            SshConfig.load(fifo)
+    finally:
+        done.set()

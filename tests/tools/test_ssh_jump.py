@@ -90,3 +90,50 @@ def test_proxy_command_is_refused_not_dropped(tmp_path):
     with pytest.raises(UserError) as caught:
         SshConfig.load(config).entry("behind")
     assert "ProxyCommand" in caught.value.what and "ProxyJump" in caught.value.fix
+
+
+@pytest.mark.parametrize("setting", ["AllowTcpForwarding no", "DisableForwarding yes"])
+def test_a_jump_host_that_forbids_forwarding_is_named_as_the_refuser(inner, tmp_path, setting):
+    from sshd_server import start_sshd
+
+    from studio.remote.connection import NotConnected
+
+    strict = start_sshd(tmp_path / "strict", [setting])
+    try:
+        context = _context(strict, inner, tmp_path, "bastion")
+        with pytest.raises(NotConnected) as caught:
+            context.connect("inner")
+        error = caught.value
+        assert "bastion" in error.what and "refused to forward" in error.what
+        assert "AllowTcpForwarding" in error.fix and "host name and port" not in error.fix
+    finally:
+        strict.stop()
+
+
+def test_jump_hosts_that_lead_back_are_refused_before_connecting(tmp_path):
+    store = HostStore(tmp_path / "hosts.toml")
+    store.put(HostEntry(name="a", host="10.0.0.1", proxy_jump="b"))
+    store.put(HostEntry(name="b", host="10.0.0.2", proxy_jump="a"))
+    store.put(HostEntry(name="c", host="10.0.0.3", proxy_jump="b,c"))
+    context = HostContext(store=store, known_hosts=KnownHosts(read_only=[], own=tmp_path / "own"), timeout=1)
+    for name, route in (("a", "a -> b -> a"), ("c", "c -> c")):
+        with pytest.raises(UserError) as caught:
+            context.connect(name)
+        assert route in caught.value.what and "proxy_jump" in caught.value.fix
+        with pytest.raises(UserError, match="lead back"):
+            context.host_key(name)
+
+
+def test_a_jump_hosts_unknown_key_is_not_offered_as_the_targets(sshd, inner, tmp_path, monkeypatch):
+    from studio.jobs import run_job
+    from studio.targets.probe import FAILED, SKIPPED, probe
+
+    _unreachable_directly(monkeypatch, inner.port)
+    context = _context(sshd, inner, tmp_path, "bastion")
+    context.known_hosts = KnownHosts(read_only=[inner.known_hosts], own=tmp_path / "own2")  # bastion unknown
+    result = run_job(probe(SshTarget(context.entry("inner"), context), timeout=5))
+    assert result.unknown_key is None  # trusting it would record bastion's key for inner's address
+    reach = result.item("reach")
+    assert reach.status == FAILED and reach.detail.startswith("Jump host bastion: The host key of")
+    assert "studio ssh trust bastion" in reach.fix
+    assert result.item("hostkey").status == SKIPPED and result.item("hostkey").detail == "not checked: no connection"

@@ -116,3 +116,38 @@ def test_secret_prompt_answers_a_worker_thread(qtbot, monkeypatch):
     qtbot.waitUntil(lambda: bool(answers), timeout=5000)
     worker.join()
     assert answers == ["s3cret"] and shown_on == [threading.main_thread()]
+
+
+def test_import_reads_the_ssh_config_off_the_window_thread_and_never_runs_match_exec(qtbot, tmp_path, monkeypatch):
+    import threading
+
+    from studio.remote.ssh_config import SshConfig
+
+    marker = tmp_path / "ran"
+    config = tmp_path / "config"
+    config.write_text(f'Match exec "touch {marker}"\n  User fromexec\nHost lab\n  HostName 10.9.8.7\n')
+    runner = JobRunner()
+    panel = HostsPanel(runner)
+    qtbot.addWidget(panel)
+    panel.ssh_config_path = config
+    read_on, edited, notes = [], [], []
+    real_load = SshConfig.load.__func__
+    monkeypatch.setattr(SshConfig, "load",
+                        classmethod(lambda cls, path=None: read_on.append(threading.current_thread())
+                                    or real_load(cls, path)))
+    offered = []
+    monkeypatch.setattr("studio.ui.panels.hosts.panel.QInputDialog.getItem",
+                        lambda parent, title, label, items, *args: offered.append(items) or (items[0], True))
+    monkeypatch.setattr("studio.ui.panels.hosts.panel.QMessageBox.information",
+                        lambda parent, title, text: notes.append(text))
+    panel._run_dialog = lambda entry, replacing: edited.append(entry)
+    try:
+        panel._buttons["import"].click()
+        qtbot.waitUntil(lambda: bool(edited), timeout=10000)
+    finally:
+        runner.cancel_all()
+        runner.wait_for_done(5000)
+    assert read_on and threading.main_thread() not in read_on
+    assert offered == [["lab"]]
+    assert (edited[0].host, edited[0].user) == ("10.9.8.7", "")
+    assert len(notes) == 1 and "Match exec" in notes[0] and not marker.exists()

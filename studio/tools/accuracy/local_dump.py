@@ -22,6 +22,7 @@ from studio.errors import UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.ort_session import declared_outputs, output_shape_warnings
+from studio.model_inputs import check_fits
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
 INPUT_OP_TYPE = "Input"
@@ -105,6 +106,7 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
                                 f"Give its size: --input-shape {value.name}:{example} (N = the size you run with), "
                                 f"or its data: --input {value.name}=FILE.npy")
             shape = list(dims)
+        check_fits(value.name, shape, dtype)
         if np.issubdtype(dtype, np.floating):
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:

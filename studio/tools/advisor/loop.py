@@ -15,7 +15,6 @@ Work files go to ``work`` (default: the user cache), never beside the model.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -110,10 +109,9 @@ def settings_of(profile: Path | None) -> dict:
     """Iterations, warm-ups and seed of an earlier local run (its ``studio_profile.json``)."""
     if profile is None:
         return {}
-    try:
-        data = json.loads((Path(profile) / "studio_profile.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    from studio.tools.profiler.summary_file import read_summary
+
+    data = read_summary(Path(profile))
     settings = {k: data[k] for k in ("iterations", "warmup") if k in data}
     # The inputs that run used, so the loop measures the same shapes (never a guessed dynamic dim).
     used = data.get("inputs") or {}

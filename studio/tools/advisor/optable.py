@@ -95,6 +95,17 @@ class OpTable:
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+def _local_summary(trace: Trace) -> dict:
+    """The ``studio_profile.json`` beside a local run's trace (its latency and iterations)."""
+    from studio.tools.profiler.summary_file import SUMMARY_NAME, read_summary
+
+    source = Path(trace.source) if trace.source else None
+    for folder in ([source] if source and source.is_dir() else []) + ([source.parent] if source else []):
+        if (folder / SUMMARY_NAME).is_file():
+            return read_summary(folder)
+    return {}
+
+
 def op_table(trace: Trace) -> OpTable:
     """The op table of ``trace`` (empty ``ops`` when the profile has no per-op table)."""
     table = OpTable()

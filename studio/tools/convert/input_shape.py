@@ -61,6 +61,10 @@ def parse_input_shape(spec: str, allow_dynamic: bool = True) -> dict[str, ShapeS
                 dims.append((lo, hi))
             else:
                 value = int(raw)
+                if value >= 2 ** 63:
+                    raise UserError(f"Dim {index} of input {name!r} in --input_shape is {raw}, beyond 2^63-1, the "
+                                    "largest a model can hold (E10002)", "--input_shape",
+                                    "Give the size the model really runs with.")
                 if value == 0:
                     raise UserError(f"Dim {index} of input {name!r} is 0 (E10011)", "--input_shape",
                                     "Shape values must be positive integers (or -1 with a dynamic option).")

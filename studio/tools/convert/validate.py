@@ -17,6 +17,7 @@ import numpy as np
 from studio.errors import UserError
 from studio import ort_providers
 from studio.tools.convert.options import TOLERANCES
+from studio.model_inputs import check_fits
 
 if TYPE_CHECKING:
     import onnx
@@ -277,6 +278,7 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             elif image:
                 raw, source = raw_from_image(image, ins), f"image {Path(image).name} (through AIPP)"
             else:
+                check_fits(value.name, shape, np.uint8)
                 raw, source = rng.integers(0, 256, shape, dtype=np.uint8), f"seeded random uint8 0..255, seed {seed}"
                 random_used = True
             if list(raw.shape) != shape:
@@ -291,6 +293,8 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             described[value.name] = {"source": source, "shape": list(raw.shape), "dtype": str(raw.dtype)}
             continue
         dtype = _NP_TYPES.get(value.type.tensor_type.elem_type, np.float32)
+        if value.name not in given:
+            check_fits(value.name, shape, dtype)
         if value.name in given:
             data = conform(value.name, given[value.name], dtype, None)
             if list(data.shape) != shape:

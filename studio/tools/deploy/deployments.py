@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_list, reject_misspelled
 
+_KEYS = {"host", "local", "remote", "excludes"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -75,13 +77,24 @@ class Deployment:
         return {"host": self.host, "local": self.local, "remote": self.remote, "excludes": list(self.excludes)}
 
     @classmethod
-    def from_table(cls, name: str, table: dict) -> Deployment:
+    def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> Deployment:
+        """The deployment a ``[deployments.NAME]`` table describes; ``place`` names the file and lines."""
+        def at(key: str | None = None) -> str:
+            return place(("deployments", name), key) if place else \
+                "deployments.toml" + f", [deployments.{name}]" + (f" {key}" if key else "")
+
+        expect_table(table, at(), '[deployments.NAME] with host, local and remote')
+        reject_misspelled(table, _KEYS, at())
+        values = {key: expect_text(table, key, at(key), required=True) for key in ("host", "local", "remote")}
+        excludes = expect_text_list(table, "excludes", at("excludes"))
+        from studio.tools.deploy.ignore import check_pattern
+
+        for pattern in excludes:
+            check_pattern(pattern, at("excludes"))
         try:
-            return cls(name=name, host=str(table["host"]), local=str(table["local"]), remote=str(table["remote"]),
-                       excludes=[str(p) for p in table.get("excludes", [])])
-        except KeyError as exc:
-            raise UserError(f"Deployment {name!r} has no {exc.args[0]!r} field", "deployments.toml",
-                            f"Add it, or remove the deployment and add it again with `studio deploy add {name} ...`.") from None
+            return cls(name=name, excludes=excludes, **values)
+        except UserError as exc:  # the checks of the deployment itself: say where it was read
+            raise UserError(exc.what, at(), exc.fix) from None
 
 
 class DeploymentStore:
@@ -95,8 +108,11 @@ class DeploymentStore:
         if self.path.is_file():
             from studio.toml_store import load_toml
 
-            for name, table in (load_toml(self.path).get("deployments") or {}).items():
-                self.deployments[name] = Deployment.from_table(name, table)
+            place = TomlPlace(self.path)
+            tables = expect_table(load_toml(self.path).get("deployments", {}), place(("deployments",)),
+                                  "[deployments.NAME] tables")
+            for name, table in tables.items():
+                self.deployments[name] = Deployment.from_table(name, table, place)
 
     def get(self, name: str) -> Deployment:
         """The deployment called ``name``; a UserError listing the known names otherwise."""

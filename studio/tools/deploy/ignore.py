@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from studio.errors import UserError
+
 # Studio's own temporary files are told apart by their run token (scan.is_leftover), not by
 # a pattern here: a user's file that merely looks like one is synced like any other.
 ALWAYS_EXCLUDED: tuple[str, ...] = ()
@@ -87,12 +89,22 @@ def _compile(line: str) -> _Rule | None:
     return _Rule(re.compile(f"^{prefix}{_translate(body)}$", re.DOTALL), negate, dir_only, line)
 
 
+def check_pattern(pattern: str, where: str = "--exclude") -> _Rule | None:
+    """``pattern`` compiled; a UserError naming it and ``where`` when it cannot be used (``[z-a]``)."""
+    try:
+        return _compile(pattern)
+    except re.error as exc:
+        raise UserError(f"The exclude pattern {pattern!r} cannot be used: {exc.msg}", where,
+                        "Fix the [...] class in it (a range goes from low to high, e.g. [a-z]), or escape "
+                        "the [ with a backslash to match it literally.") from None
+
+
 class Excludes:
     """A compiled list of gitignore-style patterns."""
 
     def __init__(self, patterns: list[str] | tuple[str, ...] = ()):
         self.patterns = list(patterns)
-        self._rules = [r for r in (_compile(p) for p in (*ALWAYS_EXCLUDED, *patterns)) if r is not None]
+        self._rules = [r for r in (check_pattern(p) for p in (*ALWAYS_EXCLUDED, *patterns)) if r is not None]
 
     def _match_one(self, path: str, is_dir: bool) -> bool:
         excluded = False

@@ -24,6 +24,14 @@ from studio.tools.deploy.safe_paths import escape_reason
 # %y type, %P path below the start, %s size, %T@ mtime, %C@ ctime, %m octal mode, %l link target.
 FIND_FORMAT = r"%y\0%P\0%s\0%T@\0%C@\0%m\0%l\0"
 ROOT_MISSING = 3
+ROOT_DENIED = 4   # the folder, or the deepest one of its parents that exists, cannot be entered
+ROOT_NOT_DIR = 5  # the path exists and is no folder
+# Why `cd` into the root failed, without parsing its (translated) message: walk up to the deepest
+# path that exists; one that is a folder we may not enter means "no permission", not "missing".
+_WHY_NO_ROOT = ("p={root}; while ! [ -e \"$p\" ] && [ \"$p\" != / ] && [ \"$p\" != . ]; do p=$(dirname -- \"$p\"); done; "
+                "if [ -e \"$p\" ] && ! [ -d \"$p\" ]; then printf %s \"$p\"; exit " + str(ROOT_NOT_DIR) + "; fi; "
+                "if [ -d \"$p\" ] && ! [ -x \"$p\" ]; then printf %s \"$p\"; exit " + str(ROOT_DENIED) + "; fi; "
+                "exit " + str(ROOT_MISSING))
 
 
 @dataclass(frozen=True)
@@ -216,11 +224,13 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
 
 def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset()) -> Scan:
     """List ``remote`` with one ``find``; a missing folder is an empty side (``exists`` False)."""
-    command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || exit {ROOT_MISSING}; pwd -P; "
-               f"exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
+    command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || {{ {_WHY_NO_ROOT.format(root=remote_root_expr(remote))}; }}; "
+               f"pwd -P; exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
     status, out, err = conn.run(command, timeout=600)
     if status == ROOT_MISSING:
         return Scan(remote, exists=False)
+    if status in (ROOT_DENIED, ROOT_NOT_DIR):
+        raise _root_refused(conn, remote, status, out.decode("utf-8", "replace"))
     if not conn.alive:
         raise EOFError("the connection closed while listing")
     header, _, body = out.partition(b"\n")
@@ -234,6 +244,18 @@ def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str
         scan.errors.extend(line for line in text.splitlines() if line)
     parse_find_output(body, scan, excludes, owned)
     return scan
+
+
+def _root_refused(conn, remote: str, status: int, path: str) -> UserError:
+    where = f"{conn.entry.name}:{remote}"
+    user = conn.entry.user or "the login user"
+    if status == ROOT_NOT_DIR:
+        return UserError(f"The remote path {path or remote} is a file, not a folder", where,
+                         "Give the deployment a folder (the file stays as it is).")
+    return UserError(f"No permission to enter the remote folder {path or remote} as {user}, so whether "
+                     f"{remote} exists cannot be seen", where,
+                     "Choose a folder that user owns (e.g. under its home), or have the host's administrator "
+                     "grant access (chmod/chown).")
 
 
 def parse_find_output(body: bytes, scan: Scan, excludes: Excludes, owned: frozenset[str] = frozenset()) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -126,10 +127,12 @@ def exact_us_to_ns(text: str) -> int | None:
     whole, _, frac = text.partition(".")
     if not whole.lstrip("-").isdigit() or (frac and not frac.isdigit()):
         value = number(text)
-        return None if value is None else round(value * 1000)
+        return None if value is None or not math.isfinite(value) else round(value * 1000)
     ns = abs(int(whole)) * 1000 + int((frac + "000")[:3])
     return -ns if whole.startswith("-") else ns
 
+
+_INT64 = 2 ** 63  # slice times are int64 nanoseconds
 
 _SLICE_ARGS = ("OP Type", "Task Type", "Stream ID", "Task ID", "Block Num", "Input Shapes",
                "Input Data Types", "Output Shapes", "Output Data Types", "Task Wait Time(us)", "aicore_time(us)")
@@ -142,10 +145,18 @@ def add_op_summary_slices(builder: TraceBuilder, table: Table) -> int:
     name_i, start_i, dur_i = cols["Op Name"], cols["Task Start Time(us)"], cols["Task Duration(us)"]
     stream_i, device_i = cols.get("Stream ID"), cols.get("Device_id")
     added = 0
-    for row in table.rows:
-        start, dur = exact_us_to_ns(row[start_i]), number(row[dur_i])
-        if start is None or dur is None:
+    for index, row in enumerate(table.rows):
+        start_us, dur = number(row[start_i]), number(row[dur_i])
+        if start_us is None or dur is None:
             continue
+        start = exact_us_to_ns(row[start_i]) if math.isfinite(start_us) else None
+        dur_ns = round(dur * 1000) if math.isfinite(dur) else None
+        for column, value in (("Task Start Time(us)", start), ("Task Duration(us)", dur_ns)):
+            if value is None or not -_INT64 <= value < _INT64:
+                cell = row[start_i if column.startswith("Task Start") else dur_i]
+                raise UserError(f"{column} {cell!r} of op {row[name_i]!r} is beyond any time a profile holds",
+                                f"{table.source}, data row {index + 1}, column {column}",
+                                "Export the summary again (msprof --export=on), or correct that cell.")
         device = row[device_i] if device_i is not None else "0"
         pid = f"device {device}"
         builder.process_names.setdefault(pid, f"Ascend Hardware (device {device})" if device_i is not None
@@ -154,6 +165,6 @@ def add_op_summary_slices(builder: TraceBuilder, table: Table) -> int:
         track = builder.track_id(pid, f"Stream {stream}" if stream not in ("", "N/A") else "Tasks")
         args = {k: row[cols[k]] for k in _SLICE_ARGS if k in cols and row[cols[k]] not in ("", "N/A")}
         task_type = row[cols["Task Type"]] if "Task Type" in cols else ""
-        builder.add_slice(start, round(dur * 1000), track, row[name_i], task_type, json.dumps(args).encode())
+        builder.add_slice(start, dur_ns, track, row[name_i], task_type, json.dumps(args).encode())
         added += 1
     return added

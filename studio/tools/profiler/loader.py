@@ -11,7 +11,6 @@ the folders ``studio profile run`` writes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
 from pathlib import Path
 
@@ -21,8 +20,6 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.profiler import cache
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace
-
-LOCAL_SUMMARY = "studio_profile.json"
 
 
 def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True,
@@ -218,10 +215,9 @@ def _local(path: Path, cancel: CancelToken | None):
 
     trace = yield from _folder(path, cancel)
     strip_kernel_suffix(trace)
-    try:
-        summary = json.loads((path / LOCAL_SUMMARY).read_text())
-    except (OSError, ValueError):
-        summary = {}
+    from studio.tools.profiler.summary_file import read_summary
+
+    summary = read_summary(path)
     for key, value in summary.get("facts", {}).items():
         trace.facts[key] = str(value)
     model = summary.get("model")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
+from studio.model_inputs import check_fits
 
 _DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
@@ -175,6 +176,7 @@ def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
         else:
             shape = [int(d) for d in spec.dims]
             source = f"seeded random (seed {seed}), static shape"
+        check_fits(spec.name, shape, dtype)
         if np.issubdtype(dtype, np.floating):
             feeds[spec.name] = rng.random(shape, dtype=np.float64).astype(dtype)
         elif dtype is np.bool_:

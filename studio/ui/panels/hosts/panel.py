@@ -169,21 +169,47 @@ class HostsPanel(Panel):
         if name:
             self._run_dialog(self.store.get(name), name)
 
-    def _on_import(self) -> None:
-        from studio.remote.ssh_config import SshConfig
+    def _on_import(self):
+        """Read the ssh configuration on a worker, offer its aliases, then the entry's dialog.
+        Returns the reading job's handle."""
+        from studio.remote.ssh_config import read_job
 
-        try:
-            config = SshConfig.load(self.ssh_config_path)
-        except UserError as exc:
-            QMessageBox.information(self, "Import from ssh config", f"{exc.what}\n{exc.fix or ''}")
-            return
+        path = self.ssh_config_path
+        handle = self.runner.start("Reading the ssh configuration", lambda cancel: read_job(path))
+        handle.finished.connect(self._offer_aliases)
+        handle.failed.connect(self._import_failed)  # the window's notifier shows the message itself
+        return handle
+
+    def _offer_aliases(self, config) -> None:
+        from studio.remote.ssh_config import entry_job
+
         aliases = config.aliases()
         if not aliases:
             QMessageBox.information(self, "Import from ssh config", f"No Host entries in {config.path}.")
             return
-        alias, ok = QInputDialog.getItem(self, "Import from ssh config", f"Host in {config.path}:", aliases, 0, False)
-        if ok and alias:
-            self._run_dialog(config.entry(alias), None)
+        alias = self.choose_alias(str(config.path), aliases)
+        if alias:
+            handle = self.runner.start(f"Reading {alias} from the ssh configuration",
+                                       lambda cancel: entry_job(config, alias))
+            handle.finished.connect(lambda found: self._imported(*found))
+            handle.failed.connect(self._import_failed)
+
+    def choose_alias(self, path: str, aliases: list[str]) -> str | None:
+        """Ask which alias to import (a dialog; tests replace this method)."""
+        alias, ok = QInputDialog.getItem(self, "Import from ssh config", f"Host in {path}:", aliases, 0, False)
+        return alias if ok and alias else None
+
+    def show_import_notes(self, notes: list[str]) -> None:
+        """Say what of the configuration was not applied (a dialog; tests replace this method)."""
+        QMessageBox.information(self, "Import from ssh config", "\n\n".join(notes))
+
+    def _imported(self, entry: HostEntry, notes: list[str]) -> None:
+        if notes:
+            self.show_import_notes(notes)
+        self._run_dialog(entry, None)
+
+    def _import_failed(self, exc: BaseException, _tb: str = "") -> None:
+        self.status.emit(f"Hosts: import from ssh config: {getattr(exc, 'what', None) or exc}")
 
     def _on_remove(self) -> None:
         name = self.selected_name()
