@@ -170,8 +170,9 @@ class MainWindow(QMainWindow):
         self._action(view_menu, "Reset &Layout", self.reset_layout)
 
         tools_menu = bar.addMenu("&Tools")
-        for index, spec in enumerate(PANELS, start=1):
-            self._action(tools_menu, spec.title, lambda _=False, n=spec.name: self.show_panel(n), f"Ctrl+{index}")
+        for index, spec in enumerate(PANELS, start=1):  # Ctrl+1 .. Ctrl+9: "Ctrl+10" is no key sequence
+            self._action(tools_menu, spec.title, lambda _=False, n=spec.name: self.show_panel(n),
+                         f"Ctrl+{index}" if index <= 9 else None)
         tools_menu.addSeparator()
         self._action(tools_menu, "Cancel All Jobs", self.runner.cancel_all)
 
