@@ -96,3 +96,15 @@ def test_the_property_dialog_offers_the_last_conversion(qtbot, tmp_path):
     assert not adding.buttons.buttons()[0].isEnabled()
     adding.name_edit.setText("modelPath")
     assert adding.buttons.buttons()[0].isEnabled() and adding.browse.isVisibleTo(adding)
+
+
+def test_fit_of_a_tall_graph_is_readable_from_its_top(qtbot, panel, ascend_fixtures):
+    from studio.ui.panels.graph.canvas import READABLE_SCALE
+
+    _open(qtbot, panel, ascend_fixtures / OCR)
+    canvas = panel.left.canvas
+    canvas.fit()
+    bounds = canvas.painter_cache.bounds()
+    assert bounds.height() > 2 * bounds.width()  # a tall chain: shrunk to fit it would be unreadable
+    assert canvas.scale >= READABLE_SCALE
+    assert abs(canvas.origin.y() - (bounds.top() - 30)) < 1  # from its first element

@@ -15,6 +15,7 @@ from studio.tools.graph.view import ViewGraph
 from studio.ui.panels.graph.render import PaintState, ViewPainter
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
+READABLE_SCALE = 0.45  # below this zoom the box labels are too small to read (see render.TEXT_SCALE)
 MINIMAP = 170
 
 
@@ -63,16 +64,23 @@ class GraphCanvas(QWidget):
         self.update()
 
     def fit(self) -> None:
-        """Zoom so the whole graph fits (never above 1:1); very tall graphs start at the top, readable."""
+        """Zoom so the whole graph fits (never above 1:1); a tall (or wide) graph that would be shrunk
+        below a readable zoom fills the width (height) instead, from its top (left)."""
         if not self.painter_cache:
             return
         bounds = self.painter_cache.bounds().adjusted(-30, -30, 30, 30)
         w, h = max(self.width(), 50), max(self.height(), 50)
         scale = min(1.0, w / bounds.width(), h / bounds.height())
-        if scale < 0.25 and bounds.height() > bounds.width() * 4:
-            scale = min(0.85, w / bounds.width())  # a long thin graph: show its top at a readable zoom
-            self.scale = max(MIN_SCALE, scale)
+        tall, wide = bounds.height() > bounds.width() * 1.5, bounds.width() > bounds.height() * 1.5
+        if scale < READABLE_SCALE and tall and w / bounds.width() > scale * 1.5:
+            # A tall graph shrunk to fit would leave most of the canvas empty and its labels unreadable:
+            # fill the width instead and start at the top (scroll or Up/Down from there).
+            self.scale = max(MIN_SCALE, min(0.85, w / bounds.width()))
             self.origin = QPointF(bounds.center().x() - w / 2 / self.scale, bounds.top())
+        elif scale < READABLE_SCALE and wide and h / bounds.height() > scale * 1.5:
+            # the same for a wide graph: fill the height, start at the inputs on the left
+            self.scale = max(MIN_SCALE, min(0.85, h / bounds.height()))
+            self.origin = QPointF(bounds.left(), bounds.center().y() - h / 2 / self.scale)
         else:
             self.scale = max(MIN_SCALE, scale)
             self.origin = QPointF(bounds.center().x() - w / 2 / self.scale, bounds.center().y() - h / 2 / self.scale)

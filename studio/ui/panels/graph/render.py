@@ -18,6 +18,7 @@ from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.tools.graph.view import ViewGraph
 
 TEXT_SCALE = 0.35      # below this zoom, no text
+OVERLAY_MIN_PX = 9     # an overlay's value beside a box is never drawn smaller than this on screen
 DETAIL_SCALE = 0.15    # below this zoom, straight edges and plain boxes
 EDGE_LABEL_SCALE = 0.75  # above this zoom, edges show the tensor shape
 SELECT = QColor("#ffb000")
@@ -219,10 +220,13 @@ class ViewPainter:
                 painter.drawText(r, Qt.AlignmentFlag.AlignCenter,
                                  painter.fontMetrics().elidedText(item.label, Qt.TextElideMode.ElideMiddle,
                                                                   int(r.width() - 6)))
-            if i in state.overlay_text:
-                painter.setFont(self._font(2))
+            if i in state.overlay_text and r.height() * scale >= OVERLAY_MIN_PX + 1:
+                # at least OVERLAY_MIN_PX on screen at any zoom; hidden when the row is lower than that
+                font = QFont(self._font(2))
+                font.setPixelSize(max(9, round(OVERLAY_MIN_PX / scale)))
+                painter.setFont(font)
                 painter.setPen(QColor("#1f1f1f"))
-                painter.drawText(QRectF(r.right() + 3, r.top(), 90, r.height()),
+                painter.drawText(QRectF(r.right() + 3, r.top(), max(90.0, 70 / scale), r.height()),
                                  Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, state.overlay_text[i])
         self._decorations(painter, items, scale, state)
         return int(items.size)
