@@ -1,6 +1,6 @@
 """The profiler on a real dynamic model: PP-OCRv4's detector (dynamic N, H, W) is refused without a
-size, and at 640x640 measures what a plain ONNX Runtime loop measures (hundreds of ms), not the
-milliseconds of a 1x3x1x1 input."""
+size, and at 640x640 measures what a plain ONNX Runtime loop measures (tens of ms), not the
+fraction of a millisecond of a 1x3x1x1 input."""
 
 from __future__ import annotations
 
@@ -26,4 +26,6 @@ def test_real_text_detector_at_640(corpus_root, tmp_path):
     peer = plain_ort_ms(model, shape, 3)
     ours = result.latency()["p50"]
     print(f"PP-OCRv4 det 1x3x640x640: studio p50 {ours:.1f} ms, plain ORT {peer:.1f} ms, ratio {ours / peer:.2f}")
-    assert 0.2 < ours / peer < 5 and ours > 50
+    # The latency is timed with the profiler off: it matches the plain loop, and is tens of ms (a
+    # 1x3x1x1 input would take well under one)
+    assert 0.5 < ours / peer < 2 and ours > 10
