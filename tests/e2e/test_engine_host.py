@@ -305,7 +305,7 @@ def test_convert_on_a_host_from_the_converter_panel(qtbot, engine_host, model, t
 
     intro = " ".join(label.text() for label in dialog.findChildren(QLabel))
     assert "Convert cls.onnx with Studio's passes and validate it with ONNX Runtime" in intro, intro
-    with qtbot.waitSignal(panel.request_open, timeout=240_000) as opened:
+    with qtbot.waitSignal(panel.request_load, timeout=240_000) as opened:
         _choose_the_box(dialog)
     assert Path(opened.args[0]) == out and out.is_file()
     log = panel.log.toPlainText()
