@@ -20,6 +20,14 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _no_stale_pyenv_lock():
+    """A pyenv rehash lock left by a killed SSH login stalls every later login 60 s (see sshd_server)."""
+    from sshd_server import remove_stale_pyenv_lock
+
+    remove_stale_pyenv_lock()
+
+
 @pytest.fixture(scope="session")
 def ascend_fixtures() -> Path:
     """The real files from Ascend's repositories (../shared/fixtures/ascend)."""

@@ -108,19 +108,27 @@ class Sshd:
         self.proc = None
 
 
-# Sessions run the login shell's start-up files; a pyenv there rehashes on every command, and a
-# rehash killed by a test that cuts a connection leaves its lock behind: every later command then
-# waits 60 s for it. One second is enough for a live rehash.
-SESSION_ENV = ["PYENV_REHASH_TIMEOUT=1"]
-
-
 def _set_env(extra_config) -> str:
-    """One SetEnv line: the sessions' own variables and those of ``extra_config``'s SetEnv lines."""
-    pairs = list(SESSION_ENV)
-    for line in extra_config:
-        if line.startswith("SetEnv "):
-            pairs += line.split()[1:]
-    return "SetEnv " + " ".join(pairs)
+    """One SetEnv line with the variables of ``extra_config``'s SetEnv lines (none: an empty string)."""
+    pairs = [pair for line in extra_config if line.startswith("SetEnv ") for pair in line.split()[1:]]
+    return "SetEnv " + " ".join(pairs) if pairs else ""
+
+
+def remove_stale_pyenv_lock(age_s: float = 5.0) -> None:
+    """Remove a pyenv rehash lock older than ``age_s``.
+
+    SSH sessions run the user's shell start-up files; a pyenv there rehashes on every command, and
+    a login killed mid-rehash (the connection-cut tests kill whole sessions) leaves its lock behind:
+    every later command then waits 60 s for it and prints pyenv's error. A live rehash takes well
+    under a second.
+    """
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    lock = root / "shims" / ".pyenv-shim"
+    try:
+        if time.time() - lock.stat().st_mtime > age_s:
+            lock.unlink()
+    except OSError:
+        pass
 
 
 def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
