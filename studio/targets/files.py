@@ -14,7 +14,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.errors import Cancelled
+from studio.errors import Cancelled, UserError
+from studio.remote.connection import quiet_prefetch
 
 REQUEST = 255 * 1024            # SFTP write size OpenSSH accepts; 8x fewer round trips than 32 KiB
 CHUNK = 1024 * 1024
@@ -60,6 +61,56 @@ def token_of(name: str) -> str | None:
     return token if len(token) == TOKEN_HEX and all(c in "0123456789abcdef" for c in token) else None
 
 
+class ShortWrite(Exception):
+    """The host kept fewer bytes than were sent: a write failed there (a full disk, a quota).
+
+    paramiko's pipelined SFTP writes drop the error replies of the writes it does not wait for,
+    so a failed write is only seen as a file shorter than what was sent.
+    """
+
+    def __init__(self, kept: int, sent: int):
+        super().__init__(f"the host kept {kept} of the {sent} bytes sent")
+        self.kept, self.sent = kept, sent
+
+
+class DiskFull(UserError):
+    """The host's (or this computer's) disk or quota is full: no further file can be written there."""
+
+
+SPACE_MARGIN = 1024 * 1024  # less free than this (or than a write needed) counts as full
+
+
+def remote_free_space(conn, folder: str) -> tuple[str, int] | None:
+    """(mount point, free bytes) of the file system holding ``folder`` on the host (``df -P``), or
+    None when it cannot be told (the folder is gone, no ``df``, the connection is lost)."""
+    import shlex
+
+    try:
+        status, out, _ = conn.run(f"df -Pk -- {shlex.quote(folder)} | tail -n 1", timeout=30)
+    except Exception:  # the connection died meanwhile: the caller reports the lost connection
+        return None
+    fields = out.decode("utf-8", "replace").split()
+    if status != 0 or len(fields) < 6 or not fields[3].isdigit():
+        return None
+    return " ".join(fields[5:]), int(fields[3]) * 1024
+
+
+def write_failure(conn, folder: str, name: str, exc: BaseException, needed: int = 0) -> UserError:
+    """The error for a write the host refused in ``folder``: :class:`DiskFull` (with the mount point
+    and what is free) when its file system is full, else what the host said."""
+    where = f"{conn.entry.name}:{folder}"
+    space = remote_free_space(conn, folder)
+    text = str(exc).strip()
+    if space is not None and (space[1] < max(SPACE_MARGIN, needed) or "space" in text.lower()):
+        mount, free = space
+        return DiskFull(f"The disk of {conn.entry.name} is full: {name} could not be written in {folder} "
+                        f"(the file system mounted at {mount} has {free / 1e6:.1f} MB free)", where,
+                        f"Free space on {conn.entry.name} under {mount} (or choose a folder on another disk), "
+                        "then run the same command again.")
+    return UserError(f"{conn.entry.name} refused to write {name} in {folder}: {text or type(exc).__name__}", where,
+                     "Check the folder's permissions and the free space there, then run the same command again.")
+
+
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
                       on_abort: Callable[[], None] | None = None,
@@ -76,15 +127,20 @@ def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode:
         remote_file.MAX_REQUEST_SIZE = REQUEST
         remote_file.set_pipelined(True)
         remote_file.chmod(mode)
+        sent = 0
         while chunk := source.read(CHUNK):
             if stop is not None and stop():
                 raise Cancelled()
             remote_file.write(chunk)
+            sent += len(chunk)
             if on_chunk is not None:
                 on_chunk(len(chunk))
         if times is not None:
             remote_file.utime(times)
         remote_file.close()
+        kept = sftp.stat(temp).st_size  # a failed pipelined write shows only here (see ShortWrite)
+        if kept != sent:
+            raise ShortWrite(kept, sent)
         if before_rename is not None:
             before_rename()
         sftp.posix_rename(temp, final)
@@ -106,7 +162,7 @@ def sftp_read_atomic(sftp, remote: str, local: Path, on_chunk: Callable[[int], N
     temp = local.with_name(temp_name(local.name, new_token()))
     try:
         with sftp.open(remote, "rb") as source, open(temp, "wb") as out:
-            source.prefetch()
+            quiet_prefetch(source)
             while chunk := source.read(CHUNK):
                 if stop is not None and stop():
                     raise Cancelled()

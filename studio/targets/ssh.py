@@ -20,12 +20,12 @@ from pathlib import Path
 
 from studio.errors import RemoteError, UserError
 from studio.jobs import CancelToken, Progress
-from studio.remote.connection import SshConnection
+from studio.remote.connection import SshConnection, is_link_error
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
-from studio.targets.files import new_token, sftp_read_atomic, sftp_write_atomic, temp_name
+from studio.targets.files import ShortWrite, new_token, sftp_read_atomic, sftp_write_atomic, temp_name, write_failure
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -85,7 +85,7 @@ class SshTarget(Target):
             # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
             channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
-            raise self._lost(argv, exc) from exc
+            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
         channel.shutdown_write()
         out, err = LineSplitter(), LineSplitter()
         pid: int | None = None
@@ -120,7 +120,7 @@ class SshTarget(Target):
             # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
-                raise self._lost(argv, None)
+                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
             finished = True
             return status
         finally:
@@ -157,7 +157,7 @@ class SshTarget(Target):
             channel = conn.transport.open_session(timeout=self._timeout)
             channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:
-            raise self._lost(argv, exc) from exc
+            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
 
         def feed() -> None:
             try:
@@ -200,7 +200,7 @@ class SshTarget(Target):
                 select.select([channel], [], [], 0.02)
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
-                raise self._lost(argv, None)
+                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
             finished = True
             return status
         finally:
@@ -214,10 +214,12 @@ class SshTarget(Target):
         except Exception:  # the connection died too: sshd hangs up the session itself
             pass
 
-    def _lost(self, argv: list[str], exc: BaseException | None) -> RemoteError:
-        detail = f": {exc}" if exc else ""
-        return RemoteError(f"The connection to {self.entry.address} was lost while running "
-                           f"{shlex.join(argv)[:200]}{detail}\n  fix:   Check the network and the host, "
+    def _lost(self, doing: str, exc: BaseException | None) -> RemoteError:
+        detail = str(exc).strip() if exc is not None else ""
+        if exc is not None and not detail:
+            detail = "the host closed the connection" if isinstance(exc, EOFError) else type(exc).__name__
+        return RemoteError(f"The connection to {self.entry.address} was lost while {doing}"
+                           f"{': ' + detail if detail else ''}\n  fix:   Check the network and the host, "
                            f"then run it again (`studio ssh test {self.entry.name}` checks the link).")
 
     def realpath(self, path: str) -> str:
@@ -252,7 +254,8 @@ class SshTarget(Target):
             sent[0] += count
 
         st = local.stat()
-        with self._cancellable(cancel), open(local, "rb") as source:
+        with self._copying(f"uploading {local.name} to {self.name}:{path}", folder or ".", name, size, cancel), \
+                open(local, "rb") as source:
             sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
                               (int(st.st_atime), int(st.st_mtime)), on_chunk,
                               lambda: cancel is not None and cancel.cancelled)
@@ -260,12 +263,31 @@ class SshTarget(Target):
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
-        with self._cancellable(cancel):
+        with self._copying(f"downloading {self.name}:{path}", None, PurePosixPath(path).name, 0, cancel):
             sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
                              lambda: cancel is not None and cancel.cancelled)
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    @contextmanager
+    def _copying(self, doing: str, folder: str | None, name: str, size: int, cancel: CancelToken | None):
+        """Around one SFTP copy: cancel as :meth:`_cancellable`; a dropped link is a lost connection,
+        a write the host refused (into ``folder``) says why — a full disk with where it is."""
+        try:
+            with self._cancellable(cancel):
+                yield
+        except (ShortWrite, OSError, EOFError) as exc:
+            conn = self._conn
+            if conn is None or is_link_error(exc, conn):
+                raise self._lost(doing, exc) from exc
+            if folder is not None and (isinstance(exc, ShortWrite) or exc.errno is None):
+                raise write_failure(conn, folder, name, exc, size) from exc
+            raise
+        except Exception as exc:
+            if is_link_error(exc):  # paramiko's SSHException
+                raise self._lost(doing, exc) from exc
+            raise
 
     @contextmanager
     def _cancellable(self, cancel: CancelToken | None):
