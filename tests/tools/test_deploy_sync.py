@@ -274,3 +274,4 @@ def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
         assert set(by_find.files) == set(AWKWARD) | {".y.bin.studio-part-1a2b3c4d"} and by_find.leftovers == [ours]
         assert scan_remote_sftp(conn, str(remote), excludes, max_dirs=2) is None  # too big: `find` answers
         assert scan_remote_sftp(conn, str(tmp_path / "missing"), excludes).exists is False
+

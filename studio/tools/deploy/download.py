@@ -10,6 +10,7 @@ from pathlib import Path
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
+from studio.remote.connection import quiet_prefetch
 from studio.targets.files import new_token
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import Changed, check_relative, local_parent_is_link, local_problem
@@ -164,7 +165,7 @@ class Downloader:
             # Medium files: SFTP with read-ahead; no remote command, so no shell start-up per file.
             remote_file = self.conn.sftp().open(remote_ops.encode(f"{self.remote_root}/{item.path}"), "rb")
             try:
-                remote_file.prefetch(size)
+                quiet_prefetch(remote_file, size)
                 return self._land(item.path, remote_file, size, item.remote.mtime, item.remote.mode, progress)
             finally:
                 try:
