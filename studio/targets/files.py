@@ -80,13 +80,14 @@ class DiskFull(UserError):
 SPACE_MARGIN = 1024 * 1024  # less free than this (or than a write needed) counts as full
 
 
-def remote_free_space(conn, folder: str) -> tuple[str, int] | None:
-    """(mount point, free bytes) of the file system holding ``folder`` on the host (``df -P``), or
-    None when it cannot be told (the folder is gone, no ``df``, the connection is lost)."""
+def free_space(run, folder: str) -> tuple[str, int] | None:
+    """(mount point, free bytes) of the file system holding ``folder`` (``df -P``, through ``run``:
+    a connection's or a target's ``run``/``run_script``), or None when it cannot be told (the
+    folder is gone, no ``df``, the connection is lost)."""
     import shlex
 
     try:
-        status, out, _ = conn.run(f"df -Pk -- {shlex.quote(folder)} | tail -n 1", timeout=30)
+        status, out, _ = run(f"df -Pk -- {shlex.quote(folder)} | tail -n 1", timeout=30)
     except Exception:  # the connection died meanwhile: the caller reports the lost connection
         return None
     fields = out.decode("utf-8", "replace").split()
@@ -99,12 +100,13 @@ def write_failure(conn, folder: str, name: str, exc: BaseException, needed: int 
     """The error for a write the host refused in ``folder``: :class:`DiskFull` (with the mount point
     and what is free) when its file system is full, else what the host said."""
     where = f"{conn.entry.name}:{folder}"
-    space = remote_free_space(conn, folder)
+    space = free_space(conn.run, folder)
     text = str(exc).strip()
     if space is not None and (space[1] < max(SPACE_MARGIN, needed) or "space" in text.lower()):
         mount, free = space
+        size = f"{needed / 1e6:.1f} MB needed, " if needed else ""
         return DiskFull(f"The disk of {conn.entry.name} is full: {name} could not be written in {folder} "
-                        f"(the file system mounted at {mount} has {free / 1e6:.1f} MB free)", where,
+                        f"({size}the file system mounted at {mount} has {free / 1e6:.1f} MB free)", where,
                         f"Free space on {conn.entry.name} under {mount} (or choose a folder on another disk), "
                         "then run the same command again.")
     return UserError(f"{conn.entry.name} refused to write {name} in {folder}: {text or type(exc).__name__}", where,
@@ -114,20 +116,25 @@ def write_failure(conn, folder: str, name: str, exc: BaseException, needed: int 
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
                       on_abort: Callable[[], None] | None = None,
-                      before_rename: Callable[[], None] | None = None) -> None:
+                      before_rename: Callable[[], None] | None = None, offset: int = 0) -> None:
     """Write ``source`` (a readable) to ``temp`` over SFTP, set mode and times, rename onto ``final``.
 
     ``on_chunk(n)`` is told of every chunk sent; ``stop()`` returning True raises Cancelled
     between chunks. On any failure the temporary file is removed (best effort: a dead link
     leaves it for the next run) and ``on_abort`` runs before the error propagates.
     ``before_rename`` may raise to refuse the rename at the last moment (a folder that changed).
+    With ``offset``, ``temp`` already holds that many bytes (a resumed upload) and ``source`` gives
+    the rest.
     """
-    remote_file = sftp.open(temp, "wb")
+    remote_file = sftp.open(temp, "r+b" if offset else "wb")
     try:
         remote_file.MAX_REQUEST_SIZE = REQUEST
         remote_file.set_pipelined(True)
         remote_file.chmod(mode)
-        sent = 0
+        if offset:
+            remote_file.truncate(offset)  # nothing past what was checked
+            remote_file.seek(offset)
+        sent = offset
         while chunk := source.read(CHUNK):
             if stop is not None and stop():
                 raise Cancelled()

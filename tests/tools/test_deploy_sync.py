@@ -275,3 +275,66 @@ def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
         assert scan_remote_sftp(conn, str(remote), excludes, max_dirs=2) is None  # too big: `find` answers
         assert scan_remote_sftp(conn, str(tmp_path / "missing"), excludes).exists is False
 
+
+
+@pytest.mark.parametrize("part", ["intact", "tampered"])
+def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd, tmp_path, monkeypatch, part):
+    from studio.jobs import run_job
+    from studio.remote.connection import connect
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.tools.deploy.sync import apply_job, plan_job
+    from studio.tools.deploy.transfer import Progressor
+
+    server = private_sshd
+    entry = HostEntry(name="testhost", host=server.host, port=server.port, user=server.user,
+                      key_file=str(server.client_key))
+    known = KnownHosts(read_only=[server.known_hosts])
+
+    def connector():
+        return connect(entry, known)
+
+    size = 96_000_000
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(size)
+    write_tree(deployment.local_root, {"weights.bin": data, "small.txt": b"s"})
+    original, cut = Progressor.add, []
+
+    def add(self, nbytes, path=None, finished=False, size=None):
+        original(self, nbytes, path, finished, size)
+        if not cut and nbytes and self.done_bytes >= 0.6 * self.total_bytes:
+            cut.append(self.done_bytes)
+            server.kill_sessions()
+    monkeypatch.setattr(Progressor, "add", add)
+    with pytest.raises(UserError):
+        run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
+    monkeypatch.setattr(Progressor, "add", original)
+    remote = tmp_path / "remote"
+    parts = [p for p in remote.iterdir() if "studio-part" in p.name]
+    assert cut and len(parts) == 1 and parts[0].stat().st_size > size // 3  # the cut left a partial file
+    kept = parts[0].stat().st_size
+    if part == "tampered":  # its first bytes are not the local file's: all of it is sent again
+        with open(parts[0], "r+b") as handle:
+            handle.write(b"\0" * 16)
+    import studio.tools.deploy.upload as upload
+
+    real, sent = upload.sftp_write_atomic, []
+
+    def counting(sftp, source, *args, **kwargs):  # the bytes that go to the host over SFTP
+        class Counted:
+            def read(self, n):
+                chunk = source.read(n)
+                sent.append(len(chunk))
+                return chunk
+        return real(sftp, Counted(), *args, **kwargs)
+    monkeypatch.setattr(upload, "sftp_write_atomic", counting)
+    result = run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
+    assert result.ok and (remote / "weights.bin").read_bytes() == data
+    assert sorted(p.name for p in remote.iterdir()) == ["small.txt", "weights.bin"]  # no partial file left
+    received = sum(sent)
+    if part == "intact":
+        assert received == size - kept  # only the rest went over the wire
+    else:
+        assert received == size
+    again = run_job(plan_job(deployment, "sync", connector, checksum=True))
+    assert again.items == []  # the recorded state (sizes, times, hash) matches both sides

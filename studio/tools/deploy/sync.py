@@ -23,6 +23,7 @@ from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
+from studio.tools.deploy.resume import adopt_parts, resumable_parts
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
@@ -335,15 +336,19 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         for path, synced in plan.records.items():
             state.record(path, synced)
         remote_root = plan.remote.root if plan.remote.exists else None
-        if remote_root and plan.remote.leftovers:
+        # A big upload a cut stopped half-way goes on from where it was (see resume.py).
+        parts = resumable_parts(groups[UPLOAD], plan.remote.leftovers, state.tokens) if remote_root else {}
+        leftovers = [p for p in plan.remote.leftovers if p not in set(parts.values())]
+        if remote_root and leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
-            remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
+            remote_ops.remove_leftovers(conn, remote_root, leftovers)
         _remove_local_leftovers(deployment.local_root, plan.local.leftovers)
-        for old in list(state.tokens):  # what those runs left is gone now (or they left nothing)
-            state.done(old)
         token = token or new_token()
         if groups[UPLOAD] or groups[DOWNLOAD]:
             state.own(token)  # durably ours before the first temporary name carrying it exists
+        partial = adopt_parts(conn, remote_root, parts, token) if parts else {}
+        for old in list(state.tokens - {token}):  # what those runs left is gone now, or this run's
+            state.done(old)
 
         def landed(value: Landed) -> None:
             state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
@@ -371,6 +376,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[UPLOAD]:
             uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel,
                                 token, spare)
+            uploader.partial = partial
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
