@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-import tarfile
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -15,6 +15,7 @@ from studio.targets.files import new_token
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import Changed, check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import FileInfo
+from studio.tools.deploy.tar_read import TarFormatError, TarReader
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
                                           temp_name)
@@ -100,6 +101,7 @@ class Downloader:
 
     def _tar_batch(self, batch: list, progress: Progressor, landed: Callable, stats: TransferStats
                    ) -> Generator[Progress, None, None]:
+        """Many small files through ONE remote ``tar -c``, each landed as it arrives (see :meth:`_land_small`)."""
         wanted = {i.path: i for i in batch}
         command = (b"cd -- " + remote_ops.q(self.remote_root) +
                    b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -")
@@ -111,45 +113,88 @@ class Downloader:
         feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
         feeder.start()
         seen = set()
+        folders: dict[str, str | None] = {}  # folder -> why it cannot be written (None: ready), per batch
+        step_at = 0
         try:
-            with tarfile.open(fileobj=stream, mode="r|", bufsize=256 * 1024, encoding="utf-8",
-                              errors="surrogateescape") as tar:
-                for member in tar:
-                    if self.cancel is not None:
-                        self.cancel.raise_if_cancelled()
-                    if member.name not in wanted or not member.isfile():
-                        continue  # only the files we asked for, under the names we asked for
-                    source = tar.extractfile(member)
-                    try:
-                        value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
-                    except Changed as exc:
-                        stats.conflicts.append((member.name, exc.what))
-                        seen.add(member.name)
-                        continue
-                    except UserError as exc:
-                        stats.failed.append((member.name, exc.what))
-                        continue
-                    except OSError as exc:
-                        if exc.errno is None:
-                            raise
-                        stats.failed.append((member.name, exc.strerror or str(exc)))
-                        continue
-                    seen.add(member.name)
-                    landed(value)
+            for member, data in TarReader(stream).members():
+                if member.name not in wanted or not member.regular or member.name in seen:
+                    continue  # only the files we asked for, under the names we asked for
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+                seen.add(member.name)
+                try:
+                    value = self._land_small(member, data, folders)
+                except Changed as exc:
+                    stats.conflicts.append((member.name, exc.what))
+                    continue
+                except UserError as exc:
+                    stats.failed.append((member.name, exc.what))
+                    continue
+                except OSError as exc:
+                    if exc.errno is None:
+                        raise
+                    stats.failed.append((member.name, exc.strerror or str(exc)))
+                    continue
+                progress.add(member.size, member.name, finished=True)
+                landed(value)
+                if progress.done_files >= step_at:  # a Progress per file would cost more than the file
+                    step_at = progress.done_files + 64
                     yield progress.step()
             status, err = stream.finish()
         except (Cancelled, GeneratorExit):
             stream.close()
             raise
-        except (tarfile.TarError, Exception) as exc:
+        except (TarFormatError, Exception) as exc:
             stream.close()
-            if isinstance(exc, tarfile.TarError) or is_connection_error(exc):
+            if isinstance(exc, TarFormatError) or is_connection_error(exc, self.conn):
                 raise connection_lost(self.conn, exc) from exc
             raise
         stream.close()
+        yield progress.step()
         for path in wanted.keys() - seen:
             if not any(p == path for p, _ in stats.failed):
                 stats.failed.append((path, err.splitlines()[-1] if err else "not sent by the remote tar"))
+
+    def _folder_problem(self, folder: str, folders: dict) -> str | None:
+        """Why files cannot be written in ``folder`` (a symlink on the way), after making it; cached."""
+        if folder not in folders:
+            link = local_parent_is_link(self.local_root, f"{folder}/x") if folder else None
+            if link is None:
+                (self.local_root / folder).mkdir(parents=True, exist_ok=True)
+            folders[folder] = link
+        return folders[folder]
+
+    def _land_small(self, member, data: memoryview, folders: dict) -> Landed:
+        """:meth:`_land` for a small file whose bytes are all here: the same temporary name, checks
+        and rename, with no file object and one folder check per folder (the per-file cost is what
+        bounds a download of many small files)."""
+        rel = member.name
+        check_relative(rel)
+        folder, _, name = rel.rpartition("/")
+        link = self._folder_problem(folder, folders)
+        if link:
+            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
+                            "Studio never writes through symlinks; replace the link with a folder.")
+        target = os.path.join(self.local_root, rel)
+        temp = os.path.join(self.local_root, folder, temp_name(name, self.token))
+        mode = safe_mode(member.mode)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                os.write(fd, data)
+                os.fchmod(fd, mode)
+                os.utime(fd, (member.mtime, member.mtime))
+            finally:
+                os.close(fd)
+            problem = local_problem(target, self.expected.get(rel))
+            if problem:
+                raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
+            os.replace(temp, target)
+        except BaseException:
+            os.unlink(temp)
+            raise
+        return Landed(rel, FileInfo(member.size, member.mtime, mode), FileInfo(member.size, member.mtime, member.mode),
+                      hashlib.sha256(data).hexdigest())
 
     @staticmethod
     def _feed(stream, names: bytes) -> None:
