@@ -1,8 +1,8 @@
 """Deployment sync against OpenSSH tools, in the same run, on a real sshd on 127.0.0.1.
 
 Figures (``--quick`` uses smaller sizes):
-  * upload 5,000 files of 4 KiB into an empty remote folder: ``studio deploy upload`` engine vs
-    ``rsync -a -e ssh`` (goal: 1.5x faster);
+  * upload 5,000 files of 4 KiB into an empty remote folder, and download them into an empty local
+    one: ``studio deploy upload`` / ``download`` engine vs ``rsync -a -e ssh`` (goal: 1.5x faster);
   * one 200 MB file up and down: our engine vs ``scp`` (goal: at least 80 % of scp's throughput);
   * no-op status of a 10,000-file deployment: our status vs ``rsync -a -n -i --delete`` (goal < 1 s).
 
@@ -67,6 +67,25 @@ def bench_small(ours, work: Path, count: int, repeat: int, ssh: str) -> dict:
     return {"figure": f"upload {count} x 4 KiB files", "unit": "s", "ours": statistics.median(ours_t),
             "peer": statistics.median(peer_t), "peer_name": "rsync -a -e ssh",
             "goal": "1.5x faster than rsync (ratio <= 0.67)"}
+
+
+def bench_small_down(ours, work: Path, count: int, repeat: int, ssh: str) -> dict:
+    """The same tree the other way: a remote folder of small files into an empty local one."""
+    remote = work / "small_remote"
+    _tree(remote, count, 4096)
+    ours_t, peer_t = [], []
+    for i in range(repeat):
+        target = work / f"down_ours_{i}"
+        ours_t.append(_timed(lambda: ours(f"smalldown{i}", target, remote, "download")))
+        assert len(list(target.rglob("*.bin"))) == count
+        peer_target = work / f"down_rsync_{i}"
+        peer_t.append(_timed(lambda: _sh("rsync", "-a", "-e", ssh, f"bench:{remote}/", f"{peer_target}/")))
+        for folder in (target, peer_target):
+            shutil.rmtree(folder)
+    shutil.rmtree(remote)
+    return {"figure": f"download {count} x 4 KiB files", "unit": "s", "ours": statistics.median(ours_t),
+            "peer": statistics.median(peer_t), "peer_name": "rsync -a -e ssh",
+            "goal": "1.5x faster than rsync (ratio <= 0.67), as the upload"}
 
 
 def bench_big(ours, work: Path, size_mb: int, repeat: int, config: Path) -> list[dict]:
@@ -154,6 +173,8 @@ def main() -> int:
         rows = []
         if "small" in figures:
             rows.append(bench_small(ours, work, n_small, args.repeat, ssh))
+            print(json.dumps(rows[-1]), flush=True)
+            rows.append(bench_small_down(ours, work, n_small, args.repeat, ssh))
             print(json.dumps(rows[-1]), flush=True)
         if "big" in figures:
             for row in bench_big(ours, work, big_mb, args.repeat, config):
