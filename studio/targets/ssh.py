@@ -226,7 +226,8 @@ class SshTarget(Target):
         # realpath(1) is in coreutils; readlink -f covers busybox systems without it.
         quoted = shlex.quote(path)
         script = f"realpath -- {quoted} 2>/dev/null || readlink -f -- {quoted}"
-        status, out, err = self.connection.run(script, timeout=self._timeout)
+        with self._link(f"resolving {path}"):
+            status, out, err = self.connection.run(script, timeout=self._timeout)
         resolved = out.decode("utf-8", "replace").strip()
         if status != 0 or not resolved:
             raise UserError(f"Cannot resolve the remote path {path!r}: {err.decode('utf-8', 'replace').strip()}",
@@ -234,7 +235,18 @@ class SshTarget(Target):
         return resolved
 
     def run_script(self, script: str, timeout: float | None = 60) -> tuple[int, bytes, bytes]:
-        return self.connection.run(script, timeout=timeout)
+        with self._link(f"running a check ({script[:60]}...)" if len(script) > 60 else f"running {script}"):
+            return self.connection.run(script, timeout=timeout)
+
+    @contextmanager
+    def _link(self, doing: str):
+        """Around a short exchange with the host: a dropped link is a lost connection, said once."""
+        try:
+            yield
+        except Exception as exc:
+            if not isinstance(exc, (UserError, RemoteError)) and is_link_error(exc, self._conn):
+                raise self._lost(doing, exc) from exc
+            raise
 
     def work_root(self) -> str:
         # The deployment root when the host has one (work stays with the project), else ~/.studio.
@@ -321,14 +333,17 @@ class SshTarget(Target):
         return done
 
     def exists(self, path: str) -> bool:
-        try:
-            self.connection.sftp().stat(path)
-            return True
-        except OSError:
-            return False
+        with self._link(f"looking for {path}"):
+            try:
+                self.connection.sftp().stat(path)
+                return True
+            except OSError as exc:
+                if is_link_error(exc, self._conn):
+                    raise
+                return False
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        with self.connection.sftp().open(path, "w") as handle:
+        with self._link(f"writing {path}"), self.connection.sftp().open(path, "w") as handle:
             handle.write(data)
 
     def close(self) -> None:
