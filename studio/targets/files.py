@@ -113,6 +113,53 @@ def write_failure(conn, folder: str, name: str, exc: BaseException, needed: int 
                      "Check the folder's permissions and the free space there, then run the same command again.")
 
 
+RESUME_MIN = 1024 * 1024  # a shorter partial file is cheaper to send again than to check
+
+
+def resume_token(local: Path, remote: str) -> str:
+    """The token of a single file's upload: the same for the same local file (path, size, mtime)
+    going to the same remote path, so a copy a cut stopped is found and resumed by the next one."""
+    st = os.stat(local)
+    key = f"{os.path.realpath(local)}\0{st.st_size}\0{st.st_mtime_ns}\0{remote}"
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:TOKEN_HEX]
+
+
+def verified_prefix(conn, remote_part: str | bytes, local_path, size: int):
+    """The SHA-256 state of the local file's first ``size`` bytes when the host's partial file
+    ``remote_part`` holds exactly those bytes, else None. The host hashes (``sha256sum``) while this
+    computer does."""
+    import shlex
+    import threading
+
+    if isinstance(remote_part, bytes):
+        remote_part = remote_part.decode("utf-8", "surrogateescape")
+    remote: dict = {}
+
+    def hash_there() -> None:
+        try:
+            script = f"sha256sum < {shlex.quote(remote_part)}\n".encode("utf-8", "surrogateescape")
+            status, out, _ = conn.run("sh -s", stdin=script, timeout=600)
+            remote["hex"] = out.split()[0].decode("ascii") if status == 0 and out.split() else None
+        except Exception:  # noqa: BLE001 - no sha256sum, a dropped link: the whole file is sent
+            remote["hex"] = None
+
+    worker = threading.Thread(target=hash_there, name="resume-hash", daemon=True)
+    worker.start()
+    digest = hashlib.sha256()
+    with open(local_path, "rb") as handle:
+        left = size
+        while left > 0:
+            chunk = handle.read(min(CHUNK * 8, left))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+    worker.join()
+    if left != 0 or remote.get("hex") != digest.hexdigest():
+        return None
+    return digest
+
+
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
                       on_abort: Callable[[], None] | None = None,

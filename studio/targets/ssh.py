@@ -25,7 +25,8 @@ from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
-from studio.targets.files import ShortWrite, new_token, sftp_read_atomic, sftp_write_atomic, temp_name, write_failure
+from studio.targets.files import (RESUME_MIN, ShortWrite, resume_token, sftp_read_atomic, sftp_write_atomic, temp_name,
+                                  verified_prefix, write_failure)
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -257,21 +258,31 @@ class SshTarget(Target):
         local = Path(local)
         size = local.stat().st_size
         yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
-        sftp = self.connection.sftp()
         folder, _, name = path.rpartition("/")
-        temp = f"{folder}/{temp_name(name, new_token())}" if folder else temp_name(name, new_token())
-        sent = [0]
-
-        def on_chunk(count: int) -> None:
-            sent[0] += count
-
+        # The same temporary name for the same file and path: a copy a cut stopped is resumed.
+        token = resume_token(local, path)
+        temp = f"{folder}/{temp_name(name, token)}" if folder else temp_name(name, token)
         st = local.stat()
         with self._copying(f"uploading {local.name} to {self.name}:{path}", folder or ".", name, size, cancel), \
                 open(local, "rb") as source:
+            sftp = self.connection.sftp()
+            offset = self._resumable(sftp, temp, local, size)
+            source.seek(offset)
             sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400,
-                              (int(st.st_atime), int(st.st_mtime)), on_chunk,
-                              lambda: cancel is not None and cancel.cancelled)
+                              (int(st.st_atime), int(st.st_mtime)), None,
+                              lambda: cancel is not None and cancel.cancelled, offset=offset)
         yield Progress(1.0, f"uploaded {local.name}")
+
+    def _resumable(self, sftp, temp: str, local: Path, size: int) -> int:
+        """How many bytes of ``temp`` (left by a cut copy of the same file) can stay: 0 unless they
+        are the local file's first bytes."""
+        try:
+            kept = sftp.stat(temp).st_size or 0
+        except FileNotFoundError:
+            return 0
+        if not RESUME_MIN <= kept <= size:
+            return 0
+        return kept if verified_prefix(self.connection, temp, local, kept) is not None else 0
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")

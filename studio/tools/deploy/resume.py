@@ -3,19 +3,14 @@
 A cut SFTP upload leaves its temporary file (``.NAME.studio-part-TOKEN-…``) on the host: the run's
 token is still recorded as this deployment's own, so the next run finds it among the leftovers.
 Instead of deleting it, that run renames it to its own temporary name, checks that the bytes
-already there are the local file's first bytes (SHA-256 on the host and here, at once) and sends
-only the rest. Anything that does not match is sent again from the start.
+already there are the local file's first bytes (:func:`~studio.targets.files.verified_prefix`) and
+sends only the rest. Anything that does not match is sent again from the start.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
-
-from studio.targets.files import CHUNK, temp_name
+from studio.targets.files import RESUME_MIN, temp_name
 from studio.tools.deploy import remote_ops
-
-RESUME_MIN = 1024 * 1024  # a shorter partial file is cheaper to send again than to check
 
 
 def resumable_parts(items: list, leftovers: list[str], tokens: set[str]) -> dict[str, str]:
@@ -48,33 +43,3 @@ def adopt_parts(conn, root: str, parts: dict[str, str], token: str) -> dict[str,
         except OSError:
             continue
     return sizes
-
-
-def verified_prefix(conn, remote_part: bytes, local_path, size: int):
-    """The SHA-256 state of the local file's first ``size`` bytes when the host's partial file
-    ``remote_part`` holds exactly those bytes, else None. The host hashes while this computer does."""
-    remote: dict = {}
-
-    def hash_there() -> None:
-        try:
-            status, out, _ = remote_ops.run_bytes(conn, b"sha256sum < " + remote_ops.q(
-                remote_part.decode("utf-8", "surrogateescape")), timeout=600)
-            remote["hex"] = out.split()[0].decode("ascii") if status == 0 and out.split() else None
-        except Exception:  # noqa: BLE001 - no sha256sum, a dropped link: send the whole file
-            remote["hex"] = None
-
-    worker = threading.Thread(target=hash_there, name="deploy-resume-hash", daemon=True)
-    worker.start()
-    digest = hashlib.sha256()
-    with open(local_path, "rb") as handle:
-        left = size
-        while left > 0:
-            chunk = handle.read(min(CHUNK * 8, left))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
-    worker.join()
-    if left != 0 or remote.get("hex") != digest.hexdigest():
-        return None
-    return digest
