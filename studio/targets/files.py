@@ -124,20 +124,22 @@ def resume_token(local: Path, remote: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:TOKEN_HEX]
 
 
-def verified_prefix(conn, remote_part: str | bytes, local_path, size: int):
+def verified_prefix(conn, remote_part: str | bytes, local_path, size: int, remote_head: bool = False):
     """The SHA-256 state of the local file's first ``size`` bytes when the host's partial file
-    ``remote_part`` holds exactly those bytes, else None. The host hashes (``sha256sum``) while this
-    computer does."""
+    ``remote_part`` holds exactly those bytes (with ``remote_head``: when the host's file starts with
+    them), else None. The host hashes (``sha256sum``) while this computer does."""
     import shlex
     import threading
 
     if isinstance(remote_part, bytes):
         remote_part = remote_part.decode("utf-8", "surrogateescape")
     remote: dict = {}
+    command = (f"head -c {size} -- {shlex.quote(remote_part)} | sha256sum" if remote_head else
+               f"sha256sum < {shlex.quote(remote_part)}")
 
     def hash_there() -> None:
         try:
-            script = f"sha256sum < {shlex.quote(remote_part)}\n".encode("utf-8", "surrogateescape")
+            script = f"{command}\n".encode("utf-8", "surrogateescape")
             status, out, _ = conn.run("sh -s", stdin=script, timeout=600)
             remote["hex"] = out.split()[0].decode("ascii") if status == 0 and out.split() else None
         except Exception:  # noqa: BLE001 - no sha256sum, a dropped link: the whole file is sent

@@ -361,3 +361,40 @@ def test_downloading_many_small_files_costs_no_more_than_uploading_them(sshd_hos
     download = resource.getrusage(resource.RUSAGE_SELF).ru_utime - start
     assert read_tree(copy.local_root) == files
     assert download <= 1.75 * upload, (download, upload)  # before: 3x (tarfile and per-file path work)
+
+
+@pytest.mark.parametrize("part", ["intact", "tampered"])
+def test_a_big_download_cut_half_way_resumes_from_the_checked_prefix(sshd_host, tmp_path, monkeypatch, cut_connection,
+                                                                      part):
+    from studio.tools.deploy.download import Downloader
+
+    size = 96_000_000
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(size)
+    write_tree(tmp_path / "remote", {"weights.bin": data})
+    killed = cut_connection(0.6)
+    with pytest.raises(UserError) as info:
+        apply(deployment, plan(deployment, "download", sshd_host), sshd_host)
+    assert killed and "was lost" in info.value.what
+    cut_connection(2.0)
+    [kept_part] = [p for p in deployment.local_root.iterdir() if "studio-part" in p.name]  # kept for the next run
+    kept = kept_part.stat().st_size
+    assert kept > size // 3
+    if part == "tampered":  # not the host's first bytes: the whole file comes again
+        with open(kept_part, "r+b") as handle:
+            handle.write(b"\0" * 16)
+    real, received = Downloader._land, []
+
+    def counting(self, rel, source, *args, **kwargs):  # the bytes that come from the host
+        class Counted:
+            def read(self, n):
+                chunk = source.read(n)
+                received.append(len(chunk))
+                return chunk
+        return real(self, rel, Counted(), *args, **kwargs)
+    monkeypatch.setattr(Downloader, "_land", counting)
+    assert apply(deployment, plan(deployment, "download", sshd_host), sshd_host).ok
+    assert (deployment.local_root / "weights.bin").read_bytes() == data
+    assert [p.name for p in deployment.local_root.iterdir()] == ["weights.bin"]
+    assert sum(received) == (size - kept if part == "intact" else size)
+    assert plan(deployment, "sync", sshd_host, checksum=True).items == []  # the recorded hash is the whole file's

@@ -11,7 +11,7 @@ from pathlib import Path
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
-from studio.targets.files import new_token
+from studio.targets.files import RESUME_MIN, new_token, verified_prefix
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import Changed, check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import FileInfo
@@ -31,6 +31,23 @@ class Downloader:
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
         self.expected: dict = {}  # path -> local FileInfo the plan saw (None: absent)
+        self.partial: dict[str, int] = {}  # path -> bytes a cut run left in this run's temporary file
+
+    @staticmethod
+    def _worth_keeping(temp: Path) -> bool:
+        try:
+            return temp.stat().st_size >= RESUME_MIN
+        except OSError:
+            return False
+
+    def _alive(self, wait: float = 1.0) -> bool:
+        """Whether the link is up; a channel cut with it may end a moment before paramiko notices."""
+        import time
+
+        deadline = time.monotonic() + wait
+        while self.conn.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.conn.alive
 
     def _target(self, rel: str) -> Path:
         check_relative(rel)
@@ -42,14 +59,24 @@ class Downloader:
         target.parent.mkdir(parents=True, exist_ok=True)
         return target
 
-    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor) -> Landed:
+    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor, offset: int = 0,
+              prefix=None, keep_on_cut: bool = False) -> Landed:
         """Write ``source`` to a temporary file beside ``rel``; rename it over ``rel`` only if the local
-        file is still as the plan saw it (else ``Changed``: someone's new work is kept)."""
+        file is still as the plan saw it (else ``Changed``: someone's new work is kept).
+
+        With ``offset``, the temporary file already holds that many checked bytes (``prefix``: their
+        SHA-256) and ``source`` gives the rest. With ``keep_on_cut``, a lost connection leaves the
+        temporary file for the next run to resume (see resume.py).
+        """
         target = self._target(rel)
         temp = target.parent / temp_name(target.name, self.token)
-        digest = Sha256(threaded=size >= HASH_THREAD)
+        digest = Sha256(threaded=size >= HASH_THREAD, start=prefix)
         try:
-            with open(temp, "wb") as out:
+            with open(temp, "r+b" if offset else "wb") as out:
+                if offset:
+                    out.truncate(offset)
+                    out.seek(offset)
+                    progress.add(offset, rel, size=size)  # already here
                 while chunk := source.read(CHUNK):
                     if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
                         raise Cancelled()
@@ -58,7 +85,7 @@ class Downloader:
                     progress.add(len(chunk), rel, size=size)
                 written = out.tell()
             if written != size:
-                if not self.conn.alive:
+                if not self._alive():
                     raise EOFError(f"{rel}: got {written} of {size} bytes")
                 raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
                                 "Run again once it is no longer being written.")
@@ -68,9 +95,10 @@ class Downloader:
             if problem:
                 raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
             os.replace(temp, target)
-        except BaseException:
+        except BaseException as exc:
             digest.abandon()
-            temp.unlink(missing_ok=True)
+            if not (keep_on_cut and is_connection_error(exc, self.conn) and self._worth_keeping(temp)):
+                temp.unlink(missing_ok=True)
             raise
         progress.add(0, rel, finished=True)
         return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
@@ -218,12 +246,21 @@ class Downloader:
                 except Exception:  # a dead connection: the error that matters is already raised
                     pass
         # Big files: `cat` on an exec channel streams at OpenSSH-like speed and, unlike paramiko's
-        # prefetch thread, stops the moment the channel is closed (cancel).
-        command = b"exec cat -- " + remote_ops.q(f"{self.remote_root}/{item.path}")
+        # prefetch thread, stops the moment the channel is closed (cancel). A part a cut run left
+        # here is kept when the host's file starts with the same bytes: `tail` sends the rest.
+        remote = f"{self.remote_root}/{item.path}"
+        offset, prefix = 0, None
+        temp = self.local_root / temp_name(item.path, self.token)
+        if 0 < self.partial.get(item.path, 0) <= size:
+            prefix = verified_prefix(self.conn, remote, temp, self.partial[item.path], remote_head=True)
+            offset = self.partial[item.path] if prefix is not None else 0
+        command = (b"exec tail -c +" + str(offset + 1).encode() + b" -- " if offset else b"exec cat -- ") + \
+            remote_ops.q(remote)
         stream = remote_ops.ExecStream(self.conn, command)
         try:
             stream.channel.shutdown_write()
-            value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress)
+            value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress, offset, prefix,
+                               keep_on_cut=True)
             status, err = stream.finish()
             if status != 0:
                 raise UserError(f"Reading the remote file failed: {err}", item.path, "Check its permissions.")

@@ -23,12 +23,13 @@ from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
-from studio.tools.deploy.resume import adopt_parts, resumable_parts
+from studio.tools.deploy.resume import adopt_local_parts, adopt_parts, resumable_parts
 from studio.tools.deploy.safe_paths import check_relative, local_parent_is_link, local_problem
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
+from studio.tools.deploy.transfer import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
+                                          is_connection_error)
 from studio.tools.deploy.upload import Uploader, open_batch_stream
 
 Connector = Callable[[], object]  # returns an open SshConnection
@@ -342,11 +343,14 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if remote_root and leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
             remote_ops.remove_leftovers(conn, remote_root, leftovers)
-        _remove_local_leftovers(deployment.local_root, plan.local.leftovers)
+        local_parts = resumable_parts(groups[DOWNLOAD], plan.local.leftovers, state.tokens, STREAM_FILE, "remote")
+        _remove_local_leftovers(deployment.local_root, [p for p in plan.local.leftovers
+                                                        if p not in set(local_parts.values())])
         token = token or new_token()
         if groups[UPLOAD] or groups[DOWNLOAD]:
             state.own(token)  # durably ours before the first temporary name carrying it exists
         partial = adopt_parts(conn, remote_root, parts, token) if parts else {}
+        local_partial = adopt_local_parts(deployment.local_root, local_parts, token) if local_parts else {}
         for old in list(state.tokens - {token}):  # what those runs left is gone now, or this run's
             state.done(old)
 
@@ -385,6 +389,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
             downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
+            downloader.partial = local_partial
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
