@@ -360,7 +360,10 @@ def quiet_prefetch(remote_file, size: int | None = None) -> None:
     paramiko's thread lets the EOFError of a cut connection escape, which prints a traceback on
     stderr; the reader of the file gets the error anyway and reports the lost connection.
     """
-    fetch = remote_file._prefetch_thread  # paramiko 5: the thread's target, looked up on the file
+    fetch = getattr(remote_file, "_prefetch_thread", None)  # paramiko 5: the thread's target, looked up on the file
+    if fetch is None:
+        remote_file.prefetch(size)
+        return
 
     def guarded(*args, **kwargs):
         try:

@@ -306,6 +306,10 @@ class SshTarget(Target):
                 raise self._lost(doing, exc) from exc
             if folder is not None and (isinstance(exc, ShortWrite) or exc.errno is None):
                 raise write_failure(conn, folder, name, exc, size) from exc
+            if isinstance(exc, OSError) and exc.errno is not None:  # a refusal here or there, by name
+                raise UserError(f"{doing[0].upper()}{doing[1:]} failed: {exc.strerror or exc}",
+                                exc.filename or f"{self.name}:{folder or name}",
+                                "Check that the file exists and the folder may be written, then run again.") from exc
             raise
         except Exception as exc:
             if is_link_error(exc):  # paramiko's SSHException

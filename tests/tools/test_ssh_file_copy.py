@@ -78,3 +78,15 @@ def test_a_cut_copy_is_a_lost_connection_and_the_next_one_sends_the_rest(private
     assert sum(sent) == (len(data) if local_change else len(data) - kept)
     if not local_change:
         assert [p.name for p in remote.iterdir()] == ["model.onnx"]  # the resumed copy was renamed into place
+
+
+def test_a_copy_the_host_refuses_is_a_user_error_naming_the_file(sshd_host, tmp_path):
+    from studio.errors import UserError
+    from studio.targets.ssh import SshTarget
+
+    entry, known = sshd_host
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"onnx")
+    with SshTarget(entry, known) as target, pytest.raises(UserError) as info:
+        run_job(target.put(model, f"{tmp_path}/no such folder/model.onnx"))
+    assert "Uploading model.onnx" in info.value.what and "failed" in info.value.what
