@@ -343,26 +343,26 @@ def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd,
 
 
 def test_downloading_many_small_files_costs_no_more_than_uploading_them(sshd_host, tmp_path):
-    """This computer's own work (user CPU: parsing, hashing, bookkeeping) per small file is what bounds
-    a download of many of them; it must stay close to the upload's (wall time here depends on the disk
-    and on whatever else the machine runs, this does not)."""
-    import resource
+    """The job's own work per small file (CPU time of its thread: parsing, hashing, bookkeeping) is
+    what bounds a download of many of them; it must stay close to the upload's (wall time here
+    depends on the disk and on whatever else the machine runs, this does not)."""
+    import time
 
     files = {f"d{i % 30:02}/f{i:05}.bin": os.urandom(4096) for i in range(5000)}
     deployment = make_deployment(tmp_path)
     write_tree(deployment.local_root, files)
     the_plan = plan(deployment, "upload", sshd_host)
-    start = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    start = time.thread_time()
     assert apply(deployment, the_plan, sshd_host).ok
-    upload = resource.getrusage(resource.RUSAGE_SELF).ru_utime - start
+    upload = time.thread_time() - start
     copy = make_deployment(tmp_path / "copy", name="copy")
     copy.remote = deployment.remote
     the_plan = plan(copy, "download", sshd_host)
-    start = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    start = time.thread_time()
     assert apply(copy, the_plan, sshd_host).ok
-    download = resource.getrusage(resource.RUSAGE_SELF).ru_utime - start
+    download = time.thread_time() - start
     assert read_tree(copy.local_root) == files
-    assert download <= 1.75 * upload, (download, upload)  # before: 3x (tarfile and per-file path work)
+    assert download <= 1.75 * upload, (download, upload)  # before: 11-15x (tarfile, per-file path work)
 
 
 @pytest.mark.parametrize("part", ["intact", "tampered"])

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from studio.errors import Cancelled, UserError
@@ -21,12 +23,34 @@ from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_F
                                           temp_name)
 
 
+WRITERS = 4  # threads that create the small files of a download batch
+TAR_C = b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -"
+
+
+def open_download_stream(conn, remote: str):
+    """Start the remote ``tar -c`` of a download batch while the folders are still being listed.
+
+    The command's start-up (the login shell's files: ~250 ms here) then overlaps the listing, as the
+    upload's batch command does; tar reads the names from stdin once the plan is made. Unused, its
+    stdin is closed: it writes an empty archive and exits, having read nothing. None when it cannot
+    be started (the caller starts one later).
+    """
+    from studio.tools.deploy.scan import remote_root_expr
+
+    try:
+        return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
+                                     TAR_C)
+    except Exception:  # noqa: BLE001 - the batch opens its own stream, which reports the error
+        return None
+
+
 class Downloader:
     """Download files from the remote root into ``local_root``."""
 
     def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None,
-                 token: str | None = None):
+                 token: str | None = None, spare=None):
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self._spare = spare  # a tar stream started early (see open_download_stream)
         self.cancel = cancel
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
@@ -131,27 +155,31 @@ class Downloader:
                    ) -> Generator[Progress, None, None]:
         """Many small files through ONE remote ``tar -c``, each landed as it arrives (see :meth:`_land_small`)."""
         wanted = {i.path: i for i in batch}
-        command = (b"cd -- " + remote_ops.q(self.remote_root) +
-                   b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -")
         names = b"".join(remote_ops.encode(i.path) + b"\0" for i in batch)
+        stream, self._spare = self._spare, None
+        if stream is not None and stream.channel.exit_status_ready():  # its `cd` failed: start afresh
+            stream.close()
+            stream = None
         try:
-            stream = remote_ops.ExecStream(self.conn, command)
+            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C)
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
         feeder.start()
         seen = set()
         folders: dict[str, str | None] = {}  # folder -> why it cannot be written (None: ready), per batch
+        # Creating a file is a file-system round trip (0.1-1 ms on a busy disk); a few writer threads
+        # overlap them, as the host's tar overlaps its writes with our reads in an upload. Results
+        # are taken in order here, on the job's thread (the state and progress live here).
+        writers = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="deploy-land")
+        pending: deque = deque()
         step_at = 0
-        try:
-            for member, data in TarReader(stream).members():
-                if member.name not in wanted or not member.regular or member.name in seen:
-                    continue  # only the files we asked for, under the names we asked for
-                if self.cancel is not None:
-                    self.cancel.raise_if_cancelled()
-                seen.add(member.name)
+
+        def take(done_only: bool) -> None:
+            while pending and (not done_only or pending[0][1].done()):
+                member, future = pending.popleft()
                 try:
-                    value = self._land_small(member, data, folders)
+                    value = future.result()
                 except Changed as exc:
                     stats.conflicts.append((member.name, exc.what))
                     continue
@@ -165,9 +193,20 @@ class Downloader:
                     continue
                 progress.add(member.size, member.name, finished=True)
                 landed(value)
+
+        try:
+            for member, data in TarReader(stream).members():
+                if member.name not in wanted or not member.regular or member.name in seen:
+                    continue  # only the files we asked for, under the names we asked for
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+                seen.add(member.name)
+                pending.append((member, writers.submit(self._land_small, member, bytes(data), folders)))
+                take(done_only=len(pending) < 4 * WRITERS)
                 if progress.done_files >= step_at:  # a Progress per file would cost more than the file
                     step_at = progress.done_files + 64
                     yield progress.step()
+            take(done_only=False)
             status, err = stream.finish()
         except (Cancelled, GeneratorExit):
             stream.close()
@@ -177,6 +216,12 @@ class Downloader:
             if isinstance(exc, TarFormatError) or is_connection_error(exc, self.conn):
                 raise connection_lost(self.conn, exc) from exc
             raise
+        finally:
+            writers.shutdown(wait=True, cancel_futures=True)
+            try:  # files that landed before a cancel or a cut are recorded as such
+                take(done_only=True)
+            except Exception:  # noqa: BLE001 - the error being raised is the one to report
+                pass
         stream.close()
         yield progress.step()
         for path in wanted.keys() - seen:

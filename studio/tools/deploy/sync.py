@@ -19,7 +19,7 @@ from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.deployments import Deployment
-from studio.tools.deploy.download import Downloader
+from studio.tools.deploy.download import Downloader, open_download_stream
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
@@ -287,9 +287,10 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
         # small local files), start its command now so that cost overlaps the listing. Unused,
         # it exits without touching anything.
+        if mode == "download":  # its tar reads the names when the plan is made (see open_download_stream)
+            return open_download_stream(conn, deployment.remote)
         small = sum(1 for info in local.files.values() if info.size <= SMALL_FILE)
-        return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
-            else None
+        return open_batch_stream(conn, deployment.remote, token) if small >= MIN_BATCH else None
 
     conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens),
                                                               start_batch_command)
@@ -388,7 +389,8 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             result.conflicts += [path for path, _ in stats.conflicts]
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
-            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token)
+            downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token,
+                                    spare if plan.mode == "download" else None)
             downloader.partial = local_partial
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
