@@ -6,7 +6,7 @@ import os
 import threading
 
 import pytest
-from deploy_helpers import AWKWARD, actions, apply, make_deployment, plan, read_tree, write_tree
+from deploy_helpers import AWKWARD, actions, apply, count_reads, make_deployment, plan, read_tree, write_tree
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken
@@ -320,16 +320,7 @@ def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd,
             handle.write(b"\0" * 16)
     import studio.tools.deploy.upload as upload
 
-    real, sent = upload.sftp_write_atomic, []
-
-    def counting(sftp, source, *args, **kwargs):  # the bytes that go to the host over SFTP
-        class Counted:
-            def read(self, n):
-                chunk = source.read(n)
-                sent.append(len(chunk))
-                return chunk
-        return real(sftp, Counted(), *args, **kwargs)
-    monkeypatch.setattr(upload, "sftp_write_atomic", counting)
+    sent = count_reads(monkeypatch, upload, "sftp_write_atomic", 1)  # the bytes that go to the host
     result = run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
     assert result.ok and (remote / "weights.bin").read_bytes() == data
     assert sorted(p.name for p in remote.iterdir()) == ["small.txt", "weights.bin"]  # no partial file left
@@ -385,16 +376,7 @@ def test_a_big_download_cut_half_way_resumes_from_the_checked_prefix(sshd_host, 
     if part == "tampered":  # not the host's first bytes: the whole file comes again
         with open(kept_part, "r+b") as handle:
             handle.write(b"\0" * 16)
-    real, received = Downloader._land, []
-
-    def counting(self, rel, source, *args, **kwargs):  # the bytes that come from the host
-        class Counted:
-            def read(self, n):
-                chunk = source.read(n)
-                received.append(len(chunk))
-                return chunk
-        return real(self, rel, Counted(), *args, **kwargs)
-    monkeypatch.setattr(Downloader, "_land", counting)
+    received = count_reads(monkeypatch, Downloader, "_land", 2)  # the bytes that come from the host
     assert apply(deployment, plan(deployment, "download", sshd_host), sshd_host).ok
     assert (deployment.local_root / "weights.bin").read_bytes() == data
     assert [p.name for p in deployment.local_root.iterdir()] == ["weights.bin"]

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from deploy_helpers import count_reads
 
 from studio.errors import RemoteError
 from studio.jobs import run_job
@@ -62,16 +63,7 @@ def test_a_cut_copy_is_a_lost_connection_and_the_next_one_sends_the_rest(private
         data = os.urandom(96_000_000)
         model.write_bytes(data)
 
-    real, sent = ssh.sftp_write_atomic, []
-
-    def counting(sftp, source, *args, **kwargs):  # the bytes that go to the host
-        class Counted:
-            def read(self, n):
-                chunk = source.read(n)
-                sent.append(len(chunk))
-                return chunk
-        return real(sftp, Counted(), *args, **kwargs)
-    monkeypatch.setattr(ssh, "sftp_write_atomic", counting)
+    sent = count_reads(monkeypatch, ssh, "sftp_write_atomic", 1)  # the bytes that go to the host
     with _target(private_sshd) as target:
         run_job(target.put(model, f"{remote}/model.onnx"))
     assert (remote / "model.onnx").read_bytes() == data
