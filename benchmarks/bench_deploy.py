@@ -1,8 +1,8 @@
 """Deployment sync against OpenSSH tools, in the same run, on a real sshd on 127.0.0.1.
 
 Figures (``--quick`` uses smaller sizes):
-  * upload 5,000 files of 4 KiB into an empty remote folder: ``studio deploy upload`` engine vs
-    ``rsync -a -e ssh`` (goal: 1.5x faster);
+  * upload 5,000 files of 4 KiB into an empty remote folder, and download them into an empty local
+    one: ``studio deploy upload`` / ``download`` engine vs ``rsync -a -e ssh`` (goal: 1.5x faster);
   * one 200 MB file up and down: our engine vs ``scp`` (goal: at least 80 % of scp's throughput);
   * no-op status of a 10,000-file deployment: our status vs ``rsync -a -n -i --delete`` (goal < 1 s).
 
@@ -54,19 +54,24 @@ def _sh(*argv: str) -> None:
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def bench_small(ours, work: Path, count: int, repeat: int, ssh: str) -> dict:
-    small = work / "small"
-    _tree(small, count, 4096)
+def bench_small(ours, work: Path, count: int, repeat: int, ssh: str, direction: str = "upload") -> dict:
+    """``count`` files of 4 KiB into an empty folder on the other side (``direction``: upload or
+    download), ours against rsync."""
+    source = work / f"small_{direction}"
+    _tree(source, count, 4096)
     ours_t, peer_t = [], []
     for i in range(repeat):
-        target = work / f"up_ours_{i}"
-        ours_t.append(_timed(lambda: ours(f"small{i}", small, target, "upload")))
+        target, peer_target = work / f"{direction}_ours_{i}", work / f"{direction}_rsync_{i}"
+        local, remote = (source, target) if direction == "upload" else (target, source)
+        ours_t.append(_timed(lambda: ours(f"small{direction}{i}", local, remote, direction)))
         assert len(list(target.rglob("*.bin"))) == count
-        peer_target = work / f"up_rsync_{i}"
-        peer_t.append(_timed(lambda: _sh("rsync", "-a", "-e", ssh, f"{small}/", f"bench:{peer_target}/")))
+        peer = [f"{source}/", f"bench:{peer_target}/"] if direction == "upload" else [f"bench:{source}/",
+                                                                                     f"{peer_target}/"]
+        peer_t.append(_timed(lambda: _sh("rsync", "-a", "-e", ssh, *peer)))
         for folder in (target, peer_target):
             shutil.rmtree(folder)
-    return {"figure": f"upload {count} x 4 KiB files", "unit": "s", "ours": statistics.median(ours_t),
+    shutil.rmtree(source)
+    return {"figure": f"{direction} {count} x 4 KiB files", "unit": "s", "ours": statistics.median(ours_t),
             "peer": statistics.median(peer_t), "peer_name": "rsync -a -e ssh",
             "goal": "1.5x faster than rsync (ratio <= 0.67)"}
 
@@ -160,6 +165,8 @@ def main() -> int:
         rows = []
         if "small" in figures:
             rows.append(bench_small(ours, work, n_small, args.repeat, ssh))
+            print(json.dumps(rows[-1]), flush=True)
+            rows.append(bench_small(ours, work, n_small, args.repeat, ssh, "download"))
             print(json.dumps(rows[-1]), flush=True)
         if "big" in figures:
             for row in bench_big(ours, work, big_mb, args.repeat, config):

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,36 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children first listed before theirs), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:  # ended meanwhile
+            continue
+        parent = int(stat[stat.rindex(b")") + 2:].split()[1])  # after "pid (comm) state"
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _become_subreaper() -> None:
+    """In the sshd child before exec: orphaned session processes are re-parented to the listener
+    (not to init), so :meth:`Sshd.kill_sessions` and :meth:`Sshd.stop` still find and end them."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def _wait_banner(port: int, proc: subprocess.Popen, deadline_s: float = 10.0) -> bool:
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
@@ -79,26 +110,40 @@ class Sshd:
     host_key_pub: Path
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
-    def kill_sessions(self) -> None:
-        """Drop every open connection (the listener stays): simulates a lost connection."""
+    def session_pids(self) -> list[int]:
+        """Every process of the open connections: each session's sshd, its SFTP server, the commands
+        it runs and what they started (orphans too: the listener is their subreaper, see start_sshd)."""
         if self.proc is None:
-            return
-        # Each connection is a child of the listener (its title becomes "sshd: user@notty", so
-        # matching the command line would miss it); killing the child drops that connection.
-        result = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
-        for pid in result.stdout.split():
-            if int(pid) != self.proc.pid:
+            return []
+        return _descendants(self.proc.pid)
+
+    def kill_sessions(self) -> None:
+        """Drop every open connection (the listener stays): simulates a lost connection.
+
+        Every process of every session is killed, not just the session's sshd: an SFTP server or a
+        command left running would keep its channel's work going (a transfer in flight would not
+        really be cut) and would outlive the test. Stopped processes die by SIGKILL too.
+        """
+        for _ in range(20):  # a session may fork while it is being killed: repeat until none is left
+            pids = self.session_pids()
+            if not pids:
+                return
+            for pid in pids:
                 try:
-                    os.kill(int(pid), signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            time.sleep(0.02)  # the listener reaps them (SIGCHLD)
+        raise RuntimeError(f"sshd sessions survived SIGKILL: {self.session_pids()}")
 
     def log(self) -> str:
         return (self.root / "sshd.log").read_text(errors="replace")[-4000:]
 
     def stop(self) -> None:
+        """Kill every session's processes, then the listener: nothing of this server outlives it."""
         if self.proc is None:
             return
+        self.kill_sessions()
         self.proc.terminate()
         try:
             self.proc.wait(timeout=5)
@@ -155,7 +200,8 @@ def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
             ""]))
         log = open(root / "sshd.log", "ab")
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")], stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_become_subreaper if sys.platform == "linux" else None)
         log.close()
         if _wait_banner(port, proc):
             break

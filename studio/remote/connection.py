@@ -34,6 +34,11 @@ logging.getLogger("paramiko").addHandler(logging.NullHandler())
 # or "passphrase"; prompt names the host or key file.
 AskSecret = Callable[[str, str], "str | None"]
 
+# paramiko logs a dropped link ("Socket exception: Connection reset by peer") at ERROR level; with
+# no handler anywhere, Python's last-resort handler would print that raw line on stderr next to
+# the one clear message Studio gives. The records still reach any handler the app configures.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 KEEPALIVE_S = 5.0    # like OpenSSH's ServerAliveInterval 5 ...
 DEAD_AFTER_S = 15.0  # ... with ServerAliveCountMax 3
@@ -410,12 +415,38 @@ def _prefer_fast_ciphers(transport) -> None:
     options.ciphers = gcm + tuple(c for c in options.ciphers if c not in gcm)
 
 
-def is_link_error(exc: BaseException) -> bool:
-    """True when ``exc`` means the SSH link failed (as opposed to a refusal by the remote side)."""
+def is_link_error(exc: BaseException, conn: SshConnection | None = None) -> bool:
+    """True when ``exc`` means the SSH link failed (as opposed to a refusal by the remote side).
+
+    An OSError without errno is either the link (a closed socket) or an SFTP server's failure reply
+    (a full disk answers plain "Failure"); given ``conn``, it is the link only when that is down.
+    """
     import paramiko
 
-    return isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)) or \
-        (isinstance(exc, OSError) and exc.errno is None)
+    if isinstance(exc, (EOFError, ConnectionError, paramiko.SSHException, TimeoutError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno is None and (conn is None or not conn.alive)
+
+
+def quiet_prefetch(remote_file, size: int | None = None) -> None:
+    """``remote_file.prefetch(size)`` whose read-ahead thread ends quietly when the link drops.
+
+    paramiko's thread lets the EOFError of a cut connection escape, which prints a traceback on
+    stderr; the reader of the file gets the error anyway and reports the lost connection.
+    """
+    fetch = getattr(remote_file, "_prefetch_thread", None)  # paramiko 5: the thread's target, looked up on the file
+    if fetch is None:
+        remote_file.prefetch(size)
+        return
+
+    def guarded(*args, **kwargs):
+        try:
+            fetch(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - the link died: the reader's next request raises it
+            pass
+
+    remote_file._prefetch_thread = guarded
+    remote_file.prefetch(size)
 
 
 def prefer_known_key_types(transport, known: list[str]) -> None:

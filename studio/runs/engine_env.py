@@ -22,7 +22,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
+from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
 from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
@@ -223,13 +223,52 @@ def _set_up(target, found: dict, wheel: EngineWheel, pins: dict[str, str], names
     """Do what the probe found missing (nothing for a ready engine); the engine as it is then."""
     folder = found["env"]
     python = f"{folder}/venv/bin/python"
-    actions: list[str] = []
     if recreate and "python3" not in found:  # the venv answered but must go: ask for the host's python
         status, out, _ = target.run_script(probe_script(env_root(target), wheel.version, names, True), timeout=60)
         found.update({k: v for k, v in parse_probe(out.decode("utf-8", "replace")).items()
                       if k in ("python3", "host_python", "venv")})
     if recreate:
         _check_python(target, found)
+    try:
+        actions = yield from _set_up_steps(target, cancel, wheel, system_site_packages, wheels_from, found, folder,
+                                           python, recreate, install, reinstall_wheel, pins)
+    except Cancelled:
+        raise  # the next set-up makes the venv again (--clear); a cancel does not wait for a clean-up
+    except Exception as exc:
+        if not recreate:
+            raise
+        error = _set_up_failed(target, folder, exc)  # a half-made venv is not left to fill the disk
+        if error is exc:
+            raise
+        raise error from exc
+    version = found.get("host_python", "") if recreate else (found.get("report") or {}).get("python", "")
+    return EngineEnv(target.where, folder, python, version, actions)
+
+
+def _set_up_failed(target, folder: str, exc: BaseException) -> BaseException:
+    """Remove the venv a failed set-up made part of; the error to raise (a full disk said as such)."""
+    from studio.targets.files import SPACE_MARGIN, DiskFull, free_space
+
+    space = free_space(target.run_script, folder)
+    try:
+        target.run_script(f"rm -rf -- {shlex.quote(folder + '/venv')} {shlex.quote(folder + '/' + MARKER)}",
+                          timeout=120)
+    except Exception:  # the link is gone: the next set-up makes the venv again anyway
+        pass
+    if space is not None and space[1] < SPACE_MARGIN:
+        mount, free = space
+        return DiskFull(f"The disk of {target.where} is full: Studio's engine could not be set up in {folder} (the "
+                        f"file system mounted at {mount} had {free / 1e6:.1f} MB free); the partial venv was removed",
+                        f"{target.where}:{folder}",
+                        f"Free about 300 MB on {target.where} under {mount}, or give the host an engine_root on "
+                        "another disk, then run the same command again.")
+    return exc
+
+
+def _set_up_steps(target, cancel, wheel, system_site_packages, wheels_from, found, folder, python, recreate, install,
+                  reinstall_wheel, pins) -> Generator[Progress, None, list[str]]:
+    """Make the venv, install what is missing, the wheel, and the marker; the actions taken."""
+    actions: list[str] = []
     if recreate:
         actions.append("created the venv" if not found.get("report") else "made the venv again")
         argv = [found["python3"], "-m", "venv", "--clear"] + (["--system-site-packages"] if system_site_packages
@@ -267,8 +306,7 @@ def _set_up(target, found: dict, wheel: EngineWheel, pins: dict[str, str], names
         if status != 0:
             raise UserError(f"Cannot write {MARKER} on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                             f"{target.where}:{folder}", "Check the free disk space there.")
-    version = found.get("host_python", "") if recreate else (found.get("report") or {}).get("python", "")
-    return EngineEnv(target.where, folder, python, version, actions)
+    return actions
 
 
 def _upload_wheels(target, folder: str, python: str, specs: list[str], found: dict,

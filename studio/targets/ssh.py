@@ -20,12 +20,13 @@ from pathlib import Path
 
 from studio.errors import RemoteError, UserError
 from studio.jobs import CancelToken, Progress
-from studio.remote.connection import SshConnection
+from studio.remote.connection import SshConnection, is_link_error
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.base import LineSplitter, OutputLine, Target, shell_command
-from studio.targets.files import new_token, sftp_read_atomic, sftp_write_atomic, temp_name
+from studio.targets.files import (RESUME_MIN, ShortWrite, resume_token, sftp_read_atomic, sftp_write_atomic, temp_name,
+                                  verified_prefix, write_failure)
 
 _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
          "while kill -0 -- -{pid} 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -85,7 +86,7 @@ class SshTarget(Target):
             # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
             channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
-            raise self._lost(argv, exc) from exc
+            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
         channel.shutdown_write()
         out, err = LineSplitter(), LineSplitter()
         pid: int | None = None
@@ -120,7 +121,7 @@ class SshTarget(Target):
             # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
-                raise self._lost(argv, None)
+                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
             finished = True
             return status
         finally:
@@ -157,7 +158,7 @@ class SshTarget(Target):
             channel = conn.transport.open_session(timeout=self._timeout)
             channel.exec_command(command.encode("utf-8", "surrogateescape"))
         except Exception as exc:
-            raise self._lost(argv, exc) from exc
+            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
 
         def feed() -> None:
             try:
@@ -200,7 +201,7 @@ class SshTarget(Target):
                 select.select([channel], [], [], 0.02)
             status = channel.exit_status if channel.status_event.is_set() else -1
             if status == -1 and not conn.transport.is_active():
-                raise self._lost(argv, None)
+                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
             finished = True
             return status
         finally:
@@ -214,17 +215,20 @@ class SshTarget(Target):
         except Exception:  # the connection died too: sshd hangs up the session itself
             pass
 
-    def _lost(self, argv: list[str], exc: BaseException | None) -> RemoteError:
-        detail = f": {exc}" if exc else ""
-        return RemoteError(f"The connection to {self.entry.address} was lost while running "
-                           f"{shlex.join(argv)[:200]}{detail}\n  fix:   Check the network and the host, "
+    def _lost(self, doing: str, exc: BaseException | None) -> RemoteError:
+        detail = str(exc).strip() if exc is not None else ""
+        if exc is not None and not detail:
+            detail = "the host closed the connection" if isinstance(exc, EOFError) else type(exc).__name__
+        return RemoteError(f"The connection to {self.entry.address} was lost while {doing}"
+                           f"{': ' + detail if detail else ''}\n  fix:   Check the network and the host, "
                            f"then run it again (`studio ssh test {self.entry.name}` checks the link).")
 
     def realpath(self, path: str) -> str:
         # realpath(1) is in coreutils; readlink -f covers busybox systems without it.
         quoted = shlex.quote(path)
         script = f"realpath -- {quoted} 2>/dev/null || readlink -f -- {quoted}"
-        status, out, err = self.connection.run(script, timeout=self._timeout)
+        with self._link(f"resolving {path}"):
+            status, out, err = self.connection.run(script, timeout=self._timeout)
         resolved = out.decode("utf-8", "replace").strip()
         if status != 0 or not resolved:
             raise UserError(f"Cannot resolve the remote path {path!r}: {err.decode('utf-8', 'replace').strip()}",
@@ -232,7 +236,18 @@ class SshTarget(Target):
         return resolved
 
     def run_script(self, script: str, timeout: float | None = 60) -> tuple[int, bytes, bytes]:
-        return self.connection.run(script, timeout=timeout)
+        with self._link(f"running a check ({script[:60]}...)" if len(script) > 60 else f"running {script}"):
+            return self.connection.run(script, timeout=timeout)
+
+    @contextmanager
+    def _link(self, doing: str):
+        """Around a short exchange with the host: a dropped link is a lost connection, said once."""
+        try:
+            yield
+        except Exception as exc:
+            if not isinstance(exc, (UserError, RemoteError)) and is_link_error(exc, self._conn):
+                raise self._lost(doing, exc) from exc
+            raise
 
     def work_root(self) -> str:
         # The deployment root when the host has one (work stays with the project), else ~/.studio.
@@ -244,29 +259,63 @@ class SshTarget(Target):
         local = Path(local)
         size = local.stat().st_size
         yield Progress(0.0, f"uploading {local.name} ({size / 1e6:.1f} MB) to {self.name}")
-        sftp = self.connection.sftp()
         folder, _, name = path.rpartition("/")
-        temp = f"{folder}/{temp_name(name, new_token())}" if folder else temp_name(name, new_token())
-        sent = [0]
-
-        def on_chunk(count: int) -> None:
-            sent[0] += count
-
+        # The same temporary name for the same file and path: a copy a cut stopped is resumed.
+        token = resume_token(local, path)
+        temp = f"{folder}/{temp_name(name, token)}" if folder else temp_name(name, token)
         st = local.stat()
-        with self._cancellable(cancel), open(local, "rb") as source:
+        with self._copying(f"uploading {local.name} to {self.name}:{path}", folder or ".", name, size, cancel), \
+                open(local, "rb") as source:
+            sftp = self.connection.sftp()
+            offset = self._resumable(sftp, temp, local, size)
+            source.seek(offset)
             sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400 if mode is None else mode,
-                              (int(st.st_atime), int(st.st_mtime)), on_chunk,
-                              lambda: cancel is not None and cancel.cancelled)
+                              (int(st.st_atime), int(st.st_mtime)), None,
+                              lambda: cancel is not None and cancel.cancelled, offset=offset)
         yield Progress(1.0, f"uploaded {local.name}")
+
+    def _resumable(self, sftp, temp: str, local: Path, size: int) -> int:
+        """How many bytes of ``temp`` (left by a cut copy of the same file) can stay: 0 unless they
+        are the local file's first bytes."""
+        try:
+            kept = sftp.stat(temp).st_size or 0
+        except FileNotFoundError:
+            return 0
+        if not RESUME_MIN <= kept <= size:
+            return 0
+        return kept if verified_prefix(self.connection, temp, local, kept) is not None else 0
 
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
-        with self._cancellable(cancel):
+        with self._copying(f"downloading {self.name}:{path}", None, PurePosixPath(path).name, 0, cancel):
             sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
                              lambda: cancel is not None and cancel.cancelled)
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(1.0, f"downloaded {Path(local).name}")
+
+    @contextmanager
+    def _copying(self, doing: str, folder: str | None, name: str, size: int, cancel: CancelToken | None):
+        """Around one SFTP copy: cancel as :meth:`_cancellable`; a dropped link is a lost connection,
+        a write the host refused (into ``folder``) says why — a full disk with where it is."""
+        try:
+            with self._cancellable(cancel):
+                yield
+        except (ShortWrite, OSError, EOFError) as exc:
+            conn = self._conn
+            if conn is None or is_link_error(exc, conn):
+                raise self._lost(doing, exc) from exc
+            if folder is not None and (isinstance(exc, ShortWrite) or exc.errno is None):
+                raise write_failure(conn, folder, name, exc, size) from exc
+            if isinstance(exc, OSError) and exc.errno is not None:  # a refusal here or there, by name
+                raise UserError(f"{doing[0].upper()}{doing[1:]} failed: {exc.strerror or exc}",
+                                exc.filename or f"{self.name}:{folder or name}",
+                                "Check that the file exists and the folder may be written, then run again.") from exc
+            raise
+        except Exception as exc:
+            if is_link_error(exc):  # paramiko's SSHException
+                raise self._lost(doing, exc) from exc
+            raise
 
     @contextmanager
     def _cancellable(self, cancel: CancelToken | None):
@@ -300,14 +349,17 @@ class SshTarget(Target):
         return done
 
     def exists(self, path: str) -> bool:
-        try:
-            self.connection.sftp().stat(path)
-            return True
-        except OSError:
-            return False
+        with self._link(f"looking for {path}"):
+            try:
+                self.connection.sftp().stat(path)
+                return True
+            except OSError as exc:
+                if is_link_error(exc, self._conn):
+                    raise
+                return False
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        with self.connection.sftp().open(path, "w") as handle:
+        with self._link(f"writing {path}"), self.connection.sftp().open(path, "w") as handle:
             handle.write(data)
 
     def close(self) -> None:

@@ -68,3 +68,26 @@ def apply(deployment, the_plan, sshd_host, cancel=None, on_progress=None):
 
 def actions(the_plan) -> dict[str, str]:
     return {i.path: i.effective_action(the_plan.delete) for i in the_plan.items}
+
+
+def count_reads(monkeypatch, owner, name: str, source_at: int) -> list[int]:
+    """Patch ``owner.name`` (a function whose positional argument ``source_at`` is a readable) so the
+    sizes of the chunks read from that source are counted; returns the list they are appended to
+    (its sum: the bytes that really went over the link)."""
+    real, counts = getattr(owner, name), []
+
+    class Counted:
+        def __init__(self, source):
+            self.source = source
+
+        def read(self, n):
+            chunk = self.source.read(n)
+            counts.append(len(chunk))
+            return chunk
+
+    def counting(*args, **kwargs):
+        args = list(args)
+        args[source_at] = Counted(args[source_at])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(owner, name, counting)
+    return counts

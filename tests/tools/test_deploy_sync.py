@@ -6,7 +6,7 @@ import os
 import threading
 
 import pytest
-from deploy_helpers import AWKWARD, actions, apply, make_deployment, plan, read_tree, write_tree
+from deploy_helpers import AWKWARD, actions, apply, count_reads, make_deployment, plan, read_tree, write_tree
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken
@@ -243,12 +243,14 @@ def test_connection_killed_mid_download_keeps_the_old_local_file(sshd_host, tmp_
         apply(deployment, first, sshd_host)
     assert killed and "again" in info.value.fix
     cut_connection(2.0)
-    assert sorted(p.name for p in deployment.local_root.iterdir()) == ["weights.bin"]  # no temporary file left
+    others = [p.name for p in deployment.local_root.iterdir() if p.name != "weights.bin"]
+    assert all(".studio-part-" in name for name in others)  # at most the partial copy, kept for the next run
     assert (deployment.local_root / "weights.bin").read_bytes() == b"old local"
     again = plan(deployment, "download", sshd_host)
     again.resolve("remote")
     assert apply(deployment, again, sshd_host).ok
     assert (deployment.local_root / "weights.bin").read_bytes() == big
+    assert sorted(p.name for p in deployment.local_root.iterdir()) == ["weights.bin"]  # no temporary file left
 
 
 def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
@@ -274,3 +276,109 @@ def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
         assert set(by_find.files) == set(AWKWARD) | {".y.bin.studio-part-1a2b3c4d"} and by_find.leftovers == [ours]
         assert scan_remote_sftp(conn, str(remote), excludes, max_dirs=2) is None  # too big: `find` answers
         assert scan_remote_sftp(conn, str(tmp_path / "missing"), excludes).exists is False
+
+
+
+@pytest.mark.parametrize("part", ["intact", "tampered"])
+def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd, tmp_path, monkeypatch, part):
+    from studio.jobs import run_job
+    from studio.remote.connection import connect
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.tools.deploy.sync import apply_job, plan_job
+    from studio.tools.deploy.transfer import Progressor
+
+    server = private_sshd
+    entry = HostEntry(name="testhost", host=server.host, port=server.port, user=server.user,
+                      key_file=str(server.client_key))
+    known = KnownHosts(read_only=[server.known_hosts])
+
+    def connector():
+        return connect(entry, known)
+
+    size = 96_000_000
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(size)
+    write_tree(deployment.local_root, {"weights.bin": data, "small.txt": b"s"})
+    original, cut = Progressor.add, []
+
+    def add(self, nbytes, path=None, finished=False, size=None):
+        original(self, nbytes, path, finished, size)
+        if not cut and nbytes and self.done_bytes >= 0.6 * self.total_bytes:
+            cut.append(self.done_bytes)
+            server.kill_sessions()
+    monkeypatch.setattr(Progressor, "add", add)
+    with pytest.raises(UserError):
+        run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
+    monkeypatch.setattr(Progressor, "add", original)
+    remote = tmp_path / "remote"
+    parts = [p for p in remote.iterdir() if "studio-part" in p.name]
+    assert cut and len(parts) == 1 and parts[0].stat().st_size > size // 3  # the cut left a partial file
+    kept = parts[0].stat().st_size
+    if part == "tampered":  # its first bytes are not the local file's: all of it is sent again
+        with open(parts[0], "r+b") as handle:
+            handle.write(b"\0" * 16)
+    import studio.tools.deploy.upload as upload
+
+    sent = count_reads(monkeypatch, upload, "sftp_write_atomic", 1)  # the bytes that go to the host
+    result = run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
+    assert result.ok and (remote / "weights.bin").read_bytes() == data
+    assert sorted(p.name for p in remote.iterdir()) == ["small.txt", "weights.bin"]  # no partial file left
+    received = sum(sent)
+    if part == "intact":
+        assert received == size - kept  # only the rest went over the wire
+    else:
+        assert received == size
+    again = run_job(plan_job(deployment, "sync", connector, checksum=True))
+    assert again.items == []  # the recorded state (sizes, times, hash) matches both sides
+
+
+def test_downloading_many_small_files_costs_no_more_than_uploading_them(sshd_host, tmp_path):
+    """The job's own work per small file (CPU time of its thread: parsing, hashing, bookkeeping) is
+    what bounds a download of many of them; it must stay close to the upload's (wall time here
+    depends on the disk and on whatever else the machine runs, this does not)."""
+    import time
+
+    files = {f"d{i % 30:02}/f{i:05}.bin": os.urandom(4096) for i in range(5000)}
+    deployment = make_deployment(tmp_path)
+    write_tree(deployment.local_root, files)
+    the_plan = plan(deployment, "upload", sshd_host)
+    start = time.thread_time()
+    assert apply(deployment, the_plan, sshd_host).ok
+    upload = time.thread_time() - start
+    copy = make_deployment(tmp_path / "copy", name="copy")
+    copy.remote = deployment.remote
+    the_plan = plan(copy, "download", sshd_host)
+    start = time.thread_time()
+    assert apply(copy, the_plan, sshd_host).ok
+    download = time.thread_time() - start
+    assert read_tree(copy.local_root) == files
+    assert download <= 1.75 * upload, (download, upload)  # before: 11-15x (tarfile, per-file path work)
+
+
+@pytest.mark.parametrize("part", ["intact", "tampered"])
+def test_a_big_download_cut_half_way_resumes_from_the_checked_prefix(sshd_host, tmp_path, monkeypatch, cut_connection,
+                                                                      part):
+    from studio.tools.deploy.download import Downloader
+
+    size = 96_000_000
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(size)
+    write_tree(tmp_path / "remote", {"weights.bin": data})
+    killed = cut_connection(0.6)
+    with pytest.raises(UserError) as info:
+        apply(deployment, plan(deployment, "download", sshd_host), sshd_host)
+    assert killed and "was lost" in info.value.what
+    cut_connection(2.0)
+    [kept_part] = [p for p in deployment.local_root.iterdir() if "studio-part" in p.name]  # kept for the next run
+    kept = kept_part.stat().st_size
+    assert kept > size // 3
+    if part == "tampered":  # not the host's first bytes: the whole file comes again
+        with open(kept_part, "r+b") as handle:
+            handle.write(b"\0" * 16)
+    received = count_reads(monkeypatch, Downloader, "_land", 2)  # the bytes that come from the host
+    assert apply(deployment, plan(deployment, "download", sshd_host), sshd_host).ok
+    assert (deployment.local_root / "weights.bin").read_bytes() == data
+    assert [p.name for p in deployment.local_root.iterdir()] == ["weights.bin"]
+    assert sum(received) == (size - kept if part == "intact" else size)
+    assert plan(deployment, "sync", sshd_host, checksum=True).items == []  # the recorded hash is the whole file's

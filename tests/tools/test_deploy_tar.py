@@ -68,3 +68,23 @@ def test_background_sender_keeps_order_and_reports_errors():
             sender.put(b"b")
         sender.close()
     sender.abandon()
+
+
+@pytest.mark.skipif(not shutil.which("tar"), reason="GNU tar not installed")
+@pytest.mark.parametrize("fmt", ["gnu", "pax"])
+def test_the_lean_reader_reads_what_gnu_tar_writes(tmp_path, fmt):
+    from studio.tools.deploy.tar_read import TarFormatError, TarReader
+
+    for i, (name, data) in enumerate(MEMBERS.items()):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+        (tmp_path / name).chmod(0o640 + i % 2)
+    names = b"".join(name.encode() + b"\0" for name in MEMBERS)
+    archive = subprocess.run(["tar", "-c", f"--format={fmt}", "-b", "256", "-f", "-", "--null", "--no-recursion",
+                              "-T", "-"], input=names, cwd=tmp_path, capture_output=True, check=True).stdout
+    source = io.BytesIO(archive)
+    source.read = lambda n, read=source.read: read(min(n, 777))  # reads that end mid-header, mid-data
+    got = {member.name: (bytes(data), member.mode, member.regular) for member, data in TarReader(source).members()}
+    assert got == {name: (data, 0o640 + i % 2, True) for i, (name, data) in enumerate(MEMBERS.items())}
+    with pytest.raises(TarFormatError):  # a cut stream is an error, never a shorter file
+        list(TarReader(io.BytesIO(archive[:1536])).members())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 import threading
 import time
@@ -90,8 +89,7 @@ def test_connection_loss_is_a_clear_error(tmp_path, private_sshd):
     with SshTarget(entry, KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")) as ex:
         job = ex.run(["sh", "-c", "echo up; sleep 30"])
         assert next(job).text == "up"
-        children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
-        subprocess.run(["kill", "-9", *children.stdout.split()], check=True)  # the session's sshd dies
+        server.kill_sessions()  # the session's sshd and the command die
         with pytest.raises(RemoteError, match="connection to .* was lost"):
             for _ in job:
                 pass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -30,12 +29,8 @@ def frozen_host(tmp_path):
     server = start_sshd(tmp_path / "sshd")
     stopped: list[int] = []
 
-    def descendants(pid: int) -> list[int]:
-        out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-        return [int(p) for c in out for p in (int(c), *descendants(int(c)))]
-
     def freeze() -> None:
-        for pid in descendants(server.proc.pid):
+        for pid in server.session_pids():
             try:
                 os.kill(pid, signal.SIGSTOP)
                 stopped.append(pid)
@@ -48,7 +43,8 @@ def frozen_host(tmp_path):
             os.kill(pid, signal.SIGCONT)
         except ProcessLookupError:
             pass
-    server.stop()
+    server.stop()  # kills every process of the sessions, stopped or not
+    assert not [pid for pid in stopped if os.path.exists(f"/proc/{pid}")], "a frozen sshd process outlived the test"
 
 
 def _connector(server, **keepalive):

@@ -2,42 +2,85 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-import tarfile
 import threading
+from collections import deque
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
-from studio.targets.files import new_token
+from studio.remote.connection import quiet_prefetch
+from studio.targets.files import RESUME_MIN, new_token, verified_prefix
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, local_parent_is_link, local_problem,
                                            local_root_problem)
 from studio.tools.deploy.scan import FileInfo
+from studio.tools.deploy.tar_read import TarFormatError, TarReader
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
                                           temp_name)
+
+
+WRITERS = 4  # threads that create the small files of a download batch
+TAR_C = b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -"
+
+
+def open_download_stream(conn, remote: str):
+    """Start the remote ``tar -c`` of a download batch while the folders are still being listed.
+
+    The command's start-up (the login shell's files: ~250 ms here) then overlaps the listing, as the
+    upload's batch command does; tar reads the names from stdin once the plan is made. Unused, its
+    stdin is closed: it writes an empty archive and exits, having read nothing. None when it cannot
+    be started (the caller starts one later).
+    """
+    from studio.tools.deploy.scan import remote_root_expr
+
+    try:
+        return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
+                                     TAR_C)
+    except Exception:  # noqa: BLE001 - the batch opens its own stream, which reports the error
+        return None
 
 
 class Downloader:
     """Download files from the remote root into ``local_root``."""
 
     def __init__(self, conn, local_root: Path, remote_root: str, cancel: CancelToken | None = None,
-                 token: str | None = None, real_root: str | None = None):
+                 token: str | None = None, spare=None, real_root: str | None = None):
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
+        self._spare = spare  # a tar stream started early (see open_download_stream)
         self.real_root = real_root  # the local root's real path at plan time (None: it did not exist)
         self.cancel = cancel
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
         self.expected: dict = {}  # path -> local FileInfo the plan saw (None: absent)
         self.expected_hash: dict = {}  # path -> SHA-256 of that local content, where known
+        self.partial: dict[str, int] = {}  # path -> bytes a cut run left in this run's temporary file
 
     def _check_root(self, rel: str) -> None:
         problem = local_root_problem(self.local_root, self.real_root)
         if problem:
             raise WriteRefused(f"Refused to write {rel}: {problem}", self.local_root,
                                "Look at what replaced the folder, then plan again.")
+
+    @staticmethod
+    def _worth_keeping(temp: Path) -> bool:
+        try:
+            return temp.stat().st_size >= RESUME_MIN
+        except OSError:
+            return False
+
+    def _alive(self, wait: float = 1.0) -> bool:
+        """Whether the link is up; a channel cut with it may end a moment before paramiko notices."""
+        import time
+
+        deadline = time.monotonic() + wait
+        while self.conn.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.conn.alive
 
     def _target(self, rel: str) -> Path:
         check_relative(rel)
@@ -50,14 +93,24 @@ class Downloader:
         target.parent.mkdir(parents=True, exist_ok=True)
         return target
 
-    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor) -> Landed:
+    def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor, offset: int = 0,
+              prefix=None, keep_on_cut: bool = False) -> Landed:
         """Write ``source`` to a temporary file beside ``rel``; rename it over ``rel`` only if the local
-        file is still as the plan saw it (else ``Changed``: someone's new work is kept)."""
+        file is still as the plan saw it (else ``Changed``: someone's new work is kept).
+
+        With ``offset``, the temporary file already holds that many checked bytes (``prefix``: their
+        SHA-256) and ``source`` gives the rest. With ``keep_on_cut``, a lost connection leaves the
+        temporary file for the next run to resume (see resume.py).
+        """
         target = self._target(rel)
         temp = target.parent / temp_name(target.name, self.token)
-        digest = Sha256(threaded=size >= HASH_THREAD)
+        digest = Sha256(threaded=size >= HASH_THREAD, start=prefix)
         try:
-            with open(temp, "wb") as out:
+            with open(temp, "r+b" if offset else "wb") as out:
+                if offset:
+                    out.truncate(offset)
+                    out.seek(offset)
+                    progress.add(offset, rel, size=size)  # already here
                 while chunk := source.read(CHUNK):
                     if self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled):
                         raise Cancelled()
@@ -66,7 +119,7 @@ class Downloader:
                     progress.add(len(chunk), rel, size=size)
                 written = out.tell()
             if written != size:
-                if not self.conn.alive:
+                if not self._alive():
                     raise EOFError(f"{rel}: got {written} of {size} bytes")
                 raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
                                 "Run again once it is no longer being written.")
@@ -77,9 +130,10 @@ class Downloader:
             if problem:
                 raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
             os.replace(temp, target)
-        except BaseException:
+        except BaseException as exc:
             digest.abandon()
-            temp.unlink(missing_ok=True)
+            if not (keep_on_cut and is_connection_error(exc, self.conn) and self._worth_keeping(temp)):
+                temp.unlink(missing_ok=True)
             raise
         progress.add(0, rel, finished=True)
         return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
@@ -111,60 +165,126 @@ class Downloader:
 
     def _tar_batch(self, batch: list, progress: Progressor, landed: Callable, stats: TransferStats
                    ) -> Generator[Progress, None, None]:
+        """Many small files through ONE remote ``tar -c``, each landed as it arrives (see :meth:`_land_small`)."""
         wanted = {i.path: i for i in batch}
-        command = (b"cd -- " + remote_ops.q(self.remote_root) +
-                   b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -")
         names = b"".join(remote_ops.encode(i.path) + b"\0" for i in batch)
+        stream, self._spare = self._spare, None
+        if stream is not None and stream.channel.exit_status_ready():  # its `cd` failed: start afresh
+            stream.close()
+            stream = None
         try:
-            stream = remote_ops.ExecStream(self.conn, command)
+            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C)
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
         feeder.start()
         seen = set()
+        folders: dict[str, str | None] = {}  # folder -> why it cannot be written (None: ready), per batch
+        # Creating a file is a file-system round trip (0.1-1 ms on a busy disk); a few writer threads
+        # overlap them, as the host's tar overlaps its writes with our reads in an upload. Results
+        # are taken in order here, on the job's thread (the state and progress live here).
+        writers = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="deploy-land")
+        pending: deque = deque()
+        step_at = 0
+
+        def take(done_only: bool) -> None:
+            while pending and (not done_only or pending[0][1].done()):
+                member, future = pending.popleft()
+                try:
+                    value = future.result()
+                except Changed as exc:
+                    stats.conflicts.append((member.name, exc.what))
+                    continue
+                except WriteRefused as exc:
+                    stats.refused.append((member.name, exc.what))
+                    continue
+                except UserError as exc:
+                    stats.failed.append((member.name, exc.what))
+                    continue
+                except OSError as exc:
+                    if exc.errno is None:
+                        raise
+                    stats.failed.append((member.name, exc.strerror or str(exc)))
+                    continue
+                progress.add(member.size, member.name, finished=True)
+                landed(value)
+
         try:
-            with tarfile.open(fileobj=stream, mode="r|", bufsize=256 * 1024, encoding="utf-8",
-                              errors="surrogateescape") as tar:
-                for member in tar:
-                    if self.cancel is not None:
-                        self.cancel.raise_if_cancelled()
-                    if member.name not in wanted or not member.isfile():
-                        continue  # only the files we asked for, under the names we asked for
-                    source = tar.extractfile(member)
-                    try:
-                        value = self._land(member.name, source, member.size, int(member.mtime), member.mode, progress)
-                    except Changed as exc:
-                        stats.conflicts.append((member.name, exc.what))
-                        seen.add(member.name)
-                        continue
-                    except WriteRefused as exc:
-                        stats.refused.append((member.name, exc.what))
-                        seen.add(member.name)
-                        continue
-                    except UserError as exc:
-                        stats.failed.append((member.name, exc.what))
-                        continue
-                    except OSError as exc:
-                        if exc.errno is None:
-                            raise
-                        stats.failed.append((member.name, exc.strerror or str(exc)))
-                        continue
-                    seen.add(member.name)
-                    landed(value)
+            for member, data in TarReader(stream).members():
+                if member.name not in wanted or not member.regular or member.name in seen:
+                    continue  # only the files we asked for, under the names we asked for
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+                seen.add(member.name)
+                pending.append((member, writers.submit(self._land_small, member, bytes(data), folders)))
+                take(done_only=len(pending) < 4 * WRITERS)
+                if progress.done_files >= step_at:  # a Progress per file would cost more than the file
+                    step_at = progress.done_files + 64
                     yield progress.step()
+            take(done_only=False)
             status, err = stream.finish()
         except (Cancelled, GeneratorExit):
             stream.close()
             raise
-        except (tarfile.TarError, Exception) as exc:
+        except (TarFormatError, Exception) as exc:
             stream.close()
-            if isinstance(exc, tarfile.TarError) or is_connection_error(exc):
+            if isinstance(exc, TarFormatError) or is_connection_error(exc, self.conn):
                 raise connection_lost(self.conn, exc) from exc
             raise
+        finally:
+            writers.shutdown(wait=True, cancel_futures=True)
+            try:  # files that landed before a cancel or a cut are recorded as such
+                take(done_only=True)
+            except Exception:  # noqa: BLE001 - the error being raised is the one to report
+                pass
         stream.close()
+        yield progress.step()
         for path in wanted.keys() - seen:
             if not any(p == path for p, _ in stats.failed):
                 stats.failed.append((path, err.splitlines()[-1] if err else "not sent by the remote tar"))
+
+    def _folder_problem(self, folder: str, folders: dict) -> str | None:
+        """Why files cannot be written in ``folder`` (a symlink on the way), after making it; cached."""
+        if folder not in folders:
+            link = local_parent_is_link(self.local_root, f"{folder}/x") if folder else None
+            if link is None:
+                (self.local_root / folder).mkdir(parents=True, exist_ok=True)
+            folders[folder] = link
+        return folders[folder]
+
+    def _land_small(self, member, data: memoryview, folders: dict) -> Landed:
+        """:meth:`_land` for a small file whose bytes are all here: the same temporary name, checks
+        and rename, with no file object and one folder check per folder (the per-file cost is what
+        bounds a download of many small files)."""
+        rel = member.name
+        check_relative(rel)
+        self._check_root(rel)
+        folder, _, name = rel.rpartition("/")
+        link = self._folder_problem(folder, folders)
+        if link:
+            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
+                            "Studio never writes through symlinks; replace the link with a folder.")
+        target = os.path.join(self.local_root, rel)
+        temp = os.path.join(self.local_root, folder, temp_name(name, self.token))
+        mode = safe_mode(member.mode)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                os.write(fd, data)
+                os.fchmod(fd, mode)
+                os.utime(fd, (member.mtime, member.mtime))
+            finally:
+                os.close(fd)
+            self._check_root(rel)  # at write time: the root may have been swapped while the batch came
+            problem = local_problem(target, self.expected.get(rel), self.expected_hash.get(rel))
+            if problem:
+                raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
+            os.replace(temp, target)
+        except BaseException:
+            os.unlink(temp)
+            raise
+        return Landed(rel, FileInfo(member.size, member.mtime, mode), FileInfo(member.size, member.mtime, member.mode),
+                      hashlib.sha256(data).hexdigest())
 
     @staticmethod
     def _feed(stream, names: bytes) -> None:
@@ -180,7 +300,7 @@ class Downloader:
             # Medium files: SFTP with read-ahead; no remote command, so no shell start-up per file.
             remote_file = self.conn.sftp().open(remote_ops.encode(f"{self.remote_root}/{item.path}"), "rb")
             try:
-                remote_file.prefetch(size)
+                quiet_prefetch(remote_file, size)
                 return self._land(item.path, remote_file, size, item.remote.mtime, item.remote.mode, progress)
             finally:
                 try:
@@ -188,12 +308,21 @@ class Downloader:
                 except Exception:  # a dead connection: the error that matters is already raised
                     pass
         # Big files: `cat` on an exec channel streams at OpenSSH-like speed and, unlike paramiko's
-        # prefetch thread, stops the moment the channel is closed (cancel).
-        command = b"exec cat -- " + remote_ops.q(f"{self.remote_root}/{item.path}")
+        # prefetch thread, stops the moment the channel is closed (cancel). A part a cut run left
+        # here is kept when the host's file starts with the same bytes: `tail` sends the rest.
+        remote = f"{self.remote_root}/{item.path}"
+        offset, prefix = 0, None
+        temp = self.local_root / temp_name(item.path, self.token)
+        if 0 < self.partial.get(item.path, 0) <= size:
+            prefix = verified_prefix(self.conn, remote, temp, self.partial[item.path], remote_head=True)
+            offset = self.partial[item.path] if prefix is not None else 0
+        command = (b"exec tail -c +" + str(offset + 1).encode() + b" -- " if offset else b"exec cat -- ") + \
+            remote_ops.q(remote)
         stream = remote_ops.ExecStream(self.conn, command)
         try:
             stream.channel.shutdown_write()
-            value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress)
+            value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress, offset, prefix,
+                               keep_on_cut=True)
             status, err = stream.finish()
             if status != 0:
                 raise UserError(f"Reading the remote file failed: {err}", item.path, "Check its permissions.")

@@ -19,16 +19,18 @@ from studio.errors import Cancelled, UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.deployments import Deployment
-from studio.tools.deploy.download import Downloader
+from studio.tools.deploy.download import Downloader, open_download_stream
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
+from studio.tools.deploy.resume import adopt_local_parts, adopt_parts, resumable_parts
 from studio.tools.deploy.safe_paths import (WriteRefused, check_relative, local_parent_is_link, local_problem,
                                            local_root_problem)
 from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import MIN_BATCH, SMALL_FILE, Landed, connection_lost, is_connection_error
+from studio.tools.deploy.transfer import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
+                                          is_connection_error)
 from studio.tools.deploy.upload import Uploader, open_batch_stream
 
 Connector = Callable[[], object]  # returns an open SshConnection
@@ -286,9 +288,10 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
         # Every remote command pays the login shell's start-up; when a tar batch is likely (enough
         # small local files), start its command now so that cost overlaps the listing. Unused,
         # it exits without touching anything.
+        if mode == "download":  # its tar reads the names when the plan is made (see open_download_stream)
+            return open_download_stream(conn, deployment.remote)
         small = sum(1 for info in local.files.values() if info.size <= SMALL_FILE)
-        return open_batch_stream(conn, deployment.remote, token) if mode != "download" and small >= MIN_BATCH \
-            else None
+        return open_batch_stream(conn, deployment.remote, token) if small >= MIN_BATCH else None
 
     conn, local, remote, spare = yield from _connect_and_scan(deployment, connector, cancel, frozenset(state.tokens),
                                                               start_batch_command)
@@ -338,18 +341,27 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         for path, synced in plan.records.items():
             state.record(path, synced)
         remote_root = plan.remote.root if plan.remote.exists else None
-        if remote_root and plan.remote.leftovers:
+        # A big upload a cut stopped half-way goes on from where it was (see resume.py).
+        parts = resumable_parts(groups[UPLOAD], plan.remote.leftovers, state.tokens) if remote_root else {}
+        leftovers = [p for p in plan.remote.leftovers if p not in set(parts.values())]
+        if remote_root and leftovers:
             yield Progress(None, "removing temporary files of an interrupted run")
             try:
-                remote_ops.remove_leftovers(conn, remote_root, plan.remote.leftovers)
+                remote_ops.remove_leftovers(conn, remote_root, leftovers)
             except WriteRefused:
                 pass  # the root is not the folder that was scanned: its writes are refused one by one below
-        _remove_local_leftovers(deployment.local_root, plan.local.leftovers, plan.local.real)
-        for old in list(state.tokens):  # what those runs left is gone now (or they left nothing)
-            state.done(old)
+        local_parts = resumable_parts(groups[DOWNLOAD], plan.local.leftovers, state.tokens, STREAM_FILE, "remote")
+        if local_root_problem(deployment.local_root, plan.local.real):
+            local_parts = {}  # the root is not the folder that was scanned: nothing is renamed there
+        _remove_local_leftovers(deployment.local_root, [p for p in plan.local.leftovers
+                                                        if p not in set(local_parts.values())], plan.local.real)
         token = token or new_token()
         if groups[UPLOAD] or groups[DOWNLOAD]:
             state.own(token)  # durably ours before the first temporary name carrying it exists
+        partial = adopt_parts(conn, remote_root, parts, token) if parts else {}
+        local_partial = adopt_local_parts(deployment.local_root, local_parts, token) if local_parts else {}
+        for old in list(state.tokens - {token}):  # what those runs left is gone now, or this run's
+            state.done(old)
 
         def landed(value: Landed) -> None:
             state.record(value.path, Synced(value.local, value.remote, value.sha256 or plan.hashes.get(value.path)))
@@ -388,6 +400,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[UPLOAD]:
             uploader = Uploader(conn, deployment.local_root, deployment.remote, remote_root, plan.remote.dirs, cancel,
                                 token, spare)
+            uploader.partial = partial
             stats = yield from uploader.run(groups[UPLOAD], landed)
             result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed
@@ -396,7 +409,9 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
             downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token,
+                                    spare if plan.mode == "download" else None,
                                     real_root=plan.local.real if plan.local.exists else None)
+            downloader.partial = local_partial
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
             result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
             result.failed += stats.failed

@@ -57,8 +57,8 @@ class Sha256:
     the second core while this thread moves the bytes, instead of adding to the transfer time.
     """
 
-    def __init__(self, threaded: bool = False):
-        self._digest = hashlib.sha256()
+    def __init__(self, threaded: bool = False, start=None):
+        self._digest = start if start is not None else hashlib.sha256()  # start: a prefix already hashed
         self._queue: queue.Queue | None = None
         if threaded:
             self._queue = queue.Queue(maxsize=16)
@@ -92,9 +92,9 @@ class Sha256:
 class HashingReader:
     """Reads a file object and hashes what passes through."""
 
-    def __init__(self, source, threaded: bool = False):
+    def __init__(self, source, threaded: bool = False, start=None):
         self.source = source
-        self.digest = Sha256(threaded)
+        self.digest = Sha256(threaded, start)
 
     def read(self, size: int = -1) -> bytes:
         data = self.source.read(size)
@@ -128,10 +128,12 @@ def connection_lost(conn, exc: BaseException) -> UserError:
                      "untouched. Run the same command again to finish.")
 
 
-def is_connection_error(exc: BaseException) -> bool:
+def is_connection_error(exc: BaseException, conn=None) -> bool:
+    """``exc`` is the link failing (see :func:`~studio.remote.connection.is_link_error`; with ``conn``,
+    a failure reply of the SFTP server on a live link is not)."""
     from studio.remote.connection import is_link_error
 
-    return is_link_error(exc)
+    return is_link_error(exc, conn)
 
 
 class Progressor:
@@ -183,6 +185,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
     (``WriteRefused``) goes to its ``refused`` and one changed since the plan (``Changed``) to its
     ``conflicts`` instead.
     """
+    from studio.targets.files import DiskFull
     from studio.tools.deploy.safe_paths import Changed, WriteRefused
 
     failed: list[tuple[str, str]] = []
@@ -220,8 +223,8 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
                 on_done(value)
             elif kind == "error":
                 item, exc = value
-                if is_connection_error(exc):
-                    stop.set()
+                if is_connection_error(exc, conn) or isinstance(exc, DiskFull):
+                    stop.set()  # a full disk fails every file after this one too
                     fatal.append(exc)
                 elif isinstance(exc, WriteRefused) and stats is not None:
                     stats.refused.append((item.path, exc.what))
@@ -248,5 +251,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
     if cancel is not None:
         cancel.raise_if_cancelled()
     if fatal:
+        if isinstance(fatal[0], UserError):
+            raise fatal[0]
         raise connection_lost(conn, fatal[0])
     return failed

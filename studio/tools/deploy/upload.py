@@ -16,7 +16,7 @@ from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused,
                                            remote_parent_problem, remote_problem, stat_check_line)
 from studio.tools.deploy.scan import FileInfo, remote_root_expr
 from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
-from studio.targets.files import new_token, sftp_write_atomic, temp_name
+from studio.targets.files import ShortWrite, new_token, sftp_write_atomic, temp_name, verified_prefix, write_failure
 from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
                                           Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
                                           safe_mode)
@@ -47,9 +47,11 @@ def open_batch_stream(conn, remote: str, token: str):
     enter = (b'{ if [ -n "$want" ]; then cd -- "$want" && [ "$(pwd -P)" = "$want" ]; else mkdir -p -- ' + parent +
              b" && mkdir -- " + root + b" && cd -- " + root + b"; fi 2>/dev/null || { cat >/dev/null; exit " +
              str(remote_ops.ROOT_MOVED).encode() + b"; }; }")
+    # A failed unpack (a full disk, a cut stream) removes the staging folder: no half batch stays.
     command = (b'read -r go && [ "$go" = go ] && IFS= read -r want && ' + enter +
                b" && mkdir -m 700 -- " + remote_ops.q(staging) +
-               b" && cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
+               b" && { cat | tar -x --no-same-owner -f - -C " + remote_ops.q(staging) +
+               b" || { rm -rf -- " + remote_ops.q(staging) + b"; exit 1; }; }" +
                b" && exec sh " + remote_ops.q(f"{staging}/{script}"))
     return remote_ops.ExecStream(conn, command)
 
@@ -75,6 +77,7 @@ class Uploader:
         self.expected_hash: dict = {}       # path -> SHA-256 of that remote content, where known
         self._checker = None                # a CheckShell for the SFTP writes' last check (made on first use)
         self._checker_lock = threading.Lock()
+        self.partial: dict[str, int] = {}   # path -> bytes a cut run left in this run's temporary file
         self.stop = threading.Event()
 
     def _remote(self, rel: str) -> bytes:
@@ -255,9 +258,14 @@ class Uploader:
             raise
         except Exception as exc:
             sender.abandon()
-            stream.close()
-            if is_connection_error(exc):
+            if is_connection_error(exc, self.conn):
+                stream.close()
                 raise connection_lost(self.conn, exc) from exc
+            if isinstance(exc, OSError) and exc.errno is None:  # the remote tar ended early: say why
+                status, err = stream.finish()
+                stream.close()
+                self._unpack_failed(status, err)
+            stream.close()
             raise
         stream.close()
         if status == remote_ops.ROOT_MOVED:
@@ -267,9 +275,7 @@ class Uploader:
                 progress.add(0, value.path, finished=True)
             return
         if status != 0:
-            raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
-                            f"{err.splitlines()[-1] if err else f'exit status {status}'}",
-                            self.remote, "Check free space and permissions in the remote folder; run again.")
+            self._unpack_failed(status, err)
         *notes, root = out.decode("utf-8", "surrogateescape").rstrip("\n").split("\n")
         self.remote_root = self.remote_root or root
         refused: set[str] = set()
@@ -299,6 +305,17 @@ class Uploader:
                 landed(value)
             progress.add(0, value.path, finished=True)
         yield progress.step()
+
+    def _unpack_failed(self, status: int, err: str) -> None:
+        """Raise the error for a tar batch the host did not unpack (a full disk: :class:`DiskFull`)."""
+        folder = self.remote_root or self.remote
+        full = [line for line in err.splitlines() if "No space left" in line or "Disk quota exceeded" in line]
+        if full:
+            raise write_failure(self.conn, folder, "the uploaded files", OSError(full[0]))
+        lines = [line for line in err.splitlines() if "Exiting with failure status" not in line]
+        raise UserError(f"Unpacking the uploaded files failed on {self.conn.entry.name}: "
+                        f"{lines[-1] if lines else f'exit status {status}'}",
+                        self.remote, "Check free space and permissions in the remote folder; run again.")
 
     def _check_parent(self, sftp, path: str) -> None:
         problem = remote_parent_problem(sftp, remote_ops.encode(self.remote_root), path)
@@ -337,14 +354,28 @@ class Uploader:
                 raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
                               f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")
 
+        offset, prefix = 0, None
+        if 0 < self.partial.get(item.path, 0) <= os.path.getsize(self.local_root / item.path):
+            prefix = verified_prefix(self.conn, temp, self.local_root / item.path, self.partial[item.path])
+            offset = self.partial[item.path] if prefix is not None else 0
         with open(self.local_root / item.path, "rb") as raw:
             st = os.fstat(raw.fileno())
-            handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD)
+            raw.seek(offset)
+            handle = HashingReader(raw, threaded=st.st_size >= HASH_THREAD, start=prefix)
             mode = safe_mode(st.st_mode)
-            sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode, (int(st.st_atime), int(st.st_mtime)),
-                              on_chunk=count,
-                              stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
-                              on_abort=handle.abandon, before_rename=last_checks)
+            if offset:
+                sent[0] = offset
+                progress.add(offset, item.path, size=st.st_size)  # already on the host
+            try:
+                sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode,
+                                  (int(st.st_atime), int(st.st_mtime)), on_chunk=count,
+                                  stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
+                                  on_abort=handle.abandon, before_rename=last_checks, offset=offset)
+            except (ShortWrite, OSError) as exc:
+                if isinstance(exc, ShortWrite) or (exc.errno is None and self.conn.alive):  # the host refused
+                    folder = f"{self.remote_root}/{item.path}".rpartition("/")[0]
+                    raise write_failure(self.conn, folder, item.path, exc, st.st_size) from exc
+                raise
         progress.add(0, item.path, finished=True)
         # What was actually sent: a file that grew while it was read has more bytes on the host than
         # its size at open; the local side is recorded as it was when opened (its growth is a local change).
