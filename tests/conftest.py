@@ -28,6 +28,23 @@ def _no_stale_pyenv_lock():
     remove_stale_pyenv_lock()
 
 
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread(request):
+    """GUI tests collect reference cycles on the GUI thread only, as the application does
+    (``studio.ui.gui_gc``): a collection on a job's thread freed an earlier test's plot widgets
+    there and crashed the process about one run in six."""
+    if "qtbot" not in request.fixturenames and "make_panel" not in request.fixturenames:
+        yield
+        return
+    from studio.ui.gui_gc import GuiThreadCollector
+
+    collector = GuiThreadCollector()
+    try:
+        yield
+    finally:
+        collector.stop()
+
+
 @pytest.fixture(scope="session")
 def ascend_fixtures() -> Path:
     """The real files from Ascend's repositories (../shared/fixtures/ascend)."""

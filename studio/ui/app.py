@@ -31,6 +31,10 @@ def create_application(argv: list[str] | None = None):
     from studio.assets import resource
 
     app.setWindowIcon(QIcon(str(resource("icons", "studio.svg"))))
+    if getattr(app, "_studio_collector", None) is None:
+        from studio.ui.gui_gc import collect_on_gui_thread
+
+        app._studio_collector = collect_on_gui_thread(app)  # no widget freed on a job's thread
     return app
 
 
