@@ -20,12 +20,15 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="session")
 def _no_stale_pyenv_lock():
-    """A pyenv rehash lock left by a killed SSH login stalls every later login 60 s (see sshd_server)."""
-    from sshd_server import remove_stale_pyenv_lock
+    """A pyenv rehash lock left by a killed or frozen SSH login stalls every later login 60 s
+    (see sshd_server): a janitor thread removes orphaned locks for the whole run."""
+    from sshd_server import PyenvLockJanitor, remove_stale_pyenv_lock
 
     remove_stale_pyenv_lock()
+    with PyenvLockJanitor():
+        yield
 
 
 @pytest.fixture(autouse=True)

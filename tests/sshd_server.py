@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,21 +160,70 @@ def _set_env(extra_config) -> str:
     return "SetEnv " + " ".join(pairs) if pairs else ""
 
 
-def remove_stale_pyenv_lock(age_s: float = 5.0) -> None:
-    """Remove a pyenv rehash lock older than ``age_s``.
+def _pyenv_lock() -> Path:
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    return root / "shims" / ".pyenv-shim"
+
+
+def _live_pyenv_rehash() -> bool:
+    """Whether a pyenv rehash process is running (stopped and zombie ones do not count)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"pyenv-rehash" not in (entry / "cmdline").read_bytes():
+                continue
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("T", "t", "Z", "X"):
+            return True
+    return False
+
+
+def remove_stale_pyenv_lock(age_s: float = 1.0) -> bool:
+    """Remove a pyenv rehash lock older than ``age_s`` whose owner is dead or stopped; True if removed.
 
     SSH sessions run the user's shell start-up files; a pyenv there rehashes on every command, and
-    a login killed mid-rehash (the connection-cut tests kill whole sessions) leaves its lock behind:
-    every later command then waits 60 s for it and prints pyenv's error. A live rehash takes well
-    under a second.
+    a login killed mid-rehash (the connection-cut tests kill whole sessions) or frozen mid-rehash
+    (the frozen-host tests stop them) holds its lock forever: every later command then waits 60 s
+    for it and prints pyenv's error into stderr. A live rehash takes well under a second.
     """
-    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
-    lock = root / "shims" / ".pyenv-shim"
+    lock = _pyenv_lock()
     try:
-        if time.time() - lock.stat().st_mtime > age_s:
-            lock.unlink()
+        if time.time() - lock.stat().st_mtime <= age_s or _live_pyenv_rehash():
+            return False
+        lock.unlink()
+        return True
     except OSError:
-        pass
+        return False
+
+
+class PyenvLockJanitor:
+    """A background thread that removes orphaned pyenv rehash locks while tests run (see above).
+
+    Before each test is not enough: a test that cuts or freezes a session and then logs in again
+    waits on the lock its own cut left.
+    """
+
+    def __init__(self, interval_s: float = 0.2):
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pyenv-lock-janitor", daemon=True)
+
+    def __enter__(self) -> "PyenvLockJanitor":
+        if _pyenv_lock().parent.is_dir():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            remove_stale_pyenv_lock()
 
 
 def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
