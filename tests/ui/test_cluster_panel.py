@@ -47,6 +47,12 @@ def _open(qtbot, panel: ClusterPanel, folder: Path) -> None:
     handle = panel.open_folder(folder)
     assert handle.active, "the engine runs as a job: open_folder returns at once"
     qtbot.waitUntil(lambda: not handle.active and not panel.memory_handle.active, timeout=30000)
+    _map_drawn(qtbot, panel)
+
+
+def _map_drawn(qtbot, panel: ClusterPanel) -> None:
+    """Wait for the heat-map job of the last step/group choice (it runs on a worker)."""
+    qtbot.waitUntil(lambda: panel.comm.handle is None or not panel.comm.handle.active, timeout=30000)
     qtbot.wait(10)
 
 
@@ -107,6 +113,7 @@ def test_heat_map_cells_equal_the_matrix_rows(qtbot, panel, real):
     assert [combo.itemData(i) for i in range(1, combo.count())] == sorted({m["group"] for m in matrix})
     for i in range(1, combo.count()):
         combo.setCurrentIndex(i)
+        _map_drawn(qtbot, panel)
         group = combo.itemData(i)
         rows = [m for m in matrix if m["group"] == group]
         assert len(heat.cells) == len({(m["src"], m["dst"]) for m in rows})
@@ -118,6 +125,7 @@ def test_heat_map_cells_equal_the_matrix_rows(qtbot, panel, real):
         assert cell_values(panel.comm.table) == [[str(m["group"]), m["src"], m["dst"], m["transport"], m["size_mb"],
                                                   m["time_ms"], m["bandwidth_gbps"]] for m in rows]
     combo.setCurrentIndex(0)  # all groups: each cell adds its links up
+    _map_drawn(qtbot, panel)
     for (src, dst), cell in heat.cells.items():
         rows = [m for m in matrix if (m["src"], m["dst"]) == (src, dst)]
         assert cell.size_mb == pytest.approx(sum(m["size_mb"] for m in rows))
@@ -210,11 +218,13 @@ def test_steps_are_chosen_in_the_step_list(qtbot, panel, real, tmp_path):
     assert panel.state.step is ALL and [r[:2] for r in _table(panel)] == [["0", "50"], ["0", "51"], ["1", "50"],
                                                                            ["1", "51"]]
     panel.step_combo.setCurrentIndex(2)  # step 51: rank 1 computes 3x, rank 0 2x the first step
+    _map_drawn(qtbot, panel)
     assert [r[:2] for r in _table(panel)] == [["0", "51"], ["1", "51"]]
     assert any(f["rank"] == 1 and "step 51" in f["evidence"] for f in panel.state.findings())
     assert "step 51" in panel.findings.toPlainText() and "step 50," not in panel.findings.toPlainText()
     assert panel.comm.heatmap.cells == {}  # the matrix is step 50's only
     panel.step_combo.setCurrentIndex(1)
+    _map_drawn(qtbot, panel)
     assert [r[:2] for r in _table(panel)] == [["0", "50"], ["1", "50"]] and panel.comm.heatmap.cells
 
 
@@ -301,3 +311,58 @@ def test_look_at_1280x720(qtbot, panel, real, tmp_path):
     assert panel.step_split.sizes()[0] < panel.step_split.sizes()[1] * 2  # findings keep room under 16 rows
     assert panel.comm.heatmap.cell_rect(15, 15).bottom() <= panel.comm.heatmap.height()
     assert panel.tabs.currentIndex() == 2 and panel.state.step is not ALL  # one step: it is chosen
+
+
+def _reference_cells(rows):
+    """The heat-map cells computed the plain way (a dict walk), to check the numpy grouping against."""
+    sums = {}
+    for m in rows:
+        entry = sums.setdefault((m["src"], m["dst"]), [0.0, 0.0, [], set(), set()])
+        entry[0] += m["size_mb"]
+        entry[1] += m["time_ms"]
+        entry[2].append(m["bandwidth_gbps"])
+        entry[3].add(m["transport"])
+        entry[4].add(str(m["group"]))
+    return {key: (size, time, bws[0] if len(bws) == 1 else (size / time if time > 0 else 0.0), sorted(t), sorted(g))
+            for key, (size, time, bws, t, g) in sums.items()}
+
+
+def test_a_256_rank_map_is_coloured_on_a_worker_and_equals_a_plain_sum(qtbot, panel):
+    """65,280 links: the GUI thread only starts the job (it took ~0.6 s there before); every cell
+    equals a plain per-pair sum, and every pixel is the colour of its cell's bandwidth."""
+    import random
+
+    rng = random.Random(1)
+    n = 256
+    matrix = [{"src": s, "dst": d, "group": g, "transport": "HCCS" if s // 8 == d // 8 else "RDMA",
+               "size_mb": rng.uniform(1, 8), "time_ms": rng.uniform(0.1, 2.0), "step": 1}
+              for s in range(n) for d in range(n) if s != d for g in (("dp", "tp") if (s + d) % 97 == 0 else ("dp",))]
+    for m in matrix:
+        m["bandwidth_gbps"] = m["size_mb"] / m["time_ms"]
+    panel.state.report = {"ranks": [{"rank": r, "step": 1} for r in range(n)], "matrix": matrix}
+    panel.state.step = panel.state.group = ALL
+    handle = panel.comm.refresh_map()
+    assert handle.active, "the map is computed by a job, not on the GUI thread"
+    _map_drawn(qtbot, panel)
+    heat = panel.comm.heatmap
+    reference = _reference_cells(matrix)
+    assert set(heat.cells) == set(reference)
+    for key, (size, time, bandwidth, transports, groups) in reference.items():
+        cell = heat.cells[key]
+        assert (cell.size_mb, cell.time_ms, cell.bandwidth_gbps) == pytest.approx((size, time, bandwidth))
+        assert (cell.transports, cell.groups) == (transports, groups)
+    pixels = heat.data.pixels
+    for (src, dst) in [(0, 1), (5, 200), (255, 254)] + [max(heat.cells, key=lambda k: heat.cells[k].bandwidth_gbps)]:
+        assert pixels[src, dst] == colour(heat.fraction(heat.cells[(src, dst)].bandwidth_gbps)).rgba()
+    assert pixels[3, 3] == 0  # no traffic from a rank to itself: a blank cell
+
+
+def test_empty_panel_says_what_to_open_and_its_button_opens_it(qtbot, panel, real, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    assert panel.stack.currentWidget() is panel.empty and "No cluster open" in panel.empty.text()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(real / QWEN))
+    panel.empty.buttons["Open folder of ranks…"].click()
+    qtbot.waitUntil(lambda: panel.handle is not None and not panel.handle.active, timeout=30000)
+    _map_drawn(qtbot, panel)
+    assert panel.stack.currentWidget() is panel.tabs and panel.model.rowCount() == 4

@@ -33,3 +33,11 @@ def memory_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str
         return open_memory(folder, series_points=CURVE_POINTS).as_dict(), ""
     except UserError as exc:
         return None, exc.format()
+
+
+def heat_job(ranks: list[int], rows: list[dict]) -> Generator[Progress, None, object]:
+    """The heat map of the chosen step and group (:func:`.heat_data.heat_data`)."""
+    from studio.ui.panels.cluster.heat_data import heat_data
+
+    yield Progress(None, f"colouring {len(rows):,} links between {len(ranks)} ranks")
+    return heat_data(ranks, rows)

@@ -32,9 +32,13 @@ from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
 from studio.ui.panels.cluster.widgets.parts import message_label, titled
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
+from studio.ui.widgets.empty_state import EmptyState
 
-WELCOME = ("Open a folder of ranks — the *_ascend_pt (or PROF_*) folders of one job, or msprof-analyze's "
-           "cluster_analysis_output — with File > Open Folder, by dropping it here, or with Open….")
+EMPTY_TITLE = "No cluster open"
+EMPTY_TEXT = ("Open a folder of ranks — the *_ascend_pt (or PROF_*) folders of one job, or msprof-analyze's "
+              "cluster_analysis_output — to see each rank's step time, the communication matrix and device "
+              "memory side by side. Or drop the folder here, or use File > Open Folder.<br>"
+              "From a terminal: <code>studio profile cluster DIR</code>.")
 
 
 class ClusterPanel(Panel):
@@ -95,7 +99,7 @@ class ClusterPanel(Panel):
         self.step_split.addWidget(ranks_box)
         self.step_split.addWidget(lower)
 
-        self.comm = CommTab(self.state, self)
+        self.comm = CommTab(self.state, self.runner, self)
         self.comm.heatmap.cell_clicked.connect(lambda src, _dst: self.select_rank(src, switch=False))
 
         self.memory_stack = QStackedWidget(self)
@@ -106,14 +110,17 @@ class ClusterPanel(Panel):
         self.tabs.addTab(self.comm, "Communication")
         self.tabs.addTab(self.memory_stack, "Memory")
         self.stack = QStackedWidget(self)
-        self.message = message_label(WELCOME, self.stack)
+        self.empty = EmptyState(EMPTY_TITLE, EMPTY_TEXT, self.stack)
+        self.empty.add_action("Open folder of ranks…", self._on_open_clicked)
+        self.stack.addWidget(self.empty)
+        self.message = message_label("", self.stack)
         self.stack.addWidget(self.message)
         self.stack.addWidget(self.tabs)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.source_label)
         layout.addWidget(self.stack, 1)
-        self._show_message(WELCOME)
+        self._show_message("")
 
     # ------------------------------------------------------------------ opening
     def open_file(self, detected: Detected) -> None:
@@ -146,8 +153,9 @@ class ClusterPanel(Panel):
         return self.handle
 
     def _show_message(self, text: str) -> None:
+        """``text`` in place of the tabs (no text: the empty state, with its Open button)."""
         self.message.setText(text)
-        self.stack.setCurrentWidget(self.message)
+        self.stack.setCurrentWidget(self.message if text else self.empty)
         self.source_label.setVisible(False)
         for widget in (self.step_label, self.step_combo):
             widget.setVisible(False)

@@ -1,7 +1,7 @@
 """What the cluster panel shows, from the engines' JSON (``studio profile cluster|memory --json``).
 
-Qt-free: the rows of the rank table for the chosen step, the heat-map cells of the chosen
-communication group, the findings in one list, the layout lines, each rank's folder (for "Open in
+Qt-free: the rows of the rank table for the chosen step, the matrix rows of the chosen
+communication group (the heat map adds them up: :mod:`.heat_data`), the findings in one list, the layout lines, each rank's folder (for "Open in
 Profiler") and the memory devices' labels and summaries. Times stay in the engines' units (µs)
 and are shown in ms.
 """
@@ -103,26 +103,6 @@ class ClusterState:
         ranks = {r["rank"] for r in report.get("ranks", [])}
         ranks |= {m[k] for m in report.get("matrix", []) for k in ("src", "dst")}
         return sorted(ranks)
-
-    def heat_cells(self) -> dict[tuple[int, int], Cell]:
-        """(src, dst) -> the cell; a cell of one row keeps that row's bandwidth, several rows (groups,
-        steps) are added up and their bandwidth is the summed size over the summed time."""
-        sums: dict[tuple[int, int], list] = {}
-        for m in self.matrix_rows():
-            entry = sums.get((m["src"], m["dst"]))
-            if entry is None:
-                sums[(m["src"], m["dst"])] = [m["size_mb"], m["time_ms"], m["bandwidth_gbps"], 1,
-                                              {m["transport"]}, {str(m["group"])}]
-            else:
-                entry[0] += m["size_mb"]
-                entry[1] += m["time_ms"]
-                entry[3] += 1
-                entry[4].add(m["transport"])
-                entry[5].add(str(m["group"]))
-        return {(src, dst): Cell(src, dst, size, time,
-                                 bandwidth if count == 1 else (size / time if time > 0 else 0.0),
-                                 sorted(t for t in transports if t), sorted(groups))
-                for (src, dst), (size, time, bandwidth, count, transports, groups) in sums.items()}
 
     # ------------------------------------------------------------------ findings and layout
     def findings(self) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from studio.ui.panels.cluster.jobs import heat_job
 from studio.ui.panels.cluster.state import ALL, ClusterState
 from studio.ui.panels.cluster.widgets.heatmap import HeatMap
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
@@ -15,11 +16,15 @@ NO_SLOW_LINK = "Slow links: none (every bandwidth spread within 5 %, transfers o
 
 
 class CommTab(QWidget):
-    """Shows :meth:`ClusterState.heat_cells` for the group picked here (``state.group``)."""
+    """The links of the step and group picked (``state.group``): the map is computed by a job on
+    ``runner`` (a few hundred ranks take a good part of a second), the table and findings here."""
 
-    def __init__(self, state: ClusterState, parent=None):
+    def __init__(self, state: ClusterState, runner, parent=None):
         super().__init__(parent)
         self.state = state
+        self.runner = runner
+        self.handle = None
+        self._generation = 0
         self.group_combo = QComboBox(self)
         self.group_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.group_combo.currentIndexChanged.connect(self._on_group_changed)
@@ -45,8 +50,8 @@ class CommTab(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.links_label)
 
-    def refresh(self) -> None:
-        """New report or step: the group list again (all groups chosen) and the map."""
+    def refresh(self):
+        """New report or step: the group list again (all groups chosen) and the map (returns its job)."""
         self.group_combo.blockSignals(True)
         self.group_combo.clear()
         self.group_combo.addItem("all groups", ALL)
@@ -54,11 +59,18 @@ class CommTab(QWidget):
             self.group_combo.addItem(name, name)
         self.group_combo.blockSignals(False)
         self.state.group = ALL
-        self.refresh_map()
+        return self.refresh_map()
 
-    def refresh_map(self) -> None:
-        self.heatmap.set_cells(self.state.matrix_ranks(), self.state.heat_cells())
+    def refresh_map(self):
+        """Show the chosen links; returns the handle of the job that colours the map."""
         rows = self.state.matrix_rows()
+        self._generation += 1
+        generation = self._generation
+        if self.handle is not None:
+            self.handle.cancel()
+        ranks = self.state.matrix_ranks()
+        self.handle = self.runner.start("Drawing the communication matrix", lambda cancel: heat_job(ranks, rows))
+        self.handle.finished.connect(lambda data: self._on_heat(generation, data))
         fill(self.table, [[str(m["group"]), m["src"], m["dst"], m["transport"], m["size_mb"], m["time_ms"],
                            m["bandwidth_gbps"]] for m in rows[:TABLE_ROWS]])
         self.table.setVisible(bool(rows))  # no matrix: the map's message says why, across the tab
@@ -67,6 +79,11 @@ class CommTab(QWidget):
         if len(rows) > TABLE_ROWS:
             text += f"<br>The links table lists the first {TABLE_ROWS:,} of {len(rows):,} links; the map shows all."
         self.links_label.setText(text)
+        return self.handle
+
+    def _on_heat(self, generation: int, data) -> None:
+        if generation == self._generation:  # a later choice's map is on its way: skip this one
+            self.heatmap.set_data(data)
 
     def _on_group_changed(self, _index: int) -> None:
         self.state.group = self.group_combo.currentData()

@@ -4,22 +4,20 @@ Darker is faster; a cell with no traffic stays blank. When the bandwidths span m
 (a rank's LOCAL copy next to its HCCS or RDMA links), the colour follows their logarithm, so the
 network links are not all washed out by the local ones. The tooltip of a cell gives the transport,
 the groups, the size and the time behind its bandwidth. Cells are drawn with QPainter (a 16-rank
-job has 256 of them, a few hundred ranks ~100k: one image pixel per cell, no item per cell).
+job has 256 of them, a few hundred ranks ~100k: one image pixel per cell, no item per cell);
+the cells and pixels are computed on a worker (:mod:`..heat_data`).
 """
 
 from __future__ import annotations
-
-import math
-
-import numpy as np
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from studio.ui.panels.cluster.heat_data import HIGH_RGB, LOW_RGB, HeatData
 from studio.ui.panels.cluster.state import Cell
 
-LOW, HIGH = QColor(222, 235, 247), QColor(8, 48, 107)
+LOW, HIGH = QColor(*LOW_RGB), QColor(*HIGH_RGB)
 EMPTY = ("No communication matrix for these ranks and this step: msprof timelines and msprof-analyze's step-only "
          "output carry none; torch_npu writes it in communication_matrix.json / analysis.db (Level1 or higher).")
 MARGIN_LEFT, MARGIN_TOP, SCALE_WIDTH = 40, 36, 90
@@ -42,39 +40,26 @@ class HeatMap(QWidget):
         self.cells: dict[tuple[int, int], Cell] = {}
         self.peak = self.low = 0.0
         self.log_scale = False
+        self.data = HeatData()
         self._index: dict[int, int] = {}
         self._image: QImage | None = None
         self.setMouseTracking(True)
         self.setMinimumSize(240, 200)
 
-    def set_cells(self, ranks: list[int], cells: dict[tuple[int, int], Cell]) -> None:
-        self.ranks, self.cells = ranks, cells
-        self._index = {rank: i for i, rank in enumerate(ranks)}
-        values = [c.bandwidth_gbps for c in cells.values() if c.bandwidth_gbps > 0]
-        self.peak, self.low = max(values, default=0.0), min(values, default=0.0)
-        self.log_scale = self.low > 0 and self.peak / self.low > 10
-        self._image = self._cells_image()
-        self.update()
-
-    def _cells_image(self) -> QImage | None:
-        """One pixel per cell (transparent: no traffic), drawn scaled up: a 256-rank map is one
-        drawImage instead of 65,536 fillRects."""
+    def set_data(self, data: HeatData) -> None:
+        """Show a map computed on a worker (:func:`~studio.ui.panels.cluster.heat_data.heat_data`)."""
+        self.data = data
+        self.ranks, self.cells = data.ranks, data.cells
+        self.peak, self.low, self.log_scale = data.peak, data.low, data.log_scale
+        self._index = {rank: i for i, rank in enumerate(self.ranks)}
         n = len(self.ranks)
-        if not n or not self.cells:
-            return None
-        pixels = np.zeros((n, n), dtype=np.uint32)
-        for (src, dst), cell in self.cells.items():
-            pixels[self._index[src], self._index[dst]] = colour(self.fraction(cell.bandwidth_gbps)).rgba()
-        self._pixels = pixels  # the QImage below shares this buffer
-        return QImage(pixels.data, n, n, 4 * n, QImage.Format.Format_ARGB32)
+        self._image = (QImage(data.pixels.data, n, n, 4 * n, QImage.Format.Format_ARGB32)
+                       if data.pixels is not None and self.cells else None)  # shares the array's buffer
+        self.update()
 
     def fraction(self, value: float) -> float:
         """Where ``value`` sits on the colour scale, 0 (palest) to 1 (darkest)."""
-        if self.peak <= 0 or value <= 0:
-            return 0.0
-        if self.log_scale:
-            return math.log(value / self.low) / math.log(self.peak / self.low)
-        return value / self.peak
+        return self.data.fraction(value)
 
     def sizeHint(self) -> QSize:  # Qt override
         return QSize(520, 420)
