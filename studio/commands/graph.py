@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("model", type=Path, metavar="MODEL")
     export.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.svg|FILE.png")
     export.add_argument("--graph", default=None, help="name of the (sub)graph to draw (default: the main graph)")
+    export.add_argument("--direction", choices=["TB", "LR"], default="TB",
+                        help="TB: inputs at the top (default); LR: inputs on the left, for long chains")
     export.add_argument("--expand-all", action="store_true",
                         help="draw every node instead of the collapsed scope groups of a big graph")
     export.add_argument("--overlay", type=Path, default=None,
@@ -149,7 +151,7 @@ def _export(model, args) -> int:
                         "Name the output FILE.svg or FILE.png.")
     hierarchy = Hierarchy(graph)
     expanded = {g.id for g in hierarchy.groups} if args.expand_all else None
-    view = build_view(graph, hierarchy, expanded)
+    view = build_view(graph, hierarchy, expanded, direction=args.direction)
     colours = None
     if args.overlay:
         from studio.tools.graph.overlay import load_node_data, node_colours

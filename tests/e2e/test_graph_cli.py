@@ -135,3 +135,21 @@ def test_export_with_an_overlay_greys_out_the_nodes_it_has_no_value_for(tmp_path
     grey = {name: fill for name, fill in fills.items() if name != measured}
     assert set(grey.values()) == {"#d3d6db"}, set(grey.values())
     assert fills[measured] not in set(CATEGORY_COLOURS.values()) | {"#d3d6db"}
+
+
+def test_export_left_to_right_runs_across(tmp_path, studio_home):
+    from PySide6.QtGui import QImage
+
+    from studio.tools.graph.synthetic import write_synthetic
+
+    model = write_synthetic(tmp_path / "m.onnx", 200)
+    sizes = {}
+    for direction in ("TB", "LR"):
+        png = tmp_path / f"m_{direction}.png"
+        out = studio("graph", "export", str(model), "-o", str(png), "--direction", direction, home=studio_home)
+        assert out.returncode == 0, out.stderr
+        image = QImage(str(png))
+        sizes[direction] = (image.width(), image.height())
+    assert sizes["TB"][1] > sizes["TB"][0] and sizes["LR"][0] > sizes["LR"][1]  # down, then across
+    bad = studio("graph", "export", str(model), "-o", str(tmp_path / "x.png"), "--direction", "up", home=studio_home)
+    assert bad.returncode == 2 and "--direction" in bad.stderr

@@ -172,3 +172,41 @@ def test_nested_layout_keeps_groups_inside_their_frames(tmp_path):
         a, b = lay.edge_src[k], lay.edge_dst[k]
         assert abs(pts[0][1] - (lay.y[a] + lay.height[a] / 2)) < 1e-6
         assert abs(pts[-1][1] - (lay.y[b] - lay.height[b] / 2)) < 1e-6
+
+
+def test_left_to_right_view_flows_across_with_names_above_and_boxes_apart(tmp_path):
+    """LR: the same graph with layers as columns; boxes keep their real size, no two overlap, every
+    edge leaves its source's right side and enters its target's left side, and each frame keeps
+    a name strip above the items it holds."""
+    from studio.tools.graph.nested import FRAME_TOP
+
+    model = read_model(write_synthetic(tmp_path / "s.onnx", 400))
+    h = Hierarchy(model.main)
+    expanded = {g.id for g in h.groups if g.parent != -2}
+    down = build_view(model.main, h, expanded)
+    across = build_view(model.main, h, expanded, direction="LR")
+    lay = across.layout
+    assert across.direction == "LR" and np.array_equal(lay.width, down.layout.width)  # real box sizes
+    left, top, right, bottom = lay.bounds
+    assert right - left > bottom - top  # a chain of blocks runs across, not down
+    boxes = np.stack([lay.x - lay.width / 2, lay.y - lay.height / 2, lay.x + lay.width / 2, lay.y + lay.height / 2], 1)
+    for i in range(len(boxes)):  # no overlap (a strict check against every other box)
+        l, t, r, b = boxes[i]
+        others = np.delete(boxes, i, axis=0)
+        assert not np.any((others[:, 0] < r - 1e-6) & (l < others[:, 2] - 1e-6)
+                          & (others[:, 1] < b - 1e-6) & (t < others[:, 3] - 1e-6)), across.items[i].name
+    for k in range(lay.edge_src.size):
+        pts = lay.edge_polyline(k)
+        a, b = lay.edge_src[k], lay.edge_dst[k]
+        assert abs(pts[0][0] - (lay.x[a] + lay.width[a] / 2)) < 1e-6
+        assert abs(pts[-1][0] - (lay.x[b] - lay.width[b] / 2)) < 1e-6
+    frames = dict(across.frames)
+    for i, item in enumerate(across.items):
+        if item.kind == "node":
+            gid = int(h.node_group[item.index])
+            while gid > 0:
+                l, t, r, b = frames[gid]
+                assert l <= boxes[i][0] and boxes[i][2] <= r and t + FRAME_TOP - 1e-6 <= boxes[i][1] and boxes[i][3] <= b
+                gid = h.groups[gid].parent
+    with pytest.raises(ValueError):
+        build_view(model.main, h, expanded, direction="sideways")

@@ -116,8 +116,9 @@ def _layers(n: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray, pull_so
     return layer_a
 
 
-def layered_layout(widths, heights, src, dst, pull_sources: bool = True) -> Layout:
-    """Lay out ``len(widths)`` nodes with directed edges ``src[k] -> dst[k]`` top to bottom.
+def layered_layout(widths, heights, src, dst, pull_sources: bool = True, rank_sep: float = RANK_SEP) -> Layout:
+    """Lay out ``len(widths)`` nodes with directed edges ``src[k] -> dst[k]`` top to bottom,
+    ``rank_sep`` apart from one layer to the next.
 
     With ``pull_sources`` a node without inputs (a graph input, a constant) sits right above its
     first consumer; without, it stays in the top layer (inside a group, such nodes are fed from
@@ -192,7 +193,7 @@ def layered_layout(widths, heights, src, dst, pull_sources: bool = True) -> Layo
     layer_h = np.zeros(layers_n)
     np.maximum.at(layer_h, layer, heights)
     # A layer of zero height holds only the ports of a nested layout: a short step is enough there.
-    advance = np.where(layer_h > 0, layer_h + RANK_SEP, PORT_SEP)
+    advance = np.where(layer_h > 0, layer_h + rank_sep, PORT_SEP)
     tops = np.concatenate([[0.0], np.cumsum(advance)[:-1]])
     y_all = tops[v_layer] + layer_h[v_layer] / 2
 
@@ -288,3 +289,11 @@ def _project(desired_sorted, offset, seg_id, order, v_total):
     x[order] = x_sorted
     return x
 
+
+
+def transposed(layout: Layout) -> Layout:
+    """``layout`` with x and y swapped: a top-to-bottom layout made with each node's width and
+    height exchanged becomes the left-to-right layout of the real boxes (layers become columns,
+    edges leave a box on its right and enter the next on its left)."""
+    return Layout(layout.y.copy(), layout.x.copy(), layout.height.copy(), layout.width.copy(), layout.layer,
+                  layout.edge_src, layout.edge_dst, layout.edge_points[:, ::-1].copy(), layout.edge_offsets)

@@ -12,21 +12,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from studio.tools.graph.layout import Layout, layered_layout
+from studio.tools.graph.layout import RANK_SEP, Layout, layered_layout
 
 FRAME_SIDE = 10.0
 FRAME_TOP = 22.0  # room for the group's name
 FRAME_BOTTOM = 10.0
 PORT_WIDTH = 4.0  # the "in" / "out" nodes where edges enter and leave a group's layout
+# Room around a frame's content in layout coordinates: (left, right, top, bottom). A left-to-right
+# view is laid out top to bottom and transposed, so its name strip is the layout's left side.
+TOP_TO_BOTTOM_PADS = (FRAME_SIDE, FRAME_SIDE, FRAME_TOP, FRAME_BOTTOM)
+LEFT_TO_RIGHT_PADS = (FRAME_TOP, FRAME_BOTTOM, FRAME_SIDE, FRAME_SIDE)
 
 
-def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int], cancel=None
+def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int], cancel=None,
+                  pads: tuple[float, float, float, float] = TOP_TO_BOTTOM_PADS, rank_sep: float = RANK_SEP
                   ) -> tuple[Layout, dict[int, tuple[float, float, float, float]]]:
     """Lay out items whose innermost expanded group is ``cluster[i]`` (0 = top level).
 
     ``parent_of`` maps every expanded group id (except 0) to its parent's id. Returns the layout of
     the items (absolute coordinates, edges as polylines) and each expanded group's frame rectangle.
+    ``pads`` is the room (left, right, top, bottom) between a frame and its content; ``rank_sep``
+    the gap between layers.
     """
+    pad_left, pad_right, pad_top, pad_bottom = pads
     widths = np.asarray(widths, dtype=np.float64)
     heights = np.asarray(heights, dtype=np.float64)
     src = np.asarray(src, dtype=np.int64)
@@ -115,10 +123,10 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
         lay = cache.get(key)
         if lay is None:
             # Inside a frame, nodes fed from outside stay at the top, where their edges come in.
-            lay = cache[key] = layered_layout(w, h, ls, ld, pull_sources=(g == 0))
+            lay = cache[key] = layered_layout(w, h, ls, ld, pull_sources=(g == 0), rank_sep=rank_sep)
         layouts[g] = lay
         left, top, right, bottom = lay.bounds
-        size[g] = (right - left + 2 * FRAME_SIDE, bottom - top + FRAME_TOP + FRAME_BOTTOM)
+        size[g] = (right - left + pad_left + pad_right, bottom - top + pad_top + pad_bottom)
     # Top-down: absolute offsets (local -> absolute is local - local top-left + origin).
     origin: dict[int, tuple[float, float]] = {0: (0.0, 0.0)}
     frames: dict[int, tuple[float, float, float, float]] = {}
@@ -134,7 +142,7 @@ def nested_layout(widths, heights, src, dst, cluster, parent_of: dict[int, int],
             elif kind == "g":
                 fw, fh = size[v]
                 frames[v] = (cx - fw / 2, cy - fh / 2, cx + fw / 2, cy + fh / 2)
-                origin[v] = (cx - fw / 2 + FRAME_SIDE, cy - fh / 2 + FRAME_TOP)
+                origin[v] = (cx - fw / 2 + pad_left, cy - fh / 2 + pad_top)
     # Edge polylines: the local routes of every segment, in absolute coordinates, joined.
     shift = {}
     for g, lay in layouts.items():

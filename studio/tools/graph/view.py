@@ -13,8 +13,8 @@ from studio.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
-from studio.tools.graph.layout import Layout, layered_layout
-from studio.tools.graph.nested import nested_layout
+from studio.tools.graph.layout import RANK_SEP, Layout, layered_layout, transposed
+from studio.tools.graph.nested import LEFT_TO_RIGHT_PADS, TOP_TO_BOTTOM_PADS, nested_layout
 from studio.tools.graph.model import Graph
 
 CHAR_W = 7.0       # average label character width at 1:1 (the panel's font is about this wide)
@@ -51,6 +51,7 @@ class ViewGraph:
     group_labels: dict[int, str] = field(default_factory=dict)  # expanded group id -> "path (N nodes)"
     group_short: dict[int, str] = field(default_factory=dict)   # expanded group id -> "label (N)"
     references: set[int] = field(default_factory=set)  # edges k between nodes that are references, drawn dashed
+    direction: str = "TB"  # TB: inputs at the top, layers downwards; LR: inputs on the left (long chains)
 
 
 def _elide(text: str) -> str:
@@ -61,15 +62,23 @@ def _elide(text: str) -> str:
     return text[:keep] + "…" + text[-(MAX_LABEL - 1 - keep):]
 
 
+DIRECTIONS = ("TB", "LR")
+# Left to right, an edge's shape label sits above its horizontal run between two columns: the
+# columns stand far enough apart for a 4-d shape ("[1,16,256,256]") to fit between them.
+LR_COLUMN_GAP = 96.0
+
+
 def build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,
-               cancel: CancelToken | None = None) -> ViewGraph:
-    """Compute visible items and lay them out."""
+               cancel: CancelToken | None = None, direction: str = "TB") -> ViewGraph:
+    """Compute visible items and lay them out, top to bottom (``TB``) or left to right (``LR``)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
     with paused_gc():
-        return _build_view(graph, hierarchy, expanded, cancel)
+        return _build_view(graph, hierarchy, expanded, cancel, direction)
 
 
 def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None,
-                cancel: CancelToken | None) -> ViewGraph:
+                cancel: CancelToken | None, direction: str) -> ViewGraph:
     n = len(graph.nodes)
     if hierarchy is not None:
         expanded = hierarchy.default_expanded() if expanded is None else expanded
@@ -133,9 +142,13 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
     widths = np.array([max(MIN_W, CHAR_W * max(len(it.label), len(it.sublabel) * 0.85) + 18) for it in items])
     heights = np.array([GROUP_H if it.kind == "group" else NODE_H for it in items])
     src_a, dst_a = np.asarray(edge_src, dtype=np.int64), np.asarray(edge_dst, dtype=np.int64)
+    across = direction == "LR"
+    if across:  # laid out top to bottom with each box turned, then transposed (see layout.transposed)
+        widths, heights = heights, widths
     if hierarchy is None:
-        view = ViewGraph(graph, items, layered_layout(widths, heights, src_a, dst_a), edge_values, item_of_node, set())
-        view.references = references
+        layout = layered_layout(widths, heights, src_a, dst_a, rank_sep=LR_COLUMN_GAP if across else RANK_SEP)
+        view = ViewGraph(graph, items, transposed(layout) if across else layout, edge_values, item_of_node, set())
+        view.references, view.direction = references, direction
         return view
     cluster = _clusters(hierarchy, items)
     parent_of = {}
@@ -143,9 +156,14 @@ def _build_view(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | 
         while g != 0 and g not in parent_of:
             parent_of[g] = hierarchy.groups[g].parent
             g = parent_of[g]
-    layout, frames = nested_layout(widths, heights, src_a, dst_a, cluster, parent_of, cancel)
+    layout, frames = nested_layout(widths, heights, src_a, dst_a, cluster, parent_of, cancel,
+                                   LEFT_TO_RIGHT_PADS if across else TOP_TO_BOTTOM_PADS,
+                                   LR_COLUMN_GAP if across else RANK_SEP)
+    if across:
+        layout = transposed(layout)
+        frames = {gid: (top, left, bottom, right) for gid, (left, top, right, bottom) in frames.items()}
     view = ViewGraph(graph, items, layout, edge_values, item_of_node, set(expanded))
-    view.references = references
+    view.references, view.direction = references, direction
     view.frames = sorted(frames.items(), key=lambda f: (f[1][2] - f[1][0]) * (f[1][3] - f[1][1]), reverse=True)
     view.group_labels = {gid: f"{hierarchy.groups[gid].path}  ({hierarchy.groups[gid].size:,} nodes)" for gid in frames}
     view.group_short = {gid: f"{hierarchy.groups[gid].label} ({hierarchy.groups[gid].size:,})" for gid in frames}
@@ -164,9 +182,9 @@ def _clusters(hierarchy: Hierarchy, items: list[Item]) -> np.ndarray:
 
 
 def view_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None = None,
-             cancel: CancelToken | None = None) -> Generator[Progress, None, ViewGraph]:
+             cancel: CancelToken | None = None, direction: str = "TB") -> Generator[Progress, None, ViewGraph]:
     """Job: lay out the visible level of ``graph``."""
     yield Progress(None, f"laying out {graph.name}")
-    view = build_view(graph, hierarchy, expanded, cancel)
+    view = build_view(graph, hierarchy, expanded, cancel, direction)
     yield Progress(1.0, f"laid out {len(view.items):,} items")
     return view

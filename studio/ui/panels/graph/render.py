@@ -342,6 +342,7 @@ class ViewPainter:
         graph = self.view.graph
         painter.setFont(self._font(2))
         painter.setPen(QColor("#4b5563"))
+        across = getattr(self.view, "direction", "TB") == "LR"
         for k in edges.tolist():
             name = self.view.edge_values[k] if k < len(self.view.edge_values) else ""
             if not name:
@@ -355,7 +356,11 @@ class ViewPainter:
             seg = np.hypot(*np.diff(poly, axis=0).T)
             j = int(np.argmax(seg))
             (x0, y0), (x1, y1) = poly[j], poly[j + 1]
-            painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
+            if across:  # centred above the run between two columns
+                width = painter.fontMetrics().horizontalAdvance(text)
+                painter.drawText(QPointF((x0 + x1) / 2 - width / 2, (y0 + y1) / 2 - 4), text)
+            else:
+                painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
 
 
 EDGE_LABEL_ROOM = 140.0  # shape labels sit right of their edges and may pass the rightmost box
