@@ -19,6 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the folder the app runs from; relative paths resolve against it "
                             "(default: guessed from main.py or run.sh above FILE, or from the relative paths; "
                             "the output says which)")
+    check.add_argument("--host", metavar="NAME",
+                       help="check the files where the app runs: on this host, in the project's folder there "
+                            "(mapped through the deployment that syncs the project)")
+    check.add_argument("--remote-project", metavar="DIR",
+                       help="with --host: the app's folder on the host, when no deployment maps the project")
     check.add_argument("--json", action="store_true", help="print machine-readable JSON")
     edit = sub.add_parser("set", help="set [STREAM/]ELEMENT.PROP=VALUE, keeping key order, indentation "
                                       "and line endings")
@@ -38,12 +43,23 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from studio.tools.graph.pipeline.check import check_pipeline
 
-    result = check_pipeline(read_pipeline(args.path), args.project)
+    if args.remote_project and not args.host:
+        from studio.errors import UserError
+
+        raise UserError("--remote-project needs --host", "--remote-project", "Add --host NAME, or drop it.")
+    if args.host:
+        from studio.commands._context import cli_context
+        from studio.ops.pipeline_check import check_on_host
+
+        result = check_on_host(cli_context(), args.host, read_pipeline(args.path), args.project, args.remote_project)
+    else:
+        result = check_pipeline(read_pipeline(args.path), args.project)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(f"{args.path}: {len(result.errors)} error(s), {len(result.findings) - len(result.errors)} other "
-              f"finding(s); paths resolved against {result.project} ({result.project_reason})")
+              f"finding(s); paths resolved against {result.project} ({result.project_reason})"
+              + (f"; files checked on {result.host.where} in {result.host.project}" if result.host else ""))
         for finding in result.findings:
             print(f"  {finding}")
     return 1 if result.errors else 0

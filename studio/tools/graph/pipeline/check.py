@@ -42,6 +42,23 @@ class Finding:
 
 
 @dataclass
+class HostFiles:
+    """Which of the pipeline's file paths exist on the host the app runs on.
+
+    ``project`` is the app's folder there (the local project mapped through a deployment);
+    ``exists`` maps each path asked for (:func:`host_paths`) to whether it exists there.
+    """
+
+    where: str
+    project: str
+    exists: dict[str, bool]
+
+    def path_of(self, value: str) -> str:
+        """Where the app on the host finds ``value`` (relative values resolve in its folder)."""
+        return value if PurePosixPath(value).is_absolute() else str(PurePosixPath(self.project) / value)
+
+
+@dataclass
 class CheckResult:
     """The findings of one pipeline, and the folder its relative paths were resolved against."""
 
@@ -49,6 +66,7 @@ class CheckResult:
     project: Path
     project_reason: str
     findings: list[Finding]
+    host: HostFiles | None = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -57,8 +75,11 @@ class CheckResult:
 
     def to_dict(self) -> dict:
         """JSON-ready data (``--json``)."""
-        return {"path": str(self.path), "project": str(self.project), "project_reason": self.project_reason,
+        data = {"path": str(self.path), "project": str(self.project), "project_reason": self.project_reason,
                 "errors": len(self.errors), "findings": [f.to_dict() for f in self.findings]}
+        if self.host is not None:
+            data["host"] = {"name": self.host.where, "project": self.host.project}
+        return data
 
 
 def guess_project(pipeline: Pipeline) -> tuple[Path, str]:
@@ -108,8 +129,19 @@ def _reach(folder: Path, values: list[str]) -> int:
     return total
 
 
-def check_pipeline(pipeline: Pipeline, project: Path | None = None) -> CheckResult:
-    """Check ``pipeline``; relative file paths resolve against ``project`` (guessed when None)."""
+def host_paths(pipeline: Pipeline, remote_project: str) -> list[str]:
+    """The host paths whose existence :func:`check_pipeline` needs for ``host`` (one round trip)."""
+    probe = HostFiles("", remote_project, {})
+    return sorted({probe.path_of(value) for stream in pipeline.streams for element in stream.elements.values()
+                   for prop, value in _file_props(element)})
+
+
+def check_pipeline(pipeline: Pipeline, project: Path | None = None, host: HostFiles | None = None) -> CheckResult:
+    """Check ``pipeline``; relative file paths resolve against ``project`` (guessed when None).
+
+    With ``host``, the file properties are checked where the app runs: on that host, in its
+    project folder there (absolute paths too); the model-size check still reads the local copy.
+    """
     if project is None:
         project, reason = guess_project(pipeline)
     else:
@@ -119,11 +151,11 @@ def check_pipeline(pipeline: Pipeline, project: Path | None = None) -> CheckResu
         findings += _structure(stream)
         findings += _plugins(stream)
         findings += _devices(stream)
-        findings += _files(stream, project)
+        findings += _files(stream, project) if host is None else _host_files(stream, host)
         findings += _model_sizes(stream, project)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: (order[f.severity], f.line))
-    return CheckResult(pipeline.path, project, reason, findings)
+    return CheckResult(pipeline.path, project, reason, findings, host)
 
 
 def _structure(stream: Stream) -> list[Finding]:
@@ -206,16 +238,33 @@ def _devices(stream: Stream) -> list[Finding]:
     return out
 
 
+def _file_props(element):
+    """(prop, value) of the element's file properties worth checking."""
+    for prop in plugins.FILE_PROPS:
+        value = element.props.get(prop)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        if prop == "postProcessLibPath" and "/" not in value:
+            continue  # a library name: the SDK looks it up in its own lib folder on the host
+        yield prop, value
+
+
+def _host_files(stream: Stream, host: HostFiles) -> list[Finding]:
+    out = []
+    for element in stream.elements.values():
+        for prop, value in _file_props(element):
+            where = host.path_of(value)
+            if not host.exists.get(where, False):
+                out.append(Finding(ERROR, stream.name, element.name, prop, element.prop_lines.get(prop, element.line),
+                                   f"{value} not found on {host.where} ({where}); deploy the project or fix the path"))
+    return out
+
+
 def _files(stream: Stream, project: Path) -> list[Finding]:
     out = []
     for element in stream.elements.values():
-        for prop in plugins.FILE_PROPS:
-            value = element.props.get(prop)
-            if not isinstance(value, str) or not value.strip():
-                continue
+        for prop, value in _file_props(element):
             line = element.prop_lines.get(prop, element.line)
-            if prop == "postProcessLibPath" and "/" not in value:
-                continue  # a library name: the SDK looks it up in its own lib folder on the host
             if PurePosixPath(value).is_absolute():
                 out.append(Finding(INFO, stream.name, element.name, prop, line,
                                    f"{value} is an absolute path on the host; checked only with --host"))
