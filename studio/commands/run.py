@@ -1,6 +1,7 @@
 """``studio run NAME``: run a workspace's run configuration and show its output as it comes.
 
-``studio run NAME [--workspace DIR] [--json]``  (exit code = the app's exit code)
+``studio run NAME [--workspace DIR] [--json]``  (exit code = the app's exit code; the metrics the app
+printed as a table, and the configuration's ``fetch`` outputs copied into ``<workspace>/runs/``)
 ``studio run --list [--workspace DIR] [--json]``
 """
 
@@ -70,9 +71,28 @@ def _run(workspace, args: argparse.Namespace) -> int:
             print(step.message, flush=True)
 
     with target:
-        outcome = run_job(run_configuration(config, target, workdir), on_progress=show)
+        outcome = run_job(run_configuration(config, target, workdir, results_base=workspace.folder),
+                          on_progress=show)
     if args.json:
         print(json.dumps(outcome.as_dict(), indent=2))
     else:
+        _print_metrics(outcome.metrics)
         print(outcome.summary(), file=sys.stderr)
     return outcome.exit_code
+
+
+def _print_metrics(table) -> None:
+    """The printed metrics as a table (at most 50 rows, then the means)."""
+    if not table.rows:
+        return
+    width = max(12, *(len(r.label) for r in table.rows[:50]))
+    print(f"\n{'metrics':<{width}}  " + "  ".join(f"{c:>12}" for c in table.columns))
+    for row in table.rows[:50]:
+        print(f"{row.label:<{width}}  " + "  ".join(
+            f"{row.values[c]:>12.6g}" if c in row.values else f"{'':>12}" for c in table.columns))
+    if len(table.rows) > 50:
+        print(f"... {len(table.rows) - 50} more rows (--json has them all)")
+    means = table.means()
+    if means:
+        print(f"{'mean':<{width}}  " + "  ".join(f"{means[c]:>12.6g}" if c in means else f"{'':>12}"
+                                                 for c in table.columns))

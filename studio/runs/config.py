@@ -13,6 +13,8 @@ They are stored as ``[[run]]`` tables, which people can read and edit::
     toolkit = "/usr/local/Ascend/ascend-toolkit/latest"
     upload = "facemask"
     env = { ASCEND_GLOBAL_LOG_LEVEL = "1" }
+    fetch = ["result/*.png", "*.log"]         # outputs brought back after the run (studio.runs.results)
+    metrics = "(?P<name>dice|iou): (?P<value>[0-9.]+)"   # how printed metrics are read (default: name: value)
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studio.errors import UserError
-from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_map, reject_misspelled, type_name
+from studio.runs.results import check_fetch_globs, check_metrics_pattern
+from studio.toml_fields import (TomlPlace, expect_table, expect_text, expect_text_list, expect_text_map,
+                                reject_misspelled, type_name)
 
 LOCAL = "local"
 TABLE = "run"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KEYS = {"name", "command", "target", "workdir", "env", "toolkit", "upload"}
+_KEYS = {"name", "command", "target", "workdir", "env", "toolkit", "upload", "fetch", "metrics"}
 
 
 @dataclass
@@ -42,6 +46,8 @@ class RunConfig:
     env: dict[str, str] = field(default_factory=dict)
     toolkit: str = ""  # CANN toolkit folder ("" = the host's own setting)
     upload: str = ""  # deployment to upload before running ("" = none)
+    fetch: list[str] = field(default_factory=list)  # output globs in the working folder, fetched after the run
+    metrics: str = ""  # regex with groups name and value for the printed metrics ("" = name: value)
 
     @property
     def is_local(self) -> bool:
@@ -70,6 +76,8 @@ class RunConfig:
             if "\0" in value:
                 raise UserError(f"The value of {key} holds a NUL character (\\u0000)", f"{where}, field env",
                                 "Remove it from the value.")
+        check_fetch_globs(self.fetch, f"{where}, field fetch")
+        check_metrics_pattern(self.metrics, f"{where}, field metrics")
 
     def argv(self) -> list[str]:
         """What the target runs: ``env K=V ... bash -c COMMAND`` (the command line keeps its shell syntax)."""
@@ -90,6 +98,10 @@ class RunConfig:
                 data[key] = getattr(self, key)
         if self.env:
             data["env"] = dict(self.env)
+        if self.fetch:
+            data["fetch"] = list(self.fetch)
+        if self.metrics:
+            data["metrics"] = self.metrics
         return data
 
     @classmethod
@@ -104,13 +116,17 @@ class RunConfig:
         expect_table(data, at(), '[[run]] with name = "..." and command = "..."')
         reject_misspelled(data, _KEYS, at())
         text = {key: expect_text(data, key, at(key), required=key == "name") or ""
-                for key in ("name", "command", "target", "workdir", "toolkit", "upload")}
+                for key in ("name", "command", "target", "workdir", "toolkit", "upload", "metrics")}
         env = expect_text_map(data, "env", at("env"))
         for key, value in env.items():
             if "\0" in value:
                 raise UserError(f"env.{key} holds a NUL character (\\u0000)", at("env"), "Remove it.")
+        fetch = expect_text_list(data, "fetch", at("fetch"))
+        check_fetch_globs(fetch, at("fetch"))  # named by file and line, before anything runs
+        check_metrics_pattern(text["metrics"], at("metrics"))
         return cls(name=text["name"], command=text["command"], target=text["target"] or LOCAL,
-                   workdir=text["workdir"], env=env, toolkit=text["toolkit"], upload=text["upload"])
+                   workdir=text["workdir"], env=env, toolkit=text["toolkit"], upload=text["upload"],
+                   fetch=fetch, metrics=text["metrics"])
 
 
 def load_configs(workspace) -> list[RunConfig]:

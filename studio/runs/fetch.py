@@ -17,10 +17,11 @@ from studio.jobs import CancelToken, Progress
 
 
 def download_folder(target, remote: str, files: list[str], out: Path,
-                    cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[Path, int]]:
-    """Copy ``remote``'s ``files`` (relative paths) into ``out/<its name>``: written under a
-    temporary folder and renamed at the end; an existing folder of that name is refused."""
-    name = remote.rstrip("/").rsplit("/", 1)[-1]
+                    cancel: CancelToken | None = None, name: str | None = None
+                    ) -> Generator[Progress, None, tuple[Path, int]]:
+    """Copy ``remote``'s ``files`` (relative paths) into ``out/<name>`` (default: its own name):
+    written under a temporary folder and renamed at the end; an existing folder there is refused."""
+    name = name or remote.rstrip("/").rsplit("/", 1)[-1]
     final = Path(out) / name
     if final.exists():
         raise UserError("The download folder exists already", final, "Choose another -o folder, or remove it.")

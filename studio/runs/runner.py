@@ -7,12 +7,15 @@ the process group, here or on the host.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
+from studio.runs.results import MetricsTable, fetch_outputs, parse_metrics
 from studio.targets.base import stream
 
 
@@ -26,6 +29,9 @@ class RunOutcome:
     exit_code: int
     duration_s: float
     output: list[str] = field(default_factory=list)
+    metrics: MetricsTable = field(default_factory=MetricsTable)
+    results: Path | None = None  # the local folder the run's output files were fetched into
+    fetched: list[Path] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -36,13 +42,27 @@ class RunOutcome:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "where": self.where, "command": self.command, "exit_code": self.exit_code,
-                "duration_s": self.duration_s, "output": list(self.output)}
+                "duration_s": self.duration_s, "output": list(self.output), "metrics": self.metrics.to_dict(),
+                "results": str(self.results) if self.results else None, "fetched": [str(f) for f in self.fetched]}
+
+
+def results_folder(base: Path, name: str, now: dt.datetime | None = None) -> Path:
+    """A new folder for one run's fetched outputs: ``<base>/runs/<name>_<YYYYmmdd-HHMMSS>``."""
+    stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    folder, suffix = Path(base) / "runs" / f"{safe}_{stamp}", 2
+    while folder.exists():  # two runs within a second keep their own files
+        folder, suffix = Path(base) / "runs" / f"{safe}_{stamp}-{suffix}", suffix + 1
+    return folder
 
 
 def run_configuration(config: RunConfig, target, workdir: str | None = None, keep_output: int = 10000,
-                      cancel: CancelToken | None = None) -> Generator[Progress, None, RunOutcome]:
+                      cancel: CancelToken | None = None, results_base: Path | None = None
+                      ) -> Generator[Progress, None, RunOutcome]:
     """Run ``config`` on ``target`` in ``workdir`` (default: the configuration's); yields each output
-    line as a Progress message and returns a :class:`RunOutcome` (the last ``keep_output`` lines)."""
+    line as a Progress message and returns a :class:`RunOutcome` (the last ``keep_output`` lines),
+    with the metrics the run printed and, when the configuration names outputs to fetch, the
+    files fetched into a new folder under ``results_base`` (the workspace)."""
     argv = config.argv()
     cwd = workdir if workdir is not None else (config.workdir or None)
     setup = config.env_setup() or target.toolkit_setup()
@@ -52,5 +72,12 @@ def run_configuration(config: RunConfig, target, workdir: str | None = None, kee
     yield Progress(None, f"$ {'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{command}")
     start = time.monotonic()
     status, output = yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel), keep_output)
-    return RunOutcome(config.name, getattr(target, "name", "local"), command, int(status),
-                      time.monotonic() - start, output)
+    outcome = RunOutcome(config.name, getattr(target, "name", "local"), command, int(status),
+                         time.monotonic() - start, output, parse_metrics(output, config.metrics))
+    if config.fetch and results_base is not None:
+        folder = results_folder(results_base, config.name)
+        outcome.fetched = yield from fetch_outputs(target, cwd, config.fetch, folder, cancel)
+        outcome.results = folder if outcome.fetched else None
+        if outcome.fetched:
+            yield Progress(None, f"fetched {len(outcome.fetched)} file(s) into {folder}")
+    return outcome

@@ -68,3 +68,35 @@ def test_dialog_edits_the_windows_workspace(qtbot, window):
     window.workspace.add_artifact(window.workspace.folder / "app", "folder")  # the window saves its copy later
     window._save_workspace()
     assert [c.name for c in load_configs(Workspace.open(window.workspace.folder))] == names
+
+
+def test_a_run_shows_its_metrics_and_opens_its_fetched_outputs(qtbot, window, tmp_path):
+    """The app's printed metrics become a table under the console; its outputs come back beside
+    the project and open in their panel (the .npy folder in Accuracy)."""
+    import sys
+
+    ws = window.workspace
+    app = ws.folder / "seg"
+    app.mkdir()
+    (app / "main.py").write_text(
+        "import numpy as np, os\nos.makedirs('out', exist_ok=True)\n"
+        "np.save('out/mask.npy', np.ones((2, 2), np.float32))\n"
+        "print('image: 0001.png, dice: 0.93, iou: 0.87')\nprint('image: 0002.png, dice: 0.5, iou: 0.25')\n")
+    save_config(ws, RunConfig("seg", f"{sys.executable} main.py", workdir="seg", fetch=["out/*.npy"]))
+    console = window.run_controls.run("seg")
+    qtbot.waitUntil(lambda: console.state not in ("starting", "running"), timeout=20000)
+    assert console.state == "ok", console.output()
+    results = console.results
+    assert results.isVisible() and "2 line(s) with metrics" in results.summary.text()
+    table = results.table
+    cells = [[table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
+             for r in range(table.rowCount())]
+    assert [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())] == ["", "dice", "iou"]
+    assert cells[0][0] == "image 0001.png" and cells[-1][0] == "mean of 2"
+    assert float(cells[-1][1]) == pytest.approx(0.715) and float(cells[-1][2]) == pytest.approx(0.56)
+    folder = console.outcome.results
+    assert folder.parent == ws.folder / "runs" and (folder / "out" / "mask.npy").is_file()
+    opened = []
+    window.panels["run"].request_open.connect(opened.append)
+    results.open_button.click()
+    assert opened == [folder]

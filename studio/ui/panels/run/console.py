@@ -20,6 +20,7 @@ class RunConsole(QWidget):
     """The console of one run. ``ended(console)`` when the run is over, whatever the outcome."""
 
     ended = Signal(object)
+    open_requested = Signal(object)  # the folder a run's outputs were fetched into
 
     def __init__(self, name: str, where: str, parent: QWidget | None = None):
         super().__init__(parent)
@@ -49,8 +50,13 @@ class RunConsole(QWidget):
         top.addWidget(self.stop_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        from studio.ui.panels.run.results_view import RunResults
+
+        self.results = RunResults(self)
+        self.results.open_requested.connect(self.open_requested)
         layout.addLayout(top)
-        layout.addWidget(self.text, 1)
+        layout.addWidget(self.text, 2)
+        layout.addWidget(self.results, 1)
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
         self._timer.timeout.connect(self.drain)
@@ -105,6 +111,7 @@ class RunConsole(QWidget):
     def _on_finished(self, outcome) -> None:
         self.outcome = outcome
         if hasattr(outcome, "exit_code"):  # a run configuration
+            self.results.show_outcome(outcome)
             state = "ok" if outcome.exit_code == 0 else "failed"
             self._finish(state, f"exit code {outcome.exit_code} · {outcome.duration_s:.2f} s")
         else:  # a profile / dump / benchmark job

@@ -68,7 +68,8 @@ class RunPanel(Panel):
                 from studio.ui.panels.run.upload import upload_first
 
                 yield from upload_first(context, config.upload, cancel)
-            return (yield from run_configuration(config, target, workdir, cancel=cancel))
+            return (yield from run_configuration(config, target, workdir, cancel=cancel,
+                                                 results_base=self.workspace_folder))
 
         return self.launch(config.name, target, make)
 
@@ -82,6 +83,7 @@ class RunPanel(Panel):
         handle = self.runner.start(title, lambda cancel: console.wrap(make_job(cancel)), key=key)
         console.attach(handle)
         console.ended.connect(self._on_ended)
+        console.open_requested.connect(self.request_open)
         if on_result is not None:
             handle.finished.connect(on_result)
         self.tabs.insertTab(0, console, f"▶ {title}")

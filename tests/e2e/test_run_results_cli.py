@@ -1,0 +1,77 @@
+"""`studio run NAME`: the metrics the app printed as a table, and the outputs it names fetched back
+beside the project — here and on the real loopback sshd."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from standins import write_host  # noqa: E402
+from test_cli import run_studio  # noqa: E402
+
+from studio.runs.config import RunConfig, save_config  # noqa: E402
+from studio.workspace import Workspace  # noqa: E402
+
+APP = """
+import numpy as np, os
+os.makedirs("result", exist_ok=True); os.makedirs("out", exist_ok=True)
+for i, (dice, iou) in enumerate([(0.93, 0.87), (0.5, 0.3333)], start=1):
+    open(f"result/{i:04d}.png", "wb").write(bytes([137, 80, 78, 71, i]))
+    print(f"image: {i:04d}.png, dice: {dice}, iou: {iou}")
+np.save("out/mask.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+print("Cross Valid dice coeff is: 0.715")
+"""
+
+
+def _workspace(tmp_path: Path, target: str, workdir: Path) -> Workspace:
+    workdir.mkdir(parents=True)
+    (workdir / "main.py").write_text(APP)
+    ws = Workspace.create(tmp_path / "ws")
+    save_config(ws, RunConfig("seg", f"{shlex.quote(sys.executable)} main.py", target=target, workdir=str(workdir),
+                              fetch=["result/*.png", "out/*.npy", "logs/*.txt"]))
+    return ws
+
+
+def _check(result, ws: Workspace, workdir: Path) -> None:
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [r["values"] for r in data["metrics"]["rows"]] == [{"dice": 0.93, "iou": 0.87}, {"dice": 0.5, "iou": 0.3333},
+                                                              {"Cross Valid dice coeff": 0.715}]
+    folder = Path(data["results"])
+    assert folder.parent == ws.folder / "runs" and folder.name.startswith("seg_")
+    fetched = sorted(Path(f).relative_to(folder).as_posix() for f in data["fetched"])
+    assert fetched == ["out/mask.npy", "result/0001.png", "result/0002.png"]  # logs/*.txt matched nothing
+    for name in fetched:
+        assert (folder / name).read_bytes() == (workdir / name).read_bytes()
+    assert np.array_equal(np.load(folder / "out/mask.npy"), np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+def test_a_local_run_prints_its_metrics_and_brings_its_outputs_beside_the_project(tmp_path, studio_home):
+    workdir = tmp_path / "app"
+    ws = _workspace(tmp_path, "local", workdir)
+    _check(run_studio("run", "seg", "--workspace", str(ws.folder), "--json", home=studio_home), ws, workdir)
+    text = run_studio("run", "seg", "--workspace", str(ws.folder), home=studio_home)
+    assert "image 0001.png" in text.stdout and "mean" in text.stdout and "fetched 3 file(s)" in text.stdout
+
+
+def test_a_run_on_the_host_fetches_from_its_working_folder_there(sshd, tmp_path, studio_home):
+    workdir = tmp_path / "remote app 'x'"  # spaces and a quote: the folder is quoted, the globs are not
+    write_host(studio_home, sshd)
+    ws = _workspace(tmp_path, "box", workdir)
+    _check(run_studio("run", "seg", "--workspace", str(ws.folder), "--json", home=studio_home), ws, workdir)
+
+
+@pytest.mark.parametrize("pattern", ["../up/*", "out/*.npy;id"])
+def test_unsafe_fetch_patterns_in_studio_toml_are_refused_before_the_run(tmp_path, studio_home, pattern):
+    ws = Workspace.create(tmp_path / "ws")
+    ws.set_table("run", [{"name": "seg", "command": "touch ran", "fetch": [pattern]}])
+    ws.save()
+    result = run_studio("run", "seg", "--workspace", str(ws.folder), home=studio_home)
+    assert result.returncode == 2 and "fetch pattern" in result.stderr and "studio.toml" in result.stderr
+    assert not (ws.folder / "ran").exists()
