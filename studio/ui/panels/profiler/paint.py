@@ -32,7 +32,8 @@ KEYS_HELP = ("W / S: zoom in / out    A / D: pan    F: fit selection or all    E
              ". / ,: next / previous slice on the selected slice's row\n"
              "wheel: zoom at the cursor (Shift+wheel, or over the names: scroll)\n"
              "drag: pan    Shift+drag, or drag on the ruler: select a range\n"
-             "click: select a slice    click a process name: collapse / expand")
+             "click: select a slice    click a process name: collapse / expand\n"
+             "right-click a track name: pin it under the ruler    Ctrl+P: find a track")
 MIN_LABEL_PX = 36
 
 
@@ -63,20 +64,24 @@ class TimelinePainting:
         self.last_frame_ms = (time.perf_counter() - began) * 1000
 
     def visible_rows(self) -> list[Row]:
-        """Rows that intersect the viewport."""
-        top, bottom = self.scroll.value(), self.scroll.value() + self.height() - RULER
-        return [r for r in self.rows if r.y + r.h > top and r.y < bottom]
+        """Rows in the viewport: the scrolling ones below the pinned band, then the pinned ones
+        (drawn last, over whatever scrolled under them)."""
+        bottom = self.height() - RULER
+        shown = [r for r in self.rows if not r.pinned and not self.hidden_by_band(r)
+                 and self.row_top(r) + r.h > 0 and self.row_top(r) < bottom]
+        return shown + [r for r in self.rows if r.pinned and r.y < bottom]
 
     def _paint_rows(self, painter: QPainter) -> list[tuple[int, int, int, int, int]]:
         width, height = self.canvas_width, max(1, self.height() - RULER)
         image = np.full((height, width), BACKGROUND, dtype=np.uint32)
         level = self.trace.lod.level_for(self.ns_per_px)
         labels = []
-        offset = self.scroll.value()
+        if self.pinned_h:
+            image[:min(height, self.pinned_h)] = BACKGROUND
         for row in self.visible_rows():
-            y0 = row.y - offset
+            y0 = self.row_top(row)
             if row.kind == "process":
-                image[max(0, y0):max(0, y0 + row.h)] = 0xFFECEFF1
+                image[max(0, y0):max(0, y0 + row.h)] = 0xFFE3F2FD if row.pinned else 0xFFECEFF1
                 continue
             if row.kind == "counter":
                 self._paint_counter(image, row, y0)
@@ -101,6 +106,8 @@ class TimelinePainting:
                 if int(x1[i]) - a >= MIN_LABEL_PX:
                     labels.append((a, int(x1[i]), y0, row.h, int(rep[i])))
                     taken = int(x1[i])
+        if self.pinned_h and self.pinned_h < height:
+            image[self.pinned_h - 1] = 0xFF90A4AE  # the band's lower edge: what is below scrolls
         self._image = image  # QImage borrows the buffer until drawImage returns
         qimage = QImage(image.data, width, height, width * 4, QImage.Format.Format_RGB32)
         painter.drawImage(GUTTER, RULER, qimage)
@@ -155,7 +162,7 @@ class TimelinePainting:
 
     def _paint_overlays(self, painter: QPainter) -> None:
         painter.setClipRect(GUTTER, RULER, self.canvas_width, self.height() - RULER)
-        trace, offset = self.trace, self.scroll.value()
+        trace = self.trace
         if self.highlighted.size:
             # sorted by start: only the window's part is looked at, however many slices match
             lo = int(np.searchsorted(self._hl_start, self.t0 - self._hl_longest, side="left"))
@@ -165,12 +172,12 @@ class TimelinePainting:
             idx = idx[ends >= self.t0][:2000]
             painter.setPen(QPen(QColor("#1565C0"), 2))
             for i in idx.tolist():
-                self._outline(painter, i, offset)
+                self._outline(painter, i)
         if self.selected >= 0:
             painter.setPen(QPen(QColor("#000000"), 2))
-            self._outline(painter, self.selected, offset)
-        self._paint_flows(painter, offset)
-        self._paint_instants(painter, offset)
+            self._outline(painter, self.selected)
+        self._paint_flows(painter)
+        self._paint_instants(painter)
         if self.range is not None:
             xa, xb = self.x_of(self.range[0]), self.x_of(self.range[1])
             painter.fillRect(QRect(int(xa), RULER, max(1, int(xb - xa)), self.height()), QColor(33, 150, 243, 40))
@@ -179,15 +186,17 @@ class TimelinePainting:
             painter.drawLine(int(xb), RULER, int(xb), self.height())
         painter.setClipping(False)
 
-    def _outline(self, painter: QPainter, index: int, offset: int) -> None:
+    def _outline(self, painter: QPainter, index: int) -> None:
         row = self._row_of.get((int(self.trace.track[index]), int(self.trace.depth[index])))
         if row is None:
             return
         xa = self.x_of(int(self.trace.start[index]))
         xb = max(xa + 2, self.x_of(int(self.trace.start[index]) + int(self.trace.dur[index])))
-        painter.drawRect(QRect(int(xa), RULER + row.y - offset + 1, int(xb - xa), row.h - 2))
+        if self.hidden_by_band(row):
+            return
+        painter.drawRect(QRect(int(xa), RULER + self.row_top(row) + 1, int(xb - xa), row.h - 2))
 
-    def _paint_flows(self, painter: QPainter, offset: int) -> None:
+    def _paint_flows(self, painter: QPainter) -> None:
         trace = self.trace
         if not trace.flow_src.size:
             return
@@ -200,14 +209,14 @@ class TimelinePainting:
             a, b = int(trace.flow_src[k]), int(trace.flow_dst[k])
             ra = self._row_of.get((int(trace.track[a]), int(trace.depth[a])))
             rb = self._row_of.get((int(trace.track[b]), int(trace.depth[b])))
-            if ra is None or rb is None:
+            if ra is None or rb is None or self.hidden_by_band(ra) or self.hidden_by_band(rb):
                 continue
-            p1 = QPoint(int(self.x_of(src_t[k])), RULER + ra.y - offset + ra.h // 2)
-            p2 = QPoint(int(self.x_of(dst_t[k])), RULER + rb.y - offset + rb.h // 2)
+            p1 = QPoint(int(self.x_of(src_t[k])), RULER + self.row_top(ra) + ra.h // 2)
+            p2 = QPoint(int(self.x_of(dst_t[k])), RULER + self.row_top(rb) + rb.h // 2)
             painter.drawLine(p1, p2)
             painter.drawLine(p2, p2 + QPoint(-5, -3 if p2.y() >= p1.y() else 3))
 
-    def _paint_instants(self, painter: QPainter, offset: int) -> None:
+    def _paint_instants(self, painter: QPainter) -> None:
         trace = self.trace
         if not trace.instant_time.size:
             return
@@ -215,24 +224,25 @@ class TimelinePainting:
         painter.setPen(QPen(QColor("#6A1B9A"), 2))
         for k in shown.tolist():
             row = self._row_of.get((int(trace.instant_track[k]), 0))
-            if row is not None:
+            if row is not None and not self.hidden_by_band(row):
                 x = int(self.x_of(int(trace.instant_time[k])))
-                y = RULER + row.y - offset
+                y = RULER + self.row_top(row)
                 painter.drawLine(x, y, x, y + row.h)
 
     def _paint_gutter(self, painter: QPainter) -> None:
         painter.fillRect(QRect(0, RULER, GUTTER, self.height()), QColor("#F1F3F4"))
         painter.setPen(QColor("#BDBDBD"))
         painter.drawLine(GUTTER - 1, RULER, GUTTER - 1, self.height())
-        offset = self.scroll.value()
         for row in self.visible_rows():
-            y = RULER + row.y - offset
+            y = RULER + self.row_top(row)
             if row.kind == "process":
+                if row.pinned:
+                    painter.fillRect(QRect(0, y, GUTTER - 1, row.h), QColor("#E3F2FD"))
                 painter.setPen(QColor("#263238"))
                 bold = QFont(self._font)
                 bold.setBold(True)
                 painter.setFont(bold)
-                arrow = "▸" if row.process in self.collapsed else "▾"
+                arrow = "★" if row.pinned else "▸" if row.process in self.collapsed else "▾"
                 text = QFontMetrics(bold).elidedText(f"{arrow} {row.label}", Qt.TextElideMode.ElideRight, GUTTER - 10)
                 painter.drawText(QRect(4, y, GUTTER - 8, row.h), Qt.AlignmentFlag.AlignVCenter, text)
                 painter.setFont(self._font)

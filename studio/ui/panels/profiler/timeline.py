@@ -1,8 +1,10 @@
 """The timeline canvas: navigation, selection and hit testing (drawing is in ``paint.py``).
 
-Keys: W/S zoom, A/D pan, F fit (the selection, else everything), Esc clears. Mouse: wheel zooms
-at the cursor (Shift+wheel or wheel over the names scrolls), drag pans, Shift+drag or a drag on
-the ruler selects a time range, click selects a slice, hover explains it.
+Keys: W/S zoom, A/D pan, F fit (the selection, else everything), Esc clears, Ctrl+P finds a
+track (fuzzy) to go to or pin. Mouse: wheel zooms at the cursor (Shift+wheel or wheel over the
+names scrolls), drag pans, Shift+drag or a drag on the ruler selects a time range, click selects a
+slice, hover explains it, right-click a track's name to pin it. Pinned tracks sit in a band under
+the ruler that does not scroll, so a few lanes stay in view beside any other (Perfetto's pins).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 from studio.tools.profiler import lod as lodlib
 from studio.tools.profiler import stats
 from studio.tools.profiler.model import Trace
-from studio.ui.panels.profiler.layout import Row, build_rows, content_height, row_at
+from studio.ui.panels.profiler.layout import Row, build_rows, content_height, pinned_height, row_at
 from studio.ui.panels.profiler.paint import BANDS, GUTTER, KEYS_HELP, RULER, TimelinePainting
 from studio.ui.panels.profiler.timefmt import format_duration
+from studio.ui.panels.profiler.track_actions import TrackActions
 
 __all__ = ["GUTTER", "RULER", "TimelineView"]
 
@@ -55,7 +58,7 @@ def short_value(value) -> str:
     return text[:cut if cut > 0 else MAX_VALUE].rstrip(",; ") + " …"
 
 
-class TimelineView(TimelinePainting, QWidget):
+class TimelineView(TimelinePainting, TrackActions, QWidget):
     """Signals: slice_selected(int, -1 for none), range_selected(int, int) in ns."""
 
     slice_selected = Signal(int)
@@ -69,6 +72,8 @@ class TimelineView(TimelinePainting, QWidget):
         self.trace: Trace | None = None
         self.rows: list[Row] = []
         self.collapsed: set[str] = set()
+        self.pinned: list[int] = []  # track ids, in the order pinned
+        self.pinned_h = 0
         self.thresholds = (0.05, 0.10)
         self.t0, self.t1 = 0.0, 1.0
         self.selected = -1
@@ -94,6 +99,8 @@ class TimelineView(TimelinePainting, QWidget):
         """Show ``trace`` (fitted), or nothing; ``by_name`` is its op statistics and ``share``
         :func:`stats.share_by_name_id` when already computed (they give the colours; computing
         them here would stall the GUI on big traces)."""
+        if trace is not self.trace:
+            self.pinned = []  # track ids mean nothing in another trace
         self.trace = trace
         self.selected, self.range = -1, None
         self.set_highlighted(np.zeros(0, np.int64))
@@ -136,9 +143,38 @@ class TimelineView(TimelinePainting, QWidget):
         self._colours = palette[band, shade]
 
     def _relayout(self) -> None:
-        self.rows = build_rows(self.trace, self.collapsed) if self.trace is not None else []
+        self.rows = build_rows(self.trace, self.collapsed, self.pinned) if self.trace is not None else []
+        self.pinned_h = pinned_height(self.rows)
         self._row_of = {(r.track, r.depth): r for r in self.rows if r.kind == "slices"}
         self._update_scroll()
+
+    def set_pinned(self, tracks: list[int]) -> None:
+        """Pin these tracks (ids, in this order) in the band under the ruler; [] unpins all."""
+        self.pinned = list(dict.fromkeys(int(t) for t in tracks))
+        self._relayout()
+        self.update()
+
+    def toggle_pinned(self, track: int) -> None:
+        """Pin ``track`` (at the end of the band), or unpin it."""
+        self.set_pinned([t for t in self.pinned if t != track] if track in self.pinned else [*self.pinned, track])
+
+    # ------------------------------------------------------------------ rows on screen
+    def row_top(self, row: Row) -> int:
+        """The row's top in the viewport below the ruler (pinned rows do not scroll)."""
+        return row.y if row.pinned else row.y - self.scroll.value()
+
+    def hidden_by_band(self, row: Row) -> bool:
+        """A scrolling row that is (partly) under the pinned band: not drawn, not picked."""
+        return self.pinned_h > 0 and not row.pinned and self.row_top(row) < self.pinned_h
+
+    def row_at_y(self, y: int) -> Row | None:
+        """The row at widget ``y`` (the pinned band first)."""
+        content = y - RULER
+        if content < 0:
+            return None
+        if content < self.pinned_h:
+            return row_at(self.rows, content)
+        return row_at(self.rows, content + self.scroll.value())
 
     def toggle_process(self, process: str) -> None:
         """Collapse or expand a process group."""
@@ -227,10 +263,10 @@ class TimelineView(TimelinePainting, QWidget):
             if process in self.collapsed:
                 self.toggle_process(process)
                 row = self._row_of.get((track, depth))
-        if row is not None:
+        if row is not None and not row.pinned:
             viewport = self.height() - RULER
-            if not (self.scroll.value() <= row.y <= self.scroll.value() + viewport - row.h):
-                self.scroll.setValue(max(0, row.y - viewport // 3))
+            if not (self.pinned_h <= self.row_top(row) <= viewport - row.h):
+                self.scroll.setValue(max(0, row.y - self.pinned_h - (viewport - self.pinned_h) // 3))
 
     def _update_scroll(self) -> None:
         viewport = max(0, self.height() - RULER)
@@ -255,7 +291,7 @@ class TimelineView(TimelinePainting, QWidget):
         """The slice under widget position ``pos`` (within 2 px), or −1."""
         if self.trace is None or pos.x() < GUTTER or pos.y() < RULER:
             return -1
-        row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+        row = self.row_at_y(pos.y())
         if row is None or row.kind != "slices":
             return -1
         t = self.time_at(pos.x())
@@ -305,6 +341,8 @@ class TimelineView(TimelinePainting, QWidget):
             self.fit()
         elif key in (Qt.Key.Key_Period, Qt.Key.Key_Comma):
             self.step_on_row(1 if key == Qt.Key.Key_Period else -1)
+        elif key == Qt.Key.Key_P and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.find_track()
         elif key == Qt.Key.Key_Escape:
             self.range = None
             self.set_highlighted(np.zeros(0, np.int64))
@@ -325,11 +363,16 @@ class TimelineView(TimelinePainting, QWidget):
     def mousePressEvent(self, event: QMouseEvent) -> None:  # Qt override
         pos = event.position().toPoint()
         self.setFocus()
+        if event.button() == Qt.MouseButton.RightButton and pos.x() < GUTTER:
+            row = self.row_at_y(pos.y())
+            if row is not None and row.kind == "slices":
+                self.track_menu(row.track).popup(event.globalPosition().toPoint())
+            return
         if event.button() != Qt.MouseButton.LeftButton:
             return
         if pos.x() < GUTTER:
-            row = row_at(self.rows, pos.y() - RULER + self.scroll.value()) if pos.y() >= RULER else None
-            if row is not None and row.kind == "process":
+            row = self.row_at_y(pos.y())
+            if row is not None and row.kind == "process" and not row.pinned:
                 self.toggle_process(row.process)
             return
         selecting = pos.y() < RULER or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
@@ -354,15 +397,17 @@ class TimelineView(TimelinePainting, QWidget):
             QToolTip.showText(global_pos, KEYS_HELP, self)
             return
         if pos.x() < GUTTER and pos.y() >= RULER:
-            row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+            row = self.row_at_y(pos.y())
             if row is not None and (row.label or row.kind == "process"):
                 label = row.label if row.kind != "process" else f"{row.label} (click to collapse or expand)"
+                if row.pinned and row.kind == "process":
+                    label = f"{row.label}: right-click a track's name to unpin it"
                 if row.kind == "slices" and row.track >= 0:
-                    label = self.trace.track_label(row.track)
+                    label = self.trace.track_label(row.track) + "\n(right-click: pin or unpin; Ctrl+P: find a track)"
                 QToolTip.showText(global_pos, label, self)
                 return
         if pos.x() >= GUTTER and pos.y() >= RULER:
-            row = row_at(self.rows, pos.y() - RULER + self.scroll.value())
+            row = self.row_at_y(pos.y())
             if row is not None and row.kind == "counter":
                 value = self.counter_value(row, self.time_at(pos.x()))
                 if value is not None:
@@ -386,3 +431,4 @@ class TimelineView(TimelinePainting, QWidget):
         elif not moved:
             self.range = None if mode == "range" else self.range
             self.select_slice(self.slice_at(pos), centre=False)
+

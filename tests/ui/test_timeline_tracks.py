@@ -1,0 +1,103 @@
+"""Timeline tracks at cluster scale: a fuzzy track finder (Ctrl+P) and pinned tracks that stay in
+a band under the ruler while everything else scrolls."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint
+
+from studio.jobs import run_job
+from studio.tools.profiler.loader import open_profile
+from studio.ui.panels.profiler.layout import HEADER_H, ROW_H
+from studio.ui.panels.profiler.paint import BACKGROUND
+from studio.ui.panels.profiler.timeline import GUTTER, RULER, TimelineView
+from studio.ui.panels.profiler.track_finder import TrackFinder, fuzzy_score, rank_tracks
+
+RANKS = 16
+LANES = ("compute", "hccl group dp", "hccl group tp")
+
+
+@pytest.fixture
+def trace(tmp_path):
+    """16 ranks, each a process with three lanes of 20 slices (a small cluster timeline)."""
+    events = []
+    for rank in range(RANKS):
+        events.append({"ph": "M", "name": "process_name", "pid": rank, "tid": 0, "args": {"name": f"rank{rank}"}})
+        for tid, lane in enumerate(LANES, start=1):
+            events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid, "args": {"name": lane}})
+            for i in range(20):
+                events.append({"ph": "X", "name": f"{lane.split()[-1]}_{i}", "pid": rank, "tid": tid,
+                               "ts": i * 100.0, "dur": 80.0})
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(events))
+    return run_job(open_profile(path))
+
+
+@pytest.fixture
+def view(qtbot, trace):
+    widget = TimelineView()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 500)
+    widget.show()
+    widget.set_trace(trace)
+    return widget
+
+
+def _track(trace, label: str) -> int:
+    return next(t for t in range(len(trace.tracks)) if trace.track_label(t) == label)
+
+
+def test_fuzzy_finder_ranks_the_track_a_user_means_first(trace):
+    assert fuzzy_score("r3dp", "rank3 / hccl group dp") > fuzzy_score("r3dp", "rank13 / hccl group dp")
+    assert fuzzy_score("xyz", "rank3 / compute") is None
+    assert trace.track_label(rank_tracks(trace, "rank3 dp")[0][0]) == "rank3 / hccl group dp"
+    assert len(rank_tracks(trace, "group tp")) == RANKS  # one lane per rank
+
+
+def test_pinned_lanes_stay_under_the_ruler_while_the_rest_scrolls(qtbot, view, trace):
+    finder = TrackFinder(trace, [], view)
+    pinned = []
+    finder.pin.connect(pinned.extend)
+    finder.query.setText("group dp")
+    assert "16 of 48 tracks" in finder.count.text()
+    finder.pin_all.click()
+    view.set_pinned(pinned)
+    assert sorted(trace.track_label(t) for t in view.pinned) == sorted(f"rank{r} / hccl group dp"
+                                                                       for r in range(RANKS))
+    assert view.pinned_h == HEADER_H + RANKS * ROW_H
+    assert all(r.pinned for r in view.rows[:RANKS + 1]) and not any(r.pinned for r in view.rows[RANKS + 1:])
+    assert sum(r.track in view.pinned for r in view.rows) == RANKS  # moved to the band, not copied
+    view.scroll.setValue(view.scroll.maximum())  # scroll to the bottom: the band stays
+    assert view.scroll.maximum() > 0
+    band_row = view.rows[1]
+    y = RULER + view.row_top(band_row) + ROW_H // 2
+    assert view.row_top(band_row) == band_row.y
+    x = int(view.x_of(int(trace.start[0]) + 40_000))  # inside the first slice of every lane (ns)
+    picked = view.slice_at(QPoint(x, y))
+    assert picked >= 0 and int(trace.track[picked]) == band_row.track
+    image = view.grab().toImage()
+    assert image.pixel(x, y) != BACKGROUND  # the pinned lane is painted in its band
+    below = view.row_at_y(RULER + view.pinned_h + 2)
+    assert below is not None and not below.pinned  # under the band: what scrolled there
+    view.toggle_pinned(band_row.track)
+    assert len(view.pinned) == RANKS - 1 and view.pinned_h == HEADER_H + (RANKS - 1) * ROW_H
+
+
+def test_right_click_pins_and_the_finder_goes_to_a_track(qtbot, view, trace):
+    track = _track(trace, "rank15 / compute")
+    menu = view.track_menu(track)
+    pin = next(a for a in menu.actions() if a.text().startswith("Pin "))
+    pin.trigger()
+    assert view.pinned == [track]
+    assert any(a.text() == "Unpin all" for a in view.track_menu(track).actions())
+    other = _track(trace, "rank12 / hccl group tp")
+    view.go_to_track(other)
+    row = next(r for r in view.rows if r.track == other and r.depth == 0)
+    assert view.pinned_h <= view.row_top(row) <= view.height() - RULER - row.h
+    assert view.row_at_y(RULER + view.row_top(row) + 2) is row
+    view.set_trace(trace)  # the same trace shown again keeps its pins
+    assert view.pinned == [track]
+    assert np.all(np.asarray([r.y for r in view.rows]) == np.sort([r.y for r in view.rows]))
