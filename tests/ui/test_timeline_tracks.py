@@ -101,3 +101,35 @@ def test_right_click_pins_and_the_finder_goes_to_a_track(qtbot, view, trace):
     view.set_trace(trace)  # the same trace shown again keeps its pins
     assert view.pinned == [track]
     assert np.all(np.asarray([r.y for r in view.rows]) == np.sort([r.y for r in view.rows]))
+
+
+def test_markers_drop_at_the_mouse_and_list_their_gaps(qtbot, view, trace):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QCursor
+
+    from studio.ui.panels.profiler.markers import MARKER
+
+    view.setFocus()
+    x1, x2 = GUTTER + 200, GUTTER + 500
+    times = []
+    for x in (x2, x1):  # dropped out of order: listed in time order
+        QCursor.setPos(view.mapToGlobal(QPoint(x, 200)))
+        if view.mapFromGlobal(QCursor.pos()).x() != x:  # no pointer on this platform: place it by time
+            view.add_marker(view.time_at(x))
+        else:
+            qtbot.keyClick(view, Qt.Key.Key_K)
+        times.append(view.time_at(x))
+    assert view.markers == sorted(int(round(t)) for t in times)
+    labels = view.marker_labels()
+    assert labels[0].startswith("M1 at ") and labels[1].startswith("M2 at ") and "(+" in labels[1]
+    image = view.grab().toImage()
+    assert image.pixelColor(int(view.x_of(view.markers[0])), 4) == MARKER  # its flag in the ruler
+    menu = view.markers_menu()
+    assert [a.text() for a in menu.actions() if a.menu()] == labels
+    view.zoom(0.1)
+    view.go_to_marker(1)
+    assert abs((view.t0 + view.t1) / 2 - view.markers[1]) < 1
+    view.remove_marker(0)
+    assert len(view.markers) == 1 and view.marker_labels()[0].startswith("M1 at ")
+    view.clear_markers()
+    assert not view.markers and not view.markers_menu().actions()[0].isEnabled()

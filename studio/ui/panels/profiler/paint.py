@@ -33,7 +33,8 @@ KEYS_HELP = ("W / S: zoom in / out    A / D: pan    F: fit selection or all    E
              "wheel: zoom at the cursor (Shift+wheel, or over the names: scroll)\n"
              "drag: pan    Shift+drag, or drag on the ruler: select a range\n"
              "click: select a slice    click a process name: collapse / expand\n"
-             "right-click a track name: pin it under the ruler    Ctrl+P: find a track")
+             "right-click a track name: pin it under the ruler    Ctrl+P: find a track\n"
+             "K: drop a marker (right-click the ruler: the markers)")
 MIN_LABEL_PX = 36
 
 
@@ -60,6 +61,7 @@ class TimelinePainting:
         self._paint_overlays(painter)
         self._paint_gutter(painter)
         self._paint_ruler(painter)
+        self.paint_markers(painter, RULER)
         painter.end()
         self.last_frame_ms = (time.perf_counter() - began) * 1000
 

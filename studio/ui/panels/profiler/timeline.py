@@ -22,6 +22,7 @@ from studio.tools.profiler.model import Trace
 from studio.ui.panels.profiler.layout import Row, build_rows, content_height, pinned_height, row_at
 from studio.ui.panels.profiler.paint import BANDS, GUTTER, KEYS_HELP, RULER, TimelinePainting
 from studio.ui.panels.profiler.timefmt import format_duration
+from studio.ui.panels.profiler.markers import TimelineMarkers
 from studio.ui.panels.profiler.track_actions import TrackActions
 
 __all__ = ["GUTTER", "RULER", "TimelineView"]
@@ -58,7 +59,7 @@ def short_value(value) -> str:
     return text[:cut if cut > 0 else MAX_VALUE].rstrip(",; ") + " …"
 
 
-class TimelineView(TimelinePainting, TrackActions, QWidget):
+class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
     """Signals: slice_selected(int, -1 for none), range_selected(int, int) in ns."""
 
     slice_selected = Signal(int)
@@ -73,6 +74,7 @@ class TimelineView(TimelinePainting, TrackActions, QWidget):
         self.rows: list[Row] = []
         self.collapsed: set[str] = set()
         self.pinned: list[int] = []  # track ids, in the order pinned
+        self.markers: list[int] = []  # marker times (ns), sorted
         self.pinned_h = 0
         self.thresholds = (0.05, 0.10)
         self.t0, self.t1 = 0.0, 1.0
@@ -100,7 +102,7 @@ class TimelineView(TimelinePainting, TrackActions, QWidget):
         :func:`stats.share_by_name_id` when already computed (they give the colours; computing
         them here would stall the GUI on big traces)."""
         if trace is not self.trace:
-            self.pinned = []  # track ids mean nothing in another trace
+            self.pinned, self.markers = [], []  # track ids and times mean nothing in another trace
         self.trace = trace
         self.selected, self.range = -1, None
         self.set_highlighted(np.zeros(0, np.int64))
@@ -157,6 +159,12 @@ class TimelineView(TimelinePainting, TrackActions, QWidget):
     def toggle_pinned(self, track: int) -> None:
         """Pin ``track`` (at the end of the band), or unpin it."""
         self.set_pinned([t for t in self.pinned if t != track] if track in self.pinned else [*self.pinned, track])
+
+    def gutter_width(self) -> int:
+        return GUTTER
+
+    def ruler_height(self) -> int:
+        return RULER
 
     # ------------------------------------------------------------------ rows on screen
     def row_top(self, row: Row) -> int:
@@ -343,6 +351,8 @@ class TimelineView(TimelinePainting, TrackActions, QWidget):
             self.step_on_row(1 if key == Qt.Key.Key_Period else -1)
         elif key == Qt.Key.Key_P and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.find_track()
+        elif key == Qt.Key.Key_K and self.trace is not None:
+            self.add_marker(self.marker_time_here())
         elif key == Qt.Key.Key_Escape:
             self.range = None
             self.set_highlighted(np.zeros(0, np.int64))
@@ -363,6 +373,9 @@ class TimelineView(TimelinePainting, TrackActions, QWidget):
     def mousePressEvent(self, event: QMouseEvent) -> None:  # Qt override
         pos = event.position().toPoint()
         self.setFocus()
+        if event.button() == Qt.MouseButton.RightButton and pos.y() < RULER and self.trace is not None:
+            self.markers_menu().popup(event.globalPosition().toPoint())
+            return
         if event.button() == Qt.MouseButton.RightButton and pos.x() < GUTTER:
             row = self.row_at_y(pos.y())
             if row is not None and row.kind == "slices":

@@ -1,0 +1,103 @@
+"""Timeline markers (K): flags at moments worth coming back to, drawn across every track.
+
+K drops a marker at the time under the mouse (else at the selected slice's start, else mid-window);
+each marker is labelled M1, M2, … in time order with its distance from the one before, so the gap
+between two events on different ranks reads directly. Right-click the ruler for the list: go to a
+marker, remove one, or clear them all.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QMenu
+
+from studio.ui.panels.profiler.timefmt import format_duration
+
+MARKER = QColor("#E65100")
+
+
+class TimelineMarkers:
+    """Markers of :class:`TimelineView` (state: ``self.markers``, sorted trace times in ns)."""
+
+    def add_marker(self, t: float) -> int:
+        """Add a marker at ``t`` (ns); returns its index in time order."""
+        t = int(round(t))
+        if t in self.markers:
+            return self.markers.index(t)
+        index = bisect.bisect(self.markers, t)
+        self.markers.insert(index, t)
+        self.update()
+        return index
+
+    def marker_time_here(self) -> float:
+        """Where K puts a marker: under the mouse, else the selected slice's start, else mid-window."""
+        pos = self.mapFromGlobal(self.cursor().pos())
+        if self.rect().contains(pos) and pos.x() >= self.gutter_width():
+            return self.time_at(pos.x())
+        if self.selected >= 0 and self.trace is not None:
+            return float(self.trace.start[self.selected])
+        return (self.t0 + self.t1) / 2
+
+    def remove_marker(self, index: int) -> None:
+        if 0 <= index < len(self.markers):
+            del self.markers[index]
+            self.update()
+
+    def clear_markers(self) -> None:
+        self.markers.clear()
+        self.update()
+
+    def go_to_marker(self, index: int) -> None:
+        """Centre the window on marker ``index`` (the zoom stays)."""
+        if 0 <= index < len(self.markers):
+            half = (self.t1 - self.t0) / 2
+            self.set_window(self.markers[index] - half, self.markers[index] + half)
+
+    def marker_labels(self) -> list[str]:
+        """``M1 at 1.234 ms``, ``M2 at 1.500 ms (+266 µs)``, … in time order."""
+        out = []
+        for i, t in enumerate(self.markers):
+            gap = f" (+{format_duration(t - self.markers[i - 1])})" if i else ""
+            out.append(f"M{i + 1} at {format_duration(t)}{gap}")
+        return out
+
+    def markers_menu(self) -> QMenu:
+        """The ruler's right-click menu: each marker (go to / remove), clear all."""
+        menu = QMenu(self)
+        if not self.markers:
+            action = menu.addAction("No markers: press K over the timeline to drop one")
+            action.setEnabled(False)
+            return menu
+        for i, label in enumerate(self.marker_labels()):
+            sub = menu.addMenu(label)
+            sub.addAction("Go to", lambda i=i: self.go_to_marker(i))
+            sub.addAction("Remove", lambda i=i: self.remove_marker(i))
+        menu.addSeparator()
+        menu.addAction("Clear markers", self.clear_markers)
+        return menu
+
+    def paint_markers(self, painter: QPainter, ruler: int) -> None:
+        """A line across the tracks and a flag in the ruler for each marker in view."""
+        if not self.markers:
+            return
+        left = self.gutter_width()
+        right = self.width() - self.scroll.width()
+        for i, t in enumerate(self.markers):
+            if not self.t0 <= t <= self.t1:
+                continue
+            x = int(self.x_of(t))
+            painter.setPen(QPen(MARKER, 1, Qt.PenStyle.DashLine))
+            painter.drawLine(x, ruler, x, self.height())
+            label = f"M{i + 1}" + (f" +{format_duration(t - self.markers[i - 1])}" if i else "")
+            width = painter.fontMetrics().horizontalAdvance(label) + 6
+            if x >= left and x + width <= right:
+                painter.fillRect(QRect(x, 0, width, ruler - 10), MARKER)
+                painter.setPen(QColor("#FFFFFF"))
+                painter.drawText(QRect(x, 0, width, ruler - 10), Qt.AlignmentFlag.AlignCenter, label)
+            elif x >= left:
+                painter.fillRect(QRect(x - 3, 0, 6, ruler - 10), MARKER)
+        painter.setPen(QPen(QColor("#000000")))
+
