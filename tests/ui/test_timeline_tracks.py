@@ -133,3 +133,30 @@ def test_markers_drop_at_the_mouse_and_list_their_gaps(qtbot, view, trace):
     assert len(view.markers) == 1 and view.marker_labels()[0].startswith("M1 at ")
     view.clear_markers()
     assert not view.markers and not view.markers_menu().actions()[0].isEnabled()
+
+
+def test_shift_drag_over_rows_selects_an_area_of_those_tracks(qtbot, view, trace):
+    from PySide6.QtCore import Qt
+
+    from studio.tools.profiler.area import breakdown
+
+    rows = [r for r in view.rows if r.kind == "slices"]
+    first, last = rows[1], rows[4]  # rank0's dp lane down to rank1's compute lane
+    got = []
+    view.area_selected.connect(lambda t0, t1, tracks: got.append((t0, t1, tracks)))
+    ya, yb = RULER + view.row_top(first) + 5, RULER + view.row_top(last) + 5
+    qtbot.mousePress(view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(GUTTER + 50, ya))
+    qtbot.mouseMove(view, QPoint(GUTTER + 400, yb))
+    qtbot.mouseRelease(view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(GUTTER + 400, yb))
+    assert len(got) == 1
+    t0, t1, tracks = got[0]
+    assert tracks == [r.track for r in rows[1:5]]
+    assert [trace.track_label(t) for t in tracks] == ["rank0 / hccl group dp", "rank0 / hccl group tp",
+                                                      "rank1 / compute", "rank1 / hccl group dp"]
+    split = breakdown(trace, t0, t1, tracks)  # the lanes run at the same moments: comm is overlapped
+    assert split.computing_ns > 0 and split.free_ns > 0 and split.communication_not_overlapped_ns == 0
+    assert split.computing_ns + split.communication_not_overlapped_ns + split.free_ns == t1 - t0
+    lanes = breakdown(trace, t0, t1, tracks[:2])  # the HCCL lanes alone: all communication
+    assert lanes.computing_ns == 0 and lanes.communication_not_overlapped_ns == split.computing_ns
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert view.area_tracks == [] and view.range is None

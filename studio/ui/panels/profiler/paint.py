@@ -186,6 +186,10 @@ class TimelinePainting:
             painter.setPen(QPen(QColor("#1976D2"), 1))
             painter.drawLine(int(xa), RULER, int(xa), self.height())
             painter.drawLine(int(xb), RULER, int(xb), self.height())
+            painter.setPen(QPen(QColor("#0D47A1"), 2))
+            for row in self.visible_rows():  # the rows of an area: outlined inside the range
+                if row.kind == "slices" and row.track in self.area_tracks:
+                    painter.drawRect(QRect(int(xa), RULER + self.row_top(row), max(1, int(xb - xa)), row.h))
         painter.setClipping(False)
 
     def _outline(self, painter: QPainter, index: int) -> None:

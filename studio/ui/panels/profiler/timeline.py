@@ -64,6 +64,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
 
     slice_selected = Signal(int)
     range_selected = Signal(object, object)
+    area_selected = Signal(object, object, object)  # t0, t1 (ns) and the track ids a Shift+drag spanned
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -83,6 +84,8 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._hl_start = np.zeros(0, np.int64)
         self._hl_longest = 0
         self.range: tuple[int, int] | None = None
+        self.area_tracks: list[int] = []  # the tracks of the selected area ([] = a time range on every track)
+        self._drag_y = 0
         self.last_frame_ms = 0.0
         self._colours = np.zeros(0, np.uint32)
         self._share = np.zeros(0)
@@ -104,7 +107,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         if trace is not self.trace:
             self.pinned, self.markers = [], []  # track ids and times mean nothing in another trace
         self.trace = trace
-        self.selected, self.range = -1, None
+        self.selected, self.range, self.area_tracks = -1, None, []
         self.set_highlighted(np.zeros(0, np.int64))
         self._label_cache.clear()
         if trace is not None:
@@ -165,6 +168,16 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
 
     def ruler_height(self) -> int:
         return RULER
+
+    def tracks_between(self, y_a: int, y_b: int) -> list[int]:
+        """The track ids of the slice rows drawn between widget heights ``y_a`` and ``y_b``."""
+        top, bottom = sorted((y_a, y_b))
+        found = []
+        for row in self.visible_rows():
+            y = RULER + self.row_top(row)
+            if row.kind == "slices" and y < bottom and y + row.h > top and row.track not in found:
+                found.append(row.track)
+        return found
 
     # ------------------------------------------------------------------ rows on screen
     def row_top(self, row: Row) -> int:
@@ -354,7 +367,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         elif key == Qt.Key.Key_K and self.trace is not None:
             self.add_marker(self.marker_time_here())
         elif key == Qt.Key.Key_Escape:
-            self.range = None
+            self.range, self.area_tracks = None, []
             self.set_highlighted(np.zeros(0, np.int64))
             self.select_slice(-1)
         else:
@@ -390,6 +403,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
             return
         selecting = pos.y() < RULER or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self._drag = ("range" if selecting else "pan", pos.x(), self.t0, self.t1)
+        self._drag_y = pos.y()  # a Shift+drag in the tracks selects an area: these rows down to the release
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # Qt override
         pos = event.position().toPoint()
@@ -440,8 +454,12 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         pos = event.position().toPoint()
         moved = abs(pos.x() - x_start) > 3
         if mode == "range" and moved and self.range is not None:
+            self.area_tracks = self.tracks_between(self._drag_y, pos.y()) if self._drag_y >= RULER else []
             self.range_selected.emit(self.range[0], self.range[1])
+            if self.area_tracks:
+                self.area_selected.emit(self.range[0], self.range[1], list(self.area_tracks))
         elif not moved:
             self.range = None if mode == "range" else self.range
+            self.area_tracks = [] if mode == "range" else self.area_tracks
             self.select_slice(self.slice_at(pos), centre=False)
 
