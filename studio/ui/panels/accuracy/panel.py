@@ -94,7 +94,7 @@ class AccuracyPanel(Fp16Tools, MsprobeOpening, Panel):
         self.mapping_button.setToolTip('Compare again through a fused-op mapping: the converter\'s report '
                                        '("node_mapping") or {"converted op": ["original op", ...]}')
         self.mapping_button.clicked.connect(self._on_pick_mapping)
-        from studio.ui.panels.run.host_button import host_button
+        from studio.ui.widgets.host_button import host_button
 
         # the host actions, shared with the Run menu
         self.host_button, self.host_actions = host_button(self, self.links, {

@@ -147,7 +147,7 @@ class ProfilerPanel(Panel):
                                   "no profiler) with ONNX Runtime here or with Studio's engine on an SSH host, as "
                                   "`studio bench MODEL.onnx [--host NAME]`; the numbers open in Summary and Compare",
                                   lambda: self.ask_bench(), self)
-        from studio.ui.panels.run.host_button import host_button
+        from studio.ui.widgets.host_button import host_button
 
         # the host actions, shared with the Run menu
         self.host_button, self.host_actions = host_button(self, self.links, {
@@ -253,7 +253,7 @@ class ProfilerPanel(Panel):
         handle.cancelled.connect(lambda: self.info.setText(f"Profiling {model.name} cancelled"))
 
     def _ask_shapes(self, need: local.NeedShapes) -> None:
-        from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+        from studio.ui.widgets.shape_dialog import ShapeDialog
 
         self.info.setText(f"{need.model.name} has dynamic input dims: give their sizes to profile it")
         dialog = self.shape_dialog = ShapeDialog(need.model.name, need.specs, self)
@@ -355,7 +355,7 @@ class ProfilerPanel(Panel):
         from studio.ui.panels.profiler.bench_job import bench_line
 
         if isinstance(outcome, local.NeedShapes):
-            from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+            from studio.ui.widgets.shape_dialog import ShapeDialog
 
             self.info.setText(f"{outcome.model.name} has dynamic input dims: give their sizes to benchmark it")
             dialog = self.shape_dialog = ShapeDialog(outcome.model.name, outcome.specs, self, action="benchmark")
