@@ -1,14 +1,9 @@
 """The Accuracy dock panel (findings, per-op table, scatter, drill-down).
 
-The panel class is imported on first use, so the Qt-free parts (``state``) import without Qt.
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
 """
 
+from studio.ui.panels.lazy import panel_getattr
+
 __all__ = ["AccuracyPanel"]
-
-
-def __getattr__(name: str):
-    if name == "AccuracyPanel":
-        from studio.ui.panels.accuracy.panel import AccuracyPanel
-
-        return AccuracyPanel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = panel_getattr(__name__, "AccuracyPanel")

@@ -1,14 +1,9 @@
 """The Profiler dock panel (timeline, statistics, summary, comparison).
 
-The panel class is imported on first use, so the Qt-free parts (``state``) import without Qt.
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
 """
 
+from studio.ui.panels.lazy import panel_getattr
+
 __all__ = ["ProfilerPanel"]
-
-
-def __getattr__(name: str):
-    if name == "ProfilerPanel":
-        from studio.ui.panels.profiler.panel import ProfilerPanel
-
-        return ProfilerPanel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = panel_getattr(__name__, "ProfilerPanel")
