@@ -5,8 +5,6 @@ ONNX Runtime dumps."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,20 +38,13 @@ def compared(tmp_path_factory):
     return folder, result
 
 
-def test_the_module_imports_without_qt():
-    code = ("import sys, studio.ui.panels.accuracy.state\n"
-            "print([m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
-
-
 def test_two_dumps_make_a_pair_and_a_lone_one_waits(tmp_path):
     state = st.AccuracyState()
     state.result = object()  # an old comparison on screen
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     assert state.queue_dump(a) is None and state.result is None and state.pending == [a]
     assert "<b>a</b>" in state.waiting_text() and "second dump" in state.waiting_text()
-    assert state.golden_read_text(a, "FP32 <run>") .count("FP32 &lt;run&gt;") == 1  # escaped
+    assert state.golden_read_text(a, "FP32 <run>").count("FP32 &lt;run&gt;") == 1  # escaped
     assert state.golden_read_text(b, "x") is None  # not the one waiting
     assert state.queue_dump(a) is None and state.pending == [a]  # the same folder twice is one
     assert state.queue_dump(b) == (a, b) and state.pending == []

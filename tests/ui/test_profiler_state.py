@@ -4,13 +4,12 @@ and the rows its tables show, on real trace files read by the real loader."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from studio.jobs import run_job
 from studio.ui.panels.profiler import state as st
 
 
@@ -24,15 +23,6 @@ def write_trace(path: Path, names: list[str], model: str | None = None) -> Path:
     return path
 
 
-def run(job):
-    """Drive a job generator to its end and return its result."""
-    try:
-        while True:
-            next(job)
-    except StopIteration as done:
-        return done.value
-
-
 @pytest.fixture
 def two(tmp_path):
     (tmp_path / "a").mkdir()
@@ -43,14 +33,7 @@ def two(tmp_path):
 
 
 def load(path: Path) -> st.Loaded:
-    return run(st.load_job(path, None))
-
-
-def test_the_module_imports_without_qt():
-    code = ("import sys, studio.ui.panels.profiler.state\n"
-            "print([m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    return run_job(st.load_job(path, None))
 
 
 def test_labels_stay_unique_and_routes_are_remembered(two):
@@ -83,7 +66,7 @@ def test_pending_range_and_compare_wait_for_their_profiles(two):
 
 def test_find_steps_through_matches_in_time_order_and_wraps(two):
     trace = two[0].trace
-    found = run(st.find_job(trace, "conv", None))
+    found = run_job(st.find_job(trace, "conv", None))
     assert [trace.slice_name(int(i)) for i in found] == ["Conv", "conv_tail"]
     assert list(np.asarray(trace.start)[found]) == sorted(np.asarray(trace.start)[found])
     state = st.ProfilerState()
@@ -105,7 +88,7 @@ def test_table_rows_and_overlay(two):
     assert relu[1] == 2 and relu[2] == pytest.approx(20.0)  # count, total µs
     rows = dict(map(tuple, st.slice_rows(trace, int(trace.slices_named("Relu")[0]))))
     assert rows["Name"] == "Relu" and rows["Duration"] == "10.00 µs" and rows["args.shape"] == "[1, 3]"
-    in_range = run(st.range_job(trace, 0, 26_000, None))  # the first two slices (ns)
+    in_range = run_job(st.range_job(trace, 0, 26_000, None))  # the first two slices (ns)
     assert sorted(row[0] for row in st.range_rows(in_range)) == ["Conv", "Relu"]
     facts = dict(map(tuple, st.summary_rows(loaded)))
     assert facts["Slices"] == "4" and facts["Source"] == str(loaded.path.resolve())

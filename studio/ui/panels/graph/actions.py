@@ -8,9 +8,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-from studio.errors import UserError
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.sizes import ask_input_sizes
+from studio.ui.panels.graph.state import failure_text
 
 
 class GraphActions:
@@ -61,8 +61,7 @@ class GraphActions:
             make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
         handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: export failed: {exc.what if isinstance(exc, UserError) else exc}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc, "export failed: ")))
         return handle
 
     def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
@@ -91,8 +90,7 @@ class GraphActions:
                 self.details.show_model(model, side.graph or model.main)
             self.status.emit(f"Graph: {changed:,} shapes taken from a run of {model.path.name}")
         handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc)))
         return handle
 
     def _on_stats_requested(self, tensor, row) -> None:
