@@ -21,7 +21,9 @@ def test_engines_do_not_import_qt():
     assert "Engines stay Qt-free KEPT" in result.stdout
     for contract in ("Layers: ui | commands > tools > targets > remote > core",
                      "Tool engines are independent of each other",
-                     "Only the remote layer and the SSH target import paramiko"):
+                     "Only the remote layer and the SSH target import paramiko",
+                     "Panels are independent of each other",
+                     "Panel state stays Qt-free"):
         assert f"{contract} KEPT" in result.stdout
 
 

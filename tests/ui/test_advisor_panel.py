@@ -131,7 +131,7 @@ def test_profiler_zooms_to_a_requested_range(qtbot, tmp_path):
     profiler.request_load.connect(lambda p: (opened.append(p), profiler.open_file(formats.detect(p))))
     profiler.links.show_time_range.emit(trace, 5_000_000, 900_000_000)
     assert opened == [trace]
-    qtbot.waitUntil(lambda: profiler._pending_range is None and profiler.current is not None, timeout=20000)
+    qtbot.waitUntil(lambda: profiler.state.pending_range is None and profiler.current is not None, timeout=20000)
     t0, t1 = profiler.timeline.t0, profiler.timeline.t1
     assert t0 <= 5_000_000 and t1 >= 900_000_000 and t1 - t0 < 1.1 * 895_000_000  # zoomed to the range
     qtbot.waitUntil(lambda: profiler.bottom.currentWidget() is profiler.range_table, timeout=20000)

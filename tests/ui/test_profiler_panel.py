@@ -96,7 +96,7 @@ def test_zoom_hover_range_find_and_compare(qtbot, panel, tmp_path, monkeypatch):
     assert sum(r[1] for r in panel.range_table.model.rows) == int(inside.sum())
     # find with next/previous
     panel.find.setText("relu")
-    qtbot.waitUntil(lambda: panel._matches.size == 133, timeout=5000)
+    qtbot.waitUntil(lambda: panel.state.matches.size == 133, timeout=5000)
     panel.find_next(1)
     panel.find_next(1)
     assert trace.slice_name(view.selected) == "relu" and panel.match_label.text() == "2 / 133"

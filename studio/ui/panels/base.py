@@ -18,6 +18,13 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 
 
+def state_property(name: str, doc: str = "") -> property:
+    """An attribute of the panel that reads and writes ``self.state.<name>`` (the panel's Qt-free
+    state object), so callers keep the panel's own name for it."""
+    return property(lambda self: getattr(self.state, name), lambda self, value: setattr(self.state, name, value),
+                    doc=doc or f"The panel state's ``{name}``.")
+
+
 class Panel(QWidget):
     """A dockable tool panel.
 

@@ -1,5 +1,9 @@
-"""The advisor panel."""
+"""The advisor panel.
 
-from studio.ui.panels.advisor.panel import AdvisorPanel
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
+"""
+
+from studio.ui.panels.lazy import panel_getattr
 
 __all__ = ["AdvisorPanel"]
+__getattr__ = panel_getattr(__name__, "AdvisorPanel")

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -30,20 +29,14 @@ from PySide6.QtWidgets import (
 
 from studio.formats import Detected
 from studio.ui.links import Overlay
+from studio.ui.panels.advisor import state as st
 from studio.ui.panels.advisor.findings_view import FindingsTree, finding_html
+from studio.ui.panels.advisor.fixing import Fixing
+from studio.ui.panels.advisor.state import AUTO_DEVICE, EMPTY, INPUTS
 from studio.ui.panels.base import Panel
 
-INPUTS = (("model", "Model", "ONNX or OM model"),
-          ("profile", "Profile", "studio profile run folder, PROF_* / ASCEND_PROFILER_OUTPUT folder, trace JSON or CSV"),
-          ("accuracy", "Accuracy", "comparison CSV (studio compare, fp16-check, msaccucmp) or its JSON"),
-          ("bench", "Benchmark", "benchmark JSON (studio profile run --json, ais_bench summary)"))
-AUTO_DEVICE = "automatic"
-_EMPTY = ("<p>No report yet.</p><p>Give any of a model, a profile, an accuracy result and a benchmark, then "
-          "<b>Advise</b>. From the command line: <code>studio advise --model M --profile P --accuracy R "
-          "-o report.html</code>.</p>")
 
-
-class AdvisorPanel(Panel):
+class AdvisorPanel(Fixing, Panel):
     """One report over graph, profile, accuracy and benchmark, with a roofline and a fix loop."""
 
     NAME = "advisor"
@@ -118,7 +111,7 @@ class AdvisorPanel(Panel):
                                                                               focus=True))
         self.detail = QTextBrowser(self)
         self.detail.setOpenExternalLinks(True)
-        self.detail.setHtml(_EMPTY)
+        self.detail.setHtml(EMPTY)
         self.performance = QTextBrowser(self)
         self.before_after = QTextBrowser(self)
         self.before_after.setHtml("<p>Tick findings with an automatic fix and press <b>Apply fixes…</b>: the fixed "
@@ -192,16 +185,7 @@ class AdvisorPanel(Panel):
         """A saved report (JSON) opens as it is."""
         path = detected.path
 
-        def job(cancel):
-            import json
-
-            from studio.jobs import Progress
-            from studio.tools.advisor.model import Report
-
-            yield Progress(None, f"reading {path.name}")
-            return Report.from_json(json.loads(path.read_text(encoding="utf-8")))
-
-        handle = self.runner.start(f"Opening {path.name}", job, key="advisor-open")
+        handle = self.runner.start(f"Opening {path.name}", lambda cancel: st.read_report_job(path), key="advisor-open")
         handle.finished.connect(self.show_report)
         handle.failed.connect(lambda exc, _tb: self.verdict.setText(f"Could not open {path.name}: "
                                                                     f"{str(exc).splitlines()[0]}"))
@@ -215,8 +199,7 @@ class AdvisorPanel(Panel):
         if not any(paths.values()):
             self.verdict.setText("Give at least one input: a model, a profile, an accuracy result or a benchmark.")
             return
-        device = self.device.currentText()
-        device = None if device in ("", AUTO_DEVICE) else device
+        device = st.chosen_device(self.device.currentText())
         self.verdict.setText("Advising…")
         self.advise_button.setEnabled(False)
         handle = self.runner.start("Advising", lambda cancel: advise(paths["model"], paths["profile"], paths["accuracy"],
@@ -238,23 +221,19 @@ class AdvisorPanel(Panel):
         self.advise_button.setEnabled(True)
         self.export_button.setEnabled(True)
         summary = report.summary()
-        counts = ", ".join(f"{n} {k}" for k, n in summary["by_severity"].items() if n)
-        self.verdict.setText(f"<b>{summary['verdict']}</b> — {summary['findings']} finding(s)"
-                             + (f" ({counts})" if counts else ""))
+        self.verdict.setText(st.verdict_text(summary))
         self.verdict.setToolTip("\n".join(report.notes))
-        for key, value in (("model", report.model_path), ("profile", report.profile_path),
-                           ("accuracy", report.inputs.get("accuracy")), ("bench", report.inputs.get("bench"))):
+        for key, value in st.report_inputs(report).items():
             if value and not self.edits[key].text():
                 self.edits[key].setText(str(value))
         self.tree.show_findings(report.sorted_findings())
-        self.apply_button.setEnabled(bool(report.model_path and str(report.model_path).endswith(".onnx")
-                                          and any(f.fix for f in report.findings)))
+        self.apply_button.setEnabled(st.can_apply_fixes(report))
         first = report.sorted_findings()[:1]
         # the first finding is shown, not selected: opening a report must not move the graph's selection
-        self.detail.setHtml(_EMPTY if not first else finding_html(first[0]) +
+        self.detail.setHtml(EMPTY if not first else finding_html(first[0]) +
                             "<p><i>Click a finding to read its evidence; its nodes are selected in the graph and "
                             "its time range in the timeline (double click: go there).</i></p>")
-        self.performance.setHtml(performance_html(report))
+        self.performance.setHtml(st.performance_html(report))
         if self.roofline is None:
             from studio.ui.panels.advisor.roofline_plot import RooflinePlot
 
@@ -272,8 +251,7 @@ class AdvisorPanel(Panel):
             return
         self.detail.setHtml(finding_html(finding))
         self.tabs.setCurrentWidget(self.detail)
-        model = Path(self.report.model_path) if self.report and self.report.model_path else None
-        profile = Path(self.report.profile_path) if self.report and self.report.profile_path else None
+        model, profile = st.report_model(self.report), st.report_profile(self.report)
         graph_nodes = [n for n in finding.nodes if n]
         if graph_nodes and model is not None and finding.category != "msprof-analyze":
             self.links.show_node.emit(model, graph_nodes[0])
@@ -289,116 +267,7 @@ class AdvisorPanel(Panel):
                 self.links.focus.emit("graph")
 
     def _on_op_clicked(self, name: str) -> None:
-        model = Path(self.report.model_path) if self.report and self.report.model_path else None
-        self.links.show_node.emit(model, name)
+        self.links.show_node.emit(st.report_model(self.report), name)
         self.status.emit(f"Advisor: {name} selected in the graph")
 
     # ------------------------------------------------------------------ fixes and export
-    def apply_fixes(self, output: Path | None = None) -> None:
-        """Apply the ticked fixes with the closed loop (a job); ``output`` asked for when None."""
-        from studio.tools.advisor.fixes import FIXES
-
-        if self.report is None or not self.report.model_path:
-            return
-        ticked = self.tree.ticked()
-        fixes = list(dict.fromkeys(f.fix for f in ticked))
-        if not fixes:
-            self.verdict.setText("Tick at least one finding with an automatic fix.")
-            return
-        model = Path(self.report.model_path)
-        if output is None:
-            start = (self.workspace_folder or model.parent) / f"{model.stem}_fixed.onnx"
-            name, _ = QFileDialog.getSaveFileName(self, "Save the fixed model", str(start), "ONNX models (*.onnx)")
-            if not name:
-                return
-            output = Path(name)
-        risky = [f for f in fixes if FIXES[f].changes_accuracy]
-        profile = Path(self.report.profile_path) if self.report.profile_path else None
-        baseline = profile if profile is not None and (profile / "studio_profile.json").is_file() else None
-        from studio.tools.advisor.loop import closed_loop
-
-        self.verdict.setText(f"Applying {', '.join(fixes)}, profiling again, checking accuracy…")
-        self.apply_button.setEnabled(False)
-        handle = self.runner.start("Applying fixes", lambda cancel: closed_loop(
-            model, output, fixes, allow_accuracy_change=bool(risky), baseline=baseline, cancel=cancel),
-            key=f"advisor-loop:{model}")
-        handle.finished.connect(self._on_looped)
-        handle.failed.connect(lambda exc, _tb: (self.verdict.setText(f"Apply failed: {str(exc).splitlines()[0]}"),
-                                                self.apply_button.setEnabled(True)))
-
-    def _on_looped(self, result) -> None:
-        self.loop_result = result
-        self.apply_button.setEnabled(True)
-        if self.report is not None:
-            self.report.loop = result.to_json()
-        from studio.tools.advisor.render_html import loop_html
-
-        self.before_after.setHtml(loop_html(result.to_json()))
-        self.tabs.setCurrentWidget(self.before_after)
-        from html import escape
-
-        from studio.tools.advisor.loop import change_text
-
-        latency = change_text(result.to_json())
-        cosines = ", ".join(f"{o['output']} {o['cosine']:.6f}" for o in result.outputs)
-        grew = "".join(f" <b>Warning:</b> {escape(w)}." for w in result.applied.warnings)
-        self.verdict.setText(f"<b>{escape(result.applied.describe())}</b>.{grew} Latency {escape(latency)}; "
-                             f"cosine {cosines} — {'accuracy OK' if result.accuracy_passed else 'ACCURACY CHANGED'}")
-        self.status.emit(f"Advisor: fixed model {result.fixed} ({latency.split(';')[0]})")
-
-    def export_report(self, path: Path | None = None) -> Path | None:
-        """Write the report (HTML / Markdown / JSON by suffix); asks for the path when None."""
-        from studio.tools.advisor import write_report
-
-        if self.report is None:
-            return None
-        if path is None:
-            start = (self.workspace_folder or Path.home()) / "advisor_report.html"
-            name, _ = QFileDialog.getSaveFileName(self, "Export the report", str(start),
-                                                  "HTML (*.html);;Markdown (*.md);;JSON (*.json)")
-            if not name:
-                return None
-            path = Path(name)
-        try:
-            written = write_report(self.report, path)
-        except Exception as exc:  # noqa: BLE001 - a user error (bad suffix, unwritable) is shown, not raised
-            QMessageBox.warning(self, "Export", str(exc))
-            return None
-        self.status.emit(f"Advisor: report written to {written}")
-        return written
-
-
-def performance_html(report) -> str:
-    """The Model Performance Report section as rich text."""
-    from html import escape
-
-    perf = report.performance
-    rows = [("verdict", perf.get("verdict", ""))]
-    if perf.get("step_ms"):
-        rows += [("step", f"{perf['step_ms']:.3f} ms ({perf.get('step_source', '')})"),
-                 ("throughput", f"{perf.get('throughput_per_s', 0):.1f}/s at batch {perf.get('batch') or '?'}")]
-    rows += [(f"latency {k}", f"{v:.3f} ms") for k, v in (perf.get("latency_ms") or {}).items()]
-    for key in ("compute_utilisation", "bandwidth_utilisation"):
-        if key in perf:
-            rows.append((key.replace("_", " "), f"{perf[key]:.2%} (estimate)"))
-    if perf.get("time_by_bound"):
-        rows.append(("op time by bound", ", ".join(f"{k} {v:.0%}" for k, v in perf["time_by_bound"].items())))
-    dev = report.device
-    rows.append(("roofline device", f"{dev.get('name')}{' (estimate)' if dev.get('estimate') else ''}: "
-                                    f"{dev.get('source', '')}"))
-    out = ["<table cellpadding='3'>"] + [f"<tr><th align='left'>{escape(a)}</th><td>{escape(str(b))}</td></tr>"
-                                         for a, b in rows] + ["</table>"]
-    if perf.get("time_by_category"):
-        out.append("<h4>Time by op category</h4><table cellpadding='3'>")
-        out += [f"<tr><td>{escape(c['category'])}</td><td align='right'>{c['ms']:.3f} ms</td>"
-                f"<td align='right'>{c['share']:.1%}</td></tr>" for c in perf["time_by_category"]]
-        out.append("</table>")
-    if perf.get("top_ops"):
-        out.append("<h4>Top ops</h4><table cellpadding='3'>")
-        out += [f"<tr><td><code>{escape(o['name'])}</code></td><td>{escape(o['op_type'])}</td>"
-                f"<td align='right'>{o['ms']:.3f} ms</td><td align='right'>{o['share']:.1%}</td></tr>"
-                for o in perf["top_ops"]]
-        out.append("</table>")
-    if report.notes:
-        out.append("<h4>Notes</h4><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
-    return "".join(out)

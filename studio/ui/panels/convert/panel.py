@@ -11,8 +11,6 @@ SSH host (``atc_run.run_atc`` on a target); the .om that comes back opens in the
 
 from __future__ import annotations
 
-import re
-from collections import deque
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -20,7 +18,6 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QButtonGroup,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -32,51 +29,29 @@ from PySide6.QtWidgets import (
 
 from studio.errors import StudioError, UserError
 from studio.formats import Detected
-from studio.jobs import Progress
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
-from studio.ui.panels.base import Panel
+from studio.ui.panels.base import Panel, state_property
 from studio.ui.panels.convert.advanced_page import AdvancedPage
-from studio.ui.jobs import tee
-from studio.ui.panels.convert.atc_jobs import atc_job, with_percent
 from studio.ui.panels.convert.aipp_page import AippPage
-from studio.ui.panels.convert.model_page import ATC, LOCAL, ModelPage
-
-# finish()'s default: ask where a local conversion runs when SSH hosts exist.
-ASK = "ask"
-
-STEPS = ("1  Model && inputs", "2  Pre-processing (AIPP)", "3  Advanced && command")
-# AIPP files may name their model and a picture in comments ("# model: ../models/unet.onnx").
-_HINT = re.compile(r"^#\s*(model|preview):\s*(.+?)\s*$", re.MULTILINE)
+from studio.ui.panels.convert.model_page import ATC, ModelPage
+from studio.ui.panels.convert.running import Running
+from studio.ui.panels.convert.state import STEPS, ConvertState, aipp_config_path, call_job, read_aipp
 
 
-def _call(function, *args):
-    """Run a quick reader as a job (files are read on the worker thread, never the GUI's)."""
-    yield Progress(None, "reading")
-    return function(*args)
-
-
-def _read_aipp(path: Path):
-    from studio.tools.convert.aipp import load_aipp
-
-    config = load_aipp(path)
-    hints = {key: (path.parent / value).resolve()
-             for key, value in _HINT.findall(path.read_text(encoding="utf-8", errors="replace"))}
-    return config, {key: value for key, value in hints.items() if value.is_file()}
-
-
-class ConvertPanel(Panel):
+class ConvertPanel(Running, Panel):
     """The model converter wizard."""
 
     NAME = "convert"
     TITLE = "Converter"
 
+    result_path = state_property("result_path", "The converted model, or None.")
+    last_report = state_property("last_report", "The ConvertReport of the latest local conversion.")
+
     def __init__(self, runner: JobRunner, parent: QWidget | None = None, links: PanelLinks | None = None):
         super().__init__(runner, parent, links)
-        self.result_path: Path | None = None
-        self.last_report = None
+        self.state = ConvertState()
         self.job = None
-        self._lines: deque[str] = deque()  # every job line, filled on the worker thread (deque is thread-safe)
         self.model_page = ModelPage(self)
         self.aipp_page = AippPage(runner, self)
         self.advanced_page = AdvancedPage(self)
@@ -206,7 +181,7 @@ class ConvertPanel(Panel):
 
     def load_aipp(self, path: Path) -> None:
         """Parse an AIPP config as a job, then fill page 2 with its first block."""
-        handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: _call(_read_aipp, Path(path)))
+        handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: call_job(read_aipp, Path(path)))
         handle.finished.connect(lambda result: self._on_aipp_loaded(Path(path), *result))
         handle.failed.connect(self._on_job_failed)
 
@@ -225,7 +200,7 @@ class ConvertPanel(Panel):
         """Parse a fusion switch file as a job, then apply it on page 3."""
         from studio.tools.convert.fusion_switch import load_fusion_switch
 
-        handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: _call(load_fusion_switch, Path(path)))
+        handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: call_job(load_fusion_switch, Path(path)))
         handle.finished.connect(self._on_switches_loaded)
         handle.failed.connect(self._on_job_failed)
 
@@ -253,9 +228,7 @@ class ConvertPanel(Panel):
         loaded = self.aipp_page.unchanged_source()
         if loaded is not None:
             return loaded, None
-        output = self.model_page.output_edit.text().strip() or "converted"
-        base = Path(output[:-5] if output.endswith(".onnx") else output)
-        return base.with_name(base.name + "_aipp.cfg"), self.aipp_page.op().to_text()
+        return aipp_config_path(self.model_page.output_edit.text()), self.aipp_page.op().to_text()
 
     def options(self):
         """The ConvertOptions the three pages describe."""
@@ -312,139 +285,5 @@ class ConvertPanel(Panel):
             self.advanced_page.show_command("", str(exc))
 
     # -- running ------------------------------------------------------------------------------
-    def finish(self, where: str | None = ASK) -> None:
-        """Run the conversion (local job, or ATC) with the log streamed below the pages.
-
-        A local (ONNX) conversion runs on this computer (``where`` None) or with Studio's engine on
-        the SSH host ``where``; by default the user is asked when hosts exist.
-        """
-        from studio.tools.convert.convert import write_text_then
-
-        host, key = None, None
-        try:
-            options = self.options()
-            aipp_path, aipp_text = self.planned_aipp()
-            if self.model_page.mode == ATC:
-                from studio.tools.convert.atc_command import build_atc_argv, preview
-
-                argv = build_atc_argv(options, check_files=aipp_text is None)
-                if self.model_page.host_picker.current_name() is None:
-                    self._log(f"$ {preview(argv)}")  # nowhere to run it: the command can still be copied
-                host = self.model_page.host_picker.current_host()
-                make, key, message = atc_job(options, host, self.host_context, aipp_path, aipp_text)
-                self._log(message)
-                title = f"ATC on {host.name}: {options.model.name}" if host else f"ATC: {options.model.name}"
-            else:
-                from studio.tools.convert.convert import convert_model
-
-                if options.output is None:
-                    raise UserError("No output path", "page 1, Output", "Give the converted model's path.")
-                if where == ASK:
-                    hosts = sorted(self.host_context.store.hosts)
-                    if hosts:
-                        self._ask_where(options.model.name, hosts)
-                        return
-                    where = None
-                self._log(f"$ {' '.join(options.cli_argv())}" + (f" --host {where}" if where else ""))
-                if where:
-                    from studio.ui.panels.convert.on_engine import convert_on_host
-
-                    context = self.host_context
-                    make = lambda cancel: convert_on_host(context, where, options, cancel,  # noqa: E731
-                                                          aipp_path, aipp_text)
-                    title = f"Converting {options.model.name} on {where}"
-                else:
-                    make = lambda cancel: write_text_then(aipp_path, aipp_text,  # noqa: E731
-                                                          convert_model(options, cancel))
-                    title = f"Converting {options.model.name}"
-        except StudioError as exc:
-            self._log(f"error: {exc}")
-            self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")
-            return
-        self._original = options.model
-        self.open_button.setEnabled(False)
-        self.compare_button.setEnabled(False)
-        self._lines.clear()
-        self.job = self.runner.start(title, lambda cancel: tee(make(cancel), self._lines, label=with_percent),
-                                     key=key)
-        self.job.progress.connect(self._on_progress)
-        self.job.finished.connect(self._on_finished)
-        self.job.failed.connect(self._on_job_failed)
-        self.job.ended.connect(self._on_ended)
-        self.finish_button.setEnabled(False)
-        self.cancel_button.show()
-
-    def _ask_where(self, model_name: str, hosts: list[str]) -> None:
-        """"Run on": this computer or a host, where Studio's engine converts and validates."""
-        from studio.ui.widgets.run_on import RunOnDialog
-
-        validated = " and validate it with ONNX Runtime" if self.advanced_page.validate_box.isChecked() else ""
-        dialog = self.run_on_dialog = RunOnDialog(
-            model_name, hosts, self, verb="Convert", ok_text="Convert",
-            what="the converted model and its report come back next to Output",
-            intro=f"Convert {model_name} with Studio's passes{validated}.")
-        dialog.accepted.connect(lambda: self.finish(where=dialog.host()))
-        dialog.open()
-
-    def _on_progress(self, _step: Progress) -> None:
-        self._drain()
-
-    def _drain(self) -> None:
-        """Move every line the job queued into the log (progress signals are throttled; lines are not)."""
-        lines = []
-        while self._lines:
-            lines.append(self._lines.popleft())
-        if lines:
-            self._log("\n".join(lines))
-
-    def _on_finished(self, result) -> None:
-        from studio.tools.convert.convert import ConvertReport
-
-        self._drain()
-        if isinstance(result, ConvertReport):
-            self.last_report = result
-            self._log(result.summary())
-            self.result_path = Path(result.output)
-            self.open_button.setEnabled(True)
-            self.compare_button.setEnabled(True)
-            self.status.emit(f"Converter: wrote {self.result_path.name}")
-            self.links.model_converted.emit(self.result_path)
-            self.request_load.emit(self.result_path)  # into the graph panel, behind the log being read
-        elif getattr(result, "local_om", None) is not None:  # AtcResult (here or on a host)
-            self.result_path = Path(result.local_om)
-            self._log(f"ATC finished on {result.host}: wrote {self.result_path} "
-                      f"(output kept in {result.host}:{result.log})")
-            self.open_button.setEnabled(True)
-            self.status.emit(f"Converter: wrote {self.result_path.name} (ATC on {result.host})")
-            self.links.model_converted.emit(self.result_path)
-            self.request_load.emit(self.result_path)  # the .om into the graph panel, behind the log
-        else:
-            self._log("ATC finished")
-            self.status.emit("Converter: ATC finished")
-
-    def _on_job_failed(self, exc: BaseException, _text: str) -> None:
-        self._drain()
-        self._log(f"error: {exc}" if isinstance(exc, StudioError) else f"error: {type(exc).__name__}: {exc}")
-        self.status.emit("Converter: failed (see the log below the wizard)")
-
-    def _on_ended(self) -> None:
-        self._drain()
-        self.finish_button.setEnabled(True)
-        self.cancel_button.hide()
-
-    def _on_cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-            self._log("cancelled")
-
-    def _on_open_result(self) -> None:
-        if self.result_path is not None:
-            self.request_open.emit(self.result_path)
-
-    def _on_compare(self) -> None:
-        if self.result_path is not None:
-            self.links.compare_models.emit(self._original, self.result_path)
-            self.links.focus.emit("accuracy")
-
     def _log(self, text: str) -> None:
         self.log.appendPlainText(text)

@@ -1,5 +1,9 @@
-"""The Deployment panel: deployments, their dry-run plan, and apply with progress and cancel."""
+"""The Deployment panel: deployments, their dry-run plan, and apply with progress and cancel.
 
-from studio.ui.panels.deploy.panel import DeployPanel
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
+"""
+
+from studio.ui.panels.lazy import panel_getattr
 
 __all__ = ["DeployPanel"]
+__getattr__ = panel_getattr(__name__, "DeployPanel")

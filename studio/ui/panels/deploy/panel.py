@@ -16,21 +16,18 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from studio.errors import StudioError
 from studio.formats import Detected
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
-from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, UPLOAD, Plan
+from studio.tools.deploy.plan import CONFLICT, Plan
 from studio.ui import style
 from studio.ui.panels.base import Panel
 from studio.ui.panels.deploy.plan_model import COLUMNS, PlanModel
+from studio.ui.panels.deploy.state import (EMPTY_TEXT, MODES, NO_DEPLOYMENTS, NO_PLAN, actionable, deployment_for,
+                                           has_conflict, header_text)
+from studio.ui.panels.deploy.syncing import Syncing
 from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.tool_row import ToolRow
 
-MODES = (("sync", "Sync (two-way)"), ("upload", "Upload (local → remote)"), ("download", "Download (remote → local)"))
-NO_DEPLOYMENTS = "Select a deployment on the left, or add one."
-EMPTY_TEXT = ("Map a local folder to a folder on an SSH host: <b>Dry run</b> shows what would change, <b>Apply</b> "
-              "copies it (also: <code>studio deploy add NAME --host HOST --local DIR --remote DIR</code>).")
-NO_PLAN = "Press “Dry run” to see what would change.\nNothing is copied or deleted until you press “Apply”."
 
-
-class DeployPanel(Panel):
+class DeployPanel(Syncing, Panel):
     """Deployments on the left; the selected one's plan, progress and actions on the right."""
 
     NAME = "deploy"
@@ -210,9 +207,7 @@ class DeployPanel(Panel):
             self.header.setText("")
             self.placeholder.setText(NO_DEPLOYMENTS)
         else:
-            excludes = f" — excluding {', '.join(deployment.excludes)}" if deployment.excludes else ""
-            self.header.setText(f"<b>{deployment.name}</b>: {deployment.local} ↔ "
-                                f"{deployment.host}:{deployment.remote}{excludes}")
+            self.header.setText(header_text(deployment))
             self.header.setToolTip(self.header.text())
             self.placeholder.setText(NO_PLAN)
         self._update_buttons()
@@ -268,162 +263,18 @@ class DeployPanel(Panel):
             self.placeholder.setText(f"Both sides are in sync ({plan.unchanged} files unchanged).")
         self._update_buttons()
 
-    def _connector(self, deployment: Deployment):
-        from studio.tools.deploy.sync import host_connector
-
-        # The host's pooled connection; typed secrets go to the system keyring once the login works.
-        return host_connector(self.host_context, deployment)
-
-    def dry_run(self) -> None:
-        """Scan both sides and show the plan (a job on the host's queue)."""
-        deployment = self.current_deployment()
-        if deployment is None or self._busy():
-            return
-        from studio.tools.deploy.sync import plan_job
-
-        mode, delete, checksum = self.mode.currentData(), self.delete.isChecked(), self.checksum.isChecked()
-        connector = self._connector(deployment)
-        self._start(f"Planning {mode} of {deployment.name}",
-                    lambda cancel: plan_job(deployment, mode, connector, delete, checksum, cancel=cancel),
-                    deployment, self._on_plan_ready)
-
-    def apply(self) -> None:
-        """Carry out the plan on screen, conflicts as chosen per row."""
-        deployment, plan = self.current_deployment(), self.plan
-        if deployment is None or plan is None or self._busy() or not self._actionable(plan):
-            return
-        counts = plan.counts()
-        deletions = counts["delete-remote"] + counts["delete-local"]
-        if deletions and not self.confirm_deletions(deployment, counts):
-            return
-        from studio.tools.deploy.sync import apply_job
-
-        connector = self._connector(deployment)
-        self._start(f"Applying {plan.mode} of {deployment.name}",
-                    lambda cancel: apply_job(deployment, plan, connector, cancel=cancel), deployment,
-                    self._on_applied)
-
-    def confirm_deletions(self, deployment: Deployment, counts: dict[str, int]) -> bool:
-        """Ask before an apply that deletes files (the CLI asks the same, or takes --yes)."""
-        where = []
-        if counts["delete-remote"]:
-            where.append(f"{counts['delete-remote']} file(s) on {deployment.host}:{deployment.remote}")
-        if counts["delete-local"]:
-            where.append(f"{counts['delete-local']} file(s) in {deployment.local}")
-        answer = QMessageBox.question(
-            self, "Delete files?",
-            f"This {self.plan.mode if self.plan else 'sync'} deletes " + " and ".join(where)
-            + ". The deleted files are listed in the plan. Go ahead?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
-    def choose(self, choice: str | None) -> None:
-        """Settle the selected conflict rows: "local", "remote" or "skip"."""
-        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
-        if self.plan is not None and self.model.set_choice(rows, choice):
-            self.summary.setText(self.plan.summary())
-            self._update_buttons()
-
-    def show_diff(self) -> None:
-        """Fetch the selected file from both sides (a job) and show their unified diff."""
-        deployment = self.current_deployment()
-        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()}) if self.plan else []
-        if deployment is None or len(rows) != 1 or self._busy():
-            return
-        from studio.tools.deploy.sync import text_diff
-
-        path = self.plan.items[rows[0]].path
-        connector = self._connector(deployment)
-        self._start(f"Comparing {path}", lambda cancel: text_diff(deployment, path, connector, cancel),
-                    deployment, lambda text, p=path: self._on_diff_ready(p, text))
-
-    def _on_diff_ready(self, path: str, text: str) -> None:
-        from studio.ui.panels.deploy.diff_view import DiffDialog
-
-        self.last_diff = text
-        dialog = DiffDialog(f"local ↔ remote: {path}", text, self)
-        dialog.setModal(False)
-        dialog.show()
-
-    def _start(self, title: str, make_job, deployment: Deployment, on_finished) -> None:
-        handle = self.runner.start(title, make_job, key=f"host:{deployment.host}")
-        self._handle = handle
-        handle.progress.connect(self._on_progress)
-        handle.finished.connect(on_finished)
-        handle.failed.connect(self._on_failed)
-        handle.cancelled.connect(lambda: self.summary.setText("Cancelled. Files already moved are complete; "
-                                                              "the others are untouched."))
-        handle.ended.connect(self._on_ended)
-        self.progress.setRange(0, 0)
-        self.progress.show()
-        self.progress_label.setText(title)
-        self._update_buttons()
-
-    def _busy(self) -> bool:
-        return self._handle is not None and self._handle.active
-
-    def _on_progress(self, step) -> None:
-        if step.fraction is None:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(step.fraction * 1000))
-        metrics = self.progress_label.fontMetrics()
-        self.progress_label.setText(metrics.elidedText(step.message, Qt.TextElideMode.ElideMiddle,
-                                                       max(50, self.progress_label.width())))
-        self.progress_label.setToolTip(step.message)
-
-    def _on_plan_ready(self, plan: Plan) -> None:
-        self._set_plan(plan)
-        text = plan.summary()
-        if plan.conflicts:
-            text += ". Conflicts are never overwritten: select them and choose a side."
-        for note in plan.notes:
-            text += f"\n{note}"
-        self.summary.setText(text)
-        self.status.emit(f"Deployment: {text}")
-
-    def _on_applied(self, result) -> None:
-        self.last_result = result
-        text = result.summary()
-        self.summary.setText(text)
-        self.status.emit(f"Deployment: {text}")
-        self._handle = None
-        self.dry_run()  # show what is left (conflicts, failures) straight away
-
-    def _on_failed(self, exc, _traceback: str) -> None:
-        message = exc.what + (f" — {exc.fix}" if getattr(exc, "fix", None) else "") if hasattr(exc, "what") else str(exc)
-        self.summary.setText(f"<span style='color:#c62828'>{message}</span>")
-
-    def _on_ended(self) -> None:
-        if self._handle is not None and not self._handle.active:
-            self._handle = None
-        if self._handle is None:
-            self.progress.hide()
-            self.progress_label.setText("")
-        self._update_buttons()
-
-    def _on_cancel(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-
-    @staticmethod
-    def _actionable(plan: Plan) -> bool:
-        wanted = (UPLOAD, DOWNLOAD, DELETE_REMOTE, DELETE_LOCAL)
-        return any(i.effective_action(plan.delete) in wanted for i in plan.items) or bool(plan.records)
-
     def _update_buttons(self, *_args) -> None:
         busy, deployment = self._busy(), self.current_deployment()
         self.dry_run_button.setEnabled(deployment is not None and not busy)
         for widget in (self.mode, self.delete, self.checksum):
             widget.setEnabled(deployment is not None and not busy)
-        self.apply_button.setEnabled(self.plan is not None and not busy and self._actionable(self.plan))
+        self.apply_button.setEnabled(self.plan is not None and not busy and actionable(self.plan))
         self.cancel_button.setEnabled(busy)
         self.remove_button.setEnabled(deployment is not None and not busy)
         rows = {index.row() for index in self.table.selectionModel().selectedRows()} if self.plan else set()
-        has_conflict = any(self.plan.items[r].action == CONFLICT for r in rows) if self.plan else False
+        conflict = has_conflict(self.plan, rows)
         for button in (self.keep_local, self.keep_remote, self.leave_both):
-            button.setEnabled(has_conflict and not busy)
+            button.setEnabled(conflict and not busy)
         self.choices.setVisible(bool(self.plan and any(i.action == CONFLICT for i in self.plan.items)))
         self.diff_button.setVisible(self.plan is not None and bool(self.plan.items))
         self.diff_button.setEnabled(len(rows) == 1 and not busy)
@@ -431,8 +282,8 @@ class DeployPanel(Panel):
     def open_file(self, detected: Detected) -> None:
         """Select the deployment whose local folder holds the file, if any."""
         path = Path(detected.path).resolve()
-        for name, deployment in (self.store.deployments.items() if self.store else []):
-            if path == deployment.local_root.resolve() or deployment.local_root.resolve() in path.parents:
-                self.select(name)
-                return
+        name = deployment_for(path, self.store.deployments if self.store else {})
+        if name is not None:
+            self.select(name)
+            return
         self.status.emit(f"Deployment: no deployment maps {path}; add one with “Add…”")

@@ -1,5 +1,9 @@
-"""The graph panel (model graph viewer)."""
+"""The graph panel (model graph viewer).
 
-from studio.ui.panels.graph.panel import GraphPanel
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
+"""
+
+from studio.ui.panels.lazy import panel_getattr
 
 __all__ = ["GraphPanel"]
+__getattr__ = panel_getattr(__name__, "GraphPanel")

@@ -10,11 +10,11 @@ from pathlib import Path
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog
 
-from studio.errors import UserError
 from studio.tools.graph.overlay import NO_DATA, VERDICT_COLOURS, OverlayData
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.render import ONLY_LEFT, ONLY_RIGHT
 from studio.ui.panels.graph.side import Side
+from studio.ui.panels.graph.state import failure_text
 
 
 class LinkedViews:
@@ -85,8 +85,7 @@ class LinkedViews:
             self.set_overlay(data)
             self.status.emit(f"Graph: overlay {data.title} ({len(data.values):,} values)")
         handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc)))
         return handle
 
     # ------------------------------------------------------------------ compare

@@ -7,48 +7,27 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QMenu,
-    QSplitter,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout
 
 from studio.errors import UserError
 from studio.formats import Detected
-from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS, PIPELINE_ROLES
 from studio.tools.graph.search import Match, resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs
+from studio.ui.panels.graph import state as st
+from studio.ui.panels.graph.actions import GraphActions
 from studio.ui.panels.graph.canvas import GraphCanvas
 from studio.ui.panels.graph.details import DetailsTree
 from studio.ui.panels.graph.finding import Finding
 from studio.ui.panels.graph.linked import LinkedViews
+from studio.ui.panels.graph.navigation import Navigation
 from studio.ui.panels.graph.pipeline_edit import PipelineEditing
 from studio.ui.panels.graph.side import Level, Side
-from studio.ui.panels.graph.sizes import ask_input_sizes
-from studio.ui.widgets.elided_label import ElidedLabel
-from studio.ui.widgets.tool_row import ToolRow, menu_button
+from studio.ui.panels.graph.state import GraphState
+from studio.ui.panels.graph.widgets.toolbar import build_find_row, build_toolbar
 
 
-def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
-    button = QToolButton(parent)
-    button.setText(text)
-    button.setToolTip(tip)
-    button.setAutoRaise(True)
-    if handler is not None:
-        button.clicked.connect(handler)
-    return button
-
-
-class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
+class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing, Panel):
     """Model graph viewer (see docs/graph.md)."""
 
     NAME = "graph"
@@ -67,8 +46,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self._match_base: list[Level] = []  # the levels open when the search ran
         self._match_side: Side | None = None
         self._stepping = False  # opening a match's subgraph keeps the matches
-        self._pending: dict[int, str | int] = {}  # id(side) -> node name/index to select after a load
-        self._opened: list[Path] = []
+        self.state = GraphState()  # the models opened, the selections waiting for a load
         self._build()
         self.links.show_node.connect(self._on_show_node)
         self.links.overlay.connect(self._on_overlay)
@@ -77,62 +55,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
 
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
-        bar = self.tool_row = ToolRow(self, "graph")  # the tools that do not fit go under its "More" menu
-        self.back_button = _button("◀ Back", "Return to the parent graph", self.go_back, self)
-        self.graph_combo = QComboBox(self)
-        self.graph_combo.setToolTip("Graphs in this model (OM sub-models, functions)")
-        self.graph_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.graph_combo.setMaximumWidth(260)
-        self.graph_combo.activated.connect(self._on_graph_chosen)
-        self.crumb = ElidedLabel("", self, separator=" › ", keep_end=True)  # the deepest levels stay
-        bar.addWidget(self.back_button)
-        bar.addWidget(self.graph_combo)
-        bar.addWidget(self.crumb, 1)
-        self._bar_buttons: dict[str, QToolButton] = {}
-        for text, tip, handler in (
-                ("Fit", "Fit the graph in the view (F)", lambda: self.active.canvas.fit()),
-                ("Expand", "Expand every group (lays out every node)", self.expand_all),
-                ("Collapse", "Collapse to the top-level groups", self.collapse_all),
-                ("▲ Up", "Highlight everything upstream of the selected node", lambda: self.trace(False)),
-                ("▼ Down", "Highlight everything downstream of the selected node", lambda: self.trace(True)),
-                ("Clear", "Clear highlights and the overlay", self.clear_highlights),
-                ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", self._on_import_overlay),
-                ("Compare…", "Show another model side by side; nodes on one side only are marked",
-                 self._on_compare_clicked),
-                ("Convert…", "Open the model on screen in the Converter (ONNX options, or ATC for the NPU)",
-                 self._on_convert_clicked),
-                ("Profile", "Profile the ONNX model on screen with ONNX Runtime on this machine (seeded random "
-                 "inputs, CPU) and show the timeline and per-op times in the Profiler", self._on_profile_clicked),
-                ("FP16 check", "Run the ONNX model on screen in FP32 and in FP16 simulation with the same seeded "
-                 "input and compare every op in the Accuracy panel (each op's pass / fail verdict comes back as an "
-                 "overlay)",
-                 self._on_fp16_clicked),
-                ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
-                 "shapes it produced instead of the declared ones", self.run_shapes),
-                ):
-            self._bar_buttons[text] = _button(text, tip, handler, self)
-            bar.addWidget(self._bar_buttons[text])
-        menu = QMenu(self)
-        menu.addAction("Export view…", lambda: self._on_export(False))
-        menu.addAction("Export whole graph (every group expanded)…", lambda: self._on_export(True))
-        export = menu_button(self, "Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", menu)
-        bar.addWidget(export)
-        bar.set_shown(self.graph_combo, False)  # shown for models with several graphs
-        find = QHBoxLayout()
-        find.setContentsMargins(4, 0, 4, 2)
-        self.find_edit = QLineEdit(self)
-        self.find_edit.setPlaceholderText("Find node by name, type or tensor (all words must match; \"quoted\" = exact)")
-        self.find_edit.setClearButtonEnabled(True)
-        self.find_edit.returnPressed.connect(self._on_find)
-        self.regex_box = QCheckBox("Regex", self)
-        self.find_label = QLabel("", self)
-        self.find_label.setMinimumWidth(70)
-        find.addWidget(self.find_edit, 1)
-        find.addWidget(self.regex_box)
-        find.addWidget(_button("◀", "Previous match (Shift+F3)", lambda: self.step_match(-1), self))
-        find.addWidget(_button("▶", "Next match (F3)", lambda: self.step_match(1), self))
-        find.addWidget(_button("All", "Highlight all matches", self.select_all_matches, self))
-        find.addWidget(self.find_label)
+        bar, find = build_toolbar(self), build_find_row(self)
         self.details = DetailsTree(self)
         self.details.open_subgraph.connect(self._on_open_subgraph_from_details)
         self.details.stats_requested.connect(self._on_stats_requested)
@@ -150,7 +73,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self.legend_label = QLabel(self)
         self.legend_label.setTextFormat(Qt.TextFormat.RichText)
         self.legend_label.setWordWrap(True)
-        self.legend_label.setText(self._category_legend())
+        self.legend_label.setText(st.category_legend())
         self.legend_label.setContentsMargins(6, 0, 6, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -173,16 +96,6 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
                       context=Qt.ShortcutContext.WidgetShortcut)
         self._update_bar()
 
-    @staticmethod
-    def _category_legend(model_format: str = "") -> str:
-        keys = PIPELINE_ROLES if model_format == "mindx_pipeline" else \
-            ("conv", "activation", "norm", "data", "control", "custom", "other", "group")
-        cells = [f'<span style="background:{CATEGORY_COLOURS[c]};">&nbsp;&nbsp;&nbsp;</span> {CATEGORY_LABELS[c]}'
-                 for c in keys]
-        if model_format == "mindx_pipeline":
-            cells.append("- - - reference (dataSource)")
-        return "<small>" + " &nbsp; ".join(cells) + "</small>"
-
     def _update_bar(self) -> None:
         side = self.active
         self.back_button.setEnabled(len(side.stack) > 1)
@@ -191,41 +104,16 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
             crumb = f"{self.left.breadcrumb()}   ⟷   {self.right.breadcrumb()}"
         full = side.breadcrumb(full=True)
         self.crumb.setText(crumb)
-        self.legend_label.setText(self._category_legend(side.model.format if side.model else ""))
-        onnx_on_screen = side.model is not None and side.model.format == "onnx"
-        for text in ("Profile", "FP16 check"):  # both run the model in ONNX Runtime
-            self._bar_buttons[text].setEnabled(onnx_on_screen)
-        pipeline = side.model is not None and side.model.format == "mindx_pipeline"
-        for text in ("Convert…", "Run shapes"):  # a pipeline is no model to convert or run
-            self._bar_buttons[text].setEnabled(not pipeline)
+        self.legend_label.setText(st.category_legend(side.model.format if side.model else ""))
+        for text, enabled in st.tools_enabled(side.model.format if side.model else None).items():
+            self._bar_buttons[text].setEnabled(enabled)
         self.crumb.setToolTip(full.replace(" › ", "\n› ") + (f"\n{side.model.path}" if side.model else ""))
-
-    def _on_convert_clicked(self) -> None:
-        model = self.active.model
-        if model is None:
-            self.status.emit("Graph: open a model first, then Convert… takes it to the Converter")
-            return
-        self.links.convert_model.emit(Path(model.path))
-
-    def _onnx_on_screen(self) -> Path | None:
-        model = self.active.model
-        return Path(model.path) if model is not None and model.format == "onnx" else None
-
-    def _on_profile_clicked(self) -> None:
-        path = self._onnx_on_screen()
-        if path is not None:  # the profiler runs it and brings itself to the front
-            self.links.profile_model.emit(path)
-
-    def _on_fp16_clicked(self) -> None:
-        path = self._onnx_on_screen()
-        if path is not None:  # the accuracy panel dumps, compares and sends the overlay back
-            self.links.check_fp16.emit(path)
 
     # ------------------------------------------------------------------ opening
     @property
     def opened_paths(self) -> list[Path]:
         """Models opened in this panel, in order (as the shell's file-list panels report them)."""
-        return list(self._opened)
+        return list(self.state.opened)
 
     def open_file(self, detected: Detected) -> None:
         if detected.format.id == "node_data":  # an overlay for the model shown (or the next one opened)
@@ -237,10 +125,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         """Load a model into a side (the left one by default); returns the job handle."""
         side = side or self.left
         path = Path(path)
-        if path not in self._opened:
-            self._opened.append(path)
-        if select is not None:
-            self._pending[id(side)] = select
+        self.state.opening(path, id(side), select)
         side.canvas.empty_text = f"Opening {path.name}…"
         side.canvas.update()
         handle = self.runner.start(f"Opening {path.name}", lambda cancel: jobs.open_job(path, cancel),
@@ -271,7 +156,7 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self._update_caption(side)
         self.status.emit(f"Graph: {model.path.name} — {len(model.main.nodes):,} nodes"
                          + (f", {len(model.warnings)} warning(s)" if model.warnings else ""))
-        pending = self._pending.pop(id(side), None)
+        pending = self.state.loaded(id(side))
         if pending is not None:
             self.select_node(pending, side)
 
@@ -287,102 +172,9 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         view = side.view
         if view is None:
             return
-        groups = sum(1 for it in view.items if it.kind == "group")
-        folded = len(view.graph.folded)
-        side.canvas.caption = (f"{len(view.graph.nodes):,} nodes"
-                               + (f" (+ {folded:,} constants drawn as weights)" if folded else "")
-                               + f" · {len(view.items):,} shown"
-                               + (f" · {groups} collapsed groups (double-click to expand)" if groups else ""))
-        if side.only_here:
-            where = "left" if side is self.left else "right"
-            side.canvas.caption += f" · {side.only_here:,} only on the {where} (dashed border)"
+        side.canvas.caption = st.caption(view, side.only_here, "left" if side is self.left else "right")
 
     # ------------------------------------------------------------------ levels
-    def _relayout(self, side: Side, expanded: set[int] | None, then_select: int | None = None,
-                  keep_position: bool = True):
-        level = side.level
-        if level is None:
-            return None
-        handle = self.runner.start(f"Laying out {level.graph.name}",
-                                   lambda cancel, lv=level: jobs.graph_job(lv.graph, lv.hierarchy, expanded, cancel),
-                                   key=f"graph:{id(side)}")
-
-        def done(result, lv=level):
-            lv.hierarchy, lv.view = result
-            lv.expanded = lv.view.expanded
-            if side.level is not lv:
-                return
-            side.canvas.set_view(lv.view, keep_position=keep_position)
-            self._apply_overlay(side)
-            self._apply_compare_marks()
-            self._update_caption(side)
-            self._update_bar()
-            if then_select is not None:
-                self._select_index(side, then_select, center=True)
-            elif side.selected_node >= 0:  # keep the selection across expand / collapse
-                item = side.item_of_node(side.selected_node)
-                if item >= 0 and lv.view.items[item].kind == "node":
-                    side.canvas.state.selected = item
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(f"Graph: layout failed: {exc}"))
-        return handle
-
-    def open_graph(self, graph, title: str, side: Side | None = None):
-        """Open a subgraph (or function body) on top of the current one; Back returns."""
-        side = side or self.active
-        self.clear_matches()
-        side.stack.append(Level(graph, title))
-        side.selected_node = -1
-        self.details.show_empty()
-        self._update_bar()
-        return self._relayout(side, None, keep_position=False)
-
-    def go_back(self) -> None:
-        """Return to the graph that holds the opened subgraph."""
-        side = self.active
-        if len(side.stack) <= 1:
-            return
-        self.clear_matches()
-        side.stack.pop()
-        if side.view is None:  # a level opened on the way to a match or a node: laid out on first show
-            side.selected_node = -1
-            self._update_bar()
-            self._relayout(side, None, keep_position=False)
-            return
-        self._show_level(side)
-
-    def _show_level(self, side: Side) -> None:
-        """Show the top of ``side``'s stack again (its view is kept, no layout needed)."""
-        side.selected_node = -1
-        side.canvas.set_view(side.view)
-        self._apply_overlay(side)
-        self._apply_compare_marks()
-        self._update_caption(side)
-        self._update_bar()
-        if side.model is not None and side.graph is not None:
-            self.details.show_model(side.model, side.graph)
-
-    def _on_graph_chosen(self, index: int) -> None:
-        graph = self.graph_combo.itemData(index)
-        if graph is None or self.left.model is None:
-            return
-        self.active = self.left
-        self.clear_matches()
-        del self.left.stack[1:]
-        if graph is self.left.model.main:
-            self._show_level(self.left)
-        else:
-            self.open_graph(graph, graph.name, self.left)
-
-    def expand_all(self) -> None:
-        level = self.active.level
-        if level and level.hierarchy:
-            self._relayout(self.active, {g.id for g in level.hierarchy.groups if g.parent != -2}, keep_position=False)
-
-    def collapse_all(self) -> None:
-        if self.active.level:
-            self._relayout(self.active, {0}, keep_position=False)
-
     # ------------------------------------------------------------------ selection
     def _on_item_clicked(self, side: Side, item: int) -> None:
         self.active = side
@@ -421,19 +213,6 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
             if node.subgraphs:
                 slot, graph = next(iter(node.subgraphs.items()))
                 self.open_graph(graph, f"{node.name} › {slot}", side)
-
-    def collapse_group(self, gid: int, side: Side | None = None):
-        """Collapse one expanded group (and everything inside it) back into a box."""
-        side = side or self.active
-        level = side.level
-        if level is None or level.hierarchy is None or gid not in (level.expanded or set()):
-            return None
-        inside, stack = set(), [gid]
-        while stack:
-            g = stack.pop()
-            inside.add(g)
-            stack.extend(level.hierarchy.groups[g].groups)
-        return self._relayout(side, set(level.expanded) - inside)
 
     def _on_open_subgraph_from_details(self, graph, title: str) -> None:
         self.open_graph(graph, title)
@@ -507,65 +286,3 @@ class GraphPanel(Finding, LinkedViews, PipelineEditing, Panel):
         self.overlay = None
 
     # ------------------------------------------------------------------ export and stats
-    def _on_export(self, whole: bool) -> None:
-        if self.active.view is None:
-            self.status.emit("Graph: open a model first")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export graph", f"{self.active.graph.name}.svg",
-                                              "SVG (*.svg);;PNG (*.png)")
-        if path:
-            self.export(Path(path), whole=whole)
-
-    def export(self, path: Path, whole: bool = False):
-        """Export to SVG or PNG (by extension): the view as shown, or with ``whole`` every group
-        expanded (laid out in the job, the view on screen is left as it is). Returns the job handle."""
-        level = self.active.level
-        if level is None or level.view is None:
-            return None
-        path = Path(path)
-        colours = {i: c.name() for i, c in self.active.canvas.state.overlay.items()}
-        overlay = self.overlay
-        if whole:
-            make = lambda c: jobs.export_whole_job(level.graph, level.hierarchy, overlay, path, c)  # noqa: E731
-        else:
-            make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
-        handle = self.runner.start(f"Exporting {path.name}", make)
-        handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: export failed: {exc.what if isinstance(exc, UserError) else exc}"))
-        return handle
-
-    def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
-        """Run the model once (job) and trust the shapes it recorded over the declared ones.
-
-        Dynamic input dims need sizes: ``sizes`` ({input: dims}), else the user is asked (never 1 silently).
-        """
-        side = self.left
-        if side.model is None or side.model.format != "onnx":
-            self.status.emit("Graph: shapes from a run need an ONNX model (OM models run on the NPU only)")
-            return None
-        model = side.model
-        if sizes is None:
-            sizes = ask_input_sizes(self, model.main)
-            if sizes is None:
-                self.status.emit("Graph: Run shapes cancelled (dynamic inputs need sizes)")
-                return None
-        handle = self.runner.start(f"Running {model.path.name} for shapes",
-                                   lambda c: jobs.record_shapes_job(model, c, sizes))
-
-        def done(changed: int) -> None:
-            side.canvas.update()
-            if side.selected_node >= 0 and side.graph is not None:
-                self.details.show_node(side.graph, side.selected_node)
-            else:
-                self.details.show_model(model, side.graph or model.main)
-            self.status.emit(f"Graph: {changed:,} shapes taken from a run of {model.path.name}")
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(
-            f"Graph: {exc.what if isinstance(exc, UserError) else exc}"))
-        return handle
-
-    def _on_stats_requested(self, tensor, row) -> None:
-        handle = self.runner.start(f"Statistics of {tensor.name}", lambda c: jobs.stats_job(tensor, c))
-        handle.finished.connect(lambda stats: self.details.show_statistics(row, stats))
-

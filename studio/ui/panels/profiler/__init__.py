@@ -1,5 +1,9 @@
-"""The Profiler dock panel (timeline, statistics, summary, comparison)."""
+"""The Profiler dock panel (timeline, statistics, summary, comparison).
 
-from studio.ui.panels.profiler.panel import ProfilerPanel
+The panel class is imported on first use, so the Qt-free ``state`` module imports without Qt.
+"""
+
+from studio.ui.panels.lazy import panel_getattr
 
 __all__ = ["ProfilerPanel"]
+__getattr__ = panel_getattr(__name__, "ProfilerPanel")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from studio.tools.profiler import csv_tables
 from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
+from studio.ui.panels.profiler.state import ready_rows, typed_rows  # built in the loading job
 from studio.ui.panels.profiler.table import TableWidget
 
 OP_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)", "Self (µs)", "Share"]
@@ -96,25 +96,3 @@ class StatsTab(QWidget):
         self.graph_button.setEnabled(True)
         self.graph_button.setToolTip(f"Select {self._current_op} in the Graph panel")
         self.op_clicked.emit(self._current_op)
-
-
-def ready_rows(by_name: list[NameStat], apis: list[dict]) -> dict[str, list[list]]:
-    """The per-op (``"op"``) and per-API (``"api"``) table rows, in :data:`OP_COLUMNS` and
-    :data:`API_COLUMNS` order (call it in the loading job, not on the GUI thread)."""
-    return {
-        "op": [[s.name, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.self_us, s.share] for s in by_name],
-        "api": [[a["level"], a["name"], a["count"], a["total_us"], a["avg_us"], a["min_us"], a["max_us"]]
-                for a in apis],
-    }
-
-
-def typed_rows(rows: list[list[str]]) -> list[list]:
-    """CSV cells with numbers as numbers (so they sort and align as numbers)."""
-    return [[_cell(v) for v in row] for row in rows]
-
-
-def _cell(value: str):
-    number = csv_tables.number(value)
-    if number is None:
-        return value
-    return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number

@@ -20,9 +20,7 @@ from PySide6.QtCore import QObject
 
 from studio.errors import UserError
 from studio.runs.config import load_configs
-
-KINDS = {"profile": "Profile on host", "dump": "Dump on host", "dump_compare": "Dump on host and compare",
-         "bench": "Benchmark .om"}
+from studio.ui.widgets.host_button import KINDS
 
 
 class HostActions(QObject):
@@ -121,7 +119,7 @@ class HostActions(QObject):
             if specs is None:
                 self.bench(name, model, reference=reference, **options)
                 return
-            from studio.ui.panels.profiler.shape_dialog import ShapeDialog
+            from studio.ui.widgets.shape_dialog import ShapeDialog
 
             shapes = self.dialog = ShapeDialog(Path(reference).name, specs, self.window, action="benchmark")
             shapes.accepted.connect(lambda: self.bench(name, model, reference=reference, shapes=shapes.shapes(),

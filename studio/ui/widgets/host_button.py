@@ -1,8 +1,7 @@
 """The "On host ▾" button a panel puts in its toolbar: its host actions in one menu.
 
-The actions emit ``links.host_action(kind)``; the Run controls (studio.ui.panels.run.host_actions)
-open the action's dialog, run it on the chosen run configuration's host and open the result in
-the panel. One button keeps the panels' toolbars uncrowded.
+The actions emit ``links.host_action(kind)``; the main window's Run controls open the action's
+dialog, run it on the chosen run configuration's host and open the result in the panel. One button keeps the panels' toolbars uncrowded.
 """
 
 from __future__ import annotations
@@ -10,7 +9,9 @@ from __future__ import annotations
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
-from studio.ui.panels.run.host_actions import KINDS
+# The host actions by kind, with the title their menu entry and dialog show.
+KINDS = {"profile": "Profile on host", "dump": "Dump on host", "dump_compare": "Dump on host and compare",
+         "bench": "Benchmark .om"}
 
 NEEDS = ("Needs a workspace with a run configuration (Run > Edit Configurations…); "
          "without one, the action says so and opens that dialog.")

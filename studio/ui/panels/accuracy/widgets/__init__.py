@@ -1,0 +1,1 @@
+"""The Accuracy panel's own widgets."""

@@ -1,0 +1,98 @@
+"""The Graph panel's actions on the model on screen: hand it to the Converter, the Profiler or the
+FP16 check, export it, run it for shapes, compute a tensor's statistics; a mixin of
+:class:`~studio.ui.panels.graph.panel.GraphPanel`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog
+
+from studio.ui.panels.graph import jobs
+from studio.ui.panels.graph.sizes import ask_input_sizes
+from studio.ui.panels.graph.state import failure_text
+
+
+class GraphActions:
+    """What the toolbar's model tools do (each long step a job)."""
+
+    def _on_convert_clicked(self) -> None:
+        model = self.active.model
+        if model is None:
+            self.status.emit("Graph: open a model first, then Convert… takes it to the Converter")
+            return
+        self.links.convert_model.emit(Path(model.path))
+
+    def _onnx_on_screen(self) -> Path | None:
+        model = self.active.model
+        return Path(model.path) if model is not None and model.format == "onnx" else None
+
+    def _on_profile_clicked(self) -> None:
+        path = self._onnx_on_screen()
+        if path is not None:  # the profiler runs it and brings itself to the front
+            self.links.profile_model.emit(path)
+
+    def _on_fp16_clicked(self) -> None:
+        path = self._onnx_on_screen()
+        if path is not None:  # the accuracy panel dumps, compares and sends the overlay back
+            self.links.check_fp16.emit(path)
+
+    def _on_export(self, whole: bool) -> None:
+        if self.active.view is None:
+            self.status.emit("Graph: open a model first")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph", f"{self.active.graph.name}.svg",
+                                              "SVG (*.svg);;PNG (*.png)")
+        if path:
+            self.export(Path(path), whole=whole)
+
+    def export(self, path: Path, whole: bool = False):
+        """Export to SVG or PNG (by extension): the view as shown, or with ``whole`` every group
+        expanded (laid out in the job, the view on screen is left as it is). Returns the job handle."""
+        level = self.active.level
+        if level is None or level.view is None:
+            return None
+        path = Path(path)
+        colours = {i: c.name() for i, c in self.active.canvas.state.overlay.items()}
+        overlay = self.overlay
+        if whole:
+            make = lambda c: jobs.export_whole_job(level.graph, level.hierarchy, overlay, path, c)  # noqa: E731
+        else:
+            make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
+        handle = self.runner.start(f"Exporting {path.name}", make)
+        handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
+        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc, "export failed: ")))
+        return handle
+
+    def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
+        """Run the model once (job) and trust the shapes it recorded over the declared ones.
+
+        Dynamic input dims need sizes: ``sizes`` ({input: dims}), else the user is asked (never 1 silently).
+        """
+        side = self.left
+        if side.model is None or side.model.format != "onnx":
+            self.status.emit("Graph: shapes from a run need an ONNX model (OM models run on the NPU only)")
+            return None
+        model = side.model
+        if sizes is None:
+            sizes = ask_input_sizes(self, model.main)
+            if sizes is None:
+                self.status.emit("Graph: Run shapes cancelled (dynamic inputs need sizes)")
+                return None
+        handle = self.runner.start(f"Running {model.path.name} for shapes",
+                                   lambda c: jobs.record_shapes_job(model, c, sizes))
+
+        def done(changed: int) -> None:
+            side.canvas.update()
+            if side.selected_node >= 0 and side.graph is not None:
+                self.details.show_node(side.graph, side.selected_node)
+            else:
+                self.details.show_model(model, side.graph or model.main)
+            self.status.emit(f"Graph: {changed:,} shapes taken from a run of {model.path.name}")
+        handle.finished.connect(done)
+        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc)))
+        return handle
+
+    def _on_stats_requested(self, tensor, row) -> None:
+        handle = self.runner.start(f"Statistics of {tensor.name}", lambda c: jobs.stats_job(tensor, c))
+        handle.finished.connect(lambda stats: self.details.show_statistics(row, stats))

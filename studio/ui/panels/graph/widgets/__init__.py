@@ -1,0 +1,1 @@
+"""The Graph panel's own widgets."""
