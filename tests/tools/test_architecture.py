@@ -60,34 +60,34 @@ def test_everything_outside_the_gui_is_in_the_qt_free_contract():
 # Each contract hole, closed: one import injected into a copy of the package breaks the named
 # contract (and names the import).
 INJECTIONS = [
-    ("terminal/vt.py", "import PySide6", "Engines stay Qt-free", "studio.terminal.vt -> PySide6"),
-    ("remote/hosts.py", "import pyqtgraph", "Engines stay Qt-free", "studio.remote.hosts -> pyqtgraph"),
-    ("npyfile.py", "import PySide6.QtCore", "Engines stay Qt-free", "studio.npyfile -> PySide6"),
-    ("tools/graph/model.py", "import studio.tools.advisor.model",
+    ("studio/terminal/vt.py", "import PySide6", "Engines stay Qt-free", "studio.terminal.vt -> PySide6"),
+    ("studio/remote/hosts.py", "import pyqtgraph", "Engines stay Qt-free", "studio.remote.hosts -> pyqtgraph"),
+    ("studio/npyfile.py", "import PySide6.QtCore", "Engines stay Qt-free", "studio.npyfile -> PySide6"),
+    ("studio/tools/graph/model.py", "import studio.tools.advisor.model",
      "Engines: corpus, demo > advisor > the other engines", "studio.tools.graph.model -> studio.tools.advisor.model"),
-    ("tools/profiler/model.py", "import studio.tools.corpus.manifest",
+    ("studio/tools/profiler/model.py", "import studio.tools.corpus.manifest",
      "Engines: corpus, demo > advisor > the other engines", "studio.tools.profiler.model -> studio.tools.corpus.manifest"),
-    ("tools/advisor/model.py", "import studio.tools.demo.models",
+    ("studio/tools/advisor/model.py", "import studio.tools.demo.models",
      "Engines: corpus, demo > advisor > the other engines", "studio.tools.advisor.model -> studio.tools.demo.models"),
-    ("runs/config.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
+    ("studio/runs/config.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
      "studio.runs.config -> paramiko"),
-    ("workers.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
+    ("studio/workers.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
      "studio.workers -> paramiko"),
-    ("ui/numfmt.py", "import studio.commands.info", "Layers: ui | commands > tools > targets > remote > core",
+    ("studio/ui/numfmt.py", "import studio.commands.info", "Layers: ui | commands > tools > targets > remote > core",
      "studio.ui.numfmt -> studio.commands.info"),
-    ("commands/info.py", "import studio.ui.numfmt", "Layers: ui | commands > tools > targets > remote > core",
+    ("studio/commands/info.py", "import studio.ui.numfmt", "Layers: ui | commands > tools > targets > remote > core",
      "studio.commands.info -> studio.ui.numfmt"),
-    ("worker_priority.py", "import studio.runs.config", "Layers: ui | commands > tools > targets > remote > core",
+    ("studio/worker_priority.py", "import studio.runs.config", "Layers: ui | commands > tools > targets > remote > core",
      "studio.worker_priority -> studio.runs.config"),
-    ("ortmsg.py", "import studio.tools.graph", "Layers: ui | commands > tools > targets > remote > core",
+    ("studio/ortmsg.py", "import studio.tools.graph", "Layers: ui | commands > tools > targets > remote > core",
      "studio.ortmsg -> studio.tools.graph"),
-    ("ui/links.py", "import studio.runs.config", "The GUI does not import runs, targets or remote directly",
+    ("studio/ui/links.py", "import studio.runs.config", "The GUI does not import runs, targets or remote directly",
      "studio.ui.links -> studio.runs.config"),
-    ("ui/panels/graph/panel.py", "import studio.targets.local",
+    ("studio/ui/panels/graph/panel.py", "import studio.targets.local",
      "The GUI does not import runs, targets or remote directly", "studio.ui.panels.graph.panel -> studio.targets.local"),
-    ("ui/widgets/log_view.py", "import studio.remote.hosts",
+    ("studio/ui/widgets/log_view.py", "import studio.remote.hosts",
      "The GUI does not import runs, targets or remote directly", "studio.ui.widgets.log_view -> studio.remote.hosts"),
-    ("ui/panels/deploy/panel.py", "import studio.ui.panels.graph.panel", "Panels are independent of each other",
+    ("studio/ui/panels/deploy/panel.py", "import studio.ui.panels.graph.panel", "Panels are independent of each other",
      "studio.ui.panels.deploy.panel -> studio.ui.panels.graph.panel"),
 ]
 
@@ -111,7 +111,7 @@ def test_each_contract_catches_the_import_it_forbids(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     missed = []
     for file, line, contract, expected in INJECTIONS:
-        path = tmp_path / "studio" / file
+        path = tmp_path / file
         original = path.read_text(encoding="utf-8")
         path.write_text(original + "\n" + line + "\n", encoding="utf-8")
         try:
