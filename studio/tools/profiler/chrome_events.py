@@ -234,12 +234,18 @@ def finish_events(builder: TraceBuilder, path: Path | None = None) -> None:
     state.clear()
 
 
-def _metadata(builder: TraceBuilder, e: Event) -> None:
+def _args_object(e: Event) -> dict | None:
+    """The event's ``args`` as a dict (None when they are not a JSON object: the event is skipped)."""
     try:
         args = json.loads(bytes(e.args)) if len(e.args) else {}
     except ValueError:
-        return
-    if not isinstance(args, dict):
+        return None
+    return args if isinstance(args, dict) else None
+
+
+def _metadata(builder: TraceBuilder, e: Event) -> None:
+    args = _args_object(e)
+    if args is None:
         return
     if e.name == "process_name" and "name" in args:
         builder.process_names[e.pid] = str(args["name"])
@@ -254,11 +260,8 @@ def _metadata(builder: TraceBuilder, e: Event) -> None:
 
 
 def _counter(builder: TraceBuilder, e: Event, ts: int) -> None:
-    try:
-        args = json.loads(bytes(e.args)) if len(e.args) else {}
-    except ValueError:
-        return
-    if not isinstance(args, dict):
+    args = _args_object(e)
+    if args is None:
         return
     base = e.name if e.id is None else f"{e.name}[{e.id}]"
     for key, value in args.items():
