@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from studio.tools.accuracy.compare import Row
+    from studio.tools.accuracy.row import Row
 
 FP16_MAX = 65504.0  # largest finite float16 (kept here so the panel imports no numpy)
 

@@ -1,86 +1,22 @@
 """Compare two dumps op by op: rows of metrics, the advisor's findings, a result object.
 
 ``CompareResult`` prints its table, is truthy when every compared row passes (Polygraphy's
-habit), and converts to JSON and to a CSV with msaccucmp's columns (see :mod:`.report_csv`).
+habit), and converts to JSON and to a CSV with msaccucmp's columns (see :mod:`.csv_write`, read back by
+:mod:`.report_csv`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.tools.accuracy.advisor import Finding, advise
-from studio.tools.accuracy.dumpset import MODE_LABELS, DumpSet, TensorEntry, load_dump
+from studio.tools.accuracy.dumpset import FP16_MODES, MODE_LABELS, DumpSet, load_dump
 from studio.tools.accuracy.matching import Pair, match
-from studio.tools.accuracy.metrics import METRIC_NAMES, Metrics, Thresholds, compare_arrays
-
-
-@dataclass
-class Row:
-    """One line of the comparison: a matched pair with its metrics, or a one-side-only tensor.
-
-    ``golden_file`` / ``target_file`` are absolute locators, so a row can be drilled into later
-    (also after reading the CSV back).
-    """
-
-    index: int
-    name: str
-    op_type: str
-    golden: TensorEntry | None
-    target: TensorEntry | None
-    how: str
-    note: str = ""
-    metrics: Metrics | None = None
-    violations: list[str] = field(default_factory=list)
-    is_input: bool = False
-    is_output: bool = False
-    golden_file: str = ""
-    target_file: str = ""
-    underflow: dict | None = None  # the FP16 underflow this op blew up on (see .underflow), if any
-
-    @property
-    def status(self) -> str:
-        """``pass``, ``fail``, or how a one-side-only row came to be (``golden only``, ``fused``...)."""
-        if self.metrics is None:
-            return self.how
-        if self.metrics.empty:
-            return "empty"
-        return "fail" if self.violations else "pass"
-
-    @property
-    def passed(self) -> bool | None:
-        """True / False for compared rows, None for one-side-only rows and empty tensors."""
-        return None if self.metrics is None or self.metrics.empty else not self.violations
-
-    def as_dict(self) -> dict:
-        """The JSON row: name, op_type, every metric, pass (plus shapes, dtypes, status)."""
-        m = self.metrics
-        data = {"index": self.index, "name": self.name, "op_type": self.op_type,
-                "golden": self.golden.label if self.golden else None,
-                "target": self.target.label if self.target else None,
-                "golden_shape": list(self.golden.shape) if self.golden else None,
-                "target_shape": list(self.target.shape) if self.target else None,
-                "golden_dtype": self.golden.dtype if self.golden else None,
-                "target_dtype": self.target.dtype if self.target else None,
-                "status": self.status, "matched_by": self.how, "note": self.note}
-        for name in METRIC_NAMES:
-            data[name] = _json_number(getattr(m, name)) if m else None
-        for name in ("golden_mean", "golden_std", "target_mean", "target_std"):
-            data[name] = _json_number(getattr(m, name)) if m else None
-        for name in ("target_nonfinite", "golden_nonfinite", "target_only_nonfinite", "finite_pairs"):
-            data[name] = getattr(m, name) if m else None
-        data["violations"] = list(self.violations)
-        data["underflow"] = self.underflow
-        data["reason"] = m.reason if m else ""
-        data["pass"] = self.passed
-        return data
-
-
-def _json_number(value: float) -> float | str:
-    return value if math.isfinite(value) else str(value)  # JSON has no NaN / inf literals
+from studio.tools.accuracy.metrics import Metrics, Thresholds, compare_arrays
+from studio.tools.accuracy.row import Row
 
 
 @dataclass
@@ -153,7 +89,7 @@ class CompareResult:
 
     def write_csv(self, path: Path | str) -> Path:
         """Write msaccucmp-style columns (plus shapes and tensor locators) to ``path``."""
-        from studio.tools.accuracy.report_csv import write_csv
+        from studio.tools.accuracy.csv_write import write_csv
 
         return write_csv(self, Path(path))
 
@@ -205,16 +141,13 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
     from studio.tools.accuracy.underflow import mark_underflows
 
     mark_underflows(rows, g, t, fp16_target, cancel=cancel)
-    uncovered = _uncovered(g, t)
+    uncovered = uncovered_parts(g, t)
     findings = advise(rows, thresholds.cosine, fp16_target=fp16_target, uncovered=uncovered,
                       thresholds=thresholds)
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
                          model=t.model, golden_model=g.model, uncovered=uncovered)
-
-
-FP16_MODES = ("fp16-sim", "npu", "fp16")
 
 
 def _explain_relative_error(m: Metrics, golden_data, target_data) -> None:
@@ -230,7 +163,7 @@ def _explain_relative_error(m: Metrics, golden_data, target_data) -> None:
                      f"{near['without']:.3g} over the others")
 
 
-def _uncovered(golden: DumpSet, target: DumpSet) -> dict:
+def uncovered_parts(golden: DumpSet, target: DumpSet) -> dict:
     """What neither dump shows: ops inside sub-graph bodies (their manifests count them)."""
     result: dict = {}
     for dump in (target, golden):

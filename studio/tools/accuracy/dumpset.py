@@ -14,111 +14,17 @@ whose data is loaded on demand (a dump can be far larger than memory).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from studio.errors import UserError
+from studio.tools.accuracy.tensors import FP16_MODES, MODE_LABELS, DumpSet, TensorEntry, load_locator, load_npy
 
-if TYPE_CHECKING:
-    import numpy as np
+# The data model lives in .tensors; it is named here too, where callers have always found it.
+__all__ = ["FP16_MODES", "MANIFEST", "MANIFEST_FORMAT", "MODE_LABELS", "DumpSet", "TensorEntry",
+           "load_dump", "load_locator", "load_npy", "read_manifest"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "studio-dump"
-
-
-@dataclass
-class TensorEntry:
-    """One dumped tensor.
-
-    Attributes:
-        op_name: the op that produced (or, for ``kind == "input"``, consumed) it.
-        op_type: ONNX / NPU op type; ``"Input"`` for a network input.
-        index: output (or input) index on the op.
-        kind: ``"output"`` or ``"input"``.
-        order: execution order (0 = first).
-        tensor: the tensor's own name when known (ONNX value name), else ``op:output:i``.
-        shape, dtype: as stored (after NPU layouts were turned back into the original shape).
-        locator: how to load it again, relative to the dump root (``file.npy`` or ``file#output.0``).
-        original_ops: for NPU dumps, the original (framework) op names this fused op came from.
-        reads: the tensor names the producing op reads (ONNX node inputs), when the dump records them.
-    """
-
-    op_name: str
-    op_type: str
-    index: int
-    kind: str
-    order: int
-    tensor: str
-    shape: tuple[int, ...]
-    dtype: str
-    locator: str
-    original_ops: list[str] = field(default_factory=list)
-    reads: list[str] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        """``op:output:0`` — msaccucmp's TensorIndex."""
-        return f"{self.op_name}:{self.kind}:{self.index}"
-
-
-@dataclass
-class DumpSet:
-    """The tensors of one dump, in execution order, with how to load each.
-
-    ``mode`` says what produced it: ``"fp32"`` (ONNX Runtime, as is), ``"fp16-sim"`` (FP16
-    simulation), ``"npu"`` (Ascend NPU dump), ``"npy"`` (a folder of .npy files, unknown origin).
-    """
-
-    root: Path
-    kind: str
-    mode: str
-    entries: list[TensorEntry]
-    model: str | None = None
-    inputs: list[str] = field(default_factory=list)
-    graph_outputs: list[str] = field(default_factory=list)
-    info: dict = field(default_factory=dict)
-
-    def locate(self, entry: TensorEntry) -> str:
-        """The absolute locator of ``entry`` (see :func:`load_locator`)."""
-        return str(self.root / entry.locator)
-
-    def load(self, entry: TensorEntry, mmap: bool = False) -> np.ndarray:
-        """The data of ``entry``; ``mmap``: map .npy files so big tensors are read block by block."""
-        return load_locator(self.locate(entry), mmap=mmap)
-
-    def describe(self) -> str:
-        """One line: what this dump is."""
-        mode = MODE_LABELS.get(self.mode, self.mode)
-        model = f" of {Path(self.model).name}" if self.model else ""
-        return f"{mode}{model}: {len(self.entries)} tensors in {self.root}"
-
-
-MODE_LABELS = {
-    "fp32": "ONNX Runtime FP32 run",
-    "fp16": "ONNX Runtime run of an FP16 model (CPU: ops compute in FP32 between Casts)",
-    "fp16-sim": "FP16 simulation (weights and every op output rounded through FP16)",
-    "npu": "Ascend NPU dump",
-    "npy": "NumPy dump folder",
-}
-
-
-def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
-    """Load a tensor by locator: ``/path/file.npy`` or ``/path/npu_dump_file#output.0``."""
-    if "#" in locator:
-        from studio.tools.accuracy import npu_dump
-
-        file, _, slot = locator.rpartition("#")
-        kind, _, index = slot.partition(".")
-        return npu_dump.load_tensor(Path(file), kind, int(index))
-    return load_npy(Path(locator), mmap=mmap)
-
-
-def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
-    """np.load with a UserError for missing, corrupt or impossible files (``mmap``: map it read-only)."""
-    from studio.npyfile import load_npy as load_checked
-
-    return load_checked(path, mmap=mmap)
 
 
 def load_dump(path: Path | str) -> DumpSet:
@@ -127,20 +33,40 @@ def load_dump(path: Path | str) -> DumpSet:
     if not path.exists():
         raise UserError("Dump not found", path, "Check the path; give a dump folder or an NPU dump file.")
     if path.is_file():
-        from studio.tools.accuracy import npu_dump
-
-        return npu_dump.read_dump_set(path)
+        return read_npu_dump_set(path)
     if (path / MANIFEST).is_file():
         return read_manifest(path)
     from studio.tools.accuracy import npu_dump, npy_folder
 
     if any(npu_dump.is_dump_name(p.name) for p in _walk_files(path, 400)):
-        return npu_dump.read_dump_set(path)
+        return read_npu_dump_set(path)
     if any(p.suffix == ".npy" for p in path.iterdir()):
         return npy_folder.read_npy_folder(path)
     raise UserError("Folder holds no tensor dump", path,
                     "Give a folder written by `studio dump`, a folder of {op}.{output}.{timestamp}.npy files, "
                     "or a folder of Ascend NPU dump files.")
+
+
+def read_npu_dump_set(path: Path) -> DumpSet:
+    """All Ascend NPU dump files under ``path`` (or the one file), in timestamp order, as a DumpSet."""
+    from studio.tools.accuracy import npu_dump
+
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*")
+                                                 if p.is_file() and npu_dump.is_dump_name(p.name))
+    if not files:
+        raise UserError("No NPU dump files found", path, "Point at the dump_path folder of an acl.json dump.")
+    dumps = sorted((npu_dump.read_header(f) for f in files), key=lambda d: (d.timestamp, d.task_id))
+    root = path if path.is_dir() else path.parent
+    entries = []
+    for dump in dumps:
+        rel = dump.path.relative_to(root).as_posix()
+        for tensor in dump.inputs + dump.outputs:
+            shape = tuple(tensor.original_shape or tensor.shape)
+            entries.append(TensorEntry(op_name=dump.op_name, op_type=dump.op_type, index=tensor.index,
+                                       kind=tensor.kind, order=len(entries), tensor=f"{dump.op_name}:{tensor.kind}:{tensor.index}",
+                                       shape=shape, dtype=tensor.dtype_name, locator=f"{rel}#{tensor.kind}.{tensor.index}",
+                                       original_ops=[tensor.original_op] if tensor.original_op else []))
+    return DumpSet(root=root, kind="npu", mode="npu", entries=entries)
 
 
 def _walk_files(root: Path, limit: int):

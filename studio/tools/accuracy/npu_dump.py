@@ -22,7 +22,6 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.tools.accuracy import npu_layout
-from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
 from studio.tools.accuracy.protowire import Schema, WireError
 
 _SHAPE = Schema("Shape", {1: ("dim", "int", True)})
@@ -171,25 +170,6 @@ def load_tensor(path: Path, kind: str, index: int) -> np.ndarray:
     if index >= len(slots):
         raise UserError(f"The dump file has no {kind} {index}", path, "Compare again; the dump changed.")
     return read_tensor(dump, slots[index])
-
-
-def read_dump_set(path: Path) -> DumpSet:
-    """All dump files under ``path`` (or the one file), in timestamp order, as a DumpSet."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and is_dump_name(p.name))
-    if not files:
-        raise UserError("No NPU dump files found", path, "Point at the dump_path folder of an acl.json dump.")
-    dumps = sorted((read_header(f) for f in files), key=lambda d: (d.timestamp, d.task_id))
-    root = path if path.is_dir() else path.parent
-    entries = []
-    for dump in dumps:
-        rel = dump.path.relative_to(root).as_posix()
-        for tensor in dump.inputs + dump.outputs:
-            shape = tuple(tensor.original_shape or tensor.shape)
-            entries.append(TensorEntry(op_name=dump.op_name, op_type=dump.op_type, index=tensor.index,
-                                       kind=tensor.kind, order=len(entries), tensor=f"{dump.op_name}:{tensor.kind}:{tensor.index}",
-                                       shape=shape, dtype=tensor.dtype_name, locator=f"{rel}#{tensor.kind}.{tensor.index}",
-                                       original_ops=[tensor.original_op] if tensor.original_op else []))
-    return DumpSet(root=root, kind="npu", mode="npu", entries=entries)
 
 
 def convert(path: Path, out_dir: Path, txt: bool = False) -> list[Path]:

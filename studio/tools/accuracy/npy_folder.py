@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from studio.errors import UserError
-from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
+from studio.tools.accuracy.tensors import DumpSet, TensorEntry
 
 _CONVERTED = re.compile(r"^(?P<type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d{10,17})"
                         r"\.(?P<kind>input|output)\.(?P<index>\d+)\.npy$")

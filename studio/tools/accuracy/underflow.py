@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from studio.tools.accuracy.compare import Row
-    from studio.tools.accuracy.dumpset import DumpSet
+    from studio.tools.accuracy.row import Row
+    from studio.tools.accuracy.tensors import DumpSet
 
 SENSITIVE = frozenset({"Log", "Div", "Sqrt", "Pow", "Reciprocal"})
 FP16_TINY = 2.0 ** -14  # smallest normal float16 (6.1e-5): below it FP16 holds a subnormal or 0

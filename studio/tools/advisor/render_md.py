@@ -1,8 +1,8 @@
-"""The report as Markdown (``-o report.md``) and as terminal text (``studio advise``)."""
+"""The report as Markdown (``-o report.md``); the terminal text is :func:`.model.render_text`."""
 
 from __future__ import annotations
 
-from studio.tools.advisor.model import SEVERITIES, Report
+from studio.tools.advisor.model import SEVERITIES, Report, loop_lines
 
 
 def _gain(f) -> str:
@@ -72,50 +72,3 @@ def render_markdown(report: Report) -> str:
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
-
-
-def render_text(report: Report) -> str:
-    """What ``studio advise`` prints."""
-    s = report.summary()
-    perf = report.performance
-    lines = [f"verdict: {s['verdict']}"]
-    if perf.get("step_ms"):
-        lines.append(f"step {perf['step_ms']:.3f} ms ({perf.get('step_source', '')})")
-    lines.append(f"device for the roofline: {report.device.get('name')}; {len(report.roofline)} ops on it")
-    lines.append(f"{s['findings']} finding(s): " + ", ".join(f"{v} {k}" for k, v in s["by_severity"].items()))
-    for f in report.sorted_findings():
-        lines.append(f"\n[{f.severity.upper()}] {f.title}  ({f.id}, {f.source}, {_gain(f)}"
-                     + (", changes accuracy" if f.changes_accuracy else "") + ")")
-        lines += [f"    {e}" for e in f.evidence]
-        lines.append(f"    -> {f.recommendation}")
-        if f.nodes:
-            lines.append("    nodes: " + ", ".join(f.nodes[:8]) + (" ..." if len(f.nodes) > 8 else ""))
-    if report.notes:
-        lines.append("")
-        lines += [f"note: {n}" for n in report.notes]
-    if report.loop:
-        lines += ["", "closed loop:"] + [f"  {line}" for line in loop_lines(report.loop)]
-    return "\n".join(lines)
-
-
-def loop_lines(loop: dict) -> list[str]:
-    """The before / after of a closed loop as text lines."""
-    from studio.tools.advisor.loop import change_text
-
-    b, a, applied = loop["before_ms"], loop["after_ms"], loop["applied"]
-    from studio.tools.advisor.fixes import describe_applied
-
-    lines = [f"{describe_applied(applied)} -> {loop['fixed']}",
-             *(f"WARNING: {w}" for w in applied.get("warnings", [])),
-             f"latency: {change_text(loop)}",
-             f"profiles (per-op times): p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms, same settings "
-             f"({loop['settings'].get('iterations')} iterations, {loop['settings'].get('warmup')} warm-ups, "
-             f"seed {loop['settings'].get('seed')})"]
-    for o in loop["outputs"]:
-        lines.append(f"output {o['output']}: cosine {o['cosine']:.6f}, max abs error {o['max_abs_err']:.4g} "
-                     f"-> {'pass' if o['passed'] else 'FAIL'}")
-    for r in loop["ops"][:15]:
-        before = f"{r['before_us']:.1f}" if r["before_us"] is not None else "-"
-        after = f"{r['after_us']:.1f}" if r["after_us"] is not None else "-"
-        lines.append(f"op {r['name']} ({r['op_type']}): {before} us -> {after} us")
-    return lines

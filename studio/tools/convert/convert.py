@@ -19,6 +19,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.tools.convert.options import LOCAL_OUTPUT_TYPES, ConvertOptions
+from studio.tools.convert.rewrite import load_onnx
 
 
 @dataclass
@@ -84,28 +85,6 @@ class ConvertReport:
         if self.report_path:
             lines.append(f"  report: {self.report_path}")
         return "\n".join(lines)
-
-
-def load_onnx(path: Path):
-    """Load an ONNX model, or say clearly why it is not one."""
-    import onnx
-    from google.protobuf.message import DecodeError
-
-    path = Path(path)
-    if not path.is_file():
-        raise UserError("Model file not found (E10410)", path, "Check the path to the model.")
-    from studio.model_files import load_with_external_data
-
-    try:
-        model = load_with_external_data(path)
-    except (DecodeError, ValueError, RuntimeError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
-        raise UserError(f"Not an ONNX model, or a truncated one (E10041): {exc}", path,
-                        "If it is ONNX, export or copy it again (the file may be incomplete); "
-                        "for TensorFlow .pb or Caffe use --atc with --framework.") from exc
-    if not model.graph.node and not model.graph.output:
-        raise UserError("Not an ONNX model: it has no graph (E16003)", path,
-                        "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.")
-    return model
 
 
 def _input_dtype(model, name: str):

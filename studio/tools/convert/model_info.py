@@ -47,7 +47,7 @@ def inspect_model(path: Path, cancel: CancelToken | None = None) -> Generator[Pr
     yield Progress(None, f"reading {path.name}")
     from onnx import helper
 
-    from studio.tools.convert.convert import load_onnx
+    from studio.tools.convert.rewrite import load_onnx
 
     model = load_onnx(path)
     inits = {i.name for i in model.graph.initializer}

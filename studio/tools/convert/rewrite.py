@@ -15,10 +15,33 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 
 GROWTH_FACTOR = 2.0  # a rewrite that more than doubles the model ...
 GROWTH_BYTES = 1 << 20  # ... and adds at least 1 MiB is called out, never left silent
+
+
+def load_onnx(path: Path):
+    """Load an ONNX model, or say clearly why it is not one."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError("Model file not found (E10410)", path, "Check the path to the model.")
+    from studio.model_files import load_with_external_data
+
+    try:
+        model = load_with_external_data(path)
+    except (DecodeError, ValueError, RuntimeError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
+        raise UserError(f"Not an ONNX model, or a truncated one (E10041): {exc}", path,
+                        "If it is ONNX, export or copy it again (the file may be incomplete); "
+                        "for TensorFlow .pb or Caffe use --atc with --framework.") from exc
+    if not model.graph.node and not model.graph.output:
+        raise UserError("Not an ONNX model: it has no graph (E16003)", path,
+                        "Local conversion reads ONNX; for TensorFlow .pb or Caffe use --atc with --framework.")
+    return model
 
 
 @dataclass
@@ -198,7 +221,6 @@ def plan_passes(model: Path | str, input_shape: str | None = None, passes_on: di
     ``passes_on`` switches passes by name (default: all on, as ``studio convert``). Dynamic dims
     without an ``input_shape`` stay symbolic here (the plan counts patterns; a conversion needs sizes).
     """
-    from studio.tools.convert.convert import load_onnx
     from studio.tools.convert.passes import PassContext
 
     model = Path(model)

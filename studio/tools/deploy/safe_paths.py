@@ -211,6 +211,11 @@ def remote_problem(sftp, path: bytes, expected) -> str | None:
     return stat_problem(st.st_mode, st.st_size, st.st_mtime, expected)
 
 
+def find_time_text(ns: int) -> str:
+    """How ``find -printf %T@`` (GNU findutils) prints a time of ``ns`` nanoseconds."""
+    return f"{ns // 10**9}.{ns % 10**9:09d}0"
+
+
 def stat_check_line(path: str, expected, quote, sha256: str | None = None) -> bytes:
     """A POSIX ``sh`` condition true when ``path`` (relative to the cwd) is as the plan saw it.
 
@@ -219,8 +224,6 @@ def stat_check_line(path: str, expected, quote, sha256: str | None = None) -> by
     whole-second mtime, and then, with ``sha256``, one ``sha256sum`` of the content. Only rows
     that overwrite or delete an existing file pay for it.
     """
-    from studio.tools.deploy.scan import find_time_text
-
     q = quote(path)
     if expected is None:
         return b"! [ -e " + q + b" ] && ! [ -L " + q + b" ]"

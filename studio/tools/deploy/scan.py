@@ -62,11 +62,6 @@ def find_time_ns(text: bytes | str) -> int | None:
         return None
 
 
-def find_time_text(ns: int) -> str:
-    """How ``find -printf %T@`` (GNU findutils) prints a time of ``ns`` nanoseconds."""
-    return f"{ns // 10**9}.{ns % 10**9:09d}0"
-
-
 @dataclass
 class Scan:
     """One side of a deployment: files, symlinks (path -> target), folders, and what could not be read."""

@@ -2,7 +2,7 @@
 
 The event array (bare, or the ``traceEvents`` of the object form) is cut at top-level event
 boundaries into one range per core. Each range is decoded by a forked child exactly as the
-single-process reader decodes a file (:func:`~studio.tools.profiler.chrome_reader.add_events`
+single-process reader decodes a file (:func:`~studio.tools.profiler.chrome_events.add_events`
 into a builder of its own), which writes its columns, args and small state to a scratch folder.
 The parent then merges the ranges in file order, which keeps everything that crosses a border
 right: an ``E`` (or async ``e``) whose begin lies in an earlier range was kept aside as an orphan
@@ -216,7 +216,7 @@ def _range_child(path: Path, k: int, start: int, end: int | None, chunk_bytes: i
     code = 1
     try:
         from studio.tools.profiler.chrome_decode import map_or_read
-        from studio.tools.profiler.chrome_reader import add_events
+        from studio.tools.profiler.chrome_events import add_events
 
         gc.disable()
         parent = os.getppid()
@@ -277,7 +277,7 @@ def _write_range(builder: TraceBuilder, folder: Path, k: int) -> None:
 
 def _merge(builder: TraceBuilder, folder: Path, k: int) -> None:
     """Add range ``k`` to ``builder`` as if its events had followed the earlier ranges' events."""
-    from studio.tools.profiler.chrome_reader import _one_ts_ns
+    from studio.tools.profiler.chrome_events import one_ts_ns
 
     with (folder / f"r{k}.pkl").open("rb") as handle:
         state = pickle.load(handle)
@@ -312,7 +312,7 @@ def _merge(builder: TraceBuilder, folder: Path, k: int) -> None:
         if not stack:
             continue
         begin = stack.pop()
-        ts, start_ns = _one_ts_ns(end.ts), _one_ts_ns(begin.ts)
+        ts, start_ns = one_ts_ns(end.ts), one_ts_ns(begin.ts)
         label = (begin.name or end.name) if kind == "E" else begin.name
         builder.add_slice(start_ns, ts - start_ns, int(track[local_track]), label, begin.cat, bytes(begin.args) or None)
     for local_track, stack in local.get("B", {}).items():  # begins still open go on top

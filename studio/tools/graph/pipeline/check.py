@@ -323,11 +323,19 @@ def _resize_hw(props: dict) -> tuple[int, int] | None:
 
 
 def _model_input_hw(path: Path) -> tuple[int, int] | None:
-    """(height, width) of the model's first image-like input (NCHW or NHWC), or None."""
-    from studio.tools.graph.reader import read_model
+    """(height, width) of the model's first image-like input (NCHW or NHWC), or None.
 
+    A pipeline's inference element names an OM model (or an ONNX one), read by its own reader:
+    the general model reader opens pipelines too, through this check.
+    """
+    from studio.tools.graph.om_reader import read_om
+    from studio.tools.graph.onnx_reader import read_onnx
+
+    read = {".om": read_om, ".onnx": read_onnx}.get(path.suffix.lower())
+    if read is None:
+        return None
     try:
-        model = read_model(path)
+        model = read(path)
     except StudioError:
         return None
     graph = model.main
