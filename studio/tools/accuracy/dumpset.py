@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, path_only
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,25 +131,57 @@ def load_dump(path: Path | str) -> DumpSet:
         from studio.tools.accuracy import npu_dump
 
         return npu_dump.read_dump_set(path)
+    return read_dump_folder(path)
+
+
+def dump_folder_kind(path: Path) -> str | None:
+    """What the folder holds: ``"local"`` (a ``studio dump`` manifest), ``"npu"`` (NPU dump files,
+    nested as ``{dump_path}/{time}/{device}/{model}/{model_id}/{index}/``), ``"npy"`` (.npy files in
+    it), or None. Looks 7 levels deep through at most a few hundred entries, so it stays cheap
+    enough to sniff with; detection and reading both ask it."""
     if (path / MANIFEST).is_file():
+        return "local"
+    from studio.tools.accuracy.npu_dump import is_dump_name
+
+    budget, level = 400, [path]
+    for _depth in range(7):
+        below = []
+        for folder in level:
+            try:
+                children = list(folder.iterdir())[:budget]
+            except OSError:
+                continue
+            budget -= len(children)
+            for child in children:
+                if is_dump_name(child.name):
+                    return "npu"
+                if child.is_dir():
+                    below.append(child)
+            if budget <= 0:
+                break
+        if budget <= 0:
+            break
+        level = below
+    try:
+        return "npy" if any(p.suffix == ".npy" for p in path.iterdir()) else None
+    except OSError:
+        return None
+
+
+def read_dump_folder(path: Path) -> DumpSet:
+    """Read the dump folder at ``path``, whichever of the three kinds it is."""
+    kind = dump_folder_kind(path)
+    if kind == "local":
         return read_manifest(path)
     from studio.tools.accuracy import npu_dump, npy_folder
 
-    if any(npu_dump.is_dump_name(p.name) for p in _walk_files(path, 400)):
+    if kind == "npu":
         return npu_dump.read_dump_set(path)
-    if any(p.suffix == ".npy" for p in path.iterdir()):
+    if kind == "npy":
         return npy_folder.read_npy_folder(path)
     raise UserError("Folder holds no tensor dump", path,
                     "Give a folder written by `studio dump`, a folder of {op}.{output}.{timestamp}.npy files, "
                     "or a folder of Ascend NPU dump files.")
-
-
-def _walk_files(root: Path, limit: int):
-    for count, item in enumerate(root.rglob("*")):
-        if count > limit:
-            return
-        if item.is_file():
-            yield item
 
 
 def read_manifest(root: Path) -> DumpSet:
@@ -200,3 +233,7 @@ def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) 
             raise UserError(f"Dump manifest names {name!r}, which is not a regular file "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; tensor files are plain .npy files.")
+
+
+DUMP_DIR = FileFormat("dump_dir", "Tensor dump folder", ACCURACY, lambda path: dump_folder_kind(path) is not None,
+                      path_only(read_dump_folder), folder=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, path_only
 from studio.tools.accuracy import npu_layout
 from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
 from studio.tools.accuracy.protowire import Schema, WireError
@@ -207,3 +208,14 @@ def convert(path: Path, out_dir: Path, txt: bool = False) -> list[Path]:
             np.savetxt(text, array.reshape(-1) if array.ndim != 2 else array, fmt="%.8g")
             written.append(text)
     return written
+
+
+def match_npu_dump(path: Path, head: bytes) -> bool:
+    """A dump file name (the same rule :func:`parse_name` reads), then a uint64 header length that fits."""
+    if not is_dump_name(path.name) or len(head) < 9:
+        return False
+    header_len = int.from_bytes(head[:8], "little")
+    return 0 < header_len < path.stat().st_size
+
+
+NPU_DUMP = FileFormat("npu_dump", "Ascend NPU dump file", ACCURACY, match_npu_dump, path_only(read_dump_set))

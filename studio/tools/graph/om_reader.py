@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import GRAPH, FileFormat
 from studio.tools.graph import protowire as pw
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.om_format import OmContainer, read_container
@@ -329,3 +330,11 @@ def _const_tensor(name: str, attrs: dict, op: dict, out_descs: list, weights, na
         return array[:count].reshape(shape) if array.size >= count and shape else array
     tensor.loader = load
     return tensor
+
+
+def match_om(path: Path, head: bytes) -> bool:
+    """An OM file starts with its magic (``PICO`` models are recognised to be refused clearly)."""
+    return head[:4] in (b"IMOD", b"PICO")
+
+
+OM = FileFormat("om", "Ascend OM model", GRAPH, match_om, read_om)

@@ -14,6 +14,7 @@ import itertools
 import json
 import mmap
 import os
+import re
 from collections.abc import Generator
 from operator import itemgetter
 from pathlib import Path
@@ -22,6 +23,7 @@ import msgspec
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import PROFILER, FileFormat, json_text
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, iter_event_chunks, map_or_read
@@ -323,3 +325,17 @@ def _counter(builder: TraceBuilder, e: Event, ts: int) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             label = base if key in ("value", "") or len(args) == 1 and key == e.name else f"{base} ({key})"
             builder.add_counter(e.pid, label, ts, float(value))
+
+
+def match_chrome_trace(path: Path, head: bytes) -> bool:
+    """A Chrome trace: ``{"traceEvents": ...}`` or an array of events with a phase (``"ph"``)."""
+    text = json_text(head)
+    if not text:
+        return False
+    if text.startswith("{"):
+        return '"traceEvents"' in text
+    return bool(re.search(r'"ph"\s*:\s*"[A-Za-z]"', text))
+
+
+CHROME_TRACE = FileFormat("chrome_trace", "Chrome trace (msprof / PyTorch timeline)", PROFILER, match_chrome_trace,
+                          read_chrome_trace)
