@@ -36,7 +36,7 @@ def test_the_layers_contract_catches_an_upward_import(tmp_path):
         (package / name).mkdir(parents=True, exist_ok=True)
         (package / name / "__init__.py").write_text("")
     for name in ("cli", "errors", "jobs", "paths", "settings", "toml_store", "toml_fields", "logs", "formats", "profile", "workspace",
-                 "assets", "model_inputs", "ort_providers", "ab", "output_lock"):
+                 "assets", "model_inputs", "ort_providers", "ab", "output_lock", "protodesc"):
         (package / f"{name}.py").write_text("")
     (package / "remote" / "__init__.py").write_text("import studio.targets\n")
     broken = tmp_path / "layers.toml"
