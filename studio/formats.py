@@ -92,7 +92,7 @@ FOLDER_FORMATS = (
     "studio.tools.profiler.msprof_reader:MSPROF_DIR",
     "studio.tools.profiler.msprof_reader:PYTORCH_NPU_DIR",
     "studio.tools.profiler.summary_file:STUDIO_PROFILE",
-    "studio.tools.profiler.cluster.discover:CLUSTER_DIR",
+    "studio.tools.profiler.cluster.engine:CLUSTER_DIR",
     "studio.tools.infer.runner:INFER_DIR",
     "studio.tools.accuracy.msprobe_dump:MSPROBE_DIR",
     "studio.tools.accuracy.dumpset:DUMP_DIR",

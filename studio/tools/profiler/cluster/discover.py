@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
-from studio.formats import CLUSTER, FileFormat
 from studio.tools.profiler.rank_files import read_json
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
@@ -155,59 +154,3 @@ def _check_unique(ranks: list[RankDir]) -> None:
             raise UserError(f"Two folders are rank {rank.rank}: {seen[rank.rank].path} and {rank.path}",
                             rank.path, "Open a folder that holds each rank once (one profiling run).")
         seen[rank.rank] = rank
-
-
-_CLUSTER_OUTPUT_FILES = ("cluster_step_trace_time.csv", "cluster_analysis.db")
-_PROF_DEVICE = re.compile(r"^device_\d+$")
-
-
-def match_cluster_dir(path: Path) -> bool:
-    """A folder holding 2+ ranks (``*_ascend_pt`` folders, ``PROF_*/device_N`` folders) within 3
-    levels, or msprof-analyze's ``cluster_analysis_output``. Registered after the profiler's folder
-    formats, and a rank folder itself is never taken: what the profiler opens stays its own."""
-    name = path.name
-    if name.endswith("_ascend_pt") or name.startswith("PROF_") or name == OUTPUT:
-        return False
-    if name == ANALYSIS_OUTPUT or any((path / f).is_file() for f in _CLUSTER_OUTPUT_FILES):
-        return True
-    ranks, budget, level = 0, 400, [path]
-    for _depth in range(3):  # find_ranks looks deeper; the sniff stays a few hundred entries at most
-        below = []
-        for folder in level:
-            try:
-                children = [c for c in list(folder.iterdir())[:budget] if c.is_dir()]
-            except OSError:
-                continue
-            budget -= len(children)
-            for child in children:
-                if child.name == ANALYSIS_OUTPUT:
-                    return True
-                if child.name.endswith("_ascend_pt"):
-                    ranks += 1
-                elif child.name.startswith("PROF_"):
-                    ranks += _prof_devices(child)
-                else:
-                    below.append(child)
-            if ranks >= 2:
-                return True
-            if budget <= 0:
-                return False
-        level = below
-    return False
-
-
-def _prof_devices(prof: Path) -> int:
-    try:
-        return sum(1 for c in prof.iterdir() if _PROF_DEVICE.match(c.name) and c.is_dir())
-    except OSError:
-        return 0
-
-
-def _open_cluster(path: Path, cancel=None):
-    from studio.tools.profiler.cluster.engine import open_cluster
-
-    return open_cluster(path)
-
-
-CLUSTER_DIR = FileFormat("cluster_dir", "Multi-rank profile (ranks side by side)", CLUSTER, match_cluster_dir,
-                         _open_cluster, folder=True)
