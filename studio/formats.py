@@ -120,14 +120,6 @@ def known_formats() -> list[FileFormat]:
     return _formats("file") + _formats("folder")
 
 
-def find_format(id: str) -> FileFormat:
-    """The registered format called ``id`` (KeyError if none)."""
-    for fmt in known_formats():
-        if fmt.id == id:
-            return fmt
-    raise KeyError(id)
-
-
 def detect(path: Path | str) -> Detected:
     """Sniff ``path`` and return its format, or raise a UserError that says why it is not readable."""
     path = Path(path)
@@ -173,13 +165,6 @@ def open_job(detected: Detected, cancel: CancelToken | None = None) -> Generator
     if isinstance(result, Generator):
         result = yield from result
     return result
-
-
-def read(path: Path | str, cancel: CancelToken | None = None) -> Any:
-    """Detect ``path`` and read it (synchronously; tests and scripts)."""
-    from studio.jobs import run_job
-
-    return run_job(open_job(detect(path), cancel))
 
 
 def _unknown_reason(path: Path, head: bytes) -> str:
