@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.errors import UserError
+from studio.formats import WORKSPACE, FileFormat
 from studio.toml_store import load_toml, save_toml
 
 WORKSPACE_FILE_NAME = "studio.toml"
@@ -122,3 +123,13 @@ class Workspace:
         entry = {"path": stored, "kind": kind, "opened": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.data.setdefault("recent", {})["artifacts"] = [entry, *items][:MAX_RECENT_ARTIFACTS]
         self.modified = True
+
+
+def _open_workspace(path: Path, cancel=None) -> Workspace:
+    return Workspace.open(path if path.is_dir() else path.parent)
+
+
+WORKSPACE_FILE = FileFormat("workspace_file", "Studio workspace", WORKSPACE,
+                            lambda path, head: path.name == WORKSPACE_FILE_NAME, _open_workspace)
+WORKSPACE_DIR = FileFormat("workspace", "Studio workspace", WORKSPACE, lambda path: Workspace.is_workspace(path),
+                           _open_workspace, folder=True)

@@ -12,10 +12,35 @@ from pathlib import Path
 import numpy as np
 
 from studio.tools.accuracy import npu_layout
-from studio.tools.accuracy.protowire import encode_field
 
 NP_TO_CODE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.int32): 7,
               np.dtype(np.int64): 8, np.dtype(np.float64): 12}
+
+
+# A protobuf wire encoder written from the format's documentation, independent of the reader's
+# (which uses the protobuf runtime), so a round trip tests the reader against the bytes.
+def encode_varint(value: int) -> bytes:
+    """Encode a non-negative int (negative int32/64 as 10-byte two's complement)."""
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def encode_field(number: int, value: int | bytes | str) -> bytes:
+    """One field: ints as varints, bytes / str / encoded messages as length-delimited."""
+    if isinstance(value, int):
+        return encode_varint(number << 3) + encode_varint(value)
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    return encode_varint(number << 3 | 2) + encode_varint(len(value)) + bytes(value)
 
 
 def _shape(dims) -> bytes:

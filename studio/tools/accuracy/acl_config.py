@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, json_object_with, path_only
 
 
 @dataclass
@@ -132,3 +133,12 @@ def om_dump_entry(model, file_name: str, layers: list[str] | None = None) -> tup
         raise UserError(f"The model has no op named {', '.join(missing)}", file_name,
                         "Pick layers from the model's op names" + (f" ({hint})." if hint else "."))
     return name, list(layers)
+
+
+def match_acl_json(path: Path, head: bytes) -> bool:
+    """An acl.json with a dump section (``dump``, ``dump_path`` or ``dump_list``)."""
+    return json_object_with(head, r'"(dump|dump_path|dump_list)"\s*:')
+
+
+ACL_JSON = FileFormat("acl_json", "acl.json (dump / profiling configuration)", ACCURACY, match_acl_json,
+                      path_only(read_acl_config))

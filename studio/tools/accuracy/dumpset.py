@@ -17,11 +17,12 @@ import json
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, path_only
 from studio.tools.accuracy.tensors import FP16_MODES, MODE_LABELS, DumpSet, TensorEntry, load_locator, load_npy
 
 # The data model lives in .tensors; it is named here too, where callers have always found it.
-__all__ = ["FP16_MODES", "MANIFEST", "MANIFEST_FORMAT", "MODE_LABELS", "DumpSet", "TensorEntry",
-           "load_dump", "load_locator", "load_npy", "read_manifest"]
+__all__ = ["DUMP_DIR", "FP16_MODES", "MANIFEST", "MANIFEST_FORMAT", "MODE_LABELS", "DumpSet", "TensorEntry",
+           "dump_folder_kind", "load_dump", "load_locator", "load_npy", "read_dump_folder", "read_manifest"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "studio-dump"
@@ -34,13 +35,53 @@ def load_dump(path: Path | str) -> DumpSet:
         raise UserError("Dump not found", path, "Check the path; give a dump folder or an NPU dump file.")
     if path.is_file():
         return read_npu_dump_set(path)
-    if (path / MANIFEST).is_file():
-        return read_manifest(path)
-    from studio.tools.accuracy import npu_dump, npy_folder
+    return read_dump_folder(path)
 
-    if any(npu_dump.is_dump_name(p.name) for p in _walk_files(path, 400)):
+
+def dump_folder_kind(path: Path) -> str | None:
+    """What the folder holds: ``"local"`` (a ``studio dump`` manifest), ``"npu"`` (NPU dump files,
+    nested as ``{dump_path}/{time}/{device}/{model}/{model_id}/{index}/``), ``"npy"`` (.npy files in
+    it), or None. Looks 7 levels deep through at most a few hundred entries, so it stays cheap
+    enough to sniff with; detection and reading both ask it."""
+    if (path / MANIFEST).is_file():
+        return "local"
+    from studio.tools.accuracy.npu_dump import is_dump_name
+
+    budget, level = 400, [path]
+    for _depth in range(7):
+        below = []
+        for folder in level:
+            try:
+                children = list(folder.iterdir())[:budget]
+            except OSError:
+                continue
+            budget -= len(children)
+            for child in children:
+                if is_dump_name(child.name):
+                    return "npu"
+                if child.is_dir():
+                    below.append(child)
+            if budget <= 0:
+                break
+        if budget <= 0:
+            break
+        level = below
+    try:
+        return "npy" if any(p.suffix == ".npy" for p in path.iterdir()) else None
+    except OSError:
+        return None
+
+
+def read_dump_folder(path: Path) -> DumpSet:
+    """Read the dump folder at ``path``, whichever of the three kinds it is."""
+    kind = dump_folder_kind(path)
+    if kind == "local":
+        return read_manifest(path)
+    from studio.tools.accuracy import npy_folder
+
+    if kind == "npu":
         return read_npu_dump_set(path)
-    if any(p.suffix == ".npy" for p in path.iterdir()):
+    if kind == "npy":
         return npy_folder.read_npy_folder(path)
     raise UserError("Folder holds no tensor dump", path,
                     "Give a folder written by `studio dump`, a folder of {op}.{output}.{timestamp}.npy files, "
@@ -67,14 +108,6 @@ def read_npu_dump_set(path: Path) -> DumpSet:
                                        shape=shape, dtype=tensor.dtype_name, locator=f"{rel}#{tensor.kind}.{tensor.index}",
                                        original_ops=[tensor.original_op] if tensor.original_op else []))
     return DumpSet(root=root, kind="npu", mode="npu", entries=entries)
-
-
-def _walk_files(root: Path, limit: int):
-    for count, item in enumerate(root.rglob("*")):
-        if count > limit:
-            return
-        if item.is_file():
-            yield item
 
 
 def read_manifest(root: Path) -> DumpSet:
@@ -126,3 +159,20 @@ def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) 
             raise UserError(f"Dump manifest names {name!r}, which is not a regular file "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; tensor files are plain .npy files.")
+
+
+DUMP_DIR = FileFormat("dump_dir", "Tensor dump folder", ACCURACY, lambda path: dump_folder_kind(path) is not None,
+                      path_only(read_dump_folder), folder=True)
+
+
+def match_npu_dump(path: Path, head: bytes) -> bool:
+    """A dump file name (the rule :func:`.npu_dump.parse_name` reads), then a uint64 header length that fits."""
+    from studio.tools.accuracy.npu_dump import is_dump_name
+
+    if not is_dump_name(path.name) or len(head) < 9:
+        return False
+    header_len = int.from_bytes(head[:8], "little")
+    return 0 < header_len < path.stat().st_size
+
+
+NPU_DUMP = FileFormat("npu_dump", "Ascend NPU dump file", ACCURACY, match_npu_dump, path_only(read_npu_dump_set))

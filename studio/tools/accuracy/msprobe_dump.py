@@ -12,10 +12,12 @@ fourth argument. ``stack.json`` gives each API's Python call stack, ``construct.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 _SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("output", "output"),
@@ -91,15 +93,32 @@ class MsprobeDump:
 
 
 def is_msprobe_dump(path: Path) -> bool:
-    """A ``dump.json`` of msprobe (or a folder holding one), by its first bytes."""
+    """A ``dump.json`` of msprobe (or a folder holding one): the registry's own match."""
     path = Path(path)
-    file = path / "dump.json" if path.is_dir() else path
+    if path.is_dir():
+        return match_msprobe_dir(path)
+    return match_msprobe_dump(path, _head(path, HEAD_BYTES))
+
+
+def match_msprobe_dump(path: Path, head: bytes) -> bool:
+    """msprobe's dump.json: an object with its ``task`` (statistics, md5, tensor) and ``framework``."""
+    text = json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"task"\s*:\s*"(statistics|md5|tensor)"', text)
+                and '"framework"' in text)
+
+
+def match_msprobe_dir(path: Path) -> bool:
+    """A folder holding msprobe's dump.json (stack.json and construct.json beside it)."""
+    dump = path / "dump.json"
+    return dump.is_file() and match_msprobe_dump(dump, _head(dump, HEAD_BYTES))
+
+
+def _head(path: Path, size: int) -> bytes:
     try:
-        with open(file, "rb") as handle:
-            head = handle.read(512)
+        with open(path, "rb") as handle:
+            return handle.read(size)
     except OSError:
-        return False
-    return b'"task"' in head and b'"framework"' in head and b'"data"' in head
+        return b""
 
 
 def read_msprobe(path: Path | str) -> MsprobeDump:
@@ -202,3 +221,9 @@ def _number(value) -> float | None:
         except ValueError:
             return None
     return None
+
+
+MSPROBE_DUMP = FileFormat("msprobe_dump", "msprobe dump (dump.json of a PyTorch or MindSpore run)", ACCURACY,
+                          match_msprobe_dump, path_only(read_msprobe))
+MSPROBE_DIR = FileFormat("msprobe_dir", "msprobe dump folder (dump.json, stack.json, construct.json)", ACCURACY,
+                         match_msprobe_dir, path_only(read_msprobe), folder=True)

@@ -19,28 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from studio.errors import UserError
 from studio.tools.accuracy import npu_layout
-from studio.tools.accuracy.protowire import Schema, WireError
-
-_SHAPE = Schema("Shape", {1: ("dim", "int", True)})
-_ORIGINAL_OP = Schema("OriginalOp", {1: ("name", "string", False), 2: ("output_index", "int", False),
-                                     3: ("data_type", "int", False), 4: ("format", "int", False)})
-_OUTPUT = Schema("OpOutput", {1: ("data_type", "int", False), 2: ("format", "int", False),
-                              3: ("shape", _SHAPE, False), 4: ("original_op", _ORIGINAL_OP, False),
-                              5: ("data", "bytes", False), 6: ("size", "int", False),
-                              7: ("original_shape", _SHAPE, False), 8: ("sub_format", "int", False),
-                              9: ("address", "int", False), 11: ("offset", "int", False)})
-_INPUT = Schema("OpInput", {1: ("data_type", "int", False), 2: ("format", "int", False),
-                            3: ("shape", _SHAPE, False), 4: ("data", "bytes", False), 5: ("size", "int", False),
-                            6: ("original_shape", _SHAPE, False), 7: ("sub_format", "int", False),
-                            8: ("address", "int", False), 9: ("offset", "int", False)})
-_BUFFER = Schema("OpBuffer", {1: ("buffer_type", "int", False), 2: ("data", "bytes", False),
-                              3: ("size", "int", False)})
-DUMP_DATA = Schema("DumpData", {1: ("version", "string", False), 2: ("dump_time", "int", False),
-                                3: ("output", _OUTPUT, True), 4: ("input", _INPUT, True),
-                                5: ("buffer", _BUFFER, True), 6: ("op_name", "string", False)})
+from studio.tools.accuracy.dump_proto import DumpData
 
 _NAME5 = re.compile(r"^(?P<type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d{10,17})$")
 _NAME4 = re.compile(r"^(?P<type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<ts>\d{10,17})$")
@@ -116,30 +99,32 @@ def read_header(path: Path) -> NpuDump:
             header = handle.read(header_len)
     except OSError as exc:
         raise UserError(f"Cannot read the NPU dump file ({exc.strerror})", path, "Check the file.") from exc
+    data = DumpData()
     try:
-        data = DUMP_DATA.decode(header, base=8)
-    except WireError as exc:
-        raise UserError(f"NPU dump header is corrupt: {exc}", f"{path}, offset {exc.offset}",
+        data.ParseFromString(header)
+    except DecodeError as exc:
+        raise UserError(f"NPU dump header is corrupt: {exc}", f"{path}, offset 8",
                         "The file is damaged or not an NPU dump; dump again.") from exc
-    dump = NpuDump(path, op_type, data.get("op_name") or op_name, stamp, task, stream)
+    dump = NpuDump(path, op_type, data.op_name.decode("utf-8", "replace") or op_name, stamp, task, stream)
     offset = 8 + header_len
-    for kind, items, target in (("input", data["input"], dump.inputs), ("output", data["output"], dump.outputs)):
+    for kind, items, target in (("input", data.input, dump.inputs), ("output", data.output, dump.outputs)):
         for index, item in enumerate(items):
-            nbytes = int(item.get("size", 0))
+            nbytes = item.size
             if offset + nbytes > size:
                 raise UserError(f"NPU dump file is truncated: {kind} {index} needs {nbytes} bytes at offset "
                                 f"{offset}, the file ends at {size}", f"{path}, offset {offset}",
                                 "Copy the dump file again; it is incomplete.")
-            original = item.get("original_op") or {}
-            target.append(NpuTensor(kind, index, int(item.get("data_type", 0)), int(item.get("format", 2)),
-                                    _dims(item.get("shape")), _dims(item.get("original_shape")), offset, nbytes,
-                                    original.get("name", ""), int(original.get("output_index", 0))))
+            original = item.original_op if kind == "output" and item.HasField("original_op") else None
+            target.append(NpuTensor(kind, index, item.data_type, item.format if item.HasField("format") else 2,
+                                    _dims(item, "shape"), _dims(item, "original_shape"), offset, nbytes,
+                                    original.name.decode("utf-8", "replace") if original else "",
+                                    original.output_index if original else 0))
             offset += nbytes
     return dump
 
 
-def _dims(shape: dict | None) -> list[int]:
-    dims = (shape or {}).get("dim", [])
+def _dims(item, field: str) -> list[int]:
+    dims = list(getattr(item, field).dim) if item.HasField(field) else []
     return [] if any(d >= _UNKNOWN_DIM for d in dims) else [int(d) for d in dims]
 
 

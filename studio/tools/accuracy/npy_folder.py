@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, path_only
 from studio.tools.accuracy.tensors import DumpSet, TensorEntry
 
 _CONVERTED = re.compile(r"^(?P<type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d{10,17})"
@@ -60,3 +61,17 @@ def read_npy_folder(root: Path) -> DumpSet:
                                    kind=info["kind"], order=order, tensor=info["op"], shape=shape,
                                    dtype=dtype, locator=path.name))
     return DumpSet(root=root, kind="npy", mode="npy", entries=entries, inputs=inputs)
+
+
+def match_npy(path: Path, head: bytes) -> bool:
+    """A NumPy array file, by its magic."""
+    return head.startswith(b"\x93NUMPY")
+
+
+def _load_npy(path: Path):
+    from studio.npyfile import load_npy
+
+    return load_npy(path)
+
+
+NPY = FileFormat("npy", "NumPy array", ACCURACY, match_npy, path_only(_load_npy))

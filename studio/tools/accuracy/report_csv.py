@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import ACCURACY, FileFormat, csv_header, path_only
 from studio.tools.accuracy.advisor import advise
 from studio.tools.accuracy.compare import CompareResult, uncovered_parts
 from studio.tools.accuracy.csv_write import METRIC_COLUMNS, absolute_locator
@@ -170,3 +171,11 @@ def _model_of(root: str) -> str | None:
         return json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8")).get("model")
     except (OSError, ValueError, RecursionError, AttributeError):
         return None
+
+
+def match_compare_csv(path: Path, head: bytes) -> bool:
+    """A comparison CSV (Studio's, msaccucmp's, msprobe's): a CosineSimilarity column."""
+    return "cosinesimilarity" in csv_header(head)
+
+
+COMPARE_CSV = FileFormat("compare_csv", "Accuracy comparison CSV", ACCURACY, match_compare_csv, path_only(read_csv))

@@ -11,7 +11,11 @@ overflow, a failed accuracy check) carry the severity their rule gives and say s
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from studio.errors import UserError
+from studio.formats import ADVISOR, FileFormat, json_object_with, path_only
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
@@ -217,3 +221,24 @@ def loop_lines(loop: dict) -> list[str]:
         after = f"{r['after_us']:.1f}" if r["after_us"] is not None else "-"
         lines.append(f"op {r['name']} ({r['op_type']}): {before} us -> {after} us")
     return lines
+
+
+def read_report(path: Path) -> Report:
+    """A report saved by ``studio advise -o report.json``."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UserError(f"Cannot read the advisor report ({exc})"[:300], path,
+                        "Run `studio advise ... -o report.json` again.") from exc
+    return Report.from_json(data)
+
+
+def match_report(path: Path, head: bytes) -> bool:
+    """A JSON report whose format key says it is Studio's advisor report."""
+    return json_object_with(head, r'"format"\s*:\s*"studio-advisor-report"')
+
+
+ADVISOR_REPORT = FileFormat("advisor_report", "Advisor report (studio advise -o report.json)", ADVISOR, match_report,
+                            path_only(read_report))

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import CONVERT, FileFormat, path_only
 
 # Channels of the raw image per input format (what the NPU model takes, NHWC uint8).
 FORMAT_CHANNELS = {"YUV420SP_U8": 3, "XRGB8888_U8": 4, "RGB888_U8": 3, "YUV400_U8": 1}
@@ -366,3 +367,11 @@ def _check_op(op: AippOp, seen: set[str], loc: str) -> None:
     if op.csc_switch and op.input_format == "RGB888_U8" and op.matrix == [list(r) for r in JPEG_YUV2RGB] \
             and not any(k.startswith("matrix") for k in seen):
         raise bad("csc_switch is on but no matrix is given for RGB input", "Give matrix_r0c0..r2c2 for RGB->YUV, or turn csc_switch off.")
+
+
+def match_aipp(path: Path, head: bytes) -> bool:
+    """An AIPP configuration: an ``aipp_op {`` block."""
+    return bool(re.search(rb"^\s*aipp_op\s*\{", head, re.MULTILINE))
+
+
+AIPP_CFG = FileFormat("aipp_cfg", "AIPP configuration", CONVERT, match_aipp, path_only(load_aipp))

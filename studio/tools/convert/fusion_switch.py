@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import CONVERT, FileFormat, json_text, path_only
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 
@@ -113,3 +114,20 @@ def load_fusion_switch(path: Path | str) -> FusionSwitches:
     result = parse_fusion_switch(text, path)
     result.path = path
     return result
+
+
+_FUSION_SWITCH_LINE = re.compile(rb"^[A-Za-z0-9_.\-]*(Fusion|Pass)[A-Za-z0-9_.\-]*\s*:\s*(on|off)\s*$", re.IGNORECASE)
+
+
+def match_fusion_switch(path: Path, head: bytes) -> bool:
+    """The JSON form (``GraphFusion`` / ``UBFusion`` sections) or ``ConvBatchnormFusionPass:off`` lines."""
+    text = json_text(head)
+    if text is not None:
+        return bool(re.search(r'"(GraphFusion|UBFusion)"\s*:', text))
+    lines = [line.split(b"#", 1)[0].strip() for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:64]]
+    lines = [line for line in lines if line]
+    return bool(lines) and all(_FUSION_SWITCH_LINE.match(line) for line in lines)
+
+
+FUSION_SWITCH = FileFormat("fusion_switch", "ATC fusion switch file", CONVERT, match_fusion_switch,
+                           path_only(load_fusion_switch))

@@ -8,21 +8,17 @@ enum names (``DT_FLOAT``) and shapes are ``{"dim": [...]}``. Graphs are built li
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from studio.errors import UserError
+from studio.formats import GRAPH, FileFormat, json_text
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 
 _DT = {"DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",
        "DT_INT8": "int8", "DT_UINT8": "uint8", "DT_INT16": "int16", "DT_UINT16": "uint16", "DT_INT32": "int32",
        "DT_UINT32": "uint32", "DT_INT64": "int64", "DT_UINT64": "uint64", "DT_BOOL": "bool", "DT_STRING": "string"}
-
-
-def sniff_om_json(head: str) -> bool:
-    """Cheap check on the first KiB of text: a ModelDef JSON has ``graph`` lists of ``op`` lists."""
-    return head.lstrip().startswith("{") and ('"op"' in head and '"graph"' in head or '"om_info_list"' in head
-                                              or '"atc_cmdline"' in head)
 
 
 def read_om_json(path: Path, cancel=None) -> Model:
@@ -145,3 +141,14 @@ def _graph(g: dict, path: Path, index: int) -> Graph:
     if not graph.outputs:
         graph.outputs = [i for n in graph.nodes if n.type == "NetOutput" for i in n.inputs if i]
     return graph
+
+
+def match_om_json(path: Path, head: bytes) -> bool:
+    """ModelDef JSON: a top-level object with ``graph`` lists of ``op`` lists, or ATC model attributes."""
+    text = json_text(head)
+    return bool(text and text.startswith("{") and (
+        re.search(r'"graph"\s*:\s*\[', text) and re.search(r'"op"\s*:\s*\[', text)
+        or re.search(r'"key"\s*:\s*"(atc_cmdline|om_info_list|soc_version)"', text)))
+
+
+OM_JSON = FileFormat("om_json", "OM model as JSON (atc --mode=1)", GRAPH, match_om_json, read_om_json)

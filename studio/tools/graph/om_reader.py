@@ -1,7 +1,7 @@
 """Read an Ascend OM model (``IMOD``) into a :class:`~studio.tools.graph.model.Model`.
 
-The MODEL_DEF partition is ``ge.proto.ModelDef`` protobuf, decoded by field number with
-:mod:`protowire` (no Ascend package needed). Attribute names compressed by newer ATC
+The MODEL_DEF partition is ``ge.proto.ModelDef`` protobuf, decoded by the ``protobuf`` runtime
+with message classes built from GE's schema (:mod:`ge_proto`; no Ascend package needed). Attribute names compressed by newer ATC
 (``\\0``-prefixed keys) are decoded through the model's ``attr_name_enum`` table. Flow models
 carry whole OM files inside their FLOW_SUBMODEL partitions; those are read recursively.
 Facts: ../shared/reference/ascend_formats.md §1.
@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from studio.errors import UserError
-from studio.tools.graph import protowire as pw
+from studio.formats import GRAPH, FileFormat
+from studio.tools.graph import ge_proto
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.om_format import OmContainer, read_container
 
@@ -88,7 +90,7 @@ def _read_into(model: Model, path: Path, buf: bytes, prefix: str, cancel) -> Non
             try:
                 _read_model_def(model, view[model_def.offset:model_def.offset + model_def.size], weight_view,
                                 f"{prefix}{'' if len(container.models) == 1 else f'model{index}/'}")
-            except (pw.WireError, TypeError, ValueError, IndexError, KeyError, AttributeError, MemoryError,
+            except (DecodeError, TypeError, ValueError, IndexError, KeyError, AttributeError, MemoryError,
                     OverflowError, RecursionError) as exc:
                 # A damaged protobuf decodes into fields of the wrong kind; say so, never crash.
                 raise UserError(f"Corrupt OM graph definition ({type(exc).__name__}: {exc})", where,
@@ -99,20 +101,20 @@ def _read_into(model: Model, path: Path, buf: bytes, prefix: str, cancel) -> Non
 
 
 def _read_flow_submodel(model: Model, path: Path, data, prefix: str, cancel) -> None:
+    sub = ge_proto.FlowSubmodel()
     try:
-        fields = pw.decode(data)
-    except pw.WireError as exc:
+        sub.ParseFromString(bytes(data))
+    except DecodeError as exc:
         model.warnings.append(f"{prefix}flow submodel not readable: {exc}")
         return
-    name = pw.text(fields, 1) or "submodel"
-    device = pw.text(fields, 2)
-    raw = fields.get(3)
-    if not raw or bytes(raw[-1][:4]) != b"IMOD":
+    name = _text(sub.name) or "submodel"
+    device = _text(sub.type)
+    if not sub.om_data or sub.om_data[:4] != b"IMOD":
         model.warnings.append(f"{prefix}flow submodel {name} ({device}) holds no OM model")
         return
     start = len(model.graphs)
     try:
-        _read_into(model, path, bytes(raw[-1]), f"{prefix}{name}/", cancel)
+        _read_into(model, path, bytes(sub.om_data), f"{prefix}{name}/", cancel)
     except UserError as exc:
         model.warnings.append(f"{prefix}flow submodel {name}: {exc.what}")
     for graph in model.graphs[start:]:
@@ -120,15 +122,17 @@ def _read_flow_submodel(model: Model, path: Path, data, prefix: str, cancel) -> 
     model.metadata.setdefault("flow_submodels", []).append({"name": name, "device": device})
 
 
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 def _attr_map(entries, names: _Names) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for entry in entries:
-        fields = pw.decode(entry)
-        raw_key = bytes(fields.get(1, [b""])[-1])
-        key, use_value = names.key(raw_key)
+        key, use_value = names.key(entry.key)
         if not key.isprintable():  # keep undecodable names readable instead of control characters
             key = key.encode("unicode_escape").decode("ascii")
-        value = _attr_value(pw.decode(fields[2][-1]), names) if 2 in fields else None
+        value = _attr_value(entry.value, names) if entry.HasField("value") else None
         if use_value:
             value = _enum_value(value, names)
         out[key] = value
@@ -141,53 +145,52 @@ def _enum_value(value, names: _Names):
     return [lookup(v) for v in value] if isinstance(value, list) else lookup(value)
 
 
-def _attr_value(f: dict, names: _Names):
+def _attr_value(f, names: _Names):
     """AttrDef -> a Python value (strings, ints, floats, lists, nested dicts for tensors/graphs)."""
-    if 2 in f:
-        return _bytes_text(f[2][-1])
-    if 3 in f:
-        return pw.integer(f, 3)
-    if 4 in f:
-        return pw.float32(f, 4)
-    if 5 in f:
-        return bool(pw.integer(f, 5))
-    if 7 in f:
-        return f"<{len(f[7][-1])} bytes>"
-    if 15 in f:
-        return DTYPES.get(pw.integer(f, 15), str(pw.integer(f, 15)))
-    if 11 in f:
-        return _desc_summary(pw.decode(f[11][-1]))
-    if 12 in f:
-        tensor = pw.decode(f[12][-1])
-        desc = _desc_summary(pw.decode(tensor[1][-1])) if 1 in tensor else {}
-        return {"tensor": desc, "bytes": len(tensor[2][-1]) if 2 in tensor else 0}
-    if 13 in f:
-        return {"graph": pw.text(pw.decode(f[13][-1]), 1)}
-    if 10 in f:
-        func = pw.decode(f[10][-1])
-        return {"name": pw.text(func, 1), "attr": _attr_map(func.get(2, ()), names)}
-    if 14 in f:
-        return [pw.ints(pw.decode(row), 1) for row in pw.decode(f[14][-1]).get(1, ())]
-    if 16 in f:
-        return [pw.floats(pw.decode(row), 1) for row in pw.decode(f[16][-1]).get(1, ())]
-    if 1 in f:
-        lst = pw.decode(f[1][-1])
-        if 2 in lst:
-            return [_bytes_text(v) for v in lst[2]]
-        if 3 in lst:
-            return pw.ints(lst, 3)
-        if 4 in lst:
-            return pw.floats(lst, 4)
-        if 5 in lst:
-            return [bool(v) for v in pw.ints(lst, 5)]
-        if 12 in lst:
-            return [DTYPES.get(v, str(v)) for v in pw.ints(lst, 12)]
-        if 8 in lst:
-            return [_desc_summary(pw.decode(v)) for v in lst[8]]
-        if 10 in lst:
-            return [{"graph": pw.text(pw.decode(v), 1)} for v in lst[10]]
-        if 11 in lst:
-            return [pw.text(pw.decode(v), 1) for v in lst[11]]
+    has = f.HasField
+    if has("s"):
+        return _bytes_text(f.s)
+    if has("i"):
+        return f.i
+    if has("f"):
+        return f.f
+    if has("b"):
+        return f.b
+    if has("bt"):
+        return f"<{len(f.bt)} bytes>"
+    if has("dt"):
+        return DTYPES.get(f.dt, str(f.dt))
+    if has("td"):
+        return _desc_summary(f.td)
+    if has("t"):
+        desc = _desc_summary(f.t.desc) if f.t.HasField("desc") else {}
+        return {"tensor": desc, "bytes": len(f.t.data)}
+    if has("g"):
+        return {"graph": _text(f.g.name)}
+    if has("func"):
+        return {"name": _text(f.func.name), "attr": _attr_map(f.func.attr, names)}
+    if has("list_list_int"):
+        return [list(row.list_i) for row in f.list_list_int.list_list_i]
+    if has("list_list_float"):
+        return [list(row.list_f) for row in f.list_list_float.list_list_f]
+    if has("list"):
+        lst = f.list
+        if lst.s:
+            return [_bytes_text(v) for v in lst.s]
+        if lst.i:
+            return list(lst.i)
+        if lst.f:
+            return list(lst.f)
+        if lst.b:
+            return [bool(v) for v in lst.b]
+        if lst.dt:
+            return [DTYPES.get(v, str(v)) for v in lst.dt]
+        if lst.td:
+            return [_desc_summary(v) for v in lst.td]
+        if lst.g:
+            return [{"graph": _text(v.name)} for v in lst.g]
+        if lst.na:
+            return [_text(v.name) for v in lst.na]
         return []
     return None
 
@@ -200,37 +203,38 @@ def _bytes_text(raw) -> str:
         return f"<{len(data)} bytes>"
 
 
-def _desc_summary(d: dict) -> dict:
-    return {"dtype": DTYPES.get(pw.integer(d, 2), "?"), "shape": _shape(d), "format": pw.text(d, 4)}
+def _desc_summary(d) -> dict:
+    return {"dtype": DTYPES.get(d.dtype, "?"), "shape": _shape(d), "format": _text(d.layout)}
 
 
-def _shape(desc: dict) -> tuple | None:
-    if 3 not in desc:
+def _shape(desc) -> tuple | None:
+    if not desc.HasField("shape"):
         return ()
-    dims = pw.ints(pw.decode(desc[3][-1]), 1)
+    dims = list(desc.shape.dim)
     if dims == [-2]:
         return None  # unknown rank
     return tuple(None if d < 0 else d for d in dims)
 
 
-def _value(name: str, desc: dict, names: _Names) -> Value:
-    fmt = pw.text(desc, 4) or None
-    return Value(name, _shape(desc), DTYPES.get(pw.integer(desc, 2), "?"), fmt)
+def _value(name: str, desc, names: _Names) -> Value:
+    fmt = _text(desc.layout) or None
+    return Value(name, _shape(desc), DTYPES.get(desc.dtype, "?"), fmt)
 
 
 def _read_model_def(model: Model, data, weights, prefix: str) -> None:
-    fields = pw.decode(data)
+    model_def = ge_proto.ModelDef()
+    model_def.ParseFromString(bytes(data))
     # The name tables live in the model attributes; their own keys are never compressed.
-    plain = _attr_map(fields.get(11, ()), _Names([], [], []))
+    plain = _attr_map(model_def.attr, _Names([], [], []))
     names = _Names(list(plain.get("attr_name_enum") or []), list(plain.get("attr_value_enum") or []),
                    list(plain.get("attrs_use_string_value") or []))
     if not prefix or "model_name" not in model.metadata:
-        model.metadata.setdefault("model_name", pw.text(fields, 1))
+        model.metadata.setdefault("model_name", _text(model_def.name))
         for key in ("soc_version", "framework_type", "atc_version", "opp_version", "atc_cmdline",
                     "memory_size", "weight_size", "stream_num", "event_num", "core_type"):
             if key in plain:
                 model.metadata.setdefault(key, plain[key])
-    graphs = [_read_graph(pw.decode(g), names, weights, prefix) for g in fields.get(7, ())]
+    graphs = [_read_graph(g, names, weights, prefix) for g in model_def.graph]
     by_name = {g.name: g for g in graphs}
     referenced: set[str] = set()
     for graph in graphs:
@@ -249,16 +253,15 @@ def _read_model_def(model: Model, data, weights, prefix: str) -> None:
             model.graphs.append(graph)
 
 
-def _read_graph(fields: dict, names: _Names, weights, prefix: str) -> Graph:
-    graph = Graph(pw.text(fields, 1) or "graph")
-    graph.inputs = pw.texts(fields, 4)
-    graph.outputs = pw.texts(fields, 5)
-    for raw in fields.get(6, ()):
-        op = pw.decode(raw)
-        name, op_type = pw.text(op, 1), pw.text(op, 2)
-        attrs = _attr_map(op.get(10, ()), names)
-        in_descs = [pw.decode(d) for d in op.get(33, ())]
-        out_descs = [pw.decode(d) for d in op.get(34, ())]
+def _read_graph(proto, names: _Names, weights, prefix: str) -> Graph:
+    graph = Graph(_text(proto.name) or "graph")
+    graph.inputs = [_text(v) for v in proto.input]
+    graph.outputs = [_text(v) for v in proto.output]
+    for op in proto.op:
+        name, op_type = _text(op.name), _text(op.type)
+        attrs = _attr_map(op.attr, names)
+        in_descs = list(op.input_desc)
+        out_descs = list(op.output_desc)
         if op_type in CONST_TYPES:
             out_name = f"{name}:0"
             graph.initializers[out_name] = _const_tensor(out_name, attrs, op, out_descs, weights, names)
@@ -266,11 +269,11 @@ def _read_graph(fields: dict, names: _Names, weights, prefix: str) -> Graph:
                 graph.values[out_name] = _value(out_name, out_descs[0], names)
             continue
         node = Node(name=name, type=op_type, attributes=attrs)
-        for k, desc in enumerate(out_descs or [{}]):
+        for k, desc in enumerate(out_descs or [ge_proto.TensorDescriptor()]):
             out_name = f"{name}:{k}"
             node.outputs.append(out_name)
             graph.values[out_name] = _value(out_name, desc, names)
-        for j, ref in enumerate(pw.texts(op, 5)):
+        for j, ref in enumerate(_text(v) for v in op.input):
             if not ref:
                 node.inputs.append("")
                 continue
@@ -281,9 +284,9 @@ def _read_graph(fields: dict, names: _Names, weights, prefix: str) -> Graph:
             node.inputs.append(ref)
             if j < len(in_descs) and ref not in graph.values:
                 graph.values[ref] = _value(ref, in_descs[j], names)
-        node.attributes["stream_id"] = pw.integer(op, 22)
-        for k, sub in enumerate(pw.texts(op, 35)):
-            node.subgraphs[f"subgraph_{k}"] = sub
+        node.attributes["stream_id"] = op.stream_id
+        for k, sub in enumerate(op.subgraph_name):
+            node.subgraphs[f"subgraph_{k}"] = _text(sub)
         for key, value in attrs.items():
             if isinstance(value, dict) and set(value) == {"graph"}:
                 node.subgraphs[key] = value["graph"]
@@ -295,27 +298,23 @@ def _read_graph(fields: dict, names: _Names, weights, prefix: str) -> Graph:
     return graph
 
 
-def _const_tensor(name: str, attrs: dict, op: dict, out_descs: list, weights, names: _Names) -> Tensor:
-    desc = out_descs[0] if out_descs else {}
-    dtype_code = pw.integer(desc, 2)
+def _const_tensor(name: str, attrs: dict, op, out_descs: list, weights, names: _Names) -> Tensor:
+    desc = out_descs[0] if out_descs else ge_proto.TensorDescriptor()
+    dtype_code = desc.dtype
     shape = _shape(desc) or ()
     tensor = Tensor(name, tuple(d if d is not None else -1 for d in shape), DTYPES.get(dtype_code, "?"))
     raw = None
     # The value attribute carries the data inline (TensorDef.data) in IR models...
-    for entry in op.get(10, ()):
-        fields = pw.decode(entry)
-        key, _ = names.key(bytes(fields.get(1, [b""])[-1]))
-        if key == "value" and 2 in fields:
-            value = pw.decode(fields[2][-1])
-            if 12 in value:
-                tdef = pw.decode(value[12][-1])
-                if 2 in tdef:
-                    raw = bytes(tdef[2][-1])
+    for entry in op.attr:
+        key, _ = names.key(entry.key)
+        if key == "value" and entry.HasField("value") and entry.value.HasField("t") \
+                and entry.value.t.HasField("data"):
+            raw = bytes(entry.value.t.data)
     # ... and offline models point into the WEIGHTS_DATA partition.
-    if raw is None and weights is not None and desc:
-        desc_attrs = _attr_map(desc.get(5, ()), names)
-        offset = desc_attrs.get("merged_offset", pw.integer(desc, 18))
-        size = pw.integer(desc, 11)
+    if raw is None and weights is not None and desc.ByteSize():
+        desc_attrs = _attr_map(desc.attr, names)
+        offset = desc_attrs.get("merged_offset", desc.data_offset)
+        size = desc.weight_size
         if isinstance(offset, int) and size > 0 and offset + size <= len(weights):
             raw = bytes(weights[offset:offset + size])
     np_type = NUMPY.get(dtype_code)
@@ -329,3 +328,11 @@ def _const_tensor(name: str, attrs: dict, op: dict, out_descs: list, weights, na
         return array[:count].reshape(shape) if array.size >= count and shape else array
     tensor.loader = load
     return tensor
+
+
+def match_om(path: Path, head: bytes) -> bool:
+    """An OM file starts with its magic (``PICO`` models are recognised to be refused clearly)."""
+    return head[:4] in (b"IMOD", b"PICO")
+
+
+OM = FileFormat("om", "Ascend OM model", GRAPH, match_om, read_om)

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import GRAPH, FileFormat
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
+from studio.tools.graph.onnx_parse import WireError, load_proto, read_varint
 from studio.tools.graph.onnx_parse import infer_shapes as onnx_infer_shapes
-from studio.tools.graph.onnx_parse import load_proto
 
 INFER_MAX_NODES = 50_000  # shape inference above this takes seconds; the file's shapes are shown instead
 
@@ -288,3 +289,105 @@ def _attribute(attr) -> Any:
     if isinstance(value, list):
         return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
     return value
+
+
+# ---------------------------------------------------------------- the format: match and check
+# ModelProto fields and their protobuf wire types (0 varint, 2 length-delimited).
+_ONNX_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+_GRAPH_FIELDS = {1: 2, 2: 2, 5: 2, 10: 2, 11: 2, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2}
+_FIELD_NAMES = {7: "graph", 8: "opset_import", 14: "metadata_props", 25: "training_info", 26: "functions"}
+
+
+def match_onnx(path: Path, head: bytes) -> bool:
+    """Walk the first protobuf fields: an ONNX model starts with known ModelProto tags."""
+    pos, seen_ir = 0, False
+    for _ in range(16):
+        if pos >= len(head):
+            break
+        tag, pos = _varint(head, pos)
+        if tag is None:
+            return False
+        number, wire = tag >> 3, tag & 7
+        if _ONNX_MODEL_FIELDS.get(number) != wire:
+            return False
+        value, pos = _varint(head, pos)
+        if value is None:
+            return False
+        if number == 1:
+            seen_ir = 1 <= value <= 64
+        if wire == 2:
+            if pos + value > len(head):  # a big field (the graph) runs past the head: good enough
+                break
+            pos += value
+    return seen_ir
+
+
+def check_onnx(path: Path) -> None:
+    """Walk the protobuf framing of the ModelProto and of its graph: every field must fit the file.
+
+    The sniff reads 8 KiB, so a model cut short still sniffs as one; this never calls a truncated
+    or damaged file valid, without parsing a model of hundreds of MB."""
+    import mmap
+
+    size = path.stat().st_size
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        graph = _walk(data, 0, size, _ONNX_MODEL_FIELDS, path, "the model")
+        if graph is None:
+            raise UserError("Not a valid ONNX model: it holds no graph", path,
+                            "The file may be truncated or not a model; export it again.")
+        start, end = graph
+        _walk(data, start, end, _GRAPH_FIELDS, path, "the graph")
+
+
+def _walk(data, pos: int, end: int, fields: dict[int, int], path: Path, what: str) -> tuple[int, int] | None:
+    """Check every field from ``pos`` to ``end``; return the span of field 7 (the graph) if any."""
+    graph = None
+    while pos < end:
+        start = pos
+        tag, pos = _varint(data[pos:pos + 10], 0)
+        pos += start
+        if tag is None:
+            raise _damaged(path, what, start, "a field tag is cut off")
+        number, wire = tag >> 3, tag & 7
+        if fields.get(number, wire) != wire or wire not in (0, 1, 2, 5):
+            raise _damaged(path, what, start, f"field {number} has wire type {wire}")
+        if wire == 0:
+            value, used = _varint(data[pos:pos + 10], 0)
+            if value is None:
+                raise _damaged(path, what, start, "a number is cut off")
+            pos += used
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            length, used = _varint(data[pos:pos + 10], 0)
+            if length is None:
+                raise _damaged(path, what, start, "a length is cut off")
+            pos += used
+            if pos + length > end:
+                name = _FIELD_NAMES.get(number, f"field {number}") if what == "the model" else f"field {number}"
+                raise UserError(
+                    f"Truncated ONNX model: {what}'s {name} needs {pos + length - end:,} more bytes "
+                    f"than the file holds ({len(data):,} bytes)", path,
+                    "The copy is incomplete; download or export the model again.")
+            if number == 7 and what == "the model":
+                graph = (pos, pos + length)
+            pos += length
+        if pos > end:
+            raise _damaged(path, what, start, "the last field runs past the end")
+    return graph
+
+
+def _damaged(path: Path, what: str, offset: int, why: str) -> UserError:
+    return UserError(f"Damaged ONNX model: {why} in {what} at byte {offset:,}", path,
+                     "The file is corrupt or not an ONNX model; export or copy it again.")
+
+
+def _varint(data, pos: int) -> tuple[int | None, int]:
+    """:func:`read_varint` with None for a cut-off or overlong number (a sniff never raises)."""
+    try:
+        return read_varint(data, pos)
+    except WireError:
+        return None, pos
+
+
+ONNX = FileFormat("onnx", "ONNX model", GRAPH, match_onnx, read_onnx, check=check_onnx)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import GRAPH, FileFormat, json_text, path_only
 from studio.tools.graph.model import Graph
 
 # Overlay colours share no hue with the op categories (CIE76 distance above 40 to each category
@@ -193,3 +194,14 @@ def unit_in_title(title: str) -> str:
         return ""
     unit = found.group(1).strip()
     return unit if unit == "%" else f" {unit}"
+
+
+def match_node_data(path: Path, head: bytes) -> bool:
+    """``{"name": ..., "results": {"node": {"value": ...}}}``, or the same keyed by graph id."""
+    text = json_text(head)
+    return bool(text and text.startswith("{") and re.search(r'"results"\s*:\s*\{', text)
+                and re.search(r'"value"\s*:', text) and '"traceEvents"' not in text)
+
+
+NODE_DATA = FileFormat("node_data", "Node data overlay (Model Explorer JSON)", GRAPH, match_node_data,
+                       path_only(load_node_data))

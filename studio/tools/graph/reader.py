@@ -1,7 +1,7 @@
 """``read_graph(path, cancel)``: the job that opens any model the graph tool knows.
 
-Dispatches on :func:`studio.formats.detect` (magic bytes first), so a ``.om`` without the
-``IMOD`` magic is refused with the sniffer's message and a renamed ONNX still opens.
+Reads through the reader registry (:func:`studio.formats.detect`, magic bytes first), so a ``.om``
+without the ``IMOD`` magic is refused with the sniffer's message and a renamed ONNX still opens.
 """
 
 from __future__ import annotations
@@ -27,22 +27,11 @@ def read_model(path: Path | str, cancel: CancelToken | None = None) -> Model:
 
 
 def _read(path: Path, detected, cancel) -> Model:
-    fmt = detected.format.id
-    if fmt == "onnx":
-        from studio.tools.graph.onnx_reader import read_onnx
-        return read_onnx(path, cancel)
-    if fmt == "om":
-        from studio.tools.graph.om_reader import read_om
-        return read_om(path, cancel)
-    if fmt == "om_json":
-        from studio.tools.graph.om_json_reader import read_om_json
-        return read_om_json(path, cancel)
-    if fmt == "mindx_pipeline":
-        from studio.tools.graph.pipeline.to_model import read_pipeline_model
-        return read_pipeline_model(path, cancel)
-    raise UserError(f"Not a model the graph viewer can open ({detected.format.label})", path,
-                    "Open an ONNX model, an Ascend OM model (IMOD), the JSON that atc --mode=1 writes or a MindX SDK "
-                    "pipeline.")
+    if detected.format.id not in GRAPH_FORMATS:
+        raise UserError(f"Not a model the graph viewer can open ({detected.format.label})", path,
+                        "Open an ONNX model, an Ascend OM model (IMOD), the JSON that atc --mode=1 writes or a MindX "
+                        "SDK pipeline.")
+    return detected.format.open(path, cancel)  # the reader of the module whose match chose the format
 
 
 def read_graph(path: Path | str, cancel: CancelToken | None = None) -> Generator[Progress, None, Model]:

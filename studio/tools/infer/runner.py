@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.errors import UserError
+from studio.formats import GALLERY, FileFormat, json_object_with, path_only
 from studio.jobs import CancelToken, Progress
 from studio.tools.infer import metrics, postprocess, truth
 from studio.tools.infer.preprocess import Preprocess, apply, make_preprocess
@@ -285,3 +286,27 @@ def read_results(folder: Path) -> dict:
 def options_dict(opts: InferOptions) -> dict:
     """The options as JSON-ready data."""
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
+
+
+def match_infer_results(path: Path, head: bytes) -> bool:
+    """The ``results.json`` of ``studio infer``, by its format key."""
+    return json_object_with(head, r'"format"\s*:\s*"studio-infer"')
+
+
+def match_infer_dir(path: Path) -> bool:
+    """The ``-o`` folder of ``studio infer`` (its results.json says so in its first bytes)."""
+    results = path / "results.json"
+    if not results.is_file():
+        return False
+    try:
+        with results.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    return b'"studio-infer"' in head
+
+
+INFER_RESULTS = FileFormat("infer_results", "Results of studio infer (pictures, answers, metrics)", GALLERY,
+                           match_infer_results, path_only(read_results))
+INFER_DIR = FileFormat("infer_dir", "Results of studio infer", GALLERY, match_infer_dir, path_only(read_results),
+                       folder=True)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import re
 from collections.abc import Generator
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import PROFILER, FileFormat, json_text
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, iter_event_chunks, map_or_read
@@ -72,3 +74,17 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
         return builder
     yield Progress(0.85, "sorting and nesting slices")
     return builder.build(source=str(path))
+
+
+def match_chrome_trace(path: Path, head: bytes) -> bool:
+    """A Chrome trace: ``{"traceEvents": ...}`` or an array of events with a phase (``"ph"``)."""
+    text = json_text(head)
+    if not text:
+        return False
+    if text.startswith("{"):
+        return '"traceEvents"' in text
+    return bool(re.search(r'"ph"\s*:\s*"[A-Za-z]"', text))
+
+
+CHROME_TRACE = FileFormat("chrome_trace", "Chrome trace (msprof / PyTorch timeline)", PROFILER, match_chrome_trace,
+                          read_chrome_trace)

@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from studio.errors import UserError
+from studio.formats import PROFILER, FileFormat
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table, Trace, add_warning
@@ -244,3 +245,11 @@ def _facts(builder: TraceBuilder, db: sqlite3.Connection, tables: set[str], sess
         devices = sorted({str(name) for _, name in db.execute("select id, name from NPU_INFO")})
         if devices:
             builder.facts["device"] = ", ".join(devices)
+
+
+def match_profiling_db(path: Path, head: bytes) -> bool:
+    """An SQLite file named as msprof and the PyTorch-NPU profiler name their exports."""
+    return head.startswith(b"SQLite format 3\x00") and path.name.startswith(("msprof", "ascend_pytorch_profiler"))
+
+
+PROFILING_DB = FileFormat("profiling_db", "msprof SQLite database", PROFILER, match_profiling_db, read_database)

@@ -42,12 +42,11 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
             yield Progress(1.0, f"{path.name} (from cache)")
             return with_lod(cached) if lod else cached
     detected = formats.detect(path)
-    reader = _READERS.get(detected.format.id)
-    if reader is None:
+    if detected.format.panel != formats.PROFILER:
         raise UserError(f"The profiler does not read {detected.format.label} files", path,
                         "Open a trace JSON, an ONNX Runtime profile, a PROF_* or ASCEND_PROFILER_OUTPUT "
                         "folder, or an msprof summary CSV.")
-    trace = yield from reader(path, cancel)
+    trace = yield from formats.open_job(detected, cancel)
     if cancel:
         cancel.raise_if_cancelled()
     add_trace_facts(trace)
@@ -190,60 +189,3 @@ def store_cache(path: Path | str, trace: Trace, cancel: CancelToken | None = Non
     """Write ``trace`` to the cache of ``path`` (a job of its own, so it can run after display)."""
     yield Progress(0.95, "writing the cache")
     return cache.store(Path(path), trace)
-
-
-def _chrome(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.chrome_reader import read_chrome_trace
-
-    return (yield from read_chrome_trace(path, cancel))
-
-
-def _ort(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.ort_reader import read_ort_profile
-
-    return (yield from read_ort_profile(path, cancel))
-
-
-def _folder(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.msprof_reader import read_profile_folder
-
-    return (yield from read_profile_folder(path, cancel))
-
-
-def _local(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.ort_reader import strip_kernel_suffix
-
-    trace = yield from _folder(path, cancel)
-    strip_kernel_suffix(trace)
-    from studio.tools.profiler.summary_file import read_summary
-
-    summary = read_summary(path)
-    for key, value in summary.get("facts", {}).items():
-        trace.facts[key] = str(value)
-    model = summary.get("model")
-    if model:
-        trace.model_path = str((path / model).resolve()) if not Path(model).is_absolute() else model
-    return trace
-
-
-def _csv(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.msprof_reader import read_summary_csv
-
-    return (yield from read_summary_csv(path, cancel))
-
-
-def _db(path: Path, cancel: CancelToken | None):
-    from studio.tools.profiler.db_reader import read_database
-
-    return (yield from read_database(path, cancel))
-
-
-_READERS = {
-    "chrome_trace": _chrome,
-    "ort_profile": _ort,
-    "msprof_dir": _folder,
-    "pytorch_npu_dir": _folder,
-    "studio_profile": _local,
-    "profiling_csv": _csv,
-    "profiling_db": _db,
-}

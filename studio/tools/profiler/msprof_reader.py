@@ -22,6 +22,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.formats import PROFILER, FileFormat
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler import csv_tables
 from studio.tools.profiler.builder import TraceBuilder
@@ -212,3 +213,42 @@ def _human(size: float) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size} B"
+
+
+# ---------------------------------------------------------------- the formats this module reads
+def match_profiling_csv(path: Path, head: bytes) -> bool:
+    """An msprof or PyTorch-NPU summary CSV: a header the table reader knows (:func:`csv_tables.table_kind`)."""
+    import csv
+
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff")
+    try:
+        cells = next(csv.reader([first]), [])
+    except csv.Error:
+        return False
+    return csv_tables.table_kind([csv_tables.canonical(c) for c in cells]) is not None
+
+
+def match_msprof_dir(path: Path) -> bool:
+    """A ``PROF_*`` folder (either layout), or msprof exports copied together into one folder."""
+    if path.name.startswith("PROF_"):
+        return True
+    if (path / "mindstudio_profiler_output").is_dir() or any(path.glob("device_[0-9]*/summary")):
+        return True
+    if (path / "studio_profile.json").is_file():
+        return False  # `studio profile run` writes msprof-style CSVs too
+    return any(path.glob("msprof*.db")) or any(path.glob("msprof*.json")) or any(path.glob("op_summary*.csv"))
+
+
+def match_pytorch_npu_dir(path: Path) -> bool:
+    """``ASCEND_PROFILER_OUTPUT``, the ``*_ascend_pt`` folder holding it, or its files copied together."""
+    if path.name == "ASCEND_PROFILER_OUTPUT" or (path / "ASCEND_PROFILER_OUTPUT").is_dir():
+        return True
+    return (path / "trace_view.json").is_file() and (path / "kernel_details.csv").is_file()
+
+
+PROFILING_CSV = FileFormat("profiling_csv", "Profiling summary CSV (msprof / PyTorch-NPU)", PROFILER,
+                           match_profiling_csv, read_summary_csv)
+MSPROF_DIR = FileFormat("msprof_dir", "msprof PROF_ folder", PROFILER, match_msprof_dir, read_profile_folder,
+                        folder=True)
+PYTORCH_NPU_DIR = FileFormat("pytorch_npu_dir", "PyTorch-NPU profiler output", PROFILER, match_pytorch_npu_dir,
+                             read_profile_folder, folder=True)

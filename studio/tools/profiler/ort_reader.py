@@ -13,6 +13,7 @@ import re
 from collections.abc import Generator
 from pathlib import Path
 
+from studio.formats import PROFILER, FileFormat, json_text
 from studio.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
@@ -52,3 +53,12 @@ def graph_node_name(name: str) -> str:
     """The model's node name behind an ORT kernel name: ORT's layout pass renames fused nodes
     (``encoder1/conv1/relu`` runs as ``encoder1/conv1/relu_nchwc``)."""
     return _ORT_SUFFIXES.sub("", name)
+
+
+def match_ort_profile(path: Path, head: bytes) -> bool:
+    """An ONNX Runtime profile: a JSON array of events of category Session or Node."""
+    text = json_text(head)
+    return bool(text and text.startswith("[") and '"cat"' in text and re.search(r'"cat"\s*:\s*"(Session|Node)"', text))
+
+
+ORT_PROFILE = FileFormat("ort_profile", "ONNX Runtime profile", PROFILER, match_ort_profile, read_ort_profile)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.errors import UserError
+from studio.formats import PROFILER, FileFormat
 
 SUMMARY_NAME = "studio_profile.json"
 _FIX = "Run `studio profile run` again to write it, or correct that key."
@@ -94,3 +95,28 @@ def _kind(value: Any) -> str:
 def _short(value: Any) -> str:
     text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def match_studio_profile(path: Path) -> bool:
+    """A folder written by ``studio profile run``: a trace, summaries and studio_profile.json."""
+    return (path / SUMMARY_NAME).is_file()
+
+
+def read_studio_profile(path: Path, cancel=None):
+    """Job: the folder's trace and tables, with the summary's facts and model attached."""
+    from studio.tools.profiler.msprof_reader import read_profile_folder
+    from studio.tools.profiler.ort_reader import strip_kernel_suffix
+
+    trace = yield from read_profile_folder(path, cancel)
+    strip_kernel_suffix(trace)
+    summary = read_summary(path)
+    for key, value in summary.get("facts", {}).items():
+        trace.facts[key] = str(value)
+    model = summary.get("model")
+    if model:
+        trace.model_path = str((path / model).resolve()) if not Path(model).is_absolute() else model
+    return trace
+
+
+STUDIO_PROFILE = FileFormat("studio_profile", "Studio local profile (ONNX Runtime run)", PROFILER,
+                            match_studio_profile, read_studio_profile, folder=True)

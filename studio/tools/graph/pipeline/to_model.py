@@ -8,6 +8,9 @@ stream. A link becomes a value ``src -> dst`` (with ``:port``); a property namin
 from __future__ import annotations
 
 from pathlib import Path
+import re
+
+from studio.formats import GRAPH, FileFormat, json_text
 
 from studio.tools.graph.model import Graph, Model, Node, Value
 from studio.tools.graph.pipeline.document import Pipeline, read_pipeline
@@ -54,3 +57,16 @@ def pipeline_model(pipeline: Pipeline) -> Model:
         if device is not None:
             model.metadata[f"{stream.name} deviceId"] = str(device)
     return model
+
+
+def match_pipeline(path: Path, head: bytes) -> bool:
+    """A stream JSON: an object of streams whose elements have a ``factory`` (``.pipeline`` files)."""
+    text = json_text(head)
+    if not text or not text.startswith("{"):
+        return False
+    has_factory = re.search(r'"factory"\s*:\s*"', text) is not None
+    return has_factory and (path.suffix.lower() == ".pipeline" or '"stream_config"' in text
+                            or re.search(r'"next"\s*:', text) is not None)
+
+
+MINDX_PIPELINE = FileFormat("mindx_pipeline", "MindX SDK pipeline", GRAPH, match_pipeline, read_pipeline_model)

@@ -6,12 +6,14 @@ and the report's ``source`` says so (and that the text files were left alone).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from studio.formats import CLUSTER, FileFormat, path_only
 from studio.tools.profiler.cluster import slow
 from studio.tools.profiler.cluster.analysis_output import read_analysis_output, stage_index
 from studio.tools.profiler.cluster.bandwidth import read_bandwidth
-from studio.tools.profiler.cluster.discover import ClusterInput, find_ranks
+from studio.tools.profiler.cluster.discover import ANALYSIS_OUTPUT, OUTPUT, ClusterInput, find_ranks
 from studio.tools.profiler.cluster.groups import read_layout
 from studio.tools.profiler.cluster.matrix import build_matrix, read_links
 from studio.tools.profiler.cluster.report import ClusterReport
@@ -100,3 +102,53 @@ def _from_analysis_output(found: ClusterInput) -> ClusterReport:
                      "files": [str(found.analysis_output / f) for f in data.files],
                      "note": "msprof-analyze's cluster output was read (no rank folders here)"}
     return report
+
+
+_CLUSTER_OUTPUT_FILES = ("cluster_step_trace_time.csv", "cluster_analysis.db")
+_PROF_DEVICE = re.compile(r"^device_\d+$")
+
+
+def match_cluster_dir(path: Path) -> bool:
+    """A folder holding 2+ ranks (``*_ascend_pt`` folders, ``PROF_*/device_N`` folders) within 3
+    levels, or msprof-analyze's ``cluster_analysis_output``. Registered after the profiler's folder
+    formats, and a rank folder itself is never taken: what the profiler opens stays its own."""
+    name = path.name
+    if name.endswith("_ascend_pt") or name.startswith("PROF_") or name == OUTPUT:
+        return False
+    if name == ANALYSIS_OUTPUT or any((path / f).is_file() for f in _CLUSTER_OUTPUT_FILES):
+        return True
+    ranks, budget, level = 0, 400, [path]
+    for _depth in range(3):  # find_ranks looks deeper; the sniff stays a few hundred entries at most
+        below = []
+        for folder in level:
+            try:
+                children = [c for c in list(folder.iterdir())[:budget] if c.is_dir()]
+            except OSError:
+                continue
+            budget -= len(children)
+            for child in children:
+                if child.name == ANALYSIS_OUTPUT:
+                    return True
+                if child.name.endswith("_ascend_pt"):
+                    ranks += 1
+                elif child.name.startswith("PROF_"):
+                    ranks += _prof_devices(child)
+                else:
+                    below.append(child)
+            if ranks >= 2:
+                return True
+            if budget <= 0:
+                return False
+        level = below
+    return False
+
+
+def _prof_devices(prof: Path) -> int:
+    try:
+        return sum(1 for c in prof.iterdir() if _PROF_DEVICE.match(c.name) and c.is_dir())
+    except OSError:
+        return 0
+
+
+CLUSTER_DIR = FileFormat("cluster_dir", "Multi-rank profile (ranks side by side)", CLUSTER, match_cluster_dir,
+                         path_only(open_cluster), folder=True)
