@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
+from studio.units import human_size
 
 ORT_DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
@@ -225,8 +226,8 @@ def check_fits(name: str, shape: Sequence[int], dtype) -> None:
     need = count * (8 + np.dtype(dtype).itemsize)  # drawn as float64/int64, then cast
     have = _physical_memory()
     if need > have:
-        raise UserError(f"Input {name!r} of shape {_show(shape)} would need {_bytes(need)} of random data; this "
-                        f"computer has {_bytes(have)} of memory", f"--input-shape {name}",
+        raise UserError(f"Input {name!r} of shape {_show(shape)} would need {human_size(need)} of random data; this "
+                        f"computer has {human_size(have)} of memory", f"--input-shape {name}",
                         "Give smaller sizes for its dynamic axes (e.g. a batch of 1).")
 
 
@@ -237,12 +238,6 @@ def _physical_memory() -> int:
         return 1 << 47
 
 
-def _bytes(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if size < 1024 or unit == "PiB":
-            return f"{size:.3g} {unit}"
-        size /= 1024
-    return f"{size} B"
 
 
 def session_specs(session: Any) -> list[InputSpec]:
