@@ -17,7 +17,7 @@ import numpy as np
 from studio.errors import UserError
 from studio import ort_providers
 from studio.tools.convert.options import TOLERANCES
-from studio.model_inputs import check_fits
+from studio.model_inputs import check_fits, random_array
 
 if TYPE_CHECKING:
     import onnx
@@ -293,20 +293,19 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             described[value.name] = {"source": source, "shape": list(raw.shape), "dtype": str(raw.dtype)}
             continue
         dtype = _NP_TYPES.get(value.type.tensor_type.elem_type, np.float32)
-        if value.name not in given:
-            check_fits(value.name, shape, dtype)
         if value.name in given:
             data = conform(value.name, given[value.name], dtype, None)
             if list(data.shape) != shape:
                 raise UserError(f"Data for {value.name!r} has shape {list(data.shape)}, the converted model wants "
                                 f"{shape}", "--input", "Give data of the input shape the model was converted to.")
             source = (given_sources or {}).get(value.name, "given data")
-        elif np.issubdtype(dtype, np.floating):
-            data, source = rng.standard_normal(shape).astype(np.float32), f"seeded random N(0,1), seed {seed}"
-        elif dtype == np.bool_:
-            data, source = rng.integers(0, 2, shape).astype(bool), f"seeded random booleans, seed {seed}"
         else:
-            data, source = rng.integers(0, 10, shape).astype(dtype), f"seeded random integers 0..9, seed {seed}"
+            # The one synthesiser; floats are drawn as float32 and then cast for each model, so an
+            # FP32 original sees the values its FP16 conversion is given before rounding.
+            floating = np.issubdtype(dtype, np.floating)
+            data = random_array(value.name, shape, np.float32 if floating else dtype, rng)
+            source = (f"seeded random N(0,1), seed {seed}" if floating else f"seeded random booleans, seed {seed}"
+                      if dtype == np.bool_ else f"seeded random integers 0..9, seed {seed}")
         random_used = random_used or value.name not in given
         feeds_conv[value.name] = data.astype(dtype)
         feeds_orig[value.name] = data.astype(_NP_TYPES.get(orig_types.get(value.name), dtype))
