@@ -99,20 +99,26 @@ E = TypeVar("E", bound=Entry)
 class NamedTableStore(Generic[E]):
     """A per-user TOML file of named tables, ``[SECTION.NAME]``, one entry each.
 
-    Subclasses name the section, the file, the entry class and how a missing entry is added; the
-    file is read on creation (a broken file is a UserError naming its line), written by :meth:`save`.
+    A subclass names its section, the entry class, the word for one entry and how a missing one is
+    added, as class keywords; the file is ``SECTION.toml`` in the user config folder, and the
+    entries are also reachable as ``store.SECTION`` (``store.hosts``). The file is read on creation
+    (a broken file is a UserError naming its line) and written by :meth:`save`.
     """
 
-    section: ClassVar[str]     # "hosts": the tables are [hosts.NAME]
-    file_name: ClassVar[str]   # "hosts.toml" in the user config folder
+    section: ClassVar[str]     # "hosts": the tables are [hosts.NAME], the file hosts.toml
     noun: ClassVar[str]        # "host", as in "No host called 'x'"
     entry_type: ClassVar[type]
     add_hint: ClassVar[str]    # how to add one, with {name}: "Add it with `studio ssh add {name} ...`."
 
+    def __init_subclass__(cls, *, section: str, noun: str, entry_type: type, add_hint: str, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls.section, cls.noun, cls.entry_type, cls.add_hint = section, noun, entry_type, add_hint
+        setattr(cls, section, property(lambda self: self.entries, doc=f"The {noun}s by name (``entries``)."))
+
     def __init__(self, path: Path | None = None):
         from studio.paths import config_dir
 
-        self.path = Path(path) if path is not None else config_dir() / self.file_name
+        self.path = Path(path) if path is not None else config_dir() / f"{self.section}.toml"
         self.entries: dict[str, E] = {}
         if self.path.is_file():
             place = TomlPlace(self.path)

@@ -79,16 +79,8 @@ class HostEntry:
             raise UserError(exc.what, at(), exc.fix) from None
 
 
-class HostStore(NamedTableStore[HostEntry]):
-    """The user's host entries, loaded from and saved to ``hosts.toml``."""
+class HostStore(NamedTableStore[HostEntry], section="hosts", noun="host", entry_type=HostEntry,
+                add_hint="Add it with `studio ssh add {name} --host HOSTNAME`."):
+    """The user's host entries, loaded from and saved to ``hosts.toml`` (``store.hosts``)."""
 
-    section = "hosts"
-    file_name = "hosts.toml"
-    noun = "host"
-    entry_type = HostEntry
-    add_hint = "Add it with `studio ssh add {name} --host HOSTNAME`."
-
-    @property
-    def hosts(self) -> dict[str, HostEntry]:
-        """The entries by name (the same dict as ``entries``)."""
-        return self.entries
+    hosts: dict[str, HostEntry]  # the entries by name (a property the base class adds)

@@ -28,12 +28,9 @@ class Board:
         return cls(name, expect_int(table, "cores", place(("boards", name), "cores") if place else "cores", 1, 512))
 
 
-class BoardStore(NamedTableStore[Board]):
-    section = "boards"
-    file_name = "boards.toml"
-    noun = "board"
-    entry_type = Board
-    add_hint = "Add it with `studio board add {name}`."
+class BoardStore(NamedTableStore[Board], section="boards", noun="board", entry_type=Board,
+                 add_hint="Add it with `studio board add {name}`."):
+    """Single-board computers, as a later feature might keep them."""
 
 
 def test_entries_round_trip_sorted_by_name(tmp_path):
@@ -49,6 +46,15 @@ def test_entries_round_trip_sorted_by_name(tmp_path):
     again.remove("zeta")
     again.save()
     assert list(BoardStore(store.path).entries) == ["alpha"]
+    assert again.boards is again.entries  # the entries under the section's name, as store.hosts
+
+
+def test_the_file_is_named_after_the_section_in_the_config_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path))
+    store = BoardStore()
+    store.put(Board("alpha", 2))
+    store.save()
+    assert store.path.name == "boards.toml" and store.path.is_file() and tmp_path in store.path.parents
 
 
 def test_a_missing_entry_names_the_known_ones_and_how_to_add_it(tmp_path):

@@ -94,16 +94,9 @@ class Deployment:
             raise UserError(exc.what, at(), exc.fix) from None
 
 
-class DeploymentStore(NamedTableStore[Deployment]):
-    """``deployments.toml``: read on creation, written by :meth:`save`."""
+class DeploymentStore(NamedTableStore[Deployment], section="deployments", noun="deployment",
+                      entry_type=Deployment,
+                      add_hint="Add it with `studio deploy add {name} --host HOST --local DIR --remote DIR`."):
+    """``deployments.toml``: read on creation, written by :meth:`save` (``store.deployments``)."""
 
-    section = "deployments"
-    file_name = "deployments.toml"
-    noun = "deployment"
-    entry_type = Deployment
-    add_hint = "Add it with `studio deploy add {name} --host HOST --local DIR --remote DIR`."
-
-    @property
-    def deployments(self) -> dict[str, Deployment]:
-        """The deployments by name (the same dict as ``entries``)."""
-        return self.entries
+    deployments: dict[str, Deployment]  # the entries by name (a property the base class adds)
