@@ -122,3 +122,21 @@ def test_a_dynamic_dim_is_never_sized_by_the_synthesiser():
     rng = np.random.default_rng(0)
     assert random_array("b", (4,), np.bool_, rng).dtype == np.bool_
     assert set(np.unique(random_array("i", (200,), np.int32, rng))) <= set(range(10))
+
+
+def test_convert_validation_never_sizes_a_dynamic_dim_at_zero(tmp_path):
+    """Validation used to feed a [0, 3] array for an [N, 3] input and call 0 elements a pass."""
+    from onnx import TensorProto, helper
+
+    from studio.tools.convert.validate import validate
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with pytest.raises(UserError) as caught:
+        validate(model, model)
+    assert "dynamic axis 0 (N)" in caught.value.what and "--input-shape x=N,3" in caught.value.fix
+    given = validate(model, model, given={"x": np.arange(6, dtype=np.float32).reshape(2, 3)})  # data sizes it
+    assert given.inputs["x"]["shape"] == [2, 3] and all(o.passed for o in given.outputs)
