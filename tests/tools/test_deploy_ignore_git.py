@@ -54,6 +54,8 @@ CASES = [
     (["[!a]x"], "bx", False),
     (["[]]x"], "]x", False),
     (["\\*x"], "ax", False),
+    (["\\[x\\]"], "[x]", False),                             # escaped brackets are no class
+    (["[]a]x"], "ax", False),
     (["a**b"], "a/b", False),
 ]
 
@@ -91,6 +93,7 @@ REFUSED = [
     "x[ab",
     "a\\",            # a lone trailing backslash
     "[[:digit:]]x",   # POSIX classes
+    "[a\\]]x",        # an escape inside a class
 ]
 
 

@@ -41,6 +41,26 @@ def _strip_trailing_spaces(text: str) -> str:
     return text
 
 
+def _backslash_in_class(body: str) -> bool:
+    """True when a ``[...]`` class of ``body`` holds a backslash (escaped characters outside skipped)."""
+    i, n = 0, len(body)
+    while i < n:
+        if body[i] == "\\":
+            i += 2
+        elif body[i] == "[":
+            j = i + 1
+            j += j < n and body[j] in "!^"
+            j += j < n and body[j] == "]"  # a ] first in a class is a member, not its end
+            while j < n and body[j] != "]":
+                if body[j] == "\\":
+                    return True
+                j += 1
+            i = j + 1
+        else:
+            i += 1
+    return False
+
+
 def _compile(line: str) -> _Rule | None:
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -54,6 +74,9 @@ def _compile(line: str) -> _Rule | None:
     if _POSIX_CLASS.search(body):
         # pathspec reads "[[:digit:]]" as a plain class of the characters "[:digt", not as digits.
         raise ValueError("character classes such as [[:digit:]] are not supported")
+    if _backslash_in_class(body):
+        # git reads a backslash in a class as an escape ("[a\]]" is "a" or "]"), pathspec as itself.
+        raise ValueError("a backslash inside [...] is not supported")
     pattern = GitIgnoreSpecPattern(body)
     if pattern.include is None or pattern.regex is None:
         # pathspec drops a pattern that can never match (an unclosed "[", a [...] class naming
@@ -72,7 +95,7 @@ def check_pattern(pattern: str, where: str = "--exclude") -> _Rule | None:
                         "the [ with a backslash to match it literally.") from None
     except ValueError as exc:  # pathspec's GitIgnorePatternError, e.g. a lone trailing backslash
         raise UserError(f"The exclude pattern {pattern!r} cannot be used: {exc}", where,
-                        "Write it in gitignore syntax: close every [...] class, leave '/' out of it, "
+                        "Write it in gitignore syntax: close every [...] class, leave '/' and '\\' out of it, "
                         "list the characters instead of [:name:] (e.g. [0-9]), end it with a "
                         "character rather than a lone '\\'.") from None
 
