@@ -30,11 +30,13 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
+from studio.units import human_size
 
 ORT_DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
     "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16, "tensor(int8)": np.int8,
-    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(bool)": np.bool_,
+    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
+    "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
 }
 
 
@@ -126,17 +128,38 @@ def resolve_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tuple[
     return tuple(int(d) for d in spec.dims)
 
 
+def random_array(name: str, shape: Sequence[int], dtype: Any, rng: np.random.Generator) -> np.ndarray:
+    """Seeded random data for input ``name``: the one rule every engine draws by, so a profile, a dump
+    and a benchmark of the same model with the same seed feed identical arrays.
+
+    Floats are standard normal (negative values too, so activations and their numerics are
+    exercised), booleans fair coin flips, integers in [0, 10). Raises UserError when the array
+    would not fit this computer's memory (:func:`check_fits`).
+    """
+    check_fits(name, shape, dtype)
+    kind = np.dtype(dtype).kind
+    if kind in "fc":
+        return rng.standard_normal(tuple(shape)).astype(dtype)
+    if kind == "b":
+        return rng.integers(0, 2, tuple(shape)).astype(dtype)
+    return rng.integers(0, 10, tuple(shape)).astype(dtype)
+
+
 def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
                shapes: dict[str, tuple[int, ...]] | None = None, seed: int = 0,
-               warnings: list[str] | None = None) -> dict[str, np.ndarray]:
-    """Arrays for every input: the given .npy file, else seeded random data of the resolved shape.
+               warnings: list[str] | None = None, arrays: dict[str, np.ndarray] | None = None,
+               sources: dict[str, str] | None = None) -> dict[str, np.ndarray]:
+    """Arrays for every input: the given array or .npy file, else seeded random data of the resolved
+    shape (:func:`random_array`, drawn in the order of ``specs``).
 
-    Random floats are uniform in [0, 1), integers in [0, 10), booleans fair coin flips. A file is
-    held to :func:`conform_array`; its warnings (a cast) are appended to ``warnings``.
+    ``arrays`` are data already in memory (``files`` are read here); both are held to
+    :func:`conform_array`, whose warnings (a cast) are appended to ``warnings``. ``sources``, when
+    given, receives for each input where its data came from (``file PATH``, ``given``,
+    ``seeded random (seed N)``).
     """
-    files, shapes = files or {}, shapes or {}
+    files, shapes, arrays = files or {}, shapes or {}, arrays or {}
     known = {s.name for s in specs}
-    for option, names in (("--input", files), ("--input-shape", shapes)):
+    for option, names in (("--input", files), ("--input", arrays), ("--input-shape", shapes)):
         unknown = sorted(set(names) - known)
         if unknown:
             raise UserError(f"The model has no input named {', '.join(map(repr, unknown))}", option,
@@ -145,22 +168,24 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
     feeds: dict[str, np.ndarray] = {}
     for spec in specs:
         dtype = ORT_DTYPES.get(spec.type)
-        if spec.name in files:
-            feeds[spec.name], warning = _load(files[spec.name], spec, dtype, shapes)
+        if spec.name in files or spec.name in arrays:
+            if spec.name in files:
+                feeds[spec.name], warning, source = _load(files[spec.name], spec, dtype, shapes)
+            else:
+                given = np.asarray(arrays[spec.name])
+                feeds[spec.name], warning = conform_array(spec.name, given, dtype, spec.dims, f"--input {spec.name}")
+                source = "given" + (f" ({given.dtype.name} cast)" if warning else "")
             if warning and warnings is not None:
                 warnings.append(warning)
+            if sources is not None:
+                sources[spec.name] = source
             continue
         if dtype is None:
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
                             f"Give it a file: --input {spec.name}=FILE.npy.")
-        shape = resolve_shape(spec, shapes)
-        check_fits(spec.name, shape, dtype)
-        if np.issubdtype(dtype, np.floating):
-            feeds[spec.name] = rng.random(shape, dtype=np.float64).astype(dtype)
-        elif dtype is np.bool_:
-            feeds[spec.name] = rng.random(shape) > 0.5
-        else:
-            feeds[spec.name] = rng.integers(0, 10, shape).astype(dtype)
+        feeds[spec.name] = random_array(spec.name, resolve_shape(spec, shapes), dtype, rng)
+        if sources is not None:
+            sources[spec.name] = f"seeded random (seed {seed})"
     return feeds
 
 
@@ -225,8 +250,8 @@ def check_fits(name: str, shape: Sequence[int], dtype) -> None:
     need = count * (8 + np.dtype(dtype).itemsize)  # drawn as float64/int64, then cast
     have = _physical_memory()
     if need > have:
-        raise UserError(f"Input {name!r} of shape {_show(shape)} would need {_bytes(need)} of random data; this "
-                        f"computer has {_bytes(have)} of memory", f"--input-shape {name}",
+        raise UserError(f"Input {name!r} of shape {_show(shape)} would need {human_size(need)} of random data; this "
+                        f"computer has {human_size(have)} of memory", f"--input-shape {name}",
                         "Give smaller sizes for its dynamic axes (e.g. a batch of 1).")
 
 
@@ -237,27 +262,21 @@ def _physical_memory() -> int:
         return 1 << 47
 
 
-def _bytes(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if size < 1024 or unit == "PiB":
-            return f"{size:.3g} {unit}"
-        size /= 1024
-    return f"{size} B"
-
-
 def session_specs(session: Any) -> list[InputSpec]:
     """The inputs of an ONNX Runtime session as :class:`InputSpec` s."""
     return [InputSpec(i.name, tuple(i.shape), i.type) for i in session.get_inputs()]
 
 
-def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]) -> tuple[np.ndarray, str | None]:
+def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]
+          ) -> tuple[np.ndarray, str | None, str]:
     from studio.npyfile import load_npy
 
     array = load_npy(path, what=f"--input {spec.name}")
-    if spec.name in shapes and tuple(array.shape) != shapes[spec.name]:
+    if spec.name in shapes and tuple(array.shape) != tuple(shapes[spec.name]):
         raise UserError(f"The array for input {spec.name!r} has shape {tuple(array.shape)}, but --input-shape "
-                        f"says {shapes[spec.name]}", path, "Give one of the two, or make them agree.")
-    return conform_array(spec.name, array, dtype, spec.dims, path)
+                        f"says {tuple(shapes[spec.name])}", path, "Give one of the two, or make them agree.")
+    conformed, warning = conform_array(spec.name, array, dtype, spec.dims, path)
+    return conformed, warning, f"file {path}" + (f" ({array.dtype.name} cast)" if warning else "")
 
 
 def _show(dims: Sequence) -> str:

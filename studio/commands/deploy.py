@@ -16,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from studio.units import human_size
+
 NAME = "deploy"
 HELP = "sync a local folder with a folder on an SSH host: upload, download, sync, compare"
 
@@ -130,14 +132,6 @@ def shown(path: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
 
 
-def human(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
-
-
 LISTED = 20  # uploads, downloads and skips shown per kind; deletions, conflicts and refusals always all
 
 
@@ -158,7 +152,7 @@ def print_plan(plan, out=None, verbose: bool = False) -> None:
         word = ACTION_WORDS[action]
         if item.action == "conflict" and item.choice:
             word = f"{word} (keep {item.choice})"
-        print(f"  {word:<15} {human(item.size):>10}  {shown(item.path)}  [{item.reason}]", file=out)
+        print(f"  {word:<15} {human_size(item.size):>10}  {shown(item.path)}  [{item.reason}]", file=out)
     for action, count in hidden.items():
         print(f"  ... and {count} more to {action} (--verbose lists all)", file=out)
     print(plan.summary(), file=out)

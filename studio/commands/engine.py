@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from studio.units import human_size
+
 NAME = "engine"
 HELP = "Studio's engine on a host (--host) or its wheels built here: list versions and run folders, clean old ones"
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     kind = "engine folder" if args.host else "wheels built here"
     print(f"{where}: {kind} {root}")
     for version in versions:
-        print(f"  {version.name}  {version.kb / 1024:.1f} MiB" + ("  (this Studio)" if version.current else ""))
+        print(f"  {version.name}  {human_size(version.kb * 1024)}" + ("  (this Studio)" if version.current else ""))
         for folder in version.runs:
             print(f"    run {folder.path.rsplit('/', 1)[-1]}  {folder.age_s // 60} min old  {folder.state}")
     if args.action == "clean":

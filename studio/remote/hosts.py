@@ -6,15 +6,13 @@ way to authenticate is stored — a key file path, "agent" or "password" — nev
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from studio.errors import UserError
 from studio.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
+from studio.toml_store import NamedTableStore, check_entry_name
 
 AUTH_METHODS = ("key", "agent", "password")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KNOWN = {"host", "port", "user", "auth", "key_file", "proxy_jump", "toolkit"}
 
 
@@ -33,9 +31,7 @@ class HostEntry:
     extra: dict = field(default_factory=dict)  # fields later features add, kept on round trips
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name or ""):
-            raise UserError(f"Host name {self.name!r} is not usable", "host entry",
-                            "Use letters, digits, '.', '_' or '-' (up to 64 characters), starting with a letter or digit.")
+        check_entry_name(self.name, "Host", "host entry")
         if not self.host:
             raise UserError(f"Host {self.name!r} has no address", "host entry", "Give --host HOSTNAME or an IP address.")
         if not 0 < int(self.port) < 65536:
@@ -83,41 +79,8 @@ class HostEntry:
             raise UserError(exc.what, at(), exc.fix) from None
 
 
-class HostStore:
-    """The user's host entries, loaded from and saved to ``hosts.toml``."""
+class HostStore(NamedTableStore[HostEntry], section="hosts", noun="host", entry_type=HostEntry,
+                add_hint="Add it with `studio ssh add {name} --host HOSTNAME`."):
+    """The user's host entries, loaded from and saved to ``hosts.toml`` (``store.hosts``)."""
 
-    def __init__(self, path: Path | None = None):
-        from studio.paths import config_dir
-
-        self.path = Path(path) if path is not None else config_dir() / "hosts.toml"
-        self.hosts: dict[str, HostEntry] = {}
-        if self.path.is_file():
-            from studio.toml_store import load_toml
-
-            data = load_toml(self.path)
-            place = TomlPlace(self.path)
-            hosts = expect_table(data.get("hosts", {}), place(("hosts",)), '[hosts.NAME] tables')
-            for name, table in hosts.items():
-                self.hosts[name] = HostEntry.from_table(name, table, place)
-
-    def get(self, name: str) -> HostEntry:
-        """The entry called ``name``; a UserError listing the known names otherwise."""
-        try:
-            return self.hosts[name]
-        except KeyError:
-            known = ", ".join(sorted(self.hosts)) or "none yet"
-            raise UserError(f"No host called {name!r}", self.path,
-                            f"Add it with `studio ssh add {name} --host HOSTNAME`. Known hosts: {known}.") from None
-
-    def put(self, entry: HostEntry) -> None:
-        """Add or replace an entry (call ``save`` to write it)."""
-        self.hosts[entry.name] = entry
-
-    def remove(self, name: str) -> None:
-        self.get(name)
-        del self.hosts[name]
-
-    def save(self) -> None:
-        from studio.toml_store import save_toml
-
-        save_toml(self.path, {"hosts": {name: e.to_table() for name, e in sorted(self.hosts.items())}})
+    hosts: dict[str, HostEntry]  # the entries by name (a property the base class adds)

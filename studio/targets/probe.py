@@ -23,6 +23,7 @@ from studio.remote.connection import NotConnected
 from studio.remote.known_hosts import HostKeyChanged, UnknownHostKey
 from studio.targets.base import DEFAULT_TOOLKIT
 from studio.targets.ssh import SshTarget
+from studio.units import human_size
 
 OK, MISSING, FAILED, SKIPPED = "ok", "missing", "failed", "skipped"
 ITEMS = [("reach", "Reachable"), ("hostkey", "Host key"), ("auth", "Authentication"), ("latency", "Latency"),
@@ -220,7 +221,7 @@ def _fill(result: ProbeResult, facts: dict[str, str], toolkit: str, folder: str 
     if len(fields) >= 6 and fields[3].isdigit():
         free = int(fields[3]) * 1024
         result.facts["free_bytes"] = free
-        result.set("disk", OK if free > 1 << 30 else FAILED, f"{free / (1 << 30):.1f} GiB free at {where}"
+        result.set("disk", OK if free > 1 << 30 else FAILED, f"{human_size(free)} free at {where}"
                    f" ({facts.get('dir_real') or fields[5]})", "" if free > 1 << 30 else
                    "Less than 1 GiB free: models and profiling data need room; free some space.")
     else:

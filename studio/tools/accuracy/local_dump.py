@@ -22,7 +22,7 @@ from studio.errors import UserError
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
 from studio.ort_session import declared_outputs, output_shape_warnings
-from studio.model_inputs import check_fits
+from studio.model_inputs import InputSpec, make_feeds
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
 INPUT_OP_TYPE = "Input"
@@ -61,10 +61,6 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
     no size is never guessed: a UserError names the input, the axis and both options. Given arrays
     are held to :func:`studio.model_inputs.conform_array` (its warnings go to ``warnings``).
     """
-    from onnx import helper
-
-    from studio.model_inputs import conform_array
-
     initializers = {i.name for i in model.graph.initializer}
     declared = [v for v in model.graph.input if v.name not in initializers]
     names = [v.name for v in declared]
@@ -78,24 +74,16 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
     if both:
         raise UserError(f"Input {both[0]!r} has both data (--input) and a shape (--input-shape)", path,
                         "Give one of them: the data's shape is used as it is.")
-    rng = np.random.default_rng(seed)
-    feeds = {}
+    specs = []
     for value in declared:
-        tensor_type = value.type.tensor_type
-        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        elem_type = value.type.tensor_type.elem_type
         dims = declared_dims(value)
-        if value.name in given:
-            feeds[value.name], warning = conform_array(value.name, given[value.name], dtype, dims,
-                                                       f"--input {value.name}")
-            if warning and warnings is not None:
-                warnings.append(warning)
-            continue
         if value.name in shapes:
             shape = list(shapes[value.name])
             if len(shape) != len(dims) or any(isinstance(d, int) and d != n for d, n in zip(dims, shape)):
                 raise UserError(f"--input-shape gives {value.name!r} the shape {shape}; the model declares "
                                 f"{_dims_text(dims)}", path, "Set only the dynamic dims; keep the fixed ones.")
-        else:
+        elif value.name not in given:
             open_axes = [axis for axis, d in enumerate(dims) if not isinstance(d, int)]
             if open_axes:
                 axis = open_axes[0]
@@ -105,15 +93,20 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
                                 f"(declared {_dims_text(dims)})", path,
                                 f"Give its size: --input-shape {value.name}:{example} (N = the size you run with), "
                                 f"or its data: --input {value.name}=FILE.npy")
-            shape = list(dims)
-        check_fits(value.name, shape, dtype)
-        if np.issubdtype(dtype, np.floating):
-            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype == np.bool_:
-            feeds[value.name] = rng.integers(0, 2, shape).astype(dtype)
-        else:
-            feeds[value.name] = rng.integers(0, 10, shape).astype(dtype)
-    return feeds
+        specs.append(InputSpec(value.name, tuple(dims), _ort_type(elem_type)))
+    # The one synthesiser: a dump feeds the arrays a profile or a benchmark of this model would.
+    return make_feeds(specs, shapes={k: tuple(v) for k, v in shapes.items()}, seed=seed, warnings=warnings,
+                      arrays=given)
+
+
+def _ort_type(elem_type: int) -> str:
+    """ONNX Runtime's name of an ONNX element type (``tensor(float)``, ``tensor(int64)``...)."""
+    from onnx import TensorProto
+
+    try:
+        return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
+    except ValueError:
+        return f"elem_type {elem_type}"
 
 
 def declared_dims(value) -> list:

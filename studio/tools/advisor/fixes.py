@@ -76,7 +76,7 @@ class Applied:
 def describe_applied(applied: dict) -> str:
     """One line from :meth:`Applied.to_json` (also of a saved report): the fixes asked for with their
     counts, every other pass that changed the model, nodes and file size before and after."""
-    from studio.tools.convert.rewrite import human_bytes
+    from studio.units import human_size
 
     passes = applied.get("passes") or {}
     fixes = applied.get("fixes") or []
@@ -87,7 +87,7 @@ def describe_applied(applied: dict) -> str:
     text += f"; nodes {applied.get('nodes_before')} -> {applied.get('nodes_after')}"
     before, after = applied.get("size_before"), applied.get("size_after")
     if before and after:
-        text += f"; size {human_bytes(before)} -> {human_bytes(after)}"
+        text += f"; size {human_size(before, decimal=True)} -> {human_size(after, decimal=True)}"
         if abs(after / before - 1.0) >= 0.05:
             text += f" (x{after / before:,.1f})"
     return text

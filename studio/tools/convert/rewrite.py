@@ -17,6 +17,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.units import human_size
 
 GROWTH_FACTOR = 2.0  # a rewrite that more than doubles the model ...
 GROWTH_BYTES = 1 << 20  # ... and adds at least 1 MiB is called out, never left silent
@@ -63,23 +64,14 @@ class PassRun:
                 "bytes_before": self.bytes_before, "bytes_after": self.bytes_after}
 
 
-def human_bytes(n: float) -> str:
-    """``79.8 KB``, ``102.1 MB``: sizes as a reader compares them (powers of 1000, like file managers)."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000.0
-    return f"{n:.1f} GB"
-
-
 def growth_warning(size_before: int, size_after: int, runs: list[PassRun]) -> str | None:
     """A sentence naming the passes that grew the model, when it grew past the thresholds."""
     if size_after < GROWTH_FACTOR * size_before or size_after - size_before < GROWTH_BYTES:
         return None
     growers = sorted((r for r in runs if r.added_bytes > 0), key=lambda r: -r.added_bytes)
-    by = "; ".join(f"{r.name} x{r.applied} added {human_bytes(r.added_bytes)}" for r in growers[:3])
-    return (f"the model grew {size_after / max(1, size_before):,.0f}x, {human_bytes(size_before)} -> "
-            f"{human_bytes(size_after)}" + (f" ({by})" if by else "")
+    by = "; ".join(f"{r.name} x{r.applied} added {human_size(r.added_bytes, decimal=True)}" for r in growers[:3])
+    return (f"the model grew {size_after / max(1, size_before):,.0f}x, {human_size(size_before, decimal=True)} -> "
+            f"{human_size(size_after, decimal=True)}" + (f" ({by})" if by else "")
             + ": weights the file computed at load time (ConstantOfShape, ...) are now stored in it")
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from studio.errors import UserError
 from studio import ort_providers
 from studio.tools.convert.options import TOLERANCES
-from studio.model_inputs import check_fits
+from studio.model_inputs import check_fits, random_array
 
 if TYPE_CHECKING:
     import onnx
@@ -236,6 +236,23 @@ def raw_from_image(path: Path, insertion: AippInsertion) -> np.ndarray:
     return np.repeat(raw[None], n, axis=0)
 
 
+def _refuse_dynamic(value) -> None:
+    """A UserError when random data for ``value`` would need a size nobody gave (a dynamic dim)."""
+    dims = [d.dim_value if d.dim_value > 0 else (d.dim_param or "?") for d in value.type.tensor_type.shape.dim]
+    for axis, dim in enumerate(dims):
+        if isinstance(dim, str):
+            example = ",".join(str(d) if isinstance(d, int) else "N" for d in dims)
+            raise UserError(f"Input {value.name!r} of the converted model has a dynamic axis {axis} ({dim}): "
+                            "validating it would need a size Studio does not make up", f"input {value.name}, axis {axis}",
+                            f"Convert with --input-shape {value.name}={example} (N = the size you run with), or give "
+                            f"its data: --input {value.name}=FILE.npy.")
+
+
+def _fits(actual: tuple, declared: list[int]) -> bool:
+    """Same rank, and every fixed dim (a declared 0 is a dynamic one) the same size."""
+    return len(actual) == len(declared) and all(d == 0 or a == d for a, d in zip(actual, declared))
+
+
 def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion],
                seed: int = 0, image: Path | None = None, given: dict[str, np.ndarray] | None = None,
                given_sources: dict[str, str] | None = None, warnings: list[str] | None = None
@@ -278,10 +295,11 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             elif image:
                 raw, source = raw_from_image(image, ins), f"image {Path(image).name} (through AIPP)"
             else:
+                _refuse_dynamic(value)
                 check_fits(value.name, shape, np.uint8)
                 raw, source = rng.integers(0, 256, shape, dtype=np.uint8), f"seeded random uint8 0..255, seed {seed}"
                 random_used = True
-            if list(raw.shape) != shape:
+            if not _fits(raw.shape, shape):
                 raise UserError(f"Data for {value.name!r} has shape {list(raw.shape)}, the model wants {shape}",
                                 "--input", "Give data of the model's (converted) input shape.")
             raw = raw.astype(np.uint8, copy=False)
@@ -293,24 +311,24 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
             described[value.name] = {"source": source, "shape": list(raw.shape), "dtype": str(raw.dtype)}
             continue
         dtype = _NP_TYPES.get(value.type.tensor_type.elem_type, np.float32)
-        if value.name not in given:
-            check_fits(value.name, shape, dtype)
         if value.name in given:
             data = conform(value.name, given[value.name], dtype, None)
-            if list(data.shape) != shape:
+            if not _fits(data.shape, shape):
                 raise UserError(f"Data for {value.name!r} has shape {list(data.shape)}, the converted model wants "
                                 f"{shape}", "--input", "Give data of the input shape the model was converted to.")
             source = (given_sources or {}).get(value.name, "given data")
-        elif np.issubdtype(dtype, np.floating):
-            data, source = rng.standard_normal(shape).astype(np.float32), f"seeded random N(0,1), seed {seed}"
-        elif dtype == np.bool_:
-            data, source = rng.integers(0, 2, shape).astype(bool), f"seeded random booleans, seed {seed}"
         else:
-            data, source = rng.integers(0, 10, shape).astype(dtype), f"seeded random integers 0..9, seed {seed}"
+            _refuse_dynamic(value)
+            # The one synthesiser; floats are drawn as float32 and then cast for each model, so an
+            # FP32 original sees the values its FP16 conversion is given before rounding.
+            floating = np.issubdtype(dtype, np.floating)
+            data = random_array(value.name, shape, np.float32 if floating else dtype, rng)
+            source = (f"seeded random N(0,1), seed {seed}" if floating else f"seeded random booleans, seed {seed}"
+                      if dtype == np.bool_ else f"seeded random integers 0..9, seed {seed}")
         random_used = random_used or value.name not in given
         feeds_conv[value.name] = data.astype(dtype)
         feeds_orig[value.name] = data.astype(_NP_TYPES.get(orig_types.get(value.name), dtype))
-        described[value.name] = {"source": source, "shape": shape, "dtype": np.dtype(dtype).name}
+        described[value.name] = {"source": source, "shape": list(data.shape), "dtype": np.dtype(dtype).name}
     parts = []
     if image is not None and insertions:
         parts.append(f"image {Path(image).name}")

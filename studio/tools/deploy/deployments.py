@@ -8,15 +8,14 @@ to reach it, so fixing a host's port fixes every deployment on it.
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
 from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_list, reject_misspelled
+from studio.toml_store import NamedTableStore, check_entry_name
 
 _KEYS = {"host", "local", "remote", "excludes"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 # Folders that hold other users' homes: a deployment there could list or delete all of them.
@@ -56,9 +55,7 @@ class Deployment:
     excludes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name or ""):
-            raise UserError(f"Deployment name {self.name!r} is not usable", "deployment",
-                            "Use letters, digits, '.', '_' or '-' (up to 64 characters), starting with a letter or digit.")
+        check_entry_name(self.name, "Deployment", "deployment")
         if not self.remote or "\0" in self.remote or "\n" in self.remote:
             raise UserError(f"Remote folder {self.remote!r} of deployment {self.name!r} is not usable",
                             "deployment", "Give the remote folder as an absolute path, e.g. /home/me/project.")
@@ -97,41 +94,9 @@ class Deployment:
             raise UserError(exc.what, at(), exc.fix) from None
 
 
-class DeploymentStore:
-    """``deployments.toml``: read on creation, written by :meth:`save`."""
+class DeploymentStore(NamedTableStore[Deployment], section="deployments", noun="deployment",
+                      entry_type=Deployment,
+                      add_hint="Add it with `studio deploy add {name} --host HOST --local DIR --remote DIR`."):
+    """``deployments.toml``: read on creation, written by :meth:`save` (``store.deployments``)."""
 
-    def __init__(self, path: Path | None = None):
-        from studio.paths import config_dir
-
-        self.path = Path(path) if path is not None else config_dir() / "deployments.toml"
-        self.deployments: dict[str, Deployment] = {}
-        if self.path.is_file():
-            from studio.toml_store import load_toml
-
-            place = TomlPlace(self.path)
-            tables = expect_table(load_toml(self.path).get("deployments", {}), place(("deployments",)),
-                                  "[deployments.NAME] tables")
-            for name, table in tables.items():
-                self.deployments[name] = Deployment.from_table(name, table, place)
-
-    def get(self, name: str) -> Deployment:
-        """The deployment called ``name``; a UserError listing the known names otherwise."""
-        try:
-            return self.deployments[name]
-        except KeyError:
-            known = ", ".join(sorted(self.deployments)) or "none yet"
-            raise UserError(f"No deployment called {name!r}", self.path,
-                            f"Add it with `studio deploy add {name} --host HOST --local DIR --remote DIR`. "
-                            f"Known deployments: {known}.") from None
-
-    def put(self, deployment: Deployment) -> None:
-        self.deployments[deployment.name] = deployment
-
-    def remove(self, name: str) -> None:
-        self.get(name)
-        del self.deployments[name]
-
-    def save(self) -> None:
-        from studio.toml_store import save_toml
-
-        save_toml(self.path, {"deployments": {n: d.to_table() for n, d in sorted(self.deployments.items())}})
+    deployments: dict[str, Deployment]  # the entries by name (a property the base class adds)

@@ -1,11 +1,11 @@
 """Exclude patterns in gitignore syntax, matched against ``/``-separated relative paths.
 
-Supported as git documents them (gitignore(5)): ``#`` comments, ``!`` negation (the last
-matching pattern wins), a trailing ``/`` matches folders only, a ``/`` at the start or in the
-middle anchors the pattern to the root, otherwise it matches at any depth; ``*`` and ``?`` do not
-cross ``/``, ``**`` does (``**/x``, ``x/**``, ``a/**/b``), ``[...]`` classes, ``\\`` escapes.
-A path inside an excluded folder is excluded too, and, as in git, cannot be re-included by a
-``!`` pattern.
+Each pattern is translated by ``pathspec`` (gitignore(5): ``#`` comments, ``!`` negation where the
+last matching pattern wins, ``/`` anchoring, ``*``/``?``/``**``, ``[...]`` classes, ``\\`` escapes).
+Two rules of git that ``pathspec`` leaves to its caller are kept here: a trailing ``/`` matches
+folders only (``a/**/`` takes in what is inside ``a``, never ``a`` itself), and a path inside an
+excluded folder is excluded too and cannot be re-included by a ``!`` pattern, because git never
+looks inside an excluded folder.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from studio.errors import UserError
 # Studio's own temporary files are told apart by their run token (scan.is_leftover), not by
 # a pattern here: a user's file that merely looks like one is synced like any other.
 ALWAYS_EXCLUDED: tuple[str, ...] = ()
+_POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")
 
 
 @dataclass(frozen=True)
@@ -26,67 +27,62 @@ class _Rule:
     negate: bool
     dir_only: bool
     text: str
+    below: bool = False  # the regex has pathspec's "ps_d" group (a match may end at a folder)
 
 
-def _translate(body: str) -> str:
-    """Regex for one pattern body (no leading ! or trailing /, anchoring decided by the caller)."""
-    out, i, n = [], 0, len(body)
+def _strip_trailing_spaces(text: str) -> str:
+    """Trailing spaces go unless escaped by a backslash that is not itself escaped (gitignore(5))."""
+    while text.endswith(" "):
+        body = text[:-1]
+        slashes = len(body) - len(body.rstrip("\\"))
+        if slashes % 2:
+            break
+        text = body
+    return text
+
+
+def _backslash_in_class(body: str) -> bool:
+    """True when a ``[...]`` class of ``body`` holds a backslash (escaped characters outside skipped)."""
+    i, n = 0, len(body)
     while i < n:
-        c = body[i]
-        if c == "*":
-            if body.startswith("**", i):
-                before_ok = i == 0 or body[i - 1] == "/"
-                after = body[i + 2: i + 3]
-                if before_ok and after == "/":      # "**/" = zero or more folders
-                    out.append("(?:.*/)?")
-                    i += 3
-                    continue
-                if before_ok and i + 2 == n:        # trailing "/**" = everything inside
-                    out.append(".*")
-                    i += 2
-                    continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(body[i]))
-        elif c == "[":
-            end = body.find("]", i + 2 if body[i + 1: i + 2] in ("!", "^", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                inner = body[i + 1: end]
-                if inner[:1] in ("!", "^"):
-                    inner = "^" + inner[1:]
-                out.append("[" + inner.replace("\\", "\\\\") + "]")
-                i = end
+        if body[i] == "\\":
+            i += 2
+        elif body[i] == "[":
+            j = i + 1
+            j += j < n and body[j] in "!^"
+            j += j < n and body[j] == "]"  # a ] first in a class is a member, not its end
+            while j < n and body[j] != "]":
+                if body[j] == "\\":
+                    return True
+                j += 1
+            i = j + 1
         else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+            i += 1
+    return False
 
 
 def _compile(line: str) -> _Rule | None:
-    text = line.rstrip("\n")
-    # Trailing spaces are ignored unless escaped (gitignore(5)).
-    while text.endswith(" ") and not text.endswith("\\ "):
-        text = text[:-1]
-    if not text or text.startswith("#"):
-        return None
-    negate = text.startswith("!")
-    if negate:
-        text = text[1:]
-    elif text.startswith("\\!") or text.startswith("\\#"):
-        text = text[1:]
-    dir_only = text.endswith("/")
-    body = text.rstrip("/")
-    if not body:
-        return None
-    anchored = "/" in body
-    body = body.lstrip("/")
-    prefix = "" if anchored else "(?:.*/)?"
-    return _Rule(re.compile(f"^{prefix}{_translate(body)}$", re.DOTALL), negate, dir_only, line)
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    text = _strip_trailing_spaces(line.rstrip("\n"))
+    # The folder-only mark is taken off before pathspec sees the pattern: pathspec lets "a/**/"
+    # match "a" itself and files below it, git matches only the folders inside "a".
+    dir_only = text.endswith("/") and not text.endswith("\\/")
+    body = text.rstrip("/") if dir_only else text
+    if body in ("", "!") or body.startswith("#"):
+        return None  # blank, a comment, or nothing left to match: git skips the line
+    if _POSIX_CLASS.search(body):
+        # pathspec reads "[[:digit:]]" as a plain class of the characters "[:digt", not as digits.
+        raise ValueError("character classes such as [[:digit:]] are not supported")
+    if _backslash_in_class(body):
+        # git reads a backslash in a class as an escape ("[a\]]" is "a" or "]"), pathspec as itself.
+        raise ValueError("a backslash inside [...] is not supported")
+    pattern = GitIgnoreSpecPattern(body)
+    if pattern.include is None or pattern.regex is None:
+        # pathspec drops a pattern that can never match (an unclosed "[", a [...] class naming
+        # "/"); say so rather than keep a rule that silently does nothing.
+        raise ValueError("it can never match a path (an unclosed '[' or a [...] class naming '/')")
+    return _Rule(pattern.regex, not pattern.include, dir_only, line, "ps_d" in pattern.regex.groupindex)
 
 
 def check_pattern(pattern: str, where: str = "--exclude") -> _Rule | None:
@@ -97,6 +93,11 @@ def check_pattern(pattern: str, where: str = "--exclude") -> _Rule | None:
         raise UserError(f"The exclude pattern {pattern!r} cannot be used: {exc.msg}", where,
                         "Fix the [...] class in it (a range goes from low to high, e.g. [a-z]), or escape "
                         "the [ with a backslash to match it literally.") from None
+    except ValueError as exc:  # pathspec's GitIgnorePatternError, e.g. a lone trailing backslash
+        raise UserError(f"The exclude pattern {pattern!r} cannot be used: {exc}", where,
+                        "Write it in gitignore syntax: close every [...] class, leave '/' and '\\' out of it, "
+                        "list the characters instead of [:name:] (e.g. [0-9]), end it with a "
+                        "character rather than a lone '\\'.") from None
 
 
 class Excludes:
@@ -104,23 +105,37 @@ class Excludes:
 
     def __init__(self, patterns: list[str] | tuple[str, ...] = ()):
         self.patterns = list(patterns)
-        self._rules = [r for r in (check_pattern(p) for p in (*ALWAYS_EXCLUDED, *patterns)) if r is not None]
+        # Last pattern first: the last one that matches decides.
+        self._rules = [r for r in (check_pattern(p) for p in (*ALWAYS_EXCLUDED, *patterns)) if r is not None][::-1]
+        self._folders: dict[str, bool] = {}  # verdicts of folders already walked through
 
     def _match_one(self, path: str, is_dir: bool) -> bool:
-        excluded = False
         for rule in self._rules:
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.match(path):
-                excluded = not rule.negate
-        return excluded
+            found = rule.regex.match(path)
+            # pathspec's regexes also match what lies below a matched folder (the "ps_d" group
+            # ends there); that part is decided by walking the folders, so only whole paths count.
+            if found and not (rule.below and found.group("ps_d") is not None):
+                return not rule.negate
+        return False
+
+    def _folder_excluded(self, folder: str) -> bool:
+        verdict = self._folders.get(folder)
+        if verdict is None:
+            parent = folder.rpartition("/")[0]
+            verdict = (bool(parent) and self._folder_excluded(parent)) or self._match_one(folder, True)
+            if len(self._folders) < 65536:  # a scan visits each folder many times; bound the memory
+                self._folders[folder] = verdict
+        return verdict
 
     def excluded(self, path: str, is_dir: bool = False) -> bool:
         """True when ``path`` (relative, ``/``-separated) or a folder above it is excluded."""
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            if self._match_one("/".join(parts[:depth]), True):
-                return True
+        if not self._rules:
+            return False
+        parent = path.rpartition("/")[0]
+        if parent and self._folder_excluded(parent):
+            return True
         return self._match_one(path, is_dir)
 
     def __bool__(self) -> bool:

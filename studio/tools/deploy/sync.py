@@ -32,17 +32,9 @@ from studio.tools.deploy.state import SyncState, Synced
 from studio.tools.deploy.transfer import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
                                           is_connection_error)
 from studio.tools.deploy.upload import Uploader, open_batch_stream
+from studio.units import human_size
 
 Connector = Callable[[], object]  # returns an open SshConnection
-
-
-def human_size(size: float) -> str:
-    """``512 B``, ``2.9 KiB``, ``1.9 MiB``..."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
 
 
 def host_connector(context, deployment: Deployment) -> Connector:

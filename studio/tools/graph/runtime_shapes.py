@@ -17,10 +17,8 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.model_inputs import ORT_DTYPES, random_array
 
-_NUMPY = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
-          "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8,
-          "tensor(bool)": np.bool_, "tensor(int16)": np.int16, "tensor(uint16)": np.uint16}
 
 
 def _session(onnx, ort, model, probe: Path, path: Path):
@@ -94,12 +92,11 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
                     raise UserError(f"Dim {axis} ({d or '?'}) of input {inp.name!r} is dynamic and no size was given",
                                     path, f"Give it with {option} {inp.name}={example} (N: the size to run with).")
                 shape.append(int(size))
-            dtype = _NUMPY.get(inp.type)
+            dtype = ORT_DTYPES.get(inp.type)
             if dtype is None:
                 raise UserError(f"Input {inp.name!r} has type {inp.type}, which a random run cannot feed", path,
                                 "Shapes stay as declared for this model.")
-            feeds[inp.name] = (rng.standard_normal(shape) if np.dtype(dtype).kind == "f"
-                               else rng.integers(0, 2, shape)).astype(dtype)
+            feeds[inp.name] = random_array(inp.name, shape, dtype, rng)  # as a profile or a dump would feed
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(None, "running once on the CPU")

@@ -15,13 +15,7 @@ from typing import Any
 import numpy as np
 
 from studio.errors import UserError
-from studio.model_inputs import check_fits
 
-_DTYPES = {
-    "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
-    "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8,
-    "tensor(bool)": np.bool_,
-}
 # ONNX TensorProto element types -> the same names ONNX Runtime reports
 _ONNX_TYPES = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)",
                9: "tensor(bool)", 10: "tensor(float16)", 11: "tensor(double)"}
@@ -137,11 +131,13 @@ def make_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
 def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[str, list[int]] | None = None,
                 model: Path | None = None, warnings: list[str] | None = None
                 ) -> tuple[dict[str, np.ndarray], dict[str, InputUsed]]:
-    """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source). A file is
-    held to :func:`studio.model_inputs.conform_array`; its warnings go to ``warnings``."""
-    from studio.model_inputs import conform_array
+    """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source). The arrays
+    are :func:`studio.model_inputs.make_feeds`' (the same for a profile, a dump and a benchmark);
+    a file is held to :func:`studio.model_inputs.conform_array`, its warnings go to ``warnings``."""
+    from studio.model_inputs import InputSpec as FeedSpec
+    from studio.model_inputs import make_feeds
+
     shapes = shapes or {}
-    rng = np.random.default_rng(seed)
     specs = session_inputs(session)
     known = {s.name for s in specs}
     for option, given in (("--input", files), ("--input-shape", shapes)):
@@ -152,38 +148,18 @@ def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
     missing = missing_shapes(specs, files, shapes)
     if missing:
         raise dynamic_dims_error(missing, model or Path("model"))
-    feeds, used = {}, {}
     for spec in specs:
-        dtype = _DTYPES.get(spec.type)
-        if spec.name in files:
-            from studio.npyfile import load_npy
-
-            path = files[spec.name]
-            array = load_npy(path, what=f"--input {spec.name}")
-            feeds[spec.name], warning = conform_array(spec.name, array, dtype, spec.dims, path)
-            if warning and warnings is not None:
-                warnings.append(warning)
-            cast = f" ({array.dtype.name} cast)" if warning else ""
-            used[spec.name] = InputUsed(list(feeds[spec.name].shape), str(feeds[spec.name].dtype), f"file {path}{cast}")
-            continue
-        if dtype is None:
-            raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
-                            f"Give it a file: --input {spec.name}=FILE.npy.")
-        if spec.name in shapes:
-            shape = shapes[spec.name]
-            _check_shape(spec, shape)
-            source = f"seeded random (seed {seed}), shape given"
-        else:
-            shape = [int(d) for d in spec.dims]
-            source = f"seeded random (seed {seed}), static shape"
-        check_fits(spec.name, shape, dtype)
-        if np.issubdtype(dtype, np.floating):
-            feeds[spec.name] = rng.random(shape, dtype=np.float64).astype(dtype)
-        elif dtype is np.bool_:
-            feeds[spec.name] = rng.random(shape) > 0.5
-        else:
-            feeds[spec.name] = rng.integers(0, 10, shape).astype(dtype)
-        used[spec.name] = InputUsed(list(shape), np.dtype(dtype).name, source)
+        if spec.name in shapes and spec.name not in files:
+            _check_shape(spec, shapes[spec.name])
+    sources: dict[str, str] = {}
+    feeds = make_feeds([FeedSpec(s.name, tuple(s.dims), s.type) for s in specs], files,
+                       {name: tuple(dims) for name, dims in shapes.items()}, seed, warnings, sources=sources)
+    used = {}
+    for spec in specs:
+        source = sources[spec.name]
+        if spec.name not in files:
+            source += ", shape given" if spec.name in shapes else ", static shape"
+        used[spec.name] = InputUsed(list(feeds[spec.name].shape), feeds[spec.name].dtype.name, source)
     return feeds, used
 
 

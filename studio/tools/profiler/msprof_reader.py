@@ -28,6 +28,7 @@ from studio.tools.profiler import csv_tables
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.model import Table, Trace
+from studio.units import human_size
 
 _TIMELINE = re.compile(r"^(msprof|trace_view)(_slice)?[_\d]*\.json$")
 _CSV_KINDS = re.compile(r"^(op_summary|op_statistic|api_statistic|task_time|msprof_tx|kernel_details|"
@@ -181,7 +182,7 @@ def read_summary_csv(path: Path, cancel: CancelToken | None = None) -> Generator
 
 def folder_facts(folder: Path, files: list[Path]) -> dict[str, str]:
     """Host and device facts: sizes, and what msprof's info.json / profiler_info.json say."""
-    facts = {"files": str(len(files)), "size": _human(sum(p.stat().st_size for p in files if p.is_file()))}
+    facts = {"files": str(len(files)), "size": human_size(sum(p.stat().st_size for p in files if p.is_file()))}
     for info in sorted(list(folder.glob("**/info.json*"))[:4] + list(folder.glob("**/profiler_info*.json"))[:2]):
         try:
             data = json.loads(info.read_text(errors="replace"))
@@ -205,14 +206,6 @@ def _flat_facts(data: dict) -> list[tuple[str, str]]:
         elif isinstance(value, (str, int, float)) and str(value):
             out.append((key, str(value)))
     return out
-
-
-def _human(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
 
 
 # ---------------------------------------------------------------- the formats this module reads

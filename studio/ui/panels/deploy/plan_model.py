@@ -6,6 +6,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, REFUSE, SKIP, Plan, PlanItem
+from studio.units import human_size
 
 COLUMNS = ("Action", "Path", "Size", "Reason")
 LABELS = {"upload": "Upload ↑", "download": "Download ↓", DELETE_REMOTE: "Delete remote", DELETE_LOCAL: "Delete local",
@@ -14,14 +15,6 @@ CHOICE_LABELS = {"local": "keep local", "remote": "keep remote", "skip": "leave 
 # Soft tints that read on light and dark palettes alike (text keeps the palette's colour).
 TINTS = {CONFLICT: QColor(255, 170, 0, 70), REFUSE: QColor(220, 50, 50, 60),
          DELETE_REMOTE: QColor(220, 50, 50, 35), DELETE_LOCAL: QColor(220, 50, 50, 35)}
-
-
-def human_size(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
 
 
 def shown(path: str) -> str:
