@@ -6,12 +6,12 @@ habit), and converts to JSON and to a CSV with msaccucmp's columns (see :mod:`.r
 
 from __future__ import annotations
 
-import math
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
+from studio.serial import json_float, to_json
 from studio.tools.accuracy.advisor import Finding, advise
 from studio.tools.accuracy.dumpset import MODE_LABELS, DumpSet, TensorEntry, load_dump
 from studio.tools.accuracy.matching import Pair, match
@@ -55,8 +55,9 @@ class Row:
         """True / False for compared rows, None for one-side-only rows and empty tensors."""
         return None if self.metrics is None or self.metrics.empty else not self.violations
 
-    def as_dict(self) -> dict:
-        """The JSON row: name, op_type, every metric, pass (plus shapes, dtypes, status)."""
+    def __json__(self) -> dict:
+        """The JSON row (:func:`studio.serial.to_json`): name, op_type, every metric, pass (plus
+        shapes, dtypes, status)."""
         m = self.metrics
         data = {"index": self.index, "name": self.name, "op_type": self.op_type,
                 "golden": self.golden.label if self.golden else None,
@@ -67,9 +68,9 @@ class Row:
                 "target_dtype": self.target.dtype if self.target else None,
                 "status": self.status, "matched_by": self.how, "note": self.note}
         for name in METRIC_NAMES:
-            data[name] = _json_number(getattr(m, name)) if m else None
+            data[name] = json_float(getattr(m, name)) if m else None
         for name in ("golden_mean", "golden_std", "target_mean", "target_std"):
-            data[name] = _json_number(getattr(m, name)) if m else None
+            data[name] = json_float(getattr(m, name)) if m else None
         for name in ("target_nonfinite", "golden_nonfinite", "target_only_nonfinite", "finite_pairs"):
             data[name] = getattr(m, name) if m else None
         data["violations"] = list(self.violations)
@@ -77,10 +78,6 @@ class Row:
         data["reason"] = m.reason if m else ""
         data["pass"] = self.passed
         return data
-
-
-def _json_number(value: float) -> float | str:
-    return value if math.isfinite(value) else str(value)  # JSON has no NaN / inf literals
 
 
 @dataclass
@@ -121,13 +118,15 @@ class CompareResult:
             text += f"; {ops} op(s) inside If/Loop/Scan bodies not dumped"
         return text
 
-    def to_json(self) -> dict:
+    def __json__(self) -> dict:
+        """The ``studio compare --json`` form (:func:`studio.serial.to_json`)."""
         return {"golden": self.golden, "target": self.target,
                 "golden_mode": self.golden_mode, "target_mode": self.target_mode,
                 "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,
-                "thresholds": vars(self.thresholds),
-                "rows": [r.as_dict() for r in self.rows],
-                "findings": [f.as_dict() for f in self.findings]}
+                "thresholds": self.thresholds, "rows": self.rows, "findings": self.findings}
+
+    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"golden: {self.golden} [{MODE_LABELS.get(self.golden_mode, self.golden_mode)}]",
