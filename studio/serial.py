@@ -88,6 +88,13 @@ def from_json(cls: type[T], data: Any) -> T:
     return _convert(cls, data, cls.__name__ if isinstance(cls, type) else str(cls))
 
 
+def named_table(obj: Any, key: str = "name") -> dict:
+    """``obj``'s JSON form without its ``key`` field: the TOML table stored under ``[section.NAME]``."""
+    data = to_json(obj)
+    data.pop(key, None)
+    return data
+
+
 def dumps(obj: Any, indent: int | None = 2) -> str:
     """``obj`` as JSON text (what ``--json`` prints and report files hold)."""
     import json

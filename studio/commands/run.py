@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "run"
 HELP = "run a run configuration of the workspace (here or on its host); --list shows them"
 
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list or not args.name:
         configs = load_configs(workspace)
         if args.json:
-            print(json.dumps([c.to_toml() for c in configs], indent=2))
+            print(json.dumps(to_json(configs), indent=2))
         elif not configs:
             print(f"no run configurations in {workspace.settings_path}")
         for c in configs if not args.json else []:
@@ -72,7 +74,7 @@ def _run(workspace, args: argparse.Namespace) -> int:
     with target:
         outcome = run_job(run_configuration(config, target, workdir), on_progress=show)
     if args.json:
-        print(json.dumps(outcome.as_dict(), indent=2))
+        print(json.dumps(to_json(outcome), indent=2))
     else:
         print(outcome.summary(), file=sys.stderr)
     return outcome.exit_code

@@ -7,10 +7,11 @@ way to authenticate is stored — a key file path, "agent" or "password" — nev
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import named_table
 from studio.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
 
 AUTH_METHODS = ("key", "agent", "password")
@@ -32,6 +33,9 @@ class HostEntry:
     toolkit: str | None = None       # CANN toolkit folder on the host (holding set_env.sh), if known
     extra: dict = field(default_factory=dict)  # fields later features add, kept on round trips
 
+    # studio.serial: no None values in the TOML table (TOML has no null), nor in ``ssh list --json``
+    __json_omit_empty__ = ("key_file", "proxy_jump", "toolkit", "extra")
+
     def __post_init__(self) -> None:
         if not _NAME.match(self.name or ""):
             raise UserError(f"Host name {self.name!r} is not usable", "host entry",
@@ -51,11 +55,6 @@ class HostEntry:
         """``user@host:port`` as people write it in messages."""
         user = f"{self.user}@" if self.user else ""
         return f"{user}{self.host}:{self.port}"
-
-    def to_table(self) -> dict:
-        """The TOML table for this entry (no None values; TOML has no null)."""
-        table = {k: v for k, v in asdict(self).items() if v not in (None, {}) and k != "name"}
-        return table
 
     @classmethod
     def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> HostEntry:
@@ -120,4 +119,4 @@ class HostStore:
     def save(self) -> None:
         from studio.toml_store import save_toml
 
-        save_toml(self.path, {"hosts": {name: e.to_table() for name, e in sorted(self.hosts.items())}})
+        save_toml(self.path, {"hosts": {name: named_table(e) for name, e in sorted(self.hosts.items())}})

@@ -34,9 +34,6 @@ class RunOutcome:
     def summary(self) -> str:
         return f"{self.name}: exit code {self.exit_code} after {self.duration_s:.2f} s on {self.where}"
 
-    def as_dict(self) -> dict:
-        return {"name": self.name, "where": self.where, "command": self.command, "exit_code": self.exit_code,
-                "duration_s": self.duration_s, "output": list(self.output)}
 
 
 def run_configuration(config: RunConfig, target, workdir: str | None = None, keep_output: int = 10000,

@@ -1,6 +1,7 @@
 """Every ``--json`` output keeps its keys: the key paths of each command's output on the demo
 workspace and the real Ascend files, compared with the ones recorded in data/json_keys.json.
-(Values change from run to run, timings above all; keys must not. Add keys rather than rename.)"""
+(Values change from run to run, timings above all; keys must not. Add keys rather than rename.)
+Keys under an ``optional`` prefix appear only when the data calls for them (outliers of a timing)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def test_json_keys_are_unchanged(name, demo, ascend_fixtures, tmp_path, studio_h
     argv = [a.format(demo=demo, fixtures=ascend_fixtures.parent, tmp=tmp_path) for a in RECORDED[name]["argv"]]
     done = run_studio(*argv, home=studio_home, timeout=600)
     assert done.returncode in (0, 1), done.stderr
-    keys = key_paths(json.loads(done.stdout))
-    recorded = set(RECORDED[name]["keys"])
+    optional = tuple(RECORDED[name].get("optional", ()))
+    keys = {k for k in key_paths(json.loads(done.stdout)) if not k.startswith(optional)}
+    recorded = {k for k in RECORDED[name]["keys"] if not k.startswith(optional)}
     assert not recorded - keys, f"keys gone from `studio {name} --json`: {sorted(recorded - keys)}"
     assert not keys - recorded, f"new keys in `studio {name} --json` (record them): {sorted(keys - recorded)}"

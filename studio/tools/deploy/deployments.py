@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import named_table
 from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_list, reject_misspelled
 
 _KEYS = {"host", "local", "remote", "excludes"}
@@ -73,9 +74,6 @@ class Deployment:
     def local_root(self) -> Path:
         return Path(self.local).expanduser()
 
-    def to_table(self) -> dict:
-        return {"host": self.host, "local": self.local, "remote": self.remote, "excludes": list(self.excludes)}
-
     @classmethod
     def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> Deployment:
         """The deployment a ``[deployments.NAME]`` table describes; ``place`` names the file and lines."""
@@ -134,4 +132,4 @@ class DeploymentStore:
     def save(self) -> None:
         from studio.toml_store import save_toml
 
-        save_toml(self.path, {"deployments": {n: d.to_table() for n, d in sorted(self.deployments.items())}})
+        save_toml(self.path, {"deployments": {n: named_table(d) for n, d in sorted(self.deployments.items())}})

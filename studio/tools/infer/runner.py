@@ -20,6 +20,7 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.infer import metrics, postprocess, truth
 from studio.tools.infer.preprocess import Preprocess, apply, make_preprocess
 
@@ -63,9 +64,9 @@ class InferResult:
     preprocess: Preprocess
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        """JSON-ready data: ``{format, summary, preprocess, notes, images: [...]}``."""
-        return {"format": RESULTS_FORMAT, "summary": self.summary, "preprocess": self.preprocess.to_dict(),
+    def __json__(self) -> dict:
+        """``{format, summary, preprocess, notes, images: [...]}`` (:func:`studio.serial.to_json`)."""
+        return {"format": RESULTS_FORMAT, "summary": self.summary, "preprocess": self.preprocess,
                 "notes": self.notes, "images": self.rows}
 
 
@@ -169,7 +170,7 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     wall = time.perf_counter() - started
     summary = _summary(opts, rows, predictions, ground, names, wall, infer_s)
     result = InferResult(opts.out, rows, summary, pre, notes)
-    (opts.out / "results.json").write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+    (opts.out / "results.json").write_text(json.dumps(to_json(result), indent=1), encoding="utf-8")
     return result
 
 
