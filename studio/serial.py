@@ -124,7 +124,12 @@ def _plan(cls: type) -> tuple[tuple[_Field, ...], tuple[tuple[str, str], ...]]:
     plan = tuple(_Field(f.name, rename.get(f.name, f.name), digits.get(f.name), f.name in omit)
                  for f in dataclasses.fields(cls) if f.name not in skip)
     extra = getattr(cls, "__json_extra__", ())
-    return plan, tuple(extra.items() if isinstance(extra, dict) else ((name, name) for name in extra))
+    extra = tuple(extra.items() if isinstance(extra, dict) else ((name, name) for name in extra))
+    keys = [f.key for f in plan] + [key for key, _ in extra]
+    if len(set(keys)) != len(keys):
+        raise TypeError(f"{cls.__name__}: two values would be written under one JSON key: "
+                        f"{', '.join(sorted({k for k in keys if keys.count(k) > 1}))}")
+    return plan, extra
 
 
 def _dataclass_to_json(obj: Any) -> dict:

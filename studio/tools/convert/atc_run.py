@@ -57,8 +57,8 @@ class AtcResult:
     local_om: Path | None = None
     messages: list[AtcMessage] = field(default_factory=list)
 
-    # studio.serial: the ``studio convert --target --json`` keys
-    __json_rename__ = {"local_om": "output"}
+    # studio.serial: the ``studio convert --target --json`` keys ("output" is the .om fetched back)
+    __json_rename__ = {"local_om": "output", "output": "atc_output"}
     __json_extra__ = ("log", "ok")
 
     @property
