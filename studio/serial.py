@@ -137,6 +137,13 @@ def _dataclass_to_json(obj: Any) -> dict:
     out = {}
     for f in plan:
         value = getattr(obj, f.name)
+        kind = type(value)
+        if not f.omit_empty and (kind is str or kind is int or kind is bool or value is None):
+            out[f.key] = value  # the common case first: 12k rows of a big profile's statistics
+            continue
+        if kind is float and f.digits is None and not f.omit_empty:
+            out[f.key] = value if math.isfinite(value) else str(value)
+            continue
         if f.omit_empty and (value is None or (hasattr(value, "__len__") and not len(value))):
             continue
         if f.digits is not None and isinstance(value, float) and math.isfinite(value):
