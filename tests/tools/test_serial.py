@@ -330,3 +330,13 @@ def test_pipeline_check_infer_preprocess_engine_and_run_records_round_trip(demo)
     assert_round_trip(env)
     assert_round_trip(RunOutcome("facemask", "npu1", "./main", 0, 2.5, ["ok"]))
     assert_round_trip(CheckItem("auth", "authentication", "ok", "key accepted"))
+
+
+def test_local_profiling_run_round_trips(demo, tmp_path):
+    from studio.tools.profiler.local_run import profile_model
+
+    run = run_job(profile_model(demo / "models" / "classifier.onnx", tmp_path / "run", iterations=3, warmup=1))
+    data = to_json(run)
+    assert data["latency_ms"] == run.latency() and data["inputs"]["image"]["shape"] == [1, 3, 224, 224]
+    back = assert_round_trip(run)
+    assert back.folder == run.folder and back.inputs == run.inputs

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -282,7 +282,3 @@ def read_results(folder: Path) -> dict:
         raise UserError("Not the results of `studio infer`", path, "Give the -o folder of `studio infer`.")
     return data
 
-
-def options_dict(opts: InferOptions) -> dict:
-    """The options as JSON-ready data."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
