@@ -114,9 +114,6 @@ class MsprobeComparison:
                 "first_mismatch": self.first_mismatch, "modules": self.modules,
                 "rows": self.rows}
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
-
     def __str__(self) -> str:
         data = to_json(self)
         lines = [f"msprobe {self.target.task} dumps ({self.golden.framework} golden, {self.target.framework} target): "

@@ -155,9 +155,6 @@ class Report:
                    model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"),
                    measurements=data.get("measurements", {}), roofline_check=data.get("roofline_check", {}))
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return serial.to_json(self)
-
     @classmethod
     def from_json(cls, data: dict) -> Report:  # alias kept until the ops layer calls serial directly
         return serial.from_json(cls, data)
