@@ -30,6 +30,7 @@ from statistics import NormalDist
 import numpy as np
 
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -69,6 +70,13 @@ class Change:
     caveat: str = ""
     floor: float = 0.0  # systematic spread added on each side of the interval (relative)
     statistical_half: float = 0.0  # half width (log) of the interval before the floor
+
+    # studio.serial: the ``--json`` keys (``serial.to_json``; ``serial.from_json`` reads them back)
+    __json_rename__ = {"base_ms": "base_median_ms", "new_ms": "new_median_ms", "low": "ratio_low",
+                       "high": "ratio_high"}
+    __json_round__ = {"seconds": 3}
+    __json_extra__ = ("verdict", "significant", "change_pct", "change_pct_low", "change_pct_high", "speedup",
+                      "speedup_low", "speedup_high")
 
     @property
     def significant(self) -> bool:
@@ -118,25 +126,26 @@ class Change:
             how += f"; the interval includes ±{self.floor:.0%} for two separate runtime sessions"
         return f"{head}; {how}" + (f"; {self.caveat}" if self.caveat else "")
 
-    def as_dict(self) -> dict:
-        """Plain data for ``--json``."""
-        return {"verdict": self.verdict, "significant": self.significant, "ratio": self.ratio,
-                "ratio_low": self.low, "ratio_high": self.high, "change_pct": self.change_pct,
-                "change_pct_low": (self.low - 1.0) * 100.0, "change_pct_high": (self.high - 1.0) * 100.0,
-                "speedup": self.speedup, "speedup_low": self.speedup_interval[0],
-                "speedup_high": self.speedup_interval[1], "base_median_ms": self.base_ms,
-                "new_median_ms": self.new_ms, "base_n": self.base_n, "new_n": self.new_n,
-                "confidence": self.confidence, "method": self.method, "stopped": self.stopped,
-                "rounds": self.rounds, "seconds": round(self.seconds, 3), "caveat": self.caveat,
-                "floor": self.floor}
+    @property
+    def change_pct_low(self) -> float:
+        """The lower bound of :attr:`change_pct`."""
+        return (self.low - 1.0) * 100.0
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Change:
-        """The inverse of :meth:`as_dict` (a report read back)."""
-        return cls(data["base_median_ms"], data["new_median_ms"], data["ratio"], data["ratio_low"],
-                   data["ratio_high"], data["base_n"], data["new_n"], data["method"], data.get("stopped", ""),
-                   data.get("rounds", 0), data.get("seconds", 0.0), data.get("confidence", CONFIDENCE),
-                   data.get("caveat", ""), data.get("floor", 0.0))
+    @property
+    def change_pct_high(self) -> float:
+        """The upper bound of :attr:`change_pct`."""
+        return (self.high - 1.0) * 100.0
+
+    @property
+    def speedup_low(self) -> float:
+        return self.speedup_interval[0]
+
+    @property
+    def speedup_high(self) -> float:
+        return self.speedup_interval[1]
+
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
 
 def compare_samples(base: Sequence[float], new: Sequence[float], method: str = SEPARATE,

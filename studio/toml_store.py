@@ -83,11 +83,10 @@ def check_entry_name(name: str, what: str, where: str) -> None:
 
 
 class Entry(Protocol):
-    """What a :class:`NamedTableStore` keeps: a named record that round-trips through a TOML table."""
+    """What a :class:`NamedTableStore` keeps: a named record that round-trips through a TOML table
+    (written by :func:`studio.serial.named_table`, read by ``from_table``)."""
 
     name: str
-
-    def to_table(self) -> dict: ...
 
     @classmethod
     def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> Entry: ...
@@ -147,4 +146,6 @@ class NamedTableStore(Generic[E]):
 
     def save(self) -> None:
         """Write every entry, sorted by name, atomically."""
-        save_toml(self.path, {self.section: {name: e.to_table() for name, e in sorted(self.entries.items())}})
+        from studio.serial import named_table
+
+        save_toml(self.path, {self.section: {name: named_table(e) for name, e in sorted(self.entries.items())}})

@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 from studio.jobs import Progress
+from studio.serial import to_json
 
 
 def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, seed: int, thresholds,
@@ -46,7 +47,7 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
         change = yield from interleaved(lambda: _once(base_session, feeds), lambda s=session: _once(s, feeds),
                                         budget_s=budget_s, floor=SESSION_FLOOR)  # two sessions differ by a few %
         rows.append({"build": label, "model": str(path), "keep_fp32": list(kept), "accuracy": _summary(verdicts),
-                     "outputs": verdicts, "latency": {**change.as_dict(), "new_ms": change.new_ms,
+                     "outputs": verdicts, "latency": {**to_json(change), "new_ms": change.new_ms,
                                                       "base_ms": change.base_ms, "describe": change.describe()}})
     rows.append({"build": "all FP32", "model": str(model), "keep_fp32": ["(every op)"], "accuracy": "the reference",
                  "outputs": {}, "latency": None})

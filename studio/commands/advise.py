@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
     from studio.errors import UserError
     from studio.jobs import run_job
+    from studio.serial import to_json
     from studio.tools.advisor import write_report
     from studio.tools.advisor.engine import advise
 
@@ -109,11 +110,11 @@ def run(args: argparse.Namespace) -> int:
                                      args.iterations, args.warmup, inputs=parse_input_specs(args.input),
                                      shapes=parse_shape_specs(args.input_shape), budget_s=args.budget),
                          on_progress=progress)
-        report.loop = result.to_json()
+        report.loop = to_json(result)
     if report_path is not None:
         write_report(report, report_path)
     if args.json:
-        print(json.dumps(report.to_json(), indent=1, default=str))
+        print(json.dumps(to_json(report), indent=1, default=str))
     else:
         print(report)
         if report_path is not None:

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "atc-log"
 HELP = "explain the error codes (E10001 ...) in an ATC output or plog file"
 
@@ -25,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"Cannot read the log: {exc.strerror}", args.path, "Check the path.") from exc
     messages = parse_atc_output(text)
     if args.json:
-        print(json.dumps([m.to_dict() for m in messages], indent=2))
+        print(json.dumps(to_json(messages), indent=2))
     elif not messages:
         print(f"{args.path}: no ATC errors or warnings found")
     else:

@@ -9,6 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "compare"
 HELP = "compare two tensor dumps op by op (cosine, errors, KL) and say where accuracy is lost"
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         result.write_csv(args.output)
     if args.json:
-        data = result.to_json()
+        data = to_json(result)
         if args.output:
             data["csv"] = str(args.output)
         print(json.dumps(data, indent=1))
@@ -68,7 +70,7 @@ def _run_msprobe(args: argparse.Namespace) -> int:
     if args.output:
         _write_msprobe_csv(result, args.output)
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
+        print(json.dumps(to_json(result), indent=1))
     else:
         print(result)
         if args.output:

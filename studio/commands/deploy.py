@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from studio.units import human_size
+from studio.serial import to_json
 
 NAME = "deploy"
 HELP = "sync a local folder with a folder on an SSH host: upload, download, sync, compare"
@@ -114,7 +115,7 @@ def _add(store, args) -> int:
 
 
 def _list(store, args) -> int:
-    rows = [{"name": d.name, **d.to_table()} for d in store.deployments.values()]
+    rows = to_json(list(store.deployments.values()))
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -165,7 +166,7 @@ def _status(deployment, connector, args) -> int:
 
     status = run_job(status_job(deployment, connector), on_progress=print_progress)
     if args.json:
-        print(json.dumps({"deployment": deployment.name, **status.to_dict()}, indent=2))
+        print(json.dumps({"deployment": deployment.name, **to_json(status)}, indent=2))
         return 0
     plan = status.plan
     print(f"{deployment.name}: {deployment.local} <-> {deployment.host}:{deployment.remote}")
@@ -187,7 +188,7 @@ def _transfer(deployment, connector, args) -> int:
                        on_progress=print_progress)
         plan.resolve(args.prefer)
         if args.json:
-            print(json.dumps({"dry_run": True, "summary": plan.counts(), "items": [i.to_dict() for i in plan.items]},
+            print(json.dumps({"dry_run": True, "summary": plan.counts(), "items": to_json(plan.items)},
                              indent=2))
         else:
             print_plan(plan, verbose=args.verbose)
@@ -201,8 +202,8 @@ def _transfer(deployment, connector, args) -> int:
     plan, result = run_job(sync_job(deployment, args.action, connector, args.delete, args.checksum, args.prefer,
                                     on_plan=show), on_progress=print_progress)
     if args.json:
-        print(json.dumps({"dry_run": False, "summary": plan.counts(), "items": [i.to_dict() for i in plan.items],
-                          "result": result.to_dict()}, indent=2))
+        print(json.dumps({"dry_run": False, "summary": plan.counts(), "items": to_json(plan.items),
+                          "result": to_json(result)}, indent=2))
     else:
         print(result.summary())
     for path, error in result.failed:

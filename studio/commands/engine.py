@@ -6,6 +6,7 @@ import argparse
 import json
 
 from studio.units import human_size
+from studio.serial import to_json
 
 NAME = "engine"
 HELP = "Studio's engine on a host (--host) or its wheels built here: list versions and run folders, clean old ones"
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             engine_admin.remove_here(doomed)
         where = "this computer"
     if args.json:
-        data = {"where": where, "root": root, "versions": [v.as_dict() for v in versions]}
+        data = {"where": where, "root": root, "versions": to_json(versions)}
         if args.action == "clean":
             data.update(removed=[] if args.dry_run else doomed, would_remove=doomed if args.dry_run else [])
         print(json.dumps(data, indent=2))

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"
 
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                         iou=args.iou, top=args.top, overlays=not args.no_overlays)
     result = run_job(run_infer(opts), on_progress=None if args.json else print_progress)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=1))
+        print(json.dumps(to_json(result), indent=1))
         return 0
     for note in result.notes:
         print(note)

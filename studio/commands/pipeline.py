@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "pipeline"
 HELP = "check a MindX SDK pipeline, or set one element property keeping the file's layout"
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = check_pipeline(read_pipeline(args.path), args.project)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(to_json(result), indent=2))
     else:
         print(f"{args.path}: {len(result.errors)} error(s), {len(result.findings) - len(result.errors)} other "
               f"finding(s); paths resolved against {result.project} ({result.project_reason})"

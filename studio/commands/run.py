@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from studio.serial import to_json
+
 NAME = "run"
 HELP = "run a run configuration of the workspace (here or on its host); --list shows them"
 
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list or not args.name:
         configs = load_configs(workspace)
         if args.json:
-            print(json.dumps([c.to_toml() for c in configs], indent=2))
+            print(json.dumps(to_json(configs), indent=2))
         elif not configs:
             print(f"no run configurations in {workspace.settings_path}")
         for c in configs if not args.json else []:
@@ -74,7 +76,7 @@ def _run(workspace, args: argparse.Namespace) -> int:
         outcome = run_job(run_configuration(config, target, workdir, results_base=workspace.folder),
                           on_progress=show)
     if args.json:
-        print(json.dumps(outcome.as_dict(), indent=2))
+        print(json.dumps(to_json(outcome), indent=2))
     else:
         _print_metrics(outcome.metrics)
         print(outcome.summary(), file=sys.stderr)

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from studio.serial import named_table, to_json
+
 NAME = "ssh"
 HELP = "SSH hosts: add, list, remove, test the connection, trust a host key, run a remote command"
 
@@ -74,7 +76,7 @@ def _add(args) -> int:
         entry = HostEntry(name=args.name, host=args.host)
     fields = {"host": args.host, "port": args.port, "user": args.user, "toolkit": args.toolkit,
               "proxy_jump": args.proxy_jump}
-    table = entry.to_table() | {k: v for k, v in fields.items() if v is not None}
+    table = named_table(entry) | {k: v for k, v in fields.items() if v is not None}
     if args.key:
         table.update(auth="key", key_file=args.key)
     elif args.agent:
@@ -116,7 +118,7 @@ def _auth_text(entry) -> str:
 def _list(args) -> int:
     store = _store()
     if args.json:
-        print(json.dumps([{"name": e.name, **e.to_table()} for e in store.hosts.values()], indent=2))
+        print(json.dumps(to_json(list(store.hosts.values())), indent=2))
         return 0
     if not store.hosts:
         print("no hosts yet: add one with `studio ssh add NAME --host HOSTNAME`")
@@ -146,7 +148,7 @@ def _test(args) -> int:
     entry = _store().get(args.name)
     result = run_job(probe(SshTarget(entry, cli_context()), args.folder), on_progress=print_progress)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps(to_json(result), indent=2))
     else:
         marks = {"ok": "ok     ", "missing": "missing", "failed": "FAILED ", "skipped": "-      "}
         print(f"{entry.name} ({entry.address})")

@@ -6,7 +6,7 @@ way to authenticate is stored — a key file path, "agent" or "password" — nev
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from studio.errors import UserError
 from studio.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
@@ -30,6 +30,9 @@ class HostEntry:
     toolkit: str | None = None       # CANN toolkit folder on the host (holding set_env.sh), if known
     extra: dict = field(default_factory=dict)  # fields later features add, kept on round trips
 
+    # studio.serial: no None values in the TOML table (TOML has no null), nor in ``ssh list --json``
+    __json_omit_empty__ = ("key_file", "proxy_jump", "toolkit", "extra")
+
     def __post_init__(self) -> None:
         check_entry_name(self.name, "Host", "host entry")
         if not self.host:
@@ -47,11 +50,6 @@ class HostEntry:
         """``user@host:port`` as people write it in messages."""
         user = f"{self.user}@" if self.user else ""
         return f"{user}{self.host}:{self.port}"
-
-    def to_table(self) -> dict:
-        """The TOML table for this entry (no None values; TOML has no null)."""
-        table = {k: v for k, v in asdict(self).items() if v not in (None, {}) and k != "name"}
-        return table
 
     @classmethod
     def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> HostEntry:

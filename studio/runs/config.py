@@ -26,6 +26,7 @@ from typing import Any
 
 from studio.errors import UserError
 from studio.runs.results import check_fetch_globs, check_metrics_pattern
+from studio.serial import to_json
 from studio.toml_fields import (TomlPlace, expect_table, expect_text, expect_text_list, expect_text_map,
                                 reject_misspelled, type_name)
 
@@ -48,6 +49,12 @@ class RunConfig:
     upload: str = ""  # deployment to upload before running ("" = none)
     fetch: list[str] = field(default_factory=list)  # output globs in the working folder, fetched after the run
     metrics: str = ""  # regex with groups name and value for the printed metrics ("" = name: value)
+
+    # studio.serial: the ``[[run]]`` table (TOML has no null) and ``studio run --list --json``
+    __json_omit_empty__ = ("workdir", "env", "toolkit", "upload", "fetch", "metrics")
+
+    def __post_init__(self) -> None:
+        self.target = self.target or LOCAL
 
     @property
     def is_local(self) -> bool:
@@ -90,19 +97,6 @@ class RunConfig:
         if not self.toolkit:
             return None
         return f". {shlex.quote(self.toolkit.rstrip('/') + '/set_env.sh')}"
-
-    def to_toml(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "target": self.target or LOCAL, "command": self.command}
-        for key in ("workdir", "toolkit", "upload"):
-            if getattr(self, key):
-                data[key] = getattr(self, key)
-        if self.env:
-            data["env"] = dict(self.env)
-        if self.fetch:
-            data["fetch"] = list(self.fetch)
-        if self.metrics:
-            data["metrics"] = self.metrics
-        return data
 
     @classmethod
     def from_toml(cls, data: Any, where: str | TomlPlace = "studio.toml", index: int = 0) -> RunConfig:
@@ -164,13 +158,13 @@ def save_config(workspace, config: RunConfig, replace: str | None = None) -> Non
         items[names.index(old)] = config
     else:
         items.append(config)
-    workspace.set_table(TABLE, [c.to_toml() for c in items])
+    workspace.set_table(TABLE, to_json(items))
     workspace.save()
 
 
 def delete_config(workspace, name: str) -> None:
     """Remove the configuration called ``name`` (no error when absent) and save."""
-    workspace.set_table(TABLE, [c.to_toml() for c in load_configs(workspace) if c.name != name])
+    workspace.set_table(TABLE, to_json([c for c in load_configs(workspace) if c.name != name]))
     workspace.save()
 
 

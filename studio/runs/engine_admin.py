@@ -30,9 +30,6 @@ class EngineRunFolder:
     owner: str
     state: str  # CUT, or IN_USE
 
-    def as_dict(self) -> dict:
-        return {"path": self.path, "age_s": self.age_s, "owner": self.owner, "state": self.state}
-
 
 @dataclass
 class EngineVersion:
@@ -43,10 +40,6 @@ class EngineVersion:
     kb: int
     current: bool
     runs: list[EngineRunFolder] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "path": self.path, "kb": self.kb, "current": self.current,
-                "runs": [r.as_dict() for r in self.runs]}
 
 
 def _root_cd(root: str) -> str:

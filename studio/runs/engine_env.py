@@ -55,10 +55,10 @@ class EngineEnv:
     def reused(self) -> bool:
         return not self.actions
 
-    def as_dict(self) -> dict:
-        return {"host": self.where, "folder": self.folder, "python": self.python,
-                "python_version": self.python_version, "reused": self.reused, "actions": list(self.actions),
-                "seconds": round(self.seconds, 3)}
+    # studio.serial: the JSON keys
+    __json_rename__ = {"where": "host"}
+    __json_round__ = {"seconds": 3}
+    __json_extra__ = ("reused",)
 
 
 def env_root(target) -> str:

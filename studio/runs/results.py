@@ -68,6 +68,7 @@ class MetricsTable:
 
     columns: list[str] = field(default_factory=list)
     rows: list[MetricRow] = field(default_factory=list)
+    __json_extra__ = ("means",)  # studio.serial: written after the fields, ignored when read
 
     def means(self) -> dict[str, float]:
         """The mean of each column over the rows that have it (only columns seen on 2+ rows)."""
@@ -77,11 +78,6 @@ class MetricsTable:
             if len(values) >= 2:
                 out[column] = sum(values) / len(values)
         return out
-
-    def to_dict(self) -> dict:
-        """JSON-ready (``studio run --json``'s ``metrics``)."""
-        return {"columns": list(self.columns), "means": self.means(),
-                "rows": [{"line": r.line, "label": r.label, "values": dict(r.values)} for r in self.rows]}
 
 
 def parse_metrics(lines: list[str], pattern: str = "") -> MetricsTable:

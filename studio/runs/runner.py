@@ -40,11 +40,6 @@ class RunOutcome:
     def summary(self) -> str:
         return f"{self.name}: exit code {self.exit_code} after {self.duration_s:.2f} s on {self.where}"
 
-    def as_dict(self) -> dict:
-        return {"name": self.name, "where": self.where, "command": self.command, "exit_code": self.exit_code,
-                "duration_s": self.duration_s, "output": list(self.output), "metrics": self.metrics.to_dict(),
-                "results": str(self.results) if self.results else None, "fetched": [str(f) for f in self.fetched]}
-
 
 def results_folder(base: Path, name: str, now: dt.datetime | None = None) -> Path:
     """A new folder for one run's fetched outputs: ``<base>/runs/<name>_<YYYYmmdd-HHMMSS>``."""

@@ -15,7 +15,7 @@ import socket
 import statistics
 import time
 from collections.abc import Generator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
@@ -101,11 +101,12 @@ class ProbeResult:
     def __bool__(self) -> bool:
         return all(i.status != FAILED for i in self.items) and self.item("auth").status == OK
 
-    def to_json(self) -> dict:
+    def __json__(self) -> dict:
+        """``studio ssh test --json`` (:func:`studio.serial.to_json`): the host key as its fingerprint or place."""
         return {"host": self.host, "address": self.address, "ok": bool(self),
                 "unknown_key": self.unknown_key.fingerprint if self.unknown_key else None,
                 "changed_key": f"{self.changed_key.file}:{self.changed_key.line}" if self.changed_key else None,
-                "items": [asdict(i) for i in self.items], "facts": self.facts}
+                "items": self.items, "facts": self.facts}
 
 
 def probe(target: SshTarget, folder: str | None = None, cancel: CancelToken | None = None, timeout: float = 10.0,

@@ -8,6 +8,7 @@ import pytest
 
 from studio import ab
 from studio.jobs import run_job
+from studio.serial import from_json, to_json
 
 
 def test_same_distribution_is_no_significant_change_and_a_shift_is_found():
@@ -25,7 +26,7 @@ def test_same_distribution_is_no_significant_change_and_a_shift_is_found():
     assert faster.verdict == "faster" and faster.speedup == pytest.approx(1.25)
     lo, hi = faster.speedup_interval
     assert lo <= 1.25 <= hi
-    assert ab.Change.from_dict(faster.as_dict()).describe() == faster.describe()
+    assert from_json(ab.Change, to_json(faster)) == faster
 
 
 def test_the_interval_agrees_with_a_t_interval_on_the_log_ratio():

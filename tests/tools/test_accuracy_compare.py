@@ -16,6 +16,7 @@ from studio.tools.accuracy.dumpset import load_dump
 from studio.tools.accuracy.local_dump import dump_model
 from studio.tools.accuracy.matching import load_mapping
 from studio.tools.accuracy.report_csv import read_csv
+from studio.serial import to_json
 
 
 def _dump(model, out, **kw):
@@ -148,7 +149,7 @@ def test_csv_round_trip_and_result_object(tmp_path):
     assert back.rows[3].target_file.endswith(".npy")
     text = str(result)
     assert "problem_node" in text and "block2/add" in text
-    data = result.to_json()
+    data = to_json(result)
     row = data["rows"][1]
     for key in ("name", "op_type", "cosine", "max_abs_err", "mean_abs_err", "rmse", "max_rel_err",
                 "mean_rel_err", "acc_rel_err", "rel_euclidean", "kl_div", "pass"):

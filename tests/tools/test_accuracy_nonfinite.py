@@ -20,6 +20,7 @@ from studio.tools.accuracy.fp16_check import fp16_check_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions
 from studio.tools.demo.models import build_unet
+from studio.serial import to_json
 
 SHAPE = (1, 3, 256, 256)
 GOLDEN_NONFINITE, CONSISTENT = "golden_nonfinite", "consistent"  # finding types
@@ -77,7 +78,7 @@ def test_compare_and_fp16_check_fail_all_nan_tensors_and_blame_the_reference(tmp
     types = [f.type for f in result.findings]
     assert types[0] == GOLDEN_NONFINITE and CONSISTENT not in types, types
     assert "The reference holds inf/NaN" in result.findings[0].message
-    row = result.to_json()["rows"][-1]
+    row = to_json(result)["rows"][-1]
     assert row["pass"] is False and row["finite_pairs"] == 0 and row["golden_nonfinite"] == row["target_nonfinite"]
     again = run_job(compare_dumps(tmp_path / "fp32", tmp_path / "fp16"))  # `studio compare` of the same dumps
     assert [f.type for f in again.findings][0] == GOLDEN_NONFINITE and not again

@@ -12,6 +12,7 @@ from studio.tools.advisor.context import Context
 from studio.tools.advisor.engine import advise
 from studio.tools.advisor.model import RooflinePoint
 from tests.tools.advisor_helpers import host_sleep_trace, mish_cnn, op_summary_csv, small_model
+from studio.serial import to_json
 
 
 def ids(report) -> set[str]:
@@ -256,7 +257,7 @@ def test_bench_and_accuracy_json_inputs(tmp_path):
     with pytest.raises(UserError, match="No latency"):
         run_job(advise(bench=bad, msprof=False))
     result = run_job(fp16_check_job(small_model(tmp_path / "s.onnx", "scale_relu"), tmp_path / "g", tmp_path / "t"))
-    (tmp_path / "cmp.json").write_text(json.dumps(result.to_json()))
+    (tmp_path / "cmp.json").write_text(json.dumps(to_json(result)))
     report = run_job(advise(accuracy=tmp_path / "cmp.json", msprof=False))
     assert by_id(report, "accuracy-fp16-overflow").nodes == ["scale"]
     with pytest.raises(UserError, match="Nothing to advise on"):

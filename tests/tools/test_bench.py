@@ -15,6 +15,7 @@ from studio.jobs import run_job
 from studio.tools.bench.on_target import bench_on_target
 from studio.tools.bench.ort_bench import bench_model
 from studio.tools.bench.result import compare_rows
+from studio.serial import to_json
 
 
 def test_ort_bench_stats_match_numpy(tmp_path):
@@ -22,7 +23,7 @@ def test_ort_bench_stats_match_numpy(tmp_path):
     r = run_job(bench_model(model, loop=30, warmup=3))
     lat = np.array(r.latencies_ms)
     assert lat.size == 30 and r.loops == 30 and r.warmup == 3 and r.batch == 4
-    d = r.as_dict()
+    d = to_json(r)
     assert d["mean_ms"] == pytest.approx(lat.mean()) and d["p50_ms"] == pytest.approx(np.percentile(lat, 50))
     assert d["p99_ms"] == pytest.approx(np.percentile(lat, 99))
     assert (d["min_ms"], d["max_ms"]) == (lat.min(), lat.max())
@@ -169,7 +170,7 @@ def test_bench_folder_opens_in_the_profiler_and_compares(tmp_path, monkeypatch):
     from studio.tools.bench.with_reference import BenchPair
 
     pair = BenchPair(npu, here)
-    assert pair.as_dict()["change"]["ratio"] == pytest.approx(result.change.ratio)
+    assert to_json(pair)["change"]["ratio"] == pytest.approx(result.change.ratio)
     assert "latency: " in pair.report() and "CI" in pair.report()
     with pytest.raises(UserError, match="not empty"):
         write_bench_folder(here, tmp_path / "ort")

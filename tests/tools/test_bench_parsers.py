@@ -7,6 +7,7 @@ import pytest
 
 from studio.errors import UserError
 from studio.tools.bench.parsers import parse_ais_bench, parse_msame
+from studio.serial import to_json
 
 MSAME = """[INFO] acl init success
 [INFO] open device 0 success
@@ -70,7 +71,7 @@ def test_msame_mean_without_first_and_per_loop_stats():
 
 def test_msame_spaced_colon_and_no_loop_lines():
     r = parse_msame(MSAME_SPACED)
-    assert r.compute.mean == 10.66 and r.compute.median is None and r.as_dict()["p99_ms"] is None
+    assert r.compute.mean == 10.66 and r.compute.median is None and to_json(r)["p99_ms"] is None
     assert any("p50 / p99 / min / max unknown" in n for n in r.notes)
     plain = parse_msame("Inference average time: 3.5 ms\n")
     assert plain.compute.mean == 3.5
@@ -83,7 +84,7 @@ def test_msame_without_numbers_is_a_user_error():
 
 def test_ais_bench_full_summary():
     (r,) = parse_ais_bench(AIS_ALL, "swin.om")
-    d = r.as_dict()
+    d = to_json(r)
     assert d["mean_ms"] == 59.75496997833252 and d["p50_ms"] == 59.730499267578125
     assert d["p99_ms"] == 60.15362987518311 and d["min_ms"] == 59.518001556396484
     assert d["max_ms"] == 60.215999603271484 and d["throughput"] == 16.73500966300553

@@ -19,6 +19,7 @@ from studio.tools.profiler import stats
 from studio.tools.profiler.compare import compare, iterations
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_run import profile_model
+from studio.serial import to_json
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,7 @@ def test_one_sided_rows_are_marked_not_green(tmp_path):
     for name in ("b", "c"):
         assert rows[name].delta_pct is None and rows[name].speedup is None
     assert "only in base" in str(result) and "only in new" in str(result)
-    assert {r["status"] for r in result.as_dict()["ops"]} == {"both", "only in base", "only in new"}
+    assert {r["status"] for r in to_json(result)["ops"]} == {"both", "only in base", "only in new"}
 
 
 def test_compare_says_when_the_inputs_differ(tmp_path):

@@ -15,6 +15,7 @@ from studio.jobs import run_job
 from studio.tools.profiler import cache, lod, stats
 from studio.tools.profiler.compare import compare
 from studio.tools.profiler.loader import open_profile
+from studio.serial import to_json
 
 
 def independent_stats(events):
@@ -64,7 +65,7 @@ def test_compare_sorts_by_impact(tmp_path):
     assert conv.delta_us == pytest.approx(-30) and conv.speedup == pytest.approx(2.5)
     assert conv.delta_pct == pytest.approx(-60)
     assert result.ops[2].delta_pct is None and bool(result)
-    assert "conv" in str(result) and json.dumps(result.as_dict())
+    assert "conv" in str(result) and json.dumps(to_json(result))
 
 
 def test_cache_hit_and_invalidation(tmp_path):

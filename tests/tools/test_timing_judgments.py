@@ -11,6 +11,7 @@ import pytest
 from ort_peer import plain_ab_ratio, plain_ort_feeds_ms
 
 from studio.jobs import run_job
+from studio.serial import to_json
 from studio.tools.advisor.engine import advise
 from studio.tools.profiler import stats
 from studio.tools.profiler.loader import open_profile
@@ -136,7 +137,7 @@ def test_profile_compare_of_one_model_profiled_twice_is_no_significant_change(ch
     print(change.describe())
     assert change.rounds >= 3 and change.stopped
     assert not change.significant or abs(change.change_pct) < 3, change.describe()
-    data = result.as_dict()
+    data = to_json(result)
     assert data["latency_change"]["verdict"] == change.verdict and "ratio_low" in data["latency_change"]
     assert "latency: " in str(result) and "CI" in str(result)
 
@@ -164,7 +165,7 @@ def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
     change = result.change
     assert change is not None and change.rounds >= 3
     assert result.speedup == pytest.approx(change.speedup)
-    data = result.to_json()
+    data = to_json(result)
     assert data["change"]["verdict"] in ("faster", "slower", "no significant change")
     assert "CI" in str(result) and data["change"]["stopped"]
     # independent: the two models alternated in a plain loop; their ratio lies in (about) the interval

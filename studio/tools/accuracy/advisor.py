@@ -16,7 +16,7 @@ Every finding names the op and the numbers.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,9 +66,6 @@ class Finding:
     row: int | None
     message: str
     advice: str
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def new_nonfinite(m) -> int:

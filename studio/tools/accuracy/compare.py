@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.accuracy.advisor import Finding, advise
 from studio.tools.accuracy.dumpset import FP16_MODES, MODE_LABELS, DumpSet, load_dump
 from studio.tools.accuracy.matching import Pair, match
@@ -57,13 +58,15 @@ class CompareResult:
             text += f"; {ops} op(s) inside If/Loop/Scan bodies not dumped"
         return text
 
-    def to_json(self) -> dict:
+    def __json__(self) -> dict:
+        """The ``studio compare --json`` form (:func:`studio.serial.to_json`)."""
         return {"golden": self.golden, "target": self.target,
                 "golden_mode": self.golden_mode, "target_mode": self.target_mode,
                 "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,
-                "thresholds": vars(self.thresholds),
-                "rows": [r.as_dict() for r in self.rows],
-                "findings": [f.as_dict() for f in self.findings]}
+                "thresholds": self.thresholds, "rows": self.rows, "findings": self.findings}
+
+    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"golden: {self.golden} [{MODE_LABELS.get(self.golden_mode, self.golden_mode)}]",

@@ -30,7 +30,7 @@ Runtime's spinning threads in one process (measured: 100x slower in the research
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -114,12 +114,6 @@ class Metrics:
     def reason(self) -> str:
         """Why some metric is NaN or special-cased (msaccucmp's CompareFailReason), or ''."""
         return "; ".join(self.reasons)
-
-    def as_dict(self) -> dict:
-        data = asdict(self)
-        data["reason"] = self.reason
-        del data["reasons"]
-        return data
 
 
 def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK, cancel=None) -> Metrics:

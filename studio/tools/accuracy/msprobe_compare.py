@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import to_json
 from studio.tools.accuracy.msprobe_dump import STAT_KEYS, ApiCall, MsprobeDump, TensorStat
 
 IN_THRESHOLD, OUT_THRESHOLD, WARN_RATIO = 0.1, 0.5, 10.0
@@ -71,12 +72,9 @@ class TensorRow:
             self.result = level
         self.messages.append(message)
 
-    def to_dict(self) -> dict:
-        """JSON-ready data."""
-        return {"golden_api": self.golden_api, "target_api": self.target_api, "slot": self.slot,
-                "golden_dtype": self.golden_dtype, "target_dtype": self.target_dtype,
-                "golden_shape": self.golden_shape, "target_shape": self.target_shape, "diffs": self.diffs,
-                "norm_relative": self.norm_relative, "result": self.result, "message": self.message}
+    # studio.serial: a row of the JSON holds the reasons in one line
+    __json_skip__ = ("messages", "is_output")
+    __json_extra__ = ("message",)
 
 
 @dataclass
@@ -106,18 +104,18 @@ class MsprobeComparison:
     def __bool__(self) -> bool:
         return all(r.result == PASS for r in self.rows)
 
-    def to_json(self) -> dict:
-        """JSON-ready data (``studio compare A/dump.json B/dump.json --json``)."""
+    def __json__(self) -> dict:
+        """The ``studio compare A/dump.json B/dump.json --json`` form (:func:`studio.serial.to_json`)."""
         counts = {s: sum(1 for r in self.rows if r.result == s) for s in (PASS, WARNING, ERROR)}
         return {"format": "msprobe", "golden": str(self.golden.path), "target": str(self.target.path),
                 "task": self.target.task, "frameworks": [self.golden.framework, self.target.framework],
                 "apis_matched": len(self.pairs), "rows_compared": len(self.rows), **counts,
                 "unmatched_golden": self.unmatched_golden, "unmatched_target": self.unmatched_target,
                 "first_mismatch": self.first_mismatch, "modules": self.modules,
-                "rows": [r.to_dict() for r in self.rows]}
+                "rows": self.rows}
 
     def __str__(self) -> str:
-        data = self.to_json()
+        data = to_json(self)
         lines = [f"msprobe {self.target.task} dumps ({self.golden.framework} golden, {self.target.framework} target): "
                  f"{data['apis_matched']} APIs matched ({len(self.unmatched_golden)} golden-only, "
                  f"{len(self.unmatched_target)} target-only), {data['rows_compared']} arguments: {data['pass']} pass, "

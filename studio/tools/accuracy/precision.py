@@ -25,6 +25,7 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.accuracy.metrics import Thresholds
 from studio.tools.accuracy.fp16_runs import judge, load_and_run
 
@@ -43,11 +44,10 @@ class PrecisionResult:
     folder: Path
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        """JSON-ready data."""
-        return {"keep_fp32": self.keep, "op_types": self.keep_types, "candidates": self.candidates,
-                "checks": self.checks, "minimal": self.minimal, "outputs_before": self.outputs_before,
-                "outputs_after": self.outputs_after, "folder": str(self.folder), "notes": self.notes}
+    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.serial: the JSON keys
+
+    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
 
 class _Checker:
@@ -158,5 +158,5 @@ def _write(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
     (out_dir / "keep_dtype.cfg").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")
     mixlist = {"black-list": {"to-add": result.keep_types}}
     (out_dir / "modify_mixlist.json").write_text(json.dumps(mixlist, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "precision.json").write_text(json.dumps({"model": str(model_path), **result.to_json()}, indent=1),
+    (out_dir / "precision.json").write_text(json.dumps({"model": str(model_path), **to_json(result)}, indent=1),
                                             encoding="utf-8")

@@ -24,6 +24,7 @@ import numpy as np
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.accuracy.fp16_runs import judge, load_and_run
 from studio.tools.accuracy.metrics import Thresholds
 
@@ -43,12 +44,15 @@ class Reduction:
     folder: Path
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        """JSON-ready data."""
-        return {"model_ops": self.model_ops, "first_op": self.first_op, "first_op_type": self.first_op_type,
-                "reason": self.reason, "ops": self.ops, "repro_ops": len(self.ops), "inputs": self.inputs,
-                "output": self.output, "target_runs": self.target_runs, "folder": str(self.folder),
-                "notes": self.notes}
+    __json_extra__ = ("repro_ops",)  # studio.serial: a derived key of the JSON form
+
+    @property
+    def repro_ops(self) -> int:
+        """Ops in the repro."""
+        return len(self.ops)
+
+    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
 
 def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,

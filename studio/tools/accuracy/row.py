@@ -6,9 +6,9 @@ Built by :func:`.compare.build_rows`, read back from a CSV by :mod:`.report_csv`
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from studio.serial import json_float
 from studio.tools.accuracy.metrics import METRIC_NAMES, Metrics
 from studio.tools.accuracy.tensors import TensorEntry
 
@@ -50,8 +50,9 @@ class Row:
         """True / False for compared rows, None for one-side-only rows and empty tensors."""
         return None if self.metrics is None or self.metrics.empty else not self.violations
 
-    def as_dict(self) -> dict:
-        """The JSON row: name, op_type, every metric, pass (plus shapes, dtypes, status)."""
+    def __json__(self) -> dict:
+        """The JSON row (:func:`studio.serial.to_json`): name, op_type, every metric, pass (plus
+        shapes, dtypes, status)."""
         m = self.metrics
         data = {"index": self.index, "name": self.name, "op_type": self.op_type,
                 "golden": self.golden.label if self.golden else None,
@@ -62,9 +63,9 @@ class Row:
                 "target_dtype": self.target.dtype if self.target else None,
                 "status": self.status, "matched_by": self.how, "note": self.note}
         for name in METRIC_NAMES:
-            data[name] = _json_number(getattr(m, name)) if m else None
+            data[name] = json_float(getattr(m, name)) if m else None
         for name in ("golden_mean", "golden_std", "target_mean", "target_std"):
-            data[name] = _json_number(getattr(m, name)) if m else None
+            data[name] = json_float(getattr(m, name)) if m else None
         for name in ("target_nonfinite", "golden_nonfinite", "target_only_nonfinite", "finite_pairs"):
             data[name] = getattr(m, name) if m else None
         data["violations"] = list(self.violations)
@@ -73,6 +74,3 @@ class Row:
         data["pass"] = self.passed
         return data
 
-
-def _json_number(value: float) -> float | str:
-    return value if math.isfinite(value) else str(value)  # JSON has no NaN / inf literals

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import to_json
 
 
 def write_report(report, path: Path | str) -> Path:
@@ -31,7 +32,7 @@ def write_report(report, path: Path | str) -> Path:
 
         text = render_markdown(report)
     elif suffix == ".json":
-        text = json.dumps(report.to_json(), indent=1, default=str)
+        text = json.dumps(to_json(report), indent=1, default=str)
     else:
         raise UserError(f"Unknown report format {suffix or '(none)'}", path, "Use a .html, .md or .json file name.")
     path.parent.mkdir(parents=True, exist_ok=True)

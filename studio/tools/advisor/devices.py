@@ -10,10 +10,11 @@ built-in ones of the same name or add new ones. ``this computer`` is measured on
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import from_json, to_json
 
 TFLOPS = 1e12
 GBPS = 1e9
@@ -59,9 +60,6 @@ class Device:
         """FLOP per byte where the memory roof meets the compute roof (FP16)."""
         return self.fp16_flops / self.bandwidth
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
 
 BUILTIN: tuple[Device, ...] = (
     Device("Ascend 310", 8 * TFLOPS, 51.2 * GBPS, int8_ops=16 * TFLOPS,
@@ -105,11 +103,10 @@ def load_devices(path: Path | None = None) -> dict[str, Device]:
         return table
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        known = set(Device.__dataclass_fields__)
         for entry in data:
-            device = Device(**{k: v for k, v in entry.items() if k in known})  # keys of newer versions ignored
+            device = from_json(Device, entry)  # keys of newer versions ignored
             table[device.name] = device
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, UserError) as exc:
         raise UserError(f"The device table is not valid: {exc}", path,
                         "Fix or delete the file; each entry needs name, fp16_flops (FLOP/s) and "
                         "bandwidth (bytes/s).") from exc
@@ -125,7 +122,7 @@ def save_device(device: Device, path: Path | None = None) -> Path:
             entries = [e for e in json.loads(path.read_text(encoding="utf-8")) if e.get("name") != device.name]
         except (OSError, ValueError, AttributeError):
             entries = []
-    entries.append(device.to_json())
+    entries.append(to_json(device))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(entries, indent=1), encoding="utf-8")

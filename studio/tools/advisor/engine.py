@@ -21,6 +21,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import from_json, to_json
 from studio.tools.advisor.context import AccuracyInput, Context
 from studio.tools.advisor.devices import THIS_COMPUTER, Device, device_for_facts, load_devices
 from studio.tools.advisor.model import Report
@@ -106,7 +107,7 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
 
     t0 = time.perf_counter()
     chosen = yield from choose_device(device, ctx, report)
-    report.device = chosen.to_json()
+    report.device = to_json(chosen)
     seconds["device"] = time.perf_counter() - t0
     if ctx.model is not None:
         from studio.tools.advisor.roofline import fit_roofline
@@ -116,7 +117,7 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         ctx.roofline, chosen, roofs, notes = yield from fit_roofline(ctx.model.main, chosen,
                                                                      ctx.node_times() if ctx.ops else None)
         report.roofline = ctx.roofline
-        report.device = chosen.to_json()
+        report.device = to_json(chosen)
         report.roofline_check = roofs
         report.notes += notes
         seconds["roofline"] = time.perf_counter() - t0
@@ -157,7 +158,7 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
             t0 = time.perf_counter()
             run = yield from ma.run_msprof_analyze(ctx.profile_path, msprof_out, cancel)
             report.findings += run.findings
-            report.msprof_analyze = run.to_json()
+            report.msprof_analyze = to_json(run)
             report.notes.append(run.message)
             seconds["msprof-analyze"] = time.perf_counter() - t0
 
@@ -274,9 +275,8 @@ def load_accuracy(accuracy) -> AccuracyInput:
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            findings = [AccFinding(**{k: f.get(k) for k in ("type", "name", "row", "message", "advice")})
-                        for f in data["findings"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            findings = from_json(list[AccFinding], data["findings"])
+        except (OSError, ValueError, KeyError, TypeError, UserError) as exc:
             raise UserError(f"Not a comparison JSON ({exc})", path,
                             "Give the output of `studio compare --json` or a comparison CSV.") from exc
         return AccuracyInput(str(path), findings, data.get("summary", ""), [], data.get("target_mode", ""))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 
 MISH_TO_LEAKY_RELU = "MishToLeakyRelu"
 LEAKY_ALPHA = 0.01
@@ -62,19 +63,13 @@ class Applied:
     size_after: int = 0
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        return {"output": str(self.output), "fixes": self.fixes, "fusions": self.fusions, "swapped": self.swapped,
-                "nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
-                "convert_report": self.convert_report, "passes": self.passes, "pass_runs": self.pass_runs,
-                "size_before": self.size_before, "size_after": self.size_after, "warnings": self.warnings}
-
     def describe(self) -> str:
         """One line: what was asked, what else ran, and the size change."""
-        return describe_applied(self.to_json())
+        return describe_applied(to_json(self))
 
 
 def describe_applied(applied: dict) -> str:
-    """One line from :meth:`Applied.to_json` (also of a saved report): the fixes asked for with their
+    """One line from an :class:`Applied` in JSON (also of a saved report): the fixes asked for with their
     counts, every other pass that changed the model, nodes and file size before and after."""
     from studio.units import human_size
 

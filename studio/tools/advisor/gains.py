@@ -23,6 +23,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.advisor.model import ESTIMATE, HIGH, LOW, MEASURED, MEDIUM, STUDIO, Finding, severity_for
 
 ORT_PREFIX = "ort:graph_optimization_level="
@@ -95,7 +96,7 @@ def _measure_lever(model: Path, lever: str, work: Path, files, shapes, seed: int
         change = yield from ab.interleaved(base, new, budget_s=budget_s, floor=ab.SESSION_FLOOR, cancel=cancel)
     except UserError as exc:
         return {"lever": lever, "label": lever_label(lever), "error": str(exc)}
-    return {"lever": lever, "label": lever_label(lever), "change": change.as_dict(), "describe": change.describe(),
+    return {"lever": lever, "label": lever_label(lever), "change": to_json(change), "describe": change.describe(),
             "applied": applied, "seconds": round(time.perf_counter() - t0, 3)}
 
 

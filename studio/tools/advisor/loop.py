@@ -22,6 +22,7 @@ from pathlib import Path
 
 from studio import ab
 from studio.jobs import CancelToken, Progress
+from studio.serial import from_json, to_json
 from studio.tools.advisor.fixes import Applied, apply_fixes
 
 ITERATIONS, WARMUP, SEED = 20, 3, 0
@@ -43,6 +44,8 @@ class LoopResult:
     seconds: dict = field(default_factory=dict)
     change: ab.Change | None = None  # the interleaved A/B's judgement of the latency
 
+    __json_extra__ = ("speedup", "accuracy_passed")  # studio.serial: derived keys of the JSON form
+
     @property
     def speedup(self) -> float | None:
         """Before / after median latency: the interleaved A/B's when it ran, else the profiles'."""
@@ -60,18 +63,14 @@ class LoopResult:
     def accuracy_passed(self) -> bool:
         return all(o["passed"] for o in self.outputs)
 
-    def to_json(self) -> dict:
-        return {"model": self.model, "fixed": self.fixed, "applied": self.applied.to_json(),
-                "before_ms": self.before_ms, "after_ms": self.after_ms, "speedup": self.speedup,
-                "change": self.change.as_dict() if self.change is not None else None,
-                "accuracy_passed": self.accuracy_passed, "outputs": self.outputs, "ops": self.ops,
-                "settings": self.settings, "profiles": self.profiles, "seconds": self.seconds}
+    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def __str__(self) -> str:
         b, a = self.before_ms, self.after_ms
         lines = [f"{self.applied.describe()} -> {self.fixed}",
                  *(f"WARNING: {w}" for w in self.applied.warnings),
-                 f"latency: {change_text(self.to_json())}",
+                 f"latency: {change_text(to_json(self))}",
                  f"profiles (per-op times): p50 {b.get('p50', 0):.3f} -> {a.get('p50', 0):.3f} ms "
                  f"({self.settings.get('iterations')} iterations after {self.settings.get('warmup')} warm-ups each)"]
         for o in self.outputs:
@@ -88,11 +87,11 @@ class LoopResult:
 
 
 def change_text(loop: dict) -> str:
-    """The latency's verdict of a loop (:meth:`LoopResult.to_json`): the interleaved A/B's change
+    """The latency's verdict of a loop (:class:`LoopResult` in JSON): the interleaved A/B's change
     with its interval, or — for a report written before the A/B existed — the profiles' medians,
     marked as not judged."""
     if loop.get("change"):
-        return ab.Change.from_dict(loop["change"]).describe()
+        return from_json(ab.Change, loop["change"]).describe()
     b, a = loop.get("before_ms") or {}, loop.get("after_ms") or {}
     speed = f" (x{loop['speedup']:.2f})" if loop.get("speedup") else ""
     return f"p50 {b.get('p50', 0):.3f} ms -> {a.get('p50', 0):.3f} ms{speed}, not judged: no interleaved A/B"

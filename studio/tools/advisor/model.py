@@ -10,10 +10,11 @@ overflow, a failed accuracy check) carry the severity their rule gives and say s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio import serial
 from studio.errors import UserError
 from studio.formats import ADVISOR, FileFormat, json_object_with, path_only
 
@@ -64,8 +65,10 @@ class Finding:
     links: list[str] = field(default_factory=list)
     gain_basis: str | None = None  # MEASURED | ESTIMATE (set by gains.judge when a gain is given)
     gain_method: str = ""
-    measurement: dict[str, Any] | None = None  # the A/B behind a measured gain (gains.Measurement.to_json)
+    measurement: dict[str, Any] | None = None  # the A/B behind a measured gain (gains.measure's entry)
     lever: str | None = None
+
+    __json_round__ = {"gain_ms": 4, "cost_ms": 4}  # studio.serial: the ``studio advise --json`` form
 
     def gain_text(self) -> str:
         """The gain as every view shows it: measured or an estimate, never a bare number."""
@@ -74,14 +77,6 @@ class Finding:
                 return f"saves {self.gain_ms:.3f} ms (measured)"
             return "no significant change (measured)" if self.gain_ms == 0 else "slower when applied (measured)"
         return f"up to {self.gain_ms:.3f} ms (estimate)" if self.gain_ms else "saving n/a"
-
-    def to_json(self) -> dict:
-        """The JSON form (``studio advise --json``)."""
-        data = asdict(self)
-        data["time_ranges"] = [list(r) for r in self.time_ranges]
-        data["gain_ms"] = None if self.gain_ms is None else round(self.gain_ms, 4)
-        data["cost_ms"] = None if self.cost_ms is None else round(self.cost_ms, 4)
-        return data
 
 
 @dataclass
@@ -99,11 +94,7 @@ class RooflinePoint:
     achieved_flops: float | None = None
     ratio: float | None = None  # achieved / attainable
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "op_type": self.op_type, "flops": self.flops, "bytes": self.bytes,
-                "time_us": None if self.time_us is None else round(self.time_us, 3), "bound": self.bound,
-                "intensity": round(self.intensity, 4), "attainable_flops": self.attainable_flops,
-                "achieved_flops": self.achieved_flops, "ratio": None if self.ratio is None else round(self.ratio, 4)}
+    __json_round__ = {"time_us": 3, "intensity": 4, "ratio": 4}  # studio.serial: the JSON form
 
 
 @dataclass
@@ -120,7 +111,7 @@ class Report:
     seconds: dict[str, float] = field(default_factory=dict)
     model_path: str | None = None
     profile_path: str | None = None
-    loop: dict[str, Any] | None = None  # the closed loop's before / after (LoopResult.to_json)
+    loop: dict[str, Any] | None = None  # the closed loop's before / after (a LoopResult in JSON)
     measurements: dict[str, Any] = field(default_factory=dict)  # lever -> A/B (gains.measure)
     roofline_check: dict[str, Any] = field(default_factory=dict)  # roofline.roof_check: ops above their roof
 
@@ -145,10 +136,11 @@ class Report:
                 "step_ms": self.performance.get("step_ms"),
                 "device": self.device.get("name")}
 
-    def to_json(self) -> dict:
-        """``findings``, ``roofline``, ``summary`` (the keys the CLI promises) plus the rest."""
-        return {"format": REPORT_FORMAT, "summary": self.summary(), "findings": [f.to_json() for f in self.sorted_findings()],
-                "roofline": [p.to_json() for p in self.roofline], "performance": self.performance,
+    def __json__(self) -> dict:
+        """``findings`` (sorted), ``roofline``, ``summary`` (the keys the CLI promises) plus the rest
+        (the form :func:`studio.serial.to_json` writes)."""
+        return {"format": REPORT_FORMAT, "summary": self.summary(), "findings": self.sorted_findings(),
+                "roofline": self.roofline, "performance": self.performance,
                 "device": self.device, "inputs": self.inputs, "notes": self.notes,
                 "msprof_analyze": self.msprof_analyze, "seconds": self.seconds,
                 **({"measurements": self.measurements} if self.measurements else {}),
@@ -156,21 +148,19 @@ class Report:
                 **({"loop": self.loop} if self.loop else {})}
 
     @classmethod
-    def from_json(cls, data: dict) -> Report:
-        """A report read back from :meth:`to_json` (the panel opens saved reports)."""
-        findings = []
-        for f in data.get("findings", []):
-            f = dict(f)
-            f["time_ranges"] = [tuple(r) for r in f.get("time_ranges", [])]
-            findings.append(Finding(**{k: v for k, v in f.items() if k in Finding.__dataclass_fields__}))
-        points = [RooflinePoint(**{k: v for k, v in p.items() if k in RooflinePoint.__dataclass_fields__})
-                  for p in data.get("roofline", [])]
+    def __from_json__(cls, data: dict) -> Report:
+        """A report read back (the panel opens saved reports)."""
         inputs = data.get("inputs", {})
-        return cls(inputs=inputs, findings=findings, roofline=points, device=data.get("device", {}),
-                   performance=data.get("performance", {}), notes=data.get("notes", []),
+        return cls(inputs=inputs, findings=serial.from_json(list[Finding], data.get("findings", [])),
+                   roofline=serial.from_json(list[RooflinePoint], data.get("roofline", [])),
+                   device=data.get("device", {}), performance=data.get("performance", {}), notes=data.get("notes", []),
                    msprof_analyze=data.get("msprof_analyze", {}), seconds=data.get("seconds", {}),
                    model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"),
                    measurements=data.get("measurements", {}), roofline_check=data.get("roofline_check", {}))
+
+    @classmethod
+    def from_json(cls, data: dict) -> Report:  # alias kept until the ops layer calls serial directly
+        return serial.from_json(cls, data)
 
     def __str__(self) -> str:
         return render_text(self)

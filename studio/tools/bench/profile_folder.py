@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import to_json
 from studio.tools.bench.result import BenchResult
 
 SLICE = "inference"
@@ -42,7 +43,7 @@ def write_bench_folder(result: BenchResult, out: Path) -> Path:
         facts["timeline"] = f"{result.tool} printed statistics only: no per-loop slices"
     (out / "trace_view.json").write_text(json.dumps(events))
     model = Path(result.model)
-    summary = {"benchmark": result.as_dict(), "facts": facts,
+    summary = {"benchmark": to_json(result), "facts": facts,
                "model": str(model.resolve()) if model.is_file() else str(model)}
     (out / "studio_profile.json").write_text(json.dumps(summary, indent=2))
     return out

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from studio.serial import from_json, to_json
+
 KEYS = ("mean_ms", "p50_ms", "p99_ms", "min_ms", "max_ms", "throughput")
 
 
@@ -56,16 +58,15 @@ class BenchResult:
     command: str = ""
     folder: object = None  # where write_bench_folder put it, once written
 
-    def as_dict(self) -> dict:
-        """The ``--json`` form: the common keys first, then the details."""
+    def __json__(self) -> dict:
+        """The ``--json`` form (:func:`studio.serial.to_json`): the common keys first, then the details."""
         c = self.compute
         data = {"mean_ms": c.mean, "p50_ms": c.median, "p99_ms": c.p99, "min_ms": c.min, "max_ms": c.max,
                 "throughput": self.throughput, "tool": self.tool, "model": self.model, "where": self.where,
                 "device": self.device, "loops": self.loops, "warmup": self.warmup, "batch": self.batch}
         for name, stats in (("h2d", self.h2d), ("d2h", self.d2h)):
             if stats is not None:
-                data[f"{name}_ms"] = {"mean": stats.mean, "median": stats.median, "p99": stats.p99,
-                                      "min": stats.min, "max": stats.max}
+                data[f"{name}_ms"] = stats
         if self.latencies_ms:
             data["latencies_ms"] = list(self.latencies_ms)
         data["notes"] = list(self.notes)
@@ -74,6 +75,19 @@ class BenchResult:
         if self.command:
             data["command"] = self.command
         return data
+
+    @classmethod
+    def __from_json__(cls, data: dict) -> BenchResult:
+        """The result a ``--json`` output or a benchmark folder's summary holds (not its folder)."""
+        compute = LatencyStats(*(data.get(key) for key in ("mean_ms", "p50_ms", "p99_ms", "min_ms", "max_ms")))
+        return cls(data["tool"], data["model"], data.get("where", "local"), data.get("device", ""),
+                   data.get("loops", 0), data.get("warmup", 0), data.get("batch", 1), compute, data.get("throughput"),
+                   from_json(LatencyStats | None, data.get("h2d_ms")), from_json(LatencyStats | None, data.get("d2h_ms")),
+                   list(data.get("latencies_ms", [])), list(data.get("notes", [])), list(data.get("warnings", [])),
+                   data.get("command", ""))
+
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def facts(self) -> dict[str, str]:
         """Label -> text, for the profiler's Summary next to a profile's own facts."""
@@ -100,12 +114,12 @@ class BenchResult:
 
 def compare_rows(base: BenchResult | dict, new: BenchResult | dict) -> list[dict]:
     """Per-figure rows of ``new`` against ``base`` (for the profiler's Compare tab); either side is a
-    result or its :meth:`BenchResult.as_dict` (as a benchmark folder stores it).
+    result or its JSON form (as a benchmark folder stores it).
 
     ``speedup`` is base / new for times and new / base for throughput (> 1: ``new`` is faster).
     """
-    base = base if isinstance(base, dict) else base.as_dict()
-    new = new if isinstance(new, dict) else new.as_dict()
+    base = base if isinstance(base, dict) else to_json(base)
+    new = new if isinstance(new, dict) else to_json(new)
     rows = []
     for key in KEYS:
         b, n = base.get(key), new.get(key)
@@ -123,8 +137,8 @@ def sample_change(base: BenchResult | dict, new: BenchResult | dict):
     interval covers the spread inside each run, not a change of load between them."""
     from studio import ab
 
-    base = base if isinstance(base, dict) else base.as_dict()
-    new = new if isinstance(new, dict) else new.as_dict()
+    base = base if isinstance(base, dict) else to_json(base)
+    new = new if isinstance(new, dict) else to_json(new)
     b, n = base.get("latencies_ms") or [], new.get("latencies_ms") or []
     if len(b) < 2 or len(n) < 2:
         return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
+from studio.serial import from_json, to_json
 from studio.tools.bench.on_target import bench_om
 from studio.tools.bench.result import BenchResult, compare_rows, sample_change
 
@@ -39,16 +40,22 @@ class BenchPair:
         :class:`studio.ab.Change`), from their per-loop times; None when a side has none."""
         return sample_change(self.reference, self.npu) if self.reference is not None else None
 
-    def as_dict(self) -> dict:
+    def __json__(self) -> dict:
         """The .om's JSON keys, plus ``compare_with`` (ONNX Runtime's), ``comparison`` rows and
         ``change`` (the latency's, with its interval; null without per-loop times)."""
-        data = self.npu.as_dict()
+        data = to_json(self.npu)
         if self.reference is not None:
-            data["compare_with"] = self.reference.as_dict()
-            data["comparison"] = self.rows()
-            change = self.change()
-            data["change"] = change.as_dict() if change is not None else None
+            data.update(compare_with=self.reference, comparison=self.rows(), change=self.change())
         return data
+
+    @classmethod
+    def __from_json__(cls, data: dict) -> BenchPair:
+        """Both results back from the JSON (the comparison and change are derived again)."""
+        reference = data.get("compare_with")
+        return cls(from_json(BenchResult, data), None if reference is None else from_json(BenchResult, reference))
+
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def report(self) -> str:
         """The .om's lines, then ONNX Runtime's, then the side-by-side figures."""

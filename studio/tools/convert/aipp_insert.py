@@ -33,7 +33,8 @@ class AippInsertion:
     op: AippOp
     protos: list = field(default_factory=list, repr=False)  # the NodeProtos, placed by insert_aipp
 
-    def to_dict(self) -> dict:
+    def __json__(self) -> dict:
+        """The conversion report's ``aipp`` entry (:func:`studio.serial.to_json`)."""
         return {"input": self.input_name, "raw_shape": list(self.raw_shape), "raw_dtype": "uint8",
                 "layout": self.layout, "input_format": self.op.input_format, "steps": self.steps,
                 "nodes": self.nodes}

@@ -86,9 +86,6 @@ class AtcMessage:
     meaning: str
     fix: str
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
     def __str__(self) -> str:
         head = f"line {self.line_number}: {self.code + ' ' if self.code else ''}{self.text}"
         return head + (f"\n  means: {self.meaning}\n  fix:   {self.fix}" if self.meaning else "")

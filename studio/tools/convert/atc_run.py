@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from studio.errors import ToolUnavailable, UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.targets import DEFAULT_TOOLKIT, Target, env_setup_line
 from studio.tools.convert.atc_log import AtcMessage, parse_atc_output, succeeded
 from studio.tools.convert.options import ConvertOptions
@@ -56,6 +57,10 @@ class AtcResult:
     local_om: Path | None = None
     messages: list[AtcMessage] = field(default_factory=list)
 
+    # studio.serial: the ``studio convert --target --json`` keys ("output" is the .om fetched back)
+    __json_rename__ = {"local_om": "output", "output": "atc_output"}
+    __json_extra__ = ("log", "ok")
+
     @property
     def log(self) -> str:
         """The streamed output kept next to the run."""
@@ -66,11 +71,8 @@ class AtcResult:
         errors = any(m.level == "error" for m in self.messages)
         return self.returncode == 0 and (succeeded(self.output) or not errors)
 
-    def to_dict(self) -> dict:
-        return {"host": self.host, "work_dir": self.work_dir, "log": self.log,
-                "argv": self.argv, "returncode": self.returncode, "ok": self.ok,
-                "output": str(self.local_om) if self.local_om else None,
-                "messages": [m.to_dict() for m in self.messages]}
+    def to_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
 
 def work_dir_name(model: Path, now: float | None = None) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.convert.options import LOCAL_OUTPUT_TYPES, ConvertOptions
 from studio.tools.convert.rewrite import load_onnx
 
@@ -45,8 +46,8 @@ class ConvertReport:
     options: dict = field(default_factory=dict)
     report_path: str | None = None
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+    def to_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def summary(self) -> str:
         """A few lines for the CLI and the panel's log."""
@@ -165,7 +166,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     model = load_onnx(options.model)
     original = onnx.ModelProto()
     original.CopyFrom(model)
-    report = ConvertReport(model=str(options.model), output=str(options.output), options=options.to_dict(),
+    report = ConvertReport(model=str(options.model), output=str(options.output), options=to_json(options),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
     if options.keep_fp32_ops:
@@ -206,11 +207,11 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     fusions = if_folds + fusions
     for run in runs:
         timings[run.name] = run.seconds
-    report.pass_runs = [run.to_dict() for run in runs]
+    report.pass_runs = to_json(runs)
     grown = growth_warning(size_before, ctx.model.ByteSize(), runs)
     if grown:
         report.warnings.append(grown[0].upper() + grown[1:])
-    report.fusions = [f.to_dict() for f in fusions]
+    report.fusions = to_json(fusions)
     model = ctx.model
 
     if output_type == "FP16":
@@ -218,7 +219,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         from studio.tools.convert.fp16 import convert_to_fp16
 
         t0 = time.perf_counter()
-        report.fp16 = convert_to_fp16(model, options.keep_fp32_ops, options.keep_io_types).to_dict()
+        report.fp16 = to_json(convert_to_fp16(model, options.keep_fp32_ops, options.keep_io_types))
         timings["fp16"] = time.perf_counter() - t0
 
     insertions = []
@@ -227,7 +228,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         from studio.tools.convert.aipp_insert import insert_aipp
 
         insertions = insert_aipp(model, aipp_config)
-        report.aipp = [i.to_dict() for i in insertions]
+        report.aipp = to_json(insertions)
 
     yield step(0.7, "checking the converted model")
     t0 = time.perf_counter()
@@ -271,7 +272,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         rtol = rtol if options.rtol is None else options.rtol
         result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
                           given=given_inputs, given_sources=given_sources, warnings=report.warnings)
-        report.validation = result.to_dict()
+        report.validation = to_json(result)
         if not all(o.passed for o in result.outputs):
             report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "
                                    f"and rtol {rtol:g} together (--atol/--rtol set them)")
@@ -285,7 +286,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         report.report_path = str(report_path)
         report_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = report_path.with_name(report_path.name + ".tmp")
-        tmp.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+        tmp.write_text(json.dumps(to_json(report), indent=2), encoding="utf-8")
         os.replace(tmp, report_path)
     yield Progress(1.0, "conversion done")
     return report

@@ -32,7 +32,7 @@ FP32_INPUT_SLOTS = {"Resize": {1, 2}, "Upsample": {1}}
 
 @dataclass
 class Fp16Report:
-    """What FP16 conversion did; ``to_dict`` goes into the conversion report."""
+    """What FP16 conversion did; its JSON form goes into the conversion report."""
 
     converted_initializers: int = 0
     kept_fp32: list[dict] = field(default_factory=list)  # {"node", "op", "reason"}
@@ -41,10 +41,7 @@ class Fp16Report:
     casts_inserted: int = 0
     keep_io_types: bool = True
 
-    def to_dict(self) -> dict:
-        return {"converted_initializers": self.converted_initializers, "kept_fp32": self.kept_fp32,
-                "fp32_inputs": self.fp32_inputs, "underflow_to_zero": self.underflow,
-                "casts_inserted": self.casts_inserted, "keep_io_types": self.keep_io_types}
+    __json_rename__ = {"underflow": "underflow_to_zero"}  # studio.serial: the report's key
 
 
 def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,

@@ -8,7 +8,7 @@ object into the exact ``atc`` argv, so a remote executor can run it unchanged la
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # ATC's --framework values and the model suffixes that go with them.
@@ -125,8 +125,3 @@ class ConvertOptions:
                 out += ["--pass", f"{name}={'on' if on else 'off'}"]
         return out
 
-    def to_dict(self) -> dict:
-        """JSON-friendly copy (paths as strings), recorded in the report."""
-        data = asdict(self)
-        data["validate_inputs"] = {k: str(v) for k, v in self.validate_inputs.items()}
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import to_json
 from studio.tools.convert.options import ConvertOptions
 
 
@@ -83,7 +84,7 @@ def localize_report(plan: RemoteConvert, options: ConvertOptions) -> dict | None
     if not plan.report.is_file():
         return None
     data = json.loads(plan.report.read_text(encoding="utf-8"))
-    local = options.to_dict()
+    local = to_json(options)
     local.update(output=str(plan.output), report=str(plan.report))
     data.update(model=str(Path(options.model).absolute()), output=str(plan.output), report_path=str(plan.report),
                 options=local)

@@ -55,13 +55,14 @@ class PassRun:
     bytes_before: int
     bytes_after: int
 
+    # studio.serial: the report's ``pass_runs`` keys
+    __json_rename__ = {"name": "pass"}
+    __json_round__ = {"seconds": 4}
+
     @property
     def added_bytes(self) -> int:
         return self.bytes_after - self.bytes_before
 
-    def to_dict(self) -> dict:
-        return {"pass": self.name, "applied": self.applied, "seconds": round(self.seconds, 4),
-                "bytes_before": self.bytes_before, "bytes_after": self.bytes_after}
 
 
 def growth_warning(size_before: int, size_after: int, runs: list[PassRun]) -> str | None:

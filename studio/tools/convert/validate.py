@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from studio.errors import UserError
+from studio.serial import json_float
 from studio import ort_providers
 from studio.tools.convert.options import TOLERANCES
 from studio.model_inputs import check_fits, random_array
@@ -63,6 +64,10 @@ class OutputComparison:
     finite_pairs: int | None = None
     nonfinite_text: str = ""
 
+    # studio.serial: the keys of the conversion report's ``validation.outputs``
+    __json_rename__ = {"name": "output"}
+    __json_extra__ = ("passed",)
+
     @property
     def passed(self) -> bool:
         return (self.mismatches == 0 and self.nan_mismatches == 0 and not self.reference_nonfinite
@@ -88,23 +93,11 @@ class OutputComparison:
         bad = self.mismatches + self.nan_mismatches
         return text + f"{bad} of {self.size} elements outside{where} -> FAIL"
 
-    def to_dict(self) -> dict:
-        return {"output": self.name, "cosine": self.cosine, "max_abs_error": self.max_abs_error,
-                "max_rel_error": self.max_rel_error, "mean_abs_error": self.mean_abs_error,
-                "threshold": self.threshold, "atol": self.atol, "rtol": self.rtol, "size": self.size,
-                "mismatches": self.mismatches, "nan_mismatches": self.nan_mismatches, "worst": self.worst,
-                "reference_nonfinite": self.reference_nonfinite, "converted_nonfinite": self.converted_nonfinite,
-                "finite_pairs": self.finite_pairs, "nonfinite_text": self.nonfinite_text, "passed": self.passed}
 
 
 def _g(value: float | str | None, spec: str) -> str:
     """A number as ``spec`` says; ``n/a`` for none, and ``nan`` / ``inf`` as JSON holds them (text)."""
     return "n/a" if value is None else value if isinstance(value, str) else format(value, spec)
-
-
-def _json_float(value) -> float | str:
-    value = float(value)
-    return value if np.isfinite(value) else str(value)  # JSON has no NaN / inf literals
 
 
 @dataclass
@@ -122,6 +115,10 @@ class Validation:
     rtol: float = FP32_RTOL
     fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
     fp16_overflow_total: int = 0
+
+    # studio.serial: the keys of the conversion report's ``validation``
+    __json_rename__ = {"input_source": "input"}
+    __json_extra__ = {"passed": "__bool__", "fp16_overflow_text": "overflow_text"}
 
     def __bool__(self) -> bool:
         return bool(self.outputs) and all(o.passed for o in self.outputs) and not self.fp16_overflow_total
@@ -143,12 +140,6 @@ class Validation:
         if self.fp16_overflow_total:
             lines.append("  " + self.overflow_text())
         return "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        return {"input": self.input_source, "inputs": self.inputs, "atol": self.atol, "rtol": self.rtol,
-                "passed": bool(self), "outputs": [o.to_dict() for o in self.outputs],
-                "fp16_overflow": self.fp16_overflow, "fp16_overflow_total": self.fp16_overflow_total,
-                "fp16_overflow_text": self.overflow_text()}
 
 
 def describe_input(info: dict) -> str:
@@ -188,8 +179,8 @@ def compare_arrays(name: str, ref: np.ndarray, got: np.ndarray, threshold: float
         index = int(np.argmax(differ)) if nan_mismatches else int(np.argmax(~finite))
     if mismatches or pairs < a.size:
         position = [int(i) for i in np.unravel_index(index, np.shape(ref))] if np.ndim(ref) else []
-        worst = {"index": position, "reference": _json_float(a[index]), "converted": _json_float(b[index]),
-                 "abs_error": _json_float(abs(a[index] - b[index]))}
+        worst = {"index": position, "reference": json_float(a[index]), "converted": json_float(b[index]),
+                 "abs_error": json_float(abs(a[index] - b[index]))}
     measured = pairs > 0
     return OutputComparison(name, cosine if measured else None, float(diff.max()) if measured else None,
                             float(rel.max()) if measured else None, float(diff.mean()) if measured else None,

@@ -70,9 +70,6 @@ class Deployment:
     def local_root(self) -> Path:
         return Path(self.local).expanduser()
 
-    def to_table(self) -> dict:
-        return {"host": self.host, "local": self.local, "remote": self.remote, "excludes": list(self.excludes)}
-
     @classmethod
     def from_table(cls, name: str, table: dict, place: TomlPlace | None = None) -> Deployment:
         """The deployment a ``[deployments.NAME]`` table describes; ``place`` names the file and lines."""

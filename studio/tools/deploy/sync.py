@@ -247,11 +247,18 @@ class ApplyResult:
             text += f"; {len(self.failed)} failed"
         return text
 
-    def to_dict(self) -> dict:
+    def __json__(self) -> dict:
+        """The ``--json`` form (:func:`studio.serial.to_json`): failures and refusals as objects."""
         return {"uploaded": self.uploaded, "downloaded": self.downloaded, "deleted_remote": self.deleted_remote,
                 "deleted_local": self.deleted_local, "bytes": self.bytes, "seconds": round(self.seconds, 3),
                 "failed": [{"path": p, "error": e} for p, e in self.failed], "conflicts": self.conflicts,
                 "refused": [{"path": p, "reason": r} for p, r in self.refused]}
+
+    @classmethod
+    def __from_json__(cls, data: dict) -> ApplyResult:
+        return cls(data["uploaded"], data["downloaded"], data["deleted_remote"], data["deleted_local"], data["bytes"],
+                   data["seconds"], [(f["path"], f["error"]) for f in data["failed"]], list(data["conflicts"]),
+                   [(f["path"], f["reason"]) for f in data["refused"]])
 
 
 def apply_job(deployment: Deployment, plan: Plan, connector: Connector, cancel: CancelToken | None = None
@@ -424,13 +431,14 @@ class Status:
     plan: Plan
     seconds: float
 
-    def to_dict(self) -> dict:
+    def __json__(self) -> dict:
+        """``studio deploy status --json`` (:func:`studio.serial.to_json`): the plan's counts and rows."""
         c = self.plan.counts()
         return {"local_files": len(self.plan.local.files), "remote_files": len(self.plan.remote.files),
                 "remote_exists": self.plan.remote.exists, "unchanged": c["unchanged"],
                 "to_upload": c[UPLOAD], "to_download": c[DOWNLOAD], "conflicts": c[CONFLICT],
                 "refused": c["refuse"], "skipped": c["skip"], "seconds": round(self.seconds, 3),
-                "items": [i.to_dict() for i in self.plan.items]}
+                "items": self.plan.items}
 
 
 def status_job(deployment: Deployment, connector: Connector, cancel: CancelToken | None = None

@@ -57,7 +57,8 @@ class OmHeader:
     om_ir_version: int
     table_64bit: bool
 
-    def as_dict(self) -> dict:
+    def metadata(self) -> dict:
+        """The header as the model's metadata shows it (names for codes, the version in hex)."""
         return {
             "om_version": hex(self.version), "om_name": self.name,
             "model_type": MODEL_TYPES.get(self.model_type, f"unknown ({self.model_type})"),

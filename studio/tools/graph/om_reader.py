@@ -70,7 +70,7 @@ def read_om(path: Path, cancel=None) -> Model:
 def _read_into(model: Model, path: Path, buf: bytes, prefix: str, cancel) -> None:
     container: OmContainer = read_container(path, buf)
     if not prefix:
-        model.metadata.update(container.header.as_dict())
+        model.metadata.update(container.header.metadata())
         model.metadata["partitions"] = [[f"{p.type_name}: {p.size} bytes" for p in parts]
                                         for parts in container.models]
     model.warnings += [f"{prefix}{p}" for p in container.problems]

@@ -7,7 +7,7 @@ host see the same numbers. Presets cover the usual trainings; every value can be
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,10 +40,6 @@ class Preprocess:
     layout: str = "NCHW"
     preset: str = "unit"
     defaults_used: tuple[str, ...] = ()  # which values were not given (shown with the results)
-
-    def to_dict(self) -> dict:
-        """JSON-ready description."""
-        return asdict(self)
 
     def describe(self) -> str:
         """One line for the CLI and the report."""

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ import numpy as np
 from studio.errors import UserError
 from studio.formats import GALLERY, FileFormat, json_object_with, path_only
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.tools.infer import metrics, postprocess, truth
 from studio.tools.infer.preprocess import Preprocess, apply, make_preprocess
 
@@ -64,9 +65,9 @@ class InferResult:
     preprocess: Preprocess
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        """JSON-ready data: ``{format, summary, preprocess, notes, images: [...]}``."""
-        return {"format": RESULTS_FORMAT, "summary": self.summary, "preprocess": self.preprocess.to_dict(),
+    def __json__(self) -> dict:
+        """``{format, summary, preprocess, notes, images: [...]}`` (:func:`studio.serial.to_json`)."""
+        return {"format": RESULTS_FORMAT, "summary": self.summary, "preprocess": self.preprocess,
                 "notes": self.notes, "images": self.rows}
 
 
@@ -170,7 +171,7 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     wall = time.perf_counter() - started
     summary = _summary(opts, rows, predictions, ground, names, wall, infer_s)
     result = InferResult(opts.out, rows, summary, pre, notes)
-    (opts.out / "results.json").write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+    (opts.out / "results.json").write_text(json.dumps(to_json(result), indent=1), encoding="utf-8")
     return result
 
 
@@ -281,11 +282,6 @@ def read_results(folder: Path) -> dict:
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise UserError("Not the results of `studio infer`", path, "Give the -o folder of `studio infer`.")
     return data
-
-
-def options_dict(opts: InferOptions) -> dict:
-    """The options as JSON-ready data."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
 
 
 def match_infer_results(path: Path, head: bytes) -> bool:

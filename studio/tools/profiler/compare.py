@@ -21,12 +21,13 @@ the new profile is faster).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from studio import ab
+from studio.serial import to_json
 from studio.tools.profiler import stats
 from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
 from studio.tools.profiler.model import Trace
@@ -55,6 +56,8 @@ class DeltaRow:
     delta_pct_low: float | None = None  # the interval of the change of the median per iteration, in %
     delta_pct_high: float | None = None
 
+    __json_extra__ = ("status",)  # studio.serial: a derived key of the JSON row
+
     @property
     def status(self) -> str:
         """``both``, ``only in base`` or ``only in new``."""
@@ -80,6 +83,10 @@ class Comparison:
     change: ab.Change | None = None  # the latency's change with its confidence interval
     samples_how: str = ""  # what the change's samples are
     warmups_left_out: bool = False
+
+    # studio.serial: the ``studio profile compare --json`` keys
+    __json_rename__ = {"change": "latency_change", "samples_how": "latency_samples"}
+    __json_extra__ = ("base_per_iter_us", "new_per_iter_us", "speedup", "latency_change_pct")
 
     def __bool__(self) -> bool:
         if self.change is not None:
@@ -110,18 +117,8 @@ class Comparison:
             return None
         return (self.new_latency_ms - self.base_latency_ms) / self.base_latency_ms * 100.0
 
-    def as_dict(self) -> dict:
-        """Plain data for ``--json``."""
-        return {"base": self.base, "new": self.new, "base_total_us": self.base_total_us,
-                "new_total_us": self.new_total_us, "base_iterations": self.base_iterations,
-                "new_iterations": self.new_iterations, "base_per_iter_us": self.base_per_iter_us,
-                "new_per_iter_us": self.new_per_iter_us, "speedup": self.speedup,
-                "base_latency_ms": self.base_latency_ms, "new_latency_ms": self.new_latency_ms,
-                "latency_change_pct": self.latency_change_pct, "iterations_how": self.iterations_how,
-                "input_changes": self.input_changes,
-                "latency_change": self.change.as_dict() if self.change is not None else None,
-                "latency_samples": self.samples_how, "warmups_left_out": self.warmups_left_out,
-                "ops": [_row_dict(r) for r in self.ops], "apis": [_row_dict(r) for r in self.apis]}
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def headline(self) -> list[str]:
         """The summary lines: iterations, op time and latency per iteration."""
@@ -158,12 +155,6 @@ class Comparison:
                 lines.append(f"\n{title}, per iteration (sorted by impact):")
                 lines.append(format_rows(rows[:30]))
         return "\n".join(lines)
-
-
-def _row_dict(row: DeltaRow) -> dict:
-    data = asdict(row)
-    data["status"] = row.status
-    return data
 
 
 def input_changes(base: Trace, new: Trace) -> list[str]:

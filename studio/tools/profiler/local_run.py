@@ -31,7 +31,7 @@ import platform
 import threading
 import time
 from collections.abc import Generator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +41,7 @@ from studio.errors import ToolUnavailable, UserError
 from studio.output_lock import output_lock
 from studio import ort_providers
 from studio.jobs import CancelToken, Progress
+from studio.serial import to_json
 from studio.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
@@ -69,6 +70,11 @@ class RunResult:
     inputs: dict[str, InputUsed] = field(default_factory=dict)  # what each model input was fed
     warnings: list[str] = field(default_factory=list)  # a cast input, an output shape the model declares wrongly
     profiled_latencies_ms: list[float] = field(default_factory=list)
+
+    # studio.serial: the derived keys of ``studio profile run --json``
+    __json_extra__ = {"latency_ms": "latency", "throughput_per_s": "throughput",
+                      "profiled_latency_ms": "profiled_latency", "profiler_overhead": "overhead", "timing": "timing"}
+    timing = TIMING  # how the two latencies were taken, written with the result
 
     def latency(self) -> dict[str, float]:
         """mean, p50, p90, p99, min, max of the timed iterations, profiler off (ms)."""
@@ -308,7 +314,7 @@ def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotatio
         "timing": TIMING,
         "profiled_latency_ms": result.profiled_latency(), "profiled_latencies_ms": result.profiled_latencies_ms,
         "profiler_overhead": result.overhead,
-        "inputs": {name: asdict(used) for name, used in result.inputs.items()},
+        "inputs": to_json(result.inputs),
         "warnings": result.warnings,
         "facts": host_facts(model, result),
     }
@@ -442,10 +448,5 @@ class _Sampler:
             self._thread.join(timeout=1.0)
 
 
-def result_dict(result: RunResult) -> dict:
-    """JSON form of a run result (``studio profile run --json``)."""
-    data = asdict(result)
-    data.update(folder=str(result.folder), model=str(result.model), latency_ms=result.latency(),
-                throughput_per_s=result.throughput, profiled_latency_ms=result.profiled_latency(),
-                profiler_overhead=result.overhead, timing=TIMING)
-    return data
+def result_dict(result: RunResult) -> dict:  # alias kept until the ops layer calls serial directly
+    return to_json(result)

@@ -49,8 +49,8 @@ class Measured:
     note: str
     warmup_left_out: bool = False
 
-    def as_dict(self) -> dict:
-        """The ``measured`` entry of ``studio profile stats --json``."""
+    def __json__(self) -> dict:
+        """The ``measured`` entry of ``studio profile stats --json`` (:func:`studio.serial.to_json`)."""
         window = self.iterations.window
         return {"iterations": self.iterations.count, "how": self.iterations.how,
                 "warmups": self.iterations.warmups, "warmup_left_out": self.warmup_left_out,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from studio.serial import to_json
 from studio.tools.profiler import csv_tables
 from studio.tools.profiler.model import Trace
 
@@ -40,12 +41,6 @@ class NameStat:
     max_us: float
     share: float
     self_us: float = field(default=0.0)
-
-    def as_dict(self) -> dict:
-        """Plain dict (the ``by_name`` entries of ``studio profile stats --json``). Built field by
-        field: ``dataclasses.asdict`` deep-copies and took 0.8 s for the 12k names of a big trace."""
-        return {"name": self.name, "count": self.count, "total_us": self.total_us, "avg_us": self.avg_us,
-                "min_us": self.min_us, "max_us": self.max_us, "share": self.share, "self_us": self.self_us}
 
 
 def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
@@ -236,9 +231,9 @@ def summary(trace: Trace, top: int | None = None, include_warmup: bool = False) 
         "span_us": trace.span_ns / 1e3,
         "tracks": len(trace.tracks),
         "counters": len(trace.counters),
-        "measured": counted.as_dict(),
-        "by_name": [s.as_dict() for s in (rows[:top] if top else rows)],
-        "wrappers": [s.as_dict() for s in wrappers(trace, self_time(trace), wrapped)],
+        "measured": to_json(counted),
+        "by_name": to_json(rows[:top] if top else rows),
+        "wrappers": to_json(wrappers(trace, self_time(trace), wrapped)),
         "warnings": trace.warnings,
     }
 

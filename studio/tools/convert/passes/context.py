@@ -26,8 +26,7 @@ class Fusion:
     result: str | None
     detail: str = ""
 
-    def to_dict(self) -> dict:
-        return {"pass": self.pass_name, "nodes": self.nodes, "result": self.result, "detail": self.detail}
+    __json_rename__ = {"pass_name": "pass"}  # studio.serial: the report's key
 
 
 @dataclass

@@ -10,7 +10,7 @@ project folder; a model whose input size disagrees with the resize element that 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from studio.errors import StudioError
@@ -32,10 +32,6 @@ class Finding:
     line: int
     message: str
 
-    def to_dict(self) -> dict:
-        """The finding as JSON-ready data."""
-        return asdict(self)
-
     def __str__(self) -> str:
         where = f"{self.stream}/{self.element}" + (f".{self.prop}" if self.prop else "")
         return f"{self.severity:<7} line {self.line:<4} {where}: {self.message}"
@@ -53,6 +49,10 @@ class HostFiles:
     project: str
     exists: dict[str, bool]
 
+    def __json__(self) -> dict:
+        """``host`` in ``pipeline check --json``: which host, and the app's folder there."""
+        return {"name": self.where, "project": self.project}
+
     def path_of(self, value: str) -> str:
         """Where the app on the host finds ``value`` (relative values resolve in its folder)."""
         return value if PurePosixPath(value).is_absolute() else str(PurePosixPath(self.project) / value)
@@ -68,18 +68,18 @@ class CheckResult:
     findings: list[Finding]
     host: HostFiles | None = None
 
+    __json_extra__ = {"errors": "error_count"}  # studio.serial: the JSON counts the errors
+    __json_omit_empty__ = ("host",)  # only with --host
+
+    @property
+    def error_count(self) -> int:
+        return len(self.errors)
+
     @property
     def errors(self) -> list[Finding]:
         """Findings of severity error."""
         return [f for f in self.findings if f.severity == ERROR]
 
-    def to_dict(self) -> dict:
-        """JSON-ready data (``--json``)."""
-        data = {"path": str(self.path), "project": str(self.project), "project_reason": self.project_reason,
-                "errors": len(self.errors), "findings": [f.to_dict() for f in self.findings]}
-        if self.host is not None:
-            data["host"] = {"name": self.host.where, "project": self.host.project}
-        return data
 
 
 def guess_project(pipeline: Pipeline) -> tuple[Path, str]:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from studio.formats import CLUSTER, FileFormat, path_only
+from studio.serial import to_json
 from studio.tools.profiler.cluster import slow
 from studio.tools.profiler.cluster.analysis_output import read_analysis_output, stage_index
 from studio.tools.profiler.cluster.bandwidth import read_bandwidth
@@ -49,9 +50,9 @@ def _from_ranks(found: ClusterInput) -> ClusterReport:
         report.warnings.append(f"{unplaced} matrix links lead to ranks that were not profiled (or whose group "
                                f"is unknown) and are left out, as msprof-analyze does")
     stages = {r.rank: layout.stage_of(r.rank) for r in found.ranks}
-    report.ranks = [_rank_dict(row.as_dict(), layout, stages) for row in rows]
+    report.ranks = [_rank_dict(to_json(row), layout, stages) for row in rows]
     report.stages = _stage_rows(report.ranks, layout.groups.get("pp", []))
-    report.groups = layout.as_dict()
+    report.groups = to_json(layout)
     report.slow_ranks = slow.slow_ranks(report.ranks, stages)
     report.slow_links = slow.slow_links(bandwidth, report.matrix)
     both = [r.rank for r in found.ranks if r.has_db and r.has_text]
@@ -90,7 +91,7 @@ def _from_analysis_output(found: ClusterInput) -> ClusterReport:
     data = read_analysis_output(found.analysis_output)
     report = ClusterReport()
     stages = stage_index(data.stages)
-    report.ranks = [{**row.as_dict(), "pp_stage": stages.get(row.rank), "tp_index": None, "dp_index": None}
+    report.ranks = [{**to_json(row), "pp_stage": stages.get(row.rank), "tp_index": None, "dp_index": None}
                     for row in data.rows]
     report.stages = [{**s, "stage": i} for i, s in enumerate(sorted(data.stages, key=lambda s: s["ranks"][0]))]
     report.matrix = data.matrix

@@ -60,7 +60,8 @@ class Layout:
                 return sorted(ranks).index(rank)
         return None
 
-    def as_dict(self) -> dict:
+    def __json__(self) -> dict:
+        """The report's ``groups`` entry (:func:`studio.serial.to_json`): one list per known kind."""
         out: dict = {"sizes": self.sizes, "source": self.source}
         for kind in ("tp", "pp", "dp", "cp", "ep"):
             out[kind] = self.groups.get(kind, [])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from studio.serial import to_json
+
 RANK_COLUMNS = (("computing_us", "computing"), ("communication_not_overlapped_us", "comm not ovl"),
                 ("overlapped_us", "overlapped"), ("free_us", "free"), ("bubble_us", "bubble"),
                 ("preparing_us", "preparing"))
@@ -22,10 +24,8 @@ class ClusterReport:
     source: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
-        return {"ranks": self.ranks, "stages": self.stages, "slow_ranks": self.slow_ranks,
-                "slow_links": self.slow_links, "matrix": self.matrix, "groups": self.groups,
-                "source": self.source, "warnings": self.warnings}
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"source: {self.source.get('kind')} — {self.source.get('note', '')}".rstrip(" —")]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.errors import UserError
@@ -53,9 +53,6 @@ class StepRow:
     communication_not_overlapped_exclude_receive_us: float
     preparing_us: float | None
     source: str = ""
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def read_rank_steps(rank: RankDir, warnings: list[str]) -> list[StepRow]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.errors import UserError
+from studio.serial import to_json
 from studio.tools.profiler.memory.db import read_db
 from studio.tools.profiler.memory.peak import device_peak
 from studio.tools.profiler.memory.series import device_series
@@ -26,8 +27,8 @@ class MemoryReport:
     devices: list[dict] = field(default_factory=list)
     source: dict = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
-        return {"devices": self.devices, "source": self.source}
+    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
+        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"source: {self.source.get('kind')}" + (f" — {self.source['note']}" if self.source.get("note")

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.serial import to_json
+
 COLUMNS = ("API", "argument", "result", "norm rel. err", "dtype", "shape", "why")
 _RESULT_COLOURS = {"error": QColor("#e6007e"), "warning": QColor("#b8860b")}
 
@@ -114,7 +116,7 @@ class MsprobeView(QWidget):
     def show_result(self, result) -> None:
         """Show an :class:`~studio.tools.accuracy.msprobe_compare.MsprobeComparison`."""
         self.result = result
-        data = result.to_json()
+        data = to_json(result)
         first = data["first_mismatch"]
         text = (f"<b>{html.escape(result.golden.path.name)}</b> ({html.escape(result.golden.framework)}) vs "
                 f"<b>{html.escape(result.target.path.name)}</b> ({html.escape(result.target.framework)}): "
@@ -185,5 +187,5 @@ class MsprobeOpening:
         self.msprobe_result = result
         self.msprobe_view.show_result(result)
         self._show_state()
-        data = result.to_json()
+        data = to_json(result)
         self.status.emit(f"Accuracy: msprobe {data['pass']} pass, {data['warning']} warning, {data['error']} error")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import Progress
+from studio.serial import to_json
 
 # Points of a memory curve sent to the chart: each bucket keeps its lowest and highest sample, so the
 # envelope and the peak survive (a long profile has hundreds of thousands of samples).
@@ -18,7 +19,7 @@ def cluster_job(folder: Path) -> Generator[Progress, None, dict]:
     from studio.tools.profiler.cluster import open_cluster
 
     yield Progress(None, f"reading the ranks of {folder.name}")
-    report = open_cluster(folder).as_dict()
+    report = to_json(open_cluster(folder))
     yield Progress(1.0, f"{report['source'].get('ranks', 0)} ranks")
     return report
 
@@ -30,7 +31,7 @@ def memory_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str
 
     yield Progress(None, f"reading the memory records of {folder.name}")
     try:
-        return open_memory(folder, series_points=CURVE_POINTS).as_dict(), ""
+        return to_json(open_memory(folder, series_points=CURVE_POINTS)), ""
     except UserError as exc:
         return None, exc.format()
 
