@@ -78,7 +78,6 @@ def test_errors_exit_2(tmp_path, studio_home):
 
 
 def test_dynamic_dims_need_a_size_and_the_size_is_printed(tmp_path, studio_home):
-    sys.path.insert(0, str(REPO / "tests" / "tools"))
     from profiler_helpers import dynamic_detector
 
     model = dynamic_detector(tmp_path / "det.onnx")

@@ -4,9 +4,7 @@ independent sums over ONNX Runtime's raw profile JSON."""
 from __future__ import annotations
 
 import json
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -142,7 +140,6 @@ def test_one_sided_rows_are_marked_not_green(tmp_path):
 
 
 def test_compare_says_when_the_inputs_differ(tmp_path):
-    sys.path.insert(0, str(Path(__file__).parent))
     from profiler_helpers import dynamic_detector
 
     model = dynamic_detector(tmp_path / "det.onnx")

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-from accuracy_helpers import chain_model  # noqa: E402
+from accuracy_helpers import chain_model
 
-from studio import formats  # noqa: E402
-from studio.jobs import run_job  # noqa: E402
-from studio.tools.accuracy.compare import compare_dumps  # noqa: E402
-from studio.tools.accuracy.local_dump import dump_model  # noqa: E402
-from studio.ui.jobs import JobRunner  # noqa: E402
-from studio.ui.panels.accuracy import AccuracyPanel  # noqa: E402
+from studio import formats
+from studio.jobs import run_job
+from studio.tools.accuracy.compare import compare_dumps
+from studio.tools.accuracy.local_dump import dump_model
+from studio.ui.jobs import JobRunner
+from studio.ui.panels.accuracy import AccuracyPanel
 
 
 @pytest.fixture

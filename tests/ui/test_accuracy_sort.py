@@ -4,15 +4,12 @@ result keeps the column the user sorted by."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from accuracy_helpers import write_npy_dump  # noqa: E402
+from accuracy_helpers import write_npy_dump
 
 
 @pytest.fixture

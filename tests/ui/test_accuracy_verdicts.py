@@ -8,8 +8,6 @@ target model also holds an op the golden run has no tensor for (``extra``): noth
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -23,8 +21,7 @@ from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from linked_panels import linked_panels  # noqa: E402
+from linked_panels import linked_panels
 
 N = 256
 

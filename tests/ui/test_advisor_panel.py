@@ -4,20 +4,17 @@ roofline clicks, export, apply fixes, a saved report reopening."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-from advisor_helpers import host_sleep_trace, mish_cnn  # noqa: E402
+from advisor_helpers import host_sleep_trace, mish_cnn
 
-from studio import formats  # noqa: E402
-from studio.jobs import run_job  # noqa: E402
-from studio.ui.jobs import JobRunner  # noqa: E402
-from studio.ui.panels.advisor import AdvisorPanel  # noqa: E402
+from studio import formats
+from studio.jobs import run_job
+from studio.ui.jobs import JobRunner
+from studio.ui.panels.advisor import AdvisorPanel
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import onnx
 import pytest
@@ -13,9 +11,8 @@ from studio.formats import detect
 from studio.ui.panels.convert import ConvertPanel
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from linked_panels import linked_panels  # noqa: E402
+from convert_helpers import conv_bn_model
+from linked_panels import linked_panels
 
 
 @pytest.fixture

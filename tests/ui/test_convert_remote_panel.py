@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +12,8 @@ from studio.remote.hosts import HostStore
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.convert import ConvertPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from convert_remote_helpers import make_toolkit  # noqa: E402
+from convert_helpers import conv_bn_model
+from convert_remote_helpers import make_toolkit
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import onnx
@@ -15,8 +14,7 @@ from studio.formats import detect
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.convert import ConvertPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
+from convert_helpers import conv_bn_model
 
 
 @pytest.fixture

@@ -87,10 +87,6 @@ def test_opening_a_big_trace_does_not_stall_the_event_loop(qtbot, tmp_path):
     In a thread of this interpreter each chunk holds the lock for 100-200 ms and the timer waits as
     long; the profiler panel's job parses in a worker process and only maps the result here.
     """
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from profiler_tracegen import generate
 
     from studio.ui.panels.profiler.panel import load_job

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,8 +16,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import Overlay
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from graph_helpers import feature_model  # noqa: E402
+from graph_helpers import feature_model
 
 
 @pytest.fixture

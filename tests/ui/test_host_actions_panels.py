@@ -17,14 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded
 
-from studio.runs.config import RunConfig, save_config  # noqa: E402
-from studio.settings import UserSettings  # noqa: E402
-from studio.ui.main_window import MainWindow  # noqa: E402
-from studio.ui.notifier import Notifier  # noqa: E402
-from studio.workspace import Workspace  # noqa: E402
+from studio.runs.config import RunConfig, save_config
+from studio.settings import UserSettings
+from studio.ui.main_window import MainWindow
+from studio.ui.notifier import Notifier
+from studio.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 FRAMES_SLOW = 400  # frames of the app in the cancel test: it runs long enough to be stopped mid-run

@@ -4,8 +4,6 @@ timed loops written as a benchmark folder, opened, and its numbers checked again
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -15,10 +13,8 @@ from PySide6.QtWidgets import QDialogButtonBox, QLabel
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler import ProfilerPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from convert_helpers import conv_bn_model
+from test_cli import run_studio
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -15,8 +13,7 @@ from studio import formats
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler.panel import ProfilerPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from profiler_helpers import dynamic_detector  # noqa: E402 - the generated dynamic model
+from profiler_helpers import dynamic_detector  # the generated dynamic model
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import facemask_onnx, fake_om, make_standin_toolkit  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit
 
 from studio.runs.config import RunConfig, save_config
 from studio.settings import UserSettings
