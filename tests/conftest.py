@@ -11,6 +11,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, missing_fixtures  # noqa: F401,E402
 
+# make_panel, make_panels, make_window and the GUI-thread garbage collection of GUI tests.
+pytest_plugins = ["plugins.studio_panels"]
+
 
 @pytest.fixture(autouse=True)
 def studio_home(tmp_path_factory, monkeypatch) -> Path:
@@ -29,23 +32,6 @@ def _no_stale_pyenv_lock():
     remove_stale_pyenv_lock()
     with PyenvLockJanitor():
         yield
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread(request):
-    """GUI tests collect reference cycles on the GUI thread only, as the application does
-    (``studio.ui.gui_gc``): a collection on a job's thread freed an earlier test's plot widgets
-    there and crashed the process about one run in six."""
-    if "qtbot" not in request.fixturenames and "make_panel" not in request.fixturenames:
-        yield
-        return
-    from studio.ui.gui_gc import GuiThreadCollector
-
-    collector = GuiThreadCollector()
-    try:
-        yield
-    finally:
-        collector.stop()
 
 
 @pytest.fixture(scope="session")

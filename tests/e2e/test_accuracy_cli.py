@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-
 import numpy as np
 from accuracy_helpers import chain_model, write_npu_dump
 from test_cli import run_studio

@@ -10,7 +10,6 @@ import numpy as np
 import onnx
 import pytest
 
-
 from trust_models import ort_run, paddle_style_model, shape_if_model
 
 from studio.cli import main

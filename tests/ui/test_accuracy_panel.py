@@ -8,14 +8,12 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-
 from accuracy_helpers import chain_model
 
 from studio import formats
 from studio.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.local_dump import dump_model
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.accuracy import AccuracyPanel
 
 
@@ -27,15 +25,8 @@ def dumps(tmp_path):
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = AccuracyPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 800)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(AccuracyPanel, size=(1100, 800))
 
 
 def test_empty_state_says_what_to_do(panel):

@@ -4,7 +4,6 @@ result keeps the column the user sorted by."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -27,12 +26,10 @@ def result(tmp_path):
     return run_job(compare_dumps(tmp_path / "g", tmp_path / "t"))
 
 
-def test_sorting_is_the_model_s_and_the_selection_follows(qtbot, result):
-    from studio.ui.jobs import JobRunner
+def test_sorting_is_the_model_s_and_the_selection_follows(qtbot, make_panel, result):
     from studio.ui.panels.accuracy import AccuracyPanel
 
-    panel = AccuracyPanel(JobRunner())
-    qtbot.addWidget(panel)
+    panel = make_panel(AccuracyPanel)
     panel.set_result(result)
     names = [panel.proxy.index(i, 1).data() for i in range(panel.proxy.rowCount())]
     assert names == [r.name for r in sorted(result.rows, key=lambda r: r.index)]

@@ -8,7 +8,6 @@ target model also holds an op the golden run has no tensor for (``extra``): noth
 
 from __future__ import annotations
 
-
 import numpy as np
 import onnx
 import pytest
@@ -21,7 +20,6 @@ from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
 
-from linked_panels import linked_panels
 
 N = 256
 
@@ -61,9 +59,9 @@ def comparison(tmp_path):
 
 
 @pytest.fixture
-def panels(qtbot):
-    with linked_panels(qtbot, AccuracyPanel, GraphPanel, size=(1100, 700)) as (accuracy, graph, _links):
-        yield accuracy, graph
+def panels(make_panels):
+    accuracy, graph, _links = make_panels(AccuracyPanel, GraphPanel, size=(1100, 700))
+    return accuracy, graph
 
 
 def _row(result, name):

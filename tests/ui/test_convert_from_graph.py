@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import onnx
 import pytest
 from PySide6.QtWidgets import QToolButton
@@ -12,13 +11,11 @@ from studio.ui.panels.convert import ConvertPanel
 from studio.ui.panels.graph import GraphPanel
 
 from convert_helpers import conv_bn_model
-from linked_panels import linked_panels
 
 
 @pytest.fixture
-def panels(qtbot):
-    with linked_panels(qtbot, GraphPanel, ConvertPanel) as made:
-        yield made
+def panels(make_panels):
+    return make_panels(GraphPanel, ConvertPanel)
 
 
 def _convert_button(graph: GraphPanel) -> QToolButton:

@@ -10,7 +10,6 @@ import onnx
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QLabel
 
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler import ProfilerPanel
 
 from convert_helpers import conv_bn_model
@@ -18,14 +17,10 @@ from test_cli import run_studio
 
 
 @pytest.fixture
-def panel(qtbot, tmp_path):
-    runner = JobRunner()
-    widget = ProfilerPanel(runner)
-    qtbot.addWidget(widget)
+def panel(make_panel, tmp_path):
+    widget = make_panel(ProfilerPanel)
     widget.workspace_folder = tmp_path / "ws"
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    return widget
 
 
 def test_benchmark_a_dynamic_model_here(panel, qtbot, tmp_path, studio_home):

@@ -10,22 +10,14 @@ import pytest
 from PySide6.QtCore import Qt
 
 from studio import formats
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler.panel import ProfilerPanel
 
 from profiler_helpers import dynamic_detector  # the generated dynamic model
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = ProfilerPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 600)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(ProfilerPanel, size=(1100, 600))
 
 
 def open_and_wait(qtbot, panel, path):

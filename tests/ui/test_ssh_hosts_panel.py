@@ -7,27 +7,20 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 
 from studio.remote.hosts import HostStore
 from studio.remote.known_hosts import KnownHosts
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.hosts import HostsPanel
 
 import pytest
 
 
 @pytest.fixture
-def panel(qtbot, sshd_host, tmp_path):
+def panel(make_panel, sshd_host, tmp_path):
     entry, _ = sshd_host
     store = HostStore()
     store.put(entry)
     store.save()
-    runner = JobRunner()
-    panel = HostsPanel(runner)
+    panel = make_panel(HostsPanel, size=(700, 600))
     panel.host_context.known_hosts = KnownHosts(read_only=[], own=tmp_path / "studio_known_hosts")
-    panel.resize(700, 600)
-    qtbot.addWidget(panel)
-    panel.show()
-    yield panel
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    return panel
 
 
 def test_unknown_key_is_trusted_after_confirmation_then_the_checklist_shows(qtbot, panel, sshd):
@@ -118,7 +111,8 @@ def test_secret_prompt_answers_a_worker_thread(qtbot, monkeypatch):
     assert answers == ["s3cret"] and shown_on == [threading.main_thread()]
 
 
-def test_import_reads_the_ssh_config_off_the_window_thread_and_never_runs_match_exec(qtbot, tmp_path, monkeypatch):
+def test_import_reads_the_ssh_config_off_the_window_thread_and_never_runs_match_exec(qtbot, make_panel, tmp_path,
+                                                                                      monkeypatch):
     import threading
 
     from studio.remote.ssh_config import SshConfig
@@ -126,9 +120,7 @@ def test_import_reads_the_ssh_config_off_the_window_thread_and_never_runs_match_
     marker = tmp_path / "ran"
     config = tmp_path / "config"
     config.write_text(f'Match exec "touch {marker}"\n  User fromexec\nHost lab\n  HostName 10.9.8.7\n')
-    runner = JobRunner()
-    panel = HostsPanel(runner)
-    qtbot.addWidget(panel)
+    panel = make_panel(HostsPanel)
     panel.ssh_config_path = config
     read_on, edited, notes = [], [], []
     real_load = SshConfig.load.__func__
@@ -141,12 +133,8 @@ def test_import_reads_the_ssh_config_off_the_window_thread_and_never_runs_match_
     monkeypatch.setattr("studio.ui.panels.hosts.panel.QMessageBox.information",
                         lambda parent, title, text: notes.append(text))
     panel._run_dialog = lambda entry, replacing: edited.append(entry)
-    try:
-        panel._buttons["import"].click()
-        qtbot.waitUntil(lambda: bool(edited), timeout=10000)
-    finally:
-        runner.cancel_all()
-        runner.wait_for_done(5000)
+    panel._buttons["import"].click()
+    qtbot.waitUntil(lambda: bool(edited), timeout=10000)
     assert read_on and threading.main_thread() not in read_on
     assert offered == [["lab"]]
     assert (edited[0].host, edited[0].user) == ("10.9.8.7", "")

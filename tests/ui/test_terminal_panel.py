@@ -8,21 +8,17 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
 from studio.remote.hosts import HostStore
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.terminal import TerminalPanel
 
 
 @pytest.fixture
-def panel(qtbot, sshd_host):
+def panel(make_panel, sshd_host):
     entry, known = sshd_host
     store = HostStore()
     store.put(entry)
     store.save()
-    panel = TerminalPanel(JobRunner())
+    panel = make_panel(TerminalPanel, size=(900, 500))
     panel.host_context.known_hosts = known
-    panel.resize(900, 500)
-    qtbot.addWidget(panel)
-    panel.show()
     yield panel
     panel.close_all()
     for tab in panel.tabs():
@@ -102,7 +98,7 @@ def test_flood_keeps_the_gui_thread_responsive(qtbot, panel):
     assert len(tab.view.snapshot.scrollback) > 1000  # the flood went to the scrollback
 
 
-def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path, private_sshd):
+def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, make_panel, tmp_path, private_sshd):
     import subprocess
 
     from studio.remote.hosts import HostEntry
@@ -113,10 +109,8 @@ def test_a_dropped_connection_is_a_message_not_a_crash(qtbot, tmp_path, private_
     store.put(HostEntry(name="flaky", host=server.host, port=server.port, user=server.user,
                         key_file=str(server.client_key)))
     store.save()
-    panel = TerminalPanel(JobRunner())
+    panel = make_panel(TerminalPanel)
     panel.host_context.known_hosts = KnownHosts(read_only=[server.known_hosts], own=tmp_path / "own")
-    qtbot.addWidget(panel)
-    panel.show()
     tab = panel.open_terminal("flaky")
     qtbot.waitUntil(lambda: tab.session.state == "open", timeout=10000)
     children = subprocess.run(["pgrep", "-P", str(server.proc.pid)], capture_output=True, text=True)
