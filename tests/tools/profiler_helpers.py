@@ -45,3 +45,29 @@ def dynamic_detector(path: Path) -> Path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16, "H", "W"])], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
     return path
+
+
+def name_stats(n: int) -> list:
+    """``n`` per-name statistics rows (``NameStat``) as a big profile's statistics tab shows them."""
+    import random
+
+    from studio.tools.profiler.stats import NameStat
+
+    rng = random.Random(5)
+    stats = []
+    for i in range(n):
+        count = rng.randint(1, 50)
+        total = rng.random() * 1e4
+        stats.append(NameStat(f"aclnnOp{i % 9000}_{i}", count, total, total / count, total / count / 2,
+                              total / count * 2, rng.random() / n, total * 0.9))
+    return stats
+
+
+def table_rows(n: int = 100_000) -> list[list]:
+    """``n`` rows of a statistics table: names, counts, times, blanks and N/A as msprof exports have."""
+    import random
+
+    rng = random.Random(3)
+    names = [f"aclnnOp{i % 5000}_{rng.choice('ABCDEF')}" for i in range(n)]
+    return [[names[i], rng.randint(1, 50), rng.random() * 1000, None if i % 97 == 0 else rng.random(),
+             rng.choice(["AI_CORE", "AI_CPU", "N/A", ""])] for i in range(n)]
