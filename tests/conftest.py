@@ -55,23 +55,19 @@ def real_profiles(ascend_fixtures) -> Path:
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
     """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing (a failure on CI)."""
-    from sshd_server import require_sshd, start_sshd
+    from sshd_server import running_sshd
 
-    require_sshd()
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield server
-    server.stop()
+    with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
 
 
 @pytest.fixture
 def private_sshd(tmp_path):
     """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing (a failure on CI)."""
-    from sshd_server import require_sshd, start_sshd
+    from sshd_server import running_sshd
 
-    require_sshd()
-    server = start_sshd(tmp_path / "sshd")
-    yield server
-    server.stop()
+    with running_sshd(tmp_path / "sshd") as server:
+        yield server
 
 
 @pytest.fixture

@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def studio(*args: str, home: Path) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "studio"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "studio"]
-    env = {**os.environ, "STUDIO_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+from test_cli import run_studio as studio
 
 
 def test_summary_json_on_real_om(ascend_fixtures, studio_home):

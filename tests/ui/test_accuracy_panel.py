@@ -82,16 +82,22 @@ def test_two_dump_folders_make_a_comparison_with_table_scatter_and_drilldown(qtb
     assert worst_abs == pytest.approx(target_row.metrics.max_abs_err, rel=1e-5)
 
 
+def _show_in_graph(panel, row_name: str) -> tuple[list, list]:
+    """Select ``row_name`` and press "Show in graph": the (model, node) pairs and overlays sent."""
+    nodes, overlays = [], []
+    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
+    panel.links.overlay.connect(overlays.append)
+    panel.select_row(next(r.index for r in panel.result.rows if r.name == row_name))
+    panel.show_in_graph()
+    return nodes, overlays
+
+
 def test_show_in_graph_emits_node_and_cosine_overlay(qtbot, panel, dumps, tmp_path):
     result = run_job(compare_dumps(*dumps))
     csv_path = result.write_csv(tmp_path / "r.csv")
     panel.open_file(formats.detect(csv_path))
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
-    nodes, overlays = [], []
-    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
-    panel.links.overlay.connect(overlays.append)
-    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block1/add"))
-    panel.show_in_graph()
+    nodes, overlays = _show_in_graph(panel, "block1/add")
     assert nodes == [(tmp_path / "t.onnx", "block1/add")]
     overlay = overlays[0]
     assert overlay.higher_is_better and overlay.thresholds == [0.99]
@@ -153,11 +159,7 @@ def test_show_in_graph_uses_golden_names_when_only_the_golden_model_is_known(qtb
                                                for e in dump.entries])
     panel.compare(golden, target)
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
-    nodes, overlays = [], []
-    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
-    panel.links.overlay.connect(overlays.append)
-    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block0_add"))
-    panel.show_in_graph()
+    nodes, overlays = _show_in_graph(panel, "block0_add")
     assert nodes == [(tmp_path / "g.onnx", "block0/add")]
     assert overlays[0].model == tmp_path / "g.onnx" and "block2/relu" in overlays[0].values
 

@@ -8,10 +8,9 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from advisor_helpers import host_sleep_trace, mish_cnn
+from advisor_helpers import host_sleep_trace, profiled_mish
 
 from studio import formats
-from studio.jobs import run_job
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.advisor import AdvisorPanel
 
@@ -23,12 +22,7 @@ def panel(make_panel):
 
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
-    from studio.tools.profiler.local_run import profile_model
-
-    folder = tmp_path_factory.mktemp("panel")
-    model = mish_cnn(folder / "mish.onnx")
-    run_job(profile_model(model, folder / "profile", iterations=4, warmup=1))
-    return model, folder / "profile"
+    return profiled_mish(tmp_path_factory.mktemp("panel"), iterations=4)
 
 
 def _items(panel):

@@ -207,7 +207,7 @@ def two_local_runs(tmp_path):
     """One small model profiled twice here (5 iterations after 3 warm-ups each)."""
     from studio.jobs import run_job
     from studio.tools.profiler.local_run import profile_model
-    from tests.tools.timing_helpers import tiny_chain
+    from timing_helpers import tiny_chain
 
     model = tiny_chain(tmp_path / "chain.onnx", ops=30)
     for name in ("a", "b"):
