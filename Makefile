@@ -21,7 +21,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run.py $(BENCH)
 
 screenshots: $(STAMP)
 	$(BIN)/studio screenshot -o screenshots --demo

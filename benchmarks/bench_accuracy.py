@@ -28,13 +28,10 @@ import math
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from studio.tools.accuracy.metrics import EPS, compare_arrays  # noqa: E402
+from studio.tools.accuracy.metrics import EPS, compare_arrays
 
 SIZE = 4 << 20
 POOL = 8

@@ -33,9 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench_common import emit  # noqa: E402
+from bench_common import emit
 
 SHARED = Path(os.environ.get("STUDIO_SHARED", ROOT.parent / "shared"))
 NPU_FIXTURE = SHARED / "fixtures" / "ascend" / "pytorch_npu"

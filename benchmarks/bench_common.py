@@ -1,6 +1,8 @@
 """Helpers the benchmark scripts share: print one result row, time a function.
 
 Not a benchmark itself (run.py runs ``bench_*.py`` scripts that print rows; this one prints none).
+The tests' helpers (the loopback sshd, the stand-in tools, the model builders) import by name:
+run.py puts the checkout, tests/ and tests/tools/ on the scripts' PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -13,13 +15,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def use_repo_paths() -> None:
-    """Put the checkout and the tests' helpers (the loopback sshd, the stand-in tools) on sys.path."""
-    for path in (REPO, REPO / "tests" / "tools", REPO / "tests"):
-        if str(path) not in sys.path:
-            sys.path.insert(0, str(path))
 
 
 def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal: str) -> None:
@@ -43,7 +38,7 @@ def loopback_missing(peer_tools: tuple[str, ...] = ("ssh", "scp")) -> str | None
     missing), or None."""
     import shutil
 
-    from sshd_server import sshd_missing_reason  # tests/ is on sys.path in those scripts
+    from sshd_server import sshd_missing_reason  # tests/ is on PYTHONPATH (run.py)
 
     missing = [tool for tool in peer_tools if not shutil.which(tool)]
     return sshd_missing_reason() or (f"{' and '.join(missing)} not installed (apt-get install openssh-client)"

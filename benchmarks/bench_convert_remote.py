@@ -14,7 +14,7 @@ the demo U-Net (~8 MB ONNX):
 The stand-in atc takes no time, so this measures the transport and bookkeeping around a real ATC
 run (which itself takes tens of seconds to minutes on the host).
 
-Usage: ``python benchmarks/bench_convert_remote.py [--quick]``. Needs openssh-server/-client.
+Usage: ``python benchmarks/run.py bench_convert_remote.py [--quick]``. Needs openssh-server/-client.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
-
-use_repo_paths()
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
 
 
 def main() -> int:

@@ -23,11 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_common import loopback_missing, skipping, use_repo_paths
+from bench_common import loopback_missing, skipping
 
 REPO = Path(__file__).resolve().parents[1]
-use_repo_paths()
-
 
 def _ssh_config(sshd, path: Path) -> Path:
     path.write_text("\n".join([

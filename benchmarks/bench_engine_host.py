@@ -11,7 +11,7 @@ timing (the bootstrap itself is printed, not compared):
 A second row: the reuse check of an existing engine (one probe) against one ``true`` over the
 same open connection (goal: about one SSH round trip).
 
-Usage: ``python benchmarks/bench_engine_host.py [--quick]``. Needs openssh-server/-client and a
+Usage: ``python benchmarks/run.py bench_engine_host.py [--quick]``. Needs openssh-server/-client and a
 package index for the one bootstrap.
 """
 
@@ -23,11 +23,8 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
-
-use_repo_paths()
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
 
 
 def main() -> int:

@@ -30,13 +30,11 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from studio.jobs import run_job  # noqa: E402
-from studio.tools.graph.grouping import Hierarchy  # noqa: E402
-from studio.tools.graph.reader import read_graph  # noqa: E402
-from studio.tools.graph.synthetic import write_synthetic  # noqa: E402
-from studio.tools.graph.view import build_view  # noqa: E402
+from studio.jobs import run_job
+from studio.tools.graph.grouping import Hierarchy
+from studio.tools.graph.reader import read_graph
+from studio.tools.graph.synthetic import write_synthetic
+from studio.tools.graph.view import build_view
 
 DOT_TIMEOUT = 300
 

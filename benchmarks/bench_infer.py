@@ -19,9 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_common import emit  # noqa: E402
+from bench_common import emit
 
 
 def _setup(root: Path, count: int) -> tuple[Path, Path, Path]:

@@ -11,7 +11,7 @@ data plus the real msprof export files), profile one command:
   ``ssh host ls DIR`` to learn the PROF_ name, ``scp -r host:DIR/PROF_x .`` (OpenSSH, one
   connection per command, as people run them).
 
-Usage: ``python benchmarks/bench_onhost_profile.py [--quick]``. Needs openssh-server/-client.
+Usage: ``python benchmarks/run.py bench_onhost_profile.py [--quick]``. Needs openssh-server/-client.
 """
 
 from __future__ import annotations
@@ -20,11 +20,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config, use_repo_paths
-
-use_repo_paths()
+from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
 
 PAD_MB = 50
 

@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 OURS = r"""
 import json, resource, sys, time

@@ -14,9 +14,9 @@ of the GUI's own interpreter, as before (``OFFLOAD_BYTES`` raised so the profile
 window with no job at all for 5 s: the gaps the machine itself causes (other processes on the
 cores), the floor no job can go under.
 
-    python benchmarks/bench_responsiveness.py            # full sizes
-    python benchmarks/bench_responsiveness.py --quick    # 200k events, 20k nodes, 50 MB, 2x256 MB, 1,000 files
-    python benchmarks/bench_responsiveness.py --only convert,upload
+    python benchmarks/run.py bench_responsiveness.py            # full sizes
+    python benchmarks/run.py bench_responsiveness.py --quick    # 200k events, 20k nodes, 50 MB, 2x256 MB, 1,000 files
+    python benchmarks/run.py bench_responsiveness.py --only convert,upload
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
 
 CHILD = HERE / "responsiveness_child.py"
 
@@ -91,7 +90,6 @@ def big_weights_model(path: Path, megabytes: int) -> Path:
 def dump_folders(root: Path, megabytes: int) -> tuple[Path, Path]:
     """Two framework-style .npy dump folders of ``megabytes`` each: 4 MB tensors, the target the
     golden plus a little noise (as an FP16 run differs from FP32)."""
-    sys.path.insert(0, str(REPO / "tests" / "tools"))
     import numpy as np
     from accuracy_helpers import write_npy_dump
 
@@ -189,7 +187,6 @@ def main() -> int:
         loads.append(os.getloadavg()[0])
         _print(f"compare two dump folders of {dump_mb / 1024:g} GB ({ours['seconds']:.1f} s)", ours, idle, floor)
     if "upload" in only:
-        sys.path.insert(0, str(REPO / "tests"))
         from sshd_server import sshd_missing_reason, start_sshd
 
         reason = sshd_missing_reason()

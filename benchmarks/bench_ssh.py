@@ -8,7 +8,7 @@
    plain ``Screen`` fed the same bytes, for a plain flood and for coloured lines, and against
    ``cat`` moving the same bytes through a pipe (the floor: no parsing at all).
 
-Usage: ``python benchmarks/bench_ssh.py [--quick]``. Needs openssh-server and openssh-client.
+Usage: ``python benchmarks/run.py bench_ssh.py [--quick]``. Needs openssh-server and openssh-client.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
 
 
-from bench_common import emit, median_time, skipping  # noqa: E402
+from bench_common import emit, median_time, skipping
 
 
 def bench_latency(runs: int) -> None:

@@ -3,23 +3,49 @@
 Each ``bench_*.py`` prints JSON lines of the form
 ``{"figure": ..., "unit": "s", "ours": 0.8, "peer": 0.5, "peer_name": "...", "goal": "..."}``;
 ours and peer are measured in the same run, on the same machine.
+
+    python benchmarks/run.py                          # every script (make bench)
+    python benchmarks/run.py bench_ssh.py --quick     # one script, with its own options
+
+The scripts import Studio and the tests' helpers (the loopback sshd, the stand-in tools, the model
+builders) by name: this runner puts the checkout, tests/ and tests/tools/ on their PYTHONPATH.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 
 
-def main() -> int:
+def script_env() -> dict[str, str]:
+    """This environment with the checkout, tests/ and tests/tools/ first on PYTHONPATH."""
+    paths = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "tools")]
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def main(argv: list[str]) -> int:
+    """Run every ``bench_*.py``, or the one named first in ``argv`` with the rest as its options."""
+    if argv:
+        script = HERE / Path(argv[0]).name
+        if not script.is_file() or not script.name.startswith("bench_"):
+            print(f"{argv[0]}: no such benchmark in {HERE} (the scripts are bench_*.py)", file=sys.stderr)
+            return 2
+        scripts, options = [script], argv[1:]
+    else:
+        scripts, options = sorted(HERE.glob("bench_*.py")), []
     rows, failed, notes = [], [], []
-    for script in sorted(HERE.glob("bench_*.py")):
+    env = script_env()
+    for script in scripts:
         print(f"running {script.name} ...", file=sys.stderr, flush=True)
-        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        result = subprocess.run([sys.executable, str(script), *options], capture_output=True, text=True, env=env)
         if result.returncode != 0:
             failed.append(script.name)
             print(result.stderr, file=sys.stderr)
@@ -52,4 +78,4 @@ def _row(row: dict) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

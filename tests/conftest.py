@@ -11,6 +11,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, missing_fixtures  # noqa: F401,E402
 
+# make_panel, make_panels, make_window and the GUI-thread garbage collection of GUI tests.
+pytest_plugins = ["plugins.studio_panels"]
+
 
 @pytest.fixture(autouse=True)
 def studio_home(tmp_path_factory, monkeypatch) -> Path:
@@ -29,23 +32,6 @@ def _no_stale_pyenv_lock():
     remove_stale_pyenv_lock()
     with PyenvLockJanitor():
         yield
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread(request):
-    """GUI tests collect reference cycles on the GUI thread only, as the application does
-    (``studio.ui.gui_gc``): a collection on a job's thread freed an earlier test's plot widgets
-    there and crashed the process about one run in six."""
-    if "qtbot" not in request.fixturenames and "make_panel" not in request.fixturenames:
-        yield
-        return
-    from studio.ui.gui_gc import GuiThreadCollector
-
-    collector = GuiThreadCollector()
-    try:
-        yield
-    finally:
-        collector.stop()
 
 
 @pytest.fixture(scope="session")
@@ -69,23 +55,19 @@ def real_profiles(ascend_fixtures) -> Path:
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
     """A real OpenSSH sshd on 127.0.0.1 (see tests/sshd_server.py); skipped where sshd is missing (a failure on CI)."""
-    from sshd_server import require_sshd, start_sshd
+    from sshd_server import running_sshd
 
-    require_sshd()
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield server
-    server.stop()
+    with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
 
 
 @pytest.fixture
 def private_sshd(tmp_path):
     """A sshd of the test's own (for tests that kill its sessions); skipped where sshd is missing (a failure on CI)."""
-    from sshd_server import require_sshd, start_sshd
+    from sshd_server import running_sshd
 
-    require_sshd()
-    server = start_sshd(tmp_path / "sshd")
-    yield server
-    server.stop()
+    with running_sshd(tmp_path / "sshd") as server:
+        yield server
 
 
 @pytest.fixture

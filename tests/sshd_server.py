@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,3 +250,15 @@ def start_sshd(root: Path, extra_config: list[str] = ()) -> Sshd:
     (root / "known_hosts").write_text(f"[127.0.0.1]:{port} {key_type} {key_b64}\n")
     return Sshd(root, "127.0.0.1", port, getpass.getuser(), root / "client_ed25519", root / "known_hosts",
                 root / "host_ed25519.pub", proc)
+
+
+@contextmanager
+def running_sshd(root: Path, extra_config: list[str] = ()):
+    """A started sshd under ``root`` for a ``with`` block, stopped after it; skips the test where
+    sshd is missing (a failure on CI, see :func:`require_sshd`)."""
+    require_sshd()
+    server = start_sshd(root, list(extra_config))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -17,7 +17,6 @@ def _slow() -> set:
     import importlib.util
 
     here = Path(__file__).resolve().parent
-    sys.path.insert(0, str(here))
     spec = importlib.util.spec_from_file_location("corpus_cases", here / "test_corpus.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -26,7 +25,6 @@ def _slow() -> set:
 
 def render(results: dict) -> str:
     """The models × tools table (``†``: left out on CI as slow) and one line per non-ok case."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from studio.tools.corpus import manifest
 
     cases = _slow()

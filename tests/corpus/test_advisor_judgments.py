@@ -14,7 +14,7 @@ import pytest
 from studio.jobs import run_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
-from tests.tools.advisor_helpers import session_ratio
+from advisor_helpers import session_ratio
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

@@ -15,7 +15,7 @@ from ort_peer import plain_ab_ratio, plain_ort_feeds_ms
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
 from studio.tools.corpus.inputs import make_inputs, write_inputs
-from tests.tools.timing_helpers import (
+from timing_helpers import (
     measured_kernels,
     op_self_time_per_run,
     read_csv,

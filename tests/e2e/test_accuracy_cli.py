@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-
-import numpy as np  # noqa: E402
-from accuracy_helpers import chain_model, write_npu_dump  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+import numpy as np
+from accuracy_helpers import chain_model, write_npu_dump
+from test_cli import run_studio
 
 
 def test_dump_fp32_and_fp16_sim_then_compare_json_and_csv(tmp_path, studio_home):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.tools.advisor_helpers import host_sleep_trace, mish_cnn
+from advisor_helpers import host_sleep_trace, mish_cnn
 
 ROOT = Path(__file__).resolve().parents[2]
 

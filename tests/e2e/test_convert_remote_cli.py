@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import onnx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from convert_remote_helpers import make_toolkit  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from convert_helpers import conv_bn_model
+from convert_remote_helpers import make_toolkit
+from test_cli import run_studio
 
 
 def _host(studio_home: Path, sshd, toolkit: Path, deploy_root: Path) -> None:

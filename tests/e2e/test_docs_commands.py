@@ -36,11 +36,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_remote_helpers import make_toolkit  # noqa: E402
-from doc_commands import REPO, DocCommand, doc_commands, documents, variants  # noqa: E402
-from standins import fake_om, make_standin_toolkit  # noqa: E402
+from convert_remote_helpers import make_toolkit
+from doc_commands import REPO, DocCommand, doc_commands, documents, variants
+from standins import fake_om, make_standin_toolkit
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
-from studio import __version__  # noqa: E402
+from studio import __version__
 
 
 def _run_folder(folder: Path, owner: str, age_s: float = 0) -> Path:

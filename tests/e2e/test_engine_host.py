@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -13,9 +12,8 @@ import numpy as np
 import onnx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
 
 @pytest.fixture(scope="session")

@@ -9,16 +9,14 @@ dependency wheels are downloaded here for the host's Python, uploaded, installed
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import onnx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
 pytestmark = pytest.mark.slow
 

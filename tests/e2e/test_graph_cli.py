@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def studio(*args: str, home: Path) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "studio"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "studio"]
-    env = {**os.environ, "STUDIO_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+from test_cli import run_studio as studio
 
 
 def test_summary_json_on_real_om(ascend_fixtures, studio_home):
@@ -31,7 +20,6 @@ def test_summary_json_on_real_om(ascend_fixtures, studio_home):
 
 
 def test_summary_text_and_export(tmp_path, studio_home):
-    sys.path.insert(0, str(REPO))
     from studio.tools.graph.synthetic import write_synthetic
 
     model = write_synthetic(tmp_path / "m.onnx", 400)
@@ -61,7 +49,6 @@ def test_errors_exit_2(ascend_fixtures, studio_home, tmp_path):
 
 
 def _helpers():
-    sys.path.insert(0, str(REPO / "tests" / "tools"))
     import graph_helpers
 
     return graph_helpers
@@ -115,7 +102,6 @@ def test_export_with_an_overlay_greys_out_the_nodes_it_has_no_value_for(tmp_path
     none keeps its category colour (which would read as a measurement)."""
     import xml.etree.ElementTree as ET
 
-    sys.path.insert(0, str(REPO))
     from studio.tools.graph.categories import CATEGORY_COLOURS
     from studio.tools.graph.reader import read_model
     from studio.tools.graph.synthetic import write_synthetic

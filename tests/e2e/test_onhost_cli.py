@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded, write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import PY, facemask_onnx, fake_om, make_standin_toolkit, recorded, write_host
+from test_cli import run_studio
 
-from studio.runs.config import RunConfig, save_config  # noqa: E402
-from studio.workspace import Workspace  # noqa: E402
+from studio.runs.config import RunConfig, save_config
+from studio.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 
@@ -93,7 +92,7 @@ def test_no_npu_names_host_command_log_and_fix(host, tmp_path, ascend_fixtures):
 def test_missing_msprof_is_explained(host, tmp_path):
     (host["toolkit"] / "set_env.sh").write_text(  # npu-smi only: a driver without the toolkit
         f"mkdir -p {tmp_path}/only; ln -sf {Path(__file__).resolve().parents[1]}/cann_standins/bin/npu-smi "
-        f"{tmp_path}/only/npu-smi; export PATH={tmp_path}/only:/usr/bin:/bin\n")
+        f"{tmp_path}/only/npu-smi; export PATH={tmp_path}/only:/usr/bin:/bin PYTHONPATH={PY}\n")
     result = run_studio("profile", "run", "--host", "box", "-o", str(tmp_path / "p"), "--", "true",
                         home=host["home"])
     assert result.returncode == 2 and "msprof was not found on box" in result.stderr

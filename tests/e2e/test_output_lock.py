@@ -8,12 +8,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import onnx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_cli import REPO, studio_command  # noqa: E402
+from test_cli import REPO, studio_command
 
 
 def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(studio_home, tmp_path):
@@ -51,11 +49,12 @@ def test_the_lock_goes_with_its_process(tmp_path):
     from studio.output_lock import lock_path, output_lock
 
     folder = tmp_path / "out"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]); "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
                                "from studio.output_lock import output_lock\n"
-                               "with output_lock(__import__('pathlib').Path(sys.argv[2])):\n"
-                               "    print('held', flush=True); time.sleep(60)", str(REPO), str(folder)],
-                              stdout=subprocess.PIPE, text=True)
+                               "with output_lock(__import__('pathlib').Path(sys.argv[1])):\n"
+                               "    print('held', flush=True); time.sleep(60)", str(folder)],
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})
     try:
         assert holder.stdout.readline().strip() == "held"
         try:

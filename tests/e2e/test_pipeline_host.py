@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
 PIPELINE = "mindx_pipeline/mindxsdk-referenceapps/mxVision/InferOfflineVideo/regular/pipeline/regular.pipeline"
 FILES = ["models/yolov3/yolov3_tf_bs1_fp16.om", "models/yolov3/yolov3_tf_bs1_fp16.cfg", "models/yolov3/coco.names"]

@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def studio(*args: str, home: Path) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "studio"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "studio"]
-    env = {**os.environ, "STUDIO_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+from test_cli import run_studio as studio
 
 
 def test_stats_json_on_the_pytorch_trace(ascend_fixtures, studio_home):
@@ -78,7 +67,6 @@ def test_errors_exit_2(tmp_path, studio_home):
 
 
 def test_dynamic_dims_need_a_size_and_the_size_is_printed(tmp_path, studio_home):
-    sys.path.insert(0, str(REPO / "tests" / "tools"))
     from profiler_helpers import dynamic_detector
 
     model = dynamic_detector(tmp_path / "det.onnx")

@@ -11,12 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
-from studio.runs.config import RunConfig, save_config  # noqa: E402
-from studio.workspace import Workspace  # noqa: E402
+from studio.runs.config import RunConfig, save_config
+from studio.workspace import Workspace
 
 APP = """
 import numpy as np, os

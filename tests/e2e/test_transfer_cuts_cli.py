@@ -8,7 +8,6 @@ file grows on disk), as a cable pulled mid-copy would.
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,10 +16,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_remote_helpers import make_toolkit  # noqa: E402
-from test_cli import studio_command  # noqa: E402
-from test_convert_remote_cli import _host  # noqa: E402
+from convert_remote_helpers import make_toolkit
+from test_cli import studio_command
+from test_convert_remote_cli import _host
 
 BIG = 160_000_000  # bytes: a second or more of copying on loopback, so the cut lands mid-way
 

@@ -4,18 +4,15 @@ inputs for fp16-check and dump, and bad files that must end in a message, not a 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from trust_models import ort_run, paddle_style_model, shape_if_model
 
-from trust_models import ort_run, paddle_style_model, shape_if_model  # noqa: E402
-
-from studio.cli import main  # noqa: E402
+from studio.cli import main
 
 
 def studio(capsys, *args) -> tuple[int, str, str]:

@@ -15,12 +15,11 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import write_host  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from standins import write_host
+from test_cli import run_studio
 
-from studio.runs.config import RunConfig, save_config  # noqa: E402
-from studio.workspace import Workspace  # noqa: E402
+from studio.runs.config import RunConfig, save_config
+from studio.workspace import Workspace
 
 MAIN = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "mindx_unet_main.py"
 PIPELINE = "app/pipeline/unet_simple_opencv.pipeline"

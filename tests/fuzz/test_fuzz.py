@@ -27,7 +27,6 @@ from mutate import variants
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "tools"))
 TIMEOUT_S = 60
 WORKERS = 2
 SAMPLE = 2  # variants per reader outside CI (the full 314 take minutes on 2 cores)

@@ -44,6 +44,16 @@ def mish_cnn(path: Path, blocks: int = 3, channels: int = 16, size: int = 96, se
     return path
 
 
+def profiled_mish(folder: Path, iterations: int) -> tuple[Path, Path]:
+    """(the :func:`mish_cnn` model, a real `studio profile run` folder of it) under ``folder``."""
+    from studio.jobs import run_job
+    from studio.tools.profiler.local_run import profile_model
+
+    model = mish_cnn(folder / "mish.onnx")
+    run_job(profile_model(model, folder / "profile", iterations=iterations, warmup=1))
+    return model, folder / "profile"
+
+
 def host_sleep_trace(path: Path, sleep_s: float = 5.0, kernels: int = 40) -> Path:
     """A Chrome trace: an NPU stream running kernels, idle for ``sleep_s`` while the host sits in an
     msprofTx range ("create stream") with no API call inside it, then kernels again."""

@@ -8,7 +8,7 @@ import pytest
 
 from studio.jobs import run_job
 from studio.tools.advisor.model import Finding
-from tests.tools.advisor_helpers import mish_cnn, session_ratio
+from advisor_helpers import mish_cnn, session_ratio
 
 
 def _measured(ratio: float, significant: bool, base: float = 100.0) -> dict:

@@ -69,7 +69,7 @@ def test_not_installed_says_how_and_our_rules_still_run(npu_dir, monkeypatch, tm
 
 
 def test_not_run_on_local_profiles(tmp_path):
-    from tests.tools.advisor_helpers import host_sleep_trace
+    from advisor_helpers import host_sleep_trace
 
     report = run_job(advise(profile=host_sleep_trace(tmp_path / "t.json")))
     assert report.msprof_analyze == {}

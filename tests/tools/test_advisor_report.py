@@ -10,7 +10,7 @@ import pytest
 from studio.jobs import run_job
 from studio.tools.advisor import write_report
 from studio.tools.advisor.engine import advise
-from tests.tools.advisor_helpers import mish_cnn, small_model
+from advisor_helpers import mish_cnn, small_model
 
 
 @pytest.fixture(scope="module")

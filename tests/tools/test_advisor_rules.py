@@ -7,12 +7,13 @@ import json
 
 import pytest
 
+from advisor_helpers import host_sleep_trace, mish_cnn, op_summary_csv, profiled_mish, small_model
+
 from studio.jobs import run_job
+from studio.serial import to_json
 from studio.tools.advisor.context import Context
 from studio.tools.advisor.engine import advise
 from studio.tools.advisor.model import RooflinePoint
-from tests.tools.advisor_helpers import host_sleep_trace, mish_cnn, op_summary_csv, small_model
-from studio.serial import to_json
 
 
 def ids(report) -> set[str]:
@@ -25,12 +26,7 @@ def by_id(report, rule_id):
 
 @pytest.fixture(scope="module")
 def mish_profile(tmp_path_factory):
-    from studio.tools.profiler.local_run import profile_model
-
-    folder = tmp_path_factory.mktemp("mish")
-    model = mish_cnn(folder / "mish.onnx")
-    run_job(profile_model(model, folder / "profile", iterations=6, warmup=1))
-    return model, folder / "profile"
+    return profiled_mish(tmp_path_factory.mktemp("mish"), iterations=6)
 
 
 def test_mish_finding_gain_is_the_profiled_chain_time(mish_profile):

@@ -119,9 +119,6 @@ def test_a_nul_in_a_command_is_refused_before_it_runs():
 @pytest.fixture(scope="module")
 def profile_folder(tmp_path_factory) -> Path:
     """A real `studio profile run` folder (ONNX Runtime, a small chain model)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from accuracy_helpers import chain_model
 
     from studio.tools.profiler.local_run import profile_model

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -11,18 +10,17 @@ from pathlib import Path
 import onnx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from convert_helpers import conv_bn_model  # noqa: E402
-from convert_remote_helpers import make_toolkit  # noqa: E402
+from convert_helpers import conv_bn_model
+from convert_remote_helpers import make_toolkit
 
-from studio.errors import Cancelled, UserError  # noqa: E402
-from studio.jobs import CancelToken, run_job  # noqa: E402
-from studio.remote.hosts import HostEntry  # noqa: E402
-from studio.remote.known_hosts import KnownHosts, UnknownHostKey  # noqa: E402
-from studio.targets import LocalTarget, SshTarget  # noqa: E402
-from studio.targets.base import workdir_script  # noqa: E402
-from studio.tools.convert.atc_run import AtcFailed, run_atc  # noqa: E402
-from studio.tools.convert.options import ConvertOptions  # noqa: E402
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken, run_job
+from studio.remote.hosts import HostEntry
+from studio.remote.known_hosts import KnownHosts, UnknownHostKey
+from studio.targets import LocalTarget, SshTarget
+from studio.targets.base import workdir_script
+from studio.tools.convert.atc_run import AtcFailed, run_atc
+from studio.tools.convert.options import ConvertOptions
 
 
 class Place:

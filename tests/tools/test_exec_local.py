@@ -46,7 +46,7 @@ def test_cancel_kills_the_process_group(tmp_path):
     start = time.monotonic()
     with pytest.raises(Cancelled):
         collect(LocalTarget().run(["sh", "-c", f"sleep 30 & echo $! > '{pid_file}'; wait"], cancel=token), token)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 20  # out long before the 30 s sleep ends, even on a loaded machine
     child = int(pid_file.read_text())
     for _ in range(50):  # the grandchild goes with its group
         if not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]:

@@ -5,7 +5,6 @@ onnx / numpy / ONNX Runtime, not against the code under test."""
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,8 +22,7 @@ from studio.tools.graph.shapes import apply_input_shapes, parse_input_shapes
 from studio.tools.graph.summary import format_summary, summarize
 from studio.tools.graph.view import build_view
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from graph_helpers import constant_weights_model, outer_scope_if_model, residual_scopes_model  # noqa: E402
+from graph_helpers import constant_weights_model, outer_scope_if_model, residual_scopes_model
 
 LIGHT = Path(__import__("onnx").__file__).parent / "backend" / "test" / "data" / "light"
 

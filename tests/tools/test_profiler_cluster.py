@@ -24,11 +24,8 @@ KEYS = {"computing_us": "Computing", "communication_not_overlapped_us": "Communi
 
 
 @pytest.fixture(scope="module")
-def real(ascend_fixtures) -> Path:
-    path = ascend_fixtures / "real"
-    if not (path / "cluster_pytorch").is_dir():
-        pytest.skip("real cluster fixtures not present")
-    return path
+def real(real_profiles) -> Path:
+    return real_profiles
 
 
 def _ro(path: Path) -> sqlite3.Connection:

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from profiler_helpers import conv_exp_matmul
 
 import studio.profile
 from studio import formats
@@ -22,18 +22,7 @@ from studio.tools.profiler.local_run import profile_model
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory):
     """Conv -> Exp -> MatMul (nothing ORT fuses away), generated (deterministic)."""
-    rng = np.random.default_rng(0)
-    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], rng.random(108).astype(np.float32).tolist())
-    m = helper.make_tensor("m", TensorProto.FLOAT, [8, 8], rng.random(64).astype(np.float32).tolist())
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv0", pads=[1, 1, 1, 1]),
-             helper.make_node("Exp", ["c"], ["r"], name="exp0"),
-             helper.make_node("MatMul", ["r", "m"], ["y"], name="matmul0")]
-    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [w, m])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    path = tmp_path_factory.mktemp("model") / "small.onnx"
-    onnx.save(model, path)
-    return path
+    return conv_exp_matmul(tmp_path_factory.mktemp("model") / "small.onnx", channels=4, size=8, name="small")
 
 
 def test_local_run_writes_a_folder_the_profiler_reads(small_model, tmp_path):

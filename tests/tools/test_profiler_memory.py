@@ -18,11 +18,8 @@ TWO_DB = "cluster_pytorch/msinsight_db_2rank_level2/level2"
 
 
 @pytest.fixture(scope="module")
-def real(ascend_fixtures) -> Path:
-    path = ascend_fixtures / "real"
-    if not (path / "cluster_pytorch").is_dir():
-        pytest.skip("real memory fixtures not present")
-    return path
+def real(real_profiles) -> Path:
+    return real_profiles
 
 
 def _plain_text_peak(output: Path) -> tuple[float, float, float, list[tuple[str, float]]]:

@@ -4,15 +4,11 @@ independent sums over ONNX Runtime's raw profile JSON."""
 from __future__ import annotations
 
 import json
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
-from profiler_helpers import write_trace
+from profiler_helpers import conv_exp_matmul, write_trace
 
 from studio.jobs import run_job
 from studio.tools.profiler import stats
@@ -25,18 +21,7 @@ from studio.serial import to_json
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     """Conv -> Exp -> MatMul -> Tanh, big enough that kernels take measurable time."""
-    rng = np.random.default_rng(0)
-    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 3, 3, 3], rng.random(216).astype(np.float32).tolist())
-    m = helper.make_tensor("m", TensorProto.FLOAT, [64, 64], rng.random(4096).astype(np.float32).tolist())
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv0", pads=[1, 1, 1, 1]),
-             helper.make_node("Exp", ["c"], ["r"], name="exp0"),
-             helper.make_node("MatMul", ["r", "m"], ["t"], name="matmul0"),
-             helper.make_node("Tanh", ["t"], ["y"], name="tanh0")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 64, 64])], [w, m])
-    path = tmp_path_factory.mktemp("m") / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
-    return path
+    return conv_exp_matmul(tmp_path_factory.mktemp("m") / "m.onnx", channels=8, size=64, tanh=True)
 
 
 def load(path):
@@ -143,7 +128,6 @@ def test_one_sided_rows_are_marked_not_green(tmp_path):
 
 
 def test_compare_says_when_the_inputs_differ(tmp_path):
-    sys.path.insert(0, str(Path(__file__).parent))
     from profiler_helpers import dynamic_detector
 
     model = dynamic_detector(tmp_path / "det.onnx")

@@ -89,7 +89,9 @@ def test_cancel_gets_out_of_a_transfer_to_a_frozen_host(frozen_host, tmp_path, m
     with pytest.raises(Cancelled):
         run_job(sync_job(deployment, direction, _connector(server), cancel=token), token)
     assert frozen, "the host was never frozen mid-transfer"
-    assert time.monotonic() - frozen[0] < 5  # cancelled 0.5 s after the freeze; out within seconds
+    # Cancelled 0.5 s after the freeze: out within seconds, not the minutes a frozen TCP connection
+    # takes (the limit is loose for a loaded machine; the time itself is no figure of this test).
+    assert time.monotonic() - frozen[0] < 20
     assert time.monotonic() - started < 60
 
 
@@ -102,7 +104,7 @@ def test_a_silent_host_is_given_up_by_the_keepalive_watchdog(frozen_host, tmp_pa
     frozen = _freeze_when_moving(monkeypatch, freeze)
     with pytest.raises(UserError) as caught:
         run_job(sync_job(deployment, "upload", _connector(server, keepalive=0.5, dead_after=2)))
-    assert frozen and time.monotonic() - frozen[0] < 10
+    assert frozen and time.monotonic() - frozen[0] < 30  # dead after 2 s of silence, not never
     assert "was lost: the host stopped answering" in caught.value.what
     assert "Run the same command again" in caught.value.fix
     assert not (Path(deployment.remote) / "big.bin").exists()  # nothing half-written in place

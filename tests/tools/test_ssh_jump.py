@@ -18,12 +18,10 @@ from studio.targets import SshTarget, collect
 @pytest.fixture
 def inner(tmp_path):
     """A second sshd standing for a host reachable only through the jump host."""
-    from sshd_server import require_sshd, start_sshd
+    from sshd_server import running_sshd
 
-    require_sshd()
-    server = start_sshd(tmp_path / "inner")
-    yield server
-    server.stop()
+    with running_sshd(tmp_path / "inner") as server:
+        yield server
 
 
 def _unreachable_directly(monkeypatch, port: int) -> None:

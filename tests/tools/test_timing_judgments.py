@@ -16,7 +16,7 @@ from studio.tools.advisor.engine import advise
 from studio.tools.profiler import stats
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_run import profile_model
-from tests.tools.timing_helpers import (
+from timing_helpers import (
     if_model,
     op_self_time_per_run,
     positive_input,
@@ -157,7 +157,7 @@ def test_interleaved_ab_finds_a_fourfold_model_slower(chain, tmp_path):
 
 def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
     from studio.tools.advisor.loop import closed_loop
-    from tests.tools.advisor_helpers import mish_cnn
+    from advisor_helpers import mish_cnn
 
     model = mish_cnn(tmp_path / "m.onnx")
     result = run_job(closed_loop(model, tmp_path / "fixed.onnx", ["ConvBnFusion"], work=tmp_path / "work",

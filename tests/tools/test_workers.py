@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
 
-from studio.errors import Cancelled, UserError  # noqa: E402
-from studio.jobs import CancelToken, Progress, run_job  # noqa: E402
-from studio.tools.profiler.loader import open_profile, open_profile_offloaded  # noqa: E402
-from studio.workers import WorkerDied, active_pids, run_in_worker  # noqa: E402
+from studio.errors import Cancelled, UserError
+from studio.jobs import CancelToken, Progress, run_job
+from studio.tools.profiler.loader import open_profile, open_profile_offloaded
+from studio.workers import WorkerDied, active_pids, run_in_worker
 
 
 def big_trace(path: Path, n: int = 60_000) -> Path:

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from accuracy_helpers import chain_model
 
-from accuracy_helpers import chain_model  # noqa: E402
-
-from studio import formats  # noqa: E402
-from studio.jobs import run_job  # noqa: E402
-from studio.tools.accuracy.compare import compare_dumps  # noqa: E402
-from studio.tools.accuracy.local_dump import dump_model  # noqa: E402
-from studio.ui.jobs import JobRunner  # noqa: E402
-from studio.ui.panels.accuracy import AccuracyPanel  # noqa: E402
+from studio import formats
+from studio.jobs import run_job
+from studio.tools.accuracy.compare import compare_dumps
+from studio.tools.accuracy.local_dump import dump_model
+from studio.ui.panels.accuracy import AccuracyPanel
 
 
 @pytest.fixture
@@ -29,15 +25,8 @@ def dumps(tmp_path):
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = AccuracyPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 800)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(AccuracyPanel, size=(1100, 800))
 
 
 def test_empty_state_says_what_to_do(panel):
@@ -93,16 +82,22 @@ def test_two_dump_folders_make_a_comparison_with_table_scatter_and_drilldown(qtb
     assert worst_abs == pytest.approx(target_row.metrics.max_abs_err, rel=1e-5)
 
 
+def _show_in_graph(panel, row_name: str) -> tuple[list, list]:
+    """Select ``row_name`` and press "Show in graph": the (model, node) pairs and overlays sent."""
+    nodes, overlays = [], []
+    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
+    panel.links.overlay.connect(overlays.append)
+    panel.select_row(next(r.index for r in panel.result.rows if r.name == row_name))
+    panel.show_in_graph()
+    return nodes, overlays
+
+
 def test_show_in_graph_emits_node_and_cosine_overlay(qtbot, panel, dumps, tmp_path):
     result = run_job(compare_dumps(*dumps))
     csv_path = result.write_csv(tmp_path / "r.csv")
     panel.open_file(formats.detect(csv_path))
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
-    nodes, overlays = [], []
-    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
-    panel.links.overlay.connect(overlays.append)
-    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block1/add"))
-    panel.show_in_graph()
+    nodes, overlays = _show_in_graph(panel, "block1/add")
     assert nodes == [(tmp_path / "t.onnx", "block1/add")]
     overlay = overlays[0]
     assert overlay.higher_is_better and overlay.thresholds == [0.99]
@@ -164,11 +159,7 @@ def test_show_in_graph_uses_golden_names_when_only_the_golden_model_is_known(qtb
                                                for e in dump.entries])
     panel.compare(golden, target)
     qtbot.waitUntil(lambda: panel.result is not None, timeout=10000)
-    nodes, overlays = [], []
-    panel.links.show_node.connect(lambda model, name: nodes.append((model, name)))
-    panel.links.overlay.connect(overlays.append)
-    panel.select_row(next(r.index for r in panel.result.rows if r.name == "block0_add"))
-    panel.show_in_graph()
+    nodes, overlays = _show_in_graph(panel, "block0_add")
     assert nodes == [(tmp_path / "g.onnx", "block0/add")]
     assert overlays[0].model == tmp_path / "g.onnx" and "block2/relu" in overlays[0].values
 

@@ -4,15 +4,11 @@ result keeps the column the user sorted by."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from accuracy_helpers import write_npy_dump  # noqa: E402
+from accuracy_helpers import write_npy_dump
 
 
 @pytest.fixture
@@ -30,12 +26,10 @@ def result(tmp_path):
     return run_job(compare_dumps(tmp_path / "g", tmp_path / "t"))
 
 
-def test_sorting_is_the_model_s_and_the_selection_follows(qtbot, result):
-    from studio.ui.jobs import JobRunner
+def test_sorting_is_the_model_s_and_the_selection_follows(qtbot, make_panel, result):
     from studio.ui.panels.accuracy import AccuracyPanel
 
-    panel = AccuracyPanel(JobRunner())
-    qtbot.addWidget(panel)
+    panel = make_panel(AccuracyPanel)
     panel.set_result(result)
     names = [panel.proxy.index(i, 1).data() for i in range(panel.proxy.rowCount())]
     assert names == [r.name for r in sorted(result.rows, key=lambda r: r.index)]

@@ -8,9 +8,6 @@ target model also holds an op the golden run has no tensor for (``extra``): noth
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
@@ -23,8 +20,6 @@ from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from linked_panels import linked_panels  # noqa: E402
 
 N = 256
 
@@ -64,9 +59,9 @@ def comparison(tmp_path):
 
 
 @pytest.fixture
-def panels(qtbot):
-    with linked_panels(qtbot, AccuracyPanel, GraphPanel, size=(1100, 700)) as (accuracy, graph, _links):
-        yield accuracy, graph
+def panels(make_panels):
+    accuracy, graph, _links = make_panels(AccuracyPanel, GraphPanel, size=(1100, 700))
+    return accuracy, graph
 
 
 def _row(result, name):

@@ -4,42 +4,25 @@ roofline clicks, export, apply fixes, a saved report reopening."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from advisor_helpers import host_sleep_trace, profiled_mish
 
-from advisor_helpers import host_sleep_trace, mish_cnn  # noqa: E402
-
-from studio import formats  # noqa: E402
-from studio.jobs import run_job  # noqa: E402
-from studio.ui.jobs import JobRunner  # noqa: E402
-from studio.ui.panels.advisor import AdvisorPanel  # noqa: E402
+from studio import formats
+from studio.ui.jobs import JobRunner
+from studio.ui.panels.advisor import AdvisorPanel
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = AdvisorPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1200, 800)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(10000)
+def panel(make_panel):
+    return make_panel(AdvisorPanel, size=(1200, 800))
 
 
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
-    from studio.tools.profiler.local_run import profile_model
-
-    folder = tmp_path_factory.mktemp("panel")
-    model = mish_cnn(folder / "mish.onnx")
-    run_job(profile_model(model, folder / "profile", iterations=4, warmup=1))
-    return model, folder / "profile"
+    return profiled_mish(tmp_path_factory.mktemp("panel"), iterations=4)
 
 
 def _items(panel):
@@ -118,14 +101,10 @@ def test_apply_fixes_runs_the_loop(qtbot, panel, profiled, tmp_path):
     assert panel.report.loop["fixed"] == str(tmp_path / "fixed.onnx")
 
 
-def test_profiler_zooms_to_a_requested_range(qtbot, tmp_path):
+def test_profiler_zooms_to_a_requested_range(qtbot, make_panel, tmp_path):
     from studio.ui.panels.profiler import ProfilerPanel
 
-    runner = JobRunner()
-    profiler = ProfilerPanel(runner)
-    qtbot.addWidget(profiler)
-    profiler.resize(1000, 600)
-    profiler.show()
+    profiler = make_panel(ProfilerPanel, size=(1000, 600))
     trace = host_sleep_trace(tmp_path / "sleep.json", 1.0)
     opened = []
     profiler.request_load.connect(lambda p: (opened.append(p), profiler.open_file(formats.detect(p))))
@@ -135,8 +114,6 @@ def test_profiler_zooms_to_a_requested_range(qtbot, tmp_path):
     t0, t1 = profiler.timeline.t0, profiler.timeline.t1
     assert t0 <= 5_000_000 and t1 >= 900_000_000 and t1 - t0 < 1.1 * 895_000_000  # zoomed to the range
     qtbot.waitUntil(lambda: profiler.bottom.currentWidget() is profiler.range_table, timeout=20000)
-    runner.cancel_all()
-    runner.wait_for_done(5000)
 
 
 def test_devices_dialog_edits_the_table(qtbot, monkeypatch):

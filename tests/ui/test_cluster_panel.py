@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt
 
 from studio.tools.profiler.cluster import open_cluster
 from studio.tools.profiler.memory import open_memory
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.cluster import ClusterPanel
 from studio.ui.panels.cluster.state import ALL, PARTS
 from studio.ui.panels.cluster.widgets.heatmap import cell_tooltip, colour
@@ -33,15 +32,8 @@ def real(real_profiles) -> Path:
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = ClusterPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 720)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(10000)
+def panel(make_panel):
+    return make_panel(ClusterPanel, size=(1280, 720))
 
 
 def _open(qtbot, panel: ClusterPanel, folder: Path) -> None:
@@ -263,14 +255,8 @@ def test_open_rank_in_profiler_asks_for_the_rank_folder(qtbot, panel, real):
     assert asked[-1].name.startswith("PROF_") and (asked[-1] / "device_1").is_dir()
 
 
-def test_window_routes_cluster_folders_here_and_ranks_to_the_profiler(qtbot, real):
-    from studio.settings import UserSettings
-    from studio.ui.main_window import MainWindow
-    from studio.ui.notifier import Notifier
-
-    window = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
-    qtbot.addWidget(window)
-    window.show()
+def test_window_routes_cluster_folders_here_and_ranks_to_the_profiler(qtbot, make_window, real):
+    window = make_window()
     routed = []
     window.file_routed.connect(lambda d: routed.append((d.path, d.format.panel)))
     window.open_paths([real / QWEN])
@@ -291,8 +277,6 @@ def test_window_routes_cluster_folders_here_and_ranks_to_the_profiler(qtbot, rea
     qtbot.waitUntil(lambda: len(routed) == 3, timeout=10000)
     assert routed[2] == (real / QWEN, "cluster")
     assert window.notifier.history == []
-    window.runner.cancel_all()
-    window.runner.wait_for_done(10000)
 
 
 def test_look_at_1280x720(qtbot, panel, real, tmp_path):

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import onnx
 import pytest
 from PySide6.QtWidgets import QToolButton
@@ -13,15 +10,12 @@ from studio.formats import detect
 from studio.ui.panels.convert import ConvertPanel
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from linked_panels import linked_panels  # noqa: E402
+from convert_helpers import conv_bn_model
 
 
 @pytest.fixture
-def panels(qtbot):
-    with linked_panels(qtbot, GraphPanel, ConvertPanel) as made:
-        yield made
+def panels(make_panels):
+    return make_panels(GraphPanel, ConvertPanel)
 
 
 def _convert_button(graph: GraphPanel) -> QToolButton:

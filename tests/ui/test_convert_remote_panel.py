@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,30 +9,22 @@ import onnx
 import pytest
 
 from studio.remote.hosts import HostStore
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.convert import ConvertPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from convert_remote_helpers import make_toolkit  # noqa: E402
+from convert_helpers import conv_bn_model
+from convert_remote_helpers import make_toolkit
 
 
 @pytest.fixture
-def panel(qtbot, sshd_host, tmp_path, ascend_fixtures):
+def panel(make_panel, sshd_host, tmp_path, ascend_fixtures):
     entry, known = sshd_host
     toolkit = make_toolkit(tmp_path / "cann", ascend_fixtures / "om" / "root_model.om")
     store = HostStore()
     store.put(replace(entry, name="npu-box", toolkit=str(toolkit), extra={"deploy_root": str(tmp_path / "deploy")}))
     store.save()
-    runner = JobRunner()
-    widget = ConvertPanel(runner)
+    widget = make_panel(ConvertPanel, size=(1000, 700))
     widget.host_context.known_hosts = known
-    qtbot.addWidget(widget)
-    widget.resize(1000, 700)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    return widget
 
 
 def _prepare(panel, qtbot, model: Path, output: Path) -> None:

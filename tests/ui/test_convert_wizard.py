@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import onnx
@@ -12,23 +11,14 @@ import pytest
 from PySide6.QtCore import Qt
 
 from studio.formats import detect
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.convert import ConvertPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from convert_helpers import conv_bn_model  # noqa: E402
+from convert_helpers import conv_bn_model
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = ConvertPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1000, 700)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(ConvertPanel, size=(1000, 700))
 
 
 def _range_max(stats: str) -> float:

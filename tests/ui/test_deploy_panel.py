@@ -9,12 +9,11 @@ from PySide6.QtCore import Qt
 
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.remote.hosts import HostEntry, HostStore
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.deploy import DeployPanel
 
 
 @pytest.fixture
-def panel(qtbot, sshd, studio_home, tmp_path, monkeypatch):
+def panel(make_panel, sshd, studio_home, tmp_path, monkeypatch):
     monkeypatch.setenv("STUDIO_KNOWN_HOSTS", str(sshd.known_hosts))
     hosts = HostStore()
     hosts.put(HostEntry(name="box", host=sshd.host, port=sshd.port, user=sshd.user, key_file=str(sshd.client_key)))
@@ -24,14 +23,7 @@ def panel(qtbot, sshd, studio_home, tmp_path, monkeypatch):
     store = DeploymentStore()
     store.put(Deployment("proj", "box", str(local), str(tmp_path / "remote"), ["*.tmp"]))
     store.save()
-    runner = JobRunner()
-    widget = DeployPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1000, 500)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    return make_panel(DeployPanel, size=(1000, 500))
 
 
 def _rows(panel) -> dict[str, str]:

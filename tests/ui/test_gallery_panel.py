@@ -35,8 +35,7 @@ def _run_folder(root: Path, name: str, dices: list[float], pictures: int | None 
 
 @pytest.fixture
 def panel(make_panel):
-    widget = make_panel(GalleryPanel)
-    return widget
+    return make_panel(GalleryPanel)
 
 
 def _open(qtbot, panel, folder: Path, compare: bool = False) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,24 +12,15 @@ from studio.formats import detect
 from studio.tools.graph import overlay as overlay_colours
 from studio.tools.graph.overlay import OverlayData
 from studio.tools.graph.synthetic import write_synthetic
-from studio.ui.jobs import JobRunner
 from studio.ui.links import Overlay
 from studio.ui.panels.graph import GraphPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from graph_helpers import feature_model  # noqa: E402
+from graph_helpers import feature_model
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = GraphPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 700)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(GraphPanel, size=(1100, 700))
 
 
 def _open(qtbot, panel, path):
@@ -86,7 +76,6 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     png = tmp_path / "view.png"
     _wait_job(qtbot, panel.export(png))
     assert png.read_bytes()[:4] == b"\x89PNG"
-
 
 
 def test_big_model_groups_expand_and_show_node_link(qtbot, panel, tmp_path):

@@ -18,8 +18,7 @@ OCR = "real/mindx_pipeline/mindxsdk-referenceapps/mxVision/GeneralTextRecognitio
 
 @pytest.fixture
 def panel(make_panel):
-    widget = make_panel(GraphPanel)
-    return widget
+    return make_panel(GraphPanel)
 
 
 def _rows(tree) -> list[QTreeWidgetItem]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialogButtonBox, QPushButton
 
 from studio.remote.hosts import HostEntry, HostStore
-from studio.ui.jobs import JobRunner
-from studio.ui.links import PanelLinks
 
 
 def _buttons(widget) -> dict[str, QPushButton]:
@@ -39,16 +37,11 @@ def test_add_deployment_ok_waits_for_a_valid_form_and_offers_to_add_a_host(qtbot
     assert dialog.deployment is not None and dialog.deployment.host == "npu-box"
 
 
-def test_hosts_and_terminal_empty_states_hold_the_add_button(qtbot):
+def test_hosts_and_terminal_empty_states_hold_the_add_button(make_panels):
     from studio.ui.panels.hosts import HostsPanel
     from studio.ui.panels.terminal import TerminalPanel
 
-    runner, links = JobRunner(), PanelLinks()
-    hosts, terminal = HostsPanel(runner, links=links), TerminalPanel(runner, links=links)
-    for panel in (hosts, terminal):
-        qtbot.addWidget(panel)
-        panel.resize(1000, 600)
-        panel.show()
+    hosts, terminal, links = make_panels(HostsPanel, TerminalPanel, size=(1000, 600))
     asked = []
     hosts._on_add = lambda: asked.append("hosts")  # the dialog itself is the Hosts panel's test
     links.add_host.disconnect()
@@ -59,8 +52,6 @@ def test_hosts_and_terminal_empty_states_hold_the_add_button(qtbot):
     assert "Add a host…" in on_terminal
     on_terminal["Add a host…"].click()
     assert asked == ["link"]
-    runner.cancel_all()
-    runner.wait_for_done(5000)
 
 
 def test_run_and_accuracy_empty_states_offer_their_actions(qtbot, make_panel):

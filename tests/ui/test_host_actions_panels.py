@@ -17,20 +17,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded
 
-from studio.runs.config import RunConfig, save_config  # noqa: E402
-from studio.settings import UserSettings  # noqa: E402
-from studio.ui.main_window import MainWindow  # noqa: E402
-from studio.ui.notifier import Notifier  # noqa: E402
-from studio.workspace import Workspace  # noqa: E402
+from studio.runs.config import RunConfig, save_config
+from studio.ui.notifier import Notifier
+from studio.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 FRAMES_SLOW = 400  # frames of the app in the cancel test: it runs long enough to be stopped mid-run
 
 
-def _window(qtbot, tmp_path, sshd_host, ascend_fixtures, workspace: bool = True, configs: bool = True):
+def _window(make_window, tmp_path, sshd_host, ascend_fixtures, workspace: bool = True, configs: bool = True):
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostStore
 
@@ -47,8 +44,7 @@ def _window(qtbot, tmp_path, sshd_host, ascend_fixtures, workspace: bool = True,
     notices = []
     notifier = Notifier(show_dialogs=False)
     notifier.noticed.connect(notices.append)
-    win = MainWindow(UserSettings.load(), notifier, restore_layout=False)
-    qtbot.addWidget(win)
+    win = make_window(notifier=notifier, show=False)
     win.links.host_context = HostContext(store=store, known_hosts=known)
     win.show()
     win.notices, win.toolkit, win.real_root = notices, toolkit, real_root
@@ -74,11 +70,8 @@ def _window(qtbot, tmp_path, sshd_host, ascend_fixtures, workspace: bool = True,
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
-    win = _window(qtbot, tmp_path, sshd_host, ascend_fixtures)
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(5000)
+def window(make_window, tmp_path, sshd_host, ascend_fixtures):
+    return _window(make_window, tmp_path, sshd_host, ascend_fixtures)
 
 
 def _dialog(qtbot, window):
@@ -249,8 +242,9 @@ def test_stop_from_the_panel_kills_the_remote_process_group(qtbot, window):
     assert f"frame {FRAMES_SLOW - 1}:" not in console.output()
 
 
-def test_without_a_configuration_the_action_opens_edit_configurations(qtbot, tmp_path, sshd_host, ascend_fixtures):
-    win = _window(qtbot, tmp_path, sshd_host, ascend_fixtures, configs=False)
+def test_without_a_configuration_the_action_opens_edit_configurations(qtbot, make_window, tmp_path, sshd_host,
+                                                                     ascend_fixtures):
+    win = _window(make_window, tmp_path, sshd_host, ascend_fixtures, configs=False)
     accuracy = win.panels["accuracy"]
     action = accuracy.host_actions["dump"]
     assert action.isEnabled() and "Edit Configurations" in action.toolTip()
@@ -264,8 +258,8 @@ def test_without_a_configuration_the_action_opens_edit_configurations(qtbot, tmp
     dialog.reject()
 
 
-def test_without_a_workspace_the_action_says_how_to_make_one(qtbot, tmp_path, sshd_host, ascend_fixtures):
-    win = _window(qtbot, tmp_path, sshd_host, ascend_fixtures, workspace=False)
+def test_without_a_workspace_the_action_says_how_to_make_one(qtbot, make_window, tmp_path, sshd_host, ascend_fixtures):
+    win = _window(make_window, tmp_path, sshd_host, ascend_fixtures, workspace=False)
     profiler = win.panels["profiler"]
     profiler.host_actions["bench"].trigger()
     qtbot.waitUntil(lambda: bool(win.notices), timeout=5000)

@@ -17,11 +17,6 @@ from PySide6.QtWidgets import QToolButton
 
 from studio.formats import detect
 from studio.paths import cache_dir
-from studio.settings import UserSettings
-from studio.ui.jobs import JobRunner
-from studio.ui.links import PanelLinks
-from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
 from studio.ui.panels.profiler import ProfilerPanel
@@ -51,18 +46,10 @@ def _show_model(qtbot, graph: GraphPanel, model: Path) -> None:
 
 
 @pytest.fixture
-def panels(qtbot):
-    runner, links = JobRunner(), PanelLinks()
-    graph, profiler, accuracy = (GraphPanel(runner, links=links), ProfilerPanel(runner, links=links),
-                                 AccuracyPanel(runner, links=links))
-    for widget in (graph, profiler, accuracy):
-        qtbot.addWidget(widget)
-        widget.resize(1000, 700)
-        widget.show()
+def panels(make_panels):
+    graph, profiler, accuracy, links = make_panels(GraphPanel, ProfilerPanel, AccuracyPanel)
     profiler.iterations, profiler.warmup = 3, 1  # fast; the defaults are the CLI's (20 after 3)
-    yield graph, profiler, accuracy, links
-    runner.cancel_all()
-    runner.wait_for_done(10000)
+    return graph, profiler, accuracy, links
 
 
 def test_buttons_are_enabled_for_onnx_models_only(qtbot, panels, tmp_path, ascend_fixtures):
@@ -132,26 +119,21 @@ def test_fp16_button_compares_fp32_with_fp16_simulation_in_the_cache(qtbot, pane
     assert len(again) == len(files) and again != files
 
 
-def test_with_a_workspace_both_write_into_it(qtbot, tmp_path):
-    window = MainWindow(UserSettings.load(), Notifier(show_dialogs=False))
-    qtbot.addWidget(window)
-    try:
-        workspace = window.open_workspace(tmp_path / "ws", create=True)
-        assert workspace is not None
-        model = tiny_model(tmp_path / "ws" / "tiny.onnx")
-        profiler, accuracy = window.panels["profiler"], window.panels["accuracy"]
-        profiler.iterations, profiler.warmup = 2, 0
-        window.links.profile_model.emit(model)
-        window.links.check_fp16.emit(model)
-        qtbot.waitUntil(lambda: bool(profiler.profiles) and accuracy.result is not None, timeout=30000)
-        assert profiler.profiles[0].path.parent == workspace.folder / "profiles"
-        assert accuracy.last_pair == (workspace.folder / "accuracy" / "tiny_fp32",
-                                      workspace.folder / "accuracy" / "tiny_fp16sim")
-        assert not (cache_dir() / "profiles").exists() and not (cache_dir() / "accuracy").exists()
-        assert window.notifier.history == []
-    finally:
-        window.runner.cancel_all()
-        window.runner.wait_for_done(10000)
+def test_with_a_workspace_both_write_into_it(qtbot, make_window, tmp_path):
+    window = make_window(show=False)
+    workspace = window.open_workspace(tmp_path / "ws", create=True)
+    assert workspace is not None
+    model = tiny_model(tmp_path / "ws" / "tiny.onnx")
+    profiler, accuracy = window.panels["profiler"], window.panels["accuracy"]
+    profiler.iterations, profiler.warmup = 2, 0
+    window.links.profile_model.emit(model)
+    window.links.check_fp16.emit(model)
+    qtbot.waitUntil(lambda: bool(profiler.profiles) and accuracy.result is not None, timeout=30000)
+    assert profiler.profiles[0].path.parent == workspace.folder / "profiles"
+    assert accuracy.last_pair == (workspace.folder / "accuracy" / "tiny_fp32",
+                                  workspace.folder / "accuracy" / "tiny_fp16sim")
+    assert not (cache_dir() / "profiles").exists() and not (cache_dir() / "accuracy").exists()
+    assert window.notifier.history == []
 
 
 def test_a_cancelled_profile_leaves_no_folder_and_a_bad_model_says_why(qtbot, panels, tmp_path):

@@ -9,19 +9,12 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
-from studio.settings import UserSettings
 from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 
 
 @pytest.fixture
-def window(qtbot):
-    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False))
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(5000)
+def window(make_window):
+    return make_window(restore_layout=True)
 
 
 def _drop(window: MainWindow, paths: list[Path]) -> QDropEvent:
@@ -78,25 +71,22 @@ def test_dragging_non_local_urls_is_refused(window):
     assert not enter.isAccepted()
 
 
-def test_recent_files_survive_a_restart(qtbot, window, ascend_fixtures):
+def test_recent_files_survive_a_restart(qtbot, window, make_window, ascend_fixtures):
     model = ascend_fixtures / "om" / "root_model.om"
     _routed_panel(qtbot, window, [model])
     window.close()
-    again = MainWindow(UserSettings.load(), Notifier(show_dialogs=False))
-    qtbot.addWidget(again)
+    again = make_window(restore_layout=True, show=False)
     assert again.settings.recent_files[0].resolve() == model.resolve()  # stored resolved
     again._fill_recent_menu()
     titles = [a.text() for a in again.recent_menu.actions()]
     assert "root_model.om" in titles
 
 
-def test_dock_layout_survives_a_restart(qtbot, window):
+def test_dock_layout_survives_a_restart(window, make_window):
     window.docks["log"].hide()
     window.docks["profiler"].setFloating(True)
     window.close()
-    again = MainWindow(UserSettings.load(), Notifier(show_dialogs=False))
-    qtbot.addWidget(again)
-    again.show()
+    again = make_window(restore_layout=True)
     assert again.docks["log"].isHidden()
     assert again.docks["profiler"].isFloating()
     again.reset_layout()
@@ -147,12 +137,10 @@ def test_opening_a_hand_edited_workspace_does_not_rewrite_it(qtbot, window, tmp_
     assert (folder / "studio.toml").read_text() == text
 
 
-def test_panels_are_built_after_the_first_frame_or_when_asked_for(qtbot):
-    from studio.ui.main_window import MainWindow
+def test_panels_are_built_after_the_first_frame_or_when_asked_for(qtbot, make_window):
     from studio.ui.panels.registry import PANELS
 
-    window = MainWindow(restore_layout=False)
-    qtbot.addWidget(window)
+    window = make_window(show=False)
     assert not window._built, "nothing is built before the window shows"
     assert window.panels["profiler"].NAME == "profiler"  # asking builds that one at once
     assert list(window._built) == ["profiler"]

@@ -4,32 +4,23 @@ timed loops written as a benchmark folder, opened, and its numbers checked again
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QLabel
 
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler import ProfilerPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from convert_helpers import conv_bn_model  # noqa: E402
-from test_cli import run_studio  # noqa: E402
+from convert_helpers import conv_bn_model
+from test_cli import run_studio
 
 
 @pytest.fixture
-def panel(qtbot, tmp_path):
-    runner = JobRunner()
-    widget = ProfilerPanel(runner)
-    qtbot.addWidget(widget)
+def panel(make_panel, tmp_path):
+    widget = make_panel(ProfilerPanel)
     widget.workspace_folder = tmp_path / "ws"
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+    return widget
 
 
 def test_benchmark_a_dynamic_model_here(panel, qtbot, tmp_path, studio_home):

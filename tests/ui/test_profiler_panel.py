@@ -10,7 +10,6 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolTip
 
 from studio import formats
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler import ProfilerPanel
 from studio.ui.panels.profiler.timeline import GUTTER, RULER
 
@@ -30,15 +29,8 @@ def trace_file(path, scale=1.0):
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = ProfilerPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 600)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(ProfilerPanel, size=(1100, 600))
 
 
 def trace_name(view):
@@ -215,7 +207,7 @@ def two_local_runs(tmp_path):
     """One small model profiled twice here (5 iterations after 3 warm-ups each)."""
     from studio.jobs import run_job
     from studio.tools.profiler.local_run import profile_model
-    from tests.tools.timing_helpers import tiny_chain
+    from timing_helpers import tiny_chain
 
     model = tiny_chain(tmp_path / "chain.onnx", ops=30)
     for name in ("a", "b"):

@@ -5,30 +5,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from studio import formats
-from studio.ui.jobs import JobRunner
 from studio.ui.panels.profiler.panel import ProfilerPanel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from profiler_helpers import dynamic_detector  # noqa: E402 - the generated dynamic model
+from profiler_helpers import dynamic_detector  # the generated dynamic model
 
 
 @pytest.fixture
-def panel(qtbot):
-    runner = JobRunner()
-    widget = ProfilerPanel(runner)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 600)
-    widget.show()
-    yield widget
-    runner.cancel_all()
-    runner.wait_for_done(5000)
+def panel(make_panel):
+    return make_panel(ProfilerPanel, size=(1100, 600))
 
 
 def open_and_wait(qtbot, panel, path):

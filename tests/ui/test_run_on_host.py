@@ -8,21 +8,17 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from standins import facemask_onnx, fake_om, make_standin_toolkit  # noqa: E402
+from standins import facemask_onnx, fake_om, make_standin_toolkit
 
 from studio.runs.config import RunConfig, save_config
-from studio.settings import UserSettings
 from studio.tools.profiler.msprof_cmd import MsprofOptions
-from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 from studio.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
+def window(make_window, tmp_path, sshd_host, ascend_fixtures):
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostStore
 
@@ -32,8 +28,7 @@ def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
     store = HostStore(tmp_path / "hosts.toml")
     store.put(entry)
     store.save()  # panels built later reload the store from its file
-    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
-    qtbot.addWidget(win)
+    win = make_window(show=False)
     win.links.host_context = HostContext(store=store, known_hosts=known)
     win.show()
     ws = Workspace.create(tmp_path / "ws")
@@ -46,9 +41,7 @@ def window(qtbot, tmp_path, sshd_host, ascend_fixtures):
     routed = []
     win.file_routed.connect(lambda d: routed.append((d.path, d.format.panel)))
     win.routed = routed
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(5000)
+    return win
 
 
 def _finished(qtbot, console):

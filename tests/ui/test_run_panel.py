@@ -5,26 +5,19 @@ from __future__ import annotations
 import pytest
 
 from studio.runs.config import RunConfig, load_configs, save_config
-from studio.settings import UserSettings
-from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 from studio.workspace import Workspace
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
-    qtbot.addWidget(win)
-    win.show()
+def window(make_window, tmp_path):
+    win = make_window()
     ws = Workspace.create(tmp_path / "ws")
     (ws.folder / "app").mkdir()
     save_config(ws, RunConfig("hello", "echo start in $(basename $(pwd)); for i in 1 2 3; do echo line $i; done; exit 2",
                               workdir="app"))
     save_config(ws, RunConfig("slow", "echo waiting; sleep 30; echo never"))
     win.open_workspace(ws.folder)
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(5000)
+    return win
 
 
 def test_run_menu_lists_configurations_and_runs_one(qtbot, window):

@@ -10,9 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio.settings import UserSettings
 from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 
 
 def _tiny_model(path: Path) -> Path:
@@ -30,16 +28,12 @@ def _in_front(window: MainWindow, name: str) -> bool:
 
 
 @pytest.fixture
-def window(qtbot):
-    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
-    qtbot.addWidget(win)
-    win.show()
+def window(qtbot, make_window):
+    win = make_window()
     qtbot.waitExposed(win)
     for name in win.panels:
         win.build_panel(name)
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(10000)
+    return win
 
 
 def test_a_profile_of_a_model_keeps_the_profiler_in_front(qtbot, window, tmp_path):

@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from studio.settings import UserSettings
-from studio.ui.main_window import MainWindow
-from studio.ui.notifier import Notifier
 
 LAPTOP_MIN_WIDTH = 1024
 USABLE_TREE_WIDTH = 200  # the Workspace tree shows names, not a column of "…"
 
 
 @pytest.fixture
-def window(qtbot):
-    win = MainWindow(UserSettings.load(), Notifier(show_dialogs=False), restore_layout=False)
-    qtbot.addWidget(win)
-    for name in win.panels:  # every panel built, not the placeholders of the first frame
-        win.build_panel(name)
-    win.show()
+def window(qtbot, make_window):
+    win = make_window(build_all=True)  # every panel built, not the placeholders of the first frame
     for dock in win.docks.values():
         dock.show()
     qtbot.waitExposed(win)
-    yield win
-    win.runner.cancel_all()
-    win.runner.wait_for_done(5000)
+    return win
 
 
 def test_minimum_width_with_every_dock_shown_fits_1024(window):

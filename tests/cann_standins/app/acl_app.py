@@ -8,16 +8,27 @@ Run with the test interpreter (it needs numpy): ``python acl_app.py --model m.om
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from accuracy_helpers import write_npu_dump  # noqa: E402
+
+@functools.cache
+def _dump_writer():
+    """The tests' NPU dump writer (tests/tools/accuracy_helpers.py), loaded by its path: the app runs
+    in a host's shell, where the tests' folders are not on the import path."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "accuracy_helpers.py"
+    spec = importlib.util.spec_from_file_location("accuracy_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_npu_dump
 
 
 def main() -> int:
@@ -55,9 +66,9 @@ def main() -> int:
             folder = Path(dump["dump_path"]) / stamp / "0" / name / "1" / str(frame)
             layers = set(entry.get("layer") or [])
             if not layers or "conv1" in layers:
-                write_npu_dump(folder, "Conv2D", "conv1", [(x, 0)], [(conv, 0)], task=1)
+                _dump_writer()(folder, "Conv2D", "conv1", [(x, 0)], [(conv, 0)], task=1)
             if not layers or "relu1" in layers:
-                write_npu_dump(folder, "Relu", "relu1", [(conv, 0)], [(relu, 0)], task=2)
+                _dump_writer()(folder, "Relu", "relu1", [(conv, 0)], [(relu, 0)], task=2)
     print("[INFO] end to finalize acl", flush=True)
     return 0
 

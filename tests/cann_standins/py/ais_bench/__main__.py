@@ -5,8 +5,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
-from standin_common import check_om, latencies, no_npu, pause, percentile, record, say  # noqa: E402
+from standin_common import check_om, latencies, no_npu, pause, percentile, record, say
 
 
 def _bool(text: str) -> bool:
