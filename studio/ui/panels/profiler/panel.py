@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from studio import formats
 from studio.formats import Detected
 from studio.jobs import CancelToken, Progress
+from studio.ops.profile import Request as ProfileRequest
 from studio.tools.profiler import stats
 from studio.tools.profiler.model import Trace, source_label
 from studio.ui import style
@@ -237,13 +238,10 @@ class ProfilerPanel(Panel):
         where = f" on {host}" if host else ""
         self.info.setText(f"Profiling {model.name}{where} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
-        if host:
-            context = self.host_context
-            job = lambda cancel: local.run_on_host_and_load_job(context, host, model, out, iterations,  # noqa: E731
-                                                                warmup, seed, cancel, shapes)
-        else:
-            job = lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,  # noqa: E731
-                                                        shapes)
+        request = ProfileRequest(model, out, iterations, warmup, shapes=dict(shapes or {}), seed=seed)
+        context = self.host_context if host else None
+        job = lambda cancel: local.profile_and_load_job(request, host, context, shapes is None,  # noqa: E731
+                                                        load_job, cancel)
         self._run_on = host
         handle = self.runner.start(f"Profiling {model.name}{where}", job,
                                    key=f"host:{host}" if host else f"profiler-run:{model}")
@@ -344,7 +342,7 @@ class ProfilerPanel(Panel):
         self.links.focus.emit(self.NAME)
         context = self.host_context if request.host else None
         handle = self.runner.start(f"Benchmark {model.name}{where}",
-                                   lambda cancel: bench_and_load_job(context, request, out, cancel),
+                                   lambda cancel: bench_and_load_job(context, request, out, load_job, cancel),
                                    key=f"host:{request.host}" if request.host else f"profiler-bench:{model}")
         handle.finished.connect(lambda outcome: self._on_benched(request, outcome))
         handle.failed.connect(lambda exc, _tb: self.info.setText(

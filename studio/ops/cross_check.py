@@ -1,0 +1,108 @@
+"""Here against a host: dump a model on this computer (ONNX Runtime, CPU) and with Studio's engine
+on a host (e.g. with its GPU provider) on the same input, and compare the host's dump against this
+computer's: is the other machine's run the same model? (``studio cross-check MODEL --host NAME``,
+the accuracy panel's "Compare here and on a host…".)"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.ops import dump
+from studio.ops.engine import EngineOptions, RanOn, is_here
+from studio.ops.inputs import inputs_argv, inputs_from_args, providers_argv
+
+
+@dataclass
+class Request:
+    """Dump ``model`` here and on a host, compare; ``output`` holds both dumps and the CSV
+    (None: the user cache); ``providers`` are the host's."""
+
+    COMMAND = ("cross-check",)
+
+    model: Path
+    output: Path | None = None
+    inputs: dict[str, Path] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    seed: int = 0
+    providers: list[str] = field(default_factory=list)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+
+    def to_argv(self) -> list[str]:
+        """The ``studio cross-check`` arguments of this request (the host is ``--host``)."""
+        return [str(self.model), *(["-o", str(self.output)] if self.output else []),
+                *inputs_argv(self.inputs, self.shapes), "--seed", str(self.seed), *providers_argv(self.providers),
+                *self.engine.to_argv()]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Request:
+        inputs, shapes = inputs_from_args(args)
+        return cls(Path(args.model), Path(args.output) if args.output else None, inputs, shapes, args.seed,
+                   list(args.provider or []), EngineOptions.from_args(args))
+
+    def folders(self, host: str) -> tuple[Path, Path]:
+        """(dump made here, dump made on ``host``): ``<output>/<stem>_here`` and ``_on_<host>``."""
+        from studio.paths import cache_dir
+
+        base = Path(self.output) if self.output else cache_dir() / "accuracy"
+        stem, tag = Path(self.model).stem, re.sub(r"[^\w.-]", "_", host)
+        return base / f"{stem}_here", base / f"{stem}_on_{tag}"
+
+
+@dataclass
+class Result:
+    """The host's dump against this computer's (a CompareResult), and the files."""
+
+    compare: object
+    here: Path
+    there: Path
+    csv: Path
+    ran_on: RanOn | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.compare)
+
+    def to_json(self) -> dict:
+        data = self.compare.to_json()
+        data.update(here=str(self.here), there=str(self.there), csv=str(self.csv))
+        if self.ran_on is not None:
+            data["ran_on"] = self.ran_on.to_json()
+        return data
+
+    def text(self) -> str:
+        lines = [str(self.compare), f"dumps: {self.here} (here), {self.there} (on the host); table: {self.csv}"]
+        return "\n".join(lines + ([self.ran_on.line()] if self.ran_on else []))
+
+
+def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None
+        ) -> Generator[Progress, None, Result]:
+    """Dump here, dump on the host ``where``, compare the host's against this computer's."""
+    from studio.tools.accuracy.compare import compare_dumps
+    from studio.tools.accuracy.fp16_check import remove_previous_dump
+
+    if is_here(where):
+        raise UserError("A cross-check compares this computer with a host", "--host",
+                        "Give the host: --host NAME (see studio ssh list).")
+    cancel = cancel or CancelToken()
+    here, there = request.folders(where)
+    for folder in (here, there):
+        remove_previous_dump(folder)
+    yield Progress(0.0, f"dumping {request.model.name} here")
+    yield from dump.run(dump.Request(request.model, here, request.inputs, request.shapes, request.seed),
+                        None, None, cancel)
+    cancel.raise_if_cancelled()
+    yield Progress(0.5, f"dumping {request.model.name} on {where}")
+    dumped = yield from dump.run(dump.Request(request.model, there, request.inputs, request.shapes, request.seed,
+                                              providers=request.providers, engine=request.engine),
+                                 where, context, cancel)
+    cancel.raise_if_cancelled()
+    yield Progress(0.9, f"comparing {where} with this computer")
+    result = yield from compare_dumps(here, there, cancel=cancel)
+    csv = here.parent / f"{here.name}_vs_{there.name}.csv"
+    result.write_csv(csv)
+    return Result(result, here, there, csv, dumped.ran_on)
