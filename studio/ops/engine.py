@@ -137,6 +137,13 @@ def is_here(where: str | None) -> bool:
     return where in (None, "", "local")
 
 
+def host_argv(request) -> tuple[list[str], HostPaths]:
+    """The ``studio`` command line the host runs for ``request`` (its own ``to_argv()`` with the
+    files named as on the host, and ``--json``), and the files that go up and come back."""
+    paths = HostPaths()
+    return [*request.COMMAND, *request.for_host(paths).to_argv(), "--json"], paths
+
+
 def run_on_engine(request, host: str, context, cancel: CancelToken | None = None,
                   engine: EngineOptions | None = None, ok_exit: tuple[int, ...] = (0,),
                   lock: str | None = None) -> Generator[Progress, None, HostRun]:
@@ -154,8 +161,7 @@ def run_on_engine(request, host: str, context, cancel: CancelToken | None = None
     from studio.tools.deploy.fetch import folder_fetcher
 
     engine = engine or EngineOptions()
-    paths = HostPaths()
-    argv = [*request.COMMAND, *request.for_host(paths).to_argv(), "--json"]
+    argv, paths = host_argv(request)
     with ExitStack() as stack:
         target = stack.enter_context(target_for_host(context, host))
         for local in paths.outputs.values():

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.ops.inputs import NeedShapes, need_shapes
-from studio.ops.profile import new_folder
+from studio.ops.profile import ITERATIONS, WARMUP, new_folder
 
-__all__ = ["NeedShapes", "op_and_load_job", "profile_and_load_job", "profile_folder", "latency_line", "latency_brief"]
+SEED = 0  # the CLI's defaults (`studio profile run`), so a click and a command measure the same thing
+
+__all__ = ["ITERATIONS", "WARMUP", "SEED", "NeedShapes", "op_and_load_job", "profile_and_load_job", "profile_folder", "latency_line", "latency_brief"]
 
 
 def profile_folder(model: Path, workspace_folder: Path | None) -> Path:
