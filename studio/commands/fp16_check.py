@@ -8,7 +8,6 @@ overflow, first op that drifts).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 NAME = "fp16-check"
@@ -28,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
                         "studio ssh list); they come back and are compared here")
-    from studio.commands._engine_host import add_engine_arguments
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
 
+    add_provider_argument(parser)
     add_engine_arguments(parser)
 
 

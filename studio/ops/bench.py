@@ -10,48 +10,33 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
-from studio.ops.inputs import inputs_argv, inputs_from_args, inputs_on_host, providers_argv
+from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.inputs import ModelRun
 
 LOOP = 100
 WARMUP = 5
 
 
 @dataclass
-class Request:
+class Request(ModelRun):
     """One benchmark of ``model``; ``output`` (optional) is the folder the profiler opens."""
 
     COMMAND = ("bench",)
 
-    model: Path
-    output: Path | None = None
     loop: int = LOOP
     warmup: int = WARMUP
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
 
     def to_argv(self) -> list[str]:
         """The ``studio bench`` arguments of this request."""
-        return [str(self.model), "--loop", str(self.loop), "--warmup", str(self.warmup), "--seed", str(self.seed),
-                *inputs_argv(self.inputs, self.shapes), *(["-o", str(self.output)] if self.output else []),
-                *providers_argv(self.providers), *self.engine.to_argv()]
+        return [str(self.model), "--loop", str(self.loop), "--warmup", str(self.warmup), *self.run_argv()]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        inputs, shapes = inputs_from_args(args)
-        return cls(Path(args.model), Path(args.output) if args.output else None, args.loop, args.warmup, inputs,
-                   shapes, args.seed, list(args.provider or []), EngineOptions.from_args(args))
-
-    def for_host(self, paths) -> Request:
-        return replace(self, model=Path(paths.model(self.model)), inputs=inputs_on_host(self.inputs, paths),
-                       output=Path(paths.output(self.output)) if self.output else None, engine=EngineOptions())
+        return cls(**cls.run_fields(args, args.model), loop=args.loop, warmup=args.warmup)
 
 
 @dataclass

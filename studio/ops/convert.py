@@ -20,7 +20,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
-from studio.ops.inputs import providers_argv
+from studio.ops.inputs import input_files, providers_argv
 
 
 @dataclass
@@ -168,19 +168,6 @@ def pass_switches(items: list[str]) -> dict[str, bool]:
     return switches
 
 
-def validate_inputs(items: list[str]) -> dict[str, Path]:
-    """``--input NAME=FILE.npy`` values as {name: file} (each input once)."""
-    given: dict[str, Path] = {}
-    for item in items:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise UserError(f"--input {item!r} is not NAME=FILE.npy", "--input", "Example: --input x=image.npy")
-        if name in given:
-            raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
-        given[name] = Path(file)
-    return given
-
-
 def atc_input_shape(values: list[str] | str | None) -> str | None:
     """``--input-shape`` values as ATC's one string: ``name=dims`` entries (the form every other
     command takes) become ``name:dims``; ATC's ``a:dims;b:dims`` passes as it is (it may hold -1
@@ -212,7 +199,7 @@ def options_from_args(args: argparse.Namespace):
     from studio.tools.convert.options import ConvertOptions
 
     keep = [item.strip() for value in args.keep_fp32 for item in value.split(",") if item.strip()]
-    inputs = validate_inputs(getattr(args, "input", []))
+    inputs = input_files(getattr(args, "input", []))
     return ConvertOptions(
         model=model_path(args), output=args.output, framework=args.framework, weight=args.weight,
         soc_version=args.soc_version, input_format=args.input_format, input_shape=atc_input_shape(args.input_shape),

@@ -8,42 +8,30 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.ops import dump
-from studio.ops.engine import EngineOptions, RanOn, is_here
-from studio.ops.inputs import inputs_argv, inputs_from_args, providers_argv
+from studio.ops.engine import RanOn, is_here
+from studio.ops.inputs import ModelRun
 
 
 @dataclass
-class Request:
+class Request(ModelRun):
     """Dump ``model`` here and on a host, compare; ``output`` holds both dumps and the CSV
     (None: the user cache); ``providers`` are the host's."""
 
     COMMAND = ("cross-check",)
 
-    model: Path
-    output: Path | None = None
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
-
     def to_argv(self) -> list[str]:
         """The ``studio cross-check`` arguments of this request (the host is ``--host``)."""
-        return [str(self.model), *(["-o", str(self.output)] if self.output else []),
-                *inputs_argv(self.inputs, self.shapes), "--seed", str(self.seed), *providers_argv(self.providers),
-                *self.engine.to_argv()]
+        return [str(self.model), *self.run_argv()]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        inputs, shapes = inputs_from_args(args)
-        return cls(Path(args.model), Path(args.output) if args.output else None, inputs, shapes, args.seed,
-                   list(args.provider or []), EngineOptions.from_args(args))
+        return cls(**cls.run_fields(args, args.model))
 
     def folders(self, host: str) -> tuple[Path, Path]:
         """(dump made here, dump made on ``host``): ``<output>/<stem>_here`` and ``_on_<host>``."""
@@ -98,7 +86,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     cancel.raise_if_cancelled()
     yield Progress(0.5, f"dumping {request.model.name} on {where}")
     dumped = yield from dump.run(dump.Request(request.model, there, request.inputs, request.shapes, request.seed,
-                                              providers=request.providers, engine=request.engine),
+                                              request.providers, request.engine),
                                  where, context, cancel)
     cancel.raise_if_cancelled()
     yield Progress(0.9, f"comparing {where} with this computer")

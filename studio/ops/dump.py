@@ -6,44 +6,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
-from studio.ops.inputs import inputs_argv, inputs_from_args, inputs_on_host, load_arrays, providers_argv
+from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.inputs import ModelRun, load_arrays
 
 
 @dataclass
-class Request:
+class Request(ModelRun):
     """One dump of ``model`` into the folder ``output``."""
 
     COMMAND = ("dump",)
 
-    model: Path
-    output: Path
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
     fp16_sim: bool = False
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
 
     def to_argv(self) -> list[str]:
         """The ``studio dump`` arguments of this request."""
-        return [str(self.model), "-o", str(self.output), "--seed", str(self.seed),
-                *(["--fp16-sim"] if self.fp16_sim else []), *inputs_argv(self.inputs, self.shapes),
-                *providers_argv(self.providers), *self.engine.to_argv()]
+        return [str(self.model), *self.run_argv(), *(["--fp16-sim"] if self.fp16_sim else [])]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        inputs, shapes = inputs_from_args(args)
-        return cls(Path(args.paths[0]), Path(args.output), inputs, shapes, args.seed, bool(args.fp16_sim),
-                   list(args.provider or []), EngineOptions.from_args(args))
-
-    def for_host(self, paths) -> Request:
-        return replace(self, model=Path(paths.model(self.model)), output=Path(paths.output(self.output)),
-                       inputs=inputs_on_host(self.inputs, paths), engine=EngineOptions())
+        return cls(**cls.run_fields(args, args.paths[0]), fp16_sim=bool(args.fp16_sim))
 
 
 @dataclass

@@ -11,37 +11,27 @@ from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.ops import dump
-from studio.ops.engine import EngineOptions, RanOn
-from studio.ops.inputs import inputs_argv, inputs_from_args
+from studio.ops.engine import RanOn
+from studio.ops.inputs import ModelRun
 
 COSINE = 0.99
 
 
 @dataclass
-class Request:
+class Request(ModelRun):
     """An FP16 check of ``model``; ``output`` holds the two dumps and the CSV (None: the user cache)."""
 
     COMMAND = ("fp16-check",)
 
-    model: Path
-    output: Path | None = None
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
     cosine: float = COSINE
-    engine: EngineOptions = field(default_factory=EngineOptions)
 
     def to_argv(self) -> list[str]:
         """The ``studio fp16-check`` arguments of this request."""
-        return [str(self.model), *(["-o", str(self.output)] if self.output else []),
-                *inputs_argv(self.inputs, self.shapes), "--seed", str(self.seed), "--cosine", repr(self.cosine),
-                *self.engine.to_argv()]
+        return [str(self.model), *self.run_argv(), "--cosine", repr(self.cosine)]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        inputs, shapes = inputs_from_args(args)
-        return cls(Path(args.model), Path(args.output) if args.output else None, inputs, shapes, args.seed,
-                   args.cosine, EngineOptions.from_args(args))
+        return cls(**cls.run_fields(args, args.model), cosine=args.cosine)
 
     def folders(self) -> tuple[Path, Path]:
         """(FP32 dump, FP16-simulation dump): ``<output>/<stem>_fp32`` and ``_fp16sim``."""
@@ -96,7 +86,8 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
         remove_previous_dump(folder)
         yield Progress(fraction, f"dumping {request.model.name} in {label}{on}")
         dumped = yield from dump.run(dump.Request(request.model, folder, request.inputs, request.shapes, request.seed,
-                                                  fp16, engine=request.engine), where, context, cancel)
+                                                  request.providers, request.engine, fp16_sim=fp16),
+                                     where, context, cancel)
         cancel.raise_if_cancelled()
     yield Progress(0.9, "comparing FP32 with FP16 simulation")
     result = yield from compare_dumps(golden, target, thresholds=thresholds, cancel=cancel)

@@ -8,10 +8,11 @@ import argparse
 import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from studio.jobs import Progress
+from studio.ops.engine import EngineOptions
 
 
 def inputs_argv(inputs: dict[str, Path], shapes: dict[str, list[int]] | None) -> list[str]:
@@ -28,18 +29,24 @@ def providers_argv(providers: list[str]) -> list[str]:
     return [arg for name in providers for arg in ("--provider", name)]
 
 
-def inputs_from_args(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[int]]]:
-    """The ``--input`` files and ``--input-shape`` sizes of parsed arguments."""
+def input_files(items: list[str]) -> dict[str, Path]:
+    """``--input NAME=FILE.npy`` values as {name: file}, each input once."""
     from studio.errors import UserError
-    from studio.model_inputs import parse_input_files, parse_input_shapes
+    from studio.model_inputs import parse_input_files
 
-    items = getattr(args, "input", []) or []
     inputs = parse_input_files(items)
     if len(inputs) < len(items):
         name = next(n for n in inputs if sum(1 for i in items if i.partition("=")[0] == n) > 1)
         raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
+    return inputs
+
+
+def inputs_from_args(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[int]]]:
+    """The ``--input`` files and ``--input-shape`` sizes of parsed arguments."""
+    from studio.model_inputs import parse_input_shapes
+
     shapes = {name: list(dims) for name, dims in parse_input_shapes(getattr(args, "input_shape", []) or []).items()}
-    return inputs, shapes
+    return input_files(getattr(args, "input", []) or []), shapes
 
 
 def inputs_on_host(inputs: dict[str, Path], paths) -> dict[str, Path]:
@@ -86,3 +93,38 @@ def need_shapes(model: Path) -> Generator[Progress, None, NeedShapes | None]:
     yield Progress(None, f"reading the inputs of {Path(model).name}")
     specs = model_inputs(model)
     return NeedShapes(Path(model), specs) if missing_shapes(specs, {}, {}) else None
+
+
+@dataclass
+class ModelRun:
+    """The fields every request that runs an ONNX model has: the model, where its results go,
+    its inputs (files by name, sizes of dynamic dims, the seed of random data), the execution
+    providers, and how a host's engine is made."""
+
+    model: Path
+    output: Path | None = None
+    inputs: dict[str, Path] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    seed: int = 0
+    providers: list[str] = field(default_factory=list)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+
+    def run_argv(self) -> list[str]:
+        """``-o``, ``--input``, ``--input-shape``, ``--seed``, ``--provider`` and the engine options."""
+        return [*(["-o", str(self.output)] if self.output is not None else []), *inputs_argv(self.inputs, self.shapes),
+                "--seed", str(self.seed), *providers_argv(self.providers), *self.engine.to_argv()]
+
+    @staticmethod
+    def run_fields(args: argparse.Namespace, model) -> dict:
+        """The common fields of parsed arguments (``model`` is taken as given)."""
+        inputs, shapes = inputs_from_args(args)
+        output = getattr(args, "output", None)
+        return {"model": Path(model), "output": Path(output) if output is not None else None, "inputs": inputs,
+                "shapes": shapes, "seed": args.seed, "providers": list(getattr(args, "provider", None) or []),
+                "engine": EngineOptions.from_args(args)}
+
+    def for_host(self, paths):
+        """This request with its files named as on the host (``paths``: a HostPaths)."""
+        return replace(self, model=Path(paths.model(self.model)), inputs=inputs_on_host(self.inputs, paths),
+                       output=Path(paths.output(self.output)) if self.output is not None else None,
+                       engine=EngineOptions())

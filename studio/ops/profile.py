@@ -7,12 +7,12 @@ import argparse
 import datetime as dt
 import shutil
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
-from studio.ops.inputs import inputs_argv, inputs_from_args, inputs_on_host, providers_argv
+from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.inputs import ModelRun
 
 #: The CLI's defaults, so a click and a command measure the same thing.
 ITERATIONS = 20
@@ -20,37 +20,23 @@ WARMUP = 3
 
 
 @dataclass
-class Request:
+class Request(ModelRun):
     """One profiling run of ``model`` into the folder ``output``."""
 
     COMMAND = ("profile", "run")
 
-    model: Path
-    output: Path
     iterations: int = ITERATIONS
     warmup: int = WARMUP
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
 
     def to_argv(self) -> list[str]:
         """The ``studio profile run`` arguments of this request."""
-        return [str(self.model), "-o", str(self.output), "--iterations", str(self.iterations),
-                "--warmup", str(self.warmup), "--seed", str(self.seed), *inputs_argv(self.inputs, self.shapes),
-                *providers_argv(self.providers), *self.engine.to_argv()]
+        return [str(self.model), "--iterations", str(self.iterations), "--warmup", str(self.warmup),
+                *self.run_argv()]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
         models = args.model if isinstance(args.model, list) else [args.model]
-        inputs, shapes = inputs_from_args(args)
-        return cls(Path(models[0]), Path(args.output), args.iterations, args.warmup, inputs, shapes, args.seed,
-                   list(args.provider or []), EngineOptions.from_args(args))
-
-    def for_host(self, paths) -> Request:
-        return replace(self, model=Path(paths.model(self.model)), output=Path(paths.output(self.output)),
-                       inputs=inputs_on_host(self.inputs, paths), engine=EngineOptions())
+        return cls(**cls.run_fields(args, models[0]), iterations=args.iterations, warmup=args.warmup)
 
 
 @dataclass

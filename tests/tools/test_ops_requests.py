@@ -50,11 +50,11 @@ def _requests(f: dict[str, Path]) -> list:
         validate_image=f["picture"], validate_inputs={"image": f["x"]}, atol=0.125, rtol=0.0625,
         report=f["onnx_out"].with_name("conv.rep.json"), stamp_source="/a/b.onnx", stamp_report="/a/b.json")
     return [
-        profile.Request(f["model"], f["out"], 7, 2, inputs, shapes, 5, ["CUDAExecutionProvider", "X"], ENGINE),
-        dump.Request(f["model"], f["out"], inputs, shapes, 9, True, ["CUDAExecutionProvider"], ENGINE),
-        bench.Request(f["model"], f["out"], 11, 4, inputs, shapes, 3, ["CUDAExecutionProvider"], ENGINE),
+        profile.Request(f["model"], f["out"], inputs, shapes, 5, ["CUDAExecutionProvider", "X"], ENGINE, 7, 2),
+        dump.Request(f["model"], f["out"], inputs, shapes, 9, ["CUDAExecutionProvider"], ENGINE, True),
+        bench.Request(f["model"], f["out"], inputs, shapes, 3, ["CUDAExecutionProvider"], ENGINE, 11, 4),
         convert.Request(options, ["CUDAExecutionProvider"], ENGINE),
-        fp16_check.Request(f["model"], f["out"], inputs, shapes, 6, 0.875, ENGINE),
+        fp16_check.Request(f["model"], f["out"], inputs, shapes, 6, ["CUDAExecutionProvider"], ENGINE, 0.875),
         cross_check.Request(f["model"], f["out"], inputs, shapes, 8, ["CUDAExecutionProvider"], ENGINE),
         msprof.Request(f["out"], "app", f["out"].parent, [], ["ai-core=on", "task-time=l1"], "/data/prof"),
         msprof.Request(f["out"], None, None, ["./main", "--flag", "x y"], ["aic-metrics=Memory"]),
@@ -136,7 +136,7 @@ def _map_value(arg: str, local: dict[str, str]) -> str:
 def test_a_dump_on_a_host_uploads_the_input_files_under_neutral_names(files):
     request = dump.Request(files["model"], files["out"], {"image": files["x"]})
     argv, paths = host_argv(request)
-    assert argv == ["dump", "in/cls.onnx", "-o", "out/result", "--seed", "0", "--input", "image=in/inputs/0/x.npy",
+    assert argv == ["dump", "in/cls.onnx", "-o", "out/result", "--input", "image=in/inputs/0/x.npy", "--seed", "0",
                     "--json"]
     assert paths.uploads == {"in/cls.onnx": files["model"], "in/inputs/0/x.npy": files["x"]}
     assert paths.outputs == {"out/result": files["out"].absolute()} and paths.dest == files["out"].parent.absolute()

@@ -33,8 +33,8 @@ class BenchRequest:
         """The operation's request, writing the benchmark folder ``out``."""
         from studio.ops import bench
 
-        return bench.Request(Path(self.model), Path(out), self.loop, self.warmup, shapes=dict(self.shapes or {}),
-                             providers=list(self.providers))
+        return bench.Request(Path(self.model), Path(out), shapes=dict(self.shapes or {}),
+                             providers=list(self.providers), loop=self.loop, warmup=self.warmup)
 
 
 def bench_folder(model: Path, workspace_folder: Path | None) -> Path:

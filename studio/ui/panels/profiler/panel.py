@@ -238,7 +238,7 @@ class ProfilerPanel(Panel):
         where = f" on {host}" if host else ""
         self.info.setText(f"Profiling {model.name}{where} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
-        request = ProfileRequest(model, out, iterations, warmup, shapes=dict(shapes or {}), seed=seed)
+        request = ProfileRequest(model, out, shapes=dict(shapes or {}), seed=seed, iterations=iterations, warmup=warmup)
         context = self.host_context if host else None
         job = lambda cancel: local.profile_and_load_job(request, host, context, shapes is None,  # noqa: E731
                                                         load_job, cancel)
