@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 
 LOOP = 100
@@ -59,9 +59,7 @@ class Result:
         lines = [self.bench.report()]
         if self.folder is not None:
             lines.append(f"written to {self.folder} (open it in the profiler)")
-        if self.ran_on is not None:
-            lines.append(self.ran_on.line())
-        return "\n".join(lines)
+        return text_with_ran_on(lines, self.ran_on)
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None
@@ -70,10 +68,9 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     from studio.tools.bench.profile_folder import relabel_bench_folder, write_bench_folder
 
     if is_here(where):
-        from studio import ort_providers
         from studio.tools.bench.ort_bench import bench_model
 
-        ort_providers.choose(request.providers)
+        request.use_providers()
         shapes = {name: tuple(dims) for name, dims in request.shapes.items()}
         result = yield from bench_model(Path(request.model), request.loop, request.warmup, request.inputs or None,
                                         shapes, request.seed, providers=request.providers or None, cancel=cancel)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
+from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
 
 
@@ -101,7 +101,7 @@ class Result:
         return data
 
     def text(self) -> str:
-        return self.report.summary() + (f"\n{self.ran_on.line()}" if self.ran_on else "")
+        return text_with_ran_on([self.report.summary()], self.ran_on)
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None

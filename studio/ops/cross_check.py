@@ -14,7 +14,7 @@ from pathlib import Path
 from studio.errors import UserError
 from studio.jobs import CancelToken, Progress
 from studio.ops import dump
-from studio.ops.engine import RanOn, is_here
+from studio.ops.engine import RanOn, is_here, text_with_ran_on
 from studio.ops.inputs import ModelRun
 
 
@@ -64,7 +64,7 @@ class Result:
 
     def text(self) -> str:
         lines = [str(self.compare), f"dumps: {self.here} (here), {self.there} (on the host); table: {self.csv}"]
-        return "\n".join(lines + ([self.ran_on.line()] if self.ran_on else []))
+        return text_with_ran_on(lines, self.ran_on)
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None

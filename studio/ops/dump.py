@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun, load_arrays
 
 
@@ -68,9 +68,7 @@ class Result:
             unrounded = self.fp16_sim_unrounded
             lines.append(f"  note: {len(unrounded)} op output(s) of unknown type were not rounded to FP16: "
                          + ", ".join(unrounded[:5]) + (" ..." if len(unrounded) > 5 else ""))
-        if self.ran_on is not None:
-            lines.append(self.ran_on.line())
-        return "\n".join(lines)
+        return text_with_ran_on(lines, self.ran_on)
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None
@@ -79,10 +77,9 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     from studio.tools.accuracy.dumpset import load_dump
 
     if is_here(where):
-        from studio import ort_providers
         from studio.tools.accuracy.local_dump import dump_model
 
-        ort_providers.choose(request.providers)
+        request.use_providers()
         out = yield from dump_model(request.model, request.output, load_arrays(request.inputs), seed=request.seed,
                                     fp16_sim=request.fp16_sim, cancel=cancel, shapes=request.shapes)
         dump = load_dump(out)

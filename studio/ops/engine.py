@@ -132,6 +132,11 @@ class HostRun:
         return text
 
 
+def text_with_ran_on(lines: list[str], ran_on: RanOn | None) -> str:
+    """A result's text lines, and on a host the line saying where it ran."""
+    return "\n".join(lines + ([ran_on.line()] if ran_on is not None else []))
+
+
 def is_here(where: str | None) -> bool:
     """True when ``where`` names this computer (None, "" or "local")."""
     return where in (None, "", "local")

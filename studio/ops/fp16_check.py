@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
 from studio.ops import dump
-from studio.ops.engine import RanOn
+from studio.ops.engine import RanOn, text_with_ran_on
 from studio.ops.inputs import ModelRun
 
 COSINE = 0.99
@@ -67,7 +67,7 @@ class Result:
     def text(self) -> str:
         lines = [str(self.compare)] + [f"warning: {warning}" for warning in self.warnings]
         lines.append(f"dumps: {self.golden} (FP32), {self.target} (FP16 simulation); table: {self.csv}")
-        return "\n".join(lines + ([self.ran_on.line()] if self.ran_on else []))
+        return text_with_ran_on(lines, self.ran_on)
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None

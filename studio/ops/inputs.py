@@ -123,6 +123,12 @@ class ModelRun:
                 "shapes": shapes, "seed": args.seed, "providers": list(getattr(args, "provider", None) or []),
                 "engine": EngineOptions.from_args(args)}
 
+    def use_providers(self) -> None:
+        """Open this process's ONNX Runtime sessions on the request's providers (here)."""
+        from studio import ort_providers
+
+        ort_providers.choose(self.providers)
+
     def for_host(self, paths):
         """This request with its files named as on the host (``paths``: a HostPaths)."""
         return replace(self, model=Path(paths.model(self.model)), inputs=inputs_on_host(self.inputs, paths),

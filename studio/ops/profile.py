@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.jobs import CancelToken, Progress
-from studio.ops.engine import RanOn, is_here, run_on_engine
+from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 
 #: The CLI's defaults, so a click and a command measure the same thing.
@@ -55,7 +55,7 @@ class Result:
         return data
 
     def text(self) -> str:
-        return self.run.report() + (f"\n{self.ran_on.line()}" if self.ran_on else "")
+        return text_with_ran_on([self.run.report()], self.ran_on)
 
 
 def new_folder(model: Path, workspace_folder: Path | None, prefix: str = "", now: dt.datetime | None = None) -> Path:
@@ -80,10 +80,9 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     output.absolute().parent.mkdir(parents=True, exist_ok=True)
     try:
         if is_here(where):
-            from studio import ort_providers
             from studio.tools.profiler.local_run import profile_model
 
-            ort_providers.choose(request.providers)
+            request.use_providers()
             result = yield from profile_model(request.model, output, request.iterations, request.warmup,
                                               request.inputs, request.seed, cancel=cancel, shapes=request.shapes)
             cancel.raise_if_cancelled()
