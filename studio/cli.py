@@ -60,12 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     return run_gui(demo=args.demo, workspace=args.workspace, files=args.files, startup_probe=args.startup_probe)
 
 
+def command_parser(module: ModuleType | str) -> argparse.ArgumentParser:
+    """The argument parser of one subcommand (a module of studio.commands, or its name)."""
+    if isinstance(module, str):
+        module = _command_modules()[module]
+    parser = argparse.ArgumentParser(prog=f"studio {module.NAME}", description=module.HELP)
+    module.add_arguments(parser)
+    return parser
+
+
 def _run_command(module: ModuleType, argv: list[str]) -> int:
     from studio.errors import Cancelled, StudioError
 
-    parser = argparse.ArgumentParser(prog=f"studio {module.NAME}", description=module.HELP)
-    module.add_arguments(parser)
-    args = parser.parse_args(argv)
+    args = command_parser(module).parse_args(argv)
     try:
         return int(module.run(args) or 0)
     except Cancelled:

@@ -64,36 +64,28 @@ def run(args: argparse.Namespace) -> int:
                             "--compare-with", "Give the .om as MODEL (with --host NAME for an Ascend host), or two "
                             ".onnx models without --host.")
         return _ab(args)
-    if tool == "onnxruntime" and args.host:
-        if not args.model.lower().endswith(".onnx"):
+    if tool == "onnxruntime":
+        if args.host and not args.model.lower().endswith(".onnx"):
             raise UserError("--host times an .onnx with Studio's engine there, or an .om with msame or ais_bench",
                             args.model, "Give an .onnx model, or an .om with --tool msame|ais_bench|msit.")
-        from studio.commands._engine_host import bench_cli
+        from studio.commands._engine_host import print_result, run_op
+        from studio.ops import bench
 
-        return bench_cli(args)
-    if tool == "onnxruntime":
-        from studio.commands._engine_host import use_providers
+        print_result(run_op(bench, bench.Request.from_args(args), args.host, args.json), args.json)
+        return 0
+    from studio.runs.where import target_for_host
+    from studio.tools.bench.on_target import bench_om
 
-        use_providers(args)  # on a host (above) the host's onnxruntime checks them
-        from studio.model_inputs import parse_input_files, parse_input_shapes
-        from studio.tools.bench.ort_bench import bench_model
+    context = None
+    if args.host:
+        from studio.commands._context import cli_context
 
-        job = bench_model(Path(args.model), args.loop, args.warmup, parse_input_files(args.input),
-                          parse_input_shapes(args.input_shape), args.seed)
-    else:
-        from studio.runs.where import target_for_host
-        from studio.tools.bench.on_target import bench_om
-
-        context = None
-        if args.host:
-            from studio.commands._context import cli_context
-
-            context = cli_context()
-        files = [item.partition("=")[2] or item for item in args.input]
-        target = target_for_host(context, args.host)
-        job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
-        if args.compare_with:
-            return _compare_with(args, target, files)
+        context = cli_context()
+    files = [item.partition("=")[2] or item for item in args.input]
+    target = target_for_host(context, args.host)
+    job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
+    if args.compare_with:
+        return _compare_with(args, target, files)
     result = run_job(job, on_progress=print_progress)
     data = result.as_dict()
     if args.output:

@@ -81,88 +81,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_engine_arguments(parser)
 
 
-def _model_path(args: argparse.Namespace) -> Path:
-    """MODEL, given as the positional argument or as ATC's --model=FILE (not both)."""
-    from studio.errors import UserError
-
-    if args.model is not None and args.model_option is not None and args.model != args.model_option:
-        raise UserError(f"Two models given: {args.model} and --model={args.model_option}", "MODEL",
-                        "Give the model once.")
-    model = args.model if args.model is not None else args.model_option
-    if model is None:
-        raise UserError("No model given", "MODEL", "Run: studio convert MODEL -o OUT.onnx (or --model=MODEL).")
-    return model
-
-
 def _pass_names() -> tuple[str, ...]:
     from studio.tools.convert.passes import PASS_NAMES
 
     return PASS_NAMES
 
 
-def _pass_switches(items: list[str]) -> dict[str, bool]:
-    """``--pass NAME=on|off`` values as {name: on}."""
-    from studio.errors import UserError
-
-    switches: dict[str, bool] = {}
-    for item in items:
-        name, sep, state = item.partition("=")
-        state = state.strip().lower()
-        if not sep or state not in ("on", "off"):
-            raise UserError(f"--pass {item!r} is not NAME=on or NAME=off", "--pass",
-                            "Example: --pass ConvBnFusion=off")
-        if name.strip() not in _pass_names():
-            raise UserError(f"Unknown pass {name.strip()!r}", "--pass", "Passes: " + ", ".join(_pass_names()))
-        switches[name.strip()] = state == "on"
-    return switches
-
-
-def _validate_inputs(items: list[str]) -> dict[str, Path]:
-    from studio.errors import UserError
-
-    given: dict[str, Path] = {}
-    for item in items:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise UserError(f"--input {item!r} is not NAME=FILE.npy", "--input", "Example: --input x=image.npy")
-        if name in given:
-            raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
-        given[name] = Path(file)
-    return given
-
-
-def atc_input_shape(values: list[str] | str | None) -> str | None:
-    """``--input-shape`` values as ATC's one string: ``name=dims`` entries (the form every other
-    command takes) become ``name:dims``; ATC's ``a:dims;b:dims`` passes as it is (it may hold -1
-    or ranges, which only conversion accepts)."""
-    if not values:
-        return None
-    entries = []
-    for value in [values] if isinstance(values, str) else values:
-        for entry in filter(None, (part.strip() for part in value.split(";"))):
-            name, sep, dims = entry.partition("=")
-            entries.append(f"{name.strip()}:{dims.strip()}" if sep else entry)
-    return ";".join(entries)
-
-
 def options_from_args(args: argparse.Namespace):
-    """The ConvertOptions these arguments describe."""
-    from studio.tools.convert.atc_command import split_extra_args
-    from studio.tools.convert.options import ConvertOptions
+    """The ConvertOptions these arguments describe (:func:`studio.ops.convert.options_from_args`)."""
+    from studio.ops.convert import options_from_args as from_args
 
-    keep = [item.strip() for value in args.keep_fp32 for item in value.split(",") if item.strip()]
-    inputs = _validate_inputs(getattr(args, "input", []))
-    return ConvertOptions(
-        model=_model_path(args), output=args.output, framework=args.framework, weight=args.weight,
-        soc_version=args.soc_version, input_format=args.input_format, input_shape=atc_input_shape(args.input_shape),
-        output_type=args.output_type, insert_op_conf=args.insert_op_conf, fusion_switch_file=args.fusion_switch_file,
-        op_debug_level=args.op_debug_level, log=args.log, precision_mode=args.precision_mode, out_nodes=args.out_nodes,
-        dynamic_batch_size=args.dynamic_batch_size, dynamic_image_size=args.dynamic_image_size,
-        dynamic_dims=args.dynamic_dims, extra_args=split_extra_args(args.extra), keep_fp32_ops=keep,
-        keep_io_types=not args.fp16_io, fusions=_pass_switches(getattr(args, "passes", [])),
-        validate=args.validate or bool(inputs), validate_image=args.validate_image,
-        validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report,
-        stamp_source=getattr(args, "stamp_source", None), stamp_report=getattr(args, "stamp_report", None))
+    return from_args(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,10 +105,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
     from studio.commands._spelling import cli_text
     from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.ops.engine import EngineOptions
 
     options = options_from_args(args)
     if (args.atc or args.print_command) and options.fusions:
@@ -206,25 +134,13 @@ def _run(args: argparse.Namespace) -> int:
                                   "Run it on an Ascend host with --host NAME (add one with `studio ssh add`), "
                                   "source CANN's set_env.sh here, or run the command above on the host.")
         return _run_atc(options, args, None)
-    if args.host:
-        if str(options.model).lower().endswith(".onnx"):
-            from studio.commands._engine_host import convert_cli
+    from studio.commands._engine_host import run_op
+    from studio.ops import convert
 
-            return convert_cli(args, options.model)
-        raise UserError("--host runs ATC there (--atc), or converts an .onnx with Studio's engine there", "--host",
-                        "Add --atc --soc-version CHIP, or give an .onnx model.")
-    if options.output is None:
-        raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx (or --atc for the NPU).")
-    from studio.commands._engine_host import use_providers
-    from studio.tools.convert.convert import convert_model
-
-    use_providers(args)  # with --host (above) the host's onnxruntime checks them
-
-    report = run_job(convert_model(options), on_progress=print_progress)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else cli_text(report.summary()))
-    if report.validation and not report.validation["passed"]:
-        return 1
-    return 0
+    result = run_op(convert, convert.Request(options, list(args.provider), EngineOptions.from_args(args)), args.host,
+                    args.json)
+    print(json.dumps(result.to_json(), indent=2) if args.json else cli_text(result.text()))
+    return 0 if result.passed else 1
 
 
 def _run_atc(options, args: argparse.Namespace, host: str | None) -> int:

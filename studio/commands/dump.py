@@ -48,9 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.host and not args.config and args.model is None and len(args.paths) == 1 \
             and is_engine_model(args.paths[0]):
-        from studio.commands._engine_host import dump_cli
-
-        return dump_cli(args, Path(args.paths[0]))
+        return _dump(args)
     use_providers(args)
     if args.host:
         from studio.commands._onhost import dump_on_host_cli
@@ -66,42 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if len(args.paths) != 1:
         raise UserError("`studio dump` takes one model", " ".join(args.paths),
                         "Run: studio dump MODEL -o DIR (or studio dump convert FILE -o DIR)")
-    return _dump(Path(args.paths[0]), args)
+    return _dump(args)
 
 
-def _dump(model: Path, args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
-    from studio.jobs import run_job
-    from studio.tools.accuracy.dumpset import MODE_LABELS, load_dump
-    from studio.tools.accuracy.local_dump import dump_model
+def _dump(args: argparse.Namespace) -> int:
+    from studio.commands._engine_host import print_result, run_op
+    from studio.ops import dump
 
-    from studio.commands._inputs import parse_inputs, parse_shapes
-
-    out = run_job(dump_model(model, args.output, parse_inputs(args.input), seed=args.seed,
-                             fp16_sim=args.fp16_sim, shapes=parse_shapes(args.input_shape)),
-                  on_progress=print_progress)
-    dump = load_dump(out)
-    if args.json:
-        print(json.dumps({"dir": str(out), "mode": dump.mode, "model": dump.model, "tensors": len(dump.entries),
-                          "inputs": dump.info.get("inputs", {}),
-                          "fp16_sim_unrounded": dump.info.get("fp16_sim_unrounded", []),
-                          "warnings": dump.info.get("warnings", [])}, indent=2))
-    else:
-        print(f"{MODE_LABELS[dump.mode]}")
-        print(f"dumped {len(dump.entries)} tensors of {model} to {out}")
-        for name, info in dump.info.get("inputs", {}).items():
-            shape = f"{info['dtype']} {info['shape']} " if "shape" in info else ""
-            print(f"  input {name}: {info['source']}" + (f" ({shape.strip()})" if shape else ""))
-        sub = dump.info.get("subgraphs") or {}
-        if sub.get("ops"):
-            print(f"  note: {sub['ops']} op(s) inside the sub-graphs of {', '.join(sub.get('nodes', [])[:5])} ran "
-                  "but are not dumped (ONNX Runtime returns top-level tensors only)")
-        for warning in dump.info.get("warnings") or []:
-            print(f"  warning: {warning}")
-        unrounded = dump.info.get("fp16_sim_unrounded") or []
-        if unrounded:
-            print(f"  note: {len(unrounded)} op output(s) of unknown type were not rounded to FP16: "
-                  + ", ".join(unrounded[:5]) + (" ..." if len(unrounded) > 5 else ""))
+    request = dump.Request.from_args(args)
+    print_result(run_op(dump, request, args.host, args.json), args.json, model=request.model)
     return 0
 
 

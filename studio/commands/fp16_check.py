@@ -1,13 +1,13 @@
 """``studio fp16-check MODEL``: the graph panel's "FP16 check" on the command line.
 
-Dumps the model in FP32 and in FP16 simulation with the same seeded input, compares the two op
-by op and runs the advisor (FP16 overflow, first op that drifts).
+Dumps the model in FP32 and in FP16 simulation with the same seeded input (here, or with
+Studio's engine on ``--host NAME``), compares the two op by op and runs the advisor (FP16
+overflow, first op that drifts).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 NAME = "fp16-check"
@@ -25,32 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
     parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
+                        "studio ssh list); they come back and are compared here")
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
-    from studio.jobs import run_job
-    from studio.commands._inputs import parse_inputs, parse_shapes
-    from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job, fp16_folders
-    from studio.tools.accuracy.metrics import Thresholds
+    from studio.commands._engine_host import print_result, run_op
+    from studio.ops import fp16_check
 
-    thresholds = Thresholds(cosine=args.cosine)
-    inputs, shapes = parse_inputs(args.input), parse_shapes(args.input_shape)
-    golden, target = fp16_folders(args.model, None)  # <cache>/accuracy/<stem>_fp32, _fp16sim
-    if args.output:
-        golden, target = args.output / golden.name, args.output / target.name
-    result = run_job(fp16_check_job(args.model, golden, target, inputs=inputs, shapes=shapes, seed=args.seed,
-                                    thresholds=thresholds), on_progress=print_progress)
-    from studio.tools.accuracy.dumpset import read_manifest
-
-    warnings = read_manifest(golden).info.get("warnings") or []  # the same input and outputs on both sides
-    if args.json:
-        data = result.to_json()
-        data.update(golden=str(golden), target=str(target), csv=str(csv_path(golden)), warnings=warnings)
-        print(json.dumps(data, indent=1))
-    else:
-        print(result)
-        for warning in warnings:
-            print(f"warning: {warning}")
-        print(f"dumps: {golden} (FP32), {target} (FP16 simulation); table: {csv_path(golden)}")
+    result = run_op(fp16_check, fp16_check.Request.from_args(args), args.host, args.json)
+    print_result(result, args.json, indent=1)
     return 1 if args.check and not result else 0

@@ -63,15 +63,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
-    from studio.jobs import run_job
-    from studio.tools.profiler.local_inputs import parse_input_specs, parse_shape_specs
-    from studio.tools.profiler.local_run import profile_model, result_dict
+    from studio.commands._engine_host import print_result, run_op
+    from studio.ops import profile
 
     if args.host and not args.config and len(args.model) == 1 and args.model[0].lower().endswith(".onnx"):
-        from studio.commands._engine_host import profile_cli
-
-        return profile_cli(args, Path(args.model[0]))
+        print_result(run_op(profile, profile.Request.from_args(args), args.host, args.json), args.json)
+        return 0
     if args.host or args.config:
         from studio.commands._onhost import profile_on_host_cli
 
@@ -81,16 +78,7 @@ def _run(args: argparse.Namespace) -> int:
 
         raise UserError("`studio profile run` takes one model", " ".join(args.model) or "MODEL",
                         "Run: studio profile run MODEL -o DIR (or --host NAME ... -- CMD for msprof on a host)")
-    args.model = Path(args.model[0])
-    from studio.commands._engine_host import use_providers
-
-    use_providers(args)
-
-    inputs = parse_input_specs(args.input)
-    shapes = parse_shape_specs(args.input_shape)
-    result = run_job(profile_model(args.model, args.output, args.iterations, args.warmup, inputs, args.seed,
-                                   shapes=shapes), on_progress=print_progress)
-    print(json.dumps(result_dict(result), indent=2) if args.json else result.report())
+    print_result(run_op(profile, profile.Request.from_args(args), None, args.json), args.json)
     return 0
 
 

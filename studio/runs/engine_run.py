@@ -155,17 +155,9 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
 
 
 def _remove(target, *folders: str) -> None:
-    """Remove work folders; on an SSH host without waiting for it (a login shell costs a round
-    trip the user would wait for while the results are already here)."""
-    script = "rm -rf -- " + " ".join(shlex.quote(f) for f in folders)
+    """Remove work folders without waiting for it (the results are already here)."""
     try:
-        transport = target.connection.transport if not getattr(target, "is_local", True) else None
-        if transport is None:
-            target.run_script(script, timeout=60)
-            return
-        channel = transport.open_session(timeout=10)
-        channel.exec_command(f"nohup sh -c {shlex.quote(script)} >/dev/null 2>&1 </dev/null &")
-        channel.shutdown_write()
+        target.run_detached("rm -rf -- " + " ".join(shlex.quote(f) for f in folders))
     except Exception:  # the link is gone: the folder stays; it is inside the engine's folder
         pass
 

@@ -128,6 +128,11 @@ class Target:
         """Run a short ``sh`` script and wait: (exit status, stdout, stderr) — for checks, not jobs."""
         raise NotImplementedError
 
+    def run_detached(self, script: str) -> None:
+        """Start a ``sh`` script and return without waiting for it (clean-ups whose end nobody
+        needs to see); its output is dropped. It survives the caller (``nohup``, own session)."""
+        raise NotImplementedError
+
     def put(self, local: Path, path: str, cancel: CancelToken | None = None, mode: int | None = None
             ) -> Generator[Progress, None, None]:
         """Copy the local file ``local`` to ``path`` here, atomically (temporary name, then rename);

@@ -84,6 +84,10 @@ class LocalTarget(Target):
                             "Check that the disk and the toolkit folder respond.") from exc
         return done.returncode, done.stdout, done.stderr
 
+    def run_detached(self, script: str) -> None:
+        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+
     def work_root(self) -> str:
         if self._work_root:
             return self._work_root

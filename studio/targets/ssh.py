@@ -239,6 +239,14 @@ class SshTarget(Target):
         with self._link(f"running a check ({script[:60]}...)" if len(script) > 60 else f"running {script}"):
             return self.connection.run(script, timeout=timeout)
 
+    def run_detached(self, script: str) -> None:
+        # One exec on the open connection, not waited for: a login shell's round trip would be
+        # waited for while the caller already has what it needs.
+        with self._link("starting a clean-up"):
+            channel = self.connection.transport.open_session(timeout=10)
+            channel.exec_command(f"nohup sh -c {shlex.quote(script)} >/dev/null 2>&1 </dev/null &")
+            channel.shutdown_write()
+
     @contextmanager
     def _link(self, doing: str):
         """Around a short exchange with the host: a dropped link is a lost connection, said once."""

@@ -168,6 +168,25 @@ def test_bench_and_convert_validate_there(box, model, tmp_path):
     np.testing.assert_allclose(a, b.astype(np.float32), atol=2e-2, rtol=2e-2)
 
 
+def test_fp16_check_and_cross_check_on_a_host_from_the_command_line(box, model, tmp_path):
+    """The graph's FP16 check and the accuracy panel's here-against-a-host, as commands: the dumps
+    are made by the engine on the host (same request as here), come back, and are compared here."""
+    there = run_studio("fp16-check", str(model), "--host", "box", "-o", str(tmp_path / "there"), "--json",
+                       home=box, timeout=300)
+    assert there.returncode == 0, there.stderr
+    here = run_studio("fp16-check", str(model), "-o", str(tmp_path / "here"), "--json", home=box, timeout=300)
+    a, b = json.loads(there.stdout), json.loads(here.stdout)
+    assert a["ran_on"]["host"] == "box" and "ran_on" not in b
+    assert a["golden"] == str(tmp_path / "there" / "cls_fp32") and Path(a["csv"]).is_file()
+    assert set(b) <= set(a) and len(a["rows"]) == len(b["rows"]) > 0 and a["passed"] == b["passed"]
+    cross = run_studio("cross-check", str(model), "--host", "box", "-o", str(tmp_path / "x"), "--seed", "2",
+                       "--check", home=box, timeout=300)
+    assert cross.returncode == 0, cross.stderr + cross.stdout
+    assert f"dumps: {tmp_path / 'x' / 'cls_here'} (here), {tmp_path / 'x' / 'cls_on_box'} (on the host)" in cross.stdout
+    assert "(ran with Studio's engine on box" in cross.stdout
+    assert (tmp_path / "x" / "cls_here_vs_cls_on_box.csv").is_file()
+
+
 def test_a_provider_this_onnxruntime_lacks_is_refused(box, model):
     for extra in ([], ["--host", "box"]):
         result = run_studio("bench", str(model), "--provider", "NopeExecutionProvider", *extra, home=box)

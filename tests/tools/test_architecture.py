@@ -134,7 +134,7 @@ def test_the_layers_contract_catches_an_upward_import(tmp_path):
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
     layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
     package = tmp_path / "studio"
-    for name in ("", "remote", "targets", "runs", "tools", "terminal", "ui", "commands"):
+    for name in ("", "remote", "targets", "runs", "tools", "terminal", "ops", "ui", "commands"):
         (package / name).mkdir(parents=True, exist_ok=True)
         (package / name / "__init__.py").write_text("")
     for layer in layers:

@@ -113,13 +113,12 @@ class ComparingActions:
             self.links.focus.emit(self.NAME)
             self._ask_inputs(model, lambda s, f: self.compare_here_and_on_host(model, host, providers, s, f))
             return
-        from studio.ui.panels.accuracy.on_engine import compare_here_and_on_host, here_and_host_folders
+        from studio.ui.panels.accuracy.on_engine import cross_check_job, here_and_host_folders
 
         here, there = here_and_host_folders(model, host, self.workspace_folder)
-        context = self.host_context
+        context, workspace = self.host_context, self.workspace_folder
         self._start(f"Comparing {model.name} here and on {host}",
-                    lambda cancel: compare_here_and_on_host(context, host, model, here, there, cancel, providers,
-                                                            files, shapes),
+                    lambda cancel: cross_check_job(context, host, model, workspace, cancel, providers, files, shapes),
                     lambda result: self._on_compared(result, (here, there)))
 
     def check_fp16_where(self, model) -> None:
@@ -142,7 +141,7 @@ class ComparingActions:
         Inputs with dynamic dims are asked for first (``shapes`` / ``files`` skip the question).
         With ``host``, both dumps are made by Studio's engine on that SSH host and compared here.
         """
-        from studio.tools.accuracy.fp16_check import fp16_check_job, fp16_folders
+        from studio.tools.accuracy.fp16_check import fp16_folders
 
         model = Path(model)
         if shapes is None and files is None:
@@ -158,14 +157,11 @@ class ComparingActions:
             self.sources.setToolTip(str(model))
 
         def job(cancel):
-            if host:
-                from studio.ui.panels.accuracy.on_engine import fp16_check_on_host
+            from studio.ui.panels.accuracy.on_engine import fp16_check_job
 
-                return (yield from fp16_check_on_host(context, host, model, golden, target, cancel, files, shapes))
-            inputs = load_inputs(files)
-            return (yield from fp16_check_job(model, golden, target, cancel, inputs=inputs, shapes=shapes))
+            return (yield from fp16_check_job(context, host, model, workspace, cancel, files, shapes))
 
-        context = self.host_context if host else None
+        context, workspace = (self.host_context if host else None), self.workspace_folder
         where = f" on {host}" if host else ""
         handle = self._start(f"FP16 check of {model.name}{where}", job,
                              lambda result: self._on_fp16_checked(result, (golden, target)))

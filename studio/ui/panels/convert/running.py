@@ -20,8 +20,6 @@ class Running:
         A local (ONNX) conversion runs on this computer (``where`` None) or with Studio's engine on
         the SSH host ``where``; by default the user is asked when hosts exist.
         """
-        from studio.tools.convert.convert import write_text_then
-
         host, key = None, None
         try:
             options = self.options()
@@ -37,8 +35,6 @@ class Running:
                 self._log(message)
                 title = f"ATC on {host.name}: {options.model.name}" if host else f"ATC: {options.model.name}"
             else:
-                from studio.tools.convert.convert import convert_model
-
                 if options.output is None:
                     raise UserError("No output path", "page 1, Output", "Give the converted model's path.")
                 if where == ASK:
@@ -48,17 +44,12 @@ class Running:
                         return
                     where = None
                 self._log(f"$ {' '.join(options.cli_argv())}" + (f" --host {where}" if where else ""))
-                if where:
-                    from studio.ui.panels.convert.on_engine import convert_on_host
+                from studio.ui.panels.convert.on_engine import convert_job
 
-                    context = self.host_context
-                    make = lambda cancel: convert_on_host(context, where, options, cancel,  # noqa: E731
-                                                          aipp_path, aipp_text)
-                    title = f"Converting {options.model.name} on {where}"
-                else:
-                    make = lambda cancel: write_text_then(aipp_path, aipp_text,  # noqa: E731
-                                                          convert_model(options, cancel))
-                    title = f"Converting {options.model.name}"
+                context = self.host_context if where else None
+                make = lambda cancel: convert_job(context, where, options, cancel,  # noqa: E731
+                                                  aipp_path, aipp_text)
+                title = f"Converting {options.model.name}" + (f" on {where}" if where else "")
         except StudioError as exc:
             self._log(f"error: {exc}")
             self.status.emit(f"Converter: {getattr(exc, 'what', exc)}")

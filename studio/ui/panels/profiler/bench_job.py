@@ -1,20 +1,17 @@
-"""The profiler's "Benchmark model…": time an .onnx with ONNX Runtime here, or with Studio's engine
-on an SSH host, write the benchmark folder and open it like a profile.
-
-The numbers are those of ``studio bench MODEL.onnx [--host NAME] -o DIR`` (the same engine code,
-the same JSON keys: mean_ms, p50_ms, p99_ms, min_ms, max_ms, throughput): the folder's Summary
-shows them, and the Compare tab puts two benchmarks side by side (e.g. an .om timed with msame
-on the NPU host against its original .onnx timed here).
-"""
+"""The profiler's "Benchmark model…": what the dialog asked for, as a :mod:`studio.ops.bench`
+request; the numbers are those of ``studio bench MODEL.onnx [--host NAME] -o DIR`` (the same
+JSON keys: mean_ms, p50_ms, p99_ms, min_ms, max_ms, throughput), and the folder opens like a
+profile (its Summary shows them; the Compare tab puts two benchmarks side by side)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.jobs import Progress
+
+from studio.ops.profile import new_folder
 
 
 @dataclass
@@ -32,70 +29,29 @@ class BenchRequest:
     def where(self) -> str:
         return self.host or "this computer"
 
+    def request(self, out: Path):
+        """The operation's request, writing the benchmark folder ``out``."""
+        from studio.ops import bench
 
-def bench_folder(model: Path, workspace_folder: Path | None, now: dt.datetime | None = None) -> Path:
+        return bench.Request(Path(self.model), Path(out), shapes=dict(self.shapes or {}),
+                             providers=list(self.providers), loop=self.loop, warmup=self.warmup)
+
+
+def bench_folder(model: Path, workspace_folder: Path | None) -> Path:
     """A new, timestamped benchmark folder beside the profiles (``profiles/bench-<model>_<time>``)."""
-    from studio.paths import cache_dir
-
-    base = (Path(workspace_folder) if workspace_folder is not None else cache_dir()) / "profiles"
-    stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    folder, suffix = base / f"bench-{Path(model).stem}_{stamp}", 2
-    while folder.exists():  # two benchmarks within a second must not share a folder
-        folder, suffix = base / f"bench-{Path(model).stem}_{stamp}-{suffix}", suffix + 1
-    return folder
+    return new_folder(model, workspace_folder, prefix="bench-")
 
 
-def bench_and_load_job(context, request: BenchRequest, out: Path, cancel: CancelToken
-                       ) -> Generator[Progress, None, object]:
-    """Benchmark as ``request`` says into ``out`` and open it: returns (the benchmark's JSON, Loaded),
-    or :class:`~studio.ui.panels.profiler.local.NeedShapes` when the model has dynamic dims and
-    ``request.shapes`` is None."""
+def bench_and_load_job(context, request: BenchRequest, out: Path, load, cancel) -> Generator[Progress, None, object]:
+    """Benchmark as ``request`` says into ``out`` and open it: (the benchmark's JSON, Loaded), or
+    :class:`~studio.ops.inputs.NeedShapes` when the model has dynamic dims and ``request.shapes`` is None."""
+    from studio.ops import bench
     from studio.tools.bench.profile_folder import read_bench
-    from studio.ui.panels.profiler.local import _dynamic_inputs
-    from studio.ui.panels.profiler.panel import load_job
+    from studio.ui.panels.profiler.local import NeedShapes, op_and_load_job
 
-    model, out = Path(request.model), Path(out)
-    if request.shapes is None:
-        need = yield from _dynamic_inputs(model)
-        if need is not None:
-            return need
-        request.shapes = {}
-    if request.host:
-        yield from _bench_on_host(context, request, out, cancel)
-    else:
-        from studio.tools.bench.ort_bench import bench_model
-        from studio.tools.bench.profile_folder import write_bench_folder
-
-        shapes = {name: tuple(dims) for name, dims in request.shapes.items()}
-        result = yield from bench_model(model, request.loop, request.warmup, shapes=shapes,
-                                        providers=request.providers or None, cancel=cancel)
-        write_bench_folder(result, out)
-    cancel.raise_if_cancelled()
-    loaded = yield from load_job(out, cancel)
-    return read_bench(out), loaded
-
-
-def _bench_on_host(context, request: BenchRequest, out: Path, cancel: CancelToken) -> Generator[Progress, None, None]:
-    from studio.runs.engine_env import ensure_engine
-    from studio.runs.engine_run import model_uploads, run_engine_command
-    from studio.runs.where import target_for_host
-    from studio.tools.deploy.fetch import folder_fetcher
-
-    model = Path(request.model)
-    args = ["bench", f"in/{model.name}", "--loop", str(request.loop), "--warmup", str(request.warmup),
-            "-o", f"out/{out.name}"]
-    for name, dims in (request.shapes or {}).items():
-        args += ["--input-shape", f"{name}={','.join(str(d) for d in dims)}"]
-    for provider in request.providers:
-        args += ["--provider", provider]
-    target = target_for_host(context, request.host)
-    env = yield from ensure_engine(target, cancel)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    yield from run_engine_command(target, env, args, model_uploads(model), out.parent,
-                                  fetch=folder_fetcher(target), cancel=cancel)
-    from studio.tools.bench.profile_folder import relabel_bench_folder
-
-    relabel_bench_folder(out, request.host, model.absolute())
+    outcome = yield from op_and_load_job(bench, request.request(out), request.host, context, request.shapes is None,
+                                         load, cancel)
+    return outcome if isinstance(outcome, NeedShapes) else (read_bench(out), outcome[1])
 
 
 def bench_line(bench: dict | None) -> str:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
+from studio.ops.profile import Request as ProfileRequest
 from studio.ui.panels.profiler import local
-from studio.ui.panels.profiler.state import Loaded
+from studio.ui.panels.profiler.state import Loaded, load_job
 
 
 class RunActions:
@@ -57,13 +58,10 @@ class RunActions:
         where = f" on {host}" if host else ""
         self.info.setText(f"Profiling {model.name}{where} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.NAME)
-        if host:
-            context = self.host_context
-            job = lambda cancel: local.run_on_host_and_load_job(context, host, model, out, iterations,  # noqa: E731
-                                                                warmup, seed, cancel, shapes)
-        else:
-            job = lambda cancel: local.run_and_load_job(model, out, iterations, warmup, seed, cancel,  # noqa: E731
-                                                        shapes)
+        request = ProfileRequest(model, out, shapes=dict(shapes or {}), seed=seed, iterations=iterations, warmup=warmup)
+        context = self.host_context if host else None
+        job = lambda cancel: local.profile_and_load_job(request, host, context, shapes is None,  # noqa: E731
+                                                        load_job, cancel)
         self.state.run_on = host
         handle = self.runner.start(f"Profiling {model.name}{where}", job,
                                    key=f"host:{host}" if host else f"profiler-run:{model}")
@@ -124,7 +122,7 @@ class RunActions:
         self.links.focus.emit(self.NAME)
         context = self.host_context if request.host else None
         handle = self.runner.start(f"Benchmark {model.name}{where}",
-                                   lambda cancel: bench_and_load_job(context, request, out, cancel),
+                                   lambda cancel: bench_and_load_job(context, request, out, load_job, cancel),
                                    key=f"host:{request.host}" if request.host else f"profiler-bench:{model}")
         handle.finished.connect(lambda outcome: self._on_benched(request, outcome))
         handle.failed.connect(lambda exc, _tb: self.info.setText(

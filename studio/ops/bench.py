@@ -1,0 +1,103 @@
+"""Time an ONNX model with ONNX Runtime, here or with Studio's engine on a host
+(``studio bench MODEL.onnx [--host NAME] [-o DIR]``, the profiler's "Benchmark model…").
+
+The numbers have the same JSON keys wherever they were taken (mean_ms, p50_ms, p99_ms, min_ms,
+max_ms, throughput); ``where`` names the host, and a folder written with ``-o`` opens in the
+profiler like a profile. (An .om timed with msame or ais_bench is :mod:`studio.tools.bench.on_target`.)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+from studio.jobs import CancelToken, Progress
+from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
+from studio.ops.inputs import ModelRun
+
+LOOP = 100
+WARMUP = 5
+
+
+@dataclass
+class Request(ModelRun):
+    """One benchmark of ``model``; ``output`` (optional) is the folder the profiler opens."""
+
+    COMMAND = ("bench",)
+
+    loop: int = LOOP
+    warmup: int = WARMUP
+
+    def to_argv(self) -> list[str]:
+        """The ``studio bench`` arguments of this request."""
+        return [str(self.model), "--loop", str(self.loop), "--warmup", str(self.warmup), *self.run_argv()]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Request:
+        return cls(**cls.run_fields(args, args.model), loop=args.loop, warmup=args.warmup)
+
+
+@dataclass
+class Result:
+    """The benchmark (:class:`~studio.tools.bench.result.BenchResult`), its folder, where it ran."""
+
+    bench: object  # BenchResult
+    folder: Path | None = None
+    ran_on: RanOn | None = None
+
+    def to_json(self) -> dict:
+        data = self.bench.as_dict()
+        if self.folder is not None:
+            data["folder"] = str(self.folder)
+        if self.ran_on is not None:
+            data["ran_on"] = self.ran_on.to_json()
+        return data
+
+    def text(self) -> str:
+        lines = [self.bench.report()]
+        if self.folder is not None:
+            lines.append(f"written to {self.folder} (open it in the profiler)")
+        return text_with_ran_on(lines, self.ran_on)
+
+
+def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None
+        ) -> Generator[Progress, None, Result]:
+    """Benchmark as ``request`` says, on this computer or on the host ``where``."""
+    from studio.tools.bench.profile_folder import relabel_bench_folder, write_bench_folder
+
+    if is_here(where):
+        from studio.tools.bench.ort_bench import bench_model
+
+        request.use_providers()
+        shapes = {name: tuple(dims) for name, dims in request.shapes.items()}
+        result = yield from bench_model(Path(request.model), request.loop, request.warmup, request.inputs or None,
+                                        shapes, request.seed, providers=request.providers or None, cancel=cancel)
+        folder = write_bench_folder(result, request.output) if request.output else None
+        return Result(result, folder)
+    host = yield from run_on_engine(request, where, context, cancel, request.engine, lock="bench run")
+    result = bench_from_json(host.data)
+    result.where = host.ran_on.host  # the host's engine calls its own machine "local"
+    folder = None
+    if request.output:
+        folder = Path(host.data.get("folder") or Path(request.output).absolute())
+        relabel_bench_folder(folder, host.ran_on.host, Path(request.model).absolute())
+    return Result(result, folder, host.ran_on)
+
+
+def bench_from_json(data: dict):
+    """The BenchResult whose :meth:`~studio.tools.bench.result.BenchResult.as_dict` is ``data``."""
+    from studio.tools.bench.result import BenchResult, LatencyStats
+
+    def stats(values: dict | None) -> LatencyStats | None:
+        return None if values is None else LatencyStats(values.get("mean"), values.get("median"), values.get("p99"),
+                                                        values.get("min"), values.get("max"))
+
+    return BenchResult(data["tool"], data["model"], data.get("where", "local"), data.get("device", ""),
+                       data.get("loops", 0), data.get("warmup", 0), data.get("batch", 1),
+                       LatencyStats(data.get("mean_ms"), data.get("p50_ms"), data.get("p99_ms"), data.get("min_ms"),
+                                    data.get("max_ms")),
+                       data.get("throughput"), stats(data.get("h2d_ms")), stats(data.get("d2h_ms")),
+                       list(data.get("latencies_ms") or []), list(data.get("notes") or []),
+                       list(data.get("warnings") or []), data.get("command", ""))

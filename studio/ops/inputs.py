@@ -1,0 +1,136 @@
+"""A model's inputs in a request: data files (``--input``), sizes of dynamic dims
+(``--input-shape``), the execution providers (``--provider``); and the question a panel asks
+before a run when a model has dynamic dims nobody sized (:class:`NeedShapes`: never guessed)."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from studio.jobs import Progress
+from studio.ops.engine import EngineOptions
+
+
+def inputs_argv(inputs: dict[str, Path], shapes: dict[str, list[int]] | None) -> list[str]:
+    """``--input NAME=FILE`` and ``--input-shape NAME=D0,D1`` for ``inputs`` and ``shapes``."""
+    argv: list[str] = []
+    for name, file in inputs.items():
+        argv += ["--input", f"{name}={file}"]
+    for name, dims in (shapes or {}).items():
+        argv += ["--input-shape", f"{name}={','.join(str(d) for d in dims)}"]
+    return argv
+
+
+def providers_argv(providers: list[str]) -> list[str]:
+    return [arg for name in providers for arg in ("--provider", name)]
+
+
+def input_files(items: list[str]) -> dict[str, Path]:
+    """``--input NAME=FILE.npy`` values as {name: file}, each input once."""
+    from studio.errors import UserError
+    from studio.model_inputs import parse_input_files
+
+    inputs = parse_input_files(items)
+    if len(inputs) < len(items):
+        name = next(n for n in inputs if sum(1 for i in items if i.partition("=")[0] == n) > 1)
+        raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
+    return inputs
+
+
+def inputs_from_args(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[int]]]:
+    """The ``--input`` files and ``--input-shape`` sizes of parsed arguments."""
+    from studio.model_inputs import parse_input_shapes
+
+    shapes = {name: list(dims) for name, dims in parse_input_shapes(getattr(args, "input_shape", []) or []).items()}
+    return input_files(getattr(args, "input", []) or []), shapes
+
+
+def inputs_on_host(inputs: dict[str, Path], paths) -> dict[str, Path]:
+    """``inputs`` with each file named as uploaded to the host (:class:`~studio.ops.engine.HostPaths`)."""
+    return {name: Path(paths.input(file)) for name, file in inputs.items()}
+
+
+def load_arrays(inputs: dict[str, Path]) -> dict:
+    """The arrays of ``--input`` files (read and checked), for the engines that take arrays."""
+    from studio.npyfile import load_npy
+
+    return {name: load_npy(Path(file), what=f"--input {name}") for name, file in inputs.items()}
+
+
+@contextmanager
+def saved_inputs(values: dict | None) -> Iterator[dict[str, Path]]:
+    """Input data as files: a dialog's arrays are saved in a temporary folder for the length of
+    the ``with`` (a request names files, as the command line does); paths pass as they are."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="studio-inputs-") as scratch:
+        files: dict[str, Path] = {}
+        for index, (name, value) in enumerate(sorted((values or {}).items())):
+            if isinstance(value, (str, Path)):
+                files[name] = Path(value)
+            else:
+                files[name] = Path(scratch) / f"input{index}.npy"
+                np.save(files[name], value)
+        yield files
+
+
+@dataclass
+class NeedShapes:
+    """The model has dynamic input dims and no sizes were given: ask, then run again."""
+
+    model: Path
+    specs: list  # list[InputSpec], every input (the dialog shows those with dynamic dims)
+
+
+def need_shapes(model: Path) -> Generator[Progress, None, NeedShapes | None]:
+    """:class:`NeedShapes` when ``model`` has input dims only the user can size, else None."""
+    from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
+
+    yield Progress(None, f"reading the inputs of {Path(model).name}")
+    specs = model_inputs(model)
+    return NeedShapes(Path(model), specs) if missing_shapes(specs, {}, {}) else None
+
+
+@dataclass
+class ModelRun:
+    """The fields every request that runs an ONNX model has: the model, where its results go,
+    its inputs (files by name, sizes of dynamic dims, the seed of random data), the execution
+    providers, and how a host's engine is made."""
+
+    model: Path
+    output: Path | None = None
+    inputs: dict[str, Path] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    seed: int = 0
+    providers: list[str] = field(default_factory=list)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+
+    def run_argv(self) -> list[str]:
+        """``-o``, ``--input``, ``--input-shape``, ``--seed``, ``--provider`` and the engine options."""
+        return [*(["-o", str(self.output)] if self.output is not None else []), *inputs_argv(self.inputs, self.shapes),
+                "--seed", str(self.seed), *providers_argv(self.providers), *self.engine.to_argv()]
+
+    @staticmethod
+    def run_fields(args: argparse.Namespace, model) -> dict:
+        """The common fields of parsed arguments (``model`` is taken as given)."""
+        inputs, shapes = inputs_from_args(args)
+        output = getattr(args, "output", None)
+        return {"model": Path(model), "output": Path(output) if output is not None else None, "inputs": inputs,
+                "shapes": shapes, "seed": args.seed, "providers": list(getattr(args, "provider", None) or []),
+                "engine": EngineOptions.from_args(args)}
+
+    def use_providers(self) -> None:
+        """Open this process's ONNX Runtime sessions on the request's providers (here)."""
+        from studio import ort_providers
+
+        ort_providers.choose(self.providers)
+
+    def for_host(self, paths):
+        """This request with its files named as on the host (``paths``: a HostPaths)."""
+        return replace(self, model=Path(paths.model(self.model)), inputs=inputs_on_host(self.inputs, paths),
+                       output=Path(paths.output(self.output)) if self.output is not None else None,
+                       engine=EngineOptions())

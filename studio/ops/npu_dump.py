@@ -1,0 +1,127 @@
+"""Dump an app's ops on an Ascend host: acl.json with a dump_path on the host, the run
+configuration run, the newest dump tree brought back (``studio dump --host NAME --config RUN
+--model MODEL.om -o DIR``); with ``--reference MODEL.onnx`` the original model is also dumped here
+on the same arrays and the two compared (journey 3 in one command)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.errors import UserError
+from studio.jobs import CancelToken, Progress
+from studio.ops.msprof import run_config
+
+
+@dataclass
+class Request:
+    """Dump the configuration ``config`` (it loads ``model``, an .om) on a host into ``output``."""
+
+    COMMAND = ("dump",)
+
+    output: Path
+    config: str | None = None
+    model: Path | None = None
+    workspace: Path | None = None
+    layers: list[str] = field(default_factory=list)
+    mode: str = "output"
+    op_switch: str = "off"
+    npy: list[str] = field(default_factory=list)  # [NAME=]FILE.npy, uploaded beside the app
+    reference: Path | None = None
+
+    def to_argv(self) -> list[str]:
+        """The ``studio dump`` arguments of this request (the host is ``--host``)."""
+        argv = ["-o", str(self.output)]
+        for flag, value in (("--config", self.config), ("--model", self.model), ("--workspace", self.workspace),
+                            ("--reference", self.reference)):
+            argv += [flag, str(value)] if value else []
+        argv += [arg for layer in self.layers for arg in ("--layer", layer)]
+        argv += ["--mode", self.mode, "--op-switch", self.op_switch]
+        return argv + [arg for item in self.npy for arg in ("--npy", item)]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Request:
+        return cls(Path(args.output), args.config, args.model, args.workspace, list(args.layer), args.mode,
+                   args.op_switch, list(args.npy), args.reference)
+
+    def arrays(self) -> dict[str, Path]:
+        """The ``--npy`` arrays by name (the ONNX input for ``--reference``; the file's stem without one)."""
+        arrays = {}
+        for item in self.npy:
+            key, sep, file = item.partition("=")
+            arrays[key if sep else Path(item).stem] = Path(file if sep else item)
+        return arrays
+
+
+@dataclass
+class Result:
+    """The dump brought back (:class:`~studio.tools.accuracy.on_host.HostDump`) and, with a
+    reference, the comparison (:class:`~studio.tools.accuracy.on_host.HostComparison`)."""
+
+    JSON_INDENT = 1
+
+    dump: object
+    name: str
+    both: object = None
+    csv: Path | None = None
+
+    def to_json(self) -> dict:
+        d = self.dump
+        data = {"folder": str(d.folder), "host": d.where, "dump": d.tree.path, "files": len(d.tree.files),
+                "bytes": d.bytes, "acl_json": d.acl_json}
+        if self.both is not None:
+            data.update(cpu_dump=str(self.both.cpu_dump), compare=self.both.result.to_json(), csv=str(self.csv),
+                        mapping=str(self.both.mapping) if self.both.mapping else None)
+        return data
+
+    def text(self) -> str:
+        d = self.dump
+        lines = [f"dumped {len(d.tree.files)} op files of {self.name} on {d.where} into {d.folder}"]
+        if self.both is not None:
+            lines += [f"reference dump (ONNX Runtime here): {self.both.cpu_dump}", str(self.both.result),
+                      f"wrote {self.csv}"]
+        return "\n".join(lines)
+
+
+def prepare(request: Request, where: str | None):
+    """The run configuration ``request`` dumps with on ``where`` (checked before anything runs)."""
+    if not request.config:
+        raise UserError("Dumping on a host runs a run configuration", "--config", "Add --config RUN.")
+    if request.model is None:
+        raise UserError("Which model does the app load?", "--model",
+                        "Add --model MODEL.om (its name goes into dump_list).")
+    return run_config(request.config, request.workspace, [], where)
+
+
+def run(request: Request, where: str | None, context, cancel: CancelToken | None = None, config=None
+        ) -> Generator[Progress, None, Result]:
+    """Dump on the host ``where``; ``config`` is the request's configuration when the caller
+    already resolved it (and uploaded its deployment first)."""
+    from studio.runs.where import target_for_host
+    from studio.tools.accuracy.acl_config import om_dump_entry
+    from studio.tools.accuracy.on_host import dump_and_compare, dump_on_host
+    from studio.tools.deploy.fetch import folder_fetcher
+
+    config = config or prepare(request, where)
+    layers = list(request.layers)
+    model = Path(request.model)
+    if model.is_file():
+        from studio.tools.graph.om_reader import read_om
+
+        name, layers = om_dump_entry(read_om(model), model.name, layers)
+    else:  # the .om lives only on the host: its file name is what dump_list needs
+        name = model.stem
+    arrays = request.arrays()
+    with target_for_host(context, where) as target:
+        if request.reference is None:
+            result = yield from dump_on_host(target, config, name, request.output, layers, request.mode,
+                                             request.op_switch, list(arrays.values()), cancel=cancel,
+                                             fetch=folder_fetcher(target))
+            return Result(result, name)
+        both = yield from dump_and_compare(target, config, name, request.reference, request.output, arrays, layers,
+                                           request.mode, converted=model, fetch=folder_fetcher(target), cancel=cancel)
+    csv = Path(request.output) / "compare.csv"
+    both.result.write_csv(csv)
+    return Result(both.host, name, both, csv)
