@@ -57,7 +57,7 @@ def median(fn, runs: int) -> float:
 
 def prepare_demo(folder: Path) -> tuple[Path, Path, Path]:
     """The demo U-Net, its local profile and its FP16 check CSV (as `studio --demo` writes them)."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy import demo as accuracy_demo
     from studio.tools.demo.workspace import create_demo_workspace
     from studio.tools.profiler import demo as profiler_demo
@@ -101,7 +101,7 @@ def main() -> int:
         emit("advise demo U-Net, CLI vs reading the model alone", "s", ours, startup,
              "studio graph summary MODEL --json (process start + imports + model read)", "< 2 s")
         os.environ["STUDIO_HOME"] = env["STUDIO_HOME"]  # the device table measured by the CLI runs above
-        from studio.jobs import run_job
+        from studio.core.jobs import run_job
         from studio.tools.advisor.engine import advise
 
         def in_process() -> float:

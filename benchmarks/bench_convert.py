@@ -42,7 +42,7 @@ def main() -> int:
     import onnx
     import onnxruntime as ort
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.convert.convert import convert_model
     from studio.tools.convert.options import ConvertOptions
     from studio.tools.demo.models import build_unet

@@ -34,7 +34,7 @@ def main() -> int:
 
     import onnx
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.targets.ssh import SshTarget
     from studio.tools.convert.atc_run import run_atc
     from studio.tools.convert.options import ConvertOptions

@@ -131,7 +131,7 @@ def main() -> int:
         figures -= {"small", "status"}
     from sshd_server import start_sshd
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.connection import connect
     from studio.tools.deploy.deployments import Deployment
     from studio.remote.hosts import HostEntry

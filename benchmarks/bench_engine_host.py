@@ -33,7 +33,7 @@ def main() -> int:
     import onnx
     from standins import write_host
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
     from studio.runs.engine_env import ensure_engine

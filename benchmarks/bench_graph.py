@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.reader import read_graph
 from studio.tools.graph.synthetic import write_synthetic

@@ -80,7 +80,7 @@ def measure(label: str, start, done, goal: str, interval_ms: int = 5, timeout_s:
 
 
 def cpu_jobs(step_iterations: int) -> None:
-    from studio.jobs import Progress
+    from studio.core.jobs import Progress
     from studio.ui.jobs import JobRunner, JobState
 
     def job(cancel, seconds: float = 1.5):

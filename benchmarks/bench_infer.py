@@ -64,7 +64,7 @@ def _plain_loop(model: Path, pictures: Path) -> float:
 
 
 def _ours(model: Path, pictures: Path, masks: Path, out: Path) -> float:
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.infer.runner import InferOptions, run_infer
 
     shutil.rmtree(out, ignore_errors=True)

@@ -31,7 +31,7 @@ def main() -> int:
     runs = 3 if quick else 5
     from standins import make_standin_toolkit
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostEntry, HostStore
     from studio.remote.known_hosts import KnownHosts

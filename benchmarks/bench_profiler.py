@@ -26,7 +26,7 @@ import json, resource, sys, time
 # The window is already open when a user opens a trace: Qt and Studio are imported first.
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile, store_cache
 from studio.ui.panels.profiler.timeline import TimelineView
 view = TimelineView(); view.resize(1600, 900)

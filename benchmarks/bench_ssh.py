@@ -28,7 +28,7 @@ from bench_common import emit, median_time, skipping
 def bench_latency(runs: int) -> None:
     from sshd_server import sshd_missing_reason, start_sshd
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
     from studio.targets.ssh import SshTarget
@@ -83,7 +83,7 @@ def bench_pool(runs: int) -> None:
     """
     from sshd_server import sshd_missing_reason, start_sshd
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostEntry, HostStore
     from studio.remote.known_hosts import KnownHosts

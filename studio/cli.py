@@ -70,7 +70,7 @@ def command_parser(module: ModuleType | str) -> argparse.ArgumentParser:
 
 
 def _run_command(module: ModuleType, argv: list[str]) -> int:
-    from studio.errors import Cancelled, StudioError
+    from studio.core.errors import Cancelled, StudioError
 
     args = command_parser(module).parse_args(argv)
     try:

@@ -40,7 +40,7 @@ def run_op(op, request, host: str | None, quiet: bool):
     On a host the progress lines are printed (to stderr with ``--json``, which keeps stdout for
     the result); here they update one terminal line, as every local command does."""
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
 
     if not host:
         return run_job(op.run(request), on_progress=print_progress)
@@ -60,6 +60,6 @@ def print_result(result, as_json: bool, indent: int = 2, **text) -> None:
 
 def use_providers(args) -> None:
     """Apply ``--provider`` to this process's engine sessions."""
-    from studio import ort_providers
+    from studio.core import ort_providers
 
     ort_providers.choose(getattr(args, "provider", None))

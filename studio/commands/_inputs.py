@@ -17,8 +17,8 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_inputs(items: list[str]) -> dict:
     """``--input`` values -> {name: array} (files read and checked)."""
-    from studio.errors import UserError
-    from studio.npyfile import load_npy
+    from studio.core.errors import UserError
+    from studio.core.npyfile import load_npy
 
     given = {}
     for item in items:
@@ -33,6 +33,6 @@ def parse_inputs(items: list[str]) -> dict:
 
 def parse_shapes(items: list[str] | None) -> dict[str, list[int]]:
     """``--input-shape`` values -> {name: dims}, read as every other command reads them."""
-    from studio.model_inputs import parse_input_shapes
+    from studio.core.model_inputs import parse_input_shapes
 
     return {name: list(dims) for name, dims in parse_input_shapes(items).items()}

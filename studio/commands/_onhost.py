@@ -59,7 +59,7 @@ def dump_on_host_cli(args: argparse.Namespace) -> int:
 
 def _run(op, request, args: argparse.Namespace) -> int:
     from studio.commands._context import cli_context
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
 
     config = op.prepare(request, args.host)
     upload_first(config, quiet=args.json)
@@ -83,8 +83,8 @@ def upload_first(config, quiet: bool = False) -> None:
     from studio.commands._context import cli_context
     from studio.commands._progress import print_progress
     from studio.commands.deploy import print_plan
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.tools.deploy.deployments import DeploymentStore
     from studio.tools.deploy.sync import host_connector
     from studio.tools.deploy.sync import run_job as sync_job

@@ -15,18 +15,18 @@ from pathlib import Path
 
 
 
-from studio.jobs import Progress
-from studio.serial import to_json
+from studio.core.jobs import Progress
+from studio.core.serial import to_json
 
 
 def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, seed: int, thresholds,
                    budget_s: float) -> Generator[Progress, None, list[dict]]:
     """Job: convert, judge and time the builds; rows for the accuracy-versus-latency table."""
-    from studio.ort_providers import open_session
+    from studio.core.ort_providers import open_session
     from studio.tools.accuracy.local_dump import load_model, make_inputs
     from studio.tools.accuracy.precision import _Checker
     from studio.tools.accuracy.fp16_runs import SimRunner
-    from studio.ab import SESSION_FLOOR, interleaved
+    from studio.core.ab import SESSION_FLOOR, interleaved
     from studio.tools.convert.convert import convert_model
     from studio.tools.convert.options import ConvertOptions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 
 
 def print_progress(step: Progress) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 # ATC option -> the `studio convert` flag (both spellings are accepted there).
 CLI_FLAGS = {name: name.replace("_", "-") for name in (

@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.commands._inputs import parse_inputs
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy.metrics import Thresholds
     from studio.tools.accuracy.reduce import reduce_fp16
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 def _precision(args: argparse.Namespace, thresholds) -> int:
     from studio.commands._inputs import parse_inputs
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy.precision import find_fp32_set
 
     progress = None if args.json else print_progress

@@ -59,9 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
-    from studio.serial import to_json
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
+    from studio.core.serial import to_json
     from studio.tools.advisor import write_report
     from studio.tools.advisor.engine import advise
 

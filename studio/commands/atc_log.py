@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 NAME = "atc-log"
 HELP = "explain the error codes (E10001 ...) in an ATC output or plog file"
@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.tools.convert.atc_log import parse_atc_output
 
     try:

@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
     if args.compare_with and tool == "onnxruntime":
@@ -102,12 +102,12 @@ def _ab(args: argparse.Namespace) -> int:
     """``studio bench NEW.onnx --compare-with BASE.onnx``: an interleaved A/B here."""
     from studio.commands._engine_host import use_providers
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
-    from studio.model_inputs import parse_input_files, parse_input_shapes
+    from studio.core.jobs import run_job
+    from studio.core.model_inputs import parse_input_files, parse_input_shapes
     from studio.tools.bench.ab_run import Side, ab_models
 
     if args.output:
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         raise UserError("-o writes one benchmark; two .onnx models are compared without it", "-o",
                         "Drop -o, or time each model on its own: studio bench MODEL.onnx -o DIR.")
@@ -125,8 +125,8 @@ def _ab(args: argparse.Namespace) -> int:
 def _compare_with(args: argparse.Namespace, target, files: list[str]) -> int:
     """The .om on its target and ``--compare-with`` here with ONNX Runtime, side by side."""
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
-    from studio.model_inputs import parse_input_shapes
+    from studio.core.jobs import run_job
+    from studio.core.model_inputs import parse_input_shapes
     from studio.tools.bench.with_reference import bench_with_reference
 
     tool = args.tool or "msame"

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 NAME = "compare"
 HELP = "compare two tensor dumps op by op (cosine, errors, KL) and say where accuracy is lost"
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if is_msprobe_dump(args.golden) and is_msprobe_dump(args.target):
         return _run_msprobe(args)
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy.compare import compare_dumps
     from studio.tools.accuracy.matching import load_mapping
     from studio.tools.accuracy.metrics import Thresholds

@@ -96,7 +96,7 @@ def options_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._spelling import cli_error
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     try:
         return _run(args)
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from studio.commands._spelling import cli_text
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.ops.engine import EngineOptions
 
     options = options_from_args(args)
@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
         import shutil
 
         if shutil.which("atc") is None:
-            from studio.errors import ToolUnavailable
+            from studio.core.errors import ToolUnavailable
 
             print(preview(argv))
             raise ToolUnavailable("atc", "ATC (CANN toolkit) is needed for --atc and is not on PATH on this machine",
@@ -148,7 +148,7 @@ def _run_atc(options, args: argparse.Namespace, host: str | None) -> int:
     import sys
 
     from studio.commands._context import cli_context
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.targets import target_for
     from studio.tools.convert.atc_run import AtcFailed, run_atc
 

@@ -21,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.tools.corpus import manifest
     from studio.tools.corpus.fetch import corpus_dir, fetch, model_path
 

@@ -17,9 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.demo.workspace import create_demo_workspace, ensure_demo_workspace
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     def write_demo():
         yield from create_demo_workspace(args.folder)  # always rewrites the models and images

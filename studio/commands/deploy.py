@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from studio.units import human_size
-from studio.serial import to_json
+from studio.core.units import human_size
+from studio.core.serial import to_json
 
 NAME = "deploy"
 HELP = "sync a local folder with a folder on an SSH host: upload, download, sync, compare"
@@ -161,7 +161,7 @@ def print_plan(plan, out=None, verbose: bool = False) -> None:
 
 def _status(deployment, connector, args) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.deploy.sync import status_job
 
     status = run_job(status_job(deployment, connector), on_progress=print_progress)
@@ -179,7 +179,7 @@ def _status(deployment, connector, args) -> int:
 
 def _transfer(deployment, connector, args) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.deploy.sync import plan_job, run_job as sync_job
 
     out = sys.stderr if args.json else sys.stdout
@@ -222,7 +222,7 @@ def confirm_deletions(plan, deployment, yes: bool) -> None:
 
     Without a terminal to ask on, refuse: a script must say --yes to delete.
     """
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     counts = plan.counts()
     remote, local = counts.get("delete-remote", 0), counts.get("delete-local", 0)
@@ -242,7 +242,7 @@ def confirm_deletions(plan, deployment, yes: bool) -> None:
 
 def _compare(deployment, connector, args) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.deploy.safe_paths import user_relative
     from studio.tools.deploy.sync import plan_job, text_diff
 

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     from studio.commands._engine_host import is_engine_model, use_providers
 

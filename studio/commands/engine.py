@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from studio.units import human_size
-from studio.serial import to_json
+from studio.core.units import human_size
+from studio.core.serial import to_json
 
 NAME = "engine"
 HELP = "Studio's engine on a host (--host) or its wheels built here: list versions and run folders, clean old ones"

@@ -52,7 +52,7 @@ def _shape_option(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.graph.reader import read_graph
     from studio.tools.graph.shapes import apply_input_shapes, parse_input_shapes
 
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_shapes(model, args, given) -> None:
     """Run the model once and trust the shapes it produced (dynamic dims only at the given sizes)."""
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.tools.graph.runtime_shapes import record_shapes
     from studio.tools.graph.shapes import ShapeSource
 
@@ -94,7 +94,7 @@ def _run_shapes(model, args, given) -> None:
 
 def _check_output(path: Path) -> None:
     """Refuse an output the command could not write, before any work is done."""
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     if not path.parent.is_dir():
         raise UserError(f"The folder {str(path.parent)!r} does not exist", path,
@@ -132,8 +132,8 @@ def _macs(model, args) -> int:
 
 def _export(model, args) -> int:
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.tools.graph.export_svg import export_svg
     from studio.tools.graph.grouping import Hierarchy
     from studio.tools.graph.view import build_view

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"
@@ -61,8 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.tools.infer.runner import InferOptions, run_infer
 
     if bool(args.mean) != bool(args.std):

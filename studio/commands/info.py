@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio import formats
-    from studio.errors import UserError
+    from studio.core import formats
+    from studio.core.errors import UserError
 
     rows, failures = [], 0
     for path in args.paths:

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 NAME = "pipeline"
 HELP = "check a MindX SDK pipeline, or set one element property keeping the file's layout"
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.graph.pipeline.check import check_pipeline
 
     if args.remote_project and not args.host:
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         raise UserError("--remote-project needs --host", "--remote-project", "Add --host NAME, or drop it.")
     if args.host:

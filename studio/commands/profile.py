@@ -74,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return profile_on_host_cli(args, args.model)
     if len(args.model) != 1:
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         raise UserError("`studio profile run` takes one model", " ".join(args.model) or "MODEL",
                         "Run: studio profile run MODEL -o DIR (or --host NAME ... -- CMD for msprof on a host)")
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stats(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.profiler import stats
     from studio.tools.profiler.loader import open_profile
 
@@ -124,7 +124,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _must_exist(*paths: Path) -> None:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     for path in paths:
         if not path.exists():
@@ -142,7 +142,7 @@ def _print_warnings(*traces) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.profiler.compare import compare
     from studio.tools.profiler.loader import open_profile
 

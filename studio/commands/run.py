@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 NAME = "run"
 HELP = "run a run configuration of the workspace (here or on its host); --list shows them"
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.runs.config import find_workspace, load_configs
 
     workspace = find_workspace(args.workspace)
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(workspace, args: argparse.Namespace) -> int:
-    from studio.errors import UserError
-    from studio.jobs import run_job
+    from studio.core.errors import UserError
+    from studio.core.jobs import run_job
     from studio.runs.config import find_config
     from studio.runs.runner import run_configuration
 

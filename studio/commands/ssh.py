@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from studio.serial import named_table, to_json
+from studio.core.serial import named_table, to_json
 
 NAME = "ssh"
 HELP = "SSH hosts: add, list, remove, test the connection, trust a host key, run a remote command"
@@ -58,7 +58,7 @@ def _store():
 
 
 def _add(args) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.remote.hosts import HostEntry
 
     store = _store()
@@ -140,7 +140,7 @@ def _remove(args) -> int:
 
 def _test(args) -> int:
     from studio.commands._progress import print_progress
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.commands._context import cli_context
     from studio.targets.probe import probe
     from studio.targets.ssh import SshTarget
@@ -165,7 +165,7 @@ def _test(args) -> int:
 
 
 def _trust(args) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.commands._context import cli_context
     from studio.remote.known_hosts import UnknownHostKey, fingerprint
 
@@ -194,7 +194,7 @@ def _trust(args) -> int:
 
 
 def _run(args) -> int:
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.commands._context import cli_context
     from studio.targets.ssh import SshTarget
 

@@ -17,8 +17,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
 
@@ -113,7 +113,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     if is_here(where):
         if options.output is None:
             raise UserError("No output path given", "-o/--output", "Give -o OUT.onnx (or --atc for the NPU).")
-        from studio import ort_providers
+        from studio.core import ort_providers
 
         ort_providers.choose(request.providers)
         return Result((yield from convert_model(options, cancel)))

@@ -11,8 +11,8 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.ops import dump
 from studio.ops.engine import RanOn, is_here, text_with_ran_on
 from studio.ops.inputs import ModelRun
@@ -35,7 +35,7 @@ class Request(ModelRun):
 
     def folders(self, host: str) -> tuple[Path, Path]:
         """(dump made here, dump made on ``host``): ``<output>/<stem>_here`` and ``_on_<host>``."""
-        from studio.paths import cache_dir
+        from studio.core.paths import cache_dir
 
         base = Path(self.output) if self.output else cache_dir() / "accuracy"
         stem, tag = Path(self.model).stem, re.sub(r"[^\w.-]", "_", host)

@@ -17,8 +17,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 WHEELS = ("index", "upload")
 
@@ -159,7 +159,7 @@ def run_on_engine(request, host: str, context, cancel: CancelToken | None = None
     (``convert`` exits 1 when its validation fails). ``lock`` names the run in the message a
     second run into the same output folder gets (two runs there would mix their files).
     """
-    from studio.output_lock import output_lock
+    from studio.core.output_lock import output_lock
     from studio.runs.engine_env import ensure_engine
     from studio.runs.engine_run import json_output, run_engine_command
     from studio.runs.where import target_for_host

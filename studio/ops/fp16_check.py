@@ -9,7 +9,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.ops import dump
 from studio.ops.engine import RanOn, text_with_ran_on
 from studio.ops.inputs import ModelRun

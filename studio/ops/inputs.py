@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 from studio.ops.engine import EngineOptions
 
 
@@ -31,8 +31,8 @@ def providers_argv(providers: list[str]) -> list[str]:
 
 def input_files(items: list[str]) -> dict[str, Path]:
     """``--input NAME=FILE.npy`` values as {name: file}, each input once."""
-    from studio.errors import UserError
-    from studio.model_inputs import parse_input_files
+    from studio.core.errors import UserError
+    from studio.core.model_inputs import parse_input_files
 
     inputs = parse_input_files(items)
     if len(inputs) < len(items):
@@ -43,7 +43,7 @@ def input_files(items: list[str]) -> dict[str, Path]:
 
 def inputs_from_args(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[int]]]:
     """The ``--input`` files and ``--input-shape`` sizes of parsed arguments."""
-    from studio.model_inputs import parse_input_shapes
+    from studio.core.model_inputs import parse_input_shapes
 
     shapes = {name: list(dims) for name, dims in parse_input_shapes(getattr(args, "input_shape", []) or []).items()}
     return input_files(getattr(args, "input", []) or []), shapes
@@ -56,7 +56,7 @@ def inputs_on_host(inputs: dict[str, Path], paths) -> dict[str, Path]:
 
 def load_arrays(inputs: dict[str, Path]) -> dict:
     """The arrays of ``--input`` files (read and checked), for the engines that take arrays."""
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     return {name: load_npy(Path(file), what=f"--input {name}") for name, file in inputs.items()}
 
@@ -125,7 +125,7 @@ class ModelRun:
 
     def use_providers(self) -> None:
         """Open this process's ONNX Runtime sessions on the request's providers (here)."""
-        from studio import ort_providers
+        from studio.core import ort_providers
 
         ort_providers.choose(self.providers)
 

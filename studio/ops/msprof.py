@@ -10,8 +10,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import is_here
 
 
@@ -95,7 +95,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
         ) -> Generator[Progress, None, Result]:
     """Profile on the host ``where``; ``config`` is the request's configuration when the caller
     already resolved it (and uploaded its deployment first)."""
-    from studio.output_lock import output_lock
+    from studio.core.output_lock import output_lock
     from studio.runs.where import target_for_host
     from studio.tools.deploy.fetch import folder_fetcher
     from studio.tools.profiler.msprof_cmd import MsprofOptions

@@ -10,8 +10,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.ops.msprof import run_config
 
 

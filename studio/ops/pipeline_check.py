@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path, PurePosixPath
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def remote_project(project: Path, host: str, deployments: list) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 
@@ -61,7 +61,7 @@ class Result:
 def new_folder(model: Path, workspace_folder: Path | None, prefix: str = "", now: dt.datetime | None = None) -> Path:
     """A new, timestamped folder for a run of ``model``: ``<workspace>/profiles/<prefix><stem>_<time>``
     (the user cache folder without a workspace); never one that exists."""
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     base = (Path(workspace_folder) if workspace_folder is not None else cache_dir()) / "profiles"
     stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.hosts import HostEntry
 from studio.remote.jump import check_jump_chain, jump_entry
 from studio.remote.known_hosts import KnownHosts
@@ -27,7 +27,7 @@ from studio.remote.known_hosts import KnownHosts
 # paramiko's transport thread logs a failed handshake with its traceback, line by line, at ERROR;
 # connect() raises that failure as a UserError. With no handler anywhere, Python's last-resort
 # handler would print the traceback to stderr as well: paramiko's records go to Studio's log file
-# (studio.logs.setup_logging), never to the terminal.
+# (studio.core.logs.setup_logging), never to the terminal.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 # ask_secret(kind, prompt) -> the secret, or None when the user declines. kind is "password"

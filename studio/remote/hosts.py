@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
-from studio.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
-from studio.toml_store import NamedTableStore, check_entry_name
+from studio.core.errors import UserError
+from studio.core.toml_fields import TomlPlace, expect_int, expect_table, expect_text, reject_misspelled
+from studio.core.toml_store import NamedTableStore, check_entry_name
 
 AUTH_METHODS = ("key", "agent", "password")
 _KNOWN = {"host", "port", "user", "auth", "key_file", "proxy_jump", "toolkit"}
@@ -30,7 +30,7 @@ class HostEntry:
     toolkit: str | None = None       # CANN toolkit folder on the host (holding set_env.sh), if known
     extra: dict = field(default_factory=dict)  # fields later features add, kept on round trips
 
-    # studio.serial: no None values in the TOML table (TOML has no null), nor in ``ssh list --json``
+    # studio.core.serial: no None values in the TOML table (TOML has no null), nor in ``ssh list --json``
     __json_omit_empty__ = ("key_file", "proxy_jump", "toolkit", "extra")
 
     def __post_init__(self) -> None:

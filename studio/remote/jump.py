@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.hosts import HostEntry
 
 MAX_HOPS = 16  # far more than any real route; a longer chain is a mistake in the entries

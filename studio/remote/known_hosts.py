@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def fingerprint(key_type: str, key_blob: bytes) -> str:
@@ -96,7 +96,7 @@ class KnownHosts:
     """The known_hosts files Studio checks, and the one it writes to."""
 
     def __init__(self, read_only: list[Path] | None = None, own: Path | None = None):
-        from studio.paths import config_dir
+        from studio.core.paths import config_dir
 
         self.read_only = [Path.home() / ".ssh" / "known_hosts"] if read_only is None else list(read_only)
         self.own = Path(own) if own is not None else config_dir() / "known_hosts"

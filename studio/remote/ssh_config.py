@@ -19,8 +19,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import Progress
+from studio.core.errors import UserError
+from studio.core.jobs import Progress
 from studio.remote.hosts import HostEntry
 from studio.remote.ssh_match import (
     NEVER_MATCHES,

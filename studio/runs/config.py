@@ -24,10 +24,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.results import check_fetch_globs, check_metrics_pattern
-from studio.serial import to_json
-from studio.toml_fields import (TomlPlace, expect_table, expect_text, expect_text_list, expect_text_map,
+from studio.core.serial import to_json
+from studio.core.toml_fields import (TomlPlace, expect_table, expect_text, expect_text_list, expect_text_map,
                                 reject_misspelled, type_name)
 
 LOCAL = "local"
@@ -50,7 +50,7 @@ class RunConfig:
     fetch: list[str] = field(default_factory=list)  # output globs in the working folder, fetched after the run
     metrics: str = ""  # regex with groups name and value for the printed metrics ("" = name: value)
 
-    # studio.serial: the ``[[run]]`` table (TOML has no null) and ``studio run --list --json``
+    # studio.core.serial: the ``[[run]]`` table (TOML has no null) and ``studio run --list --json``
     __json_omit_empty__ = ("workdir", "env", "toolkit", "upload", "fetch", "metrics")
 
     def __post_init__(self) -> None:
@@ -172,7 +172,7 @@ def find_workspace(start=None):
     """The workspace holding ``start`` (default: the current folder), searching upwards."""
     from pathlib import Path
 
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     folder = Path(start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.engine_folders import is_stale, list_runs_script, parse_runs
 
 CUT, IN_USE, OTHER = "cut", "in use or another installation's", "other"
@@ -109,7 +109,7 @@ def remove_on_host(target, root: str, paths: list[str]) -> None:
 
 def local_wheels() -> tuple[Path, list[EngineVersion]]:
     """The wheel cache here and its builds (the current sources' build marked current)."""
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
     from studio.runs.engine_wheel import source_hash, source_root
 
     cache = cache_dir() / "engine-wheels"

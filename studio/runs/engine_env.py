@@ -22,8 +22,8 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
 from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
 from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
@@ -55,7 +55,7 @@ class EngineEnv:
     def reused(self) -> bool:
         return not self.actions
 
-    # studio.serial: the JSON keys
+    # studio.core.serial: the JSON keys
     __json_rename__ = {"where": "host"}
     __json_round__ = {"seconds": 3}
     __json_extra__ = ("reused",)

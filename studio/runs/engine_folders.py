@@ -23,7 +23,7 @@ import os
 import secrets
 import shlex
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 UNSAFE = 4  # exit status of the probe when a folder is unsafe (it printed ``unsafe=...``)
 OWNER_FILE = ".owner"
@@ -70,7 +70,7 @@ def unsafe_error(where: str, root: str, found: str) -> UserError:
 
 def instance_id() -> str:
     """This installation's id (random, kept in Studio's data folder): whose run folders are whose."""
-    from studio.paths import data_dir
+    from studio.core.paths import data_dir
 
     path = data_dir() / "instance-id"
     try:

@@ -14,7 +14,7 @@ from collections.abc import Generator
 from pathlib import Path
 from urllib.parse import quote
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 
 def sha256_of(path: Path) -> str:

@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import Generator
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 LOCK_NAME = ".setup-lock"
 HEARTBEAT_S = 20

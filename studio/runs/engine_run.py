@@ -19,8 +19,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_env import EngineEnv
 from studio.runs.engine_folders import ACTIVE, OWNER_FILE, is_stale, list_runs_script, owner_line, parse_runs
 from studio.targets.base import stream

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 #: Distributions the headless engine imports (psutil: the profiler's memory column).
 ENGINE_PACKAGES = ("numpy", "onnx", "onnxruntime", "msgspec", "platformdirs", "psutil")
@@ -79,7 +79,7 @@ def source_hash(root: Path) -> str:
 def build_wheel(cache: Path | None = None) -> EngineWheel:
     """The wheel of this Studio, built once per source state (cached under ``cache``)."""
     from studio import __version__
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     root = source_root()
     source = source_hash(root)

@@ -12,8 +12,8 @@ import shutil
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 
 def download_folder(target, remote: str, files: list[str], out: Path,

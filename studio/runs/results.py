@@ -17,8 +17,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 # A name is one or more words starting at a word boundary (not inside "img_2.jpg"); the value is a
 # number not followed by more of a word or a file name ("0001.png" is no metric).
@@ -68,7 +68,7 @@ class MetricsTable:
 
     columns: list[str] = field(default_factory=list)
     rows: list[MetricRow] = field(default_factory=list)
-    __json_extra__ = ("means",)  # studio.serial: written after the fields, ignored when read
+    __json_extra__ = ("means",)  # studio.core.serial: written after the fields, ignored when read
 
     def means(self) -> dict[str, float]:
         """The mean of each column over the rows that have it (only columns seen on 2+ rows)."""

@@ -13,7 +13,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
 from studio.runs.results import MetricsTable, fetch_outputs, parse_metrics
 from studio.targets.base import stream

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def local_target(toolkit: str | None = None):

@@ -8,7 +8,7 @@ Whether the command runs in a local subprocess or on an SSH host, callers write 
                                 env_setup=target.toolkit_setup()))
     yield from target.get(f"{work}/net.om", Path("out/net.om"), cancel)
 
-``run`` is a job generator: it yields :class:`OutputLine` (a :class:`~studio.jobs.Progress` whose
+``run`` is a job generator: it yields :class:`OutputLine` (a :class:`~studio.core.jobs.Progress` whose
 message is one line of output, tagged ``stdout`` or ``stderr``) and returns the exit status.
 Closing the generator or cancelling the token stops the process *and its children*. ``put`` and
 ``get`` copy one file under a temporary name and rename it into place, so a cancelled or cut
@@ -24,8 +24,8 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 DEFAULT_TOOLKIT = "/usr/local/Ascend/ascend-toolkit/latest"
 
@@ -168,7 +168,7 @@ class Target:
         status, out, err = self.run_script(self.workdir_script(relative), timeout=30)
         path = out.decode("utf-8", "replace").strip()
         if status != 0 or not path:
-            from studio.errors import UserError
+            from studio.core.errors import UserError
 
             raise UserError(f"Cannot create the work folder on {self.where}: "
                             f"{err.decode('utf-8', 'replace').strip()}", f"{self.name}:{self.work_root()}",
@@ -201,7 +201,7 @@ class Target:
 def collect(job: Generator[OutputLine, None, int], cancel: CancelToken | None = None
             ) -> tuple[int, list[OutputLine]]:
     """Drive a ``run`` job to the end: (exit status, every line) — for tests and small commands."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
 
     lines: list[OutputLine] = []
     status = run_job(job, cancel, on_progress=lambda step: lines.append(step))

@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.errors import Cancelled, UserError
+from studio.core.errors import Cancelled, UserError
 from studio.remote.connection import quiet_prefetch
 
 REQUEST = 255 * 1024            # SFTP write size OpenSSH accepts; 8x fewer round trips than 32 KiB

@@ -10,8 +10,8 @@ from collections.abc import Generator
 
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.targets.base import LineSplitter, OutputLine, Target, refuse_nul, shell_command
 from studio.targets.files import local_copy_atomic
 
@@ -91,7 +91,7 @@ class LocalTarget(Target):
     def work_root(self) -> str:
         if self._work_root:
             return self._work_root
-        from studio.paths import data_dir
+        from studio.core.paths import data_dir
 
         return str(data_dir() / "work")
 

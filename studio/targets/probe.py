@@ -17,13 +17,13 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import NotConnected
 from studio.remote.known_hosts import HostKeyChanged, UnknownHostKey
 from studio.targets.base import DEFAULT_TOOLKIT
 from studio.targets.ssh import SshTarget
-from studio.units import human_size
+from studio.core.units import human_size
 
 OK, MISSING, FAILED, SKIPPED = "ok", "missing", "failed", "skipped"
 ITEMS = [("reach", "Reachable"), ("hostkey", "Host key"), ("auth", "Authentication"), ("latency", "Latency"),
@@ -102,7 +102,7 @@ class ProbeResult:
         return all(i.status != FAILED for i in self.items) and self.item("auth").status == OK
 
     def __json__(self) -> dict:
-        """``studio ssh test --json`` (:func:`studio.serial.to_json`): the host key as its fingerprint or place."""
+        """``studio ssh test --json`` (:func:`studio.core.serial.to_json`): the host key as its fingerprint or place."""
         return {"host": self.host, "address": self.address, "ok": bool(self),
                 "unknown_key": self.unknown_key.fingerprint if self.unknown_key else None,
                 "changed_key": f"{self.changed_key.file}:{self.changed_key.line}" if self.changed_key else None,

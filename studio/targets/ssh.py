@@ -18,8 +18,8 @@ from pathlib import PurePosixPath
 
 from pathlib import Path
 
-from studio.errors import RemoteError, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import RemoteError, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import SshConnection, is_link_error
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry

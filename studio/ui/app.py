@@ -23,12 +23,12 @@ def create_application(argv: list[str] | None = None):
     app.setOrganizationName("Studio")
     app.setApplicationDisplayName("Studio")
     app.setStyle("Fusion")
-    from studio.assets import read_text
+    from studio.core.assets import read_text
 
     app.setStyleSheet(read_text("styles", "studio.qss"))
     from PySide6.QtGui import QIcon
 
-    from studio.assets import resource
+    from studio.core.assets import resource
 
     app.setWindowIcon(QIcon(str(resource("icons", "studio.svg"))))
     if getattr(app, "_studio_collector", None) is None:
@@ -58,7 +58,7 @@ def _route_qt_messages() -> None:
 
 def reopen_last_workspace(window) -> None:
     """Open the workspace that was open when Studio last closed, if it is still there."""
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     last = window.settings.last_workspace
     if last is not None and Workspace.is_workspace(last):
@@ -67,7 +67,7 @@ def reopen_last_workspace(window) -> None:
 
 def build_window(demo: bool = False, workspace: Path | None = None, files: list[Path] | None = None):
     """Create the main window (not shown) and queue what it should open."""
-    from studio.settings import UserSettings
+    from studio.core.settings import UserSettings
     from studio.ui.main_window import MainWindow
     from studio.ui.notifier import Notifier
 
@@ -88,7 +88,7 @@ def build_window(demo: bool = False, workspace: Path | None = None, files: list[
 def run_gui(demo: bool = False, workspace: Path | None = None, files: list[Path] | None = None,
             startup_probe: bool = False) -> int:
     """Run the workbench until its window closes; return the exit code."""
-    from studio.logs import setup_logging
+    from studio.core.logs import setup_logging
 
     setup_logging()
     log.info("Studio starting (pid %d)", os.getpid())

@@ -1,7 +1,7 @@
 """JobRunner: runs engine generators on a thread pool and reports to the GUI thread.
 
-An engine job is a generator that yields :class:`~studio.jobs.Progress` and returns a result
-(see ``studio/jobs.py``). The runner drives it on a worker thread, forwards progress (throttled,
+An engine job is a generator that yields :class:`~studio.core.jobs.Progress` and returns a result
+(see ``studio/core/jobs.py``). The runner drives it on a worker thread, forwards progress (throttled,
 so a chatty engine cannot flood the event loop), and delivers the result, the error or the
 cancellation through signals, which Qt queues onto the GUI thread. On cancel the runner closes
 the generator, so the engine's ``finally`` blocks kill processes and close channels.
@@ -22,8 +22,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from studio.errors import Cancelled, StudioError
-from studio.jobs import CancelToken, Job, Progress
+from studio.core.errors import Cancelled, StudioError
+from studio.core.jobs import CancelToken, Job, Progress
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +256,7 @@ def tee(job, sink: deque, lock: Any = None, label: Callable[[Any], str] | None =
     """Pass ``job``'s steps on and keep every message in ``sink``: the runner throttles progress
     signals, which would drop output lines (ATC's log, a run's console). ``lock`` guards ``sink``
     when the GUI drains it; ``label`` formats a step (default: its message)."""
-    from studio.jobs import Progress
+    from studio.core.jobs import Progress
 
     try:
         while True:

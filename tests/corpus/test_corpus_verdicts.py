@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.fp16_check import fp16_check_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path

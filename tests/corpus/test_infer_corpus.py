@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
 from studio.tools.infer.runner import InferOptions, run_infer

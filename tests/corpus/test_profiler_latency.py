@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from ort_peer import plain_ort_ms
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
 from studio.tools.profiler.local_run import profile_model

@@ -7,7 +7,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.fp16_sim import simulate_fp16
 from studio.tools.accuracy.reduce import reduce_fp16
 from studio.tools.corpus import manifest

@@ -136,7 +136,7 @@ def _toolkit(folder: Path, fixtures: Path) -> Path:
 
 def _run_configs(workspace: Path, remote: Path) -> None:
     from studio.runs.config import RunConfig, save_config
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     ws = Workspace.open(workspace)
     for name, extra in (("facemask", ""), ("colorization", " --input colorization_L.npy")):

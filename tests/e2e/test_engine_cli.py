@@ -63,7 +63,7 @@ def test_engine_list_and_clean_on_a_host(sshd, studio_home, tmp_path):
 
 
 def test_engine_list_and_clean_here(studio_home):
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
     from studio.runs.engine_wheel import source_hash, source_root
 
     cache = cache_dir() / "engine-wheels"

@@ -19,7 +19,7 @@ from test_cli import run_studio
 @pytest.fixture(scope="session")
 def engine_host(sshd, tmp_path_factory):
     """One bootstrap per session: (host entry, known hosts, engine root, the first EngineEnv)."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
     from studio.runs.engine_env import ensure_engine
@@ -55,7 +55,7 @@ def model(tmp_path) -> Path:
 
 
 def _ensure(engine_host):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.runs.engine_env import ensure_engine
     from studio.targets.ssh import SshTarget
 
@@ -198,7 +198,7 @@ def test_a_provider_this_onnxruntime_lacks_is_refused(box, model):
 
 
 def test_engine_errors_say_what_to_do():
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.runs.engine_env import _check_python, _pip_fix, parse_probe, plan
 
     class Host:
@@ -269,7 +269,7 @@ def test_profile_on_a_host_from_the_profiler_panel(qtbot, engine_host, model, tm
 def test_fp16_check_on_a_host_from_the_graph_s_button(qtbot, engine_host, model, tmp_path):
     """FP16 check → Run on: box → both dumps made by the engine there → the comparison here equals a
     check made on this computer (same ONNX Runtime version, same seeded input)."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job
     from studio.ui.panels.accuracy import AccuracyPanel
 
@@ -300,7 +300,7 @@ def test_convert_on_a_host_from_the_converter_panel(qtbot, engine_host, model, t
     conversion made here."""
     from PySide6.QtCore import Qt
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.convert.convert import convert_model
     from studio.ui.panels.convert.panel import ConvertPanel
 
@@ -426,8 +426,8 @@ def test_cancel_kills_the_run_on_the_host(engine_host, model):
     """Cancel while the host's engine profiles: the remote process group is gone, nothing fetched."""
     import subprocess
 
-    from studio.errors import Cancelled
-    from studio.jobs import CancelToken, run_job
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken, run_job
     from studio.runs.engine_run import model_uploads, run_engine_command
     from studio.targets.ssh import SshTarget
 

@@ -11,8 +11,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from studio import formats
-from studio.errors import UserError
+from studio.core import formats
+from studio.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from standins import PY, facemask_onnx, fake_om, make_standin_toolkit, recorded,
 from test_cli import run_studio
 
 from studio.runs.config import RunConfig, save_config
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 

@@ -45,12 +45,12 @@ def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(s
 
 
 def test_the_lock_goes_with_its_process(tmp_path):
-    from studio.errors import UserError
-    from studio.output_lock import lock_path, output_lock
+    from studio.core.errors import UserError
+    from studio.core.output_lock import lock_path, output_lock
 
     folder = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
-                               "from studio.output_lock import output_lock\n"
+                               "from studio.core.output_lock import output_lock\n"
                                "with output_lock(__import__('pathlib').Path(sys.argv[1])):\n"
                                "    print('held', flush=True); time.sleep(60)", str(folder)],
                               stdout=subprocess.PIPE, text=True,

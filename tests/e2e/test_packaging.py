@@ -32,7 +32,7 @@ def test_wheel_ships_resources_and_installed_code_finds_them(tmp_path):
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
                               str(wheel)], capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr
-    code = ("import studio.assets as a; root = a.resources_root(); print(root); "
+    code = ("import studio.core.assets as a; root = a.resources_root(); print(root); "
             "print(a.read_text('styles', 'studio.qss')[:2])")
     env = {**os.environ, "PYTHONPATH": str(target)}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

@@ -175,7 +175,7 @@ def test_a_nul_in_a_remote_command_is_refused_not_reported_as_a_lost_connection(
                                      known_hosts=server.known_hosts))
         assert code == 2 and "NUL" in err and "studio.toml, line 4" in err and "lost" not in err
 
-        from studio.errors import UserError
+        from studio.core.errors import UserError
         from studio.remote.hosts import HostStore
 
         target = SshTarget(HostStore(studio_home / "config" / "hosts.toml").get("box"),

@@ -15,7 +15,7 @@ from standins import write_host
 from test_cli import run_studio
 
 from studio.runs.config import RunConfig, save_config
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 APP = """
 import numpy as np, os

@@ -19,7 +19,7 @@ from standins import write_host
 from test_cli import run_studio
 
 from studio.runs.config import RunConfig, save_config
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 MAIN = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "mindx_unet_main.py"
 PIPELINE = "app/pipeline/unet_simple_opencv.pipeline"

@@ -82,7 +82,7 @@ def make_window(qtbot):
     """``make_window(restore_layout=False, build_all=False, show=True)``: Studio's main window with
     the test's user settings and a notifier that shows no dialogs; ``build_all`` builds every panel
     (not the placeholders of the first frame). Its jobs are cancelled and waited for at the end."""
-    from studio.settings import UserSettings
+    from studio.core.settings import UserSettings
     from studio.ui.main_window import MainWindow
     from studio.ui.notifier import Notifier
 

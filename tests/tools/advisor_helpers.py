@@ -46,7 +46,7 @@ def mish_cnn(path: Path, blocks: int = 3, channels: int = 16, size: int = 96, se
 
 def profiled_mish(folder: Path, iterations: int) -> tuple[Path, Path]:
     """(the :func:`mish_cnn` model, a real `studio profile run` folder of it) under ``folder``."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.profiler.local_run import profile_model
 
     model = mish_cnn(folder / "mish.onnx")

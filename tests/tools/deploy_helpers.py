@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.remote.connection import connect
 from studio.tools.deploy.deployments import Deployment
 

@@ -1,4 +1,4 @@
-"""The one statistics module of timing comparisons (studio/ab.py): ratio of medians with a bootstrap
+"""The one statistics module of timing comparisons (studio/core/ab.py): ratio of medians with a bootstrap
 interval, interleaved rounds against a machine whose load drifts, and when repeats stop."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio import ab
-from studio.jobs import run_job
-from studio.serial import from_json, to_json
+from studio.core import ab
+from studio.core.jobs import run_job
+from studio.core.serial import from_json, to_json
 
 
 def test_same_distribution_is_no_significant_change_and_a_shift_is_found():

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from accuracy_helpers import chain_model, write_npu_dump, write_npy_dump
 
-from studio import formats
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core import formats
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.dumpset import load_dump
 from studio.tools.accuracy.local_dump import dump_model
 from studio.tools.accuracy.matching import load_mapping
 from studio.tools.accuracy.report_csv import read_csv
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 
 def _dump(model, out, **kw):

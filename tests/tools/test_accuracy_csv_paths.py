@@ -8,7 +8,7 @@ import csv
 import onnx
 from onnx import TensorProto, helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.drilldown import compute_drilldown
 from studio.tools.accuracy.local_dump import dump_model

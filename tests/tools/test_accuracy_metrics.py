@@ -164,8 +164,8 @@ def test_huge_finite_values_fall_back_to_float64():
 
 
 def test_cancel_stops_a_long_comparison():
-    from studio.errors import Cancelled
-    from studio.jobs import CancelToken
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken
 
     token = CancelToken()
     token.cancel()

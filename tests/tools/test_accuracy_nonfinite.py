@@ -14,13 +14,13 @@ import numpy as np
 import onnx
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.fp16_check import fp16_check_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions
 from studio.tools.demo.models import build_unet
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 SHAPE = (1, 3, 256, 256)
 GOLDEN_NONFINITE, CONSISTENT = "golden_nonfinite", "consistent"  # finding types

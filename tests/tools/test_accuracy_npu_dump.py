@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from accuracy_helpers import write_npu_dump
 
-from studio import formats
-from studio.errors import UserError
+from studio.core import formats
+from studio.core.errors import UserError
 from studio.tools.accuracy import npu_dump, npu_layout
 from studio.tools.accuracy.dumpset import load_dump
 

@@ -13,7 +13,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.fp16_sim import simulate_fp16
 from studio.tools.accuracy.precision import _ddmin, find_fp32_set
 from studio.tools.demo.journeys import build_fp16_frontend, frames_with_silence

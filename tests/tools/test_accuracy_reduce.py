@@ -13,8 +13,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.accuracy.reduce import reduce_fp16
 from studio.tools.demo.journeys import build_fp16_frontend, frames_with_silence
 

@@ -10,8 +10,8 @@ import onnx
 import pytest
 
 from accuracy_helpers import write_npy_dump
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.accuracy.advisor import CONSISTENT, NOT_COVERED, OVERFLOW, THRESHOLDS
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.dumpset import MODE_LABELS, load_dump
@@ -118,7 +118,7 @@ def test_cosine_threshold_outside_minus_one_to_one_is_refused():
 
 
 def test_a_converted_fp16_model_is_not_labelled_an_fp32_run(tmp_path):
-    from studio.jobs import run_job as run
+    from studio.core.jobs import run_job as run
     from studio.tools.convert.convert import convert_model
     from studio.tools.convert.options import ConvertOptions
 

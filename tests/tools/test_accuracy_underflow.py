@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.fp16_check import csv_path, fp16_check_job
 from studio.tools.accuracy.report_csv import read_csv
 from studio.tools.convert.convert import convert_model

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.advisor.model import Finding
 from advisor_helpers import mish_cnn, session_ratio
 
@@ -58,7 +58,7 @@ def test_summary_and_verdict_tell_measured_from_estimated():
 
 
 def test_interleaved_ab_finds_a_real_difference_and_none_where_there_is_none():
-    from studio import ab
+    from studio.core import ab
 
     rng = np.random.default_rng(0)
     same = run_job(ab.interleaved(lambda: 10 + rng.normal(0, 0.5), lambda: 10 + rng.normal(0, 0.5), budget_s=2))

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.advisor import msprof_analyze
 from studio.tools.advisor.engine import advise
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.advisor import write_report
 from studio.tools.advisor.engine import advise
 from advisor_helpers import mish_cnn, small_model
@@ -47,7 +47,7 @@ def test_markdown(report, tmp_path):
 
 
 def test_unknown_format(report, tmp_path):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     with pytest.raises(UserError, match="Unknown report format"):
         write_report(report, tmp_path / "r.txt")
@@ -93,7 +93,7 @@ def test_exact_fixes_keep_the_numbers(tmp_path):
 
 
 def test_accuracy_changing_fix_needs_the_tick(tmp_path):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.tools.advisor.fixes import apply_fixes
 
     model = mish_cnn(tmp_path / "m.onnx")
@@ -104,7 +104,7 @@ def test_accuracy_changing_fix_needs_the_tick(tmp_path):
 
 
 def test_closed_loop_on_a_dynamic_model_asks_for_sizes_and_uses_the_profiles_shapes(tmp_path):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.tools.advisor.loop import closed_loop
     from studio.tools.profiler.local_run import profile_model
 

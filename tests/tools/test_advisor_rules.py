@@ -9,8 +9,8 @@ import pytest
 
 from advisor_helpers import host_sleep_trace, mish_cnn, op_summary_csv, profiled_mish, small_model
 
-from studio.jobs import run_job
-from studio.serial import to_json
+from studio.core.jobs import run_job
+from studio.core.serial import to_json
 from studio.tools.advisor.context import Context
 from studio.tools.advisor.engine import advise
 from studio.tools.advisor.model import RooflinePoint
@@ -237,7 +237,7 @@ def test_fp16_overflow_from_an_accuracy_result(tmp_path):
 
 
 def test_bench_and_accuracy_json_inputs(tmp_path):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.tools.accuracy.fp16_check import fp16_check_job
 
     bench = tmp_path / "bench.json"

@@ -64,7 +64,7 @@ def test_everything_outside_the_gui_is_in_the_qt_free_contract():
 INJECTIONS = [
     ("studio/terminal/vt.py", "import PySide6", "Engines stay Qt-free", "studio.terminal.vt -> PySide6"),
     ("studio/remote/hosts.py", "import pyqtgraph", "Engines stay Qt-free", "studio.remote.hosts -> pyqtgraph"),
-    ("studio/npyfile.py", "import PySide6.QtCore", "Engines stay Qt-free", "studio.npyfile -> PySide6"),
+    ("studio/core/npyfile.py", "import PySide6.QtCore", "Engines stay Qt-free", "studio.core.npyfile -> PySide6"),
     ("studio/tools/graph/model.py", "import studio.tools.advisor.model",
      "Engines: corpus, demo > advisor > the other engines", "studio.tools.graph.model -> studio.tools.advisor.model"),
     ("studio/tools/profiler/model.py", "import studio.tools.corpus.manifest",
@@ -73,16 +73,16 @@ INJECTIONS = [
      "Engines: corpus, demo > advisor > the other engines", "studio.tools.advisor.model -> studio.tools.demo.models"),
     ("studio/runs/config.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
      "studio.runs.config -> paramiko"),
-    ("studio/workers.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
-     "studio.workers -> paramiko"),
+    ("studio/core/workers.py", "import paramiko", "Only the remote layer and the SSH target import paramiko",
+     "studio.core.workers -> paramiko"),
     ("studio/ui/numfmt.py", "import studio.commands.info", "Layers: ui | commands > tools > targets > remote > core",
      "studio.ui.numfmt -> studio.commands.info"),
     ("studio/commands/info.py", "import studio.ui.numfmt", "Layers: ui | commands > tools > targets > remote > core",
      "studio.commands.info -> studio.ui.numfmt"),
-    ("studio/worker_priority.py", "import studio.runs.config", "Layers: ui | commands > tools > targets > remote > core",
-     "studio.worker_priority -> studio.runs.config"),
-    ("studio/ortmsg.py", "import studio.tools.graph", "Layers: ui | commands > tools > targets > remote > core",
-     "studio.ortmsg -> studio.tools.graph"),
+    ("studio/core/worker_priority.py", "import studio.runs.config", "Layers: ui | commands > tools > targets > remote > core",
+     "studio.core.worker_priority -> studio.runs.config"),
+    ("studio/core/ortmsg.py", "import studio.tools.graph", "Layers: ui | commands > tools > targets > remote > core",
+     "studio.core.ortmsg -> studio.tools.graph"),
     ("studio/ui/links.py", "import studio.runs.config", "The GUI does not import runs, targets or remote directly",
      "studio.ui.links -> studio.runs.config"),
     ("studio/ui/panels/graph/panel.py", "import studio.targets.local",
@@ -165,12 +165,12 @@ def test_no_panel_or_command_builds_its_own_host_store_or_known_hosts():
 
 
 def test_the_contract_check_really_looks_at_imports(tmp_path):
-    # A contract we know is broken (studio.jobs does import studio.errors) must be reported.
+    # A contract we know is broken (studio.core.jobs does import studio.core.errors) must be reported.
     config = tmp_path / "broken.toml"
     config.write_text(
         '[tool.importlinter]\nroot_package = "studio"\n\n[[tool.importlinter.contracts]]\n'
-        'name = "deliberately broken"\ntype = "forbidden"\nsource_modules = ["studio.jobs"]\n'
-        'forbidden_modules = ["studio.errors"]\n')
+        'name = "deliberately broken"\ntype = "forbidden"\nsource_modules = ["studio.core.jobs"]\n'
+        'forbidden_modules = ["studio.core.errors"]\n')
     result = lint_imports("--config", str(config))
     assert result.returncode != 0
     assert "deliberately broken BROKEN" in result.stdout

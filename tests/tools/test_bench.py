@@ -10,12 +10,12 @@ from bench_helpers import matmul_model
 from standins import fake_om, recorded, use_standins
 
 from studio.runs.where import local_target
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.bench.on_target import bench_on_target
 from studio.tools.bench.ort_bench import bench_model
 from studio.tools.bench.result import compare_rows
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 
 def test_ort_bench_stats_match_numpy(tmp_path):

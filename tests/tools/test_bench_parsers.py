@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.bench.parsers import parse_ais_bench, parse_msame
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 MSAME = """[INFO] acl init success
 [INFO] open device 0 success

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 
 HOSTS = [  # (label, hosts.toml text, what the message must name)
     ("host is a number", '[hosts.a]\nhost = 5\n', "line 2: [hosts.a] host"),
@@ -95,7 +95,7 @@ RUNS = [
 @pytest.mark.parametrize(("text", "named"), [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
 def test_run_configurations_in_studio_toml_name_file_line_and_key(tmp_path, text, named):
     from studio.runs.config import load_configs
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     (tmp_path / "studio.toml").write_text(text)
     with pytest.raises(UserError) as caught:
@@ -171,7 +171,7 @@ def test_a_profiling_csv_time_beyond_any_profile_names_row_and_column(profile_fo
 
 @pytest.mark.parametrize("size", [2 ** 62, 10 ** 12])
 def test_an_input_no_computer_holds_is_refused_before_allocating(size):
-    from studio.model_inputs import InputSpec, make_feeds, parse_input_shapes
+    from studio.core.model_inputs import InputSpec, make_feeds, parse_input_shapes
 
     shapes = parse_input_shapes([f"x={size},4"])
     with pytest.raises(UserError) as caught:
@@ -181,7 +181,7 @@ def test_an_input_no_computer_holds_is_refused_before_allocating(size):
 
 
 def test_a_dimension_beyond_int64_is_refused_when_read():
-    from studio.model_inputs import parse_input_shapes
+    from studio.core.model_inputs import parse_input_shapes
 
     with pytest.raises(UserError, match="beyond 2\\^63-1"):
         parse_input_shapes(["x=99999999999999999999,4"])

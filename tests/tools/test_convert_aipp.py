@@ -9,8 +9,8 @@ import onnx
 import pytest
 
 from convert_helpers import conv_bn_model, run
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.convert.aipp import AippOp, load_aipp, parse_aipp
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions

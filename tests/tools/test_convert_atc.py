@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.convert.atc_command import build_atc_argv, preview, split_extra_args
 from studio.tools.convert.atc_log import parse_atc_output
 from studio.tools.convert.options import ConvertOptions

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from studio.formats import detect
-from studio.jobs import run_job
+from studio.core.formats import detect
+from studio.core.jobs import run_job
 from studio.tools.convert.aipp import load_aipp
 from studio.tools.convert.demo import add_to_demo
 from studio.tools.demo.workspace import create_demo_workspace

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto
 
 from convert_helpers import conv_bn_model, run
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions
 from studio.tools.demo.models import build_unet

@@ -8,7 +8,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.convert.options import ConvertOptions
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.passes.order import is_sorted, sort_nodes

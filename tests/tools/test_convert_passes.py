@@ -10,8 +10,8 @@ import onnx
 import pytest
 
 from convert_helpers import affine_chain_model, conv_bn_model, run
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.fusion_switch import parse_fusion_switch
 from studio.tools.convert.options import ConvertOptions
@@ -114,8 +114,8 @@ def test_not_onnx_is_a_clear_error(tmp_path):
 
 
 def test_cancel_stops_between_steps_and_writes_nothing(tmp_path):
-    from studio.errors import Cancelled
-    from studio.jobs import CancelToken
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken
 
     src = tmp_path / "m.onnx"
     onnx.save(conv_bn_model(size=8), src)

@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions
 

@@ -13,8 +13,8 @@ import pytest
 from convert_helpers import conv_bn_model
 from convert_remote_helpers import make_toolkit
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, run_job
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts, UnknownHostKey
 from studio.targets import LocalTarget, SshTarget

@@ -6,8 +6,8 @@ import onnx
 import pytest
 
 from convert_helpers import conv_bn_model
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.input_shape import fix_input_shapes, parse_input_shape
 from studio.tools.convert.options import ConvertOptions

@@ -12,7 +12,7 @@ import re
 import onnx
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.convert import passes
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions

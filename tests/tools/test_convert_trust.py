@@ -12,8 +12,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.convert.convert import convert_model
 from studio.tools.convert.options import ConvertOptions
 from studio.tools.convert.validate import compare_arrays

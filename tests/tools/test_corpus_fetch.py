@@ -8,8 +8,8 @@ import collections
 import onnx
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.corpus import manifest, stress
 from studio.tools.corpus.fetch import fetch, model_path, sha256
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import studio
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress, run_job
 from studio.tools.demo.images import DEMO_IMAGES, make_demo_images
 from studio.tools.demo.models import DEMO_MODELS, SSD_ANCHORS
 from studio.tools.demo.workspace import DEMO_VERSION, MARKER_NAME, create_demo_workspace
@@ -241,7 +241,7 @@ def test_the_demo_gets_a_local_run_configuration_that_benchmarks_the_unet(tmp_pa
     from studio.runs.config import load_configs
     from studio.tools.bench.demo import CONFIG_NAME, add_to_demo
     from studio.tools.demo.workspace import create_demo_workspace
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     folder = tmp_path / "demo"
     run_job(create_demo_workspace(folder))

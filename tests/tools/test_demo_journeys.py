@@ -8,7 +8,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.demo.journeys import (
     FLOOR,
     JOURNEY_INPUTS,

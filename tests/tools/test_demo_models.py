@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, run_job
 from studio.tools.demo.models import DEMO_MODELS
 from studio.tools.demo.journeys import JOURNEY_MODELS
 from studio.tools.demo.workspace import (

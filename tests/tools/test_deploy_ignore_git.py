@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.deploy.ignore import Excludes
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.plan import make_plan
 from studio.tools.deploy.safe_paths import check_relative, link_points_inside, user_relative

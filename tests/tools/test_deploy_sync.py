@@ -8,8 +8,8 @@ import threading
 import pytest
 from deploy_helpers import AWKWARD, actions, apply, count_reads, make_deployment, plan, read_tree, write_tree
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken
 
 
 @pytest.fixture
@@ -281,7 +281,7 @@ def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
 
 @pytest.mark.parametrize("part", ["intact", "tampered"])
 def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd, tmp_path, monkeypatch, part):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.remote.connection import connect
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts

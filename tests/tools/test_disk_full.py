@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from deploy_helpers import make_deployment, plan, read_tree, write_tree
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 
 
 @pytest.fixture

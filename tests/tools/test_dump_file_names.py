@@ -10,8 +10,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio.errors import Cancelled
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled
+from studio.core.jobs import CancelToken, run_job
 from studio.tools.accuracy.dumpset import load_dump
 from studio.tools.accuracy.fp16_check import fp16_check_job
 from studio.tools.accuracy.local_dump import dump_model

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from accuracy_helpers import write_npu_dump
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.accuracy.acl_config import build_acl_json, om_dump_entry, read_acl_config, write_acl_json
 from studio.tools.accuracy.dump_tree import find_newest_dump
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from studio import __version__
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def _target(sshd_host, root: Path):
@@ -32,7 +32,7 @@ def _plant_python(root: Path, marker: Path) -> None:
 
 
 def _ensure(target, tmp_path, monkeypatch):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.runs import engine_env
     from studio.runs.engine_wheel import EngineWheel
 

@@ -27,7 +27,7 @@ def _engine(tmp_path: Path):
 
 
 def _run(sshd_host, env, tmp_path, keep_work=False):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.runs.engine_run import run_engine_command
     from studio.targets.ssh import SshTarget
     from studio.tools.demo.models import build_classifier

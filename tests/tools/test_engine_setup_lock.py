@@ -14,7 +14,7 @@ from studio import __version__
 
 
 def _ensure(sshd_host, root: Path, wheel: Path):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.runs import engine_env
     from studio.runs.engine_hashes import sha256_of
     from studio.runs.engine_wheel import EngineWheel

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from studio import __version__
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def _fake_studio_wheel(folder: Path, extra: str) -> Path:
@@ -49,7 +49,7 @@ def _tamper_after_upload(monkeypatch, prefix: str, module: str) -> None:
 
 
 def _ensure(sshd_host, root: Path, wheel: Path, monkeypatch, pins: dict, wheels_from: str):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.runs import engine_env
     from studio.runs.engine_hashes import sha256_of
     from studio.runs.engine_wheel import EngineWheel

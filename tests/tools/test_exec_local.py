@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken
 from studio.targets.base import collect, env_setup_line, shell_command
 from studio.targets.local import LocalTarget
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from studio.errors import Cancelled, RemoteError, UserError
-from studio.jobs import CancelToken
+from studio.core.errors import Cancelled, RemoteError, UserError
+from studio.core.jobs import CancelToken
 from studio.targets.base import collect
 from studio.targets.ssh import SshTarget, remote_command
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from studio import formats
-from studio.errors import UserError
+from studio.core import formats
+from studio.core.errors import UserError
 
 REAL_FILES = {
     "om/root_model.om": ("om", formats.GRAPH),

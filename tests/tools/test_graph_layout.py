@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.graph.export_svg import export_svg
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.layout import layered_layout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from studio.formats import detect
-from studio.jobs import run_job
+from studio.core.formats import detect
+from studio.core.jobs import run_job
 from studio.tools.graph.demo import add_to_demo
 from studio.tools.graph.macs import graph_macs, node_data
 from studio.tools.graph.overlay import load_node_data

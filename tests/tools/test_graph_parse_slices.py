@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph import onnx_parse
 from studio.tools.graph.onnx_reader import read_onnx
 from studio.tools.graph.synthetic import write_synthetic

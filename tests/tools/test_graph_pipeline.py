@@ -16,8 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio import formats
-from studio.errors import UserError
+from studio.core import formats
+from studio.core.errors import UserError
 from studio.tools.graph.pipeline.check import check_pipeline
 from studio.tools.graph.pipeline.document import read_pipeline
 from studio.tools.graph.pipeline.edit import set_prop_in_file
@@ -253,7 +253,7 @@ def test_cli_check_json_and_set(ascend_fixtures, tmp_path):
 def test_the_demo_app_pipeline_waits_only_for_its_converted_model(tmp_path):
     """The demo workspace's MindX app: the only finding is the OM the journey builds; once a
     model is there (set through `pipeline set`), the check passes and the size check agrees."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.demo.models import build_unet
     from studio.tools.graph.demo import add_to_demo
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from graph_helpers import feature_model
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.graph.reader import read_graph, read_model
 from studio.tools.graph.summary import summarize
 from studio.tools.graph.synthetic import write_synthetic

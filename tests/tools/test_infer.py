@@ -13,8 +13,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.infer import metrics, postprocess
 from studio.tools.infer.preprocess import apply, make_preprocess
 from studio.tools.infer.runner import InferOptions, run_infer

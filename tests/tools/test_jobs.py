@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import Cancelled
-from studio.jobs import CancelToken, Progress, run_job
+from studio.core.errors import Cancelled
+from studio.core.jobs import CancelToken, Progress, run_job
 
 
 def counting_job(n: int, cleaned: list[str], cancel: CancelToken | None = None):
@@ -74,7 +74,7 @@ def test_cancel_token_wait_returns_early():
 
 
 def test_on_cancel_callbacks_run_once_and_can_be_removed():
-    from studio.jobs import CancelToken
+    from studio.core.jobs import CancelToken
 
     token, calls = CancelToken(), []
     remove = token.on_cancel(lambda: calls.append("kept"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.errors import UserError
-from studio.model_inputs import InputSpec, make_feeds, parse_input_files, parse_input_shapes, resolve_shape
+from studio.core.errors import UserError
+from studio.core.model_inputs import InputSpec, make_feeds, parse_input_files, parse_input_shapes, resolve_shape
 
 
 def test_parse_shapes_single_and_atc_form():
@@ -89,8 +89,8 @@ def test_profile_dump_and_bench_feed_identical_arrays_for_one_seed(tmp_path):
 
     import onnxruntime as ort
 
-    from studio.jobs import run_job
-    from studio.model_inputs import session_specs
+    from studio.core.jobs import run_job
+    from studio.core.model_inputs import session_specs
     from studio.tools.accuracy.local_dump import dump_model
     from studio.tools.profiler.local_inputs import feed_inputs
 
@@ -114,7 +114,7 @@ def test_profile_dump_and_bench_feed_identical_arrays_for_one_seed(tmp_path):
 
 
 def test_a_dynamic_dim_is_never_sized_by_the_synthesiser():
-    from studio.model_inputs import random_array
+    from studio.core.model_inputs import random_array
 
     with pytest.raises(UserError) as caught:
         make_feeds([InputSpec("x", ("N", 3))], seed=0)

@@ -9,8 +9,8 @@ import pytest
 from standins import use_standins
 
 from studio.runs.where import local_target
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler.msprof_cmd import (MsprofOptions, command_line, diagnose, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
 

@@ -9,8 +9,8 @@ import time
 import pytest
 from standins import make_standin_toolkit
 
-from studio.errors import Cancelled, RemoteError
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled, RemoteError
+from studio.core.jobs import CancelToken, run_job
 from studio.runs.config import RunConfig
 from studio.runs.where import local_target
 from studio.targets.ssh import SshTarget

@@ -7,8 +7,8 @@ import pytest
 from standins import make_standin_toolkit
 from test_deploy_sync import cut_connection  # noqa: F401 (a fixture)
 
-from studio.errors import RemoteError, UserError
-from studio.jobs import run_job
+from studio.core.errors import RemoteError, UserError
+from studio.core.jobs import run_job
 from studio.runs.config import RunConfig
 from studio.targets.ssh import SshTarget
 from studio.tools.deploy.fetch import folder_fetcher

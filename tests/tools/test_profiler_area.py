@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler.area import breakdown, union_length
 from studio.tools.profiler.loader import open_profile
 

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler import csv_tables, stats
 from studio.tools.profiler.loader import open_profile
 

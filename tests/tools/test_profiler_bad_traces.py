@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.loader import open_profile
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from profiler_helpers import random_x_events, write_trace
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster import open_cluster
 from studio.tools.profiler.cluster.groups import group_hash
 

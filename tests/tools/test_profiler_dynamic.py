@@ -11,8 +11,8 @@ from ort_peer import plain_ort_ms
 
 from profiler_helpers import dynamic_detector
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_inputs import model_inputs, parse_shape_specs
 from studio.tools.profiler.local_run import profile_model

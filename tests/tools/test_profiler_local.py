@@ -10,10 +10,10 @@ import onnx
 import pytest
 from profiler_helpers import conv_exp_matmul
 
-import studio.profile
-from studio import formats
-from studio.errors import UserError
-from studio.jobs import run_job
+import studio.core.profile
+from studio.core import formats
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler import stats
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_run import profile_model
@@ -63,10 +63,10 @@ def test_bad_inputs_are_user_errors(small_model, tmp_path):
 
 
 def test_annotation_api(tmp_path):
-    studio.profile.mark("ignored outside a recording")
-    with studio.profile.recording() as rec:
-        with studio.profile.range("preprocess"):
-            studio.profile.mark("halfway")
+    studio.core.profile.mark("ignored outside a recording")
+    with studio.core.profile.recording() as rec:
+        with studio.core.profile.range("preprocess"):
+            studio.core.profile.mark("halfway")
     assert [e[0] for e in rec.events] == ["halfway", "preprocess"]
     trace = run_job(open_profile(rec.write_chrome(tmp_path / "a.json"), use_cache=False))
     assert trace.slice_name(0) == "preprocess" and trace.instant_time.size == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.memory import open_memory
 
 TWO_TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"

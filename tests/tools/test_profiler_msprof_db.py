@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 from studio.tools.profiler.db_reader import OUTSIDE_TABLE
 from studio.tools.profiler.loader import open_profile
 
@@ -107,7 +107,7 @@ def test_loose_msprof_folder_opens_from_its_richest_source(ascend_fixtures, tmp_
     folder.mkdir()
     for name in ("msprof_0.db", "op_summary_legacy_header.csv", "trace_view_tiny.json"):
         shutil.copyfile(ascend_fixtures / "msprof" / name, folder / name)
-    from studio import formats
+    from studio.core import formats
 
     assert formats.detect(folder).format.panel == formats.PROFILER
     trace = load(folder)

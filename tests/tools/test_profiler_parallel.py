@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler import chrome_parallel
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler import stats
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 

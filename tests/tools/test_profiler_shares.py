@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from profiler_helpers import conv_exp_matmul, write_trace
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler import stats
 from studio.tools.profiler.compare import compare, iterations
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.local_run import profile_model
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from profiler_helpers import random_x_events, write_trace
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler import cache, lod, stats
 from studio.tools.profiler.compare import compare
 from studio.tools.profiler.loader import open_profile
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 
 def independent_stats(events):

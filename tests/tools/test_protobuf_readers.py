@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from accuracy_helpers import encode_field, write_npu_dump
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def _model_def(path):

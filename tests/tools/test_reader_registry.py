@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio import formats
-from studio.errors import UserError
-from studio.jobs import run_job
+from studio.core import formats
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
 
 # Real files the registry does not claim: files that only make sense inside their folder (rank
 # metadata, communication JSONs, stacks) or that are refused on purpose (a fake .om).
@@ -39,7 +39,7 @@ def test_every_catalogue_entry_is_owned_by_the_module_that_reads_it():
         fmt = getattr(module, attribute)
         assert fmt.match.__module__ == module_name, name
         if fmt.open is not None:
-            assert fmt.open.__module__ in (module_name, "studio.formats"), name
+            assert fmt.open.__module__ in (module_name, "studio.core.formats"), name
     ids = [f.id for f in formats.known_formats()]
     assert len(ids) == len(set(ids)), "a format id is registered twice"
 

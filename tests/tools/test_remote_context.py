@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.remote.known_hosts import UnknownHostKey
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostStore

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from deploy_helpers import make_deployment, write_tree
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, run_job
 
 
 @pytest.fixture

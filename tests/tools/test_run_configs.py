@@ -10,11 +10,11 @@ import time
 import pytest
 
 from studio.runs.where import local_target
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, run_job
 from studio.runs.config import RunConfig, delete_config, find_config, load_configs, save_config
 from studio.runs.runner import run_configuration
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 
 def test_stored_in_studio_toml_and_read_back(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.config import RunConfig
 from studio.runs.results import parse_metrics
 
@@ -52,6 +52,6 @@ def test_bad_fetch_patterns_and_metric_patterns_are_refused_with_the_field(fetch
 
 def test_fetch_and_metrics_round_trip_through_the_toml_table():
     config = RunConfig("seg", "python main.py", fetch=["result/*.png", "*.log"], metrics=r"(?P<name>\w+)=(?P<value>\S+)")
-    from studio.serial import to_json
+    from studio.core.serial import to_json
 
     assert RunConfig.from_toml(to_json(config)) == config

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import run_job
-from studio.serial import from_json, named_table, to_json
+from studio.core.errors import UserError
+from studio.core.jobs import run_job
+from studio.core.serial import from_json, named_table, to_json
 
 
 class Colour(enum.Enum):
@@ -129,7 +129,7 @@ def demo(tmp_path_factory) -> Path:
 
 
 def test_ab_change_round_trips():
-    from studio import ab
+    from studio.core import ab
 
     rng = np.random.default_rng(3)
     change = ab.compare_samples(rng.lognormal(0.0, 0.05, 300), rng.lognormal(-0.2, 0.05, 300))
@@ -151,7 +151,7 @@ def test_advisor_report_round_trips_from_the_demo_report(demo):
 
 
 def test_advisor_applied_loop_device_and_msprof_analyze_round_trip(demo, tmp_path):
-    from studio import ab
+    from studio.core import ab
     from studio.tools.advisor.devices import BUILTIN
     from studio.tools.advisor.fixes import MISH_TO_LEAKY_RELU, apply_fixes
     from studio.tools.advisor.loop import LoopResult, change_text

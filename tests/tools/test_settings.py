@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from studio import paths
-from studio.errors import UserError
-from studio.settings import MAX_RECENT_FILES, UserSettings
-from studio.workspace import Workspace
+from studio.core import paths
+from studio.core.errors import UserError
+from studio.core.settings import MAX_RECENT_FILES, UserSettings
+from studio.core.workspace import Workspace
 
 
 def test_studio_home_overrides_every_user_folder(studio_home):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.ssh_config import SshConfig, entry_from_ssh_config
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.connection import connect, fetch_host_key
 from studio.remote.hosts import HostEntry, HostStore
 from studio.remote.known_hosts import HostKeyChanged, KnownHosts, UnknownHostKey, fingerprint

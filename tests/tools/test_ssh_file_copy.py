@@ -10,8 +10,8 @@ import time
 import pytest
 from deploy_helpers import count_reads
 
-from studio.errors import RemoteError
-from studio.jobs import run_job
+from studio.core.errors import RemoteError
+from studio.core.jobs import run_job
 
 
 def _target(server):
@@ -73,7 +73,7 @@ def test_a_cut_copy_is_a_lost_connection_and_the_next_one_sends_the_rest(private
 
 
 def test_a_copy_the_host_refuses_is_a_user_error_naming_the_file(sshd_host, tmp_path):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
     from studio.targets.ssh import SshTarget
 
     entry, known = sshd_host

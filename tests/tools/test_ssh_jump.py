@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry, HostStore
 from studio.remote.known_hosts import KnownHosts
@@ -123,7 +123,7 @@ def test_jump_hosts_that_lead_back_are_refused_before_connecting(tmp_path):
 
 
 def test_a_jump_hosts_unknown_key_is_not_offered_as_the_targets(sshd, inner, tmp_path, monkeypatch):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.targets.probe import FAILED, SKIPPED, probe
 
     _unreachable_directly(monkeypatch, inner.port)

@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.remote.connection import NotConnected, connect, fetch_host_key
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts

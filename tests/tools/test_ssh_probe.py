@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts
 from studio.targets.ssh import SshTarget

@@ -98,7 +98,7 @@ def test_without_a_keyring_the_secret_is_asked_every_time(passphrase_host, no_ke
 
 
 def test_declining_to_answer_is_a_clear_error(passphrase_host, no_keyring):
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     entry, known = passphrase_host
     with pytest.raises(UserError, match="protected by a passphrase"):

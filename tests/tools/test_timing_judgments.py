@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from ort_peer import plain_ab_ratio, plain_ort_feeds_ms
 
-from studio.jobs import run_job
-from studio.serial import to_json
+from studio.core.jobs import run_job
+from studio.core.serial import to_json
 from studio.tools.advisor.engine import advise
 from studio.tools.profiler import stats
 from studio.tools.profiler.loader import open_profile
@@ -204,7 +204,7 @@ def test_per_op_changes_come_with_an_interval_from_the_iterations(tmp_path):
     assert "no significant change" in row_judgement(rows["op_a"])
     assert rows["op_b"].significant and rows["op_b"].delta_pct_low < 50 < rows["op_b"].delta_pct_high
     # independent: the same bootstrap on the per-iteration durations, one op at a time
-    from studio import ab
+    from studio.core import ab
 
     change = ab.compare_samples(json_durations(base, "op_b"), json_durations(new, "op_b"), resamples=1000)
     assert rows["op_b"].delta_pct_low == pytest.approx((change.low - 1) * 100, abs=1e-9)

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from studio.errors import UserError
-from studio.toml_fields import TomlPlace, expect_int, expect_table
-from studio.toml_store import NamedTableStore, check_entry_name
+from studio.core.errors import UserError
+from studio.core.toml_fields import TomlPlace, expect_int, expect_table
+from studio.core.toml_store import NamedTableStore, check_entry_name
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.units import human_size
+from studio.core.units import human_size
 
 
 @pytest.mark.parametrize("size, text", [
@@ -27,7 +27,7 @@ def test_decimal_sizes(size, text):
 def test_every_module_uses_the_one_human_size():
     """The copies that printed sizes by themselves are gone: each caller imports this one."""
     import studio.commands.deploy as deploy_cli
-    import studio.model_inputs as model_inputs
+    import studio.core.model_inputs as model_inputs
     import studio.tools.convert.rewrite as rewrite
     import studio.tools.deploy.sync as sync
     import studio.tools.profiler.msprof_reader as msprof_reader

@@ -10,10 +10,10 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress, run_job
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress, run_job
 from studio.tools.profiler.loader import open_profile, open_profile_offloaded
-from studio.workers import WorkerDied, active_pids, run_in_worker
+from studio.core.workers import WorkerDied, active_pids, run_in_worker
 
 
 def big_trace(path: Path, n: int = 60_000) -> Path:
@@ -96,7 +96,7 @@ def test_without_worker_processes_the_trace_opens_in_process(tmp_path, monkeypat
     """A frozen or sandboxed app that cannot start processes still opens big traces."""
     import multiprocessing
 
-    import studio.workers as workers
+    import studio.core.workers as workers
 
     class NoProcesses:
         Pipe = staticmethod(multiprocessing.Pipe)
@@ -119,8 +119,8 @@ def test_a_frozen_build_refuses_workers_and_opens_big_files_in_process(tmp_path,
     still opens, in-process, with the same content."""
     import sys
 
-    import studio.workers as workers
-    from studio.workers import WorkerUnavailable, run_in_worker
+    import studio.core.workers as workers
+    from studio.core.workers import WorkerUnavailable, run_in_worker
 
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(workers, "_context", None)
@@ -137,7 +137,7 @@ def test_a_frozen_build_refuses_workers_and_opens_big_files_in_process(tmp_path,
 
 def test_workers_run_at_a_lower_priority_than_the_window(tmp_path):
     """The fork server (and so every worker it forks) runs at NICENESS; this process does not."""
-    from studio import workers
+    from studio.core import workers
 
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     run_job(open_profile_offloaded(big_trace(tmp_path / "t.json")))  # starts the fork server if needed
@@ -168,8 +168,8 @@ def test_a_script_without_a_main_guard_runs_its_top_level_once(tmp_path):
     log = tmp_path / "top_level.log"
     script = tmp_path / "user_script.py"
     script.write_text(
-        "from studio.jobs import run_job\n"
-        "from studio.workers import run_in_worker\n"
+        "from studio.core.jobs import run_job\n"
+        "from studio.core.workers import run_in_worker\n"
         f"open({str(log)!r}, 'a').write('ran\\n')\n"
         "for _ in range(2):\n"
         f"    run_job(run_in_worker('studio.tools.profiler.loader:parse_to_cache', {str(trace)!r}))\n")

@@ -41,7 +41,7 @@ def test_reduce_and_fp32_set_from_a_failing_fp16_check(qtbot, panel, tmp_path):
 
 
 def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, ascend_fixtures):
-    from studio.formats import detect
+    from studio.core.formats import detect
 
     root = ascend_fixtures / "real/msprobe/quick_start_gpu_dump_resnet/gpu_dump"
     panel.open_file(detect(root / "step0" / "proc2016" / "dump.json"))

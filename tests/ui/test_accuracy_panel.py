@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF, Qt
 
 from accuracy_helpers import chain_model
 
-from studio import formats
-from studio.jobs import run_job
+from studio.core import formats
+from studio.core.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.local_dump import dump_model
 from studio.ui.panels.accuracy import AccuracyPanel

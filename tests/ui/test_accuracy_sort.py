@@ -13,7 +13,7 @@ from accuracy_helpers import write_npy_dump
 
 @pytest.fixture
 def result(tmp_path):
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.accuracy.compare import compare_dumps
 
     rng = np.random.default_rng(3)

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.ui.panels.accuracy import state as st
 
 

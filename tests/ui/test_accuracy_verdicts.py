@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.accuracy.compare import compare_dumps
 from studio.tools.accuracy.local_dump import dump_model
 from studio.tools.graph.categories import CATEGORY_COLOURS

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from advisor_helpers import host_sleep_trace, profiled_mish
 
-from studio import formats
+from studio.core import formats
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.advisor import AdvisorPanel
 

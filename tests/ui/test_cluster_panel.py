@@ -16,7 +16,7 @@ from studio.ui.panels.cluster.state import ALL, PARTS
 from studio.ui.panels.cluster.widgets.heatmap import cell_tooltip, colour
 from studio.ui.panels.cluster.widgets.rank_table import BAR_COLUMN, FIRST_PART
 from studio.ui.panels.cluster.widgets.tables import cell_values
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"

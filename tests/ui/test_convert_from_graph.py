@@ -6,7 +6,7 @@ import onnx
 import pytest
 from PySide6.QtWidgets import QToolButton
 
-from studio.formats import detect
+from studio.core.formats import detect
 from studio.ui.panels.convert import ConvertPanel
 from studio.ui.panels.graph import GraphPanel
 

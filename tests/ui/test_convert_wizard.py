@@ -10,7 +10,7 @@ import onnx
 import pytest
 from PySide6.QtCore import Qt
 
-from studio.formats import detect
+from studio.core.formats import detect
 from studio.ui.panels.convert import ConvertPanel
 
 from convert_helpers import conv_bn_model

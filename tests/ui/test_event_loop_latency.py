@@ -11,7 +11,7 @@ import time
 
 from gui_ticks import Ticks
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 from studio.ui.jobs import JobRunner, JobState
 
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from studio.formats import detect
+from studio.core.formats import detect
 from studio.ui.panels.gallery import GalleryPanel
 from studio.ui.panels.gallery.list_model import ROW_ROLE
 from studio.ui.panels.gallery.thumbs import CACHE

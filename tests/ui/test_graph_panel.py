@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from studio.formats import detect
+from studio.core.formats import detect
 from studio.tools.graph import overlay as overlay_colours
 from studio.tools.graph.overlay import OverlayData
 from studio.tools.graph.synthetic import write_synthetic

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QTreeWidgetItem
 
-from studio.formats import detect
+from studio.core.formats import detect
 from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.ui.panels.graph import GraphPanel
 from studio.ui.panels.graph.pipeline_edit import PropertyDialog

@@ -21,7 +21,7 @@ from standins import facemask_onnx, fake_om, make_standin_toolkit, recorded
 
 from studio.runs.config import RunConfig, save_config
 from studio.ui.notifier import Notifier
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 FRAMES_SLOW = 400  # frames of the app in the cancel test: it runs long enough to be stopped mid-run

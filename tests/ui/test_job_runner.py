@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.ui.jobs import JobRunner, JobState
 from studio.ui.notifier import Notifier
 

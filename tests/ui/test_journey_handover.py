@@ -15,8 +15,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtWidgets import QToolButton
 
-from studio.formats import detect
-from studio.paths import cache_dir
+from studio.core.formats import detect
+from studio.core.paths import cache_dir
 from studio.ui.panels.accuracy import AccuracyPanel
 from studio.ui.panels.graph import GraphPanel
 from studio.ui.panels.profiler import ProfilerPanel

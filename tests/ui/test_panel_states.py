@@ -58,7 +58,7 @@ def test_deployment_texts_and_what_an_apply_would_do(tmp_path):
 
 
 def test_a_failure_says_what_and_how_to_fix():
-    from studio.errors import UserError
+    from studio.core.errors import UserError
 
     assert deploy.failure_text(UserError("Host unreachable", "box", "Check the address.")) == \
         "Host unreachable — Check the address."

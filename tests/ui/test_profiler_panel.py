@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolTip
 
-from studio import formats
+from studio.core import formats
 from studio.ui.panels.profiler import ProfilerPanel
 from studio.ui.panels.profiler.timeline import GUTTER, RULER
 
@@ -151,7 +151,7 @@ def test_local_profile_sends_a_time_share_overlay_named_as_the_model(qtbot, pane
     import onnx
     from onnx import TensorProto, helper
 
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.profiler.local_run import profile_model
 
     nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp0"), helper.make_node("Sigmoid", ["e"], ["y"], name="sig0")]
@@ -205,7 +205,7 @@ def test_tables_sort_numbers_as_numbers(qtbot):
 @pytest.fixture
 def two_local_runs(tmp_path):
     """One small model profiled twice here (5 iterations after 3 warm-ups each)."""
-    from studio.jobs import run_job
+    from studio.core.jobs import run_job
     from studio.tools.profiler.local_run import profile_model
     from timing_helpers import tiny_chain
 

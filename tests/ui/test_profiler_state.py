@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.ui.panels.profiler import state as st
 
 

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from PySide6.QtCore import Qt
 
-from studio import formats
+from studio.core import formats
 from studio.ui.panels.profiler.panel import ProfilerPanel
 
 from profiler_helpers import dynamic_detector  # the generated dynamic model
@@ -61,7 +61,7 @@ def test_cancelling_the_shape_dialog_runs_nothing(qtbot, panel, tmp_path):
     qtbot.waitUntil(lambda: panel.shape_dialog is not None and panel.shape_dialog.isVisible(), timeout=15000)
     panel.shape_dialog.reject()
     assert "cancelled" in panel.info.text() and not panel.profiles
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     assert not (cache_dir() / "profiles").exists() or not any((cache_dir() / "profiles").iterdir())
 

@@ -12,7 +12,7 @@ from standins import facemask_onnx, fake_om, make_standin_toolkit
 
 from studio.runs.config import RunConfig, save_config
 from studio.tools.profiler.msprof_cmd import MsprofOptions
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 APP = Path(__file__).resolve().parents[1] / "cann_standins" / "app" / "acl_app.py"
 

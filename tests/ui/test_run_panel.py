@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.runs.config import RunConfig, load_configs, save_config
-from studio.workspace import Workspace
+from studio.core.workspace import Workspace
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QImage
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.ui.panels.registry import PANELS
 from studio.ui.screenshot import parse_size, take_screenshots
 from studio.ui.text_check import find_cut_text

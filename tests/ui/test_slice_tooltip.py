@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from studio import formats
+from studio.core import formats
 from studio.ui.panels.profiler import ProfilerPanel
 
 # An ONNX Runtime profile event has about a dozen args; an msprof op row has twenty.

@@ -7,8 +7,8 @@ import time
 
 from PySide6.QtWidgets import QLabel
 
-from studio.jobs import Progress
-from studio.logs import log_file_path, setup_logging
+from studio.core.jobs import Progress
+from studio.core.logs import log_file_path, setup_logging
 from studio.ui.jobs import JobRunner, JobState
 from studio.ui.widgets.job_status import JobStatusWidget
 from studio.ui.widgets.log_view import LogView

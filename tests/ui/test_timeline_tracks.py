@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint
 
-from studio.jobs import run_job
+from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile
 from studio.ui.panels.profiler.layout import HEADER_H, ROW_H
 from studio.ui.panels.profiler.paint import BACKGROUND

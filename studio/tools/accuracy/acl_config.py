@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import ACCURACY, FileFormat, json_object_with, path_only
+from studio.core.errors import UserError
+from studio.core.formats import ACCURACY, FileFormat, json_object_with, path_only
 
 
 @dataclass

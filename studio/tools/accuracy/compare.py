@@ -11,8 +11,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.accuracy.advisor import Finding, advise
 from studio.tools.accuracy.dumpset import FP16_MODES, MODE_LABELS, DumpSet, load_dump
 from studio.tools.accuracy.matching import Pair, match
@@ -59,7 +59,7 @@ class CompareResult:
         return text
 
     def __json__(self) -> dict:
-        """The ``studio compare --json`` form (:func:`studio.serial.to_json`)."""
+        """The ``studio compare --json`` form (:func:`studio.core.serial.to_json`)."""
         return {"golden": self.golden, "target": self.target,
                 "golden_mode": self.golden_mode, "target_mode": self.target_mode,
                 "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,

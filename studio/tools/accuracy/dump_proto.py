@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2
 
-from studio.protodesc import build, message
+from studio.core.protodesc import build, message
 
 
 def _dump_data() -> descriptor_pb2.FileDescriptorProto:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 _STAMP = re.compile(r"\d{14}")
 

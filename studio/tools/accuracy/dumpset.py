@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import ACCURACY, FileFormat, path_only
+from studio.core.errors import UserError
+from studio.core.formats import ACCURACY, FileFormat, path_only
 from studio.tools.accuracy.tensors import FP16_MODES, MODE_LABELS, DumpSet, TensorEntry, load_locator, load_npy
 
 # The data model lives in .tensors; it is named here too, where callers have always found it.

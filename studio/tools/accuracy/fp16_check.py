@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 SEED = 0
 
 
 def fp16_folders(model: Path, workspace_folder: Path | None) -> tuple[Path, Path]:
     """(golden FP32 dump folder, FP16-simulation dump folder) for ``model``."""
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     base = (Path(workspace_folder) if workspace_folder is not None else cache_dir()) / "accuracy"
     stem = Path(model).stem

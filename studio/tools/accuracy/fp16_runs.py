@@ -49,7 +49,7 @@ class SimRunner:
         import onnx
         import onnxruntime as ort
 
-        from studio.ort_session import quiet_options
+        from studio.core.ort_session import quiet_options
         from studio.tools.accuracy.fp16_sim import simulate_fp16
 
         probe = simulate_fp16(model)[0] if fp16 else onnx.ModelProto.FromString(model.SerializeToString())

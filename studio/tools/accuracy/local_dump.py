@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio import ort_providers
-from studio.jobs import CancelToken, Progress
-from studio.ort_session import declared_outputs, output_shape_warnings
-from studio.model_inputs import InputSpec, make_feeds
+from studio.core.errors import UserError
+from studio.core import ort_providers
+from studio.core.jobs import CancelToken, Progress
+from studio.core.ort_session import declared_outputs, output_shape_warnings
+from studio.core.model_inputs import InputSpec, make_feeds
 from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
 INPUT_OP_TYPE = "Input"
@@ -39,7 +39,7 @@ def load_model(path: Path):
     if path.is_dir():
         raise UserError("Expected an ONNX model file, got a folder", path,
                         "Give the .onnx file itself (e.g. " + str(path / "model.onnx") + ").")
-    from studio.model_files import load_with_external_data
+    from studio.core.model_files import load_with_external_data
 
     try:
         return load_with_external_data(path)
@@ -59,7 +59,7 @@ def make_inputs(model, path: Path, given: dict[str, np.ndarray], seed: int,
 
     ``shapes`` gives sizes for inputs with dynamic dims (``--input-shape``). A dynamic dim with
     no size is never guessed: a UserError names the input, the axis and both options. Given arrays
-    are held to :func:`studio.model_inputs.conform_array` (its warnings go to ``warnings``).
+    are held to :func:`studio.core.model_inputs.conform_array` (its warnings go to ``warnings``).
     """
     initializers = {i.name for i in model.graph.initializer}
     declared = [v for v in model.graph.input if v.name not in initializers]
@@ -350,7 +350,7 @@ def _run(model, feeds: dict[str, np.ndarray], path: Path, random_inputs: set[str
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        from studio.ortmsg import ort_message
+        from studio.core.ortmsg import ort_message
 
         text = ort_message(exc)
         used = "; ".join(f"{name}: {a.dtype} {list(a.shape)}" + (" random" if name in random_inputs else " given")

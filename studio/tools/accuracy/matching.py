@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
 
 

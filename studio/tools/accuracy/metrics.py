@@ -53,7 +53,7 @@ class Thresholds:
     mean_rel_err: float = 1.0
 
     def __post_init__(self) -> None:
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         if not (-1.0 <= self.cosine <= 1.0):  # also refuses NaN
             raise UserError(f"Cosine threshold {self.cosine} is outside -1..1", "--cosine",

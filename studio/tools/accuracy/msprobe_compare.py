@@ -30,8 +30,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.serial import to_json
 from studio.tools.accuracy.msprobe_dump import STAT_KEYS, ApiCall, MsprobeDump, TensorStat
 
 IN_THRESHOLD, OUT_THRESHOLD, WARN_RATIO = 0.1, 0.5, 10.0
@@ -72,7 +72,7 @@ class TensorRow:
             self.result = level
         self.messages.append(message)
 
-    # studio.serial: a row of the JSON holds the reasons in one line
+    # studio.core.serial: a row of the JSON holds the reasons in one line
     __json_skip__ = ("messages", "is_output")
     __json_extra__ = ("message",)
 
@@ -105,7 +105,7 @@ class MsprobeComparison:
         return all(r.result == PASS for r in self.rows)
 
     def __json__(self) -> dict:
-        """The ``studio compare A/dump.json B/dump.json --json`` form (:func:`studio.serial.to_json`)."""
+        """The ``studio compare A/dump.json B/dump.json --json`` form (:func:`studio.core.serial.to_json`)."""
         counts = {s: sum(1 for r in self.rows if r.result == s) for s in (PASS, WARNING, ERROR)}
         return {"format": "msprobe", "golden": str(self.golden.path), "target": str(self.target.path),
                 "task": self.target.task, "frameworks": [self.golden.framework, self.target.framework],

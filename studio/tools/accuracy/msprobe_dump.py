@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
+from studio.core.errors import UserError
+from studio.core.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 _SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("output", "output"),

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.accuracy import npu_layout
 from studio.tools.accuracy.dump_proto import DumpData
 

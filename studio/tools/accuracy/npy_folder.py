@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import ACCURACY, FileFormat, path_only
+from studio.core.errors import UserError
+from studio.core.formats import ACCURACY, FileFormat, path_only
 from studio.tools.accuracy.tensors import DumpSet, TensorEntry
 
 _CONVERTED = re.compile(r"^(?P<type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d{10,17})"
@@ -40,7 +40,7 @@ def parse_npy_name(name: str) -> dict:
 
 
 def _header(path: Path) -> tuple[tuple[int, ...], str]:
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     array = load_npy(path, mmap=True)  # header checked against the file's size; maps, reads nothing more
     return tuple(array.shape), str(array.dtype)
@@ -69,7 +69,7 @@ def match_npy(path: Path, head: bytes) -> bool:
 
 
 def _load_npy(path: Path):
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     return load_npy(path)
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
 from studio.targets.base import stream
 from studio.runs.fetch import download_folder

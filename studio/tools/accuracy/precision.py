@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.accuracy.metrics import Thresholds
 from studio.tools.accuracy.fp16_runs import judge, load_and_run
 
@@ -44,7 +44,7 @@ class PrecisionResult:
     folder: Path
     notes: list[str] = field(default_factory=list)
 
-    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.serial: the JSON keys
+    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.core.serial: the JSON keys
 
     def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
         return to_json(self)
@@ -63,7 +63,7 @@ class _Checker:
         if keep not in self._seen:
             import onnxruntime as ort
 
-            from studio.ort_session import quiet_options
+            from studio.core.ort_session import quiet_options
             from studio.tools.accuracy.fp16_sim import simulate_fp16
 
             sim = simulate_fp16(self.model, keep)[0]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.accuracy.fp16_runs import judge, load_and_run
 from studio.tools.accuracy.metrics import Thresholds
 
@@ -44,7 +44,7 @@ class Reduction:
     folder: Path
     notes: list[str] = field(default_factory=list)
 
-    __json_extra__ = ("repro_ops",)  # studio.serial: a derived key of the JSON form
+    __json_extra__ = ("repro_ops",)  # studio.core.serial: a derived key of the JSON form
 
     @property
     def repro_ops(self) -> int:

@@ -12,8 +12,8 @@ import math
 import re
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import ACCURACY, FileFormat, csv_header, path_only
+from studio.core.errors import UserError
+from studio.core.formats import ACCURACY, FileFormat, csv_header, path_only
 from studio.tools.accuracy.advisor import advise
 from studio.tools.accuracy.compare import CompareResult, uncovered_parts
 from studio.tools.accuracy.csv_write import METRIC_COLUMNS, absolute_locator

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.serial import json_float
+from studio.core.serial import json_float
 from studio.tools.accuracy.metrics import METRIC_NAMES, Metrics
 from studio.tools.accuracy.tensors import TensorEntry
 
@@ -51,7 +51,7 @@ class Row:
         return None if self.metrics is None or self.metrics.empty else not self.violations
 
     def __json__(self) -> dict:
-        """The JSON row (:func:`studio.serial.to_json`): name, op_type, every metric, pass (plus
+        """The JSON row (:func:`studio.core.serial.to_json`): name, op_type, every metric, pass (plus
         shapes, dtypes, status)."""
         m = self.metrics
         data = {"index": self.index, "name": self.name, "op_type": self.op_type,

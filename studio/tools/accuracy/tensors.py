@@ -105,6 +105,6 @@ def load_locator(locator: str, mmap: bool = False) -> np.ndarray:
 
 def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
     """np.load with a UserError for missing, corrupt or impossible files (``mmap``: map it read-only)."""
-    from studio.npyfile import load_npy as load_checked
+    from studio.core.npyfile import load_npy as load_checked
 
     return load_checked(path, mmap=mmap)

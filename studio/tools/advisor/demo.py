@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 REPORT = Path("advisor") / "unet_report.json"
 

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.serial import from_json, to_json
+from studio.core.errors import UserError
+from studio.core.serial import from_json, to_json
 
 TFLOPS = 1e12
 GBPS = 1e9
@@ -90,7 +90,7 @@ def merge_roofs(old: Device, new: Device) -> Device:
 
 def devices_file() -> Path:
     """Where user edits of the table live."""
-    from studio.paths import config_dir
+    from studio.core.paths import config_dir
 
     return config_dir() / "advisor_devices.json"
 

@@ -19,9 +19,9 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import from_json, to_json
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import from_json, to_json
 from studio.tools.advisor.context import AccuracyInput, Context
 from studio.tools.advisor.devices import THIS_COMPUTER, Device, device_for_facts, load_devices
 from studio.tools.advisor.model import Report
@@ -76,7 +76,7 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
 
         t0 = time.perf_counter()
         ctx.model_path = Path(model)
-        from studio.model_files import check_external_data
+        from studio.core.model_files import check_external_data
 
         check_external_data(ctx.model_path)  # findings on a model that cannot run would mislead
         yield Progress(0.3, f"reading the model {ctx.model_path.name}")
@@ -197,7 +197,7 @@ def size_dynamic_values(graph, plan) -> int:
 def plan_fusions(ctx: Context, report: Report, cancel: CancelToken | None) -> Generator[Progress, None, object]:
     """What the converter's passes fold in the model (sized as the profile ran it, when known);
     None, with a note, when the converter cannot process it."""
-    from studio.errors import ToolUnavailable
+    from studio.core.errors import ToolUnavailable
     from studio.tools.advisor.loop import _sized_dynamic_inputs
     from studio.tools.convert.rewrite import plan_passes
 

@@ -17,9 +17,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 
 MISH_TO_LEAKY_RELU = "MishToLeakyRelu"
 LEAKY_ALPHA = 0.01
@@ -71,7 +71,7 @@ class Applied:
 def describe_applied(applied: dict) -> str:
     """One line from an :class:`Applied` in JSON (also of a saved report): the fixes asked for with their
     counts, every other pass that changed the model, nodes and file size before and after."""
-    from studio.units import human_size
+    from studio.core.units import human_size
 
     passes = applied.get("passes") or {}
     fixes = applied.get("fixes") or []

@@ -22,8 +22,8 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.advisor.model import ESTIMATE, HIGH, LOW, MEASURED, MEDIUM, STUDIO, Finding, severity_for
 
 ORT_PREFIX = "ort:graph_optimization_level="
@@ -73,8 +73,8 @@ def measure(model: Path, findings: list[Finding], step_ms: float | None, files: 
 
 def _measure_lever(model: Path, lever: str, work: Path, files, shapes, seed: int, budget_s: float,
                    cancel) -> Generator[Progress, None, dict]:
-    from studio.errors import UserError
-    from studio import ab
+    from studio.core.errors import UserError
+    from studio.core import ab
 
     t0 = time.perf_counter()
     variant, options, applied = model, {}, None
@@ -104,8 +104,8 @@ def _timer(model: Path, options: dict, files, shapes, seed: int):
     """A function running ``model`` once (ONNX Runtime, no profiler) and returning its ms."""
     import onnxruntime as ort
 
-    from studio import ort_providers
-    from studio.model_inputs import make_feeds, session_specs
+    from studio.core import ort_providers
+    from studio.core.model_inputs import make_feeds, session_specs
 
     so = ort.SessionOptions()
     so.log_severity_level = 4
@@ -114,8 +114,8 @@ def _timer(model: Path, options: dict, files, shapes, seed: int):
     try:
         session = ort.InferenceSession(str(model), so, providers=ort_providers.chosen())
     except Exception as exc:  # noqa: BLE001 - ORT raises its own types
-        from studio.errors import UserError
-        from studio.ortmsg import ort_message
+        from studio.core.errors import UserError
+        from studio.core.ortmsg import ort_message
 
         raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,
                         "The change cannot be measured on this model.") from exc
@@ -126,8 +126,8 @@ def _timer(model: Path, options: dict, files, shapes, seed: int):
         try:
             session.run(None, feeds)
         except Exception as exc:  # noqa: BLE001 - ORT raises its own types
-            from studio.errors import UserError
-            from studio.ortmsg import ort_message
+            from studio.core.errors import UserError
+            from studio.core.ortmsg import ort_message
 
             raise UserError(f"Inference failed: {ort_message(exc)}", model, "The change cannot be measured.") from exc
         return (time.perf_counter_ns() - t) / 1e6

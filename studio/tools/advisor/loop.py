@@ -20,9 +20,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio import ab
-from studio.jobs import CancelToken, Progress
-from studio.serial import from_json, to_json
+from studio.core import ab
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import from_json, to_json
 from studio.tools.advisor.fixes import Applied, apply_fixes
 
 ITERATIONS, WARMUP, SEED = 20, 3, 0
@@ -44,7 +44,7 @@ class LoopResult:
     seconds: dict = field(default_factory=dict)
     change: ab.Change | None = None  # the interleaved A/B's judgement of the latency
 
-    __json_extra__ = ("speedup", "accuracy_passed")  # studio.serial: derived keys of the JSON form
+    __json_extra__ = ("speedup", "accuracy_passed")  # studio.core.serial: derived keys of the JSON form
 
     @property
     def speedup(self) -> float | None:
@@ -98,7 +98,7 @@ def change_text(loop: dict) -> str:
 
 
 def work_dir(model: Path) -> Path:
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     digest = hashlib.sha1(str(Path(model).resolve()).encode()).hexdigest()[:10]
     return cache_dir() / "advisor" / "loop" / f"{Path(model).stem}-{digest}"
@@ -242,7 +242,7 @@ def compare_outputs(original: Path, fixed: Path, seed: int = SEED, cancel: Cance
     from studio.tools.accuracy.metrics import Thresholds, compare_arrays
     from studio.tools.profiler.local_inputs import make_inputs
 
-    from studio.ort_session import quiet_options
+    from studio.core.ort_session import quiet_options
 
     options = quiet_options()  # outputs are compared here; ORT's per-run shape warnings would only repeat
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # compare the files, not ORT's rewrites

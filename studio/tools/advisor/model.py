@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio import serial
-from studio.errors import UserError
-from studio.formats import ADVISOR, FileFormat, json_object_with, path_only
+from studio.core import serial
+from studio.core.errors import UserError
+from studio.core.formats import ADVISOR, FileFormat, json_object_with, path_only
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
@@ -68,7 +68,7 @@ class Finding:
     measurement: dict[str, Any] | None = None  # the A/B behind a measured gain (gains.measure's entry)
     lever: str | None = None
 
-    __json_round__ = {"gain_ms": 4, "cost_ms": 4}  # studio.serial: the ``studio advise --json`` form
+    __json_round__ = {"gain_ms": 4, "cost_ms": 4}  # studio.core.serial: the ``studio advise --json`` form
 
     def gain_text(self) -> str:
         """The gain as every view shows it: measured or an estimate, never a bare number."""
@@ -94,7 +94,7 @@ class RooflinePoint:
     achieved_flops: float | None = None
     ratio: float | None = None  # achieved / attainable
 
-    __json_round__ = {"time_us": 3, "intensity": 4, "ratio": 4}  # studio.serial: the JSON form
+    __json_round__ = {"time_us": 3, "intensity": 4, "ratio": 4}  # studio.core.serial: the JSON form
 
 
 @dataclass
@@ -138,7 +138,7 @@ class Report:
 
     def __json__(self) -> dict:
         """``findings`` (sorted), ``roofline``, ``summary`` (the keys the CLI promises) plus the rest
-        (the form :func:`studio.serial.to_json` writes)."""
+        (the form :func:`studio.core.serial.to_json` writes)."""
         return {"format": REPORT_FORMAT, "summary": self.summary(), "findings": self.sorted_findings(),
                 "roofline": self.roofline, "performance": self.performance,
                 "device": self.device, "inputs": self.inputs, "notes": self.notes,

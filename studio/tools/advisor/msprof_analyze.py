@@ -27,7 +27,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.advisor.model import HIGH, LOW, MEDIUM, MSPROF_ANALYZE, Finding
 
 ENV = "STUDIO_MSPROF_ANALYZE"
@@ -50,7 +50,7 @@ class MsprofAnalyzeRun:
     seconds: float = 0.0
     output_dir: str | None = None
 
-    # studio.serial: the report's ``msprof_analyze`` entry counts the findings (the report holds them)
+    # studio.core.serial: the report's ``msprof_analyze`` entry counts the findings (the report holds them)
     __json_skip__ = ("findings",)
     __json_round__ = {"seconds": 3}
     __json_extra__ = {"findings": "finding_count"}
@@ -74,7 +74,7 @@ def find_executable() -> str | None:
 
 def applies_to(trace_facts: dict, path: Path) -> bool:
     """True for Ascend profiling data (what msprof-analyze reads)."""
-    from studio import formats
+    from studio.core import formats
 
     try:
         detected = formats.detect(path).format.id
@@ -99,7 +99,7 @@ def _input_dir(path: Path, staging: Path) -> Path:
 
 def default_output_dir(profile: Path) -> Path:
     """``<cache>/advisor/msprof-analyze/<name>-<hash of the path>``."""
-    from studio.paths import cache_dir
+    from studio.core.paths import cache_dir
 
     digest = hashlib.sha1(str(Path(profile).resolve()).encode()).hexdigest()[:10]
     return cache_dir() / "advisor" / "msprof-analyze" / f"{Path(profile).name}-{digest}"

@@ -151,7 +151,7 @@ def fit_roofline(graph, device: Device, times_us: dict[str, float] | None):
     """Job: the roofline on ``device``, with this computer's roofs measured again when measured ops
     ran above the stored ones (the higher figures kept: peaks are best cases). Returns
     ``(points, device, check, notes)``; ``check`` is :func:`roof_check` of the final points."""
-    from studio.jobs import Progress
+    from studio.core.jobs import Progress
     from studio.tools.advisor.devices import THIS_COMPUTER
 
     points = roofline(graph, device, times_us)

@@ -2,8 +2,8 @@
 
 The base and the new model run in alternating rounds (no profiler), so both see the same load of
 a shared machine, until the confidence interval of the change is tight enough or the time budget
-ends (:func:`studio.ab.interleaved`). Each model has its own session, and two sessions of the same
-model differ by a couple of percent: the interval includes :data:`studio.ab.SESSION_FLOOR`. ``studio bench NEW.onnx --compare-with BASE.onnx``, the
+ends (:func:`studio.core.ab.interleaved`). Each model has its own session, and two sessions of the same
+model differ by a couple of percent: the interval includes :data:`studio.core.ab.SESSION_FLOOR`. ``studio bench NEW.onnx --compare-with BASE.onnx``, the
 re-timing of ``studio profile compare`` and the advisor's closed loop all use this.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio import ab
-from studio.jobs import CancelToken, Progress
-from studio.model_inputs import make_feeds, session_specs
+from studio.core import ab
+from studio.core.jobs import CancelToken, Progress
+from studio.core.model_inputs import make_feeds, session_specs
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 TOOLS = ("msame", "ais_bench", "msit")
 

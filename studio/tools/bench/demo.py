@@ -12,7 +12,7 @@ import sys
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 CONFIG_NAME = "Bench U-Net here"  # fits the Run toolbar's box
 
@@ -27,7 +27,7 @@ def studio_command() -> list[str]:
 def add_to_demo(folder: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, list[Path]]:
     """Add the local benchmark configuration to the demo's ``studio.toml`` unless one of that name exists."""
     from studio.runs.config import RunConfig, load_configs, save_config
-    from studio.workspace import Workspace
+    from studio.core.workspace import Workspace
 
     yield Progress(None, "adding a run configuration")
     workspace = Workspace.create(Path(folder))

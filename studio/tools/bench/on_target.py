@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.targets.base import stream
 from studio.tools.bench.commands import ais_bench_argv, command_line, msame_argv
 from studio.tools.bench.parsers import parse_ais_bench, parse_msame

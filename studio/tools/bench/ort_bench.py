@@ -11,11 +11,11 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import ToolUnavailable, UserError
-from studio.jobs import CancelToken, Progress
-from studio.model_inputs import make_feeds, session_specs
-from studio.ort_providers import open_session
-from studio.ort_session import declared_outputs, output_shape_warnings
+from studio.core.errors import ToolUnavailable, UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.model_inputs import make_feeds, session_specs
+from studio.core.ort_providers import open_session
+from studio.core.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.bench.result import BenchResult, LatencyStats
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.bench.result import BenchResult, LatencyStats
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

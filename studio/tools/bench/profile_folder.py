@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.serial import to_json
 from studio.tools.bench.result import BenchResult
 
 SLICE = "inference"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from studio.serial import from_json, to_json
+from studio.core.serial import from_json, to_json
 
 KEYS = ("mean_ms", "p50_ms", "p99_ms", "min_ms", "max_ms", "throughput")
 
@@ -59,7 +59,7 @@ class BenchResult:
     folder: object = None  # where write_bench_folder put it, once written
 
     def __json__(self) -> dict:
-        """The ``--json`` form (:func:`studio.serial.to_json`): the common keys first, then the details."""
+        """The ``--json`` form (:func:`studio.core.serial.to_json`): the common keys first, then the details."""
         c = self.compute
         data = {"mean_ms": c.mean, "p50_ms": c.median, "p99_ms": c.p99, "min_ms": c.min, "max_ms": c.max,
                 "throughput": self.throughput, "tool": self.tool, "model": self.model, "where": self.where,
@@ -132,10 +132,10 @@ def compare_rows(base: BenchResult | dict, new: BenchResult | dict) -> list[dict
 
 def sample_change(base: BenchResult | dict, new: BenchResult | dict):
     """The latency of ``new`` against ``base`` from their per-loop times (an
-    :class:`studio.ab.Change`: ratio of medians with a confidence interval), or None when a side
+    :class:`studio.core.ab.Change`: ratio of medians with a confidence interval), or None when a side
     has fewer than two. The two ran apart (on two devices, or one after the other), so the
     interval covers the spread inside each run, not a change of load between them."""
-    from studio import ab
+    from studio.core import ab
 
     base = base if isinstance(base, dict) else to_json(base)
     new = new if isinstance(new, dict) else to_json(new)

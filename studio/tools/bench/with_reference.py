@@ -13,8 +13,8 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
-from studio.serial import from_json, to_json
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import from_json, to_json
 from studio.tools.bench.on_target import bench_om
 from studio.tools.bench.result import BenchResult, compare_rows, sample_change
 
@@ -37,7 +37,7 @@ class BenchPair:
 
     def change(self):
         """The .om's latency against ONNX Runtime's, with its confidence interval (an
-        :class:`studio.ab.Change`), from their per-loop times; None when a side has none."""
+        :class:`studio.core.ab.Change`), from their per-loop times; None when a side has none."""
         return sample_change(self.reference, self.npu) if self.reference is not None else None
 
     def __json__(self) -> dict:
@@ -110,8 +110,8 @@ def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 1
 def check_reference(reference: Path, sizes: dict[str, tuple[int, ...]]) -> None:
     """Raise UserError unless ``reference`` is an .onnx whose inputs all have a size (dynamic dims
     from ``sizes``; none is set to 1 behind the user's back)."""
-    from studio.errors import UserError
-    from studio.model_inputs import resolve_shape, session_specs
+    from studio.core.errors import UserError
+    from studio.core.model_inputs import resolve_shape, session_specs
     from studio.tools.bench.ort_bench import open_session
 
     if not reference.is_file():

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.formats import CONVERT, FileFormat, path_only
+from studio.core.errors import UserError
+from studio.core.formats import CONVERT, FileFormat, path_only
 
 # Channels of the raw image per input format (what the NPU model takes, NHWC uint8).
 FORMAT_CHANNELS = {"YUV420SP_U8": 3, "XRGB8888_U8": 4, "RGB888_U8": 3, "YUV400_U8": 1}

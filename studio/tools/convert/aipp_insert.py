@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.convert.aipp import AippConfig, AippOp
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class AippInsertion:
     protos: list = field(default_factory=list, repr=False)  # the NodeProtos, placed by insert_aipp
 
     def __json__(self) -> dict:
-        """The conversion report's ``aipp`` entry (:func:`studio.serial.to_json`)."""
+        """The conversion report's ``aipp`` entry (:func:`studio.core.serial.to_json`)."""
         return {"input": self.input_name, "raw_shape": list(self.raw_shape), "raw_dtype": "uint8",
                 "layout": self.layout, "input_format": self.op.input_format, "steps": self.steps,
                 "nodes": self.nodes}

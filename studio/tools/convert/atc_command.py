@@ -13,7 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.convert.input_shape import parse_input_shape
 from studio.tools.convert.options import FRAMEWORKS, SUFFIX_FRAMEWORK, ConvertOptions
 

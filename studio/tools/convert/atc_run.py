@@ -26,9 +26,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from studio.errors import ToolUnavailable, UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import ToolUnavailable, UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.targets import DEFAULT_TOOLKIT, Target, env_setup_line
 from studio.tools.convert.atc_log import AtcMessage, parse_atc_output, succeeded
 from studio.tools.convert.options import ConvertOptions
@@ -57,7 +57,7 @@ class AtcResult:
     local_om: Path | None = None
     messages: list[AtcMessage] = field(default_factory=list)
 
-    # studio.serial: the ``studio convert --target --json`` keys ("output" is the .om fetched back)
+    # studio.core.serial: the ``studio convert --target --json`` keys ("output" is the .om fetched back)
     __json_rename__ = {"local_om": "output", "output": "atc_output"}
     __json_extra__ = ("log", "ok")
 

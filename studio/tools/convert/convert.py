@@ -16,9 +16,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.convert.options import LOCAL_OUTPUT_TYPES, ConvertOptions
 from studio.tools.convert.rewrite import load_onnx
 
@@ -115,7 +115,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     """Convert ``options.model`` to ``options.output``; yields Progress, returns the report."""
     import onnx
 
-    from studio.model_inputs import conform_array
+    from studio.core.model_inputs import conform_array
     from studio.tools.convert import input_shape
     from studio.tools.convert.passes import PASSES, PassContext
     from studio.tools.convert.rewrite import growth_warning, prepare, run_passes
@@ -313,7 +313,7 @@ def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
 
 def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
     """The ``--input NAME=FILE.npy`` arrays for validation, read before any heavy work."""
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     for name, value in (("--atol", options.atol), ("--rtol", options.rtol)):
         if value is not None and not (value >= 0 and value == value and value != float("inf")):
@@ -370,7 +370,7 @@ def check_loads(candidate: Path, path: Path) -> None:
     try:
         ort.InferenceSession(str(candidate), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - ORT raises its own exception types
-        from studio.ortmsg import ort_message
+        from studio.core.ortmsg import ort_message
 
         reason = ort_message(exc, limit=600)
         fix = ("Nothing was written. Try without the option that changed this part (--input_shape, "

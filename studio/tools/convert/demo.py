@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.convert.aipp import AippOp, AippConfig
 
 CFG_NAME = "unet_aipp.cfg"

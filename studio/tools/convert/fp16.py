@@ -41,7 +41,7 @@ class Fp16Report:
     casts_inserted: int = 0
     keep_io_types: bool = True
 
-    __json_rename__ = {"underflow": "underflow_to_zero"}  # studio.serial: the report's key
+    __json_rename__ = {"underflow": "underflow_to_zero"}  # studio.core.serial: the report's key
 
 
 def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,

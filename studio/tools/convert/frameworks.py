@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from studio.formats import CONVERT, FileFormat
+from studio.core.formats import CONVERT, FileFormat
 
 
 def match_tf(path: Path, head: bytes) -> bool:

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import CONVERT, FileFormat, json_text, path_only
+from studio.core.errors import UserError
+from studio.core.formats import CONVERT, FileFormat, json_text, path_only
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 if TYPE_CHECKING:
     import onnx
@@ -109,14 +109,14 @@ def fix_input_shapes(model: onnx.ModelProto, spec: str | None, from_files: dict 
     """Set the model's input dims from ``spec``; refuse any dim left open. Returns the final dims.
 
     ``from_files`` maps input names to the arrays given for them (``--input NAME=FILE.npy``): a
-    given file fixes its input's shape (:func:`studio.model_inputs.shapes_with_files`), so such
+    given file fixes its input's shape (:func:`studio.core.model_inputs.shapes_with_files`), so such
     an input needs no ``--input_shape``. Intermediate shapes recorded in the model are dropped and
     inferred again from the new input shapes (a stale ``value_info`` would otherwise contradict
     the new sizes).
     """
     import onnx
 
-    from studio.model_inputs import shapes_with_files
+    from studio.core.model_inputs import shapes_with_files
 
     parsed = parse_input_shape(spec, allow_dynamic=False) if spec else {}
     current = input_dims(model)

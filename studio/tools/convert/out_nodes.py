@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 if TYPE_CHECKING:
     import onnx

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.convert.aipp import AippOp
 
 

@@ -15,9 +15,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.units import human_size
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.units import human_size
 
 GROWTH_FACTOR = 2.0  # a rewrite that more than doubles the model ...
 GROWTH_BYTES = 1 << 20  # ... and adds at least 1 MiB is called out, never left silent
@@ -31,7 +31,7 @@ def load_onnx(path: Path):
     path = Path(path)
     if not path.is_file():
         raise UserError("Model file not found (E10410)", path, "Check the path to the model.")
-    from studio.model_files import load_with_external_data
+    from studio.core.model_files import load_with_external_data
 
     try:
         model = load_with_external_data(path)
@@ -55,7 +55,7 @@ class PassRun:
     bytes_before: int
     bytes_after: int
 
-    # studio.serial: the report's ``pass_runs`` keys
+    # studio.core.serial: the report's ``pass_runs`` keys
     __json_rename__ = {"name": "pass"}
     __json_round__ = {"seconds": 4}
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.serial import json_float
-from studio import ort_providers
+from studio.core.errors import UserError
+from studio.core.serial import json_float
+from studio.core import ort_providers
 from studio.tools.convert.options import TOLERANCES
-from studio.model_inputs import check_fits, random_array
+from studio.core.model_inputs import check_fits, random_array
 
 if TYPE_CHECKING:
     import onnx
@@ -64,7 +64,7 @@ class OutputComparison:
     finite_pairs: int | None = None
     nonfinite_text: str = ""
 
-    # studio.serial: the keys of the conversion report's ``validation.outputs``
+    # studio.core.serial: the keys of the conversion report's ``validation.outputs``
     __json_rename__ = {"name": "output"}
     __json_extra__ = ("passed",)
 
@@ -116,7 +116,7 @@ class Validation:
     fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
     fp16_overflow_total: int = 0
 
-    # studio.serial: the keys of the conversion report's ``validation``
+    # studio.core.serial: the keys of the conversion report's ``validation``
     __json_rename__ = {"input_source": "input"}
     __json_extra__ = {"passed": "__bool__", "fp16_overflow_text": "overflow_text"}
 
@@ -251,10 +251,10 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
     """(feeds for the original, feeds for the converted, description, per-input description).
 
     ``given``: arrays for some inputs (``--input NAME=FILE.npy``); ``given_sources`` names their
-    files. Given arrays are held to :func:`studio.model_inputs.conform_array` (a cast is noted in
+    files. Given arrays are held to :func:`studio.core.model_inputs.conform_array` (a cast is noted in
     ``warnings``, an array of another kind refused).
     """
-    from studio.model_inputs import conform_array
+    from studio.core.model_inputs import conform_array
 
     def conform(name: str, array, dtype, dims) -> np.ndarray:
         array, warning = conform_array(name, array, dtype, dims, (given_sources or {}).get(name, "--input"))
@@ -371,6 +371,6 @@ def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: 
 
 
 def _first_line(exc: Exception) -> str:
-    from studio.ortmsg import ort_message
+    from studio.core.ortmsg import ort_message
 
     return ort_message(exc)

@@ -20,8 +20,8 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.corpus.manifest import ALL, Entry
 
 CORPUS_ENV = "STUDIO_CORPUS"
@@ -33,7 +33,7 @@ def corpus_dir() -> Path:
     if override:
         path = Path(override).expanduser().resolve()
     else:
-        from studio.paths import cache_dir
+        from studio.core.paths import cache_dir
 
         path = cache_dir() / "corpus"
     path.mkdir(parents=True, exist_ok=True)

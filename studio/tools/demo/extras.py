@@ -18,7 +18,7 @@ import pkgutil
 from collections.abc import Callable, Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 DemoExtra = Callable[[Path, "CancelToken | None"], Generator[Progress, None, list[Path]]]
 

@@ -14,8 +14,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.demo.images import DEMO_IMAGES, make_demo_images
 from studio.tools.demo.journeys import JOURNEY_INPUTS, JOURNEY_MODELS
 from studio.tools.demo.inputs import DEMO_INPUTS

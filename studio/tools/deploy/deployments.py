@@ -11,9 +11,9 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.toml_fields import TomlPlace, expect_table, expect_text, expect_text_list, reject_misspelled
-from studio.toml_store import NamedTableStore, check_entry_name
+from studio.core.errors import UserError
+from studio.core.toml_fields import TomlPlace, expect_table, expect_text, expect_text_list, reject_misspelled
+from studio.core.toml_store import NamedTableStore, check_entry_name
 
 _KEYS = {"host", "local", "remote", "excludes"}
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
 from studio.targets.files import RESUME_MIN, new_token, verified_prefix
 from studio.tools.deploy import remote_ops

@@ -13,8 +13,8 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.deploy.download import Downloader
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.scan import FileInfo, scan_remote

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 # Studio's own temporary files are told apart by their run token (scan.is_leftover), not by
 # a pattern here: a user's file that merely looks like one is synced like any other.

@@ -60,7 +60,7 @@ class PlanItem:
         return SKIP
 
     def __json__(self) -> dict:
-        """A row of the plan in ``--json`` (:func:`studio.serial.to_json`): each side as [size, mtime]."""
+        """A row of the plan in ``--json`` (:func:`studio.core.serial.to_json`): each side as [size, mtime]."""
         return {"path": self.path, "action": self.action, "effective": self.effective_action(),
                 "reason": self.reason, "size": self.size, "choice": self.choice,
                 "local": None if self.local is None else [self.local.size, self.local.mtime],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 import threading
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 CHUNK = 400  # names per mv/rm command line, far below ARG_MAX
 ROOT_MOVED = 7  # exit status of a script whose root is not the real folder the plan saw

@@ -13,7 +13,7 @@ import os
 import posixpath
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def check_relative(path: str, where: str = "deployment") -> str:

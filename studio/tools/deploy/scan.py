@@ -16,8 +16,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.deploy.ignore import Excludes
 from studio.tools.deploy.safe_paths import escape_reason
 

@@ -38,7 +38,7 @@ class Synced:
 
 
 def state_dir() -> Path:
-    from studio.paths import data_dir
+    from studio.core.paths import data_dir
 
     path = data_dir() / "deployments"
     path.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from contextlib import contextmanager
 from pathlib import Path
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.deployments import Deployment
 from studio.tools.deploy.download import Downloader, open_download_stream
@@ -32,7 +32,7 @@ from studio.tools.deploy.state import SyncState, Synced
 from studio.tools.deploy.transfer import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
                                           is_connection_error)
 from studio.tools.deploy.upload import Uploader, open_batch_stream
-from studio.units import human_size
+from studio.core.units import human_size
 
 Connector = Callable[[], object]  # returns an open SshConnection
 
@@ -248,7 +248,7 @@ class ApplyResult:
         return text
 
     def __json__(self) -> dict:
-        """The ``--json`` form (:func:`studio.serial.to_json`): failures and refusals as objects."""
+        """The ``--json`` form (:func:`studio.core.serial.to_json`): failures and refusals as objects."""
         return {"uploaded": self.uploaded, "downloaded": self.downloaded, "deleted_remote": self.deleted_remote,
                 "deleted_local": self.deleted_local, "bytes": self.bytes, "seconds": round(self.seconds, 3),
                 "failed": [{"path": p, "error": e} for p, e in self.failed], "conflicts": self.conflicts,
@@ -432,7 +432,7 @@ class Status:
     seconds: float
 
     def __json__(self) -> dict:
-        """``studio deploy status --json`` (:func:`studio.serial.to_json`): the plan's counts and rows."""
+        """``studio deploy status --json`` (:func:`studio.core.serial.to_json`): the plan's counts and rows."""
         c = self.plan.counts()
         return {"local_files": len(self.plan.local.files), "remote_files": len(self.plan.remote.files),
                 "remote_exists": self.plan.remote.exists, "unchanged": c["unchanged"],

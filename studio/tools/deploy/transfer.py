@@ -22,8 +22,8 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.targets.files import CHUNK, REQUEST, temp_name  # noqa: F401  (one copy routine and its sizes)
 from studio.tools.deploy.scan import FileInfo
 

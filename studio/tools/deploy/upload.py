@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
 
-from studio.errors import Cancelled, UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
                                            remote_parent_problem, remote_problem, stat_check_line)

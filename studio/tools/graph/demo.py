@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 
 # The segmentation app of the MindX SDK tutorial: decode, resize to the U-Net's 256x256, infer, serialize.

@@ -6,7 +6,7 @@ from collections.abc import Generator
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.tools.graph.view import ViewGraph
 
@@ -74,7 +74,7 @@ def export_svg(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | No
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         raise UserError(f"Cannot write the SVG file: {exc.strerror}", path,
                         "Choose a file in an existing folder you can write to.") from exc

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2
 
-from studio.protodesc import build
-from studio.protodesc import message as _message
+from studio.core.protodesc import build
+from studio.core.protodesc import message as _message
 
 
 def _ge_ir() -> descriptor_pb2.FileDescriptorProto:

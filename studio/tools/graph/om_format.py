@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 HEADER = struct.Struct("<4sII64sIBBBB32sI32sII20sB3sQBB62s")
 HEADER_LEN = 256

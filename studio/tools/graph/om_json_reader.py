@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
-from studio.formats import GRAPH, FileFormat, json_text
+from studio.core.errors import UserError
+from studio.core.formats import GRAPH, FileFormat, json_text
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 
 _DT = {"DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",

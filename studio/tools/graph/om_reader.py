@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from studio.errors import UserError
-from studio.formats import GRAPH, FileFormat
+from studio.core.errors import UserError
+from studio.core.formats import GRAPH, FileFormat
 from studio.tools.graph import ge_proto
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.om_format import OmContainer, read_container

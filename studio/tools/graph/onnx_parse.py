@@ -5,7 +5,7 @@
 for as long. Here the model's bytes are cut (with the schema-free wire reader) into the graph's
 fields, which are merged into the message a few hundred kB at a time, so the interpreter can switch
 to the GUI thread between slices; shape inference runs in a worker process
-(:func:`studio.workers.run_in_worker`) that writes the inferred model to a scratch file, read back
+(:func:`studio.core.workers.run_in_worker`) that writes the inferred model to a scratch file, read back
 the same sliced way. The resulting ``ModelProto`` is the one ``onnx.load`` gives.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from studio.jobs import CancelToken, Progress, run_job
+from studio.core.jobs import CancelToken, Progress, run_job
 
 SLICE_BYTES = 256 << 10  # ~10 ms of protobuf parsing per slice
 # Why this hand-written slicer stays beside the protobuf runtime (measured on a quiet machine,
@@ -158,7 +158,7 @@ def infer_shapes(path: Path, proto: Any, cancel: CancelToken | None = None) -> t
         size = 0
     if len(proto.graph.node) <= INFER_IN_WORKER_NODES and size <= INFER_IN_WORKER_BYTES:
         return _infer_here(proto)
-    from studio.workers import WorkerUnavailable, run_in_worker
+    from studio.core.workers import WorkerUnavailable, run_in_worker
 
     try:
         inferred_path, warnings = run_job(run_in_worker("studio.tools.graph.onnx_parse:infer_to_file", str(path),

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.formats import GRAPH, FileFormat
+from studio.core.errors import UserError
+from studio.core.formats import GRAPH, FileFormat
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.onnx_parse import WireError, load_proto, read_varint
 from studio.tools.graph.onnx_parse import infer_shapes as onnx_infer_shapes

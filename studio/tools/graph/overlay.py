@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import GRAPH, FileFormat, json_text, path_only
+from studio.core.errors import UserError
+from studio.core.formats import GRAPH, FileFormat, json_text, path_only
 from studio.tools.graph.model import Graph
 
 # Overlay colours share no hue with the op categories (CIE76 distance above 40 to each category

@@ -1,6 +1,6 @@
 """``read_graph(path, cancel)``: the job that opens any model the graph tool knows.
 
-Reads through the reader registry (:func:`studio.formats.detect`, magic bytes first), so a ``.om``
+Reads through the reader registry (:func:`studio.core.formats.detect`, magic bytes first), so a ``.om``
 without the ``IMOD`` magic is refused with the sniffer's message and a renamed ONNX still opens.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio import formats
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core import formats
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.model import Model
 

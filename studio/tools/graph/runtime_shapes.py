@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
-from studio.model_inputs import ORT_DTYPES, random_array
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.model_inputs import ORT_DTYPES, random_array
 
 
 
@@ -27,7 +27,7 @@ def _session(onnx, ort, model, probe: Path, path: Path):
     for attempt in range(2):
         onnx.save(model, str(probe), save_as_external_data=model.ByteSize() > 1_500_000_000)
         try:
-            from studio.ort_session import quiet_options
+            from studio.core.ort_session import quiet_options
 
             # the run's outputs are read, not checked against the declaration: no per-output warnings
             return ort.InferenceSession(str(probe), quiet_options(), providers=["CPUExecutionProvider"])
@@ -56,7 +56,7 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
 
     path = Path(path)
     yield Progress(None, f"loading {path.name} for a run")
-    from studio.model_files import load_with_external_data
+    from studio.core.model_files import load_with_external_data
 
     try:
         model = load_with_external_data(path)  # external data is loaded from next to the model

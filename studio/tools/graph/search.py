@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.model import Graph
 
 

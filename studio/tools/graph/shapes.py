@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.model import Graph, Model, Value
 
 OPTION = "--input-shape"
@@ -49,9 +49,9 @@ def parse_input_shapes(specs: list[str] | None, option: str = OPTION) -> dict[st
     """``["x=1,3,640,640", "y:1,16"]`` (``;`` also separates entries) -> ``{"x": (1,3,640,640), ...}``.
 
     ``option`` names the field in messages, as the surface that asked spells it. Read by the one
-    parser every command shares (:func:`studio.model_inputs.parse_input_shapes`).
+    parser every command shares (:func:`studio.core.model_inputs.parse_input_shapes`).
     """
-    from studio.model_inputs import parse_input_shapes as parse
+    from studio.core.model_inputs import parse_input_shapes as parse
 
     return parse(specs, option)
 

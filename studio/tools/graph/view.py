@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 HEADS = ("yolo5", "yolo8", "yolox", "ssd")
 STRIDES = (8, 16, 32)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 # name -> (mean per channel, std per channel) on 0..255 pixels, in RGB order
 PRESETS = {

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.formats import GALLERY, FileFormat, json_object_with, path_only
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.formats import GALLERY, FileFormat, json_object_with, path_only
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 from studio.tools.infer import metrics, postprocess, truth
 from studio.tools.infer.preprocess import Preprocess, apply, make_preprocess
 
@@ -66,7 +66,7 @@ class InferResult:
     notes: list[str] = field(default_factory=list)
 
     def __json__(self) -> dict:
-        """``{format, summary, preprocess, notes, images: [...]}`` (:func:`studio.serial.to_json`)."""
+        """``{format, summary, preprocess, notes, images: [...]}`` (:func:`studio.core.serial.to_json`)."""
         return {"format": RESULTS_FORMAT, "summary": self.summary, "preprocess": self.preprocess,
                 "notes": self.notes, "images": self.rows}
 
@@ -97,7 +97,7 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     """Job: run ``opts.model`` over ``opts.images`` (see the module docstring)."""
     import cv2
 
-    from studio.ort_providers import open_session
+    from studio.core.ort_providers import open_session
 
     if opts.task not in TASKS:
         raise UserError(f"Unknown task {opts.task!r}", None, f"Use one of: {', '.join(TASKS)}.")
@@ -137,7 +137,7 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
                 try:
                     outputs = session.run(None, {first.name: tensor})
                 except Exception as exc:  # ORT's own types: the picture fails, the run goes on
-                    from studio.ortmsg import ort_message
+                    from studio.core.ortmsg import ort_message
 
                     row["error"] = f"ONNX Runtime: {ort_message(exc)}"
                     outputs = None

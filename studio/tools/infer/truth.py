@@ -17,7 +17,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """On-disk columnar cache of parsed traces: the second open of a big trace is a few memory maps.
 
-Each source gets a folder in the per-user cache (``studio.paths.cache_dir()/profiler/<key>``),
+Each source gets a folder in the per-user cache (``studio.core.paths.cache_dir()/profiler/<key>``),
 keyed on its resolved path, size and modification time (for folders: of every file in them), so
 a changed source misses the cache and is parsed again. Arrays are ``.npy`` files opened with
 ``mmap_mode="r"``; names, tracks, tables and facts are one JSON file. A folder is written under a
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from studio import paths
+from studio.core import paths
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 

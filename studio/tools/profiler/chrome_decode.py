@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 class Event(msgspec.Struct, gc=False):

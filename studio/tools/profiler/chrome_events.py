@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import Event
 

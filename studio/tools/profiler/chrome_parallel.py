@@ -31,7 +31,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, Misaligned, _EVENT_END, iter_event_chunks
 

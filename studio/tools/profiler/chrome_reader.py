@@ -14,9 +14,9 @@ import re
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import PROFILER, FileFormat, json_text
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.formats import PROFILER, FileFormat, json_text
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, iter_event_chunks, map_or_read
 from studio.tools.profiler.chrome_events import add_events, finish_events

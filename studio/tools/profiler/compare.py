@@ -7,7 +7,7 @@ compared (:func:`studio.tools.profiler.stats.wrapper_mask`); the latency per ite
 on its own line. Rows present on one side only say so (``only_in``) and have no delta percentage
 or speed-up.
 
-The latency is judged with :mod:`studio.ab`: the ratio of the medians of the two profiles'
+The latency is judged with :mod:`studio.core.ab`: the ratio of the medians of the two profiles'
 per-iteration samples (a local run's runs timed with the profiler off, else the iteration
 slices) with a bootstrap confidence interval; a change whose interval holds 0 % is "no
 significant change". Samples of two separate runs do not cover a change of the machine's load
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from studio import ab
-from studio.serial import to_json
+from studio.core import ab
+from studio.core.serial import to_json
 from studio.tools.profiler import stats
 from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
 from studio.tools.profiler.model import Trace
@@ -56,7 +56,7 @@ class DeltaRow:
     delta_pct_low: float | None = None  # the interval of the change of the median per iteration, in %
     delta_pct_high: float | None = None
 
-    __json_extra__ = ("status",)  # studio.serial: a derived key of the JSON row
+    __json_extra__ = ("status",)  # studio.core.serial: a derived key of the JSON row
 
     @property
     def status(self) -> str:
@@ -84,7 +84,7 @@ class Comparison:
     samples_how: str = ""  # what the change's samples are
     warmups_left_out: bool = False
 
-    # studio.serial: the ``studio profile compare --json`` keys
+    # studio.core.serial: the ``studio profile compare --json`` keys
     __json_rename__ = {"change": "latency_change", "samples_how": "latency_samples"}
     __json_extra__ = ("base_per_iter_us", "new_per_iter_us", "speedup", "latency_change_pct")
 
@@ -273,7 +273,7 @@ def rerun_plan(base: Trace, new: Trace) -> tuple[Rerun, Rerun] | str:
 def _rerunnable(trace: Trace) -> Rerun | str:
     import platform
 
-    from studio import ort_providers
+    from studio.core import ort_providers
 
     summary = local_summary(trace)
     if not summary.get("latencies_ms"):

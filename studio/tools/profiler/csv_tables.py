@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table
 

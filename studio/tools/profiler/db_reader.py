@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from studio.errors import UserError
-from studio.formats import PROFILER, FileFormat
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.formats import PROFILER, FileFormat
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table, Trace, add_warning
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 PROFILE_DIR = Path("profiles") / "unet_cpu"
 ITERATIONS, WARMUP = 8, 2

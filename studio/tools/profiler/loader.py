@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio import formats
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core import formats
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import cache
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace
@@ -83,7 +83,7 @@ def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
         return cached
     if _source_bytes(path) < OFFLOAD_BYTES:
         return (yield from open_profile(path, cancel, use_cache=False))
-    from studio.workers import WorkerUnavailable, run_in_worker
+    from studio.core.workers import WorkerUnavailable, run_in_worker
 
     try:
         folder, temporary = yield from run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path),

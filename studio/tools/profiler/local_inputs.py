@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 # ONNX TensorProto element types -> the same names ONNX Runtime reports
 _ONNX_TYPES = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)",
@@ -55,15 +55,15 @@ class InputUsed:
 
 def parse_input_specs(specs: list[str]) -> dict[str, Path]:
     """``["image=img.npy"]`` -> ``{"image": Path("img.npy")}`` (the ``--input`` option)."""
-    from studio.model_inputs import parse_input_files
+    from studio.core.model_inputs import parse_input_files
 
     return parse_input_files(specs)
 
 
 def parse_shape_specs(specs: list[str]) -> dict[str, list[int]]:
     """``["x=1,3,640,640"]`` or ATC's ``["x:1,3,640,640;y:1,8"]`` -> ``{"x": [1, 3, 640, 640], ...}``
-    (the ``--input-shape`` option, read by :func:`studio.model_inputs.parse_input_shapes`)."""
-    from studio.model_inputs import parse_input_shapes
+    (the ``--input-shape`` option, read by :func:`studio.core.model_inputs.parse_input_shapes`)."""
+    from studio.core.model_inputs import parse_input_shapes
 
     return {name: list(dims) for name, dims in parse_input_shapes(specs).items()}
 
@@ -132,10 +132,10 @@ def feed_inputs(session: Any, files: dict[str, Path], seed: int, shapes: dict[st
                 model: Path | None = None, warnings: list[str] | None = None
                 ) -> tuple[dict[str, np.ndarray], dict[str, InputUsed]]:
     """Like :func:`make_inputs`, and what was used for each input (shape, dtype, source). The arrays
-    are :func:`studio.model_inputs.make_feeds`' (the same for a profile, a dump and a benchmark);
-    a file is held to :func:`studio.model_inputs.conform_array`, its warnings go to ``warnings``."""
-    from studio.model_inputs import InputSpec as FeedSpec
-    from studio.model_inputs import make_feeds
+    are :func:`studio.core.model_inputs.make_feeds`' (the same for a profile, a dump and a benchmark);
+    a file is held to :func:`studio.core.model_inputs.conform_array`, its warnings go to ``warnings``."""
+    from studio.core.model_inputs import InputSpec as FeedSpec
+    from studio.core.model_inputs import make_feeds
 
     shapes = shapes or {}
     specs = session_inputs(session)

@@ -7,10 +7,10 @@ profiler records every node, which for a sub-millisecond model makes each run se
 slower (a voice-activity model: 0.37 ms profiled, 0.05 ms bare). The latency reported is the
 timing phase's; the profiled phase's is kept beside it with the overhead, and the op times in
 the trace are the profiled phase's. The folder written is one the profiler opens
-(``studio.formats`` knows it by its ``studio_profile.json``):
+(``studio.core.formats`` knows it by its ``studio_profile.json``):
 
 * ``trace_view.json`` — one Chrome trace: ORT session phases and per-node kernel slices, the
-  run's own ranges (``studio.profile`` annotations: session, warm-up, each iteration) and counter
+  run's own ranges (``studio.core.profile`` annotations: session, warm-up, each iteration) and counter
   tracks for CPU % and RSS;
 * ``op_summary.csv`` / ``op_statistic.csv`` — msprof-style columns over the measured iterations;
 * ``studio_profile.json`` — latency mean/p50/p90/p99 with the profiler off and on, the overhead,
@@ -36,13 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-import studio.profile as annotations
-from studio.errors import ToolUnavailable, UserError
-from studio.output_lock import output_lock
-from studio import ort_providers
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
-from studio.ort_session import declared_outputs, output_shape_warnings
+import studio.core.profile as annotations
+from studio.core.errors import ToolUnavailable, UserError
+from studio.core.output_lock import output_lock
+from studio.core import ort_providers
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
+from studio.core.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
 from studio.tools.profiler.ort_errors import ort_message
 
@@ -71,7 +71,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)  # a cast input, an output shape the model declares wrongly
     profiled_latencies_ms: list[float] = field(default_factory=list)
 
-    # studio.serial: the derived keys of ``studio profile run --json``
+    # studio.core.serial: the derived keys of ``studio profile run --json``
     __json_extra__ = {"latency_ms": "latency", "throughput_per_s": "throughput",
                       "profiled_latency_ms": "profiled_latency", "profiler_overhead": "overhead", "timing": "timing"}
     timing = TIMING  # how the two latencies were taken, written with the result
@@ -203,7 +203,7 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                 try:
                     session = ort.InferenceSession(str(model), options, providers=ort_providers.chosen())
                 except Exception as exc:  # ORT raises its own types for bad models
-                    from studio.model_files import check_external_data
+                    from studio.core.model_files import check_external_data
 
                     check_external_data(model)  # a missing weights file, said as every command says it
                     raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,

@@ -50,7 +50,7 @@ class Measured:
     warmup_left_out: bool = False
 
     def __json__(self) -> dict:
-        """The ``measured`` entry of ``studio profile stats --json`` (:func:`studio.serial.to_json`)."""
+        """The ``measured`` entry of ``studio profile stats --json`` (:func:`studio.core.serial.to_json`)."""
         window = self.iterations.window
         return {"iterations": self.iterations.count, "how": self.iterations.how,
                 "warmups": self.iterations.warmups, "warmup_left_out": self.warmup_left_out,

@@ -21,7 +21,7 @@ import re
 import shlex
 from dataclasses import dataclass, fields
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 AIC_METRICS = ("PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
                "ResourceConflictRatio", "L2Cache", "PipelineExecuteUtilization")

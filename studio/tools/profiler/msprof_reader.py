@@ -21,14 +21,14 @@ import re
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.formats import PROFILER, FileFormat
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.formats import PROFILER, FileFormat
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import csv_tables
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.model import Table, Trace
-from studio.units import human_size
+from studio.core.units import human_size
 
 _TIMELINE = re.compile(r"^(msprof|trace_view)(_slice)?[_\d]*\.json$")
 _CSV_KINDS = re.compile(r"^(op_summary|op_statistic|api_statistic|task_time|msprof_tx|kernel_details|"
@@ -77,7 +77,7 @@ def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]
 
 
 def _sniff(path: Path) -> str | None:
-    from studio import formats
+    from studio.core import formats
 
     try:
         return formats.detect(path).format.id

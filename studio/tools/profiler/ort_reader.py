@@ -13,8 +13,8 @@ import re
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.formats import PROFILER, FileFormat, json_text
-from studio.jobs import CancelToken, Progress
+from studio.core.formats import PROFILER, FileFormat, json_text
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.model import Trace

@@ -1,7 +1,7 @@
 """Strict readers for the per-rank files of a profiling folder (CSV, JSON, SQLite tables).
 
 The cluster and memory views add numbers from many files; a missing column or a cut-off row
-must not silently become a zero. Every reader here raises a :class:`~studio.errors.UserError`
+must not silently become a zero. Every reader here raises a :class:`~studio.core.errors.UserError`
 that names the file, the line or table, and what is missing.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler / msprof --export=on); " \
                "a copy cut short in transfer also does this."

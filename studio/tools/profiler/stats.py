@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 from studio.tools.profiler import csv_tables
 from studio.tools.profiler.model import Trace
 

@@ -13,8 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
-from studio.formats import PROFILER, FileFormat
+from studio.core.errors import UserError
+from studio.core.formats import PROFILER, FileFormat
 
 SUMMARY_NAME = "studio_profile.json"
 _FIX = "Run `studio profile run` again to write it, or correct that key."

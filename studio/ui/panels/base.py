@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from studio.formats import Detected
+from studio.core.formats import Detected
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 

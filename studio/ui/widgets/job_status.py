@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QToolButton, QWidget
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 from studio.ui.jobs import JobHandle, JobRunner
 
 

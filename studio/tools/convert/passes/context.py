@@ -26,7 +26,7 @@ class Fusion:
     result: str | None
     detail: str = ""
 
-    __json_rename__ = {"pass_name": "pass"}  # studio.serial: the report's key
+    __json_rename__ = {"pass_name": "pass"}  # studio.core.serial: the report's key
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from studio.errors import StudioError
+from studio.core.errors import StudioError
 from studio.tools.graph.pipeline import plugins
 from studio.tools.graph.pipeline.document import Pipeline, Stream
 
@@ -68,7 +68,7 @@ class CheckResult:
     findings: list[Finding]
     host: HostFiles | None = None
 
-    __json_extra__ = {"errors": "error_count"}  # studio.serial: the JSON counts the errors
+    __json_extra__ = {"errors": "error_count"}  # studio.core.serial: the JSON counts the errors
     __json_omit_empty__ = ("host",)  # only with --host
 
     @property

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.pipeline import plugins
 from studio.tools.graph.pipeline.spans import Span, line_of, parse
 

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.pipeline.document import STREAM_CONFIG, Pipeline, read_pipeline
 from studio.tools.graph.pipeline.spans import Span, parse
 

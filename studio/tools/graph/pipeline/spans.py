@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 import re
 
-from studio.formats import GRAPH, FileFormat, json_text
+from studio.core.formats import GRAPH, FileFormat, json_text
 
 from studio.tools.graph.model import Graph, Model, Node, Value
 from studio.tools.graph.pipeline.document import Pipeline, read_pipeline

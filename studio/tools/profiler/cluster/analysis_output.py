@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster.bandwidth import TOTAL
 from studio.tools.profiler.cluster.matrix import counted, step_number
 from studio.tools.profiler.cluster.step_time import FIELDS, OPTIONAL, StepRow, _step

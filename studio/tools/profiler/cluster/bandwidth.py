@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.cluster.matrix import step_number
 from studio.tools.profiler.db_reader import open_readonly

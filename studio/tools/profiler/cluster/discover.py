@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.rank_files import read_json
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from studio.formats import CLUSTER, FileFormat, path_only
-from studio.serial import to_json
+from studio.core.formats import CLUSTER, FileFormat, path_only
+from studio.core.serial import to_json
 from studio.tools.profiler.cluster import slow
 from studio.tools.profiler.cluster.analysis_output import read_analysis_output, stage_index
 from studio.tools.profiler.cluster.bandwidth import read_bandwidth

@@ -17,7 +17,7 @@ import ast
 import sqlite3
 from dataclasses import dataclass, field
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.db_reader import open_readonly
 from studio.tools.profiler.rank_files import read_json
@@ -61,7 +61,7 @@ class Layout:
         return None
 
     def __json__(self) -> dict:
-        """The report's ``groups`` entry (:func:`studio.serial.to_json`): one list per known kind."""
+        """The report's ``groups`` entry (:func:`studio.core.serial.to_json`): one list per known kind."""
         out: dict = {"sizes": self.sizes, "source": self.source}
         for kind in ("tp", "pp", "dp", "cp", "ep"):
             out[kind] = self.groups.get(kind, [])

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.db_reader import open_readonly
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, query, read_json, require_tables

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 RANK_COLUMNS = (("computing_us", "computing"), ("communication_not_overlapped_us", "comm not ovl"),
                 ("overlapped_us", "overlapped"), ("free_us", "free"), ("bubble_us", "bubble"),

@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.db_reader import open_readonly
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, cell_float, db_tables, query, read_csv, read_json

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.serial import to_json
 from studio.tools.profiler.memory.db import read_db
 from studio.tools.profiler.memory.peak import device_peak
 from studio.tools.profiler.memory.series import device_series

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, cell_float, read_csv
 
 FILE = "static_op_mem.csv"

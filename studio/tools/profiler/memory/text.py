@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.profiler.memory.records import Block, DeviceMemory, Sample
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, cell_float, read_csv
 

@@ -76,7 +76,7 @@ class ComparingActions:
             self._ask_inputs(golden_model, lambda s, f: self._on_compare_models(golden_model, target_model, s, f),
                              sizes_from=target_model)
             return
-        from studio.paths import cache_dir
+        from studio.core.paths import cache_dir
 
         folder = compare_folder(cache_dir(), golden_model, target_model)
         self.links.focus.emit(self.NAME)

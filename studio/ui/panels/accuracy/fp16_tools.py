@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMenu, QToolButton
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 class Fp16Tools:

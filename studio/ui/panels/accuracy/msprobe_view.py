@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.serial import to_json
+from studio.core.serial import to_json
 
 COLUMNS = ("API", "argument", "result", "norm rel. err", "dtype", "shape", "why")
 _RESULT_COLOURS = {"error": QColor("#e6007e"), "warning": QColor("#b8860b")}

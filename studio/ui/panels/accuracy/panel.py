@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QSizePolicy, QSplitter, QVBoxLayout
 
-from studio.formats import Detected
+from studio.core.formats import Detected
 from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy import state as st

@@ -170,7 +170,7 @@ def as_job(func, *args):
 
 def load_inputs(files: dict | None) -> dict:
     """The arrays of the .npy files the input dialog named (read in the job)."""
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     return {name: load_npy(path, what=f"input {name}") if isinstance(path, Path) else path
             for name, path in (files or {}).items()}

@@ -120,7 +120,7 @@ class DevicesDialog(QDialog):
         self.accept()
 
     def measure(self) -> None:
-        from studio.jobs import Progress
+        from studio.core.jobs import Progress
         from studio.tools.advisor.microbench import measure
 
         def job(cancel):

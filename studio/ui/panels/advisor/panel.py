@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.formats import Detected
+from studio.core.formats import Detected
 from studio.ui.links import Overlay
 from studio.ui.panels.advisor import state as st
 from studio.ui.panels.advisor.findings_view import FindingsTree, finding_html

@@ -27,7 +27,7 @@ def read_report_job(path: Path):
     """Read a saved report (JSON) as a job."""
     import json
 
-    from studio.jobs import Progress
+    from studio.core.jobs import Progress
     from studio.tools.advisor.model import Report
 
     yield Progress(None, f"reading {path.name}")

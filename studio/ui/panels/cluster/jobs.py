@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.errors import UserError
-from studio.jobs import Progress
-from studio.serial import to_json
+from studio.core.errors import UserError
+from studio.core.jobs import Progress
+from studio.core.serial import to_json
 
 # Points of a memory curve sent to the chart: each bucket keeps its lowest and highest sample, so the
 # envelope and the peak survive (a long profile has hundreds of thousands of samples).

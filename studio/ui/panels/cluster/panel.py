@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.errors import UserError
-from studio.formats import Detected
+from studio.core.errors import UserError
+from studio.core.formats import Detected
 from studio.ui.panels.base import Panel
 from studio.ui.panels.cluster.jobs import cluster_job, memory_job
 from studio.ui.panels.cluster.state import ALL, ClusterState, step_label

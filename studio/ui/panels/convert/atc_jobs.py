@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 
 
 def with_percent(step: Progress) -> str:

@@ -12,7 +12,7 @@ import shutil
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 LOCAL = "local"
 LOCAL_LABEL = "This computer"

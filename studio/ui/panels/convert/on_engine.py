@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 
 def convert_job(context, host: str | None, options, cancel: CancelToken, aipp_path: Path | None = None,

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.errors import StudioError, UserError
-from studio.formats import Detected
+from studio.core.errors import StudioError, UserError
+from studio.core.formats import Detected
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel, state_property

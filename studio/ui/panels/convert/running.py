@@ -3,8 +3,8 @@ the result and what follows it; a mixin of :class:`~studio.ui.panels.convert.pan
 
 from __future__ import annotations
 
-from studio.errors import StudioError, UserError
-from studio.jobs import Progress
+from studio.core.errors import StudioError, UserError
+from studio.core.jobs import Progress
 from studio.ui.jobs import tee
 from studio.ui.panels.convert.atc_jobs import atc_job, with_percent
 from studio.ui.panels.convert.model_page import ATC

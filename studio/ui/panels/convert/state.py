@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 
 # finish()'s default: ask where a local conversion runs when SSH hosts exist.
 ASK = "ask"

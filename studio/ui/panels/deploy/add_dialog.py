@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QWidget)
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.deploy.deployments import Deployment
 from studio.ui import style
 

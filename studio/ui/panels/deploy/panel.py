@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
                                QListWidget, QListWidgetItem, QMessageBox, QProgressBar, QPushButton, QSplitter,
                                QStackedWidget, QTableView, QVBoxLayout, QWidget)
 
-from studio.errors import StudioError
-from studio.formats import Detected
+from studio.core.errors import StudioError
+from studio.core.formats import Detected
 from studio.tools.deploy.deployments import Deployment, DeploymentStore
 from studio.tools.deploy.plan import CONFLICT, Plan
 from studio.ui import style

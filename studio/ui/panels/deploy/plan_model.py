@@ -6,7 +6,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, REFUSE, SKIP, Plan, PlanItem
-from studio.units import human_size
+from studio.core.units import human_size
 
 COLUMNS = ("Action", "Path", "Size", "Reason")
 LABELS = {"upload": "Upload ↑", "download": "Download ↓", DELETE_REMOTE: "Delete remote", DELETE_LOCAL: "Delete local",

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.errors import UserError
-from studio.formats import Detected
+from studio.core.errors import UserError
+from studio.core.formats import Detected
 from studio.ui.panels.base import Panel
 from studio.ui.panels.gallery.list_model import ROW_ROLE, GalleryModel
 from studio.ui.panels.gallery.preview import Preview

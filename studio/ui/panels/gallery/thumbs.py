@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage, QPixmap
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 
 SIZE = 144
 CACHE = 1500

@@ -7,7 +7,7 @@ A mixin of :class:`~studio.ui.panels.graph.panel.GraphPanel` (kept apart so each
 
 from __future__ import annotations
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.search import subgraph_trail
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.side import Level, Side

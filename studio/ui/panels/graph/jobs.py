@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.model import Graph, Model

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout
 
-from studio.errors import UserError
-from studio.formats import Detected
+from studio.core.errors import UserError
+from studio.core.formats import Detected
 from studio.tools.graph.search import Match, resolve_node
 from studio.ui.panels.base import Panel
 from studio.ui.panels.graph import jobs

@@ -394,7 +394,7 @@ def export_png(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | No
     state = PaintState(overlay={i: QColor(c) for i, c in (overlay_colours or {}).items()})
     image = render_image(view, scale, state)
     if not image.save(str(path), "PNG"):
-        from studio.errors import UserError
+        from studio.core.errors import UserError
 
         raise UserError("Cannot write the PNG file", path, "Check that the folder exists and is writable.")
     return Path(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QWidget
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.model import Graph
 from studio.tools.graph.shapes import parse_input_shapes, unknown_input_dims
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS, PIPELINE_ROLES
 
 # Tools that run the model in ONNX Runtime, and tools a MindX pipeline (no model) cannot use.

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.remote.hosts import HostEntry
 from studio.targets.probe import DEFAULT_TOOLKIT
 

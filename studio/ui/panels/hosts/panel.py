@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.errors import UserError
-from studio.formats import Detected
+from studio.core.errors import UserError
+from studio.core.formats import Detected
 from studio.remote.hosts import HostEntry, HostStore
 from studio.ui import style
 from studio.ui.jobs import JobRunner

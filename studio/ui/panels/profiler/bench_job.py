@@ -9,7 +9,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.jobs import Progress
+from studio.core.jobs import Progress
 
 from studio.ops.profile import new_folder
 

@@ -104,7 +104,7 @@ class CompareTab(QWidget):
     def show_bench(self, rows: list[dict], base: str = "", new: str = "", change=None) -> None:
         """The figures of two benchmarks (``compare_rows``), or nothing: the Benchmark tab is shown
         only when both sides are benchmarks (an .om on the NPU against ONNX Runtime here).
-        ``change`` is the latency's (:class:`studio.ab.Change`), when both have per-loop times."""
+        ``change`` is the latency's (:class:`studio.core.ab.Change`), when both have per-loop times."""
         self.tabs.setTabVisible(2, bool(rows))
         if not rows:
             self.bench.set_rows([], [])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from pathlib import Path
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.ops.inputs import NeedShapes, need_shapes
 from studio.ops.profile import ITERATIONS, WARMUP, new_folder
 

@@ -14,8 +14,8 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from studio import formats
-from studio.formats import Detected
+from studio.core import formats
+from studio.core.formats import Detected
 from studio.tools.profiler.model import Trace
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel, state_property

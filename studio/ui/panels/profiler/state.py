@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import csv_tables, stats
 from studio.tools.profiler.model import Trace, source_label
 from studio.tools.profiler.stats import NameStat

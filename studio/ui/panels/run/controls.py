@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QComboBox, QMainWindow, QToolBar
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.config import load_configs
 
 NO_WORKSPACE = "(open a workspace)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QListWidget, QMessageBox, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.config import LOCAL, RunConfig, delete_config, load_configs, save_config
 
 LOCAL_LABEL = "local (this computer)"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 from studio.runs.config import load_configs
 from studio.ui.widgets.host_button import KINDS
 
@@ -106,7 +106,7 @@ class HostActions(QObject):
             return self.bench(name, model, **options)
 
         def read(cancel):
-            from studio.jobs import Progress
+            from studio.core.jobs import Progress
             from studio.tools.profiler.local_inputs import missing_shapes, model_inputs
 
             yield Progress(None, f"reading the inputs of {Path(reference).name}")

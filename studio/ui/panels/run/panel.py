@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from studio.errors import UserError
-from studio.formats import Detected
+from studio.core.errors import UserError
+from studio.core.formats import Detected
 from studio.runs.config import RunConfig
 from studio.runs.runner import run_configuration
 from studio.runs.where import target_for_config

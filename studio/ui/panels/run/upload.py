@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 SHOWN = 200  # plan lines printed; the rest are counted
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.formats import Detected
+from studio.core.formats import Detected
 from studio.terminal.shell import ShellSession
 from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks

@@ -6,7 +6,7 @@ from __future__ import annotations
 def plots_imported_first(job):
     """Run ``job`` after importing the pyqtgraph views (half a second of imports, in the job's
     thread rather than the GUI's) and loading the colour map they use."""
-    from studio.jobs import Progress
+    from studio.core.jobs import Progress
 
     yield Progress(None, "loading the plots")
     import pyqtgraph as pg

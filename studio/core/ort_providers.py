@@ -8,7 +8,7 @@ session that did not get the providers asked for is refused too: never a silent 
 
 from __future__ import annotations
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 CPU = "CPUExecutionProvider"
 _chosen: list[str] = []
@@ -58,13 +58,13 @@ def open_session(model, providers: list[str] | None = None):
     model ONNX Runtime cannot load is a UserError saying why, without its C++ location."""
     import onnxruntime as ort
 
-    from studio.ort_session import quiet_options
+    from studio.core.ort_session import quiet_options
 
     try:
         session = ort.InferenceSession(str(model), quiet_options(), providers=providers or chosen())
     except Exception as exc:  # ORT raises its own types for bad models
-        from studio.model_files import check_external_data
-        from studio.ortmsg import ort_message
+        from studio.core.model_files import check_external_data
+        from studio.core.ortmsg import ort_message
 
         check_external_data(model)  # a missing weights file, said as every command says it
         raise UserError(f"ONNX Runtime cannot load the model: {ort_message(exc)}", model,

@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 T = TypeVar("T")
 

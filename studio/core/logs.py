@@ -6,7 +6,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from studio.paths import log_dir
+from studio.core.paths import log_dir
 
 LOG_FILE_NAME = "studio.log"
 _FORMAT = "%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"

@@ -15,8 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from studio.errors import UserError
-from studio.toml_fields import TomlPlace, expect_table
+from studio.core.errors import UserError
+from studio.core.toml_fields import TomlPlace, expect_table
 
 
 def load_toml(path: Path) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def check_entry_name(name: str, what: str, where: str) -> None:
 
 class Entry(Protocol):
     """What a :class:`NamedTableStore` keeps: a named record that round-trips through a TOML table
-    (written by :func:`studio.serial.named_table`, read by ``from_table``)."""
+    (written by :func:`studio.core.serial.named_table`, read by ``from_table``)."""
 
     name: str
 
@@ -115,7 +115,7 @@ class NamedTableStore(Generic[E]):
         setattr(cls, section, property(lambda self: self.entries, doc=f"The {noun}s by name (``entries``)."))
 
     def __init__(self, path: Path | None = None):
-        from studio.paths import config_dir
+        from studio.core.paths import config_dir
 
         self.path = Path(path) if path is not None else config_dir() / f"{self.section}.toml"
         self.entries: dict[str, E] = {}
@@ -146,6 +146,6 @@ class NamedTableStore(Generic[E]):
 
     def save(self) -> None:
         """Write every entry, sorted by name, atomically."""
-        from studio.serial import named_table
+        from studio.core.serial import named_table
 
         save_toml(self.path, {self.section: {name: named_table(e) for name, e in sorted(self.entries.items())}})

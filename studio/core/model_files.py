@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 @dataclass

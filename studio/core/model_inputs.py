@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.errors import UserError
-from studio.units import human_size
+from studio.core.errors import UserError
+from studio.core.units import human_size
 
 ORT_DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
@@ -269,7 +269,7 @@ def session_specs(session: Any) -> list[InputSpec]:
 
 def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]
           ) -> tuple[np.ndarray, str | None, str]:
-    from studio.npyfile import load_npy
+    from studio.core.npyfile import load_npy
 
     array = load_npy(path, what=f"--input {spec.name}")
     if spec.name in shapes and tuple(array.shape) != tuple(shapes[spec.name]):

@@ -3,7 +3,7 @@
 ``tomllib`` gives any type for any key; a settings file edited by hand can hold ``port = "abc"``,
 ``hosts = 5`` or ``excludes = "build"``. :class:`TomlPlace` finds where a table or key is written
 (best effort: the header line, then the key's line below it) and the readers here raise a
-:class:`~studio.errors.UserError` saying which key has which wrong value and what is expected.
+:class:`~studio.core.errors.UserError` saying which key has which wrong value and what is expected.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
 _TYPE_NAMES = {str: "text", int: "a whole number", float: "a number", bool: "true/false", list: "a list",

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 
 def lock_path(folder: Path) -> Path:

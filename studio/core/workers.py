@@ -8,7 +8,7 @@ work runs in another process::
                                       cancel=cancel)
 
 The target is a job (a generator function taking ``cancel=``) named by ``module:function``; it runs
-in a child process, its :class:`~studio.jobs.Progress` comes back over a pipe and is yielded here,
+in a child process, its :class:`~studio.core.jobs.Progress` comes back over a pipe and is yielded here,
 its return value (keep it small: a path, a few numbers) is returned, and its exceptions are raised
 here with the same type and message. Cancel kills the child and every process it started (it leads
 its own process group). Children are forked from a fork server started on first use (so the
@@ -31,11 +31,11 @@ import traceback
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from studio.errors import Cancelled, StudioError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import Cancelled, StudioError
+from studio.core.jobs import CancelToken, Progress
 
-# studio.worker_priority first: the fork server lowers its priority before the heavy imports.
-PRELOAD = ["studio.worker_priority", "numpy", "msgspec", "studio.tools.profiler.chrome_reader",
+# studio.core.worker_priority first: the fork server lowers its priority before the heavy imports.
+PRELOAD = ["studio.core.worker_priority", "numpy", "msgspec", "studio.tools.profiler.chrome_reader",
            "studio.tools.profiler.loader"]
 PROGRESS_INTERVAL_S = 0.05
 NICENESS = 5  # the window comes first when the cores are busy (CFS weight 1024 against 335)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
-from studio.paths import config_dir
-from studio.toml_store import load_toml, quarantine, save_toml
+from studio.core.errors import UserError
+from studio.core.paths import config_dir
+from studio.core.toml_store import load_toml, quarantine, save_toml
 
 log = logging.getLogger(__name__)
 

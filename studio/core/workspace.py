@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
-from studio.formats import WORKSPACE, FileFormat
-from studio.toml_store import load_toml, save_toml
+from studio.core.errors import UserError
+from studio.core.formats import WORKSPACE, FileFormat
+from studio.core.toml_store import load_toml, save_toml
 
 WORKSPACE_FILE_NAME = "studio.toml"
 FORMAT_VERSION = 1

@@ -2,12 +2,12 @@
 
 ::
 
-    import studio.profile
+    import studio.core.profile
 
-    with studio.profile.recording() as rec:       # or: studio profile run (records for you)
-        with studio.profile.range("preprocess"):
+    with studio.core.profile.recording() as rec:       # or: studio profile run (records for you)
+        with studio.core.profile.range("preprocess"):
             image = load(...)
-        studio.profile.mark("image loaded")
+        studio.core.profile.mark("image loaded")
     rec.write_chrome("annotations.json")           # opens in the profiler
 
 Outside a recording, ``range`` and ``mark`` cost one attribute lookup and record nothing, so the

@@ -29,8 +29,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from studio.jobs import CancelToken, Progress
-from studio.serial import to_json
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -71,7 +71,7 @@ class Change:
     floor: float = 0.0  # systematic spread added on each side of the interval (relative)
     statistical_half: float = 0.0  # half width (log) of the interval before the floor
 
-    # studio.serial: the ``--json`` keys (``serial.to_json``; ``serial.from_json`` reads them back)
+    # studio.core.serial: the ``--json`` keys (``serial.to_json``; ``serial.from_json`` reads them back)
     __json_rename__ = {"base_ms": "base_median_ms", "new_ms": "new_median_ms", "low": "ratio_low",
                        "high": "ratio_high"}
     __json_round__ = {"seconds": 3}

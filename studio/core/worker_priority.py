@@ -1,4 +1,4 @@
-"""Imported first by the workers' fork server (``studio.workers.PRELOAD``): lowers its priority.
+"""Imported first by the workers' fork server (``studio.core.workers.PRELOAD``): lowers its priority.
 
 The fork server imports numpy and the trace decoders as it starts (half a second of a core), and
 every worker it forks inherits its niceness; at a lower priority all of that leaves the cores to
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from studio.workers import NICENESS
+from studio.core.workers import NICENESS
 
 
 def lower() -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from studio.errors import Cancelled
+from studio.core.errors import Cancelled
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ class CancelToken:
         return self._event.is_set()
 
     def raise_if_cancelled(self) -> None:
-        """Raise :class:`~studio.errors.Cancelled` if cancellation was requested."""
+        """Raise :class:`~studio.core.errors.Cancelled` if cancellation was requested."""
         if self._event.is_set():
             raise Cancelled()
 
@@ -102,7 +102,7 @@ def run_job(
 ) -> T:
     """Drive a job to completion on the calling thread and return its result.
 
-    Used by the CLI and by tests. Raises :class:`~studio.errors.Cancelled` when the token is set
+    Used by the CLI and by tests. Raises :class:`~studio.core.errors.Cancelled` when the token is set
     between two steps; the generator is closed either way so its clean-up runs.
     """
     try:

@@ -11,7 +11,7 @@ import tokenize
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from studio.errors import UserError
+from studio.core.errors import UserError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,7 +17,7 @@ def resources_root() -> Traversable:
     packaged = resources.files("studio") / "resources"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parents[2] / "resources"
 
 
 def resource(*parts: str) -> Traversable:

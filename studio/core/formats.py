@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.errors import UserError
-from studio.jobs import CancelToken, Progress
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
 
 HEAD_BYTES = 8192
 
@@ -85,10 +85,10 @@ FILE_FORMATS = (
     "studio.tools.accuracy.report_csv:COMPARE_CSV",
     "studio.tools.convert.aipp:AIPP_CFG",
     "studio.tools.profiler.db_reader:PROFILING_DB",
-    "studio.workspace:WORKSPACE_FILE",
+    "studio.core.workspace:WORKSPACE_FILE",
 )
 FOLDER_FORMATS = (
-    "studio.workspace:WORKSPACE_DIR",
+    "studio.core.workspace:WORKSPACE_DIR",
     "studio.tools.profiler.msprof_reader:MSPROF_DIR",
     "studio.tools.profiler.msprof_reader:PYTORCH_NPU_DIR",
     "studio.tools.profiler.summary_file:STUDIO_PROFILE",
