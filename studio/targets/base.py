@@ -74,15 +74,17 @@ def refuse_nul(argv: list[str], cwd: str | None = None, env_setup: str | None = 
                             shown, "Remove the NUL from it.")
 
 
-def shell_command(argv: list[str], cwd: str | None = None, env_setup: str | None = None) -> str:
-    """``env_setup && cd CWD && ARGV`` with every argument quoted (the string a shell will run)."""
+def shell_command(argv: list[str], cwd: str | None = None, env_setup: str | None = None,
+                  exec_last: bool = False) -> str:
+    """``env_setup && cd CWD && ARGV`` with every argument quoted (the string a shell will run);
+    with ``exec_last`` the command replaces the shell (``... && exec ARGV``)."""
     if not argv:
         raise ValueError("an empty command")
     refuse_nul(argv, cwd, env_setup)
     parts = [env_setup] if env_setup else []
     if cwd:
         parts.append(f"cd {shlex.quote(str(cwd))}")
-    parts.append(shlex.join(str(a) for a in argv))
+    parts.append(("exec " if exec_last else "") + shlex.join(str(a) for a in argv))
     return " && ".join(parts)
 
 

@@ -35,9 +35,9 @@ _KILL = ("kill -TERM -- -{pid} 2>/dev/null || exit 0; i=0; "
 
 def remote_command(argv: list[str], cwd: str | None = None, env_setup: str | None = None) -> str:
     """The full string sent to the remote shell (PID line first, the command ``exec``-ed last)."""
-    inner = shell_command(argv, cwd, env_setup)
-    head, _, last = inner.rpartition(" && ")
-    return f"echo $$; {head} && exec {last}" if head else f"echo $$; exec {last}"
+    # The exec goes in front of the command itself, not after the last " && " of the whole string:
+    # an argument may hold " && " inside its quotes (``sh -c '[ a ] && [ b ]'``).
+    return "echo $$; " + shell_command(argv, cwd, env_setup, exec_last=True)
 
 
 class SshTarget(Target):

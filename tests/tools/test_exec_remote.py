@@ -102,6 +102,24 @@ def test_remote_command_shape():
     assert remote_command(["ls", "a b"]) == "echo $$; exec ls 'a b'"
     assert remote_command(["atc", "--model=x y"], "/w", ". /t/set_env.sh") == \
         "echo $$; . /t/set_env.sh && cd /w && exec atc '--model=x y'"
+    # " && " inside a quoted argument is part of that argument: the exec goes before the command
+    assert remote_command(["sh", "-c", "[ a ] && [ b ]; echo done"], "/w") == \
+        "echo $$; cd /w && exec sh -c '[ a ] && [ b ]; echo done'"
+
+
+def test_an_argument_holding_and_and_runs_whole_on_the_host(sshd_host):
+    from studio.core.jobs import run_job
+
+    entry, known = sshd_host
+    target = SshTarget(entry, known)
+    try:
+        lines = []
+        # an "exec" slipped in after the quoted " && " would replace the inner shell: no "done"
+        status = run_job(target.run(["sh", "-c", "true && true; echo done"]),
+                         on_progress=lambda step: lines.append(step.message))
+    finally:
+        target.close()
+    assert status == 0 and "done" in lines
 
 
 def test_proxy_jump_through_another_host_entry(sshd_host):
