@@ -160,3 +160,56 @@ def test_shift_drag_over_rows_selects_an_area_of_those_tracks(qtbot, view, trace
     assert lanes.computing_ns == 0 and lanes.communication_not_overlapped_ns == split.computing_ns
     qtbot.keyClick(view, Qt.Key.Key_Escape)
     assert view.area_tracks == [] and view.range is None
+
+
+def _run_trace(tmp_path):
+    """A local run's shape: a long set-up, 2 warm-ups, then 4 measured iterations with their ops."""
+    events = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "run"}},
+              {"ph": "X", "name": "session_initialization", "pid": 1, "tid": 1, "ts": 0, "dur": 50_000}]
+    t = 60_000
+    for i, name in enumerate(["warm-up 1", "warm-up 2", "iteration 1", "iteration 2", "iteration 3", "iteration 4"]):
+        events.append({"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": t, "dur": 900})
+        events += [{"ph": "X", "name": f"Conv_{k}", "pid": 1, "tid": 2, "ts": t + 100 * k + 10, "dur": 80}
+                   for k in range(8)]
+        t += 1000 + (20_000 if i == 1 else 0)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(events))
+    return path
+
+
+def test_a_profile_opens_on_its_first_measured_iteration_and_f_shows_everything(qtbot, make_panel, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from studio.core import formats
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    panel = make_panel(ProfilerPanel)
+    panel.open_file(formats.detect(_run_trace(tmp_path)))
+    qtbot.waitUntil(lambda: len(panel.profiles) == 1, timeout=10000)
+    view, trace = panel.timeline, panel.profiles[0].trace
+    first = next(i for i in range(trace.size) if trace.slice_name(i) == "iteration 1")
+    start, end = int(trace.start[first]), int(trace.start[first] + trace.dur[first])
+    assert view.t0 <= start and end <= view.t1 and (view.t1 - view.t0) < 1.1 * (end - start)
+    assert "showing iteration 1 of 4" in panel.info.text()
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    assert view.t1 - view.t0 >= trace.span_ns  # F: the whole profile
+
+
+def test_an_area_shows_its_tracks_split_above_the_range_table(qtbot, make_panel, tmp_path):
+    from studio.core import formats
+    from studio.ui.panels.profiler import ProfilerPanel
+
+    panel = make_panel(ProfilerPanel)
+    panel.open_file(formats.detect(_run_trace(tmp_path)))
+    qtbot.waitUntil(lambda: len(panel.profiles) == 1, timeout=10000)
+    trace = panel.profiles[0].trace
+    ops = next(t for t in range(len(trace.tracks)) if any(trace.slice_name(i).startswith("Conv")
+                                                          for i in np.flatnonzero(np.asarray(trace.track) == t)))
+    t0, t1 = int(trace.start.min()) + 60_000_000, int(trace.start.min()) + 62_000_000
+    panel.timeline.area_selected.emit(t0, t1, [ops])
+    qtbot.waitUntil(lambda: panel.range_table.note.isVisible(), timeout=10000)
+    note = panel.range_table.note.text()
+    assert note.startswith("1 track(s)") and "computing" in note and "free" in note
+    names = [panel.range_table.model.index(r, 0).data() for r in range(panel.range_table.model.rowCount())]
+    assert names and all(name.startswith("Conv") for name in names)  # only the chosen track's slices

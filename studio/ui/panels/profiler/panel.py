@@ -22,17 +22,17 @@ from studio.ui.panels.base import Panel, state_property
 from studio.ui.panels.profiler import local
 from studio.ui.panels.profiler import state as st
 from studio.ui.panels.profiler.compare_tab import CompareTab
+from studio.ui.panels.profiler.range_actions import RangeActions
 from studio.ui.panels.profiler.run_actions import RunActions
 from studio.ui.panels.profiler.state import Loaded, ProfilerState, load_job, summary_rows
 from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
-from studio.ui.panels.profiler.timefmt import format_duration
 from studio.ui.panels.profiler.timeline import TimelineView
 from studio.ui.panels.profiler.widgets.toolbar import build_toolbar
 from studio.ui.widgets.empty_state import EmptyState
 
 
-class ProfilerPanel(RunActions, Panel):
+class ProfilerPanel(RunActions, RangeActions, Panel):
     """Timeline, Statistics, Summary and Compare tabs over the profiles opened here."""
 
     NAME = formats.PROFILER
@@ -65,6 +65,7 @@ class ProfilerPanel(RunActions, Panel):
         self.timeline = TimelineView(self)
         self.timeline.slice_selected.connect(self._on_slice_selected)
         self.timeline.range_selected.connect(self._on_range_selected)
+        self.timeline.area_selected.connect(self._on_area_selected)
         self.range_table = TableWidget("Shift+drag on the timeline (or drag on its ruler) to select a time "
                                        "range: its slices are aggregated here.", self)
         self.range_table.row_activated.connect(lambda row: self.highlight_name(str(row[0])))
@@ -161,14 +162,15 @@ class ProfilerPanel(RunActions, Panel):
         if loaded is None:
             return
         trace = loaded.trace
-        text = st.info_text(trace)
+        text = st.info_text(trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
         if trace.warnings:
             self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace, loaded.by_name, loaded.share)
+        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view)
         self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
+        self.range_table.set_note("")
         self.details.set_rows([], [])
         self._on_find_text(self.find.text())
         if trace.size < st.DEFER_TABLES_SLICES:
@@ -253,20 +255,7 @@ class ProfilerPanel(RunActions, Panel):
             self.links.show_node.emit(*st.graph_name(self.state.current, name))
             self.links.focus.emit(formats.GRAPH)
 
-    # ------------------------------------------------------------------ range and compare
-    def _on_range_selected(self, t0: int, t1: int) -> None:
-        if self.state.current is None:
-            return
-        trace = self.state.current.trace
-        handle = self.runner.start("Aggregating a time range", lambda cancel: st.range_job(trace, t0, t1, cancel),
-                                   key="profiler-range")
-        handle.finished.connect(lambda rows: self._show_range(rows, t0, t1))
-
-    def _show_range(self, rows: list, t0: int, t1: int) -> None:
-        self.bottom.setCurrentWidget(self.range_table)
-        self.range_table.set_rows(st.RANGE_COLUMNS, st.range_rows(rows), percent=("Share of range",))
-        self.status.emit(f"Range {format_duration(t1 - t0)}: {sum(s.count for s in rows):,} slices")
-
+    # ------------------------------------------------------------------ compare
     def compare(self, base_index: int, new_index: int) -> None:
         """Compare two opened profiles (as a job); the result shows in the Compare tab, with the
         benchmark figures side by side when both are benchmarks."""

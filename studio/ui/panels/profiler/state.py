@@ -38,6 +38,8 @@ class Loaded:
     share: Any = None  # op share per name id (timeline colours), from stats.share_by_name_id
     ready: dict | None = None  # the statistics tab's per-op/per-API rows (stats_tab.ready_rows)
     counted: str = ""  # which slices the op statistics count (measured iterations, warm-ups left out)
+    first_view: tuple[int, int] | None = None  # (t0, t1) ns the timeline opens on (None: the whole trace)
+    first_view_note: str = ""  # what the first view shows, for the info line
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -52,8 +54,42 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     # off the GUI thread: the table rows, the timeline's colours.
     tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
     (by_name, counted), apis = stats.op_rows(trace), stats.api_rows(trace)  # warm-ups left out
+    first, note = first_view(trace)
     return Loaded(path, source_label(path), trace, by_name, apis, tables,
-                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted)
+                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted,
+                  first_view=first, first_view_note=note)
+
+
+def first_view(trace: Trace) -> tuple[tuple[int, int] | None, str]:
+    """Where the timeline opens: the first measured iteration when the profile marks two or more
+    (a whole session spans warm-ups, set-up and idle time, and each op is a pixel there), else
+    everything; and a note saying which."""
+    from studio.tools.profiler.measured import iterations
+
+    its = iterations(trace)
+    if its.windows is None or len(its.windows) < 2:
+        return None, ""
+    a, b = (int(v) for v in its.windows[0])
+    return (a, b), f"showing iteration 1 of {len(its.windows)} ({its.how}; F: the whole profile)"
+
+
+def area_job(trace: Trace, t0: int, t1: int, tracks: list[int], cancel: CancelToken
+             ) -> Generator[Progress, None, tuple]:
+    """The per-name statistics of the slices of ``tracks`` in [t0, t1] (ns) and the area's
+    computing / communication / free split, as a job."""
+    from studio.tools.profiler.area import breakdown
+
+    yield Progress(None, f"aggregating {len(tracks)} track(s) over the selected range")
+    return stats.by_name(trace, stats.in_range(trace, t0, t1, tracks)), breakdown(trace, t0, t1, tracks)
+
+
+def area_text(split, labels: list[str]) -> str:
+    """The note above the range table for an area."""
+    shares = split.shares()
+    names = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+    return (f"{len(labels)} track(s) ({names}) over {format_duration(split.t1 - split.t0)}: computing "
+            f"{shares['computing']:.1%} · communication not overlapped {shares['communication_not_overlapped']:.1%}"
+            f" · free {shares['free']:.1%}")
 
 
 @dataclass

@@ -220,16 +220,26 @@ class TableWidget(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.empty.setStyleSheet("color: palette(mid); padding: 8px;")
+        self.note = QLabel(self)  # a line above the table (e.g. an area's compute / communication split)
+        self.note.setWordWrap(True)
+        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.note.hide()
         self.tools = QHBoxLayout()
         self.tools.addWidget(self.filter, 1)
         self.tools.addWidget(self.count)
         self.tools.addWidget(self.export)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
         layout.addLayout(self.tools)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.empty, 1)
         self.set_rows([], [])
+
+    def set_note(self, text: str) -> None:
+        """The line above the table ("" hides it)."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
 
     def set_rows(self, columns: list[str], rows: list[list[Any]], sort: str | None = None,
                  percent: tuple[str, ...] = (), colour: str | None = None, first_width: int = 320) -> None:

@@ -100,10 +100,11 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self.scroll.valueChanged.connect(self.update)
 
     # ------------------------------------------------------------------ model
-    def set_trace(self, trace: Trace | None, by_name: list | None = None, share: np.ndarray | None = None) -> None:
-        """Show ``trace`` (fitted), or nothing; ``by_name`` is its op statistics and ``share``
-        :func:`stats.share_by_name_id` when already computed (they give the colours; computing
-        them here would stall the GUI on big traces)."""
+    def set_trace(self, trace: Trace | None, by_name: list | None = None, share: np.ndarray | None = None,
+                  first_view: tuple[int, int] | None = None) -> None:
+        """Show ``trace`` (fitted, or on ``first_view`` (t0, t1) ns), or nothing; ``by_name`` is its op
+        statistics and ``share`` :func:`stats.share_by_name_id` when already computed (they give
+        the colours; computing them here would stall the GUI on big traces)."""
         if trace is not self.trace:
             self.pinned, self.markers = [], []  # track ids and times mean nothing in another trace
         self.trace = trace
@@ -116,6 +117,9 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
             self._recolour()
             self._relayout()
             self.fit()
+            if first_view is not None:
+                pad = (first_view[1] - first_view[0]) * 0.02
+                self.set_window(first_view[0] - pad, first_view[1] + pad)
         self.update()
 
     def set_highlighted(self, indices: np.ndarray) -> None:
