@@ -213,7 +213,7 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
     _open(qtbot, panel, ascend_fixtures / "om" / "dynamic_and_static_graph_without_unfold.om")
     combo = panel.graph_combo
-    assert combo.count() == 3 and not combo.isHidden()
+    assert combo.count() == 3 and panel.tool_row.is_shown(combo)  # on the row, or in its overflow when narrow
     combo.setCurrentIndex(2)
     combo.activated.emit(2)
     qtbot.waitUntil(lambda: panel.left.graph.name == "model2/sub_2" and panel.left.view is not None
@@ -327,3 +327,25 @@ def test_constant_weights_shown_in_the_consumer_not_as_boxes(qtbot, panel, tmp_p
     weight = next(inputs.child(j) for j in range(inputs.childCount()) if "[weight]" in inputs.child(j).text(1))
     rows = {weight.child(k).text(0): weight.child(k).text(1) for k in range(weight.childCount())}
     assert rows["shape"] == "[8,3,3,3]" and rows["stored in"] == "node p2o.Constant.0"
+
+
+def test_left_to_right_layout_from_the_toolbar(qtbot, make_panel, tmp_path):
+    """The toolbar's "Across" lays the graph on screen out left to right (and back)."""
+    from studio.tools.graph.synthetic import write_synthetic
+    from studio.ui.panels.graph import GraphPanel
+
+    panel = make_panel(GraphPanel)
+    panel.open_path(write_synthetic(tmp_path / "m.onnx", 300))
+    qtbot.waitUntil(lambda: panel.active.level is not None and panel.active.level.view is not None, timeout=20000)
+    down = panel.active.level.view
+    assert down.direction == "TB"
+    panel.direction_button.click()
+    qtbot.waitUntil(lambda: panel.active.level.view is not down, timeout=20000)
+    across = panel.active.level.view
+    assert across.direction == "LR" and panel.direction_button.isChecked()
+    left, top, right, bottom = across.layout.bounds
+    l2, t2, r2, b2 = down.layout.bounds
+    assert (right - left) / (bottom - top) > (r2 - l2) / (b2 - t2)  # wider than tall, relative to TB
+    assert panel.active.canvas.view is across
+    panel.direction_button.click()
+    qtbot.waitUntil(lambda: panel.active.level.view.direction == "TB", timeout=20000)

@@ -22,14 +22,14 @@ def prepare(view: ViewGraph) -> ViewGraph:
     return view
 
 
-def open_job(path: Path, cancel: CancelToken | None = None
+def open_job(path: Path, cancel: CancelToken | None = None, direction: str = "TB"
              ) -> Generator[Progress, None, tuple[Model, Hierarchy, ViewGraph]]:
     """Read a model, group its main graph and lay out the first view."""
     model = yield from read_graph(path, cancel)
     yield Progress(0.92, "grouping and laying out")
     with paused_gc():
         hierarchy = Hierarchy(model.main)
-        view = prepare(build_view(model.main, hierarchy, None, cancel))
+        view = prepare(build_view(model.main, hierarchy, None, cancel, direction))
     from studio.ui.panels.graph.details import model_facts
 
     model_facts(model, model.main)  # the details pane shows them at once, without a walk on the GUI thread
@@ -38,12 +38,14 @@ def open_job(path: Path, cancel: CancelToken | None = None
 
 
 def graph_job(graph: Graph, hierarchy: Hierarchy | None, expanded: set[int] | None,
-              cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[Hierarchy, ViewGraph]]:
-    """Group (if not done yet) and lay out one graph at the given expansion."""
+              cancel: CancelToken | None = None, direction: str = "TB"
+              ) -> Generator[Progress, None, tuple[Hierarchy, ViewGraph]]:
+    """Group (if not done yet) and lay out one graph at the given expansion, top to bottom (TB) or
+    left to right (LR)."""
     yield Progress(None, f"laying out {graph.name}")
     with paused_gc():
         hierarchy = hierarchy or Hierarchy(graph)
-        view = prepare(build_view(graph, hierarchy, expanded, cancel))
+        view = prepare(build_view(graph, hierarchy, expanded, cancel, direction))
     yield Progress(1.0, f"{len(view.items):,} items")
     return hierarchy, view
 

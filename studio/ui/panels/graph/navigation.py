@@ -16,8 +16,10 @@ class Navigation:
         level = side.level
         if level is None:
             return None
+        direction = self.direction
         handle = self.runner.start(f"Laying out {level.graph.name}",
-                                   lambda cancel, lv=level: jobs.graph_job(lv.graph, lv.hierarchy, expanded, cancel),
+                                   lambda cancel, lv=level: jobs.graph_job(lv.graph, lv.hierarchy, expanded, cancel,
+                                                                           direction),
                                    key=f"graph:{id(side)}")
 
         def done(result, lv=level):
@@ -86,6 +88,14 @@ class Navigation:
             self._show_level(self.left)
         else:
             self.open_graph(graph, graph.name, self.left)
+
+    def set_direction(self, direction: str):
+        """Lay the graphs out top to bottom ("TB") or left to right ("LR", long chains read across a
+        wide screen); the graph on screen is laid out again at its expansion. Returns the job."""
+        self.direction = direction
+        self.direction_button.setChecked(direction == "LR")
+        level = self.active.level
+        return self._relayout(self.active, level.expanded, keep_position=False) if level else None
 
     def expand_all(self) -> None:
         level = self.active.level

@@ -47,6 +47,7 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         self._match_side: Side | None = None
         self._stepping = False  # opening a match's subgraph keeps the matches
         self.state = GraphState()  # the models opened, the selections waiting for a load
+        self.direction = "TB"  # layout direction: TB (inputs at the top) or LR (inputs on the left)
         self._build()
         self.links.show_node.connect(self._on_show_node)
         self.links.overlay.connect(self._on_overlay)
@@ -128,7 +129,8 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         self.state.opening(path, id(side), select)
         side.canvas.empty_text = f"Opening {path.name}…"
         side.canvas.update()
-        handle = self.runner.start(f"Opening {path.name}", lambda cancel: jobs.open_job(path, cancel),
+        direction = self.direction
+        handle = self.runner.start(f"Opening {path.name}", lambda cancel: jobs.open_job(path, cancel, direction),
                                    key=f"graph:{id(side)}")
         handle.finished.connect(lambda result, s=side: self._on_loaded(s, result))
         handle.failed.connect(lambda exc, tb, s=side, p=path: self._on_failed(s, p, exc))

@@ -55,6 +55,11 @@ def build_toolbar(panel) -> ToolRow:
             ):
         panel._bar_buttons[text] = _button(text, tip, handler, panel)
         bar.addWidget(panel._bar_buttons[text])
+    panel.direction_button = _button("⇄ Across", "Lay the graph out left to right (long chains read across a "
+                                     "wide screen); again for top to bottom", lambda: panel.set_direction(
+                                         "TB" if panel.direction == "LR" else "LR"), panel)
+    panel.direction_button.setCheckable(True)
+    bar.addWidget(panel.direction_button)
     menu = QMenu(panel)
     menu.addAction("Export view…", lambda: panel._on_export(False))
     menu.addAction("Export whole graph (every group expanded)…", lambda: panel._on_export(True))
