@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.serial import to_json
+
 NAME = "accuracy"
 HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds),
                      on_progress=None if args.json else print_progress)
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
+        print(json.dumps(to_json(result), indent=1))
         return 0
     print(f"{args.model.name}: first diverging op {result.first_op} ({result.first_op_type}): {result.reason}")
     print(f"repro: {len(result.ops)} of {result.model_ops:,} ops ({', '.join(result.ops)}), fed at "
@@ -74,7 +76,7 @@ def _precision(args: argparse.Namespace, thresholds) -> int:
     progress = None if args.json else print_progress
     inputs = parse_inputs(args.input)
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds), on_progress=progress)
-    data = result.to_json()
+    data = to_json(result)
     if not args.no_latency:
         from studio.commands._precision_builds import build_and_time
 

@@ -17,6 +17,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.serial import to_json
+
 NAME = "bench"
 HELP = "time a model: ONNX Runtime here, or an .om with msame / ais_bench"
 
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compare_with:
         return _compare_with(args, target, files)
     result = run_job(job, on_progress=print_progress)
-    data = result.as_dict()
+    data = to_json(result)
     if args.output:
         from studio.tools.bench.profile_folder import write_bench_folder
 
@@ -116,7 +118,7 @@ def _ab(args: argparse.Namespace) -> int:
     base, new = Side(Path(args.compare_with), files, shapes), Side(Path(args.model), files, shapes)
     change = run_job(ab_models(base, new, args.budget, seed=args.seed), on_progress=None if args.json else print_progress)
     if args.json:
-        print(json.dumps({"base": str(base.model), "new": str(new.model), "change": change.as_dict()}, indent=2))
+        print(json.dumps({"base": str(base.model), "new": str(new.model), "change": to_json(change)}, indent=2))
     else:
         print(f"baseline: {base.model}\nnew:      {new.model}\n{change.describe()}")
     return 0
@@ -135,7 +137,7 @@ def _compare_with(args: argparse.Namespace, target, files: list[str]) -> int:
                                         out / "npu" if out else None, args.compare_with,
                                         parse_input_shapes(args.input_shape), files,
                                         out / "onnxruntime" if out else None), on_progress=print_progress)
-    data = pair.as_dict()
+    data = to_json(pair)
     if out:
         data["folder"] = str(pair.npu.folder)
         data["compare_with"]["folder"] = str(pair.reference.folder)

@@ -12,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.serial import to_json
+
 NAME = "convert"
 HELP = "convert a model: local ONNX (shapes, AIPP, fusions, FP16) or the ATC command for the NPU"
 
@@ -162,8 +164,8 @@ def _run_atc(options, args: argparse.Namespace, host: str | None) -> int:
         result = run_job(run_atc(options, target), on_progress=show)
     except AtcFailed as exc:
         if args.json:
-            print(json.dumps(exc.result.to_dict(), indent=2))
+            print(json.dumps(to_json(exc.result), indent=2))
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(result.to_dict(), indent=2) if args.json else f"wrote {result.local_om} (ATC on {target.where})")
+    print(json.dumps(to_json(result), indent=2) if args.json else f"wrote {result.local_om} (ATC on {target.where})")
     return 0

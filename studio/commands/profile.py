@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.serial import to_json
+
 NAME = "profile"
 HELP = "profile an ONNX model locally; statistics and baseline comparison of traces and msprof output"
 
@@ -161,7 +163,7 @@ def _compare(args: argparse.Namespace) -> int:
 
             change = run_job(ab_models(*plan, budget_s=args.budget), on_progress=None if args.json else print_progress)
         result.judge_rerun(plan, change)
-    print(json.dumps(result.as_dict(), indent=2) if args.json else str(result))
+    print(json.dumps(to_json(result), indent=2) if args.json else str(result))
     return 0
 
 
@@ -182,7 +184,7 @@ def _cluster(args: argparse.Namespace) -> int:
 def _print_report(args: argparse.Namespace, opener) -> int:
     _must_exist(args.path)
     report = opener(args.path)
-    print(json.dumps(report.as_dict(), indent=2) if args.json else str(report))
+    print(json.dumps(to_json(report), indent=2) if args.json else str(report))
     return 0
 
 

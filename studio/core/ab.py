@@ -144,9 +144,6 @@ class Change:
     def speedup_high(self) -> float:
         return self.speedup_interval[1]
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
-
 
 def compare_samples(base: Sequence[float], new: Sequence[float], method: str = SEPARATE,
                     caveat: str = SEPARATE_CAVEAT, confidence: float = CONFIDENCE,

@@ -16,6 +16,7 @@ from pathlib import Path
 from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
+from studio.core.serial import to_json
 
 LOOP = 100
 WARMUP = 5
@@ -48,7 +49,7 @@ class Result:
     ran_on: RanOn | None = None
 
     def to_json(self) -> dict:
-        data = self.bench.as_dict()
+        data = to_json(self.bench)
         if self.folder is not None:
             data["folder"] = str(self.folder)
         if self.ran_on is not None:

@@ -21,6 +21,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
+from studio.core.serial import to_json
 
 
 @dataclass
@@ -95,7 +96,7 @@ class Result:
         return not (self.report.validation and not self.report.validation["passed"])
 
     def to_json(self) -> dict:
-        data = self.report.to_dict()
+        data = to_json(self.report)
         if self.ran_on is not None:
             data["ran_on"] = self.ran_on.to_json()
         return data
@@ -140,7 +141,7 @@ def _localize_report(options) -> dict | None:
     if not report.is_file():
         return None
     data = json.loads(report.read_text(encoding="utf-8"))
-    local = options.to_dict()
+    local = to_json(options)
     local.update(output=str(output), report=str(report))
     data.update(model=str(Path(options.model).absolute()), output=str(output), report_path=str(report),
                 options=local)

@@ -16,6 +16,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.ops import dump
 from studio.ops.engine import RanOn, is_here, text_with_ran_on
 from studio.ops.inputs import ModelRun
+from studio.core.serial import to_json
 
 
 @dataclass
@@ -56,7 +57,7 @@ class Result:
         return bool(self.compare)
 
     def to_json(self) -> dict:
-        data = self.compare.to_json()
+        data = to_json(self.compare)
         data.update(here=str(self.here), there=str(self.there), csv=str(self.csv))
         if self.ran_on is not None:
             data["ran_on"] = self.ran_on.to_json()

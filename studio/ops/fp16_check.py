@@ -13,6 +13,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.ops import dump
 from studio.ops.engine import RanOn, text_with_ran_on
 from studio.ops.inputs import ModelRun
+from studio.core.serial import to_json
 
 COSINE = 0.99
 
@@ -58,7 +59,7 @@ class Result:
         return bool(self.compare)
 
     def to_json(self) -> dict:
-        data = self.compare.to_json()
+        data = to_json(self.compare)
         data.update(golden=str(self.golden), target=str(self.target), csv=str(self.csv), warnings=self.warnings)
         if self.ran_on is not None:
             data["ran_on"] = self.ran_on.to_json()

@@ -13,6 +13,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.ops.msprof import run_config
+from studio.core.serial import to_json
 
 
 @dataclass
@@ -72,7 +73,7 @@ class Result:
         data = {"folder": str(d.folder), "host": d.where, "dump": d.tree.path, "files": len(d.tree.files),
                 "bytes": d.bytes, "acl_json": d.acl_json}
         if self.both is not None:
-            data.update(cpu_dump=str(self.both.cpu_dump), compare=self.both.result.to_json(), csv=str(self.csv),
+            data.update(cpu_dump=str(self.both.cpu_dump), compare=to_json(self.both.result), csv=str(self.csv),
                         mapping=str(self.both.mapping) if self.both.mapping else None)
         return data
 

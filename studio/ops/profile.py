@@ -13,6 +13,7 @@ from pathlib import Path
 from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
+from studio.core.serial import to_json
 
 #: The CLI's defaults, so a click and a command measure the same thing.
 ITERATIONS = 20
@@ -47,9 +48,7 @@ class Result:
     ran_on: RanOn | None = None
 
     def to_json(self) -> dict:
-        from studio.tools.profiler.local_run import result_dict
-
-        data = result_dict(self.run)
+        data = to_json(self.run)
         if self.ran_on is not None:
             data["ran_on"] = self.ran_on.to_json()
         return data

@@ -65,8 +65,6 @@ class CompareResult:
                 "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,
                 "thresholds": self.thresholds, "rows": self.rows, "findings": self.findings}
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"golden: {self.golden} [{MODE_LABELS.get(self.golden_mode, self.golden_mode)}]",

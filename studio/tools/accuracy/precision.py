@@ -46,9 +46,6 @@ class PrecisionResult:
 
     __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.core.serial: the JSON keys
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
-
 
 class _Checker:
     """Runs the model in FP16 simulation with a kept set and judges its outputs against FP32."""

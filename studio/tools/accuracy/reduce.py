@@ -51,9 +51,6 @@ class Reduction:
         """Ops in the repro."""
         return len(self.ops)
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
-
 
 def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
                 seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None

@@ -63,8 +63,6 @@ class LoopResult:
     def accuracy_passed(self) -> bool:
         return all(o["passed"] for o in self.outputs)
 
-    def to_json(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def __str__(self) -> str:
         b, a = self.before_ms, self.after_ms

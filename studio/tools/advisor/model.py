@@ -158,9 +158,6 @@ class Report:
                    model_path=inputs.get("model"), profile_path=inputs.get("profile"), loop=data.get("loop"),
                    measurements=data.get("measurements", {}), roofline_check=data.get("roofline_check", {}))
 
-    @classmethod
-    def from_json(cls, data: dict) -> Report:  # alias kept until the ops layer calls serial directly
-        return serial.from_json(cls, data)
 
     def __str__(self) -> str:
         return render_text(self)
@@ -222,7 +219,7 @@ def read_report(path: Path) -> Report:
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Cannot read the advisor report ({exc})"[:300], path,
                         "Run `studio advise ... -o report.json` again.") from exc
-    return Report.from_json(data)
+    return serial.from_json(Report, data)
 
 
 def match_report(path: Path, head: bytes) -> bool:

@@ -86,8 +86,6 @@ class BenchResult:
                    list(data.get("latencies_ms", [])), list(data.get("notes", [])), list(data.get("warnings", [])),
                    data.get("command", ""))
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def facts(self) -> dict[str, str]:
         """Label -> text, for the profiler's Summary next to a profile's own facts."""

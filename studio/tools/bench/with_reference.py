@@ -54,8 +54,6 @@ class BenchPair:
         reference = data.get("compare_with")
         return cls(from_json(BenchResult, data), None if reference is None else from_json(BenchResult, reference))
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def report(self) -> str:
         """The .om's lines, then ONNX Runtime's, then the side-by-side figures."""

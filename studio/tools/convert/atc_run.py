@@ -71,9 +71,6 @@ class AtcResult:
         errors = any(m.level == "error" for m in self.messages)
         return self.returncode == 0 and (succeeded(self.output) or not errors)
 
-    def to_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
-
 
 def work_dir_name(model: Path, now: float | None = None) -> str:
     """``<YYYYmmdd-HHMMSS>-<model stem>``: one folder per run, sorted by time."""

@@ -46,8 +46,6 @@ class ConvertReport:
     options: dict = field(default_factory=dict)
     report_path: str | None = None
 
-    def to_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def summary(self) -> str:
         """A few lines for the CLI and the panel's log."""

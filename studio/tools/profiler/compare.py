@@ -117,8 +117,6 @@ class Comparison:
             return None
         return (self.new_latency_ms - self.base_latency_ms) / self.base_latency_ms * 100.0
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def headline(self) -> list[str]:
         """The summary lines: iterations, op time and latency per iteration."""

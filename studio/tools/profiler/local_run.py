@@ -447,6 +447,3 @@ class _Sampler:
         if self._thread is not None:
             self._thread.join(timeout=1.0)
 
-
-def result_dict(result: RunResult) -> dict:  # alias kept until the ops layer calls serial directly
-    return to_json(result)

@@ -24,8 +24,6 @@ class ClusterReport:
     source: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"source: {self.source.get('kind')} — {self.source.get('note', '')}".rstrip(" —")]

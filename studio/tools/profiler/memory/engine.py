@@ -27,8 +27,6 @@ class MemoryReport:
     devices: list[dict] = field(default_factory=list)
     source: dict = field(default_factory=dict)
 
-    def as_dict(self) -> dict:  # alias kept until the ops layer calls serial directly
-        return to_json(self)
 
     def __str__(self) -> str:
         lines = [f"source: {self.source.get('kind')}" + (f" — {self.source['note']}" if self.source.get("note")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from studio.core.serial import to_json
 from studio.ui.panels.advisor.state import loop_verdict
 
 
@@ -49,15 +50,15 @@ class Fixing:
         self.loop_result = result
         self.apply_button.setEnabled(True)
         if self.report is not None:
-            self.report.loop = result.to_json()
+            self.report.loop = to_json(result)
         from studio.tools.advisor.render_html import loop_html
 
-        self.before_after.setHtml(loop_html(result.to_json()))
+        self.before_after.setHtml(loop_html(to_json(result)))
         self.tabs.setCurrentWidget(self.before_after)
         from studio.tools.advisor.loop import change_text
 
         self.verdict.setText(loop_verdict(result))
-        self.status.emit(f"Advisor: fixed model {result.fixed} ({change_text(result.to_json()).split(';')[0]})")
+        self.status.emit(f"Advisor: fixed model {result.fixed} ({change_text(to_json(result)).split(';')[0]})")
 
     def export_report(self, path: Path | None = None) -> Path | None:
         """Write the report (HTML / Markdown / JSON by suffix); asks for the path when None."""

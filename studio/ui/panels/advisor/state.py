@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from studio.core.serial import from_json, to_json
+
 INPUTS = (("model", "Model", "ONNX or OM model"),
           ("profile", "Profile", "studio profile run folder, PROF_* / ASCEND_PROFILER_OUTPUT folder, trace JSON or CSV"),
           ("accuracy", "Accuracy", "comparison CSV (studio compare, fp16-check, msaccucmp) or its JSON"),
@@ -31,7 +33,7 @@ def read_report_job(path: Path):
     from studio.tools.advisor.model import Report
 
     yield Progress(None, f"reading {path.name}")
-    return Report.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return from_json(Report, json.loads(path.read_text(encoding="utf-8")))
 
 
 def verdict_text(summary: dict) -> str:
@@ -67,7 +69,7 @@ def loop_verdict(result) -> str:
 
     from studio.tools.advisor.loop import change_text
 
-    latency = change_text(result.to_json())
+    latency = change_text(to_json(result))
     cosines = ", ".join(f"{o['output']} {o['cosine']:.6f}" for o in result.outputs)
     grew = "".join(f" <b>Warning:</b> {escape(w)}." for w in result.applied.warnings)
     return (f"<b>{escape(result.applied.describe())}</b>.{grew} Latency {escape(latency)}; "
