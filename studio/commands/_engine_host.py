@@ -63,3 +63,11 @@ def use_providers(args) -> None:
     from studio.core import ort_providers
 
     ort_providers.choose(getattr(args, "provider", None))
+
+
+def run_check(op, args) -> int:
+    """Run a checking operation (fp16-check, cross-check) from its parsed arguments and print it;
+    exit 1 with ``--check`` when a compared tensor fails."""
+    result = run_op(op, op.Request.from_args(args), args.host, args.json)
+    print_result(result, args.json, indent=1)
+    return 1 if args.check and not result else 0

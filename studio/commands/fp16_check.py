@@ -34,9 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.commands._engine_host import print_result, run_op
+    from studio.commands._engine_host import run_check
     from studio.ops import fp16_check
 
-    result = run_op(fp16_check, fp16_check.Request.from_args(args), args.host, args.json)
-    print_result(result, args.json, indent=1)
-    return 1 if args.check and not result else 0
+    return run_check(fp16_check, args)
