@@ -72,16 +72,24 @@ def number(value: Any) -> float | None:
     return float(text)
 
 
-def read_table(path: Path) -> Table:
-    """Read one summary CSV; raises UserError when it is not a profiling CSV Studio knows."""
+def read_rows(path: Path, fix: str) -> list[list[str]]:
+    """The rows of a CSV file (BOM dropped); a UserError naming the file when it cannot be read or
+    parsed (``fix`` says how to get a good one)."""
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
-        raise UserError(f"Cannot read CSV: {exc.strerror}", path, "Check the file exists and is readable.") from exc
+        raise UserError(f"Cannot read {path.name}: {exc.strerror}", path, "Check the file exists and is readable.") \
+            from exc
     try:
-        rows = list(csv.reader(io.StringIO(text)))
+        return list(csv.reader(io.StringIO(text)))
     except csv.Error as exc:
-        raise UserError(f"CSV file is malformed: {exc}", path, "Export the summary again (msprof --export=on).") from exc
+        raise UserError(f"{path.name} is malformed CSV: {exc}", path, fix) from exc
+
+
+def read_table(path: Path) -> Table:
+    """Read one summary CSV; raises UserError when it is not a profiling CSV Studio knows."""
+    rows = read_rows(path, "Export the summary again (msprof --export=on).")
     if not rows:
         raise UserError("CSV file is empty", path, "Export the summary again (msprof --export=on).")
     columns = [canonical(c) for c in rows[0]]

@@ -7,7 +7,6 @@ that names the file, the line or table, and what is missing.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sqlite3
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
+from studio.tools.profiler.csv_tables import read_rows
 
 EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler / msprof --export=on); " \
                "a copy cut short in transfer also does this."
@@ -45,14 +45,7 @@ def read_csv(path: Path, required: Iterable[str]) -> list[dict[str, str]]:
     has a row with fewer cells than the header (a truncated file).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
-    except OSError as exc:
-        raise UserError(f"Cannot read {path.name}: {exc.strerror}", path, "Check the file is readable.") from exc
-    try:
-        rows = list(csv.reader(io.StringIO(text)))
-    except csv.Error as exc:
-        raise UserError(f"{path.name} is malformed: {exc}", path, EXPORT_AGAIN) from exc
+    rows = read_rows(path, EXPORT_AGAIN)
     if not rows or not any(c.strip() for c in rows[0]):
         raise UserError(f"{path.name} is empty", path, EXPORT_AGAIN)
     header = [c.strip() for c in rows[0]]
