@@ -5,6 +5,7 @@ times are robust self times that fit in the step, and comparisons report a confi
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -107,16 +108,27 @@ def test_a_stall_is_an_outlier_shown_apart_never_the_top_op(if_profile, tmp_path
     clean = run_job(advise(profile=folder, msprof=False))
     hit = run_job(advise(profile=stalled, msprof=False))
     assert hit.performance["top_ops"][0]["name"] == clean.performance["top_ops"][0]["name"] != "sum"
-    assert hit.performance["verdict"] == clean.performance["verdict"]
     assert [f.id for f in hit.findings] == [f.id for f in clean.findings]
+    # The stalled run counts as the op's median run: its own time is unknowable, so the op's time
+    # per step may move by (median - that run's clean time) / runs, and the shares with it; never more.
+    runs = [float(r["Task Duration(us)"]) for r in read_csv(folder / "op_summary.csv") if r["Op Name"] == "sum"]
+    slack_ms = (max(runs) - min(runs)) / len(runs) / 1000 + 1e-4  # + the 4 decimals ms are kept to
     stalled_op = {r["name"]: r for r in hit.performance["top_ops"]}.get("sum")
     clean_op = {r["name"]: r for r in clean.performance["top_ops"]}.get("sum")
     if stalled_op is not None and clean_op is not None:
-        assert stalled_op["ms"] == pytest.approx(clean_op["ms"], abs=1e-3)  # its typical run, not the stall
+        assert stalled_op["ms"] == pytest.approx(clean_op["ms"], abs=slack_ms)  # its typical run, not the stall
+    device = clean.performance["device_ms"]
+    top_share = hit.performance["top_ops"][0]["share"]
+    assert top_share == pytest.approx(clean.performance["top_ops"][0]["share"], abs=top_share * slack_ms / device + 1e-4)
+    assert _without_numbers(hit.performance["verdict"]) == _without_numbers(clean.performance["verdict"])
     outliers = hit.performance["outliers"]
     assert outliers[0]["name"] == "sum" and outliers[0]["runs"] == 1 and outliers[0]["ms"] > 15
     assert any("sum" in note and "outlier" in note for note in hit.notes)
     assert hit.performance["device_ms"] <= hit.performance["step_ms"] + 1e-9
+
+
+def _without_numbers(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)?", "N", text)
 
 
 def test_profile_compare_of_one_model_profiled_twice_is_no_significant_change(chain, tmp_path):
