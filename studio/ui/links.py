@@ -59,8 +59,9 @@ class PanelLinks(QObject):
         show_time_range(object, object, object): (profile path or None for the profile on screen, start ns,
             end ns from the trace start) — the profiler opens the profile if needed, zooms its timeline
             to the range and aggregates it (the advisor emits it for a finding's time range).
-        host_action(str): "profile", "bench", "dump" or "dump_compare" — the Run controls open that
-            host action's dialog (the profiler's and accuracy panel's toolbar buttons emit it).
+        host_action(str, str): ("profile", "bench", "dump" or "dump_compare", the panel it came from) —
+            the Run controls open that host action's dialog (the profiler's and accuracy panel's
+            toolbar buttons emit it); the result comes back to the front only in that panel.
         model_converted(object): a model path the converter just wrote — offered where a model path
             is asked for (the graph panel's pipeline editor offers it for ``modelPath``).
         add_host(): the Hosts panel asks for a new SSH host (its "Add host" dialog) and saves it
@@ -79,7 +80,7 @@ class PanelLinks(QObject):
     open_terminal = Signal(str)
     edit_run_configurations = Signal()
     add_host = Signal()
-    host_action = Signal(str)
+    host_action = Signal(str, str)
     convert_model = Signal(object)
     profile_model = Signal(object)
     check_fp16 = Signal(object)

@@ -227,7 +227,7 @@ class MainWindow(QMainWindow):
         if focus:
             self.show_panel(panel.NAME)
         elif not self.is_in_front(panel.NAME):
-            title = self._panel_specs[panel.NAME].title
+            title = self.panel_title(panel.NAME)
             self.statusBar().showMessage(f"{detected.path.name} opened in the {title} panel (Tools › {title})", 10000)
         panel.open_file(detected)
         self.settings.add_recent_file(detected.path)
@@ -245,6 +245,10 @@ class MainWindow(QMainWindow):
         dock = self.docks[name]
         dock.show()
         dock.raise_()
+
+    def panel_title(self, name: str) -> str:
+        """The title the panel ``name`` shows on its tab and in the Tools menu."""
+        return self._panel_specs[name].title
 
     def is_in_front(self, name: str) -> bool:
         """Whether the dock ``name`` can be seen (shown, and the current tab of its group)."""

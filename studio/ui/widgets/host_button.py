@@ -1,7 +1,8 @@
 """The "On host ▾" button a panel puts in its toolbar: its host actions in one menu.
 
-The actions emit ``links.host_action(kind)``; the main window's Run controls open the action's
-dialog, run it on the chosen run configuration's host and open the result in the panel. One button keeps the panels' toolbars uncrowded.
+The actions emit ``links.host_action(kind, panel)``; the main window's Run controls open the action's
+dialog, run it on the chosen run configuration's host and open the result in the panel, which comes
+back to the front because the user acted there. One button keeps the panels' toolbars uncrowded.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def host_button(parent: QWidget, links, actions: dict[str, str]) -> tuple[QToolB
     for kind, tip in actions.items():
         action = menu.addAction(f"{KINDS[kind]}…")
         action.setToolTip(f"{tip}. {NEEDS}")
-        action.triggered.connect(lambda _=False, k=kind: links.host_action.emit(k))
+        origin = getattr(parent, "NAME", "")
+        action.triggered.connect(lambda _=False, k=kind, o=origin: links.host_action.emit(k, o))
         made[kind] = action
     button.setMenu(menu)
     button.setToolTip("Run on an Ascend host: " + ", ".join(f"{KINDS[k]}…" for k in actions) + f". {NEEDS}")

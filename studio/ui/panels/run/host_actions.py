@@ -5,7 +5,10 @@ Dump on host…, Dump on host and compare…) all end here: a panel emits
 ``links.host_action(kind)``, the Run menu calls :meth:`HostActions.ask` directly. Each action
 asks with its dialog (which also picks the run configuration), runs the engine job in a Run
 console on the configuration's target, and opens the result in the panel the action belongs to:
-PROF_ folders and benchmarks in the profiler, dumps and comparisons in the accuracy panel.
+PROF_ folders and benchmarks in the profiler, dumps and comparisons in the accuracy panel. Focus
+stays with the user: an action started from that panel's toolbar brings the panel back when its
+result is in; one started from the Run menu (the user is reading the Run console) loads it behind,
+and the status bar says where it went.
 
 Without a workspace or a run configuration the actions stay enabled: a click says what is
 missing and opens Edit Configurations… (or says how to open a workspace).
@@ -46,9 +49,10 @@ class HostActions(QObject):
         return [c.name for c in load_configs(self.workspace)] if self.workspace is not None else []
 
     # ---------------------------------------------------------------- asking
-    def ask(self, kind: str):
-        """Open the dialog of action ``kind`` (a key of :data:`KINDS`); returns it, or None when a
-        workspace or run configuration is missing (then that is explained instead)."""
+    def ask(self, kind: str, origin: str = ""):
+        """Open the dialog of action ``kind`` (a key of :data:`KINDS`) asked from the panel
+        ``origin`` ("" for the Run menu); returns it, or None when a workspace or run configuration
+        is missing (then that is explained instead)."""
         from studio.ui.panels.run import host_dialogs as dialogs
 
         title = KINDS[kind]
@@ -60,14 +64,15 @@ class HostActions(QObject):
         if kind == "profile":
             dialog = dialogs.MsprofDialog(names, current, self.window)
             dialog.accepted.connect(lambda: self.profile(dialog.config_name(), dialog.options(),
-                                                         dialog.collect.text().strip() or None))
+                                                         dialog.collect.text().strip() or None, origin=origin))
         elif kind == "bench":
             dialog = dialogs.BenchDialog(names, current, start, self.window)
-            dialog.accepted.connect(lambda: self.ask_bench_shapes(dialog.config_name(), **dialog.values()))
+            dialog.accepted.connect(lambda: self.ask_bench_shapes(dialog.config_name(), origin=origin,
+                                                                  **dialog.values()))
         else:
             compare = kind == "dump_compare"
             dialog = dialogs.DumpDialog(names, current, start, self.window, compare=compare)
-            dialog.accepted.connect(lambda: self._dump_accepted(dialog, compare))
+            dialog.accepted.connect(lambda: self._dump_accepted(dialog, compare, origin))
         self.dialog = dialog
         dialog.open()  # window-modal; the GUI thread goes on
         return dialog
@@ -90,20 +95,20 @@ class HostActions(QObject):
             return False
         return True
 
-    def _dump_accepted(self, dialog, compare: bool) -> None:
+    def _dump_accepted(self, dialog, compare: bool, origin: str) -> None:
         values = dialog.values()
         model = values.pop("model")
         if compare:
             values.pop("op_switch")
-            self.dump_compare(dialog.config_name(), model, **values)
+            self.dump_compare(dialog.config_name(), model, origin=origin, **values)
         else:
-            self.dump(dialog.config_name(), model, **values)
+            self.dump(dialog.config_name(), model, origin=origin, **values)
 
-    def ask_bench_shapes(self, name: str, model: Path, reference: Path | None = None, **options):
+    def ask_bench_shapes(self, name: str, model: Path, reference: Path | None = None, origin: str = "", **options):
         """Benchmark; with an original .onnx whose inputs have dynamic dims, ask their sizes first
         (read in a job; nothing is set to 1 behind the user's back)."""
         if reference is None:
-            return self.bench(name, model, **options)
+            return self.bench(name, model, origin=origin, **options)
 
         def read(cancel):
             from studio.core.jobs import Progress
@@ -117,13 +122,13 @@ class HostActions(QObject):
 
         def then(specs) -> None:
             if specs is None:
-                self.bench(name, model, reference=reference, **options)
+                self.bench(name, model, reference=reference, origin=origin, **options)
                 return
             from studio.ui.widgets.shape_dialog import ShapeDialog
 
             shapes = self.dialog = ShapeDialog(Path(reference).name, specs, self.window, action="benchmark")
             shapes.accepted.connect(lambda: self.bench(name, model, reference=reference, shapes=shapes.shapes(),
-                                                       **options))
+                                                       origin=origin, **options))
             shapes.open()
 
         handle = self.window.runner.start(f"Reading the inputs of {Path(reference).name}", read)
@@ -154,8 +159,9 @@ class HostActions(QObject):
         self.window.show_panel("run")
         return console
 
-    def profile(self, name: str, options=None, collect: str | None = None):
-        """Profile the configuration ``name`` on its target; the PROF_ folder opens in the profiler."""
+    def profile(self, name: str, options=None, collect: str | None = None, origin: str = ""):
+        """Profile the configuration ``name`` on its target; the PROF_ folder opens in the profiler
+        (in front when ``origin``, the panel the user asked from, is the profiler)."""
         def start():
             from studio.tools.deploy.fetch import folder_fetcher
             from studio.tools.profiler.on_host import collect_on_host, profile_on_host
@@ -167,11 +173,14 @@ class HostActions(QObject):
                 make = lambda cancel: collect_on_host(target, config, collect, out, cancel, fetch)  # noqa: E731
             else:
                 make = lambda cancel: profile_on_host(target, config, out, options, cancel, fetch)  # noqa: E731
-            return self._launch(f"Profile {name}", config, make, lambda r: self.window.open_paths([r.folder]))
+            return self._launch(f"Profile {name}", config, make,
+                                lambda r: self.window.open_paths([r.folder], focus=origin == "profiler"))
         return self._guard(start)
 
-    def dump(self, name: str, model: Path, layers=None, mode: str = "output", op_switch: str = "off"):
-        """Dump the configuration ``name`` on its target; the dump folder opens in the accuracy panel."""
+    def dump(self, name: str, model: Path, layers=None, mode: str = "output", op_switch: str = "off",
+             origin: str = ""):
+        """Dump the configuration ``name`` on its target; the dump folder opens in the accuracy panel
+        (in front when the user asked from it)."""
         def start():
             from studio.tools.accuracy.on_host import dump_on_host
             from studio.tools.deploy.fetch import folder_fetcher
@@ -187,10 +196,12 @@ class HostActions(QObject):
                 return (yield from dump_on_host(target, config, model_name, out, chosen, mode, op_switch,
                                                 cancel=cancel, fetch=folder_fetcher(target)))
 
-            return self._launch(f"Dump {name}", config, make, lambda r: self.window.open_paths([r.folder]))
+            return self._launch(f"Dump {name}", config, make,
+                                lambda r: self.window.open_paths([r.folder], focus=origin == "accuracy"))
         return self._guard(start)
 
-    def dump_compare(self, name: str, model: Path, reference: Path, inputs: dict, layers=None, mode: str = "output"):
+    def dump_compare(self, name: str, model: Path, reference: Path, inputs: dict, layers=None, mode: str = "output",
+                     origin: str = ""):
         """Journey 3 in one action: dump on the host and here with the same inputs, compare; the
         comparison opens in the accuracy panel."""
         def start():
@@ -213,13 +224,13 @@ class HostActions(QObject):
 
             def show(both) -> None:
                 self.window.panels["accuracy"].set_result(both.result, (both.cpu_dump, both.host.folder))
-                self.window.show_panel("accuracy")
+                self._bring("accuracy", origin, f"Dump and compare {name}")
 
             return self._launch(f"Dump and compare {name}", config, make, show)
         return self._guard(start)
 
     def bench(self, name: str, model: Path, tool: str = "msame", loop: int = 100, warmup: int = 5, device: int = 0,
-              reference: Path | None = None, shapes: dict | None = None):
+              reference: Path | None = None, shapes: dict | None = None, origin: str = ""):
         """Time ``model`` with ``tool`` where the configuration ``name`` runs; the result opens in the
         profiler's Summary. With ``reference`` (the original .onnx) it is also timed here with ONNX
         Runtime, same loops and warm-ups, and the profiler's Compare tab shows NPU against it."""
@@ -235,16 +246,25 @@ class HostActions(QObject):
                 return (yield from bench_with_reference(target, Path(model), tool, loop, warmup, device, out,
                                                         reference, shapes, cancel=cancel))
 
-            return self._launch(f"Benchmark {Path(model).name}", config, make, self._show_bench)
+            return self._launch(f"Benchmark {Path(model).name}", config, make,
+                                lambda result: self._show_bench(result, origin == "profiler"))
         return self._guard(start)
 
-    def _show_bench(self, result) -> None:
+    def _show_bench(self, result, focus: bool) -> None:
         if result.reference is None:
-            self.window.open_paths([result.folder])
+            self.window.open_paths([result.folder], focus=focus)
             return
         profiler = self.window.panels["profiler"]
         profiler.compare_paths(result.reference.folder, result.folder)  # ONNX Runtime here = baseline
-        self.window.open_paths([result.reference.folder, result.folder])
+        self.window.open_paths([result.reference.folder, result.folder], focus=focus)
+
+    def _bring(self, panel: str, origin: str, what: str) -> None:
+        """Bring ``panel`` to the front if the user asked from it; else say where the result went."""
+        if origin == panel:
+            self.window.show_panel(panel)
+        elif not self.window.is_in_front(panel):
+            title = self.window.panel_title(panel)
+            self.window.statusBar().showMessage(f"{what}: the result is in the {title} panel (Tools › {title})", 10000)
 
 
 def _dump_entry(model, layers):
