@@ -108,3 +108,45 @@ def close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-3, atol: fl
     bound = (atol + rtol * np.abs(e))[~nan]
     worst = float(diff.max()) if diff.size else 0.0
     return bool((diff <= bound).all()), f"max |diff| {worst:.3g}"
+
+
+def layout_faults(path: Path, direction: str) -> list[str]:
+    """What is wrong with the drawing of ``path``'s main graph at its default expansion, checked
+    from box geometry alone: a box beyond the drawn bounds (what Fit frames), a box of a group
+    outside its group's frame, or a box of another group (a graph input or output pill) inside one."""
+    from studio.core.jobs import run_job
+    from studio.tools.graph.grouping import Hierarchy
+    from studio.tools.graph.reader import read_graph
+    from studio.tools.graph.view import build_view
+
+    graph = run_job(read_graph(path)).main
+    hierarchy = Hierarchy(graph)
+    view = build_view(graph, hierarchy, direction=direction)
+    lay = view.layout
+    left, right = lay.x - lay.width / 2, lay.x + lay.width / 2
+    top, bottom = lay.y - lay.height / 2, lay.y + lay.height / 2
+    faults = []
+    b_left, b_top, b_right, b_bottom = lay.bounds
+    beyond = (left < b_left - 1) | (right > b_right + 1) | (top < b_top - 1) | (bottom > b_bottom + 1)
+    faults += [f"{view.items[i].label} beyond the drawing's bounds" for i in np.nonzero(beyond)[0][:3]]
+    for gid, (f_left, f_top, f_right, f_bottom) in view.frames:
+        members = np.array([_in_group(hierarchy, item, gid) for item in view.items])
+        inside = (left >= f_left - 0.5) & (right <= f_right + 0.5) & (top >= f_top - 0.5) & (bottom <= f_bottom + 0.5)
+        faults += [f"{view.items[i].label} outside its group's frame" for i in np.nonzero(members & ~inside)[0][:3]]
+        faults += [f"{view.items[i].kind} {view.items[i].label} inside the frame of group {gid}"
+                   for i in np.nonzero(~members & inside)[0][:3]]
+    return faults
+
+
+def _in_group(hierarchy, item, gid: int) -> bool:
+    if item.kind == "node":
+        group = int(hierarchy.node_group[item.index])
+    elif item.kind == "group":
+        group = item.index
+    else:
+        return False  # graph inputs and outputs belong to no group
+    while group > 0:
+        if group == gid:
+            return True
+        group = hierarchy.groups[group].parent
+    return False

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus_helpers import Refused, all_graphs, close, cosine, feeds_for, load, node_counts, ok_or_refused, \
-    ort_outputs, studio
+from corpus_helpers import (Refused, all_graphs, close, cosine, feeds_for, layout_faults, load, node_counts,
+                            ok_or_refused, ort_outputs, studio)
 
 from studio.tools.corpus import manifest
 from studio.tools.corpus.fetch import model_path
@@ -167,6 +167,9 @@ def check_graph_export(entry, path, arrays, files, reference, out) -> str:
     ops = {n.op_type for n in load(path).graph.node}
     shown = set(" ".join(texts).split())
     assert ops & shown or any(op in " ".join(texts) for op in ops), "no op type of the model appears in the drawing"
+    for direction in ("TB", "LR"):  # every box where Fit frames it, each in its own group's frame only
+        faults = layout_faults(path, direction)
+        assert not faults, f"{direction}: {faults}"
     return f"{len(texts)} labels, {width:.0f}x{height:.0f} px"
 
 
