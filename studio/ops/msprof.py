@@ -96,13 +96,13 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     """Profile on the host ``where``; ``config`` is the request's configuration when the caller
     already resolved it (and uploaded its deployment first)."""
     from studio.core.output_lock import output_lock
-    from studio.runs.where import target_for_host
+    from studio.runs.where import target_for_config
     from studio.tools.deploy.fetch import folder_fetcher
     from studio.tools.profiler.msprof_cmd import MsprofOptions
     from studio.tools.profiler.on_host import collect_on_host, profile_on_host
 
     config = config or prepare(request, where)
-    with output_lock(request.output, "profile"), target_for_host(context, where) as target:
+    with output_lock(request.output, "profile"), target_for_config(context, config) as target:
         fetch = folder_fetcher(target)
         if request.collect:
             result = yield from collect_on_host(target, config, request.collect, request.output, cancel, fetch)

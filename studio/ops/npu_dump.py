@@ -100,7 +100,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
         ) -> Generator[Progress, None, Result]:
     """Dump on the host ``where``; ``config`` is the request's configuration when the caller
     already resolved it (and uploaded its deployment first)."""
-    from studio.runs.where import target_for_host
+    from studio.runs.where import target_for_config
     from studio.tools.accuracy.acl_config import om_dump_entry
     from studio.tools.accuracy.on_host import dump_and_compare, dump_on_host
     from studio.tools.deploy.fetch import folder_fetcher
@@ -115,7 +115,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     else:  # the .om lives only on the host: its file name is what dump_list needs
         name = model.stem
     arrays = request.arrays()
-    with target_for_host(context, where) as target:
+    with target_for_config(context, config) as target:
         if request.reference is None:
             result = yield from dump_on_host(target, config, name, request.output, layers, request.mode,
                                              request.op_switch, list(arrays.values()), cancel=cancel,

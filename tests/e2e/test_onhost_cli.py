@@ -220,3 +220,14 @@ def test_bench_compare_with_the_original_model(host, tmp_path):
     text = run_studio("bench", str(om), "--host", "box", "--compare-with", str(tmp_path / "mm.onnx"),
                       "--input-shape", "x=4,16", "--loop", "8", home=host["home"])
     assert text.returncode == 0 and "original model here:" in text.stdout and "speed-up" in text.stdout
+
+
+def test_a_configurations_own_toolkit_wins_over_the_hosts(sshd, studio_home, tmp_path, ascend_fixtures):
+    toolkit = make_standin_toolkit(tmp_path / "cann", ascend_fixtures)
+    write_host(studio_home, sshd, tmp_path / "no toolkit here")  # the host's own setting is wrong
+    ws = Workspace.create(tmp_path / "ws")
+    save_config(ws, RunConfig("own", "echo profiled", target="box", toolkit=str(toolkit)))
+    result = run_studio("profile", "run", "--host", "box", "--config", "own", "--workspace", str(ws.folder),
+                        "-o", str(tmp_path / "p"), "--json", home=studio_home)
+    assert result.returncode == 0, result.stderr
+    assert Path(json.loads(result.stdout)["folder"]).name.startswith("PROF_")

@@ -159,22 +159,21 @@ class HostActions(QObject):
         self.window.show_panel("run")
         return console
 
+    def _context(self):
+        return getattr(getattr(self.window, "links", None), "host_context", None)
+
     def profile(self, name: str, options=None, collect: str | None = None, origin: str = ""):
         """Profile the configuration ``name`` on its target; the PROF_ folder opens in the profiler
         (in front when ``origin``, the panel the user asked from, is the profiler)."""
         def start():
-            from studio.tools.deploy.fetch import folder_fetcher
-            from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+            from studio.ops import msprof
 
             config = self._config(name)
-            target = self.window.panels["run"].target_for(config)
-            out, fetch = self._out("profiles"), folder_fetcher(target)  # tar / cat streams for a host
-            if collect:
-                make = lambda cancel: collect_on_host(target, config, collect, out, cancel, fetch)  # noqa: E731
-            else:
-                make = lambda cancel: profile_on_host(target, config, out, options, cancel, fetch)  # noqa: E731
+            request = msprof.Request(self._out("profiles"), name, collect=collect,
+                                     msprof_options=options.switches() if options is not None else [])
+            make = lambda cancel: msprof.run(request, config.target, self._context(), cancel, config=config)  # noqa: E731
             return self._launch(f"Profile {name}", config, make,
-                                lambda r: self.window.open_paths([r.folder], focus=origin == "profiler"))
+                                lambda r: self.window.open_paths([r.profile.folder], focus=origin == "profiler"))
         return self._guard(start)
 
     def dump(self, name: str, model: Path, layers=None, mode: str = "output", op_switch: str = "off",
@@ -182,22 +181,16 @@ class HostActions(QObject):
         """Dump the configuration ``name`` on its target; the dump folder opens in the accuracy panel
         (in front when the user asked from it)."""
         def start():
-            from studio.tools.accuracy.on_host import dump_on_host
-            from studio.tools.deploy.fetch import folder_fetcher
+            from studio.ops import npu_dump
 
             config = self._config(name)
             if not Path(model).is_file():
                 raise UserError("Model not found", model, "Choose the .om file the app loads.")
-            target = self.window.panels["run"].target_for(config)
-            out = self._out("dumps")
-
-            def make(cancel):
-                model_name, chosen = _dump_entry(model, layers)
-                return (yield from dump_on_host(target, config, model_name, out, chosen, mode, op_switch,
-                                                cancel=cancel, fetch=folder_fetcher(target)))
-
+            request = npu_dump.Request(self._out("dumps"), name, Path(model), layers=list(layers or []), mode=mode,
+                                       op_switch=op_switch)
+            make = lambda cancel: npu_dump.run(request, config.target, self._context(), cancel, config=config)  # noqa: E731
             return self._launch(f"Dump {name}", config, make,
-                                lambda r: self.window.open_paths([r.folder], focus=origin == "accuracy"))
+                                lambda r: self.window.open_paths([r.dump.folder], focus=origin == "accuracy"))
         return self._guard(start)
 
     def dump_compare(self, name: str, model: Path, reference: Path, inputs: dict, layers=None, mode: str = "output",
@@ -205,24 +198,19 @@ class HostActions(QObject):
         """Journey 3 in one action: dump on the host and here with the same inputs, compare; the
         comparison opens in the accuracy panel."""
         def start():
-            from studio.tools.accuracy.on_host import dump_and_compare
-            from studio.tools.deploy.fetch import folder_fetcher
+            from studio.ops import npu_dump
 
             config = self._config(name)
             for path, what in ((Path(model), "the .om"), (Path(reference), "the original .onnx"),
                                *((Path(p), f"input {n}") for n, p in inputs.items())):
                 if not path.is_file():
                     raise UserError(f"File not found: {what}", path, "Choose an existing file.")
-            target = self.window.panels["run"].target_for(config)
-            out = self._out("dumps")
+            request = npu_dump.Request(self._out("dumps"), name, Path(model), layers=list(layers or []), mode=mode,
+                                       npy=[f"{n}={p}" for n, p in inputs.items()], reference=Path(reference))
+            make = lambda cancel: npu_dump.run(request, config.target, self._context(), cancel, config=config)  # noqa: E731
 
-            def make(cancel):
-                model_name, chosen = _dump_entry(model, layers)
-                return (yield from dump_and_compare(target, config, model_name, Path(reference), out, inputs, chosen,
-                                                    mode, converted=Path(model), fetch=folder_fetcher(target),
-                                                    cancel=cancel))
-
-            def show(both) -> None:
+            def show(done) -> None:
+                both = done.both
                 self.window.panels["accuracy"].set_result(both.result, (both.cpu_dump, both.host.folder))
                 self._bring("accuracy", origin, f"Dump and compare {name}")
 
@@ -266,9 +254,3 @@ class HostActions(QObject):
             title = self.window.panel_title(panel)
             self.window.statusBar().showMessage(f"{what}: the result is in the {title} panel (Tools › {title})", 10000)
 
-
-def _dump_entry(model, layers):
-    from studio.tools.accuracy.acl_config import om_dump_entry
-    from studio.tools.graph.om_reader import read_om
-
-    return om_dump_entry(read_om(Path(model)), Path(model).name, layers)
