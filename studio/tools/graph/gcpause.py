@@ -44,7 +44,16 @@ def paused_gc():
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0 and _we_disabled:
+            if _depth == 0:
+                # Also when the collector was off already (the GUI turns automatic collection off
+                # and collects on its own thread): its next young collection would walk them all.
                 if gc.get_count()[0] > FREEZE_OVER:
                     gc.freeze()
-                gc.enable()
+                if _we_disabled:
+                    gc.enable()
+
+
+def is_paused() -> bool:
+    """Whether a job is inside :func:`paused_gc` now: a collection meanwhile would walk the objects
+    it is building (and is about to freeze), so a collector of its own should wait."""
+    return _depth > 0
