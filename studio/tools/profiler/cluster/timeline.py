@@ -197,6 +197,15 @@ def merge_lods(traces: Sequence[Trace], origin: int) -> Lod:
         row_depth.append(np.asarray(t.lod.row_depth))
         track_offset += len(t.tracks)
     for k in range(depth):
+        chosen = [t.lod.levels[min(k, len(t.lod.levels) - 1)] for t in traces]
+        if k and all(len(c.start) == len(t.lod.levels[min(k - 1, len(t.lod.levels) - 1)].start)
+                     for c, t in zip(chosen, traces)):
+            # No rank merged anything at this size (its level shares the finer one's items): share
+            # the joined finer level too, as build_lod does, instead of another copy of it.
+            bucket = max((t.lod.levels[k].bucket_ns for t in traces if k < len(t.lod.levels)), default=0)
+            prev = levels[-1]
+            levels.append(Level(bucket, prev.start, prev.end, prev.end_max, prev.rep, prev.count, prev.bounds))
+            continue
         cols: dict[str, list[np.ndarray]] = {c: [] for c in ("start", "end", "end_max", "rep", "count", "bounds")}
         items = slices = 0
         bucket = 0
