@@ -13,8 +13,14 @@ Measured, each in a fresh process:
   decoded, in parallel on every core, into its columnar cache) and again from those caches
   (goal: < 5 s), and the slowest frame while zooming (goal: no stall > 50 ms).
 
+* with ``--hosts``: the same 16 ranks left on two hosts (8 rank folders each, two host entries on
+  the loopback sshd the tests use), ``studio profile cluster --on node1:DIR --on node2:DIR`` (each
+  host's engine reads its ranks in place, both at once, only the report's parts come back) against
+  downloading both folders first (Studio's own tar stream, both at once) and reading them here.
+
     python benchmarks/bench_cluster_scale.py             # 16 ranks x 1M events
     python benchmarks/bench_cluster_scale.py --quick     # 16 ranks x 50k events (a smoke test)
+    python benchmarks/bench_cluster_scale.py --hosts     # also the ranks left on two hosts
 """
 
 from __future__ import annotations
@@ -170,11 +176,91 @@ def lanes(folder: Path, home: str) -> tuple[dict, float]:
         os.unlink(result)
 
 
+def on_hosts(folder: Path, work: Path) -> None:
+    """Rows: the ranks summarised in place on two hosts against downloading the folders first."""
+    import threading
+
+    from bench_common import loopback_sshd
+    from standins import write_host
+
+    from studio.core.jobs import run_job
+    from studio.remote.hosts import HostEntry
+    from studio.remote.known_hosts import KnownHosts
+    from studio.runs.engine_env import ensure_engine
+    from studio.runs.engine_wheel import build_wheel
+    from studio.targets.ssh import SshTarget
+    from studio.tools.deploy.fetch import folder_fetcher
+
+    started = loopback_sshd("studio-bench-cluster-")
+    if started is None:
+        return
+    root, server = started
+    try:
+        engines, home = root / "engines", root / "home"
+        write_host(home, server, name="node1", engine_root=str(engines))
+        hosts_toml = home / "config" / "hosts.toml"
+        hosts_toml.write_text(hosts_toml.read_text() + "\n" + hosts_toml.read_text().replace("node1", "node2"))
+        split = {"node1": work / "node1" / "job", "node2": work / "node2" / "job"}
+        for place in split.values():
+            place.mkdir(parents=True)
+        for rank_folder in sorted(folder.iterdir()):
+            if rank_folder.is_dir():
+                node = "node1" if int(rank_folder.name[4:].split("_")[0]) < RANKS // 2 else "node2"
+                rank_folder.rename(split[node] / rank_folder.name)
+        targets = {name: SshTarget(HostEntry(name=name, host=server.host, port=server.port, user=server.user,
+                                             key_file=str(server.client_key), extra={"engine_root": str(engines)}),
+                                   KnownHosts(read_only=[server.known_hosts])) for name in split}
+        started_at = time.perf_counter()
+        run_job(ensure_engine(targets["node1"], wheel=build_wheel(root / "wheels")))
+        print(f"# engine bootstrap on the host: {time.perf_counter() - started_at:.1f} s (not timed)", file=sys.stderr)
+        env = {**os.environ, "STUDIO_HOME": str(home), "PYTHONPATH": str(REPO)}
+        command = [sys.executable, "-m", "studio", "profile", "cluster", "--json"]
+        on = [arg for name, place in split.items() for arg in ("--on", f"{name}:{place}")]
+        result = work / "in_place.json"
+        t = time.perf_counter()
+        with open(result, "w") as out:
+            subprocess.run(command + on, stdout=out, check=True, env=env, timeout=1200)
+        in_place = time.perf_counter() - t
+        travelled = sum(h["bytes"] for h in json.loads(result.read_text())["source"]["hosts"])
+        local = work / "downloaded"
+        t = time.perf_counter()
+        errors = []
+
+        def download(name: str) -> None:
+            try:
+                fetch = folder_fetcher(targets[name])
+                run_job(fetch(str(split[name]), [], local / name))
+            except Exception as exc:  # noqa: BLE001 - reported as the row's failure
+                errors.append(exc)
+
+        threads = [threading.Thread(target=download, args=(name,)) for name in split]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        subprocess.run(command + [str(local)], stdout=subprocess.DEVNULL, check=True, env=env, timeout=1200)
+        downloaded = time.perf_counter() - t
+        size = sum(p.stat().st_size for p in local.rglob("*") if p.is_file())
+        row(f"profile cluster, {RANKS} ranks on 2 hosts, read in place (both at once)", "s", in_place, downloaded,
+            "download both folders (tar stream, both at once), then read here", "-")
+        row("profile cluster on 2 hosts: bytes brought back", "MB", travelled / 1e6, size / 1e6,
+            "the downloaded folders", "-")
+        for target in targets.values():
+            target.close()
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "studio_bench_cluster")
     parser.add_argument("--events", type=int, default=1_000_000, help="events per rank")
     parser.add_argument("--quick", action="store_true", help="16 ranks x 50k events: a smoke test")
+    parser.add_argument("--hosts", action="store_true",
+                        help="also: the ranks left on two hosts (loopback sshd), read in place against downloaded")
     args = parser.parse_args()
     events = 50_000 if args.quick else args.events
     started = time.perf_counter()
@@ -206,6 +292,8 @@ def main() -> int:
             max(warm["frames"]), 50.0, "the stall limit", "< 50 ms")
         row(f"rank lanes, {label}: peak memory cold / from caches", "MB", cold_peak, warm_peak,
             "from the caches (ours, right)", "< 4000 MB")
+        if args.hosts:
+            on_hosts(folder, args.dir / "hosts")
         print(f"# {cold['slices']:,} slices on {cold['tracks']} tracks; whole run "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
     finally:
