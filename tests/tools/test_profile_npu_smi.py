@@ -70,3 +70,26 @@ def test_the_310_layout_and_a_sample_cut_short(tmp_path):
            f"@@studio-npu-smi 1700000001000000000 1700000001200000000\n{out[:200]}")
     (only,) = parse_log(log)  # the second reading never ended (the run stopped mid-sample)
     assert only.time_ns == 1700000000100000000
+
+
+def test_a_pytorch_run_collected_from_a_host_gets_its_npu_smi_tracks(sshd_host, tmp_path, ascend_fixtures,
+                                                                     real_profiles):
+    from studio.tools.profiler.on_host import collect_on_host
+
+    entry, known = sshd_host
+    record = tmp_path / "npu_smi_record.jsonl"
+    entry.toolkit = str(make_standin_toolkit(tmp_path / "cann", ascend_fixtures, STANDIN_NPU_SMI_RECORD=str(record)))
+    entry.extra["deploy_root"] = str(tmp_path / "root")
+    rank = real_profiles / "cluster_pytorch/msinsight_text_2rank_level2/level2/rank0_ascend_pt"
+    work = tmp_path / "train"
+    work.mkdir()
+    script = f"sleep 1.2 && mkdir -p prof && cp -r {rank} prof/new_ascend_pt && echo trained"
+    with SshTarget(entry, known) as target:
+        result = run_job(collect_on_host(target, RunConfig("train", script, workdir=str(work), target="testhost"),
+                                         "prof", tmp_path / "out", npu_smi_interval=INTERVAL))
+    readings = [json.loads(line) for line in record.read_text().splitlines()][1:]
+    assert result.npu_smi_samples >= 4 and len(readings) - 1 <= result.npu_smi_samples <= len(readings)
+    trace = run_job(open_profile(result.folder, use_cache=False))
+    counter = next(c for c in trace.counters if (c.process, c.name) == ("npu-smi NPU 0 (310)", "AICore(%)"))
+    assert counter.values.tolist() == [r["npus"][0]["values"]["AICore(%)"] for r in readings[:result.npu_smi_samples]]
+    assert trace.size > 4000  # the rank's own timeline is drawn too, with the readings beside it

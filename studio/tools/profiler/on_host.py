@@ -114,13 +114,21 @@ def _npu_smi_samples(target, log: str, folder: Path) -> int:
     return len({s.time_ns for s in samples})  # readings, each of every NPU
 
 
-def collect_on_host(target, config: RunConfig, folder: str, out: Path,
-                    cancel: CancelToken | None = None, fetch=None) -> Generator[Progress, None, HostProfile]:
+def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: CancelToken | None = None,
+                    fetch=None, npu_smi_interval: float | None = INTERVAL_S) -> Generator[Progress, None, HostProfile]:
     """Run ``config`` as it is (a PyTorch script profiling itself) and download the newest
-    ``*_ascend_pt`` folder under ``folder`` (relative to the working folder or absolute)."""
+    ``*_ascend_pt`` folder under ``folder`` (relative to the working folder or absolute); with
+    ``npu_smi_interval``, npu-smi is read during the run (when the host has it) as for msprof."""
     config.validate()
     setup = config.env_setup() or target.toolkit_setup()
-    cwd = _real_workdir(target, config)
+    log = None
+    if npu_smi_interval is not None:
+        place, cwd = _prepare(target, config, f"profiles/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
+        log = f"{place}/{LOG_NAME}"
+        sample = f"{{ npu-smi info >/dev/null 2>&1 && {sampler_script(log, npu_smi_interval)} || true; }}"
+        setup = f"{setup} && {sample}" if setup else sample
+    else:
+        cwd = _real_workdir(target, config)
     argv = config.argv()
     yield Progress(0.0, f"$ {shlex.join(argv)}")
     status, lines = yield from _stream(target, argv, cwd, setup, cancel)
@@ -139,7 +147,8 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path,
     remote = f"{base}/{newest}"
     files = _list(target, remote)
     local, size = yield from (fetch or partial(download_folder, target))(remote, files, Path(out), cancel)
-    return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines)
+    samples = _npu_smi_samples(target, log, local) if log is not None else 0
+    return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines, samples)
 
 
 def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple[int, list[str]]]:
