@@ -87,3 +87,17 @@ def test_parallel_decoding_through_the_cache_equals_one_after_the_other(real_pro
         i = serial.size // 3
         assert other.slice_args(i) == serial.slice_args(i)
         assert [(t.process, t.name) for t in other.tracks] == [(t.process, t.name) for t in serial.tracks]
+
+
+def test_msprof_device_ranks_and_ranks_without_a_timeline(real_profiles):
+    legacy = real_profiles / "msprof_prof_legacy/mindinsight_2dev"
+    merged = run_job(open_rank_timelines(legacy, workers=1))
+    for rank, prof in ((0, "PROF_000001_20230818142704322_COJGGGCANRMICFBC"),
+                       (1, "PROF_000001_20230818142704567_GQFAMHBKGODKJMLA")):
+        alone = run_job(open_profile(legacy / prof, use_cache=False))
+        assert alone.size and lane_slices(merged, f"rank {rank} · ") == lane_slices(alone, "")
+    qwen = run_job(open_rank_timelines(real_profiles / "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2",
+                                       workers=1))
+    assert {t.process.split(" · ")[0] for t in qwen.tracks} == {"rank 0", "rank 2"}
+    assert qwen.warnings == ["rank 1, rank 3: no timeline in the folder (only summaries such as step_trace_time.csv "
+                             "or analysis.db), so no lanes"]

@@ -21,7 +21,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.lod import Level, Lod
-from studio.tools.profiler.model import Counter, Trace, Track
+from studio.tools.profiler.model import Counter, Trace, Track, add_warning
 
 _RANK_GAP = 1000  # process sort keys per rank (a rank has far fewer processes)
 
@@ -35,11 +35,22 @@ def open_rank_timelines(folder: Path, cancel: CancelToken | None = None, workers
     if not found.ranks:
         raise UserError("This folder holds msprof-analyze's summaries, not the ranks' timelines", folder,
                         "Open the folder that holds the *_ascend_pt (or PROF_*) folders of the ranks.")
-    ranks = sorted(found.ranks, key=lambda r: r.rank)
-    traces = yield from decode_ranks([r.path for r in ranks], cancel, workers)
-    yield Progress(0.95, f"lining up {len(ranks)} ranks")
-    trace = merge_traces(traces, [f"rank {r.rank}" for r in ranks], source=str(folder))
-    trace.facts["ranks"] = str(len(ranks))
+    # A PyTorch rank is its *_ascend_pt folder; an msprof rank (PROF_*/device_N) is read with its
+    # PROF_ folder, which may hold several devices: those ranks then share one lane group.
+    sources: dict[Path, list[int]] = {}
+    for rank in sorted(found.ranks, key=lambda r: r.rank):
+        path = rank.path.parent if rank.kind == "msprof" and rank.path.parent.name.startswith("PROF_") else rank.path
+        sources.setdefault(path, []).append(rank.rank)
+    paths = list(sources)
+    traces = yield from decode_ranks(paths, cancel, workers)
+    labels = [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
+    yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
+    trace = merge_traces(traces, labels, source=str(folder))
+    trace.facts["ranks"] = str(len(found.ranks))
+    empty = [label for label, t in zip(labels, traces) if not t.size]
+    if empty:
+        add_warning(trace.facts, f"{', '.join(empty)}: no timeline in the folder (only summaries such as "
+                                 f"step_trace_time.csv or analysis.db), so no lanes")
     return trace
 
 
