@@ -2,8 +2,8 @@
 
 Each rank is read as the profiler reads it alone (its ``*_ascend_pt`` folder: the db or the text
 timeline, whichever is richer), into its own columnar cache, so a second open maps files. Ranks
-not cached yet are decoded in parallel, one process per core (each pinned to its core and decoding
-its rank on it alone). The per-rank traces are then put side by side: tracks, names and flows
+not cached yet are decoded in parallel, one forked process per core (each pinned to its core,
+decoding its ranks there alone). The per-rank traces are then put side by side: tracks, names and flows
 renumbered, times moved to the earliest rank's origin (the ranks' clocks are the hosts' wall
 clocks, as msprof stamps them), and the levels of detail of each rank joined rather than built
 again (their bucket sizes are the same for every trace), which is most of the cost of a first
@@ -35,12 +35,7 @@ def open_rank_timelines(folder: Path, cancel: CancelToken | None = None, workers
     if not found.ranks:
         raise UserError("This folder holds msprof-analyze's summaries, not the ranks' timelines", folder,
                         "Open the folder that holds the *_ascend_pt (or PROF_*) folders of the ranks.")
-    # A PyTorch rank is its *_ascend_pt folder; an msprof rank (PROF_*/device_N) is read with its
-    # PROF_ folder, which may hold several devices: those ranks then share one lane group.
-    sources: dict[Path, list[int]] = {}
-    for rank in sorted(found.ranks, key=lambda r: r.rank):
-        path = rank.path.parent if rank.kind == "msprof" and rank.path.parent.name.startswith("PROF_") else rank.path
-        sources.setdefault(path, []).append(rank.rank)
+    sources = rank_sources(found)
     paths = list(sources)
     traces = yield from decode_ranks(paths, cancel, workers)
     labels = [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
@@ -52,6 +47,28 @@ def open_rank_timelines(folder: Path, cancel: CancelToken | None = None, workers
         add_warning(trace.facts, f"{', '.join(empty)}: no timeline in the folder (only summaries such as "
                                  f"step_trace_time.csv or analysis.db), so no lanes")
     return trace
+
+
+def rank_sources(found) -> dict[Path, list[int]]:
+    """The folder each rank's timeline is read from, and the ranks it holds.
+
+    A PyTorch rank is its ``*_ascend_pt`` folder; an msprof rank (``PROF_*/device_N``) is read with
+    its PROF_ folder, which may hold several devices: those ranks then share one lane group."""
+    sources: dict[Path, list[int]] = {}
+    for rank in sorted(found.ranks, key=lambda r: r.rank):
+        path = rank.path.parent if rank.kind == "msprof" and rank.path.parent.name.startswith("PROF_") else rank.path
+        sources.setdefault(path, []).append(rank.rank)
+    return sources
+
+
+def cache_ranks(folder: str, cancel: CancelToken | None = None) -> Generator[Progress, None, int]:
+    """Every rank of ``folder`` decoded into its cache (the GUI runs this in a worker process, so
+    nothing forks from the window's process); returns how many folders were read."""
+    from studio.tools.profiler.cluster.discover import find_ranks
+
+    paths = list(rank_sources(find_ranks(Path(folder))))
+    yield from decode_ranks(paths, cancel)
+    return len(paths)
 
 
 def decode_ranks(paths: Sequence[Path], cancel: CancelToken | None = None, workers: int | None = None
@@ -78,57 +95,93 @@ def decode_ranks(paths: Sequence[Path], cancel: CancelToken | None = None, worke
 
 
 def _decode_parallel(paths, missing: list[int], traces: list, count: int, cancel) -> Generator[Progress, None, None]:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Decode the ``missing`` ranks in ``count`` forked children (plain ``fork``, as the range
+    decoders do: it works inside Studio's worker processes, where a process pool may not start),
+    each pinned to a core of its own and writing its ranks' caches; the caches are mapped here."""
+    import json
+    import select
+    import shutil
 
     from studio.tools.profiler import cache
+    from studio.tools.profiler.chrome_parallel import _kill
 
-    method = "fork" if hasattr(os, "fork") else "spawn"
-    context = multiprocessing.get_context(method)
     allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    started = context.Value("i", 0)
-    pool = ProcessPoolExecutor(count, mp_context=context, initializer=_pin, initargs=(allowed, started))
+    children: dict[int, int] = {}  # pid -> read end of its pipe
+    completed = False
     try:
-        pending = {pool.submit(_rank_to_cache, str(paths[i])): i for i in missing}
-        done_count = 0
-        while pending:
-            finished, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-            if cancel:
+        for slot in range(count):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child never returns from here
+                os.close(read_end)
+                _child(slot, [(i, str(paths[i])) for i in missing[slot::count]], allowed, write_end)
+            os.close(write_end)
+            children[pid] = read_end
+        buffers = {fd: b"" for fd in children.values()}
+        open_fds = set(buffers)
+        done = 0
+        while open_fds:
+            if cancel is not None:
                 cancel.raise_if_cancelled()
-            for future in finished:
-                i = pending.pop(future)
-                folder, temporary = future.result()
-                traces[i] = cache.load_folder(Path(folder))
-                if temporary:
-                    import shutil
-
-                    shutil.rmtree(folder, ignore_errors=True)  # the mappings keep the data (POSIX)
-                if traces[i] is None:
-                    raise UserError("A rank's parsed timeline could not be read back from the cache", paths[i],
-                                    "Check the disk is not full, then open the folder again.")
-                done_count += 1
-                yield Progress(0.9 * done_count / len(missing), f"{done_count} of {len(missing)} ranks decoded")
+            ready, _, _ = select.select(list(open_fds), [], [], 0.1)
+            for fd in ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    open_fds.discard(fd)
+                    continue
+                buffers[fd] += chunk
+                *lines, buffers[fd] = buffers[fd].split(b"\n")
+                for line in lines:
+                    message = json.loads(line)
+                    if message[0] == "error":
+                        raise UserError(*message[1:])
+                    i, folder, temporary = message
+                    traces[i] = cache.load_folder(Path(folder))
+                    if temporary:
+                        shutil.rmtree(folder, ignore_errors=True)  # the mappings keep the data (POSIX)
+                    if traces[i] is None:
+                        raise UserError("A rank's parsed timeline could not be read back from the cache", paths[i],
+                                        "Check the disk is not full, then open the folder again.")
+                    done += 1
+                    yield Progress(0.9 * done / len(missing), f"{done} of {len(missing)} ranks decoded")
+        missed = [paths[i] for i in missing if traces[i] is None]
+        if missed:
+            raise UserError("A process decoding ranks ended before its ranks were read", missed[0],
+                            "Open the folder again; if it recurs, open that rank alone to see its error.")
+        completed = True
     finally:
-        for process in list(getattr(pool, "_processes", {}).values()):
-            if process.is_alive() and cancel is not None and cancel.cancelled:
-                process.kill()
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pid, fd in children.items():
+            os.close(fd)
+            try:
+                finished, _ = os.waitpid(pid, 0 if completed else os.WNOHANG)
+            except ChildProcessError:
+                continue
+            if not finished:
+                _kill(pid)  # cancelled or failed: its rank is not wanted any more
 
 
-def _pin(allowed: list[int], started) -> None:
-    """Pool worker start: stay on a core of its own, so its rank decodes in this process alone."""
-    with started.get_lock():
-        nth = started.value
-        started.value += 1
-    if allowed and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {allowed[nth % len(allowed)]})
+def _child(slot: int, jobs: list[tuple[int, str]], allowed: list[int], out: int) -> None:
+    """A decoding child: its ranks, one after the other, on core ``slot``; one JSON line per rank."""
+    import json
 
+    code = 0
+    try:
+        if allowed and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {allowed[slot % len(allowed)]})  # its ranks decode here alone
+        from studio.core.jobs import run_job
+        from studio.tools.profiler.loader import parse_to_cache
 
-def _rank_to_cache(path: str) -> tuple[str, bool]:
-    from studio.core.jobs import run_job
-    from studio.tools.profiler.loader import parse_to_cache
-
-    return run_job(parse_to_cache(path))
+        for index, path in jobs:
+            folder, temporary = run_job(parse_to_cache(path))
+            os.write(out, (json.dumps([index, folder, temporary]) + "\n").encode())
+    except UserError as exc:
+        os.write(out, (json.dumps(["error", exc.what, exc.where, exc.fix]) + "\n").encode())
+    except BaseException as exc:  # noqa: BLE001 - the parent turns it into a message
+        os.write(out, (json.dumps(["error", f"Decoding a rank failed: {type(exc).__name__}: {exc}", None,
+                                   "Open that rank alone to see the error in full."]) + "\n").encode())
+        code = 1
+    finally:
+        os._exit(code)
 
 
 def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "") -> Trace:

@@ -55,9 +55,15 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
 
 def rank_lanes_job(folder: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
     """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread)."""
+    from studio.core.workers import WorkerUnavailable, run_in_worker
     from studio.tools.profiler.cluster.timeline import open_rank_timelines
 
-    trace = yield from open_rank_timelines(folder, cancel)
+    try:  # the ranks are decoded (in parallel) by a worker process into their caches ...
+        yield from run_in_worker("studio.tools.profiler.cluster.timeline:cache_ranks", str(folder), cancel=cancel)
+    except WorkerUnavailable:
+        pass
+    # ... and mapped and joined here (one after the other here when a cache could not be written)
+    trace = yield from open_rank_timelines(folder, cancel, workers=1)
     loaded = yield from loaded_with_stats(folder, trace)
     loaded.label = f"{source_label(folder)} (all ranks)"
     loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
