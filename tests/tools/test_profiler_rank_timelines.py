@@ -101,3 +101,18 @@ def test_msprof_device_ranks_and_ranks_without_a_timeline(real_profiles):
     assert {t.process.split(" · ")[0] for t in qwen.tracks} == {"rank 0", "rank 2"}
     assert qwen.warnings == ["rank 1, rank 3: no timeline in the folder (only summaries such as step_trace_time.csv "
                              "or analysis.db), so no lanes"]
+
+
+def test_a_ranks_warning_stays_a_warning_naming_the_rank(real_profiles, tmp_path):
+    import shutil
+
+    folder = tmp_path / "job"
+    for rank in (0, 1):
+        shutil.copytree(real_profiles / TEXT / f"rank{rank}_ascend_pt", folder / f"rank{rank}_ascend_pt")
+    trace_view = folder / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    trace_view.chmod(0o644)
+    data = trace_view.read_bytes()
+    trace_view.write_bytes(data[:len(data) // 2])  # cut off mid-array, as a copy cut short in transfer
+    merged = run_job(open_rank_timelines(folder, workers=1))
+    alone = run_job(open_profile(folder / "rank1_ascend_pt", use_cache=False))
+    assert alone.warnings and merged.warnings == [f"rank 1: {w}" for w in alone.warnings]

@@ -3,8 +3,8 @@
 Each rank is read as the profiler reads it alone (its ``*_ascend_pt`` folder: the db or the text
 timeline, whichever is richer), into its own columnar cache, so a second open maps files. Ranks
 not cached yet are decoded in parallel, one forked process per core (each pinned to its core,
-decoding its ranks there alone). The per-rank traces are then put side by side: tracks, names and flows
-renumbered, times moved to the earliest rank's origin (the ranks' clocks are the hosts' wall
+decoding its ranks there alone). The per-rank traces are then put side by side: tracks, names
+and flows renumbered, times moved to the earliest rank's origin (the ranks' clocks are the hosts' wall
 clocks, as msprof stamps them), and the levels of detail of each rank joined rather than built
 again (their bucket sizes are the same for every trace), which is most of the cost of a first
 frame over millions of slices.
@@ -21,7 +21,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.lod import Level, Lod
-from studio.tools.profiler.model import Counter, Trace, Track, add_warning
+from studio.tools.profiler.model import WARNING, Counter, Trace, Track, add_warning
 
 _RANK_GAP = 1000  # process sort keys per rank (a rank has far fewer processes)
 
@@ -225,7 +225,10 @@ def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "
         parts["fd"].append(np.asarray(trace.flow_dst) + slice_offset)
         blobs.append(trace.args_blob)
         for key, value in trace.facts.items():
-            facts[f"{label} {key}"] = value
+            if key.startswith(WARNING):  # a rank's warning stays a warning, saying whose
+                add_warning(facts, f"{label}: {value}")
+            else:
+                facts[f"{label} {key}"] = value
         facts[f"{label} source"] = trace.source
         slice_offset += trace.size
         blob_offset += len(trace.args_blob)
