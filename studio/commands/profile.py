@@ -170,14 +170,43 @@ def _compare(args: argparse.Namespace) -> int:
 def _add_cluster_arguments(actions) -> None:
     cluster = actions.add_parser("cluster", help="per-rank step time, communication matrix, parallel groups, "
                                                  "slow ranks and links of a multi-rank profile")
-    cluster.add_argument("path", type=Path, metavar="DIR",
+    cluster.add_argument("path", type=Path, metavar="DIR", nargs="?",
                          help="folder of *_ascend_pt or PROF_* rank folders, or a cluster_analysis_output")
     cluster.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    cluster.add_argument("--on", action="append", default=[], metavar="HOST:DIR",
+                         help="a folder of ranks on a host (repeat per host): each host's engine reads its ranks in "
+                              "place, all at once, and only what the report is made of comes back")
+    cluster.add_argument("--parts", action="store_true",
+                         help="print what the report is made of, per rank, as JSON (what a host sends back for --on)")
 
 
 def _cluster(args: argparse.Namespace) -> int:
+    from studio.core.errors import UserError
     from studio.tools.profiler.cluster import open_cluster
 
+    if args.on:
+        from studio.commands._engine_host import print_result
+        from studio.commands._context import cli_context
+        from studio.core.jobs import run_job
+        from studio.ops import cluster
+
+        if args.path is not None:
+            raise UserError("Give DIR or --on HOST:DIR, not both", "DIR / --on", "Drop DIR, or drop --on.")
+        print_result(run_job(cluster.run(cluster.parse_on(args.on), cli_context())), args.json)
+        return 0
+    if args.path is None:
+        raise UserError("Which folder of ranks?", "DIR", "Give DIR, or --on HOST:DIR for folders left on hosts.")
+    if args.parts:
+        from studio.tools.profiler.cluster.discover import find_ranks
+        from studio.tools.profiler.cluster.engine import rank_parts
+
+        _must_exist(args.path)
+        found = find_ranks(args.path)
+        if not found.ranks:
+            raise UserError("--parts reads the ranks' own folders; this is msprof-analyze's output", args.path,
+                            "Give the folder that holds the *_ascend_pt (or PROF_*) folders.")
+        print(json.dumps(rank_parts(found)))
+        return 0
     return _print_report(args, open_cluster)
 
 

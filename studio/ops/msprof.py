@@ -76,12 +76,13 @@ class Result:
     def to_json(self) -> dict:
         p = self.profile
         return {"folder": str(p.folder), "remote": p.remote, "host": p.where, "command": p.command,
-                "exported": p.exported, "files": p.files, "bytes": p.bytes}
+                "exported": p.exported, "files": p.files, "bytes": p.bytes, "npu_smi_samples": p.npu_smi_samples}
 
     def text(self) -> str:
         p = self.profile
         return (f"profile of {self.name} on {p.where}: {p.files} files ({p.bytes / 2**20:.1f} MiB) in {p.folder}"
-                + (" (exported with msprof --export=on)" if p.exported else ""))
+                + (" (exported with msprof --export=on)" if p.exported else "")
+                + (f"; {p.npu_smi_samples} npu-smi readings as counter tracks" if p.npu_smi_samples else ""))
 
 
 def prepare(request: Request, where: str | None):

@@ -52,8 +52,12 @@ def reference(path) -> tuple[dict[str, list[int]], dict[str, float], int]:
             row[2] = min(row[2], dur)
             row[3] = max(row[3], dur)
         elif event["ph"] == "C":
-            for key, value in event.get("args", {}).items():
-                counters[f"{event['name']}/{key}"] += value
+            args = event.get("args", {})
+            # an id among the args (Acc PMU's acc_id) names the series; it is not a value
+            unit = "".join(f" {k} {v}" for k, v in args.items() if k.endswith("_id"))
+            for key, value in args.items():
+                if not key.endswith("_id"):
+                    counters[f"{event['name']}{unit}/{key}"] += value
     return per_name, dict(counters), first
 
 

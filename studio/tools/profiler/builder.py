@@ -48,6 +48,7 @@ class TraceBuilder:
         self.spill_path: Path | None = None
         self._instants: list[tuple[int, int, int]] = []
         self._counters: dict[tuple, tuple[list[int], list[float]]] = {}
+        self.counter_sources: dict[Any, str] = {}  # pid -> where its counters were read
         self._flows: dict[tuple, list] = {}
         self.tables: dict[str, Table] = {}
         self.facts: dict[str, str] = {}
@@ -163,6 +164,11 @@ class TraceBuilder:
         series = self._counters.setdefault((pid, name), ([], []))
         series[0].append(time_ns)
         series[1].append(float(value))
+
+    def name_counter_sources(self, source: str) -> None:
+        """Say that the counters read so far without a source came from ``source``."""
+        for pid, _ in self._counters:
+            self.counter_sources.setdefault(pid, source)
 
     def add_flow_point(self, key: tuple, phase: str, time_ns: int, track: int, enclosing: bool) -> None:
         """One end of a flow arrow (``s`` start, ``t`` step, ``f`` finish), bound to slices later."""
@@ -284,8 +290,14 @@ class TraceBuilder:
             order = np.argsort(t, kind="stable")
             process = self.process_names.get(pid) or f"Process {pid}"
             counters.append(Counter(process, name, t[order], v[order], pid,
-                                    self.process_sort.get(pid, _numeric(pid))))
+                                    self.process_sort.get(pid, _numeric(pid)), self.counter_sources.get(pid, "")))
         counters.sort(key=lambda c: (c.process_sort, c.process, c.name))
+        sources: dict[str, int] = {}
+        for counter in counters:
+            sources[counter.source] = sources.get(counter.source, 0) + 1
+        if counters and "counters source" not in self.facts:  # users must see which file drew each track
+            self.facts["counters source"] = "; ".join(f"{src or 'the timeline'} ({n} series)"
+                                                      for src, n in sources.items())
         return counters
 
     def _bind_flows(self, trace: Trace, origin: int) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
-FORMAT_VERSION = 6  # bump whenever what a reader produces changes
+FORMAT_VERSION = 7  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")
@@ -64,7 +64,8 @@ def load_folder(folder: Path) -> Trace | None:
             **{name: arrays[name] for name in _SLICE_COLUMNS}, args_blob=blob,
             names=meta["names"], cats=meta["cats"], tracks=[Track(**t) for t in meta["tracks"]],
             counters=[Counter(c["process"], c["name"], np.load(folder / f"counter{i}_t.npy"),
-                              np.load(folder / f"counter{i}_v.npy"), c["pid"], c["process_sort"])
+                              np.load(folder / f"counter{i}_v.npy"), c["pid"], c["process_sort"],
+                              c.get("source", ""))
                       for i, c in enumerate(meta["counters"])],
             tables={k: Table(**t) for k, t in meta["tables"].items()}, facts=meta["facts"],
             origin_ns=meta["origin_ns"], source=meta["source"], model_path=meta.get("model_path"),
@@ -149,8 +150,8 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
         levels = _save_lod(tmp, trace)
         meta = {
             "names": trace.names, "cats": trace.cats, "tracks": [vars(t) for t in trace.tracks],
-            "counters": [{"process": c.process, "name": c.name, "pid": c.pid, "process_sort": c.process_sort}
-                         for c in trace.counters],
+            "counters": [{"process": c.process, "name": c.name, "pid": c.pid, "process_sort": c.process_sort,
+                          "source": c.source} for c in trace.counters],
             "tables": {k: vars(t) for k, t in trace.tables.items()}, "facts": trace.facts,
             "origin_ns": trace.origin_ns, "source": trace.source, "model_path": trace.model_path,
             "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels] if trace.lod is not None else None,

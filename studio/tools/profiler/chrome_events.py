@@ -264,7 +264,20 @@ def _counter(builder: TraceBuilder, e: Event, ts: int) -> None:
     if args is None:
         return
     base = e.name if e.id is None else f"{e.name}[{e.id}]"
+    # An identifier among the values (msprof's Acc PMU: {"value": .., "acc_id": 1}) names a series
+    # of its own; added up as a value it would interleave every accelerator into one line.
+    ids = {k: v for k, v in args.items() if _is_id(k) and isinstance(v, (int, str))}
+    if ids:
+        base += "".join(f" {k} {v}" for k, v in ids.items())
     for key, value in args.items():
+        if key in ids:
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             label = base if key in ("value", "") or len(args) == 1 and key == e.name else f"{base} ({key})"
             builder.add_counter(e.pid, label, ts, float(value))
+
+
+def _is_id(key: str) -> bool:
+    """A counter argument that says which unit the sample is of (``acc_id``, ``id``), not a value."""
+    key = key.lower()
+    return key == "id" or key.endswith("_id")

@@ -64,6 +64,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
             del events
             yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
         finish_events(builder, path)
+        builder.name_counter_sources(path.name)
     finally:
         if gc_was_enabled:
             gc.enable()

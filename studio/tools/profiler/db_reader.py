@@ -1,7 +1,8 @@
 """msprof SQLite export (``msprof_*.db``, CANN >= 8.0; schema in ascend_formats.md §3.4).
 
 Device tasks come from ``TASK`` joined with ``COMPUTE_TASK_INFO`` / ``COMMUNICATION_TASK_INFO``
-for their names; host API calls from ``CANN_API``; user ranges from ``MSTX_EVENTS``. Strings are
+for their names; host API calls from ``CANN_API``; user ranges from ``MSTX_EVENTS``; usage
+counters (HBM, LLC, NPU memory, host CPU ...) from their tables (:mod:`.usage_counters`). Strings are
 interned in ``STRING_IDS``. Times are already nanoseconds. API calls and tasks that share a
 ``connectionId`` are joined by flow arrows (host -> device).
 
@@ -32,6 +33,7 @@ from studio.core.formats import PROFILER, FileFormat
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table, Trace, add_warning
+from studio.tools.profiler.usage_counters import add_db_counters
 
 _NO_ID = 4294967295
 OUTSIDE_TABLE = "outside_session"
@@ -122,6 +124,7 @@ def add_database(builder: TraceBuilder, path: Path) -> None:
                 events += _mstx(db, strings)
             session = _session(db, tables)
             _facts(builder, db, tables, session)
+            add_db_counters(builder, db, tables, strings, path.name)
         except sqlite3.DatabaseError as exc:
             raise UserError(f"msprof database is corrupt or of an unknown schema: {exc}", path, _FIX) from exc
         except (TypeError, ValueError, OverflowError, AttributeError, OSError) as exc:  # damaged values in intact pages

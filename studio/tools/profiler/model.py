@@ -45,6 +45,7 @@ class Counter:
     values: np.ndarray
     pid: int | str = 0
     process_sort: float = 0.0
+    source: str = ""  # where the samples were read (file, and table for a database)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from studio.tools.profiler import csv_tables
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.model import Table, Trace
+from studio.tools.profiler.npu_smi import SAMPLES_FILE
 from studio.core.units import human_size
 
 _TIMELINE = re.compile(r"^(msprof|trace_view)(_slice)?[_\d]*\.json$")
@@ -56,8 +57,8 @@ def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]
             continue
         seen.add(place)
         for child in sorted(place.iterdir()):
-            if not child.is_file():
-                continue
+            if not child.is_file() or child.name == SAMPLES_FILE:
+                continue  # npu-smi readings are added to whichever timeline is drawn
             if _TIMELINE.match(child.name):
                 timelines.append(child)
             elif _CSV_KINDS.match(child.name):
@@ -124,6 +125,8 @@ def read_profile_folder(folder: Path, cancel: CancelToken | None = None) -> Gene
     elif kind == "op_summary":
         builder = TraceBuilder()
         csv_tables.add_op_summary_slices(builder, summary)
+    if (folder / SAMPLES_FILE).is_file():  # npu-smi read during an on-host run (npu_smi.py)
+        yield from read_chrome_trace(folder / SAMPLES_FILE, cancel, builder, build=False)
     builder.tables.update(tables)
     builder.facts.update(folder_facts(folder, timelines + csvs + databases))
     if len([s for s in sources if s[2]]) > 1:

@@ -26,6 +26,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
 from studio.targets.base import stream
 from studio.runs.fetch import download_folder
+from studio.tools.profiler.npu_smi import INTERVAL_S, LOG_NAME, parse_log, sampler_script, write_samples
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
 
@@ -42,11 +43,17 @@ class HostProfile:
     files: int = 0
     bytes: int = 0
     output: list[str] = field(default_factory=list)
+    npu_smi_samples: int = 0  # npu-smi readings (of all NPUs) written into the profile as counter tracks
 
 
 def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions | None = None,
-                    cancel: CancelToken | None = None, fetch=None) -> Generator[Progress, None, HostProfile]:
+                    cancel: CancelToken | None = None, fetch=None, npu_smi_interval: float | None = INTERVAL_S
+                    ) -> Generator[Progress, None, HostProfile]:
     """Wrap ``config`` in msprof on ``target``; returns the downloaded PROF_ folder under ``out``.
+
+    Every ``npu_smi_interval`` seconds of the run (None: never) ``npu-smi info`` is read in the
+    same session, and the readings go into the downloaded folder as counter tracks
+    (:mod:`~studio.tools.profiler.npu_smi`).
 
     ``fetch(remote, files, out, cancel)`` downloads a folder (a generator returning (folder, bytes));
     by default each file comes through ``target.get``. The callers pass the deployment's
@@ -64,6 +71,9 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
     # npu-smi answers first, in the same round trip (a failing driver is the usual cause of
     # msprof errors, and its own message is the clear one).
     check = f"{{ npu-smi info >/dev/null 2>&1 || {{ npu-smi info 2>&1; echo {_NPU_MARK}; exit {_NPU_FAILED}; }}; }}"
+    log = f"{remote_out}/{LOG_NAME}"
+    if npu_smi_interval is not None:  # started once npu-smi answered; ends with msprof
+        check += f" && {sampler_script(log, npu_smi_interval)}"
     status, lines = yield from _stream(target, argv, cwd, f"{setup} && {check}" if setup else check, cancel)
     if status == _NPU_FAILED and lines and lines[-1] == _NPU_MARK:
         found = [x for x in lines[:-1] if x.strip()] or ["npu-smi: command not found (no NPU driver installed)"]
@@ -91,17 +101,34 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
         exported = True
     files = _list(target, prof) if fetch is None else []
     folder, size = yield from (fetch or partial(download_folder, target))(prof, files, out, cancel)
+    samples = _npu_smi_samples(target, log, folder) if npu_smi_interval is not None else 0
     count = sum(1 for p in folder.rglob("*") if p.is_file())
-    return HostProfile(folder, prof, target.where, line, exported, count, size, lines)
+    return HostProfile(folder, prof, target.where, line, exported, count, size, lines, samples)
 
 
-def collect_on_host(target, config: RunConfig, folder: str, out: Path,
-                    cancel: CancelToken | None = None, fetch=None) -> Generator[Progress, None, HostProfile]:
+def _npu_smi_samples(target, log: str, folder: Path) -> int:
+    """The sampler's readings, written into the downloaded ``folder``; how many there were."""
+    status, out, _ = target.run_script(f"cat -- {shlex.quote(log)} 2>/dev/null", timeout=60)
+    samples = parse_log(out.decode("utf-8", "replace")) if status == 0 else []
+    write_samples(folder, samples)
+    return len({s.time_ns for s in samples})  # readings, each of every NPU
+
+
+def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: CancelToken | None = None,
+                    fetch=None, npu_smi_interval: float | None = INTERVAL_S) -> Generator[Progress, None, HostProfile]:
     """Run ``config`` as it is (a PyTorch script profiling itself) and download the newest
-    ``*_ascend_pt`` folder under ``folder`` (relative to the working folder or absolute)."""
+    ``*_ascend_pt`` folder under ``folder`` (relative to the working folder or absolute); with
+    ``npu_smi_interval``, npu-smi is read during the run (when the host has it) as for msprof."""
     config.validate()
     setup = config.env_setup() or target.toolkit_setup()
-    cwd = _real_workdir(target, config)
+    log = None
+    if npu_smi_interval is not None:
+        place, cwd = _prepare(target, config, f"profiles/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
+        log = f"{place}/{LOG_NAME}"
+        sample = f"{{ npu-smi info >/dev/null 2>&1 && {sampler_script(log, npu_smi_interval)} || true; }}"
+        setup = f"{setup} && {sample}" if setup else sample
+    else:
+        cwd = _real_workdir(target, config)
     argv = config.argv()
     yield Progress(0.0, f"$ {shlex.join(argv)}")
     status, lines = yield from _stream(target, argv, cwd, setup, cancel)
@@ -120,7 +147,8 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path,
     remote = f"{base}/{newest}"
     files = _list(target, remote)
     local, size = yield from (fetch or partial(download_folder, target))(remote, files, Path(out), cancel)
-    return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines)
+    samples = _npu_smi_samples(target, log, local) if log is not None else 0
+    return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines, samples)
 
 
 def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple[int, list[str]]]:

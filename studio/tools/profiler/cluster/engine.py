@@ -15,8 +15,8 @@ from studio.tools.profiler.cluster import slow
 from studio.tools.profiler.cluster.analysis_output import read_analysis_output, stage_index
 from studio.tools.profiler.cluster.bandwidth import read_bandwidth
 from studio.tools.profiler.cluster.discover import ANALYSIS_OUTPUT, OUTPUT, ClusterInput, find_ranks
-from studio.tools.profiler.cluster.groups import read_layout
-from studio.tools.profiler.cluster.matrix import build_matrix, read_links
+from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
+from studio.tools.profiler.cluster.matrix import Link, build_matrix, read_links
 from studio.tools.profiler.cluster.report import ClusterReport
 from studio.tools.profiler.cluster.step_time import FIELDS, read_rank_steps
 
@@ -30,33 +30,61 @@ def open_cluster(folder: Path) -> ClusterReport:
 
 
 def _from_ranks(found: ClusterInput) -> ClusterReport:
-    report = ClusterReport()
-    layout = read_layout(found.ranks)
-    rows, links, bandwidth, kinds, files = [], {}, {}, set(), []
+    return assemble([rank_parts(found)])
+
+
+def rank_parts(found: ClusterInput) -> dict:
+    """What the report is made of, per rank, as JSON: step rows, raw links, bandwidth, metadata.
+
+    A host holding some of the ranks sends this back (``studio profile cluster DIR --parts``);
+    :func:`assemble` makes the report of every host's parts, so links between ranks on different
+    hosts are placed as if the folders were side by side."""
+    warnings: list[str] = []
+    ranks = []
     for rank in found.ranks:
-        use_db = rank.has_db
-        steps = read_rank_steps(rank, report.warnings)
-        rows.extend(steps)
-        files.extend(sorted({s.source for s in steps}))
-        if rank.kind == "msprof":
+        steps = read_rank_steps(rank, warnings)
+        part = {"rank": rank.rank, "kind": rank.kind, "has_db": rank.has_db, "has_text": rank.has_text,
+                "steps": [to_json(row) for row in steps], "metadata": rank_metadata(rank), "use_db": False,
+                "links": [], "bandwidth": []}
+        if rank.kind != "msprof":
+            part["use_db"] = rank.has_db and any(s.source.endswith("analysis.db") for s in steps)
+            part["links"] = [to_json(link) for link in read_links(rank, part["use_db"])]
+            part["bandwidth"] = [[step, transport, size, time] for (step, transport), (size, time)
+                                 in read_bandwidth(rank, part["use_db"]).items()]
+        ranks.append(part)
+    return {"ranks": ranks, "warnings": warnings}
+
+
+def assemble(parts: list[dict]) -> ClusterReport:
+    """The cluster report of the ranks in ``parts`` (one :func:`rank_parts` per folder or host)."""
+    report = ClusterReport()
+    ranks = [rank for part in parts for rank in part["ranks"]]
+    for part in parts:
+        report.warnings.extend(part["warnings"])
+    layout = layout_of([rank["metadata"] for rank in ranks])
+    rows, links, bandwidth, kinds, files = [], {}, {}, set(), []
+    for rank in ranks:
+        rows.extend(rank["steps"])
+        files.extend(sorted({row["source"] for row in rank["steps"]}))
+        if rank["kind"] == "msprof":
             kinds.add("msprof timeline")
             continue
-        use_db = use_db and any(s.source.endswith("analysis.db") for s in steps)
-        kinds.add("db" if use_db else "text")
-        links[rank.rank] = read_links(rank, use_db)
-        bandwidth[rank.rank] = read_bandwidth(rank, use_db)
+        kinds.add("db" if rank["use_db"] else "text")
+        links[rank["rank"]] = [Link(**link) for link in rank["links"]]
+        bandwidth[rank["rank"]] = {(step, transport): [size, time]
+                                   for step, transport, size, time in rank["bandwidth"]}
     report.matrix, unplaced = build_matrix(links, layout.by_hash, layout.name_by_hash)
     if unplaced:
         report.warnings.append(f"{unplaced} matrix links lead to ranks that were not profiled (or whose group "
                                f"is unknown) and are left out, as msprof-analyze does")
-    stages = {r.rank: layout.stage_of(r.rank) for r in found.ranks}
-    report.ranks = [_rank_dict(to_json(row), layout, stages) for row in rows]
+    stages = {rank["rank"]: layout.stage_of(rank["rank"]) for rank in ranks}
+    report.ranks = [_rank_dict(dict(row), layout, stages) for row in rows]
     report.stages = _stage_rows(report.ranks, layout.groups.get("pp", []))
     report.groups = to_json(layout)
     report.slow_ranks = slow.slow_ranks(report.ranks, stages)
     report.slow_links = slow.slow_links(bandwidth, report.matrix)
-    both = [r.rank for r in found.ranks if r.has_db and r.has_text]
-    report.source = {"kind": "/".join(sorted(kinds)), "ranks": len(found.ranks), "files": files,
+    both = [rank["rank"] for rank in ranks if rank["has_db"] and rank["has_text"]]
+    report.source = {"kind": "/".join(sorted(kinds)), "ranks": len(ranks), "files": files,
                      "note": (f"text and db both present for rank(s) {', '.join(map(str, both))}: the db "
                               f"(analysis.db) was read" if both and "db" in kinds else "")}
     return report

@@ -71,9 +71,13 @@ class Layout:
 
 def read_layout(ranks: list[RankDir]) -> Layout:
     """The union of every rank's parallel groups, or Megatron's layout from the sizes alone."""
+    return layout_of([rank_metadata(rank) for rank in ranks])
+
+
+def layout_of(metadata: list[dict]) -> Layout:
+    """:func:`read_layout` from the ranks' metadata already read (``profiler_metadata.json`` keys)."""
     layout, named, sources = Layout(), {}, set()
-    for rank in ranks:
-        meta = _metadata(rank)
+    for meta in metadata:
         if not meta:
             continue
         args = meta.get("distributed_args")
@@ -121,7 +125,7 @@ def megatron_groups(sizes: dict[str, int]) -> dict[str, list[list[int]]]:
     return {"tp": tp_groups, "pp": pp_groups, "dp": dp_groups}
 
 
-def _metadata(rank: RankDir) -> dict:
+def rank_metadata(rank: RankDir) -> dict:
     if "metadata" in rank.files:
         data = read_json(rank.files["metadata"])
         return data if isinstance(data, dict) else {}

@@ -68,11 +68,14 @@ class ClusterPanel(Panel):
         self.profiler_button = QPushButton("Open rank in Profiler", self)
         self.profiler_button.setToolTip("Open the selected rank's own folder in the Profiler (its timeline)")
         self.profiler_button.clicked.connect(self.open_selected_rank)
+        self.lanes_button = QPushButton("All ranks' timelines", self)
+        self.lanes_button.setToolTip("Every rank's timeline in the Profiler, a lane group per rank on one clock")
+        self.lanes_button.clicked.connect(self.open_rank_timelines)
         bar = QHBoxLayout()
         for widget in (open_button, self.folder_label):
             bar.addWidget(widget)
         bar.addStretch(1)
-        for widget in (self.step_label, self.step_combo, self.profiler_button):
+        for widget in (self.step_label, self.step_combo, self.profiler_button, self.lanes_button):
             bar.addWidget(widget)
         self.source_label = QLabel("", self)
         self.source_label.setWordWrap(True)
@@ -237,6 +240,8 @@ class ClusterPanel(Panel):
         row = self.table.selected_row()
         folder = self.state.rank_folder(row) if row else None
         self.profiler_button.setEnabled(folder is not None)
+        kind = ((self.state.report or {}).get("source") or {}).get("kind", "")
+        self.lanes_button.setEnabled(bool(self.state.report) and kind != "cluster_analysis_output")
         self.profiler_button.setToolTip(
             f"Open {folder} in the Profiler" if folder else
             "Select a rank first" if row is None and self.state.report else
@@ -249,6 +254,12 @@ class ClusterPanel(Panel):
         folder = self.state.rank_folder(row) if row else None
         if folder is not None:
             self.request_open.emit(folder)
+
+
+    def open_rank_timelines(self) -> None:
+        """Ask the Profiler for every rank's timeline of the folder on screen."""
+        if self.state.folder is not None and self.links is not None:
+            self.links.rank_timelines.emit(self.state.folder)
 
 
 def _error_text(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from studio.ui.panels.profiler import state as st
 from studio.ui.panels.profiler.compare_tab import CompareTab
 from studio.ui.panels.profiler.range_actions import RangeActions
 from studio.ui.panels.profiler.run_actions import RunActions
-from studio.ui.panels.profiler.state import Loaded, ProfilerState, load_job, summary_rows
+from studio.ui.panels.profiler.state import Loaded, ProfilerState, load_job, rank_lanes_job, summary_rows
 from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timeline import TimelineView
@@ -52,6 +52,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.shape_dialog = None  # the open "Input shapes" dialog, if any
         self._build()
         self.links.profile_model.connect(self.profile_model)
+        self.links.rank_timelines.connect(self.open_rank_timelines)
         self.links.show_time_range.connect(self.show_time_range)
 
     @property
@@ -121,6 +122,21 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         handle.finished.connect(self._on_loaded)
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
 
+    def open_rank_timelines(self, folder) -> None:
+        """Every rank of the multi-rank ``folder`` on one timeline (the Cluster panel asks for it)."""
+        folder = Path(folder)
+        self.links.focus.emit("profiler")
+        index = self.state.route(folder)
+        if index is not None:
+            self.profile_box.setCurrentIndex(index)
+            return
+        self.info.setText(f"Opening every rank of {folder.name}…")
+        handle = self.runner.start(f"Opening the ranks of {folder.name}",
+                                   lambda cancel: rank_lanes_job(folder, cancel))
+        handle.finished.connect(self._on_loaded)
+        handle.failed.connect(
+            lambda exc, _tb: self.info.setText(f"Could not open {folder.name}: {str(exc).splitlines()[0]}"))
+
     def _on_loaded(self, loaded: Loaded) -> None:
         labels = self.state.add(loaded)
         self.profile_box.addItem(loaded.label)
@@ -133,7 +149,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         if pending is not None:
             self.show_time_range(*pending)
         self._compare_when_open()
-        if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap):
+        if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap) and not loaded.cached:
             from studio.tools.profiler.loader import store_cache
 
             trace, path = loaded.trace, loaded.path

@@ -40,6 +40,7 @@ class Loaded:
     counted: str = ""  # which slices the op statistics count (measured iterations, warm-ups left out)
     first_view: tuple[int, int] | None = None  # (t0, t1) ns the timeline opens on (None: the whole trace)
     first_view_note: str = ""  # what the first view shows, for the info line
+    cached: bool = False  # nothing to write to the cache after display
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -49,6 +50,28 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     # Big sources are parsed by a worker process into the cache and mapped here; small ones are
     # read in this thread and cached after they are shown.
     trace = yield from open_profile_offloaded(path, cancel)
+    return (yield from loaded_with_stats(path, trace))
+
+
+def rank_lanes_job(folder: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
+    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread)."""
+    from studio.core.workers import WorkerUnavailable, run_in_worker
+    from studio.tools.profiler.cluster.timeline import open_rank_timelines
+
+    try:  # the ranks are decoded (in parallel) by a worker process into their caches ...
+        yield from run_in_worker("studio.tools.profiler.cluster.timeline:cache_ranks", str(folder), cancel=cancel)
+    except WorkerUnavailable:
+        pass
+    # ... and mapped and joined here (one after the other here when a cache could not be written)
+    trace = yield from open_rank_timelines(folder, cancel, workers=1)
+    loaded = yield from loaded_with_stats(folder, trace)
+    loaded.label = f"{source_label(folder)} (all ranks)"
+    loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
+    return loaded
+
+
+def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
+    """``trace`` with everything the panel shows that costs more than a few ms on a big trace."""
     yield Progress(None, "statistics")
     # Everything the panel shows that costs more than a few ms on a big trace is computed here,
     # off the GUI thread: the table rows, the timeline's colours.

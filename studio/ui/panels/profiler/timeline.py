@@ -442,7 +442,9 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
             if row is not None and row.kind == "counter":
                 value = self.counter_value(row, self.time_at(pos.x()))
                 if value is not None:
-                    QToolTip.showText(global_pos, f"{row.label}: {value:,.3f}\n{row.process}", self)
+                    source = self.trace.counters[row.counter].source
+                    QToolTip.showText(global_pos, f"{row.label}: {value:,.3f}\n{row.process}"
+                                      + (f"\nread from {source}" if source else ""), self)
                     return
         index = self.slice_at(pos)
         if index >= 0:

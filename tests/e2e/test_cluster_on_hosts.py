@@ -1,0 +1,50 @@
+"""Ranks left on their hosts (one folder per host, as training jobs leave them): two host entries
+on the real sshd, Studio's engine on each reads its rank in place, both at once, and only the
+parts of the report come back. The report equals the one of the two folders side by side here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from standins import write_host
+from test_cli import run_studio
+from test_engine_host import engine_host  # noqa: F401 - the session's engine on the sshd
+
+from studio.tools.profiler.cluster import open_cluster
+
+TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
+
+
+def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
+        engine_host, sshd, studio_home, real_profiles, tmp_path):  # noqa: F811
+    write_host(studio_home, sshd, name="node1", engine_root=str(engine_host["root"]))
+    second = (studio_home / "config" / "hosts.toml").read_text().replace("[hosts.node1]", "[hosts.node2]")
+    with open(studio_home / "config" / "hosts.toml", "a") as handle:
+        handle.write("\n" + second)
+    folders = {}
+    for rank, node in ((0, "node1"), (1, "node2")):
+        folders[node] = tmp_path / node / "job output"
+        shutil.copytree(real_profiles / TEXT / f"rank{rank}_ascend_pt", folders[node] / f"rank{rank}_ascend_pt")
+    result = run_studio("profile", "cluster", "--on", f"node1:{folders['node1']}", "--on", f"node2:{folders['node2']}",
+                        "--json", home=studio_home, timeout=600)
+    assert result.returncode == 0, result.stderr
+    ours = json.loads(result.stdout)
+    from studio.core.serial import to_json
+
+    here = to_json(open_cluster(real_profiles / TEXT))
+    strip = [{k: v for k, v in row.items() if k != "source"} for row in ours["ranks"]]
+    assert strip == [{k: v for k, v in row.items() if k != "source"} for row in here["ranks"]]
+    assert ours["matrix"] == here["matrix"] and ours["matrix"]  # links between the two hosts' ranks placed
+    assert ours["slow_ranks"] == here["slow_ranks"] and ours["slow_links"] == here["slow_links"]
+    assert ours["groups"] == here["groups"]
+    assert [r["source"].split(":", 1)[0] for r in ours["ranks"]] == ["node1", "node2"]
+    hosts = ours["source"]["hosts"]
+    assert [(h["host"], h["ranks"]) for h in hosts] == [("node1", [0]), ("node2", [1])]
+    sizes = [sum(p.stat().st_size for p in folders[h["host"]].rglob("*") if p.is_file()) for h in hosts]
+    assert all(h["bytes"] * 20 < size for h, size in zip(hosts, sizes))  # parts, not folders, travelled
+    # a rank on both hosts is refused, naming both
+    shutil.copytree(folders["node1"] / "rank0_ascend_pt", folders["node2"] / "rank0_ascend_pt")
+    again = run_studio("profile", "cluster", "--on", f"node1:{folders['node1']}", "--on", f"node2:{folders['node2']}",
+                       home=studio_home, timeout=600)
+    assert again.returncode == 2 and "Rank 0 is both on node1 and on node2" in again.stderr
