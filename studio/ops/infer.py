@@ -85,6 +85,12 @@ class Request:
         return argv + self.engine.to_argv()
 
     @classmethod
+    def of(cls, opts) -> Request:
+        """The request of an :class:`~studio.tools.infer.runner.InferOptions`."""
+        values = {f.name: getattr(opts, f.name) for f in fields(opts) if f.name not in ("out", "providers")}
+        return cls(**values, output=opts.out, providers=list(opts.providers or []))
+
+    @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
         return cls(Path(args.model), Path(args.images), Path(args.output), args.task, args.labels, args.truth,
                    args.preset, args.resize, args.size, args.bgr, args.layout, args.mean, args.std, args.head,
