@@ -107,8 +107,10 @@ def driver(kind: str, arg: str, window, app, errors: list[str]):
         panel = window.panels.get("gallery")
         window.show_panel("gallery")
         options = InferOptions(Path(spec["model"]), Path(spec["pictures"]), Path(spec["out"]), "segment")
+        # done: the results shown and the thumbnails of the rows in view read (their job ran)
         return (lambda: panel.run_infer(options)), \
-            (lambda: panel.state.run is not None and len(panel.model.rows) == spec["count"] and not runner.active_jobs)
+            (lambda: panel.state.run is not None and len(panel.model.rows) == spec["count"]
+             and panel._thumb_job is not None and not runner.active_jobs)
     if kind == "idle":
         until = [0.0]
 

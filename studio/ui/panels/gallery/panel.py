@@ -92,6 +92,8 @@ class GalleryPanel(Panel):
         self.grid.setViewMode(QListView.ViewMode.IconMode)
         self.grid.setResizeMode(QListView.ResizeMode.Adjust)
         self.grid.setUniformItemSizes(True)
+        self.grid.setLayoutMode(QListView.LayoutMode.Batched)  # 10,000 cells laid out across event-loop turns
+        self.grid.setBatchSize(1000)
         self.grid.setMovement(QListView.Movement.Static)
         self.grid.setWordWrap(True)
         self.grid.setSpacing(6)
