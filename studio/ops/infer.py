@@ -22,36 +22,18 @@ from pathlib import Path
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
+from studio.tools.infer.runner import InferOptions
 
 OM_TOOLS = ("msame", "ais_bench")
 
 
 @dataclass
-class Request:
-    """``studio infer`` as a request: the InferOptions fields, plus how an .om runs and how a
-    host's engine is made."""
+class Request(InferOptions):
+    """``studio infer`` as a request: the engine's options (``out`` is ``-o``), plus how an .om
+    runs and how a host's engine is made."""
 
     COMMAND = ("infer",)
 
-    model: Path
-    images: Path
-    output: Path
-    task: str
-    labels: Path | None = None
-    truth: Path | None = None
-    preset: str | None = None
-    resize: str | None = None
-    size: tuple[int, int] | None = None
-    bgr: bool = False
-    layout: str | None = None
-    mean: tuple[float, float, float] | None = None
-    std: tuple[float, float, float] | None = None
-    head: str | None = None
-    conf: float = 0.25
-    iou: float = 0.45
-    top: int = 5
-    overlays: bool = True
-    providers: list[str] = field(default_factory=list)
     tool: str = "msame"      # what runs an .om
     device: int = 0          # the NPU an .om runs on
     engine: EngineOptions = field(default_factory=EngineOptions)
@@ -60,17 +42,13 @@ class Request:
     def is_om(self) -> bool:
         return self.model.suffix.lower() == ".om"
 
-    def options(self):
-        """The engine's :class:`~studio.tools.infer.runner.InferOptions` of this request."""
-        from studio.tools.infer.runner import InferOptions
-
-        names = {f.name for f in fields(InferOptions)}
-        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name in names}
-        return InferOptions(**values, out=self.output)
+    def options(self) -> InferOptions:
+        """The engine's options of this request (the request itself: it is one)."""
+        return self
 
     def to_argv(self) -> list[str]:
         """The ``studio infer`` arguments of this request (the host is ``--host``)."""
-        argv = [str(self.model), str(self.images), "-o", str(self.output), "--task", self.task]
+        argv = [str(self.model), str(self.images), "-o", str(self.out), "--task", self.task]
         for flag, value in (("--labels", self.labels), ("--truth", self.truth), ("--preset", self.preset),
                             ("--resize", self.resize), ("--layout", self.layout), ("--head", self.head)):
             argv += [flag, str(value)] if value is not None else []
@@ -80,15 +58,14 @@ class Request:
         argv += ["--bgr"] if self.bgr else []
         argv += ["--conf", f"{self.conf:g}", "--iou", f"{self.iou:g}", "--top", str(self.top)]
         argv += [] if self.overlays else ["--no-overlays"]
-        argv += [arg for name in self.providers for arg in ("--provider", name)]
+        argv += [arg for name in self.providers or [] for arg in ("--provider", name)]
         argv += ["--tool", self.tool, "--device", str(self.device)] if self.is_om else []
         return argv + self.engine.to_argv()
 
     @classmethod
-    def of(cls, opts) -> Request:
-        """The request of an :class:`~studio.tools.infer.runner.InferOptions`."""
-        values = {f.name: getattr(opts, f.name) for f in fields(opts) if f.name not in ("out", "providers")}
-        return cls(**values, output=opts.out, providers=list(opts.providers or []))
+    def of(cls, opts: InferOptions) -> Request:
+        """The request of engine options (run here, msame for an .om)."""
+        return cls(**{f.name: getattr(opts, f.name) for f in fields(InferOptions)})
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
@@ -106,7 +83,7 @@ class Request:
 
         return replace(self, model=Path(paths.model(self.model)), images=upload("images", self.images),
                        labels=upload("labels", self.labels), truth=upload("truth", self.truth),
-                       output=Path(paths.output(self.output)), engine=EngineOptions())
+                       out=Path(paths.output(self.out)), engine=EngineOptions())
 
 
 @dataclass
@@ -159,7 +136,7 @@ def _localized(request: Request, data: dict):
     from studio.tools.infer.results import InferResult
     from studio.tools.infer.runner import read_results
 
-    out = Path(request.output)
+    out = Path(request.out)
     (out / "results.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     read_results(out)  # the same format as a local run's, or a clear error
     return InferResult(out, data["images"], data["summary"], data["preprocess"], data.get("notes", []))

@@ -168,33 +168,26 @@ def _run_tool(target, command, argv, work, tool, count, cancel) -> Generator[Pro
     from studio.tools.bench.commands import command_line
     from studio.tools.bench.on_target import tool_failure
     from studio.tools.bench.parsers import parse_ais_bench
+    from studio.targets.base import stream
     from studio.tools.infer.om_files import msame_time
 
     line = command_line(argv)
     yield Progress(None, f"$ {line}   (on {target.where})")
     started = time.monotonic()
     times: list[float] = []
-    lines: list[str] = []
+
+    def show(message: str) -> Progress | None:
+        """msame's per-picture time lines are counted (a fraction every 16), the others shown."""
+        ms = msame_time(message)
+        if ms is None:
+            return Progress(None, message)
+        times.append(ms)
+        if len(times) % 16 and len(times) != count:
+            return None
+        return Progress(len(times) / count, f"{tool} on {target.where}: {len(times):,} of {count:,} pictures")
+
     job = target.run(command, cwd=work, env_setup=target.toolkit_setup(), cancel=cancel)
-    try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                status = int(done.value)
-                break
-            ms = msame_time(step.message)
-            if ms is not None:
-                times.append(ms)
-                if len(times) % 16 == 0 or len(times) == count:
-                    yield Progress(len(times) / count, f"{tool} on {target.where}: {len(times):,} of {count:,} "
-                                                       "pictures")
-                continue
-            lines.append(step.message)
-            del lines[:-200]
-            yield Progress(None, step.message)
-    finally:
-        job.close()
+    status, lines = yield from stream(job, keep=200, show=show)
     if status != 0:
         raise tool_failure(tool, argv[0] if tool == "msame" else tool, status, target.where, line, lines)
     note = None
