@@ -50,11 +50,9 @@ def om_specs(model: Path):
 
 def _preprocess(request, spec):
     """The preprocessing for the OM's input (a uint8 input, an AIPP model's, takes raw pixels)."""
-    from studio.tools.infer.preprocess import make_preprocess
+    from studio.tools.infer.preprocess import make_preprocess, preset_for_input
 
-    preset = request.preset
-    if spec.dtype == "uint8" and preset is None and request.mean is None:
-        preset = "raw"  # AIPP normalises on the NPU: the model takes the pixels as they are
+    preset = preset_for_input(spec.dtype, request.preset, request.mean)
     pre = make_preprocess(spec.shape, request.task, preset, request.resize, request.size, request.bgr,
                           request.layout, request.mean, request.std, input_name=spec.name)
     h, w = (spec.shape[2], spec.shape[3]) if pre.layout == "NCHW" else (spec.shape[1], spec.shape[2])

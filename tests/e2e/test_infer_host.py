@@ -155,3 +155,29 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+def test_an_aipp_model_takes_raw_pixels_here_and_on_the_host(unet, box, studio_home, tmp_path):
+    """A model with AIPP takes uint8 NHWC pixels (normalised on the NPU): both runs feed them raw."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.random.default_rng(1).standard_normal((2, 3, 3, 3)).astype(np.float32), "w")
+    scale = numpy_helper.from_array(np.array(1 / 255, np.float32), "scale")
+    nodes = [helper.make_node("Cast", ["image"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["f", "scale"], ["u"]),
+             helper.make_node("Transpose", ["u"], ["x"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["x", "w"], ["scores"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "aipp", [helper.make_tensor_value_info("image", TensorProto.UINT8, [1, 64, 64, 3])],
+                              [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 64, 64])],
+                              [weight, scale])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    proto.ir_version = 8
+    model = tmp_path / "model" / "aipp.onnx"
+    onnx.save(proto, model)
+    om = om_with_twin(tmp_path / "model" / "aipp.om", model)
+    here = _infer(unet, model, tmp_path / "here", studio_home)
+    there = _infer(unet, om, tmp_path / "there", studio_home, "--host", "box")
+    assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr
+    rows = _rows(tmp_path / "here")
+    assert len([r for r in rows if "dice" in r]) == 7 and rows == _rows(tmp_path / "there")
+    assert "preset raw" in json.loads(here.stdout)["notes"][0] and json.loads(there.stdout)["preprocess"]["layout"] == "NHWC"

@@ -20,7 +20,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.formats import GALLERY, FileFormat, json_object_with, path_only
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.infer.preprocess import Preprocess, make_preprocess
+from studio.tools.infer.preprocess import Preprocess, make_preprocess, preset_for_input
 from studio.tools.infer.results import RESULTS_FORMAT, InferResult, ResultSink, class_names, ground_truth
 
 __all__ = ["IMAGE_SUFFIXES", "TASKS", "RESULTS_FORMAT", "InferOptions", "InferResult", "list_images", "run_infer",
@@ -28,6 +28,8 @@ __all__ = ["IMAGE_SUFFIXES", "TASKS", "RESULTS_FORMAT", "InferOptions", "InferRe
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 TASKS = ("classify", "detect", "segment")
+#: ONNX Runtime's input types -> numpy's, for the types a picture can be fed as.
+ORT_TYPES = {"tensor(float)": "float32", "tensor(float16)": "float16", "tensor(uint8)": "uint8"}
 
 
 @dataclass
@@ -78,13 +80,14 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     yield Progress(0.0, f"loading {opts.model.name}")
     session = open_session(opts.model, opts.providers, _session_options())
     first = session.get_inputs()[0]
-    pre = make_preprocess(tuple(first.shape), opts.task, opts.preset, opts.resize, opts.size, opts.bgr, opts.layout,
-                          opts.mean, opts.std, input_name=first.name)
+    dtype = ORT_TYPES.get(first.type, "float32")
+    pre = make_preprocess(tuple(first.shape), opts.task, preset_for_input(dtype, opts.preset, opts.mean), opts.resize,
+                          opts.size, opts.bgr, opts.layout, opts.mean, opts.std, input_name=first.name)
     notes = [f"preprocessing: {pre.describe()}"]
     sink = ResultSink(opts, pre, names, ground_truth(opts, names), notes)
     started = time.perf_counter()
     try:
-        for index, (image_path, loaded) in enumerate(load_ahead(images, pre, cancel)):
+        for index, (image_path, loaded) in enumerate(load_ahead(images, pre, cancel, dtype=dtype)):
             if loaded is None:
                 sink.failed(image_path, "not a readable picture")
             else:
@@ -116,11 +119,11 @@ def _session_options():
     return options
 
 
-def load_ahead(images: list[Path], pre: Preprocess | None, cancel: CancelToken | None = None, ahead: int = 4
-               ) -> Iterator[tuple[Path, tuple | None]]:
+def load_ahead(images: list[Path], pre: Preprocess | None, cancel: CancelToken | None = None, ahead: int = 4,
+               dtype: str = "float32") -> Iterator[tuple[Path, tuple | None]]:
     """``(path, (image, tensor, placement))`` for each picture in order, read and preprocessed on a
-    thread ``ahead`` pictures in front of the caller (None for an unreadable picture; the tensor
-    is None without ``pre``). Checks ``cancel`` before each picture."""
+    thread ``ahead`` pictures in front of the caller (None for an unreadable picture; the tensor,
+    of numpy type ``dtype``, is None without ``pre``). Checks ``cancel`` before each picture."""
     import cv2
 
     from studio.tools.infer.preprocess import apply
@@ -132,7 +135,7 @@ def load_ahead(images: list[Path], pre: Preprocess | None, cancel: CancelToken |
         if pre is None:
             return image, None, None
         tensor, placement = apply(pre, image)
-        return image, tensor, placement
+        return image, tensor if dtype == "float32" else tensor.astype(dtype), placement
 
     queued: deque = deque()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer-load") as loader:
