@@ -222,8 +222,9 @@ def _answer_all(sink, images, run: dict, specs, tool: str, cancel) -> Generator[
 
 
 def _remove(target, work: str) -> None:
-    """Remove the run's work folder without waiting (its outputs are here)."""
+    """Remove the run's work folder (its outputs are here). Waited for: a detached ``rm`` dies with
+    the session when the command ends right after, and the pictures' tensors would stay there."""
     try:
-        target.run_detached(f"rm -rf -- {shlex.quote(work)}")
+        target.run_script(f"rm -rf -- {shlex.quote(work)}", timeout=60)
     except Exception:  # the link is gone: the folder stays under the work root
         pass

@@ -50,7 +50,7 @@ def unet(tmp_path) -> dict:
 def box(sshd, studio_home, tmp_path) -> Path:
     """Host "box" whose toolkit puts the stand-in msame and ais_bench on PATH."""
     toolkit = make_standin_toolkit(tmp_path / "cann", STANDIN_PYTHON=sys.executable)
-    write_host(studio_home, sshd, toolkit)
+    write_host(studio_home, sshd, toolkit, deploy_root=str(tmp_path / "host root"))
     return toolkit
 
 
@@ -86,13 +86,15 @@ def test_om_on_the_host_gives_the_local_runs_answers(unet, box, studio_home, tmp
     # all pictures in one run of the tool (one upload, one command), not one per picture
     runs = [r for r in recorded(box) if r["tool"] == tool]
     assert len(runs) == 1 and "--input" in runs[0]["argv"]
+    model = runs[0]["argv"][runs[0]["argv"].index("--model") + 1]
+    assert not Path(model).parent.exists(), "the work folder on the host is removed"
 
 
 def test_a_host_without_msame_and_a_wrong_size_are_clear_errors(unet, sshd, studio_home, tmp_path):
     bare = tmp_path / "bare toolkit"
     bare.mkdir()
     (bare / "set_env.sh").write_text("export PATH=/usr/bin:/bin\n")  # CANN without msame built
-    write_host(studio_home, sshd, bare)
+    write_host(studio_home, sshd, bare, deploy_root=str(tmp_path / "host root"))
     missing = _infer(unet, unet["om"], tmp_path / "a", studio_home, "--host", "box")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert "msame was not found on box" in missing.stderr and "tools/msame" in missing.stderr
@@ -119,7 +121,7 @@ def test_cancel_stops_msame_on_the_host(unet, sshd, studio_home, tmp_path):
     from studio.core.jobs import CancelToken
 
     toolkit = make_standin_toolkit(tmp_path / "cann", STANDIN_PYTHON=sys.executable, STANDIN_APP_SLEEP="60")
-    write_host(studio_home, sshd, toolkit)
+    write_host(studio_home, sshd, toolkit, deploy_root=str(tmp_path / "host root"))
     cancel = CancelToken()
 
     def on_step(step) -> None:
@@ -139,7 +141,7 @@ def test_a_lost_connection_is_a_clear_error(unet, sshd, studio_home, tmp_path):
     from studio.core.errors import RemoteError, UserError
 
     toolkit = make_standin_toolkit(tmp_path / "cann", STANDIN_PYTHON=sys.executable, STANDIN_APP_SLEEP="60")
-    write_host(studio_home, sshd, toolkit)
+    write_host(studio_home, sshd, toolkit, deploy_root=str(tmp_path / "host root"))
 
     def on_step(step) -> None:
         if step.message.startswith("$ msame"):

@@ -25,7 +25,7 @@ def test_run_an_om_on_a_host_from_the_dialog(qtbot, panel, sshd, studio_home, tm
     from studio.tools.demo.models import build_unet
 
     toolkit = make_standin_toolkit(tmp_path / "cann", STANDIN_PYTHON=sys.executable)
-    write_host(studio_home, sshd, toolkit)
+    write_host(studio_home, sshd, toolkit, deploy_root=str(tmp_path / "host root"))
     onnx.save(build_unet(), tmp_path / "unet.onnx")
     om = om_with_twin(tmp_path / "unet.om", tmp_path / "unet.onnx")
     pictures = tmp_path / "pictures"
