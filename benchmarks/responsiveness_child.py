@@ -12,7 +12,9 @@ then are still the figures) and, when the job failed, its ``error`` (then the ex
 KIND: ``trace`` / ``model`` (ARG a file, opened with ``open_paths``), ``convert`` (ARG an ONNX
 model: FP16 with validation in the Converter), ``accuracy`` (ARG ``golden|target`` folders: the
 Accuracy panel compares them), ``upload`` (ARG a JSON description of the sshd and the folders:
-dry run then apply in the Deployment panel), ``idle`` (ARG seconds: no job, the machine's floor).
+dry run then apply in the Deployment panel), ``gallery`` (ARG a JSON of model, pictures and output
+folder: the Gallery panel shown, its run over the pictures, its results opened), ``idle`` (ARG
+seconds: no job, the machine's floor).
 ``--in-thread`` makes the trace/model parse run in a thread of this interpreter (the peer).
 ``--stalls FILE`` writes the stacks of every thread whenever the timer has not ticked for 30 ms
 (``faulthandler``'s watchdog, which needs no interpreter lock), to find what holds the GUI up.
@@ -98,6 +100,17 @@ def driver(kind: str, arg: str, window, app, errors: list[str]):
                 return False
             return applied[0] and panel.last_result is not None and not panel._busy() and not runner.active_jobs
         return panel.dry_run, done
+    if kind == "gallery":
+        from studio.tools.infer.runner import InferOptions
+
+        spec = json.loads(arg)
+        panel = window.panels.get("gallery")
+        window.show_panel("gallery")
+        options = InferOptions(Path(spec["model"]), Path(spec["pictures"]), Path(spec["out"]), "segment")
+        # done: the results shown and the thumbnails of the rows in view read (their job ran)
+        return (lambda: panel.run_infer(options)), \
+            (lambda: panel.state.run is not None and len(panel.model.rows) == spec["count"]
+             and panel._thumb_job is not None and not runner.active_jobs)
     if kind == "idle":
         until = [0.0]
 

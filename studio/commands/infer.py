@@ -1,4 +1,6 @@
-"""``studio infer MODEL IMAGES -o OUT --task classify|detect|segment``: a model over a folder of pictures."""
+"""``studio infer MODEL IMAGES -o OUT --task classify|detect|segment [--host NAME]``: a model over a
+folder of pictures (an .onnx here with ONNX Runtime or on a host with Studio's engine; an .om with
+msame or ais_bench on a host, pre- and post-processing here; :mod:`studio.ops.infer`)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import argparse
 import json
 from pathlib import Path
 
-from studio.core.serial import to_json
 
 NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.tools.infer.postprocess import HEADS
     from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 
-    parser.add_argument("model", type=Path, metavar="MODEL", help="an ONNX model")
+    parser.add_argument("model", type=Path, metavar="MODEL", help="an ONNX model, or an .om (run with --tool there)")
     parser.add_argument("images", type=Path, metavar="IMAGES", help="a folder of pictures (or one picture)")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",
                         help="folder for results.csv, results.json and overlays/")
@@ -57,25 +58,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=5, help="classes listed per picture (default 5)")
     parser.add_argument("--no-overlays", action="store_true", help="do not write overlay pictures")
     parser.add_argument("--json", action="store_true", help="print one entry per picture and the summary as JSON")
+    parser.add_argument("--host", metavar="NAME", help="run on this host (see studio ssh list): an .om with msame or "
+                        "ais_bench (pictures preprocessed and answers scored here), an .onnx with Studio's engine")
+    parser.add_argument("--tool", choices=("msame", "ais_bench"), default="msame",
+                        help="what runs an .om (default msame); found on the host's PATH after its toolkit's set_env.sh")
+    parser.add_argument("--device", type=int, default=0, metavar="ID", help="NPU device id for an .om (default 0)")
+    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
+
+    add_provider_argument(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
+    from studio.commands._engine_host import run_op
     from studio.core.errors import UserError
-    from studio.core.jobs import run_job
-    from studio.tools.infer.runner import InferOptions, run_infer
+    from studio.ops import infer
 
     if bool(args.mean) != bool(args.std):
         raise UserError("--mean and --std go together", None,
                         "Give both, e.g. --mean 123.7,116.3,103.5 --std 58.4,57.1,57.4.")
-    opts = InferOptions(model=args.model, images=args.images, out=args.output, task=args.task, labels=args.labels,
-                        truth=args.truth, preset=args.preset, resize=args.resize, size=args.size, bgr=args.bgr,
-                        layout=args.layout, mean=args.mean, std=args.std, head=args.head, conf=args.conf,
-                        iou=args.iou, top=args.top, overlays=not args.no_overlays)
-    result = run_job(run_infer(opts), on_progress=None if args.json else print_progress)
+    request = infer.Request.from_args(args)
+    outcome = run_op(infer, request, args.host, args.json)
     if args.json:
-        print(json.dumps(to_json(result), indent=1))
+        print(json.dumps(outcome.to_json(), indent=1))
         return 0
+    result = outcome.infer
     for note in result.notes:
         print(note)
     s = result.summary
@@ -85,5 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if key in s:
             print(f"{key}: {s[key]:.4f} over {s['scored_images']} pictures with ground truth")
     print(f"wrote {result.out / 'results.csv'}, {result.out / 'results.json'}"
-          + (f", {result.out / 'overlays'}/" if opts.overlays else ""))
+          + (f", {result.out / 'overlays'}/" if request.overlays else ""))
+    if outcome.where_line():
+        print(outcome.where_line())
     return 0

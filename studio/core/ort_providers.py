@@ -53,15 +53,16 @@ def check(session) -> None:
                         "Check the provider's libraries (CUDA/cuDNN, TensorRT ...) on this machine, or drop --provider.")
 
 
-def open_session(model, providers: list[str] | None = None):
-    """An ONNX Runtime session of ``model`` (a path) on ``providers`` (default: :func:`chosen`); a
-    model ONNX Runtime cannot load is a UserError saying why, without its C++ location."""
+def open_session(model, providers: list[str] | None = None, options=None):
+    """An ONNX Runtime session of ``model`` (a path) on ``providers`` (default: :func:`chosen`),
+    with ``options`` (SessionOptions; warnings off either way); a model ONNX Runtime cannot load is
+    a UserError saying why, without its C++ location."""
     import onnxruntime as ort
 
     from studio.core.ort_session import quiet_options
 
     try:
-        session = ort.InferenceSession(str(model), quiet_options(), providers=providers or chosen())
+        session = ort.InferenceSession(str(model), quiet_options(options), providers=providers or chosen())
     except Exception as exc:  # ORT raises its own types for bad models
         from studio.core.model_files import check_external_data
         from studio.core.ortmsg import ort_message

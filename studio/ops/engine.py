@@ -50,6 +50,7 @@ class HostPaths:
     def __init__(self) -> None:
         self.uploads: dict[str, Path] = {}
         self.outputs: dict[str, Path] = {}
+        self.folders: dict[str, Path] = {}  # uploaded folders, named in results as a whole
 
     def model(self, path: Path) -> str:
         """An .onnx model with its external-data files: ``in/<name>``."""
@@ -72,6 +73,19 @@ class HostPaths:
         if not path.is_file():
             raise UserError("File not found", path, f"Check the path given to --{kind}.")
         return self._upload(f"in/files/{kind}/{path.name}", path)
+
+    def folder(self, kind: str, path: Path) -> str:
+        """A folder the command reads (pictures, masks): its files as ``in/files/<kind>/<name>/...``
+        (they go up in one archive, see :func:`~studio.runs.engine_run.run_engine_command`)."""
+        path = Path(path)
+        if not path.is_dir():
+            raise UserError("Folder not found", path, f"Check the path given to --{kind}.")
+        name = f"in/files/{kind}/{path.name}"
+        for entry in sorted(path.iterdir()):
+            if entry.is_file():
+                self._upload(f"{name}/{entry.name}", entry)
+        self.folders[name] = path
+        return name
 
     def output(self, path: Path) -> str:
         """A file or folder the command writes: ``out/<name>``, fetched back to ``path``."""
@@ -180,7 +194,7 @@ def run_on_engine(request, host: str, context, cancel: CancelToken | None = None
         run = yield from run_engine_command(target, env, argv, paths.uploads, paths.dest,
                                             fetch=folder_fetcher(target), cancel=cancel, ok_exit=ok_exit)
     mapping: dict[str, str] = {}
-    for name, local in list(paths.uploads.items()) + list(paths.outputs.items()):
+    for name, local in list(paths.uploads.items()) + list(paths.outputs.items()) + list(paths.folders.items()):
         mapping[f"{run.work}/{name}"] = str(local)
         mapping[name] = str(local)
     ran_on = RanOn(target.where, env.folder, env.reused, list(env.actions), round(env.seconds, 3),

@@ -27,6 +27,8 @@ from studio.targets.base import stream
 
 #: Printed by the host's ``print_progress`` before each progress line (STUDIO_PROGRESS=lines).
 PROGRESS_PREFIX = "studio-progress "
+#: More uploads than this go up as one archive.
+BATCH_UPLOADS = 8
 
 
 @dataclass
@@ -110,8 +112,11 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     if stale:
         _remove(target, *stale)
     try:
-        for name in names:
-            yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel, mode=0o600)
+        if len(names) > BATCH_UPLOADS:
+            yield from _put_batch(target, work, names, uploads, cancel)
+        else:
+            for name in names:
+                yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel, mode=0o600)
         setup = (f"umask 077 && export STUDIO_HOME={shlex.quote(env.folder + '/home')} STUDIO_PROGRESS=lines "
                  "PYTHONDONTWRITEBYTECODE=1")
         argv = [env.python, "-m", "studio", *args]
@@ -152,6 +157,32 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
         ACTIVE.discard(work)
         if not keep_work:
             _remove(target, work)
+
+
+def _put_batch(target, work: str, names: list[str], uploads: dict[str, Path], cancel) -> Generator[Progress]:
+    """Many files (a folder of pictures) go up as one archive, unpacked by one command: one
+    transfer and one round trip instead of one per file."""
+    import tarfile
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="studio-upload-") as folder:
+        archive = Path(folder) / "in.tar"
+        with tarfile.open(archive, "w") as tar:
+            for name in names:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                info = tar.gettarinfo(str(uploads[name]), arcname=name)
+                info.mode, info.uid, info.gid, info.uname, info.gname = 0o600, 0, 0, "", ""
+                with open(uploads[name], "rb") as handle:
+                    tar.addfile(info, handle)
+        yield Progress(None, f"uploading {len(names):,} files in one archive to {target.where}")
+        yield from target.put(archive, f"{work}/.in.tar", cancel, mode=0o600)
+    quoted = shlex.quote(work)
+    status, _out, err = target.run_script(f"umask 077; cd {quoted} && tar -xf .in.tar && rm -f .in.tar", timeout=600)
+    if status != 0:
+        raise UserError(f"Cannot unpack the uploaded files in {work} on {target.where}: "
+                        f"{err.decode(errors='replace').strip()}", f"{target.where}:{work}",
+                        "Check the free disk space there.")
 
 
 def _remove(target, *folders: str) -> None:

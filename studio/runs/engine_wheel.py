@@ -3,7 +3,7 @@
 The wheel is built from the running package's source tree (``pip wheel --no-deps``) and cached
 under the user cache, keyed by a hash of the sources, so a second bootstrap does not rebuild it.
 The pins are the versions installed *here* of the headless engine's dependencies only (no Qt):
-what ``studio profile run``, ``dump``, ``convert --validate`` and ``bench`` import.
+what ``studio profile run``, ``dump``, ``convert --validate``, ``bench`` and ``infer`` import.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 
-#: Distributions the headless engine imports (psutil: the profiler's memory column).
-ENGINE_PACKAGES = ("numpy", "onnx", "onnxruntime", "msgspec", "platformdirs", "psutil")
+#: Distributions the headless engine imports (psutil: the profiler's memory column; OpenCV: infer's pictures).
+ENGINE_PACKAGES = ("numpy", "onnx", "onnxruntime", "msgspec", "platformdirs", "psutil", "opencv-python-headless")
 DIST_NAME = "studio-workbench"
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import codecs
 import shlex
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,12 +210,13 @@ def collect(job: Generator[OutputLine, None, int], cancel: CancelToken | None = 
     return status, lines
 
 
-def stream(job: Generator[OutputLine, None, int], keep: int | None = None
-           ) -> Generator[Progress, None, tuple[int, list[str]]]:
+def stream(job: Generator[OutputLine, None, int], keep: int | None = None,
+           show: Callable[[str], Progress | None] | None = None) -> Generator[Progress, None, tuple[int, list[str]]]:
     """Pass a ``run`` job's lines on as progress; return (exit status, its lines).
 
-    ``keep`` bounds the lines returned (the last ones) for commands that print without end. The
-    job is closed however this ends, so a cancel kills the process group on the target.
+    ``keep`` bounds the lines returned (the last ones) for commands that print without end;
+    ``show`` turns a line into the progress passed on (None: the line is not shown). The job is
+    closed however this ends, so a cancel kills the process group on the target.
     """
     lines: list[str] = []
     try:
@@ -227,6 +228,8 @@ def stream(job: Generator[OutputLine, None, int], keep: int | None = None
             lines.append(step.message)
             if keep is not None and len(lines) > keep:
                 del lines[: len(lines) - keep]
-            yield Progress(None, step.message)
+            shown = Progress(None, step.message) if show is None else show(step.message)
+            if shown is not None:
+                yield shown
     finally:
         job.close()

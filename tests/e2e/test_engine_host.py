@@ -168,6 +168,36 @@ def test_bench_and_convert_validate_there(box, model, tmp_path):
     np.testing.assert_allclose(a, b.astype(np.float32), atol=2e-2, rtol=2e-2)
 
 
+def test_infer_there_equals_infer_here(box, model, tmp_path):
+    """``studio infer MODEL.onnx --host``: Studio's engine there, the pictures up in one archive,
+    the folder back with this computer's paths in its results.json."""
+    import cv2
+
+    from studio.tools.demo.images import make_demo_images
+
+    pictures = tmp_path / "pictures here"
+    pictures.mkdir()
+    for seed in range(3):
+        for name, image in make_demo_images(seed=seed).items():
+            cv2.imwrite(str(pictures / f"{name}_{seed}.png"), image)
+    there, here = tmp_path / "there", tmp_path / "here"
+    remote = run_studio("infer", str(model), str(pictures), "-o", str(there), "--task", "classify", "--host", "box",
+                        "--json", home=box, timeout=300)
+    assert remote.returncode == 0, remote.stderr
+    local = run_studio("infer", str(model), str(pictures), "-o", str(here), "--task", "classify", "--json", home=box)
+    assert local.returncode == 0, local.stderr
+    data, expected = json.loads(remote.stdout), json.loads(local.stdout)
+    assert data["ran_on"]["host"] == "box" and len(data["images"]) == len(list(pictures.iterdir())) > 8
+
+    def rows(items):
+        return [{k: v for k, v in row.items() if k != "ms"} for row in items]
+
+    assert rows(data["images"]) == rows(expected["images"])
+    written = json.loads((there / "results.json").read_text())
+    assert written["summary"]["pictures"] == str(pictures) and written["summary"]["model"] == str(model)
+    assert sorted(p.name for p in (there / "overlays").iterdir()) == sorted(p.name for p in (here / "overlays").iterdir())
+
+
 def test_fp16_check_and_cross_check_on_a_host_from_the_command_line(box, model, tmp_path):
     """The graph's FP16 check and the accuracy panel's here-against-a-host, as commands: the dumps
     are made by the engine on the host (same request as here), come back, and are compared here."""

@@ -92,3 +92,54 @@ def facemask_onnx(path: Path) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def om_with_twin(path: Path, twin: Path) -> Path:
+    """An OM file (header, partition table, MODEL_DEF) describing ``twin``'s first input and its
+    outputs as ATC would (a Data op, the model, a NetOutput), its ``atc_cmdline`` naming ``twin``
+    as ``--model=``: the stand-in msame and ais_bench run that ONNX model in its place, so
+    their outputs are the real model's."""
+    import struct
+
+    import onnx
+
+    from studio.tools.graph import ge_proto
+    from studio.tools.graph.om_format import HEADER
+    from studio.tools.graph.om_reader import DTYPES
+
+    codes = {name: code for code, name in DTYPES.items()}
+    model = onnx.load(str(twin), load_external_data=False)
+    np_name = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.FLOAT16: "float16",
+               onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.INT64: "int64", onnx.TensorProto.INT32: "int32"}
+
+    def describe(desc, value) -> None:
+        kind = value.type.tensor_type
+        desc.dtype = codes[np_name[kind.elem_type]]
+        desc.shape.dim.extend(d.dim_value for d in kind.shape.dim)
+        desc.layout = b"NCHW"
+
+    model_def = ge_proto.ModelDef()
+    model_def.name = twin.stem.encode()
+    entry = model_def.attr.add()
+    entry.key = b"atc_cmdline"
+    entry.value.s = f"atc --model={twin} --framework=5 --output={path.with_suffix('')} --soc_version=Ascend310".encode()
+    graph = model_def.graph.add()
+    graph.name = twin.stem.encode()
+    first = model.graph.input[0]
+    data = graph.op.add()
+    data.name, data.type = first.name.encode(), b"Data"
+    describe(data.output_desc.add(), first)
+    body = graph.op.add()
+    body.name, body.type = b"model", b"PartitionedCall"
+    body.input.append(f"{first.name}:0".encode())
+    for value in model.graph.output:
+        describe(body.output_desc.add(), value)
+    out = graph.op.add()
+    out.name, out.type = b"Node_Output", b"NetOutput"
+    out.input.extend(f"model:{k}".encode() for k in range(len(model.graph.output)))
+    blob = model_def.SerializeToString()
+    table = struct.pack("<I", 1) + struct.pack("<III", 0, 0, len(blob))
+    header = HEADER.pack(b"IMOD", 256, 0x10000000, bytes(64), len(table) + len(blob), 0, 0, 0, 0,
+                         twin.stem.encode()[:31], 3, bytes(32), 0, 1, b"", 0, bytes(3), 0, 0, 0, bytes(62))
+    path.write_bytes(header + table + blob)
+    return path

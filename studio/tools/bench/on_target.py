@@ -35,7 +35,7 @@ def bench_on_target(target, model: str, tool: str = "msame", loop: int = 100, wa
     status, lines = yield from stream(target.run(argv, cwd=cwd, env_setup=target.toolkit_setup(), cancel=cancel))
     text = "\n".join(lines)
     if status != 0:
-        raise _failure(tool, argv[0], status, where, line, lines)
+        raise tool_failure(tool, argv[0], status, where, line, lines)
     results = parse_msame(text, model, where) if tool == "msame" else parse_ais_bench(text, model, where)
     result = results if isinstance(results, BenchResult) else results[0]
     result.tool = "ais_bench" if tool == "msit" else tool
@@ -50,7 +50,7 @@ def bench_on_target(target, model: str, tool: str = "msame", loop: int = 100, wa
     return result
 
 
-def _failure(tool: str, program: str, status: int, where: str, line: str, lines: list[str]) -> UserError:
+def tool_failure(tool: str, program: str, status: int, where: str, line: str, lines: list[str]) -> UserError:
     tail = "\n".join(lines[-8:])
     if status == NOT_FOUND or f"{program}: command not found" in tail or "No module named ais_bench" in tail:
         fixes = {"msame": "Build msame from Ascend's tools repository (tools/msame) and put it on PATH, "

@@ -86,6 +86,15 @@ def layout_of(shape: tuple) -> str | None:
     return None
 
 
+def preset_for_input(dtype: str, preset: str | None, mean) -> str | None:
+    """The preset for a model input of numpy type ``dtype``: a uint8 input (a model with AIPP,
+    which normalises on the NPU, or its ONNX twin) takes the pixels as they are, ``raw``, unless
+    the user gave a preset or a mean; otherwise ``preset`` as given."""
+    if dtype == "uint8" and preset is None and mean is None:
+        return "raw"
+    return preset
+
+
 def make_preprocess(input_shape: tuple, task: str, preset: str | None = None, resize: str | None = None,
                     size: tuple[int, int] | None = None, bgr: bool = False, layout: str | None = None,
                     mean: tuple | None = None, std: tuple | None = None, input_name: str = "input") -> Preprocess:

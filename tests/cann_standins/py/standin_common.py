@@ -12,7 +12,9 @@ Environment knobs (all optional):
 * ``STANDIN_ASCEND_FIXTURES``: ../shared/fixtures/ascend, whose real files msprof copies into PROF_;
 * ``STANDIN_MSPROF_NO_EXPORT=1``: msprof collects but leaves the export to ``msprof --export=on``;
 * ``STANDIN_MSPROF_PAD_MB``: size of raw device data written into each PROF_ folder;
-* ``STANDIN_APP_SLEEP``: seconds the stand-in tools wait before printing results (cancel tests).
+* ``STANDIN_APP_SLEEP``: seconds the stand-in tools wait before printing results (cancel tests);
+* ``STANDIN_PYTHON``: an interpreter with numpy and onnxruntime, which runs the ONNX model an .om
+  names in its ``atc_cmdline`` (``--model=X.onnx``) over a folder of inputs (``standin_twin.py``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,24 @@ def check_om(path: str) -> str | None:
     if magic != OM_MAGIC:
         return f"[ERROR] load model from file failed, model file is {path}"
     return None
+
+
+def om_twin(path: str) -> str | None:
+    """The ONNX model an OM was converted from, as its ``atc_cmdline`` names it, or None."""
+    import re
+
+    with open(path, "rb") as handle:
+        found = re.search(rb"--model=(\S+?\.onnx)", handle.read())
+    return found.group(1).decode() if found else None
+
+
+def run_twin(model: str, folder: str, out: str, tool: str) -> int:
+    """Run the OM's ONNX twin over the input files of ``folder`` into ``out`` (standin_twin.py)."""
+    import subprocess
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin_twin.py")
+    python = os.environ.get("STANDIN_PYTHON") or sys.executable
+    return subprocess.call([python, script, om_twin(model), folder, out, tool])
 
 
 def no_npu() -> bool:

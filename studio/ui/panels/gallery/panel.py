@@ -92,6 +92,8 @@ class GalleryPanel(Panel):
         self.grid.setViewMode(QListView.ViewMode.IconMode)
         self.grid.setResizeMode(QListView.ResizeMode.Adjust)
         self.grid.setUniformItemSizes(True)
+        self.grid.setLayoutMode(QListView.LayoutMode.Batched)  # 10,000 cells laid out across event-loop turns
+        self.grid.setBatchSize(1000)
         self.grid.setMovement(QListView.Movement.Static)
         self.grid.setWordWrap(True)
         self.grid.setSpacing(6)
@@ -156,26 +158,31 @@ class GalleryPanel(Panel):
         self.summary.setVisible(has)  # the empty state says it
         self.empty.setVisible(not has)
 
-    def run_infer(self, options):
-        """Run a model over pictures as a job and show the result; returns the job handle."""
-        from studio.tools.infer.runner import run_infer
+    def run_infer(self, options, host: str | None = None):
+        """Run a model over pictures (a :mod:`studio.ops.infer` request, or InferOptions) here or on
+        ``host`` as a job and show the result; returns the job handle."""
+        from studio.ops import infer
 
-        handle = self.runner.start(f"Running {options.model.name} over {options.images.name}",
-                                   lambda cancel: run_infer(options, cancel))
+        request = options if isinstance(options, infer.Request) else infer.Request.of(options)
+        context = self.host_context if host else None
+        handle = self.runner.start(f"Running {request.model.name} over {request.images.name}"
+                                   + (f" on {host}" if host else ""),
+                                   lambda cancel: infer.run(request, host, context, cancel),
+                                   key=f"host:{host}" if host else None)
         handle.finished.connect(self._on_run_finished)
         handle.failed.connect(self._on_run_failed)
         return handle
 
     def _on_run_finished(self, result) -> None:
-        self.open_results(result.out)
+        self.open_results(result.infer.out)
 
     def _on_run_failed(self, exc, _traceback) -> None:
         self.status.emit(f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}")
 
     def _on_run_clicked(self) -> None:
-        dialog = InferDialog(self.workspace_folder, self)
+        dialog = InferDialog(self.workspace_folder, self, sorted(self.host_context.store.hosts))
         if dialog.exec() == QDialog.DialogCode.Accepted:
-            self.run_infer(dialog.options())
+            self.run_infer(dialog.request(), dialog.host())
 
     def _on_open_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a studio infer output folder",

@@ -1,7 +1,9 @@
-"""The gallery's Run… dialog: a model over a folder of pictures, as ``studio infer`` takes it."""
+"""The gallery's Run… dialog: a model over a folder of pictures, as ``studio infer`` takes it: an
+.onnx here or on a host (Studio's engine there), an .om on a host with msame or ais_bench."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 from studio.tools.infer.preprocess import PRESETS, TASK_DEFAULTS
 from studio.tools.infer.runner import InferOptions
 from studio.ui.widgets.dialog_parts import ok_cancel, stacked
+from studio.ui.widgets.run_on import HERE
 
 DEFAULT = "default for the task"
 
@@ -54,7 +57,7 @@ class _PathField(QWidget):
 class InferDialog(QDialog):
     """Ask for the model, the pictures, the task and (optionally) names, ground truth and output."""
 
-    def __init__(self, workspace: Path | None, parent: QWidget | None = None):
+    def __init__(self, workspace: Path | None, parent: QWidget | None = None, hosts: list[str] | None = None):
         super().__init__(parent)
         self.setWindowTitle("Run a model over pictures")
         self.workspace = workspace
@@ -68,8 +71,19 @@ class InferDialog(QDialog):
         self.truth = _PathField("Ground truth", False, self, optional=True)
         self.output = QLineEdit(self)
         self.output.setPlaceholderText("default: infer/<model>_<pictures> in the workspace")
+        self.where = QComboBox(self)
+        self.where.addItem(HERE, None)
+        for name in hosts or []:
+            self.where.addItem(name, name)
+        self.where.setToolTip("Where the model runs: an .onnx here or with Studio's engine on a host; an .om on a host "
+                              "with msame or ais_bench (pictures preprocessed and answers scored here)")
+        self.tool = QComboBox(self)
+        self.tool.addItems(["msame", "ais_bench"])
+        self.tool.setToolTip("What runs an .om on the host (found on its PATH after the toolkit's set_env.sh)")
         form = QFormLayout()
-        form.addRow("Model (.onnx)", self.model)
+        form.addRow("Model (.onnx, .om)", self.model)
+        form.addRow("Run on", self.where)
+        form.addRow(".om runs with", self.tool)
         form.addRow("Pictures folder", self.images)
         form.addRow("Task", self.task)
         form.addRow("Normalisation", self.preset)
@@ -83,7 +97,19 @@ class InferDialog(QDialog):
         self._update()
 
     def _update(self) -> None:
-        self.buttons.buttons()[0].setEnabled(self.model.path() is not None and self.images.path() is not None)
+        model = self.model.path()
+        self.tool.setEnabled(model is not None and model.suffix.lower() == ".om")
+        self.buttons.buttons()[0].setEnabled(model is not None and self.images.path() is not None)
+
+    def host(self) -> str | None:
+        """The host chosen (None: this computer)."""
+        return self.where.currentData()
+
+    def request(self):
+        """The run the dialog describes, as the operation's request (:mod:`studio.ops.infer`)."""
+        from studio.ops.infer import Request
+
+        return replace(Request.of(self.options()), tool=self.tool.currentText())
 
     def options(self) -> InferOptions:
         """The run the dialog describes."""

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from standin_common import check_om, latencies, no_npu, pause, percentile, record, say
+from standin_common import check_om, latencies, no_npu, om_twin, pause, percentile, record, run_twin, say
 
 
 def _bool(text: str) -> bool:
@@ -21,6 +21,8 @@ def main(argv: list[str], prog: str = "ais_bench") -> int:
     parser.add_argument("--model", "--om-model", "-om", dest="model", required=True)
     parser.add_argument("--input", default="")
     parser.add_argument("--output", default="")
+    parser.add_argument("--output_dirname", "--output-dirname", dest="dirname", default="")
+    parser.add_argument("--outfmt", default="BIN", choices=["NPY", "BIN", "TXT"])
     parser.add_argument("--loop", type=int, default=1)
     parser.add_argument("--warmup_count", "--warmup-count", dest="warmup", type=int, default=1)
     parser.add_argument("--device", type=int, default=0)
@@ -43,6 +45,12 @@ def main(argv: list[str], prog: str = "ais_bench") -> int:
     say("[INFO] create model description success")
     say(f"[INFO] warm up {args.warmup} done")
     pause()
+    if args.output and args.input and os.path.isdir(args.input) and om_twin(args.model):
+        # a folder of inputs: each file once, outputs in OUTPUT/<date_time>/<stem>_<k>.bin, from the ONNX twin
+        folder = os.path.join(args.output, args.dirname or time.strftime("%Y_%m_%d-%H_%M_%S"))
+        os.makedirs(folder, exist_ok=True)
+        if run_twin(args.model, args.input, folder, "ais_bench") != 0:
+            return 1
     compute = latencies(args.loop, cold_first=False)
     h2d = [round(0.05 + i * 0.001, 6) for i in range(args.loop)]
     d2h = [round(0.03 + i * 0.0005, 6) for i in range(args.loop)]
