@@ -1,8 +1,9 @@
 """The three builds of ``studio accuracy precision``: all FP16, the FP32 set found, all FP32.
 
 Each FP16 build is made by Studio's converter (``--output-type FP16 --keep-fp32 ...``); its
-accuracy is judged in FP16 simulation (ONNX Runtime on a CPU computes an FP16 model in FP32
-behind casts, so running the converted file here would hide exactly the overflow being fixed);
+accuracy is judged on the search's target: in FP16 simulation by default (ONNX Runtime on a CPU
+computes an FP16 model in FP32 behind casts, so the converted file's outputs would hide exactly
+the overflow being fixed), or the converted file's per-op dump (``--target fp16``);
 its latency is the converted file on this computer, timed against the FP32 model in interleaved
 rounds with a confidence interval.
 """
@@ -20,7 +21,7 @@ from studio.core.serial import to_json
 
 
 def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, seed: int, thresholds,
-                   budget_s: float) -> Generator[Progress, None, list[dict]]:
+                   budget_s: float, runner=None) -> Generator[Progress, None, list[dict]]:
     """Job: convert, judge and time the builds; rows for the accuracy-versus-latency table."""
     from studio.core.ort_providers import open_session
     from studio.tools.accuracy.local_dump import load_model, make_inputs
@@ -32,8 +33,8 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
 
     proto = load_model(model)
     feeds = make_inputs(proto, model, inputs or {}, seed, None, [])
-    golden = SimRunner().run(proto, feeds, fp16=False)
-    checker = _Checker(proto, feeds, {o.name: golden[o.name] for o in proto.graph.output}, thresholds)
+    golden = {**feeds, **SimRunner().run(proto, feeds, fp16=False)}
+    checker = _Checker(proto, feeds, {o.name: golden[o.name] for o in proto.graph.output}, thresholds, runner, golden)
     builds = [("all FP16", []), ("found set", keep)]
     rows: list[dict] = []
     base_session = open_session(model)

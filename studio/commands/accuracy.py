@@ -10,6 +10,7 @@ from studio.core.serial import to_json
 
 NAME = "accuracy"
 HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
+TARGETS = ("fp16-sim", "fp16")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,8 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reduce.add_argument("model", type=Path, metavar="MODEL")
     reduce.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                         help="folder for model.onnx, inputs.npz, golden_outputs.npz, commands.sh, report.md")
-    reduce.add_argument("--target", choices=("fp16-sim",), default="fp16-sim",
-                        help="what to check against FP32: fp16-sim (every op's output rounded through FP16)")
+    reduce.add_argument("--target", choices=TARGETS, default="fp16-sim",
+                        help="what to check against FP32: fp16-sim (every op's output rounded through FP16), "
+                             "fp16 (converted to an FP16 ONNX here, every op dumped)")
     reduce.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for an input (repeatable); others get seeded random data")
     reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
@@ -32,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     precision.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                            help="folder for keep_fp32.txt, keep_dtype.cfg, modify_mixlist.json, the builds, "
                                 "precision.json")
-    precision.add_argument("--target", choices=("fp16-sim",), default="fp16-sim",
-                           help="what must pass: fp16-sim (every op's output rounded through FP16)")
+    precision.add_argument("--target", choices=TARGETS, default="fp16-sim",
+                           help="what must pass: fp16-sim (every op's output rounded through FP16), fp16 (the "
+                                "FP16 ONNX that studio convert --keep-fp32 writes, every op dumped)")
     precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     precision.add_argument("--seed", type=int, default=0)
     precision.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
@@ -53,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     thresholds = Thresholds(cosine=args.cosine)
     if args.accuracy_command == "precision":
         return _precision(args, thresholds)
-    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds),
-                     on_progress=None if args.json else print_progress)
+    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds,
+                                 runner=_runner(args)), on_progress=None if args.json else print_progress)
     if args.json:
         print(json.dumps(to_json(result), indent=1))
         return 0
@@ -75,20 +78,22 @@ def _precision(args: argparse.Namespace, thresholds) -> int:
 
     progress = None if args.json else print_progress
     inputs = parse_inputs(args.input)
-    result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds), on_progress=progress)
+    runner = _runner(args)
+    result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
+                     on_progress=progress)
     data = to_json(result)
     if not args.no_latency:
         from studio.commands._precision_builds import build_and_time
 
         data["builds"] = run_job(build_and_time(args.model, args.output, result.keep, inputs, args.seed,
-                                                thresholds, args.budget), on_progress=progress)
+                                                thresholds, args.budget, runner), on_progress=progress)
         (args.output / "precision.json").write_text(json.dumps({"model": str(args.model), **data}, indent=1))
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
     print(f"{args.model.name}: keep {len(result.keep)} op(s) in FP32 ({', '.join(result.keep) or 'none'}); "
           f"{'minimal: removing any one fails' if result.minimal else 'not shown minimal'}; "
-          f"{result.candidates} candidates, {result.checks} checks")
+          f"{result.candidates} candidates, {result.checks} checks, {result.target_runs} target runs")
     for note in result.notes:
         print(f"  {note}")
     for build in data.get("builds", []):
@@ -96,7 +101,18 @@ def _precision(args: argparse.Namespace, thresholds) -> int:
         text = (f"{timing['new_ms']:.3f} ms vs {timing['base_ms']:.3f} ms in FP32: {timing['verdict']} "
                 f"({timing['change_pct']:+.1f} %, 95 % CI {(timing['ratio_low'] - 1) * 100:+.1f} to "
                 f"{(timing['ratio_high'] - 1) * 100:+.1f} %)" if timing else "the baseline")
-        print(f"  {build['build']:<10} accuracy (FP16 simulation): {build['accuracy']:<40} latency: {text}")
+        print(f"  {build['build']:<10} accuracy ({runner.label}): {build['accuracy']:<40} latency: {text}")
     print(f"wrote {args.output}/keep_fp32.txt (studio convert --keep-fp32), keep_dtype.cfg (atc --keep_dtype), "
           "modify_mixlist.json (atc --modify_mixlist), precision.json")
     return 0
+
+
+def _runner(args: argparse.Namespace):
+    """The target the search checks against FP32, as ``--target`` names it."""
+    if args.target == "fp16":
+        from studio.tools.accuracy.fp16_onnx import Fp16OnnxRunner
+
+        return Fp16OnnxRunner()
+    from studio.tools.accuracy.fp16_runs import SimRunner
+
+    return SimRunner()
