@@ -42,7 +42,7 @@ def test_real_fp16_failures_reduce_to_a_repro_that_fails_alone(corpus_root, tmp_
 def test_real_fp16_target_reduces_and_finds_a_minimal_fp32_set(corpus_root, tmp_path):
     """magika converted to a real FP16 ONNX: a LayerNorm sum overflows; the repro is that one op and
     keeping the sum and the division it feeds in FP32 makes the converted model pass."""
-    from studio.tools.accuracy.fp16_onnx import Fp16OnnxRunner
+    from studio.ops.fp16_target import Fp16OnnxRunner
     from studio.tools.accuracy.precision import find_fp32_set
 
     entry = manifest.entry("magika")

@@ -16,7 +16,8 @@ import onnxruntime as ort
 import pytest
 
 from studio.core.jobs import run_job
-from studio.tools.accuracy.fp16_onnx import Fp16OnnxRunner, inner_failures
+from studio.ops.fp16_target import Fp16OnnxRunner
+from studio.tools.accuracy.fp16_onnx import inner_failures
 from studio.tools.accuracy.precision import find_fp32_set
 from studio.tools.accuracy.reduce import reduce_fp16
 from studio.tools.convert.convert import convert_model

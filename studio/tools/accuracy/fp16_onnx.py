@@ -1,6 +1,6 @@
-"""The ``fp16`` target of reduce and precision: the model converted to a real FP16 ONNX here
-(Studio's converter, ``--output-type FP16`` with ``--keep-fp32`` of a kept set) and run with ONNX
-Runtime, every op's output dumped.
+"""How the ``fp16`` target of reduce and precision (:mod:`studio.ops.fp16_target`: the model
+converted to a real FP16 ONNX by Studio's converter, ``--output-type FP16`` with ``--keep-fp32`` of
+a kept set, and run with ONNX Runtime, every op's output dumped) is read and judged.
 
 ONNX Runtime's CPU provider computes most FP16 ops in FP32 behind casts and drops the cast pairs
 between them, so an op reads its producer's unrounded value and a network output can stay finite
@@ -20,67 +20,9 @@ import numpy as np
 BOUNDARY_SUFFIXES = ("/fp16", "/fp32")
 
 
-class Fp16OnnxRunner:
-    """Runs a model (or a cut of it) in FP32, or converted to FP16 with some ops kept in FP32,
-    every tensor kept; counts the target runs (conversion + run)."""
-
-    target = "fp16"
-    label = "FP16 ONNX (converted, ONNX Runtime)"
-    judges_inner = True  # see the module docstring
-
-    def __init__(self):
-        self.target_runs = 0
-
-    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool, keep=frozenset()) -> dict[str, np.ndarray]:
-        """Every op's output by name (FP16 dtype where the converted model computes it in FP16)."""
-        from studio.tools.accuracy.fp16_runs import run_every_tensor
-
-        if not fp16:
-            return run_every_tensor(model, feeds)
-        self.target_runs += 1
-        return original_names(model, run_every_tensor(convert_fp16(model, keep, input_shape(feeds)), feeds))
-
-    def commands(self, flags: str, feeds: dict[str, np.ndarray]) -> str:
-        """The shell lines that reproduce a target check on ``model.onnx`` with the saved inputs."""
-        switches = " ".join(f"--pass {name}=off" for name in _pass_names())
-        return (f"studio convert model.onnx -o model_fp16.onnx --output-type FP16 --input-shape "
-                f"'{input_shape(feeds)}' {switches}\n"
-                f"studio dump model.onnx -o fp32 {flags}\n"
-                f"studio dump model_fp16.onnx -o fp16 {flags}\n"
-                "studio compare fp32 fp16\n")
-
-
 def input_shape(feeds: dict[str, np.ndarray]) -> str:
     """The ``--input-shape`` the arrays fix (the converter needs every dim sized)."""
     return ";".join(f"{name}:{','.join(str(d) for d in array.shape)}" for name, array in feeds.items())
-
-
-def convert_fp16(model, keep=frozenset(), shapes: str | None = None):
-    """``model`` converted by Studio's converter (``studio convert --output-type FP16 --keep-fp32
-    ...``) with its fusion passes off: a fused op would leave no output of its own to compare,
-    and the kept set names the model's own ops."""
-    import tempfile
-    from pathlib import Path
-
-    import onnx
-
-    from studio.core.jobs import run_job
-    from studio.tools.convert.convert import convert_model
-    from studio.tools.convert.options import ConvertOptions
-
-    with tempfile.TemporaryDirectory(prefix="studio-fp16-") as tmp:
-        source, output = Path(tmp) / "model.onnx", Path(tmp) / "model_fp16.onnx"
-        onnx.save(model, source)
-        run_job(convert_model(ConvertOptions(model=source, output=output, output_type="FP16", input_shape=shapes or None,
-                                             keep_fp32_ops=sorted(keep),
-                                             fusions={name: False for name in _pass_names()})))
-        return onnx.load(output)
-
-
-def _pass_names() -> tuple[str, ...]:
-    from studio.tools.convert.passes import PASS_NAMES
-
-    return PASS_NAMES
 
 
 def original_names(model, dumped: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -59,7 +59,7 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
                 runner=None) -> Generator[Progress, None, Reduction]:
     """Job: the minimal subgraph of ``model_path`` that fails on the target (see the module docstring):
     ``runner``'s (:class:`~studio.tools.accuracy.fp16_runs.SimRunner`, FP16 simulation, by default;
-    :class:`~studio.tools.accuracy.fp16_onnx.Fp16OnnxRunner` for a real FP16 ONNX; an OM on a host)."""
+    :class:`~studio.ops.fp16_target.Fp16OnnxRunner` for a real FP16 ONNX; an OM on a host)."""
     thresholds = thresholds or Thresholds()
     model_path, out_dir = Path(model_path), Path(out_dir)
     yield Progress(0.05, "running the model in FP32 and on the target")
@@ -260,6 +260,8 @@ def _write(out_dir, model_path, sub, feeds, golden_out, output, node, check, mod
     (out_dir / "inputs").mkdir(exist_ok=True)
     for name, array in feeds.items():
         np.save(out_dir / files[name], array)
+    if hasattr(runner, "write_files"):  # what the target's own commands read (an OM's .bin inputs, acl.json)
+        runner.write_files(out_dir, feeds)
     commands = runner.commands(flags, feeds)
     (out_dir / "commands.sh").write_text(f"#!/bin/sh\n# Reproduce: the same cut in FP32 and on the target ({runner.label})\n"
                                          "cd \"$(dirname \"$0\")\"\n" + commands)
