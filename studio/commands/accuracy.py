@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 from studio.core.errors import UserError
@@ -101,7 +102,11 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
                      on_progress=progress)
     data = {**to_json(result), **_round_trips(runner)}
-    if not args.no_latency:
+    if not args.no_latency and args.target == "om":  # the builds below are timed here, as ONNX
+        data["builds_note"] = ("the OM builds are not timed here: build them with atc --keep_dtype=keep_dtype.cfg "
+                               "and time them on the host with studio bench")
+        print(f"note: {data['builds_note']}", file=sys.stderr)
+    elif not args.no_latency:
         from studio.commands._precision_builds import build_and_time
 
         data["builds"] = run_job(build_and_time(args.model, args.output, result.keep, inputs, args.seed,
