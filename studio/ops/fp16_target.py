@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from studio.tools.accuracy.fp16_onnx import input_shape, original_names
+from studio.tools.accuracy.fp16_runs import TargetRunner
 
 
-class Fp16OnnxRunner:
+class Fp16OnnxRunner(TargetRunner):
     """Runs a model (or a cut of it) in FP32, or converted to FP16 with some ops kept in FP32,
     every tensor kept; counts the target runs (conversion + run)."""
 
@@ -18,16 +19,9 @@ class Fp16OnnxRunner:
     label = "FP16 ONNX (converted, ONNX Runtime)"
     judges_inner = True  # see the module docstring
 
-    def __init__(self):
-        self.target_runs = 0
-
-    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool, keep=frozenset()) -> dict[str, np.ndarray]:
-        """Every op's output by name (FP16 dtype where the converted model computes it in FP16)."""
+    def _on_target(self, model, feeds, keep):
         from studio.tools.accuracy.fp16_runs import run_every_tensor
 
-        if not fp16:
-            return run_every_tensor(model, feeds)
-        self.target_runs += 1
         return original_names(model, run_every_tensor(convert_fp16(model, keep, input_shape(feeds)), feeds))
 
     def commands(self, flags: str, feeds: dict[str, np.ndarray]) -> str:

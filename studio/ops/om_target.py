@@ -20,12 +20,13 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.jobs import run_job
+from studio.tools.accuracy.fp16_runs import TargetRunner
 
 RUNNER = ["python3", "-m", "ais_bench"]
 DUMP_PLACEHOLDER = "DUMP_PATH_ON_THE_HOST"  # the host's inference tool; it reads the dump from acl.json
 
 
-class OmRunner:
+class OmRunner(TargetRunner):
     """Checks on an OM built by ATC on ``target`` (a :class:`~studio.targets.base.Target`), judged on
     its NPU dump (every op's output), as :class:`~studio.ops.fp16_target.Fp16OnnxRunner`
     is on its ONNX Runtime dump."""
@@ -34,22 +35,17 @@ class OmRunner:
     judges_inner = True
 
     def __init__(self, target, soc_version: str = "Ascend310", runner: list[str] | None = None):
+        super().__init__()
         self.host, self.soc_version, self.runner = target, soc_version, list(runner or RUNNER)
         self.label = f"OM on {target.where} (ATC + NPU dump)"
-        self.target_runs = 0
         self.round_trips = 0  # uploads, runs and fetches on the host, the work folder's creation included
         self._work: str | None = None
 
-    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool, keep=frozenset()) -> dict[str, np.ndarray]:
-        """Every op's output by the original tensor names (FP32 here when ``fp16`` is False)."""
-        from studio.tools.accuracy.fp16_runs import run_every_tensor
-
-        if not fp16:
-            return run_every_tensor(model, feeds)
+    def _on_target(self, model, feeds, keep):
+        """Every op's output from the NPU dump, by the original tensor names."""
         if self._work is None:
             self._work = self.host.workdir(f"accuracy-om/{time.strftime('%Y%m%d-%H%M%S')}")
             self.round_trips += 1
-        self.target_runs += 1
         check = f"{self._work}/check{self.target_runs}"
         with tempfile.TemporaryDirectory(prefix="studio-om-") as tmp:
             tmp = Path(tmp)

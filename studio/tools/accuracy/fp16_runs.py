@@ -39,24 +39,41 @@ def judge(golden: np.ndarray, target: np.ndarray, thresholds: Thresholds) -> Ver
     return Verdict(bool(bad), ("breaks " + ", ".join(bad)) if bad else "passes")
 
 
-class SimRunner:
-    """Runs a model (or a cut of it) in FP32 and FP16 simulation, every tensor kept, counting target runs."""
+class TargetRunner:
+    """A target of reduce and precision: runs a model (or a cut of it) in FP32 here (the golden
+    side) or on the target with the ops of ``keep`` in FP32, every op's output kept by its tensor
+    name; counts the target runs. Subclasses say how the target runs (:meth:`_on_target`)."""
 
-    target = "fp16-sim"
-    label = "FP16 simulation"
-    judges_inner = False  # rounding every tensor carries a non-finite value on to the outputs
+    target = "?"
+    label = "?"
+    judges_inner = False  # True: judge every dumped tensor, the outputs can hide a failure
 
     def __init__(self):
         self.target_runs = 0
 
     def run(self, model, feeds: dict[str, np.ndarray], fp16: bool, keep=frozenset()) -> dict[str, np.ndarray]:
-        from studio.tools.accuracy.fp16_sim import simulate_fp16
-
+        """Every op's output by name: FP32 here when ``fp16`` is False, else on the target."""
         if not fp16:
             return run_every_tensor(model, feeds)
         self.target_runs += 1
-        return run_every_tensor(simulate_fp16(model, frozenset(keep))[0], feeds, [o for n in model.graph.node
-                                                                                 for o in n.output if o])
+        return self._on_target(model, feeds, frozenset(keep))
+
+    def _on_target(self, model, feeds: dict[str, np.ndarray], keep: frozenset[str]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+
+class SimRunner(TargetRunner):
+    """The FP16 simulation (:mod:`studio.tools.accuracy.fp16_sim`) as the target."""
+
+    target = "fp16-sim"
+    label = "FP16 simulation"
+    judges_inner = False  # rounding every tensor carries a non-finite value on to the outputs
+
+    def _on_target(self, model, feeds, keep):
+        from studio.tools.accuracy.fp16_sim import simulate_fp16
+
+        return run_every_tensor(simulate_fp16(model, keep)[0], feeds, [o for n in model.graph.node
+                                                                      for o in n.output if o])
 
     def commands(self, flags: str, feeds: dict[str, np.ndarray]) -> str:
         """The shell lines that reproduce a target check on ``model.onnx`` with the saved inputs."""
