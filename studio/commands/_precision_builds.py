@@ -26,6 +26,7 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
     from studio.core.ort_providers import open_session
     from studio.tools.accuracy.local_dump import load_model, make_inputs
     from studio.tools.accuracy.precision import _Checker
+    from studio.tools.accuracy.fp16_onnx import input_shape
     from studio.tools.accuracy.fp16_runs import SimRunner
     from studio.core.ab import SESSION_FLOOR, interleaved
     from studio.tools.convert.convert import convert_model
@@ -41,7 +42,8 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
     for label, kept in builds:
         path = out_dir / ("model_fp16.onnx" if not kept else "model_fp16_keep.onnx")
         yield Progress(None, f"converting: {label}")
-        yield from convert_model(ConvertOptions(model=model, output=path, output_type="FP16", keep_fp32_ops=list(kept)))
+        yield from convert_model(ConvertOptions(model=model, output=path, output_type="FP16", keep_fp32_ops=list(kept),
+                                                input_shape=input_shape(feeds)))  # dynamic dims: the input's
         verdicts = checker.verdicts(frozenset(kept))
         session = open_session(path)
         yield Progress(None, f"timing {label} against the FP32 model (interleaved)")

@@ -106,3 +106,20 @@ def test_cli_target_fp16_reports_target_runs(frontend, tmp_path, studio_home):
     data = json.loads(done.stdout)
     assert data["target"] == "fp16" and data["target_runs"] > data["checks"] > 0 and data["minimal"]
     assert (tmp_path / "set" / "keep_fp32.txt").read_text().split() == data["keep_fp32"]
+
+
+def test_the_builds_of_a_model_with_a_dynamic_batch_take_the_inputs_shape(tmp_path, studio_home):
+    """The converter needs every dim sized: the builds are converted at the shape of the input used."""
+    model = build_fp16_frontend()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(model, path)
+    np.save(tmp_path / "loud.npy", np.random.default_rng(0).standard_normal((1, 64, 256)).astype(np.float32))
+    done = subprocess.run([sys.executable, "-m", "studio", "accuracy", "precision", str(path), "-o",
+                           str(tmp_path / "set"), "--target", "fp16", "--budget", "0.3", "--json",
+                           "--input", f"frames={tmp_path / 'loud.npy'}"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    builds = {b["build"]: b for b in json.loads(done.stdout)["builds"]}
+    assert builds["found set"]["accuracy"] == "passes" and builds["all FP16"]["accuracy"].startswith("fails")
+    assert builds["found set"]["latency"]["new_ms"] > 0
