@@ -228,8 +228,8 @@ def _pass1(x: np.ndarray, y: np.ndarray, work, chunk: int, cancel=None) -> dict[
         # elements at |y| <= eps (a masked divide or copyto(where=) took 2 to 4 times as long).
         np.abs(yc, out=ay)
         np.divide(d, ay, out=d)
-        if np.less_equal(ay, work(EPS), out=tiny).any():
-            d[tiny] = 0
+        if ay.min() <= EPS:
+            d[np.less_equal(ay, work(EPS), out=tiny)] = 0
         s["srel"] += _sum(d)
         s["mrel"] = max(s["mrel"], float(d.max()))
         s["xmin"] = min(s["xmin"], float(xc.min()))
