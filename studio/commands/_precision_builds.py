@@ -1,8 +1,9 @@
 """The three builds of ``studio accuracy precision``: all FP16, the FP32 set found, all FP32.
 
 Each FP16 build is made by Studio's converter (``--output-type FP16 --keep-fp32 ...``); its
-accuracy is judged in FP16 simulation (ONNX Runtime on a CPU computes an FP16 model in FP32
-behind casts, so running the converted file here would hide exactly the overflow being fixed);
+accuracy is judged on the search's target: in FP16 simulation by default (ONNX Runtime on a CPU
+computes an FP16 model in FP32 behind casts, so the converted file's outputs would hide exactly
+the overflow being fixed), or the converted file's per-op dump (``--target fp16``);
 its latency is the converted file on this computer, timed against the FP32 model in interleaved
 rounds with a confidence interval.
 """
@@ -20,11 +21,12 @@ from studio.core.serial import to_json
 
 
 def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, seed: int, thresholds,
-                   budget_s: float) -> Generator[Progress, None, list[dict]]:
+                   budget_s: float, runner=None) -> Generator[Progress, None, list[dict]]:
     """Job: convert, judge and time the builds; rows for the accuracy-versus-latency table."""
     from studio.core.ort_providers import open_session
     from studio.tools.accuracy.local_dump import load_model, make_inputs
     from studio.tools.accuracy.precision import _Checker
+    from studio.tools.accuracy.fp16_onnx import input_shape
     from studio.tools.accuracy.fp16_runs import SimRunner
     from studio.core.ab import SESSION_FLOOR, interleaved
     from studio.tools.convert.convert import convert_model
@@ -32,15 +34,16 @@ def build_and_time(model: Path, out_dir: Path, keep: list[str], inputs: dict, se
 
     proto = load_model(model)
     feeds = make_inputs(proto, model, inputs or {}, seed, None, [])
-    golden = SimRunner().run(proto, feeds, fp16=False)
-    checker = _Checker(proto, feeds, {o.name: golden[o.name] for o in proto.graph.output}, thresholds)
+    golden = {**feeds, **SimRunner().run(proto, feeds, fp16=False)}
+    checker = _Checker(proto, feeds, {o.name: golden[o.name] for o in proto.graph.output}, thresholds, runner, golden)
     builds = [("all FP16", []), ("found set", keep)]
     rows: list[dict] = []
     base_session = open_session(model)
     for label, kept in builds:
         path = out_dir / ("model_fp16.onnx" if not kept else "model_fp16_keep.onnx")
         yield Progress(None, f"converting: {label}")
-        yield from convert_model(ConvertOptions(model=model, output=path, output_type="FP16", keep_fp32_ops=list(kept)))
+        yield from convert_model(ConvertOptions(model=model, output=path, output_type="FP16", keep_fp32_ops=list(kept),
+                                                input_shape=input_shape(feeds)))  # dynamic dims: the input's
         verdicts = checker.verdicts(frozenset(kept))
         session = open_session(path)
         yield Progress(None, f"timing {label} against the FP32 model (interleaved)")

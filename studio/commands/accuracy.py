@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from pathlib import Path
 
+from studio.core.errors import UserError
 from studio.core.serial import to_json
 
 NAME = "accuracy"
 HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
+TARGETS = ("fp16-sim", "fp16", "om")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,8 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reduce.add_argument("model", type=Path, metavar="MODEL")
     reduce.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                         help="folder for model.onnx, inputs.npz, golden_outputs.npz, commands.sh, report.md")
-    reduce.add_argument("--target", choices=("fp16-sim",), default="fp16-sim",
-                        help="what to check against FP32: fp16-sim (every op's output rounded through FP16)")
+    reduce.add_argument("--target", choices=TARGETS, default="fp16-sim",
+                        help="what to check against FP32: fp16-sim (every op's output rounded through FP16), "
+                             "fp16 (converted to an FP16 ONNX here, every op dumped), om (ATC and an NPU dump on "
+                             "--host)")
+    _host_arguments(reduce)
     reduce.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for an input (repeatable); others get seeded random data")
     reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
@@ -32,8 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     precision.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                            help="folder for keep_fp32.txt, keep_dtype.cfg, modify_mixlist.json, the builds, "
                                 "precision.json")
-    precision.add_argument("--target", choices=("fp16-sim",), default="fp16-sim",
-                           help="what must pass: fp16-sim (every op's output rounded through FP16)")
+    precision.add_argument("--target", choices=TARGETS, default="fp16-sim",
+                           help="what must pass: fp16-sim (every op's output rounded through FP16), fp16 (the "
+                                "FP16 ONNX that studio convert --keep-fp32 writes, every op dumped), om (ATC with "
+                                "--keep_dtype and an NPU dump on --host)")
+    _host_arguments(precision)
     precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     precision.add_argument("--seed", type=int, default=0)
     precision.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
@@ -43,31 +53,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     precision.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
+def _host_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", metavar="NAME", help="--target om: the Ascend host ATC and the dump run on "
+                                                       "(local: this computer's CANN toolkit)")
+    parser.add_argument("--soc-version", default="Ascend310", metavar="CHIP",
+                        help="--target om: ATC's --soc_version (default Ascend310)")
+
+
 def run(args: argparse.Namespace) -> int:
+    from studio.tools.accuracy.metrics import Thresholds
+
+    thresholds = Thresholds(cosine=args.cosine)
+    with _runner(args) as runner:
+        if args.accuracy_command == "precision":
+            return _precision(args, thresholds, runner)
+        return _reduce(args, thresholds, runner)
+
+
+def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
     from studio.commands._inputs import parse_inputs
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
-    from studio.tools.accuracy.metrics import Thresholds
     from studio.tools.accuracy.reduce import reduce_fp16
 
-    thresholds = Thresholds(cosine=args.cosine)
-    if args.accuracy_command == "precision":
-        return _precision(args, thresholds)
-    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds),
-                     on_progress=None if args.json else print_progress)
+    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds,
+                                 runner=runner), on_progress=None if args.json else print_progress)
     if args.json:
-        print(json.dumps(to_json(result), indent=1))
+        print(json.dumps({**to_json(result), **_round_trips(runner)}, indent=1))
         return 0
     print(f"{args.model.name}: first diverging op {result.first_op} ({result.first_op_type}): {result.reason}")
     print(f"repro: {len(result.ops)} of {result.model_ops:,} ops ({', '.join(result.ops)}), fed at "
-          f"{', '.join(result.inputs) or 'the model inputs'}; {result.target_runs} target runs")
+          f"{', '.join(result.inputs) or 'the model inputs'}; {result.target_runs} target runs"
+          + (f", {runner.round_trips} host round trips" if hasattr(runner, "round_trips") else ""))
     for note in result.notes:
         print(f"  {note}")
     print(f"wrote {result.folder}/ (model.onnx, inputs.npz, golden_outputs.npz, commands.sh, report.md)")
     return 0
 
 
-def _precision(args: argparse.Namespace, thresholds) -> int:
+def _precision(args: argparse.Namespace, thresholds, runner) -> int:
     from studio.commands._inputs import parse_inputs
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
@@ -75,20 +99,26 @@ def _precision(args: argparse.Namespace, thresholds) -> int:
 
     progress = None if args.json else print_progress
     inputs = parse_inputs(args.input)
-    result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds), on_progress=progress)
-    data = to_json(result)
-    if not args.no_latency:
+    result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
+                     on_progress=progress)
+    data = {**to_json(result), **_round_trips(runner)}
+    if not args.no_latency and args.target == "om":  # the builds below are timed here, as ONNX
+        data["builds_note"] = ("the OM builds are not timed here: build them with atc --keep_dtype=keep_dtype.cfg "
+                               "and time them on the host with studio bench")
+        print(f"note: {data['builds_note']}", file=sys.stderr)
+    elif not args.no_latency:
         from studio.commands._precision_builds import build_and_time
 
         data["builds"] = run_job(build_and_time(args.model, args.output, result.keep, inputs, args.seed,
-                                                thresholds, args.budget), on_progress=progress)
+                                                thresholds, args.budget, runner), on_progress=progress)
         (args.output / "precision.json").write_text(json.dumps({"model": str(args.model), **data}, indent=1))
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
     print(f"{args.model.name}: keep {len(result.keep)} op(s) in FP32 ({', '.join(result.keep) or 'none'}); "
           f"{'minimal: removing any one fails' if result.minimal else 'not shown minimal'}; "
-          f"{result.candidates} candidates, {result.checks} checks")
+          f"{result.candidates} candidates, {result.checks} checks, {result.target_runs} target runs"
+          + (f", {runner.round_trips} host round trips" if hasattr(runner, "round_trips") else ""))
     for note in result.notes:
         print(f"  {note}")
     for build in data.get("builds", []):
@@ -96,7 +126,40 @@ def _precision(args: argparse.Namespace, thresholds) -> int:
         text = (f"{timing['new_ms']:.3f} ms vs {timing['base_ms']:.3f} ms in FP32: {timing['verdict']} "
                 f"({timing['change_pct']:+.1f} %, 95 % CI {(timing['ratio_low'] - 1) * 100:+.1f} to "
                 f"{(timing['ratio_high'] - 1) * 100:+.1f} %)" if timing else "the baseline")
-        print(f"  {build['build']:<10} accuracy (FP16 simulation): {build['accuracy']:<40} latency: {text}")
+        print(f"  {build['build']:<10} accuracy ({runner.label}): {build['accuracy']:<40} latency: {text}")
     print(f"wrote {args.output}/keep_fp32.txt (studio convert --keep-fp32), keep_dtype.cfg (atc --keep_dtype), "
           "modify_mixlist.json (atc --modify_mixlist), precision.json")
     return 0
+
+
+@contextlib.contextmanager
+def _runner(args: argparse.Namespace):
+    """The target the search checks against FP32, as ``--target`` names it (for ``om``, on the
+    host's one connection, closed at the end)."""
+    if args.target == "om":
+        from studio.commands._context import cli_context
+        from studio.ops.om_target import OmRunner
+        from studio.runs.where import target_for_host
+
+        if not args.host:
+            raise UserError("--target om converts with ATC and dumps on an Ascend host", "--host",
+                            "Add --host NAME (a host from studio ssh add; local: this computer's CANN toolkit).")
+        with target_for_host(cli_context(), args.host) as target:
+            yield OmRunner(target, args.soc_version)
+        return
+    if args.host:
+        raise UserError(f"--host is for --target om; --target {args.target} runs here", "--host",
+                        "Drop --host, or add --target om.")
+    if args.target == "fp16":
+        from studio.ops.fp16_target import Fp16OnnxRunner
+
+        yield Fp16OnnxRunner()
+        return
+    from studio.tools.accuracy.fp16_runs import SimRunner
+
+    yield SimRunner()
+
+
+def _round_trips(runner) -> dict:
+    """``host_round_trips`` for a target on a host (uploads, runs, fetches)."""
+    return {"host_round_trips": runner.round_trips} if hasattr(runner, "round_trips") else {}

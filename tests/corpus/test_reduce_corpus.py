@@ -37,3 +37,21 @@ def test_real_fp16_failures_reduce_to_a_repro_that_fails_alone(corpus_root, tmp_
         fp16 = ort.InferenceSession(simulate_fp16(repro)[0].SerializeToString(),
                                     providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     assert (~np.isfinite(fp16) & np.isfinite(golden)).any()
+
+
+def test_real_fp16_target_reduces_and_finds_a_minimal_fp32_set(corpus_root, tmp_path):
+    """magika converted to a real FP16 ONNX: a LayerNorm sum overflows; the repro is that one op and
+    keeping the sum and the division it feeds in FP32 makes the converted model pass."""
+    from studio.ops.fp16_target import Fp16OnnxRunner
+    from studio.tools.accuracy.precision import find_fp32_set
+
+    entry = manifest.entry("magika")
+    model = model_path(entry, corpus_root)
+    feeds = make_inputs(entry, model)
+    result = run_job(reduce_fp16(model, tmp_path / "repro", inputs=feeds, runner=Fp16OnnxRunner()))
+    found = run_job(find_fp32_set(model, tmp_path / "set", inputs=feeds, runner=Fp16OnnxRunner()))
+    print(f"magika (fp16): {result.model_ops} ops -> {len(result.ops)} ({result.first_op_type}), "
+          f"{result.target_runs} target runs; FP32 set {found.keep}, {found.target_runs} target runs")
+    assert result.first_op_type == "ReduceSum" and len(result.ops) <= 5 and result.target_runs <= 6
+    assert found.minimal and 1 <= len(found.keep) <= 5 and found.outputs_after == {
+        name: "passes" for name in found.outputs_after}

@@ -40,6 +40,26 @@ def test_reduce_and_fp32_set_from_a_failing_fp16_check(qtbot, panel, tmp_path):
     assert "--keep-fp32 log/add_floor,log/log" in panel.findings.text()
 
 
+def test_the_searches_can_check_against_the_converted_fp16_onnx(qtbot, panel, tmp_path):
+    from studio.tools.demo.journeys import build_fp16_frontend, frames_with_silence
+
+    model = tmp_path / "fp16_frontend.onnx"
+    onnx.save(build_fp16_frontend(), model)
+    np.save(tmp_path / "silent.npy", frames_with_silence())
+    panel.check_fp16(model, shapes={}, files={"frames": tmp_path / "silent.npy"})
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=60000)
+    assert panel.fp16_sim_action.isChecked()
+    panel.fp16_onnx_action.trigger()
+    assert panel.fp16_onnx_action.isChecked() and not panel.fp16_sim_action.isChecked()
+    handle = panel.reduce_failure()
+    qtbot.waitUntil(lambda: not handle.active, timeout=60000)
+    assert "target runs (fp16)" in panel.findings.text()
+    handle = panel.find_fp32_set()
+    qtbot.waitUntil(lambda: not handle.active, timeout=60000)
+    # ONNX Runtime hands the Add's FP32 value on to the Log: on this target the Add alone is enough
+    assert "--keep-fp32 log/add_floor</code>" in panel.findings.text() and "checks on fp16" in panel.findings.text()
+
+
 def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, ascend_fixtures):
     from studio.core.formats import detect
 

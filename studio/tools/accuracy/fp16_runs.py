@@ -39,34 +39,70 @@ def judge(golden: np.ndarray, target: np.ndarray, thresholds: Thresholds) -> Ver
     return Verdict(bool(bad), ("breaks " + ", ".join(bad)) if bad else "passes")
 
 
-class SimRunner:
-    """Runs a model (or a cut of it) in FP32 and FP16 simulation, every tensor kept, counting target runs."""
+class TargetRunner:
+    """A target of reduce and precision: runs a model (or a cut of it) in FP32 here (the golden
+    side) or on the target with the ops of ``keep`` in FP32, every op's output kept by its tensor
+    name; counts the target runs. Subclasses say how the target runs (:meth:`_on_target`)."""
+
+    target = "?"
+    label = "?"
+    judges_inner = False  # True: judge every dumped tensor, the outputs can hide a failure
 
     def __init__(self):
         self.target_runs = 0
 
-    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool) -> dict[str, np.ndarray]:
-        import onnx
-        import onnxruntime as ort
+    def run(self, model, feeds: dict[str, np.ndarray], fp16: bool, keep=frozenset()) -> dict[str, np.ndarray]:
+        """Every op's output by name: FP32 here when ``fp16`` is False, else on the target."""
+        if not fp16:
+            return run_every_tensor(model, feeds)
+        self.target_runs += 1
+        return self._on_target(model, feeds, frozenset(keep))
 
-        from studio.core.ort_session import quiet_options
+    def _on_target(self, model, feeds: dict[str, np.ndarray], keep: frozenset[str]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+
+class SimRunner(TargetRunner):
+    """The FP16 simulation (:mod:`studio.tools.accuracy.fp16_sim`) as the target."""
+
+    target = "fp16-sim"
+    label = "FP16 simulation"
+    judges_inner = False  # rounding every tensor carries a non-finite value on to the outputs
+
+    def _on_target(self, model, feeds, keep):
         from studio.tools.accuracy.fp16_sim import simulate_fp16
 
-        probe = simulate_fp16(model)[0] if fp16 else onnx.ModelProto.FromString(model.SerializeToString())
-        names = [o for n in model.graph.node for o in n.output if o]
-        have = {o.name for o in probe.graph.output}
-        probe.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in have)
-        # every op output is a graph output, so ORT cannot fuse an op away
-        session = ort.InferenceSession(probe.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
-        if fp16:
-            self.target_runs += 1
-        wanted = [o.name for o in session.get_outputs()]
-        with np.errstate(all="ignore"):
-            return dict(zip(wanted, session.run(wanted, feeds)))
+        return run_every_tensor(simulate_fp16(model, keep)[0], feeds, [o for n in model.graph.node
+                                                                      for o in n.output if o])
+
+    def commands(self, flags: str, feeds: dict[str, np.ndarray]) -> str:
+        """The shell lines that reproduce a target check on ``model.onnx`` with the saved inputs."""
+        return (f"studio dump model.onnx -o fp32 {flags}\n"
+                f"studio dump model.onnx -o fp16 --fp16-sim {flags}\n"
+                "studio compare fp32 fp16\n")
 
 
-def load_and_run(model_path: Path, inputs: dict[str, np.ndarray] | None, seed: int):
-    """(model with every node named, feeds, runner, golden tensors, FP16-simulation tensors)."""
+def run_every_tensor(model, feeds: dict[str, np.ndarray], names: list[str] | None = None) -> dict[str, np.ndarray]:
+    """Run ``model`` on ONNX Runtime (CPU) with every op output (or ``names``) made a graph output,
+    so ORT cannot fuse an op away; {tensor: array}."""
+    import onnx
+    import onnxruntime as ort
+
+    from studio.core.ort_session import quiet_options
+
+    probe = onnx.ModelProto.FromString(model.SerializeToString())
+    names = names if names is not None else [o for n in model.graph.node for o in n.output if o]
+    have = {o.name for o in probe.graph.output}
+    probe.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in have)
+    session = ort.InferenceSession(probe.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
+    wanted = [o.name for o in session.get_outputs()]
+    with np.errstate(all="ignore"):
+        return dict(zip(wanted, session.run(wanted, feeds)))
+
+
+def load_and_run(model_path: Path, inputs: dict[str, np.ndarray] | None, seed: int, runner=None):
+    """(model with every node named, feeds, runner, golden tensors, target tensors); the target is
+    ``runner``'s (default: FP16 simulation)."""
     from studio.tools.accuracy.local_dump import load_model, make_inputs
 
     model = load_model(model_path)
@@ -74,7 +110,7 @@ def load_and_run(model_path: Path, inputs: dict[str, np.ndarray] | None, seed: i
         if not node.name:
             node.name = f"{node.op_type}_{index}"
     feeds = make_inputs(model, model_path, inputs or {}, seed, None, [])
-    runner = SimRunner()
+    runner = runner if runner is not None else SimRunner()
     golden = {**feeds, **runner.run(model, feeds, fp16=False)}
     target = runner.run(model, feeds, fp16=True)
     return model, feeds, runner, golden, target

@@ -43,53 +43,72 @@ class PrecisionResult:
     outputs_after: dict[str, str]
     folder: Path
     notes: list[str] = field(default_factory=list)
+    target: str = "fp16-sim"
+    target_runs: int = 0  # every run on the target: the first one and each check
 
     __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.core.serial: the JSON keys
 
 
 class _Checker:
-    """Runs the model in FP16 simulation with a kept set and judges its outputs against FP32."""
+    """Runs the model on the target with a kept set and judges its outputs against FP32 (and, for
+    a target whose outputs can hide an FP16 failure, every dumped tensor: see ``fp16_onnx``)."""
 
-    def __init__(self, model, feeds, golden_outputs, thresholds):
+    def __init__(self, model, feeds, golden_outputs, thresholds, runner=None, golden=None):
         self.model, self.feeds, self.golden, self.thresholds = model, feeds, golden_outputs, thresholds
+        self.runner, self.every_tensor = runner, golden
         self.checks = 0
         self._seen: dict[frozenset, dict[str, str]] = {}
 
     def verdicts(self, keep: frozenset[str]) -> dict[str, str]:
-        """Output name -> "passes" or why it fails, with ``keep`` in FP32."""
+        """Output name -> "passes" or why it fails, with ``keep`` in FP32; for a target judged on
+        its dump, also the first inner tensors that fail."""
         if keep not in self._seen:
-            import onnxruntime as ort
-
-            from studio.core.ort_session import quiet_options
-            from studio.tools.accuracy.fp16_sim import simulate_fp16
-
-            sim = simulate_fp16(self.model, keep)[0]
-            session = ort.InferenceSession(sim.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
             names = list(self.golden)
-            with np.errstate(all="ignore"):
-                outs = dict(zip(names, session.run(names, self.feeds)))
+            if self.runner is None or not self.runner.judges_inner:
+                outs = self._simulated(keep, names)
+                inner = {}
+            else:
+                from studio.tools.accuracy.fp16_onnx import inner_failures
+
+                outs = self.runner.run(self.model, self.feeds, True, keep)
+                inner = inner_failures(self.every_tensor, outs)
             self.checks += 1
             verdicts = {n: judge(self.golden[n], outs[n], self.thresholds) for n in names}
-            self._seen[keep] = {n: v.reason if v.failed else "passes" for n, v in verdicts.items()}
+            self._seen[keep] = {**{n: v.reason if v.failed else "passes" for n, v in verdicts.items()},
+                                **{f"{n} (inside)": why for n, why in inner.items()}}
         return self._seen[keep]
+
+    def _simulated(self, keep: frozenset[str], names: list[str]) -> dict[str, np.ndarray]:
+        import onnxruntime as ort
+
+        from studio.core.ort_session import quiet_options
+        from studio.tools.accuracy.fp16_sim import simulate_fp16
+
+        if self.runner is not None:
+            self.runner.target_runs += 1
+        sim = simulate_fp16(self.model, keep)[0]
+        session = ort.InferenceSession(sim.SerializeToString(), quiet_options(), providers=["CPUExecutionProvider"])
+        with np.errstate(all="ignore"):
+            return dict(zip(names, session.run(names, self.feeds)))
 
     def passes(self, keep) -> bool:
         return all(v == "passes" for v in self.verdicts(frozenset(keep)).values())
 
 
 def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
-                  seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None
-                  ) -> Generator[Progress, None, PrecisionResult]:
-    """Job: the minimal FP32 set of ``model_path`` (see the module docstring), written under ``out_dir``."""
+                  seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None,
+                  runner=None) -> Generator[Progress, None, PrecisionResult]:
+    """Job: the minimal FP32 set of ``model_path`` (see the module docstring), written under ``out_dir``;
+    the target is ``runner``'s (FP16 simulation by default, as in :func:`~studio.tools.accuracy.reduce.reduce_fp16`)."""
     thresholds = thresholds or Thresholds()
     model_path, out_dir = Path(model_path), Path(out_dir)
-    yield Progress(0.05, "running the model in FP32 and in FP16 simulation")
-    model, feeds, _runner, golden, target = load_and_run(model_path, inputs, seed)
+    yield Progress(0.05, "running the model in FP32 and on the target")
+    model, feeds, runner, golden, target = load_and_run(model_path, inputs, seed, runner)
     outputs = [o.name for o in model.graph.output]
-    checker = _Checker(model, feeds, {n: golden[n] for n in outputs}, thresholds)
+    checker = _Checker(model, feeds, {n: golden[n] for n in outputs}, thresholds, runner, golden)
     before = checker.verdicts(frozenset())
     if all(v == "passes" for v in before.values()):
-        raise UserError("The model already passes in FP16 simulation: no op needs FP32", model_path,
+        raise UserError(f"The model already passes on the target ({runner.label}): no op needs FP32", model_path,
                         "Nothing to keep; check a stricter --cosine or the input that fails.")
     candidates = _candidates(model, golden, target, thresholds)
     notes = []
@@ -98,14 +117,16 @@ def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str,
         candidates = [n.name for n in model.graph.node if any(o in golden and golden[o].dtype.kind == "f"
                                                                for o in n.output)]
         if not checker.passes(candidates):
-            raise UserError("Even with every op in FP32 the model fails in FP16 simulation (its inputs are rounded)",
+            raise UserError(f"Even with every op in FP32 the model fails on the target ({runner.label}; its inputs "
+                            "are rounded)",
                             model_path, "The inputs themselves lose too much in FP16: feed them in FP32.")
     yield Progress(0.3, f"{len(candidates)} candidate op(s); searching the smallest set")
     keep = _ddmin(candidates, checker.passes, cancel)
     minimal = all(not checker.passes(set(keep) - {op}) for op in keep)
     types = sorted({n.op_type for n in model.graph.node if n.name in keep})
     after = checker.verdicts(frozenset(keep))
-    result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes)
+    result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes,
+                             runner.target, runner.target_runs)
     _write(out_dir, result, model_path)
     yield Progress(1.0, f"{len(keep)} op(s) in FP32 make the model pass ({checker.checks} checks)")
     return result

@@ -25,6 +25,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
+from studio.tools.accuracy.fp16_onnx import inner_failures
 from studio.tools.accuracy.fp16_runs import judge, load_and_run
 from studio.tools.accuracy.metrics import Thresholds
 
@@ -43,6 +44,7 @@ class Reduction:
     target_runs: int
     folder: Path
     notes: list[str] = field(default_factory=list)
+    target: str = "fp16-sim"
 
     __json_extra__ = ("repro_ops",)  # studio.core.serial: a derived key of the JSON form
 
@@ -53,17 +55,22 @@ class Reduction:
 
 
 def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np.ndarray] | None = None,
-                seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None
-                ) -> Generator[Progress, None, Reduction]:
-    """Job: the minimal subgraph of ``model_path`` that fails in FP16 simulation (see the module docstring)."""
+                seed: int = 0, thresholds: Thresholds | None = None, cancel: CancelToken | None = None,
+                runner=None) -> Generator[Progress, None, Reduction]:
+    """Job: the minimal subgraph of ``model_path`` that fails on the target (see the module docstring):
+    ``runner``'s (:class:`~studio.tools.accuracy.fp16_runs.SimRunner`, FP16 simulation, by default;
+    :class:`~studio.ops.fp16_target.Fp16OnnxRunner` for a real FP16 ONNX; an OM on a host)."""
     thresholds = thresholds or Thresholds()
     model_path, out_dir = Path(model_path), Path(out_dir)
-    yield Progress(0.05, "running the model in FP32 and in FP16 simulation")
-    model, _feeds, runner, golden, target = load_and_run(model_path, inputs, seed)
+    yield Progress(0.05, "running the model in FP32 and on the target")
+    model, _feeds, runner, golden, target = load_and_run(model_path, inputs, seed, runner)
+    label = runner.label
     failing_outputs = [o.name for o in model.graph.output if o.name in golden and o.name in target
                        and judge(golden[o.name], target[o.name], thresholds).failed]
+    if not failing_outputs and runner.judges_inner and inner_failures(golden, target):
+        failing_outputs = [o.name for o in model.graph.output]  # the dump shows what the outputs hide
     if not failing_outputs:
-        raise UserError("The model's outputs pass in FP16 simulation: nothing to reduce", model_path,
+        raise UserError(f"The model's outputs pass on the target ({label}): nothing to reduce", model_path,
                         "Reduce a model whose output goes wrong (give the input that shows it, or a stricter "
                         "--cosine); inner tensors that differ without reaching an output are not a failure.")
     producers = {o: i for i, n in enumerate(model.graph.node) for o in n.output if o}
@@ -78,6 +85,7 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
     sub, cut = _cut(model, producers, chosen, output, golden)
     sub_feeds = {name: golden[name] for name in cut}
     check = judge(runner.run(sub, sub_feeds, False)[output], runner.run(sub, sub_feeds, True)[output], thresholds)
+    # checked alone: from the saved model and inputs, as the commands file does
     if not check.failed:
         raise UserError("The reduced subgraph passes when run alone, so no repro was written", model_path,
                         "Report this model: the failure needs more context than the reduction kept.")
@@ -87,7 +95,7 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
     yield Progress(1.0, f"{len(chosen)} op(s) reproduce it; {runner.target_runs} target runs")
     return Reduction(len(model.graph.node), node.name, node.op_type, verdict[output].reason,
                      [model.graph.node[i].name for i in sorted(chosen)], sorted(cut), output, runner.target_runs,
-                     out_dir, notes)
+                     out_dir, notes, runner.target)
 
 
 FP16_TINY = float(np.finfo(np.float16).smallest_subnormal)  # 6e-8: below this, FP16 holds 0
@@ -252,13 +260,14 @@ def _write(out_dir, model_path, sub, feeds, golden_out, output, node, check, mod
     (out_dir / "inputs").mkdir(exist_ok=True)
     for name, array in feeds.items():
         np.save(out_dir / files[name], array)
-    commands = (f"studio dump model.onnx -o fp32 {flags}\n"
-                f"studio dump model.onnx -o fp16 --fp16-sim {flags}\n"
-                "studio compare fp32 fp16\n")
-    (out_dir / "commands.sh").write_text("#!/bin/sh\n# Reproduce: the same cut in FP32 and FP16 simulation\n"
+    if hasattr(runner, "write_files"):  # what the target's own commands read (an OM's .bin inputs, acl.json)
+        runner.write_files(out_dir, feeds)
+    commands = runner.commands(flags, feeds)
+    (out_dir / "commands.sh").write_text(f"#!/bin/sh\n# Reproduce: the same cut in FP32 and on the target ({runner.label})\n"
                                          "cd \"$(dirname \"$0\")\"\n" + commands)
     ops = [model.graph.node[i] for i in sorted(chosen)]
     report = [f"# FP16 repro for {model_path.name}", "",
+              f"- target: {runner.label}",
               f"- first diverging op: `{node.name}` ({node.op_type}), output `{output}`",
               f"- model: {len(model.graph.node):,} ops; repro: {len(ops)} op(s): "
               + ", ".join(f"`{n.name}` ({n.op_type})" for n in ops),

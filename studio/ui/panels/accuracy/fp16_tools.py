@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu, QToolButton
 
 from studio.core.errors import UserError
@@ -27,6 +28,14 @@ class Fp16Tools:
         menu = QMenu(button)
         self.reduce_action = menu.addAction("Reduce to a repro…", self.reduce_failure)
         self.precision_action = menu.addAction("Find FP32 set…", self.find_fp32_set)
+        menu.addSection("Check against")  # the target both searches judge on (an OM on a host: the CLI's --target om)
+        targets = QActionGroup(menu)
+        self.fp16_sim_action = menu.addAction("FP16 simulation (every op rounded through FP16)")
+        self.fp16_onnx_action = menu.addAction("Converted FP16 ONNX (studio convert --output-type FP16, dumped)")
+        for action in (self.fp16_sim_action, self.fp16_onnx_action):
+            action.setCheckable(True)
+            targets.addAction(action)
+        self.fp16_sim_action.setChecked(True)
         button.setMenu(menu)
         button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")  # "▾" says it
         self.fp16_button = button
@@ -52,6 +61,14 @@ class Fp16Tools:
                 inputs[name] = np.load(file)
         return model, inputs
 
+    def _fp16_runner(self):
+        """The target the menu names (None: FP16 simulation, the engines' default)."""
+        if not self.fp16_onnx_action.isChecked():
+            return None
+        from studio.ops.fp16_target import Fp16OnnxRunner
+
+        return Fp16OnnxRunner()
+
     def _fp16_out(self, model: Path, what: str) -> Path:
         base = self.workspace_folder or model.parent
         return Path(base) / "accuracy" / f"{model.stem}_{what}"
@@ -66,8 +83,9 @@ class Fp16Tools:
             self.status.emit(f"Accuracy: {exc.what}")
             return None
         out = self._fp16_out(model, "repro")
+        target = self._fp16_runner()
         handle = self.runner.start(f"Reducing {model.name}", lambda cancel: reduce_fp16(model, out, inputs,
-                                                                                         cancel=cancel))
+                                                                                         cancel=cancel, runner=target))
         self._fp16_job = ("Reduce", model)
         handle.finished.connect(self._on_reduced)
         handle.failed.connect(self._fp16_failed)
@@ -76,7 +94,7 @@ class Fp16Tools:
     def _on_reduced(self, result) -> None:
         self._fp16_report(f"<b>Repro</b>: {len(result.ops)} of {result.model_ops:,} ops "
                           f"({html.escape(', '.join(result.ops))}) fed at {html.escape(', '.join(result.inputs))}, "
-                          f"{result.target_runs} target runs; "
+                          f"{result.target_runs} target runs ({html.escape(result.target)}); "
                           + "; ".join(html.escape(n) for n in result.notes)
                           + f"<br>written to {html.escape(str(result.folder))}")
         self.request_load.emit(result.folder / "model.onnx")  # the repro into the graph panel, quietly
@@ -91,8 +109,9 @@ class Fp16Tools:
             self.status.emit(f"Accuracy: {exc.what}")
             return None
         out = self._fp16_out(model, "fp32_set")
+        target = self._fp16_runner()
         handle = self.runner.start(f"Finding the FP32 set of {model.name}",
-                                   lambda cancel: find_fp32_set(model, out, inputs, cancel=cancel))
+                                   lambda cancel: find_fp32_set(model, out, inputs, cancel=cancel, runner=target))
         self._fp16_job = ("FP32 set", model)
         handle.finished.connect(self._on_fp32_set)  # bound methods: no call on a panel already gone
         handle.failed.connect(self._fp16_failed)
@@ -102,7 +121,8 @@ class Fp16Tools:
         model = self._fp16_job[1]
         keep = ",".join(result.keep)
         self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
-                          f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks). "
+                          f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks on "
+                          f"{html.escape(result.target)}). "
                           f"Apply: <code>studio convert {html.escape(model.name)} -o {html.escape(model.stem)}"
                           f"_fp16.onnx --output-type FP16 --keep-fp32 {html.escape(keep)}</code>; for ATC: "
                           f"keep_dtype.cfg, modify_mixlist.json in {html.escape(str(result.folder))}")

@@ -28,6 +28,7 @@ def main(argv: list[str], prog: str = "ais_bench") -> int:
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--batchsize", type=int, default=1)
     parser.add_argument("--display_all_summary", "--display-all-summary", dest="all", type=_bool, default=False)
+    parser.add_argument("--acl_json_path", default="", help="an acl.json whose dump section dumps every op")
     args = parser.parse_args(argv)
     if args.loop < 1:
         say("[ERROR] loop must be a positive integer")
@@ -42,6 +43,12 @@ def main(argv: list[str], prog: str = "ais_bench") -> int:
         say(error)
         return 1
     say(f"[INFO] load model {args.model} success")
+    if args.acl_json_path:  # a model from the FP16 device stand-in's atc: run it and dump (standin_device)
+        import standin_device
+
+        status = standin_device.dump(args.model, args.input, args.acl_json_path)
+        if status:
+            return status
     say("[INFO] create model description success")
     say(f"[INFO] warm up {args.warmup} done")
     pause()
