@@ -47,8 +47,13 @@ def _open(qtbot, panel, folder: Path, compare: bool = False) -> None:
 
 
 def test_worst_dice_first_and_thumbnails_of_the_rows_in_view(qtbot, panel, tmp_path):
+    panel.show()
+    # empty: nothing to sort, filter or compare yet (no empty Sort box)
+    assert not panel.view_bar.isVisible() and not panel.compare_button.isEnabled() and panel.empty.isVisible()
     dices = [0.9, 0.2, 0.5, 0.95, 0.1]
     _open(qtbot, panel, _run_folder(tmp_path, "fp32", dices))
+    assert panel.view_bar.isVisible() and panel.compare_button.isEnabled()
+    assert panel.sort_combo.currentText() and panel.sort_combo.count() > 1
     assert [r["dice"] for r in panel.model.rows] == sorted(dices)  # sorted by Dice, worst first
     panel.show_combo.setCurrentIndex(1)  # worst 20
     assert len(panel.model.rows) == 5

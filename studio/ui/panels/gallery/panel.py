@@ -70,7 +70,9 @@ class GalleryPanel(Panel):
                                       "(e.g. FP32 ONNX here vs FP16 OM on the host)", self._on_compare_clicked, self)
         bar.addWidget(self.compare_button)
         bar.addStretch(1)
-        view_row = QHBoxLayout()  # sorting on a row of its own: the panel fits a laptop's dock
+        self.view_bar = QWidget(self)  # sorting on a row of its own: the panel fits a laptop's dock
+        view_row = QHBoxLayout(self.view_bar)
+        view_row.setContentsMargins(0, 0, 0, 0)
         bar_row = bar
         bar = view_row
         bar.addWidget(QLabel("Sort", self))
@@ -114,7 +116,7 @@ class GalleryPanel(Panel):
         view_row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(bar_row)
-        layout.addLayout(view_row)
+        layout.addWidget(self.view_bar)
         layout.addWidget(self.summary)
         layout.addWidget(self.empty, 1)
         layout.addWidget(split, 1)
@@ -156,6 +158,8 @@ class GalleryPanel(Panel):
         has = self.state.run is not None
         self.split.setVisible(has)
         self.summary.setVisible(has)  # the empty state says it
+        self.view_bar.setVisible(has)  # nothing to sort or filter yet (an empty Sort box looked broken)
+        self.compare_button.setEnabled(has)  # a second run goes beside a first one
         self.empty.setVisible(not has)
 
     def run_infer(self, options, host: str | None = None):
