@@ -1,0 +1,114 @@
+"""The short cuts that make many small files (and one big one) move fast keep every safety check.
+
+A download batch lands each file relative to its folder's open descriptor and checks the root by
+its remembered identity; an upload to a folder the host does not have yet skips the listing
+command. Each test here pins one of those mechanisms down against the real sshd.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from deploy_helpers import actions, apply, make_deployment, plan, read_tree, write_tree
+
+from studio.tools.deploy import download, safe_paths
+
+
+def _small(folder: str, count: int = 12) -> dict[str, bytes]:
+    return {f"{folder}/f{i:02}.txt": f"{folder} {i}\n".encode() for i in range(count)}
+
+
+def _after_first_landing(monkeypatch, act) -> None:
+    """Run ``act()`` once, right after the first file of a download batch landed (landings in a row)."""
+    real, lock, done = download.Downloader._land_small, threading.Lock(), []
+
+    def land(self, *args, **kwargs):
+        with lock:
+            value = real(self, *args, **kwargs)
+            if not done:
+                done.append(True)
+                act()
+            return value
+
+    monkeypatch.setattr(download.Downloader, "_land_small", land)
+
+
+def test_a_local_folder_swapped_for_a_symlink_during_a_download_batch_is_not_written_through(
+        sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = _small("sub")
+    write_tree(tmp_path / "remote", files)
+    (deployment.local_root / "sub").mkdir()
+    the_plan = plan(deployment, "download", sshd_host)
+    assert set(actions(the_plan).values()) == {"download"}
+    outside, aside = tmp_path / "outside", tmp_path / "aside"
+    outside.mkdir()
+
+    def swap() -> None:  # the folder the batch is writing into becomes a symlink to another place
+        os.rename(deployment.local_root / "sub", aside)
+        (deployment.local_root / "sub").symlink_to(outside)
+
+    _after_first_landing(monkeypatch, swap)
+    result = apply(deployment, the_plan, sshd_host)
+    assert list(outside.iterdir()) == [], "a file was written through the symlink"
+    assert result.downloaded + len(result.failed) + len(result.refused) == len(files), result.summary()
+
+
+def test_a_local_root_swapped_during_a_download_batch_stops_the_rest(sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = _small("sub") | _small("other")
+    write_tree(tmp_path / "remote", files)
+    the_plan = plan(deployment, "download", sshd_host)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def swap() -> None:
+        os.rename(deployment.local_root, tmp_path / "old_root")
+        deployment.local_root.symlink_to(elsewhere)
+
+    _after_first_landing(monkeypatch, swap)
+    result = apply(deployment, the_plan, sshd_host)
+    assert list(elsewhere.iterdir()) == []
+    assert result.downloaded == 1 and not result.ok
+    refused = dict(result.refused)
+    assert len(refused) == len(files) - 1 and all("root" in why for why in refused.values()), result.summary()
+
+
+def test_the_root_check_of_a_download_batch_does_not_resolve_the_path_per_file(sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = _small("a", 40) | _small("b", 40)
+    write_tree(tmp_path / "remote", files)
+    the_plan = plan(deployment, "download", sshd_host)
+    calls = []
+    real = os.path.realpath
+
+    def counted(path, *args, **kwargs):
+        if Path(path) == deployment.local_root:
+            calls.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(safe_paths.os.path, "realpath", counted)
+    result = apply(deployment, the_plan, sshd_host)
+    assert result.ok and result.downloaded == len(files), result.summary()
+    assert read_tree(deployment.local_root) == files
+    assert len(calls) <= 10, f"the root's path was resolved {len(calls)} times for {len(files)} files"
+
+
+def test_the_root_guard_sees_a_swap_and_a_folder_made_anew(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    guard = safe_paths.LocalRootGuard(root, os.path.realpath(root))
+    assert guard.problem() is None and guard.problem() is None
+    shutil.rmtree(root)
+    root.mkdir()  # the same path, another folder: the full check decides again (and passes)
+    assert guard.problem() is None
+    os.rename(root, tmp_path / "moved")
+    (tmp_path / "other").mkdir()
+    root.symlink_to(tmp_path / "other")
+    assert "not" in guard.problem()
+    root.unlink()
+    assert guard.problem() is not None  # gone
