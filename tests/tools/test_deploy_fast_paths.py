@@ -112,3 +112,51 @@ def test_the_root_guard_sees_a_swap_and_a_folder_made_anew(tmp_path):
     assert "not" in guard.problem()
     root.unlink()
     assert guard.problem() is not None  # gone
+
+
+def _exec_commands(monkeypatch) -> list[bytes]:
+    """Every command run on the host from now on (each one pays the login shell's start-up)."""
+    import paramiko
+
+    commands, real = [], paramiko.Channel.exec_command
+
+    def record(self, command):
+        commands.append(command if isinstance(command, bytes) else command.encode())
+        return real(self, command)
+
+    monkeypatch.setattr(paramiko.Channel, "exec_command", record)
+    return commands
+
+
+@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
+def test_an_upload_to_a_folder_the_host_lacks_starts_no_listing_command(sshd_host, tmp_path, monkeypatch, kind):
+    from deploy_helpers import connector_for
+
+    from studio.core.jobs import run_job
+    from studio.tools.deploy.sync import run_job as sync_job
+
+    deployment = make_deployment(tmp_path)
+    files = _small("sub") if kind == "tar batch" else {"a.bin": os.urandom(400 * 1024), "d/b.bin": os.urandom(300 * 1024)}
+    write_tree(deployment.local_root, files)
+    commands = _exec_commands(monkeypatch)
+    _plan, result = run_job(sync_job(deployment, "upload", connector_for(sshd_host)))
+    assert result.ok and result.uploaded == len(files), result.summary()
+    assert read_tree(tmp_path / "remote") == files
+    assert not any(b"find" in c for c in commands), commands
+    # the tar batch is the one command; SFTP alone makes the folders and writes the files
+    assert len(commands) == (1 if kind == "tar batch" else 0), commands
+
+
+def test_a_remote_root_that_appears_as_a_symlink_before_an_sftp_upload_is_refused(sshd_host, tmp_path):
+    deployment = make_deployment(tmp_path)
+    files = {"a.bin": os.urandom(400 * 1024)}
+    write_tree(deployment.local_root, files)
+    the_plan = plan(deployment, "upload", sshd_host)
+    assert not the_plan.remote.exists
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "remote").symlink_to(elsewhere)
+    result = apply(deployment, the_plan, sshd_host)
+    assert list(elsewhere.iterdir()) == []
+    assert result.uploaded == 0 and [p for p, _ in result.refused] == ["a.bin"], result.summary()
+    assert "appeared" in result.refused[0][1]

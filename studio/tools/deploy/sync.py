@@ -86,11 +86,12 @@ def _too_wide(real: str, home: str, side: str) -> str | None:
     return None
 
 
-def guard_remote_root(conn, deployment: Deployment) -> None:
+def guard_remote_root(conn, deployment: Deployment) -> bool:
     """Refuse a remote root that IS the home or root folder, or above them, once the host resolved it.
 
     The lexical check (``deployments.remote_too_wide``) cannot see ``/home/me`` written out or a
-    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips).
+    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips). Returns False
+    when the host said the folder does not exist (so there is nothing to list).
     """
     from studio.tools.deploy.deployments import normalise_remote
 
@@ -99,14 +100,23 @@ def guard_remote_root(conn, deployment: Deployment) -> None:
     path, relative = normalise_remote(deployment.remote)
     try:
         real = sftp.normalize(path if not relative else home if path == "." else f"{home}/{path}")
-    except (OSError, UnicodeError):  # not there yet (an upload creates it) or a name realpath cannot give
-        return
+    except FileNotFoundError:  # not there yet (an upload creates it)
+        return False
+    except (OSError, UnicodeError):  # a name realpath cannot give, no permission: the listing says more
+        return True
     problem = _too_wide(real, home, "remote")
     if problem:
         raise UserError(f"Deployment {deployment.name!r} would sync {problem}: {deployment.remote!r} is {real} on "
                         f"{deployment.host}", deployment.name,
                         f"Point it at a project folder: `studio deploy add {deployment.name} --host {deployment.host} "
                         f"--local {deployment.local} --remote /path/to/project`.")
+    try:
+        sftp.stat(real)  # realpath accepts a missing last name
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeError):
+        pass
+    return True
 
 
 def guard_local_root(deployment: Deployment) -> None:
@@ -148,8 +158,12 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     conn.close()
                     return
                 box["conn"] = conn
-            guard_remote_root(conn, deployment)  # as the host resolves it: no home, no / (nor above)
-            box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
+            # As the host resolves it: no home, no / (nor above). A root the host does not have is not
+            # listed: a `find` would only pay the login shell's start-up for nothing.
+            if guard_remote_root(conn, deployment):
+                box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
+            else:
+                box["scan"] = Scan(deployment.remote, exists=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
 
