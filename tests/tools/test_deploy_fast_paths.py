@@ -160,3 +160,102 @@ def test_a_remote_root_that_appears_as_a_symlink_before_an_sftp_upload_is_refuse
     assert list(elsewhere.iterdir()) == []
     assert result.uploaded == 0 and [p for p, _ in result.refused] == ["a.bin"], result.summary()
     assert "appeared" in result.refused[0][1]
+
+
+def _run(deployment, mode, sshd_host):
+    """The CLI's way: plan and apply on one connection (its batch command starts with the listing)."""
+    from deploy_helpers import connector_for
+
+    from studio.core.jobs import run_job
+    from studio.tools.deploy.sync import run_job as sync_job
+
+    return run_job(sync_job(deployment, mode, connector_for(sshd_host)))
+
+
+def test_a_download_of_big_and_small_files_rides_the_one_command_started_with_the_listing(
+        sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = {"weights.bin": os.urandom(20_000_000), "mid/part.bin": os.urandom(600_000), "a.txt": b"a\n",
+             "many/x.txt": b"x" * 10}
+    write_tree(tmp_path / "remote", files)
+    commands = _exec_commands(monkeypatch)
+    _plan, result = _run(deployment, "download", sshd_host)
+    assert result.ok and result.downloaded == len(files), result.summary()
+    assert read_tree(deployment.local_root) == files
+    assert not any(b"cat " in c or b"tail " in c for c in commands), commands
+    assert len([c for c in commands if b"tar -c" in c]) == 1, commands
+    assert os.stat(deployment.local_root / "weights.bin").st_mtime == 1_700_000_000
+    assert plan(deployment, "sync", sshd_host, checksum=True).items == []  # the recorded hashes are right
+
+
+def test_a_big_download_in_the_tar_stream_cut_half_way_resumes_from_its_part(sshd, sshd_host, tmp_path, monkeypatch):
+    from deploy_helpers import count_reads
+
+    from studio.core.errors import UserError
+    from studio.tools.deploy.download import Downloader
+    from studio.tools.deploy.transfer import Progressor
+
+    size = 64_000_000
+    deployment = make_deployment(tmp_path)
+    data = os.urandom(size)
+    write_tree(tmp_path / "remote", {"weights.bin": data, "small.txt": b"s"})
+    original, killed = Progressor.add, []
+
+    def add(self, nbytes, path=None, finished=False, size=None):
+        original(self, nbytes, path, finished, size)
+        if not killed and nbytes and self.done_bytes >= 0.5 * self.total_bytes:
+            killed.append(self.done_bytes)
+            sshd.kill_sessions()
+
+    monkeypatch.setattr(Progressor, "add", add)
+    with pytest.raises(UserError) as info:
+        _run(deployment, "download", sshd_host)
+    assert killed and "was lost" in info.value.what
+    monkeypatch.setattr(Progressor, "add", original)
+    [part] = [p for p in deployment.local_root.iterdir() if "studio-part" in p.name]
+    kept = part.stat().st_size
+    assert kept > size // 4
+    received = count_reads(monkeypatch, Downloader, "_land", 2)
+    _plan, result = _run(deployment, "download", sshd_host)
+    assert result.ok, result.summary()
+    assert (deployment.local_root / "weights.bin").read_bytes() == data
+    assert sorted(p.name for p in deployment.local_root.iterdir()) == ["small.txt", "weights.bin"]
+    assert sum(received) <= size - kept + 1  # only the rest came (the small file lands apart from _land)
+    assert plan(deployment, "sync", sshd_host, checksum=True).items == []
+
+
+def test_the_tar_reader_streams_big_members_and_skips_what_is_left_unread(tmp_path):
+    import subprocess
+
+    from studio.tools.deploy.tar_read import MemberBody, TarReader
+
+    files = {"a.txt": b"a" * 10, "big.bin": os.urandom(3_000_001), "b" * 120: b"long name", "big2.bin": os.urandom(700_001)}
+    write_tree(tmp_path / "src", files)
+    archive = subprocess.run(["tar", "-c", "-f", "-", "-C", str(tmp_path / "src"), *files], check=True,
+                             capture_output=True).stdout
+
+    class Source:  # hands out the archive in odd-sized pieces, like a channel
+        def __init__(self):
+            self.pos = 0
+
+        def read(self, n):
+            chunk = archive[self.pos: self.pos + min(n, 70_001)]
+            self.pos += len(chunk)
+            return chunk
+
+    got = {}
+    for member, data in TarReader(Source()).members(stream_over=100_000):
+        if isinstance(data, MemberBody):
+            if member.name == "big.bin":
+                data.read(5)  # the rest is skipped by the reader
+                continue
+            got[member.name] = b"".join(iter(lambda: data.read(65_536), b""))
+        else:
+            got[member.name] = bytes(data)
+    assert got == {name: data for name, data in files.items() if name != "big.bin"}
+    cut = Source()
+    archive = archive[: len(archive) // 2]
+    with pytest.raises(EOFError):  # a stream cut inside a big member: the link was lost
+        for member, data in TarReader(cut).members(stream_over=100_000):
+            if isinstance(data, MemberBody):
+                data.skip()

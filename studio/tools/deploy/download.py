@@ -7,7 +7,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
@@ -18,7 +18,7 @@ from studio.tools.deploy import remote_ops
 from studio.tools.deploy.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative, local_parent_is_link,
                                            local_problem)
 from studio.tools.deploy.scan import FileInfo
-from studio.tools.deploy.tar_read import TarFormatError, TarReader
+from studio.tools.deploy.tar_read import MemberBody, TarFormatError, TarReader
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
                                           temp_name)
@@ -40,7 +40,7 @@ def open_download_stream(conn, remote: str):
 
     try:
         return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
-                                     TAR_C)
+                                     TAR_C, receiving=True)
     except Exception:  # noqa: BLE001 - the batch opens its own stream, which reports the error
         return None
 
@@ -146,7 +146,12 @@ class Downloader:
             self.expected[item.path] = item.local
             self.expected_hash[item.path] = getattr(item, "local_sha256", None)
         small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
-        if len(small) < MIN_BATCH:
+        if self._spare is not None:
+            # The tar command started with the listing is running already: every file without a part
+            # of a cut run to resume travels in it (big ones streamed straight to disk), so no other
+            # command pays the login shell's start-up (one `cat` per big file did, after the plan).
+            small = [i for i in items if i.remote and i.path not in self.partial]
+        elif len(small) < MIN_BATCH:
             small = []
         small_set = {i.path for i in small}
         big = [i for i in items if i.path not in small_set]
@@ -174,7 +179,8 @@ class Downloader:
             stream.close()
             stream = None
         try:
-            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C)
+            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C,
+                                                     receiving=True)
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
@@ -208,16 +214,25 @@ class Downloader:
                         raise
                     stats.failed.append((member.name, exc.strerror or str(exc)))
                     continue
-                progress.add(member.size, member.name, finished=True)
+                if member.size <= SMALL_FILE:  # a big one (see _land) counted its bytes as they came
+                    progress.add(member.size, member.name, finished=True)
                 landed(value)
 
         try:
-            for member, data in TarReader(stream).members():
+            for member, data in TarReader(stream).members(stream_over=SMALL_FILE):
                 if member.name not in wanted or not member.regular or member.name in seen:
                     continue  # only the files we asked for, under the names we asked for
                 if self.cancel is not None:
                     self.cancel.raise_if_cancelled()
                 seen.add(member.name)
+                if isinstance(data, MemberBody):  # a big file: written as it comes, on a writer thread
+                    pending.append((member, writers.submit(self._land, member.name, data, member.size, member.mtime,
+                                                           member.mode, progress, keep_on_cut=True)))
+                    while not pending[-1][1].done():
+                        yield progress.step()
+                        wait([pending[-1][1]], timeout=0.1)
+                    take(done_only=True)
+                    continue
                 pending.append((member, writers.submit(self._land_small, member, bytes(data), folders, folders_lock)))
                 take(done_only=len(pending) < 4 * WRITERS)
                 if progress.done_files >= step_at:  # a Progress per file would cost more than the file
@@ -369,7 +384,7 @@ class Downloader:
             offset = self.partial[item.path] if prefix is not None else 0
         command = (b"exec tail -c +" + str(offset + 1).encode() + b" -- " if offset else b"exec cat -- ") + \
             remote_ops.q(remote)
-        stream = remote_ops.ExecStream(self.conn, command)
+        stream = remote_ops.ExecStream(self.conn, command, receiving=True)
         try:
             stream.channel.shutdown_write()
             value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress, offset, prefix,

@@ -213,12 +213,23 @@ class CheckShell:
         self._stream.close()
 
 
-class ExecStream:
-    """A remote command with its stdin/stdout as a stream (for tar); stderr gathered on a thread."""
+# What we let the host send ahead on a stream we read (a download): paramiko's 2 MiB window and
+# 32 KiB packets cost a Python round of packet handling per 32 KiB and stall a long link; measured
+# on loopback, `cat` of 200 MB ran at 330-420 MB/s with those and 440-470 MB/s with these.
+RECEIVE_WINDOW = 8 * 1024 * 1024
+RECEIVE_PACKET = 256 * 1024  # OpenSSH's largest packet
 
-    def __init__(self, conn, command: bytes | str, timeout: float = 60):
+
+class ExecStream:
+    """A remote command with its stdin/stdout as a stream (for tar); stderr gathered on a thread.
+
+    ``receiving``: mostly read from (a download), with a larger window and packets.
+    """
+
+    def __init__(self, conn, command: bytes | str, timeout: float = 60, receiving: bool = False):
         self.conn = conn
-        self.channel = conn.transport.open_session(timeout=timeout)
+        size = {"window_size": RECEIVE_WINDOW, "max_packet_size": RECEIVE_PACKET} if receiving else {}
+        self.channel = conn.transport.open_session(timeout=timeout, **size)
         self.channel.settimeout(None)
         self.channel.exec_command(command)
         self._err = bytearray()
