@@ -259,3 +259,27 @@ def test_the_tar_reader_streams_big_members_and_skips_what_is_left_unread(tmp_pa
         for member, data in TarReader(cut).members(stream_over=100_000):
             if isinstance(data, MemberBody):
                 data.skip()
+
+
+def test_the_download_command_starts_after_the_listing_command(sshd_host, tmp_path, monkeypatch):
+    """Commands started together wait for each other's shell start-up on hosts whose start-up files
+    lock something (pyenv's rehash): the listing, which everything waits for, must go first."""
+    import time
+
+    from studio.tools.deploy import scan
+
+    deployment = make_deployment(tmp_path)
+    files = {f"d{i % 30:02}/f{i:03}.txt": b"x" for i in range(300)}  # more folders than SFTP lists itself
+    write_tree(tmp_path / "remote", files)
+    real = scan.scan_remote_find
+
+    def slow_to_start(*args, **kwargs):  # the listing's thread is late (a busy machine)
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scan, "scan_remote_find", slow_to_start)
+    commands = _exec_commands(monkeypatch)
+    _plan, result = _run(deployment, "download", sshd_host)
+    assert result.ok and read_tree(deployment.local_root) == files, result.summary()
+    kinds = [b"find" if b"find ." in c else b"tar" if b"tar -c" in c else c for c in commands]
+    assert kinds == [b"find", b"tar"], commands

@@ -144,7 +144,9 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
 
     Returns ``(conn, local scan, remote scan, extra)``; the caller closes ``conn``. While the
     remote listing still runs, ``overlap(conn, local_scan)`` may start a command whose start-up
-    should overlap it; ``extra`` is what it returned (None when the listing was done first).
+    should overlap it; ``extra`` is what it returned (None when the listing was done first). It
+    starts once the host has the listing command: commands started together wait for each other's
+    shell start-up on some hosts (a pyenv set-up locks its rehash), and the listing comes first.
     """
     excludes = Excludes(deployment.excludes)
     box: dict = {}
@@ -161,8 +163,10 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
             # As the host resolves it: no home, no / (nor above). A root the host does not have is not
             # listed: a `find` would only pay the login shell's start-up for nothing.
             if guard_remote_root(conn, deployment):
-                box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
+                box["scan"] = scan_remote(conn, deployment.remote, excludes, owned,
+                                          started=lambda: box.setdefault("listing", True))
             else:
+                box["listing"] = True
                 box["scan"] = Scan(deployment.remote, exists=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
@@ -176,7 +180,7 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
         while worker.is_alive():
             with lock:
                 conn = box.get("conn")
-            if overlap is not None and conn is not None and "extra" not in box:
+            if overlap is not None and conn is not None and "listing" in box and "extra" not in box:
                 box["extra"] = overlap(conn, local)
             worker.join(0.02)
             if cancel is not None:
@@ -197,6 +201,12 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
         if conn is None or isinstance(exc, UserError) or not is_connection_error(exc):
             raise exc
         raise connection_lost(conn, exc) from exc
+    if overlap is not None and "extra" not in box:  # SFTP answered before the listing command started
+        try:
+            box["extra"] = overlap(conn, local)
+        except BaseException:
+            conn.close()
+            raise
     return conn, local, box["scan"], box.get("extra")
 
 
