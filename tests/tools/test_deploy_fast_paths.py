@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from deploy_helpers import actions, apply, make_deployment, plan, read_tree, write_tree
+from test_deploy_sync import cut_connection  # noqa: F401  (a fixture: drop every connection mid-transfer)
 
 from studio.tools.deploy import download, safe_paths
 
@@ -188,30 +189,22 @@ def test_a_download_of_big_and_small_files_rides_the_one_command_started_with_th
     assert plan(deployment, "sync", sshd_host, checksum=True).items == []  # the recorded hashes are right
 
 
-def test_a_big_download_in_the_tar_stream_cut_half_way_resumes_from_its_part(sshd, sshd_host, tmp_path, monkeypatch):
+def test_a_big_download_in_the_tar_stream_cut_half_way_resumes_from_its_part(sshd_host, tmp_path, monkeypatch,
+                                                                            cut_connection):
     from deploy_helpers import count_reads
 
     from studio.core.errors import UserError
     from studio.tools.deploy.download import Downloader
-    from studio.tools.deploy.transfer import Progressor
 
     size = 64_000_000
     deployment = make_deployment(tmp_path)
     data = os.urandom(size)
     write_tree(tmp_path / "remote", {"weights.bin": data, "small.txt": b"s"})
-    original, killed = Progressor.add, []
-
-    def add(self, nbytes, path=None, finished=False, size=None):
-        original(self, nbytes, path, finished, size)
-        if not killed and nbytes and self.done_bytes >= 0.5 * self.total_bytes:
-            killed.append(self.done_bytes)
-            sshd.kill_sessions()
-
-    monkeypatch.setattr(Progressor, "add", add)
+    killed = cut_connection(0.5)
     with pytest.raises(UserError) as info:
         _run(deployment, "download", sshd_host)
     assert killed and "was lost" in info.value.what
-    monkeypatch.setattr(Progressor, "add", original)
+    cut_connection(2.0)
     [part] = [p for p in deployment.local_root.iterdir() if "studio-part" in p.name]
     kept = part.stat().st_size
     assert kept > size // 4

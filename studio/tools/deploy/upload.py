@@ -242,7 +242,8 @@ class Uploader:
                     tar.add(item.path, now.mode, now.mtime, reader, now.size)
                 sent.append(Landed(item.path, now, now, reader.hexdigest()))
                 progress.add(now.size, item.path)
-                yield progress.step()
+                if len(sent) % 64 == 1:  # a Progress per file would cost more than the file (as in downloads)
+                    yield progress.step()
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
             units = self._move_units([s.path for s in sent])
