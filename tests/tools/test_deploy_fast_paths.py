@@ -276,3 +276,20 @@ def test_the_download_command_starts_after_the_listing_command(sshd_host, tmp_pa
     assert result.ok and read_tree(deployment.local_root) == files, result.summary()
     kinds = [b"find" if b"find ." in c else b"tar" if b"tar -c" in c else c for c in commands]
     assert kinds == [b"find", b"tar"], commands
+
+
+def test_small_files_go_to_the_writer_threads_in_groups(sshd_host, tmp_path, monkeypatch):
+    deployment = make_deployment(tmp_path)
+    files = _small("a", 100) | _small("b", 60)
+    write_tree(tmp_path / "remote", files)
+    the_plan = plan(deployment, "download", sshd_host)
+    real, tasks = download.Downloader._land_group, []
+
+    def counted(self, group, *args):
+        tasks.append(len(group))
+        return real(self, group, *args)
+
+    monkeypatch.setattr(download.Downloader, "_land_group", counted)
+    result = apply(deployment, the_plan, sshd_host)
+    assert result.ok and read_tree(deployment.local_root) == files, result.summary()
+    assert sum(tasks) == len(files) and len(tasks) <= len(files) // download.GROUP + 1, tasks

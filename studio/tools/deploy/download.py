@@ -25,6 +25,7 @@ from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_F
 
 
 WRITERS = 4  # threads that create the small files of a download batch
+GROUP = 32  # small files per writer task: a task (a future, a hand-over) per file cost as much Python as its write
 TAR_C = b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -"
 
 
@@ -195,28 +196,33 @@ class Downloader:
         pending: deque = deque()
         step_at = 0
 
+        group: list = []  # small files not handed to a writer yet
+
+        def flush() -> None:
+            if group:
+                pending.append(writers.submit(self._land_group, list(group), folders, folders_lock))
+                group.clear()
+
         def take(done_only: bool) -> None:
-            while pending and (not done_only or pending[0][1].done()):
-                member, future = pending.popleft()
-                try:
-                    value = future.result()
-                except Changed as exc:
-                    stats.conflicts.append((member.name, exc.what))
-                    continue
-                except WriteRefused as exc:
-                    stats.refused.append((member.name, exc.what))
-                    continue
-                except UserError as exc:
-                    stats.failed.append((member.name, exc.what))
-                    continue
-                except OSError as exc:
-                    if exc.errno is None:
-                        raise
-                    stats.failed.append((member.name, exc.strerror or str(exc)))
-                    continue
-                if member.size <= SMALL_FILE:  # a big one (see _land) counted its bytes as they came
-                    progress.add(member.size, member.name, finished=True)
-                landed(value)
+            while pending and (not done_only or pending[0].done()):
+                fatal = None
+                for member, value, exc in pending.popleft().result():
+                    if isinstance(exc, Changed):
+                        stats.conflicts.append((member.name, exc.what))
+                    elif isinstance(exc, WriteRefused):
+                        stats.refused.append((member.name, exc.what))
+                    elif isinstance(exc, UserError):
+                        stats.failed.append((member.name, exc.what))
+                    elif isinstance(exc, OSError) and exc.errno is not None:
+                        stats.failed.append((member.name, exc.strerror or str(exc)))
+                    elif exc is not None:  # the link, a cancel: reported once the group's landed files are recorded
+                        fatal = fatal or exc
+                    else:
+                        if member.size <= SMALL_FILE:  # a big one (see _land) counted its bytes as they came
+                            progress.add(member.size, member.name, finished=True)
+                        landed(value)
+                if fatal is not None:
+                    raise fatal
 
         try:
             for member, data in TarReader(stream).members(stream_over=SMALL_FILE):
@@ -226,18 +232,21 @@ class Downloader:
                     self.cancel.raise_if_cancelled()
                 seen.add(member.name)
                 if isinstance(data, MemberBody):  # a big file: written as it comes, on a writer thread
-                    pending.append((member, writers.submit(self._land, member.name, data, member.size, member.mtime,
-                                                           member.mode, progress, keep_on_cut=True)))
-                    while not pending[-1][1].done():
+                    flush()
+                    pending.append(writers.submit(self._land_big, member, data, progress))
+                    while not pending[-1].done():
                         yield progress.step()
-                        wait([pending[-1][1]], timeout=0.1)
+                        wait([pending[-1]], timeout=0.1)
                     take(done_only=True)
                     continue
-                pending.append((member, writers.submit(self._land_small, member, bytes(data), folders, folders_lock)))
+                group.append((member, bytes(data)))
+                if len(group) >= GROUP:
+                    flush()
                 take(done_only=len(pending) < 4 * WRITERS)
                 if progress.done_files >= step_at:  # a Progress per file would cost more than the file
                     step_at = progress.done_files + 64
                     yield progress.step()
+            flush()
             take(done_only=False)
             status, err = stream.finish()
         except (Cancelled, GeneratorExit):
@@ -318,6 +327,24 @@ class Downloader:
             if exc.errno == errno.ELOOP:
                 return "link", path
             return exc.errno, exc.strerror or str(exc)
+
+    def _land_group(self, group: list, folders: dict, lock: threading.Lock) -> list:
+        """:meth:`_land_small` for each ``(member, data)``: ``(member, Landed or None, error or None)`` each."""
+        out = []
+        for member, data in group:
+            try:
+                out.append((member, self._land_small(member, data, folders, lock), None))
+            except Exception as exc:  # noqa: BLE001 - sorted out on the job's thread (see _tar_batch)
+                out.append((member, None, exc))
+        return out
+
+    def _land_big(self, member, body: MemberBody, progress: Progressor) -> list:
+        """:meth:`_land` of a big member as it streams, in :meth:`_land_group`'s form."""
+        try:
+            return [(member, self._land(member.name, body, member.size, member.mtime, member.mode, progress,
+                                        keep_on_cut=True), None)]
+        except Exception as exc:  # noqa: BLE001 - as in _land_group
+            return [(member, None, exc)]
 
     def _land_small(self, member, data: bytes, folders: dict, lock: threading.Lock) -> Landed:
         """:meth:`_land` for a small file whose bytes are all here: the same temporary name, checks
