@@ -260,14 +260,17 @@ class SshConnection:
                 self._sftp_clients.append(client)
         return client
 
-    def run(self, argv: list[str] | str, timeout: float | None = 60, stdin: bytes | None = None
-            ) -> tuple[int, bytes, bytes]:
-        """Run a command and wait: (exit status, stdout, stderr). A list is quoted word by word."""
+    def run(self, argv: list[str] | str, timeout: float | None = 60, stdin: bytes | None = None,
+            started: Callable[[], None] | None = None) -> tuple[int, bytes, bytes]:
+        """Run a command and wait: (exit status, stdout, stderr). A list is quoted word by word.
+        ``started`` is called once the host has the command."""
         command = argv if isinstance(argv, str) else shlex.join(argv)
         channel = self.transport.open_session(timeout=timeout)
         try:
             channel.settimeout(timeout)
             channel.exec_command(command)
+            if started is not None:
+                started()
             if stdin is not None:
                 channel.sendall(stdin)
             channel.shutdown_write()

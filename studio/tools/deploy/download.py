@@ -7,7 +7,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
@@ -15,16 +15,17 @@ from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
 from studio.targets.files import RESUME_MIN, new_token, verified_prefix
 from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (Changed, WriteRefused, check_relative, local_parent_is_link, local_problem,
-                                           local_root_problem)
+from studio.tools.deploy.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative, local_parent_is_link,
+                                           local_problem)
 from studio.tools.deploy.scan import FileInfo
-from studio.tools.deploy.tar_read import TarFormatError, TarReader
+from studio.tools.deploy.tar_read import MemberBody, TarFormatError, TarReader
 from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
                                           TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
                                           temp_name)
 
 
 WRITERS = 4  # threads that create the small files of a download batch
+GROUP = 32  # small files per writer task: a task (a future, a hand-over) per file cost as much Python as its write
 TAR_C = b" && exec tar -c -b 256 -f - --null --verbatim-files-from --no-recursion -T -"
 
 
@@ -40,7 +41,7 @@ def open_download_stream(conn, remote: str):
 
     try:
         return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
-                                     TAR_C)
+                                     TAR_C, receiving=True)
     except Exception:  # noqa: BLE001 - the batch opens its own stream, which reports the error
         return None
 
@@ -53,6 +54,7 @@ class Downloader:
         self.conn, self.local_root, self.remote_root = conn, local_root, remote_root
         self._spare = spare  # a tar stream started early (see open_download_stream)
         self.real_root = real_root  # the local root's real path at plan time (None: it did not exist)
+        self._root = LocalRootGuard(local_root, real_root)
         self.cancel = cancel
         self.token = token or new_token()  # the run's token: recorded as ours before any temporary file
         self.stop = threading.Event()
@@ -61,7 +63,7 @@ class Downloader:
         self.partial: dict[str, int] = {}  # path -> bytes a cut run left in this run's temporary file
 
     def _check_root(self, rel: str) -> None:
-        problem = local_root_problem(self.local_root, self.real_root)
+        problem = self._root.problem()
         if problem:
             raise WriteRefused(f"Refused to write {rel}: {problem}", self.local_root,
                                "Look at what replaced the folder, then plan again.")
@@ -145,7 +147,12 @@ class Downloader:
             self.expected[item.path] = item.local
             self.expected_hash[item.path] = getattr(item, "local_sha256", None)
         small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
-        if len(small) < MIN_BATCH:
+        if self._spare is not None:
+            # The tar command started with the listing is running already: every file without a part
+            # of a cut run to resume travels in it (big ones streamed straight to disk), so no other
+            # command pays the login shell's start-up (one `cat` per big file did, after the plan).
+            small = [i for i in items if i.remote and i.path not in self.partial]
+        elif len(small) < MIN_BATCH:
             small = []
         small_set = {i.path for i in small}
         big = [i for i in items if i.path not in small_set]
@@ -173,13 +180,15 @@ class Downloader:
             stream.close()
             stream = None
         try:
-            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C)
+            stream = stream or remote_ops.ExecStream(self.conn, b"cd -- " + remote_ops.q(self.remote_root) + TAR_C,
+                                                     receiving=True)
         except Exception as exc:
             raise connection_lost(self.conn, exc) from exc
         feeder = threading.Thread(target=self._feed, args=(stream, names), daemon=True)
         feeder.start()
         seen = set()
-        folders: dict[str, str | None] = {}  # folder -> why it cannot be written (None: ready), per batch
+        folders: dict = {}  # folder -> its open descriptor, or why it cannot be written (see _folder_fd)
+        folders_lock = threading.Lock()
         # Creating a file is a file-system round trip (0.1-1 ms on a busy disk); a few writer threads
         # overlap them, as the host's tar overlaps its writes with our reads in an upload. Results
         # are taken in order here, on the job's thread (the state and progress live here).
@@ -187,40 +196,57 @@ class Downloader:
         pending: deque = deque()
         step_at = 0
 
+        group: list = []  # small files not handed to a writer yet
+
+        def flush() -> None:
+            if group:
+                pending.append(writers.submit(self._land_group, list(group), folders, folders_lock))
+                group.clear()
+
         def take(done_only: bool) -> None:
-            while pending and (not done_only or pending[0][1].done()):
-                member, future = pending.popleft()
-                try:
-                    value = future.result()
-                except Changed as exc:
-                    stats.conflicts.append((member.name, exc.what))
-                    continue
-                except WriteRefused as exc:
-                    stats.refused.append((member.name, exc.what))
-                    continue
-                except UserError as exc:
-                    stats.failed.append((member.name, exc.what))
-                    continue
-                except OSError as exc:
-                    if exc.errno is None:
-                        raise
-                    stats.failed.append((member.name, exc.strerror or str(exc)))
-                    continue
-                progress.add(member.size, member.name, finished=True)
-                landed(value)
+            while pending and (not done_only or pending[0].done()):
+                fatal = None
+                for member, value, exc in pending.popleft().result():
+                    if isinstance(exc, Changed):
+                        stats.conflicts.append((member.name, exc.what))
+                    elif isinstance(exc, WriteRefused):
+                        stats.refused.append((member.name, exc.what))
+                    elif isinstance(exc, UserError):
+                        stats.failed.append((member.name, exc.what))
+                    elif isinstance(exc, OSError) and exc.errno is not None:
+                        stats.failed.append((member.name, exc.strerror or str(exc)))
+                    elif exc is not None:  # the link, a cancel: reported once the group's landed files are recorded
+                        fatal = fatal or exc
+                    else:
+                        if member.size <= SMALL_FILE:  # a big one (see _land) counted its bytes as they came
+                            progress.add(member.size, member.name, finished=True)
+                        landed(value)
+                if fatal is not None:
+                    raise fatal
 
         try:
-            for member, data in TarReader(stream).members():
+            for member, data in TarReader(stream).members(stream_over=SMALL_FILE):
                 if member.name not in wanted or not member.regular or member.name in seen:
                     continue  # only the files we asked for, under the names we asked for
                 if self.cancel is not None:
                     self.cancel.raise_if_cancelled()
                 seen.add(member.name)
-                pending.append((member, writers.submit(self._land_small, member, bytes(data), folders)))
+                if isinstance(data, MemberBody):  # a big file: written as it comes, on a writer thread
+                    flush()
+                    pending.append(writers.submit(self._land_big, member, data, progress))
+                    while not pending[-1].done():
+                        yield progress.step()
+                        wait([pending[-1]], timeout=0.1)
+                    take(done_only=True)
+                    continue
+                group.append((member, bytes(data)))
+                if len(group) >= GROUP:
+                    flush()
                 take(done_only=len(pending) < 4 * WRITERS)
                 if progress.done_files >= step_at:  # a Progress per file would cost more than the file
                     step_at = progress.done_files + 64
                     yield progress.step()
+            flush()
             take(done_only=False)
             status, err = stream.finish()
         except (Cancelled, GeneratorExit):
@@ -233,6 +259,9 @@ class Downloader:
             raise
         finally:
             writers.shutdown(wait=True, cancel_futures=True)
+            for fd in folders.values():
+                if isinstance(fd, int):
+                    os.close(fd)
             try:  # files that landed before a cancel or a cut are recorded as such
                 take(done_only=True)
             except Exception:  # noqa: BLE001 - the error being raised is the one to report
@@ -243,45 +272,109 @@ class Downloader:
             if not any(p == path for p, _ in stats.failed):
                 stats.failed.append((path, err.splitlines()[-1] if err else "not sent by the remote tar"))
 
-    def _folder_problem(self, folder: str, folders: dict) -> str | None:
-        """Why files cannot be written in ``folder`` (a symlink on the way), after making it; cached."""
-        if folder not in folders:
-            link = local_parent_is_link(self.local_root, f"{folder}/x") if folder else None
-            if link is None:
-                (self.local_root / folder).mkdir(parents=True, exist_ok=True)
-            folders[folder] = link
-        return folders[folder]
+    def _folder_fd(self, rel: str, folder: str, folders: dict, lock: threading.Lock) -> int:
+        """An open descriptor of the local ``folder`` (made when missing), cached per batch.
 
-    def _land_small(self, member, data: memoryview, folders: dict) -> Landed:
+        It is reached from the checked root (:class:`LocalRootGuard`) one name at a time with
+        ``O_NOFOLLOW``, so no symlink is ever on the way, and files made relative to it stay in
+        that folder whatever later happens to its path. A root that is not the folder the plan saw
+        raises WriteRefused; a symlink on the way, UserError.
+        """
+        with lock:
+            if folder not in folders:
+                parts = folder.split("/") if folder else []
+                for depth in range(len(parts) + 1):
+                    here = "/".join(parts[:depth])
+                    if here not in folders:
+                        folders[here] = self._open_folder(here, parts[depth - 1] if depth else "",
+                                                          folders.get("/".join(parts[:depth - 1])) if depth else None)
+            value = folders[folder]
+        if isinstance(value, int):
+            return value
+        kind, text = value
+        if kind == "root":
+            raise WriteRefused(f"Refused to write {rel}: {text}", self.local_root,
+                               "Look at what replaced the folder, then plan again.")
+        if kind == "link":
+            raise UserError(f"Refused to write {rel}: the local folder {text!r} is a symlink", self.local_root,
+                            "Studio never writes through symlinks; replace the link with a folder.")
+        raise OSError(kind, text)
+
+    def _open_folder(self, path: str, name: str, parent):
+        """:meth:`_folder_fd`'s one step: the descriptor of ``name`` in ``parent`` (a descriptor, or the
+        error value that parent got, passed on), or an error value ``(kind, text)``."""
+        import errno
+
+        if not path:
+            problem = self._root.problem()
+            if problem:
+                return "root", problem
+            try:
+                return self._root.open()
+            except OSError as exc:
+                return "root", str(exc)
+        if not isinstance(parent, int):
+            return parent
+        try:
+            os.mkdir(name, dir_fd=parent)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            return exc.errno, exc.strerror or str(exc)
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "link", path
+            return exc.errno, exc.strerror or str(exc)
+
+    def _land_group(self, group: list, folders: dict, lock: threading.Lock) -> list:
+        """:meth:`_land_small` for each ``(member, data)``: ``(member, Landed or None, error or None)`` each."""
+        out = []
+        for member, data in group:
+            try:
+                out.append((member, self._land_small(member, data, folders, lock), None))
+            except Exception as exc:  # noqa: BLE001 - sorted out on the job's thread (see _tar_batch)
+                out.append((member, None, exc))
+        return out
+
+    def _land_big(self, member, body: MemberBody, progress: Progressor) -> list:
+        """:meth:`_land` of a big member as it streams, in :meth:`_land_group`'s form."""
+        try:
+            return [(member, self._land(member.name, body, member.size, member.mtime, member.mode, progress,
+                                        keep_on_cut=True), None)]
+        except Exception as exc:  # noqa: BLE001 - as in _land_group
+            return [(member, None, exc)]
+
+    def _land_small(self, member, data: bytes, folders: dict, lock: threading.Lock) -> Landed:
         """:meth:`_land` for a small file whose bytes are all here: the same temporary name, checks
-        and rename, with no file object and one folder check per folder (the per-file cost is what
-        bounds a download of many small files)."""
+        and rename, with no file object and every call relative to its folder's open descriptor
+        (the per-file cost is what bounds a download of many small files: 8 system calls each,
+        with no path walked twice)."""
         rel = member.name
         check_relative(rel)
-        self._check_root(rel)
         folder, _, name = rel.rpartition("/")
-        link = self._folder_problem(folder, folders)
-        if link:
-            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
-                            "Studio never writes through symlinks; replace the link with a folder.")
-        target = os.path.join(self.local_root, rel)
-        temp = os.path.join(self.local_root, folder, temp_name(name, self.token))
+        where = self._folder_fd(rel, folder, folders, lock)
+        temp = temp_name(name, self.token)
         mode = safe_mode(member.mode)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=where)
         try:
             try:
-                os.write(fd, data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
                 os.fchmod(fd, mode)
                 os.utime(fd, (member.mtime, member.mtime))
             finally:
                 os.close(fd)
             self._check_root(rel)  # at write time: the root may have been swapped while the batch came
-            problem = local_problem(target, self.expected.get(rel), self.expected_hash.get(rel))
+            problem = local_problem(name, self.expected.get(rel), self.expected_hash.get(rel), dir_fd=where)
             if problem:
-                raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
-            os.replace(temp, target)
+                raise Changed(f"The local copy of {rel}: {problem}; left as it is", self.local_root / rel,
+                              "Plan again and choose.")
+            os.replace(temp, name, src_dir_fd=where, dst_dir_fd=where)
         except BaseException:
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=where)
             raise
         return Landed(rel, FileInfo(member.size, member.mtime, mode), FileInfo(member.size, member.mtime, member.mode),
                       hashlib.sha256(data).hexdigest())
@@ -318,7 +411,7 @@ class Downloader:
             offset = self.partial[item.path] if prefix is not None else 0
         command = (b"exec tail -c +" + str(offset + 1).encode() + b" -- " if offset else b"exec cat -- ") + \
             remote_ops.q(remote)
-        stream = remote_ops.ExecStream(self.conn, command)
+        stream = remote_ops.ExecStream(self.conn, command, receiving=True)
         try:
             stream.channel.shutdown_write()
             value = self._land(item.path, stream, size, item.remote.mtime, item.remote.mode, progress, offset, prefix,

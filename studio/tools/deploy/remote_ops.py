@@ -97,6 +97,48 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
+def create_root_sftp(conn, remote: str) -> str:
+    """:func:`prepare_root` with ``create`` over SFTP: no remote shell (whose start-up files cost
+    ~0.1-0.3 s per command on hosts with pyenv or conda set-ups), the same rules.
+
+    The folders above are made as ``mkdir -p`` would (an existing one is used, through a symlink
+    too); the root itself with one plain ``mkdir``, which fails when anything (a symlink put there
+    since the scan too) is there: that is ``WriteRefused``. Returns the root's real path.
+    """
+    import posixpath
+    import stat
+
+    from studio.tools.deploy.safe_paths import WriteRefused
+
+    sftp = conn.sftp()
+    path = (remote[2:] if remote.startswith("~/") else remote).rstrip("/") or "/"
+    parts = [p for p in path.split("/") if p]
+    above = "/" if path.startswith("/") else ""
+    for part in parts[:-1]:
+        above = posixpath.join(above, part) if above else part
+        try:
+            sftp.mkdir(encode(above))
+        except OSError:
+            try:
+                if not stat.S_ISDIR(sftp.stat(encode(above)).st_mode):
+                    raise NotADirectoryError(f"{above} is not a folder") from None
+            except OSError as exc:
+                raise UserError(f"Cannot create the remote folder {remote}: {above}: {exc.strerror or exc}",
+                                conn.entry.name, "Check the path and that the remote user may write there.") from None
+    try:
+        sftp.mkdir(encode(path), 0o755)
+    except OSError as exc:
+        try:
+            sftp.lstat(encode(path))
+        except OSError:
+            raise UserError(f"Cannot create the remote folder {remote}: {exc.strerror or exc}", conn.entry.name,
+                            "Check the path and that the remote user may write there.") from None
+        raise WriteRefused(f"the remote root {remote} appeared on the host after the scan (the plan saw none); "
+                           "nothing was written there", f"{conn.entry.name}:{remote}",
+                           "Look at it, then plan again.") from None
+    return sftp.normalize(encode(path))
+
+
 def delete_files(conn, root: str, paths: list[str], expected: dict | None = None,
                  hashes: dict | None = None) -> list[str]:
     """``rm -f`` the files (relative to ``root``), in batches; returns those left alone.
@@ -171,12 +213,23 @@ class CheckShell:
         self._stream.close()
 
 
-class ExecStream:
-    """A remote command with its stdin/stdout as a stream (for tar); stderr gathered on a thread."""
+# What we let the host send ahead on a stream we read (a download): paramiko's 2 MiB window and
+# 32 KiB packets cost a Python round of packet handling per 32 KiB and stall a long link; measured
+# on loopback, `cat` of 200 MB ran at 330-420 MB/s with those and 440-470 MB/s with these.
+RECEIVE_WINDOW = 8 * 1024 * 1024
+RECEIVE_PACKET = 256 * 1024  # OpenSSH's largest packet
 
-    def __init__(self, conn, command: bytes | str, timeout: float = 60):
+
+class ExecStream:
+    """A remote command with its stdin/stdout as a stream (for tar); stderr gathered on a thread.
+
+    ``receiving``: mostly read from (a download), with a larger window and packets.
+    """
+
+    def __init__(self, conn, command: bytes | str, timeout: float = 60, receiving: bool = False):
         self.conn = conn
-        self.channel = conn.transport.open_session(timeout=timeout)
+        size = {"window_size": RECEIVE_WINDOW, "max_packet_size": RECEIVE_PACKET} if receiving else {}
+        self.channel = conn.transport.open_session(timeout=timeout, **size)
         self.channel.settimeout(None)
         self.channel.exec_command(command)
         self._err = bytearray()

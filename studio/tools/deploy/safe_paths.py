@@ -92,6 +92,52 @@ def local_root_problem(root: Path, real: str | None) -> str | None:
     return None
 
 
+class LocalRootGuard:
+    """:func:`local_root_problem`, cheap enough to ask before every file of a download lands.
+
+    The full check resolves the root's path component by component (three or more ``lstat`` calls
+    and a few dozen Python steps); asked twice per file, that was a fifth of landing 5,000 small
+    files. Once the full check passed, the folder it saw is remembered by device and inode, and
+    later checks only ``stat`` the root: the same folder means the same answer. Anything else (a
+    symlink put in its place, the folder gone or re-made) goes through the full check again.
+    """
+
+    def __init__(self, root: Path, real: str | None):
+        self.root, self.real = root, real
+        self._pinned: tuple[int, int] | None = None
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def problem(self) -> str | None:
+        """Why writing under the root could leave it now (see :func:`local_root_problem`), or None."""
+        now = self._identity()
+        if now is not None and now == self._pinned:
+            return None
+        problem = local_root_problem(self.root, self.real)
+        if problem is None:
+            if now is None or self._identity() != now:  # changed while it was being checked
+                return f"the local root {self.root} changed while it was being checked; nothing was written there"
+            self._pinned = now
+        return problem
+
+    def open(self) -> int:
+        """A file descriptor of the root folder as checked (OSError/``problem`` text: see :meth:`problem`).
+
+        Files created relative to it (``dir_fd``) land in that folder whatever happens to its
+        path afterwards; the caller closes it."""
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        if self._pinned != (st.st_dev, st.st_ino):
+            os.close(fd)
+            raise FileNotFoundError(f"the local root {self.root} changed while it was being opened")
+        return fd
+
+
 def local_parent_is_link(root: Path, path: str) -> str | None:
     """The first folder above ``path`` under ``root`` that is a symlink on disk, or None."""
     for folder in parents(path):
@@ -174,11 +220,12 @@ def seconds_only(expected, ctime_ns: int | None) -> bool:
 HASH_CHANGED = "its content changed after the plan was made (same size and mtime)"
 
 
-def local_problem(path: Path, expected, sha256: str | None = None) -> str | None:
+def local_problem(path: Path | str, expected, sha256: str | None = None, dir_fd: int | None = None) -> str | None:
     """:func:`stat_problem` for a local path (never following a symlink); with ``sha256`` (the
-    content as planned), the content is compared too where the times cannot tell."""
+    content as planned), the content is compared too where the times cannot tell. With ``dir_fd``,
+    ``path`` is a name in that open folder."""
     try:
-        st = os.lstat(path)
+        st = os.lstat(path, dir_fd=dir_fd)
     except FileNotFoundError:
         return stat_problem(None, 0, 0, expected)
     problem = stat_problem(st.st_mode, st.st_size, st.st_mtime, expected, st.st_mtime_ns, st.st_ctime_ns)
@@ -186,7 +233,7 @@ def local_problem(path: Path, expected, sha256: str | None = None) -> str | None
         import hashlib
 
         try:
-            with open(path, "rb") as handle:
+            with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW, dir_fd=dir_fd)) as handle:
                 if hashlib.file_digest(handle, "sha256").hexdigest() != sha256:
                     return HASH_CHANGED
         except OSError:

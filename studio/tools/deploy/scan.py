@@ -148,12 +148,13 @@ def remote_root_expr(remote: str) -> str:
 SFTP_MAX_DIRS = 24  # a small tree is listed over SFTP before the `find` command has even started
 
 
-def scan_remote(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset()) -> Scan:
+def scan_remote(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset(), started=None) -> Scan:
     """List ``remote``: one ``find``, raced by an SFTP walk that wins on small or missing trees.
 
     ``find`` costs one round trip but also the login shell's start-up files (measured ~250 ms
     here); SFTP needs no shell but a few round trips per folder. Both start at once; a tree of
     up to SFTP_MAX_DIRS folders (or a root that does not exist yet) is answered by SFTP.
+    ``started()`` is called once the host has the ``find`` command.
     """
     import threading
 
@@ -161,7 +162,7 @@ def scan_remote(conn, remote: str, excludes: Excludes, owned: frozenset[str] = f
 
     def run_find() -> None:
         try:
-            result["scan"] = scan_remote_find(conn, remote, excludes, owned)
+            result["scan"] = scan_remote_find(conn, remote, excludes, owned, started)
         except BaseException as exc:  # noqa: BLE001 - re-raised below when SFTP did not answer
             result["error"] = exc
 
@@ -217,11 +218,12 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
         return None  # names that are not UTF-8, permissions: `find` lists those faithfully
 
 
-def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset()) -> Scan:
+def scan_remote_find(conn, remote: str, excludes: Excludes, owned: frozenset[str] = frozenset(),
+                     started=None) -> Scan:
     """List ``remote`` with one ``find``; a missing folder is an empty side (``exists`` False)."""
     command = (f"cd -- {remote_root_expr(remote)} 2>/dev/null || {{ {_WHY_NO_ROOT.format(root=remote_root_expr(remote))}; }}; "
                f"pwd -P; exec find . -mindepth 1 -printf '{FIND_FORMAT}'")
-    status, out, err = conn.run(command, timeout=600)
+    status, out, err = conn.run(command, timeout=600, started=started)
     if status == ROOT_MISSING:
         return Scan(remote, exists=False)
     if status in (ROOT_DENIED, ROOT_NOT_DIR):

@@ -86,11 +86,12 @@ def _too_wide(real: str, home: str, side: str) -> str | None:
     return None
 
 
-def guard_remote_root(conn, deployment: Deployment) -> None:
+def guard_remote_root(conn, deployment: Deployment) -> bool:
     """Refuse a remote root that IS the home or root folder, or above them, once the host resolved it.
 
     The lexical check (``deployments.remote_too_wide``) cannot see ``/home/me`` written out or a
-    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips).
+    symlink to ``/``; this asks the host (SFTP realpath: no shell, two round trips). Returns False
+    when the host said the folder does not exist (so there is nothing to list).
     """
     from studio.tools.deploy.deployments import normalise_remote
 
@@ -99,14 +100,23 @@ def guard_remote_root(conn, deployment: Deployment) -> None:
     path, relative = normalise_remote(deployment.remote)
     try:
         real = sftp.normalize(path if not relative else home if path == "." else f"{home}/{path}")
-    except (OSError, UnicodeError):  # not there yet (an upload creates it) or a name realpath cannot give
-        return
+    except FileNotFoundError:  # not there yet (an upload creates it)
+        return False
+    except (OSError, UnicodeError):  # a name realpath cannot give, no permission: the listing says more
+        return True
     problem = _too_wide(real, home, "remote")
     if problem:
         raise UserError(f"Deployment {deployment.name!r} would sync {problem}: {deployment.remote!r} is {real} on "
                         f"{deployment.host}", deployment.name,
                         f"Point it at a project folder: `studio deploy add {deployment.name} --host {deployment.host} "
                         f"--local {deployment.local} --remote /path/to/project`.")
+    try:
+        sftp.stat(real)  # realpath accepts a missing last name
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeError):
+        pass
+    return True
 
 
 def guard_local_root(deployment: Deployment) -> None:
@@ -134,7 +144,9 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
 
     Returns ``(conn, local scan, remote scan, extra)``; the caller closes ``conn``. While the
     remote listing still runs, ``overlap(conn, local_scan)`` may start a command whose start-up
-    should overlap it; ``extra`` is what it returned (None when the listing was done first).
+    should overlap it; ``extra`` is what it returned (None when the listing was done first). It
+    starts once the host has the listing command: commands started together wait for each other's
+    shell start-up on some hosts (a pyenv set-up locks its rehash), and the listing comes first.
     """
     excludes = Excludes(deployment.excludes)
     box: dict = {}
@@ -148,8 +160,14 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
                     conn.close()
                     return
                 box["conn"] = conn
-            guard_remote_root(conn, deployment)  # as the host resolves it: no home, no / (nor above)
-            box["scan"] = scan_remote(conn, deployment.remote, excludes, owned)
+            # As the host resolves it: no home, no / (nor above). A root the host does not have is not
+            # listed: a `find` would only pay the login shell's start-up for nothing.
+            if guard_remote_root(conn, deployment):
+                box["scan"] = scan_remote(conn, deployment.remote, excludes, owned,
+                                          started=lambda: box.setdefault("listing", True))
+            else:
+                box["listing"] = True
+                box["scan"] = Scan(deployment.remote, exists=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the job's thread
             box["error"] = exc
 
@@ -162,7 +180,7 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
         while worker.is_alive():
             with lock:
                 conn = box.get("conn")
-            if overlap is not None and conn is not None and "extra" not in box:
+            if overlap is not None and conn is not None and "listing" in box and "extra" not in box:
                 box["extra"] = overlap(conn, local)
             worker.join(0.02)
             if cancel is not None:
@@ -183,6 +201,12 @@ def _connect_and_scan(deployment: Deployment, connector: Connector, cancel: Canc
         if conn is None or isinstance(exc, UserError) or not is_connection_error(exc):
             raise exc
         raise connection_lost(conn, exc) from exc
+    if overlap is not None and "extra" not in box:  # SFTP answered before the listing command started
+        try:
+            box["extra"] = overlap(conn, local)
+        except BaseException:
+            conn.close()
+            raise
     return conn, local, box["scan"], box.get("extra")
 
 

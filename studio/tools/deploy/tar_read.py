@@ -55,6 +55,37 @@ def _pax(data: bytes) -> dict[str, bytes]:
     return records
 
 
+class MemberBody:
+    """The data of one big member, read straight from the stream (never held whole in memory).
+
+    It must be read to its end, or left to :meth:`TarReader.members` to skip, before the next
+    member. A stream that ends inside it raises EOFError: the link was cut (a partial file of a
+    cut download may be kept for the next run to resume).
+    """
+
+    def __init__(self, reader: TarReader, size: int):
+        self._reader, self.left = reader, size
+
+    def read(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        reader = self._reader
+        if reader.pos < len(reader.buffer):
+            chunk = bytes(reader.buffer[reader.pos: reader.pos + size])
+            reader.pos += len(chunk)
+        else:
+            chunk = reader.source.read(size)
+            if not chunk:
+                raise EOFError("the archive ended early (the stream was cut)")
+        self.left -= len(chunk)
+        return chunk
+
+    def skip(self) -> None:
+        while self.left > 0:
+            self.read(READ)
+
+
 class TarReader:
     """Members of a tar stream read from ``source`` (an object with ``read(n)``), in order."""
 
@@ -84,8 +115,12 @@ class TarReader:
         self.pos += size
         return view
 
-    def members(self) -> Iterator[tuple[Member, memoryview]]:
-        """(member, its data) per member; the data view is valid until the next member is read."""
+    def members(self, stream_over: int | None = None) -> Iterator[tuple[Member, memoryview | MemberBody]]:
+        """(member, its data) per member; the data view is valid until the next member is read.
+
+        A regular file bigger than ``stream_over`` bytes comes with a :class:`MemberBody` to read
+        its data from instead (what is left unread is skipped when the next member is asked for).
+        """
         long_name: bytes | None = None
         pax: dict[str, bytes] = {}
         while True:
@@ -98,6 +133,13 @@ class TarReader:
             size = _number(header[124:136])
             if "size" in pax:
                 size = int(pax["size"])
+            if stream_over is not None and size > stream_over and kind in (b"0", b"\0", b"7"):
+                body = MemberBody(self, size)
+                yield self._member(header, kind, size, long_name, pax), body
+                body.skip()
+                self._take(-size % BLOCK)
+                long_name, pax = None, {}
+                continue
             padded = size + (-size % BLOCK)
             data = self._take(padded)[:size]
             if kind in (b"L", b"x", b"g"):  # metadata for the next member
@@ -106,16 +148,20 @@ class TarReader:
                 elif kind == b"x":
                     pax = _pax(bytes(data))
                 continue
-            if "path" in pax:
-                raw = pax["path"]
-            elif long_name is not None:
-                raw = long_name
-            else:
-                raw = header[0:100].split(b"\0", 1)[0]
-                prefix = header[345:500].split(b"\0", 1)[0]
-                if prefix:
-                    raw = prefix + b"/" + raw
-            mtime = int(float(pax["mtime"])) if "mtime" in pax else _number(header[136:148])
-            name = raw.decode("utf-8", "surrogateescape")
-            yield Member(name, size, _number(header[100:108]) & 0o7777, mtime, kind in (b"0", b"\0", b"7")), data
+            yield self._member(header, kind, size, long_name, pax), data
             long_name, pax = None, {}
+
+    @staticmethod
+    def _member(header: bytes, kind: bytes, size: int, long_name: bytes | None, pax: dict[str, bytes]) -> Member:
+        if "path" in pax:
+            raw = pax["path"]
+        elif long_name is not None:
+            raw = long_name
+        else:
+            raw = header[0:100].split(b"\0", 1)[0]
+            prefix = header[345:500].split(b"\0", 1)[0]
+            if prefix:
+                raw = prefix + b"/" + raw
+        mtime = int(float(pax["mtime"])) if "mtime" in pax else _number(header[136:148])
+        name = raw.decode("utf-8", "surrogateescape")
+        return Member(name, size, _number(header[100:108]) & 0o7777, mtime, kind in (b"0", b"\0", b"7"))

@@ -130,7 +130,7 @@ class Uploader:
         """Make sure the root and the folders of ``items`` exist, over SFTP (no shell start-up)."""
         try:
             if self.remote_root is None:
-                self.remote_root = remote_ops.prepare_root(self.conn, self.remote, create=True)
+                self.remote_root = remote_ops.create_root_sftp(self.conn, self.remote)
             sftp = self.conn.sftp()
             needed = sorted({f for i in items for f in parents(i.path)} - self.known_dirs, key=lambda f: f.count("/"))
             for folder in needed:
@@ -139,7 +139,7 @@ class Uploader:
                 except OSError:
                     sftp.stat(self._remote(folder))  # already there (made by a tar batch): fine; else raise
                 self.known_dirs.add(folder)
-        except WriteRefused:
+        except UserError:  # WriteRefused too: already says what and where
             raise
         except Exception as exc:
             if is_connection_error(exc):
@@ -242,7 +242,8 @@ class Uploader:
                     tar.add(item.path, now.mode, now.mtime, reader, now.size)
                 sent.append(Landed(item.path, now, now, reader.hexdigest()))
                 progress.add(now.size, item.path)
-                yield progress.step()
+                if len(sent) % 64 == 1:  # a Progress per file would cost more than the file (as in downloads)
+                    yield progress.step()
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
             units = self._move_units([s.path for s in sent])
