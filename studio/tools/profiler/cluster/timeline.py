@@ -38,10 +38,19 @@ def open_rank_timelines(folder: Path, cancel: CancelToken | None = None, workers
     sources = rank_sources(found)
     paths = list(sources)
     traces = yield from decode_ranks(paths, cancel, workers)
-    labels = [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
     yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
+    return join_ranks(traces, rank_labels(sources), folder, len(found.ranks))
+
+
+def rank_labels(sources: dict[Path, list[int]]) -> list[str]:
+    """The lane-group label of each source folder: ``rank N`` (or ``ranks N, M`` for a shared one)."""
+    return [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
+
+
+def join_ranks(traces: Sequence[Trace], labels: Sequence[str], folder: Path, ranks: int) -> Trace:
+    """The decoded ranks' traces as the one joined trace of ``folder`` (facts and warnings added)."""
     trace = merge_traces(traces, labels, source=str(folder))
-    trace.facts["ranks"] = str(len(found.ranks))
+    trace.facts["ranks"] = str(ranks)
     empty = [label for label, t in zip(labels, traces) if not t.size]
     if empty:
         add_warning(trace.facts, f"{', '.join(empty)}: no timeline in the folder (only summaries such as "
@@ -68,6 +77,13 @@ def cache_ranks(folder: str, cancel: CancelToken | None = None) -> Generator[Pro
 
     paths = list(rank_sources(find_ranks(Path(folder))))
     yield from decode_ranks(paths, cancel)
+    return len(paths)
+
+
+def cache_paths(paths: list[str], cancel: CancelToken | None = None) -> Generator[Progress, None, int]:
+    """The rank folders ``paths`` decoded into their caches (in a worker process, as
+    :func:`cache_ranks`); returns how many were read."""
+    yield from decode_ranks([Path(p) for p in paths], cancel)
     return len(paths)
 
 
