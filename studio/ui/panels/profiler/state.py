@@ -8,7 +8,7 @@ be tested without a display.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,21 +53,31 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     return (yield from loaded_with_stats(path, trace))
 
 
-def rank_lanes_job(folder: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
-    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread)."""
-    from studio.core.workers import WorkerUnavailable, run_in_worker
-    from studio.tools.profiler.cluster.timeline import open_rank_timelines
+def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, int, int], None] | None = None
+                   ) -> Generator[Progress, None, Loaded]:
+    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread).
 
-    try:  # the ranks are decoded (in parallel) by a worker process into their caches ...
-        yield from run_in_worker("studio.tools.profiler.cluster.timeline:cache_ranks", str(folder), cancel=cancel)
-    except WorkerUnavailable:
-        pass
-    # ... and mapped and joined here (one after the other here when a cache could not be written)
-    trace = yield from open_rank_timelines(folder, cancel, workers=1)
+    The ranks are decoded (in parallel) by a worker process into their caches; while they are,
+    ``show`` gets the joined trace of what there is (the ranks decoded so far, each other rank's
+    step summary) each time a rank is added, built here so the window only swaps it in."""
+    from studio.tools.profiler.cluster.progressive import open_rank_timelines_progressive
+
+    def partial(trace: Trace, done: int, total: int) -> None:
+        if show is not None:
+            show(partial_loaded(folder, trace, done, total), done, total)
+
+    trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True)
     loaded = yield from loaded_with_stats(folder, trace)
     loaded.label = f"{source_label(folder)} (all ranks)"
     loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
     return loaded
+
+
+def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
+    """A joined trace shown while ranks still decode: no statistics yet (they come with the last one)."""
+    return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
+                  share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
+                  first_view_note=f"{done} of {total} ranks decoded, the others show their step summary")
 
 
 def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
