@@ -99,10 +99,10 @@ def tick():
         out["all"] = time.perf_counter() - t
         out["slices"] = profiles[0].trace.size
         app.quit()
-def shown(loaded):
-    panel.timeline.grab()  # the frame with the lanes just swapped in
-    out["shown"].append([time.perf_counter() - t, loaded.label])
-panel.rank_lanes_ready.connect(shown)
+def frame(label):
+    panel.timeline.grab()  # the frame of the lanes just swapped in: its own turn, as a paint is
+    out["shown"].append([time.perf_counter() - t, label])
+panel.rank_lanes_ready.connect(lambda loaded: QTimer.singleShot(0, lambda: frame(loaded.label)))
 timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick); timer.start()
 t = time.perf_counter()
 panel.open_rank_timelines(sys.argv[1])

@@ -19,6 +19,7 @@ handed to ``show``; the window only swaps it in.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Generator
 from pathlib import Path
 
@@ -77,12 +78,16 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
     yield Progress(0.0, f"{total - len(missing)} of {total} ranks decoded")
     fill = _fill_offloaded(paths, missing, traces, cancel) if offload else _fill_here(paths, missing, traces,
                                                                                     cancel, workers)
-    shown = total - len(missing)
+    shown, ready_at = total - len(missing), 0.0
     for _progress in fill:
         done = sum(t is not None for t in traces)
-        if shown < done < total:
+        if shown < done < total and time.perf_counter() >= ready_at:
             shown = done
+            began = time.perf_counter()
             show(_partial(traces, summaries, labels, folder, total), done, total)
+            # Joining millions of slices again for each rank would take the cores from the
+            # decoding: the next join waits twice as long as this one took.
+            ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
         yield Progress(0.9 * done / total, f"{done} of {total} ranks decoded")
     yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
     return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ class Loaded:
     first_view: tuple[int, int] | None = None  # (t0, t1) ns the timeline opens on (None: the whole trace)
     first_view_note: str = ""  # what the first view shows, for the info line
     cached: bool = False  # nothing to write to the cache after display
+    counter_max: list[float] | None = None  # each counter's largest magnitude, when computed in the job
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -70,6 +71,7 @@ def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, in
     loaded = yield from loaded_with_stats(folder, trace)
     loaded.label = f"{source_label(folder)} (all ranks)"
     loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
+    loaded.counter_max = counter_peaks(trace)
     return loaded
 
 
@@ -77,7 +79,14 @@ def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
     """A joined trace shown while ranks still decode: no statistics yet (they come with the last one)."""
     return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
                   share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
-                  first_view_note=f"{done} of {total} ranks decoded, the others show their step summary")
+                  first_view_note=f"{done} of {total} ranks decoded, the others show their step summary",
+                  counter_max=counter_peaks(trace))
+
+
+def counter_peaks(trace: Trace) -> list[float]:
+    """Each counter's largest magnitude (its lane's scale): thousands of counters over 16 ranks
+    take tens of ms, so the job computes them rather than the window."""
+    return [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
 
 
 def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
