@@ -54,3 +54,20 @@ def test_a_decoded_rank_is_swapped_in_with_the_view_kept(qtbot, make_window, rea
     assert now >= 0
     assert (final.names[int(final.name[now])], int(final.start[now]) + final.origin_ns, int(final.dur[now])) == key
     assert profiler.profile_box.currentText() == "level2 (all ranks)"
+
+
+def test_lanes_left_part_way_are_read_again_when_asked_again(qtbot, make_window, real_profiles):
+    folder = real_profiles / TEXT
+    partials = []
+    run_job(open_rank_timelines_progressive(
+        folder, lambda trace, done, total: partials.append(partial_loaded(folder, trace, done, total)), workers=1))
+    window = make_window()
+    profiler = window.panels["profiler"]
+    profiler.rank_lanes_ready.emit(partials[0])  # as a job cancelled after the step summaries left it
+    qtbot.waitUntil(lambda: len(profiler.state.profiles) == 1, timeout=5000)
+    profiler.open_rank_timelines(folder)
+    qtbot.waitUntil(lambda: profiler.state.profiles[0].label.endswith("(all ranks)"), timeout=60000)
+    assert len(profiler.state.profiles) == 1 and profiler.state.profiles[0].complete
+    assert not any(t.process.endswith(SUMMARY_PROCESS) for t in profiler.timeline.trace.tracks)
+    profiler.open_rank_timelines(folder)  # whole now: nothing is read again
+    assert profiler._rank_jobs == {}

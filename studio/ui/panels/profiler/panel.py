@@ -51,6 +51,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         super().__init__(runner, parent, links)
         self.state = ProfilerState(iterations=local.ITERATIONS, warmup=local.WARMUP, seed=local.SEED)
         self.shape_dialog = None  # the open "Input shapes" dialog, if any
+        self._rank_jobs: dict[Path, object] = {}  # folder -> the job reading its ranks' lanes
         self._build()
         self.links.profile_model.connect(self.profile_model)
         self.links.rank_timelines.connect(self.open_rank_timelines)
@@ -131,14 +132,18 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         index = self.state.route(folder)
         if index is not None:
             self.profile_box.setCurrentIndex(index)
-            return
-        self.info.setText(f"Opening every rank of {folder.name}…")
+        running = self._rank_jobs.get(folder)
+        if running is not None or (index is not None and self.state.profiles[index].complete):
+            return  # still coming in, or whole: nothing to read again
+        self.info.setText(f"Opening every rank of {folder.name}…")  # (again, when cancelled part way)
 
         def show(loaded: Loaded, done: int, total: int) -> None:  # on the job's thread: queued to this one
             self.rank_lanes_ready.emit(loaded)
 
         handle = self.runner.start(f"Opening the ranks of {folder.name}",
                                    lambda cancel: rank_lanes_job(folder, cancel, show))
+        self._rank_jobs[folder] = handle
+        handle.ended.connect(lambda: self._rank_jobs.pop(folder, None))
         handle.finished.connect(self._on_rank_lanes)
         handle.failed.connect(
             lambda exc, _tb: self.info.setText(f"Could not open {folder.name}: {str(exc).splitlines()[0]}"))

@@ -42,6 +42,7 @@ class Loaded:
     first_view_note: str = ""  # what the first view shows, for the info line
     cached: bool = False  # nothing to write to the cache after display
     counter_max: list[float] | None = None  # each counter's largest magnitude, when computed in the job
+    complete: bool = True  # False: ranks' lanes shown while some ranks still decode
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -80,7 +81,7 @@ def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
     return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
                   share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
                   first_view_note=f"{done} of {total} ranks decoded, the others show their step summary",
-                  counter_max=counter_peaks(trace))
+                  counter_max=counter_peaks(trace), complete=False)
 
 
 def counter_peaks(trace: Trace) -> list[float]:
