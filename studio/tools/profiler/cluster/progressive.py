@@ -35,6 +35,7 @@ SUMMARY_TRACK = "steps: durations from step_trace_time, laid end to end (not the
 PARTS = (("computing_us", "Computing"), ("communication_not_overlapped_us", "Communication (not overlapped)"),
          ("free_us", "Free"))
 
+DECODE_NICE = 10  # the decoding children's niceness when the window waits on them
 Show = Callable[[Trace, int, int], None]  # (joined trace, ranks decoded, ranks in all)
 
 
@@ -138,8 +139,9 @@ def _fill_offloaded(paths, missing, traces, cancel) -> Generator[Progress, None,
                 pending.remove(i)
 
     try:
+        # The decoding children yield the cores to the window: it draws the ranks decoded so far.
         job = run_in_worker("studio.tools.profiler.cluster.timeline:cache_paths", [str(paths[i]) for i in missing],
-                            cancel=cancel)
+                            cancel=cancel, nice=DECODE_NICE)
         for progress in job:
             poll()
             yield progress
