@@ -18,9 +18,13 @@ def test_all_ranks_timelines_open_in_the_profiler_as_lane_groups(qtbot, make_win
     cluster = window.panels["cluster"]
     qtbot.waitUntil(lambda: cluster.state.report is not None, timeout=30000)
     assert cluster.lanes_button.isEnabled()
-    qtbot.mouseClick(cluster.lanes_button, Qt.MouseButton.LeftButton)
     profiler = window.panels["profiler"]
-    qtbot.waitUntil(lambda: len(profiler.state.profiles) == 1, timeout=60000)
+    partial = []  # the lanes shown while the ranks decode (no cache yet: each rank's step summary first)
+    profiler.rank_lanes_ready.connect(lambda loaded: partial.append(loaded.label))
+    qtbot.mouseClick(cluster.lanes_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(profiler.state.profiles) == 1
+                    and profiler.state.profiles[0].label.endswith("(all ranks)"), timeout=60000)
+    assert partial[0].endswith("(all ranks: 0 of 2 decoded)")
     loaded = profiler.state.profiles[0]
     assert loaded.label.endswith("(all ranks)") and loaded.path == real_profiles / TEXT
     trace = loaded.trace

@@ -38,10 +38,19 @@ def open_rank_timelines(folder: Path, cancel: CancelToken | None = None, workers
     sources = rank_sources(found)
     paths = list(sources)
     traces = yield from decode_ranks(paths, cancel, workers)
-    labels = [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
     yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
+    return join_ranks(traces, rank_labels(sources), folder, len(found.ranks))
+
+
+def rank_labels(sources: dict[Path, list[int]]) -> list[str]:
+    """The lane-group label of each source folder: ``rank N`` (or ``ranks N, M`` for a shared one)."""
+    return [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
+
+
+def join_ranks(traces: Sequence[Trace], labels: Sequence[str], folder: Path, ranks: int) -> Trace:
+    """The decoded ranks' traces as the one joined trace of ``folder`` (facts and warnings added)."""
     trace = merge_traces(traces, labels, source=str(folder))
-    trace.facts["ranks"] = str(len(found.ranks))
+    trace.facts["ranks"] = str(ranks)
     empty = [label for label, t in zip(labels, traces) if not t.size]
     if empty:
         add_warning(trace.facts, f"{', '.join(empty)}: no timeline in the folder (only summaries such as "
@@ -71,9 +80,18 @@ def cache_ranks(folder: str, cancel: CancelToken | None = None) -> Generator[Pro
     return len(paths)
 
 
-def decode_ranks(paths: Sequence[Path], cancel: CancelToken | None = None, workers: int | None = None
-                 ) -> Generator[Progress, None, list[Trace]]:
-    """Each path's trace with its levels of detail, from the cache or decoded on every core."""
+def cache_paths(paths: list[str], cancel: CancelToken | None = None, nice: int = 0) -> Generator[Progress, None, int]:
+    """The rank folders ``paths`` decoded into their caches (in a worker process, as
+    :func:`cache_ranks`; ``nice``: the decoding children's, see :func:`decode_ranks`); returns how
+    many were read."""
+    yield from decode_ranks([Path(p) for p in paths], cancel, nice=nice)
+    return len(paths)
+
+
+def decode_ranks(paths: Sequence[Path], cancel: CancelToken | None = None, workers: int | None = None,
+                 nice: int = 0) -> Generator[Progress, None, list[Trace]]:
+    """Each path's trace with its levels of detail, from the cache or decoded on every core (by
+    children made ``nice`` that much: the window drawing the ranks decoded so far comes first)."""
     from studio.tools.profiler import cache
     from studio.tools.profiler.chrome_parallel import cores
 
@@ -90,11 +108,12 @@ def decode_ranks(paths: Sequence[Path], cancel: CancelToken | None = None, worke
             yield Progress(0.9 * done / len(missing), f"reading {Path(paths[i]).name}")
             traces[i] = yield from open_profile(paths[i], cancel)
     elif missing:
-        yield from _decode_parallel(paths, missing, traces, count, cancel)
+        yield from _decode_parallel(paths, missing, traces, count, cancel, nice)
     return traces  # type: ignore[return-value]
 
 
-def _decode_parallel(paths, missing: list[int], traces: list, count: int, cancel) -> Generator[Progress, None, None]:
+def _decode_parallel(paths, missing: list[int], traces: list, count: int, cancel, nice: int = 0
+                     ) -> Generator[Progress, None, None]:
     """Decode the ``missing`` ranks in ``count`` forked children (plain ``fork``, as the range
     decoders do: it works inside Studio's worker processes, where a process pool may not start),
     each pinned to a core of its own and writing its ranks' caches; the caches are mapped here."""
@@ -114,7 +133,7 @@ def _decode_parallel(paths, missing: list[int], traces: list, count: int, cancel
             pid = os.fork()
             if pid == 0:  # the child never returns from here
                 os.close(read_end)
-                _child(slot, [(i, str(paths[i])) for i in missing[slot::count]], allowed, write_end)
+                _child(slot, [(i, str(paths[i])) for i in missing[slot::count]], allowed, write_end, nice)
             os.close(write_end)
             children[pid] = read_end
         buffers = {fd: b"" for fd in children.values()}
@@ -160,7 +179,7 @@ def _decode_parallel(paths, missing: list[int], traces: list, count: int, cancel
                 _kill(pid)  # cancelled or failed: its rank is not wanted any more
 
 
-def _child(slot: int, jobs: list[tuple[int, str]], allowed: list[int], out: int) -> None:
+def _child(slot: int, jobs: list[tuple[int, str]], allowed: list[int], out: int, nice: int = 0) -> None:
     """A decoding child: its ranks, one after the other, on core ``slot``; one JSON line per rank."""
     import json
 
@@ -168,6 +187,8 @@ def _child(slot: int, jobs: list[tuple[int, str]], allowed: list[int], out: int)
     try:
         if allowed and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {allowed[slot % len(allowed)]})  # its ranks decode here alone
+        if nice:
+            os.nice(nice)
         from studio.core.jobs import run_job
         from studio.tools.profiler.loader import parse_to_cache
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from studio.core import formats
@@ -19,7 +19,7 @@ from studio.core.formats import Detected
 from studio.tools.profiler.model import Trace
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel, state_property
-from studio.ui.panels.profiler import local
+from studio.ui.panels.profiler import keep_view, local
 from studio.ui.panels.profiler import state as st
 from studio.ui.panels.profiler.compare_tab import CompareTab
 from studio.ui.panels.profiler.range_actions import RangeActions
@@ -45,14 +45,17 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
     seed = state_property("seed", "The seed of a local profile run's random inputs.")
     last_run = state_property("last_run", "The RunResult of the latest local profile made here.")
     last_bench = state_property("last_bench", "The JSON of the latest benchmark made here.")
+    rank_lanes_ready = Signal(object)  # a Loaded of the ranks' lanes so far, from the job's thread
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
         self.state = ProfilerState(iterations=local.ITERATIONS, warmup=local.WARMUP, seed=local.SEED)
         self.shape_dialog = None  # the open "Input shapes" dialog, if any
+        self._rank_jobs: dict[Path, object] = {}  # folder -> the job reading its ranks' lanes
         self._build()
         self.links.profile_model.connect(self.profile_model)
         self.links.rank_timelines.connect(self.open_rank_timelines)
+        self.rank_lanes_ready.connect(self._on_rank_lanes)
         self.links.show_time_range.connect(self.show_time_range)
 
     @property
@@ -129,13 +132,42 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         index = self.state.route(folder)
         if index is not None:
             self.profile_box.setCurrentIndex(index)
-            return
-        self.info.setText(f"Opening every rank of {folder.name}…")
+        running = self._rank_jobs.get(folder)
+        if running is not None or (index is not None and self.state.profiles[index].complete):
+            return  # still coming in, or whole: nothing to read again
+        self.info.setText(f"Opening every rank of {folder.name}…")  # (again, when cancelled part way)
+
+        def show(loaded: Loaded, done: int, total: int) -> None:  # on the job's thread: queued to this one
+            self.rank_lanes_ready.emit(loaded)
+
         handle = self.runner.start(f"Opening the ranks of {folder.name}",
-                                   lambda cancel: rank_lanes_job(folder, cancel))
-        handle.finished.connect(self._on_loaded)
+                                   lambda cancel: rank_lanes_job(folder, cancel, show))
+        self._rank_jobs[folder] = handle
+        handle.ended.connect(lambda: self._rank_jobs.pop(folder, None))
+        handle.finished.connect(self._on_rank_lanes)
         handle.failed.connect(
             lambda exc, _tb: self.info.setText(f"Could not open {folder.name}: {str(exc).splitlines()[0]}"))
+
+    def _on_rank_lanes(self, loaded: Loaded) -> None:
+        """A joined trace of the ranks (some still their step summary, or the last, whole one):
+        shown in place of the one before it, the view kept where the user has it."""
+        index = self.state.index_of(loaded.path)
+        if index is None:
+            self._on_loaded(loaded)
+            return
+        old, self.state.profiles[index] = self.state.profiles[index], loaded
+        self.profile_box.setItemText(index, loaded.label)
+        self.compare_tab.set_profiles([p.label for p in self.state.profiles])
+        if self.state.current is not old:
+            return
+        self.state.current = loaded
+        kept = keep_view.position(self.timeline)
+        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, counter_max=loaded.counter_max)
+        keep_view.restore(self.timeline, kept)
+        text = st.info_text(loaded.trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
+        self.info.setText(text)
+        self.info.setToolTip("\n".join([text, *loaded.trace.warnings, str(loaded.path)]))
+        QTimer.singleShot(0, lambda: self._fill_tables(loaded))
 
     def _on_loaded(self, loaded: Loaded) -> None:
         labels = self.state.add(loaded)
@@ -183,7 +215,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view)
+        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max)
         self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
         self.range_table.set_note("")

@@ -8,7 +8,7 @@ be tested without a display.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,8 @@ class Loaded:
     first_view: tuple[int, int] | None = None  # (t0, t1) ns the timeline opens on (None: the whole trace)
     first_view_note: str = ""  # what the first view shows, for the info line
     cached: bool = False  # nothing to write to the cache after display
+    counter_max: list[float] | None = None  # each counter's largest magnitude, when computed in the job
+    complete: bool = True  # False: ranks' lanes shown while some ranks still decode
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -53,21 +55,41 @@ def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loade
     return (yield from loaded_with_stats(path, trace))
 
 
-def rank_lanes_job(folder: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
-    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread)."""
-    from studio.core.workers import WorkerUnavailable, run_in_worker
-    from studio.tools.profiler.cluster.timeline import open_rank_timelines
+def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, int, int], None] | None = None
+                   ) -> Generator[Progress, None, Loaded]:
+    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread).
 
-    try:  # the ranks are decoded (in parallel) by a worker process into their caches ...
-        yield from run_in_worker("studio.tools.profiler.cluster.timeline:cache_ranks", str(folder), cancel=cancel)
-    except WorkerUnavailable:
-        pass
-    # ... and mapped and joined here (one after the other here when a cache could not be written)
-    trace = yield from open_rank_timelines(folder, cancel, workers=1)
+    The ranks are decoded (in parallel) by a worker process into their caches; while they are,
+    ``show`` gets the joined trace of what there is (the ranks decoded so far, each other rank's
+    step summary) each time a rank is added, built here so the window only swaps it in."""
+    from studio.tools.profiler.cluster.progressive import open_rank_timelines_progressive
+
+    def partial(trace: Trace, done: int, total: int) -> None:
+        if show is not None:
+            show(partial_loaded(folder, trace, done, total), done, total)
+
+    trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True)
     loaded = yield from loaded_with_stats(folder, trace)
     loaded.label = f"{source_label(folder)} (all ranks)"
     loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
+    loaded.counter_max = counter_peaks(trace)
     return loaded
+
+
+def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
+    """A joined trace shown while ranks still decode: no statistics yet (they come with the last one)."""
+    return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
+                  share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
+                  first_view_note=f"{done} of {total} ranks decoded, the others show their step summary",
+                  counter_max=counter_peaks(trace), complete=False)
+
+
+def counter_peaks(trace: Trace) -> list[float]:
+    """Each counter's largest magnitude (its lane's scale): thousands of counters over 16 ranks
+    take tens of ms, so the job computes them rather than the window (and the trace's span, which
+    the window asks for first and which takes 60 ms over 7M slices)."""
+    _ = trace.span_ns  # computed once, here
+    return [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
 
 
 def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:

@@ -101,10 +101,11 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
 
     # ------------------------------------------------------------------ model
     def set_trace(self, trace: Trace | None, by_name: list | None = None, share: np.ndarray | None = None,
-                  first_view: tuple[int, int] | None = None) -> None:
+                  first_view: tuple[int, int] | None = None, counter_max: list[float] | None = None) -> None:
         """Show ``trace`` (fitted, or on ``first_view`` (t0, t1) ns), or nothing; ``by_name`` is its op
         statistics and ``share`` :func:`stats.share_by_name_id` when already computed (they give
-        the colours; computing them here would stall the GUI on big traces)."""
+        the colours; computing them here would stall the GUI on big traces), as ``counter_max``
+        (each counter's largest magnitude) may be."""
         if trace is not self.trace:
             self.pinned, self.markers = [], []  # track ids and times mean nothing in another trace
         self.trace = trace
@@ -113,7 +114,8 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._label_cache.clear()
         if trace is not None:
             self._share = share if share is not None else stats.share_by_name_id(trace, by_name)
-            self._counter_max = [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
+            self._counter_max = counter_max if counter_max is not None else [
+                float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
             self._recolour()
             self._relayout()
             self.fit()

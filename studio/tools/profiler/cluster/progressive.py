@@ -1,0 +1,204 @@
+"""Every rank's timeline, shown while the ranks are still being decoded.
+
+A cold open of many big ranks decodes each rank's trace (hundreds of MB of JSON) before it can be
+drawn, which takes a minute for 16 ranks of a million events. So the lanes come in stages:
+
+1. at once, a lane group per rank from what the rank's step summary says (``step_trace_time.csv``
+   or ``analysis.db``, read in well under a second for all ranks): per step, its computing,
+   communication (not overlapped) and free time as blocks laid end to end from the rank's
+   collection start. They are labelled as a step summary: the durations are the rank's own, the
+   places in time are not (the summary has no time stamps);
+2. each rank's summary lanes are replaced by its decoded timeline as soon as that rank is decoded
+   (the ranks decode in parallel, as :func:`~.timeline.decode_ranks` does);
+3. the last joined trace is exactly :func:`~.timeline.open_rank_timelines`' one.
+
+Every stage's joined trace is built by the caller's thread (a worker thread in the GUI) and
+handed to ``show``; the window only swaps it in.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+
+import numpy as np
+
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler.cluster.timeline import join_ranks, merge_traces, rank_labels, rank_sources
+from studio.tools.profiler.model import Trace, Track, add_warning
+
+SUMMARY_PROCESS = "step summary (timeline still decoding)"
+SUMMARY_TRACK = "steps: durations from step_trace_time, laid end to end (not their times)"
+PARTS = (("computing_us", "Computing"), ("communication_not_overlapped_us", "Communication (not overlapped)"),
+         ("free_us", "Free"))
+
+DECODE_NICE = 10  # the decoding children's niceness when the window waits on them
+Show = Callable[[Trace, int, int], None]  # (joined trace, ranks decoded, ranks in all)
+
+
+def decode_rank(path: Path, cancel: CancelToken | None) -> Generator[Progress, None, Trace]:
+    """One rank folder's trace with its levels of detail, here (the in-process path)."""
+    from studio.tools.profiler.loader import open_profile
+
+    return (yield from open_profile(path, cancel))
+
+
+def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToken | None = None,
+                                    workers: int | None = None, offload: bool = False
+                                    ) -> Generator[Progress, None, Trace]:
+    """:func:`~.timeline.open_rank_timelines`, calling ``show`` with a joined trace first from the
+    ranks' step summaries and caches, then again each time ranks are decoded; returns the final
+    joined trace (not shown: the caller shows it). ``offload``: decode in a worker process (the
+    GUI's way, nothing forks from the window's process), its ranks' caches mapped here as they come;
+    else in forked children (``workers`` > 1) or here, one after the other."""
+    from studio.tools.profiler import cache
+    from studio.tools.profiler.cluster.discover import find_ranks
+
+    folder = Path(folder)
+    found = find_ranks(folder)
+    if not found.ranks:
+        raise UserError("This folder holds msprof-analyze's summaries, not the ranks' timelines", folder,
+                        "Open the folder that holds the *_ascend_pt (or PROF_*) folders of the ranks.")
+    sources = rank_sources(found)
+    paths, labels = list(sources), rank_labels(sources)
+    by_rank = {r.rank: r for r in found.ranks}
+    traces: list[Trace | None] = []
+    for path in paths:
+        cached = cache.load(path)
+        traces.append(cached if cached is not None and cached.lod is not None else None)
+    missing = [i for i, t in enumerate(traces) if t is None]
+    total = len(paths)
+    if not missing:
+        return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
+    summaries = [None if t is not None else summary_trace([by_rank[r] for r in sources[p]])
+                 for p, t in zip(paths, traces)]
+    show(_partial(traces, summaries, labels, folder, total), total - len(missing), total)
+    yield Progress(0.0, f"{total - len(missing)} of {total} ranks decoded")
+    fill = _fill_offloaded(paths, missing, traces, cancel) if offload else _fill_here(paths, missing, traces,
+                                                                                    cancel, workers)
+    shown, ready_at = total - len(missing), 0.0
+    for _progress in fill:
+        done = sum(t is not None for t in traces)
+        if shown < done < total and time.perf_counter() >= ready_at:
+            shown = done
+            began = time.perf_counter()
+            show(_partial(traces, summaries, labels, folder, total), done, total)
+            # Joining millions of slices again for each rank would take the cores from the
+            # decoding: the next join waits twice as long as this one took.
+            ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
+        yield Progress(0.9 * done / total, f"{done} of {total} ranks decoded")
+    yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
+    return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
+
+
+def _partial(traces, summaries, labels, folder: Path, total: int) -> Trace:
+    """The joined trace of the decoded ranks and, for the others, their step summaries."""
+    parts = [t if t is not None else s for t, s in zip(traces, summaries)]
+    origins = [t.origin_ns for t in parts if t.size and t.origin_ns]
+    for s in summaries:  # a summary without a known start sits at the earliest rank's
+        if s is not None and not s.origin_ns:
+            s.origin_ns = min(origins, default=0)
+    merged = merge_traces(parts, labels, source=str(folder))
+    done = sum(t is not None for t in traces)
+    merged.facts["ranks decoded"] = f"{done} of {total}"
+    add_warning(merged.facts, f"{total - done} of {total} ranks still decoding: their lanes show their step "
+                              f"summary (durations laid end to end, not their times)")
+    return merged
+
+
+def _fill_here(paths, missing, traces, cancel, workers) -> Generator[Progress, None, None]:
+    """Decode the missing ranks in forked children (``workers`` > 1) or here, filling ``traces``."""
+    from studio.tools.profiler.chrome_parallel import cores
+    from studio.tools.profiler.cluster.timeline import _decode_parallel
+
+    count = min(len(missing), workers or cores())
+    if count > 1:
+        yield from _decode_parallel(paths, missing, traces, count, cancel)
+        return
+    for i in missing:
+        traces[i] = yield from decode_rank(paths[i], cancel)
+        yield Progress(None, f"{Path(paths[i]).name} decoded")
+
+
+def _fill_offloaded(paths, missing, traces, cancel) -> Generator[Progress, None, None]:
+    """Decode the missing ranks in a worker process; each rank's cache is mapped here once written
+    (a rank whose cache could not be written is decoded here afterwards)."""
+    from studio.core.workers import WorkerUnavailable, run_in_worker
+    from studio.tools.profiler import cache
+
+    pending = list(missing)
+
+    def poll() -> None:
+        for i in list(pending):
+            loaded = cache.load(paths[i])
+            if loaded is not None and loaded.lod is not None:
+                traces[i] = loaded
+                pending.remove(i)
+
+    try:
+        # The decoding children yield the cores to the window: it draws the ranks decoded so far.
+        job = run_in_worker("studio.tools.profiler.cluster.timeline:cache_paths", [str(paths[i]) for i in missing],
+                            cancel=cancel, nice=DECODE_NICE)
+        for progress in job:
+            poll()
+            yield progress
+        poll()
+    except WorkerUnavailable:
+        pass
+    for i in list(pending):
+        traces[i] = yield from decode_rank(paths[i], cancel)
+        pending.remove(i)
+        yield Progress(None, f"{Path(paths[i]).name} decoded")
+
+
+def summary_trace(ranks: list) -> Trace:
+    """A rank's lanes from its step summary: per step a ``step N`` block over its computing,
+    communication (not overlapped) and free blocks, one after the other from the rank's collection
+    start (when its profiler_info says it). Empty when the rank has no step summary."""
+    from studio.tools.profiler.cluster.step_time import read_rank_steps
+
+    rows = []
+    for rank in ranks:
+        if rank.kind == "msprof":
+            continue  # its steps are summed from its timeline: nothing cheap to show before it
+        try:
+            rows = read_rank_steps(rank, [])
+        except (UserError, OSError, ValueError):
+            rows = []
+        if rows:
+            break
+    names = ["step " + ("?" if r.step is None else str(r.step)) for r in rows] + [label for _, label in PARTS]
+    start, dur, depth, name = [], [], [], []
+    t = 0
+    for k, row in enumerate(rows):
+        parts = [max(0, int(round((getattr(row, key) or 0.0) * 1000))) for key, _ in PARTS]
+        start.append(t), dur.append(max(1, sum(parts))), depth.append(0), name.append(k)
+        at = t
+        for j, d in enumerate(parts):
+            if d:
+                start.append(at), dur.append(d), depth.append(1), name.append(len(rows) + j)
+                at += d
+        t += max(1, sum(parts))
+    n = len(start)
+    from studio.tools.profiler.lod import build_lod
+
+    arrays = (np.array(start, np.int64), np.array(dur, np.int64), np.zeros(n, np.int32), np.array(depth, np.int16))
+    trace = Trace(*arrays, np.array(name, np.int32), np.zeros(n, np.int32), np.zeros(n, np.int64),
+                  np.zeros(n, np.int32), b"", names, ["step summary"],
+                  [Track(0, SUMMARY_PROCESS, SUMMARY_TRACK, "summary", 0)] if n else [],
+                  origin_ns=_collection_start(ranks[0]) if ranks else 0, source=str(ranks[0].path) if ranks else "")
+    trace.lod = build_lod(*arrays)
+    return trace
+
+
+def _collection_start(rank) -> int:
+    """The rank's collection start on its wall clock (ns), from its profiler_info; 0 when unknown."""
+    try:
+        info = json.loads(next(Path(rank.path).glob("profiler_info*.json")).read_text())
+        end = info["end_info"]
+        return int(end["collectionTimeEnd"]) - (int(end["MonotonicTimeEnd"]) - int(info["start_info"]["start_monotonic"]))
+    except (StopIteration, OSError, ValueError, KeyError, TypeError):
+        return 0

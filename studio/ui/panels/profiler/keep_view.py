@@ -1,0 +1,77 @@
+"""Keep where the user is on the timeline when its trace is swapped for a fuller one (a rank's
+decoded lanes replacing its step summary): the time window, the selected range, the selected
+slice and the vertical scroll. Times are kept on the wall clock, since the joined trace's origin
+(its earliest rank) may move when a rank comes in; the selected slice is found again in the new
+trace by its lane, start, duration and name (binary searches: slices are sorted by track, then
+start), and is let go when its lane is gone (a step summary replaced)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from studio.tools.profiler.model import Trace
+
+
+@dataclass
+class Position:
+    """Where the view is: times (ns) from ``origin`` (the wall-clock ns of the trace's 0; kept
+    apart, since a float of wall-clock ns is only good to some hundred ns)."""
+
+    origin: int
+    t0: float
+    t1: float
+    range: tuple[int, int] | None
+    selected: tuple | None  # (process, track name, start, dur, name) of the selected slice
+    scroll: int
+
+
+def position(view) -> Position | None:
+    """The view's position (None when it shows no trace)."""
+    trace = view.trace
+    if trace is None:
+        return None
+    origin = trace.origin_ns
+    selected = None
+    if view.selected >= 0:
+        i = view.selected
+        track = trace.tracks[int(trace.track[i])]
+        selected = (track.process, track.name, int(trace.start[i]) + origin, int(trace.dur[i]),
+                    trace.names[int(trace.name[i])])
+    rng = None if view.range is None else (int(view.range[0]), int(view.range[1]))
+    return Position(origin, view.t0, view.t1, rng, selected, view.scroll.value())
+
+
+def restore(view, kept: Position | None) -> None:
+    """Put the view (now on its new trace) back at ``kept``."""
+    trace = view.trace
+    if kept is None or trace is None:
+        return
+    shift = trace.origin_ns - kept.origin  # the joined clock's 0 moves with the earliest rank
+    view.set_window(kept.t0 - shift, kept.t1 - shift)
+    if kept.range is not None:
+        view.range = (kept.range[0] - shift, kept.range[1] - shift)
+    view.scroll.setValue(min(kept.scroll, view.scroll.maximum()))
+    index = find_slice(trace, kept.selected) if kept.selected is not None else -1
+    if index >= 0:
+        view.select_slice(index, centre=False)
+        view.scroll.setValue(min(kept.scroll, view.scroll.maximum()))  # selecting may have scrolled
+    view.update()
+
+
+def find_slice(trace: Trace, key: tuple) -> int:
+    """The index of the slice ``key`` (see :class:`Position`) in ``trace``, or -1."""
+    process, track_name, start, dur, name = key
+    ids = [t.id for t in trace.tracks if t.process == process and t.name == track_name]
+    if not ids:
+        return -1
+    tracks = np.asarray(trace.track)
+    a, b = (int(np.searchsorted(tracks, ids[0], side=s)) for s in ("left", "right"))
+    starts = np.asarray(trace.start[a:b])
+    i = a + int(np.searchsorted(starts, start - trace.origin_ns, side="left"))
+    while i < b and int(trace.start[i]) == start - trace.origin_ns:
+        if int(trace.dur[i]) == dur and trace.names[int(trace.name[i])] == name:
+            return i
+        i += 1
+    return -1
