@@ -206,9 +206,7 @@ class TimelinePainting:
         trace = self.trace
         if not trace.flow_src.size:
             return
-        start, dur = np.asarray(trace.start), np.asarray(trace.dur)
-        src_t = start[trace.flow_src] + dur[trace.flow_src]
-        dst_t = start[trace.flow_dst]
+        src_t, dst_t = trace.flow_times
         shown = np.flatnonzero((np.maximum(src_t, dst_t) >= self.t0) & (np.minimum(src_t, dst_t) <= self.t1))[:400]
         painter.setPen(QPen(QColor(55, 71, 79, 170), 1))
         for k in shown.tolist():
