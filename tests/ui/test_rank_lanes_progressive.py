@@ -4,6 +4,8 @@ timeline kept where the user has it (time window, selected range, selected slice
 
 from __future__ import annotations
 
+import numpy as np
+
 from studio.core.jobs import run_job
 from studio.tools.profiler.cluster.progressive import SUMMARY_PROCESS, open_rank_timelines_progressive
 from studio.ui.panels.profiler.state import partial_loaded
@@ -71,3 +73,29 @@ def test_lanes_left_part_way_are_read_again_when_asked_again(qtbot, make_window,
     assert not any(t.process.endswith(SUMMARY_PROCESS) for t in profiler.timeline.trace.tracks)
     profiler.open_rank_timelines(folder)  # whole now: nothing is read again
     assert profiler._rank_jobs == {}
+
+
+def test_a_view_the_user_never_moved_opens_where_the_whole_trace_opens(qtbot, make_window, real_profiles):
+    """The summary's fitted span starts at the collection start, before any decoded slice: kept as it
+    was, the final frame showed an empty stretch at negative times while the info line said
+    "showing iteration 1"."""
+    from studio.tools.profiler.cluster.timeline import open_rank_timelines
+    from studio.ui.panels.profiler.state import loaded_with_stats
+
+    folder = real_profiles / TEXT
+    partials = []
+    run_job(open_rank_timelines_progressive(
+        folder, lambda trace, done, total: partials.append(partial_loaded(folder, trace, done, total)), workers=1))
+    whole = run_job(loaded_with_stats(folder, run_job(open_rank_timelines(folder, workers=1))))
+    assert whole.first_view is not None  # the export marks its profiler steps
+    window = make_window()
+    profiler = window.panels["profiler"]
+    view = profiler.timeline
+    profiler.rank_lanes_ready.emit(partials[0])
+    qtbot.waitUntil(lambda: view.trace is partials[0].trace, timeout=5000)
+    profiler._on_rank_lanes(whole)
+    assert view.trace is whole.trace
+    t0, t1 = whole.first_view
+    assert view.t0 <= t0 and view.t1 >= t1 and view.t1 - view.t0 <= (t1 - t0) * 1.1  # its first iteration
+    start = np.asarray(whole.trace.start)
+    assert ((start >= view.t0) & (start <= view.t1)).any()  # slices on screen, not an empty stretch

@@ -3,7 +3,9 @@ decoded lanes replacing its step summary): the time window, the selected range, 
 slice and the vertical scroll. Times are kept on the wall clock, since the joined trace's origin
 (its earliest rank) may move when a rank comes in; the selected slice is found again in the new
 trace by its lane, start, duration and name (binary searches: slices are sorted by track, then
-start), and is let go when its lane is gone (a step summary replaced)."""
+start), and is let go when its lane is gone (a step summary replaced). A window the user has not
+moved is not kept: the new trace opens where it would open on its own (its first iteration, or the
+whole of it), since a summary's fitted span can lie before every decoded slice."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class Position:
     range: tuple[int, int] | None
     selected: tuple | None  # (process, track name, start, dur, name) of the selected slice
     scroll: int
+    moved: bool = True  # False: the window is still the one the trace opened on
 
 
 def position(view) -> Position | None:
@@ -40,7 +43,8 @@ def position(view) -> Position | None:
         selected = (track.process, track.name, int(trace.start[i]) + origin, int(trace.dur[i]),
                     trace.names[int(trace.name[i])])
     rng = None if view.range is None else (int(view.range[0]), int(view.range[1]))
-    return Position(origin, view.t0, view.t1, rng, selected, view.scroll.value())
+    moved = (view.t0, view.t1) != getattr(view, "opened_window", None)
+    return Position(origin, view.t0, view.t1, rng, selected, view.scroll.value(), moved)
 
 
 def restore(view, kept: Position | None) -> None:
@@ -49,7 +53,8 @@ def restore(view, kept: Position | None) -> None:
     if kept is None or trace is None:
         return
     shift = trace.origin_ns - kept.origin  # the joined clock's 0 moves with the earliest rank
-    view.set_window(kept.t0 - shift, kept.t1 - shift)
+    if kept.moved:
+        view.set_window(kept.t0 - shift, kept.t1 - shift)
     if kept.range is not None:
         view.range = (kept.range[0] - shift, kept.range[1] - shift)
     view.scroll.setValue(min(kept.scroll, view.scroll.maximum()))

@@ -162,7 +162,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             return
         self.state.current = loaded
         kept = keep_view.position(self.timeline)
-        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, counter_max=loaded.counter_max)
+        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max)
         keep_view.restore(self.timeline, kept)
         text = st.info_text(loaded.trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
         self.info.setText(text)

@@ -79,6 +79,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self.pinned_h = 0
         self.thresholds = (0.05, 0.10)
         self.t0, self.t1 = 0.0, 1.0
+        self.opened_window: tuple[float, float] | None = None  # set by set_trace
         self.selected = -1
         self.highlighted = np.zeros(0, np.int64)
         self._hl_start = np.zeros(0, np.int64)
@@ -122,6 +123,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
             if first_view is not None:
                 pad = (first_view[1] - first_view[0]) * 0.02
                 self.set_window(first_view[0] - pad, first_view[1] + pad)
+        self.opened_window = (self.t0, self.t1)  # the window the trace opened on, not one the user chose
         self.update()
 
     def set_highlighted(self, indices: np.ndarray) -> None:
