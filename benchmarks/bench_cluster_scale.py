@@ -76,10 +76,12 @@ with open(sys.argv[2], "w") as out:
 
 # The GUI's own path, cold: the Profiler panel asks for every rank's lanes (its job thread joins
 # what there is, a worker process decodes the ranks); the window swaps each joined trace in. A
-# timer on the GUI thread ticks every 5 ms: the longest gap between ticks is the worst stall.
+# timer on the GUI thread ticks every 5 ms: the longest gap between ticks is the worst stall. Each
+# swap's own paint (the one its update posts, as on screen) falls inside the gaps; the paints are
+# counted so that a run without them cannot pass for a fast one.
 PROGRESSIVE = r"""
 import json, sys, time
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from studio.ui.jobs import JobRunner
@@ -99,8 +101,13 @@ def tick():
         out["all"] = time.perf_counter() - t
         out["slices"] = profiles[0].trace.size
         app.quit()
-def frame(label):
-    panel.timeline.grab()  # the frame of the lanes just swapped in: its own turn, as a paint is
+class Paints(QObject):  # counts the timeline's own paints: each swap must be painted, once
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint:
+            out["paints"] = out.get("paints", 0) + 1
+        return False
+paints = Paints(); panel.timeline.installEventFilter(paints)
+def frame(label):  # the swap's own paint (posted by its update) falls in the stall measured
     out["shown"].append([time.perf_counter() - t, label])
 panel.rank_lanes_ready.connect(lambda loaded: QTimer.singleShot(0, lambda: frame(loaded.label)))
 timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick); timer.start()
@@ -337,7 +344,7 @@ def main() -> int:
         row(f"rank lanes in the Profiler, {label}, cold: every rank decoded and shown", "s",
             progressive["all"], one_shot, "every rank decoded before the first frame", "-")
         row(f"rank lanes in the Profiler, {label}, cold: worst GUI stall while the ranks come in "
-            f"({len(progressive['shown'])} swaps)", "ms", progressive["stall_ms"], 50.0, "the stall limit", "< 50 ms")
+            f"({len(progressive['shown'])} swaps, {progressive.get('paints', 0)} paints)", "ms", progressive["stall_ms"], 50.0, "the stall limit", "< 50 ms")
         row(f"rank lanes, {label}: open to first frame from the ranks' caches", "s",
             warm["open"] + warm["first_frame"], RANKS * peer[0], f"{RANKS} x json.load of one rank", "< 5 s")
         row(f"rank lanes, {label}: slowest frame zooming ({len(warm['frames'])} frames)", "ms",

@@ -42,6 +42,14 @@ def test_a_decoded_rank_is_swapped_in_with_the_view_kept(qtbot, make_window, rea
                 and trace.dur[i] > 0)
     view.select_slice(pick)
     view.range = (2_000_000, 3_000_000)
+    pinned = [t.id for t in trace.tracks if t.process.startswith("rank 0 ")][:2]
+    view.set_pinned(pinned)
+    pinned_names = [(trace.tracks[t].process, trace.tracks[t].name) for t in pinned]
+    view.add_marker(2_500_000)
+    marker_wall = 2_500_000 + trace.origin_ns
+    needle = trace.names[int(trace.name[pick])]
+    profiler.find.setText(needle)
+    qtbot.waitUntil(lambda: profiler.match_label.text().endswith("found"), timeout=10000)
     window_before = (view.t0, view.t1)
     key = (trace.names[int(trace.name[pick])], int(trace.start[pick]) + trace.origin_ns, int(trace.dur[pick]))
     done = profiler.state.profiles[0]
@@ -56,6 +64,43 @@ def test_a_decoded_rank_is_swapped_in_with_the_view_kept(qtbot, make_window, rea
     assert now >= 0
     assert (final.names[int(final.name[now])], int(final.start[now]) + final.origin_ns, int(final.dur[now])) == key
     assert profiler.profile_box.currentText() == "level2 (all ranks)"
+    # pinned lanes, markers and the find's matches belong to the new trace now
+    assert [(final.tracks[t].process, final.tracks[t].name) for t in view.pinned] == pinned_names
+    assert view.rows[0].pinned and view.pinned_h > 0
+    assert [m + final.origin_ns for m in view.markers] == [marker_wall]
+    qtbot.waitUntil(lambda: view.highlighted.size > 0 and int(view.highlighted.max()) < final.size, timeout=10000)
+    names = np.asarray(final.names, dtype=object)[np.asarray(final.name)[view.highlighted]]
+    assert all(needle.lower() in str(n).lower() for n in names)
+    assert profiler.match_label.text() == f"{view.highlighted.size:,} found"
+
+
+def test_the_rank_job_waits_until_the_swapped_lanes_are_painted(qtbot, make_panel, real_profiles):
+    """Joining the next ranks while the window paints the last ones would take half the
+    interpreter's turns from that frame: the job waits for the paint (never longer than a second),
+    and not at all while the timeline is off screen."""
+    import threading
+
+    from studio.ui.panels.profiler.panel import ProfilerPanel
+
+    folder = real_profiles / TEXT
+    partials = []
+    run_job(open_rank_timelines_progressive(
+        folder, lambda trace, done, total: partials.append(partial_loaded(folder, trace, done, total)), workers=1))
+    profiler = make_panel(ProfilerPanel)
+    view = profiler.timeline
+    profiler.rank_lanes_ready.emit(partials[0])
+    qtbot.waitUntil(lambda: view.trace is partials[0].trace and view.last_frame_ms > 0, timeout=5000)
+    swapped = profiler._swapped[folder] = threading.Event()
+    painted = []
+    view.after_next_paint(lambda: painted.append(swapped.is_set()))
+    profiler._on_rank_lanes(partials[1])
+    assert view.trace is partials[1].trace and not swapped.is_set()  # swapped, not painted yet
+    qtbot.waitUntil(swapped.is_set, timeout=5000)
+    assert painted == [False]  # set by that very paint, after it
+    profiler.hide()
+    off_screen = profiler._swapped[folder] = threading.Event()
+    profiler._on_rank_lanes(partials[0])
+    assert off_screen.is_set()  # no paint will come: nothing to wait for
 
 
 def test_lanes_left_part_way_are_read_again_when_asked_again(qtbot, make_window, real_profiles):

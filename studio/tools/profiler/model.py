@@ -115,6 +115,17 @@ class Trace:
         return start[self.flow_src] + dur[self.flow_src], start[self.flow_dst]
 
     @functools.cached_property
+    def flow_index(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """The flows ordered by their earlier end: (order, that end's time in this order, the
+        longest flow's length), so a window's flows are found by bisection, not by a scan of
+        every flow on each frame."""
+        src_t, dst_t = self.flow_times
+        lo = np.minimum(src_t, dst_t)
+        order = np.argsort(lo, kind="stable")
+        longest = int((np.maximum(src_t, dst_t) - lo).max()) if lo.size else 0
+        return order, lo[order], longest
+
+    @functools.cached_property
     def span_ns(self) -> int:
         """From the first event to the last end, over slices, instants and counters (computed once)."""
         lo, hi = [], []

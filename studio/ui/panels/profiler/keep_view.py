@@ -1,6 +1,6 @@
 """Keep where the user is on the timeline when its trace is swapped for a fuller one (a rank's
 decoded lanes replacing its step summary): the time window, the selected range, the selected
-slice and the vertical scroll. Times are kept on the wall clock, since the joined trace's origin
+slice, the pinned tracks (by process and track name), the markers and the vertical scroll. Times are kept on the wall clock, since the joined trace's origin
 (its earliest rank) may move when a rank comes in; the selected slice is found again in the new
 trace by its lane, start, duration and name (binary searches: slices are sorted by track, then
 start), and is let go when its lane is gone (a step summary replaced). A window the user has not
@@ -9,7 +9,7 @@ whole of it), since a summary's fitted span can lie before every decoded slice."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,8 @@ class Position:
     selected: tuple | None  # (process, track name, start, dur, name) of the selected slice
     scroll: int
     moved: bool = True  # False: the window is still the one the trace opened on
+    pinned: list[tuple[str, str]] = field(default_factory=list)  # (process, track name), in pin order
+    markers: list[int] = field(default_factory=list)  # wall-clock ns
 
 
 def position(view) -> Position | None:
@@ -44,7 +46,9 @@ def position(view) -> Position | None:
                     trace.names[int(trace.name[i])])
     rng = None if view.range is None else (int(view.range[0]), int(view.range[1]))
     moved = (view.t0, view.t1) != getattr(view, "opened_window", None)
-    return Position(origin, view.t0, view.t1, rng, selected, view.scroll.value(), moved)
+    pinned = [(trace.tracks[t].process, trace.tracks[t].name) for t in view.pinned if 0 <= t < len(trace.tracks)]
+    markers = [int(round(m)) + origin for m in view.markers]
+    return Position(origin, view.t0, view.t1, rng, selected, view.scroll.value(), moved, pinned, markers)
 
 
 def restore(view, kept: Position | None) -> None:
@@ -57,6 +61,10 @@ def restore(view, kept: Position | None) -> None:
         view.set_window(kept.t0 - shift, kept.t1 - shift)
     if kept.range is not None:
         view.range = (kept.range[0] - shift, kept.range[1] - shift)
+    view.markers = [m - trace.origin_ns for m in kept.markers]
+    if kept.pinned:  # a pinned lane that is gone (a step summary replaced) is let go
+        ids = {(t.process, t.name): t.id for t in trace.tracks}
+        view.set_pinned([ids[key] for key in kept.pinned if key in ids])
     view.scroll.setValue(min(kept.scroll, view.scroll.maximum()))
     index = find_slice(trace, kept.selected) if kept.selected is not None else -1
     if index >= 0:

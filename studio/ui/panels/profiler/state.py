@@ -88,7 +88,7 @@ def counter_peaks(trace: Trace) -> list[float]:
     """Each counter's largest magnitude (its lane's scale): thousands of counters over 16 ranks
     take tens of ms, so the job computes them rather than the window (and the trace's span, which
     the window asks for first and which takes 60 ms over 7M slices, and the flows' end points)."""
-    _ = trace.span_ns, trace.flow_times  # computed once, here
+    _ = trace.span_ns, trace.flow_times, trace.flow_index  # computed once, here
     return [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
 
 

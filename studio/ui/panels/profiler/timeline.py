@@ -88,9 +88,11 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self.area_tracks: list[int] = []  # the tracks of the selected area ([] = a time range on every track)
         self._drag_y = 0
         self.last_frame_ms = 0.0
+        self._after_paint: list = []  # called once the next frame is painted
         self._colours = np.zeros(0, np.uint32)
         self._share = np.zeros(0)
         self._row_of = {}
+        self._index_rows()
         self._counter_max: list[float] = []
         self._drag: tuple[str, int, float, float] | None = None
         self._label_cache: dict[tuple[int, int], QStaticText] = {}
@@ -126,6 +128,11 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self.opened_window = (self.t0, self.t1)  # the window the trace opened on, not one the user chose
         self.update()
 
+    def after_next_paint(self, callback) -> None:
+        """Call ``callback`` (no arguments) when the next frame has been painted."""
+        self._after_paint.append(callback)
+        self.update()
+
     def set_highlighted(self, indices: np.ndarray) -> None:
         """Outline these slices (a find's matches, an op's slices)."""
         indices = np.asarray(indices, dtype=np.int64)
@@ -159,7 +166,24 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self.rows = build_rows(self.trace, self.collapsed, self.pinned) if self.trace is not None else []
         self.pinned_h = pinned_height(self.rows)
         self._row_of = {(r.track, r.depth): r for r in self.rows if r.kind == "slices"}
+        self._index_rows()
         self._update_scroll()
+
+    def _index_rows(self) -> None:
+        """What a frame looks rows up by: their tops and bottoms (bisected for the visible ones),
+        the first scrolling row, and (track, depth) -> row as an array (for flows' end points)."""
+        rows = self.rows
+        self._first_scrolling = next((i for i, r in enumerate(rows) if not r.pinned), len(rows))
+        self._row_tops = [r.y for r in rows]
+        self._row_bottoms = [r.y + r.h for r in rows]
+        self._row_arrays = (np.array(self._row_tops, np.int64), np.array([r.h for r in rows], np.int64),
+                            np.array([r.pinned for r in rows], bool))
+        slices = [(i, r) for i, r in enumerate(rows) if r.kind == "slices"]
+        tracks = max((r.track for _, r in slices), default=-1) + 1
+        depths = max((r.depth for _, r in slices), default=-1) + 1
+        self._row_table = np.full((tracks, depths), -1, np.int64)
+        for i, r in slices:
+            self._row_table[r.track, r.depth] = i
 
     def set_pinned(self, tracks: list[int]) -> None:
         """Pin these tracks (ids, in this order) in the band under the ruler; [] unpins all."""
