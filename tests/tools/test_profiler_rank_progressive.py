@@ -80,3 +80,34 @@ def _same_trace(a, b) -> None:
     assert a.slice_args(a.size // 2) == b.slice_args(b.size // 2)
     assert len(a.lod.levels) == len(b.lod.levels)
     assert all(np.array_equal(x.rep, y.rep) for x, y in zip(a.lod.levels, b.lod.levels))
+
+
+def test_msprof_devices_show_their_iterations_at_their_times_first(real_profiles, studio_home):
+    """A PROF_* device has no step_trace_time.csv; its step_trace_*.json places each iteration (and
+    its FP/BP and refresh parts) on the device's clock, so its summary lanes sit where its decoded
+    lanes will."""
+    import json
+
+    folder = real_profiles / "msprof_prof_legacy" / "mindinsight_2dev"
+    shown = []
+    final = run_job(open_rank_timelines_progressive(folder, lambda trace, done, total: shown.append(trace),
+                                                    workers=1))
+    first = shown[0]
+    for rank, device in ((0, "device_0"), (1, "device_1")):
+        [step_trace] = folder.glob(f"PROF_*/{device}/timeline/step_trace_*.json")
+        expected = sorted((e["name"], round(e["ts"] * 1000), round(e["dur"] * 1000))
+                          for e in json.loads(step_trace.read_text())
+                          if e.get("ph") == "X" and e.get("cat") in ("Iteration Time", "FP_BP Time", "Iteration Refresh"))
+        assert len(expected) >= 6
+        summary = [t.id for t in first.tracks if t.process == f"rank {rank} · {SUMMARY_PROCESS}"]
+        assert summary and "at their times" in first.tracks[summary[0]].name
+        blocks = sorted((first.names[int(first.name[i])], int(first.start[i]) + first.origin_ns, int(first.dur[i]))
+                        for i in np.flatnonzero(np.isin(first.track, summary)))
+        assert blocks == expected
+        # the iterations the decoded rank holds (its msprof_*_1.json exports iteration 1) are at
+        # the same wall-clock times, to the ns
+        decoded = {(final.names[int(final.name[i])], int(final.start[i]) + final.origin_ns, int(final.dur[i]))
+                   for i in range(final.size) if final.tracks[int(final.track[i])].process.startswith(f"rank {rank} · ")
+                   and final.names[int(final.name[i])].startswith("Iteration ")}
+        assert decoded and decoded <= set(expected)
+    assert "ranks still decoding" in first.warnings[0]

@@ -7,7 +7,8 @@ drawn, which takes a minute for 16 ranks of a million events. So the lanes come 
    or ``analysis.db``, read in well under a second for all ranks): per step, its computing,
    communication (not overlapped) and free time as blocks laid end to end from the rank's
    collection start. They are labelled as a step summary: the durations are the rank's own, the
-   places in time are not (the summary has no time stamps);
+   places in time are not (the summary has no time stamps). An msprof ``PROF_*`` device's summary
+   is its ``step_trace_*.json``: each iteration and its parts, at their own times;
 2. each rank's summary lanes are replaced by its decoded timeline as soon as that rank is decoded
    (the ranks decode in parallel, as :func:`~.timeline.decode_ranks` does);
 3. the last joined trace is exactly :func:`~.timeline.open_rank_timelines`' one.
@@ -32,6 +33,8 @@ from studio.tools.profiler.model import Trace, Track, add_warning
 
 SUMMARY_PROCESS = "step summary (timeline still decoding)"
 SUMMARY_TRACK = "steps: durations from step_trace_time, laid end to end (not their times)"
+MSPROF_SUMMARY_TRACK = "iterations from step_trace_*.json, at their times"
+_ITERATION_PARTS = {"Iteration Time": 0, "FP_BP Time": 1, "Iteration Refresh": 1}  # msprof cat -> depth
 PARTS = (("computing_us", "Computing"), ("communication_not_overlapped_us", "Communication (not overlapped)"),
          ("free_us", "Free"))
 
@@ -105,7 +108,7 @@ def _partial(traces, summaries, labels, folder: Path, total: int) -> Trace:
     done = sum(t is not None for t in traces)
     merged.facts["ranks decoded"] = f"{done} of {total}"
     add_warning(merged.facts, f"{total - done} of {total} ranks still decoding: their lanes show their step "
-                              f"summary (durations laid end to end, not their times)")
+                              f"summary (the lane's name says whether its blocks are at their times)")
     return merged
 
 
@@ -155,15 +158,20 @@ def _fill_offloaded(paths, missing, traces, cancel) -> Generator[Progress, None,
 
 
 def summary_trace(ranks: list) -> Trace:
-    """A rank's lanes from its step summary: per step a ``step N`` block over its computing,
-    communication (not overlapped) and free blocks, one after the other from the rank's collection
-    start (when its profiler_info says it). Empty when the rank has no step summary."""
+    """A rank's lanes from its step summary. From ``step_trace_time.csv`` / ``analysis.db``: per
+    step a ``step N`` block over its computing, communication (not overlapped) and free blocks, one
+    after the other from the rank's collection start (when its profiler_info says it). From an
+    msprof ``PROF_*`` device's ``step_trace_*.json``: each iteration and its FP/BP and refresh parts
+    at their own times. Empty when the rank has neither."""
+    if ranks and ranks[0].kind == "msprof":
+        try:
+            return _blocks_trace(*_msprof_iterations(ranks[0]), MSPROF_SUMMARY_TRACK, ranks[0])
+        except (UserError, OSError, ValueError):  # a damaged summary: the decoded timeline will say what
+            return _blocks_trace([], [], 0, MSPROF_SUMMARY_TRACK, ranks[0])
     from studio.tools.profiler.cluster.step_time import read_rank_steps
 
     rows = []
     for rank in ranks:
-        if rank.kind == "msprof":
-            continue  # its steps are summed from its timeline: nothing cheap to show before it
         try:
             rows = read_rank_steps(rank, [])
         except (UserError, OSError, ValueError):
@@ -171,25 +179,60 @@ def summary_trace(ranks: list) -> Trace:
         if rows:
             break
     names = ["step " + ("?" if r.step is None else str(r.step)) for r in rows] + [label for _, label in PARTS]
-    start, dur, depth, name = [], [], [], []
+    blocks = []
     t = 0
     for k, row in enumerate(rows):
         parts = [max(0, int(round((getattr(row, key) or 0.0) * 1000))) for key, _ in PARTS]
-        start.append(t), dur.append(max(1, sum(parts))), depth.append(0), name.append(k)
+        blocks.append((t, max(1, sum(parts)), 0, k))
         at = t
         for j, d in enumerate(parts):
             if d:
-                start.append(at), dur.append(d), depth.append(1), name.append(len(rows) + j)
+                blocks.append((at, d, 1, len(rows) + j))
                 at += d
         t += max(1, sum(parts))
-    n = len(start)
+    origin = _collection_start(ranks[0]) if ranks else 0
+    return _blocks_trace(blocks, names, origin, SUMMARY_TRACK, ranks[0] if ranks else None)
+
+
+def _msprof_iterations(rank) -> tuple[list, list[str], int]:
+    """(blocks (start, dur, depth, name index), names, origin ns) of an msprof device's iterations,
+    from its ``timeline/step_trace_*.json`` (small: one event per iteration and part)."""
+    from studio.tools.profiler.rank_files import read_json
+
+    events = []
+    for path in sorted((Path(rank.path) / "timeline").glob("step_trace_*.json")):
+        data = read_json(path)
+        if isinstance(data, dict):
+            data = data.get("traceEvents", [])
+        events.extend(e for e in data or [] if isinstance(e, dict) and e.get("ph") == "X"
+                      and e.get("cat") in _ITERATION_PARTS)
+    names: dict[str, int] = {}
+    spans = []
+    for event in events:
+        try:
+            start, dur = round(float(event["ts"]) * 1000), round(float(event.get("dur", 0)) * 1000)
+        except (KeyError, TypeError, ValueError):
+            continue  # a cut or malformed event: the decoded timeline will say so
+        spans.append((start, max(1, dur), _ITERATION_PARTS[event["cat"]],
+                      names.setdefault(str(event.get("name", event["cat"])), len(names))))
+    if not spans:
+        return [], [], 0
+    origin = min(start for start, *_ in spans)
+    return [(start - origin, dur, depth, name) for start, dur, depth, name in spans], list(names), origin
+
+
+def _blocks_trace(blocks: list, names: list[str], origin: int, track_name: str, rank) -> Trace:
+    """A one-track trace of ``blocks`` (start, dur, depth, name index), with its levels of detail."""
     from studio.tools.profiler.lod import build_lod
 
+    blocks = sorted(blocks, key=lambda b: (b[0], b[2]))
+    n = len(blocks)
+    start, dur, depth, name = (list(column) for column in zip(*blocks)) if n else ([], [], [], [])
     arrays = (np.array(start, np.int64), np.array(dur, np.int64), np.zeros(n, np.int32), np.array(depth, np.int16))
     trace = Trace(*arrays, np.array(name, np.int32), np.zeros(n, np.int32), np.zeros(n, np.int64),
                   np.zeros(n, np.int32), b"", names, ["step summary"],
-                  [Track(0, SUMMARY_PROCESS, SUMMARY_TRACK, "summary", 0)] if n else [],
-                  origin_ns=_collection_start(ranks[0]) if ranks else 0, source=str(ranks[0].path) if ranks else "")
+                  [Track(0, SUMMARY_PROCESS, track_name, "summary", 0)] if n else [],
+                  origin_ns=origin, source=str(rank.path) if rank is not None else "")
     trace.lod = build_lod(*arrays)
     return trace
 
