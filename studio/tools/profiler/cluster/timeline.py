@@ -254,12 +254,16 @@ def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "
         slice_offset += trace.size
         blob_offset += len(trace.args_blob)
     joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+
+    def column(key: str, dtype) -> np.ndarray:  # cast only when it is not that type already: a
+        return joined[key].astype(dtype, copy=False)  # copy of up to 100 MB, again on each rank's join
+
     counters.sort(key=lambda c: (c.process_sort, c.process, c.name))
-    merged = Trace(joined["start"], joined["dur"], joined["track"].astype(np.int32), joined["depth"],
-                   joined["name"].astype(np.int32), joined["cat"].astype(np.int32), joined["args_off"],
+    merged = Trace(joined["start"], joined["dur"], column("track", np.int32), joined["depth"],
+                   column("name", np.int32), column("cat", np.int32), joined["args_off"],
                    joined["args_len"], JoinedBlob(blobs), list(names), list(cats), tracks, counters,
-                   joined["it"].astype(np.int64), joined["itr"].astype(np.int32), joined["iname"].astype(np.int32),
-                   joined["fs"].astype(np.int64), joined["fd"].astype(np.int64), facts=facts, origin_ns=origin,
+                   column("it", np.int64), column("itr", np.int32), column("iname", np.int32),
+                   column("fs", np.int64), column("fd", np.int64), facts=facts, origin_ns=origin,
                    source=source)
     if all(t.lod is not None for t in traces):
         merged.lod = merge_lods(traces, origin)
@@ -311,10 +315,11 @@ def merge_lods(traces: Sequence[Trace], origin: int) -> Lod:
             items += int(np.asarray(level.start).shape[0])
             slices += t.size
         cols["bounds"].append(np.array([items], np.int64))
-        levels.append(Level(bucket, *(np.concatenate(cols[c]).astype(np.int64 if c != "count" else np.int32)
+        types = {"count": np.int32}  # the others int64; cast only when a part differs (no copy)
+        levels.append(Level(bucket, *(np.concatenate(cols[c]).astype(types.get(c, np.int64), copy=False)
                                       for c in ("start", "end", "end_max", "rep", "count", "bounds"))))
-    return Lod(np.concatenate(row_track).astype(np.int32) if row_track else np.zeros(0, np.int32),
-               np.concatenate(row_depth).astype(np.int16) if row_depth else np.zeros(0, np.int16), levels)
+    return Lod(np.concatenate(row_track).astype(np.int32, copy=False) if row_track else np.zeros(0, np.int32),
+               np.concatenate(row_depth).astype(np.int16, copy=False) if row_depth else np.zeros(0, np.int16), levels)
 
 
 class JoinedBlob:
