@@ -136,3 +136,21 @@ def test_a_callback_waits_for_the_next_painted_frame(qtbot, view):
     view.grab()
     assert len(called) == 1  # once, not on every frame
     assert view.x_of(view.t0) == GUTTER
+
+
+def test_rows_laid_out_by_the_job_are_the_view_s_own_layout(qtbot, trace):
+    from studio.ui.panels.profiler.layout import build_rows
+    from studio.ui.panels.profiler.state import default_rows
+
+    given = default_rows(trace)
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 400)
+    view.set_trace(trace, rows=given)
+    assert view.rows is given and given == build_rows(trace, set(), [])
+    view.toggle_process(given[0].process)  # collapsed: laid out here, then the job's rows again
+    assert view.rows is not given and view.rows == build_rows(trace, {given[0].process}, [])
+    view.toggle_process(given[0].process)
+    assert view.rows is given
+    view.set_pinned([2])
+    assert view.rows[0].pinned and view.rows == build_rows(trace, set(), [2])

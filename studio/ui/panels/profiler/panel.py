@@ -182,7 +182,8 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             return
         self.state.current = loaded
         kept = keep_view.position(self.timeline)
-        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max)
+        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max,
+                                loaded.rows)
         keep_view.restore(self.timeline, kept)
         text = st.info_text(loaded.trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
         self.info.setText(text)
@@ -248,7 +249,8 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max)
+        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max,
+                                loaded.rows)
         self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
         self.range_table.set_note("")

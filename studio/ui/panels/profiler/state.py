@@ -19,6 +19,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import csv_tables, stats
 from studio.tools.profiler.model import Trace, source_label
 from studio.tools.profiler.stats import NameStat
+from studio.ui.panels.profiler.layout import build_rows
 from studio.ui.panels.profiler.timefmt import format_duration
 
 DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
@@ -43,6 +44,7 @@ class Loaded:
     cached: bool = False  # nothing to write to the cache after display
     counter_max: list[float] | None = None  # each counter's largest magnitude, when computed in the job
     complete: bool = True  # False: ranks' lanes shown while some ranks still decode
+    rows: list | None = None  # the timeline's rows, nothing collapsed or pinned (laid out in the job)
 
 
 def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
@@ -73,6 +75,7 @@ def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, in
     loaded.label = f"{source_label(folder)} (all ranks)"
     loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
     loaded.counter_max = counter_peaks(trace)
+    loaded.rows = default_rows(trace)
     return loaded
 
 
@@ -81,7 +84,13 @@ def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
     return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
                   share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
                   first_view_note=f"{done} of {total} ranks decoded, the others show their step summary",
-                  counter_max=counter_peaks(trace), complete=False)
+                  counter_max=counter_peaks(trace), complete=False, rows=default_rows(trace))
+
+
+def default_rows(trace: Trace) -> list | None:
+    """The timeline's rows with nothing collapsed or pinned: thousands of rows over 16 ranks take
+    5-10 ms of Python to lay out, which the job does rather than the window's swap."""
+    return build_rows(trace, set(), []) if trace.lod is not None else None
 
 
 def counter_peaks(trace: Trace) -> list[float]:
@@ -102,7 +111,7 @@ def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loa
     first, note = first_view(trace)
     return Loaded(path, source_label(path), trace, by_name, apis, tables,
                   share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted,
-                  first_view=first, first_view_note=note)
+                  first_view=first, first_view_note=note, rows=default_rows(trace))
 
 
 def first_view(trace: Trace) -> tuple[tuple[int, int] | None, str]:

@@ -89,6 +89,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._drag_y = 0
         self.last_frame_ms = 0.0
         self._after_paint: list = []  # called once the next frame is painted
+        self._default_rows: list | None = None  # the trace's rows when nothing is collapsed or pinned
         self._colours = np.zeros(0, np.uint32)
         self._share = np.zeros(0)
         self._row_of = {}
@@ -104,14 +105,17 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
 
     # ------------------------------------------------------------------ model
     def set_trace(self, trace: Trace | None, by_name: list | None = None, share: np.ndarray | None = None,
-                  first_view: tuple[int, int] | None = None, counter_max: list[float] | None = None) -> None:
+                  first_view: tuple[int, int] | None = None, counter_max: list[float] | None = None,
+                  rows: list | None = None) -> None:
         """Show ``trace`` (fitted, or on ``first_view`` (t0, t1) ns), or nothing; ``by_name`` is its op
         statistics and ``share`` :func:`stats.share_by_name_id` when already computed (they give
         the colours; computing them here would stall the GUI on big traces), as ``counter_max``
-        (each counter's largest magnitude) may be."""
+        (each counter's largest magnitude) and ``rows`` (its layout with nothing collapsed or
+        pinned, :func:`~.layout.build_rows`) may be."""
         if trace is not self.trace:
             self.pinned, self.markers = [], []  # track ids and times mean nothing in another trace
         self.trace = trace
+        self._default_rows = rows
         self.selected, self.range, self.area_tracks = -1, None, []
         self.set_highlighted(np.zeros(0, np.int64))
         self._label_cache.clear()
@@ -163,7 +167,12 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._colours = palette[band, shade]
 
     def _relayout(self) -> None:
-        self.rows = build_rows(self.trace, self.collapsed, self.pinned) if self.trace is not None else []
+        if self.trace is None:
+            self.rows = []
+        elif self._default_rows is not None and not self.pinned and not self.collapsed:
+            self.rows = self._default_rows  # laid out by the job that opened the trace
+        else:
+            self.rows = build_rows(self.trace, self.collapsed, self.pinned)
         self.pinned_h = pinned_height(self.rows)
         self._row_of = {(r.track, r.depth): r for r in self.rows if r.kind == "slices"}
         self._index_rows()
