@@ -19,8 +19,15 @@ NaN / inf are counted first (``target_nonfinite``, ``golden_nonfinite``, and
 finite on both sides (``finite_pairs``) and ``reason`` says so. Counting them as 0 (msprobe's
 habit) would call two all-NaN tensors equal: cosine 1, error 0.
 
-Speed: the data is walked in cache-sized blocks. Pass 1 gathers every sum, min and max; pass 2
-(KL) needs each side's min and max, so it walks the data once more. Element-wise work is done in
+Speed: the data is walked twice. Pass 1 gathers every sum, min and max; pass 2 (KL) needs each
+side's min and max, so it walks the data once more. Where numba imports (a dependency; imported on
+the first comparison, not with this module), each pass is one compiled loop in float64
+(:mod:`studio.tools.accuracy.fused`): 5.5x the memory pass ``np.add(a, b, out=c)`` over 4M-element
+float32 pairs, against 12.1x for the numpy path below (12 interleaved rounds, ranges 5.0–5.9x and
+11.2–12.8x), and it meets a float64 reference to 1e-9 where the numpy path meets it to 1e-5.
+``STUDIO_METRICS_NUMPY=1`` forces the numpy path.
+
+The numpy path works in cache-sized blocks. Element-wise work is done in
 float32 for float32/float16 data (float64 otherwise), into buffers reused block after block. Sums
 (:func:`_sum`): einsum's own SIMD loop over rows of :data:`ROW` elements (a sum of products needs
 no temporary), the row sums added in float64 — as precise as numpy's pairwise summation on these
