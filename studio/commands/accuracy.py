@@ -101,8 +101,9 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
     inputs = parse_inputs(args.input)
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
                      on_progress=progress)
-    data = {**to_json(result), **_round_trips(runner)}
-    _check_default_build(args, result, inputs, thresholds, data, progress)
+    _check_default_build(args, result, inputs, thresholds, progress)
+    data = {**to_json(result), **_round_trips(runner),
+            "verified_on_default_build": result.default_build["verified"] if result.default_build else None}
     if not args.no_latency and args.target == "om":  # the builds below are timed here, as ONNX
         data["builds_note"] = ("the OM builds are not timed here: build them with atc --keep_dtype=keep_dtype.cfg "
                                "and time them on the host with studio bench")
@@ -144,47 +145,31 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
     return 0
 
 
-def _check_default_build(args, result, inputs, thresholds, data: dict, progress) -> None:
-    """``verified_on_default_build``: for ``--target fp16``, the found set judged on the build with the
-    converter's default passes (the one a user ships and the latency table times), since the
-    search judged builds with the passes off; None for the other targets (see docs/accuracy.md)."""
-    data["verified_on_default_build"] = None
+def _check_default_build(args, result, inputs, thresholds, progress) -> None:
+    """For ``--target fp16``: the found set judged on the build with the converter's default passes
+    (the one a user ships and the latency table times), since the search judged builds with the
+    passes off (``result.default_build``); the other targets are not checked (see docs/accuracy.md)."""
     if args.target != "fp16":
         return
     from studio.core.jobs import run_job
     from studio.ops.fp16_target import check_default_build
 
-    check = run_job(check_default_build(args.model, args.output / "model_fp16_keep.onnx", result.keep, inputs,
-                                        args.seed, thresholds), on_progress=progress)
-    data["verified_on_default_build"] = check["verified"]
-    data["default_build_check"] = check
+    result.default_build = run_job(check_default_build(args.model, args.output / "model_fp16_keep.onnx", result.keep,
+                                                       inputs, args.seed, thresholds), on_progress=progress)
 
 
 def _default_build_line(data: dict) -> str:
     """One line on the default-pass build's check, or '' when it was not made."""
+    from studio.ops.fp16_target import describe_default_build
+
     check = data.get("default_build_check")
-    if not check:
-        return ""
-    name = Path(check["model"]).name
-    if check["verified"]:
-        return f"verified on the build with the converter's default passes ({name}, as a user converts it): passes"
-    failing = [f"{out}: {o['verdict']}" + (f" (cosine {o['cosine']:.6g})" if "cosine" in o else "")
-               for out, o in check["outputs"].items() if o["verdict"] != "passes"]
-    failing += [f"{tensor} (inside): {why}" for tensor, why in check["inside"].items()]
-    merged = check["fusions_on_kept_ops"]
-    passes = sorted({f["pass"] for f in merged})
-    fused = sorted({f["result"] for f in merged if f["result"]})
-    how = (f"convert with {' '.join(f'--pass {p}=off' for p in passes)}, or add {', '.join(fused)} to the set"
-           if merged else "convert with the fusion passes off (--pass NAME=off), as the search did")
-    return (f"the set FAILS on the build with the converter's default passes ({name}, as a user converts it): "
-            + "; ".join(failing)
-            + (f". Fusions merged kept ops into ops that are not kept: {'; '.join(f['detail'] for f in merged)}"
-               if merged else "")
-            + f". It passed only with the fusion passes off: {how}.")
+    return describe_default_build(check) if check else ""
 
 
 def _report_md(model: Path, data: dict, target_label: str) -> str:
     """report.md of the search: the set, whether it holds on the default-pass build, the builds table."""
+    from studio.ops.fp16_target import number
+
     keep = data.get("keep_fp32", [])
     lines = [f"# FP32 set for {model.name}", "",
              f"Target: {target_label}. Keep {len(keep)} op(s) in FP32: {', '.join(f'`{k}`' for k in keep) or 'none'}"
@@ -197,8 +182,8 @@ def _report_md(model: Path, data: dict, target_label: str) -> str:
                   else verdict[0].upper() + verdict[1:], ""]
         for out, o in data["default_build_check"]["outputs"].items():
             if "cosine" in o:
-                lines.append(f"- `{out}`: {o['verdict']}; cosine {o['cosine']:.6g}, relative Euclidean "
-                             f"{o['rel_euclidean']:.3g}, max abs error {o['max_abs_err']:.3g}")
+                lines.append(f"- `{out}`: {o['verdict']}; cosine {number(o['cosine'])}, relative Euclidean "
+                             f"{number(o['rel_euclidean'])}, max abs error {number(o['max_abs_err'])}")
         lines.append("")
     elif data.get("verified_on_default_build") is None:
         lines += ["Not checked on a converted build with the converter's default passes (only `--target fp16` "

@@ -114,3 +114,30 @@ def check_default_build(model_path, output, keep, inputs: dict | None, seed: int
     verified = all(o["verdict"] == "passes" for o in outputs.values()) and not inside
     return {"verified": verified, "model": str(output), "passes": "the converter's defaults", "outputs": outputs,
             "inside": inside, "fusions_on_kept_ops": fusions}
+
+
+def describe_default_build(check: dict) -> str:
+    """One line on a :func:`check_default_build` result: passes, or what fails and how to fix it."""
+    from pathlib import Path
+
+    name = Path(check["model"]).name
+    if check["verified"]:
+        return f"verified on the build with the converter's default passes ({name}, as a user converts it): passes"
+    failing = [f"{out}: {o['verdict']}" + (f" (cosine {number(o['cosine'])})" if "cosine" in o else "")
+               for out, o in check["outputs"].items() if o["verdict"] != "passes"]
+    failing += [f"{tensor} (inside): {why}" for tensor, why in check["inside"].items()]
+    merged = check["fusions_on_kept_ops"]
+    passes = sorted({f["pass"] for f in merged})
+    fused = sorted({f["result"] for f in merged if f["result"]})
+    how = (f"convert with {' '.join(f'--pass {p}=off' for p in passes)}, or add {', '.join(fused)} to the set"
+           if merged else "convert with the fusion passes off (--pass NAME=off), as the search did")
+    return (f"the set FAILS on the build with the converter's default passes ({name}, as a user converts it): "
+            + "; ".join(failing)
+            + (f". Fusions merged kept ops into ops that are not kept: {'; '.join(f['detail'] for f in merged)}"
+               if merged else "")
+            + f". It passed only with the fusion passes off: {how}.")
+
+
+def number(value) -> str:
+    """A metric for a message: 6 significant digits; as is when JSON made it a string (NaN)."""
+    return f"{value:.6g}" if isinstance(value, (int, float)) else str(value)

@@ -58,6 +58,8 @@ def test_the_searches_can_check_against_the_converted_fp16_onnx(qtbot, panel, tm
     qtbot.waitUntil(lambda: not handle.active, timeout=60000)
     # ONNX Runtime hands the Add's FP32 value on to the Log: on this target the Add alone is enough
     assert "--keep-fp32 log/add_floor</code>" in panel.findings.text() and "checks on fp16" in panel.findings.text()
+    # the set, found with the fusion passes off, judged again on the build the shown command makes
+    assert "verified on the build with the converter&#x27;s default passes" in panel.findings.text()
 
 
 def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, ascend_fixtures):

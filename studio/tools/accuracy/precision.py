@@ -45,8 +45,12 @@ class PrecisionResult:
     notes: list[str] = field(default_factory=list)
     target: str = "fp16-sim"
     target_runs: int = 0  # every run on the target: the first one and each check
+    # the set judged on the converter's default-pass build (studio.ops.fp16_target.check_default_build),
+    # where the search's builds had the fusion passes off; None: not checked
+    default_build: dict | None = None
 
-    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.core.serial: the JSON keys
+    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types",  # studio.core.serial: the JSON keys
+                       "default_build": "default_build_check"}
 
 
 class _Checker:
