@@ -131,7 +131,7 @@ def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str,
     after = checker.verdicts(frozenset(keep))
     result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes,
                              runner.target, runner.target_runs)
-    _write(out_dir, result, model_path)
+    write_result(out_dir, result, model_path)
     yield Progress(1.0, f"{len(keep)} op(s) in FP32 make the model pass ({checker.checks} checks)")
     return result
 
@@ -174,7 +174,9 @@ def _ddmin(items: list[str], passes, cancel) -> list[str]:
     return current
 
 
-def _write(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
+def write_result(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
+    """The set's files (see the module docstring) and ``precision.json``; written again by a caller
+    that adds to the result (the default-pass build's check)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "keep_fp32.txt").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")
     (out_dir / "keep_dtype.cfg").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")

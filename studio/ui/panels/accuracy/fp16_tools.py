@@ -101,7 +101,7 @@ class Fp16Tools:
 
     def find_fp32_set(self):
         """Search the fewest ops to keep in FP32 (a job); returns its handle."""
-        from studio.tools.accuracy.precision import find_fp32_set
+        from studio.tools.accuracy.precision import find_fp32_set, write_result
 
         try:
             model, inputs = self._fp16_source()
@@ -118,6 +118,7 @@ class Fp16Tools:
 
                 result.default_build = yield from check_default_build(
                     model, out / "model_fp16_keep.onnx", result.keep, inputs, 0, Thresholds())
+                write_result(out, result, model)  # precision.json with the check
             return result
 
         handle = self.runner.start(f"Finding the FP32 set of {model.name}", search)
