@@ -101,7 +101,9 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
     inputs = parse_inputs(args.input)
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
                      on_progress=progress)
-    data = {**to_json(result), **_round_trips(runner)}
+    _check_default_build(args, result, inputs, thresholds, progress)
+    data = {**to_json(result), **_round_trips(runner),
+            "verified_on_default_build": result.default_build["verified"] if result.default_build else None}
     if not args.no_latency and args.target == "om":  # the builds below are timed here, as ONNX
         data["builds_note"] = ("the OM builds are not timed here: build them with atc --keep_dtype=keep_dtype.cfg "
                                "and time them on the host with studio bench")
@@ -111,8 +113,15 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
 
         data["builds"] = run_job(build_and_time(args.model, args.output, result.keep, inputs, args.seed,
                                                 thresholds, args.budget, runner), on_progress=progress)
-        (args.output / "precision.json").write_text(json.dumps({"model": str(args.model), **data}, indent=1))
+        for build in data["builds"]:  # the timed file is the default-pass build checked above
+            if build["build"] == "found set" and data["verified_on_default_build"] is not None:
+                build["verified_on_this_build"] = data["verified_on_default_build"]
+    (args.output / "precision.json").write_text(json.dumps({"model": str(args.model), **data}, indent=1))
+    (args.output / "report.md").write_text(_report_md(args.model, data, runner.label), encoding="utf-8")
+    verdict = _default_build_line(data)
     if args.json:
+        if verdict and not data["verified_on_default_build"]:
+            print(f"warning: {verdict}", file=sys.stderr)
         print(json.dumps(data, indent=1))
         return 0
     print(f"{args.model.name}: keep {len(result.keep)} op(s) in FP32 ({', '.join(result.keep) or 'none'}); "
@@ -121,15 +130,75 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
           + (f", {runner.round_trips} host round trips" if hasattr(runner, "round_trips") else ""))
     for note in result.notes:
         print(f"  {note}")
+    if verdict:
+        print(f"  {verdict}")
     for build in data.get("builds", []):
         timing = build.get("latency")
         text = (f"{timing['new_ms']:.3f} ms vs {timing['base_ms']:.3f} ms in FP32: {timing['verdict']} "
                 f"({timing['change_pct']:+.1f} %, 95 % CI {(timing['ratio_low'] - 1) * 100:+.1f} to "
                 f"{(timing['ratio_high'] - 1) * 100:+.1f} %)" if timing else "the baseline")
-        print(f"  {build['build']:<10} accuracy ({runner.label}): {build['accuracy']:<40} latency: {text}")
+        accuracy = build["accuracy"] if build.get("verified_on_this_build") is not False else \
+            "FAILS on this build (passed with the fusion passes off)"
+        print(f"  {build['build']:<10} accuracy ({runner.label}): {accuracy:<40} latency: {text}")
     print(f"wrote {args.output}/keep_fp32.txt (studio convert --keep-fp32), keep_dtype.cfg (atc --keep_dtype), "
-          "modify_mixlist.json (atc --modify_mixlist), precision.json")
+          "modify_mixlist.json (atc --modify_mixlist), precision.json, report.md")
     return 0
+
+
+def _check_default_build(args, result, inputs, thresholds, progress) -> None:
+    """For ``--target fp16``: the found set judged on the build with the converter's default passes
+    (the one a user ships and the latency table times), since the search judged builds with the
+    passes off (``result.default_build``); the other targets are not checked (see docs/accuracy.md)."""
+    if args.target != "fp16":
+        return
+    from studio.core.jobs import run_job
+    from studio.ops.fp16_target import check_default_build
+
+    result.default_build = run_job(check_default_build(args.model, args.output / "model_fp16_keep.onnx", result.keep,
+                                                       inputs, args.seed, thresholds), on_progress=progress)
+
+
+def _default_build_line(data: dict) -> str:
+    """One line on the default-pass build's check, or '' when it was not made."""
+    from studio.ops.fp16_target import describe_default_build
+
+    check = data.get("default_build_check")
+    return describe_default_build(check) if check else ""
+
+
+def _report_md(model: Path, data: dict, target_label: str) -> str:
+    """report.md of the search: the set, whether it holds on the default-pass build, the builds table."""
+    from studio.ops.fp16_target import number
+
+    keep = data.get("keep_fp32", [])
+    lines = [f"# FP32 set for {model.name}", "",
+             f"Target: {target_label}. Keep {len(keep)} op(s) in FP32: {', '.join(f'`{k}`' for k in keep) or 'none'}"
+             f" ({'minimal: removing any one fails' if data.get('minimal') else 'not shown minimal'}; "
+             f"{data.get('candidates')} candidates, {data.get('checks')} checks, {data.get('target_runs')} target runs).",
+             ""]
+    verdict = _default_build_line(data)
+    if verdict:
+        lines += [("**" + verdict[0].upper() + verdict[1:] + "**") if not data["verified_on_default_build"]
+                  else verdict[0].upper() + verdict[1:], ""]
+        for out, o in data["default_build_check"]["outputs"].items():
+            if "cosine" in o:
+                lines.append(f"- `{out}`: {o['verdict']}; cosine {number(o['cosine'])}, relative Euclidean "
+                             f"{number(o['rel_euclidean'])}, max abs error {number(o['max_abs_err'])}")
+        lines.append("")
+    elif data.get("verified_on_default_build") is None:
+        lines += ["Not checked on a converted build with the converter's default passes (only `--target fp16` "
+                  "searches on converted builds).", ""]
+    builds = data.get("builds", [])
+    if builds:
+        lines += ["| build | accuracy (search target) | latency |", "|---|---|---|"]
+        for build in builds:
+            timing = build.get("latency")
+            accuracy = build["accuracy"] if build.get("verified_on_this_build") is not False else \
+                "**fails on this build** (passed with the fusion passes off)"
+            lines.append(f"| {build['build']} | {accuracy} | "
+                         f"{timing['describe'] if timing else 'the baseline'} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 @contextlib.contextmanager

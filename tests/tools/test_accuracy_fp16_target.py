@@ -105,6 +105,8 @@ def test_cli_target_fp16_reports_target_runs(frontend, tmp_path, studio_home):
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["target"] == "fp16" and data["target_runs"] > data["checks"] > 0 and data["minimal"]
+    assert data["verified_on_default_build"] is True  # no fusion touches the set: it holds on the shipped build
+    assert all(o["verdict"] == "passes" for o in data["default_build_check"]["outputs"].values())
     assert (tmp_path / "set" / "keep_fp32.txt").read_text().split() == data["keep_fp32"]
 
 

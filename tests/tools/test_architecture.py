@@ -179,7 +179,7 @@ def test_the_contract_check_really_looks_at_imports(tmp_path):
 def test_cli_start_does_not_load_heavy_packages():
     # `studio --help` and the command table must not pay for Qt, onnx, onnxruntime, paramiko or cv2.
     code = ("import sys; from studio import cli; cli._command_modules(); "
-            "heavy = [m for m in ('PySide6', 'onnx', 'onnxruntime', 'paramiko', 'cv2', 'pyqtgraph') if m in sys.modules]; "
+            "heavy = [m for m in ('PySide6', 'onnx', 'onnxruntime', 'paramiko', 'cv2', 'pyqtgraph', 'numba') if m in sys.modules]; "
             "print(','.join(heavy))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
                             env={**os.environ}, timeout=60)
@@ -189,7 +189,7 @@ def test_cli_start_does_not_load_heavy_packages():
 
 def test_main_window_does_not_load_engines_eagerly():
     code = ("import sys; import studio.ui.main_window; "
-            "heavy = [m for m in ('onnx', 'onnxruntime', 'paramiko', 'cv2', 'pyqtgraph') if m in sys.modules]; "
+            "heavy = [m for m in ('onnx', 'onnxruntime', 'paramiko', 'cv2', 'pyqtgraph', 'numba') if m in sys.modules]; "
             "print(','.join(heavy))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert result.returncode == 0, result.stderr

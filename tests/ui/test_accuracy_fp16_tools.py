@@ -3,6 +3,7 @@ FP32 set is shown with the command that applies it; both use the check's own inp
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,10 @@ def test_the_searches_can_check_against_the_converted_fp16_onnx(qtbot, panel, tm
     qtbot.waitUntil(lambda: not handle.active, timeout=60000)
     # ONNX Runtime hands the Add's FP32 value on to the Log: on this target the Add alone is enough
     assert "--keep-fp32 log/add_floor</code>" in panel.findings.text() and "checks on fp16" in panel.findings.text()
+    # the set, found with the fusion passes off, judged again on the build the shown command makes
+    assert "verified on the build with the converter&#x27;s default passes" in panel.findings.text()
+    saved = json.loads((tmp_path / "accuracy" / "fp16_frontend_fp32_set" / "precision.json").read_text())
+    assert saved["default_build_check"]["verified"] is True
 
 
 def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, ascend_fixtures):

@@ -45,8 +45,12 @@ class PrecisionResult:
     notes: list[str] = field(default_factory=list)
     target: str = "fp16-sim"
     target_runs: int = 0  # every run on the target: the first one and each check
+    # the set judged on the converter's default-pass build (studio.ops.fp16_target.check_default_build),
+    # where the search's builds had the fusion passes off; None: not checked
+    default_build: dict | None = None
 
-    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types"}  # studio.core.serial: the JSON keys
+    __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types",  # studio.core.serial: the JSON keys
+                       "default_build": "default_build_check"}
 
 
 class _Checker:
@@ -127,7 +131,7 @@ def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str,
     after = checker.verdicts(frozenset(keep))
     result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes,
                              runner.target, runner.target_runs)
-    _write(out_dir, result, model_path)
+    write_result(out_dir, result, model_path)
     yield Progress(1.0, f"{len(keep)} op(s) in FP32 make the model pass ({checker.checks} checks)")
     return result
 
@@ -170,7 +174,9 @@ def _ddmin(items: list[str], passes, cancel) -> list[str]:
     return current
 
 
-def _write(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
+def write_result(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:
+    """The set's files (see the module docstring) and ``precision.json``; written again by a caller
+    that adds to the result (the default-pass build's check)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "keep_fp32.txt").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")
     (out_dir / "keep_dtype.cfg").write_text("".join(f"{name}\n" for name in result.keep), encoding="utf-8")

@@ -101,7 +101,7 @@ class Fp16Tools:
 
     def find_fp32_set(self):
         """Search the fewest ops to keep in FP32 (a job); returns its handle."""
-        from studio.tools.accuracy.precision import find_fp32_set
+        from studio.tools.accuracy.precision import find_fp32_set, write_result
 
         try:
             model, inputs = self._fp16_source()
@@ -110,8 +110,18 @@ class Fp16Tools:
             return None
         out = self._fp16_out(model, "fp32_set")
         target = self._fp16_runner()
-        handle = self.runner.start(f"Finding the FP32 set of {model.name}",
-                                   lambda cancel: find_fp32_set(model, out, inputs, cancel=cancel, runner=target))
+        def search(cancel):
+            result = yield from find_fp32_set(model, out, inputs, cancel=cancel, runner=target)
+            if target is not None and target.target == "fp16":  # searched with the fusion passes off
+                from studio.ops.fp16_target import check_default_build
+                from studio.tools.accuracy.metrics import Thresholds
+
+                result.default_build = yield from check_default_build(
+                    model, out / "model_fp16_keep.onnx", result.keep, inputs, 0, Thresholds())
+                write_result(out, result, model)  # precision.json with the check
+            return result
+
+        handle = self.runner.start(f"Finding the FP32 set of {model.name}", search)
         self._fp16_job = ("FP32 set", model)
         handle.finished.connect(self._on_fp32_set)  # bound methods: no call on a panel already gone
         handle.failed.connect(self._fp16_failed)
@@ -126,6 +136,12 @@ class Fp16Tools:
                           f"Apply: <code>studio convert {html.escape(model.name)} -o {html.escape(model.stem)}"
                           f"_fp16.onnx --output-type FP16 --keep-fp32 {html.escape(keep)}</code>; for ATC: "
                           f"keep_dtype.cfg, modify_mixlist.json in {html.escape(str(result.folder))}")
+        check = getattr(result, "default_build", None)
+        if check is not None:
+            from studio.ops.fp16_target import describe_default_build
+
+            line = html.escape(describe_default_build(check))
+            self._fp16_report(line if check["verified"] else f"<b>{line}</b>")
 
     def _fp16_report(self, text: str) -> None:
         self.findings.setText(self.findings.text() + f"<div>{text}</div>")
