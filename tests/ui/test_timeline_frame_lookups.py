@@ -13,6 +13,8 @@ from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile
 from studio.ui.panels.profiler.timeline import GUTTER, RULER, TimelineView
 
+from test_timeline_tracks import shown_view
+
 RANKS, LANES, SLICES = 12, 3, 30
 
 
@@ -49,12 +51,7 @@ def trace(tmp_path):
 
 @pytest.fixture
 def view(qtbot, trace):
-    widget = TimelineView()
-    qtbot.addWidget(widget)
-    widget.resize(900, 400)
-    widget.show()
-    widget.set_trace(trace)
-    return widget
+    return shown_view(qtbot, trace, (900, 400))
 
 
 def _plain_visible(view) -> list:

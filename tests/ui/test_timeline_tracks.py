@@ -36,14 +36,19 @@ def trace(tmp_path):
     return run_job(open_profile(path))
 
 
-@pytest.fixture
-def view(qtbot, trace):
+def shown_view(qtbot, trace, size=(1000, 500)) -> TimelineView:
+    """A shown timeline of ``trace`` at ``size``."""
     widget = TimelineView()
     qtbot.addWidget(widget)
-    widget.resize(1000, 500)
+    widget.resize(*size)
     widget.show()
     widget.set_trace(trace)
     return widget
+
+
+@pytest.fixture
+def view(qtbot, trace):
+    return shown_view(qtbot, trace)
 
 
 def _track(trace, label: str) -> int:
