@@ -1,11 +1,12 @@
 """Keep where the user is on the timeline when its trace is swapped for a fuller one (a rank's
 decoded lanes replacing its step summary): the time window, the selected range, the selected
-slice, the pinned tracks (by process and track name), the markers and the vertical scroll. Times are kept on the wall clock, since the joined trace's origin
-(its earliest rank) may move when a rank comes in; the selected slice is found again in the new
-trace by its lane, start, duration and name (binary searches: slices are sorted by track, then
-start), and is let go when its lane is gone (a step summary replaced). A window the user has not
-moved is not kept: the new trace opens where it would open on its own (its first iteration, or the
-whole of it), since a summary's fitted span can lie before every decoded slice."""
+slice, the pinned tracks (by process and track name), the markers and the vertical scroll.
+Times are kept on the wall clock, since the joined trace's origin (its earliest rank) may move
+when a rank comes in; the selected slice is found again in the new trace by its lane, start,
+duration and name (binary searches: slices are sorted by track, then start), and is let go when
+its lane is gone (a step summary replaced), as a pinned track is. A window the user has not
+moved is not kept: the new trace opens where it would open on its own (its first iteration, or
+the whole of it), since a summary's fitted span can lie before every decoded slice."""
 
 from __future__ import annotations
 

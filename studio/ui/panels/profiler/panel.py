@@ -144,19 +144,20 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
 
         swapped = self._swapped[folder] = threading.Event()
 
-        def show(loaded: Loaded, done: int, total: int, cancel) -> None:  # on the job's thread
+        def show(loaded: Loaded, done: int, total: int) -> None:  # on the job's thread
             # The job waits while the window swaps the lanes in and paints them: joining the next
             # ranks meanwhile would take half the interpreter's turns from that frame (measured:
-            # a 10 ms swap took 20-30 ms beside a join). Bounded, so nothing can hang on it.
+            # a 10 ms swap took 20-30 ms beside a join). Bounded, so nothing can hang on it; a
+            # cancel or the job's end sets the event too.
             swapped.clear()
             self.rank_lanes_ready.emit(loaded)
-            waited = 0.0
-            while not swapped.wait(0.05) and waited < SWAP_WAIT_S and not cancel.cancelled:
-                waited += 0.05
+            swapped.wait(SWAP_WAIT_S)
 
-        handle = self.runner.start(f"Opening the ranks of {folder.name}",
-                                   lambda cancel: rank_lanes_job(folder, cancel,
-                                                                 lambda *shown: show(*shown, cancel)))
+        def job(cancel):
+            cancel.on_cancel(swapped.set)
+            return rank_lanes_job(folder, cancel, show)
+
+        handle = self.runner.start(f"Opening the ranks of {folder.name}", job)
         self._rank_jobs[folder] = handle
         handle.ended.connect(lambda: self._rank_jobs.pop(folder, None))
         handle.ended.connect(swapped.set)

@@ -92,7 +92,6 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._default_rows: list | None = None  # the trace's rows when nothing is collapsed or pinned
         self._colours = np.zeros(0, np.uint32)
         self._share = np.zeros(0)
-        self._row_of = {}
         self._index_rows()
         self._counter_max: list[float] = []
         self._drag: tuple[str, int, float, float] | None = None
@@ -174,13 +173,13 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         else:
             self.rows = build_rows(self.trace, self.collapsed, self.pinned)
         self.pinned_h = pinned_height(self.rows)
-        self._row_of = {(r.track, r.depth): r for r in self.rows if r.kind == "slices"}
         self._index_rows()
         self._update_scroll()
 
     def _index_rows(self) -> None:
         """What a frame looks rows up by: their tops and bottoms (bisected for the visible ones),
-        the first scrolling row, and (track, depth) -> row as an array (for flows' end points)."""
+        the first scrolling row, and (track, depth) -> row, as a dict and as an array (for the
+        flows' end points, looked up all at once)."""
         rows = self.rows
         self._first_scrolling = next((i for i, r in enumerate(rows) if not r.pinned), len(rows))
         self._row_tops = [r.y for r in rows]
@@ -188,6 +187,7 @@ class TimelineView(TimelinePainting, TrackActions, TimelineMarkers, QWidget):
         self._row_arrays = (np.array(self._row_tops, np.int64), np.array([r.h for r in rows], np.int64),
                             np.array([r.pinned for r in rows], bool))
         slices = [(i, r) for i, r in enumerate(rows) if r.kind == "slices"]
+        self._row_of = {(r.track, r.depth): r for _, r in slices}
         tracks = max((r.track for _, r in slices), default=-1) + 1
         depths = max((r.depth for _, r in slices), default=-1) + 1
         self._row_table = np.full((tracks, depths), -1, np.int64)
