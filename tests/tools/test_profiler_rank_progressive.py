@@ -111,3 +111,21 @@ def test_msprof_devices_show_their_iterations_at_their_times_first(real_profiles
                    and final.names[int(final.name[i])].startswith("Iteration ")}
         assert decoded and decoded <= set(expected)
     assert "ranks still decoding" in first.warnings[0]
+
+
+def test_a_cut_msprof_step_summary_is_named_and_the_rank_still_decodes(real_profiles, studio_home, tmp_path):
+    import shutil
+
+    folder = tmp_path / "two"
+    shutil.copytree(real_profiles / "msprof_prof_legacy" / "mindinsight_2dev", folder)
+    [step_trace] = folder.glob("PROF_*/device_0/timeline/step_trace_*.json")
+    step_trace.chmod(0o644)
+    step_trace.write_bytes(step_trace.read_bytes()[:3000])  # cut mid-event
+    shown = []
+    final = run_job(open_rank_timelines_progressive(folder, lambda trace, done, total: shown.append(trace),
+                                                    workers=1))
+    first = shown[0]
+    assert {t.process for t in first.tracks} == {f"rank 1 · {SUMMARY_PROCESS}"}
+    assert any(w.startswith("rank 0: its step summary could not be read") and step_trace.name in w
+               for w in first.warnings)
+    assert {t.process.split(" · ")[0] for t in final.tracks} == {"rank 0", "rank 1"} and not final.warnings

@@ -166,8 +166,11 @@ def summary_trace(ranks: list) -> Trace:
     if ranks and ranks[0].kind == "msprof":
         try:
             return _blocks_trace(*_msprof_iterations(ranks[0]), MSPROF_SUMMARY_TRACK, ranks[0])
-        except (UserError, OSError, ValueError):  # a damaged summary: the decoded timeline will say what
-            return _blocks_trace([], [], 0, MSPROF_SUMMARY_TRACK, ranks[0])
+        except (UserError, OSError, ValueError) as exc:  # a damaged summary: no lanes until decoded
+            empty = _blocks_trace([], [], 0, MSPROF_SUMMARY_TRACK, ranks[0])
+            add_warning(empty.facts, f"its step summary could not be read ({str(exc).splitlines()[0]}): "
+                                     f"its lanes come when its timeline is decoded")
+            return empty
     from studio.tools.profiler.cluster.step_time import read_rank_steps
 
     rows = []
