@@ -27,6 +27,7 @@ FP16_MAX = 65504.0  # largest finite float16 (kept here so the panel imports no 
 OVERFLOW, INPUT, PROBLEM, SINGLE_POINT, CONSISTENT = (
     "fp16_overflow", "input_inconsistent", "problem_node", "single_point_error", "consistent")
 UNDERFLOW, GOLDEN_NONFINITE = "fp16_underflow", "golden_nonfinite"
+MASK, NONFINITE_OUTPUT = "attention_mask", "nonfinite_output"
 # Beyond msaccucmp: rows that fail other thresholds (or cannot be judged by cosine) while no
 # cosine falls below its threshold, and parts of the model the dumps did not cover.
 THRESHOLDS, NOT_COVERED = "threshold_violations", "not_covered"
@@ -37,6 +38,10 @@ ADVICE = {
     UNDERFLOW: "A small value (an epsilon) becomes 0 in FP16 and the op reading it divides by it or takes its "
                "log: keeping only that reader in FP32 still reads the 0. Keep the op that makes the value and "
                "its reader in FP32 together, or use a constant of at least 6.1e-5 (FP16's smallest normal).",
+    MASK: "Nothing to do: a mask's large negative values only decide which scores Softmax ignores, and "
+          "-65504 (or -inf) ignores them as well as -3.4e38. Converters clamp such constants to the FP16 range.",
+    NONFINITE_OUTPUT: "A model output holding inf/NaN is never harmless: fix the op named here (see the overflow or "
+                      "underflow finding) before judging anything else.",
     GOLDEN_NONFINITE: "The reference run itself gives inf/NaN here, so these elements judge nothing: check the "
                       "input data (range, dtype, pre-processing) or the model; the metrics of these tensors "
                       "cover only their finite elements.",
@@ -101,13 +106,18 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
     called consistent without saying so. ``thresholds`` (a Thresholds): the limits the messages quote.
     """
     findings: list[Finding] = []
-    matched = [r for r in rows if r.metrics is not None and not r.metrics.empty]
+    masked = [r for r in rows if r.mask and r.metrics is not None and not r.metrics.empty]
+    # Attention-mask tensors saturate in FP16 by design: said once, judged nowhere else.
+    matched = [r for r in rows if r.metrics is not None and not r.metrics.empty and not r.mask]
     broken_golden = [r for r in matched if r.metrics.golden_nonfinite]
     if broken_golden:
         findings.append(_golden_finding(broken_golden))
     overflowing = [r for r in matched if overflows(r, fp16_target)]
     if overflowing:
         findings += _overflow_findings(overflowing)
+    broken_outputs = [r for r in matched if r.is_output and new_nonfinite(r.metrics) > 0]
+    if broken_outputs:
+        findings.append(_nonfinite_output_finding(broken_outputs, overflowing))
     bad_inputs = [r for r in matched if r.is_input and not (r.metrics.cosine >= cosine_threshold)
                   and not math.isnan(r.metrics.cosine)]
     if bad_inputs:
@@ -121,7 +131,7 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
     judged = [r for r in finite if not r.is_input and not math.isnan(r.metrics.cosine)]
     below = [r for r in judged if r.metrics.cosine < cosine_threshold]
     if below:
-        findings.append(_cosine_finding(below, judged, cosine_threshold))
+        findings.append(_cosine_finding(below, judged, cosine_threshold, broken_outputs))
     failing = [r for r in finite if r.violations and r not in below and r not in bad_inputs]
     if failing and not below:
         first = failing[0]
@@ -145,7 +155,9 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                                                            if nodes else "")
                                 + f" ran but were not dumped{inside}; only the nodes' outputs were compared.",
                                 ADVICE[NOT_COVERED]))
-    if not findings and judged:
+    if masked:
+        findings.append(_mask_finding(masked))
+    if not [f for f in findings if f.type != MASK] and judged:
         lowest = min(judged, key=lambda r: r.metrics.cosine)
         # Say what the count covers, so it adds up with the summary line (which counts inputs too).
         inputs = sum(1 for r in matched if r.is_input)
@@ -155,7 +167,7 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
                                 f"(lowest {lowest.metrics.cosine:.6f} at {lowest.name}) and meet every "
                                 f"threshold{besides}.",
                                 ADVICE[CONSISTENT]))
-    elif not findings:
+    elif not [f for f in findings if f.type != MASK]:
         findings.append(Finding(THRESHOLDS, "", None, "Nothing was compared: no tensor holds data on both sides.",
                                 "Check that both dumps come from the same model (see the one-side-only rows)."))
     return findings
@@ -239,10 +251,43 @@ def _tensor(row: Row) -> str:
     return entry.tensor if entry is not None and entry.tensor else row.name
 
 
-def _cosine_finding(below: list[Row], judged: list[Row], cosine_threshold: float) -> Finding:
-    """Problem node or single-point error: where the first op below the threshold leads."""
+def _mask_finding(masked: list[Row]) -> Finding:
+    first = masked[0]
+    worst = max((r.metrics.target_nonfinite for r in masked), default=0)
+    return Finding(MASK, first.name, first.index,
+                   f"{len(masked)} tensor(s) on attention-mask paths (first {first.name}, row {first.index}, "
+                   f"{first.op_type}) hold the mask's large negative values, which saturate in FP16 (golden |max| "
+                   f"{first.metrics.golden_absmax:.3g}" + (f"; up to {worst} -inf per tensor" if worst else "")
+                   + "): harmless, since every path from them ends in a Softmax or a max; not judged.",
+                   ADVICE[MASK])
+
+
+def _nonfinite_output_finding(broken: list[Row], overflowing: list[Row]) -> Finding:
+    """A model output that holds inf/NaN where FP32 is finite, and where it starts."""
+    out = broken[0]
+    m = out.metrics
+    start = overflowing[0] if overflowing else out
+    origin = (f"; it starts at op {start.name} (row {start.index}, {start.op_type})" if start is not out else "")
+    return Finding(NONFINITE_OUTPUT, out.name, out.index,
+                   f"Model output {_tensor(out)} (op {out.name}) holds {new_nonfinite(m)} inf/NaN value(s) of "
+                   f"{m.size} where FP32 is finite{origin}. {len(broken)} model output(s) hold inf/NaN.",
+                   ADVICE[NONFINITE_OUTPUT])
+
+
+def _cosine_finding(below: list[Row], judged: list[Row], cosine_threshold: float,
+                    broken_outputs: list[Row] = ()) -> Finding:
+    """Problem node or single-point error: where the first op below the threshold leads (never a
+    recovery while a model output holds inf/NaN)."""
     first = below[0]
     outputs = [r for r in judged if r.is_output]
+    if broken_outputs:
+        worst = broken_outputs[0]
+        return Finding(PROBLEM, first.name, first.index,
+                       f"Problem node: first op below the cosine threshold is {first.name} (row {first.index}, "
+                       f"{first.op_type}): cosine {first.metrics.cosine:.6f} (< {cosine_threshold}), max abs error "
+                       f"{first.metrics.max_abs_err:.6g}; model output {worst.name} holds "
+                       f"{new_nonfinite(worst.metrics)} inf/NaN value(s). {len(below)} tensor(s) below the threshold "
+                       "in all.", ADVICE[PROBLEM])
     if outputs:
         worst_out = min(outputs, key=lambda r: r.metrics.cosine)
         persists = worst_out.metrics.cosine < cosine_threshold

@@ -14,6 +14,7 @@ from pathlib import Path
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.advisor import Finding, advise
+from studio.tools.accuracy.diagnosis import Diagnosis, diagnose
 from studio.tools.accuracy.dumpset import FP16_MODES, MODE_LABELS, DumpSet, load_dump
 from studio.tools.accuracy.matching import Pair, match
 from studio.tools.accuracy.metrics import Metrics, Thresholds, compare_arrays
@@ -33,6 +34,7 @@ class CompareResult:
     thresholds: Thresholds = field(default_factory=Thresholds)
     model: str | None = None          # the target's model, when its dump records one
     golden_model: str | None = None   # the golden side's model
+    diagnosis: Diagnosis | None = None  # the verdict on the outputs and its cause (see .diagnosis)
 
     def __bool__(self) -> bool:
         return all(r.passed is not False for r in self.rows)
@@ -63,7 +65,8 @@ class CompareResult:
         return {"golden": self.golden, "target": self.target,
                 "golden_mode": self.golden_mode, "target_mode": self.target_mode,
                 "passed": bool(self), "summary": self.summary(), "uncovered": self.uncovered,
-                "thresholds": self.thresholds, "rows": self.rows, "findings": self.findings}
+                "thresholds": self.thresholds, "diagnosis": self.diagnosis, "rows": self.rows,
+                "findings": self.findings}
 
 
     def __str__(self) -> str:
@@ -86,6 +89,8 @@ class CompareResult:
         for f in self.findings:
             lines.append(f"[{f.type}] {f.message}")
             lines.append(f"    advice: {f.advice}")
+        if self.diagnosis is not None:
+            lines += ["", str(self.diagnosis)]
         return "\n".join(lines)
 
     def write_csv(self, path: Path | str) -> Path:
@@ -139,6 +144,8 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
             _explain_relative_error(row.metrics, golden_data, target_data)
         del golden_data, target_data
     fp16_target = t.mode in FP16_MODES
+    if fp16_target:
+        mark_masks(rows, g, t)
     from studio.tools.accuracy.underflow import mark_underflows
 
     mark_underflows(rows, g, t, fp16_target, cancel=cancel)
@@ -148,7 +155,37 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
-                         model=t.model, golden_model=g.model, uncovered=uncovered)
+                         model=t.model, golden_model=g.model, uncovered=uncovered,
+                         diagnosis=diagnose(rows, findings, thresholds))
+
+
+def mark_masks(rows: list[Row], golden: DumpSet, target: DumpSet, model=None) -> None:
+    """Mark the rows on attention-mask paths (:func:`studio.core.fp16_graph.mask_tensors` of the
+    dumped ONNX model, or ``model``): their values saturate in FP16 by design and are not judged."""
+    from studio.core.fp16_graph import mask_tensors
+
+    if model is None:
+        model = _onnx_model(target) or _onnx_model(golden)
+    masks = mask_tensors(model) if model is not None else set()
+    if not masks:
+        return
+    for row in rows:
+        tensors = {e.tensor for e in (row.golden, row.target) if e is not None}
+        if tensors & masks:
+            row.mask = True
+            row.note = (row.note + "; " if row.note else "") + Row.MASK_NOTE
+
+
+def _onnx_model(dump: DumpSet):
+    """The ONNX model a dump names (weights not loaded), or None."""
+    if not dump.model or not str(dump.model).lower().endswith(".onnx"):
+        return None
+    try:
+        import onnx
+
+        return onnx.load(str(dump.model), load_external_data=False)
+    except Exception:  # noqa: BLE001 - the model may be gone or not ONNX: no mask paths known
+        return None
 
 
 def _explain_relative_error(m: Metrics, golden_data, target_data) -> None:

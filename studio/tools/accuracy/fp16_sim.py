@@ -10,6 +10,11 @@ rewrites an FP32 model so that
 * every float graph input and every float node output goes through ``Cast(to=FLOAT16)`` then
   ``Cast(to=FLOAT)`` before anything reads it.
 
+Attention-mask constants (``finfo(float32).min`` and the like, found by
+:func:`studio.core.fp16_graph.mask_tensors`) are clamped to -65504 instead, as converters store
+them: rounded to -inf, ``(1 - mask) * min`` turns into ``0 * -inf`` = NaN and every output reads NaN,
+which no converted model does.
+
 The same holds inside If/Loop/Scan bodies. Each op still computes in FP32, then its result is rounded to FP16 precision and range — the
 behaviour of an FP16 device up to the accumulation precision inside one op. Tensor names are kept:
 the op writes ``<name>__fp32``, the Cast pair writes ``<name>__fp16`` and then ``<name>``.
@@ -42,19 +47,25 @@ def simulate_fp16(model: onnx.ModelProto, keep: frozenset[str] | set[str] = froz
     """
     import onnx
 
+    from studio.core.fp16_graph import mask_tensors
+
     model = onnx.ModelProto.FromString(model.SerializeToString())
     float_types = _float_tensors(model)
     untyped: list[str] = []
-    _round_graph(model.graph, float_types, untyped, top=True, counter=[0], keep=frozenset(keep))
+    _round_graph(model.graph, float_types, untyped, top=True, counter=[0], keep=frozenset(keep),
+                 masks=frozenset(mask_tensors(model)))
     return model, untyped
 
 
 def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: bool, counter: list[int],
-                 keep: frozenset[str] = frozenset()) -> None:
+                 keep: frozenset[str] = frozenset(), masks: frozenset[str] = frozenset()) -> None:
     """Round ``graph``'s float initializers, inputs (top level) and node outputs through FP16, in place
-    (but the outputs of ops in ``keep``, and the weights only they read)."""
+    (but the outputs of ops in ``keep``, and the weights only they read); constants in ``masks`` are
+    clamped to the FP16 range."""
     import onnx
     from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+    from studio.core.fp16_graph import clamp_to_fp16
 
     readers: dict[str, set[str]] = {}
     for node in graph.node:
@@ -66,7 +77,7 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
                 continue  # an FP32 op's own weight stays FP32
             if init.data_type == TensorProto.FLOAT:
                 array = numpy_helper.to_array(init)
-                rounded = array.astype(np.float16).astype(np.float32)
+                rounded = (clamp_to_fp16(array) if init.name in masks else array.astype(np.float16)).astype(np.float32)
                 graph.initializer[index].CopyFrom(numpy_helper.from_array(rounded, init.name))
 
     initializer_names = {i.name for i in graph.initializer}
@@ -107,9 +118,11 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
             # Round the value where it is stored, as for initializers: behind a Cast pair it would stop
             # being a constant, and ops that must see their constant inputs (Resize's empty ``scales``
             # beside ``sizes``, Reshape's shape) would no longer load.
-            _round_constant(new_node)
+            _round_constant(new_node, clamp=bool(node.output) and node.output[0] in masks)
             nodes.append(new_node)
             continue
+        if node.op_type == "ConstantOfShape" and not node.domain and node.output and node.output[0] in masks:
+            _round_constant(new_node, clamp=True)  # the fill value of a mask: clamped like a stored constant
         pairs = []
         for i, name in enumerate(node.output):
             if name and name not in float_types:
@@ -126,20 +139,25 @@ def _round_graph(graph, float_types: dict[str, bool], untyped: list[str], top: b
     graph.node.extend(nodes)
 
 
-def _round_constant(node) -> None:
-    """Round a Constant node's float value (``value`` tensor, ``value_float(s)``) to FP16, in place."""
+def _round_constant(node, clamp: bool = False) -> None:
+    """Round a Constant (or ConstantOfShape) node's float value (``value`` tensor, ``value_float(s)``)
+    to FP16, in place; ``clamp``: finite values beyond ±65504 become ±65504, not ±inf."""
     from onnx import TensorProto, numpy_helper
+
+    from studio.core.fp16_graph import clamp_to_fp16
+
+    def half(values) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float32)
+        return (clamp_to_fp16(values) if clamp else values.astype(np.float16)).astype(np.float32)
 
     with np.errstate(over="ignore"):
         for attr in node.attribute:
             if attr.name == "value" and attr.t.data_type == TensorProto.FLOAT:
-                array = numpy_helper.to_array(attr.t)
-                attr.t.CopyFrom(numpy_helper.from_array(array.astype(np.float16).astype(np.float32), attr.t.name))
+                attr.t.CopyFrom(numpy_helper.from_array(half(numpy_helper.to_array(attr.t)), attr.t.name))
             elif attr.name == "value_float":
-                attr.f = float(np.float32(np.float16(attr.f)))
+                attr.f = float(half(attr.f))
             elif attr.name == "value_floats":
-                rounded = np.asarray(attr.floats, dtype=np.float32).astype(np.float16).astype(np.float32)
-                attr.floats[:] = [float(v) for v in rounded]
+                attr.floats[:] = [float(v) for v in half(attr.floats)]
 
 
 def _rename_reads(graph, renames: dict[str, str]) -> None:

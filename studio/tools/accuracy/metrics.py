@@ -3,15 +3,20 @@
 ``x`` is the target (NPU / FP16 / converted) tensor, ``y`` the golden one, both flattened.
 
 =========================  ==============================================================
-cosine                     ``Σxy / (‖x‖‖y‖)``, capped at 1; both norms ≤ eps → 1; one → NaN
+cosine                     ``Σxy / (‖x‖‖y‖)``, capped at 1; both all zero → 1; one → NaN (fails)
 max_abs_err / mean_abs_err ``max|x−y|`` / ``mean|x−y|``
 rmse                       ``sqrt(mean((x−y)²))``
 max/mean/acc_rel_err       over ``|x/y − 1|`` where ``|y| > eps``, 0 elsewhere (max, mean, sum)
-rel_euclidean              ``sqrt(Σ(x−y)² / Σy²)``; ``‖y‖ ≤ eps`` → 0
+rel_euclidean              ``sqrt(Σ(x−y)² / Σy²)``; an all-zero golden → 0 (msaccucmp)
 kl_div                     min-max normalise each side, clamp at float32 eps, normalise to
                            sum 1, ``Σ p·log(p/q)`` with p from y (golden), q from x; ``|kl| < eps`` → 0
 mean / std                 of both sides (float64)
 =========================  ==============================================================
+
+Zero means all zero, not small: msaccucmp calls any tensor whose norm is below float32's eps
+(1.2e-7, absolute) zero, so logits of 5e-14 against an all-zero FP16 output read "cosine 1". Here a
+non-zero reference against an all-zero target has an undefined cosine (a failure) and a relative
+Euclidean distance of 1: a total loss, at any scale.
 
 NaN / inf are counted first (``target_nonfinite``, ``golden_nonfinite``, and
 ``target_only_nonfinite`` where only the target lost its finite value) and fail the row
@@ -306,31 +311,60 @@ class _Moments:
 
 def _finish(m: Metrics, x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int, fused=None) -> None:
     n = x.size
-    nx, ny = math.sqrt(s["sxx"]), math.sqrt(s["syy"])
-    if n == 1:
+    x_zero = s["xmin"] == 0 and s["xmax"] == 0  # exactly zero: a scale, not a threshold, decides
+    y_zero = s["ymin"] == 0 and s["ymax"] == 0
+    sxx, syy, sxy, sdd = s["sxx"], s["syy"], s["sxy"], s["sdd"]
+    if (not x_zero and sxx <= 0) or (not y_zero and syy <= 0) or (sxx + syy > 0 and abs(sxy) < 1e-6 * (sxx + syy)):
+        # Squares of tiny values (|v| < 1e-19) flush to 0 in float32, and Σxy taken from
+        # (Σx² + Σy² − Σ(x−y)²)/2 cancels when the sides differ in scale (a mask of -3.4e38 against
+        # -65504): take the sums again, directly and scaled.
+        sxx, syy, sxy, sdd = _scaled_sums(x, y, chunk)
+    nx, ny = math.sqrt(sxx), math.sqrt(syy)
+    if x_zero and y_zero:
+        m.cosine = 1.0  # both all zero: equal
+    elif x_zero or y_zero:
+        # A non-zero reference against an all-zero target is a total loss, whatever its scale
+        # (logits of 5e-14 are all 0 in FP16): the cosine is undefined and fails.
+        m.cosine = math.nan
+        side = "target" if x_zero else "golden"
+        m.reasons.append(f"Cannot compare by Cosine Similarity. All the data is zero in {side}.")
+    elif n == 1:
         m.cosine = 1.0
         m.reasons.append("This tensor is scalar.")
-    elif nx <= EPS and ny <= EPS:
-        m.cosine = 1.0
-    elif nx <= EPS or ny <= EPS:
-        m.cosine = math.nan
-        side = "target" if nx <= EPS else "golden"
-        m.reasons.append(f"Cannot compare by Cosine Similarity. All the data is zero in {side}.")
     else:
-        m.cosine = min(s["sxy"] / (nx * ny), 1.0)
+        m.cosine = min(sxy / (nx * ny), 1.0)
     m.max_abs_err = s["mad"]
     m.mean_abs_err = s["sad"] / n
     m.rmse = math.sqrt(s["sdd"] / n)
     m.max_rel_err = s["mrel"]
     m.acc_rel_err = s["srel"]
     m.mean_rel_err = s["srel"] / n
-    m.rel_euclidean = 0.0 if ny <= EPS else math.sqrt(s["sdd"]) / ny
+    # Relative to the reference's own size: an all-zero target loses all of a non-zero one (1.0).
+    # An all-zero reference gives 0, as msaccucmp does (the undefined cosine fails such a row).
+    m.rel_euclidean = 0.0 if y_zero else math.sqrt(sdd) / ny
     m.golden_mean, m.target_mean = s["sy"] / n, s["sx"] / n
     m.golden_std = math.sqrt(max(s["vy"], 0.0))
     m.target_std = math.sqrt(max(s["vx"], 0.0))
     m.golden_absmax = max(abs(s["ymin"]), abs(s["ymax"]))
     m.target_absmax = max(abs(s["xmin"]), abs(s["xmax"]))
     m.kl_div = _kl(x, y, s, work, chunk, fused)
+
+
+def _scaled_sums(x: np.ndarray, y: np.ndarray, chunk: int) -> tuple[float, float, float, float]:
+    """(Σx², Σy², Σxy, Σ(x−y)²) in float64 with each side divided by its |max| first (so no square
+    flushes to 0 or overflows), then scaled back — the rare path of :func:`_finish`."""
+    ax = float(np.max(np.abs(x))) or 1.0
+    ay = float(np.max(np.abs(y))) or 1.0
+    sxx = syy = sxy = sdd = 0.0
+    for start in range(0, x.size, chunk):
+        xc = x[start:start + chunk].astype(np.float64) / ax
+        yc = y[start:start + chunk].astype(np.float64) / ay
+        sxx += float(np.einsum("i,i->", xc, xc))
+        syy += float(np.einsum("i,i->", yc, yc))
+        sxy += float(np.einsum("i,i->", xc, yc))
+        d = x[start:start + chunk].astype(np.float64) - y[start:start + chunk].astype(np.float64)
+        sdd += float(np.einsum("i,i->", d, d))
+    return sxx * ax * ax, syy * ay * ay, sxy * ax * ay, sdd
 
 
 def _kl(x: np.ndarray, y: np.ndarray, s: dict, work, chunk: int, fused=None) -> float:

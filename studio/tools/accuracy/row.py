@@ -35,6 +35,9 @@ class Row:
     golden_file: str = ""
     target_file: str = ""
     underflow: dict | None = None  # the FP16 underflow this op blew up on (see .underflow), if any
+    mask: bool = False  # on an attention-mask path (studio.core.fp16_graph): saturates in FP16, not judged
+
+    MASK_NOTE = "attention mask: its large negative values saturate in FP16, harmless where they reach Softmax"
 
     @property
     def status(self) -> str:
@@ -43,12 +46,14 @@ class Row:
             return self.how
         if self.metrics.empty:
             return "empty"
+        if self.mask:
+            return "mask"
         return "fail" if self.violations else "pass"
 
     @property
     def passed(self) -> bool | None:
         """True / False for compared rows, None for one-side-only rows and empty tensors."""
-        return None if self.metrics is None or self.metrics.empty else not self.violations
+        return None if self.metrics is None or self.metrics.empty or self.mask else not self.violations
 
     def __json__(self) -> dict:
         """The JSON row (:func:`studio.core.serial.to_json`): name, op_type, every metric, pass (plus
@@ -70,6 +75,7 @@ class Row:
             data[name] = getattr(m, name) if m else None
         data["violations"] = list(self.violations)
         data["underflow"] = self.underflow
+        data["mask"] = self.mask
         data["reason"] = m.reason if m else ""
         data["pass"] = self.passed
         return data
