@@ -17,6 +17,8 @@ TARGETS = ("fp16-sim", "fp16", "om")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from studio.core.thresholds import add_threshold_arguments
+
     sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision}", required=True)
     reduce = sub.add_parser("reduce", help="cut the first op that goes wrong in FP16, fed with FP32 tensors, down "
                                            "to the fewest ops that still fail")
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reduce.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="data for an input (repeatable); others get seeded random data")
     reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    reduce.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
+    add_threshold_arguments(reduce)
     reduce.add_argument("--json", action="store_true", help="print machine-readable JSON")
     precision = sub.add_parser("precision", help="the smallest set of ops to keep in FP32 so the model passes in "
                                                  "FP16; written for studio convert and for ATC; the three builds timed")
@@ -46,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _host_arguments(precision)
     precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     precision.add_argument("--seed", type=int, default=0)
-    precision.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
+    add_threshold_arguments(precision)
     precision.add_argument("--no-latency", action="store_true", help="skip building and timing the three models")
     precision.add_argument("--budget", type=float, default=10.0, metavar="S",
                            help="time budget of each interleaved A/B (default 10 s)")
@@ -63,7 +65,9 @@ def _host_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.metrics import Thresholds
 
-    thresholds = Thresholds(cosine=args.cosine)
+    from studio.core.thresholds import thresholds_from_args
+
+    thresholds = Thresholds.of(thresholds_from_args(args))
     with _runner(args) as runner:
         if args.accuracy_command == "precision":
             return _precision(args, thresholds, runner)

@@ -21,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, metavar="result.csv", help="write msaccucmp-style CSV")
     parser.add_argument("--mapping", type=Path, metavar="FILE",
                         help='fused-op mapping: converter report ("node_mapping") or {"converted": ["original", ...]}')
-    parser.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
     parser.add_argument("--api-mapping", type=Path, metavar="FILE",
                         help="msprobe dumps of two frameworks: API names that correspond (JSON or name: name lines; "
                              "msprobe's ms_to_pt_api.yaml works)")
@@ -31,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="msprobe dumps: pair calls by their exact names only")
     parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    from studio.core.thresholds import add_threshold_arguments
+
+    add_threshold_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.matching import load_mapping
     from studio.tools.accuracy.metrics import Thresholds
 
-    thresholds = Thresholds(cosine=args.cosine)  # refuses a cosine outside -1..1 before any reading
+    from studio.core.thresholds import thresholds_from_args
+
+    thresholds = Thresholds.of(thresholds_from_args(args))  # refuses a cosine outside -1..1 before any reading
     mapping = load_mapping(args.mapping) if args.mapping else None
     result = run_job(compare_dumps(args.golden, args.target, mapping=mapping,
                                    thresholds=thresholds), on_progress=print_progress)

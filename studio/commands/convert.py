@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"validation: absolute tolerance (default {short(atol32)}, FP16 {short(atol16)})")
     parser.add_argument("--rtol", type=float, help=f"validation: relative tolerance (default {short(rtol32)}, FP16 "
                         f"{short(rtol16)}); an element fails only when it is beyond both")
+    from studio.core.thresholds import add_threshold_arguments
+
+    add_threshold_arguments(parser)
     parser.add_argument("--validate-image", "--validate_image", type=Path,
                         help="validate on this picture, fed through the AIPP pre-processing (needs --insert-op-conf)")
     atc = parser.add_argument_group("ATC (NPU)")

@@ -22,8 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_input_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input data (default 0)")
-    parser.add_argument("--cosine", type=float, default=0.99, help="cosine threshold (default 0.99)")
-    parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the FP16 verdict on the outputs is FAIL")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
                         "studio ssh list); they come back and are compared here")
@@ -31,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_provider_argument(parser)
     add_engine_arguments(parser)
+    from studio.core.thresholds import add_threshold_arguments
+
+    add_threshold_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

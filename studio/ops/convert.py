@@ -22,6 +22,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
 from studio.core.serial import to_json
+from studio.core.thresholds import threshold_argv, thresholds_from_args
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Request:
         for flag, value in (("--atol", o.atol), ("--rtol", o.rtol)):
             if value is not None:
                 argv += [flag, repr(float(value))]
+        argv += threshold_argv(o.thresholds)
         if not o.keep_io_types:
             argv.append("--fp16-io")
         argv += [arg for name, on in o.fusions.items() for arg in ("--pass", f"{name}={'on' if on else 'off'}")]
@@ -117,7 +119,9 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
         from studio.core import ort_providers
 
         ort_providers.choose(request.providers)
-        return Result((yield from convert_model(options, cancel)))
+        from studio.ops.fp16_diagnosis import validation_diagnosis
+
+        return Result((yield from convert_model(options, cancel, diagnose=validation_diagnosis(options.thresholds))))
     if not str(options.model).lower().endswith(".onnx"):
         raise UserError("--host runs ATC there (--atc), or converts an .onnx with Studio's engine there", "--host",
                         "Add --atc --soc-version CHIP, or give an .onnx model.")
@@ -211,4 +215,5 @@ def options_from_args(args: argparse.Namespace):
         keep_io_types=not args.fp16_io, fusions=pass_switches(getattr(args, "passes", [])),
         validate=args.validate or bool(inputs), validate_image=args.validate_image,
         validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report,
+        thresholds=thresholds_from_args(args),
         stamp_source=getattr(args, "stamp_source", None), stamp_report=getattr(args, "stamp_report", None))

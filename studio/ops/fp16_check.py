@@ -15,24 +15,25 @@ from studio.ops.engine import RanOn, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
 
-COSINE = 0.99
-
-
 @dataclass
 class Request(ModelRun):
     """An FP16 check of ``model``; ``output`` holds the two dumps and the CSV (None: the user cache)."""
 
     COMMAND = ("fp16-check",)
 
-    cosine: float = COSINE
+    thresholds: dict = field(default_factory=dict)  # {limit name: value}; missing ones at their defaults
 
     def to_argv(self) -> list[str]:
         """The ``studio fp16-check`` arguments of this request."""
-        return [str(self.model), *self.run_argv(), "--cosine", repr(self.cosine)]
+        from studio.core.thresholds import threshold_argv
+
+        return [str(self.model), *self.run_argv(), *threshold_argv(self.thresholds)]
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(**cls.run_fields(args, args.model), cosine=args.cosine)
+        from studio.core.thresholds import thresholds_from_args
+
+        return cls(**cls.run_fields(args, args.model), thresholds=thresholds_from_args(args))
 
     def folders(self) -> tuple[Path, Path]:
         """(FP32 dump, FP16-simulation dump): ``<output>/<stem>_fp32`` and ``_fp16sim``."""
@@ -56,7 +57,9 @@ class Result:
     ran_on: RanOn | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.compare)
+        """The FP16 verdict on the model outputs (the diagnosis), not every inner tensor."""
+        diagnosis = getattr(self.compare, "diagnosis", None)
+        return bool(diagnosis) if diagnosis is not None else bool(self.compare)
 
     def to_json(self) -> dict:
         data = to_json(self.compare)
@@ -79,7 +82,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     from studio.tools.accuracy.metrics import Thresholds
 
     cancel = cancel or CancelToken()
-    thresholds = Thresholds(cosine=request.cosine)
+    thresholds = Thresholds.of(request.thresholds)
     golden, target = request.folders()
     on = f" on {where}" if where not in (None, "", "local") else ""
     dumped = None

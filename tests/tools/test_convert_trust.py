@@ -175,8 +175,8 @@ def test_fp16_overflow_inside_the_model_fails_validation_although_cpu_outputs_ag
     assert np.isfinite(got).all()  # what the CPU shows
     assert report.validation["outputs"][0]["passed"] and not report.validation["passed"]
     assert report.validation["fp16_overflow"] == [{"tensor": "scaled", "op": "up", "op_type": "Mul", "nonfinite": 8,
-                                                   "size": 8}]
-    assert "FP16 overflow inside the converted model" in report.summary()
+                                                   "size": 8, "mask": False}]
+    assert "inf/NaN inside the converted model" in report.summary()
 
 
 def test_fp16_conversion_keeps_if_bodies_fp32_and_what_they_read(tmp_path):

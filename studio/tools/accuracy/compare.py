@@ -82,6 +82,11 @@ class CompareResult:
                              f"{'':>9} {'':>9}  {r.status}" + (f" ({r.note})" if r.note else ""))
                 continue
             m = r.metrics
+            if m.target_nonfinite or m.golden_nonfinite:
+                # Metrics over the finite pairs alone would read as a perfect match: show the count.
+                bad = f"inf/NaN: {m.target_nonfinite} target, {m.golden_nonfinite} golden of {m.size}"
+                lines.append(f"{r.index:>4}  {name:<40} {r.op_type[:14]:<14} {bad:<51}  {r.status}")
+                continue
             lines.append(f"{r.index:>4}  {name:<40} {r.op_type[:14]:<14} {m.cosine:>9.6f} {m.max_abs_err:>10.4g} "
                          f"{m.rmse:>10.4g} {m.rel_euclidean:>9.4g} {m.kl_div:>9.3g}  {r.status}"
                          + (f" ({', '.join(r.violations)})" if r.violations else ""))
@@ -127,6 +132,15 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
     g = golden if isinstance(golden, DumpSet) else load_dump(golden)
     t = target if isinstance(target, DumpSet) else load_dump(target)
     rows = build_rows(match(g, t, mapping), g, t)
+    result = yield from judge_rows(rows, g, t, thresholds, cancel=cancel)
+    return result
+
+
+def judge_rows(rows: list[Row], g: DumpSet, t: DumpSet, thresholds: Thresholds, cancel: CancelToken | None = None,
+               model=None) -> Generator[Progress, None, CompareResult]:
+    """Job: every metric of ``rows``, their attention masks and underflows, the advisor's findings and
+    the diagnosis — shared by dump comparisons and in-memory runs (:mod:`.run_compare`).
+    ``model``: the ONNX model, when the caller holds it (else the one the dumps name)."""
     todo = [r for r in rows if r.golden is not None and r.target is not None]
     for count, row in enumerate(todo):
         if cancel is not None:
@@ -145,7 +159,7 @@ def compare_dumps(golden: Path | str | DumpSet, target: Path | str | DumpSet,
         del golden_data, target_data
     fp16_target = t.mode in FP16_MODES
     if fp16_target:
-        mark_masks(rows, g, t)
+        mark_masks(rows, g, t, model)
     from studio.tools.accuracy.underflow import mark_underflows
 
     mark_underflows(rows, g, t, fp16_target, cancel=cancel)

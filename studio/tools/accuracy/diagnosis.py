@@ -59,40 +59,22 @@ class Diagnosis:
 
     def thresholds_text(self) -> str:
         """``cosine > 0.99, rel_euclidean < 0.05, ...`` — the limits every output was held to."""
+        from studio.core.diagnosis_text import describe_thresholds
+
         return describe_thresholds(self.thresholds)
 
     def __str__(self) -> str:
-        head = f"FP16 verdict: {self.verdict.upper()}"
-        if self.cause != NONE:
-            head += f" — {self.cause.replace('_', ' ')}" + (f" at op {self.op} ({self.op_type})" if self.op else "")
-        lines = [head, f"  {self.message}"]
-        if self.fix:
-            lines.append(f"  fix: {self.fix}")
-        lines += [f"  note: {note}" for note in self.notes]
-        lines.append(f"  thresholds: {self.thresholds_text()}")
-        return "\n".join(lines)
+        from studio.core.diagnosis_text import diagnosis_lines
+        from studio.core.serial import to_json
 
-
-def describe_thresholds(values: dict) -> str:
-    """The limits as a user reads them (a metric passes above ``cosine``, below the others)."""
-    parts = []
-    for name, value in values.items():
-        if name == "cosine":
-            parts.append(f"cosine > {value:g}")
-        elif name in ("atol", "rtol"):
-            parts.append(f"{name} {value:g}")
-        else:
-            parts.append(f"{name} < {value:g}")
-    return ", ".join(parts) + "; inf/NaN where FP32 is finite and an all-zero output where FP32 is not always fail"
+        return "\n".join(diagnosis_lines(to_json(self)))
 
 
 def thresholds_dict(thresholds: Thresholds | None) -> dict:
     """The limits of a :class:`~studio.tools.accuracy.metrics.Thresholds` as a dict, in print order."""
     from studio.tools.accuracy.metrics import Thresholds
 
-    t = thresholds or Thresholds()
-    return {"cosine": t.cosine, "rel_euclidean": t.rel_euclidean, "kl_div": t.kl_div, "rmse": t.rmse,
-            "mean_rel_err": t.mean_rel_err}
+    return (thresholds or Thresholds()).as_dict()
 
 
 def output_status(row: Row) -> str:
@@ -172,14 +154,18 @@ def _cause(compared: list[Row], findings: list, out_row: Row, what: str, limits:
                          f"keep {overflow.name} (and the ops feeding it that pass 65504) in FP32 (studio convert "
                          f"--keep-fp32 {overflow.name}; studio accuracy precision finds the fewest), or scale its "
                          "input down", limits, per_output, notes)
-    zero = next((r for r in compared if is_zero_loss(r)), None)
-    if zero is not None:
-        m = zero.metrics
+    zeros = [r for r in compared if is_zero_loss(r) and r.op_type not in ("Constant", "Input")]
+    if zeros:
+        zero, m = zeros[0], zeros[0].metrics
+        # Every op from the first all-zero one on keeps values FP16 cannot hold: keeping only the
+        # first in FP32 hands its tiny output to an FP16 op, which rounds it to 0 again.
+        chain = list(dict.fromkeys(r.name for r in zeros))
         return Diagnosis(FAIL, UNDERFLOW, zero.name, zero.op_type, _tensor(zero),
                          f"{what}. It starts with an FP16 underflow: {zero.name} ({zero.op_type}) gives values up to "
-                         f"{m.golden_absmax:.3g} in FP32, all 0 in FP16 (its smallest value is 6e-8): a total loss.",
-                         f"keep {zero.name} in FP32 (studio convert --keep-fp32 {zero.name}), or rescale so its "
-                         "values are at least 6.1e-5", limits, per_output, notes)
+                         f"{m.golden_absmax:.3g} in FP32, all 0 in FP16 (its smallest value is 6e-8): a total loss"
+                         + (f"; {len(chain) - 1} op(s) after it are all zero too" if len(chain) > 1 else "") + ".",
+                         f"keep {', '.join(chain)} in FP32 (studio convert --keep-fp32 {','.join(chain)}), or rescale "
+                         "the weights so the values are at least 6.1e-5", limits, per_output, notes)
     if rules.new_nonfinite(out_row.metrics):
         start = next((r for r in compared if rules.new_nonfinite(r.metrics)), out_row)
         return Diagnosis(FAIL, NONFINITE_OUTPUT, start.name, start.op_type, _tensor(start),

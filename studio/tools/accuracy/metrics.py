@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from studio.core.thresholds import DEFAULTS as LIMIT_DEFAULTS
+
 EPS = float(np.finfo(np.float32).eps)
 FP16_MAX = 65504.0
 CHUNK = 1 << 16  # elements per block: the work blocks (256 KiB in float32) stay in L2; fewer, longer
@@ -62,13 +64,23 @@ METRIC_NAMES = ("cosine", "max_abs_err", "mean_abs_err", "rmse", "max_rel_err", 
 
 @dataclass
 class Thresholds:
-    """Pass limits (msit's "normal accuracy" reference): a row passes when none is violated."""
+    """Pass limits (msit's "normal accuracy" reference, declared in :mod:`studio.core.thresholds`):
+    a row passes when none is violated."""
 
-    cosine: float = 0.99
-    rel_euclidean: float = 0.05
-    kl_div: float = 0.005
-    rmse: float = 1.0
-    mean_rel_err: float = 1.0
+    cosine: float = LIMIT_DEFAULTS["cosine"]
+    rel_euclidean: float = LIMIT_DEFAULTS["rel_euclidean"]
+    kl_div: float = LIMIT_DEFAULTS["kl_div"]
+    rmse: float = LIMIT_DEFAULTS["rmse"]
+    mean_rel_err: float = LIMIT_DEFAULTS["mean_rel_err"]
+
+    @classmethod
+    def of(cls, values: dict | None) -> Thresholds:
+        """From a ``{name: limit}`` dict (missing names at their defaults)."""
+        return cls(**{k: v for k, v in (values or {}).items() if k in LIMIT_DEFAULTS and v is not None})
+
+    def as_dict(self) -> dict[str, float]:
+        """``{name: limit}`` in print order."""
+        return {name: getattr(self, name) for name in LIMIT_DEFAULTS}
 
     def __post_init__(self) -> None:
         from studio.core.errors import UserError

@@ -64,6 +64,8 @@ class ConvertReport:
                          f"{len(self.fp16['kept_fp32'])} node(s) kept FP32, {self.fp16['casts_inserted']} casts")
             for kept in self.fp16["kept_fp32"]:
                 lines.append(f"    kept FP32: {kept['node']} ({kept['reason']})")
+            for clamped in self.fp16.get("clamped", []):
+                lines.append(f"    clamped: {clamped['initializer']} ({clamped['reason']})")
         for name, info in self.inputs.items():
             lines.append(f"  input  {name}: {info['dtype']} {info['shape']}")
         for name, info in self.outputs.items():
@@ -81,6 +83,11 @@ class ConvertReport:
                 lines.append("    output " + OutputComparison(out["output"], **known).verdict())
             if self.validation.get("fp16_overflow_text"):
                 lines.append("    " + self.validation["fp16_overflow_text"])
+            diagnosis = self.validation.get("diagnosis")
+            if diagnosis:
+                from studio.core.diagnosis_text import diagnosis_lines
+
+                lines += ["    " + line for line in diagnosis_lines(diagnosis)]
         if self.report_path:
             lines.append(f"  report: {self.report_path}")
         return "\n".join(lines)
@@ -109,8 +116,10 @@ def _signature(values, inits) -> dict:
     return result
 
 
-def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) -> Generator[Progress, None, ConvertReport]:
-    """Convert ``options.model`` to ``options.output``; yields Progress, returns the report."""
+def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, diagnose=None
+                  ) -> Generator[Progress, None, ConvertReport]:
+    """Convert ``options.model`` to ``options.output``; yields Progress, returns the report.
+    ``diagnose``: the FP16 diagnosis the validation stores (see :func:`.validate.validate`)."""
     import onnx
 
     from studio.core.model_inputs import conform_array
@@ -268,13 +277,19 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         atol, rtol = TOLERANCES[output_type]
         atol = atol if options.atol is None else options.atol
         rtol = rtol if options.rtol is None else options.rtol
+        kept = {k["node"] for k in (report.fp16 or {}).get("kept_fp32", [])} | set(options.keep_fp32_ops or [])
         result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
-                          given=given_inputs, given_sources=given_sources, warnings=report.warnings)
+                          given=given_inputs, given_sources=given_sources, warnings=report.warnings,
+                          diagnose=diagnose, keep=kept)
         report.validation = to_json(result)
-        if not all(o.passed for o in result.outputs):
+        lost = [o.name for o in result.outputs if o.zero_loss]
+        if lost:
+            report.warnings.append(f"validation: output {lost[0]} is all zero where the original's is not (a total "
+                                   "loss, whatever the tolerances)")
+        elif not all(o.passed for o in result.outputs):
             report.warnings.append(f"validation: some outputs differ from the original beyond atol {atol:g} "
                                    f"and rtol {rtol:g} together (--atol/--rtol set them)")
-        if result.fp16_overflow_total:
+        if result.fp16_overflow_total and not result.diagnosis:
             report.warnings.append("validation: FP16 overflow inside the model (see validation.fp16_overflow); "
                                    "keep the ops named there in FP32 with --keep_fp32, or scale the input")
         timings["validate"] = time.perf_counter() - t0

@@ -8,6 +8,9 @@
 * Resize's ``scales`` (and ``roi``) stay FP32: the spec requires float there.
 * A node whose constant weights exceed the FP16 range (|w| > 65504) stays FP32 instead of
   silently becoming inf; weights that underflow to zero are counted. All of it goes in the report.
+* An attention-mask constant (``finfo(float32).min`` whose every path ends in a Softmax, see
+  :func:`studio.core.fp16_graph.mask_tensors`) is clamped to -65504 instead, as converters do: the
+  mask then works in FP16 (exp(-65504) = 0) and its op needs no FP32 island.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Fp16Report:
     kept_fp32: list[dict] = field(default_factory=list)  # {"node", "op", "reason"}
     fp32_inputs: list[str] = field(default_factory=list)  # "node: input" slots left in FP32
     underflow: list[dict] = field(default_factory=list)  # {"initializer", "count"}
+    clamped: list[dict] = field(default_factory=list)  # {"initializer", "count", "reason"}: masks set to ±65504
     casts_inserted: int = 0
     keep_io_types: bool = True
 
@@ -71,6 +75,10 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     pinned = (graph_outputs if keep_io_types else set()) | body_refs
 
     # 1. Which nodes stay FP32, and why.
+    from studio.core.fp16_graph import clamp_to_fp16, mask_tensors
+
+    masks = mask_tensors(model)
+    clamp: set[str] = set()  # mask constants stored clamped to the FP16 range
     fp32_nodes: set[str] = set()
     for node in graph.node:
         reason = None
@@ -90,6 +98,14 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
                 if init is not None and init.data_type == F32:
                     values = numpy_helper.to_array(init)
                     if values.size and np.abs(values).max() > FP16_MAX:
+                        if inp in masks and not np.any(values > FP16_MAX):
+                            if inp not in clamp:
+                                clamp.add(inp)
+                                report.clamped.append({
+                                    "initializer": inp, "count": int(np.count_nonzero(values < -FP16_MAX)),
+                                    "reason": f"attention-mask constant ({values.min():.4g}) clamped to -65504: every "
+                                              "path from it ends in a Softmax, where both give 0"})
+                            continue
                         reason = f"weight {inp} exceeds the FP16 range (max |w| = {np.abs(values).max():.4g})"
                         break
         if reason:
@@ -154,7 +170,8 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
     def _fp16_copy(tensor: str) -> str:
         if tensor not in fp16_copies:
             values = numpy_helper.to_array(inits[tensor])
-            copy = numpy_helper.from_array(values.astype(np.float16), f"{tensor}/fp16")
+            half = clamp_to_fp16(values) if tensor in clamp else values.astype(np.float16)
+            copy = numpy_helper.from_array(half, f"{tensor}/fp16")
             graph.initializer.append(copy)
             fp16_copies[tensor] = copy.name
             report.converted_initializers += 1
@@ -184,7 +201,9 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
                 if node.op_type == "Cast" and attr.name == "to" and attr.i == F32:
                     attr.i = F16
                 elif node.op_type == "ConstantOfShape" and attr.name == "value" and attr.t.data_type == F32:
-                    attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16)))
+                    fill = numpy_helper.to_array(attr.t)  # a mask's fill value is clamped, not made -inf
+                    attr.t.CopyFrom(numpy_helper.from_array(clamp_to_fp16(fill) if node.output[0] in masks
+                                                            else fill.astype(np.float16)))
         new_nodes.append(node)
         for out in node.output:
             base = out[:-5] if out.endswith("/fp16") else out
@@ -198,7 +217,8 @@ def convert_to_fp16(model: onnx.ModelProto, block: list[str] | None = None,
         tiny = int(np.count_nonzero((values != 0) & (np.abs(values) < FP16_TINY)))
         if tiny:
             report.underflow.append({"initializer": name, "count": tiny})
-        init.CopyFrom(numpy_helper.from_array(values.astype(np.float16), name))
+        init.CopyFrom(numpy_helper.from_array(clamp_to_fp16(values) if name in clamp else values.astype(np.float16),
+                                              name))
         report.converted_initializers += 1
 
     del graph.node[:]

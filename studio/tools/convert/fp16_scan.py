@@ -21,8 +21,13 @@ def fp16_overflow(converted: onnx.ModelProto, feeds: dict[str, np.ndarray], limi
     """(up to ``limit`` float16 tensors that hold inf/NaN, in execution order; how many in all).
 
     Tensors the FP32 original also fills with inf/NaN are not the conversion's doing, but they
-    cannot be told apart here; each entry gives the producing op so the user can look.
+    cannot be told apart here; each entry gives the producing op so the user can look. An entry on
+    an attention-mask path (:func:`studio.core.fp16_graph.mask_tensors`) that holds only -inf is a
+    saturated mask, harmless where it ends in Softmax: it is listed with ``"mask": True`` and not
+    counted.
     """
+    from studio.core.fp16_graph import mask_tensors, saturated_mask_values
+
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto
@@ -48,11 +53,22 @@ def fp16_overflow(converted: onnx.ModelProto, feeds: dict[str, np.ndarray], limi
         values = session.run(wanted, feeds)
     except Exception:  # noqa: BLE001 - the scan is an extra; the outputs were compared already
         return [], 0
+    masks = mask_tensors(converted)
     found = []
     for name, value in zip(wanted, values):
         bad = int(value.size - np.count_nonzero(np.isfinite(value)))
         if bad:
             node = producers[name]
+            mask = _base(name) in masks and saturated_mask_values(value)
             found.append({"tensor": name, "op": node.name, "op_type": node.op_type, "nonfinite": bad,
-                          "size": int(value.size)})
-    return found[:limit], len(found)
+                          "size": int(value.size), "mask": mask})
+    real = [f for f in found if not f["mask"]]
+    return (real + [f for f in found if f["mask"]])[:limit], len(real)
+
+
+def _base(tensor: str) -> str:
+    """The tensor a converter's boundary cast copies (``x/fp16`` -> ``x``)."""
+    for suffix in ("/fp16", "/fp32"):
+        if tensor.endswith(suffix):
+            return tensor[: -len(suffix)]
+    return tensor

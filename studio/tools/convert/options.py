@@ -68,6 +68,7 @@ class ConvertOptions:
     validate_inputs: dict[str, Path] = field(default_factory=dict)
     atol: float | None = None
     rtol: float | None = None
+    thresholds: dict = field(default_factory=dict)  # FP16 diagnosis limits (studio.core.thresholds); {}: defaults
     report: Path | None = None
     # What the converted model's metadata names as its source model and report, when that differs
     # from the paths this conversion reads and writes (a conversion run on a host for this computer).
@@ -108,6 +109,9 @@ class ConvertOptions:
         for flag, value in (("--atol", self.atol), ("--rtol", self.rtol)):
             if value is not None:
                 argv += [flag, f"{value:g}"]
+        from studio.core.thresholds import threshold_argv
+
+        argv += threshold_argv(self.thresholds)
         if not self.keep_io_types:
             argv.append("--fp16-io")
         argv += self.pass_argv()

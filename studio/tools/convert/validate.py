@@ -63,6 +63,8 @@ class OutputComparison:
     converted_nonfinite: int = 0
     finite_pairs: int | None = None
     nonfinite_text: str = ""
+    zero_loss: bool = False  # the converted output is all zero where the reference is not (any scale)
+    rel_euclidean: float | None = None  # ‖converted − reference‖ / ‖reference‖ over the finite pairs
 
     # studio.core.serial: the keys of the conversion report's ``validation.outputs``
     __json_rename__ = {"name": "output"}
@@ -71,7 +73,7 @@ class OutputComparison:
     @property
     def passed(self) -> bool:
         return (self.mismatches == 0 and self.nan_mismatches == 0 and not self.reference_nonfinite
-                and not self.converted_nonfinite)
+                and not self.converted_nonfinite and not self.zero_loss)
 
     def verdict(self) -> str:
         """One line: what is not finite, the numbers over the finite pairs, the verdict."""
@@ -88,6 +90,11 @@ class OutputComparison:
             return (text + f"; over the {self.finite_pairs} finite pairs: {numbers}; {tolerances}: "
                     f"{self.mismatches} outside{where} -> FAIL")
         text = f"{self.name}: {numbers}; {tolerances}: "
+        if self.zero_loss:
+            # Tiny outputs sit inside atol, so the tolerances alone would pass a total loss.
+            return (f"{self.name}: all {self.size} elements are 0 where the reference holds values up to "
+                    f"{_g(self.worst.get('reference_absmax'), '.3g')} (cosine undefined, relative Euclidean "
+                    "distance 1): a total loss -> FAIL")
         if self.passed:
             return text + f"all {self.size} elements within -> ok"
         bad = self.mismatches + self.nan_mismatches
@@ -114,7 +121,8 @@ class Validation:
     atol: float = FP32_ATOL
     rtol: float = FP32_RTOL
     fp16_overflow: list[dict] = field(default_factory=list)  # float16 tensors holding inf/NaN inside
-    fp16_overflow_total: int = 0
+    fp16_overflow_total: int = 0  # of them, the ones that are not a saturated attention mask
+    diagnosis: dict | None = None  # FP16: the one diagnosis (verdict on the outputs, cause, op, fix)
 
     # studio.core.serial: the keys of the conversion report's ``validation``
     __json_rename__ = {"input_source": "input"}
@@ -125,19 +133,22 @@ class Validation:
 
     def overflow_text(self) -> str:
         """One line on FP16 overflow inside the converted model ('' when none)."""
+        masks = [f for f in self.fp16_overflow if f.get("mask")]
         if not self.fp16_overflow_total:
-            return ""
+            return (f"{len(masks)} float16 tensor(s) on attention-mask paths hold -inf (first {masks[0]['tensor']}): "
+                    "the mask's large negative values saturate, harmless where they end in Softmax -> ok"
+                    if masks else "")
         first = self.fp16_overflow[0]
-        return (f"FP16 overflow inside the converted model: {self.fp16_overflow_total} float16 tensor(s) hold inf/NaN, "
+        return (f"inf/NaN inside the converted model: {self.fp16_overflow_total} float16 tensor(s) hold inf/NaN, "
                 f"first {first['tensor']} (op {first['op']}, {first['op_type']}: {first['nonfinite']} of "
                 f"{first['size']}); ONNX Runtime on the CPU computes between ops in FP32 and hides it from the "
-                "outputs, an FP16 device does not -> FAIL")
+                "outputs, an FP16 device does not (the FP16 verdict below says why) -> FAIL")
 
     def __str__(self) -> str:
         lines = [f"validation on {self.input_source}:"]
         lines += [f"  input {name}: {describe_input(info)}" for name, info in self.inputs.items()]
         lines += [f"  {o.verdict()}" for o in self.outputs]
-        if self.fp16_overflow_total:
+        if self.overflow_text():
             lines.append("  " + self.overflow_text())
         return "\n".join(lines)
 
@@ -182,11 +193,27 @@ def compare_arrays(name: str, ref: np.ndarray, got: np.ndarray, threshold: float
         worst = {"index": position, "reference": json_float(a[index]), "converted": json_float(b[index]),
                  "abs_error": json_float(abs(a[index] - b[index]))}
     measured = pairs > 0
+    ref_absmax = float(np.abs(af).max()) if pairs else 0.0
+    zero_loss = bool(pairs and ref_absmax > 0 and not np.any(bf))
+    if zero_loss:
+        if not worst:  # every difference sat inside atol: point at the largest reference value lost
+            index = int(np.flatnonzero(finite)[int(np.argmax(np.abs(af)))])
+            position = [int(i) for i in np.unravel_index(index, np.shape(ref))] if np.ndim(ref) else []
+            worst = {"index": position, "reference": json_float(a[index]), "converted": json_float(b[index]),
+                     "abs_error": json_float(abs(a[index] - b[index]))}
+        worst = {**worst, "reference_absmax": ref_absmax}
+    with np.errstate(all="ignore"):
+        ref_norm = float(np.linalg.norm(af / ref_absmax)) * ref_absmax if ref_absmax else 0.0
+        rel_euclidean = (float(np.linalg.norm((af - bf) / ref_absmax)) * ref_absmax / ref_norm if ref_norm
+                         else (0.0 if measured and not np.any(bf) else None))
+    if zero_loss:
+        cosine = None  # undefined against an all-zero output
     return OutputComparison(name, cosine if measured else None, float(diff.max()) if measured else None,
                             float(rel.max()) if measured else None, float(diff.mean()) if measured else None,
                             threshold, atol, rtol, int(a.size), mismatches, nan_mismatches, worst,
                             int(a.size - np.count_nonzero(fa)), int(b.size - np.count_nonzero(fb)), pairs,
-                            f"reference {_nonfinite(a, fa)}; converted {_nonfinite(b, fb)}" if pairs < a.size else "")
+                            f"reference {_nonfinite(a, fa)}; converted {_nonfinite(b, fb)}" if pairs < a.size else "",
+                            zero_loss, rel_euclidean)
 
 
 def _nonfinite(values: np.ndarray, finite: np.ndarray) -> str:
@@ -333,11 +360,15 @@ def make_feeds(original: onnx.ModelProto, converted: onnx.ModelProto, insertions
 def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: list[AippInsertion] | None = None,
              seed: int = 0, image: Path | None = None, threshold: float = 0.0, atol: float = FP32_ATOL,
              rtol: float = FP32_RTOL, given: dict[str, np.ndarray] | None = None,
-             given_sources: dict[str, str] | None = None, warnings: list[str] | None = None) -> Validation:
+             given_sources: dict[str, str] | None = None, warnings: list[str] | None = None,
+             diagnose=None, keep: set[str] | None = None) -> Validation:
     """Run both models with ONNX Runtime on the same input and compare outputs by name.
 
     The original runs as it was given (its ONNX Runtime run is the reference); the converted
-    model was already checked to load before it was written.
+    model was already checked to load before it was written. ``diagnose`` (FP16 conversions; given
+    by the operations layer, which joins this engine with the accuracy one):
+    ``diagnose(original, feeds, keep, validation) -> dict``, the one FP16 diagnosis, stored in
+    ``validation.diagnosis``; ``keep``: the ops the conversion left in FP32.
     """
     feeds_orig, feeds_conv, source, described = make_feeds(original, converted, insertions or [], seed, image,
                                                             given, given_sources, warnings)
@@ -367,6 +398,8 @@ def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: 
         from studio.tools.convert.fp16_scan import fp16_overflow
 
         result.fp16_overflow, result.fp16_overflow_total = fp16_overflow(converted, feeds_conv)
+        if diagnose is not None:
+            result.diagnosis = diagnose(original, feeds_orig, set(keep or ()), result)
     return result
 
 
