@@ -85,6 +85,8 @@ def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
     if args.json:
         print(json.dumps({**to_json(result), **_round_trips(runner)}, indent=1))
         return 0
+    if result.diagnosis is not None:
+        print(result.diagnosis)
     print(f"{args.model.name}: first diverging op {result.first_op} ({result.first_op_type}): {result.reason}")
     print(f"repro: {len(result.ops)} of {result.model_ops:,} ops ({', '.join(result.ops)}), fed at "
           f"{', '.join(result.inputs) or 'the model inputs'}; {result.target_runs} target runs"
@@ -128,6 +130,8 @@ def _precision(args: argparse.Namespace, thresholds, runner) -> int:
             print(f"warning: {verdict}", file=sys.stderr)
         print(json.dumps(data, indent=1))
         return 0
+    if result.diagnosis is not None:
+        print(f"before: {result.diagnosis}")
     print(f"{args.model.name}: keep {len(result.keep)} op(s) in FP32 ({', '.join(result.keep) or 'none'}); "
           f"{'minimal: removing any one fails' if result.minimal else 'not shown minimal'}; "
           f"{result.candidates} candidates, {result.checks} checks, {result.target_runs} target runs"

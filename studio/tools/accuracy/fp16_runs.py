@@ -35,8 +35,15 @@ def judge(golden: np.ndarray, target: np.ndarray, thresholds: Thresholds) -> Ver
             return Verdict(False, "non-finite in FP32 too: not an FP16 problem")
     if g.dtype.kind != "f":
         return Verdict(False, "not a float tensor")
-    bad = thresholds.violations(compare_arrays(g.astype(np.float32), t.astype(np.float32)))
-    return Verdict(bool(bad), ("breaks " + ", ".join(bad)) if bad else "passes")
+    m = compare_arrays(g.astype(np.float32), t.astype(np.float32))
+    bad = thresholds.violations(m)
+    if not bad:
+        return Verdict(False, "passes")
+    # The measured values and the limits they break, so a refusal says how far off it is.
+    parts = [f"{name} {getattr(m, name):.6g} (limit {getattr(thresholds, name):g})" for name in bad if name != "nonfinite"]
+    if m.target_absmax == 0 and m.golden_absmax > 0:
+        parts.insert(0, f"all zero where FP32 holds values up to {m.golden_absmax:.3g}")
+    return Verdict(True, "breaks " + ", ".join(parts))
 
 
 class TargetRunner:
@@ -98,6 +105,21 @@ def run_every_tensor(model, feeds: dict[str, np.ndarray], names: list[str] | Non
     wanted = [o.name for o in session.get_outputs()]
     with np.errstate(all="ignore"):
         return dict(zip(wanted, session.run(wanted, feeds)))
+
+
+def diagnose_runs(model, golden: dict[str, np.ndarray], target: dict[str, np.ndarray], thresholds: Thresholds,
+                  runner: TargetRunner, cancel=None):
+    """Job: the comparison of the two runs as ``compare`` makes it (its ``diagnosis`` is the one every
+    FP16 tool gives, its rows mark the attention-mask tensors, which are never a failure)."""
+    from studio.tools.accuracy.run_compare import compare_runs
+
+    mode = "npu" if runner.target == "om" else "fp16-sim" if runner.target == "fp16-sim" else "fp16"
+    return (yield from compare_runs(model, golden, target, thresholds, mode, cancel))
+
+
+def mask_names(comparison) -> set[str]:
+    """The tensors of a comparison's rows on attention-mask paths."""
+    return {r.golden.tensor for r in comparison.rows if r.mask and r.golden is not None}
 
 
 def load_and_run(model_path: Path, inputs: dict[str, np.ndarray] | None, seed: int, runner=None):

@@ -27,7 +27,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.metrics import Thresholds
-from studio.tools.accuracy.fp16_runs import judge, load_and_run
+from studio.tools.accuracy.fp16_runs import diagnose_runs, judge, load_and_run, mask_names
 
 
 @dataclass
@@ -48,6 +48,7 @@ class PrecisionResult:
     # the set judged on the converter's default-pass build (studio.ops.fp16_target.check_default_build),
     # where the search's builds had the fusion passes off; None: not checked
     default_build: dict | None = None
+    diagnosis: object = None  # the model's FP16 diagnosis before any op is kept (studio.tools.accuracy.diagnosis)
 
     __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types",  # studio.core.serial: the JSON keys
                        "default_build": "default_build_check"}
@@ -61,6 +62,7 @@ class _Checker:
         self.model, self.feeds, self.golden, self.thresholds = model, feeds, golden_outputs, thresholds
         self.runner, self.every_tensor = runner, golden
         self.checks = 0
+        self.masks: set[str] = set()  # attention-mask tensors: saturate by design, never an inner failure
         self._seen: dict[frozenset, dict[str, str]] = {}
 
     def verdicts(self, keep: frozenset[str]) -> dict[str, str]:
@@ -75,7 +77,7 @@ class _Checker:
                 from studio.tools.accuracy.fp16_onnx import inner_failures
 
                 outs = self.runner.run(self.model, self.feeds, True, keep)
-                inner = inner_failures(self.every_tensor, outs)
+                inner = inner_failures(self.every_tensor, outs, masks=self.masks)
             self.checks += 1
             verdicts = {n: judge(self.golden[n], outs[n], self.thresholds) for n in names}
             self._seen[keep] = {**{n: v.reason if v.failed else "passes" for n, v in verdicts.items()},
@@ -108,41 +110,50 @@ def find_fp32_set(model_path: Path | str, out_dir: Path | str, inputs: dict[str,
     model_path, out_dir = Path(model_path), Path(out_dir)
     yield Progress(0.05, "running the model in FP32 and on the target")
     model, feeds, runner, golden, target = load_and_run(model_path, inputs, seed, runner)
+    comparison = yield from diagnose_runs(model, golden, target, thresholds, runner, cancel)
     outputs = [o.name for o in model.graph.output]
     checker = _Checker(model, feeds, {n: golden[n] for n in outputs}, thresholds, runner, golden)
+    checker.masks = mask_names(comparison)
     before = checker.verdicts(frozenset())
     if all(v == "passes" for v in before.values()):
-        raise UserError(f"The model already passes on the target ({runner.label}): no op needs FP32", model_path,
-                        "Nothing to keep; check a stricter --cosine or the input that fails.")
-    candidates = _candidates(model, golden, target, thresholds)
+        raise UserError(f"The model already passes on the target ({runner.label}): no op needs FP32. "
+                        f"{comparison.diagnosis.message} Thresholds: {comparison.diagnosis.thresholds_text()}",
+                        model_path, "Nothing to keep; give stricter thresholds (--cosine, --rel-euclidean, ...) or "
+                                    "the input that fails.")
+    candidates = _candidates(model, golden, target, thresholds, mask_names(comparison))
     notes = []
     if not checker.passes(candidates):
         notes.append(f"keeping the {len(candidates)} op(s) that fail was not enough: every float op was a candidate")
         candidates = [n.name for n in model.graph.node if any(o in golden and golden[o].dtype.kind == "f"
                                                                for o in n.output)]
         if not checker.passes(candidates):
+            still = "; ".join(f"{name}: {why}" for name, why in checker.verdicts(frozenset(candidates)).items()
+                              if why != "passes")
             raise UserError(f"Even with every op in FP32 the model fails on the target ({runner.label}; its inputs "
-                            "are rounded)",
-                            model_path, "The inputs themselves lose too much in FP16: feed them in FP32.")
+                            f"are rounded): {still}. Thresholds: {comparison.diagnosis.thresholds_text()}",
+                            model_path, "The inputs themselves lose too much in FP16: feed them in FP32, or loosen "
+                                        "the threshold they break (e.g. --rel-euclidean 0.1) if that loss is "
+                                        "acceptable.")
     yield Progress(0.3, f"{len(candidates)} candidate op(s); searching the smallest set")
     keep = _ddmin(candidates, checker.passes, cancel)
     minimal = all(not checker.passes(set(keep) - {op}) for op in keep)
     types = sorted({n.op_type for n in model.graph.node if n.name in keep})
     after = checker.verdicts(frozenset(keep))
     result = PrecisionResult(keep, types, len(candidates), checker.checks, minimal, before, after, out_dir, notes,
-                             runner.target, runner.target_runs)
+                             runner.target, runner.target_runs, diagnosis=comparison.diagnosis)
     write_result(out_dir, result, model_path)
     yield Progress(1.0, f"{len(keep)} op(s) in FP32 make the model pass ({checker.checks} checks)")
     return result
 
 
-def _candidates(model, golden, target, thresholds) -> list[str]:
-    """Ops whose output fails or underflows in FP16, in graph order."""
+def _candidates(model, golden, target, thresholds, masks: set[str] = frozenset()) -> list[str]:
+    """Ops whose output fails or underflows in FP16, in graph order (attention masks, which
+    saturate by design, are not candidates)."""
     out = []
     for node in model.graph.node:
         for name in node.output:
             g, t = golden.get(name), target.get(name)
-            if g is None or t is None or g.dtype.kind != "f":
+            if g is None or t is None or g.dtype.kind != "f" or name in masks:
                 continue
             lost = np.count_nonzero((g != 0) & (t == 0) & np.isfinite(g))
             if judge(g, t, thresholds).failed or lost:

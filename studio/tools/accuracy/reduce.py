@@ -26,7 +26,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.fp16_onnx import inner_failures
-from studio.tools.accuracy.fp16_runs import judge, load_and_run
+from studio.tools.accuracy.fp16_runs import diagnose_runs, judge, load_and_run, mask_names
 from studio.tools.accuracy.metrics import Thresholds
 
 
@@ -45,6 +45,7 @@ class Reduction:
     folder: Path
     notes: list[str] = field(default_factory=list)
     target: str = "fp16-sim"
+    diagnosis: object = None  # the whole model's FP16 diagnosis (studio.tools.accuracy.diagnosis)
 
     __json_extra__ = ("repro_ops",)  # studio.core.serial: a derived key of the JSON form
 
@@ -65,9 +66,11 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
     yield Progress(0.05, "running the model in FP32 and on the target")
     model, _feeds, runner, golden, target = load_and_run(model_path, inputs, seed, runner)
     label = runner.label
+    comparison = yield from diagnose_runs(model, golden, target, thresholds, runner, cancel)
+    masks = mask_names(comparison)
     failing_outputs = [o.name for o in model.graph.output if o.name in golden and o.name in target
                        and judge(golden[o.name], target[o.name], thresholds).failed]
-    if not failing_outputs and runner.judges_inner and inner_failures(golden, target):
+    if not failing_outputs and runner.judges_inner and inner_failures(golden, target, masks=masks):
         failing_outputs = [o.name for o in model.graph.output]  # the dump shows what the outputs hide
     if not failing_outputs:
         raise UserError(f"The model's outputs pass on the target ({label}): nothing to reduce", model_path,
@@ -75,7 +78,7 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
                         "--cosine); inner tensors that differ without reaching an output are not a failure.")
     producers = {o: i for i, n in enumerate(model.graph.node) for o in n.output if o}
     relevant = _ancestors_of(model, producers, failing_outputs)
-    first, verdict = _first_failure(model, golden, target, thresholds, relevant)
+    first, verdict = _first_failure(model, golden, target, thresholds, relevant, masks)
     node = model.graph.node[first]
     output = next(o for o in node.output if o and verdict.get(o) and verdict[o].failed)
     yield Progress(0.25, f"first diverging op: {node.name} ({node.op_type}): {verdict[output].reason}")
@@ -90,12 +93,15 @@ def reduce_fp16(model_path: Path | str, out_dir: Path | str, inputs: dict[str, n
         raise UserError("The reduced subgraph passes when run alone, so no repro was written", model_path,
                         "Report this model: the failure needs more context than the reduction kept.")
     notes = [f"the repro fails alone: {check.reason}"]
-    notes += _underflow_notes(model, producers, sub_feeds)
+    if check.nonfinite and not np.any(np.abs(np.nan_to_num(golden[output])) > 65504):
+        # Tiny cut inputs matter only where the repro blows up without an overflow: an overflow
+        # repro gets no advice about epsilons that play no part in it.
+        notes += _underflow_notes(model, producers, sub_feeds)
     _write(out_dir, model_path, sub, sub_feeds, golden[output], output, node, check, model, chosen, runner, notes)
     yield Progress(1.0, f"{len(chosen)} op(s) reproduce it; {runner.target_runs} target runs")
     return Reduction(len(model.graph.node), node.name, node.op_type, verdict[output].reason,
                      [model.graph.node[i].name for i in sorted(chosen)], sorted(cut), output, runner.target_runs,
-                     out_dir, notes, runner.target)
+                     out_dir, notes, runner.target, comparison.diagnosis)
 
 
 FP16_TINY = float(np.finfo(np.float16).smallest_subnormal)  # 6e-8: below this, FP16 holds 0
@@ -131,16 +137,18 @@ def _ancestors_of(model, producers, outputs: list[str]) -> set[int]:
     return found
 
 
-def _first_failure(model, golden, target, thresholds, relevant: set[int]) -> tuple[int | None, dict[str, Verdict]]:
+def _first_failure(model, golden, target, thresholds, relevant: set[int], masks: set[str] = frozenset()
+                   ) -> tuple[int | None, dict[str, Verdict]]:
     """The first op (graph order) among ``relevant`` whose output fails; non-finite failures before
-    mere drift (a drift is often the rounding that an overflow further down then makes visible)."""
+    mere drift (a drift is often the rounding that an overflow further down then makes visible).
+    Attention-mask tensors (``masks``) saturate by design and never count."""
     verdicts: dict[str, Verdict] = {}
     first_any = first_nonfinite = None
     for index, node in enumerate(model.graph.node):
         if index not in relevant:
             continue
         for name in node.output:
-            if name and name in golden and name in target:
+            if name and name in golden and name in target and name not in masks:
                 v = verdicts[name] = judge(golden[name], target[name], thresholds)
                 if v.failed and first_any is None:
                     first_any = index

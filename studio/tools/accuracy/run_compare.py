@@ -48,6 +48,8 @@ def compare_runs(model: onnx.ModelProto, golden: dict[str, np.ndarray], target: 
     inputs = [v.name for v in model.graph.input if v.name not in inits]
     outputs = [o.name for o in model.graph.output]
     entries: list[TensorEntry] = []
+    # A target run returns the op outputs; the inputs it was fed are the golden ones (as a dump records them).
+    target = {**{name: golden[name] for name in inputs if name in golden and name not in target}, **target}
     for name in inputs:
         if name in golden and name in target:
             entries.append(_entry(name, "Input", 0, "input", len(entries), name, golden[name], []))
