@@ -31,7 +31,7 @@ COLUMNS = ["Index", "OpType", "NPUDump", "DataType", "GroundTruth", "DataType", 
            "CompareFailReason", "IsNpuOps", "IsOutputNode", "IsPrecisionError",
            "GoldenShape", "Status", "IsInput", "GoldenFile", "TargetFile", "GoldenMode", "TargetMode",
            "TargetNonFinite", "GoldenNonFinite", "TargetAbsMax", "GoldenAbsMax",
-           "TargetOnlyNonFinite", "FinitePairs", "RelErrNearZero", "Underflow"]
+           "TargetOnlyNonFinite", "FinitePairs", "RelErrNearZero", "Underflow", "AttentionMask"]
 METRIC_COLUMNS = {"CosineSimilarity": "cosine", "MaxAbsoluteError": "max_abs_err",
                   "AccumulatedRelativeError": "acc_rel_err", "RelativeEuclideanDistance": "rel_euclidean",
                   "KullbackLeiblerDivergence": "kl_div", "MeanAbsoluteError": "mean_abs_err",
@@ -76,6 +76,7 @@ def write_csv(result, path: Path) -> Path:
             cells += ([m.target_only_nonfinite, "" if m.finite_pairs is None else m.finite_pairs,
                        json.dumps(m.rel_err_near_zero) if m.rel_err_near_zero else "",
                        json.dumps(r.underflow) if r.underflow else ""] if m else ["", "", "", ""])
+            cells.append("YES" if r.mask else "")
             out.writerow(cells)
     tmp.replace(path)  # readers never see a half-written table
     return path

@@ -125,16 +125,20 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
         if m is not None:
             row.violations = thresholds.violations(m)
             row.underflow = _record(cell(cells, "Underflow"))
+            row.mask = cell(cells, "AttentionMask") == "YES"
         rows.append(row)
         modes = (cell(cells, "GoldenMode"), cell(cells, "TargetMode"))
     golden_root = str(Path(rows[0].golden_file).parent) if rows and rows[0].golden_file else str(path)
     target_root = str(Path(rows[0].target_file).parent) if rows and rows[0].target_file else str(path)
     uncovered = _uncovered_of(target_root, golden_root)  # a table read back keeps its "not covered"
+    from studio.tools.accuracy.diagnosis import diagnose
+
     findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered,
                       thresholds=thresholds)
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
-                         model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered)
+                         model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered,
+                         diagnosis=diagnose(rows, findings, thresholds))
 
 
 def _record(text: str) -> dict | None:

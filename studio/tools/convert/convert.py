@@ -280,7 +280,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, di
         kept = {k["node"] for k in (report.fp16 or {}).get("kept_fp32", [])} | set(options.keep_fp32_ops or [])
         result = validate(original, model, insertions, image=options.validate_image, atol=atol, rtol=rtol,
                           given=given_inputs, given_sources=given_sources, warnings=report.warnings,
-                          diagnose=diagnose, keep=kept)
+                          diagnose=diagnose if output_type == "FP16" else None, keep=kept)
         report.validation = to_json(result)
         lost = [o.name for o in result.outputs if o.zero_loss]
         if lost:

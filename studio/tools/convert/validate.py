@@ -398,8 +398,8 @@ def validate(original: onnx.ModelProto, converted: onnx.ModelProto, insertions: 
         from studio.tools.convert.fp16_scan import fp16_overflow
 
         result.fp16_overflow, result.fp16_overflow_total = fp16_overflow(converted, feeds_conv)
-        if diagnose is not None:
-            result.diagnosis = diagnose(original, feeds_orig, set(keep or ()), result)
+    if diagnose is not None:
+        result.diagnosis = diagnose(original, feeds_orig, set(keep or ()), result)
     return result
 
 

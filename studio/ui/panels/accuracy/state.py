@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the engine (numpy) is imported by the jobs, not when the wi
     from studio.tools.accuracy.compare import CompareResult
 
 _FINDING_COLOURS = {OVERFLOW: "#d73a49", UNDERFLOW: "#d73a49", GOLDEN_NONFINITE: "#d73a49", PROBLEM: "#d73a49",
-                    CONSISTENT: "#2ea043"}
+                    CONSISTENT: "#2ea043", "nonfinite_output": "#d73a49", "attention_mask": "#8b949e"}
 
 
 @dataclass
@@ -95,13 +95,37 @@ def finding_colour(kind: str) -> str:
 
 
 def findings_text(result: CompareResult) -> str:
-    """Every finding with its advice, one coloured dot each (rich text)."""
-    return "".join(f"<div><span style='color:{finding_colour(f.type)}'>●</span> {html.escape(f.message)}"
-                   f"<br><span style='color:gray'>{html.escape(f.advice)}</span></div>" for f in result.findings)
+    """The verdict on the outputs (the diagnosis every FP16 tool gives), then every finding with its
+    advice, one coloured dot each (rich text)."""
+    return diagnosis_text(getattr(result, "diagnosis", None)) + "".join(
+        f"<div><span style='color:{finding_colour(f.type)}'>●</span> {html.escape(f.message)}"
+        f"<br><span style='color:gray'>{html.escape(f.advice)}</span></div>" for f in result.findings)
+
+
+def diagnosis_text(diagnosis) -> str:
+    """The diagnosis as one block: verdict and cause in colour, what, the fix, notes, the thresholds."""
+    if diagnosis is None:
+        return ""
+    colour = "#2ea043" if diagnosis else "#d73a49"
+    cause = "" if diagnosis.cause == "none" else f" — {diagnosis.cause.replace('_', ' ')}"
+    where = f" at <b>{html.escape(diagnosis.op)}</b> ({html.escape(diagnosis.op_type)})" if diagnosis.op else ""
+    parts = [f"<span style='color:{colour}'><b>Verdict on the outputs: {diagnosis.verdict.upper()}{cause}</b></span>"
+             f"{where}", html.escape(diagnosis.message)]
+    if diagnosis.fix:
+        parts.append(f"<b>Fix:</b> {html.escape(diagnosis.fix)}")
+    parts += [f"<span style='color:gray'>Note: {html.escape(note)}</span>" for note in diagnosis.notes]
+    parts.append(f"<span style='color:gray'>Thresholds: {html.escape(diagnosis.thresholds_text())}</span>")
+    return "<div style='margin-bottom:6px'>" + "<br>".join(parts) + "</div>"
 
 
 def first_finding_row(result: CompareResult) -> int | None:
-    """The row the first finding points at (selected when the result shows), or None."""
+    """The row the verdict points at (the op it names), else the first finding's: selected when the
+    result shows, or None."""
+    diagnosis = getattr(result, "diagnosis", None)
+    if diagnosis is not None and diagnosis.op:
+        row = next((r.index for r in result.rows if r.name == diagnosis.op), None)
+        if row is not None:
+            return row
     return next((f.row for f in result.findings if f.row is not None), None)
 
 
