@@ -31,6 +31,8 @@ TOOLS = ["graph_summary", "graph_export", "profile_run", "convert_fp32", "conver
 # but minutes, except on the transformer stack.
 STRESS_TOOLS = {"graph_summary", "graph_export", "profile_run"}
 FULL_STRESS = {"stress_transformer_24"}
+# A variant runs another entry's file on other inputs: the tools that take inputs.
+VARIANT_TOOLS = {"profile_run", "convert_fp32", "convert_fp16", "fp16_check", "dump_compare"}
 
 # Cases measured at more than 20 s (2 cores): CI leaves them out to keep the corpus within minutes;
 # STUDIO_CORPUS_FULL=1 runs them too. Each is listed with its measured time in docs/corpus.md.
@@ -70,6 +72,8 @@ KNOWN_BUGS: dict[tuple[str, str], str] = {
 def _cases():
     for e in manifest.ALL:
         tools = TOOLS if e.kind != "stress" or e.id in FULL_STRESS else [t for t in TOOLS if t in STRESS_TOOLS]
+        if e.kind == "variant":
+            tools = [t for t in TOOLS if t in VARIANT_TOOLS]
         for tool in tools:
             marks = []
             if (e.id, tool) in SLOW and not os.environ.get("STUDIO_CORPUS_FULL"):
