@@ -30,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
         rows = []
         for e in manifest.ALL:
             origin = (f"{e.package}=={e.version}:{e.member}" if e.kind == "wheel"
-                      else f"from {e.source} ({e.recipe})" if e.kind == "derived" else f"generated ({e.recipe})")
+                      else f"inputs for {e.source}" if e.kind == "variant"
+                      else f"from {e.source} ({e.recipe})" if e.kind == "derived" and e.source
+                      else f"made here ({e.recipe})" if e.kind == "derived" else f"generated ({e.recipe})")
             rows.append({"id": e.id, "kind": e.kind, "task": e.task, "origin": origin, "sha256": e.sha256,
                          "licence": e.licence, "cached": model_path(e).is_file()})
         if args.json:

@@ -73,7 +73,16 @@ def ort_outputs(path: Path, feeds: dict[str, np.ndarray], optimized: bool = True
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
-    return dict(zip(names, session.run(names, feeds)))
+    return {name: as_array(value) for name, value in zip(names, session.run(names, feeds))}
+
+
+def as_array(value) -> np.ndarray:
+    """An output as an array: a ZipMap's sequence of {class: probability} maps becomes the
+    [rows, classes] matrix it was made from (classes in key order)."""
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        keys = sorted(value[0])
+        return np.array([[row[k] for k in keys] for row in value], np.float32)
+    return np.asarray(value)
 
 
 def feeds_for(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

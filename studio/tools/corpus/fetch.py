@@ -69,7 +69,7 @@ def fetch(entries: Iterable[Entry] = ALL, root: Path | None = None,
     (root / "models").mkdir(parents=True, exist_ok=True)
     wanted = list(entries)
     by_id = {e.id: e for e in ALL}
-    # a derived model needs its source
+    # a derived model needs its source; a variant, the entry whose file it runs
     for e in list(wanted):
         if e.source and by_id[e.source] not in wanted:
             wanted.insert(0, by_id[e.source])
@@ -94,7 +94,9 @@ def fetch(entries: Iterable[Entry] = ALL, root: Path | None = None,
             continue
         cancel.raise_if_cancelled()
         target = model_path(e, root)
-        if target.is_file():
+        if e.kind == "variant":
+            result.actions[e.id] = f"inputs for {e.source}"
+        elif target.is_file():
             result.actions[e.id] = "cached"
         else:
             yield Progress(done / total, f"making {e.id}")
@@ -180,7 +182,7 @@ def _make(entry: Entry, target: Path, root: Path) -> None:
     from studio.tools.corpus.derive import RECIPES
     from studio.tools.corpus.manifest import entry as find
 
-    source = model_path(find(entry.source), root)
+    source = model_path(find(entry.source), root) if entry.source else None  # none: made from a config
     RECIPES[entry.recipe](source, target, {k: v.shape for k, v in entry.inputs.items()})
 
 
@@ -192,6 +194,8 @@ def _write_manifest(root: Path) -> None:
                "present": path.is_file(), "licence": e.licence}
         if e.kind == "wheel":
             row.update(package=e.package, version=e.version, member=e.member, sha256=e.sha256)
+        elif e.kind == "variant":
+            row.update(source=e.source)
         else:
             row.update(source=e.source, recipe=e.recipe)
         rows.append(row)

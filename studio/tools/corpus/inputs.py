@@ -25,10 +25,24 @@ def model_input_types(model_path: Path) -> dict[str, np.dtype]:
 
 
 def make_array(spec: InputSpec, dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
-    """One input tensor as ``spec`` describes it."""
+    """One input tensor as ``spec`` describes it. Strings come as a fixed-width unicode array (not
+    numpy's object dtype), so the ``.npy`` file loads without pickle, as a user's would."""
     kind, _, arg = spec.fill.partition(":")
     if kind == "rand":
         return rng.random(spec.shape).astype(dtype)
+    if kind == "normal":
+        return rng.standard_normal(spec.shape).astype(dtype)
+    if kind == "mask":
+        # right padding, as tokenizers pad a batch: ones, then the last K positions of each row 0
+        mask = np.ones(spec.shape, dtype)
+        padded = int(arg)
+        if not 0 < padded < spec.shape[-1]:
+            raise ValueError(f"fill {spec.fill!r}: pad between 1 and {spec.shape[-1] - 1} positions")
+        mask[..., -padded:] = 0
+        return mask
+    if kind == "strings":
+        values = np.array(arg.split(","), dtype=str)
+        return values[rng.integers(0, len(values), size=spec.shape)]
     if kind == "zeros":
         return np.zeros(spec.shape, dtype)
     if kind == "ones":

