@@ -13,7 +13,7 @@ the graph: which float16 tensors inside the converted model hold inf/NaN and whe
      "nonfinite_output"|"zero_output"|"none", "op": ..., "op_type": ..., "tensor": ..., "message": ...,
      "fix": ..., "thresholds": {...}}
 
-Assertions that fail on today's code are non-strict xfails naming today's wrong answer.
+``Expect.today_convert`` records the wrong verdict each model got before the one diagnosis.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Expect:
     verdict: str
     causes: tuple[str, ...]      # the diagnosis causes that are right
     why: str                     # in words, for the report
-    today_convert: str = ""      # today's wrong convert --validate verdict (xfail reason), "" if right
+    today_convert: str = ""      # the wrong verdict convert --validate gave before the one diagnosis (the record)
     op_type: str = ""            # the op the diagnosis must name, where one is to blame
 
 
@@ -125,7 +125,6 @@ EXPECT: dict[str, Expect] = {
     AUDIO: Expect("fail", ("nonfinite_output", "underflow"), "the 1e-10 floor is 0 in FP16: silent frames give "
                   "log(0) = -inf where FP32 gives -23", op_type="Add"),
 }
-DIAGNOSIS_TODAY = "no 'diagnosis' object in the JSON today (the verdict code that writes it is being rewritten)"
 
 
 def _model(model_id: str, corpus_root: Path, tmp: Path) -> tuple[Path, dict[str, np.ndarray]]:
@@ -217,16 +216,8 @@ def truth(request, corpus_root, tmp_path_factory):
 
 
 def _params(kind: str):
-    for model_id, expect in EXPECT.items():
-        marks = []
-        if kind == "convert_verdict" and expect.today_convert:
-            marks.append(pytest.mark.xfail(strict=False, reason=f"today: {expect.today_convert}"))
-        if kind == "convert_diagnosis":
-            today = f"{DIAGNOSIS_TODAY}; convert's verdict today: " + (expect.today_convert or "right")
-            marks.append(pytest.mark.xfail(strict=False, reason=today))
-        if kind == "check_diagnosis":
-            marks.append(pytest.mark.xfail(strict=False, reason=f"{DIAGNOSIS_TODAY}; fp16-check gives row counts only"))
-        yield pytest.param(model_id, id=model_id, marks=marks)
+    for model_id in EXPECT:
+        yield pytest.param(model_id, id=model_id)
 
 
 # ---------------------------------------------------------------- the independent verdicts

@@ -49,10 +49,12 @@ class CompareResult:
     def summary(self) -> str:
         """One line: how many rows compared / passed / failed / empty / one-side-only / not dumped."""
         compared = self.compared
-        failed = sum(1 for r in compared if r.violations)
+        masked = sum(1 for r in compared if r.mask)
+        failed = sum(1 for r in compared if r.violations and not r.mask)
         empty = sum(1 for r in self.rows if r.metrics is not None and r.metrics.empty)
         one_side = sum(1 for r in self.rows if r.metrics is None)
-        text = (f"{len(compared)} tensors compared, {len(compared) - failed} pass, {failed} fail"
+        text = (f"{len(compared)} tensors compared, {len(compared) - failed - masked} pass, {failed} fail"
+                + (f", {masked} attention mask (not judged)" if masked else "")
                 + (f", {empty} empty on both sides" if empty else "")
                 + (f", {one_side} on one side only" if one_side else ""))
         ops = self.uncovered.get("subgraph_ops", 0)

@@ -65,7 +65,9 @@ def parse_input_shape(spec: str, allow_dynamic: bool = True) -> dict[str, ShapeS
                     raise UserError(f"Dim {index} of input {name!r} in --input_shape is {raw}, beyond 2^63-1, the "
                                     "largest a model can hold (E10002)", "--input_shape",
                                     "Give the size the model really runs with.")
-                if value == 0:
+                # ATC refuses a 0; an ONNX model runs with one (an empty KV cache is a decoder's
+                # first step), so local conversion (no dynamic dims: allow_dynamic False) takes it.
+                if value == 0 and allow_dynamic:
                     raise UserError(f"Dim {index} of input {name!r} is 0 (E10011)", "--input_shape",
                                     "Shape values must be positive integers (or -1 with a dynamic option).")
                 dims.append(value)
