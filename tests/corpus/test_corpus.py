@@ -46,15 +46,16 @@ SLOW = {("slanet", "profile_run"), ("slanet", "convert_fp32"), ("stress_chain_10
 
 # (model, tool) -> the clear message a refusal must carry (a regex); the case passes on it.
 _VALUE_IF = r"its condition depends on an input's value"
-_FP16_OVERFLOW = r"hides it from the outputs, an FP16 device does not -> FAIL"
+_FP16_OVERFLOW = r"hides it from the outputs, an FP16 device does not .*-> FAIL"
 REFUSALS: dict[tuple[str, str], str] = {
     # silero_vad's If picks its branch from the value of `sr`: fixed shapes cannot fit both branches.
     ("silero_vad", "convert_fp32"): _VALUE_IF,
     ("silero_vad", "convert_fp16"): _VALUE_IF,
     # FP16 validation finds tensors that overflow inside the model (ONNX Runtime's CPU hides them
-    # from the outputs): attention masks of -3.4e38, large activations, quantisation casts.
+    # from the outputs): large activations, quantisation casts. (An attention mask's -3.4e38 is
+    # clamped to -65504, as converters do: minilm_l3 passes.)
     **{(m, "convert_fp16"): _FP16_OVERFLOW for m in (
-        "magika", "resnet50_light", "resnet50_opset20", "minilm_l3", "minilm_l3_external",
+        "magika", "resnet50_light", "resnet50_opset20",
         "ddddocr_rec_int8", "table_edge_seg_int8", "table_obj_det_int8")},
     # PicoDet drifts past the FP16 tolerances (atol 1e-2 with rtol 5e-2; max abs error 0.029): a
     # FAIL verdict with its numbers, exit 1, not a crash.
