@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,17 +60,30 @@ def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
     return files
 
 
-def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
+def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape",
+                       names: Collection[str] | None = None) -> dict[str, tuple[int, ...]]:
     """``["image=1,3,224,224"]``, ``["image=1x3x224x224"]`` or ATC's ``["a:1,3;b:2"]`` ->
     ``{"image": (1, 3, 224, 224)}``; ``NAME=`` is a scalar. The one reader of ``--input-shape``
-    for every command and panel; ``option`` names the field in messages as that surface spells it."""
+    for every command and panel; ``option`` names the field in messages as that surface spells it.
+
+    Names may hold ``;``, ``:``, ``,`` and ``=`` (:mod:`studio.core.shape_text`); ``names``, the
+    model's real input names when known, settles where such a name ends, and a name not among
+    them is refused with the list of the model's inputs."""
+    from studio.core.shape_text import split_entries
+
     shapes: dict[str, tuple[int, ...]] = {}
     for spec in specs or []:
-        if "=" in spec:
-            parts = [tuple(spec.partition("=")[::2])]
-        else:  # ATC: name:dims;name2:dims — the dims follow the last colon (names may hold one)
-            parts = [(p.rpartition(":")[0], p.rpartition(":")[2]) if ":" in p else ("", p)
-                     for p in (x.strip() for x in spec.split(";")) if p]
+        parts = split_entries(spec, names)
+        if parts is None:
+            raise UserError(f"Bad {option} {spec!r}: no input name", option,
+                            f"Write {option} NAME=D0,D1,... (e.g. image=1,3,224,224) or ATC's NAME:D0,D1,..."
+                            + (f" The model's inputs are: {_listing(names)}." if names else ""))
+        if names is not None:
+            unknown = [name for name, _ in parts if name not in names]
+            if unknown:
+                raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model", option,
+                                f"The model's inputs are: {_listing(names)}. Give one {option} NAME=DIMS per "
+                                "input, with the name exactly as the model spells it (quote it for the shell).")
         for name, dims in parts:
             name = name.strip()
             shown = f"{name}={dims}"
@@ -277,6 +290,10 @@ def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]
                         f"says {tuple(shapes[spec.name])}", path, "Give one of the two, or make them agree.")
     conformed, warning = conform_array(spec.name, array, dtype, spec.dims, path)
     return conformed, warning, f"file {path}" + (f" ({array.dtype.name} cast)" if warning else "")
+
+
+def _listing(names: Collection[str]) -> str:
+    return ", ".join(map(repr, names)) or "(none)"
 
 
 def _show(dims: Sequence) -> str:

@@ -161,11 +161,13 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
             raise UserError(f"--input_format={options.input_format} cannot be used with AIPP (E10001)",
                             "--input_format", "With --insert_op_conf use NCHW or NHWC.")
         argv.append(f"--input_format={options.input_format}")
-    shapes = parse_input_shape(options.input_shape) if options.input_shape else None
+    names = onnx_input_names(Path(model)) if framework == 5 and check_files else None
+    shapes = parse_input_shape(options.input_shape, names=names) if options.input_shape else None
     _check_dynamic(options, shapes)
     if framework == 5 and check_files and Path(model).is_file():
         check_onnx_inputs(Path(model), shapes)
     if options.input_shape:
+        _check_atc_names(shapes)
         argv.append(f"--input_shape={';'.join(s.text() for s in shapes.values())}")
     for name in ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims"):
         if getattr(options, name):
@@ -205,6 +207,30 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
         argv.append(f"--log={options.log}")
     argv += _check_extra(options.extra_args)
     return argv
+
+
+def onnx_input_names(model: Path) -> list[str] | None:
+    """The real input names of an ONNX model file here; None when it cannot be read (ATC reports it)."""
+    from studio.tools.convert.input_shape import input_dims
+
+    if not model.is_file():
+        return None
+    try:
+        import onnx
+
+        return list(input_dims(onnx.load(str(model), load_external_data=False)))
+    except Exception:  # noqa: BLE001 - an unreadable model is ATC's to report
+        return None
+
+
+def _check_atc_names(shapes: dict) -> None:
+    """ATC splits its --input_shape at every ';': a name holding one cannot be written there."""
+    bad = [name for name in shapes if ";" in name]
+    if bad:
+        raise UserError(f"Input {bad[0]!r} holds ';', which ATC's --input_shape cannot carry (it splits entries at "
+                        "';')", "--input_shape",
+                        "Drop --input_shape when the model's input shapes are fixed already, or rename the input "
+                        "(e.g. with onnx.utils / onnx-graphsurgeon) before ATC.")
 
 
 def check_onnx_inputs(model: Path, shapes: dict | None) -> None:

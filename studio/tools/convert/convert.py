@@ -167,8 +167,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=to_json(options),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
-    if options.keep_fp32_ops:
-        _check_keep_fp32(model, options.keep_fp32_ops, output_type)
+    keep_fp32 = _check_keep_fp32(model, options.keep_fp32_ops, output_type) if options.keep_fp32_ops else []
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
     declared = input_shape.input_dims(model)
@@ -176,7 +175,8 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     shaping = given_inputs if aipp_config is None else {}
     model, warnings, if_folds, fixed = prepare(model, options.input_shape, from_files=shaping)
     report.warnings += warnings
-    by_option = input_shape.parse_input_shape(options.input_shape, allow_dynamic=False) if options.input_shape else {}
+    by_option = (input_shape.parse_input_shape(options.input_shape, allow_dynamic=False, names=list(declared))
+                 if options.input_shape else {})
     for name in sorted(shaping):
         # the element type too, before any heavy work (validation would refuse it after writing)
         given_inputs[name], cast = conform_array(name, given_inputs[name], _input_dtype(model, name), None,
@@ -217,7 +217,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
         from studio.tools.convert.fp16 import convert_to_fp16
 
         t0 = time.perf_counter()
-        report.fp16 = to_json(convert_to_fp16(model, options.keep_fp32_ops, options.keep_io_types))
+        report.fp16 = to_json(convert_to_fp16(model, keep_fp32, options.keep_io_types))
         timings["fp16"] = time.perf_counter() - t0
 
     insertions = []
@@ -290,8 +290,13 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     return report
 
 
-def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
-    """Every --keep_fp32 entry must be an op type or a node name of the model (a typo would be ignored)."""
+def _check_keep_fp32(model, names: list[str], output_type: str) -> list[str]:
+    """The --keep_fp32 entries as op types and node names of the model (a typo would be ignored).
+
+    An entry that is a name of the model is that name, whatever ``,`` it holds (tf2onnx names ops
+    ``model_1/conv/BiasAdd;model_1/conv/Conv2D``); any other entry is a comma-separated list
+    (``--keep-fp32 Softmax,LayerNormalization``), each part a type or a name.
+    """
     import difflib
 
     if output_type != "FP16":
@@ -299,14 +304,18 @@ def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
                         "Add --output_type FP16, or drop --keep_fp32.")
     types = {node.op_type for node in model.graph.node}
     nodes = {node.name for node in model.graph.node if node.name}
-    for name in names:
-        if name in types or name in nodes:
-            continue
-        close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
-        raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
-                        (f"Did you mean {close[0]!r}? " if close else "")
-                        + "Op types in the model: " + ", ".join(sorted(types)[:30])
-                        + (" ..." if len(types) > 30 else "") + ".")
+    known: list[str] = []
+    for entry in names:
+        for name in [entry] if entry in types or entry in nodes else [p.strip() for p in entry.split(",") if p.strip()]:
+            if name in types or name in nodes:
+                known.append(name)
+                continue
+            close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
+            raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
+                            (f"Did you mean {close[0]!r}? " if close else "")
+                            + "Op types in the model: " + ", ".join(sorted(types)[:30])
+                            + (" ..." if len(types) > 30 else "") + ".")
+    return known
 
 
 def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
