@@ -37,6 +37,8 @@ ORT_DTYPES = {
     "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16, "tensor(int8)": np.int8,
     "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
     "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+    # ONNX Runtime takes a string tensor as a numpy object array of str (see conform_array)
+    "tensor(string)": np.object_,
 }
 
 
@@ -149,6 +151,8 @@ def random_array(name: str, shape: Sequence[int], dtype: Any, rng: np.random.Gen
     exercised), booleans fair coin flips, integers in [0, 10). Raises UserError when the array
     would not fit this computer's memory (:func:`check_fits`).
     """
+    if np.dtype(dtype).kind in "OUS":
+        raise no_random_text(name)
     check_fits(name, shape, dtype)
     kind = np.dtype(dtype).kind
     if kind in "fc":
@@ -196,6 +200,8 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
         if dtype is None:
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
                             f"Give it a file: --input {spec.name}=FILE.npy.")
+        if np.dtype(dtype).kind == "O":  # before its shape: no size would help
+            raise no_random_text(spec.name)
         feeds[spec.name] = random_array(spec.name, resolve_shape(spec, shapes), dtype, rng)
         if sources is not None:
             sources[spec.name] = f"seeded random (seed {seed})"
@@ -224,6 +230,13 @@ def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | Non
     if dtype is None:
         return array, None
     want = np.dtype(dtype)
+    if want.kind == "O":
+        return as_text(name, array, where), None
+    if array.dtype.kind in "OUS":
+        raise UserError(f"The array for input {name!r} holds text (numpy {array.dtype.str.lstrip('<>|=')}); the model takes "
+                        f"{want.name} numbers", where,
+                        f"Save the numbers themselves: np.save(FILE, array.astype(np.{want.name})) once they are "
+                        "numbers. Studio does not read numbers out of text.")
     if array.dtype == want:
         return array, None
     have = array.dtype
@@ -236,6 +249,45 @@ def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | Non
         raise UserError(f"The array for input {name!r} is {have.name} with values in [{array.min()}, {array.max()}], "
                         f"which {want.name} cannot hold", where, fix)
     return array.astype(want), f"input {name!r}: {have.name} array cast to {want.name}, the model's type ({where})"
+
+
+def as_text(name: str, array: np.ndarray, where: Any) -> np.ndarray:
+    """``array`` as ONNX Runtime takes a string input: an object array of ``str``.
+
+    numpy's fixed-width text (``<U``, as ``np.array(["red"])`` or ``astype(str)`` make), bytes
+    (``S``, read as UTF-8) and object arrays of ``str``/``bytes`` are accepted; numbers are
+    refused (a category is text, and its spelling is part of it).
+    """
+    array = np.asarray(array)
+    kind = array.dtype.kind
+    if kind == "U":
+        return array.astype(object)
+    try:
+        if kind == "S":
+            return np.char.decode(array, "utf-8").astype(object)
+        if kind == "O":
+            odd = next((v for v in array.flat if not isinstance(v, (str, bytes))), None)
+            if odd is None:
+                return np.vectorize(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v,
+                                    otypes=[object])(array) if array.size else array
+            raise UserError(f"The array for input {name!r} holds a {type(odd).__name__} ({odd!r}); the model takes "
+                            "strings (tensor(string))", where,
+                            "Give the text itself: np.save(FILE, np.asarray(values, dtype=str)).")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"The array for input {name!r} holds bytes that are not UTF-8 text ({exc.reason})", where,
+                        "Save the text as str (np.save(FILE, array.astype(str))) in the encoding the model was "
+                        "trained on.") from exc
+    raise UserError(f"The array for input {name!r} is {array.dtype.name}; the model takes strings (tensor(string))",
+                    where, "Give the text itself: np.save(FILE, np.asarray(values, dtype=str)) (numbers are not "
+                    "turned into categories).")
+
+
+def no_random_text(name: str) -> UserError:
+    """The refusal of seeded random data for a string input: categories cannot be made up."""
+    return UserError(f"Input {name!r} takes strings (tensor(string)): Studio cannot make up its values (random "
+                     "text would be no category the model knows)", f"input {name}",
+                     f"Give --input {name}=FILE.npy, a numpy string array of the values to run on "
+                     f"(np.save(FILE, np.asarray(values, dtype=str))).")
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -284,7 +336,7 @@ def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]
           ) -> tuple[np.ndarray, str | None, str]:
     from studio.core.npyfile import load_npy
 
-    array = load_npy(path, what=f"--input {spec.name}")
+    array = load_npy(path, what=f"--input {spec.name}", text=True)
     if spec.name in shapes and tuple(array.shape) != tuple(shapes[spec.name]):
         raise UserError(f"The array for input {spec.name!r} has shape {tuple(array.shape)}, but --input-shape "
                         f"says {tuple(shapes[spec.name])}", path, "Give one of the two, or make them agree.")

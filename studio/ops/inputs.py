@@ -85,7 +85,7 @@ def load_arrays(inputs: dict[str, Path]) -> dict:
     """The arrays of ``--input`` files (read and checked), for the engines that take arrays."""
     from studio.core.npyfile import load_npy
 
-    return {name: load_npy(Path(file), what=f"--input {name}") for name, file in inputs.items()}
+    return {name: load_npy(Path(file), what=f"--input {name}", text=True) for name, file in inputs.items()}
 
 
 @contextmanager

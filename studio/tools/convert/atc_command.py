@@ -240,7 +240,7 @@ def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     given another size: ATC lets --input_shape override it, e.g. with AIPP cropping); every
     input with a dynamic dim must get a size (or -1 with a dynamic option) in --input_shape.
     """
-    from studio.tools.convert.input_shape import input_dims, suggest_spec_for
+    from studio.tools.convert.input_shape import input_dims, suggest_spec_for, unknown_input
 
     try:
         import onnx
@@ -252,10 +252,7 @@ def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     shapes = shapes or {}
     for name in shapes:
         if name not in current:
-            close = difflib.get_close_matches(name, list(current), n=1)
-            raise UserError(f"--input_shape names {name!r}, which is not an input of {model.name} (E10016)",
-                            "--input_shape", (f"Did you mean {close[0]!r}? " if close else "")
-                            + f"The model's inputs are: {', '.join(current) or '(none)'}.")
+            raise unknown_input("--input_shape", name, list(current), model.name)
     for name, spec in shapes.items():
         dims = current[name]
         if len(spec.dims) != len(dims):

@@ -103,10 +103,35 @@ def _signature(values, inits) -> dict:
     for v in values:
         if v.name in inits:
             continue
+        if v.type.WhichOneof("value") not in (None, "tensor_type"):  # seq(map(...)) of a ZipMap, ...
+            result[v.name] = {"shape": [], "dtype": _type_text(v.type)}
+            continue
         t = v.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
-        result[v.name] = {"shape": dims, "dtype": helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else "?"}
+        result[v.name] = {"shape": dims, "dtype": _elem_text(t.elem_type)}
     return result
+
+
+def _elem_text(elem_type: int) -> str:
+    from onnx import TensorProto, helper
+
+    if not elem_type:
+        return "?"
+    return "str" if elem_type == TensorProto.STRING else helper.tensor_dtype_to_np_dtype(elem_type).name
+
+
+def _type_text(proto) -> str:
+    """An ONNX type as ONNX writes it: ``seq(map(int64,tensor(float)))``."""
+    kind = proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return f"tensor({_elem_text(proto.tensor_type.elem_type)})"
+    if kind == "sequence_type":
+        return f"seq({_type_text(proto.sequence_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({_elem_text(proto.map_type.key_type)},{_type_text(proto.map_type.value_type)})"
+    if kind == "optional_type":
+        return f"optional({_type_text(proto.optional_type.elem_type)})"
+    return kind or "?"
 
 
 def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) -> Generator[Progress, None, ConvertReport]:
@@ -167,6 +192,10 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     report = ConvertReport(model=str(options.model), output=str(options.output), options=to_json(options),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
+    if output_type == "FP16":
+        _refuse_ml_ops(model, options.model)
+    if options.validate and not options.validate_image:
+        _refuse_random_text(model, given_inputs)
     keep_fp32 = _check_keep_fp32(model, options.keep_fp32_ops, output_type) if options.keep_fp32_ops else []
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
@@ -290,6 +319,33 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None) ->
     return report
 
 
+def _refuse_ml_ops(model, path: Path) -> None:
+    """FP16 conversion of a model holding classical-ML ops (ai.onnx.ml: TreeEnsembleClassifier,
+    ZipMap, LinearClassifier...) is refused before any work: ONNX defines them on float and double
+    only, and features rounded to FP16 before a tree's float thresholds can flip its decisions."""
+    from collections import Counter
+
+    ml = Counter(node.op_type for node in model.graph.node if node.domain == "ai.onnx.ml")
+    if ml:
+        listing = ", ".join(f"{op} ({count})" if count > 1 else op for op, count in sorted(ml.items()))
+        raise UserError(f"{path.name} holds classical-ML ops (ai.onnx.ml: {listing}), which have no FP16 form",
+                        path, "Convert it with --output-type FP32 (the default): these ops take float and double "
+                        "only, and features rounded to FP16 before them can change their decisions.")
+
+
+def _refuse_random_text(model, given: dict) -> None:
+    """Validation needs data for every string input: seeded random text would invent categories."""
+    from onnx import TensorProto
+
+    from studio.core.model_inputs import no_random_text
+
+    weights = {init.name for init in model.graph.initializer}
+    for value in model.graph.input:
+        if (value.name not in weights and value.name not in given
+                and value.type.tensor_type.elem_type == TensorProto.STRING):
+            raise no_random_text(value.name)
+
+
 def _check_keep_fp32(model, names: list[str], output_type: str) -> list[str]:
     """The --keep_fp32 entries as op types and node names of the model (a typo would be ignored).
 
@@ -325,7 +381,8 @@ def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
     for name, value in (("--atol", options.atol), ("--rtol", options.rtol)):
         if value is not None and not (value >= 0 and value == value and value != float("inf")):
             raise UserError(f"{name} {value} is not a tolerance", name, "Give a finite number >= 0, e.g. 1e-5.")
-    arrays = {name: load_npy(Path(file), what=f"--input {name}") for name, file in options.validate_inputs.items()}
+    arrays = {name: load_npy(Path(file), what=f"--input {name}", text=True)
+              for name, file in options.validate_inputs.items()}
     return arrays, {name: f"file {Path(file).name}" for name, file in options.validate_inputs.items()}
 
 

@@ -42,8 +42,8 @@ def parse_input_shape(spec: ShapeValue, allow_dynamic: bool = True,
     ``spec`` is ATC's text (``"a:1,3;b:2"``), several such texts (one per ``--input-shape``
     option; ``NAME=DIMS`` is read too), or already a structure ``{name: dims}`` (what Studio's own
     callers pass: no text, so no name can be misread). ``names``, the model's real input names
-    when known, settle where a name holding ``;`` or ``:`` ends (:mod:`studio.core.shape_text`), and
-    a name not among them is refused with the list of the model's inputs.
+    when known, settle where a name holding ``;`` or ``:`` ends (:mod:`studio.core.shape_text`); the
+    caller refuses a name not among them (:func:`unknown_input`).
 
     Raises UserError (ATC's E10002) naming the bad entry. With ``allow_dynamic`` False, -1 and
     ranges are refused, as the local conversion needs static shapes.
@@ -66,13 +66,6 @@ def parse_input_shape(spec: ShapeValue, allow_dynamic: bool = True,
                                 "--input_shape", f"Write each entry as name:dims, e.g. {FORMAT_HINT}"
                                 + (f"; the model's inputs are: {', '.join(map(repr, names))}." if names else "."))
             entries += parts
-    if names is not None:
-        unknown = [name for name, _ in entries if name not in names]
-        if unknown:
-            raise UserError(f"--input_shape names {unknown[0]!r}, which is not an input of the model (E10016)",
-                            "--input_shape", f"The model's inputs are: {', '.join(map(repr, names)) or '(none)'}. "
-                            "Give one --input-shape NAME=DIMS per input, the name exactly as the model spells it "
-                            "(quoted for the shell).")
     for name, dims_text in entries:
         dims: list = []
         for index, raw in enumerate(filter(None, (d.strip() for d in re.sub(r"(?<=\d)x(?=\d)", ",", dims_text).split(",")))):
@@ -103,6 +96,18 @@ def parse_input_shape(spec: ShapeValue, allow_dynamic: bool = True,
                             "Give each input once.")
         result[name] = ShapeSpec(name, tuple(dims))
     return result
+
+
+def unknown_input(option: str, name: str, inputs: list[str], model: str = "the model") -> UserError:
+    """The refusal of ``name``, not an input of ``model`` (E10016): the closest name, and every input
+    name quoted (a name may hold ``,``, ``;`` or ``:``)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, inputs, n=1)
+    return UserError(f"{option} names {name!r}, which is not an input of {model} (E10016)", option,
+                     (f"Did you mean {close[0]!r}? " if close else "")
+                     + f"The model's inputs are: {', '.join(map(repr, inputs)) or '(none)'}. Give one "
+                     "--input-shape NAME=DIMS per input, the name as the model spells it (quoted for the shell).")
 
 
 def input_dims(model: onnx.ModelProto) -> dict[str, list]:
@@ -151,8 +156,7 @@ def fix_input_shapes(model: onnx.ModelProto, spec: ShapeValue | None, from_files
     for option, names in (("--input_shape", parsed), ("--input", from_files or {})):
         unknown = [name for name in names if name not in current]
         if unknown:
-            raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model (E10016)",
-                            option, f"The model's inputs are: {', '.join(current) or '(none)'}.")
+            raise unknown_input(option, unknown[0], list(current))
     given = shapes_with_files({name: tuple(v.dims) for name, v in parsed.items()}, from_files or {}, "--input_shape")
     final: dict[str, list[int]] = {}
     for value in model.graph.input:
