@@ -164,3 +164,19 @@ def test_convert_cli_input_shape_with_tf_names(unet, tmp_path, studio_home):
     done = _studio("convert", unet, "-o", tmp_path / "bad.onnx", "--input-shape", "model_1/image:0=2,3,256,256",
                    home=studio_home)
     assert done.returncode == 2 and "'model_1/image:0'" in done.stderr and repr(IMAGE) in done.stderr
+
+
+def test_out_nodes_takes_tf_names_holding_semicolons(tmp_path):
+    path, out = tmp_path / "unet_tf.onnx", tmp_path / "cut.onnx"
+    onnx.save(tf_style(build_unet()), path)
+    relu, head = tf_name("encoder1/conv1/relu"), tf_node("head/softmax")
+    run_job(convert_model(ConvertOptions(model=path, output=out, out_nodes=f"{relu};{head}:0",
+                                         fusions={"ConvBnFusion": False})))
+    assert [o.name for o in onnx.load(out).graph.output] == [relu, tf_name("mask")]
+    # the cut model's first output is the original's tensor of that name (ONNX Runtime, every tensor out)
+    x = np.random.default_rng(2).standard_normal((1, 3, 256, 256)).astype(np.float32)
+    probe = onnx.load(path)
+    probe.graph.output.append(onnx.ValueInfoProto(name=relu))
+    want = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"]).run([relu], {IMAGE: x})[0]
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run([relu], {IMAGE: x})[0]
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-3)
