@@ -6,8 +6,10 @@ replaced silently: without a size from ``--input-shape`` or from a given array, 
 feeds stops with a message naming the input, the axis and the option to use.
 
 ``--input-shape`` accepts one input per option (``image=1,3,224,224``, as ``studio profile run``
-reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``;
-names may contain ``:``, as TensorFlow's ``input:0``: the dims follow the last colon).
+reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``).
+Names may hold ``;``, ``:``, ``,`` and ``=`` (tf2onnx's ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``):
+the dims follow the last ``=`` or ``:``, and the model's input names settle the rest
+(:mod:`studio.core.shape_text`).
 
 Two rules hold for every given array, whichever command reads it (:func:`conform_array`):
 
@@ -15,7 +17,10 @@ Two rules hold for every given array, whichever command reads it (:func:`conform
   match it (no ``--input-shape`` is needed for an input whose data is given);
 * its element type must be the input's. An array of the same kind (float64 for a float32
   input, int32 for int64) is cast with a warning naming both types; an array of another kind
-  (int64 for a float32 input: an image left unnormalised, ids saved as floats) is refused.
+  (int64 for a float32 input: an image left unnormalised, ids saved as floats) is refused;
+* a string input (``tensor(string)``) takes numpy text (``<U``), bytes (``S``, UTF-8) or an
+  object array of ``str``, handed to ONNX Runtime as object-of-str (:func:`as_text`); numbers are
+  refused for it, text for a number input, and random data is never made up for it.
 """
 
 from __future__ import annotations
