@@ -238,7 +238,8 @@ def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | Non
     if want.kind == "O":
         return as_text(name, array, where), None
     if array.dtype.kind in "OUS":
-        raise UserError(f"The array for input {name!r} holds text (numpy {array.dtype.str.lstrip('<>|=')}); the model takes "
+        text = array.dtype.str.lstrip("<>|=")  # U5: numpy's 5-character text, which it names str160
+        raise UserError(f"The array for input {name!r} holds text (numpy {text}); the model takes "
                         f"{want.name} numbers", where,
                         f"Save the numbers themselves: np.save(FILE, array.astype(np.{want.name})) once they are "
                         "numbers. Studio does not read numbers out of text.")

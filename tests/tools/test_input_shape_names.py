@@ -177,6 +177,7 @@ def test_out_nodes_takes_tf_names_holding_semicolons(tmp_path):
     x = np.random.default_rng(2).standard_normal((1, 3, 256, 256)).astype(np.float32)
     probe = onnx.load(path)
     probe.graph.output.append(onnx.ValueInfoProto(name=relu))
-    want = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"]).run([relu], {IMAGE: x})[0]
+    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run([relu], {IMAGE: x})[0]
     got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run([relu], {IMAGE: x})[0]
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-3)

@@ -68,7 +68,8 @@ def parse_input_shape(spec: ShapeValue, allow_dynamic: bool = True,
             entries += parts
     for name, dims_text in entries:
         dims: list = []
-        for index, raw in enumerate(filter(None, (d.strip() for d in re.sub(r"(?<=\d)x(?=\d)", ",", dims_text).split(",")))):
+        dims_text = re.sub(r"(?<=\d)x(?=\d)", ",", dims_text)  # 1x3x224x224, as other commands read it
+        for index, raw in enumerate(filter(None, (d.strip() for d in dims_text.split(",")))):
             if not _DIM.match(raw):
                 raise UserError(f"Dim {index} of input {name!r} in --input_shape is {raw!r}, not a number (E10002)",
                                 "--input_shape", "Dims are positive integers, -1 (dynamic) or a range lo~hi.")
