@@ -27,7 +27,7 @@ def parse_inputs(items: list[str]) -> dict:
             raise UserError(f"--input {item!r} is not NAME=FILE.npy", "--input", "Example: --input image=image.npy")
         if name in given:
             raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
-        given[name] = load_npy(Path(file), what=f"--input {name}")
+        given[name] = load_npy(Path(file), what=f"--input {name}", text=True)
     return given
 
 

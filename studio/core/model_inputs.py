@@ -6,8 +6,10 @@ replaced silently: without a size from ``--input-shape`` or from a given array, 
 feeds stops with a message naming the input, the axis and the option to use.
 
 ``--input-shape`` accepts one input per option (``image=1,3,224,224``, as ``studio profile run``
-reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``;
-names may contain ``:``, as TensorFlow's ``input:0``: the dims follow the last colon).
+reads it) or ATC's form with several inputs separated by ``;`` (``"image:1,3,224,224;mask:1,1,224,224"``).
+Names may hold ``;``, ``:``, ``,`` and ``=`` (tf2onnx's ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``):
+the dims follow the last ``=`` or ``:``, and the model's input names settle the rest
+(:mod:`studio.core.shape_text`).
 
 Two rules hold for every given array, whichever command reads it (:func:`conform_array`):
 
@@ -15,14 +17,17 @@ Two rules hold for every given array, whichever command reads it (:func:`conform
   match it (no ``--input-shape`` is needed for an input whose data is given);
 * its element type must be the input's. An array of the same kind (float64 for a float32
   input, int32 for int64) is cast with a warning naming both types; an array of another kind
-  (int64 for a float32 input: an image left unnormalised, ids saved as floats) is refused.
+  (int64 for a float32 input: an image left unnormalised, ids saved as floats) is refused;
+* a string input (``tensor(string)``) takes numpy text (``<U``), bytes (``S``, UTF-8) or an
+  object array of ``str``, handed to ONNX Runtime as object-of-str (:func:`as_text`); numbers are
+  refused for it, text for a number input, and random data is never made up for it.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +42,8 @@ ORT_DTYPES = {
     "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16, "tensor(int8)": np.int8,
     "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
     "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+    # ONNX Runtime takes a string tensor as a numpy object array of str (see conform_array)
+    "tensor(string)": np.object_,
 }
 
 
@@ -60,17 +67,30 @@ def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
     return files
 
 
-def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
+def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape",
+                       names: Collection[str] | None = None) -> dict[str, tuple[int, ...]]:
     """``["image=1,3,224,224"]``, ``["image=1x3x224x224"]`` or ATC's ``["a:1,3;b:2"]`` ->
     ``{"image": (1, 3, 224, 224)}``; ``NAME=`` is a scalar. The one reader of ``--input-shape``
-    for every command and panel; ``option`` names the field in messages as that surface spells it."""
+    for every command and panel; ``option`` names the field in messages as that surface spells it.
+
+    Names may hold ``;``, ``:``, ``,`` and ``=`` (:mod:`studio.core.shape_text`); ``names``, the
+    model's real input names when known, settles where such a name ends, and a name not among
+    them is refused with the list of the model's inputs."""
+    from studio.core.shape_text import split_entries
+
     shapes: dict[str, tuple[int, ...]] = {}
     for spec in specs or []:
-        if "=" in spec:
-            parts = [tuple(spec.partition("=")[::2])]
-        else:  # ATC: name:dims;name2:dims — the dims follow the last colon (names may hold one)
-            parts = [(p.rpartition(":")[0], p.rpartition(":")[2]) if ":" in p else ("", p)
-                     for p in (x.strip() for x in spec.split(";")) if p]
+        parts = split_entries(spec, names)
+        if parts is None:
+            raise UserError(f"Bad {option} {spec!r}: no input name", option,
+                            f"Write {option} NAME=D0,D1,... (e.g. image=1,3,224,224) or ATC's NAME:D0,D1,..."
+                            + (f" The model's inputs are: {_listing(names)}." if names else ""))
+        if names is not None:
+            unknown = [name for name, _ in parts if name not in names]
+            if unknown:
+                raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model", option,
+                                f"The model's inputs are: {_listing(names)}. Give one {option} NAME=DIMS per "
+                                "input, with the name exactly as the model spells it (quote it for the shell).")
         for name, dims in parts:
             name = name.strip()
             shown = f"{name}={dims}"
@@ -136,6 +156,8 @@ def random_array(name: str, shape: Sequence[int], dtype: Any, rng: np.random.Gen
     exercised), booleans fair coin flips, integers in [0, 10). Raises UserError when the array
     would not fit this computer's memory (:func:`check_fits`).
     """
+    if np.dtype(dtype).kind in "OUS":
+        raise no_random_text(name)
     check_fits(name, shape, dtype)
     kind = np.dtype(dtype).kind
     if kind in "fc":
@@ -183,6 +205,8 @@ def make_feeds(specs: Sequence[InputSpec], files: dict[str, Path] | None = None,
         if dtype is None:
             raise UserError(f"Cannot make random data for input {spec.name!r} of type {spec.type}", "--input",
                             f"Give it a file: --input {spec.name}=FILE.npy.")
+        if np.dtype(dtype).kind == "O":  # before its shape: no size would help
+            raise no_random_text(spec.name)
         feeds[spec.name] = random_array(spec.name, resolve_shape(spec, shapes), dtype, rng)
         if sources is not None:
             sources[spec.name] = f"seeded random (seed {seed})"
@@ -211,6 +235,14 @@ def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | Non
     if dtype is None:
         return array, None
     want = np.dtype(dtype)
+    if want.kind == "O":
+        return as_text(name, array, where), None
+    if array.dtype.kind in "OUS":
+        text = array.dtype.str.lstrip("<>|=")  # U5: numpy's 5-character text, which it names str160
+        raise UserError(f"The array for input {name!r} holds text (numpy {text}); the model takes "
+                        f"{want.name} numbers", where,
+                        f"Save the numbers themselves: np.save(FILE, array.astype(np.{want.name})) once they are "
+                        "numbers. Studio does not read numbers out of text.")
     if array.dtype == want:
         return array, None
     have = array.dtype
@@ -223,6 +255,45 @@ def conform_array(name: str, array: np.ndarray, dtype: Any, dims: Sequence | Non
         raise UserError(f"The array for input {name!r} is {have.name} with values in [{array.min()}, {array.max()}], "
                         f"which {want.name} cannot hold", where, fix)
     return array.astype(want), f"input {name!r}: {have.name} array cast to {want.name}, the model's type ({where})"
+
+
+def as_text(name: str, array: np.ndarray, where: Any) -> np.ndarray:
+    """``array`` as ONNX Runtime takes a string input: an object array of ``str``.
+
+    numpy's fixed-width text (``<U``, as ``np.array(["red"])`` or ``astype(str)`` make), bytes
+    (``S``, read as UTF-8) and object arrays of ``str``/``bytes`` are accepted; numbers are
+    refused (a category is text, and its spelling is part of it).
+    """
+    array = np.asarray(array)
+    kind = array.dtype.kind
+    if kind == "U":
+        return array.astype(object)
+    try:
+        if kind == "S":
+            return np.char.decode(array, "utf-8").astype(object)
+        if kind == "O":
+            odd = next((v for v in array.flat if not isinstance(v, (str, bytes))), None)
+            if odd is None:
+                return np.vectorize(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v,
+                                    otypes=[object])(array) if array.size else array
+            raise UserError(f"The array for input {name!r} holds a {type(odd).__name__} ({odd!r}); the model takes "
+                            "strings (tensor(string))", where,
+                            "Give the text itself: np.save(FILE, np.asarray(values, dtype=str)).")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"The array for input {name!r} holds bytes that are not UTF-8 text ({exc.reason})", where,
+                        "Save the text as str (np.save(FILE, array.astype(str))) in the encoding the model was "
+                        "trained on.") from exc
+    raise UserError(f"The array for input {name!r} is {array.dtype.name}; the model takes strings (tensor(string))",
+                    where, "Give the text itself: np.save(FILE, np.asarray(values, dtype=str)) (numbers are not "
+                    "turned into categories).")
+
+
+def no_random_text(name: str) -> UserError:
+    """The refusal of seeded random data for a string input: categories cannot be made up."""
+    return UserError(f"Input {name!r} takes strings (tensor(string)): Studio cannot make up its values (random "
+                     "text would be no category the model knows)", f"input {name}",
+                     f"Give --input {name}=FILE.npy, a numpy string array of the values to run on "
+                     f"(np.save(FILE, np.asarray(values, dtype=str))).")
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -271,12 +342,16 @@ def _load(path: Path, spec: InputSpec, dtype, shapes: dict[str, tuple[int, ...]]
           ) -> tuple[np.ndarray, str | None, str]:
     from studio.core.npyfile import load_npy
 
-    array = load_npy(path, what=f"--input {spec.name}")
+    array = load_npy(path, what=f"--input {spec.name}", text=True)
     if spec.name in shapes and tuple(array.shape) != tuple(shapes[spec.name]):
         raise UserError(f"The array for input {spec.name!r} has shape {tuple(array.shape)}, but --input-shape "
                         f"says {tuple(shapes[spec.name])}", path, "Give one of the two, or make them agree.")
     conformed, warning = conform_array(spec.name, array, dtype, spec.dims, path)
     return conformed, warning, f"file {path}" + (f" ({array.dtype.name} cast)" if warning else "")
+
+
+def _listing(names: Collection[str]) -> str:
+    return ", ".join(map(repr, names)) or "(none)"
 
 
 def _show(dims: Sequence) -> str:

@@ -17,8 +17,13 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.ndarray:
-    """The array in ``path`` (``mmap``: mapped read-only), after checking its header fits the file."""
+def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor", text: bool = False) -> np.ndarray:
+    """The array in ``path`` (``mmap``: mapped read-only), after checking its header fits the file.
+
+    ``text``: the file is data for a model input, which may take strings; a numpy ``object``
+    array (how ONNX Runtime takes a string tensor) is then read too, through an unpickler that
+    builds nothing but the array and its ``str``/``bytes`` elements (:func:`_load_text_array`).
+    """
     import numpy as np
     from numpy.lib import format as npformat
 
@@ -47,8 +52,11 @@ def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.n
         # NumPy parses the header as a Python literal: a damaged one fails in the tokenizer
         raise UserError(f"Not a readable .npy file ({exc})", path, fix) from exc
     if dtype.hasobject:
+        if text and dtype.kind == "O":
+            return _load_text_array(path, offset, what)
         raise UserError("The .npy file holds Python objects, which Studio does not load", path,
-                        "Save a numeric array (np.save with a numeric dtype).")
+                        "Save a numeric array (np.save with a numeric dtype)"
+                        + (", or text as a numpy string array (np.save(FILE, array.astype(str)))." if text else "."))
     count = 1
     for dim in shape:
         count *= int(dim)
@@ -62,3 +70,42 @@ def load_npy(path: Path | str, mmap: bool = False, what: str = "tensor") -> np.n
         raise UserError(f"Not enough memory to load {needed:,} bytes", path, "Free memory or use a smaller tensor.") from exc
     except (ValueError, OSError, EOFError) as exc:
         raise UserError(f"Not a readable .npy file ({exc})", path, fix) from exc
+
+
+# What numpy's pickle of an object array names, and nothing else: no other callable can run.
+_ARRAY_GLOBALS = {("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
+                  ("numpy", "ndarray"), ("numpy", "dtype")}
+
+
+def _load_text_array(path: Path, offset: int, what: str) -> np.ndarray:
+    """An ``object`` .npy whose elements are all ``str`` or ``bytes`` (a string input's data).
+
+    ``np.load(allow_pickle=True)`` would run whatever the file's pickle names; this unpickler
+    resolves only the globals numpy's own array pickle uses, so a crafted file fails here.
+    """
+    import pickle
+
+    import numpy as np
+
+    class _ArrayOnly(pickle.Unpickler):
+        def find_class(self, module: str, name: str):
+            if (module, name) not in _ARRAY_GLOBALS:
+                raise pickle.UnpicklingError(f"{module}.{name} is not part of a numpy array")
+            return super().find_class(module, name)
+
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            array = _ArrayOnly(handle).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError) as exc:
+        raise UserError(f"The .npy file holds Python objects that are not a plain array of text ({exc})", path,
+                        "Save the text as a numpy string array: np.save(FILE, np.asarray(values, dtype=str)).") from exc
+    if not isinstance(array, np.ndarray) or array.dtype.kind != "O":
+        raise UserError("The .npy file's objects are not an array", path,
+                        "Save the text as a numpy string array: np.save(FILE, np.asarray(values, dtype=str)).")
+    odd = next((v for v in array.flat if not isinstance(v, (str, bytes))), None)
+    if odd is not None:
+        raise UserError(f"The {what} file holds a {type(odd).__name__} among its objects; only text (str) can be "
+                        "an object array's element", path,
+                        "Save numbers with a numeric dtype, text as a numpy string array (dtype=str).")
+    return array

@@ -21,6 +21,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
+from studio.tools.convert.options import shape_argv
 from studio.core.serial import to_json
 from studio.core.thresholds import threshold_argv, thresholds_from_args
 
@@ -41,7 +42,8 @@ class Request:
         does exactly what the request says)."""
         o = self.options
         argv = [str(o.model)] + (["-o", str(o.output)] if o.output is not None else [])
-        for flag, value in (("--input-shape", o.input_shape), ("--output-type", o.output_type),
+        argv += shape_argv(o.input_shape)
+        for flag, value in (("--output-type", o.output_type),
                             ("--insert-op-conf", o.insert_op_conf), ("--fusion-switch-file", o.fusion_switch_file),
                             ("--out-nodes", o.out_nodes), ("--report", o.report),
                             ("--validate-image", o.validate_image), ("--stamp-source", o.stamp_source),
@@ -173,18 +175,17 @@ def pass_switches(items: list[str]) -> dict[str, bool]:
     return switches
 
 
-def atc_input_shape(values: list[str] | str | None) -> str | None:
-    """``--input-shape`` values as ATC's one string: ``name=dims`` entries (the form every other
-    command takes) become ``name:dims``; ATC's ``a:dims;b:dims`` passes as it is (it may hold -1
-    or ranges, which only conversion accepts)."""
+def atc_input_shape(values: list[str] | str | None) -> list[str] | str | None:
+    """``--input-shape`` values as the converter takes them: one value as it is, several as a list
+    (never joined into one string: a name may hold ``;`` or ``:``, tf2onnx's
+    ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``, and only the model's input names can tell
+    where it ends). ``NAME=DIMS`` and ATC's ``a:dims;b:dims`` are both read by
+    :func:`studio.tools.convert.input_shape.parse_input_shape`."""
     if not values:
         return None
-    entries = []
-    for value in [values] if isinstance(values, str) else values:
-        for entry in filter(None, (part.strip() for part in value.split(";"))):
-            name, sep, dims = entry.partition("=")
-            entries.append(f"{name.strip()}:{dims.strip()}" if sep else entry)
-    return ";".join(entries)
+    if isinstance(values, str):
+        return values
+    return values[0] if len(values) == 1 else list(values)
 
 
 def model_path(args: argparse.Namespace) -> Path:
@@ -203,7 +204,8 @@ def options_from_args(args: argparse.Namespace):
     from studio.tools.convert.atc_command import split_extra_args
     from studio.tools.convert.options import ConvertOptions
 
-    keep = [item.strip() for value in args.keep_fp32 for item in value.split(",") if item.strip()]
+    # split on ',' by the converter, which knows the model's op names (a name may hold a comma)
+    keep = [value.strip() for value in args.keep_fp32 if value.strip()]
     inputs = input_files(getattr(args, "input", []))
     return ConvertOptions(
         model=model_path(args), output=args.output, framework=args.framework, weight=args.weight,

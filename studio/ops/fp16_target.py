@@ -26,15 +26,20 @@ class Fp16OnnxRunner(TargetRunner):
 
     def commands(self, flags: str, feeds: dict[str, np.ndarray]) -> str:
         """The shell lines that reproduce a target check on ``model.onnx`` with the saved inputs."""
+        import shlex
+
+        from studio.tools.convert.options import shape_argv
+
         switches = " ".join(f"--pass {name}=off" for name in _pass_names())
-        return (f"studio convert model.onnx -o model_fp16.onnx --output-type FP16 --input-shape "
-                f"'{input_shape(feeds)}' {switches}\n"
+        # one --input-shape NAME=DIMS per input, quoted: a name may hold ';', ':' or spaces
+        shapes = shlex.join(shape_argv(input_shape(feeds)))
+        return (f"studio convert model.onnx -o model_fp16.onnx --output-type FP16 {shapes} {switches}\n"
                 f"studio dump model.onnx -o fp32 {flags}\n"
                 f"studio dump model_fp16.onnx -o fp16 {flags}\n"
                 "studio compare fp32 fp16\n")
 
 
-def convert_fp16(model, keep=frozenset(), shapes: str | None = None):
+def convert_fp16(model, keep=frozenset(), shapes: dict[str, tuple[int, ...]] | None = None):
     """``model`` converted by Studio's converter (``studio convert --output-type FP16 --keep-fp32
     ...``) with its fusion passes off: a fused op would leave no output of its own to compare,
     and the kept set names the model's own ops."""

@@ -21,6 +21,7 @@ def inputs_argv(inputs: dict[str, Path], shapes: dict[str, list[int]] | None) ->
     for name, file in inputs.items():
         argv += ["--input", f"{name}={file}"]
     for name, dims in (shapes or {}).items():
+        # one option per input: a name may hold ';' or ':' (tf2onnx), the dims follow the last '='
         argv += ["--input-shape", f"{name}={','.join(str(d) for d in dims)}"]
     return argv
 
@@ -41,12 +42,38 @@ def input_files(items: list[str]) -> dict[str, Path]:
     return inputs
 
 
-def inputs_from_args(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[int]]]:
-    """The ``--input`` files and ``--input-shape`` sizes of parsed arguments."""
-    from studio.core.model_inputs import parse_input_shapes
+def inputs_from_args(args: argparse.Namespace, model: Path | str | None = None
+                     ) -> tuple[dict[str, Path], dict[str, list[int]]]:
+    """The ``--input`` files and ``--input-shape`` sizes of parsed arguments.
 
-    shapes = {name: list(dims) for name, dims in parse_input_shapes(getattr(args, "input_shape", []) or []).items()}
+    A value holding several entries (``a:1,3;b:2``) is read against ``model``'s input names when
+    the model is an ONNX file here, since a name may itself hold ``;`` or ``:`` (tf2onnx's
+    ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``); one ``--input-shape NAME=DIMS`` per input
+    never needs the model."""
+    from studio.core.model_inputs import parse_input_shapes
+    from studio.core.shape_text import split_entries
+
+    values = list(getattr(args, "input_shape", []) or [])
+    several = any(len(split_entries(value) or ()) > 1 for value in values)
+    names = model_input_names(model) if several and model is not None else None
+    shapes = {name: list(dims) for name, dims in parse_input_shapes(values, names=names).items()}
     return input_files(getattr(args, "input", []) or []), shapes
+
+
+def model_input_names(model: Path | str) -> list[str] | None:
+    """The input names (not initializers) of an ONNX model file; None for another format or a file
+    that cannot be read here (the names are then taken as the text gives them)."""
+    path = Path(model)
+    if path.suffix.lower() != ".onnx" or not path.is_file():
+        return None
+    try:
+        import onnx
+
+        graph = onnx.load(str(path), load_external_data=False).graph
+    except Exception:  # noqa: BLE001 - an unreadable model is reported by the run that opens it
+        return None
+    weights = {init.name for init in graph.initializer}
+    return [value.name for value in graph.input if value.name not in weights]
 
 
 def inputs_on_host(inputs: dict[str, Path], paths) -> dict[str, Path]:
@@ -58,7 +85,7 @@ def load_arrays(inputs: dict[str, Path]) -> dict:
     """The arrays of ``--input`` files (read and checked), for the engines that take arrays."""
     from studio.core.npyfile import load_npy
 
-    return {name: load_npy(Path(file), what=f"--input {name}") for name, file in inputs.items()}
+    return {name: load_npy(Path(file), what=f"--input {name}", text=True) for name, file in inputs.items()}
 
 
 @contextmanager
@@ -117,7 +144,7 @@ class ModelRun:
     @staticmethod
     def run_fields(args: argparse.Namespace, model) -> dict:
         """The common fields of parsed arguments (``model`` is taken as given)."""
-        inputs, shapes = inputs_from_args(args)
+        inputs, shapes = inputs_from_args(args, model)
         output = getattr(args, "output", None)
         return {"model": Path(model), "output": Path(output) if output is not None else None, "inputs": inputs,
                 "shapes": shapes, "seed": args.seed, "providers": list(getattr(args, "provider", None) or []),

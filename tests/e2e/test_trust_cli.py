@@ -45,7 +45,7 @@ def test_print_command_rejects_an_unknown_input_and_names_the_dynamic_ones(capsy
     code, out, err = studio(capsys, "convert", paddle, "--atc", "--soc-version", "Ascend310", "--print-command",
                             "--input-shape", "images:1,3,16,16")
     assert code == 2 and out == ""
-    assert "'images', which is not an input" in err and "The model's inputs are: x" in err
+    assert "'images', which is not an input" in err and "The model's inputs are: 'x'" in err
     code, out, err = studio(capsys, "convert", paddle, "--atc", "--soc-version", "Ascend310", "--print-command")
     assert code == 2 and out == ""
     assert "'x' (dim 0)" in err and '--input-shape="x:1,3,16,16"' in err

@@ -57,7 +57,7 @@ def test_open_dynamic_dim_names_input_dim_and_the_exact_option(tmp_path):
 
 def test_unknown_input_name_and_wrong_rank_and_fixed_dim_conflict():
     model = conv_bn_model(batch="N")
-    with pytest.raises(UserError, match="(?s)'img', which is not an input.*inputs are: image"):
+    with pytest.raises(UserError, match="(?s)'img', which is not an input.*inputs are: 'image'"):
         fix_input_shapes(model, "img:1,3,32,32")
     with pytest.raises(UserError, match="has 4 dims but --input_shape gives 3"):
         fix_input_shapes(model, "image:1,3,32")

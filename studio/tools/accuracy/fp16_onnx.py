@@ -20,9 +20,11 @@ import numpy as np
 BOUNDARY_SUFFIXES = ("/fp16", "/fp32")
 
 
-def input_shape(feeds: dict[str, np.ndarray]) -> str:
-    """The ``--input-shape`` the arrays fix (the converter needs every dim sized)."""
-    return ";".join(f"{name}:{','.join(str(d) for d in array.shape)}" for name, array in feeds.items())
+def input_shape(feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
+    """The input shapes the arrays fix (the converter needs every dim sized), as a structure
+    ``{name: dims}``: never joined into one string, since a name may hold ``;`` or ``:``
+    (tf2onnx's ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``)."""
+    return {name: tuple(int(d) for d in array.shape) for name, array in feeds.items()}
 
 
 def original_names(model, dumped: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -222,10 +222,12 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
     try:
         for position, (name, array) in enumerate(feeds.items()):
             file = tensor_file("input_" + name, 0, stamp, written, position)
-            np.save(out_dir / file, array)
-            input_info[name] = {"file": file, "shape": list(array.shape), "dtype": str(array.dtype),
+            text = array.dtype.kind == "O"  # a string input: saved as numpy text, which loads without pickle
+            np.save(out_dir / file, array.astype(str) if text else array, allow_pickle=False)
+            input_info[name] = {"file": file, "shape": list(array.shape), "dtype": "str" if text else str(array.dtype),
                                 "source": "given" if name in (inputs or {}) else f"random, seed {seed}"}
-            tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
+            if not text:  # the tensors compared are numbers; the string input is kept for a rerun
+                tensors.append(_record(name, INPUT_OP_TYPE, 0, name, array, len(tensors), file))
         for count, (node, index, name) in enumerate(order):
             if count % 16 == 0:
                 if cancel is not None:
@@ -233,6 +235,11 @@ def dump_model(model_path: Path | str, out_dir: Path | str, inputs: dict[str, np
                 yield Progress(0.5 + 0.5 * count / max(1, len(order)), f"saving {name}")
             array = results.get(name)
             if array is None:
+                continue
+            if not isinstance(array, np.ndarray) or array.dtype.kind in "OUS":
+                # a ZipMap's list of maps, a sequence, strings: no numbers to compare op by op
+                warnings.append(f"tensor {name!r} of op {node.name!r} ({node.op_type}) is {_kind(array)}, not a "
+                                "numeric tensor: not dumped, so not compared")
                 continue
             file = tensor_file(node.name, index, stamp, written, count)
             np.save(out_dir / file, array)
@@ -319,6 +326,16 @@ def holds_float16(model) -> bool:
         return True
     return any(n.op_type == "Cast" and any(a.name == "to" and a.i == TensorProto.FLOAT16 for a in n.attribute)
                for n in graph.node)
+
+
+def _kind(value) -> str:
+    """What a non-tensor ONNX Runtime result is, for a message."""
+    if isinstance(value, np.ndarray):
+        return "a string tensor"
+    if isinstance(value, list):
+        inner = sorted({"maps" if isinstance(v, dict) else f"{type(v).__name__} values" for v in value})
+        return f"a sequence of {', '.join(inner) or 'nothing'}"
+    return f"a {type(value).__name__}"
 
 
 def _record(op: str, op_type: str, index: int, tensor: str, array: np.ndarray, order: int, file: str,

@@ -161,11 +161,13 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
             raise UserError(f"--input_format={options.input_format} cannot be used with AIPP (E10001)",
                             "--input_format", "With --insert_op_conf use NCHW or NHWC.")
         argv.append(f"--input_format={options.input_format}")
-    shapes = parse_input_shape(options.input_shape) if options.input_shape else None
+    names = onnx_input_names(Path(model)) if framework == 5 and check_files else None
+    shapes = parse_input_shape(options.input_shape, names=names) if options.input_shape else None
     _check_dynamic(options, shapes)
     if framework == 5 and check_files and Path(model).is_file():
         check_onnx_inputs(Path(model), shapes)
     if options.input_shape:
+        _check_atc_names(shapes)
         argv.append(f"--input_shape={';'.join(s.text() for s in shapes.values())}")
     for name in ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims"):
         if getattr(options, name):
@@ -207,6 +209,30 @@ def build_atc_argv(options: ConvertOptions, check_files: bool = True) -> list[st
     return argv
 
 
+def onnx_input_names(model: Path) -> list[str] | None:
+    """The real input names of an ONNX model file here; None when it cannot be read (ATC reports it)."""
+    from studio.tools.convert.input_shape import input_dims
+
+    if not model.is_file():
+        return None
+    try:
+        import onnx
+
+        return list(input_dims(onnx.load(str(model), load_external_data=False)))
+    except Exception:  # noqa: BLE001 - an unreadable model is ATC's to report
+        return None
+
+
+def _check_atc_names(shapes: dict) -> None:
+    """ATC splits its --input_shape at every ';': a name holding one cannot be written there."""
+    bad = [name for name in shapes if ";" in name]
+    if bad:
+        raise UserError(f"Input {bad[0]!r} holds ';', which ATC's --input_shape cannot carry (it splits entries at "
+                        "';')", "--input_shape",
+                        "Drop --input_shape when the model's input shapes are fixed already, or rename the input "
+                        "(e.g. with onnx.utils / onnx-graphsurgeon) before ATC.")
+
+
 def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     """Check --input_shape against the ONNX model's real inputs, as ATC does after an upload.
 
@@ -214,7 +240,7 @@ def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     given another size: ATC lets --input_shape override it, e.g. with AIPP cropping); every
     input with a dynamic dim must get a size (or -1 with a dynamic option) in --input_shape.
     """
-    from studio.tools.convert.input_shape import input_dims, suggest_spec_for
+    from studio.tools.convert.input_shape import input_dims, suggest_spec_for, unknown_input
 
     try:
         import onnx
@@ -226,10 +252,7 @@ def check_onnx_inputs(model: Path, shapes: dict | None) -> None:
     shapes = shapes or {}
     for name in shapes:
         if name not in current:
-            close = difflib.get_close_matches(name, list(current), n=1)
-            raise UserError(f"--input_shape names {name!r}, which is not an input of {model.name} (E10016)",
-                            "--input_shape", (f"Did you mean {close[0]!r}? " if close else "")
-                            + f"The model's inputs are: {', '.join(current) or '(none)'}.")
+            raise unknown_input("--input_shape", name, list(current), model.name)
     for name, spec in shapes.items():
         dims = current[name]
         if len(spec.dims) != len(dims):

@@ -110,10 +110,35 @@ def _signature(values, inits) -> dict:
     for v in values:
         if v.name in inits:
             continue
+        if v.type.WhichOneof("value") not in (None, "tensor_type"):  # seq(map(...)) of a ZipMap, ...
+            result[v.name] = {"shape": [], "dtype": _type_text(v.type)}
+            continue
         t = v.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
-        result[v.name] = {"shape": dims, "dtype": helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else "?"}
+        result[v.name] = {"shape": dims, "dtype": _elem_text(t.elem_type)}
     return result
+
+
+def _elem_text(elem_type: int) -> str:
+    from onnx import TensorProto, helper
+
+    if not elem_type:
+        return "?"
+    return "str" if elem_type == TensorProto.STRING else helper.tensor_dtype_to_np_dtype(elem_type).name
+
+
+def _type_text(proto) -> str:
+    """An ONNX type as ONNX writes it: ``seq(map(int64,tensor(float)))``."""
+    kind = proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return f"tensor({_elem_text(proto.tensor_type.elem_type)})"
+    if kind == "sequence_type":
+        return f"seq({_type_text(proto.sequence_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({_elem_text(proto.map_type.key_type)},{_type_text(proto.map_type.value_type)})"
+    if kind == "optional_type":
+        return f"optional({_type_text(proto.optional_type.elem_type)})"
+    return kind or "?"
 
 
 def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, diagnose=None
@@ -176,8 +201,11 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, di
     report = ConvertReport(model=str(options.model), output=str(options.output), options=to_json(options),
                            nodes_before=len(model.graph.node), passes=passes_on, atc_only_switches=atc_only)
     timings["load"] = time.perf_counter() - started
-    if options.keep_fp32_ops:
-        _check_keep_fp32(model, options.keep_fp32_ops, output_type)
+    if output_type == "FP16":
+        _refuse_ml_ops(model, options.model)
+    if options.validate and not options.validate_image:
+        _refuse_random_text(model, given_inputs)
+    keep_fp32 = _check_keep_fp32(model, options.keep_fp32_ops, output_type) if options.keep_fp32_ops else []
     yield step(0.1, "fixing input shapes")
     t0 = time.perf_counter()
     declared = input_shape.input_dims(model)
@@ -185,7 +213,8 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, di
     shaping = given_inputs if aipp_config is None else {}
     model, warnings, if_folds, fixed = prepare(model, options.input_shape, from_files=shaping)
     report.warnings += warnings
-    by_option = input_shape.parse_input_shape(options.input_shape, allow_dynamic=False) if options.input_shape else {}
+    by_option = (input_shape.parse_input_shape(options.input_shape, allow_dynamic=False, names=list(declared))
+                 if options.input_shape else {})
     for name in sorted(shaping):
         # the element type too, before any heavy work (validation would refuse it after writing)
         given_inputs[name], cast = conform_array(name, given_inputs[name], _input_dtype(model, name), None,
@@ -226,7 +255,7 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, di
         from studio.tools.convert.fp16 import convert_to_fp16
 
         t0 = time.perf_counter()
-        report.fp16 = to_json(convert_to_fp16(model, options.keep_fp32_ops, options.keep_io_types))
+        report.fp16 = to_json(convert_to_fp16(model, keep_fp32, options.keep_io_types))
         timings["fp16"] = time.perf_counter() - t0
 
     insertions = []
@@ -305,8 +334,40 @@ def convert_model(options: ConvertOptions, cancel: CancelToken | None = None, di
     return report
 
 
-def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
-    """Every --keep_fp32 entry must be an op type or a node name of the model (a typo would be ignored)."""
+def _refuse_ml_ops(model, path: Path) -> None:
+    """FP16 conversion of a model holding classical-ML ops (ai.onnx.ml: TreeEnsembleClassifier,
+    ZipMap, LinearClassifier...) is refused before any work: ONNX defines them on float and double
+    only, and features rounded to FP16 before a tree's float thresholds can flip its decisions."""
+    from collections import Counter
+
+    ml = Counter(node.op_type for node in model.graph.node if node.domain == "ai.onnx.ml")
+    if ml:
+        listing = ", ".join(f"{op} ({count})" if count > 1 else op for op, count in sorted(ml.items()))
+        raise UserError(f"{path.name} holds classical-ML ops (ai.onnx.ml: {listing}), which have no FP16 form",
+                        path, "Convert it with --output-type FP32 (the default): these ops take float and double "
+                        "only, and features rounded to FP16 before them can change their decisions.")
+
+
+def _refuse_random_text(model, given: dict) -> None:
+    """Validation needs data for every string input: seeded random text would invent categories."""
+    from onnx import TensorProto
+
+    from studio.core.model_inputs import no_random_text
+
+    weights = {init.name for init in model.graph.initializer}
+    for value in model.graph.input:
+        if (value.name not in weights and value.name not in given
+                and value.type.tensor_type.elem_type == TensorProto.STRING):
+            raise no_random_text(value.name)
+
+
+def _check_keep_fp32(model, names: list[str], output_type: str) -> list[str]:
+    """The --keep_fp32 entries as op types and node names of the model (a typo would be ignored).
+
+    An entry that is a name of the model is that name, whatever ``,`` it holds (tf2onnx names ops
+    ``model_1/conv/BiasAdd;model_1/conv/Conv2D``); any other entry is a comma-separated list
+    (``--keep-fp32 Softmax,LayerNormalization``), each part a type or a name.
+    """
     import difflib
 
     if output_type != "FP16":
@@ -314,14 +375,18 @@ def _check_keep_fp32(model, names: list[str], output_type: str) -> None:
                         "Add --output_type FP16, or drop --keep_fp32.")
     types = {node.op_type for node in model.graph.node}
     nodes = {node.name for node in model.graph.node if node.name}
-    for name in names:
-        if name in types or name in nodes:
-            continue
-        close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
-        raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
-                        (f"Did you mean {close[0]!r}? " if close else "")
-                        + "Op types in the model: " + ", ".join(sorted(types)[:30])
-                        + (" ..." if len(types) > 30 else "") + ".")
+    known: list[str] = []
+    for entry in names:
+        for name in [entry] if entry in types or entry in nodes else [p.strip() for p in entry.split(",") if p.strip()]:
+            if name in types or name in nodes:
+                known.append(name)
+                continue
+            close = difflib.get_close_matches(name, sorted(types | nodes), n=1)
+            raise UserError(f"--keep_fp32 {name!r} is neither an op type nor a node name of the model", "--keep_fp32",
+                            (f"Did you mean {close[0]!r}? " if close else "")
+                            + "Op types in the model: " + ", ".join(sorted(types)[:30])
+                            + (" ..." if len(types) > 30 else "") + ".")
+    return known
 
 
 def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
@@ -331,7 +396,8 @@ def _load_validate_inputs(options: ConvertOptions) -> tuple[dict, dict]:
     for name, value in (("--atol", options.atol), ("--rtol", options.rtol)):
         if value is not None and not (value >= 0 and value == value and value != float("inf")):
             raise UserError(f"{name} {value} is not a tolerance", name, "Give a finite number >= 0, e.g. 1e-5.")
-    arrays = {name: load_npy(Path(file), what=f"--input {name}") for name, file in options.validate_inputs.items()}
+    arrays = {name: load_npy(Path(file), what=f"--input {name}", text=True)
+              for name, file in options.validate_inputs.items()}
     return arrays, {name: f"file {Path(file).name}" for name, file in options.validate_inputs.items()}
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Union
 
 from studio.core.errors import UserError
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     import onnx
 
 _DIM = re.compile(r"^(-1|\d+|\d+~\d+)$")
+# ATC's text, one text per option, or {name: dims} (Studio's callers: no text to misread).
+ShapeValue = Union[str, "list[str]", "dict[str, tuple]"]
 FORMAT_HINT = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
 
@@ -32,23 +35,40 @@ class ShapeSpec:
         return f"{self.name}:" + ",".join(f"{d[0]}~{d[1]}" if isinstance(d, tuple) else str(d) for d in self.dims)
 
 
-def parse_input_shape(spec: str, allow_dynamic: bool = True) -> dict[str, ShapeSpec]:
+def parse_input_shape(spec: ShapeValue, allow_dynamic: bool = True,
+                      names: Collection[str] | None = None) -> dict[str, ShapeSpec]:
     """Parse an ``--input_shape`` value into ``{input name: ShapeSpec}``.
+
+    ``spec`` is ATC's text (``"a:1,3;b:2"``), several such texts (one per ``--input-shape``
+    option; ``NAME=DIMS`` is read too), or already a structure ``{name: dims}`` (what Studio's own
+    callers pass: no text, so no name can be misread). ``names``, the model's real input names
+    when known, settle where a name holding ``;`` or ``:`` ends (:mod:`studio.core.shape_text`); the
+    caller refuses a name not among them (:func:`unknown_input`).
 
     Raises UserError (ATC's E10002) naming the bad entry. With ``allow_dynamic`` False, -1 and
     ranges are refused, as the local conversion needs static shapes.
     """
+    from studio.core.shape_text import split_entries
+
     result: dict[str, ShapeSpec] = {}
-    text = spec.strip().strip('"').strip("'")
-    if not text:
-        raise UserError("--input_shape is empty", "--input_shape", f"Give it as {FORMAT_HINT}.")
-    for entry in filter(None, (part.strip() for part in text.split(";"))):
-        # Names may contain ':' (TF tensors "input:0"): the shape is after the last ':'.
-        name, sep, dims_text = entry.rpartition(":")
-        if not sep or not name:
-            raise UserError(f"Entry {entry!r} of --input_shape has no input name (E10002)",
-                            "--input_shape", f"Write each entry as name:dims, e.g. {FORMAT_HINT}.")
+    if isinstance(spec, dict):
+        entries = [(name, ",".join(f"{d[0]}~{d[1]}" if isinstance(d, (tuple, list)) else str(d) for d in dims))
+                   for name, dims in spec.items()]
+    else:
+        entries = []
+        for text in [spec] if isinstance(spec, str) else list(spec):
+            text = text.strip().strip('"').strip("'")
+            if not text:
+                raise UserError("--input_shape is empty", "--input_shape", f"Give it as {FORMAT_HINT}.")
+            parts = split_entries(text, names)
+            if parts is None:
+                raise UserError(f"Entry {text!r} of --input_shape has no input name (E10002)",
+                                "--input_shape", f"Write each entry as name:dims, e.g. {FORMAT_HINT}"
+                                + (f"; the model's inputs are: {', '.join(map(repr, names))}." if names else "."))
+            entries += parts
+    for name, dims_text in entries:
         dims: list = []
+        dims_text = re.sub(r"(?<=\d)x(?=\d)", ",", dims_text)  # 1x3x224x224, as other commands read it
         for index, raw in enumerate(filter(None, (d.strip() for d in dims_text.split(",")))):
             if not _DIM.match(raw):
                 raise UserError(f"Dim {index} of input {name!r} in --input_shape is {raw!r}, not a number (E10002)",
@@ -81,6 +101,18 @@ def parse_input_shape(spec: str, allow_dynamic: bool = True) -> dict[str, ShapeS
     return result
 
 
+def unknown_input(option: str, name: str, inputs: list[str], model: str = "the model") -> UserError:
+    """The refusal of ``name``, not an input of ``model`` (E10016): the closest name, and every input
+    name quoted (a name may hold ``,``, ``;`` or ``:``)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, inputs, n=1)
+    return UserError(f"{option} names {name!r}, which is not an input of {model} (E10016)", option,
+                     (f"Did you mean {close[0]!r}? " if close else "")
+                     + f"The model's inputs are: {', '.join(map(repr, inputs)) or '(none)'}. Give one "
+                     "--input-shape NAME=DIMS per input, the name as the model spells it (quoted for the shell).")
+
+
 def input_dims(model: onnx.ModelProto) -> dict[str, list]:
     """The graph's real inputs (not initializers) and their dims: int, a dim_param string, or None."""
     initializers = {init.name for init in model.graph.initializer}
@@ -107,8 +139,10 @@ def suggest_spec(model: onnx.ModelProto, fill: int = 1) -> str:
     return ";".join(entries)
 
 
-def fix_input_shapes(model: onnx.ModelProto, spec: str | None, from_files: dict | None = None) -> dict[str, list[int]]:
-    """Set the model's input dims from ``spec``; refuse any dim left open. Returns the final dims.
+def fix_input_shapes(model: onnx.ModelProto, spec: ShapeValue | None, from_files: dict | None = None
+                     ) -> dict[str, list[int]]:
+    """Set the model's input dims from ``spec`` (text read against the model's input names, or a
+    ``{name: dims}`` structure); refuse any dim left open. Returns the final dims.
 
     ``from_files`` maps input names to the arrays given for them (``--input NAME=FILE.npy``): a
     given file fixes its input's shape (:func:`studio.core.model_inputs.shapes_with_files`), so such
@@ -120,13 +154,12 @@ def fix_input_shapes(model: onnx.ModelProto, spec: str | None, from_files: dict 
 
     from studio.core.model_inputs import shapes_with_files
 
-    parsed = parse_input_shape(spec, allow_dynamic=False) if spec else {}
     current = input_dims(model)
+    parsed = parse_input_shape(spec, allow_dynamic=False, names=list(current)) if spec else {}
     for option, names in (("--input_shape", parsed), ("--input", from_files or {})):
         unknown = [name for name in names if name not in current]
         if unknown:
-            raise UserError(f"{option} names {unknown[0]!r}, which is not an input of the model (E10016)",
-                            option, f"The model's inputs are: {', '.join(current) or '(none)'}.")
+            raise unknown_input(option, unknown[0], list(current))
     given = shapes_with_files({name: tuple(v.dims) for name, v in parsed.items()}, from_files or {}, "--input_shape")
     final: dict[str, list[int]] = {}
     for value in model.graph.input:

@@ -28,6 +28,19 @@ LOCAL_OUTPUT_TYPES = ("FP32", "FP16")
 TOLERANCES = {"FP32": (1e-4, 1e-3), "FP16": (1e-2, 5e-2)}
 
 
+def shape_argv(value: str | list[str] | dict | None) -> list[str]:
+    """``--input-shape`` options for an ``input_shape`` value: one per text, or one ``NAME=DIMS``
+    per input of a structure (the dims follow the last ``=``, so any name reads back whole)."""
+    if not value:
+        return []
+    if isinstance(value, dict):
+        texts = [f"{name}=" + ",".join(f"{d[0]}~{d[1]}" if isinstance(d, (tuple, list)) else str(d) for d in dims)
+                 for name, dims in value.items()]
+    else:
+        texts = [value] if isinstance(value, str) else list(value)
+    return [arg for text in texts for arg in ("--input-shape", text)]
+
+
 def framework_for(model: Path | str) -> int | None:
     """ATC's --framework for a model file, judged by its suffix (None when unknown)."""
     return SUFFIX_FRAMEWORK.get(Path(model).suffix.lower())
@@ -48,7 +61,9 @@ class ConvertOptions:
     weight: Path | None = None
     soc_version: str | None = None
     input_format: str | None = None
-    input_shape: str | None = None
+    # ATC's text ("a:1,3;b:2"), one text per --input-shape option, or {name: dims} (a structure:
+    # what Studio's own callers pass, so no name holding ';' or ':' is ever read from a string)
+    input_shape: str | list[str] | dict[str, tuple] | None = None
     output_type: str | None = None
     insert_op_conf: Path | None = None
     fusion_switch_file: Path | None = None
@@ -98,7 +113,8 @@ class ConvertOptions:
     def cli_argv(self) -> list[str]:
         """The ``studio convert`` command line that runs this local conversion."""
         argv = ["studio", "convert", str(self.model), "-o", str(self.output or "OUT.onnx")]
-        for flag, value in (("--input-shape", self.input_shape), ("--output-type", self.output_type),
+        argv += shape_argv(self.input_shape)
+        for flag, value in (("--output-type", self.output_type),
                             ("--insert-op-conf", self.insert_op_conf), ("--fusion-switch-file", self.fusion_switch_file),
                             ("--out-nodes", self.out_nodes), ("--report", self.report),
                             ("--validate-image", self.validate_image)):

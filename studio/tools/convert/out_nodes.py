@@ -1,12 +1,15 @@
 """``--out_nodes`` locally: make the named tensors the graph outputs and drop what no longer feeds them.
 
 ATC's syntax is ``"node:0;node2:1"`` (node name and output index); ONNX output tensor names are
-accepted too, as ATC does for ONNX models.
+accepted too, as ATC does for ONNX models. Names may hold ``;`` and ``:`` (tf2onnx's
+``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``): an entry that starts with a name of the model is
+that name, and the text is split only at a ``;`` after it.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING
 
 from studio.core.errors import UserError
@@ -20,7 +23,7 @@ def resolve_out_nodes(model: onnx.ModelProto, spec: str) -> list[str]:
     by_node = {n.name: list(n.output) for n in model.graph.node}
     tensors = {o for n in model.graph.node for o in n.output} | {v.name for v in model.graph.input}
     result = []
-    for entry in filter(None, (e.strip() for e in spec.strip().strip('"').split(";"))):
+    for entry in _entries(spec.strip().strip('"'), set(by_node) | tensors):
         name, sep, index = entry.rpartition(":")
         if sep and index.isdigit() and name in by_node:
             outputs = by_node[name]
@@ -36,6 +39,33 @@ def resolve_out_nodes(model: onnx.ModelProto, spec: str) -> list[str]:
                             "--out_nodes", (f"Close names: {', '.join(close)}. " if close else "")
                             + "Write node:index (e.g. head/conv:0) or an ONNX tensor name.")
     return result
+
+
+_AFTER_NAME = re.compile(r"(:\d+)?\s*(;|$)")  # an optional output index, then the entry's end
+
+
+def _entries(spec: str, names: set[str]) -> list[str]:
+    """``spec`` split at the ``;`` between entries: at each point the longest name of the model
+    (with an optional ``:index``) that ends at a ``;`` or the end, else the text up to the next ``;``."""
+    ordered = sorted(names, key=len, reverse=True)
+    entries, at = [], 0
+    while at < len(spec):
+        if spec[at] in "; ":
+            at += 1
+            continue
+        for name in ordered:
+            if spec.startswith(name, at):
+                match = _AFTER_NAME.match(spec, at + len(name))
+                if match:
+                    entries.append(spec[at:match.start(2)].strip())
+                    at = match.end()
+                    break
+        else:
+            end = spec.find(";", at)
+            end = len(spec) if end < 0 else end
+            entries.append(spec[at:end].strip())
+            at = end + 1
+    return [e for e in entries if e]
 
 
 def cut_outputs(model: onnx.ModelProto, spec: str) -> onnx.ModelProto:
