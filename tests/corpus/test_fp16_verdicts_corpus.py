@@ -298,8 +298,6 @@ def pipeline(corpus_root, tmp_path):
     return path, arrays, _input_args(arrays, tmp_path / "inputs")
 
 
-@pytest.mark.xfail(strict=False, reason="today: refused for the input file, not the model: \"The array for input "
-                   "'color' is str160; the model takes object\" (a unicode .npy is what np.save writes for strings)")
 def test_string_model_fp32_validation_takes_a_string_column(pipeline, tmp_path):
     path, arrays, args = pipeline
     out = tmp_path / "model.onnx"
@@ -312,8 +310,6 @@ def test_string_model_fp32_validation_takes_a_string_column(pipeline, tmp_path):
         np.testing.assert_allclose(converted[name], expected, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=False, reason="today: refused for the input file (\"'color' is str160; the model takes "
-                   "object\"), not for the ops that have no FP16")
 def test_string_model_fp16_conversion_is_refused_in_words(pipeline, tmp_path):
     path, _, args = pipeline
     proc = studio("convert", path, "-o", tmp_path / "model.fp16.onnx", "--output-type", "FP16", "--validate", *args)
