@@ -114,3 +114,39 @@ def test_cli_run_shapes_on_a_bert_counts_what_the_given_sizes_count(bert):
     assert run["total"] == given["total"] and run["unknown"] == 0
     assert "token_type_ids: random ids in [0, 1]" in run["shapes"] and "attention_mask: ones" in run["shapes"]
     assert run["run_fed"]["input_ids"].startswith("random ids in [0, 99]")
+
+
+def test_declared_symbolic_dims_give_way_to_the_given_sizes(tmp_path):
+    """Paddle exports declare every tensor ``[DynamicDimension.0, ...]`` in value_info and outputs;
+    with the size given, inference's sizes replace those declarations (they kept one Softmax unknown)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Softmax", ["r"], ["y"], name="softmax")],
+        "g", [helper.make_tensor_value_info("x", f, ["N", 4])], [helper.make_tensor_value_info("y", f, ["N", 4])],
+        value_info=[helper.make_tensor_value_info(n, f, ["N", 4]) for n in ("r", "y")])
+    path = tmp_path / "declared.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    model = read_model(path)
+    apply_input_shapes(model, {"x": (3, 4)})
+    assert model.main.value("y").shape == (3, 4) and model.main.value("r").shape == (3, 4)
+    assert graph_macs(model.main) == {"relu": 12, "softmax": 12}
+
+
+def test_ids_indexing_an_int8_table_are_fed_within_its_rows():
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from studio.tools.graph.run_feeds import table_rows
+
+    table = numpy_helper.from_array(np.zeros((37, 8), np.int8), "table_q")
+    scale = numpy_helper.from_array(np.array(0.1, np.float32), "scale")
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["table_q"], ["table_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["scale", "table_f"], ["table"]),
+         helper.make_node("Gather", ["table", "ids"], ["y"])],
+        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5, 8])], [table, scale])
+    assert table_rows(helper.make_model(graph)) == {"ids": (37, "table_q")}

@@ -2,9 +2,10 @@
 
 Random integers in [0, 10) break a BERT: its ``token_type_ids`` index a table of 2 rows and
 ONNX Runtime stops at the first out-of-range Gather. An integer input that indexes a table (a
-``Gather`` whose data is a weight, reached directly or through Cast / Reshape / Unsqueeze /
-Squeeze / Flatten / Identity) is fed uniform values in ``[0, rows)`` of the smallest such table; an
-integer or boolean input named like a mask (``attention_mask``) is fed ones; everything else is
+``Gather`` whose data is a weight, or a weight dequantized by Cast / Mul / DequantizeLinear,
+reached directly or through Cast / Reshape / Unsqueeze / Squeeze / Flatten / Identity) is fed
+uniform values in ``[0, rows)`` of the smallest such table; an integer or boolean input named like
+a mask (``attention_mask``) is fed ones; everything else is
 :func:`studio.core.model_inputs.random_array` as before. Each choice is described, so the output
 can say what the run was fed.
 """
@@ -18,6 +19,7 @@ import numpy as np
 from studio.core.model_inputs import random_array
 
 _PASS_THROUGH = {"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"}
+_DEQUANTIZE = {"Cast", "DequantizeLinear", "Mul", "Div", "Add", "Sub", "Identity"}  # keep a weight's shape
 _MAX_DEPTH = 4
 
 
@@ -31,9 +33,24 @@ def table_rows(proto: Any) -> dict[str, tuple[int, str]]:
                 if attr.name == "value":
                     tables[node.output[0]] = tuple(attr.t.dims)
     readers: dict[str, list] = {}
+    producers = {}
     for node in graph.node:
         for slot, name in enumerate(node.input):
             readers.setdefault(name, []).append((node, slot))
+        for name in node.output:
+            producers[name] = node
+
+    def table(name: str, depth: int = 0) -> tuple[tuple, str] | None:
+        """(dims, weight name) of the weight a Gather's data comes from (INT8 weights are dequantized
+        by Cast / Mul / DequantizeLinear before the Gather)."""
+        if name in tables:
+            return tables[name], name
+        node = producers.get(name)
+        if node is None or depth >= _MAX_DEPTH or node.op_type not in _DEQUANTIZE:
+            return None
+        found = [t for t in (table(i, depth + 1) for i in node.input if i) if t is not None and t[0]]
+        return max(found, key=lambda t: len(t[0])) if found else None  # the weight, not its scale
+
     out: dict[str, tuple[int, str]] = {}
     for inp in graph.input:
         if inp.name in tables:
@@ -43,13 +60,14 @@ def table_rows(proto: Any) -> dict[str, tuple[int, str]]:
             after = []
             for name in frontier:
                 for node, slot in readers.get(name, ()):
-                    if node.op_type == "Gather" and slot == 1 and node.input[0] in tables:
-                        dims = tables[node.input[0]]
+                    found = table(node.input[0]) if node.op_type == "Gather" and slot == 1 else None
+                    if found is not None:
+                        dims, weight = found
                         axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
                         if dims and -len(dims) <= axis < len(dims):
                             rows = int(dims[axis])
                             if best is None or rows < best[0]:
-                                best = (rows, node.input[0])
+                                best = (rows, weight)
                     elif node.op_type in _PASS_THROUGH and slot == 0:
                         after.extend(o for o in node.output if o)
             frontier = after

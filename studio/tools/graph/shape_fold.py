@@ -55,6 +55,15 @@ def _light_copy(proto: Any) -> Any:
     work = onnx.ModelProto()
     work.CopyFrom(proto)
     work.graph.ClearField("initializer")
+    # declared symbolic dims would stay (inference keeps a declaration it cannot contradict): the
+    # outputs' go, and so do value_info entries with one (inference writes them anew)
+    for out in work.graph.output:
+        tensor = out.type.tensor_type
+        if out.type.HasField("tensor_type") and not _concrete(tensor):
+            tensor.ClearField("shape")
+    infos = [vi for vi in work.graph.value_info if vi.type.HasField("tensor_type") and _concrete(vi.type.tensor_type)]
+    del work.graph.value_info[:]
+    work.graph.value_info.extend(infos)
     declared = {i.name for i in work.graph.input}
     for tensor in proto.graph.initializer:
         size = int(np.prod(tensor.dims)) if tensor.dims else 1
@@ -63,6 +72,11 @@ def _light_copy(proto: Any) -> Any:
         elif tensor.name not in declared:
             work.graph.input.append(helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims)))
     return work
+
+
+def _concrete(tensor_type) -> bool:
+    """True when a tensor type has a shape whose every dim is a size."""
+    return tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in tensor_type.shape.dim)
 
 
 def _constants(graph: Any) -> dict[str, np.ndarray]:
