@@ -29,9 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, metavar="FILE", help="report file when -o names the fixed model")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--device", metavar="NAME", help="roofline device (e.g. 'Ascend 310', 'this computer')")
-    parser.add_argument("--measure-device", action="store_true",
+    parser.add_argument("--remeasure-roof", "--measure-device", dest="remeasure_roof", action="store_true",
                         help="measure this computer's roofs again (ONNX Runtime MatMul/Conv and Relu over working sets "
-                             "from 128 KiB to 128 MiB) and keep them in the device table")
+                             "from 128 KiB to 128 MiB, best of several rounds) instead of the cached measurement, and "
+                             "cache them (with the date and this machine's CPU)")
     parser.add_argument("--no-msprof-analyze", action="store_true", help="do not run msprof-analyze on Ascend data")
     parser.add_argument("--no-measure", action="store_true",
                         help="do not try the suggested fixes and settings (A/B timing against the model as it is); "
@@ -68,14 +69,14 @@ def run(args: argparse.Namespace) -> int:
     if args.measure_budget <= 0:
         raise UserError(f"--measure-budget {args.measure_budget:g} is not a time", "--measure-budget",
                         "Give the seconds each A/B timing may take, e.g. --measure-budget 10 (or --no-measure).")
-    if args.measure_device:
-        from studio.tools.advisor.devices import save_device
-        from studio.tools.advisor.microbench import measure
+    if args.remeasure_roof:
+        from studio.tools.advisor.roof_cache import this_computer_roofs
 
-        device = measure(again=True)
+        device, origin = run_job(this_computer_roofs(remeasure=True), on_progress=None if args.json else print_progress)
         curve = ", ".join(f"{size / 2**20:g} MiB {bw / 1e9:.0f} GB/s" for size, bw in device.bandwidths or [])
-        print(f"this computer: {device.fp32_flops / 1e9:.1f} GFLOP/s, {device.bandwidth / 1e9:.1f} GB/s"
-              + (f" (by working set: {curve})" if curve else "") + f" -> {save_device(device)}")
+        if not args.json:
+            print(f"this computer: {device.fp32_flops / 1e9:.1f} GFLOP/s, {device.bandwidth / 1e9:.1f} GB/s"
+                  + (f" (by working set: {curve})" if curve else "") + f"; {origin}")
         if not any((args.model, args.profile, args.accuracy, args.bench)):
             return 0
     report_path = args.report
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.json else print_progress
     report = run_job(advise(args.model, args.profile, args.accuracy, args.bench, args.device,
                             msprof=not args.no_msprof_analyze, msprof_out=args.msprof_analyze_out,
-                            measure=False if args.no_measure else None, measure_budget_s=args.measure_budget),
+                            measure=False if args.no_measure else None, measure_budget_s=args.measure_budget,
+                            remeasure_roof=False),  # measured just above when asked
                      on_progress=progress)
     if fixed is not None:
         from studio.tools.advisor.fixes import FIXES, fixes_for

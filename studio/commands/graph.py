@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-shapes", action="store_true",
-                        help="run the ONNX model once in ONNX Runtime (random inputs, CPU) and use the shapes "
+                        help="run the ONNX model once in ONNX Runtime (CPU; seeded random inputs, token ids within "
+                             "the table they index, masks of ones: the output says what was fed) and use the shapes "
                              "it produced instead of the declared ones (dynamic inputs need --input-shape)")
 
 
@@ -85,11 +86,12 @@ def _run_shapes(model, args, given) -> None:
     if model.format != "onnx":
         raise UserError("--run-shapes needs an ONNX model", args.model,
                         "OM models run on an Ascend NPU only; their shapes are the ones ATC recorded.")
-    shapes, dtypes = run_job(record_shapes(args.model, input_shapes=given), on_progress=print_progress)
+    fed: dict[str, str] = {}
+    shapes, dtypes = run_job(record_shapes(args.model, input_shapes=given, fed=fed), on_progress=print_progress)
     changed = model.main.apply_runtime_shapes(shapes, dtypes)
-    args.shape_source = model.shape_source = ShapeSource(dict(given), [], run=True)
-    model.warnings.append(f"{changed:,} tensor shapes taken from a run (random inputs"
-                          + (f", {args.shape_source.text().removeprefix('shapes from a run with ')})" if given else ")"))
+    args.shape_source = model.shape_source = ShapeSource(dict(given), [], run=True, fed=fed)
+    model.warnings.append(f"{changed:,} tensor shapes taken from a run ("
+                          + args.shape_source.text().removeprefix("shapes from a run").strip() + ")")
 
 
 def _check_output(path: Path) -> None:
@@ -104,7 +106,7 @@ def _check_output(path: Path) -> None:
 
 
 def _macs(model, args) -> int:
-    from studio.tools.graph.macs import macs_report, macs_text, write_node_data
+    from studio.tools.graph.macs import macs_report, macs_text, moved_text, write_node_data
 
     if args.output:
         _check_output(args.output)
@@ -121,6 +123,8 @@ def _macs(model, args) -> int:
         if report["unknown"] and not args.run_shapes and not report["unknown_dims"]:
             print(f"  shape inference could not size {report['unknown']:,} nodes; --run-shapes records their "
                   "shapes from a run")
+        if report["moved"]["nodes"] or report["moved"]["unknown"]:
+            print(f"  {moved_text(report['moved'])}")
         if report["subgraph_nodes"]:
             print(f"  {report['subgraph_nodes']:,} nodes inside subgraphs (If/Loop bodies) are not counted")
         for row in report["top"]:

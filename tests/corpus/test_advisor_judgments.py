@@ -155,22 +155,23 @@ def test_roofline_verdict_follows_its_points_when_the_roof_is_wrong(corpus_root,
 def test_stale_roofs_of_this_computer_are_measured_again(corpus_root, tmp_path):
     """This computer's stored roofs, 20x too low (measured on a busy machine): ops run above them, the
     roofs are measured again with ONNX Runtime's kernels and far fewer ops stay above."""
-    from studio.tools.advisor.devices import THIS_COMPUTER, Device, load_devices, save_device
+    from studio.tools.advisor.devices import THIS_COMPUTER, Device
     from studio.tools.advisor.engine import advise
     from studio.tools.advisor.microbench import measure
+    from studio.tools.advisor.roof_cache import load_cached, save_cached
 
     model = _model(corpus_root, "ppocr_cls")
     profile = _profile(model, tmp_path / "p", {"x": [1, 3, 48, 192]}, iterations=10)
     true = measure()
     stale = Device(THIS_COMPUTER, true.fp16_flops / 20, true.bandwidth / 20, fp32_flops=true.fp32_flops / 20,
                    bandwidths=[[s, b / 20] for s, b in true.bandwidths], source="stale")
-    save_device(stale)
+    save_cached(stale)
     report = run_job(advise(model=model, profile=profile, msprof=False, measure=False))
     note = next(n for n in report.notes if "measured again" in n)
     first = int(note.split(" op(s)")[0])
     print(f"ppocr_cls: {note}")
     assert report.roofline_check["above"] < first / 2
-    kept = load_devices()[THIS_COMPUTER]  # the roofs measured again replace the stale ones in the table
+    kept = load_cached()[0]  # the roofs measured again replace the stale ones in the cache
     assert kept.fp32_flops > 3 * stale.fp32_flops and kept.bandwidths[-1][1] > 3 * stale.bandwidths[-1][1]
     shares = _bounds_by_hand([p for p in report.roofline if p.time_us])
     assert report.performance["time_by_bound"] == pytest.approx({k: round(v, 4) for k, v in shares.items()}, abs=1e-4)

@@ -33,7 +33,10 @@ def _items(panel):
     return out
 
 
-def test_advise_shows_findings_links_and_roofline(qtbot, panel, profiled, tmp_path):
+def test_advise_shows_findings_links_and_roofline(qtbot, panel, profiled, tmp_path, monkeypatch):
+    from studio.tools.advisor import microbench
+
+    monkeypatch.setattr(microbench, "ROUNDS", 1)  # one round of this computer's roofs: the estimator is tested in tools
     model, profile = profiled
     panel.set_inputs(profile=profile)
     panel.run_advisor()
@@ -121,8 +124,11 @@ def test_devices_dialog_edits_the_table(qtbot, monkeypatch):
     from studio.ui.panels.advisor import devices_dialog
     from studio.ui.panels.advisor.devices_dialog import DevicesDialog
 
+    from studio.tools.advisor import microbench
+
     warnings = []
     monkeypatch.setattr(devices_dialog.QMessageBox, "warning", lambda *a: warnings.append(a[-1]))
+    monkeypatch.setattr(microbench, "ROUNDS", 1)  # one real round: the dialog's wiring, not the estimator
 
     runner = JobRunner()
     dialog = DevicesDialog(runner)
@@ -137,6 +143,9 @@ def test_devices_dialog_edits_the_table(qtbot, monkeypatch):
     dialog.measure()
     qtbot.waitUntil(lambda: any(dialog.table.item(r, 0).text() == "this computer"
                                 for r in range(dialog.table.rowCount())), timeout=30000)
+    from studio.tools.advisor.roof_cache import load_cached
+
+    assert load_cached() is not None  # measured into the roof cache (this test's STUDIO_HOME)
     dialog.table.item(0, 1).setText("fast")
     dialog.save()
     assert dialog.result() == 0 and "not a number" in warnings[-1]  # a bad cell keeps the dialog open
@@ -145,16 +154,18 @@ def test_devices_dialog_edits_the_table(qtbot, monkeypatch):
 
 def test_devices_dialog_keeps_the_measured_bandwidth_curve(qtbot):
     """The curve has no cell: saving the table must not drop it (nor the note)."""
-    from studio.tools.advisor.devices import THIS_COMPUTER, Device, load_devices, save_device
+    from studio.tools.advisor.devices import THIS_COMPUTER, Device, load_devices
+    from studio.tools.advisor.roof_cache import load_cached, save_cached
     from studio.ui.panels.advisor.devices_dialog import DevicesDialog
 
     curve = [[1 << 20, 200e9], [1 << 27, 60e9]]
-    save_device(Device(THIS_COMPUTER, 4e11, 60e9, fp32_flops=4e11, source="measured", note="n", bandwidths=curve))
+    save_cached(Device(THIS_COMPUTER, 4e11, 60e9, fp32_flops=4e11, source="measured", note="n", bandwidths=curve))
     dialog = DevicesDialog(JobRunner())
     qtbot.addWidget(dialog)
+    assert any(dialog.table.item(r, 0).text() == THIS_COMPUTER for r in range(dialog.table.rowCount()))
     dialog.save()
-    kept = load_devices()[THIS_COMPUTER]
-    assert kept.bandwidths == curve and kept.note == "n"
+    kept = load_cached()[0]  # the measured row stays in the roof cache, curve and note included
+    assert kept.bandwidths == curve and kept.note == "n" and THIS_COMPUTER not in load_devices()
 
 
 def test_roofline_tab_says_when_ops_ran_above_the_roof(qtbot):

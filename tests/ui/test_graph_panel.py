@@ -207,7 +207,7 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
     assert panel.left.graph.value("r").type_text() == "float32[5,3] (runtime)"
     rows = {panel.details.topLevelItem(0).child(j).text(0): panel.details.topLevelItem(0).child(j).text(1)
             for j in range(panel.details.topLevelItem(0).childCount())}
-    assert rows["shapes"] == "shapes from a run with x=5,3" and rows["MACs"] == "15"
+    assert rows["shapes"] == "shapes from a run with x=5,3 (fed x: standard normal floats)" and rows["MACs"] == "15"
 
 
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):

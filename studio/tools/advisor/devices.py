@@ -3,8 +3,10 @@
 The built-in table cites where each figure comes from; figures derived or assumed rather than
 published are marked ``estimate``. Users edit the table: entries in
 ``<config>/advisor_devices.json`` (a list of objects with the fields of :class:`Device`) replace
-built-in ones of the same name or add new ones. ``this computer`` is measured on demand by
-:mod:`.microbench` and kept in the same file.
+built-in ones of the same name or add new ones. ``this computer`` is measured by
+:mod:`.microbench` and kept in the user cache with its date and the machine's identity
+(:mod:`.roof_cache`), not in this table: an entry of that name here (what older versions wrote,
+with no date or machine) is ignored.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ def load_devices(path: Path | None = None) -> dict[str, Device]:
         data = json.loads(path.read_text(encoding="utf-8"))
         for entry in data:
             device = from_json(Device, entry)  # keys of newer versions ignored
-            table[device.name] = device
+            if device.name != THIS_COMPUTER:  # measured, with its date and machine: see roof_cache
+                table[device.name] = device
     except (OSError, ValueError, TypeError, UserError) as exc:
         raise UserError(f"The device table is not valid: {exc}", path,
                         "Fix or delete the file; each entry needs name, fp16_flops (FLOP/s) and "

@@ -32,11 +32,12 @@ DEFAULT_DEVICE = "Ascend 310"
 def advise(model: Path | str | None = None, profile: Path | str | None = None, accuracy=None,
            bench: Path | str | None = None, device: str | Device | None = None, msprof: bool = True,
            msprof_out: Path | None = None, cancel: CancelToken | None = None, measure: bool | None = None,
-           measure_budget_s: float = 10.0) -> Generator[Progress, None, Report]:
+           measure_budget_s: float = 10.0, remeasure_roof: bool = False) -> Generator[Progress, None, Report]:
     """Job: the advisor report over the given inputs (paths; ``accuracy`` may also be a CompareResult).
 
     ``measure``: A/B-time the fixes and settings the findings suggest (None: when the profile is a
-    local ONNX Runtime run of an ONNX model); ``measure_budget_s`` bounds each A/B.
+    local ONNX Runtime run of an ONNX model); ``measure_budget_s`` bounds each A/B;
+    ``remeasure_roof``: this computer's roofs are measured again rather than read from the cache.
     """
     if not any(x is not None for x in (model, profile, accuracy, bench)):
         raise UserError("Nothing to advise on", "studio advise",
@@ -106,7 +107,7 @@ def advise(model: Path | str | None = None, profile: Path | str | None = None, a
         report.inputs["bench"] = str(ctx.bench_path)
 
     t0 = time.perf_counter()
-    chosen = yield from choose_device(device, ctx, report)
+    chosen = yield from choose_device(device, ctx, report, remeasure_roof)
     report.device = to_json(chosen)
     seconds["device"] = time.perf_counter() - t0
     if ctx.model is not None:
@@ -214,15 +215,16 @@ def plan_fusions(ctx: Context, report: Report, cancel: CancelToken | None) -> Ge
         return None
 
 
-def choose_device(device: str | Device | None, ctx: Context, report: Report) -> Generator[Progress, None, Device]:
+def choose_device(device: str | Device | None, ctx: Context, report: Report, remeasure: bool = False
+                  ) -> Generator[Progress, None, Device]:
     """The device the roofline uses: given, named by the profile, this computer for a local run, or
-    the default (said so in the notes)."""
+    the default (said so in the notes). ``remeasure``: this computer's roofs are measured again."""
     if isinstance(device, Device):
         return device
     table = load_devices()
     if device:
         if device == THIS_COMPUTER:
-            return (yield from this_computer(table))
+            return (yield from this_computer(table, report, remeasure))
         found = table.get(device) or next((d for n, d in table.items() if n.lower() == device.lower()), None)
         if found is None:
             raise UserError(f"Unknown device {device!r}", "--device",
@@ -234,30 +236,24 @@ def choose_device(device: str | Device | None, ctx: Context, report: Report) -> 
             report.notes.append(f"roofline device {named.name}: named by the profile ({ctx.trace.facts.get('device')})")
             return named
         if "onnxruntime" in ctx.trace.facts:
-            measured = yield from this_computer(table)
-            report.notes.append("roofline device: this computer (the profile is a local ONNX Runtime run); "
-                                f"peaks {measured.fp16_flops / 1e9:.1f} GFLOP/s, {measured.bandwidth / 1e9:.1f} GB/s "
-                                f"({measured.source})")
-            return measured
+            report.notes.append("roofline device: this computer (the profile is a local ONNX Runtime run)")
+            return (yield from this_computer(table, report, remeasure))
     report.notes.append(f"roofline device {DEFAULT_DEVICE}: assumed, none was given (use --device)")
     return table[DEFAULT_DEVICE]
 
 
-def this_computer(table: dict[str, Device]) -> Generator[Progress, None, Device]:
-    """This computer's roofs: from the device table when measured before, else measured now and
-    kept in the table (re-measure with ``studio advise --measure-device``)."""
-    known = table.get(THIS_COMPUTER)
-    if known is not None and known.bandwidths:  # entries without a bandwidth curve predate cache-aware roofs
-        return known
-    from studio.tools.advisor.devices import save_device
-    from studio.tools.advisor.microbench import measure
+def this_computer(table: dict[str, Device], report: Report | None = None, remeasure: bool = False
+                  ) -> Generator[Progress, None, Device]:
+    """This computer's roofs: cached for this machine (best of several rounds), else measured now
+    and cached (:mod:`.roof_cache`); ``remeasure`` measures again. Where they came from goes into the
+    report's notes."""
+    from studio.tools.advisor.roof_cache import this_computer_roofs
 
-    yield Progress(None, "measuring this computer (ONNX Runtime kernels)")
-    device = measure()
-    try:
-        save_device(device)
-    except OSError:
-        pass  # a read-only config folder: measure again next time
+    yield Progress(None, "this computer's roofs (ONNX Runtime kernels)")
+    device, origin = yield from this_computer_roofs(remeasure=remeasure)
+    if report is not None:
+        report.notes.append(f"this computer's roofs: {device.fp32_flops / 1e9:.1f} GFLOP/s, "
+                            f"{device.bandwidth / 1e9:.1f} GB/s, {origin}")
     return device
 
 

@@ -2,9 +2,10 @@
 
 The points of a local roofline are ONNX Runtime kernel times from its profiler, so the roofs are
 measured the same way: small models run in ONNX Runtime with profiling on, and each figure is the
-best kernel time of the runs made in a fraction of a second (peaks are best cases, points are
-means, so measured points fall under their roof unless the machine was busier while the roofs were
-measured; measuring again keeps the higher figures, see :func:`.devices.merge_roofs`):
+best kernel time of the runs made in a fraction of a second, and then the best of several such
+rounds (peaks are best cases, points are means, so measured points fall under their roof unless
+the machine was busier while the roofs were measured; measuring again keeps the higher figures,
+see :func:`.devices.merge_roofs`). The result is cached per machine (:mod:`.roof_cache`):
 
 * compute: a float32 MatMul (``2 n^3`` FLOP) and a 3x3 Conv (``2 x MACs``), the faster of them;
 * memory: a chain of Relu over tensors from 64 KiB to 64 MiB, ``2 x size`` bytes each (read and
@@ -19,44 +20,82 @@ import datetime as dt
 import json
 import tempfile
 import time
+from collections.abc import Generator
 from pathlib import Path
 
 import numpy as np
 
+from studio.core.jobs import Progress
 from studio.tools.advisor.devices import THIS_COMPUTER, Device
 
 RELU_SIZES = (1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26)  # bytes of one tensor
 RELU_CHAIN = 6
-SPREAD_S = 0.3  # each figure is the best run within this long (about 2.5 s in all)
+SPREAD_S = 0.3  # each figure is the best run within this long (about 2.5 s a round)
+ROUNDS = 5  # rounds of every figure, interleaved; the best of them is kept
 _MEASURED: Device | None = None
 
 
-def measure(repeats: int = 5, again: bool = False) -> Device:
+def measure(repeats: int = 5, again: bool = False, rounds: int = ROUNDS) -> Device:
     """A :class:`Device` for this computer: peak FLOP/s (FP32; FP16 set to it) and the bandwidth
-    curve, measured once per process (``again`` measures anew)."""
+    curve, the best of ``rounds`` rounds, measured once per process (``again`` measures anew)."""
     global _MEASURED
     if _MEASURED is not None and not again:
         return _MEASURED
+    from studio.core.jobs import run_job
+
+    _MEASURED = run_job(measure_job(repeats, rounds))[0]
+    return _MEASURED
+
+
+def measure_job(repeats: int = 5, rounds: int = ROUNDS, cancel=None
+                ) -> Generator[Progress, None, tuple[Device, list[dict]]]:
+    """Job: ``rounds`` rounds of every figure; returns (the best-of device, each round's figures).
+
+    A peak is a maximum, so the best of several rounds is its estimator: a round taken while other
+    work held the cores comes out low and is outvoted. The rounds interleave the figures, so a
+    burst of load spoils one round of each, not every repeat of one.
+    """
+    rows = []
     with tempfile.TemporaryDirectory(prefix="studio-roofs-") as work:
         work = Path(work)
-        matmul = _best_rate(_matmul_model(1024), work, repeats, {"MatMul"}, 2.0 * 1024 ** 3)
-        conv_flops = 2.0 * 128 * 128 * 9 * 56 * 56
-        conv = _best_rate(_conv_model(), work, repeats, {"Conv", "FusedConv"}, conv_flops)
-        curve = []
-        for size in RELU_SIZES:
-            per_node = _best_rate(_relu_model(size // 4), work, repeats, {"Relu"}, 2.0 * size, per_node=True)
-            curve.append([2 * size, per_node])
+        for k in range(max(int(rounds), 1)):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield Progress(k / max(rounds, 1), f"measuring this computer's roofs: round {k + 1} of {rounds}")
+            rows.append(_one_round(work, repeats))
+    return device_from_rounds(rows), rows
+
+
+def _one_round(work: Path, repeats: int) -> dict:
+    """One round: MatMul and Conv FLOP/s, Relu bytes/s per working set."""
+    matmul = _best_rate(_matmul_model(1024), work, repeats, {"MatMul"}, 2.0 * 1024 ** 3)
+    conv_flops = 2.0 * 128 * 128 * 9 * 56 * 56
+    conv = _best_rate(_conv_model(), work, repeats, {"Conv", "FusedConv"}, conv_flops)
+    curve = [[2 * size, _best_rate(_relu_model(size // 4), work, repeats, {"Relu"}, 2.0 * size, per_node=True)]
+             for size in RELU_SIZES]
+    return {"matmul": matmul, "conv": conv, "bandwidths": curve}
+
+
+def device_from_rounds(rows: list[dict]) -> Device:
+    """The device of the best figures over ``rows`` (each figure's maximum on its own)."""
+    matmul = max(r["matmul"] for r in rows)
+    conv = max(r["conv"] for r in rows)
+    sizes = [int(s) for s, _ in rows[0]["bandwidths"]]
+    curve = [[size, max(dict((int(s), b) for s, b in r["bandwidths"]).get(size, 0.0) for r in rows)]
+             for size in sizes]
     flops = max(matmul, conv)
-    _MEASURED = Device(THIS_COMPUTER, fp16_flops=flops, bandwidth=curve[-1][1], fp32_flops=flops,
-                       bandwidths=curve,
-                       source=f"measured here {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} with ONNX Runtime "
-                              f"kernel times (its profiler): MatMul 1024^3 {matmul / 1e9:.1f} GFLOP/s, Conv 3x3 "
-                              f"128->128 at 56x56 {conv / 1e9:.1f} GFLOP/s; Relu bandwidth "
-                              + ", ".join(f"{_size(ws)} {bw / 1e9:.0f} GB/s" for ws, bw in curve)
-                              + f"; best run of {SPREAD_S:g} s each", estimate=False,
-                       note="FP16 peak set to the FP32 rate (CPU kernels compute FP16 in FP32); the bandwidth is "
-                            "a curve over the working set (caches), `bandwidth` its largest size")
-    return _MEASURED
+    first = rows[0]
+    spread = (f"; best of {len(rows)} rounds of {SPREAD_S:g} s per figure (the first round alone: "
+              f"{max(first['matmul'], first['conv']) / 1e9:.1f} GFLOP/s, {first['bandwidths'][-1][1] / 1e9:.1f} GB/s)"
+              if len(rows) > 1 else f"; best run of {SPREAD_S:g} s each")
+    return Device(THIS_COMPUTER, fp16_flops=flops, bandwidth=curve[-1][1], fp32_flops=flops, bandwidths=curve,
+                  source=f"measured here {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} with ONNX Runtime "
+                         f"kernel times (its profiler): MatMul 1024^3 {matmul / 1e9:.1f} GFLOP/s, Conv 3x3 "
+                         f"128->128 at 56x56 {conv / 1e9:.1f} GFLOP/s; Relu bandwidth "
+                         + ", ".join(f"{_size(ws)} {bw / 1e9:.0f} GB/s" for ws, bw in curve) + spread,
+                  estimate=False,
+                  note="FP16 peak set to the FP32 rate (CPU kernels compute FP16 in FP32); the bandwidth is "
+                       "a curve over the working set (caches), `bandwidth` its largest size")
 
 
 def _size(n: int) -> str:

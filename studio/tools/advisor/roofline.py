@@ -158,16 +158,18 @@ def fit_roofline(graph, device: Device, times_us: dict[str, float] | None):
     check = roof_check(points)
     notes = []
     if check["above"] and device.name == THIS_COMPUTER:
-        from studio.tools.advisor.devices import merge_roofs, save_device
-        from studio.tools.advisor.microbench import measure
+        from studio.tools.advisor.devices import merge_roofs
+        from studio.tools.advisor.microbench import measure_job
+        from studio.tools.advisor.roof_cache import save_cached
 
         yield Progress(None, f"{check['above']} op(s) above this computer's roofs: measuring them again")
         first = check
-        device = merge_roofs(device, measure(again=True))
+        fresh, rows = yield from measure_job()
+        device = merge_roofs(device, fresh)
         try:
-            save_device(device)
+            save_cached(device, rows)
         except OSError:
-            pass  # a read-only config folder: the figures still serve this report
+            pass  # a read-only cache folder: the figures still serve this report
         points = roofline(graph, device, times_us)
         check = roof_check(points)
         notes.append(f"{first['above']} op(s) ran above this computer's stored roofs (up to {first['max_ratio']:.1f}x): "
@@ -176,7 +178,7 @@ def fit_roofline(graph, device: Device, times_us: dict[str, float] | None):
         notes.append(f"{check['above']} of {check['measured']} measured op(s) ran above their roof on {device.name} "
                      f"(up to {check['max_ratio']:.1f}x the roof; {check['above_us'] / max(check['measured_us'], 1e-9):.0%} "
                      "of the measured op time): the roof is that much too low for this run, so no bound is claimed "
-                     "for them" + (" — measure again on an idle machine (studio advise --measure-device)"
+                     "for them" + (" — measure again on an idle machine (studio advise --remeasure-roof)"
                                    if device.name == THIS_COMPUTER else " — correct the device table"))
     return points, device, check, notes
 

@@ -3,7 +3,9 @@
 Conv / ConvTranspose / MatMul / Gemm (and their OM and quantized names) count ``output elements x
 reduction size``; recurrent layers, attention and Einsum have their own formulas
 (:mod:`~studio.tools.graph.macs_formulas`); pooling counts its window, reductions their input;
-element-wise and data-movement ops (a listed set) count one operation per output element.
+element-wise ops (a listed set) count one operation per output element. Data movement (Transpose,
+Concat, Gather, Slice, Cast, ... : a listed set) does no arithmetic and counts no MACs; the elements
+it writes are reported apart (:func:`moved_report`). Views (Reshape, Squeeze, ...) count nothing.
 Nodes whose shapes are unknown (dynamic dims, failed inference) are left out, never guessed, and
 so are ops with no formula (custom ops, If/Loop, NonMaxSuppression, ...): they are reported as
 uncounted by op type, never counted as cheap. Writes Model Explorer node-data JSON, which the
@@ -32,8 +34,8 @@ _POOL = {"MaxPool", "AveragePool", "LpPool", "QLinearAveragePool", "Pooling"}  #
 _OVER_INPUT = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "QLinearGlobalAveragePool", "ReduceMean",
                "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
                "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum"}  # one per input element
-# One operation per output element: element-wise math, activations, normalisations, quantisation,
-# comparisons and data movement. An op in none of these sets has no formula and is left out.
+# One operation per output element: element-wise math, activations, normalisations, quantisation and
+# comparisons. An op in none of these sets (nor in DATA_MOVEMENT) has no formula and is left out.
 PER_ELEMENT = frozenset("""
 Add Sub Mul Div Pow Mod Neg Abs Sign Reciprocal Sqrt Exp Log Erf Floor Ceil Round Max Min Sum Mean Clip
 Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot
@@ -42,20 +44,44 @@ Softplus Softsign ThresholdedRelu Shrink Swish Softmax LogSoftmax Hardmax BiasSo
 BatchNormalization InstanceNormalization LayerNormalization GroupNormalization SkipLayerNormalization
 SimplifiedLayerNormalization SkipSimplifiedLayerNormalization RMSNormalization LpNormalization
 MeanVarianceNormalization Dropout
-Cast CastLike QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearAdd QLinearMul QLinearSigmoid
+QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearAdd QLinearMul QLinearSigmoid
 QLinearLeakyRelu QLinearSoftmax QLinearConcat
 Equal Greater Less GreaterOrEqual LessOrEqual And Or Xor Not IsNaN IsInf Where
+Resize Upsample GridSample AffineGrid ImageScaler
+RealDiv Maximum Minimum Relu6
+""".split())
+# Data movement: each output element is a copy of an input element, a conversion of one, or a
+# constant / index written out; no arithmetic, so no MACs. Their output elements are reported
+# apart, as elements moved (:func:`node_moved`). Views (Reshape, Squeeze, ... in _FREE) move nothing.
+DATA_MOVEMENT = frozenset("""
 Concat Split Slice Transpose Gather GatherElements GatherND Scatter ScatterElements ScatterND Expand Tile Pad
-Resize Upsample DepthToSpace SpaceToDepth ConstantOfShape Range OneHot Trilu ReverseSequence EyeLike
-Compress NonZero Unique GridSample AffineGrid ImageScaler Crop
-TransData TransDataRNN Permute Transpose ConcatV2 ConcatD SplitD SplitV StridedSlice StridedSliceD
-GatherV2 Pack Unpack Fill BroadcastTo RealDiv Maximum Minimum Relu6 Swish
+DepthToSpace SpaceToDepth ConstantOfShape Range OneHot Trilu ReverseSequence EyeLike Compress NonZero Unique
+Crop Cast CastLike
+TransData TransDataRNN Permute ConcatV2 ConcatD SplitD SplitV StridedSlice StridedSliceD GatherV2 Pack Unpack
+Fill BroadcastTo
 """.split())
 
 
 def is_per_element(op_type: str) -> bool:
-    """True for the ops counted as one operation per output element (element-wise, data movement)."""
+    """True for the ops counted as one operation per output element (element-wise), and views."""
     return op_type in PER_ELEMENT or op_type in _FREE
+
+
+def is_data_movement(op_type: str) -> bool:
+    """True for ops that only move, convert or write elements (no MACs; see :func:`node_moved`)."""
+    return op_type in DATA_MOVEMENT
+
+
+def node_moved(graph: Graph, index: int) -> int | None:
+    """Elements a data-movement node writes (all its outputs), None when a shape is unknown; 0 for
+    every other op."""
+    node = graph.nodes[index]
+    if node.type not in DATA_MOVEMENT:
+        return 0
+    shapes = [graph.value(o).shape for o in node.outputs if o]
+    if not shapes or not all(_known(s) for s in shapes):
+        return None
+    return sum(_prod(s) for s in shapes)
 
 
 def has_formula(op_type: str) -> bool:
@@ -67,8 +93,8 @@ def node_macs(graph: Graph, index: int) -> int | None:
     """MACs of one node, or None when its shapes are not known or its op has no formula
     (:func:`has_formula` tells the two apart)."""
     node = graph.nodes[index]
-    if node.type in _FREE:
-        return 0
+    if node.type in _FREE or node.type in DATA_MOVEMENT:
+        return 0  # views and data movement: no multiply-accumulate, whatever the shapes
     if node.type not in _FORMULA:
         return None
     if node.type in GATES:
@@ -106,8 +132,8 @@ def _input_shape(graph: Graph, name: str):
     return tuple(weight.shape) if weight is not None else graph.value(name).shape
 
 
-_FORMULA = (_CONV | _DECONV | _MATMUL | _GEMM | _POOL | _OVER_INPUT | PER_ELEMENT | set(GATES) | ATTENTION
-            | {"Einsum", "LRN"})
+_FORMULA = (_CONV | _DECONV | _MATMUL | _GEMM | _POOL | _OVER_INPUT | PER_ELEMENT | DATA_MOVEMENT | set(GATES)
+            | ATTENTION | {"Einsum", "LRN"})
 
 
 def graph_macs(graph: Graph) -> dict[str, int]:
@@ -118,6 +144,34 @@ def graph_macs(graph: Graph) -> dict[str, int]:
         if macs is not None:
             out[node.name] = macs
     return out
+
+
+def moved_report(graph: Graph) -> dict:
+    """Data movement, apart from the MACs: ``elements`` written by data-movement nodes whose shapes
+    are known, ``nodes`` (those), ``unknown`` (those whose shapes are not), ``ops`` {op type: nodes}."""
+    elements, nodes, unknown, ops = 0, 0, 0, Counter()
+    for i, node in enumerate(graph.nodes):
+        if node.type not in DATA_MOVEMENT:
+            continue
+        ops[node.type] += 1
+        moved = node_moved(graph, i)
+        if moved is None:
+            unknown += 1
+        else:
+            elements, nodes = elements + moved, nodes + 1
+    return {"elements": elements, "nodes": nodes, "unknown": unknown,
+            "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+def moved_text(moved: dict) -> str:
+    """``data movement (not MACs): 1,234 elements written by 5 nodes (3 Transpose, 2 Gather)``."""
+    ops = ", ".join(f"{n:,} {op}" for op, n in list(moved["ops"].items())[:6])
+    more = ", ..." if len(moved["ops"]) > 6 else ""
+    text = (f"data movement (not MACs): {moved['elements']:,} elements written by {moved['nodes']:,} "
+            f"node{'s' if moved['nodes'] != 1 else ''} ({ops}{more})")
+    if moved["unknown"]:
+        text += f"; {moved['unknown']:,} more with unknown shapes"
+    return text
 
 
 def left_out(graph: Graph, macs: dict[str, int]) -> tuple[int, dict[str, int]]:
@@ -159,7 +213,8 @@ def macs_report(model: Model, source=None, top: int = 10) -> dict:
     (the first 20, with the uncounted ones), uncounted (nodes of ops with no formula, left out),
     uncounted_ops {op type: nodes}, top [{name, macs}], shapes (a :class:`~studio.tools.graph.shapes.ShapeSource`
     as text), shapes_given, unknown_dims [{input, axis, dim}], subgraph_nodes (nodes inside If/Loop
-    bodies, not counted: which branch runs is decided at run time).
+    bodies, not counted: which branch runs is decided at run time), moved (data movement, not MACs:
+    :func:`moved_report`), run_fed {input: what a shape-recording run fed it}.
     """
     from studio.tools.graph.shapes import shape_source
 
@@ -175,6 +230,7 @@ def macs_report(model: Model, source=None, top: int = 10) -> dict:
         "shapes": source.text(), "shapes_given": {k: list(v) for k, v in source.given.items()},
         "unknown_dims": [{"input": i, "axis": a, "dim": d} for i, a, d in source.unknown_dims],
         "subgraph_nodes": sum(len(g.nodes) for g in model.all_graphs()) - len(graph.nodes),
+        "moved": moved_report(graph), "run_fed": dict(source.fed),
     }
 
 

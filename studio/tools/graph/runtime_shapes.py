@@ -2,8 +2,9 @@
 
 Declared and inferred shapes can be missing (dynamic dims, custom ops, failed inference) or wrong;
 the shapes a real run produced are trusted over them (:meth:`Graph.apply_runtime_shapes`). Inputs are
-random; every dynamic dim needs a size (by dim name, or per input as ``--input-shape`` gives them):
-a dim set to 1 behind the user's back would record shapes of a run nobody asked for.
+seeded random data the model accepts (:mod:`.run_feeds`); every dynamic dim needs a size (by dim
+name, or per input as ``--input-shape`` gives them): a dim set to 1 behind the user's back would
+record shapes of a run nobody asked for.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.core.model_inputs import ORT_DTYPES, random_array
-
+from studio.core.model_inputs import ORT_DTYPES
+from studio.tools.graph.run_feeds import feed, table_rows
 
 
 def _session(onnx, ort, model, probe: Path, path: Path):
@@ -44,8 +45,12 @@ def _session(onnx, ort, model, probe: Path, path: Path):
 
 def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
                   cancel: CancelToken | None = None, input_shapes: dict[str, tuple[int, ...]] | None = None,
-                  option: str = "--input-shape") -> Generator[Progress, None, tuple[dict, dict]]:
+                  option: str = "--input-shape", fed: dict[str, str] | None = None
+                  ) -> Generator[Progress, None, tuple[dict, dict]]:
     """Job: run the model once; returns ({tensor name: shape}, {tensor name: dtype}).
+
+    Inputs are fed values the model accepts (:mod:`.run_feeds`: token ids within their table, masks
+    of ones, seeded random data otherwise); ``fed``, when given, receives what each input held.
 
     ``dims`` sizes dynamic dims by name (``{"N": 5}``), ``input_shapes`` whole inputs
     (``{"x": (1, 3, 640, 640)}``). A dynamic dim with no size is a UserError naming the input, the
@@ -77,6 +82,7 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
     with tempfile.TemporaryDirectory(prefix="studio-shapes-") as tmp:
         session = _session(onnx, ort, model, Path(tmp) / "probe.onnx", path)
         rng = np.random.default_rng(seed)
+        tables = table_rows(model)
         feeds = {}
         for inp in session.get_inputs():
             given = (input_shapes or {}).get(inp.name)
@@ -96,7 +102,9 @@ def record_shapes(path: Path, dims: dict[str, int] | None = None, seed: int = 0,
             if dtype is None:
                 raise UserError(f"Input {inp.name!r} has type {inp.type}, which a random run cannot feed", path,
                                 "Shapes stay as declared for this model.")
-            feeds[inp.name] = random_array(inp.name, shape, dtype, rng)  # as a profile or a dump would feed
+            feeds[inp.name], said = feed(inp.name, shape, dtype, rng, tables.get(inp.name))
+            if fed is not None:
+                fed[inp.name] = said
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(None, "running once on the CPU")

@@ -2,8 +2,9 @@
 the dims that stay unknown.
 
 A model with dynamic inputs (``x: [N,3,H,W]``) has no sizes to count MACs with. Given sizes are set
-on a copy of the ONNX graph's inputs and ONNX shape inference (with data propagation, so Paddle's
-Shape/Slice/Concat chains resolve) fills every tensor; nothing is guessed. :class:`ShapeSource`
+on a copy of the ONNX graph's inputs and ONNX shape inference (with data propagation, and the
+graph's own size computations evaluated: :mod:`.shape_fold`, so PyTorch's and Paddle's
+Shape/Gather/Slice/Concat/Expand chains resolve) fills every tensor; nothing is guessed. :class:`ShapeSource`
 records which it was, so every output can say "shapes given: …" or name the dims left unknown.
 """
 
@@ -25,6 +26,7 @@ class ShapeSource:
     unknown_dims: list[tuple[str, int, str]] = field(default_factory=list)  # (input, axis, dim name)
     run: bool = False  # the shapes were recorded by an ONNX Runtime run with the given sizes
     compiled: bool = False  # an OM model: the shapes ATC compiled in, which no option changes
+    fed: dict[str, str] = field(default_factory=dict)  # input -> what the run fed it (run shapes only)
 
     def text(self, fix: str = f"give them with {OPTION} NAME=d0,d1,...") -> str:
         """One line: given, from a run or inferred, and what stayed unknown (with ``fix``, in the words
@@ -39,6 +41,8 @@ class ShapeSource:
             fix = "dynamic in the compiled model"
         else:
             head = "shapes inferred from the file"
+        if self.run and self.fed:
+            head += " (fed " + "; ".join(f"{k}: {v}" for k, v in self.fed.items()) + ")"
         if self.unknown_dims:
             dims = ", ".join(f"{name}[{axis}]={dim}" for name, axis, dim in self.unknown_dims)
             head += f"; unknown dims: {dims} ({fix})"
@@ -75,6 +79,10 @@ def shape_source(model: Model) -> ShapeSource:
     return model.shape_source or ShapeSource({}, unknown_input_dims(model.main), compiled=model.format != "onnx")
 
 
+def _numpy_dtype(array) -> str:
+    return "bool" if array.dtype.kind == "b" else str(array.dtype)
+
+
 def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> ShapeSource:
     """Set the given input sizes, re-run ONNX shape inference and update every graph's values.
 
@@ -108,8 +116,10 @@ def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> Shape
             shape.ClearField("dim")
             for d in given[inp.name]:
                 shape.dim.add().dim_value = d
+    from studio.tools.graph.shape_fold import infer_folded
+
     try:
-        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False, data_prop=True)
+        inferred, folded = infer_folded(proto)  # the Shape/Slice/Expand chains of exports evaluated
     except Exception as exc:  # noqa: BLE001 - inference errors are the model's, say so
         raise UserError(f"Shape inference with the given sizes failed: {str(exc).strip().splitlines()[0][:300]}",
                         model.path, f"Check the sizes given with {OPTION}.") from exc
@@ -128,6 +138,8 @@ def apply_input_shapes(model: Model, given: dict[str, tuple[int, ...]]) -> Shape
                 if attr.type == attr.GRAPH:
                     stack.append(attr.g)
                 stack.extend(attr.graphs)
+    values.update({name: Value(name, tuple(int(d) for d in array.shape), _numpy_dtype(array))
+                   for name, array in folded.items()})
     for graph in model.all_graphs():
         known = set(graph.values) | set(graph.inputs) | {o for n in graph.nodes for o in n.outputs}
         for name in known & set(values):

@@ -3,7 +3,8 @@
 Rows come from :func:`studio.tools.advisor.devices.load_devices` (built-in plus the user's file);
 Save writes every row that differs from the built-in table to the user's file. "Measure this
 computer" runs the micro-benchmark (ONNX Runtime MatMul / Conv and a bandwidth curve over working
-sets) as a job and adds its row; the curve and notes, not shown as cells, travel with the row.
+sets, best of several rounds) as a job, caches it (:mod:`studio.tools.advisor.roof_cache`) and
+shows its row; the curve and notes, not shown as cells, travel with the row.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from studio.tools.advisor.devices import BUILTIN, Device, devices_file, load_devices, save_device
+from studio.tools.advisor.devices import BUILTIN, THIS_COMPUTER, Device, devices_file, load_devices, save_device
+from studio.tools.advisor.roof_cache import cache_file, load_cached
 
 COLUMNS = ("Device", "FP16 TFLOPS", "INT8 TOPS", "FP32 TFLOPS", "Bandwidth GB/s", "Estimate", "Source")
 
@@ -46,16 +48,22 @@ class DevicesDialog(QDialog):
         self._extras: dict[str, Device] = {}  # by name: the fields no cell shows (bandwidth curve, note)
         for device in load_devices().values():
             self._add_row(device)
+        cached = load_cached()
+        if cached is not None:  # this computer lives in the roof cache (date, machine), not the table
+            self._add_row(cached[0])
         self.measure_button = QPushButton("Measure this computer", self)
-        self.measure_button.setToolTip("ONNX Runtime MatMul and Conv, and Relu over working sets from 128 KiB to "
-                                       "128 MiB, timed by its profiler (a few seconds)")
+        self.measure_button.setToolTip("Measure again: ONNX Runtime MatMul and Conv, and Relu over working sets "
+                                       "from 128 KiB to 128 MiB, timed by its profiler, best of several rounds "
+                                       "(about ten seconds)")
         self.measure_button.clicked.connect(self.measure)
         self.add_button = QPushButton("Add row", self)
         self.add_button.clicked.connect(lambda: self._add_row(Device("new device", 1e12, 1e11, source="")))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
-        note = QLabel(f"Edits are kept in {devices_file()}. Mark figures you derived or assumed as estimates.", self)
+        note = QLabel(f"Edits are kept in {devices_file()}. Mark figures you derived or assumed as estimates. "
+                      f"This computer's measured roofs (best of several rounds, with the date and this machine's "
+                      f"CPU) are kept in {cache_file()}.", self)
         note.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(self.measure_button)
@@ -115,17 +123,16 @@ class DevicesDialog(QDialog):
             QMessageBox.warning(self, "Roofline devices", str(exc))
             return
         for device in devices:
-            if builtin.get(device.name) != device:
+            if device.name != THIS_COMPUTER and builtin.get(device.name) != device:  # measured: in the cache
                 save_device(device)
         self.accept()
 
     def measure(self) -> None:
-        from studio.core.jobs import Progress
-        from studio.tools.advisor.microbench import measure
+        from studio.tools.advisor.roof_cache import this_computer_roofs
 
         def job(cancel):
-            yield Progress(None, "measuring this computer (ONNX Runtime kernels)")
-            return measure(again=True)
+            device, _origin = yield from this_computer_roofs(remeasure=True, cancel=cancel)
+            return device
 
         self.measure_button.setEnabled(False)
         handle = self.runner.start("Measuring this computer", job, key="advisor-measure")

@@ -106,8 +106,9 @@ def record_shapes_job(model: Model, cancel=None, input_shapes: dict | None = Non
     from studio.tools.graph.runtime_shapes import record_shapes
     from studio.tools.graph.shapes import ShapeSource
 
+    fed: dict[str, str] = {}
     shapes, dtypes = yield from record_shapes(model.path, cancel=cancel, input_shapes=input_shapes,
-                                              option="the input sizes asked by Run shapes")
+                                              option="the input sizes asked by Run shapes", fed=fed)
     changed = model.main.apply_runtime_shapes(shapes, dtypes)
-    model.shape_source = ShapeSource(dict(input_shapes or {}), [], run=True)
+    model.shape_source = ShapeSource(dict(input_shapes or {}), [], run=True, fed=fed)
     return changed
