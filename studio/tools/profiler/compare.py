@@ -34,6 +34,7 @@ import numpy as np
 from studio.core import ab
 from studio.core.serial import to_json
 from studio.tools.profiler import op_verdicts, stats
+from studio.tools.profiler.name_keys import match_key
 from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
 from studio.tools.profiler.model import Trace
 
@@ -62,8 +63,13 @@ class DeltaRow:
     delta_pct_high: float | None = None  # change common to all ops, in %
     p_value: float | None = None
     verdict: str = ""  # "faster", "slower", "no significant change" or "unjudged: why"
+    new_name: str = ""  # the name as the new profile writes it, when it differs (another object address)
+    key: str = ""  # what the two sides are matched by (name_keys.match_key)
 
-    __json_extra__ = ("status",)  # studio.core.serial: a derived key of the JSON row
+    # studio.core.serial: the JSON row
+    __json_extra__ = ("status",)
+    __json_skip__ = ("key",)
+    __json_omit_empty__ = ("new_name",)
 
     @property
     def status(self) -> str:
@@ -206,14 +212,14 @@ def compare(base: Trace, new: Trace) -> Comparison:
     """Compare two traces per op name (per iteration) and per API, and judge the latency's change
     from their per-iteration samples."""
     base_it, new_it = iterations(base), iterations(new)
-    base_ops, base_samples = _op_times(base, base_it)
-    new_ops, new_samples = _op_times(new, new_it)
+    base_ops, base_samples = _keyed(*_op_times(base, base_it))
+    new_ops, new_samples = _keyed(*_op_times(new, new_it))
     result = Comparison(base.source, new.source, _deltas(base_ops, new_ops, base_it.count, new_it.count))
     _judge_rows(result, base_samples, new_samples, max(resolution_us(base), resolution_us(new)))
     result.base_median_per_iter_us = _median_total(base_samples)
     result.new_median_per_iter_us = _median_total(new_samples)
-    result.base_total_us = sum(t for _, t in base_ops.values())
-    result.new_total_us = sum(t for _, t in new_ops.values())
+    result.base_total_us = sum(t for _, t, _ in base_ops.values())
+    result.new_total_us = sum(t for _, t, _ in new_ops.values())
     result.base_iterations, result.new_iterations = base_it.count, new_it.count
     result.base_latency_ms, result.new_latency_ms = base_it.latency_ms, new_it.latency_ms
     result.iterations_how = base_it.how if base_it.how == new_it.how else f"{base_it.how} / {new_it.how}"
@@ -226,10 +232,10 @@ def compare(base: Trace, new: Trace) -> Comparison:
         result.judge(None, f"{how}: fewer than 2 samples on a side")
     else:
         result.judge(ab.compare_samples(b, n), how)
-    base_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
-                for r in stats.api_rows(base)}
-    new_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
-               for r in stats.api_rows(new)}
+    base_api = _keyed({f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
+                       for r in stats.api_rows(base)}, {})[0]
+    new_api = _keyed({f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
+                      for r in stats.api_rows(new)}, {})[0]
     if base_api and new_api:
         result.apis = _deltas(base_api, new_api, base_it.count, new_it.count)
     return result
@@ -260,6 +266,22 @@ def _op_times(trace: Trace, its: Iterations) -> tuple[dict[str, tuple[int, float
     return totals, samples
 
 
+def _keyed(totals: dict[str, tuple[int, float]], samples: dict[str, np.ndarray]
+           ) -> tuple[dict[str, tuple[int, float, str]], dict[str, np.ndarray]]:
+    """Totals and per-iteration samples by match key (names without object addresses, summed where
+    two names differ only there), each total with a name as written (the busiest) for display."""
+    keyed: dict[str, tuple[int, float, str]] = {}
+    keyed_samples: dict[str, np.ndarray] = {}
+    for name, (count, total) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
+        key = match_key(name)
+        c, t, shown = keyed.get(key, (0, 0.0, name))
+        keyed[key] = (c + count, t + total, shown)
+    for name, values in samples.items():
+        key = match_key(name)
+        keyed_samples[key] = keyed_samples[key] + values if key in keyed_samples else values
+    return keyed, keyed_samples
+
+
 def resolution_us(trace: Trace) -> float:
     """The clock's step in the ops' durations: 1 us when every op slice lasts whole microseconds
     (ONNX Runtime's profiler; the run's own ranges, timed by Studio, are finer), else 0 (finer
@@ -272,17 +294,17 @@ def _judge_rows(result: Comparison, base: dict[str, np.ndarray], new: dict[str, 
                 resolution: float) -> None:
     """Judge the op rows on both sides (:mod:`studio.tools.profiler.op_verdicts`)."""
     both = [r for r in result.ops if r.only_in is None]
-    named = [r for r in both if r.name in base and r.name in new]
-    verdicts, rule = op_verdicts.judge([r.name for r in named], [base[r.name] for r in named],
-                                       [new[r.name] for r in named], resolution)
+    named = [r for r in both if r.key in base and r.key in new]
+    verdicts, rule = op_verdicts.judge([r.key for r in named], [base[r.key] for r in named],
+                                       [new[r.key] for r in named], resolution)
     if not base or not new:
         rule.unjudged = "a profile marks fewer than 2 iterations: no per-iteration times"
     rule.rows = len(both)
     result.op_rule = rule
     for row in both:
-        verdict = verdicts.get(row.name)
+        verdict = verdicts.get(row.key)
         if verdict is None:
-            row.verdict = "unjudged: " + rule.unjudged_rows.get(row.name, rule.unjudged or
+            row.verdict = "unjudged: " + rule.unjudged_rows.get(row.key, rule.unjudged or
                                                                 "no per-iteration times on both sides")
             continue
         row.delta_pct_low, row.delta_pct_high = (verdict.low - 1.0) * 100.0, (verdict.high - 1.0) * 100.0
@@ -357,18 +379,19 @@ def _rerunnable(trace: Trace) -> Rerun | str:
     return Rerun(Path(trace.model_path), files, shapes)
 
 
-def _deltas(base: dict[str, tuple[int, float]], new: dict[str, tuple[int, float]],
+def _deltas(base: dict[str, tuple[int, float, str]], new: dict[str, tuple[int, float, str]],
             base_iterations: int = 1, new_iterations: int = 1) -> list[DeltaRow]:
+    """Rows by match key; a row's name is the baseline's as written (else the new profile's)."""
     rows = []
-    for name in set(base) | set(new):
-        bc, bt = base.get(name, (0, 0.0))
-        nc, nt = new.get(name, (0, 0.0))
+    for key in set(base) | set(new):
+        bc, bt, base_name = base.get(key, (0, 0.0, ""))
+        nc, nt, new_name = new.get(key, (0, 0.0, ""))
         bi, ni = bt / max(1, base_iterations), nt / max(1, new_iterations)
-        only = "base" if name not in new else "new" if name not in base else None
+        only = "base" if key not in new else "new" if key not in base else None
         rows.append(DeltaRow(
-            name, bc, nc, bt, nt, bt / bc if bc else 0.0, nt / nc if nc else 0.0, ni - bi,
+            base_name or new_name, bc, nc, bt, nt, bt / bc if bc else 0.0, nt / nc if nc else 0.0, ni - bi,
             (ni - bi) / bi * 100.0 if bi and only is None else None, bi / ni if bi and ni and only is None else None,
-            bi, ni, only))
+            bi, ni, only, new_name=new_name if base_name and new_name != base_name else "", key=key))
     rows.sort(key=lambda r: (-abs(r.delta_us), r.name))
     return rows
 
