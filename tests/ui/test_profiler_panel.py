@@ -230,7 +230,8 @@ def test_summary_statistics_and_overlay_of_a_local_run(qtbot, panel, two_local_r
     assert facts["Latency mean / p50 / p90 / p99"].endswith("(profiler off)")
     assert f"{saved['latency_ms']['p50']:.3f} ms" in facts["Latency mean / p50 / p90 / p99"]
     assert f"{saved['profiled_latency_ms']['p50']:.3f} ms" in facts["Latency with the profiler on, mean / p50"]
-    assert facts["Profiler overhead"].startswith(f"{saved['profiler_overhead']:+.0%}")
+    # 5 iterations make too few alternating rounds to measure the overhead: it is not stated
+    assert saved["profiler_overhead"] is None and facts["Profiler overhead"].startswith("not measured (5 iterations")
     assert "3 warm-up(s) left out" in facts["Op statistics"]
     # the Statistics tab counts the 5 measured iterations and says so; the overlay's shares are theirs
     qtbot.waitUntil(lambda: panel.stats_tab.table.model.rowCount() > 0, timeout=5000)
