@@ -45,9 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="also write the parsed trace to the cache, so the next open of this file is instant "
                             "(the window does so itself when it opens the file)")
 
-    compare = actions.add_parser("compare", help="per-op and per-API deltas of NEW against baseline BASE")
-    compare.add_argument("base", type=Path, metavar="BASE")
-    compare.add_argument("new", type=Path, metavar="NEW")
+    compare = actions.add_parser("compare", help="per-op and per-API deltas of NEW against baseline BASE; two "
+                                                 "folders of ranks are compared rank by rank")
+    compare.add_argument("base", type=Path, metavar="BASE", help="a profile, or a folder of ranks")
+    compare.add_argument("new", type=Path, metavar="NEW", help="a profile, or a folder of ranks (when BASE is one)")
     compare.add_argument("--json", action="store_true", help="print machine-readable JSON")
     compare.add_argument("--no-rerun", action="store_true",
                          help="judge the latency on the profiles' own samples only, even when both models can be "
@@ -149,6 +150,8 @@ def _compare(args: argparse.Namespace) -> int:
     from studio.tools.profiler.loader import open_profile
 
     _must_exist(args.base, args.new)
+    if _compare_clusters(args):
+        return 0
     base = run_job(open_profile(args.base), on_progress=print_progress)
     new = run_job(open_profile(args.new), on_progress=print_progress)
     _print_warnings(base, new)
@@ -165,6 +168,24 @@ def _compare(args: argparse.Namespace) -> int:
         result.judge_rerun(plan, change)
     print(json.dumps(to_json(result), indent=2) if args.json else str(result))
     return 0
+
+
+def _compare_clusters(args: argparse.Namespace) -> bool:
+    """Two folders of ranks: compared rank by rank (True when done); one: refused, saying how."""
+    from studio.commands._progress import print_progress
+    from studio.core.jobs import run_job
+    from studio.tools.profiler.cluster_compare import compare_clusters, is_cluster, refuse_mixed
+    from studio.tools.profiler.loader import open_profile
+
+    clusters = is_cluster(args.base), is_cluster(args.new)
+    if not any(clusters):
+        return False
+    if not all(clusters):
+        refuse_mixed(args.base, args.new)
+    result = run_job(compare_clusters(args.base, args.new, open_profile),
+                     on_progress=None if args.json else print_progress)
+    print(json.dumps(to_json(result), indent=2) if args.json else str(result))
+    return True
 
 
 def _add_cluster_arguments(actions) -> None:

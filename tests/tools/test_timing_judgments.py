@@ -51,7 +51,12 @@ def test_profile_run_latency_is_that_of_runs_without_the_profiler(chain, tmp_pat
     print(f"80 tiny ops: studio p50 {bare:.4f} ms, profiled {profiled:.4f} ms, plain loop {plain:.4f} ms")
     assert 0.5 < bare / plain < 2.0  # with the profiler on it is several times the plain loop
     assert profiled > 2 * bare
-    assert result.overhead == pytest.approx(profiled / bare - 1)
+    # the overhead: alternating rounds, the geometric mean of their ratios of medians (on / off)
+    on, off = result.overhead_on_ms, result.overhead_off_ms
+    assert len(on) == len(off) == 5 and sum(map(len, on)) == 40 and [len(r) for r in on] == [len(r) for r in off]
+    logs = np.log([np.median(a) / np.median(b) for a, b in zip(on, off)])
+    assert result.overhead == pytest.approx(np.exp(logs.mean()) - 1)
+    assert result.overhead_change.significant and result.overhead_change.low - 1 > 1.0  # several times slower
     text = result.report()
     assert "profiler off" in text and "profiler on" in text and "profiler overhead" in text
     assert "read their shares, not their absolute times" in text  # the op times are inflated, said so
@@ -188,40 +193,55 @@ def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
     assert change.low * 0.9 <= ratio <= change.high * 1.1
 
 
-def _iterations_trace(path, op_a: list[float], op_b: list[float]):
-    """A Chrome trace of ``iteration N`` ranges, each running op a then op b (durations in us)."""
+def _iterations_trace(path, ops: dict[str, list[float]]):
+    """A Chrome trace of ``iteration N`` ranges, each running the ops one after the other (durations in us)."""
     events = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Runtime"}}]
     t = 0.0
-    for i, (a, b) in enumerate(zip(op_a, op_b)):
-        a, b = round(a, 3), round(b, 3)  # whole nanoseconds, as the reader keeps them
-        events.append({"ph": "X", "name": f"iteration {i + 1}", "pid": 1, "tid": 1, "ts": t, "dur": a + b + 2})
-        events.append({"ph": "X", "name": "op_a", "pid": 1, "tid": 1, "ts": t + 1, "dur": a})
-        events.append({"ph": "X", "name": "op_b", "pid": 1, "tid": 1, "ts": t + 1 + a, "dur": b})
-        t += a + b + 10
+    for i in range(len(next(iter(ops.values())))):
+        durations = {name: round(values[i], 3) for name, values in ops.items()}  # whole ns, as the reader keeps
+        events.append({"ph": "X", "name": f"iteration {i + 1}", "pid": 1, "tid": 1, "ts": t,
+                       "dur": sum(durations.values()) + 2})
+        at = t + 1
+        for name, dur in durations.items():
+            events.append({"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": at, "dur": dur})
+            at += dur
+        t = at + 10
     path.write_text(json.dumps(events))
     return path
 
 
 def test_per_op_changes_come_with_an_interval_from_the_iterations(tmp_path):
+    from scipy import stats as sps
+
     from studio.tools.profiler.compare import compare, row_judgement
 
     rng = np.random.default_rng(4)
-    a_base = list(rng.normal(10, 0.3, 12))
-    a_base[5] = 1000.0  # one stall: the mean per iteration grows tenfold, the median does not move
-    base = _iterations_trace(tmp_path / "base.json", a_base, list(rng.normal(20, 0.5, 12)))
-    new = _iterations_trace(tmp_path / "new.json", list(rng.normal(10, 0.3, 12)), list(rng.normal(30, 0.5, 12)))
+    steady = {f"op_{k}": 10.0 + 3 * k for k in range(10)}  # unchanged ops: the spread between two profiles
+    base_ops = {name: list(rng.normal(mean, 0.03 * mean, 12)) for name, mean in steady.items()}
+    new_ops = {name: list(rng.normal(mean, 0.03 * mean, 12)) for name, mean in steady.items()}
+    base_ops["op_a"], new_ops["op_a"] = list(rng.normal(10, 0.3, 12)), list(rng.normal(10, 0.3, 12))
+    base_ops["op_a"][5] = 1000.0  # one stall: the mean per iteration grows tenfold, the median does not move
+    base_ops["op_b"], new_ops["op_b"] = list(rng.normal(20, 0.5, 12)), list(rng.normal(30, 0.5, 12))
+    base, new = _iterations_trace(tmp_path / "base.json", base_ops), _iterations_trace(tmp_path / "new.json", new_ops)
     result = compare(run_job(open_profile(base, use_cache=False)), run_job(open_profile(new, use_cache=False)))
     rows = {r.name: r for r in result.ops}
     assert rows["op_a"].delta_pct < -80 and rows["op_a"].significant is False  # the stall, not a change
     assert "no significant change" in row_judgement(rows["op_a"])
-    assert rows["op_b"].significant and rows["op_b"].delta_pct_low < 50 < rows["op_b"].delta_pct_high
-    # independent: the same bootstrap on the per-iteration durations, one op at a time
-    from studio.core import ab
-
-    change = ab.compare_samples(json_durations(base, "op_b"), json_durations(new, "op_b"), resamples=1000)
-    assert rows["op_b"].delta_pct_low == pytest.approx((change.low - 1) * 100, abs=1e-9)
-    assert rows["op_b"].delta_pct_high == pytest.approx((change.high - 1) * 100, abs=1e-9)
-    assert "95 % CI" in str(result)
+    assert rows["op_b"].significant and rows["op_b"].verdict == "slower"
+    assert rows["op_b"].delta_pct_low < 50 < rows["op_b"].delta_pct_high  # beyond the common change (~0 %)
+    assert [n for n, r in rows.items() if r.significant] == ["op_b"]
+    # independent: op_b's p-value from its medians, their order-statistic intervals (ranks 3 and 10 of 12),
+    # the rows' spread (1.4826 x MAD, at least 3 %) and Student's t with 5 degrees of freedom
+    logs, var = {}, {}
+    for name in rows:
+        a, b = np.sort(json_durations(base, name)), np.sort(json_durations(new, name))
+        logs[name] = np.log(np.median(b) / np.median(a))
+        var[name] = sum(((x[9] - x[2]) / (2 * sps.norm.ppf(0.975)) / np.median(x)) ** 2 for x in (a, b))
+    d = np.array(list(logs.values()))
+    center, tau = np.median(d), max(np.log(1.03), sps.median_abs_deviation(d, scale="normal"))
+    p = 2 * sps.t.sf(abs(logs["op_b"] - center) / np.sqrt(var["op_b"] + tau ** 2), 5)
+    assert rows["op_b"].p_value == pytest.approx(p, rel=1e-6)
+    assert "95 % CI" in str(result) and "false discovery rate" in str(result)
 
 
 def json_durations(path, name: str) -> list[float]:

@@ -116,7 +116,9 @@ def test_zoom_hover_range_find_and_compare(qtbot, panel, tmp_path, monkeypatch):
     first = panel.compare_tab.ops.model.rows[0]
     assert first[0] == "conv_with_a_really_long_name_that_will_not_fit_anywhere"
     assert first[1] == "both" and first[6] == pytest.approx(0.5)  # twice as slow (speed-up column)
-    assert "slower" in panel.compare_tab.summary.text()
+    # no iteration marks: no latency verdict, so the op times are figures and no speed-up is claimed
+    summary = panel.compare_tab.summary.text()
+    assert "Latency not judged" in summary and "not a speed-up" in summary and "Op rows unjudged" in summary
 
 
 def test_collapse_thresholds_and_summary(qtbot, panel, tmp_path):
@@ -228,7 +230,8 @@ def test_summary_statistics_and_overlay_of_a_local_run(qtbot, panel, two_local_r
     assert facts["Latency mean / p50 / p90 / p99"].endswith("(profiler off)")
     assert f"{saved['latency_ms']['p50']:.3f} ms" in facts["Latency mean / p50 / p90 / p99"]
     assert f"{saved['profiled_latency_ms']['p50']:.3f} ms" in facts["Latency with the profiler on, mean / p50"]
-    assert facts["Profiler overhead"].startswith(f"{saved['profiler_overhead']:+.0%}")
+    # 5 iterations make too few alternating rounds to measure the overhead: it is not stated
+    assert saved["profiler_overhead"] is None and facts["Profiler overhead"].startswith("not measured (5 iterations")
     assert "3 warm-up(s) left out" in facts["Op statistics"]
     # the Statistics tab counts the 5 measured iterations and says so; the overlay's shares are theirs
     qtbot.waitUntil(lambda: panel.stats_tab.table.model.rowCount() > 0, timeout=5000)

@@ -14,6 +14,11 @@ significant change". Samples of two separate runs do not cover a change of the m
 between them: a caller that can run both models again replaces :attr:`Comparison.change` with an
 interleaved A/B (``studio profile compare`` does, see :func:`rerun_plan`).
 
+The op rows are judged by :mod:`studio.tools.profiler.op_verdicts` (the iteration as the unit,
+the spread between two profiles measured across the rows, a false discovery rate over them); the
+op time per iteration is a figure of the profiled runs, and :attr:`Comparison.speedup` is set
+only where the latency's verdict supports it.
+
 A :class:`Comparison` prints its table and is truthy unless the new profile is significantly
 slower (like Polygraphy's comparison results). ``speedup`` is baseline / new per row (> 1 means
 the new profile is faster).
@@ -28,7 +33,8 @@ import numpy as np
 
 from studio.core import ab
 from studio.core.serial import to_json
-from studio.tools.profiler import stats
+from studio.tools.profiler import op_verdicts, stats
+from studio.tools.profiler.name_keys import match_key
 from studio.tools.profiler.measured import Iterations, iterations, latency_samples, local_summary, window_mask
 from studio.tools.profiler.model import Trace
 
@@ -52,11 +58,18 @@ class DeltaRow:
     base_per_iter_us: float = 0.0
     new_per_iter_us: float = 0.0
     only_in: str | None = None  # "base" or "new" when the row exists on one side only
-    significant: bool | None = None  # the change's interval (per-iteration samples) excludes 0; None: not judged
-    delta_pct_low: float | None = None  # the interval of the change of the median per iteration, in %
-    delta_pct_high: float | None = None
+    significant: bool | None = None  # flagged by the op rows' test (op_verdicts); None: not judged
+    delta_pct_low: float | None = None  # the interval of the change of the median per iteration beyond the
+    delta_pct_high: float | None = None  # change common to all ops, in %
+    p_value: float | None = None
+    verdict: str = ""  # "faster", "slower", "no significant change" or "unjudged: why"
+    new_name: str = ""  # the name as the new profile writes it, when it differs (another object address)
+    key: str = ""  # what the two sides are matched by (name_keys.match_key)
 
-    __json_extra__ = ("status",)  # studio.core.serial: a derived key of the JSON row
+    # studio.core.serial: the JSON row
+    __json_extra__ = ("status",)
+    __json_skip__ = ("key",)
+    __json_omit_empty__ = ("new_name",)
 
     @property
     def status(self) -> str:
@@ -83,10 +96,13 @@ class Comparison:
     change: ab.Change | None = None  # the latency's change with its confidence interval
     samples_how: str = ""  # what the change's samples are
     warmups_left_out: bool = False
+    op_rule: op_verdicts.RowRule | None = None  # how the op rows were judged, and how many were flagged
+    base_median_per_iter_us: float | None = None  # median over the iterations of the op time per iteration
+    new_median_per_iter_us: float | None = None
 
     # studio.core.serial: the ``studio profile compare --json`` keys
     __json_rename__ = {"change": "latency_change", "samples_how": "latency_samples"}
-    __json_extra__ = ("base_per_iter_us", "new_per_iter_us", "speedup", "latency_change_pct")
+    __json_extra__ = ("base_per_iter_us", "new_per_iter_us", "op_time_ratio", "speedup", "latency_change_pct")
 
     def __bool__(self) -> bool:
         if self.change is not None:
@@ -106,9 +122,24 @@ class Comparison:
         return self.new_total_us / max(1, self.new_iterations)
 
     @property
+    def op_time_ratio(self) -> float | None:
+        """New / baseline op time per iteration (profiled runs), of the medians over the iterations
+        when they are marked (a stall of one iteration moves a mean, not a median), else of the
+        means: a figure, not a verdict."""
+        if self.base_median_per_iter_us and self.new_median_per_iter_us is not None:
+            return self.new_median_per_iter_us / self.base_median_per_iter_us
+        return self.new_per_iter_us / self.base_per_iter_us if self.base_per_iter_us else None
+
+    @property
     def speedup(self) -> float | None:
-        """Baseline / new op time per iteration."""
-        return self.base_per_iter_us / self.new_per_iter_us if self.new_per_iter_us else None
+        """Baseline / new op time per iteration, only when the latency's verdict supports it: a
+        significant change in the same direction. None otherwise: two profiles of one model
+        read 1,826 us against 563 us of op time per iteration ("x3.24") while their latency had
+        not changed; the op time of profiled runs alone is no verdict."""
+        ratio = self.op_time_ratio
+        if not ratio or self.change is None or not self.change.significant:
+            return None
+        return 1.0 / ratio if (ratio < 1.0) == (self.change.ratio < 1.0) else None
 
     @property
     def latency_change_pct(self) -> float | None:
@@ -121,9 +152,7 @@ class Comparison:
     def headline(self) -> list[str]:
         """The summary lines: iterations, op time and latency per iteration."""
         lines = [f"iterations: {self.base_iterations} -> {self.new_iterations} ({self.iterations_how}); "
-                 "ops compared per iteration",
-                 f"op time per iteration: {self.base_per_iter_us:,.1f} us -> {self.new_per_iter_us:,.1f} us"
-                 + (f" (speed-up x{self.speedup:.3f})" if self.speedup else "")]
+                 "ops compared per iteration", f"op time per iteration: {self.op_time_text()}"]
         if self.base_latency_ms is not None and self.new_latency_ms is not None:
             lines.append(f"latency per iteration (mean): {self.base_latency_ms:,.3f} ms -> {self.new_latency_ms:,.3f} ms "
                          f"({self.latency_change_pct:+.1f} %)")
@@ -131,8 +160,22 @@ class Comparison:
             lines.append(f"latency: {self.change.describe()}")
         elif self.samples_how:
             lines.append(f"latency: not judged ({self.samples_how})")
+        if self.op_rule is not None:
+            lines.append(self.op_rule.rule)
         lines += [f"inputs differ: {change}" for change in self.input_changes]
         return lines
+
+    def op_time_text(self) -> str:
+        """The op time per iteration on both sides (mean, and median when the iterations are
+        marked), with a speed-up only where the latency's verdict supports it."""
+        text = f"mean {self.base_per_iter_us:,.1f} us -> {self.new_per_iter_us:,.1f} us"
+        if self.base_median_per_iter_us is not None and self.new_median_per_iter_us is not None:
+            text += f", median {self.base_median_per_iter_us:,.1f} us -> {self.new_median_per_iter_us:,.1f} us"
+        if self.speedup:
+            return text + f" (speed-up x{self.speedup:.3f}, as the latency's verdict says)"
+        if self.change is not None and self.change.significant:
+            return text + " (profiled runs; the latency's verdict below is the judgement)"
+        return text + " (profiled runs; not a speed-up: the latency's verdict does not support one)"
 
     def judge(self, change: ab.Change | None, how: str) -> None:
         """Set the latency's change (e.g. an interleaved A/B run by the caller) and what it rests on."""
@@ -169,12 +212,14 @@ def compare(base: Trace, new: Trace) -> Comparison:
     """Compare two traces per op name (per iteration) and per API, and judge the latency's change
     from their per-iteration samples."""
     base_it, new_it = iterations(base), iterations(new)
-    base_ops, base_samples = _op_times(base, base_it)
-    new_ops, new_samples = _op_times(new, new_it)
+    base_ops, base_samples = _keyed(*_op_times(base, base_it))
+    new_ops, new_samples = _keyed(*_op_times(new, new_it))
     result = Comparison(base.source, new.source, _deltas(base_ops, new_ops, base_it.count, new_it.count))
-    _judge_rows(result.ops, base_samples, new_samples)
-    result.base_total_us = sum(t for _, t in base_ops.values())
-    result.new_total_us = sum(t for _, t in new_ops.values())
+    _judge_rows(result, base_samples, new_samples, max(resolution_us(base), resolution_us(new)))
+    result.base_median_per_iter_us = _median_total(base_samples)
+    result.new_median_per_iter_us = _median_total(new_samples)
+    result.base_total_us = sum(t for _, t, _ in base_ops.values())
+    result.new_total_us = sum(t for _, t, _ in new_ops.values())
     result.base_iterations, result.new_iterations = base_it.count, new_it.count
     result.base_latency_ms, result.new_latency_ms = base_it.latency_ms, new_it.latency_ms
     result.iterations_how = base_it.how if base_it.how == new_it.how else f"{base_it.how} / {new_it.how}"
@@ -187,21 +232,19 @@ def compare(base: Trace, new: Trace) -> Comparison:
         result.judge(None, f"{how}: fewer than 2 samples on a side")
     else:
         result.judge(ab.compare_samples(b, n), how)
-    base_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
-                for r in stats.api_rows(base)}
-    new_api = {f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
-               for r in stats.api_rows(new)}
+    base_api = _keyed({f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
+                       for r in stats.api_rows(base)}, {})[0]
+    new_api = _keyed({f"{r['level']}@{r['name']}" if r["level"] else r["name"]: (r["count"], r["total_us"])
+                      for r in stats.api_rows(new)}, {})[0]
     if base_api and new_api:
         result.apis = _deltas(base_api, new_api, base_it.count, new_it.count)
     return result
 
 
-JUDGED_ROWS = 500  # the rows with the largest changes get an interval each
-
-
 def _op_times(trace: Trace, its: Iterations) -> tuple[dict[str, tuple[int, float]], dict[str, np.ndarray]]:
     """Each op's count and self time over the measured iterations, and its self time in each of
-    them (for the rows' intervals; empty without at least two marked iterations)."""
+    them (the unit the rows are judged on: an op's kernels in one iteration are one sample;
+    empty without at least two marked iterations)."""
     wrapped = stats.wrapper_mask(trace)
     selfs = stats.self_time(trace, wrapped)
     totals = {s.name: (s.count, s.self_us) for s in stats.by_name(trace, window_mask(trace, its.window),
@@ -223,18 +266,55 @@ def _op_times(trace: Trace, its: Iterations) -> tuple[dict[str, tuple[int, float
     return totals, samples
 
 
-def _judge_rows(rows: list[DeltaRow], base: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> None:
-    """Give the rows on both sides with per-iteration samples the interval of their change."""
-    judged = [r for r in rows if r.only_in is None and r.name in base and r.name in new][:JUDGED_ROWS]
-    if not judged:
-        return
-    a = np.stack([base[r.name] for r in judged], axis=1)
-    b = np.stack([new[r.name] for r in judged], axis=1)
-    _, low, high = ab.compare_columns(a, b)
-    for row, lo, hi in zip(judged, low, high):
-        if np.isfinite(lo) and np.isfinite(hi):
-            row.delta_pct_low, row.delta_pct_high = (lo - 1.0) * 100.0, (hi - 1.0) * 100.0
-            row.significant = not (lo <= 1.0 <= hi)
+def _keyed(totals: dict[str, tuple[int, float]], samples: dict[str, np.ndarray]
+           ) -> tuple[dict[str, tuple[int, float, str]], dict[str, np.ndarray]]:
+    """Totals and per-iteration samples by match key (names without object addresses, summed where
+    two names differ only there), each total with a name as written (the busiest) for display."""
+    keyed: dict[str, tuple[int, float, str]] = {}
+    keyed_samples: dict[str, np.ndarray] = {}
+    for name, (count, total) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
+        key = match_key(name)
+        c, t, shown = keyed.get(key, (0, 0.0, name))
+        keyed[key] = (c + count, t + total, shown)
+    for name, values in samples.items():
+        key = match_key(name)
+        keyed_samples[key] = keyed_samples[key] + values if key in keyed_samples else values
+    return keyed, keyed_samples
+
+
+def resolution_us(trace: Trace) -> float:
+    """The clock's step in the ops' durations: 1 us when every op slice lasts whole microseconds
+    (ONNX Runtime's profiler; the run's own ranges, timed by Studio, are finer), else 0 (finer
+    clocks, whose step is negligible against an op)."""
+    dur = np.asarray(trace.dur)[~stats.wrapper_mask(trace)]
+    return 1.0 if dur.size and not np.any(dur % 1000) else 0.0
+
+
+def _judge_rows(result: Comparison, base: dict[str, np.ndarray], new: dict[str, np.ndarray],
+                resolution: float) -> None:
+    """Judge the op rows on both sides (:mod:`studio.tools.profiler.op_verdicts`)."""
+    both = [r for r in result.ops if r.only_in is None]
+    named = [r for r in both if r.key in base and r.key in new]
+    verdicts, rule = op_verdicts.judge([r.key for r in named], [base[r.key] for r in named],
+                                       [new[r.key] for r in named], resolution)
+    if not base or not new:
+        rule.unjudged = "a profile marks fewer than 2 iterations: no per-iteration times"
+    rule.rows = len(both)
+    result.op_rule = rule
+    for row in both:
+        verdict = verdicts.get(row.key)
+        if verdict is None:
+            row.verdict = "unjudged: " + rule.unjudged_rows.get(row.key, rule.unjudged or
+                                                                "no per-iteration times on both sides")
+            continue
+        row.delta_pct_low, row.delta_pct_high = (verdict.low - 1.0) * 100.0, (verdict.high - 1.0) * 100.0
+        row.p_value, row.significant = verdict.p_value, verdict.significant
+        row.verdict = ("faster" if verdict.ratio < 1.0 else "slower") if verdict.significant else "no significant change"
+
+
+def _median_total(samples: dict[str, np.ndarray]) -> float | None:
+    """The median over the iterations of the op time per iteration (us); None without samples."""
+    return float(np.median(np.sum(list(samples.values()), axis=0))) if samples else None
 
 
 def _samples(base: Trace, new: Trace) -> tuple[list[float], list[float], str]:
@@ -299,18 +379,19 @@ def _rerunnable(trace: Trace) -> Rerun | str:
     return Rerun(Path(trace.model_path), files, shapes)
 
 
-def _deltas(base: dict[str, tuple[int, float]], new: dict[str, tuple[int, float]],
+def _deltas(base: dict[str, tuple[int, float, str]], new: dict[str, tuple[int, float, str]],
             base_iterations: int = 1, new_iterations: int = 1) -> list[DeltaRow]:
+    """Rows by match key; a row's name is the baseline's as written (else the new profile's)."""
     rows = []
-    for name in set(base) | set(new):
-        bc, bt = base.get(name, (0, 0.0))
-        nc, nt = new.get(name, (0, 0.0))
+    for key in set(base) | set(new):
+        bc, bt, base_name = base.get(key, (0, 0.0, ""))
+        nc, nt, new_name = new.get(key, (0, 0.0, ""))
         bi, ni = bt / max(1, base_iterations), nt / max(1, new_iterations)
-        only = "base" if name not in new else "new" if name not in base else None
+        only = "base" if key not in new else "new" if key not in base else None
         rows.append(DeltaRow(
-            name, bc, nc, bt, nt, bt / bc if bc else 0.0, nt / nc if nc else 0.0, ni - bi,
+            base_name or new_name, bc, nc, bt, nt, bt / bc if bc else 0.0, nt / nc if nc else 0.0, ni - bi,
             (ni - bi) / bi * 100.0 if bi and only is None else None, bi / ni if bi and ni and only is None else None,
-            bi, ni, only))
+            bi, ni, only, new_name=new_name if base_name and new_name != base_name else "", key=key))
     rows.sort(key=lambda r: (-abs(r.delta_us), r.name))
     return rows
 
@@ -319,7 +400,8 @@ def format_rows(rows: list[DeltaRow]) -> str:
     """A fixed-width text table of delta rows (times per iteration)."""
     width = min(48, max([len(r.name) for r in rows] + [4]))
     out = [f"{'name':<{width}} {'count':>11} {'base us/it':>11} {'new us/it':>11} {'delta us':>11} "
-           f"{'delta %':>12} {'x':>7}  95 % CI of the change (median per iteration)"]
+           f"{'delta %':>12} {'x':>7}  verdict (95 % CI of the change of the median per iteration beyond the "
+           "common change)"]
     for r in rows:
         name = r.name if len(r.name) <= width else r.name[:width - 1] + "…"
         pct = f"{r.delta_pct:+.1f}" if r.delta_pct is not None else r.status
@@ -330,9 +412,10 @@ def format_rows(rows: list[DeltaRow]) -> str:
 
 
 def row_judgement(row: DeltaRow) -> str:
-    """``+4.1 % to +9.8 %`` for a significant change, ``no significant change (...)`` when the
-    interval holds 0, ``-`` when the row has no per-iteration samples on both sides."""
+    """``slower: +4.1 % to +9.8 %`` for a flagged row, ``no significant change (...)`` otherwise,
+    ``unjudged: why`` when the row could not be judged, ``-`` for a row on one side only or not
+    judged at all (API rows)."""
     if row.significant is None:
-        return "-"
+        return row.verdict or "-"
     interval = f"{row.delta_pct_low:+.1f} % to {row.delta_pct_high:+.1f} %"
-    return interval if row.significant else f"no significant change ({interval})"
+    return f"{row.verdict}: {interval}" if row.significant else f"no significant change ({interval})"

@@ -5,8 +5,12 @@ ORT's profiler on, sampling the process's CPU and memory. Then the profiler is s
 timing phase runs K warm-ups and N iterations again with it off, as ``studio bench`` does: ORT's
 profiler records every node, which for a sub-millisecond model makes each run several times
 slower (a voice-activity model: 0.37 ms profiled, 0.05 ms bare). The latency reported is the
-timing phase's; the profiled phase's is kept beside it with the overhead, and the op times in
-the trace are the profiled phase's. The folder written is one the profiler opens
+timing phase's; the profiled phase's is kept beside it, and the op times in the trace are the
+profiled phase's. The profiler's overhead is measured in **alternating rounds** (:mod:`overhead`):
+the measured iterations are split into blocks, and after (or before) each block a second session
+of the model, without the profiler, runs as many times; each round gives a ratio of medians, and
+the overhead is their geometric mean with a t-interval. One pair of phases said "5.7x slower"
+and -78 % on a loaded machine. The folder written is one the profiler opens
 (``studio.core.formats`` knows it by its ``studio_profile.json``):
 
 * ``trace_view.json`` — one Chrome trace: ORT session phases and per-node kernel slices, the
@@ -39,11 +43,13 @@ import numpy as np
 import studio.core.profile as annotations
 from studio.core.errors import ToolUnavailable, UserError
 from studio.core.output_lock import output_lock
-from studio.core import ort_providers
+from studio.core import ab, ort_providers
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.core.ort_session import declared_outputs, output_shape_warnings
 from studio.tools.profiler.local_inputs import InputUsed, feed_inputs
+from studio.tools.profiler import overhead as overhead_rounds
+from studio.tools.profiler.cpu_lane import cpu_lane
 from studio.tools.profiler.ort_errors import ort_message
 
 COUNTER_PID = 2
@@ -51,8 +57,6 @@ SAMPLE_S = 0.005
 TIMING = ("latency_ms: the same session timed after the profiled runs with its profiler stopped; "
           "profiled_latency_ms: the profiled runs")
 
-
-OVERHEAD_WARNING = 0.25  # from this profiler overhead on, the report says op times are inflated
 
 
 @dataclass
@@ -70,6 +74,9 @@ class RunResult:
     inputs: dict[str, InputUsed] = field(default_factory=dict)  # what each model input was fed
     warnings: list[str] = field(default_factory=list)  # a cast input, an output shape the model declares wrongly
     profiled_latencies_ms: list[float] = field(default_factory=list)
+    overhead_change: ab.Change | None = None  # profiler on / off, from alternating rounds (None: too few)
+    overhead_on_ms: list[list[float]] = field(default_factory=list)  # each round's profiled runs
+    overhead_off_ms: list[list[float]] = field(default_factory=list)  # each round's runs without the profiler
 
     # studio.core.serial: the derived keys of ``studio profile run --json``
     __json_extra__ = {"latency_ms": "latency", "throughput_per_s": "throughput",
@@ -86,9 +93,9 @@ class RunResult:
 
     @property
     def overhead(self) -> float | None:
-        """What the profiler adds to a run: profiled p50 / bare p50 - 1 (None without both phases)."""
-        on, off = self.profiled_latency().get("p50"), self.latency().get("p50")
-        return on / off - 1.0 if on and off else None
+        """What the profiler adds to a run, from the alternating rounds: their geometric mean of
+        ratios of medians (on / off) - 1; None when too few iterations made too few rounds."""
+        return self.overhead_change.ratio - 1.0 if self.overhead_change is not None else None
 
     @property
     def throughput(self) -> float:
@@ -106,7 +113,7 @@ class RunResult:
                  "latency (ms), profiler off: " + _stats_text(lat)]
         if on:
             lines.append("latency (ms), profiler on:  " + _stats_text(on))
-            lines.append(overhead_line(self.overhead))
+            lines.append(overhead_rounds.describe(self.overhead_change, self.iterations))
         lines += [f"throughput: {self.throughput:.1f} inferences/s (profiler off)"]
         lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"written to {self.folder}"]
@@ -121,17 +128,6 @@ def latency_stats(latencies_ms: list[float]) -> dict[str, float]:
     return {"mean": float(lat.mean()), "p50": float(np.percentile(lat, 50)),
             "p90": float(np.percentile(lat, 90)), "p99": float(np.percentile(lat, 99)),
             "min": float(lat.min()), "max": float(lat.max())}
-
-
-def overhead_line(overhead: float | None) -> str:
-    """What the profiler adds, and what that means for the op times, in one line."""
-    if overhead is None:
-        return ""
-    text = f"profiler overhead: {overhead:+.0%} per run (p50 profiler on / off)"
-    if overhead >= OVERHEAD_WARNING:
-        text += (f"; warning: the op times in this profile come from runs {overhead + 1:.1f}x slower than the "
-                 "bare model: read their shares, not their absolute times")
-    return text
 
 
 def _stats_text(lat: dict[str, float]) -> str:
@@ -211,18 +207,49 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
             ort_providers.check(session)
             origin_ns = session.get_profiling_start_time_ns()
             feeds, result.inputs = feed_inputs(session, inputs, seed, shapes, model, result.warnings)
-            total = 2 * (warmup + iterations)
-            for i in range(warmup + iterations):
-                measured = i >= warmup
-                label = f"iteration {i - warmup + 1}" if measured else f"warm-up {i + 1}"
-                with annotations.range(label):
-                    ms, outputs = _timed_run(session, feeds, model, cancel)
-                if measured:
-                    result.profiled_latencies_ms.append(ms)
+            blocks = overhead_rounds.blocks(iterations)
+            if blocks:  # a second session without the profiler, for the overhead's alternating rounds
+                with annotations.range("create session, profiler off"):
+                    bare = ort.InferenceSession(str(model), _plain_options(ort), providers=ort_providers.chosen())
+            total = 2 * (warmup + iterations) + (warmup + iterations if blocks else 0)
+            done = 0
+            for i in range(warmup):
+                with annotations.range(f"warm-up {i + 1}"):
+                    _ms, outputs = _timed_run(session, feeds, model, cancel)
                 if i == 0:  # once, not per run as ORT would (its warnings are off here)
                     result.warnings += output_shape_warnings(declared_outputs(model),
                                                              [o.name for o in session.get_outputs()], outputs)
-                yield Progress((i + 1) / total * 0.9, label)
+                done += 1
+                yield Progress(done / total * 0.9, f"warm-up {i + 1}")
+            if blocks:
+                with annotations.range("warm-up, profiler off"):
+                    for _ in range(max(1, warmup)):
+                        _timed_run(bare, feeds, model, cancel)
+            on_rounds, off_rounds = [], []
+            for r, block in enumerate(blocks or [range(iterations)]):
+                on, off = [], []
+                if blocks and r % 2:  # alternate the order, so neither side always runs second
+                    with annotations.range(f"round {r + 1}, profiler off"):
+                        off = [_timed_run(bare, feeds, model, cancel)[0] for _ in block]
+                for n in block:
+                    with annotations.range(f"iteration {n + 1}"):
+                        ms, outputs = _timed_run(session, feeds, model, cancel)
+                    if warmup == 0 and n == 0:
+                        result.warnings += output_shape_warnings(declared_outputs(model),
+                                                                 [o.name for o in session.get_outputs()], outputs)
+                    on.append(ms)
+                    done += 1
+                    yield Progress(done / total * 0.9, f"iteration {n + 1}")
+                if blocks and not r % 2:
+                    with annotations.range(f"round {r + 1}, profiler off"):
+                        off = [_timed_run(bare, feeds, model, cancel)[0] for _ in block]
+                result.profiled_latencies_ms += on
+                on_rounds.append(on)
+                off_rounds.append(off)
+            if blocks:
+                bare = None
+                result.overhead_change = overhead_rounds.measure(off_rounds, on_rounds)
+                result.overhead_on_ms, result.overhead_off_ms = on_rounds, off_rounds
             annotations.mark("end of run")
             ort_file = Path(session.end_profiling())
             sampler.stop()
@@ -246,6 +273,12 @@ def _run(ort, model: Path, out: Path, result: RunResult, inputs: dict[str, Path]
                     pass
             del session
     return rec, sampler, origin_ns, ort_file
+
+
+def _plain_options(ort):
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    return options
 
 
 def _timed_run(session, feeds: dict, model: Path, cancel: CancelToken | None) -> tuple[float, list]:
@@ -295,10 +328,12 @@ def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotatio
         meta.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                      "args": {"name": "session thread" if tid == pid else f"Thread {tid}"}})
     counters = []
-    for t_ns, cpu, rss in sampler.samples:
-        ts = (t_ns - origin_ns) / 1000.0
-        counters.append({"ph": "C", "name": "CPU", "pid": COUNTER_PID, "tid": 0, "ts": ts, "args": {"%": cpu}})
-        counters.append({"ph": "C", "name": "Memory", "pid": COUNTER_PID, "tid": 0, "ts": ts, "args": {"RSS MiB": rss}})
+    for t_ns, cpu in cpu_lane([(t, cpu_s) for t, cpu_s, _ in sampler.samples]):
+        counters.append({"ph": "C", "name": "CPU", "pid": COUNTER_PID, "tid": 0, "ts": (t_ns - origin_ns) / 1000.0,
+                         "args": {"%": cpu}})
+    for t_ns, _cpu_s, rss in sampler.samples:
+        counters.append({"ph": "C", "name": "Memory", "pid": COUNTER_PID, "tid": 0, "ts": (t_ns - origin_ns) / 1000.0,
+                         "args": {"RSS MiB": rss}})
     trace = meta + ort_events + rec.chrome_events(origin_ns)[0:] + counters
     (out / "trace_view.json").write_text(json.dumps(trace))
     measured_from_us = (first_measured_ns - origin_ns) / 1000.0
@@ -314,6 +349,8 @@ def write_outputs(out: Path, model: Path, ort_events: list[dict], rec: annotatio
         "timing": TIMING,
         "profiled_latency_ms": result.profiled_latency(), "profiled_latencies_ms": result.profiled_latencies_ms,
         "profiler_overhead": result.overhead,
+        "profiler_overhead_change": to_json(result.overhead_change),
+        "profiler_overhead_rounds_ms": {"on": result.overhead_on_ms, "off": result.overhead_off_ms},
         "inputs": to_json(result.inputs),
         "warnings": result.warnings,
         "facts": host_facts(model, result),
@@ -349,9 +386,7 @@ def profiled_facts(result: RunResult) -> dict[str, str]:
         return {}
     facts = {"latency with the profiler on, mean / p50": f"{on['mean']:.3f} ms / {on['p50']:.3f} ms "
                                                          "(the runs the op times come from)"}
-    line = overhead_line(result.overhead)
-    if line:
-        facts["profiler overhead"] = line.split(": ", 1)[1]
+    facts["profiler overhead"] = overhead_rounds.describe(result.overhead_change, result.iterations).split(": ", 1)[1]
     return facts
 
 
@@ -415,7 +450,8 @@ def _write_op_statistic(path: Path, kernels: list[dict]) -> None:
 
 
 class _Sampler:
-    """Samples this process's CPU % and RSS on a thread while the model runs."""
+    """Samples this process's cumulative CPU time (user + system, seconds) and RSS on a thread while
+    the model runs; :func:`cpu_lane` turns the CPU time into a rate it can resolve."""
 
     def __init__(self) -> None:
         self.samples: list[tuple[int, float, float]] = []
@@ -428,10 +464,10 @@ class _Sampler:
         except ImportError:
             return  # counters are a bonus; the run goes on without them
         process = psutil.Process()
-        process.cpu_percent(None)
 
         def take() -> None:
-            self.samples.append((time.time_ns(), process.cpu_percent(None), process.memory_info().rss / 2**20))
+            used = process.cpu_times()
+            self.samples.append((time.time_ns(), used.user + used.system, process.memory_info().rss / 2**20))
 
         def sample() -> None:
             take()  # one at the start and one at the end, however short the run

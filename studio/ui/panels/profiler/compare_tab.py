@@ -84,16 +84,14 @@ class CompareTab(QWidget):
     def show_result(self, result: Comparison) -> None:
         """Show a comparison's rows: per iteration, one-sided rows marked and not coloured; the
         latency's change with its confidence interval (or "no significant change") first."""
-        speed = f"x{result.speedup:.3f}" if result.speedup else "n/a"
         if result.change is not None:
             verdict = f"Latency: {result.change.describe()} [{result.samples_how}]."
-        else:  # no per-iteration samples: no interval, so only the direction is said, as such
-            verdict = (f"The new profile's op time is {'faster or equal' if result else 'slower'} ({speed}), "
-                       f"not judged: no interval without per-iteration samples ({result.samples_how}).")
+        else:  # no per-iteration samples: no interval, so no verdict either way
+            verdict = f"Latency not judged: no interval without per-iteration samples ({result.samples_how})."
         text = (f"Per iteration ({result.base_iterations} baseline vs {result.new_iterations} new iterations; "
-                f"{result.iterations_how}): op time {result.base_per_iter_us:,.1f} µs → "
-                f"{result.new_per_iter_us:,.1f} µs ({speed}, profiled runs)")
-        notes = "".join(f" Inputs differ: {note}." for note in result.input_changes)
+                f"{result.iterations_how}): op time {result.op_time_text().replace(' us', ' µs')}")
+        notes = f" {result.op_rule.rule[0].upper()}{result.op_rule.rule[1:]}." if result.op_rule else ""
+        notes += "".join(f" Inputs differ: {note}." for note in result.input_changes)
         self.summary.setText(f"{verdict} {text}.{notes} Rows sorted by impact |Δ|; "
                              "“only in base/new” rows exist on one side only.")
         self.summary.setToolTip(f"baseline: {result.base}\nnew: {result.new}")

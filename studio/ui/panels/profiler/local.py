@@ -55,9 +55,8 @@ def latency_line(result) -> str:
     shapes = ", ".join(f"{name} {'×'.join(str(d) for d in used.shape) or 'scalar'}"
                        for name, used in result.inputs.items())
     where = f" on {result.host}" if getattr(result, "host", None) else ""
-    overhead = result.overhead
-    profiled = (f"; profiled runs p50 {result.profiled_latency()['p50']:.3f} ms (profiler overhead {overhead:+.0%})"
-                if overhead is not None else "")
+    profiled = (f"; profiled runs p50 {result.profiled_latency()['p50']:.3f} ms ({_overhead(result)})"
+                if result.profiled_latencies_ms else "")
     return (f"{result.model.name}{where}: mean {lat['mean']:.3f} ms · p50 {lat['p50']:.3f} · p90 {lat['p90']:.3f} · "
             f"p99 {lat['p99']:.3f} · {result.throughput:.1f} inferences/s with the profiler off{profiled} "
             f"({result.iterations} runs after {result.warmup} warm-ups" + (f"; inputs {shapes})" if shapes else ")"))
@@ -67,9 +66,19 @@ def latency_brief(result) -> str:
     """The toolbar's short form (the full line is in its tooltip and the status bar)."""
     lat = result.latency()
     text = f"{_ms(lat['p50'])} p50 · p99 {_ms(lat['p99'])} (profiler off)"
-    if result.overhead is not None:
-        text += f" · profiler {result.overhead:+.0%}"
+    change = getattr(result, "overhead_change", None)
+    if change is not None:
+        text += f" · profiler {change.ratio - 1:+.0%}" + ("" if change.significant else " (noise)")
     return text
+
+
+def _overhead(result) -> str:
+    """The profiler's overhead in a few words: the figure, "within the noise", or not measured."""
+    change = getattr(result, "overhead_change", None)
+    if change is None:
+        return "profiler overhead not measured: too few iterations"
+    text = f"profiler overhead {change.ratio - 1:+.0%}, 95 % CI {change.low - 1:+.0%} to {change.high - 1:+.0%}"
+    return text + ("" if change.significant else ", within the noise")
 
 
 def _ms(value: float) -> str:
