@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# One round of the roof measurement per process: tests check behaviour, the benchmarks the figures.
+os.environ.setdefault("STUDIO_ROOF_ROUNDS", "1")
 
 from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, missing_fixtures  # noqa: F401,E402
 

@@ -41,13 +41,14 @@ def fake_rounds(monkeypatch):
         return row
 
     monkeypatch.setattr(microbench, "_one_round", one_round)
+    monkeypatch.setattr(microbench, "ROUNDS", 5)  # the product's count (the suite sets 1 for real rounds)
     return made
 
 
 def test_roofs_are_cached_with_date_and_machine_and_reused(fake_rounds, studio_home, monkeypatch):
-    from studio.tools.advisor import roof_cache
-    from studio.tools.advisor.microbench import ROUNDS
+    from studio.tools.advisor import microbench, roof_cache
 
+    ROUNDS = microbench.ROUNDS
     device, origin = run_job(roof_cache.this_computer_roofs())
     assert len(fake_rounds) == ROUNDS > 1 and origin.startswith(f"measured now, best of {ROUNDS} rounds")
     assert device.fp32_flops == max(max(r["matmul"], r["conv"]) for r in fake_rounds) == 30e9  # round 1 gave 12e9
