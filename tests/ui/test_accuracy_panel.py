@@ -231,3 +231,26 @@ def test_integer_and_boolean_inputs_are_asked_for_and_take_a_number(qtbot, panel
     assert manifest["inputs"]["flag"]["source"] == "given" and manifest["inputs"]["x"]["shape"] == [2, 4]
     flag = np.load(panel.last_pair[0] / manifest["inputs"]["flag"]["file"])
     assert flag.dtype == np.bool_ and flag.shape == () and not flag
+
+
+def test_the_verdict_leads_and_thresholds_judge_the_rows_again(qtbot, panel, dumps, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    from studio.ui.panels.accuracy import thresholds_dialog
+
+    golden, target = dumps
+    panel.set_result(run_job(compare_dumps(golden, target)), (golden, target))
+    text = panel.findings.text()
+    assert text.index("Verdict on the outputs: FAIL") < text.index("Problem node")
+    assert "cosine &gt; 0.99" in text  # the limits are printed beside the verdict
+    failing = sum(1 for r in panel.result.rows if r.passed is False)
+    # Loosen every limit in the dialog: the same tensors, judged again, all pass; no file is read.
+    monkeypatch.setattr(thresholds_dialog.ThresholdsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(thresholds_dialog.ThresholdsDialog, "values",
+                        lambda self: {"cosine": -1.0, "rel_euclidean": 1e9, "kl_div": 1e9, "rmse": 1e9,
+                                      "mean_rel_err": 1e9})
+    assert panel.thresholds_button.isEnabled() and failing > 0
+    panel.thresholds_button.click()
+    assert "Verdict on the outputs: PASS" in panel.findings.text()
+    assert all(r.passed is not False for r in panel.result.rows)
+    assert panel.result.thresholds.rel_euclidean == 1e9 and "rel_euclidean &lt; 1e+09" in panel.findings.text()

@@ -175,6 +175,26 @@ def judge_rows(rows: list[Row], g: DumpSet, t: DumpSet, thresholds: Thresholds, 
                          diagnosis=diagnose(rows, findings, thresholds))
 
 
+def rejudge(result: CompareResult, thresholds: Thresholds) -> CompareResult:
+    """The same comparison judged by other limits (no tensor is read again): each row's violations,
+    the findings and the diagnosis anew, in a new result."""
+    import copy
+
+    from studio.tools.accuracy.tensors import FP16_MODES as modes
+
+    rows = []
+    for row in result.rows:
+        row = copy.copy(row)
+        row.violations = thresholds.violations(row.metrics) if row.metrics is not None else []
+        rows.append(row)
+    findings = advise(rows, thresholds.cosine, fp16_target=result.target_mode in modes, uncovered=result.uncovered,
+                      thresholds=thresholds)
+    return CompareResult(rows=rows, findings=findings, golden=result.golden, target=result.target,
+                         golden_mode=result.golden_mode, target_mode=result.target_mode, thresholds=thresholds,
+                         model=result.model, golden_model=result.golden_model, uncovered=result.uncovered,
+                         diagnosis=diagnose(rows, findings, thresholds))
+
+
 def mark_masks(rows: list[Row], golden: DumpSet, target: DumpSet, model=None) -> None:
     """Mark the rows on attention-mask paths (:func:`studio.core.fp16_graph.mask_tensors` of the
     dumped ONNX model, or ``model``): their values saturate in FP16 by design and are not judged."""

@@ -20,6 +20,7 @@ from studio.ui.links import Overlay
 from studio.ui.panels.accuracy import state as st
 from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
 from studio.ui.panels.accuracy.actions import ComparingActions
+from studio.ui.panels.accuracy.thresholds_dialog import thresholds_button
 from studio.ui.panels.accuracy.msprobe_view import MsprobeOpening, MsprobeView
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, verdict_label
 from studio.ui.panels.accuracy.state import AccuracyState, as_job
@@ -84,8 +85,9 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
                                              "with its GPU provider), same input, and compare the two op by op")
         self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
         bar = ToolRow(self, "accuracy")  # the tools that do not fit go under its "More" menu
+        self.thresholds_button = thresholds_button(self)
         for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.graph_button,
-                       self.mapping_button, self.export_button, self.clear_button):
+                       self.thresholds_button, self.mapping_button, self.export_button, self.clear_button):
             bar.addWidget(button)
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
@@ -129,6 +131,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.empty.setVisible(not has and not msprobe)
         self.export_button.setEnabled(has)
         self.graph_button.setEnabled(has)
+        self.thresholds_button.setEnabled(has)
         self.mapping_button.setEnabled(self.state.can_remap())
         self.fp16_button.setEnabled(self.state.can_reduce_fp16())  # a failing one
         self.findings.setVisible(bool(self.findings.text()))
@@ -292,7 +295,6 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
 
 def _button(text: str, tip: str, slot, parent) -> QPushButton:
     button = QPushButton(text, parent)
-    if tip:
-        button.setToolTip(tip)
+    button.setToolTip(tip)  # '' clears it
     button.clicked.connect(slot)
     return button
