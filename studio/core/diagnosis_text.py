@@ -7,8 +7,12 @@ converter's report holds it as JSON and prints it with the same lines as ``fp16-
 from __future__ import annotations
 
 
-def describe_thresholds(values: dict) -> str:
-    """The limits as a user reads them (a metric passes above ``cosine``, below the others)."""
+ALWAYS = "inf/NaN where FP32 is finite, and an all-zero output where FP32 is not, always fail"
+
+
+def describe_thresholds(values: dict, short: bool = False) -> str:
+    """The limits as a user reads them (a metric passes above ``cosine``, below the others);
+    ``short``: without the rules no limit changes (:data:`ALWAYS`)."""
     parts = []
     for name, value in (values or {}).items():
         if name == "cosine":
@@ -17,8 +21,9 @@ def describe_thresholds(values: dict) -> str:
             parts.append(f"{name} {value:g}")
         else:
             parts.append(f"{name} < {value:g}")
-    return (", ".join(parts) + "; " if parts else "") + \
-        "inf/NaN where FP32 is finite, and an all-zero output where FP32 is not, always fail"
+    if short:
+        return ", ".join(parts)
+    return (", ".join(parts) + "; " if parts else "") + ALWAYS
 
 
 def diagnosis_lines(d: dict) -> list[str]:

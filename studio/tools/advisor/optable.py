@@ -76,6 +76,10 @@ class OpTable:
     throughput: float | None = None
     batch: int | None = None
     profiled_step_ms: float | None = None  # the profiled runs' median latency (local runs)
+    # The profiler's overhead as the profile measured it, with repeats (alternating rounds with it on
+    # and off) and its interval; None when it was not measured so (one pair of phases says nothing).
+    overhead: float | None = None
+    overhead_change: dict | None = None
     scale: float = 1.0  # op times were multiplied by this to sit on the step's scale
     notes: list[str] = field(default_factory=list)
 
@@ -196,6 +200,8 @@ def _step_time(trace: Trace, table: OpTable, local: dict) -> None:
         table.throughput = local.get("throughput_per_s")
         profiled = (local.get("profiled_latency_ms") or {}).get("p50")
         runs = len(local.get("latencies_ms") or []) or local.get("iterations")
+        table.overhead = local.get("profiler_overhead") if local.get("profiler_overhead_change") else None
+        table.overhead_change = local.get("profiler_overhead_change") or None
         if profiled:
             table.profiled_step_ms = float(profiled)
             table.step_source = (f"median latency of {runs} runs with the profiler off (studio_profile.json); "

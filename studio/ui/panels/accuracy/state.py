@@ -106,16 +106,21 @@ def diagnosis_text(diagnosis) -> str:
     """The diagnosis as one block: verdict and cause in colour, what, the fix, notes, the thresholds."""
     if diagnosis is None:
         return ""
+    from studio.core.diagnosis_text import ALWAYS, describe_thresholds
+
     colour = "#2ea043" if diagnosis else "#d73a49"
     cause = "" if diagnosis.cause == "none" else f" — {diagnosis.cause.replace('_', ' ')}"
     where = f" at <b>{html.escape(diagnosis.op)}</b> ({html.escape(diagnosis.op_type)})" if diagnosis.op else ""
     parts = [f"<span style='color:{colour}'><b>Verdict on the outputs: {diagnosis.verdict.upper()}{cause}</b></span>"
-             f"{where}", html.escape(diagnosis.message)]
+             f"{where}: {html.escape(diagnosis.message)}"]
     if diagnosis.fix:
         parts.append(f"<b>Fix:</b> {html.escape(diagnosis.fix)}")
-    parts += [f"<span style='color:gray'>Note: {html.escape(note)}</span>" for note in diagnosis.notes]
-    parts.append(f"<span style='color:gray'>Thresholds: {html.escape(diagnosis.thresholds_text())}</span>")
-    return "<div style='margin-bottom:6px'>" + "<br>".join(parts) + "</div>"
+    # The limits stay on screen (every verdict prints what it judged by); notes and the fixed rules
+    # share one grey line, so the table keeps its rows on a 720 px screen.
+    grey = [f"Thresholds: {describe_thresholds(diagnosis.thresholds, short=True)} ({ALWAYS})"]
+    grey += [f"Note: {note}" for note in diagnosis.notes]
+    parts.append(f"<span style='color:gray'>{html.escape('. '.join(grey))}</span>")
+    return "<div style='margin-bottom:4px'>" + "<br>".join(parts) + "</div>"
 
 
 def first_finding_row(result: CompareResult) -> int | None:
