@@ -52,7 +52,9 @@ class CommReport:
             lines.append("waits: no rank waited 0.1 ms or more in a collective for another")
         for g in self.group_waits:
             lines.append(f"waits: in {self.group_label(g['group_id'])}, step {g['step']}, the others waited "
-                         f"{g['wait_ms']:,.3f} ms in {g['ops']} op(s) for rank {g['waited_for']} (it arrived last)")
+                         f"{g['wait_ms']:,.3f} ms in {g['ops']} op(s) for rank {g['waited_for']} (it arrived last)"
+                         + "".join(f"; {o['wait_ms']:,.3f} ms in {o['ops']} op(s) for rank {o['rank']}"
+                                   for o in g["others"]))
         for b in self.bottlenecks:
             lines.append(f"slow op {b['op']} ({b['duration_ns'] / 1e6:,.3f} ms): {b['verdict']} — {b['reason']}")
         lines.extend(f"warning: {w}" for w in self.warnings)
