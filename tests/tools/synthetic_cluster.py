@@ -136,5 +136,20 @@ def _analysis_db(path: Path, rank: int, program: dict, ends: list[int], programs
         elapse = (end - arrive) / 1e6
         db.execute("INSERT INTO CommAnalyzerTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'step1', 'collective')",
                    (name, GROUP, arrive / 1000, elapse, transit, sync, sync, elapse - transit - sync))
+    # the step split (µs): kernels' busy time, the collectives, the rest idle
+    computing = sum(k[1] - k[0] for phase in ("a", "b") for _n, _p, _a, k in program[phase]) / 1000
+    communication = sum(end - arrive for arrive, end in zip(program["arrive"], ends)) / 1000
+    free = (ends[-1] - T0) / 1000 - computing - communication
+    db.execute("CREATE TABLE StepTraceTime (step TEXT, computing NUMERIC, communication_not_overlapped NUMERIC, "
+               "overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC, "
+               "communication_not_overlapped_and_exclude_receive NUMERIC, preparing NUMERIC)")
+    db.execute("CREATE TABLE CommAnalyzerMatrix (hccl_op_name TEXT, group_name TEXT, src_rank TEXT, dst_rank TEXT, "
+               "transport_type TEXT, transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, step TEXT, "
+               "type TEXT, op_name TEXT)")  # no links recorded: the matrix is empty, the tables are there
+    db.execute("CREATE TABLE CommAnalyzerBandwidth (hccl_op_name TEXT, group_name TEXT, transport_type TEXT, "
+               "transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, large_packet_ratio NUMERIC, "
+               "package_size NUMERIC, count NUMERIC, total_duration NUMERIC, step TEXT, type TEXT)")
+    db.execute("INSERT INTO StepTraceTime VALUES ('1', ?, ?, 0, ?, ?, ?, 0, ?, 0)",
+               (computing, communication, communication, free, (ends[-1] - T0) / 1000, communication))
     db.commit()
     db.close()
