@@ -199,6 +199,15 @@ def _add_cluster_arguments(actions) -> None:
                               "place, all at once, and only what the report is made of comes back")
     cluster.add_argument("--parts", action="store_true",
                          help="print what the report is made of, per rank, as JSON (what a host sends back for --on)")
+    cluster.add_argument("--comm", action="store_true",
+                         help="why a rank is slow in its collectives: each op's time split per rank (elapse, transit, "
+                              "wait, synchronisation, idle), who waited for whom, and the slow rank of each long op "
+                              "(host- or device-bound, from the ranks' ascend_pytorch_profiler_<rank>.db)")
+    cluster.add_argument("--rank", type=int, default=None, metavar="N",
+                         help="with --comm: the rank whose longest communication ops are explained (default: the "
+                              "lowest rank with a profiler db)")
+    cluster.add_argument("--top", type=int, default=10, metavar="K",
+                         help="with --comm: how many of its longest communication ops (default 10)")
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -228,6 +237,10 @@ def _cluster(args: argparse.Namespace) -> int:
                             "Give the folder that holds the *_ascend_pt (or PROF_*) folders.")
         print(json.dumps(rank_parts(found)))
         return 0
+    if args.comm:
+        from studio.tools.profiler.cluster.comm_report import open_comm
+
+        return _print_report(args, lambda path: open_comm(path, args.rank, args.top))
     return _print_report(args, open_cluster)
 
 

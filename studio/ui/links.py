@@ -68,6 +68,9 @@ class PanelLinks(QObject):
             before the emit returns (the Deployment panel's Add dialog emits it when no host exists).
         edit_run_configurations(): the Run controls open the run configurations dialog (the Run
             panel's empty state emits it).
+        show_wall_range(object, object, object): (profile path, start ns, end ns as the profile's files stamp
+            them, i.e. the host's wall clock) — as show_time_range once the profile's origin is known (the
+            Cluster panel emits it for a collective of one rank).
         rank_timelines(object): a multi-rank folder — the profiler opens every rank's timeline on
             one timeline, a lane group per rank (the Cluster panel's "All ranks' timelines" emits it).
         open_terminal(str): a host entry name — the terminal panel opens a new tab with a
@@ -89,3 +92,4 @@ class PanelLinks(QObject):
     model_converted = Signal(object)  # a path: the converter wrote this model (offered where a model is asked for)
     show_time_range = Signal(object, object, object)  # ns values pass 2**31: not Qt ints
     rank_timelines = Signal(object)  # a multi-rank folder: the profiler shows every rank's lanes on one timeline
+    show_wall_range = Signal(object, object, object)  # (profile path, start ns, end ns on the profile's own clock)

@@ -42,3 +42,15 @@ def heat_job(ranks: list[int], rows: list[dict]) -> Generator[Progress, None, ob
 
     yield Progress(None, f"colouring {len(rows):,} links between {len(ranks)} ranks")
     return heat_data(ranks, rows)
+
+
+def comm_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:
+    """``studio profile cluster FOLDER --comm --json``; (None, the engine's message) when the folder
+    cannot have it (msprof-analyze's output keeps no per-rank op times)."""
+    from studio.tools.profiler.cluster.comm_report import open_comm
+
+    yield Progress(None, f"splitting the collectives' time of {folder.name}")
+    try:
+        return to_json(open_comm(folder)), ""
+    except UserError as exc:
+        return None, exc.format()

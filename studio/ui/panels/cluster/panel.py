@@ -26,10 +26,11 @@ from PySide6.QtWidgets import (
 from studio.core.errors import UserError
 from studio.core.formats import Detected
 from studio.ui.panels.base import Panel
-from studio.ui.panels.cluster.jobs import cluster_job, memory_job
+from studio.ui.panels.cluster.jobs import cluster_job, comm_job, memory_job
 from studio.ui.panels.cluster.state import ALL, ClusterState, step_label
 from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
 from studio.ui.panels.cluster.widgets.parts import message_label, titled
+from studio.ui.panels.cluster.widgets.collectives_tab import CollectivesTab
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
 from studio.ui.widgets.empty_state import EmptyState
@@ -51,7 +52,7 @@ class ClusterPanel(Panel):
     def __init__(self, runner, parent=None, links=None):
         super().__init__(runner, parent, links)
         self.state = ClusterState()
-        self.handle = self.memory_handle = None
+        self.handle = self.memory_handle = self.comm_handle = None
         self._generation = 0
         self.memory_tab = None
         self._build()
@@ -111,6 +112,10 @@ class ClusterPanel(Panel):
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.step_split, "Step time")
         self.tabs.addTab(self.comm, "Communication")
+        self.collectives = CollectivesTab(self)
+        self.collectives.jump.connect(lambda folder, t0, t1: self.links is not None
+                                      and self.links.show_wall_range.emit(Path(folder), t0, t1))
+        self.tabs.addTab(self.collectives, "Collectives")
         self.tabs.addTab(self.memory_stack, "Memory")
         self.stack = QStackedWidget(self)
         self.empty = EmptyState(EMPTY_TITLE, EMPTY_TEXT, self.stack)
@@ -139,7 +144,7 @@ class ClusterPanel(Panel):
         folder = Path(folder)
         self._generation += 1
         generation = self._generation
-        for handle in (self.handle, self.memory_handle):
+        for handle in (self.handle, self.memory_handle, self.comm_handle):
             if handle is not None:
                 handle.cancel()
         self.state.folder, self.state.report, self.state.memory = folder, None, None
@@ -153,6 +158,13 @@ class ClusterPanel(Panel):
                                                lambda cancel: memory_job(folder))
         self.memory_handle.finished.connect(lambda result: self._on_memory(generation, *result))
         self.memory_handle.failed.connect(lambda exc, _tb: self._on_memory(generation, None, _error_text(exc)))
+        self.collectives.show_report(None, "Reading the collectives' times …")
+        self.comm_handle = self.runner.start(f"Splitting the collectives of {folder.name}",
+                                             lambda cancel: comm_job(folder))
+        self.comm_handle.finished.connect(lambda result: generation == self._generation
+                                          and self.collectives.show_report(*result))
+        self.comm_handle.failed.connect(lambda exc, _tb: generation == self._generation
+                                        and self.collectives.show_report(None, _error_text(exc)))
         return self.handle
 
     def _show_message(self, text: str) -> None:
@@ -202,6 +214,7 @@ class ClusterPanel(Panel):
         self.findings.show_findings(self.state.findings())
         self.layout_view.setHtml(layout_html(self.state.layout_lines()))
         self.comm.refresh()
+        self.collectives.set_step(self.state.step, self.state.step is ALL)
         self._update_buttons()
 
     def _on_step_changed(self, _index: int) -> None:

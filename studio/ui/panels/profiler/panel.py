@@ -62,6 +62,8 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.links.rank_timelines.connect(self.open_rank_timelines)
         self.rank_lanes_ready.connect(self._on_rank_lanes)
         self.links.show_time_range.connect(self.show_time_range)
+        self.links.show_wall_range.connect(self.show_wall_range)
+        self._pending_wall: tuple[Path, int, int] | None = None
 
     @property
     def opened_paths(self) -> list[Path]:
@@ -215,6 +217,9 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         pending = self.state.take_pending_range(loaded.path)
         if pending is not None:
             self.show_time_range(*pending)
+        wall, self._pending_wall = self._pending_wall, None
+        if wall is not None and wall[0] == loaded.path:
+            self.show_wall_range(*wall)
         self._compare_when_open()
         if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap) and not loaded.cached:
             from studio.tools.profiler.loader import store_cache
@@ -239,6 +244,18 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         margin = max(1, (t1 - t0) // 20)
         self.timeline.set_window(max(0, t0 - margin), t1 + margin)
         self._on_range_selected(t0, t1)
+
+    def show_wall_range(self, path, t0: int, t1: int) -> None:
+        """Zoom to [t0, t1] given on the profile's own clock (ns as its files stamp them): the
+        profile at ``path`` is opened first when needed, then the range is moved to its origin."""
+        path = Path(path)
+        index = self.state.index_of(path)
+        if index is None:
+            self._pending_wall = (path, int(t0), int(t1))
+            self.request_load.emit(path)
+            return
+        origin = self.state.profiles[index].trace.origin_ns
+        self.show_time_range(path, int(t0) - origin, int(t1) - origin)
 
     def _on_profile_chosen(self, index: int) -> None:
         loaded = self.state.choose(index)

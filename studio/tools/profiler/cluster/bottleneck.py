@@ -1,0 +1,220 @@
+"""Why a collective is slow: the rank that arrived late, and whether its host or its device held it.
+
+What msprof-analyze's ``communication_bottleneck`` recipe does, over each rank's
+``ascend_pytorch_profiler_<rank>.db`` (its TASK, CANN_API, PYTORCH_API and COMMUNICATION_OP tables):
+
+1. The target rank's longest communication ops (default: the lowest rank, its 10 longest).
+2. For each, the same op (by name) on every rank: the rank where it lasted longest arrived first and
+   waited — the *fast* rank; the one where it was shortest arrived last — the *slow* rank. A
+   difference under 5 % of the longest is no slow rank. The op ends together on all ranks, so
+   the difference of the two ends is the clock shift between the two ranks.
+3. On the slow rank, every kernel started by a PyTorch op through a CANN ``node@launch`` while the
+   fast rank was already waiting: the host's gap (CANN launch start - PyTorch op end) and the
+   device's (kernel start - launch end). A kernel whose device gap exceeds its host gap by over
+   100 µs waited in the device's queue: when over half of them did, the slow rank was
+   **device-bound** (its device was busy with earlier work), otherwise **host-bound** (the device
+   ran each kernel as soon as the host launched it: the host launched late).
+4. Evidence: walking back from the op, the slow and fast ranks' tasks of the same name (device
+   tasks when device-bound, PyTorch ops and CANN calls when host-bound) until the two started
+   within 1 ms of each other (aligned): the task whose duration differs most and the one whose
+   start drifted most. When they never line up, the evidence says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.tools.profiler.cluster.discover import RankDir
+from studio.tools.profiler.db_reader import open_readonly
+from studio.tools.profiler.rank_files import db_tables, query
+
+SLOW_RANK_SPREAD = 0.05          # (longest - shortest) / longest below this: no slow rank
+DEVICE_GAP_NS = 100_000          # a kernel waited on the device 100 µs longer than on the host
+DEVICE_BOUND_SHARE = 0.5         # over half of the kernels did: device-bound
+ALIGNED_NS = 1_000_000           # two ranks' tasks starting within 1 ms of each other are aligned
+TOP = 10
+NEEDED = ("COMMUNICATION_OP", "TASK", "CANN_API", "PYTORCH_API", "CONNECTION_IDS", "STRING_IDS", "ENUM_API_TYPE")
+
+_OPS = ("SELECT c.startNs, c.endNs, s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName "
+        "ORDER BY c.startNs")
+_LAUNCHES = """
+    SELECT t.startNs, t.endNs, a.startNs, a.endNs, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER)
+    FROM TASK t JOIN CANN_API a ON t.connectionId = a.connectionId
+    JOIN CONNECTION_IDS c ON c.connectionId = t.connectionId
+    JOIN PYTORCH_API p ON c.id = p.connectionId
+    JOIN ENUM_API_TYPE e ON a.type = e.id JOIN STRING_IDS s ON s.id = a.name
+    WHERE t.startNs > ? AND t.endNs < ? AND e.name = 'node' AND s.value = 'launch'"""
+_DEVICE = {
+    "compute": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN COMPUTE_TASK_INFO i ON t.globalTaskId = "
+               "i.globalTaskId JOIN STRING_IDS s ON i.name = s.id WHERE t.startNs >= ? AND t.endNs <= ?",
+    "communication": "SELECT MIN(t.startNs), MAX(t.endNs), s.value FROM TASK t JOIN COMMUNICATION_TASK_INFO i ON "
+                     "t.globalTaskId = i.globalTaskId JOIN STRING_IDS s ON i.name = s.id "
+                     "WHERE t.startNs >= ? AND t.endNs <= ? GROUP BY s.value",
+    "memcpy": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN STRING_IDS s ON t.taskType = s.id "
+              "WHERE t.startNs >= ? AND t.endNs <= ? AND LOWER(s.value) LIKE '%memcpy%'",
+}
+_HOST = {
+    "PyTorch": "SELECT CAST(p.startNs AS INTEGER) AS b, CAST(p.endNs AS INTEGER) AS e, s.value FROM PYTORCH_API p "
+               "JOIN STRING_IDS s ON s.id = p.name WHERE b >= ? AND e <= ? AND s.value LIKE '%::%'",
+    "CANN": "SELECT a.startNs, a.endNs, e.name || '@' || s.value FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name "
+            "JOIN ENUM_API_TYPE e ON e.id = a.type WHERE a.startNs >= ? AND a.endNs <= ?",
+}
+
+
+@dataclass
+class Bottleneck:
+    """One long communication op of the target rank and why it was long."""
+
+    op: str
+    start_ns: int
+    end_ns: int
+    duration_ns: int
+    verdict: str                       # "host-bound", "device-bound", "no slow rank", "insufficient data"
+    slow_rank: int | None = None
+    fast_rank: int | None = None
+    clock_shift_ns: int = 0
+    launches: dict = field(default_factory=dict)     # the host/device gaps the verdict rests on
+    evidence: list[dict] = field(default_factory=list)  # per level: the tasks that differ most
+    aligned: bool = False
+    reason: str = ""
+
+
+def profiler_dbs(ranks: list[RankDir]) -> dict[int, Path]:
+    """Rank -> its ``ascend_pytorch_profiler_<rank>.db`` holding the tables this analysis reads."""
+    out = {}
+    for rank in ranks:
+        path = rank.files.get("profiler_db")
+        if path is None:
+            continue
+        with open_readonly(path) as db:
+            if set(NEEDED) <= db_tables(db):
+                out[rank.rank] = path
+    return out
+
+
+def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP) -> list[Bottleneck]:
+    """The ``top`` longest communication ops of rank ``target`` (the lowest rank with a profiler db
+    when None), each with its slow and fast rank and the cause; [] when no rank has the db."""
+    dbs = profiler_dbs(ranks)
+    if not dbs:
+        return []
+    target = min(dbs) if target is None else target
+    if target not in dbs:
+        return []
+    ops = {rank: _ops(path) for rank, path in dbs.items()}
+    longest = sorted(ops[target], key=lambda o: -(o[1] - o[0]))[:top]
+    return [_analyse(name, start, end, ops, dbs) for start, end, name in longest]
+
+
+def _ops(path: Path) -> list[tuple[int, int, str]]:
+    with open_readonly(path) as db:
+        return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _OPS)]
+
+
+def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottleneck:
+    found = Bottleneck(name, start, end, end - start, "insufficient data")
+    same = []
+    for rank, rows in ops.items():
+        match = next((r for r in rows if r[2] == name), None)  # the first instance of the name, as the recipe
+        if match is not None:
+            same.append((match[1] - match[0], rank, match[0], match[1]))
+    if len(same) < 2:
+        found.reason = "the op was recorded on one rank only"
+        return found
+    same.sort(key=lambda s: (-s[0], s[1]))
+    fast, slow = same[0], same[-1]
+    if (fast[0] - slow[0]) / fast[0] < SLOW_RANK_SPREAD:
+        found.verdict = "no slow rank"
+        found.reason = (f"its duration differs by {(fast[0] - slow[0]) / fast[0]:.1%} between ranks "
+                        f"(under {SLOW_RANK_SPREAD:.0%})")
+        return found
+    found.fast_rank, found.slow_rank = fast[1], slow[1]
+    found.clock_shift_ns = shift = fast[3] - slow[3]
+    launches = _launch_gaps(dbs[slow[1]], fast[2] - shift, slow[3])
+    if not launches["kernels"]:
+        found.reason = "no kernel launched by PyTorch on the slow rank while the fast one waited"
+        return found
+    found.launches = launches
+    device = launches["device_waited"] / launches["kernels"] > DEVICE_BOUND_SHARE
+    found.verdict = "device-bound" if device else "host-bound"
+    levels = (("Device", _device_tasks),) if device else (("PyTorch", _host_tasks("PyTorch")),
+                                                         ("CANN", _host_tasks("CANN")))
+    for level, reader in levels:
+        diff, aligned = align(reader(dbs[slow[1]], slow[2]), reader(dbs[fast[1]], fast[2]), shift)
+        if level in ("Device", "PyTorch"):
+            found.aligned = aligned
+        if aligned and diff:
+            longest = max(diff, key=lambda d: d["diff_duration_ns"])
+            drifted = max(diff, key=lambda d: d["diff_start_ns"])
+            found.evidence.append({"level": level, "max_duration_diff": longest, "max_start_diff": drifted,
+                                   "tasks_compared": len(diff)})
+    found.reason = _reason(found)
+    return found
+
+
+def _launch_gaps(path: Path, start: int, end: int) -> dict:
+    """The slow rank's kernels in [start, end]: how many waited on the device, and the median gaps."""
+    with open_readonly(path) as db:
+        rows = query(db, path, _LAUNCHES, (start, end))
+    host = sorted(int(r[2]) - int(r[5]) for r in rows)     # CANN launch start - PyTorch op end
+    device = sorted(int(r[0]) - int(r[3]) for r in rows)   # kernel start - CANN launch end
+    waited = sum(1 for r in rows if (int(r[0]) - int(r[3])) - (int(r[2]) - int(r[5])) > DEVICE_GAP_NS)
+    return {"kernels": len(rows), "device_waited": waited, "window_ns": [start, end],
+            "median_host_gap_ns": host[len(host) // 2] if host else 0,
+            "median_device_gap_ns": device[len(device) // 2] if device else 0}
+
+
+def _device_tasks(path: Path, before: int) -> list[tuple[int, int, str]]:
+    with open_readonly(path) as db:
+        return [(int(a), int(b), str(n)) for sql in _DEVICE.values() for a, b, n in query(db, path, sql, (0, before))]
+
+
+def _host_tasks(level: str):
+    def read(path: Path, before: int) -> list[tuple[int, int, str]]:
+        with open_readonly(path) as db:
+            return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _HOST[level], (0, before))]
+    return read
+
+
+def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], shift: int
+          ) -> tuple[list[dict], bool]:
+    """Walk back from the op: each slow task paired with the next fast task of its name; stop at the
+    first pair starting within ``ALIGNED_NS`` (on one clock). Returns the pairs and whether the walk
+    reached such a pair (the ranks were in step there)."""
+    slow = sorted(slow, key=lambda t: -t[0])
+    fast = sorted(fast, key=lambda t: -t[0])
+    out, j = [], 0
+    for start, end, name in slow:
+        for i in range(j, len(fast)):
+            if fast[i][2] != name:
+                continue
+            j = i + 1
+            diff_start = start - fast[i][0] + shift
+            out.append({"task": name, "start_ns": start, "duration_ns": end - start,
+                        "diff_start_ns": diff_start, "diff_duration_ns": (end - start) - (fast[i][1] - fast[i][0])})
+            if diff_start < ALIGNED_NS:
+                return out, True
+            break
+    return out, False
+
+
+def _reason(found: Bottleneck) -> str:
+    gaps = found.launches
+    medians = (f"median gaps: host (PyTorch op end to CANN launch) {gaps['median_host_gap_ns'] / 1000:,.1f} µs, "
+               f"device (launch end to kernel start) {gaps['median_device_gap_ns'] / 1000:,.1f} µs")
+    share = f"{gaps['device_waited']} of {gaps['kernels']} kernels"
+    window = f"launched on rank {found.slow_rank} while rank {found.fast_rank} waited in the op"
+    if found.verdict == "device-bound":
+        head = (f"rank {found.slow_rank} arrived late, device-bound: {share} {window} waited over 100 µs longer on "
+                f"the device than on the host ({medians})")
+    else:
+        head = (f"rank {found.slow_rank} arrived late, host-bound: only {share} {window} waited over 100 µs longer "
+                f"on the device than on the host — the device kept up, the launches came late ({medians})")
+    if not found.evidence:
+        return head + "; the two ranks' tasks never line up going back from the op (no task-level evidence)"
+    parts = [f"{e['level']}: {e['max_duration_diff']['task']} took "
+             f"{e['max_duration_diff']['diff_duration_ns'] / 1000:,.1f} µs longer, "
+             f"{e['max_start_diff']['task']} started {e['max_start_diff']['diff_start_ns'] / 1000:,.1f} µs later"
+             for e in found.evidence]
+    return head + "; " + "; ".join(parts)

@@ -1,0 +1,104 @@
+"""The Collectives tab: each rank's time in each group's collectives as a heat map, who waited for
+whom and why the slow rank was late, and the ops of the chosen cell — a double-click on one
+shows it on that rank's timeline. The report is read by a job (:func:`..jobs.comm_job`)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+
+from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, findings_html, map_cells, op_rows
+from studio.ui.panels.cluster.widgets.tables import fill, small_table
+from studio.ui.panels.cluster.widgets.wait_map import WaitMap
+
+
+class CollectivesTab(QWidget):
+    """Signals: jump(str, int, int) — (rank folder, op start ns, op end ns on that rank's clock)."""
+
+    jump = Signal(str, object, object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.report: dict | None = None
+        self.step, self.every_step = None, True
+        self.cell: tuple[str, int] | None = None
+        self.metric = QComboBox(self)
+        for key, title, unit in METRICS:
+            self.metric.addItem(title, (key, unit))
+        self.metric.currentIndexChanged.connect(lambda _i: self._show_map())
+        self.map = WaitMap(self)
+        self.map.cell_clicked.connect(self._on_cell)
+        self.findings = QTextBrowser(self)
+        self.table = small_table(OP_HEADERS, self)
+        self.table.doubleClicked.connect(self._on_double_click)
+        self.table.setToolTip("Double-click an op to see it on its rank's timeline (the Profiler opens the rank)")
+        self.cell_label = QLabel("All ops (click a cell for one group and rank)", self)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Cell", self))
+        top.addWidget(self.metric)
+        hint = QLabel("Rows: communication groups; columns: ranks. A pale cell in a dark row: the rank the others "
+                      "waited for.", self)
+        hint.setWordWrap(True)
+        top.addWidget(hint, 1)
+        upper = QSplitter(Qt.Orientation.Horizontal, self)
+        upper.addWidget(self.map)
+        upper.addWidget(self.findings)
+        upper.setSizes([640, 560])
+        lower = QWidget(self)
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.cell_label)
+        lower_layout.addWidget(self.table, 1)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(upper)
+        split.addWidget(lower)
+        split.setSizes([300, 260])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+        self.message = QLabel("", self)
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+
+    def show_report(self, report: dict | None, message: str = "") -> None:
+        """A new report (None: ``message`` says why there is none)."""
+        self.report, self.cell = report, None
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
+        self.findings.setHtml(findings_html(report) if report else "")
+        self.refresh()
+
+    def set_step(self, step, every_step: bool) -> None:
+        """The step chosen in the panel (``every_step``: all of them)."""
+        self.step, self.every_step = step, every_step
+        self.refresh()
+
+    def refresh(self) -> None:
+        self._show_map()
+        self._show_ops()
+
+    def _show_map(self) -> None:
+        key, unit = self.metric.currentData()
+        groups, ranks, cells = map_cells(self.report or {}, self.step, self.every_step)
+        self.map.selected = self.cell
+        self.map.set_data(groups, ranks, cells, key, unit)
+
+    def _show_ops(self) -> None:
+        group, rank = self.cell if self.cell else (None, None)
+        rows = op_rows(self.report or {}, self.step, self.every_step, group, rank)
+        self._ops = [r[-1] for r in rows]
+        fill(self.table, [r[:-1] for r in rows])
+        self.cell_label.setText(f"Ops of rank {rank} in this group, longest synchronisation first" if self.cell
+                                else "All ops, longest synchronisation first (click a cell for one group and rank)")
+
+    def _on_cell(self, group: str, rank: int) -> None:
+        self.cell = (group, rank)
+        self._show_ops()
+
+    def _on_double_click(self, index) -> None:
+        row = self.table.model().rows[index.row()]
+        op = next((o for o in self._ops if o["op"] == row[0] and o["rank"] == row[1]), None)
+        folder = ((self.report or {}).get("rank_folders") or {}).get(str(op["rank"])) if op else None
+        if folder:
+            start = int(round(op["start_us"] * 1000))
+            self.jump.emit(folder, start, start + int(round(op["elapse_ms"] * 1e6)))

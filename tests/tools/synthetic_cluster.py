@@ -1,0 +1,155 @@
+"""A synthetic 3-rank torch_npu db export where one rank's host is slow and another's device is.
+
+Each rank runs the same program on one clock: 20 kernels ``a_k``, the all-reduce ``hcom_allReduce__1_1_1``,
+20 kernels ``b_k``, the all-reduce ``hcom_allReduce__1_2_1``. Every kernel is a PyTorch op
+``aten::op_a_k`` that calls CANN ``node@launch``, and the device runs it when it is free.
+
+- rank 1's host stops for ``HOST_STALL_NS`` before its last 5 ``a`` kernels (Python did nothing):
+  its device idles, then runs each late kernel at once — it reaches the first all-reduce late.
+- rank 2's ``b`` kernels take ``SLOW_KERNEL_NS`` on the device instead of ``KERNEL_NS`` while its
+  host launches at the usual pace: the kernels queue on the device — it reaches the second all-reduce late.
+
+An all-reduce ends on every rank when the last one arrives (+ ``ALLREDUCE_NS``); each rank's
+``analysis.db`` holds its CommAnalyzerTime rows (synchronisation = waiting for the last arrival).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+T0 = 1_700_000_000_000_000_000
+OP_NS, LAUNCH_NS, KERNEL_NS, SLOW_KERNEL_NS = 20_000, 8_000, 30_000, 400_000
+HOST_STALL_NS = 5_000_000
+ALLREDUCE_NS = 200_000
+KERNELS = 20
+GROUP = "777"
+OPS = ("hcom_allReduce__1_1_1", "hcom_allReduce__1_2_1")
+
+
+def _phase(prefix: str, host: int, device: int, stall_before: int | None, kernel_ns: int):
+    """Kernels of one phase from host time ``host``: (pytorch, launch, kernel) spans; returns the end times."""
+    spans = []
+    for k in range(KERNELS):
+        if stall_before is not None and k == stall_before:
+            host += HOST_STALL_NS
+        p = (host, host + OP_NS)
+        a = (host + 5_000, host + 5_000 + LAUNCH_NS)            # the launch runs inside the PyTorch op
+        start = max(device, a[1] + 2_000)                        # the device takes it when free
+        spans.append((f"{prefix}_{k}", p, a, (start, start + kernel_ns)))
+        host, device = p[1] + 2_000, start + kernel_ns
+    return spans, host, device
+
+
+def _rank_program(rank: int):
+    a, host, device = _phase("a", T0, T0, 15 if rank == 1 else None, KERNEL_NS)
+    arrive1 = max(host, device)
+    return a, arrive1
+
+
+def build(root: Path) -> Path:
+    """Write the 3 ranks under ``root`` and return ``root``."""
+    programs = {}
+    for rank in range(3):
+        a, arrive1 = _rank_program(rank)
+        programs[rank] = {"a": a, "arrive": [arrive1]}
+    end1 = max(p["arrive"][0] for p in programs.values()) + ALLREDUCE_NS
+    for rank, p in programs.items():
+        b, host, device = _phase("b", end1 + 10_000, end1 + 10_000, None, SLOW_KERNEL_NS if rank == 2 else KERNEL_NS)
+        p["b"] = b
+        p["arrive"].append(max(host, device))
+    end2 = max(p["arrive"][1] for p in programs.values()) + ALLREDUCE_NS
+    ends = [end1, end2]
+    for rank, p in programs.items():
+        folder = root / f"rank{rank}_ascend_pt"
+        out = folder / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (folder / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+        _profiler_db(out / f"ascend_pytorch_profiler_{rank}.db", p, ends)
+        _analysis_db(out / "analysis.db", rank, p, ends, programs)
+    return root
+
+
+def _profiler_db(path: Path, program: dict, ends: list[int]) -> None:
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE ENUM_API_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
+                           globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
+                           streamId INTEGER, taskId INTEGER, modelId INTEGER);
+        CREATE TABLE CANN_API (startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
+                               connectionId INTEGER PRIMARY KEY, name INTEGER);
+        CREATE TABLE PYTORCH_API (startNs TEXT, endNs TEXT, globalTid INTEGER, connectionId INTEGER, name INTEGER,
+                                  sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
+                                  inputShapes INTEGER, callchainId INTEGER, type INTEGER);
+        CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER);
+        CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER PRIMARY KEY, blockDim INTEGER,
+                                        mixBlockDim INTEGER, taskType INTEGER, opType INTEGER, inputFormats INTEGER,
+                                        inputDataTypes INTEGER, inputShapes INTEGER, outputFormats INTEGER,
+                                        outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER);
+        CREATE TABLE COMMUNICATION_TASK_INFO (name INTEGER, globalTaskId INTEGER, taskType INTEGER, planeId INTEGER,
+                                              groupName INTEGER, notifyId INTEGER, rdmaType INTEGER,
+                                              srcRank INTEGER, dstRank INTEGER, transportType INTEGER, size INTEGER,
+                                              dataType INTEGER, linkType INTEGER, opId INTEGER);
+        CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER, connectionId INTEGER,
+                                       groupName INTEGER, opId INTEGER PRIMARY KEY, relay INTEGER, retry INTEGER,
+                                       dataType INTEGER, algType INTEGER, count NUMERIC, opType INTEGER);
+    """)
+    db.executemany("INSERT INTO ENUM_API_TYPE VALUES (?, ?)", [(10000, "node"), (20000, "acl")])
+    strings: dict[str, int] = {}
+
+    def sid(text: str) -> int:
+        if text not in strings:
+            strings[text] = len(strings) + 1
+            db.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (strings[text], text))
+        return strings[text]
+
+    conn = 0
+    for phase in ("a", "b"):
+        for name, p, a, k in program[phase]:
+            conn += 1
+            db.execute("INSERT INTO PYTORCH_API (startNs, endNs, connectionId, name) VALUES (?, ?, ?, ?)",
+                       (str(p[0]), str(p[1]), conn, sid(f"aten::op_{name}")))
+            db.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (conn, 10_000 + conn))
+            db.execute("INSERT INTO CANN_API VALUES (?, ?, 10000, 1, ?, ?)", (a[0], a[1], 10_000 + conn, sid("launch")))
+            db.execute("INSERT INTO TASK (startNs, endNs, connectionId, globalTaskId, taskType) VALUES (?, ?, ?, ?, ?)",
+                       (k[0], k[1], 10_000 + conn, conn, sid("AI_CORE")))
+            db.execute("INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId) VALUES (?, ?)", (sid(f"Kernel_{name}"), conn))
+    for i, (name, arrive, end) in enumerate(zip(OPS, program["arrive"], ends)):
+        db.execute("INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, groupName, opId) VALUES (?, ?, ?, ?, ?)",
+                   (sid(name), arrive, end, sid(GROUP), i))
+    db.commit()
+    db.close()
+
+
+def _analysis_db(path: Path, rank: int, program: dict, ends: list[int], programs: dict) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE CommAnalyzerTime (hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC, "
+               "elapse_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC, synchronization_time NUMERIC, "
+               "idle_time NUMERIC, step TEXT, type TEXT)")
+    for i, (name, arrive, end) in enumerate(zip(OPS, program["arrive"], ends)):
+        last = max(p["arrive"][i] for p in programs.values())
+        sync = (last - arrive) / 1e6
+        transit = (ALLREDUCE_NS * 0.8) / 1e6
+        elapse = (end - arrive) / 1e6
+        db.execute("INSERT INTO CommAnalyzerTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'step1', 'collective')",
+                   (name, GROUP, arrive / 1000, elapse, transit, sync, sync, elapse - transit - sync))
+    # the step split (µs): kernels' busy time, the collectives, the rest idle
+    computing = sum(k[1] - k[0] for phase in ("a", "b") for _n, _p, _a, k in program[phase]) / 1000
+    communication = sum(end - arrive for arrive, end in zip(program["arrive"], ends)) / 1000
+    free = (ends[-1] - T0) / 1000 - computing - communication
+    db.execute("CREATE TABLE StepTraceTime (step TEXT, computing NUMERIC, communication_not_overlapped NUMERIC, "
+               "overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC, "
+               "communication_not_overlapped_and_exclude_receive NUMERIC, preparing NUMERIC)")
+    db.execute("CREATE TABLE CommAnalyzerMatrix (hccl_op_name TEXT, group_name TEXT, src_rank TEXT, dst_rank TEXT, "
+               "transport_type TEXT, transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, step TEXT, "
+               "type TEXT, op_name TEXT)")  # no links recorded: the matrix is empty, the tables are there
+    db.execute("CREATE TABLE CommAnalyzerBandwidth (hccl_op_name TEXT, group_name TEXT, transport_type TEXT, "
+               "transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, large_packet_ratio NUMERIC, "
+               "package_size NUMERIC, count NUMERIC, total_duration NUMERIC, step TEXT, type TEXT)")
+    db.execute("INSERT INTO StepTraceTime VALUES ('1', ?, ?, 0, ?, ?, ?, 0, ?, 0)",
+               (computing, communication, communication, free, (ends[-1] - T0) / 1000, communication))
+    db.commit()
+    db.close()
