@@ -28,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="msprobe dumps: full API names to pair by hand (golden: target)")
     parser.add_argument("--no-fuzzy", action="store_true",
                         help="msprobe dumps: pair calls by their exact names only")
+    parser.add_argument("--ranks", action="store_true",
+                        help="msprobe dumps of a distributed job (folders holding rankN or procNNNN): each rank "
+                             "compared, and the rank and API that diverged first named")
+    parser.add_argument("--divergence-rule", choices=("studio", "msprobe"), default="studio",
+                        help="with --ranks: what counts as diverged (studio: an argument beyond the inputs' bound "
+                             "or an error; msprobe: msprobe -da's outputs' statistics over 50%%)")
     parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     from studio.core.thresholds import add_threshold_arguments
@@ -38,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.msprobe_dump import is_msprobe_dump
 
+    if args.ranks:
+        return _run_msprobe_ranks(args)
     if is_msprobe_dump(args.golden) and is_msprobe_dump(args.target):
         return _run_msprobe(args)
     from studio.commands._progress import print_progress
@@ -91,3 +99,15 @@ def _run_msprobe(args: argparse.Namespace) -> int:
         for path in written:
             print(f"wrote {path}")
     return 1 if args.check and not result else 0
+
+
+def _run_msprobe_ranks(args: argparse.Namespace) -> int:
+    """Every rank of two msprobe dumps compared; the first divergence across ranks named."""
+    from studio.commands._progress import print_progress
+    from studio.core.jobs import run_job
+    from studio.tools.accuracy.msprobe_ranks import first_divergence_across_ranks
+
+    result = run_job(first_divergence_across_ranks(args.golden, args.target, args.divergence_rule),
+                     on_progress=print_progress)
+    print(json.dumps(to_json(result), indent=1) if args.json else result)
+    return 1 if args.check and result.first is not None else 0

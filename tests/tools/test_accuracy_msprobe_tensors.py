@@ -196,3 +196,42 @@ def test_truncated_tensor_named_and_nothing_written_beside_the_dumps(pairs, tmp_
         sorted(golden.parent.rglob("*"))
     assert after == [p for p in before if p != out]
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.msprobe.csv"]
+
+
+def _two_ranks(root: Path, perturb: bool) -> Path:
+    """Two ranks (procNNNN folders, as msprobe names them without a rank) around one all_reduce;
+    ``perturb``: rank 1's all_reduce input is three times what it should be (a bug between its linear and
+    the all_reduce)."""
+    from msprobe_tensor_helpers import Recorder
+
+    gen = torch.Generator().manual_seed(3)
+    xs = [torch.randn(4, 8, generator=gen) for _ in range(2)]
+    weight = torch.randn(8, 8, generator=gen)
+    hidden = [torch.nn.functional.linear(x, weight) for x in xs]
+    sent = [h * 3.0 if perturb and rank == 1 else h for rank, h in enumerate(hidden)]
+    total = sent[0] + sent[1]
+    for rank in range(2):
+        recorder = Recorder(root / "step0" / f"proc{1000 + rank}", "pytorch")
+        recorder.call("Functional.linear", torch.nn.functional.linear, xs[rank], weight)
+        recorder.call("Distributed.all_reduce", lambda t: total.clone(), sent[rank])
+        recorder.call("Functional.relu", torch.relu, total)
+        recorder.write(task="statistics")
+    return root
+
+
+def test_first_divergence_across_ranks_names_the_perturbed_rank(tmp_path):
+    golden, target = _two_ranks(tmp_path / "golden", False), _two_ranks(tmp_path / "target", True)
+    done = subprocess.run([sys.executable, "-m", "studio", "compare", str(golden), str(target), "--ranks", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["first"]["rank"] == "proc1001" and data["first"]["api"] == "Distributed.all_reduce.0.forward"
+    assert data["first"]["phase"] == "before communication" and data["first"]["communications_before"] == 0
+    others = {r["rank"]: r for r in data["ranks"]}
+    assert others["proc1000"]["phase"] == "during communication"  # rank 0 received the difference
+    # msprobe's -da rule looks at outputs only: both ranks' all_reduce outputs, the lower rank first
+    done = subprocess.run([sys.executable, "-m", "studio", "compare", str(golden), str(target), "--ranks", "--json",
+                           "--divergence-rule", "msprobe"], capture_output=True, text=True, timeout=120)
+    data = json.loads(done.stdout)
+    assert [r["phase"] for r in data["ranks"]] == ["during communication"] * 2
+    assert data["first"]["rank"] == "proc1000"
