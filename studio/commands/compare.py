@@ -28,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="msprobe dumps: full API names to pair by hand (golden: target)")
     parser.add_argument("--no-fuzzy", action="store_true",
                         help="msprobe dumps: pair calls by their exact names only")
+    parser.add_argument("--ranks", action="store_true",
+                        help="msprobe dumps of a distributed job (folders holding rankN or procNNNN): each rank "
+                             "compared, and the rank and API that diverged first named")
+    parser.add_argument("--divergence-rule", choices=("studio", "msprobe"), default="studio",
+                        help="with --ranks: what counts as diverged (studio: an argument beyond the inputs' bound "
+                             "or an error; msprobe: msprobe -da's outputs' statistics over 50%%)")
     parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     from studio.core.thresholds import add_threshold_arguments
@@ -38,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.msprobe_dump import is_msprobe_dump
 
+    if args.ranks:
+        return _run_msprobe_ranks(args)
     if is_msprobe_dump(args.golden) and is_msprobe_dump(args.target):
         return _run_msprobe(args)
     from studio.commands._progress import print_progress
@@ -67,31 +75,39 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_msprobe(args: argparse.Namespace) -> int:
-    """Two msprobe dumps (dump.json or their folders): compared API by API with msprobe's rules."""
-    from studio.tools.accuracy.msprobe_compare import compare_msprobe
+    """Two msprobe dumps (dump.json or their folders): compared API by API with msprobe's rules; with
+    ``-o``, msprobe's own result layout is written beside Studio's CSV (``NAME.msprobe.csv``)."""
+    from studio.commands._progress import print_progress
+    from studio.core.jobs import run_job
+    from studio.tools.accuracy.msprobe_compare import iter_compare_msprobe
+    from studio.tools.accuracy.msprobe_csv import msprobe_csv_path, write_msprobe_csv, write_studio_csv
 
-    result = compare_msprobe(args.golden, args.target, args.data_mapping, args.api_mapping, not args.no_fuzzy)
+    result = run_job(iter_compare_msprobe(args.golden, args.target, args.data_mapping, args.api_mapping,
+                                          not args.no_fuzzy), on_progress=print_progress)
+    written = []
     if args.output:
-        _write_msprobe_csv(result, args.output)
+        write_studio_csv(result, args.output)
+        write_msprobe_csv(result, msprobe_csv_path(args.output))
+        written = [args.output, msprobe_csv_path(args.output)]
     if args.json:
-        print(json.dumps(to_json(result), indent=1))
+        data = to_json(result)
+        if written:
+            data["csv"], data["msprobe_csv"] = (str(p) for p in written)
+        print(json.dumps(data, indent=1))
     else:
         print(result)
-        if args.output:
-            print(f"wrote {args.output}")
+        for path in written:
+            print(f"wrote {path}")
     return 1 if args.check and not result else 0
 
 
-def _write_msprobe_csv(result, path: Path) -> None:
-    import csv
+def _run_msprobe_ranks(args: argparse.Namespace) -> int:
+    """Every rank of two msprobe dumps compared; the first divergence across ranks named."""
+    from studio.commands._progress import print_progress
+    from studio.core.jobs import run_job
+    from studio.tools.accuracy.msprobe_ranks import first_divergence_across_ranks
 
-    from studio.tools.accuracy.msprobe_dump import STAT_KEYS
-
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["Target Name", "Golden Name", "Target Dtype", "Golden Dtype", "Target Shape", "Golden Shape",
-                         *(f"{k} diff" for k in STAT_KEYS), "NormRelativeErr", "Result", "Message"])
-        for row in result.rows:
-            writer.writerow([f"{row.target_api}.{row.slot}", f"{row.golden_api}.{row.slot}", row.target_dtype,
-                             row.golden_dtype, row.target_shape, row.golden_shape,
-                             *(row.diffs.get(k) for k in STAT_KEYS), row.norm_relative, row.result, row.message])
+    result = run_job(first_divergence_across_ranks(args.golden, args.target, args.divergence_rule),
+                     on_progress=print_progress)
+    print(json.dumps(to_json(result), indent=1) if args.json else result)
+    return 1 if args.check and result.first is not None else 0

@@ -18,6 +18,18 @@ differences ``target - golden`` of Max, Min, Mean and Norm and the relative erro
 * warning: the outputs' largest norm relative error is over 10 times the inputs' (or over 0.1
   when the inputs match exactly).
 
+Tensor mode (both dumps ``task: tensor``) reads every pair of dumped tensors, one pair at a time,
+and computes msprobe's six metrics (:mod:`studio.tools.accuracy.msprobe_metrics`); its rules
+replace the two norm rules above:
+
+* error: every input's (and parameter's) one-thousandth error ratio is over 0.9 while an
+  output's is under 0.1 (inputs agree, the output does not);
+* warning: every input's cosine is over 0.9 and the outputs' lowest cosine is more than 0.1 below
+  the inputs' lowest.
+
+A tensor file that cannot be read (missing, truncated, or a ``.pt`` holding anything but a
+tensor) makes its row an error naming the file; msprobe would leave it ``unsupported`` and pass.
+
 Calls that only move or allocate data (``to``, ``empty``, ``numpy`` ...) are not judged, and
 collectives that scatter or gather are judged on their outputs only. MD5 mode compares checksums.
 The first API that does not pass is named with its stack, and every module gets its failing calls.
@@ -31,10 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Job, Progress, run_job
 from studio.core.serial import to_json
 from studio.tools.accuracy.msprobe_dump import STAT_KEYS, ApiCall, MsprobeDump, TensorStat
 
 IN_THRESHOLD, OUT_THRESHOLD, WARN_RATIO = 0.1, 0.5, 10.0
+# tensor mode: inputs' one-thousandth ratio above / outputs' below; inputs' cosine above / drop over
+RATIO_IN, RATIO_OUT, COSINE_IN, COSINE_DROP = 0.9, 0.1, 0.9, 0.1
 PASS, WARNING, ERROR = "pass", "warning", "error"
 _LEVEL = {PASS: 0, WARNING: 1, ERROR: 2}
 # msprobe's lists: calls not judged at all, and calls judged on their outputs only
@@ -60,6 +75,11 @@ class TensorRow:
     result: str = PASS
     messages: list[str] = field(default_factory=list)
     is_output: bool = False
+    # tensor mode: msprobe's six cells (Cosine, EucDist, MaxAbsErr, MaxRelativeErr, the two error
+    # ratios) as msprobe writes them: a float, or its marker ("unsupported", "N/A", "Nan", "shape unmatched")
+    tensor: dict[str, float | str] | None = None
+    golden: TensorStat | None = None   # both sides' argument (statistics, requires_grad, data_name)
+    target: TensorStat | None = None
 
     @property
     def message(self) -> str:
@@ -73,7 +93,7 @@ class TensorRow:
         self.messages.append(message)
 
     # studio.core.serial: a row of the JSON holds the reasons in one line
-    __json_skip__ = ("messages", "is_output")
+    __json_skip__ = ("messages", "is_output", "golden", "target")
     __json_extra__ = ("message",)
 
 
@@ -88,6 +108,12 @@ class MsprobeComparison:
     unmatched_golden: list[str]
     unmatched_target: list[str]
     modules: list[dict] = field(default_factory=list)
+    unreadable: list[dict] = field(default_factory=list)  # tensor files that could not be read: file, what
+
+    @property
+    def tensor_mode(self) -> bool:
+        """Both dumps hold the tensors themselves (msprobe's ``task: tensor``)."""
+        return self.golden.task == self.target.task == "tensor"
 
     @property
     def first_mismatch(self) -> dict | None:
@@ -112,7 +138,7 @@ class MsprobeComparison:
                 "apis_matched": len(self.pairs), "rows_compared": len(self.rows), **counts,
                 "unmatched_golden": self.unmatched_golden, "unmatched_target": self.unmatched_target,
                 "first_mismatch": self.first_mismatch, "modules": self.modules,
-                "rows": self.rows}
+                "unreadable": self.unreadable, "rows": self.rows}
 
     def __str__(self) -> str:
         data = to_json(self)
@@ -120,6 +146,10 @@ class MsprobeComparison:
                  f"{data['apis_matched']} APIs matched ({len(self.unmatched_golden)} golden-only, "
                  f"{len(self.unmatched_target)} target-only), {data['rows_compared']} arguments: {data['pass']} pass, "
                  f"{data['warning']} warning, {data['error']} error"]
+        for bad in self.unreadable[:8]:
+            lines.append(f"unreadable tensor: {bad['file']}: {bad['what']}")
+        if len(self.unreadable) > 8:
+            lines.append(f"... and {len(self.unreadable) - 8} more unreadable tensor files")
         first = data["first_mismatch"]
         if first is None:
             lines.append("no mismatch")
@@ -203,22 +233,63 @@ def match_calls(golden: MsprobeDump, target: MsprobeDump, data_mapping: dict[str
 def compare_msprobe(golden_path: Path, target_path: Path, data_mapping: Path | None = None,
                     api_mapping: Path | None = None, fuzzy: bool = True) -> MsprobeComparison:
     """Read and compare two msprobe dumps (see the module docstring)."""
+    return run_job(iter_compare_msprobe(golden_path, target_path, data_mapping, api_mapping, fuzzy))
+
+
+def iter_compare_msprobe(golden_path: Path, target_path: Path, data_mapping: Path | None = None,
+                         api_mapping: Path | None = None, fuzzy: bool = True,
+                         cancel: CancelToken | None = None) -> Job[MsprobeComparison]:
+    """:func:`compare_msprobe` as a job: yields Progress per call (tensor mode reads one pair at a time)."""
     from studio.tools.accuracy.msprobe_dump import read_msprobe
 
     golden, target = read_msprobe(golden_path), read_msprobe(target_path)
     pairs, only_golden, only_target = match_calls(golden, target, read_name_mapping(data_mapping),
                                                   read_name_mapping(api_mapping), fuzzy)
-    rows = []
-    for g_call, t_call in pairs:
+    tensors = golden.task == target.task == "tensor"
+    rows, unreadable = [], []
+    for number, (g_call, t_call) in enumerate(pairs):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if tensors and number % 16 == 0:
+            yield Progress(number / max(len(pairs), 1), f"reading tensors of {t_call.name}")
         g_slots = {_slot(t.slot, g_call.name): t for t in g_call.tensors}
         pairs_of_call = [(g_slots[_slot(t.slot, t_call.name)], t) for t in t_call.tensors
                          if _slot(t.slot, t_call.name) in g_slots]
         call_rows = [_row(g_call.name, t_call.name, g, t) for g, t in pairs_of_call]
-        _judge(t_call, call_rows, pairs_of_call, across=golden.framework != target.framework)
+        if tensors:
+            for row in call_rows:
+                unreadable += _measure(row, golden.path, target.path)
+        _judge(t_call, call_rows, pairs_of_call, across=golden.framework != target.framework, tensors=tensors)
         rows += call_rows
-    result = MsprobeComparison(golden, target, rows, pairs, only_golden, only_target)
+    result = MsprobeComparison(golden, target, rows, pairs, only_golden, only_target, unreadable=unreadable)
     result.modules = _module_tree(target, rows)
     return result
+
+
+def _measure(row: TensorRow, golden_folder: Path, target_folder: Path) -> list[dict]:
+    """msprobe's six metrics of one pair of dumped tensors (read here, dropped on return); the files
+    that could not be read."""
+    from studio.tools.accuracy.msprobe_metrics import tensor_metrics, unsupported
+    from studio.tools.accuracy.msprobe_tensors import read_dumped_tensor, tensor_path
+
+    g_name, t_name = row.golden.data_name, row.target.data_name
+    if not g_name or not t_name or g_name == "-1" or t_name == "-1":  # scalars and None: no tensor
+        row.tensor = unsupported()
+        return []
+    bad = []
+    arrays = []
+    for folder, name in ((target_folder, t_name), (golden_folder, g_name)):
+        try:
+            arrays.append(read_dumped_tensor(tensor_path(folder, name)))
+        except UserError as exc:
+            bad.append({"file": exc.where or name, "what": exc.what})
+    if bad:
+        row.tensor = unsupported()
+        for entry in bad:
+            row.flag(ERROR, f"tensor file unreadable: {entry['file']}: {entry['what']}")
+        return bad
+    row.tensor, _notes = tensor_metrics(*arrays)
+    return []
 
 
 def _slot(slot: str, api: str) -> str:
@@ -235,7 +306,7 @@ def _row(g_api: str, t_api: str, golden: TensorStat, target: TensorStat) -> Tens
     return TensorRow(g_api, t_api, _slot(target.slot, t_api), golden.dtype, target.dtype,
                      list(golden.shape) if golden.shape is not None else None,
                      list(target.shape) if target.shape is not None else None, diffs, relative,
-                     is_output=target.is_output)
+                     is_output=target.is_output, golden=golden, target=target)
 
 
 def _bad(value: float | None) -> bool:
@@ -254,9 +325,9 @@ def same_dtype(golden: str, target: str, across: bool) -> bool:
 
 
 def _judge(call: ApiCall, rows: list[TensorRow], pairs: list[tuple[TensorStat, TensorStat]],
-           across: bool = False) -> None:
-    """msprobe's statistics checkers over one call's rows (see the module docstring); ``across``:
-    the dumps come from two frameworks, whose dtype names differ."""
+           across: bool = False, tensors: bool = False) -> None:
+    """msprobe's checkers over one call's rows (see the module docstring); ``across``: the dumps
+    come from two frameworks, whose dtype names differ; ``tensors``: tensor mode's rules."""
     parts = call.name.split(".")
     api = parts[1] if len(parts) > 1 else call.name
     if api in IGNORED_APIS:
@@ -271,7 +342,9 @@ def _judge(call: ApiCall, rows: list[TensorRow], pairs: list[tuple[TensorStat, T
             row.flag(ERROR, "NaN or infinity in the target's max or min, not on the golden side")
         if g.requires_grad is not None and t.requires_grad is not None and g.requires_grad != t.requires_grad:
             row.flag(ERROR, "requires_grad differs")
-        if not same_dtype(g.dtype, t.dtype, across):
+        # msprobe leaves fused projections (qkv, gate_up) out of its dtype rule
+        fused = "qkv" in row.golden_api or "gate_up" in row.golden_api
+        if not fused and not same_dtype(g.dtype, t.dtype, across):
             row.flag(ERROR, f"dtype {t.dtype} on the target, {g.dtype} on the golden side")
         if g.shape != t.shape:
             row.flag(ERROR, f"shape {row.target_shape} on the target, {row.golden_shape} on the golden side")
@@ -281,6 +354,9 @@ def _judge(call: ApiCall, rows: list[TensorRow], pairs: list[tuple[TensorStat, T
         return
     inputs = [r for r in rows if not r.is_output]
     outputs = [r for r in rows if r.is_output]
+    if tensors:
+        _judge_tensors(inputs, outputs)
+        return
     in_max = max((r.norm_relative for r in inputs if r.norm_relative is not None), default=0.0)
     out_max = max((r.norm_relative for r in outputs if r.norm_relative is not None), default=0.0)
     if in_max < IN_THRESHOLD:
@@ -291,6 +367,26 @@ def _judge(call: ApiCall, rows: list[TensorRow], pairs: list[tuple[TensorStat, T
     if outputs and ((in_max == 0 and out_max > IN_THRESHOLD) or (in_max > 0 and out_max / in_max > WARN_RATIO)):
         outputs[0].flag(WARNING, f"the output's norm error ({out_max:.2%}) is over {WARN_RATIO:.0f} times the "
                                  f"inputs' ({in_max:.2%}): double check this call")
+
+
+def _lowest(rows: list[TensorRow], column: str) -> float:
+    """The lowest numeric cell of ``column`` (1.0 when none is a number), as msprobe takes it."""
+    values = [r.tensor[column] for r in rows if r.tensor and isinstance(r.tensor.get(column), float)]
+    return min([1.0, *values])
+
+
+def _judge_tensors(inputs: list[TensorRow], outputs: list[TensorRow]) -> None:
+    """Tensor mode's two rules over one call (see the module docstring)."""
+    if not outputs:
+        return
+    ratio_in, ratio_out = _lowest(inputs, "One Thousandth Err Ratio"), _lowest(outputs, "One Thousandth Err Ratio")
+    if ratio_in > RATIO_IN and ratio_out < RATIO_OUT:
+        outputs[0].flag(ERROR, f"the inputs agree (one-thousandth error ratio {ratio_in:.1%} > {RATIO_IN:.0%}) while "
+                               f"an output's is {ratio_out:.1%} (< {RATIO_OUT:.0%}): this call went wrong")
+    cos_in, cos_out = _lowest(inputs, "Cosine"), _lowest(outputs, "Cosine")
+    if cos_in > COSINE_IN and cos_in - cos_out > COSINE_DROP:
+        outputs[0].flag(WARNING, f"cosine drops from {cos_in:.6f} (inputs) to {cos_out:.6f} (outputs), by over "
+                                 f"{COSINE_DROP}: double check this call")
 
 
 def _module_tree(dump: MsprobeDump, rows: list[TensorRow]) -> list[dict]:

@@ -20,8 +20,9 @@ from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
-_SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("output", "output"),
-             ("parameters", "parameters"), ("input", "input"))
+# msprobe's order of a call's arguments: inputs, then parameters, then outputs
+_SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("input", "input"),
+             ("parameters", "parameters"), ("output", "output"))
 
 
 @dataclass
@@ -42,6 +43,7 @@ class TensorStat:
     requires_grad: bool | None = None
     scalar: bool = False
     value: object = None  # a scalar argument's value (strings included)
+    raw: dict | None = None  # the statistics as dump.json writes them (ints stay ints, "inf" stays text)
 
     @property
     def is_output(self) -> bool:
@@ -196,7 +198,8 @@ def _flatten(item, slot: str, out: list[TensorStat], keyed: bool) -> None:
         stats = {k: _number(item.get(k)) for k in STAT_KEYS}
         grad = item.get("requires_grad")
         out.append(TensorStat(slot, str(item.get("dtype")), tuple(item.get("shape") or ()), stats, item.get("md5"),
-                              item.get("data_name"), grad if isinstance(grad, bool) else None))
+                              item.get("data_name"), grad if isinstance(grad, bool) else None,
+                              raw={k: item.get(k) for k in STAT_KEYS}))
         return
     kind = item.get("type")
     if kind in ("int", "float", "bool", "str") and "value" in item:
