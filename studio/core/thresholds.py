@@ -30,16 +30,16 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def thresholds_from_args(args: argparse.Namespace) -> dict[str, float]:
-    """The limits given on the command line (the rest at their defaults), in print order."""
-    return {name: (getattr(args, name, None) if getattr(args, name, None) is not None else default)
-            for name, default in DEFAULTS.items()}
+    """The limits given on the command line, in print order (the others are left to their defaults,
+    so a request made from these arguments says only what the user said)."""
+    return {name: getattr(args, name) for name in DEFAULTS if getattr(args, name, None) is not None}
 
 
 def threshold_argv(values: dict[str, float] | None) -> list[str]:
-    """The options that give ``values`` again (those that differ from the defaults)."""
+    """The options that give ``values`` again (:func:`thresholds_from_args` reads them back equal)."""
     argv: list[str] = []
-    for name, (default, flag, _text) in LIMITS.items():
+    for name, (_default, flag, _text) in LIMITS.items():
         value = (values or {}).get(name)
-        if value is not None and value != default:
+        if value is not None:
             argv += [flag, repr(float(value))]
     return argv

@@ -48,13 +48,15 @@ def _requests(f: dict[str, Path]) -> list:
         insert_op_conf=f["aipp"], fusion_switch_file=f["switches"], out_nodes="logits", keep_fp32_ops=["Softmax", "n1"],
         keep_io_types=False, fusions={"ConvBnFusion": False, "ConstantFolding": True}, validate=True,
         validate_image=f["picture"], validate_inputs={"image": f["x"]}, atol=0.125, rtol=0.0625,
+        thresholds={"cosine": 0.995, "mean_rel_err": 0.5},
         report=f["onnx_out"].with_name("conv.rep.json"), stamp_source="/a/b.onnx", stamp_report="/a/b.json")
     return [
         profile.Request(f["model"], f["out"], inputs, shapes, 5, ["CUDAExecutionProvider", "X"], ENGINE, 7, 2),
         dump.Request(f["model"], f["out"], inputs, shapes, 9, ["CUDAExecutionProvider"], ENGINE, True),
         bench.Request(f["model"], f["out"], inputs, shapes, 3, ["CUDAExecutionProvider"], ENGINE, 11, 4),
         convert.Request(options, ["CUDAExecutionProvider"], ENGINE),
-        fp16_check.Request(f["model"], f["out"], inputs, shapes, 6, ["CUDAExecutionProvider"], ENGINE, 0.875),
+        fp16_check.Request(f["model"], f["out"], inputs, shapes, 6, ["CUDAExecutionProvider"], ENGINE,
+                           {"cosine": 0.875, "rel_euclidean": 0.1}),
         cross_check.Request(f["model"], f["out"], inputs, shapes, 8, ["CUDAExecutionProvider"], ENGINE),
         msprof.Request(f["out"], "app", f["out"].parent, [], ["ai-core=on", "task-time=l1"], "/data/prof"),
         msprof.Request(f["out"], None, None, ["./main", "--flag", "x y"], ["aic-metrics=Memory"]),

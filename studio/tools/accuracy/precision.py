@@ -27,6 +27,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.metrics import Thresholds
+from studio.tools.accuracy.diagnosis import Diagnosis
 from studio.tools.accuracy.fp16_runs import diagnose_runs, judge, load_and_run, mask_names
 
 
@@ -48,7 +49,7 @@ class PrecisionResult:
     # the set judged on the converter's default-pass build (studio.ops.fp16_target.check_default_build),
     # where the search's builds had the fusion passes off; None: not checked
     default_build: dict | None = None
-    diagnosis: object = None  # the model's FP16 diagnosis before any op is kept (studio.tools.accuracy.diagnosis)
+    diagnosis: Diagnosis | None = None  # the model's FP16 diagnosis before any op is kept (one for every tool)
 
     __json_rename__ = {"keep": "keep_fp32", "keep_types": "op_types",  # studio.core.serial: the JSON keys
                        "default_build": "default_build_check"}

@@ -26,6 +26,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.fp16_onnx import inner_failures
+from studio.tools.accuracy.diagnosis import Diagnosis
 from studio.tools.accuracy.fp16_runs import diagnose_runs, judge, load_and_run, mask_names
 from studio.tools.accuracy.metrics import Thresholds
 
@@ -45,7 +46,7 @@ class Reduction:
     folder: Path
     notes: list[str] = field(default_factory=list)
     target: str = "fp16-sim"
-    diagnosis: object = None  # the whole model's FP16 diagnosis (studio.tools.accuracy.diagnosis)
+    diagnosis: Diagnosis | None = None  # the whole model's FP16 diagnosis (one for every tool)
 
     __json_extra__ = ("repro_ops",)  # studio.core.serial: a derived key of the JSON form
 

@@ -64,7 +64,7 @@ class DeltaRow:
     p_value: float | None = None
     verdict: str = ""  # "faster", "slower", "no significant change" or "unjudged: why"
     new_name: str = ""  # the name as the new profile writes it, when it differs (another object address)
-    key: str = ""  # what the two sides are matched by (name_keys.match_key)
+    key: str = field(default="", compare=False)  # what the two sides are matched by (name_keys.match_key); not saved
 
     # studio.core.serial: the JSON row
     __json_extra__ = ("status",)
