@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.targets.files import CHUNK, REQUEST, temp_name  # noqa: F401  (one copy routine and its sizes)
-from studio.tools.deploy.scan import FileInfo
+from studio.targets.transfer.scan import FileInfo
 
 SMALL_FILE = 256 * 1024         # files up to this size travel in tar batches
 MIN_BATCH = 8                   # fewer small files than this are not worth a tar process
@@ -186,7 +186,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
     ``conflicts`` instead.
     """
     from studio.targets.files import DiskFull
-    from studio.tools.deploy.safe_paths import Changed, WriteRefused
+    from studio.targets.transfer.safe_paths import Changed, WriteRefused
 
     failed: list[tuple[str, str]] = []
     fatal: list[BaseException] = []

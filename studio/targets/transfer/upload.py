@@ -11,15 +11,15 @@ from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
-                                           remote_parent_problem, remote_problem, stat_check_line)
-from studio.tools.deploy.scan import FileInfo, remote_root_expr
-from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
+from studio.targets.transfer import remote_ops
+from studio.targets.transfer.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
+                                                remote_parent_problem, remote_problem, stat_check_line)
+from studio.targets.transfer.scan import FileInfo, remote_root_expr
+from studio.targets.transfer.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import ShortWrite, new_token, sftp_write_atomic, temp_name, verified_prefix, write_failure
-from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
-                                          Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
-                                          safe_mode)
+from studio.targets.transfer.common import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
+                                            Progressor, TransferStats, connection_lost, is_connection_error,
+                                            run_parallel, safe_mode)
 
 
 def staging_names(token: str) -> tuple[str, str]:

@@ -14,14 +14,14 @@ from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
 from studio.targets.files import RESUME_MIN, new_token, verified_prefix
-from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative, local_parent_is_link,
-                                           local_problem)
-from studio.tools.deploy.scan import FileInfo
-from studio.tools.deploy.tar_read import MemberBody, TarFormatError, TarReader
-from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
-                                          TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
-                                          temp_name)
+from studio.targets.transfer import remote_ops
+from studio.targets.transfer.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative,
+                                                local_parent_is_link, local_problem)
+from studio.targets.transfer.scan import FileInfo
+from studio.targets.transfer.tar_read import MemberBody, TarFormatError, TarReader
+from studio.targets.transfer.common import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor,
+                                            Sha256, TransferStats, connection_lost, is_connection_error, run_parallel,
+                                            safe_mode, temp_name)
 
 
 WRITERS = 4  # threads that create the small files of a download batch
@@ -37,7 +37,7 @@ def open_download_stream(conn, remote: str):
     stdin is closed: it writes an empty archive and exits, having read nothing. None when it cannot
     be started (the caller starts one later).
     """
-    from studio.tools.deploy.scan import remote_root_expr
+    from studio.targets.transfer.scan import remote_root_expr
 
     try:
         return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
