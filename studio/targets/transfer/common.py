@@ -117,6 +117,24 @@ class TransferStats:
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # changed since the plan: left alone
 
 
+def expect_plan(items: list, written: str, expected: dict, expected_hash: dict) -> list:
+    """Record what the plan saw on the ``written`` side ("remote" for an upload, "local" for a
+    download) of each item — the last check before a write compares with it — and return the
+    items small enough on the other side to travel in a tar batch."""
+    from studio.targets.transfer.safe_paths import check_relative
+
+    source = "local" if written == "remote" else "remote"
+    small = []
+    for item in items:
+        check_relative(item.path)
+        expected[item.path] = getattr(item, written)
+        expected_hash[item.path] = getattr(item, f"{written}_sha256", None)
+        info = getattr(item, source)
+        if info and info.size <= SMALL_FILE:
+            small.append(item)
+    return small
+
+
 def connection_lost(conn, exc: BaseException) -> UserError:
     if getattr(conn, "dead", False):
         reason = "the host stopped answering (no reply to keepalives)"

@@ -21,7 +21,7 @@ from studio.targets.transfer.scan import FileInfo
 from studio.targets.transfer.tar_read import MemberBody, TarFormatError, TarReader
 from studio.targets.transfer.common import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor,
                                             Sha256, TransferStats, connection_lost, is_connection_error, run_parallel,
-                                            safe_mode, temp_name)
+                                            safe_mode, temp_name, expect_plan)
 
 
 WRITERS = 4  # threads that create the small files of a download batch
@@ -142,11 +142,7 @@ class Downloader:
 
     def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
         stats = TransferStats()
-        for item in items:
-            check_relative(item.path)
-            self.expected[item.path] = item.local
-            self.expected_hash[item.path] = getattr(item, "local_sha256", None)
-        small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
+        small = expect_plan(items, "local", self.expected, self.expected_hash)
         if self._spare is not None:
             # The tar command started with the listing is running already: every file without a part
             # of a cut run to resume travels in it (big ones streamed straight to disk), so no other
