@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "pip==26.3"
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,ascend]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,ascend,fast]"
 	$(BIN)/python -c "from studio.tools.accuracy.fused import warm_up; warm_up()"  # compile numba's cache once
 	@touch $(STAMP)
 

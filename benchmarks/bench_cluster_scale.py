@@ -236,7 +236,7 @@ def on_hosts(folder: Path, work: Path) -> None:
     from studio.runs.engine_env import ensure_engine
     from studio.runs.engine_wheel import build_wheel
     from studio.targets.ssh import SshTarget
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
 
     started = loopback_sshd("studio-bench-cluster-")
     if started is None:

@@ -37,7 +37,7 @@ def main() -> int:
     from studio.remote.known_hosts import KnownHosts
     from studio.runs.config import RunConfig
     from studio.targets.ssh import SshTarget
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
     from studio.tools.profiler.on_host import profile_on_host
 
     fixtures = REPO.parent / "shared" / "fixtures" / "ascend"

@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
         print_result(run_op(bench, bench.Request.from_args(args), args.host, args.json), args.json)
         return 0
+    from studio.ops.bench_om import bench_om
     from studio.runs.where import target_for_host
-    from studio.tools.bench.on_target import bench_om
 
     context = None
     if args.host:
@@ -129,14 +129,13 @@ def _compare_with(args: argparse.Namespace, target, files: list[str]) -> int:
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.core.model_inputs import parse_input_shapes
-    from studio.tools.bench.with_reference import bench_with_reference
+    from studio.ops import bench_om
 
-    tool = args.tool or "msame"
     out = Path(args.output) if args.output else None
-    pair = run_job(bench_with_reference(target, Path(args.model), tool, args.loop, args.warmup, args.device,
-                                        out / "npu" if out else None, args.compare_with,
-                                        parse_input_shapes(args.input_shape), files,
-                                        out / "onnxruntime" if out else None), on_progress=print_progress)
+    request = bench_om.Request(Path(args.model), args.tool or "msame", args.loop, args.warmup, args.device, files,
+                               out / "npu" if out else None, args.compare_with, parse_input_shapes(args.input_shape),
+                               out / "onnxruntime" if out else None)
+    pair = run_job(bench_om.run(request, target=target), on_progress=print_progress)
     data = to_json(pair)
     if out:
         data["folder"] = str(pair.npu.folder)

@@ -101,7 +101,7 @@ def _connector(deployment, args):
 def _add(store, args) -> int:
     from studio.tools.deploy.deployments import Deployment
     from studio.commands._context import cli_context
-    from studio.tools.deploy.ignore import Excludes
+    from studio.targets.transfer.ignore import Excludes
 
     cli_context().entry(args.host)  # a typo in the host name is caught now, not at the first sync
     local = args.local.expanduser().resolve()
@@ -243,7 +243,7 @@ def confirm_deletions(plan, deployment, yes: bool) -> None:
 def _compare(deployment, connector, args) -> int:
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
-    from studio.tools.deploy.safe_paths import user_relative
+    from studio.targets.transfer.safe_paths import user_relative
     from studio.tools.deploy.sync import plan_job, text_diff
 
     prefix = user_relative(args.path, deployment.local_root) if args.path else ""

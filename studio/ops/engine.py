@@ -177,7 +177,7 @@ def run_on_engine(request, host: str, context, cancel: CancelToken | None = None
     from studio.runs.engine_env import ensure_engine
     from studio.runs.engine_run import json_output, run_engine_command
     from studio.runs.where import target_for_host
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
 
     engine = engine or EngineOptions()
     argv, paths = host_argv(request)

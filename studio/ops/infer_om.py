@@ -20,6 +20,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.ops.toolkit import ToolRun, run_on_toolkit
 
 _TYPES = {"float32": "float32", "float16": "float16", "uint8": "uint8", "int8": "int8", "int32": "int32",
           "int64": "int64", "int16": "int16", "uint16": "uint16", "float64": "float64", "bool": "bool"}
@@ -109,7 +110,8 @@ def run_om(request, where: str | None, context, cancel: CancelToken | None = Non
 
 def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel) -> Generator[Progress, None, dict]:
     """Preprocess, upload, run the tool, bring the outputs back: what :func:`_answer_all` reads."""
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
+    from studio.tools.bench.on_target import MISSING_FIXES
     from studio.tools.infer.om_files import INPUT_FOLDER, write_inputs
     from studio.tools.infer.runner import load_ahead
 
@@ -130,13 +132,15 @@ def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel) ->
         model = f"{work}/{Path(request.model).name}"
         yield Progress(None, f"uploading {Path(request.model).name} and {len(written):,} input tensors to "
                              f"{target.where}:{work}")
-        yield from target.put(Path(request.model), model, cancel)
-        yield from target.put(archive, f"{work}/inputs.tar", cancel)
-        archive.unlink()
         argv = _tool_argv(request.tool, model, f"{work}/{INPUT_FOLDER}", f"{work}/out", request.device)
-        # one command: unpack, then the tool replaces the shell (a cancel kills its process group)
-        command = ["sh", "-c", 'tar -xf inputs.tar && rm -f inputs.tar && exec "$@"', "sh", *argv]
-        run = yield from _run_tool(target, command, argv, work, request.tool, len(written), cancel)
+        times: list[float] = []
+        tool = ToolRun(request.tool, argv, cwd=work, uploads=[(Path(request.model), model), (archive, "inputs.tar")],
+                       before="tar -xf inputs.tar && rm -f inputs.tar", keep=200,
+                       show=_shown(request.tool, target.where, len(written), times),
+                       missing_fix=MISSING_FIXES.get(request.tool))
+        done = yield from run_on_toolkit(tool, target, cancel)
+        archive.unlink()
+        run = _timings(request.tool, done, times, len(written))
         fetch = folder_fetcher(target)
         if fetch is None:
             run["outputs"] = Path(work) / "out"
@@ -161,42 +165,36 @@ def _keep_local(run: dict, scratch: Path) -> Generator[Progress, None, None]:
     yield from ()
 
 
-def _run_tool(target, command, argv, work, tool, count, cancel) -> Generator[Progress, None, dict]:
-    """Run the tool's command, its per-picture lines as progress; the times it printed."""
-    from studio.tools.bench.commands import command_line
-    from studio.tools.bench.on_target import tool_failure
-    from studio.tools.bench.parsers import parse_ais_bench
-    from studio.targets.base import stream
+def _shown(tool: str, where: str, count: int, times: list[float]):
+    """The tool's output as progress: msame's per-picture time lines are counted into ``times``
+    (a fraction every 16), the other lines shown."""
     from studio.tools.infer.om_files import msame_time
 
-    line = command_line(argv)
-    yield Progress(None, f"$ {line}   (on {target.where})")
-    started = time.monotonic()
-    times: list[float] = []
-
     def show(message: str) -> Progress | None:
-        """msame's per-picture time lines are counted (a fraction every 16), the others shown."""
         ms = msame_time(message)
         if ms is None:
             return Progress(None, message)
         times.append(ms)
         if len(times) % 16 and len(times) != count:
             return None
-        return Progress(len(times) / count, f"{tool} on {target.where}: {len(times):,} of {count:,} pictures")
+        return Progress(len(times) / count, f"{tool} on {where}: {len(times):,} of {count:,} pictures")
 
-    job = target.run(command, cwd=work, env_setup=target.toolkit_setup(), cancel=cancel)
-    status, lines = yield from stream(job, keep=200, show=show)
-    if status != 0:
-        raise tool_failure(tool, argv[0] if tool == "msame" else tool, status, target.where, line, lines)
+    return show
+
+
+def _timings(tool: str, done, times: list[float], count: int) -> dict:
+    """The per-picture times the tool printed (ais_bench prints its mean only: each picture is given it)."""
+    from studio.tools.bench.parsers import parse_ais_bench
+
     note = None
-    if tool != "msame":  # ais_bench prints the mean only: each picture is given it
+    if tool != "msame":
         try:
-            mean = parse_ais_bench("\n".join(lines), "", target.where)[0].compute.mean
+            mean = parse_ais_bench("\n".join(done.lines), "", done.where)[0].compute.mean
         except (UserError, AttributeError, IndexError):
             mean = None
         times = [mean] * count if mean is not None else []
         note = "per-picture times: ais_bench prints only its mean, given to every picture"
-    return {"times": times, "seconds": round(time.monotonic() - started, 3), "per_picture_note": note}
+    return {"times": times, "seconds": done.seconds, "per_picture_note": note}
 
 
 def _answer_all(sink, images, run: dict, specs, tool: str, cancel) -> Generator[Progress, None, None]:

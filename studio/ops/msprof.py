@@ -98,7 +98,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     already resolved it (and uploaded its deployment first)."""
     from studio.core.output_lock import output_lock
     from studio.runs.where import target_for_config
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
     from studio.tools.profiler.msprof_cmd import MsprofOptions
     from studio.tools.profiler.on_host import collect_on_host, profile_on_host
 

@@ -103,7 +103,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     from studio.runs.where import target_for_config
     from studio.tools.accuracy.acl_config import om_dump_entry
     from studio.tools.accuracy.on_host import dump_and_compare, dump_on_host
-    from studio.tools.deploy.fetch import folder_fetcher
+    from studio.targets.transfer.fetch import folder_fetcher
 
     config = config or prepare(request, where)
     layers = list(request.layers)

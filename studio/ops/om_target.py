@@ -20,6 +20,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.jobs import run_job
+from studio.ops.toolkit import ToolRun, run_on_toolkit
 from studio.tools.accuracy.fp16_runs import TargetRunner
 
 RUNNER = ["python3", "-m", "ais_bench"]
@@ -50,12 +51,13 @@ class OmRunner(TargetRunner):
         with tempfile.TemporaryDirectory(prefix="studio-om-") as tmp:
             tmp = Path(tmp)
             packed = self._pack(tmp, model, feeds, keep, f"{check}/dump")
-            run_job(self.host.put(packed, f"{check}.tar"))
             script = (f"mkdir -p {shlex.quote(check)} && cd {shlex.quote(check)} && tar xf ../{Path(check).name}.tar"
                       f" && mkdir -p dump && {{ {self.check_commands(feeds, keep)}; }} > run.log 2>&1;"
                       " status=$?; tar cf result.tar run.log dump; exit $status")
-            status = run_job(self.host.run(["sh", "-c", script], env_setup=self.host.toolkit_setup()))
-            run_job(self.host.get(f"{check}/result.tar", tmp / "result.tar"))
+            # ATC's and the runner's exit codes are judged here, with their log (it comes back either way)
+            run = ToolRun("ATC + NPU dump", ["sh", "-c", script], cwd=self._work, accept=None,
+                          uploads=[(packed, f"{check}.tar")], outputs=[(f"{check}/result.tar", tmp / "result.tar")])
+            status = run_job(run_on_toolkit(run, self.host)).status
             self.round_trips += 3
             with tarfile.open(tmp / "result.tar") as archive:
                 archive.extractall(tmp / "result", filter="data")

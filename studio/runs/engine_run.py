@@ -203,7 +203,7 @@ def _fetch_out(target, remote: str, dest: Path, fetch, cancel) -> Generator[Prog
     staging.mkdir()
     try:
         if fetch is None:
-            from studio.runs.fetch import download_folder
+            from studio.targets.transfer.fetch import download_folder
 
             folder, _ = yield from download_folder(target, remote, files, staging, cancel)
         else:

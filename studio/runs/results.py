@@ -121,7 +121,7 @@ def list_script(workdir: str | None, globs: list[str]) -> str:
 def fetch_outputs(target, workdir: str | None, globs: list[str], out: Path,
                   cancel: CancelToken | None = None) -> Generator[Progress, None, list[Path]]:
     """Copy the files matching ``globs`` in ``workdir`` on ``target`` into the new folder ``out``."""
-    from studio.runs.fetch import download_folder
+    from studio.targets.transfer.fetch import download_folder
 
     check_fetch_globs(globs, "fetch")
     status, raw, err = target.run_script(list_script(workdir, globs), timeout=60)

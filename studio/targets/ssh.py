@@ -79,57 +79,34 @@ class SshTarget(Target):
 
     def run(self, argv: list[str], cwd: str | None = None, env_setup: str | None = None,
             cancel: CancelToken | None = None) -> Generator[OutputLine, None, int]:
-        command = remote_command(argv, cwd, env_setup)
-        conn = self.connection
-        try:
-            channel = conn.transport.open_session(timeout=self._timeout)
-            # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
-            channel.exec_command(command.encode("utf-8", "surrogateescape"))
-        except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
-            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
+        conn = self.connection  # once: a lost link is not dialled again behind the command's back
+        channel = self._exec(conn, argv, cwd, env_setup)
         channel.shutdown_write()
         out, err = LineSplitter(), LineSplitter()
         pid: int | None = None
         finished = False
         try:
-            while True:
-                if cancel is not None:
-                    cancel.raise_if_cancelled()
-                got = False
-                if channel.recv_ready():
-                    got = True
-                    for line in out.feed(channel.recv(65536)):
-                        if pid is None:  # the first line is the PID our prefix printed
-                            pid = int(line) if line.isdigit() else -1
-                            continue
-                        yield OutputLine(None, line, "stdout")
-                if channel.recv_stderr_ready():
-                    got = True
-                    for line in err.feed(channel.recv_stderr(65536)):
+            for kind, data in self._pump(conn, channel, cancel):
+                if kind == "stderr":
+                    for line in err.feed(data):
                         yield OutputLine(None, line, "stderr")
-                if got:
                     continue
-                if channel.eof_received and channel.exit_status_ready() or channel.closed:
-                    break
-                if not conn.transport.is_active():
-                    break
-                select.select([channel], [], [], 0.02)  # wakes on stdout; stderr within 20 ms
+                for line in out.feed(data):
+                    if pid is None:  # the first line is the PID our prefix printed
+                        pid = int(line) if line.isdigit() else -1
+                        continue
+                    yield OutputLine(None, line, "stdout")
             for line in out.flush():
                 yield OutputLine(None, line, "stdout")
             for line in err.flush():
                 yield OutputLine(None, line, "stderr")
-            # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
-            status = channel.exit_status if channel.status_event.is_set() else -1
-            if status == -1 and not conn.transport.is_active():
-                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
+            status = self._exit_status(conn, channel, argv)
             finished = True
             return status
         finally:
             if not finished and pid is None and conn.alive:
                 pid = self._late_pid(channel, out)  # cancelled before the shell printed its PID
-            if not finished and pid and pid > 0 and conn.alive:
-                self._kill(pid)
-            channel.close()
+            self._end(conn, channel, finished, pid)
 
     @staticmethod
     def _late_pid(channel, splitter, wait: float = 3.0) -> int | None:
@@ -152,13 +129,8 @@ class SshTarget(Target):
         or Ctrl-C kills the remote process group (``studio ssh run``)."""
         import threading
 
-        command = remote_command(argv, cwd, env_setup)
         conn = self.connection
-        try:
-            channel = conn.transport.open_session(timeout=self._timeout)
-            channel.exec_command(command.encode("utf-8", "surrogateescape"))
-        except Exception as exc:
-            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
+        channel = self._exec(conn, argv, cwd, env_setup)
 
         def feed() -> None:
             try:
@@ -172,42 +144,73 @@ class SshTarget(Target):
         threading.Thread(target=feed, name="ssh-run-stdin", daemon=True).start()
         head, pid, finished = b"", None, False
         try:
-            while True:
-                if cancel is not None:
-                    cancel.raise_if_cancelled()
-                got = False
-                if channel.recv_ready():
-                    got = True
-                    data = channel.recv(65536)
-                    if pid is None:  # the first line is the PID our prefix printed; the rest is the command's
-                        head += data
-                        if b"\n" not in head:
-                            continue
-                        line, _, data = head.partition(b"\n")
-                        pid = int(line) if line.strip().isdigit() else -1
-                    if data:
-                        stdout.write(data)
-                        stdout.flush()
-                if channel.recv_stderr_ready():
-                    got = True
-                    stderr.write(channel.recv_stderr(65536))
+            for kind, data in self._pump(conn, channel, cancel):
+                if kind == "stderr":
+                    stderr.write(data)
                     stderr.flush()
-                if got:
                     continue
-                if channel.eof_received and channel.exit_status_ready() or channel.closed:
-                    break
-                if not conn.transport.is_active():
-                    break
-                select.select([channel], [], [], 0.02)
-            status = channel.exit_status if channel.status_event.is_set() else -1
-            if status == -1 and not conn.transport.is_active():
-                raise self._lost(f"running {shlex.join(argv)[:200]}", None)
+                if pid is None:  # the first line is the PID our prefix printed; the rest is the command's
+                    head += data
+                    if b"\n" not in head:
+                        continue
+                    line, _, data = head.partition(b"\n")
+                    pid = int(line) if line.strip().isdigit() else -1
+                if data:
+                    stdout.write(data)
+                    stdout.flush()
+            status = self._exit_status(conn, channel, argv)
             finished = True
             return status
         finally:
-            if not finished and pid and pid > 0 and conn.alive:
-                self._kill(pid)
-            channel.close()
+            self._end(conn, channel, finished, pid)
+
+    def _exec(self, conn: SshConnection, argv: list[str], cwd: str | None, env_setup: str | None):
+        """A session channel running ``argv`` behind the PID prefix (a lost link: RemoteError)."""
+        command = remote_command(argv, cwd, env_setup)
+        try:
+            channel = conn.transport.open_session(timeout=self._timeout)
+            # Arguments that are not UTF-8 (surrogate escapes from the command line) go as their bytes.
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+        except Exception as exc:  # SSHException, EOFError, socket errors: the link is gone
+            raise self._lost(f"running {shlex.join(argv)[:200]}", exc) from exc
+        return channel
+
+    @staticmethod
+    def _pump(conn: SshConnection, channel, cancel: CancelToken | None) -> Generator[tuple[str, bytes], None, None]:
+        """The channel's output as ("stdout" | "stderr", bytes) chunks until the command ends or
+        the link goes; the cancel token is checked between chunks."""
+        transport = conn.transport
+        while True:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            got = False
+            if channel.recv_ready():
+                got = True
+                yield "stdout", channel.recv(65536)
+            if channel.recv_stderr_ready():
+                got = True
+                yield "stderr", channel.recv_stderr(65536)
+            if got:
+                continue
+            if channel.eof_received and channel.exit_status_ready() or channel.closed:
+                break
+            if not transport.is_active():
+                break
+            select.select([channel], [], [], 0.02)  # wakes on stdout; stderr within 20 ms
+
+    def _exit_status(self, conn: SshConnection, channel, argv: list[str]) -> int:
+        """The command's exit status; a RemoteError when the link died under it."""
+        # paramiko marks the status "ready" when the transport dies too; -1 then means lost.
+        status = channel.exit_status if channel.status_event.is_set() else -1
+        if status == -1 and not conn.transport.is_active():
+            raise self._lost(f"running {shlex.join(argv)[:200]}", None)
+        return status
+
+    def _end(self, conn: SshConnection, channel, finished: bool, pid: int | None) -> None:
+        """Close the channel; a command that did not finish (cancel, error) has its group killed."""
+        if not finished and pid and pid > 0 and conn.alive:
+            self._kill(pid)
+        channel.close()
 
     def _kill(self, pid: int) -> None:
         try:

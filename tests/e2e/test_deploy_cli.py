@@ -87,7 +87,7 @@ def test_long_plans_are_cut_but_deletions_and_conflicts_never():
 
     from studio.commands.deploy import print_plan
     from studio.tools.deploy.plan import make_plan
-    from studio.tools.deploy.scan import FileInfo, Scan
+    from studio.targets.transfer.scan import FileInfo, Scan
     from studio.tools.deploy.state import Synced
 
     a, b = FileInfo(1, 1), FileInfo(2, 2)

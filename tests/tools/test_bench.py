@@ -12,7 +12,7 @@ from standins import fake_om, recorded, use_standins
 from studio.runs.where import local_target
 from studio.core.errors import UserError
 from studio.core.jobs import run_job
-from studio.tools.bench.on_target import bench_on_target
+from studio.ops.bench_om import bench_on_target
 from studio.tools.bench.ort_bench import bench_model
 from studio.tools.bench.result import compare_rows
 from studio.core.serial import to_json

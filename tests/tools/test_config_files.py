@@ -73,7 +73,7 @@ def test_deployments_toml_mistakes_name_file_and_key(tmp_path, extra, named, sai
 
 
 def test_a_bad_exclude_on_the_command_line_is_named():
-    from studio.tools.deploy.ignore import Excludes
+    from studio.targets.transfer.ignore import Excludes
 
     with pytest.raises(UserError) as caught:
         Excludes(["*.om", "[9-0]*"])

@@ -16,7 +16,7 @@ import pytest
 from deploy_helpers import actions, apply, make_deployment, plan, read_tree, write_tree
 from test_deploy_sync import cut_connection  # noqa: F401  (a fixture: drop every connection mid-transfer)
 
-from studio.tools.deploy import download, safe_paths
+from studio.targets.transfer import download, safe_paths
 
 
 def _small(folder: str, count: int = 12) -> dict[str, bytes]:
@@ -194,7 +194,7 @@ def test_a_big_download_in_the_tar_stream_cut_half_way_resumes_from_its_part(ssh
     from deploy_helpers import count_reads
 
     from studio.core.errors import UserError
-    from studio.tools.deploy.download import Downloader
+    from studio.targets.transfer.download import Downloader
 
     size = 64_000_000
     deployment = make_deployment(tmp_path)
@@ -220,7 +220,7 @@ def test_a_big_download_in_the_tar_stream_cut_half_way_resumes_from_its_part(ssh
 def test_the_tar_reader_streams_big_members_and_skips_what_is_left_unread(tmp_path):
     import subprocess
 
-    from studio.tools.deploy.tar_read import MemberBody, TarReader
+    from studio.targets.transfer.tar_read import MemberBody, TarReader
 
     files = {"a.txt": b"a" * 10, "big.bin": os.urandom(3_000_001), "b" * 120: b"long name", "big2.bin": os.urandom(700_001)}
     write_tree(tmp_path / "src", files)
@@ -259,7 +259,7 @@ def test_the_download_command_starts_after_the_listing_command(sshd_host, tmp_pa
     lock something (pyenv's rehash): the listing, which everything waits for, must go first."""
     import time
 
-    from studio.tools.deploy import scan
+    from studio.targets.transfer import scan
 
     deployment = make_deployment(tmp_path)
     files = {f"d{i % 30:02}/f{i:03}.txt": b"x" for i in range(300)}  # more folders than SFTP lists itself

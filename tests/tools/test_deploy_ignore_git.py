@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from studio.core.errors import UserError
-from studio.tools.deploy.ignore import Excludes
+from studio.targets.transfer.ignore import Excludes
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

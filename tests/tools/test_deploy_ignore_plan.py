@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from studio.core.errors import UserError
-from studio.tools.deploy.ignore import Excludes
+from studio.targets.transfer.ignore import Excludes
 from studio.tools.deploy.plan import make_plan
-from studio.tools.deploy.safe_paths import check_relative, link_points_inside, user_relative
-from studio.tools.deploy.scan import FileInfo, Scan, parse_find_output
+from studio.targets.transfer.safe_paths import check_relative, link_points_inside, user_relative
+from studio.targets.transfer.scan import FileInfo, Scan, parse_find_output
 from studio.tools.deploy.state import Synced
 
 
@@ -45,7 +45,7 @@ def test_negation_and_comments():
 
 def test_only_temporary_names_of_our_own_runs_are_leftovers():
     from studio.targets.files import new_token, temp_name
-    from studio.tools.deploy.scan import is_leftover
+    from studio.targets.transfer.scan import is_leftover
 
     ex = Excludes([])
     assert not ex.excluded(".a.txt.studio-part-1234abcd") and not ex.excluded(".studio-staging-1a2b/x", False)

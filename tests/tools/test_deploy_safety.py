@@ -152,7 +152,7 @@ def test_a_local_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):
 
 
 def test_a_file_that_grows_during_its_own_upload_is_not_a_conflict_afterwards(sshd_host, tmp_path, monkeypatch):
-    from studio.tools.deploy.transfer import Progressor
+    from studio.targets.transfer.common import Progressor
 
     deployment = make_deployment(tmp_path)
     path = deployment.local_root / "growing.log"
@@ -187,7 +187,7 @@ def test_a_remote_symlink_is_refused_once_and_a_cut_upload_says_why(sshd_host, t
     assert [path for path, _ in result.refused] == ["out-link"]  # once, not twice
     assert os.path.islink(remote / "out-link")
 
-    from studio.tools.deploy.transfer import connection_lost
+    from studio.targets.transfer.common import connection_lost
 
     class Conn:
         dead = False

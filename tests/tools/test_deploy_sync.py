@@ -18,7 +18,7 @@ def cut_connection(sshd, monkeypatch):
 
     It hooks the transfer's byte counter, so the cut lands mid-transfer however fast the machine.
     """
-    from studio.tools.deploy.transfer import Progressor
+    from studio.targets.transfer.common import Progressor
 
     killed = []
     original = Progressor.add
@@ -167,7 +167,7 @@ def test_cancel_stops_between_files_and_next_run_resumes(sshd_host, tmp_path, mo
     write_tree(deployment.local_root, files)
     cancel = CancelToken()
     the_plan = plan(deployment, "upload", sshd_host)
-    from studio.tools.deploy.transfer import Progressor
+    from studio.targets.transfer.common import Progressor
 
     original = Progressor.add
 
@@ -257,8 +257,8 @@ def test_sftp_walk_and_find_list_the_same_tree(sshd_host, tmp_path):
     from deploy_helpers import connector_for
 
     from studio.targets.files import new_token, temp_name
-    from studio.tools.deploy.ignore import Excludes
-    from studio.tools.deploy.scan import scan_remote_find, scan_remote_sftp
+    from studio.targets.transfer.ignore import Excludes
+    from studio.targets.transfer.scan import scan_remote_find, scan_remote_sftp
 
     remote = tmp_path / "remote"
     token = new_token()
@@ -286,7 +286,7 @@ def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd,
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
     from studio.tools.deploy.sync import apply_job, plan_job
-    from studio.tools.deploy.transfer import Progressor
+    from studio.targets.transfer.common import Progressor
 
     server = private_sshd
     entry = HostEntry(name="testhost", host=server.host, port=server.port, user=server.user,
@@ -318,7 +318,7 @@ def test_a_big_upload_cut_half_way_resumes_from_the_checked_prefix(private_sshd,
     if part == "tampered":  # its first bytes are not the local file's: all of it is sent again
         with open(parts[0], "r+b") as handle:
             handle.write(b"\0" * 16)
-    import studio.tools.deploy.upload as upload
+    import studio.targets.transfer.upload as upload
 
     sent = count_reads(monkeypatch, upload, "sftp_write_atomic", 1)  # the bytes that go to the host
     result = run_job(apply_job(deployment, run_job(plan_job(deployment, "upload", connector)), connector))
@@ -367,7 +367,7 @@ def test_downloading_many_small_files_costs_no_more_than_uploading_them(sshd_hos
 @pytest.mark.parametrize("part", ["intact", "tampered"])
 def test_a_big_download_cut_half_way_resumes_from_the_checked_prefix(sshd_host, tmp_path, monkeypatch, cut_connection,
                                                                       part):
-    from studio.tools.deploy.download import Downloader
+    from studio.targets.transfer.download import Downloader
 
     size = 96_000_000
     deployment = make_deployment(tmp_path)

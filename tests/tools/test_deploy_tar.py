@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
+from studio.targets.transfer.tar_stream import BackgroundSender, TarWriter
 
 MEMBERS = {
     "plain.txt": b"hello\n",
@@ -73,7 +73,7 @@ def test_background_sender_keeps_order_and_reports_errors():
 @pytest.mark.skipif(not shutil.which("tar"), reason="GNU tar not installed")
 @pytest.mark.parametrize("fmt", ["gnu", "pax"])
 def test_the_lean_reader_reads_what_gnu_tar_writes(tmp_path, fmt):
-    from studio.tools.deploy.tar_read import TarFormatError, TarReader
+    from studio.targets.transfer.tar_read import TarFormatError, TarReader
 
     for i, (name, data) in enumerate(MEMBERS.items()):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

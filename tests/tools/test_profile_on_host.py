@@ -14,7 +14,7 @@ from studio.core.jobs import CancelToken, run_job
 from studio.runs.config import RunConfig
 from studio.runs.where import local_target
 from studio.targets.ssh import SshTarget
-from studio.runs.fetch import download_folder
+from studio.targets.transfer.fetch import download_folder
 from studio.tools.profiler.on_host import collect_on_host, profile_on_host
 
 
@@ -98,7 +98,7 @@ def test_collect_brings_back_the_newest_pytorch_folder(tmp_path, ascend_fixtures
 def test_fetch_over_ssh_cancelled_leaves_nothing_then_completes(sshd_host, tmp_path):
     import os
 
-    from studio.tools.deploy.fetch import fetch_folder
+    from studio.targets.transfer.fetch import fetch_folder
 
     entry, known = sshd_host
     remote = tmp_path / "host" / "PROF_000001_20231123181533123_ABCDEFGHIJKLMNOP"

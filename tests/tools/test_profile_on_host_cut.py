@@ -11,7 +11,7 @@ from studio.core.errors import RemoteError, UserError
 from studio.core.jobs import run_job
 from studio.runs.config import RunConfig
 from studio.targets.ssh import SshTarget
-from studio.tools.deploy.fetch import folder_fetcher
+from studio.targets.transfer.fetch import folder_fetcher
 from studio.tools.profiler.on_host import profile_on_host
 
 

@@ -59,7 +59,7 @@ def _connector(server, **keepalive):
 
 
 def _freeze_when_moving(monkeypatch, freeze, then=None) -> list:
-    from studio.tools.deploy.transfer import Progressor
+    from studio.targets.transfer.common import Progressor
 
     original, done = Progressor.add, []
 

@@ -11,7 +11,7 @@ import pytest
 
 from studio.tools.deploy.deployments import Deployment
 from studio.tools.deploy.plan import make_plan
-from studio.tools.deploy.scan import FileInfo, Scan
+from studio.targets.transfer.scan import FileInfo, Scan
 from studio.ui.panels.advisor import state as advisor
 from studio.ui.panels.convert import state as convert
 from studio.ui.panels.deploy import state as deploy

@@ -17,14 +17,13 @@ import tempfile
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
 from studio.targets.base import stream
-from studio.runs.fetch import download_folder
+from studio.targets.transfer.fetch import fetcher_for
 from studio.tools.accuracy.acl_config import build_acl_json, write_acl_json
 from studio.tools.accuracy.dump_tree import DumpTree, find_newest_dump
 
@@ -49,7 +48,7 @@ def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: 
                  fetch=None) -> Generator[Progress, None, HostDump]:
     """Run ``config`` on ``target`` with a dump acl.json beside it; return the downloaded tree
     (``out/npu_dump/{time}/{device}/{model}/{model_id}/{index}/``). ``fetch`` as in
-    :func:`studio.runs.fetch.download_folder` (the default)."""
+    :func:`studio.targets.transfer.fetch.download_folder` (the default)."""
     config.validate()
     if not config.workdir:
         raise UserError("Dumping on a host needs the run configuration's working folder", config.name,
@@ -89,7 +88,7 @@ def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: 
     yield Progress(0.7, f"downloading {len(tree.files)} dump files from {tree.relative}")
     parent = final / tree.relative.rsplit("/", 1)[0]  # {time}/{device}/{model}/{model_id}; the index comes
     try:
-        folder, size = yield from (fetch or partial(download_folder, target))(tree.path, tree.files, parent, cancel)
+        folder, size = yield from fetcher_for(target, fetch)(tree.path, tree.files, parent, cancel)
         (final / "acl.json").write_text(_json(document))  # what the run used, kept with its dumps
     except BaseException:
         shutil.rmtree(final, ignore_errors=True)  # nothing half-made is left behind

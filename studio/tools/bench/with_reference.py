@@ -1,9 +1,9 @@
 """An .om timed on its target next to the original .onnx timed here with ONNX Runtime.
 
 The GUI's "Benchmark .om…" with an original model and ``studio bench MODEL.om --compare-with
-MODEL.onnx`` both run this: the same loops and warm-ups on both sides, the .om with msame /
-ais_bench where the target says, the .onnx with :func:`studio.tools.bench.ort_bench.bench_model`
-on this computer (seeded random inputs of the sizes given; dynamic dims must be given). Each side
+MODEL.onnx`` both run this (through :mod:`studio.ops.bench_om`): the same loops and warm-ups on
+both sides, the .om with msame / ais_bench where the target says, the .onnx with
+:func:`studio.tools.bench.ort_bench.bench_model` on this computer (seeded random inputs of the sizes given; dynamic dims must be given). Each side
 can be written as a folder the profiler opens; its Compare tab puts the two side by side.
 """
 
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import from_json, to_json
-from studio.tools.bench.on_target import bench_om
 from studio.tools.bench.result import BenchResult, compare_rows, sample_change
 
 
@@ -71,20 +70,20 @@ class BenchPair:
         return "\n".join(lines)
 
 
-def bench_with_reference(target, model: Path, tool: str = "msame", loop: int = 100, warmup: int = 5,
-                         device: int = 0, out: Path | None = None, reference: Path | None = None,
-                         shapes: dict | None = None, inputs: list | None = None,
+def bench_with_reference(npu_job: Generator[Progress, None, BenchResult], loop: int = 100, warmup: int = 5,
+                         out: Path | None = None, reference: Path | None = None, shapes: dict | None = None,
                          reference_out: Path | None = None,
                          cancel: CancelToken | None = None) -> Generator[Progress, None, BenchPair]:
-    """Benchmark ``model`` on ``target`` (then write it to ``out``); with ``reference`` also time it
-    here with ONNX Runtime (written to ``reference_out``, by default ``out``'s name + ``-onnxruntime``)."""
+    """Run ``npu_job`` (the .om timed on its target, not started yet; then written to ``out``); with
+    ``reference`` also time that model here with ONNX Runtime, the same ``loop`` and ``warmup``
+    (written to ``reference_out``, by default ``out``'s name + ``-onnxruntime``)."""
     from studio.tools.bench.profile_folder import write_bench_folder
 
     sizes = {name: tuple(int(d) for d in dims) for name, dims in (shapes or {}).items()}
     if reference is not None:  # before the host is busy: a missing size is the user's to give
         yield Progress(None, f"reading the inputs of {Path(reference).name}")
         check_reference(Path(reference), sizes)
-    npu = yield from bench_om(target, Path(model), tool, loop, warmup, device, inputs, cancel=cancel)
+    npu = yield from npu_job
     for line in npu.report().splitlines():  # the summary, at the end of the console
         yield Progress(None, line)
     if out is not None:

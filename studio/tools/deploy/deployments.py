@@ -81,7 +81,7 @@ class Deployment:
         reject_misspelled(table, _KEYS, at())
         values = {key: expect_text(table, key, at(key), required=True) for key in ("host", "local", "remote")}
         excludes = expect_text_list(table, "excludes", at("excludes"))
-        from studio.tools.deploy.ignore import check_pattern
+        from studio.targets.transfer.ignore import check_pattern
 
         for pattern in excludes:
             check_pattern(pattern, at("excludes"))
@@ -97,3 +97,10 @@ class DeploymentStore(NamedTableStore[Deployment], section="deployments", noun="
     """``deployments.toml``: read on creation, written by :meth:`save` (``store.deployments``)."""
 
     deployments: dict[str, Deployment]  # the entries by name (a property the base class adds)
+
+
+def check_excludes(patterns: list[str]) -> None:
+    """Raise a UserError for the first exclude pattern gitignore syntax cannot read (as a sync would)."""
+    from studio.targets.transfer.ignore import Excludes
+
+    Excludes(patterns)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.tools.deploy.safe_paths import link_points_inside, parents
-from studio.tools.deploy.scan import FileInfo, Scan
+from studio.targets.transfer.safe_paths import link_points_inside, parents
+from studio.targets.transfer.scan import FileInfo, Scan
 from studio.tools.deploy.state import Synced
 
 UPLOAD, DOWNLOAD = "upload", "download"

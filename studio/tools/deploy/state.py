@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from studio.tools.deploy.scan import FileInfo
+from studio.targets.transfer.scan import FileInfo
 
 VERSION = 1
 

@@ -17,21 +17,21 @@ from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.deploy import remote_ops
+from studio.targets.transfer import remote_ops
 from studio.tools.deploy.deployments import Deployment
-from studio.tools.deploy.download import Downloader, open_download_stream
-from studio.tools.deploy.ignore import Excludes
+from studio.targets.transfer.download import Downloader, open_download_stream
+from studio.targets.transfer.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
-from studio.tools.deploy.resume import adopt_local_parts, adopt_parts, resumable_parts
-from studio.tools.deploy.safe_paths import (WriteRefused, check_relative, local_parent_is_link, local_problem,
-                                           local_root_problem)
-from studio.tools.deploy.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
+from studio.targets.transfer.resume import adopt_local_parts, adopt_parts, resumable_parts
+from studio.targets.transfer.safe_paths import (WriteRefused, check_relative, local_parent_is_link, local_problem,
+                                                local_root_problem)
+from studio.targets.transfer.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
-from studio.tools.deploy.transfer import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
-                                          is_connection_error)
-from studio.tools.deploy.upload import Uploader, open_batch_stream
+from studio.targets.transfer.common import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
+                                            is_connection_error)
+from studio.targets.transfer.upload import Uploader, open_batch_stream
 from studio.core.units import human_size
 
 Connector = Callable[[], object]  # returns an open SshConnection

@@ -18,14 +18,13 @@ import shlex
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.config import RunConfig
 from studio.targets.base import stream
-from studio.runs.fetch import download_folder
+from studio.targets.transfer.fetch import fetcher_for
 from studio.tools.profiler.npu_smi import INTERVAL_S, LOG_NAME, parse_log, sampler_script, write_samples
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
@@ -100,7 +99,7 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
         lines += more
         exported = True
     files = _list(target, prof) if fetch is None else []
-    folder, size = yield from (fetch or partial(download_folder, target))(prof, files, out, cancel)
+    folder, size = yield from fetcher_for(target, fetch)(prof, files, out, cancel)
     samples = _npu_smi_samples(target, log, folder) if npu_smi_interval is not None else 0
     count = sum(1 for p in folder.rglob("*") if p.is_file())
     return HostProfile(folder, prof, target.where, line, exported, count, size, lines, samples)
@@ -146,7 +145,7 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: C
     newest = max(runs, key=lambda name: _mtime(target, f"{base}/{name}"))
     remote = f"{base}/{newest}"
     files = _list(target, remote)
-    local, size = yield from (fetch or partial(download_folder, target))(remote, files, Path(out), cancel)
+    local, size = yield from fetcher_for(target, fetch)(remote, files, Path(out), cancel)
     samples = _npu_smi_samples(target, log, local) if log is not None else 0
     return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines, samples)
 

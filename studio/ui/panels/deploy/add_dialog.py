@@ -96,11 +96,11 @@ class AddDeploymentDialog(QDialog):
             self.local.setText(folder)
 
     def _on_accept(self) -> None:
-        from studio.tools.deploy.ignore import Excludes
+        from studio.tools.deploy.deployments import check_excludes
 
         patterns = [p for p in self.excludes.toPlainText().splitlines() if p.strip()]
         try:
-            Excludes(patterns)
+            check_excludes(patterns)
             local = str(Path(self.local.text()).expanduser().resolve()) if self.local.text() else ""
             self.deployment = Deployment(self.name.text().strip(), self.host.currentText().strip(), local,
                                          self.remote.text().strip(), patterns)

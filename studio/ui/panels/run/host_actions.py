@@ -223,16 +223,16 @@ class HostActions(QObject):
         profiler's Summary. With ``reference`` (the original .onnx) it is also timed here with ONNX
         Runtime, same loops and warm-ups, and the profiler's Compare tab shows NPU against it."""
         def start():
-            from studio.tools.bench.with_reference import bench_with_reference
+            from studio.ops import bench_om
 
             config = self._config(name)
             target = self.window.panels["run"].target_for(config)
             out = self._out("profiles")
-            out = out.with_name(f"bench-{out.name}")
+            request = bench_om.Request(Path(model), tool, loop, warmup, device, output=out.with_name(f"bench-{out.name}"),
+                                       reference=reference, shapes=dict(shapes or {}))
 
             def make(cancel):
-                return (yield from bench_with_reference(target, Path(model), tool, loop, warmup, device, out,
-                                                        reference, shapes, cancel=cancel))
+                return (yield from bench_om.run(request, target=target, cancel=cancel))
 
             return self._launch(f"Benchmark {Path(model).name}", config, make,
                                 lambda result: self._show_bench(result, origin == "profiler"))

@@ -12,7 +12,7 @@ the host sends what follows it (``tail -c +N``) once its first bytes hash alike.
 from __future__ import annotations
 
 from studio.targets.files import RESUME_MIN, temp_name
-from studio.tools.deploy import remote_ops
+from studio.targets.transfer import remote_ops
 
 
 def resumable_parts(items: list, leftovers: list[str], tokens: set[str], minimum: int = RESUME_MIN,
@@ -39,7 +39,7 @@ def adopt_parts(conn, root: str, parts: dict[str, str], token: str) -> dict[str,
     One that cannot be renamed or read is left for the leftover clean-up of a later run, and so is
     every one when the root is not the folder the plan saw (never a rename through a swapped root).
     """
-    from studio.tools.deploy.safe_paths import remote_parent_problem
+    from studio.targets.transfer.safe_paths import remote_parent_problem
 
     sftp = conn.sftp()
     sizes: dict[str, int] = {}
@@ -59,7 +59,7 @@ def adopt_local_parts(root, parts: dict[str, str], token: str) -> dict[str, int]
     """:func:`adopt_parts` for the partial downloads a cut left here (never through a symlink)."""
     import os
 
-    from studio.tools.deploy.safe_paths import local_parent_is_link
+    from studio.targets.transfer.safe_paths import local_parent_is_link
 
     sizes: dict[str, int] = {}
     for path, part in parts.items():

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.deploy.ignore import Excludes
-from studio.tools.deploy.safe_paths import escape_reason
+from studio.targets.transfer.ignore import Excludes
+from studio.targets.transfer.safe_paths import escape_reason
 
 # %y type, %P path below the start, %s size, %T@ mtime, %C@ ctime, %m octal mode, %l link target.
 FIND_FORMAT = r"%y\0%P\0%s\0%T@\0%C@\0%m\0%l\0"

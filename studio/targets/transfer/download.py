@@ -14,14 +14,14 @@ from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
 from studio.targets.files import RESUME_MIN, new_token, verified_prefix
-from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative, local_parent_is_link,
-                                           local_problem)
-from studio.tools.deploy.scan import FileInfo
-from studio.tools.deploy.tar_read import MemberBody, TarFormatError, TarReader
-from studio.tools.deploy.transfer import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor, Sha256,
-                                          TransferStats, connection_lost, is_connection_error, run_parallel, safe_mode,
-                                          temp_name)
+from studio.targets.transfer import remote_ops
+from studio.targets.transfer.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative,
+                                                local_parent_is_link, local_problem)
+from studio.targets.transfer.scan import FileInfo
+from studio.targets.transfer.tar_read import MemberBody, TarFormatError, TarReader
+from studio.targets.transfer.common import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor,
+                                            Sha256, TransferStats, connection_lost, is_connection_error, run_parallel,
+                                            safe_mode, temp_name, expect_plan)
 
 
 WRITERS = 4  # threads that create the small files of a download batch
@@ -37,7 +37,7 @@ def open_download_stream(conn, remote: str):
     stdin is closed: it writes an empty archive and exits, having read nothing. None when it cannot
     be started (the caller starts one later).
     """
-    from studio.tools.deploy.scan import remote_root_expr
+    from studio.targets.transfer.scan import remote_root_expr
 
     try:
         return remote_ops.ExecStream(conn, b"cd -- " + remote_root_expr(remote).encode("utf-8", "surrogateescape") +
@@ -142,11 +142,7 @@ class Downloader:
 
     def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
         stats = TransferStats()
-        for item in items:
-            check_relative(item.path)
-            self.expected[item.path] = item.local
-            self.expected_hash[item.path] = getattr(item, "local_sha256", None)
-        small = [i for i in items if i.remote and i.remote.size <= SMALL_FILE]
+        small = expect_plan(items, "local", self.expected, self.expected_hash)
         if self._spare is not None:
             # The tar command started with the listing is running already: every file without a part
             # of a cut run to resume travels in it (big ones streamed straight to disk), so no other

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.targets.files import CHUNK, REQUEST, temp_name  # noqa: F401  (one copy routine and its sizes)
-from studio.tools.deploy.scan import FileInfo
+from studio.targets.transfer.scan import FileInfo
 
 SMALL_FILE = 256 * 1024         # files up to this size travel in tar batches
 MIN_BATCH = 8                   # fewer small files than this are not worth a tar process
@@ -117,6 +117,24 @@ class TransferStats:
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # changed since the plan: left alone
 
 
+def expect_plan(items: list, written: str, expected: dict, expected_hash: dict) -> list:
+    """Record what the plan saw on the ``written`` side ("remote" for an upload, "local" for a
+    download) of each item — the last check before a write compares with it — and return the
+    items small enough on the other side to travel in a tar batch."""
+    from studio.targets.transfer.safe_paths import check_relative
+
+    source = "local" if written == "remote" else "remote"
+    small = []
+    for item in items:
+        check_relative(item.path)
+        expected[item.path] = getattr(item, written)
+        expected_hash[item.path] = getattr(item, f"{written}_sha256", None)
+        info = getattr(item, source)
+        if info and info.size <= SMALL_FILE:
+            small.append(item)
+    return small
+
+
 def connection_lost(conn, exc: BaseException) -> UserError:
     if getattr(conn, "dead", False):
         reason = "the host stopped answering (no reply to keepalives)"
@@ -186,7 +204,7 @@ def run_parallel(items: list, work: Callable, progress: Progressor, cancel: Canc
     ``conflicts`` instead.
     """
     from studio.targets.files import DiskFull
-    from studio.tools.deploy.safe_paths import Changed, WriteRefused
+    from studio.targets.transfer.safe_paths import Changed, WriteRefused
 
     failed: list[tuple[str, str]] = []
     fatal: list[BaseException] = []

@@ -11,15 +11,15 @@ from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.deploy import remote_ops
-from studio.tools.deploy.safe_paths import (HASH_CHANGED, Changed, WriteRefused, check_relative, parents,
-                                           remote_parent_problem, remote_problem, stat_check_line)
-from studio.tools.deploy.scan import FileInfo, remote_root_expr
-from studio.tools.deploy.tar_stream import BackgroundSender, TarWriter
+from studio.targets.transfer import remote_ops
+from studio.targets.transfer.safe_paths import (HASH_CHANGED, Changed, WriteRefused, parents, remote_parent_problem,
+                                                remote_problem, stat_check_line)
+from studio.targets.transfer.scan import FileInfo, remote_root_expr
+from studio.targets.transfer.tar_stream import BackgroundSender, TarWriter
 from studio.targets.files import ShortWrite, new_token, sftp_write_atomic, temp_name, verified_prefix, write_failure
-from studio.tools.deploy.transfer import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
-                                          Progressor, TransferStats, connection_lost, is_connection_error, run_parallel,
-                                          safe_mode)
+from studio.targets.transfer.common import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
+                                            Progressor, TransferStats, connection_lost, is_connection_error,
+                                            run_parallel, safe_mode, expect_plan)
 
 
 def staging_names(token: str) -> tuple[str, str]:
@@ -86,11 +86,7 @@ class Uploader:
     def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
         """Upload ``items`` (PlanItems); ``on_landed`` is called as each file is in place."""
         stats = TransferStats()
-        for item in items:
-            check_relative(item.path)
-            self.expected[item.path] = item.remote  # the remote side as the plan saw it
-            self.expected_hash[item.path] = getattr(item, "remote_sha256", None)
-        small = [i for i in items if i.local and i.local.size <= SMALL_FILE]
+        small = expect_plan(items, "remote", self.expected, self.expected_hash)
         if len(small) < MIN_BATCH:
             small = []
         small_set = {i.path for i in small}

@@ -42,7 +42,7 @@ def enter_root(root: str) -> bytes:
 
 def root_moved(conn, root: str):
     """The refusal for a script that found its root replaced (see :func:`enter_root`)."""
-    from studio.tools.deploy.safe_paths import WriteRefused
+    from studio.targets.transfer.safe_paths import WriteRefused
 
     return WriteRefused(f"the remote root {root} is not the folder the plan saw (gone, or replaced by a symlink "
                         "on the host after the scan); nothing was written there",
@@ -76,7 +76,7 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
     """
     import posixpath
 
-    from studio.tools.deploy.scan import remote_root_expr
+    from studio.targets.transfer.scan import remote_root_expr
 
     root = remote_root_expr(remote).encode("utf-8", "surrogateescape")
     path = remote[2:] if remote.startswith("~/") else remote
@@ -87,7 +87,7 @@ def prepare_root(conn, remote: str, create: bool) -> str | None:
     if status == 3:
         return None
     if create and status == ROOT_MOVED:
-        from studio.tools.deploy.safe_paths import WriteRefused
+        from studio.targets.transfer.safe_paths import WriteRefused
 
         raise WriteRefused(f"the remote root {remote} appeared on the host after the scan (the plan saw none); "
                            "nothing was written there", f"{conn.entry.name}:{remote}", "Look at it, then plan again.")
@@ -108,7 +108,7 @@ def create_root_sftp(conn, remote: str) -> str:
     import posixpath
     import stat
 
-    from studio.tools.deploy.safe_paths import WriteRefused
+    from studio.targets.transfer.safe_paths import WriteRefused
 
     sftp = conn.sftp()
     path = (remote[2:] if remote.startswith("~/") else remote).rstrip("/") or "/"
@@ -149,7 +149,7 @@ def delete_files(conn, root: str, paths: list[str], expected: dict | None = None
     """
     if not paths:
         return []
-    from studio.tools.deploy.safe_paths import stat_check_line
+    from studio.targets.transfer.safe_paths import stat_check_line
 
     lines = []
     if expected is None:
@@ -177,7 +177,7 @@ def remove_leftovers(conn, root: str, paths: list[str]) -> None:
 class CheckShell:
     """One ``sh`` kept open on the host, inside the root, answering yes/no conditions one at a time.
 
-    For the SFTP writes' last check (:func:`~studio.tools.deploy.safe_paths.stat_check_line`):
+    For the SFTP writes' last check (:func:`~studio.targets.transfer.safe_paths.stat_check_line`):
     SFTP gives whole seconds only, and a command per file would pay the login shell's start-up
     each time; this pays it once per run, then one round trip per question. Thread-safe.
     """
