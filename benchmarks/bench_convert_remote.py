@@ -36,7 +36,7 @@ def main() -> int:
 
     from studio.core.jobs import run_job
     from studio.targets.ssh import SshTarget
-    from studio.tools.convert.atc_run import run_atc
+    from studio.ops.atc import run_atc
     from studio.tools.convert.options import ConvertOptions
     from studio.tools.demo.models import build_unet
     from studio.remote.hosts import HostEntry

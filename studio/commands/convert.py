@@ -154,21 +154,20 @@ def _run_atc(options, args: argparse.Namespace, host: str | None) -> int:
 
     from studio.commands._context import cli_context
     from studio.core.jobs import run_job
-    from studio.targets import target_for
-    from studio.tools.convert.atc_run import AtcFailed, run_atc
+    from studio.ops import atc
 
-    target = target_for(cli_context(), host)
     stream = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the result
 
     def show(step) -> None:
         print(step.message, file=stream, flush=True)
 
     try:
-        result = run_job(run_atc(options, target), on_progress=show)
-    except AtcFailed as exc:
+        result = run_job(atc.run(atc.Request(options), host, cli_context() if host else None), on_progress=show)
+    except atc.AtcFailed as exc:
         if args.json:
             print(json.dumps(to_json(exc.result), indent=2))
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(to_json(result), indent=2) if args.json else f"wrote {result.local_om} (ATC on {target.where})")
+    where = "this computer" if host is None else host
+    print(json.dumps(to_json(result), indent=2) if args.json else f"wrote {result.local_om} (ATC on {where})")
     return 0

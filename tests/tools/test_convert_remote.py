@@ -19,7 +19,7 @@ from studio.remote.hosts import HostEntry
 from studio.remote.known_hosts import KnownHosts, UnknownHostKey
 from studio.targets import LocalTarget, SshTarget
 from studio.targets.base import workdir_script
-from studio.tools.convert.atc_run import AtcFailed, run_atc
+from studio.ops.atc import AtcFailed, run_atc
 from studio.tools.convert.options import ConvertOptions
 
 

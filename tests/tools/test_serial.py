@@ -249,7 +249,7 @@ def test_conversion_results_round_trip(demo, tmp_path):
     import onnx
 
     from studio.tools.convert.atc_log import parse_atc_output
-    from studio.tools.convert.atc_run import AtcResult
+    from studio.ops.atc import AtcResult
     from studio.tools.convert.convert import ConvertReport, convert_model
     from studio.tools.convert.fp16 import convert_to_fp16
     from studio.tools.convert.options import ConvertOptions

@@ -20,21 +20,20 @@ def with_percent(step: Progress) -> str:
 def atc_job(options, host, context, aipp_path: Path | None, aipp_text: str | None):
     """(job factory taking a CancelToken, job key, log line) for ATC on ``host`` (None: this computer).
 
-    ``context`` is the window's HostContext: the host's pooled connection is used, and the job
-    key ``host:NAME`` keeps it from overlapping a sync or another job on that host.
+    The job is the ATC operation the CLI runs too (:func:`studio.ops.atc.run`); ``context`` is the
+    window's HostContext: the host's pooled connection is used, and the job key ``host:NAME`` keeps
+    it from overlapping a sync or another job on that host.
     """
-    from studio.targets import LocalTarget, SshTarget
-    from studio.tools.convert.atc_run import run_atc
-    from studio.tools.convert.convert import write_text_then
+    from studio.ops import atc
 
-    target = LocalTarget() if host is None else SshTarget(host, context)
     if options.output is None:
         options.output = options.model.with_suffix("")
     local_om = options.output if options.output.suffix == ".om" else Path(str(options.output) + ".om")
     where = "this computer" if host is None else f"{host.name} ({host.address})"
     message = f"ATC on {where}; the .om comes to {local_om}"
+    request = atc.Request(options, aipp_path, aipp_text)
 
     def make(cancel):
-        return write_text_then(aipp_path, aipp_text, run_atc(options, target, cancel))
+        return atc.run(request, None if host is None else host.name, context, cancel)
 
-    return make, target.key, message
+    return make, "local" if host is None else f"host:{host.name}", message

@@ -5,8 +5,9 @@ with the Command Preview. Finish runs the conversion as a job with a streamed lo
 opens in the graph panel and "Compare with original" asks the accuracy panel to compare them.
 Files routed here: AIPP configs fill page 2, fusion switch files page 3, TensorFlow and Caffe
 models start the ATC path on page 1. In ATC mode page 1's "Run ATC on" picks this computer or an
-SSH host (``atc_run.run_atc`` on a target); the .om that comes back opens in the graph panel. ``links.convert_model``
-(the graph panel's "Convert…") loads a model on page 1 and brings this panel to the front.
+SSH host (``studio.ops.atc``, the operation the CLI runs too); the .om that comes back opens in
+the graph panel. ``links.convert_model`` (the graph panel's "Convert…") loads a model on page 1
+and brings this panel to the front.
 """
 
 from __future__ import annotations

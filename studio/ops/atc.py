@@ -1,4 +1,5 @@
-"""Run ATC on a target — this computer or an Ascend host over SSH — as one job (no Qt).
+"""ATC on a target — this computer or an Ascend host over SSH — as one operation (no Qt):
+``studio convert MODEL --atc [--host NAME]`` and the Converter's ATC run are both :func:`run`.
 
 The same :class:`ConvertOptions` that builds the ``atc`` command (``atc_command``) is turned into
 a plan for a work folder (:func:`~studio.tools.convert.atc_command.remote_plan`); this job
@@ -7,15 +8,15 @@ a plan for a work folder (:func:`~studio.tools.convert.atc_command.remote_plan`)
    ``<work root>/atc/<stamp>-<stem>``, where the work root is the host's ``deploy_root`` when it
    has one, else ``~/.studio`` on a host and Studio's data folder here — resolved to its physical
    path (``pwd -P``, as realpath does: ATC and msprof reject paths that go through symlinks);
-   the toolkit check and the folder are one round trip;
-2. copies the model, weight, AIPP and fusion switch files in (``Target.put``: temporary name,
-   then rename — a cancelled copy never leaves a half file that looks complete);
-3. runs the argv after ``. <toolkit>/set_env.sh``, streaming every output line as Progress;
-4. on failure raises :class:`AtcFailed` with ATC's codes explained and the log's path;
+   the toolkit check and the folder are one round trip (ATC's own messages for a missing toolkit);
+2. hands the rest to :func:`~studio.ops.toolkit.run_on_toolkit`: the model, weight, AIPP and
+   fusion switch files go in, the argv runs after ``. <toolkit>/set_env.sh`` with every output
+   line streamed as Progress, and ``atc.log`` (the streamed output) is kept in the work folder;
+3. on failure raises :class:`AtcFailed` with ATC's codes explained and the log's path;
    on success copies the .om back to the output path (``Target.get``, atomic).
 
 Cancel stops ``atc`` and its children (the target kills the process group) and leaves no partial
-.om. The work folder stays with ``atc.log`` (the streamed output) in it.
+.om. The work folder stays with its log.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from pathlib import Path, PurePosixPath
 
 from studio.core.errors import ToolUnavailable, UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.core.serial import to_json
 from studio.targets import DEFAULT_TOOLKIT, Target, env_setup_line
 from studio.tools.convert.atc_log import AtcMessage, parse_atc_output, succeeded
+from studio.ops.toolkit import ToolRun, run_on_toolkit
 from studio.tools.convert.options import ConvertOptions
 
 PLOG_DIR = "~/ascend/log/debug/plog"
@@ -147,35 +148,17 @@ def run_atc(options: ConvertOptions, target: Target, cancel: CancelToken | None 
             raise UserError("The file does not exist", local, "Check the path (it is copied from this computer).")
     remote_plan(options, "/check")  # every ATC rule is checked before we connect
     toolkit = target.toolkit or (None if target.is_local else DEFAULT_TOOLKIT)
-    where = target.where
     if not target.is_local:
         yield Progress(None, f"connecting to {target.name} ({target.entry.address})")
     atc_path, work_dir = _prepare(target, toolkit, work_dir_name(options.model))
-    yield Progress(None, f"atc on {where}: {atc_path}")
+    yield Progress(None, f"atc on {target.where}: {atc_path}")
     argv, uploads, (remote_om, local_om) = remote_plan(options, work_dir)
     yield Progress(None, f"work folder {target.name}:{work_dir}")
-    for index, (local, remote) in enumerate(uploads):
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        for step in target.put(Path(local), remote, cancel):
-            yield Progress((index + (step.fraction or 0)) / len(uploads), step.message)
-    yield Progress(None, "$ " + shlex.join(argv))
-    lines: list[str] = []
-    job = target.run(argv, cwd=work_dir, env_setup=env_setup_line(toolkit), cancel=cancel)
-    try:
-        while True:
-            try:
-                line = next(job)
-            except StopIteration as done:
-                returncode = done.value
-                break
-            lines.append(line.text)
-            yield Progress(None, line.text)
-    finally:
-        job.close()  # on cancel or close: kills the process group
-    output = "\n".join(lines) + ("\n" if lines else "")
-    result = AtcResult(target.name, work_dir, argv, returncode, output, None, parse_atc_output(output))
-    _keep_log(target, result)
+    # ATC's exit code and its E-codes are judged below (exit 0 with errors and no success line fails too)
+    run = ToolRun("ATC", argv, cwd=work_dir, uploads=list(uploads), accept=None, log="atc.log",
+                  env_setup=env_setup_line(toolkit))
+    done = yield from run_on_toolkit(run, target, cancel)
+    result = AtcResult(target.name, work_dir, argv, done.status, done.output, None, parse_atc_output(done.output))
     if not result.ok:
         raise _failure(result)
     if not target.exists(remote_om):
@@ -186,9 +169,23 @@ def run_atc(options: ConvertOptions, target: Target, cancel: CancelToken | None 
     return result
 
 
-def _keep_log(target: Target, result: AtcResult) -> None:
-    """Leave the streamed output next to the run (best effort)."""
-    try:
-        target.write_bytes(result.log, result.output.encode("utf-8"))
-    except OSError:
-        pass
+@dataclass
+class Request:
+    """Convert with ATC as ``options`` say; ``aipp_path``/``aipp_text``: the Converter's AIPP
+    config, written here first (off the GUI thread) when the wizard made it."""
+
+    options: ConvertOptions
+    aipp_path: Path | None = None
+    aipp_text: str | None = None
+
+
+def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None,
+        target=None) -> Generator[Progress, None, AtcResult]:
+    """ATC on the host ``where`` (None: this computer) or on ``target``; an :class:`AtcResult`
+    (:class:`AtcFailed`, holding it, when ATC failed)."""
+    from studio.runs.where import target_for_host
+    from studio.tools.convert.convert import write_text_then
+
+    target = target or target_for_host(context, where)
+    return (yield from write_text_then(request.aipp_path, request.aipp_text,
+                                       run_atc(request.options, target, cancel)))
