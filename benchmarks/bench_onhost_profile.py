@@ -38,7 +38,7 @@ def main() -> int:
     from studio.runs.config import RunConfig
     from studio.targets.ssh import SshTarget
     from studio.targets.transfer.fetch import folder_fetcher
-    from studio.tools.profiler.on_host import profile_on_host
+    from studio.ops.msprof_host import profile_on_host
 
     fixtures = REPO.parent / "shared" / "fixtures" / "ascend"
     started = loopback_sshd("studio-bench-msprof-")

@@ -68,7 +68,7 @@ def run_config(name: str | None, workspace: Path | None, command: list[str], hos
 
 @dataclass
 class Result:
-    """The profile brought back (:class:`~studio.tools.profiler.on_host.HostProfile`)."""
+    """The profile brought back (:class:`~studio.ops.msprof_host.HostProfile`)."""
 
     profile: object
     name: str
@@ -100,7 +100,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     from studio.runs.where import target_for_config
     from studio.targets.transfer.fetch import folder_fetcher
     from studio.tools.profiler.msprof_cmd import MsprofOptions
-    from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+    from studio.ops.msprof_host import collect_on_host, profile_on_host
 
     config = config or prepare(request, where)
     with output_lock(request.output, "profile"), target_for_config(context, config) as target:

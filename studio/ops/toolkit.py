@@ -45,6 +45,7 @@ class ToolRun:
     show: Callable[[str], Progress | None] | None = None  # a line -> the progress shown (None: hidden)
     keep: int | None = None         # lines kept for the outcome (the last ones); None: all
     explain: Callable[[ToolOutcome], UserError | None] | None = None  # the tool's own reading of a failure
+    shown: str | None = None        # the command line as progress shows it (None: the argv, quoted)
 
     def argv_in(self, work: str | None) -> list[str]:
         """The command, once the work folder's path on the target is known."""
@@ -85,7 +86,7 @@ def run_on_toolkit(run: ToolRun, target, cancel: CancelToken | None = None
         yield from target.put(Path(local), remote, cancel)
     argv = run.argv_in(work)
     line = shlex.join(argv)
-    yield Progress(None, f"$ {line}")
+    yield Progress(None, f"$ {run.shown or line}")
     setup = run.env_setup if run.env_setup is not None else target.toolkit_setup()
     started = time.monotonic()
     command = argv if not run.before else ["sh", "-c", f'{run.before} && exec "$@"', "sh", *argv]
@@ -128,3 +129,14 @@ def keep_log(target, path: str, text: str) -> None:
         target.write_bytes(path, text.encode("utf-8"))
     except OSError:
         pass
+
+
+def list_files(target, folder: str, depth: int | None = None, kind: str = "f") -> list[str]:
+    """The paths under ``folder`` on ``target`` (relative, sorted): files, or with ``kind="d"`` folders."""
+    # Plain find (no -printf): busybox on RC boards has no -printf.
+    limit = f" -maxdepth {depth} -mindepth 1" if depth else ""
+    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find .{limit} -type {kind}", timeout=60)
+    if status != 0:
+        raise UserError(f"Cannot list {folder} on {target.where}: {err.decode('utf-8', 'replace').strip()}", folder,
+                        "Check that the folder exists and is readable.")
+    return sorted(line[2:] for line in out.decode("utf-8", "replace").splitlines() if line.startswith("./"))

@@ -15,7 +15,7 @@ from studio.runs.config import RunConfig
 from studio.targets.ssh import SshTarget
 from studio.tools.profiler.loader import open_profile
 from studio.tools.profiler.npu_smi import SAMPLES_FILE, parse_info, parse_log
-from studio.tools.profiler.on_host import profile_on_host
+from studio.ops.msprof_host import profile_on_host
 
 INTERVAL = 0.2
 
@@ -74,7 +74,7 @@ def test_the_310_layout_and_a_sample_cut_short(tmp_path):
 
 def test_a_pytorch_run_collected_from_a_host_gets_its_npu_smi_tracks(sshd_host, tmp_path, ascend_fixtures,
                                                                      real_profiles):
-    from studio.tools.profiler.on_host import collect_on_host
+    from studio.ops.msprof_host import collect_on_host
 
     entry, known = sshd_host
     record = tmp_path / "npu_smi_record.jsonl"

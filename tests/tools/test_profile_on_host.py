@@ -15,7 +15,7 @@ from studio.runs.config import RunConfig
 from studio.runs.where import local_target
 from studio.targets.ssh import SshTarget
 from studio.targets.transfer.fetch import download_folder
-from studio.tools.profiler.on_host import collect_on_host, profile_on_host
+from studio.ops.msprof_host import collect_on_host, profile_on_host
 
 
 def _pids(pattern: str) -> list[str]:

@@ -12,7 +12,7 @@ from studio.core.jobs import run_job
 from studio.runs.config import RunConfig
 from studio.targets.ssh import SshTarget
 from studio.targets.transfer.fetch import folder_fetcher
-from studio.tools.profiler.on_host import profile_on_host
+from studio.ops.msprof_host import profile_on_host
 
 
 # Killing the connection mid-download also ends paramiko's own read-ahead thread with an EOFError

@@ -5,7 +5,9 @@ host, run ``msprof --application=<the configuration's command> --output=<that fo
 configuration's working folder (its environment variables passed to msprof, which the app
 inherits), find the PROF_ folder msprof reports, run ``msprof --export=on`` when the summaries are
 not there yet, and download the folder into ``out`` — under a temporary name first, so a cut
-connection or a cancel leaves nothing half-written, and the next run starts clean.
+connection or a cancel leaves nothing half-written, and the next run starts clean. msprof and
+its export run as every vendor tool does (:func:`~studio.ops.toolkit.run_on_toolkit`); msprof's
+own messages explain its failures.
 
 For PyTorch-on-NPU scripts that write ``*_ascend_pt/ASCEND_PROFILER_OUTPUT`` themselves,
 :func:`collect_on_host` runs the configuration as it is and downloads the newest such folder.
@@ -22,8 +24,8 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.ops.toolkit import ToolRun, list_files, run_on_toolkit
 from studio.runs.config import RunConfig
-from studio.targets.base import stream
 from studio.targets.transfer.fetch import fetcher_for
 from studio.tools.profiler.npu_smi import INTERVAL_S, LOG_NAME, parse_log, sampler_script, write_samples
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
@@ -66,14 +68,17 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
     env = [f"{k}={v}" for k, v in config.env.items()]
     argv = (["env", *env] if env else []) + msprof_argv(config.command, remote_out, options)
     line = command_line(argv)
-    yield Progress(0.05, f"$ {'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{line}")
     # npu-smi answers first, in the same round trip (a failing driver is the usual cause of
     # msprof errors, and its own message is the clear one).
     check = f"{{ npu-smi info >/dev/null 2>&1 || {{ npu-smi info 2>&1; echo {_NPU_MARK}; exit {_NPU_FAILED}; }}; }}"
     log = f"{remote_out}/{LOG_NAME}"
     if npu_smi_interval is not None:  # started once npu-smi answered; ends with msprof
         check += f" && {sampler_script(log, npu_smi_interval)}"
-    status, lines = yield from _stream(target, argv, cwd, f"{setup} && {check}" if setup else check, cancel)
+    # the exit status is judged here: npu-smi's marker first, then msprof's own messages
+    run = ToolRun("msprof", argv, cwd=cwd, accept=None, env_setup=f"{setup} && {check}" if setup else check,
+                  shown=f"{'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{line}")
+    done = yield from run_on_toolkit(run, target, cancel)
+    status, lines = done.status, done.lines
     if status == _NPU_FAILED and lines and lines[-1] == _NPU_MARK:
         found = [x for x in lines[:-1] if x.strip()] or ["npu-smi: command not found (no NPU driver installed)"]
         raise explain_failure(target.where, "npu-smi info", found + ["npu-smi info failed"], status,
@@ -82,7 +87,7 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
         raise explain_failure(target.where, line, lines, status, _log_dir(config))
     prof = find_prof_folder(lines, remote_out)
     if prof is None:  # msprof said nothing usable: look in the output folder
-        prof = find_prof_folder([], remote_out, _list(target, remote_out, depth=1, kind="d"))
+        prof = find_prof_folder([], remote_out, list_files(target, remote_out, depth=1, kind="d"))
     if prof is None:
         raise UserError(f"msprof wrote no PROF_ folder on {target.where}", f"{target.where}: {line}",
                         "Check that the application ran (its output is above) and called aclInit; "
@@ -90,15 +95,15 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
     exported = False
     # A stat (SFTP on a host: no shell start-up) answers the common case; only an older layout or
     # a collection without export needs the listing.
-    if not target.exists(f"{prof}/mindstudio_profiler_output") and needs_export(_list(target, prof)):
+    if not target.exists(f"{prof}/mindstudio_profiler_output") and needs_export(list_files(target, prof)):
         export = export_argv(prof)
-        yield Progress(0.6, f"$ {command_line(export)}")
-        status, more = yield from _stream(target, export, None, setup, cancel)
+        done = yield from run_on_toolkit(ToolRun("msprof", export, accept=None, env_setup=setup), target, cancel)
+        status, more = done.status, done.lines
         if status != 0:
             raise explain_failure(target.where, command_line(export), more, status, _log_dir(config))
         lines += more
         exported = True
-    files = _list(target, prof) if fetch is None else []
+    files = list_files(target, prof) if fetch is None else []
     folder, size = yield from fetcher_for(target, fetch)(prof, files, out, cancel)
     samples = _npu_smi_samples(target, log, folder) if npu_smi_interval is not None else 0
     count = sum(1 for p in folder.rglob("*") if p.is_file())
@@ -129,14 +134,15 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: C
     else:
         cwd = _real_workdir(target, config)
     argv = config.argv()
-    yield Progress(0.0, f"$ {shlex.join(argv)}")
-    status, lines = yield from _stream(target, argv, cwd, setup, cancel)
+    run = ToolRun(config.name, argv, cwd=cwd, accept=None, env_setup=setup)
+    done = yield from run_on_toolkit(run, target, cancel)
+    status, lines = done.status, done.lines
     if status != 0:
         raise UserError(f"The run failed on {target.where} with exit code {status}", f"{target.where}: {config.command}",
                         "Read its output above.")
     base = folder if folder.startswith("/") else f"{cwd or '.'}/{folder}"
     base = target.realpath(base)
-    entries = _list(target, base, depth=1, kind="d")
+    entries = list_files(target, base, depth=1, kind="d")
     runs = sorted(e for e in entries if e.endswith("_ascend_pt"))
     if not runs:
         raise UserError(f"No *_ascend_pt folder under {base} on {target.where}", base,
@@ -144,14 +150,10 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: C
                         "tensorboard_trace_handler).")
     newest = max(runs, key=lambda name: _mtime(target, f"{base}/{name}"))
     remote = f"{base}/{newest}"
-    files = _list(target, remote)
+    files = list_files(target, remote)
     local, size = yield from fetcher_for(target, fetch)(remote, files, Path(out), cancel)
     samples = _npu_smi_samples(target, log, local) if log is not None else 0
     return HostProfile(local, remote, target.where, shlex.join(argv), False, len(files), size, lines, samples)
-
-
-def _stream(target, argv, cwd, setup, cancel) -> Generator[Progress, None, tuple[int, list[str]]]:
-    return (yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel)))
 
 
 _NPU_FAILED = 86
@@ -185,16 +187,6 @@ def _real_workdir(target, config: RunConfig) -> str | None:
     except Exception as exc:  # noqa: BLE001 - a missing folder is the user's to fix
         raise UserError(f"The working folder does not exist on {target.where}", config.workdir,
                         "Upload the deployment first, or fix the run configuration's working folder.") from exc
-
-
-def _list(target, folder: str, depth: int | None = None, kind: str = "f") -> list[str]:
-    # Plain find (no -printf): busybox on RC boards has no -printf.
-    limit = f" -maxdepth {depth} -mindepth 1" if depth else ""
-    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find .{limit} -type {kind}", timeout=60)
-    if status != 0:
-        raise UserError(f"Cannot list {folder} on {target.where}: {err.decode('utf-8', 'replace').strip()}", folder,
-                        "Check that the folder exists and is readable.")
-    return sorted(line[2:] for line in out.decode("utf-8", "replace").splitlines() if line.startswith("./"))
 
 
 def _mtime(target, path: str) -> float:
