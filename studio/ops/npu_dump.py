@@ -58,8 +58,8 @@ class Request:
 
 @dataclass
 class Result:
-    """The dump brought back (:class:`~studio.tools.accuracy.on_host.HostDump`) and, with a
-    reference, the comparison (:class:`~studio.tools.accuracy.on_host.HostComparison`)."""
+    """The dump brought back (:class:`~studio.ops.npu_dump_host.HostDump`) and, with a
+    reference, the comparison (:class:`~studio.ops.npu_dump_host.HostComparison`)."""
 
     JSON_INDENT = 1
 
@@ -102,7 +102,7 @@ def run(request: Request, where: str | None, context, cancel: CancelToken | None
     already resolved it (and uploaded its deployment first)."""
     from studio.runs.where import target_for_config
     from studio.tools.accuracy.acl_config import om_dump_entry
-    from studio.tools.accuracy.on_host import dump_and_compare, dump_on_host
+    from studio.ops.npu_dump_host import dump_and_compare, dump_on_host
     from studio.targets.transfer.fetch import folder_fetcher
 
     config = config or prepare(request, where)

@@ -131,11 +131,11 @@ def keep_log(target, path: str, text: str) -> None:
         pass
 
 
-def list_files(target, folder: str, depth: int | None = None, kind: str = "f") -> list[str]:
+def list_files(target, folder: str, depth: int | None = None, kind: str = "f", timeout: float = 60) -> list[str]:
     """The paths under ``folder`` on ``target`` (relative, sorted): files, or with ``kind="d"`` folders."""
     # Plain find (no -printf): busybox on RC boards has no -printf.
     limit = f" -maxdepth {depth} -mindepth 1" if depth else ""
-    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find .{limit} -type {kind}", timeout=60)
+    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find .{limit} -type {kind}", timeout=timeout)
     if status != 0:
         raise UserError(f"Cannot list {folder} on {target.where}: {err.decode('utf-8', 'replace').strip()}", folder,
                         "Check that the folder exists and is readable.")

@@ -5,7 +5,9 @@ Steps (journey 3): make a symlink-free dump folder on the host, write an acl.jso
 (the configuration's working folder, where the app's ``aclInit("acl.json")`` finds it), upload the
 input .npy files the app should read, run the configuration, find the newest
 ``{dump_path}/{timestamp}/{device}/{model}/{model_id}/{index}/`` tree and download it into
-``out`` (under a temporary name first; nothing half-written is left behind).
+``out`` (under a temporary name first; nothing half-written is left behind). The uploads and the
+run are one :func:`~studio.ops.toolkit.run_on_toolkit` in the working folder; an app's failure is
+told as the app's (its exit code, its last lines, where the CANN logs are).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.ops.toolkit import ToolOutcome, ToolRun, list_files, run_on_toolkit
 from studio.runs.config import RunConfig
-from studio.targets.base import stream
 from studio.targets.transfer.fetch import fetcher_for
 from studio.tools.accuracy.acl_config import build_acl_json, write_acl_json
 from studio.tools.accuracy.dump_tree import DumpTree, find_newest_dump
@@ -67,23 +69,23 @@ def dump_on_host(target, config: RunConfig, model_name: str, out: Path, layers: 
         raise UserError(f"The working folder does not exist on {target.where}", config.workdir,
                         "Upload the deployment first, or fix the run configuration.") from exc
     document = build_acl_json(dump_path, [(model_name, layers or [])], mode=mode, op_switch=op_switch)
-    with tempfile.TemporaryDirectory(prefix="studio-acl-") as tmp:
-        local_json = write_acl_json(Path(tmp) / acl_name, document)
-        remote_json = f"{cwd}/{acl_name}"
-        yield Progress(0.05, f"uploading {acl_name} to {target.where}:{remote_json}")
-        yield from target.put(local_json, remote_json, cancel)
-    for array in inputs or []:
-        yield Progress(0.08, f"uploading {Path(array).name}")
-        yield from target.put(Path(array), f"{cwd}/{Path(array).name}", cancel)
     argv = config.argv()
-    yield Progress(0.1, f"$ cd {shlex.quote(cwd)} && {shlex.join(argv)}")
-    status, lines = yield from stream(target.run(argv, cwd=cwd, env_setup=setup, cancel=cancel))
-    if status != 0:
-        tail = "\n".join(lines[-6:])
-        raise UserError(f"The app failed on {target.where} with exit code {status}" + (f":\n{tail}" if tail else ""),
-                        f"{target.where}: cd {cwd} && {config.command}",
-                        "Read its output above; the CANN logs are under ~/ascend/log/debug/plog/ on the host.")
-    listing = _list(target, dump_path)
+
+    def failed(done: ToolOutcome) -> UserError:
+        tail = "\n".join(done.lines[-6:])
+        return UserError(f"The app failed on {target.where} with exit code {done.status}"
+                         + (f":\n{tail}" if tail else ""), f"{target.where}: cd {cwd} && {config.command}",
+                         "Read its output above; the CANN logs are under ~/ascend/log/debug/plog/ on the host.")
+
+    with tempfile.TemporaryDirectory(prefix="studio-acl-") as tmp:
+        # acl.json and the input arrays go beside the app, where its aclInit("acl.json") and it read them
+        uploads = [(write_acl_json(Path(tmp) / acl_name, document), acl_name),
+                   *((Path(array), Path(array).name) for array in inputs or [])]
+        run = ToolRun(config.name, argv, cwd=cwd, uploads=uploads, env_setup=setup, explain=failed,
+                      shown=f"cd {shlex.quote(cwd)} && {shlex.join(argv)}")
+        lines = (yield from run_on_toolkit(run, target, cancel)).lines
+    remote_json = f"{cwd}/{acl_name}"
+    listing = list_files(target, dump_path, timeout=120)
     tree = find_newest_dump(listing, dump_path, model_name)
     yield Progress(0.7, f"downloading {len(tree.files)} dump files from {tree.relative}")
     parent = final / tree.relative.rsplit("/", 1)[0]  # {time}/{device}/{model}/{model_id}; the index comes
@@ -100,14 +102,6 @@ def _json(document: dict) -> str:
     import json
 
     return json.dumps(document, indent=4) + "\n"
-
-
-def _list(target, folder: str) -> list[str]:
-    status, out, err = target.run_script(f"cd {shlex.quote(folder)} && find . -type f", timeout=120)
-    if status != 0:
-        raise UserError(f"Cannot list the dump folder on {target.where}: {err.decode('utf-8', 'replace').strip()}",
-                        folder, "Check that the app could write there.")
-    return [line[2:] for line in out.decode("utf-8", "replace").splitlines() if line.startswith("./")]
 
 
 @dataclass
