@@ -51,3 +51,28 @@ def test_before_runs_first_in_the_work_folder(tmp_path):
     run = ToolRun("cat", ["cat", "made.txt"], work="b", before="echo made > made.txt")
     done = run_job(run_on_toolkit(run, _target(tmp_path)))
     assert done.lines == ["made"] and done.argv == ["cat", "made.txt"]
+
+
+def test_shown_is_the_command_progress_names_the_argv_still_runs(tmp_path):
+    run = ToolRun("echo", ["echo", "a b"], work="s", shown="cd /app && echo 'a b'")
+    steps: list[str] = []
+    done = run_job(run_on_toolkit(run, _target(tmp_path)), on_progress=lambda p: steps.append(p.message))
+    assert "$ cd /app && echo 'a b'" in steps and "$ echo 'a b'" not in steps
+    assert done.lines == ["a b"] and done.command == "echo 'a b'"  # the outcome names what ran
+
+
+def test_list_files_lists_files_or_folders_relative_and_sorted(tmp_path):
+    from studio.ops.toolkit import list_files
+
+    root = tmp_path / "tree"
+    for name in ("b/z.bin", "a/y.bin", "a/deep/x.bin", "top.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(b"1")
+    # the expected lists come from the file system here (pathlib), not from find
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert list_files(_target(tmp_path), str(root)) == files
+    assert list_files(_target(tmp_path), str(root), depth=1, kind="d") == sorted(
+        p.name for p in root.iterdir() if p.is_dir())
+    with pytest.raises(UserError) as err:
+        list_files(_target(tmp_path), str(tmp_path / "absent"))
+    assert "Cannot list" in str(err.value) and "absent" in str(err.value)
