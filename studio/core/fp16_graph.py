@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     import onnx
 
 FP16_MAX = 65504.0                     # largest finite float16
-FP16_SMALLEST = 2.0 ** -24             # smallest float16 subnormal (5.96e-8); below half of it: 0
 # A constant at or below this is a masking value: -2**15 is far beyond any score a Softmax sees and
 # still catches a mask constant that a converter already clamped to -65504.
 LARGE_NEGATIVE = -32768.0

@@ -18,3 +18,15 @@ def human_size(size: float, decimal: bool = False) -> str:
         if abs(size) < step:
             return f"{size:.1f} {unit}"
     return f"{size / step:.1f} {units[-1]}"
+
+
+def parse_number(text: str) -> int | float | None:
+    """``text`` as a number (an int when it is one), or None when it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None

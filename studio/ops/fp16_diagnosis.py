@@ -61,7 +61,7 @@ def _simulated_comparison(original, feeds: dict, keep: set[str], thresholds):
         if not node.name:
             node.name = f"{node.op_type}_{index}"
     golden = {**feeds, **run_every_tensor(model, feeds)}
-    target = {**{k: v for k, v in feeds.items()}, **SimRunner().run(model, feeds, True, keep)}
+    target = SimRunner().run(model, feeds, True, keep)  # its inputs: the golden ones (compare_runs)
     return (yield from compare_runs(model, golden, target, thresholds))
 
 

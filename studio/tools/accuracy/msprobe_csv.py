@@ -135,16 +135,9 @@ def _cell(value) -> str:
 
 def _number(text: str):
     """The number msprobe sees in a statistic's text (bools are not numbers), or None."""
-    if text in ("True", "False"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    from studio.core.units import parse_number
+
+    return None if text in ("True", "False") else parse_number(text)
 
 
 def _stat_diff(npu: str, bench: str) -> tuple[str, str]:

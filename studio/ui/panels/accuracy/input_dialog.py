@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.units import parse_number
 from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 
 
@@ -96,7 +97,7 @@ class InputShapesDialog(QDialog):
         for name, dims, dtype in self.dynamic:
             text = self.file_edits[name].text().strip()
             shape = [int(v) for v in self.shape_edits[name].text().replace(" ", "").split(",") if v]
-            number = _number(text)
+            number = parse_number(text)
             if number is not None:
                 data[name] = np.full(shape if len(shape) == len(dims) else [], number, dtype=np.dtype(dtype))
             elif text:
@@ -109,7 +110,7 @@ class InputShapesDialog(QDialog):
         """Why OK is disabled ('' when every input has a full shape or a file)."""
         for name, dims, _dtype in self.dynamic:
             text = self.file_edits[name].text().strip()
-            if text and _number(text) is None:
+            if text and parse_number(text) is None:
                 continue  # a file: its own shape is used
             parts = [v for v in self.shape_edits[name].text().replace(" ", "").split(",")]
             if len(dims) == 0:
@@ -125,15 +126,3 @@ class InputShapesDialog(QDialog):
         problem = self.problem_text()
         self.problem.setText(problem)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
-
-
-def _number(text: str) -> float | int | None:
-    """``text`` as a number (int when it is one), or None."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return None
