@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from studio.core.serial import to_json
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ranks:
         return _run_msprobe_ranks(args)
+    _pick_single_ranks(args)
     if is_msprobe_dump(args.golden) and is_msprobe_dump(args.target):
         return _run_msprobe(args)
     from studio.commands._progress import print_progress
@@ -72,6 +74,18 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             print(f"wrote {args.output}")
     return 1 if args.check and not result else 0
+
+
+def _pick_single_ranks(args: argparse.Namespace) -> None:
+    """msprobe's ``stepN`` folders (one ``rankN``/``procNNNN`` inside) stand for that rank's dump.json;
+    the file read is named on stderr, so a script's output stays the comparison alone."""
+    from studio.tools.accuracy.msprobe_ranks import one_rank_dump
+
+    for side in ("golden", "target"):
+        dump = one_rank_dump(getattr(args, side))
+        if dump is not None:
+            print(f"{side}: reading {dump} (the folder's one rank)", file=sys.stderr)
+            setattr(args, side, dump)
 
 
 def _run_msprobe(args: argparse.Namespace) -> int:

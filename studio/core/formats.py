@@ -83,6 +83,7 @@ FILE_FORMATS = (
     "studio.tools.convert.fusion_switch:FUSION_SWITCH",
     "studio.tools.profiler.msprof_reader:PROFILING_CSV",
     "studio.tools.accuracy.report_csv:COMPARE_CSV",
+    "studio.tools.accuracy.msprobe_result:MSPROBE_RESULT",
     "studio.tools.convert.aipp:AIPP_CFG",
     "studio.tools.profiler.db_reader:PROFILING_DB",
     "studio.core.workspace:WORKSPACE_FILE",

@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from studio.tools.accuracy.msprobe_compare import compare_msprobe
+from studio.core.formats import detect
+from studio.core.serial import to_json
 from studio.tools.accuracy.msprobe_dump import read_msprobe
+from studio.tools.accuracy.msprobe_result import read_msprobe_result
 
 RESNET = "real/msprobe/quick_start_gpu_dump_resnet/gpu_dump"
 LLM = "real/msprobe/cross_framework_llm_dump/dump_file"
@@ -116,6 +119,39 @@ def test_cli_names_the_first_mismatch(resnet, tmp_path):
     assert data["first_mismatch"]["api"] == "Tensor.add_.0.forward" and data["error"] == 64
     with open(tmp_path / "r.csv", newline="") as handle:
         assert sum(1 for _ in csv.reader(handle)) == 2823
+    # both CSVs the command wrote open again, with the comparison's verdicts and first mismatch
+    for written in (tmp_path / "r.csv", tmp_path / "r.msprobe.csv"):
+        assert detect(written).format.id == "msprobe_result"
+        back = to_json(read_msprobe_result(written))
+        assert (back["pass"], back["warning"], back["error"]) == (data["pass"], data["warning"], data["error"])
+        assert back["apis_matched"] == data["apis_matched"] == 760
+        assert (back["first_mismatch"]["api"], back["first_mismatch"]["slot"]) == ("Tensor.add_.0.forward", "output.0")
+
+
+def test_msprobe_step_folders_stand_for_their_one_rank(ascend_fixtures):
+    root = ascend_fixtures / RESNET
+    done = subprocess.run([sys.executable, "-m", "studio", "compare", str(root / "step0"), str(root / "step1"),
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["error"] == 64
+    assert "step0/proc2016/dump.json" in done.stderr
+    refused = subprocess.run([sys.executable, "-m", "studio", "compare", str(root), str(root)],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "2 steps (step0, step1)" in refused.stderr and "step0" in refused.stderr.split("fix:")[1]
+
+
+def test_the_2023_compare_result_opens_with_its_own_verdicts(ascend_fixtures):
+    path = ascend_fixtures / "real/msprobe/compare_result_legacy/compare_result_20230703104808.csv"
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        table = list(csv.DictReader(handle))
+    result = read_msprobe_result(path)
+    assert detect(path).format.id == "msprobe_result"
+    assert [f"{r.target_api}_{r.slot}" for r in result.rows] == [row["NPU Name"] for row in table]
+    assert [r.tensor["Cosine"] for r in result.rows] == [float(row["Cosine"]) for row in table]
+    expected = ["pass" if row["Accuracy Reached or Not"].lower() == "yes" else "error" for row in table]
+    assert [r.result for r in result.rows] == expected
+    assert result.tensor_mode and len({r.target_api for r in result.rows}) == 3
 
 
 # The test extra installs msprobe into this interpreter's environment, whose bin folder need not be on PATH.
@@ -127,6 +163,16 @@ MSPROBE = str(_BESIDE) if _BESIDE.exists() else shutil.which("msprobe")
 def test_every_verdict_equals_a_live_msprobe_run(resnet, tmp_path):
     subprocess.run([MSPROBE, "compare", "-tp", str(resnet[1]), "-gp", str(resnet[0]), "-o", str(tmp_path)],
                    check=True, capture_output=True, timeout=600)
-    theirs = {r["NPU Name"]: r["Result"] for r in csv.DictReader(open(next(tmp_path.glob("*.csv"))))}
+    written = next(tmp_path.glob("*.csv"))
+    table = list(csv.DictReader(open(written)))
+    theirs = {r["NPU Name"]: r["Result"] for r in table}
     ours = {f"{r.target_api}.{r.slot}": r.result for r in compare_msprobe(*resnet).rows}
     assert ours == theirs
+    # msprobe's own file opens in Studio with msprobe's verdicts row for row; the arguments msprobe
+    # left unpaired (golden side N/A: the gradients of another step's parameters) are target-only calls
+    back = read_msprobe_result(written)
+    assert detect(written).format.id == "msprobe_result"
+    paired = {r["NPU Name"]: r["Result"] for r in table if r["Bench Name"] != "N/A"}
+    assert {f"{r.target_api}.{r.slot}": r.result for r in back.rows} == paired
+    unpaired = {r["NPU Name"] for r in table if r["Bench Name"] == "N/A"}
+    assert unpaired and {n.rsplit(".", 2)[0] for n in unpaired} == set(back.unmatched_target)

@@ -182,6 +182,8 @@ def test_cluster_analysis_output_eight_ranks_without_step(real):
     # rank 1: 133 ms of communication against up to 756 ms, and the most free time
     named = {(f["part"], f["rank"]) for f in report.slow_ranks}
     assert ("communication", 1) in named and ("free", 1) in named
+    text = str(report)  # an export without step numbers says so, never "step None"
+    assert "None" not in text and "the one unnumbered step" in text
 
 
 # ---------- cross-check against msprof-analyze itself ----------

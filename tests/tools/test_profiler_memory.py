@@ -53,6 +53,16 @@ def test_text_peak_equal_to_plain_csv(real):
     assert devices["rank0_ascend_pt"]["top_ops_at_peak"][0]["size_mb"] == pytest.approx(144.0, abs=0.01)
 
 
+def test_the_text_report_gives_the_peak_time_as_the_window_does(real):
+    """The peak in milliseconds after the first allocator sample (the Memory tab's axis), not the raw clock."""
+    report = open_memory(real / TWO_TEXT)
+    for line, device in zip((l for l in str(report).splitlines() if "peak allocated" in l), report.devices):
+        with open(real / TWO_TEXT / device["rank_folder"] / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv") as f:
+            first = min(float(r["Timestamp(us)"]) for r in csv.DictReader(f) if r["Component"] == "PTA+GE")
+        assert f"at {(device['peak_ts_us'] - first) / 1000:,.3f} ms after the first sample" in line
+    assert "at 47.781 ms" in str(report)  # rank 0, as the Memory tab marks it
+
+
 def test_db_peak_equal_to_plain_sqlite(real):
     report = open_memory(real / TWO_DB)
     assert report.source["kind"] == "db"

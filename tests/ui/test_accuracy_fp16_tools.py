@@ -81,3 +81,21 @@ def test_two_msprobe_dumps_show_the_module_tree_beside_the_rows(qtbot, panel, as
     inside = {r.target_api for r in view.rows.rows}
     assert 0 < view.rows.rowCount() < 2822
     assert all(module.data(0, 0x0100) in panel.msprobe_result.target.module_path(api) for api in inside)
+
+
+def test_an_msprobe_comparison_csv_reopens_in_the_panel(qtbot, panel, ascend_fixtures, tmp_path):
+    import subprocess
+    import sys
+
+    from studio.core.formats import detect
+
+    root = ascend_fixtures / "real/msprobe/quick_start_gpu_dump_resnet/gpu_dump"
+    done = subprocess.run([sys.executable, "-m", "studio", "compare", str(root / "step0"), str(root / "step1"),
+                           "-o", str(tmp_path / "r.csv")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    panel.open_file(detect(tmp_path / "r.msprobe.csv"))
+    qtbot.waitUntil(lambda: panel.msprobe_result is not None, timeout=30000)
+    view = panel.msprobe_view
+    assert view.isVisibleTo(panel) and view.rows.rowCount() == 2822
+    assert "r.msprobe.csv" in view.summary.text() and "Tensor.add_.0.forward" in view.summary.text()
+    assert "64 error" in view.summary.text()

@@ -142,7 +142,9 @@ class MsprobeComparison:
 
     def __str__(self) -> str:
         data = to_json(self)
-        lines = [f"msprobe {self.target.task} dumps ({self.golden.framework} golden, {self.target.framework} target): "
+        sides = (f"dumps ({self.golden.framework} golden, {self.target.framework} target)"
+                 if self.golden.framework or self.target.framework else f"comparison read from {self.target.path.name}")
+        lines = [f"msprobe {self.target.task} {sides}: "
                  f"{data['apis_matched']} APIs matched ({len(self.unmatched_golden)} golden-only, "
                  f"{len(self.unmatched_target)} target-only), {data['rows_compared']} arguments: {data['pass']} pass, "
                  f"{data['warning']} warning, {data['error']} error"]

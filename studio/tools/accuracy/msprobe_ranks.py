@@ -110,6 +110,29 @@ def rank_folders(root: Path) -> dict[str, Path]:
     return dict(sorted(found.items(), key=lambda item: _rank_number(item[0])))
 
 
+def one_rank_dump(path: Path) -> Path | None:
+    """The dump.json inside an msprobe ``stepN`` (or dump_path) folder that holds one rank, for a plain
+    compare; None when ``path`` holds no rank folder. Several ranks are refused with the way on
+    (``--ranks``, or one rank's folder)."""
+    path = Path(path)
+    if not path.is_dir() or (path / "dump.json").is_file():
+        return None
+    steps = sorted(d.name for d in path.glob("step*") if d.is_dir() and any(d.glob("*/dump.json")))
+    if len(steps) > 1:  # msprobe's dump_path: one folder per step
+        raise UserError(f"The folder holds {len(steps)} steps ({', '.join(steps[:6])})", path,
+                        f"Give one step's folder, e.g. {path / steps[0]}.")
+    try:
+        ranks = rank_folders(path)
+    except UserError:
+        return None
+    if len(ranks) > 1:
+        shown = ", ".join(list(ranks)[:6]) + (" ..." if len(ranks) > 6 else "")
+        raise UserError(f"The folder holds the dumps of {len(ranks)} ranks ({shown})", path,
+                        f"Add --ranks to compare every rank, or give one rank's folder, e.g. "
+                        f"{next(iter(ranks.values()))}.")
+    return next(iter(ranks.values())) / "dump.json"
+
+
 def first_divergence_across_ranks(golden_root: Path, target_root: Path, rule: str = "studio") -> Job[RanksDivergence]:
     """Compare every rank pair and find the first divergence (see the module docstring)."""
     if rule not in RULES:

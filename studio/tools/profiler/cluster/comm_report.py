@@ -16,6 +16,7 @@ from studio.tools.profiler.cluster.bottleneck import bottlenecks, profiler_dbs
 from studio.tools.profiler.cluster.comm_time import comm_times
 from studio.tools.profiler.cluster.discover import find_ranks
 from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
+from studio.tools.profiler.cluster.slow import step_text
 
 
 @dataclass
@@ -51,7 +52,7 @@ class CommReport:
         if not self.group_waits:
             lines.append("waits: no rank waited 0.1 ms or more in a collective for another")
         for g in self.group_waits:
-            lines.append(f"waits: in {self.group_label(g['group_id'])}, step {g['step']}, the others waited "
+            lines.append(f"waits: in {self.group_label(g['group_id'])}, {step_text(g['step'])}, the others waited "
                          f"{g['wait_ms']:,.3f} ms in {g['ops']} op(s) for rank {g['waited_for']} (it arrived last)"
                          + "".join(f"; {o['wait_ms']:,.3f} ms in {o['ops']} op(s) for rank {o['rank']}"
                                    for o in g["others"]))

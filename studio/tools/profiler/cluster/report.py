@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from studio.core.serial import to_json
+from studio.tools.profiler.cluster.slow import step_text
 
 RANK_COLUMNS = (("computing_us", "computing"), ("communication_not_overlapped_us", "comm not ovl"),
                 ("overlapped_us", "overlapped"), ("free_us", "free"), ("bubble_us", "bubble"),
@@ -35,7 +36,7 @@ class ClusterReport:
             stage = "" if row.get("pp_stage") is None else str(row["pp_stage"])
             lines.append(f"{row['rank']:>5} {'' if row['step'] is None else row['step']:>6} {cells}  {stage}")
         for stage in self.stages:
-            lines.append(f"stage {stage['ranks']} step {stage['step']}: max computing "
+            lines.append(f"stage {stage['ranks']} {step_text(stage['step'])}: max computing "
                          f"{stage['computing_us'] / 1000:,.3f} ms, max bubble {stage['bubble_us'] / 1000:,.3f} ms")
         layout = {k: v for k, v in self.groups.items() if k in ("tp", "pp", "dp", "cp", "ep", "collective", "p2p")
                   and v}

@@ -18,6 +18,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+
+def step_text(step) -> str:
+    """A step as a line names it: ``step 13``, or ``the one unnumbered step`` where the export has an
+    empty Step column (msprof-analyze's older cluster output)."""
+    return "the one unnumbered step" if step is None or step == "" else f"step {step}"
+
 THRESHOLD = 0.05
 PARTS = (("computing_us", "computing", "max"), ("communication_not_overlapped_us", "communication", "min"),
          ("free_us", "free", "max"))
@@ -66,7 +72,7 @@ def _spread(rows: list[dict], key: str, part: str, slow_end: str, step, scope: s
     other = lo if slow is hi else hi
     why = ("the others wait in the collectives for it" if part == "communication"
            else f"it spends the most time in {part}")
-    evidence = (f"step {step}, {scope}: rank {slow['rank']} {part} {slow[key] / 1000:.3f} ms vs rank "
+    evidence = (f"{step_text(step)}, {scope}: rank {slow['rank']} {part} {slow[key] / 1000:.3f} ms vs rank "
                 f"{other['rank']} {other[key] / 1000:.3f} ms; spread {spread * 100:.1f} % of the mean step "
                 f"{mean_total / 1000:.3f} ms (> {THRESHOLD * 100:.0f} %); {why}")
     return {"step": step, "scope": scope, "part": part, "rank": slow["rank"], "verdict": "slow rank",
@@ -83,7 +89,7 @@ def slow_links(bandwidth: dict[int, dict[tuple[str, str], list[float]]], matrix:
             if transport in LINK_TRANSPORTS and time > 0 and size >= MIN_LINK_MB:
                 per[(step, transport)][rank] = (size, time, size / time)
     for (step, transport), ranks in sorted(per.items(), key=lambda kv: str(kv[0])):
-        finding = _link_spread(ranks, f"step {step}, {transport} bandwidth per rank")
+        finding = _link_spread(ranks, f"{step_text(step)}, {transport} bandwidth per rank")
         if finding:
             out.append({"kind": "rank", "step": step, "transport": transport, **finding})
     groups: dict = defaultdict(dict)
@@ -94,7 +100,7 @@ def slow_links(bandwidth: dict[int, dict[tuple[str, str], list[float]]], matrix:
             groups[(row["step"], row["group"], row["transport"])][key] = (row["size_mb"], row["time_ms"],
                                                                           row["bandwidth_gbps"])
     for (step, group, transport), links in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        finding = _link_spread(links, f"step {step}, group {group}, {transport} links")
+        finding = _link_spread(links, f"{step_text(step)}, group {group}, {transport} links")
         if finding:
             out.append({"kind": "link", "step": step, "group": group, "transport": transport, **finding})
     return out

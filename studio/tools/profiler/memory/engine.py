@@ -38,13 +38,24 @@ class MemoryReport:
             if d["peak_allocated_mb"] is None:
                 lines.append(f"{where}: no allocator samples")
                 continue
-            at = (f"at {d['peak_ts_us']:.3f} us" if d.get("peak_ts_us") is not None
-                  else f"at node {d.get('peak_node_index')}")
+            at = _peak_time(d)
             reserved = "-" if d["peak_reserved_mb"] is None else f"{d['peak_reserved_mb']:,.3f}"
             lines.append(f"{where}: peak allocated {d['peak_allocated_mb']:,.3f} MB {at}, reserved {reserved} MB")
             for op in d["top_ops_at_peak"]:
                 lines.append(f"    {op['size_mb']:>12,.3f} MB  {op['name']}")
         return "\n".join(lines)
+
+
+def _peak_time(device: dict) -> str:
+    """When the peak happened, as the window shows it: milliseconds after the device's first allocator
+    sample (the profile's raw clock, microseconds since the epoch, follows in brackets)."""
+    ts = device.get("peak_ts_us")
+    if ts is None:
+        return f"at node {device.get('peak_node_index')}"
+    first = device.get("first_sample_ts_us")
+    if first is None:
+        return f"at {ts:,.3f} us (the profile's clock)"
+    return f"at {(ts - first) / 1000:,.3f} ms after the first sample (clock {ts:.3f} us)"
 
 
 def open_memory(folder: Path, series_points: int | None = None) -> MemoryReport:

@@ -19,7 +19,7 @@ def device_peak(device: DeviceMemory) -> dict:
     """The device entry of the memory report."""
     component, samples = allocator_samples(device)
     entry = {"device": device.device, "component": component, "peak_allocated_mb": None,
-             "peak_reserved_mb": None, "peak_ts_us": None, "top_ops_at_peak": [],
+             "peak_reserved_mb": None, "peak_ts_us": None, "first_sample_ts_us": None, "top_ops_at_peak": [],
              "peak_app_reserved_mb": max((mb for _, mb in device.app_reserved_mb), default=None),
              "modules": [{"component": k, "peak_reserved_mb": v}
                          for k, v in sorted(device.modules.items(), key=lambda kv: -kv[1]) if v > 0][:TOP],
@@ -32,7 +32,8 @@ def device_peak(device: DeviceMemory) -> dict:
              and (b.release_ts_us is None or b.release_ts_us > peak.ts_us) and b.size_mb > 0]
     alive.sort(key=lambda b: (-b.size_mb, b.alloc_ts_us))
     entry.update(peak_allocated_mb=peak.allocated_mb, peak_reserved_mb=max(reserved, default=None),
-                 peak_ts_us=peak.ts_us, alive_blocks_at_peak=len(alive),
+                 peak_ts_us=peak.ts_us, first_sample_ts_us=min(s.ts_us for s in samples),
+                 alive_blocks_at_peak=len(alive),
                  alive_mb_at_peak=sum(b.size_mb for b in alive),
                  top_ops_at_peak=[{"name": b.name, "size_mb": b.size_mb, "alloc_ts_us": b.alloc_ts_us,
                                    "release_ts_us": b.release_ts_us} for b in alive[:TOP]])

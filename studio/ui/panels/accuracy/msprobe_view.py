@@ -118,9 +118,12 @@ class MsprobeView(QWidget):
         self.result = result
         data = to_json(result)
         first = data["first_mismatch"]
-        text = (f"<b>{html.escape(result.golden.path.name)}</b> ({html.escape(result.golden.framework)}) vs "
-                f"<b>{html.escape(result.target.path.name)}</b> ({html.escape(result.target.framework)}): "
-                f"{data['apis_matched']} APIs matched, {data['pass']} pass, {data['warning']} warning, "
+        if result.golden.path == result.target.path:  # a comparison CSV read back
+            sides = f"<b>{html.escape(result.target.path.name)}</b> (a saved comparison)"
+        else:
+            sides = (f"<b>{html.escape(result.golden.path.name)}</b> ({html.escape(result.golden.framework)}) vs "
+                     f"<b>{html.escape(result.target.path.name)}</b> ({html.escape(result.target.framework)})")
+        text = (f"{sides}: {data['apis_matched']} APIs matched, {data['pass']} pass, {data['warning']} warning, "
                 f"{data['error']} error")
         if first:
             text += (f"<br>First mismatch: <b>{html.escape(first['api'])}</b> {html.escape(first['slot'])} — "
@@ -157,10 +160,14 @@ class MsprobeOpening:
     msprobe_result = None
 
     def add_msprobe(self, path) -> None:
-        """Queue an msprobe dump as golden; the second one is the target and starts the comparison."""
+        """Queue an msprobe dump as golden; the second one is the target and starts the comparison.
+        A comparison CSV (msprobe's or Studio's) is shown at once."""
         from pathlib import Path
 
         path = Path(path)
+        if path.is_file() and path.suffix.lower() == ".csv":
+            self.open_msprobe_result(path)
+            return
         self.msprobe_pending = [p for p in self.msprobe_pending if p != path] + [path]
         if len(self.msprobe_pending) < 2:
             self.sources.setText(f"Golden: <b>{html.escape(path.parent.name + '/' + path.name)}</b> (msprobe dump)"
@@ -169,6 +176,19 @@ class MsprobeOpening:
         golden, target = self.msprobe_pending[-2:]
         self.msprobe_pending = []
         self.compare_msprobe(golden, target)
+
+    def open_msprobe_result(self, path):
+        """Read an msprobe comparison CSV (a job) and show it; returns the job handle."""
+        from studio.tools.accuracy.msprobe_result import read_msprobe_result
+
+        def job(cancel):
+            yield from ()
+            return read_msprobe_result(path)
+
+        handle = self.runner.start(f"Reading {path.name}", job)
+        handle.finished.connect(self._on_msprobe_compared)
+        handle.failed.connect(lambda exc, tb: self.status.emit(f"Accuracy: {exc}"))
+        return handle
 
     def compare_msprobe(self, golden, target):
         """Compare two msprobe dumps (a job) and show them; returns the job handle."""

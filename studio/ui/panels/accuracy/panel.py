@@ -150,7 +150,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
             self._start("Reading " + path.name, lambda cancel: as_job(read_csv, path), self.set_result)
         elif fmt in ("dump_dir", "npu_dump"):
             self.add_dump(path)
-        elif fmt in ("msprobe_dump", "msprobe_dir"):
+        elif fmt in ("msprobe_dump", "msprobe_dir", "msprobe_result"):
             self.add_msprobe(path)
         elif fmt == "acl_json":
             from studio.tools.accuracy.acl_config import read_acl_config

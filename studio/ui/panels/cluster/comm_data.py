@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
+from studio.tools.profiler.cluster.slow import step_text
+
 METRICS = (("sync_ms", "synchronisation (ms)", "ms"), ("wait_ms", "wait (ms)", "ms"),
            ("transit_ms", "transit (ms)", "ms"), ("elapse_ms", "elapse (ms)", "ms"),
            ("sync_ratio", "synchronisation ratio", ""), ("wait_ratio", "wait ratio", ""))
@@ -57,7 +59,7 @@ def findings_html(report: dict) -> str:
     lines = []
     for g in report.get("group_waits", []):
         others = "".join(f"; {o['wait_ms']:,.3f} ms in {o['ops']} op(s) for rank {o['rank']}" for o in g["others"])
-        lines.append(f"<b>{escape(group_label(report, g['group_id']))}</b>, step {g['step']}: the others waited "
+        lines.append(f"<b>{escape(group_label(report, g['group_id']))}</b>, {step_text(g['step'])}: the others waited "
                      f"<b>{g['wait_ms']:,.3f} ms</b> in {g['ops']} op(s) for <b>rank {g['waited_for']}</b> "
                      f"(it arrived last){others}")
     if not report.get("group_waits"):
