@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Outside a test too (collection, session and module fixtures, the subprocesses they start) Studio
+# keeps its per-user files in a folder of this run, never in the user's: the autouse fixture below
+# gives each test its own on top. The user's STUDIO_HOME is kept for the corpus cache, which is
+# meant to outlive a run (tests/corpus/conftest.py).
+os.environ["STUDIO_TEST_USER_HOME"] = os.environ.get("STUDIO_HOME", "")
+_RUN_HOME = tempfile.mkdtemp(prefix="studio-test-home-")
+os.environ["STUDIO_HOME"] = _RUN_HOME
+atexit.register(shutil.rmtree, _RUN_HOME, True)
 # One round of the roof measurement per process: tests check behaviour, the benchmarks the figures.
 os.environ.setdefault("STUDIO_ROOF_ROUNDS", "1")
 
@@ -81,3 +92,38 @@ def sshd_host(sshd):
     entry = HostEntry(name="testhost", host=sshd.host, port=sshd.port, user=sshd.user, auth="key",
                       key_file=str(sshd.client_key))
     return entry, KnownHosts(read_only=[sshd.known_hosts])
+
+
+def _user_files() -> dict[str, int]:
+    """Every file in the user's own Studio config and cache folders (the corpus aside): path -> mtime."""
+    import platformdirs
+
+    user_home = os.environ.get("STUDIO_TEST_USER_HOME")
+    roots = ([Path(user_home) / "config", Path(user_home) / "cache"] if user_home else
+             [Path(platformdirs.user_config_dir("studio", appauthor=False)),
+              Path(platformdirs.user_cache_dir("studio", appauthor=False))])
+    found = {}
+    for root in roots:
+        for path in root.rglob("*") if root.is_dir() else ():
+            if "corpus" not in path.relative_to(root).parts[:1] and path.is_file():
+                try:
+                    found[str(path)] = path.stat().st_mtime_ns
+                except OSError:
+                    pass
+    return found
+
+
+def pytest_sessionstart(session):
+    session.config._user_files = _user_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """On CI (where nothing else runs beside the tests), a test that wrote into the user's own Studio
+    folders fails the run: tests keep to their temporary folders."""
+    if os.environ.get("CI", "").strip().lower() in ("", "0", "false", "no"):
+        return
+    before, after = getattr(session.config, "_user_files", {}), _user_files()
+    changed = sorted(p for p in after if before.get(p) != after[p])
+    if changed:
+        print(f"\nerror: the tests wrote into the user's Studio folders: {changed[:10]}")
+        session.exitstatus = 1

@@ -33,7 +33,7 @@ def pytest_configure(config):
     # The corpus outlives a test's private STUDIO_HOME: remember the user's before the autouse
     # fixture replaces it.
     global _ORIGINAL_HOME
-    _ORIGINAL_HOME = os.environ.get("STUDIO_HOME")
+    _ORIGINAL_HOME = os.environ.get("STUDIO_TEST_USER_HOME") or None  # tests/conftest.py recorded it
 
 
 def _user_corpus() -> Path:
