@@ -74,28 +74,24 @@ def _run(op, request, args: argparse.Namespace) -> int:
 
 
 def upload_first(config, quiet: bool = False) -> None:
-    """Carry out the configuration's "upload the deployment first": the plan is printed (to stderr
-    with --json), then the upload runs (never deleting); a failed or conflicting file stops the run."""
+    """Carry out the configuration's "upload the deployment first" (:mod:`studio.ops.upload_first`):
+    the plan and the outcome are printed (to stderr with --json), the transfer's progress shows on a
+    terminal."""
     if not config.upload:
         return
     import sys
 
     from studio.commands._context import cli_context
     from studio.commands._progress import print_progress
-    from studio.commands.deploy import print_plan
-    from studio.core.errors import UserError
     from studio.core.jobs import run_job
-    from studio.tools.deploy.deployments import DeploymentStore
-    from studio.tools.deploy.sync import host_connector
-    from studio.tools.deploy.sync import run_job as sync_job
+    from studio.ops import upload_first as op
 
-    deployment = DeploymentStore().get(config.upload)
     out = sys.stderr if quiet else sys.stdout
-    print(f"uploading deployment {deployment.name} first", file=out)
-    plan, result = run_job(sync_job(deployment, "upload", host_connector(cli_context(), deployment), False, False,
-                                    None, on_plan=lambda p: print_plan(p, out)), on_progress=print_progress)
-    print(result.summary(), file=out)
-    if not result.ok or result.conflicts:
-        raise UserError(f"The upload of deployment {deployment.name} did not complete, so the run did not start",
-                        f"run configuration {config.name!r}, upload = {config.upload!r}",
-                        f"Look at it with `studio deploy status {deployment.name}`, then run again.")
+
+    def show(step) -> None:
+        if step.message:
+            print(step.message, file=out, flush=True)
+        else:
+            print_progress(step)
+
+    run_job(op.run(cli_context(), config.upload), on_progress=show)

@@ -55,9 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.commands._progress import print_progress
     from studio.core.errors import UserError
-    from studio.core.jobs import run_job
 
     tool = args.tool or ("msame" if args.model.lower().endswith(".om") else "onnxruntime")
     if args.compare_with and tool == "onnxruntime":
@@ -75,8 +73,16 @@ def run(args: argparse.Namespace) -> int:
 
         print_result(run_op(bench, bench.Request.from_args(args), args.host, args.json), args.json)
         return 0
-    from studio.ops.bench_om import bench_om
-    from studio.runs.where import target_for_host
+    return _bench_om(args, tool)
+
+
+def _bench_om(args: argparse.Namespace, tool: str) -> int:
+    """An .om timed with msame / ais_bench / msit here or on ``--host`` (:mod:`studio.ops.bench_om`, the
+    Run panel's operation too); with ``--compare-with`` its original .onnx is timed here beside it."""
+    from studio.commands._progress import print_progress
+    from studio.core.jobs import run_job
+    from studio.core.model_inputs import parse_input_shapes
+    from studio.ops import bench_om
 
     context = None
     if args.host:
@@ -84,19 +90,28 @@ def run(args: argparse.Namespace) -> int:
 
         context = cli_context()
     files = [item.partition("=")[2] or item for item in args.input]
-    target = target_for_host(context, args.host)
-    job = bench_om(target, Path(args.model), tool, args.loop, args.warmup, args.device, files)
-    if args.compare_with:
-        return _compare_with(args, target, files)
-    result = run_job(job, on_progress=print_progress)
-    data = to_json(result)
-    if args.output:
-        from studio.tools.bench.profile_folder import write_bench_folder
-
-        data["folder"] = str(write_bench_folder(result, args.output))
-    print(json.dumps(data, indent=2) if args.json else result.report())
-    if args.output and not args.json:
-        print(f"written to {args.output} (open it in the profiler)")
+    out = Path(args.output) if args.output else None
+    pair_out = args.compare_with is not None and out is not None  # two folders: out/npu and out/onnxruntime
+    request = bench_om.Request(Path(args.model), tool, args.loop, args.warmup, args.device, files,
+                               (out / "npu" if pair_out else out), args.compare_with,
+                               parse_input_shapes(args.input_shape), out / "onnxruntime" if pair_out else None)
+    pair = run_job(bench_om.run(request, args.host, context), on_progress=print_progress)
+    if pair.reference is None:
+        data = to_json(pair.npu)
+        if out:
+            data["folder"] = str(pair.npu.folder)
+        print(json.dumps(data, indent=2) if args.json else pair.npu.report())
+        if out and not args.json:
+            print(f"written to {out} (open it in the profiler)")
+        return 0
+    data = to_json(pair)
+    if out:
+        data["folder"] = str(pair.npu.folder)
+        data["compare_with"]["folder"] = str(pair.reference.folder)
+    print(json.dumps(data, indent=2) if args.json else pair.report())
+    if out and not args.json:
+        print(f"written to {out}/npu and {out}/onnxruntime (open both in the profiler; its Compare tab puts them "
+              "side by side)")
     return 0
 
 
@@ -121,27 +136,4 @@ def _ab(args: argparse.Namespace) -> int:
         print(json.dumps({"base": str(base.model), "new": str(new.model), "change": to_json(change)}, indent=2))
     else:
         print(f"baseline: {base.model}\nnew:      {new.model}\n{change.describe()}")
-    return 0
-
-
-def _compare_with(args: argparse.Namespace, target, files: list[str]) -> int:
-    """The .om on its target and ``--compare-with`` here with ONNX Runtime, side by side."""
-    from studio.commands._progress import print_progress
-    from studio.core.jobs import run_job
-    from studio.core.model_inputs import parse_input_shapes
-    from studio.ops import bench_om
-
-    out = Path(args.output) if args.output else None
-    request = bench_om.Request(Path(args.model), args.tool or "msame", args.loop, args.warmup, args.device, files,
-                               out / "npu" if out else None, args.compare_with, parse_input_shapes(args.input_shape),
-                               out / "onnxruntime" if out else None)
-    pair = run_job(bench_om.run(request, target=target), on_progress=print_progress)
-    data = to_json(pair)
-    if out:
-        data["folder"] = str(pair.npu.folder)
-        data["compare_with"]["folder"] = str(pair.reference.folder)
-    print(json.dumps(data, indent=2) if args.json else pair.report())
-    if out and not args.json:
-        print(f"written to {out}/npu and {out}/onnxruntime (open both in the profiler; its Compare tab puts them "
-              "side by side)")
     return 0

@@ -65,9 +65,9 @@ class RunPanel(Panel):
 
         def make(cancel):
             if config.upload:
-                from studio.ui.panels.run.upload import upload_first
+                from studio.ops import upload_first
 
-                yield from upload_first(context, config.upload, cancel)
+                yield from upload_first.run(context, config.upload, cancel)
             return (yield from run_configuration(config, target, workdir, cancel=cancel,
                                                  results_base=self.workspace_folder))
 
