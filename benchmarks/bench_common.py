@@ -8,10 +8,12 @@ run.py puts the checkout, tests/ and tests/tools/ on the scripts' PYTHONPATH.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,6 +63,23 @@ def loopback_sshd(prefix: str):
 
     root = Path(tempfile.mkdtemp(prefix=prefix))
     return root, start_sshd(root / "sshd")
+
+
+@contextmanager
+def loopback_session(prefix: str):
+    """``with loopback_session(prefix) as started``: ``started`` is (work folder, loopback sshd) as
+    :func:`loopback_sshd` gives them, or None where the benchmark cannot run; the server is stopped
+    and the folder deleted afterwards."""
+    started = loopback_sshd(prefix)
+    if started is None:
+        yield None
+        return
+    root, server = started
+    try:
+        yield root, server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def peer_ssh_config(server, path):

@@ -20,11 +20,10 @@ Usage: ``python benchmarks/run.py bench_convert_remote.py [--quick]``. Needs ope
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 import sys
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
+from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
 
 
 def main() -> int:
@@ -43,11 +42,10 @@ def main() -> int:
     from studio.remote.known_hosts import KnownHosts
 
     fixture = REPO.parent / "shared" / "fixtures" / "ascend" / "om" / "root_model.om"
-    started = loopback_sshd("studio-bench-atc-")
-    if started is None:
-        return 0
-    root, server = started
-    try:
+    with loopback_session("studio-bench-atc-") as started:
+        if started is None:
+            return 0
+        root, server = started
         om = fixture if fixture.is_file() else root / "fake.om"
         if not fixture.is_file():
             om.write_bytes(b"\0" * 200_000)
@@ -90,9 +88,6 @@ def main() -> int:
         emit(f"remote ATC round trip ({model.stat().st_size / 1e6:.0f} MB ONNX, stand-in atc)", "s", ours_s, peer_s,
              "OpenSSH by hand: ssh mkdir + scp up + ssh atc + scp down",
              "no slower than the peer (ours also checks the toolkit, resolves paths, renames atomically)")
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
+from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
 
 
 def main() -> int:
@@ -41,11 +40,10 @@ def main() -> int:
     from studio.targets.ssh import SshTarget
     from studio.tools.demo.models import build_unet
 
-    started = loopback_sshd("studio-bench-engine-")
-    if started is None:
-        return 0
-    root, server = started
-    try:
+    with loopback_session("studio-bench-engine-") as started:
+        if started is None:
+            return 0
+        root, server = started
         engines = root / "engines"
         home = root / "home"
         write_host(home, server, name="bench", engine_root=str(engines))
@@ -97,9 +95,6 @@ def main() -> int:
              "OpenSSH by hand: scp model + ssh studio profile run + scp -r",
              "no slower than the peer (ours also checks the engine, a new CLI process each time)")
         target.close()
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -17,11 +17,10 @@ Usage: ``python benchmarks/run.py bench_onhost_profile.py [--quick]``. Needs ope
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 import sys
 
-from bench_common import REPO, emit, loopback_sshd, median_time, peer_ssh_config
+from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
 
 PAD_MB = 50
 
@@ -41,11 +40,10 @@ def main() -> int:
     from studio.ops.msprof_host import profile_on_host
 
     fixtures = REPO.parent / "shared" / "fixtures" / "ascend"
-    started = loopback_sshd("studio-bench-msprof-")
-    if started is None:
-        return 0
-    root, server = started
-    try:
+    with loopback_session("studio-bench-msprof-") as started:
+        if started is None:
+            return 0
+        root, server = started
         toolkit = make_standin_toolkit(root / "cann", fixtures if fixtures.is_dir() else None,
                                        STANDIN_MSPROF_PAD_MB=str(PAD_MB))
         entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
@@ -88,9 +86,6 @@ def main() -> int:
              "no slower than the peer (ours also checks the NPU, resolves paths, renames atomically)")
         target.close()
         context.close()
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 
