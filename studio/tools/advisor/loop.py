@@ -153,18 +153,14 @@ def closed_loop(model: Path, output: Path, fixes: list[str], allow_accuracy_chan
     t0 = time.perf_counter()
     applied = yield from _scaled(apply_fixes(model, output, fixes, allow_accuracy_change, cancel, input_shape), 0.0, 0.2)
     seconds["apply"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    before = work / "before"
-    yield Progress(0.2, f"profiling {model.name} (before)")
-    yield from _scaled(profile_model(model, before, settings["iterations"], settings["warmup"], inputs=files,
-                                     seed=seed, cancel=cancel, shapes=shapes), 0.2, 0.45)
-    seconds["profile_before"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    after = work / "after"
-    yield Progress(0.45, f"profiling {output.name} (after, same settings)")
-    yield from _scaled(profile_model(output, after, settings["iterations"], settings["warmup"], inputs=files,
-                                     seed=seed, cancel=cancel, shapes=shapes), 0.45, 0.75)
-    seconds["profile_after"] = time.perf_counter() - t0
+    before, after = work / "before", work / "after"
+    for side, which, folder, span, note in (("before", model, before, (0.2, 0.45), "before"),
+                                             ("after", output, after, (0.45, 0.75), "after, same settings")):
+        t0 = time.perf_counter()
+        yield Progress(span[0], f"profiling {which.name} ({note})")
+        yield from _scaled(profile_model(which, folder, settings["iterations"], settings["warmup"], inputs=files,
+                                         seed=seed, cancel=cancel, shapes=shapes), *span)
+        seconds[f"profile_{side}"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     yield Progress(0.75, f"timing {model.name} and {output.name} interleaved (profiler off)")
     sizes = {name: tuple(dims) for name, dims in shapes.items()}

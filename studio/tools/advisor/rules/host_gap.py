@@ -81,26 +81,25 @@ def check(ctx) -> list[Finding]:
         if not host_mask.any():
             evidence.append("the profile holds no host data (only device tasks): collect host APIs or msprofTx "
                             "ranges to see what the host did meanwhile")
-            what = "between device tasks"
-            findings.append(Finding(
-                "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
-                evidence, "Profile with host data (msprof --task-time / --msproftx, or the PyTorch profiler) to "
-                "see what the host does in this range; remove the wait or overlap it with device work.",
-                ms, ms, [], time_ranges=[(t0, t1)], gain_method=GAIN_METHOD))
-            if rank == 0 and ms * 1e6 < 0.2 * ref_ns:
-                break
-            continue
-        api_ms = float(np.asarray(trace.dur)[inside_api].sum()) / 1e6 if inside_api.size else 0.0
-        names = ", ".join(sorted({trace.slice_name(i) for i in inside_api[:20]}))
-        evidence.append(f"{inside_api.size} host API call(s) inside the gap, busy {api_ms:.3f} ms of it"
-                        + (f" ({names})" if names else "")
-                        + (": the host was sleeping or blocked, not feeding the device" if api_ms < 0.1 * ms else ""))
-        what = (f"inside {trace.slice_name(int(covering[0]))!r}" if covering.size else "between device tasks")
+            what, fix = "between device tasks", _FIX_WITHOUT_HOST
+        else:
+            api_ms = float(np.asarray(trace.dur)[inside_api].sum()) / 1e6 if inside_api.size else 0.0
+            names = ", ".join(sorted({trace.slice_name(i) for i in inside_api[:20]}))
+            evidence.append(f"{inside_api.size} host API call(s) inside the gap, busy {api_ms:.3f} ms of it"
+                            + (f" ({names})" if names else "")
+                            + (": the host was sleeping or blocked, not feeding the device" if api_ms < 0.1 * ms
+                               else ""))
+            what = (f"inside {trace.slice_name(int(covering[0]))!r}" if covering.size else "between device tasks")
+            fix = _FIX_WITH_HOST
         findings.append(Finding(
             "host-gap", f"Device idle {ms:,.1f} ms {what}", severity_for(ms, ref_ns / 1e6), "host",
-            evidence, "Find what the host does in this range (a sleep, a lock, synchronous I/O, pre-processing "
-            "on the critical path); remove it or overlap it with device work (a second stream, async copies).",
-            ms, ms, [], time_ranges=[(t0, t1)], gain_method=GAIN_METHOD))
+            evidence, fix, ms, ms, [], time_ranges=[(t0, t1)], gain_method=GAIN_METHOD))
         if rank == 0 and ms * 1e6 < 0.2 * ref_ns:
             break
     return findings
+
+
+_FIX_WITHOUT_HOST = ("Profile with host data (msprof --task-time / --msproftx, or the PyTorch profiler) to see what "
+                     "the host does in this range; remove the wait or overlap it with device work.")
+_FIX_WITH_HOST = ("Find what the host does in this range (a sleep, a lock, synchronous I/O, pre-processing on the "
+                  "critical path); remove it or overlap it with device work (a second stream, async copies).")
