@@ -38,14 +38,10 @@ def ais_bench_argv(model: str, loop: int = 100, warmup: int = 5, device: int = 0
     if via == "msit":
         argv = ["msit", "benchmark", "--om-model", model, "--loop", str(loop), "--warmup-count", str(warmup),
                 "--device", str(device), "--display-all-summary", "1"]
-        if inputs:
-            argv += ["--input", ",".join(inputs)]
-        if output:
-            argv += ["--output", output]
-        return argv
-    argv = [python, "-m", "ais_bench", "--model", model, "--loop", str(loop), "--warmup_count", str(warmup),
-            "--device", str(device), "--display_all_summary", "True"]
-    if inputs:
+    else:
+        argv = [python, "-m", "ais_bench", "--model", model, "--loop", str(loop), "--warmup_count", str(warmup),
+                "--device", str(device), "--display_all_summary", "True"]
+    if inputs:  # both spell these two alike
         argv += ["--input", ",".join(inputs)]
     if output:
         argv += ["--output", output]
