@@ -26,9 +26,10 @@ def _cluster(qtbot, make_window, size, folder):
     return window, panel
 
 
-def test_a_rank_without_timeline_says_so_and_offers_its_stage_neighbour(qtbot, make_window, real_profiles):
+@pytest.mark.parametrize("size", SIZES)
+def test_a_rank_without_timeline_says_so_and_offers_its_stage_neighbour(qtbot, make_window, real_profiles, size):
     folder = real_profiles / QWEN
-    window, panel = _cluster(qtbot, make_window, (1280, 720), folder)
+    window, panel = _cluster(qtbot, make_window, size, folder)
     # what the export holds, counted independently: rank 3's folder has no file a timeline is drawn from
     timelines, tables, databases = find_profile_files(folder / "rank_3_ascend_pt")
     slice_sources = [t for t in tables if t.name.startswith(("kernel_details", "op_summary", "task_time"))]
@@ -45,7 +46,9 @@ def test_a_rank_without_timeline_says_so_and_offers_its_stage_neighbour(qtbot, m
     notice = panel.rank_notice
     assert notice.isVisible()
     text = notice.label.text()
-    assert "rank 3" in text and "no timeline" in text and "step_trace_time.csv" in text
+    assert "rank 3" in text and "no timeline" in text and "step_trace_time.csv" in notice.label.toolTip()
+    qtbot.wait(50)
+    assert window.height() == size[1], "the notice fits: the window does not grow past the screen"
     # it offers rank 2 (same pipeline stage, has kernel_details.csv) and the communication rank 3 took part in
     assert notice.timeline_button.isVisible() and "rank 2" in notice.timeline_button.text()
     qtbot.mouseClick(notice.timeline_button, Qt.MouseButton.LeftButton)

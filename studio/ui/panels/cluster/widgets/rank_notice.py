@@ -6,11 +6,11 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from studio.ui.panels.cluster.state import step_label
 
-SHOWN_FILES = 6  # the folder's files named in the notice; the rest are counted
+SHOWN_FILES = 4  # the folder's files named in the notice; the rest are counted (all are in the tooltip)
 
 
 def no_timeline_text(row: dict, files: list[str]) -> str:
@@ -19,8 +19,8 @@ def no_timeline_text(row: dict, files: list[str]) -> str:
     listed = ", ".join(names[:SHOWN_FILES]) + (f" and {len(names) - SHOWN_FILES} more" if len(names) > SHOWN_FILES
                                                 else "")
     return (f"rank {row['rank']} has no timeline in this export: its folder holds only {listed or 'no file'} "
-            f"(the step times and communication shown here), no trace_view.json, kernel_details.csv or "
-            f"profiler database. To see its timeline, profile again with the timeline exported for every rank.")
+            f"(the step times and communication shown here), no trace_view.json, kernel_details.csv or profiler "
+            f"database. Profile again with every rank's timeline exported to see it.")
 
 
 class RankNotice(QFrame):
@@ -38,11 +38,16 @@ class RankNotice(QFrame):
         self.timeline_button = QPushButton(self)
         self.comm_button = QPushButton(self)
         self.close_button = QPushButton("Close", self)
-        layout = QHBoxLayout(self)
+        # The text takes the whole width (beside the buttons it wrapped into nine lines at 1,024 px
+        # and pushed the window past the screen's height); the buttons go under it.
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
-        layout.addWidget(self.label, 1)
+        layout.addWidget(self.label)
+        buttons = QHBoxLayout()
         for button in (self.timeline_button, self.comm_button, self.close_button):
-            layout.addWidget(button)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
         self._row = self._stand_in = None
         self.timeline_button.clicked.connect(lambda: self._stand_in and self.open_rank.emit(self._stand_in))
         self.comm_button.clicked.connect(lambda: self._row and self.show_comm.emit(self._row["rank"]))
