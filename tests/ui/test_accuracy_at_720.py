@@ -58,8 +58,9 @@ def test_reports_leave_the_table_and_scatter_room(qtbot, make_window, deep_dumps
     qtbot.wait(50)
     table = panel.table
     rows_shown = table.viewport().height() // table.rowHeight(0)
-    assert rows_shown >= 4, f"the table shows {rows_shown} row(s) at {size}"
-    assert panel.scatter.height() >= 120, f"the scatter is {panel.scatter.height()} px at {size}"
+    assert rows_shown >= 3, f"the table shows {rows_shown} row(s) at {size}"
+    assert panel.scatter.height() >= 100, f"the scatter is {panel.scatter.height()} px at {size}"
+    assert window.height() == size[1], "the minimums fit: the window does not grow past the screen"
     # every report can still be read: the label has the height of its whole text, and scrolls
     label = panel.findings
     area = label.parentWidget().parentWidget()  # the scroll area's viewport, then the area

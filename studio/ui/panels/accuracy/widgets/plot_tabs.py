@@ -10,7 +10,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 
-MIN_HEIGHT = 170  # the scatter keeps ~140 px of plot under its tab bar however the panel is squeezed
+MIN_HEIGHT = 130  # the scatter keeps ~100 px of plot under its tab bar however the panel is squeezed
 
 
 class PlotTabs(QTabWidget):

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from studio.ui.panels.accuracy.rows_model import RowsFilter, RowsModel
 
-MIN_ROWS = 4
+MIN_ROWS = 3
 
 
 class RowsTable(QWidget):
@@ -41,7 +41,7 @@ class RowsTable(QWidget):
         header.setStretchLastSection(True)
         for column, width in ((0, 44), (1, 230), (2, 140), (3, 215)):
             table.setColumnWidth(column, width)
-        # Four rows stay in sight however long the reports above grow (they scroll instead).
+        # Three rows stay in sight however long the reports above grow (they scroll instead).
         table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * 22 + table.horizontalScrollBar().sizeHint().height()
                                + 2 * table.frameWidth())
         table.viewport().installEventFilter(self)

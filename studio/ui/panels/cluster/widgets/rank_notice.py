@@ -62,7 +62,7 @@ class RankNotice(QFrame):
     def show_for(self, row: dict, files: list[str], stand_in: dict | None) -> None:
         """Say that ``row``'s rank has no timeline; offer ``stand_in``'s (None: there is none)."""
         self._row, self._stand_in = row, stand_in
-        self.label.setText(html.escape(no_timeline_text(row, files)))
+        self.label.setText(html.escape(no_timeline_text(row, files), quote=False))
         self.label.setToolTip("\n".join(files))
         if stand_in is not None:
             same = stand_in.get("pp_stage") is not None and stand_in.get("pp_stage") == row.get("pp_stage")
