@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from studio import __version__
 from studio.core import formats
@@ -21,7 +21,9 @@ from studio.ui.jobs import JobHandle, JobRunner
 from studio.ui.notifier import Notifier
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
+from studio.ui.plain_text import plain_line
 from studio.ui.panels.registry import PANELS, PanelSpec
+from studio.ui.widgets.focus import focus_into
 from studio.ui.widgets.job_status import JobStatusWidget
 from studio.ui.widgets.log_view import LogView
 from studio.ui.widgets.workspace_tree import WorkspaceTree
@@ -74,7 +76,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status_bar()
         self.runner.job_failed.connect(self._on_job_failed)
-        self.notifier.noticed.connect(lambda n: self.statusBar().showMessage(n.message.splitlines()[0], 10000))
+        self.notifier.noticed.connect(lambda n: self.show_status(n.message.splitlines()[0], 10000))
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._sizes_pending = True  # dock sizes can only be set once the window has a size
         self._persist_layout = restore_layout  # a screenshot run must not overwrite the user's layout
@@ -243,8 +245,14 @@ class MainWindow(QMainWindow):
         if name in self._panel_specs:
             self.build_panel(name)
         dock = self.docks[name]
+        had_focus = QApplication.focusWidget()
         dock.show()
         dock.raise_()
+        if had_focus is not None and (not had_focus.isVisible() or had_focus.visibleRegion().isEmpty()):
+            # The switch hid the widget the user was in (a button of the panel now behind): Qt would
+            # hand the keyboard to the next widget in the chain, the Workspace tree, where typing
+            # selects files. The panel brought forward takes it instead.
+            focus_into(dock)
 
     def panel_title(self, name: str) -> str:
         """The title the panel ``name`` shows on its tab and in the Tools menu."""
@@ -255,16 +263,21 @@ class MainWindow(QMainWindow):
         dock = self.docks[name]
         return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
+    def show_status(self, text: str, timeout_ms: int = 5000) -> None:
+        """Show ``text`` in the status bar as plain text: it draws what it gets, so a panel's rich
+        text (``<code>``, ``&lt;``) would show its tags."""
+        self.statusBar().showMessage(plain_line(text), timeout_ms)
+
     def _on_panel_status(self, name: str, text: str) -> None:
         # The status bar speaks of the panel in front; another panel's news waits until it is raised.
         self._panel_status[name] = text
         if self.is_in_front(name):
-            self.statusBar().showMessage(text, 5000)
+            self.show_status(text)
 
     def _on_dock_shown(self, name: str, visible: bool) -> None:
         text = self._panel_status.get(name)
         if visible and text:
-            self.statusBar().showMessage(text, 5000)
+            self.show_status(text)
 
     def _on_job_failed(self, handle: JobHandle, exc: BaseException, text: str) -> None:
         self.notifier.report_exception(exc, text, context=handle.title)

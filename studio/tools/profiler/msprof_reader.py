@@ -77,6 +77,17 @@ def find_profile_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]
     return timelines, tables, databases
 
 
+_SLICE_TABLES = re.compile(r"^(op_summary|kernel_details)(_slice)?[_\d]*\.csv$")
+
+
+def timeline_sources(folder: Path) -> list[Path]:
+    """The files of ``folder`` a timeline is drawn from (timeline JSONs, profiler databases, op
+    summaries / kernel_details); empty when it holds statistics only (step_trace_time.csv,
+    communication.json, analysis.db), which the Profiler shows as tables with no slice."""
+    timelines, tables, databases = find_profile_files(folder)
+    return timelines + databases + [t for t in tables if _SLICE_TABLES.match(t.name)]
+
+
 def _sniff(path: Path) -> str | None:
     from studio.core import formats
 

@@ -26,6 +26,7 @@ from studio.ui.panels.accuracy.rows_model import ROW_ROLE, verdict_label
 from studio.ui.panels.accuracy.state import AccuracyState, as_job
 from studio.ui.panels.accuracy.widgets.plot_tabs import PlotTabs
 from studio.ui.panels.accuracy.widgets.plots_loading import plots_imported_first
+from studio.ui.panels.accuracy.widgets.report_area import ReportArea
 from studio.ui.panels.accuracy.widgets.rows_table import RowsTable
 from studio.ui.panels.base import Panel, state_property
 from studio.ui.widgets.empty_state import EmptyState
@@ -116,7 +117,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         layout.setContentsMargins(style.GAP, style.GAP, style.GAP, style.GAP)
         layout.addWidget(bar)
         layout.addWidget(self.sources)
-        layout.addWidget(self.findings)
+        layout.addWidget(ReportArea(self.findings, self))  # long reports scroll; the table keeps its rows
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
         self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments

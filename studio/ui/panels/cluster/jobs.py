@@ -20,8 +20,29 @@ def cluster_job(folder: Path) -> Generator[Progress, None, dict]:
 
     yield Progress(None, f"reading the ranks of {folder.name}")
     report = to_json(open_cluster(folder))
+    report["rank_folders"] = rank_folder_files(report)
     yield Progress(1.0, f"{report['source'].get('ranks', 0)} ranks")
     return report
+
+
+def rank_folder_files(report: dict) -> dict[str, dict[str, list[str]]]:
+    """For each rank's own folder: the files its timeline would be drawn from, and every file it
+    holds (relative names), so the panel can say why a rank has no timeline and what it has instead."""
+    from studio.tools.profiler.msprof_reader import timeline_sources
+    from studio.ui.panels.cluster.state import ClusterState
+
+    state, out = ClusterState(report=report), {}
+    for row in report.get("ranks", []):
+        folder = state.rank_folder(row)
+        if folder is None or str(folder) in out or not folder.is_dir():
+            continue
+        try:
+            files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+            timeline = [str(p.relative_to(folder)) for p in timeline_sources(folder)]
+        except (OSError, UserError):
+            continue  # unreadable: the button opens it and the Profiler says why
+        out[str(folder)] = {"timeline": timeline, "files": files}
+    return out
 
 
 def memory_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:

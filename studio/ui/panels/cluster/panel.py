@@ -32,6 +32,7 @@ from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
 from studio.ui.panels.cluster.widgets.parts import message_label, titled
 from studio.ui.panels.cluster.widgets.collectives_tab import CollectivesTab
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
+from studio.ui.panels.cluster.widgets.rank_notice import RankNotice
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
 from studio.ui.widgets.empty_state import EmptyState
 
@@ -68,7 +69,7 @@ class ClusterPanel(Panel):
         self.step_label = QLabel("Step", self)
         self.profiler_button = QPushButton("Open rank in Profiler", self)
         self.profiler_button.setToolTip("Open the selected rank's own folder in the Profiler (its timeline)")
-        self.profiler_button.clicked.connect(self.open_selected_rank)
+        self.profiler_button.clicked.connect(lambda: self.open_selected_rank())
         self.lanes_button = QPushButton("All ranks' timelines", self)
         self.lanes_button.setToolTip("Every rank's timeline in the Profiler, a lane group per rank on one clock")
         self.lanes_button.clicked.connect(self.open_rank_timelines)
@@ -81,6 +82,9 @@ class ClusterPanel(Panel):
         self.source_label = QLabel("", self)
         self.source_label.setWordWrap(True)
         self.source_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.rank_notice = RankNotice(self)  # a rank with no timeline: why, and what to look at instead
+        self.rank_notice.open_rank.connect(self.open_selected_rank)
+        self.rank_notice.show_comm.connect(lambda _rank: self.tabs.setCurrentWidget(self.comm))
 
         self.model = RankTableModel(self.state, self)
         self.table = RankTable(self.model, self)
@@ -127,6 +131,7 @@ class ClusterPanel(Panel):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.source_label)
+        layout.addWidget(self.rank_notice)
         layout.addWidget(self.stack, 1)
         self._show_message("")
 
@@ -207,6 +212,7 @@ class ClusterPanel(Panel):
     def _refresh(self) -> None:
         self.model.refresh()
         self.table.resizeColumnsToContents()
+        self.table.fit_bars()  # the bars take what the numbers leave
         # The table takes the height of its rows (up to 60 %), the findings the rest.
         total = max(300, self.step_split.height())
         wanted = 30 + self.table.horizontalHeader().height() + 22 * max(3, len(self.model.rows)) + 6
@@ -255,19 +261,31 @@ class ClusterPanel(Panel):
         self.profiler_button.setEnabled(folder is not None)
         kind = ((self.state.report or {}).get("source") or {}).get("kind", "")
         self.lanes_button.setEnabled(bool(self.state.report) and kind != "cluster_analysis_output")
+        if self.rank_notice.rank is not None and (row is None or row["rank"] != self.rank_notice.rank):
+            self.rank_notice.hide()  # it spoke of another rank
+        no_timeline = folder is not None and not self.state.has_timeline(row)
         self.profiler_button.setToolTip(
+            f"Rank {row['rank']} has no timeline in this export (statistics and communication only): "
+            "click to see what it holds and the nearest rank that has one" if no_timeline else
             f"Open {folder} in the Profiler" if folder else
             "Select a rank first" if row is None and self.state.report else
             "msprof-analyze's output holds no rank's timeline: open the ranks' folders for that"
             if row else "Open a cluster first")
 
-    def open_selected_rank(self) -> None:
-        """Ask the window to open the selected rank's folder (it goes to the Profiler)."""
-        row = self.table.selected_row()
+    def open_selected_rank(self, row: dict | None = None) -> None:
+        """Ask the window to open the folder of ``row``'s rank (default: the selected one) in the Profiler;
+        a rank whose folder holds no timeline gets a notice instead (what it holds, which rank to open)."""
+        row = row or self.table.selected_row()
         folder = self.state.rank_folder(row) if row else None
-        if folder is not None:
-            self.request_open.emit(folder)
-
+        if folder is None:
+            return
+        if not self.state.has_timeline(row):
+            files = self.state.folder_files(row)["files"]
+            self.rank_notice.show_for(row, files, self.state.timeline_stand_in(row))
+            self.status.emit(f"Cluster: rank {row['rank']} has no timeline in this export")
+            return
+        self.rank_notice.hide()
+        self.request_open.emit(folder)
 
     def open_rank_timelines(self) -> None:
         """Ask the Profiler for every rank's timeline of the folder on screen."""

@@ -89,6 +89,25 @@ class ClusterState:
                 return parent
         return None
 
+    def folder_files(self, row: dict) -> dict | None:
+        """``{"timeline": [...], "files": [...]}`` of the rank's folder (listed by the cluster job),
+        or None when it was not listed."""
+        folder = self.rank_folder(row)
+        return None if folder is None else ((self.report or {}).get("rank_folders") or {}).get(str(folder))
+
+    def has_timeline(self, row: dict) -> bool:
+        """Whether the rank's folder holds a file a timeline is drawn from (unknown counts as yes)."""
+        files = self.folder_files(row)
+        return files is None or bool(files["timeline"])
+
+    def timeline_stand_in(self, row: dict) -> dict | None:
+        """The rank to look at instead when ``row``'s has no timeline: one with a timeline in the
+        same step, of the same pipeline stage first, then the nearest rank number."""
+        others = [r for r in self.rank_rows() if r["rank"] != row["rank"] and r.get("step") == row.get("step")
+                  and self.rank_folder(r) is not None and self.folder_files(r) is not None and self.has_timeline(r)]
+        same_stage = lambda r: r.get("pp_stage") is None or r.get("pp_stage") != row.get("pp_stage")  # noqa: E731
+        return min(others, key=lambda r: (same_stage(r), abs(r["rank"] - row["rank"]), r["rank"]), default=None)
+
     # ------------------------------------------------------------------ communication
     def group_names(self) -> list[str]:
         return sorted({m["group"] for m in (self.report or {}).get("matrix", []) if self._in_step(m)})

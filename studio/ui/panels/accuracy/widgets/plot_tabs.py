@@ -10,6 +10,9 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 
+MIN_HEIGHT = 130  # the scatter keeps ~100 px of plot under its tab bar however the panel is squeezed
+
+
 class PlotTabs(QTabWidget):
     """"Scatter by op" and "Drill-down". Signal row_clicked(int): a point of the scatter was clicked."""
 
@@ -21,6 +24,7 @@ class PlotTabs(QTabWidget):
         self.scatter = self.drilldown = None  # pyqtgraph views, made on first use
         self._drilldown_plots: list = []  # the drill-down's plots, made one per turn before it
         self._drill_handle = None
+        self.setMinimumHeight(MIN_HEIGHT)
 
     @property
     def made(self) -> bool:

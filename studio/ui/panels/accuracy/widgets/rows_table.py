@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QEvent, QItemSelectionModel, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
                                QVBoxLayout, QWidget)
 
 from studio.ui.panels.accuracy.rows_model import RowsFilter, RowsModel
+
+MIN_ROWS = 3
 
 
 class RowsTable(QWidget):
@@ -39,6 +41,10 @@ class RowsTable(QWidget):
         header.setStretchLastSection(True)
         for column, width in ((0, 44), (1, 230), (2, 140), (3, 215)):
             table.setColumnWidth(column, width)
+        # Three rows stay in sight however long the reports above grow (they scroll instead).
+        table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * 22 + table.horizontalScrollBar().sizeHint().height()
+                               + 2 * table.frameWidth())
+        table.viewport().installEventFilter(self)
         filters = QHBoxLayout()
         filters.addWidget(self.filter_edit, 1)
         filters.addWidget(QLabel("Show:", self))
@@ -61,3 +67,14 @@ class RowsTable(QWidget):
         self.table.selectionModel().setCurrentIndex(
             proxy_index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(proxy_index)
+
+    def eventFilter(self, watched, event) -> bool:  # Qt override
+        # The table shrinks when reports are added above it: the selected row must not slip out of
+        # sight below the last visible row.
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            current = self.table.currentIndex()
+            if current.isValid():
+                rect = self.table.visualRect(current)
+                if not self.table.viewport().rect().contains(rect):
+                    self.table.scrollTo(current)
+        return super().eventFilter(watched, event)

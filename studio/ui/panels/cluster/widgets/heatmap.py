@@ -10,6 +10,8 @@ the cells and pixels are computed on a worker (:mod:`..heat_data`).
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
@@ -82,6 +84,28 @@ class HeatMap(QWidget):
         left, top, size = self._grid()
         return QRectF(left + self._index[dst] * size, top + self._index[src] * size, size, size)
 
+    def axis_labels(self, metrics: QFontMetrics) -> dict[str, list[tuple[QRectF, str]]]:
+        """The rank labels drawn left of the rows and above the columns: ``{"rows": [(box, text)],
+        "columns": [...]}``. Each box holds its whole text, centred on its row or column; when the
+        cells are narrower than a label, only every n-th rank is labelled (a label squeezed into
+        one cell wrapped "15" into "1 5" and ran into its neighbours)."""
+        left, top, size = self._grid()
+        if not self.ranks:
+            return {"rows": [], "columns": []}
+        height = metrics.height()
+        width = max(metrics.horizontalAdvance(str(rank)) for rank in self.ranks) + 4
+        every_row = max(1, math.ceil(height / size))
+        every_column = max(1, math.ceil(width / size))
+        rows, columns = [], []
+        for i, rank in enumerate(self.ranks):
+            middle_y, middle_x = top + (i + 0.5) * size, left + (i + 0.5) * size
+            if i % every_row == 0:
+                rows.append((QRectF(0, middle_y - max(size, height) / 2, left - 6, max(size, height)), str(rank)))
+            if i % every_column == 0:
+                box = max(size, width)
+                columns.append((QRectF(middle_x - box / 2, top - height - 4, box, height), str(rank)))
+        return {"rows": rows, "columns": columns}
+
     # ------------------------------------------------------------------ painting
     def paintEvent(self, event) -> None:  # Qt override
         painter = QPainter(self)
@@ -102,15 +126,12 @@ class HeatMap(QWidget):
         grid_pen = QPen(self.palette().mid().color(), 0.5)
         painter.setPen(grid_pen)
         painter.drawRect(QRectF(left, top, n * size, n * size))
-        label_every = max(1, int(metrics.height() / size) + 1)
-        for i, rank in enumerate(self.ranks):
-            if i % label_every == 0:
-                painter.setPen(self.palette().text().color())
-                painter.drawText(QRectF(0, top + i * size, left - 6, size),
-                                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, str(rank))
-                painter.drawText(QRectF(left + i * size, top - metrics.height() - 4, size, metrics.height()),
-                                 Qt.AlignmentFlag.AlignCenter, str(rank))
         painter.setPen(self.palette().text().color())
+        labels = self.axis_labels(metrics)
+        for rect, text in labels["rows"]:
+            painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+        for rect, text in labels["columns"]:
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         painter.drawText(QRectF(0, 0, left + n * size, metrics.height()), Qt.AlignmentFlag.AlignLeft,
                          "src ↓  dst →")
         painter.drawImage(QRectF(left, top, n * size, n * size), self._image)

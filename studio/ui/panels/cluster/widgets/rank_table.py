@@ -27,6 +27,7 @@ HEADERS = ["Rank", "Step", "Stage"] + [f"{title} (ms)" for _, title in PARTS] + 
 FIRST_PART = 3
 BAR_COLUMN = len(HEADERS) - 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+BAR_MIN = 180  # px: the parts of a bar stay readable, and "Step breakdown" fits its header
 
 
 class RankTableModel(QAbstractTableModel):
@@ -164,7 +165,27 @@ class RankTable(QTableView):
         self.verticalHeader().setDefaultSectionSize(22)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(BAR_COLUMN, QHeaderView.ResizeMode.Stretch)
+        # The bars sit right after the stage, where a narrow screen still shows them (as the last,
+        # stretching column they were squeezed to 45 px, or scrolled off to the right at 1,024 px);
+        # they take the room the numbers leave, never less than BAR_MIN.
+        header.setSectionResizeMode(BAR_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.moveSection(header.visualIndex(BAR_COLUMN), FIRST_PART)
+        header.setStretchLastSection(False)
+        header.sectionResized.connect(lambda index, _old, _new: index != BAR_COLUMN and self.fit_bars())
+        model.modelReset.connect(self.fit_bars)
+        self.fit_bars()
+
+    def fit_bars(self) -> None:
+        """Give the bar column the width the number columns leave (at least BAR_MIN)."""
+        header = self.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(header.count()) if c != BAR_COLUMN)
+        width = max(BAR_MIN, self.viewport().width() - others)
+        if header.sectionSize(BAR_COLUMN) != width:
+            header.resizeSection(BAR_COLUMN, width)
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self.fit_bars()
 
     def selected_row(self) -> dict | None:
         """The engine's row of the current rank, or None."""
