@@ -349,3 +349,33 @@ def test_left_to_right_layout_from_the_toolbar(qtbot, make_panel, tmp_path):
     assert panel.active.canvas.view is across
     panel.direction_button.click()
     qtbot.waitUntil(lambda: panel.active.level.view.direction == "TB", timeout=20000)
+
+
+def test_the_overlay_legend_never_hides_a_node(qtbot, panel, tmp_path):
+    """The legend goes to a corner with no node under it (the demo U-Net's first nodes sit at the top left)."""
+    from studio.tools.demo.models import build_unet
+    import onnx
+
+    path = tmp_path / "unet.onnx"
+    onnx.save(build_unet(), str(path))
+    _open(qtbot, panel, path)
+    canvas = panel.left.canvas
+    first = panel.left.graph.nodes[0].name
+    panel.links.overlay.emit(Overlay("time share", {first: 0.2}, thresholds=[0.05, 0.1]))
+    qtbot.waitUntil(lambda: bool(canvas.legend), timeout=10000)
+    for size in ((695, 390), (560, 420), (1000, 520)):
+        canvas.resize(*size)
+        canvas.fit()
+        canvas.repaint()
+        box = canvas.legend_box()
+        assert box is not None and canvas.rect().contains(box.toRect())
+        cache = canvas.painter_cache
+        on_screen = []
+        for i in range(cache.count):
+            r = cache.rect(i)  # scene -> widget coordinates, as the canvas paints them
+            widget = r.translated(-canvas.origin.x(), -canvas.origin.y())
+            widget = type(r)(widget.x() * canvas.scale, widget.y() * canvas.scale,
+                             widget.width() * canvas.scale, widget.height() * canvas.scale)
+            if widget.intersects(type(r)(canvas.rect())):
+                on_screen.append(widget)
+        assert on_screen and not any(w.intersects(box) for w in on_screen)

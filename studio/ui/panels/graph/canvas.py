@@ -170,22 +170,46 @@ class GraphCanvas(QWidget):
         p.end()
         return img
 
-    def _paint_legend(self, painter: QPainter) -> None:
+    def legend_box(self) -> QRectF | None:
+        """Where the overlay's legend goes (widget coordinates), or None without one: the first
+        corner (top left, bottom left, top right) where it covers no node on screen, else the one
+        covering the fewest — a legend must not hide the graph it explains."""
         if not self.legend:
-            return
-        fm = painter.fontMetrics()
+            return None
+        fm = self.fontMetrics()
         width = max([fm.horizontalAdvance(t) for _, t in self.legend] + [fm.horizontalAdvance(self.legend_title)]) + 36
         height = 22 + 18 * len(self.legend)
-        box = QRectF(10, 10, width, height)
+        corners = [QRectF(10, 10, width, height), QRectF(10, self.height() - height - 30, width, height),
+                   QRectF(self.width() - width - 10, 10, width, height)]
+        if not self.painter_cache:
+            return corners[0]
+        best, fewest = corners[0], None
+        for box in corners:
+            if box.top() < 0 or box.left() < 0 or (not self._minimap_rect.isNull()
+                                                   and box.intersects(self._minimap_rect)):
+                continue
+            scene = QRectF(self.to_scene(box.topLeft()), self.to_scene(box.bottomRight()))
+            covered = self.painter_cache.visible_items(scene).size
+            if covered == 0:
+                return box
+            if fewest is None or covered < fewest:
+                best, fewest = box, covered
+        return best
+
+    def _paint_legend(self, painter: QPainter) -> None:
+        box = self.legend_box()
+        if box is None:
+            return
+        left, top, width = box.left(), box.top(), box.width()
         painter.fillRect(box, QColor(255, 255, 255, 235))
         painter.setPen(QColor("#9aa3ad"))
         painter.drawRect(box)
         painter.setPen(QColor("#1f1f1f"))
-        painter.drawText(QRectF(18, 12, width - 16, 18), Qt.AlignmentFlag.AlignVCenter, self.legend_title)
+        painter.drawText(QRectF(left + 8, top + 2, width - 16, 18), Qt.AlignmentFlag.AlignVCenter, self.legend_title)
         for k, (colour, text) in enumerate(self.legend):
-            y = 32 + 18 * k
-            painter.fillRect(QRectF(18, y + 2, 12, 12), QColor(colour or "#ffffff"))
-            painter.drawText(QRectF(36, y, width - 40, 16), Qt.AlignmentFlag.AlignVCenter, text)
+            y = top + 22 + 18 * k
+            painter.fillRect(QRectF(left + 8, y + 2, 12, 12), QColor(colour or "#ffffff"))
+            painter.drawText(QRectF(left + 26, y, width - 30, 16), Qt.AlignmentFlag.AlignVCenter, text)
 
     # ------------------------------------------------------------------ input
     def wheelEvent(self, event) -> None:  # Qt override
