@@ -245,7 +245,7 @@ class Downloader:
             flush()
             take(done_only=False)
             status, err = stream.finish()
-        except (Cancelled, GeneratorExit):
+        except (Cancelled, GeneratorExit, KeyboardInterrupt):  # Ctrl-C too: a blocked read must end now
             stream.close()
             raise
         except (TarFormatError, Exception) as exc:

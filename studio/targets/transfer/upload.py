@@ -249,7 +249,7 @@ class Uploader:
             sender.close()
             status, err = stream.finish()
             out = stream.read()
-        except (Cancelled, GeneratorExit):
+        except (Cancelled, GeneratorExit, KeyboardInterrupt):  # Ctrl-C too: a blocked read must end now
             sender.abandon()
             stream.close()
             raise
