@@ -51,6 +51,19 @@ def temp_name(path: str, token: str) -> str:
     return f"{folder}/{temp}" if folder else temp
 
 
+def root_temp_name(path: str, token: str) -> str:
+    """The temporary name, in the deployment root itself, of an SFTP upload of ``path``.
+
+    An SFTP write goes by path: written into the file's own folder it would follow a symlink a
+    process on the host put there meanwhile. Written in the root (checked by the shell that then
+    moves it into place, see ``Uploader._land``), it never passes a subfolder. The digest covers the
+    whole path, so files of one name in different folders do not share a temporary name.
+    """
+    name = path.rpartition("/")[2]
+    temp = temp_name(name, token)
+    return temp[: -8] + hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
 def token_of(name: str) -> str | None:
     """The run token in one of our temporary names (a file or a staging folder), else None."""
     if name.startswith(STAGING):
