@@ -39,11 +39,12 @@ libc = ctypes.CDLL(None, use_errno=True)
 a, b = (os.fsencode(p) for p in sys.argv[1:3])
 stop = []
 signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-print("swapping", flush=True)
 n = 0
 while not stop:
     libc.renameat2(-100, a, -100, b, 2)
     n += 1
+    if n == 100:
+        print("swapping", flush=True)
 print(n, flush=True)
 """
 
@@ -94,8 +95,12 @@ def connector(sshd_host):
 OUTSIDE = {f"sub/o{i:02}.bin": b"outside %d\n" % i for i in range(10)}
 
 
-def _small(prefix: str = "sub/f") -> dict[str, bytes]:
-    return {f"{prefix}{i:02}.txt": b"x" * (100 + i) for i in range(12)}
+def _small(prefix: str = "sub/f", count: int = 12) -> dict[str, bytes]:
+    return {f"{prefix}{i:02}.txt": b"x" * (100 + i) for i in range(count)}
+
+
+def _many() -> dict[str, bytes]:
+    return _small(count=40)  # deletes are quick: more of them give the swap more moments to fall between
 
 
 def _big() -> dict[str, bytes]:
@@ -143,10 +148,10 @@ def _one_run(tmp_path: Path, run: int, connector, direction: str, files: dict[st
 CASES = {
     "upload (tar batch)": ("upload", _small, False),
     "upload (sftp)": ("upload", _big, False),
-    "upload --delete": ("upload", _small, True),
+    "upload --delete": ("upload", _many, True),
     "download (tar batch)": ("download", _small, False),
     "download (big files)": ("download", _big, False),
-    "download --delete": ("download", _small, True),
+    "download --delete": ("download", _many, True),
 }
 
 

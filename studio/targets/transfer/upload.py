@@ -111,9 +111,17 @@ class Uploader:
         if big:
             try:
                 self._sftp_dirs(big)
+                if self._check_shell().status(b":") is None:  # it could not enter the root as planned
+                    raise remote_ops.root_moved(self.conn, self.remote_root)
             except WriteRefused as exc:
                 stats.refused += [(item.path, exc.what) for item in big]
+                if self._checker is not None:
+                    self._checker.close()
                 return stats
+            except Exception as exc:
+                if is_connection_error(exc, self.conn):
+                    raise connection_lost(self.conn, exc) from exc
+                raise
             try:
                 stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
                                                          self.stop, landed, self.conn, stats)
@@ -333,8 +341,10 @@ class Uploader:
         if status == 0:
             self.known_dirs.update(parents(path))
             return
-        if status is None and not self.conn.alive:
-            raise EOFError("the host closed the connection")
+        if status is None:
+            if not self.conn.alive:
+                raise EOFError("the host closed the connection")
+            raise remote_ops.root_moved(self.conn, self.remote_root)  # the shell could not stay in the root
         if status == 3:
             raise WriteRefused(f"the remote folder {folder} is a symlink or was replaced on the host after the "
                                "scan; nothing was written through it", where,
