@@ -235,7 +235,8 @@ class Uploader:
                     now = FileInfo(st.st_size, int(st.st_mtime), safe_mode(st.st_mode))
                     reader = HashingReader(handle)
                     tar.add(item.path, now.mode, now.mtime, reader, now.size)
-                sent.append(Landed(item.path, now, now, reader.hexdigest()))
+                here = FileInfo(now.size, now.mtime, now.mode, st.st_mtime_ns, st.st_ctime_ns)
+                sent.append(Landed(item.path, here, now, reader.hexdigest()))
                 progress.add(now.size, item.path)
                 if len(sent) % 64 == 1:  # a Progress per file would cost more than the file (as in downloads)
                     yield progress.step()
@@ -399,4 +400,5 @@ class Uploader:
         # What was actually sent: a file that grew while it was read has more bytes on the host than
         # its size at open; the local side is recorded as it was when opened (its growth is a local change).
         remote = FileInfo(sent[0], int(st.st_mtime), mode)
-        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode), remote, handle.hexdigest())
+        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode, st.st_mtime_ns, st.st_ctime_ns), remote,
+                      handle.hexdigest())
