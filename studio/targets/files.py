@@ -12,6 +12,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 from studio.core.errors import Cancelled, UserError
@@ -48,6 +49,19 @@ def temp_name(path: str, token: str) -> str:
     digest = hashlib.sha256(raw).hexdigest()[:8]
     temp = f".{short}{PART}{token}-{digest}"
     return f"{folder}/{temp}" if folder else temp
+
+
+def root_temp_name(path: str, token: str) -> str:
+    """The temporary name, in the deployment root itself, of an SFTP upload of ``path``.
+
+    An SFTP write goes by path: written into the file's own folder it would follow a symlink a
+    process on the host put there meanwhile. Written in the root (checked by the shell that then
+    moves it into place, see ``Uploader._land``), it never passes a subfolder. The digest covers the
+    whole path, so files of one name in different folders do not share a temporary name.
+    """
+    name = path.rpartition("/")[2]
+    temp = temp_name(name, token)
+    return temp[: -8] + hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
 def token_of(name: str) -> str | None:
@@ -162,10 +176,41 @@ def verified_prefix(conn, remote_part: str | bytes, local_path, size: int, remot
     return digest
 
 
+STUCK_S = 1.0  # a clean-up after Ctrl-C or a cancel gets this long before the link is closed under it
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C (KeyboardInterrupt), a cancel, or a job closed mid-way: the user is waiting to get out."""
+    return isinstance(exc, (KeyboardInterrupt, Cancelled, GeneratorExit))
+
+
+@contextmanager
+def closing_if_stuck(exc: BaseException, close: Callable[[], None] | None, seconds: float = STUCK_S):
+    """Around the clean-up after ``exc``: when it is an interrupt (:func:`is_interrupt`) and the
+    clean-up has not ended within ``seconds`` — closing a remote file waits for the host's replies,
+    which never come on a silent link — ``close()`` (the connection) makes its waits return.
+
+    Without it a Ctrl-C waited until the keepalive gave up on the link (~17 s).
+    """
+    if close is None or not is_interrupt(exc):
+        yield
+        return
+    import threading
+
+    timer = threading.Timer(seconds, close)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
                       on_abort: Callable[[], None] | None = None,
-                      before_rename: Callable[[], None] | None = None, offset: int = 0) -> None:
+                      before_rename: Callable[[], None] | None = None, offset: int = 0,
+                      rename: Callable[[], None] | None = None, on_stuck: Callable[[], None] | None = None) -> None:
     """Write ``source`` (a readable) to ``temp`` over SFTP, set mode and times, rename onto ``final``.
 
     ``on_chunk(n)`` is told of every chunk sent; ``stop()`` returning True raises Cancelled
@@ -173,7 +218,8 @@ def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode:
     leaves it for the next run) and ``on_abort`` runs before the error propagates.
     ``before_rename`` may raise to refuse the rename at the last moment (a folder that changed).
     With ``offset``, ``temp`` already holds that many bytes (a resumed upload) and ``source`` gives
-    the rest.
+    the rest. ``rename`` replaces the SFTP rename (the caller moves ``temp`` into place itself);
+    ``on_stuck`` closes the link when the clean-up after an interrupt hangs (see :func:`closing_if_stuck`).
     """
     remote_file = sftp.open(temp, "r+b" if offset else "wb")
     try:
@@ -199,32 +245,47 @@ def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode:
             raise ShortWrite(kept, sent)
         if before_rename is not None:
             before_rename()
-        sftp.posix_rename(temp, final)
-    except BaseException:
+        if rename is not None:
+            rename()
+        else:
+            sftp.posix_rename(temp, final)
+    except BaseException as exc:
         if on_abort is not None:
             on_abort()
-        try:
-            remote_file.close()
-            sftp.remove(temp)
-        except Exception:  # connection gone: the next run removes the temporary file
-            pass
+        with closing_if_stuck(exc, on_stuck):
+            try:
+                remote_file.close()
+                sftp.remove(temp)
+            except Exception:  # connection gone: the next run removes the temporary file
+                pass
         raise
 
 
 def sftp_read_atomic(sftp, remote: str, local: Path, on_chunk: Callable[[int], None] | None = None,
-                     stop: Callable[[], bool] | None = None) -> None:
-    """Fetch ``remote`` to ``.NAME.studio-part-XXXX`` beside ``local``, then rename onto it."""
+                     stop: Callable[[], bool] | None = None, on_stuck: Callable[[], None] | None = None) -> None:
+    """Fetch ``remote`` to ``.NAME.studio-part-XXXX`` beside ``local``, then rename onto it
+    (``on_stuck``: see :func:`sftp_write_atomic`)."""
     local.parent.mkdir(parents=True, exist_ok=True)
     temp = local.with_name(temp_name(local.name, new_token()))
     try:
-        with sftp.open(remote, "rb") as source, open(temp, "wb") as out:
-            quiet_prefetch(source)
-            while chunk := source.read(CHUNK):
-                if stop is not None and stop():
-                    raise Cancelled()
-                out.write(chunk)
-                if on_chunk is not None:
-                    on_chunk(len(chunk))
+        source = sftp.open(remote, "rb")
+        try:
+            with open(temp, "wb") as out:
+                quiet_prefetch(source)
+                while chunk := source.read(CHUNK):
+                    if stop is not None and stop():
+                        raise Cancelled()
+                    out.write(chunk)
+                    if on_chunk is not None:
+                        on_chunk(len(chunk))
+        except BaseException as exc:
+            with closing_if_stuck(exc, on_stuck):  # closing waits for the read-ahead's replies
+                try:
+                    source.close()
+                except Exception:  # the link is gone: the error being raised is the one to report
+                    pass
+            raise
+        source.close()
         os.replace(temp, local)
     finally:
         temp.unlink(missing_ok=True)

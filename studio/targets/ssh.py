@@ -282,7 +282,8 @@ class SshTarget(Target):
             source.seek(offset)
             sftp_write_atomic(sftp, source, path, temp, st.st_mode & 0o755 | 0o400 if mode is None else mode,
                               (int(st.st_atime), int(st.st_mtime)), None,
-                              lambda: cancel is not None and cancel.cancelled, offset=offset)
+                              lambda: cancel is not None and cancel.cancelled, offset=offset,
+                              on_stuck=self.connection.close)
         yield Progress(1.0, f"uploaded {local.name}")
 
     def _resumable(self, sftp, temp: str, local: Path, size: int) -> int:
@@ -299,8 +300,9 @@ class SshTarget(Target):
     def get(self, path: str, local: Path, cancel: CancelToken | None = None) -> Generator[Progress, None, None]:
         yield Progress(None, f"downloading {PurePosixPath(path).name} to {local}")
         with self._copying(f"downloading {self.name}:{path}", None, PurePosixPath(path).name, 0, cancel):
-            sftp_read_atomic(self.connection.sftp(), path, Path(local), None,
-                             lambda: cancel is not None and cancel.cancelled)
+            conn = self.connection
+            sftp_read_atomic(conn.sftp(), path, Path(local), None, lambda: cancel is not None and cancel.cancelled,
+                             on_stuck=conn.close)
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(1.0, f"downloaded {Path(local).name}")

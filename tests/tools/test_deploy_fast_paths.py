@@ -144,8 +144,11 @@ def test_an_upload_to_a_folder_the_host_lacks_starts_no_listing_command(sshd_hos
     assert result.ok and result.uploaded == len(files), result.summary()
     assert read_tree(tmp_path / "remote") == files
     assert not any(b"find" in c for c in commands), commands
-    # the tar batch is the one command; SFTP alone makes the folders and writes the files
-    assert len(commands) == (1 if kind == "tar batch" else 0), commands
+    # the tar batch is the one command; SFTP writes the files and ONE shell standing in the root
+    # makes the folders and moves them into place (entered folders, never a path: see _land)
+    assert len(commands) == 1, commands
+    if kind == "sftp":
+        assert commands[0].endswith(b"exec sh"), commands
 
 
 def test_a_remote_root_that_appears_as_a_symlink_before_an_sftp_upload_is_refused(sshd_host, tmp_path):

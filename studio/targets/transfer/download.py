@@ -15,8 +15,8 @@ from studio.core.jobs import CancelToken, Progress
 from studio.remote.connection import quiet_prefetch
 from studio.targets.files import RESUME_MIN, new_token, verified_prefix
 from studio.targets.transfer import remote_ops
-from studio.targets.transfer.safe_paths import (Changed, LocalRootGuard, WriteRefused, check_relative,
-                                                local_parent_is_link, local_problem)
+from studio.targets.transfer.safe_paths import (Changed, FolderIsLink, LocalRootGuard, WriteRefused, check_relative,
+                                                local_problem, open_local_folder)
 from studio.targets.transfer.scan import FileInfo
 from studio.targets.transfer.tar_read import MemberBody, TarFormatError, TarReader
 from studio.targets.transfer.common import (CHUNK, HASH_THREAD, MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, Progressor,
@@ -69,9 +69,9 @@ class Downloader:
                                "Look at what replaced the folder, then plan again.")
 
     @staticmethod
-    def _worth_keeping(temp: Path) -> bool:
+    def _worth_keeping(temp: str, where: int) -> bool:
         try:
-            return temp.stat().st_size >= RESUME_MIN
+            return os.stat(temp, dir_fd=where, follow_symlinks=False).st_size >= RESUME_MIN
         except OSError:
             return False
 
@@ -84,31 +84,36 @@ class Downloader:
             time.sleep(0.05)
         return self.conn.alive
 
-    def _target(self, rel: str) -> Path:
+    def _folder(self, rel: str) -> int:
+        """A directory handle of ``rel``'s folder (made when missing), reached without following any
+        symlink (see :func:`open_local_folder`): the file is written, checked and renamed by name in it."""
         check_relative(rel)
-        self._check_root(rel)
-        link = local_parent_is_link(self.local_root, rel)
-        if link:
-            raise UserError(f"Refused to write {rel}: the local folder {link!r} is a symlink", self.local_root,
-                            "Studio never writes through symlinks; replace the link with a folder.")
-        target = self.local_root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target
+        try:
+            return open_local_folder(self._root, rel.rpartition("/")[0], create=True)
+        except WriteRefused as exc:
+            raise WriteRefused(f"Refused to write {rel}: {exc.what}", self.local_root, exc.fix) from None
+        except FolderIsLink as exc:
+            raise UserError(f"Refused to write {rel}: {exc.what}", self.local_root, exc.fix) from None
 
     def _land(self, rel: str, source, size: int, mtime: int, mode: int, progress: Progressor, offset: int = 0,
               prefix=None, keep_on_cut: bool = False) -> Landed:
         """Write ``source`` to a temporary file beside ``rel``; rename it over ``rel`` only if the local
         file is still as the plan saw it (else ``Changed``: someone's new work is kept).
 
+        Every step is relative to the folder's directory handle (:meth:`_folder`), never a path
+        walked again: a folder swapped for a symlink meanwhile is not written through.
         With ``offset``, the temporary file already holds that many checked bytes (``prefix``: their
         SHA-256) and ``source`` gives the rest. With ``keep_on_cut``, a lost connection leaves the
         temporary file for the next run to resume (see resume.py).
         """
-        target = self._target(rel)
-        temp = target.parent / temp_name(target.name, self.token)
+        where = self._folder(rel)
+        name = rel.rpartition("/")[2]
+        temp = temp_name(name, self.token)
         digest = Sha256(threaded=size >= HASH_THREAD, start=prefix)
         try:
-            with open(temp, "r+b" if offset else "wb") as out:
+            flags = os.O_RDWR if offset else os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            fd = os.open(temp, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=where)
+            with open(fd, "r+b" if offset else "wb") as out:
                 if offset:
                     out.truncate(offset)
                     out.seek(offset)
@@ -120,23 +125,31 @@ class Downloader:
                     digest.update(chunk)
                     progress.add(len(chunk), rel, size=size)
                 written = out.tell()
+                out.flush()
+                if written == size:
+                    os.fchmod(out.fileno(), safe_mode(mode))
+                    os.utime(out.fileno(), (mtime, mtime))
             if written != size:
                 if not self._alive():
                     raise EOFError(f"{rel}: got {written} of {size} bytes")
                 raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
                                 "Run again once it is no longer being written.")
-            os.chmod(temp, safe_mode(mode))
-            os.utime(temp, (mtime, mtime))
             self._check_root(rel)  # at write time: the root may have been swapped while this file came
-            problem = local_problem(target, self.expected.get(rel), self.expected_hash.get(rel))
+            problem = local_problem(name, self.expected.get(rel), self.expected_hash.get(rel), dir_fd=where)
             if problem:
-                raise Changed(f"The local copy of {rel}: {problem}; left as it is", target, "Plan again and choose.")
-            os.replace(temp, target)
+                raise Changed(f"The local copy of {rel}: {problem}; left as it is", self.local_root / rel,
+                              "Plan again and choose.")
+            os.replace(temp, name, src_dir_fd=where, dst_dir_fd=where)
         except BaseException as exc:
             digest.abandon()
-            if not (keep_on_cut and is_connection_error(exc, self.conn) and self._worth_keeping(temp)):
-                temp.unlink(missing_ok=True)
+            if not (keep_on_cut and is_connection_error(exc, self.conn) and self._worth_keeping(temp, where)):
+                try:
+                    os.unlink(temp, dir_fd=where)
+                except FileNotFoundError:
+                    pass
             raise
+        finally:
+            os.close(where)
         progress.add(0, rel, finished=True)
         return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
 
@@ -245,7 +258,7 @@ class Downloader:
             flush()
             take(done_only=False)
             status, err = stream.finish()
-        except (Cancelled, GeneratorExit):
+        except (Cancelled, GeneratorExit, KeyboardInterrupt):  # Ctrl-C too: a blocked read must end now
             stream.close()
             raise
         except (TarFormatError, Exception) as exc:

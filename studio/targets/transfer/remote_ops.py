@@ -40,6 +40,26 @@ def enter_root(root: str) -> bytes:
             b" ] || exit " + str(ROOT_MOVED).encode())
 
 
+def enter_folder(folder: str, create: bool = False) -> bytes:
+    """A ``sh`` condition, for a shell standing in the real root (``$R`` its ``pwd -P``): ``cd`` into
+    ``folder`` one name at a time (``cd -P``), each step checked with ``pwd -P`` to be the root's
+    folder of that name — true only when every step is a real folder, never a symlink.
+
+    Whatever happens to the path afterwards, the shell's working folder stays the folder it
+    checked: what it then does to ``./NAME`` happens there (act on the pinned folder, not on a
+    path that may be re-resolved through a symlink put in between). With ``create``, a missing
+    step is made (``mkdir``, in the pinned folder above it).
+    """
+    parts = folder.split("/")
+    steps = []
+    for depth, name in enumerate(parts):
+        make = (b"{ [ -e " + q(name) + b" ] || [ -L " + q(name) + b" ] || mkdir -- " + q(name) + b"; } && ") if create \
+            else b""
+        steps.append(make + b"cd -P -- " + q(name) + b' 2>/dev/null && [ "$(pwd -P)" = "$R"/' +
+                     q("/".join(parts[: depth + 1])) + b" ]")
+    return b" && ".join(steps)
+
+
 def root_moved(conn, root: str):
     """The refusal for a script that found its root replaced (see :func:`enter_root`)."""
     from studio.targets.transfer.safe_paths import WriteRefused
@@ -139,39 +159,64 @@ def create_root_sftp(conn, remote: str) -> str:
     return sftp.normalize(encode(path))
 
 
+def by_folder(paths: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """``{folder: [(index in paths, name), ...]}``, folders in a stable order."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for index, path in enumerate(paths):
+        folder, _, name = path.rpartition("/")
+        groups.setdefault(folder, []).append((index, name))
+    return dict(sorted(groups.items()))
+
+
 def delete_files(conn, root: str, paths: list[str], expected: dict | None = None,
                  hashes: dict | None = None) -> list[str]:
     """``rm -f`` the files (relative to ``root``), in batches; returns those left alone.
 
-    With ``expected`` (path -> the FileInfo the plan saw), each file is deleted only if it is
-    still that file (checked on the host just before its ``rm``: see ``stat_check_line``, with the
-    content's SHA-256 from ``hashes`` where known); one that changed since the plan is kept and returned.
+    Each folder's files are deleted by a subshell that entered the folder (:func:`enter_folder`) and
+    names them ``./NAME`` there: a folder exchanged for a symlink on the host is never deleted
+    through (its files are left alone and returned). With ``expected`` (path -> the FileInfo the
+    plan saw), each file is deleted only if it is still that file (checked on the host just before
+    its ``rm``: see ``stat_check_line``, with the content's SHA-256 from ``hashes`` where known); one
+    that changed since the plan is kept and returned.
     """
     if not paths:
         return []
     from studio.targets.transfer.safe_paths import stat_check_line
 
-    lines = []
-    if expected is None:
-        for i in range(0, len(paths), CHUNK):
-            lines.append(b"rm -f -- " + b" ".join(q(p) for p in paths[i: i + CHUNK]))
-    else:
-        lines.append(b"set --")
-        for index, path in enumerate(paths):
-            lines.append(b"if " + stat_check_line(path, expected.get(path), q, (hashes or {}).get(path)) + b"; then set -- \"$@\" " + q(path) +
-                         b"; else echo changed " + str(index).encode() + b"; fi")
-            if (index + 1) % CHUNK == 0 or index == len(paths) - 1:
-                lines.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
+    lines = [b"R=$(pwd -P)"]
+    for folder, members in by_folder(paths).items():
+        body = [b"set --"]
+        for index, name in members:
+            if expected is None:
+                body.append(b'set -- "$@" ' + q(name))
+            else:
+                path = f"{folder}/{name}" if folder else name
+                body.append(b"if " + stat_check_line(name, expected.get(path), q, (hashes or {}).get(path)) +
+                            b'; then set -- "$@" ' + q(name) + b"; else echo changed " + str(index).encode() + b"; fi")
+            if len(body) % CHUNK == 0:
+                body.append(b'[ $# -eq 0 ] || rm -f -- "$@"; set --')
+        body.append(b'[ $# -eq 0 ] || rm -f -- "$@"')
+        if folder:
+            refused = b"".join(b"echo changed " + str(index).encode() + b"; " for index, _ in members)
+            lines.append(b"( " + enter_folder(folder) + b" || { " + refused + b"exit 0; }\n" + b"\n".join(body) +
+                         b"\n)")
+        else:
+            lines += body
     out = run_script(conn, lines, "Deleting remote files", root=root)
     kept = [int(line.split()[1]) for line in out.decode("ascii", "replace").splitlines() if line.startswith("changed ")]
     return [paths[i] for i in kept]
 
 
 def remove_leftovers(conn, root: str, paths: list[str]) -> None:
-    """Delete temporary files and staging folders an interrupted run left behind."""
-    if paths:
-        lines = [b"rm -rf -- " + q(p) for p in paths]
-        run_script(conn, lines, "Removing temporary files of an interrupted run", root=root)
+    """Delete temporary files and staging folders an interrupted run left behind (each by name in
+    its entered folder, as :func:`delete_files`; never through a symlink)."""
+    if not paths:
+        return
+    lines = [b"R=$(pwd -P)"]
+    for folder, members in by_folder(paths).items():
+        rm = b"rm -rf -- " + b" ".join(q(name) for _, name in members)
+        lines.append(b"( " + enter_folder(folder) + b" && " + rm + b" ) || :" if folder else rm)
+    run_script(conn, lines, "Removing temporary files of an interrupted run", root=root)
 
 
 class CheckShell:
@@ -188,26 +233,34 @@ class CheckShell:
         self._stream = ExecStream(conn, enter_root(root) + b" && exec sh")
         self._lock = threading.Lock()
         self._buffer = b""
+        try:
+            self._stream.write(b"R=$(pwd -P)\n")  # for enter_folder
+        except OSError:
+            pass  # the first question says the shell is gone
 
     def holds(self, condition: bytes) -> bool:
         """True when ``condition`` (a sh condition) holds; False when not, or when the shell is gone."""
+        return self.status(b"{ " + condition + b"; }") == 0
+
+    def status(self, command: bytes) -> int | None:
+        """The exit status of ``command`` (one sh command, a subshell for anything that ``cd``s:
+        the shell itself stays in the root); None when the shell is gone."""
         with self._lock:
             try:
-                self._stream.write(b"if " + condition + b"; then echo " + self.ANSWER + b"yes; else echo " +
-                                   self.ANSWER + b"no; fi\n")
+                self._stream.write(command + b"\necho " + self.ANSWER + b"$?\n")
                 while True:
                     line, found, rest = self._buffer.partition(b"\n")
                     if found:
                         self._buffer = rest
-                        if line.startswith(self.ANSWER):
-                            return line == self.ANSWER + b"yes"
+                        if line.startswith(self.ANSWER) and line[len(self.ANSWER):].isdigit():
+                            return int(line[len(self.ANSWER):])
                         continue  # something a start-up file printed
                     chunk = self._stream.channel.recv(65536)
                     if not chunk:
-                        return False
+                        return None
                     self._buffer += chunk
             except OSError:
-                return False
+                return None
 
     def close(self) -> None:
         self._stream.close()

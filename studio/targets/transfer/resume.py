@@ -11,14 +11,16 @@ the host sends what follows it (``tail -c +N``) once its first bytes hash alike.
 
 from __future__ import annotations
 
-from studio.targets.files import RESUME_MIN, temp_name
+from studio.targets.files import RESUME_MIN, root_temp_name, temp_name
 from studio.targets.transfer import remote_ops
 
 
 def resumable_parts(items: list, leftovers: list[str], tokens: set[str], minimum: int = RESUME_MIN,
                     side: str = "local") -> dict[str, str]:
     """``{path: leftover}`` for the items (whose ``side`` — the file being sent — has at least
-    ``minimum`` bytes) whose cut temporary file is among ``leftovers``."""
+    ``minimum`` bytes) whose cut temporary file is among ``leftovers`` (an upload's is in the root:
+    :func:`~studio.targets.files.root_temp_name`; a download's beside its file)."""
+    name = root_temp_name if side == "local" else temp_name
     left = set(leftovers)
     found: dict[str, str] = {}
     for item in items:
@@ -26,7 +28,7 @@ def resumable_parts(items: list, leftovers: list[str], tokens: set[str], minimum
         if info is None or info.size < minimum:
             continue
         for token in tokens:
-            part = temp_name(item.path, token)
+            part = name(item.path, token)
             if part in left:
                 found[item.path] = part
                 break
@@ -44,9 +46,9 @@ def adopt_parts(conn, root: str, parts: dict[str, str], token: str) -> dict[str,
     sftp = conn.sftp()
     sizes: dict[str, int] = {}
     for path, part in parts.items():
-        if remote_parent_problem(sftp, remote_ops.encode(root), path):
+        if remote_parent_problem(sftp, remote_ops.encode(root), part):  # the root itself, as planned
             continue
-        new = remote_ops.encode(f"{root}/{temp_name(path, token)}")
+        new = remote_ops.encode(f"{root}/{root_temp_name(path, token)}")
         try:
             sftp.posix_rename(remote_ops.encode(f"{root}/{part}"), new)
             sizes[path] = sftp.stat(new).st_size or 0

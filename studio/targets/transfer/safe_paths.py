@@ -138,6 +138,51 @@ class LocalRootGuard:
         return fd
 
 
+class FolderIsLink(UserError):
+    """A folder on the way to a local file is a symlink (now, when it was opened)."""
+
+
+def open_local_folder(guard: LocalRootGuard, folder: str, create: bool = False) -> int:
+    """A directory handle of ``folder`` (relative) under the root ``guard`` checks, reached from the
+    root's handle one name at a time with ``O_NOFOLLOW`` (made when missing with ``create``).
+
+    Every write, rename and delete is then done by name relative to it (``dir_fd=``): a folder
+    swapped for a symlink after it was opened is not followed — the handle stays on the folder
+    that was checked. Raises WriteRefused (the root is not the folder the plan saw),
+    :class:`FolderIsLink` (a symlink on the way) or OSError. The caller closes the handle.
+    """
+    import errno
+
+    problem = guard.problem()
+    if problem:
+        raise WriteRefused(problem, guard.root, "Look at what replaced the folder, then plan again.")
+    fd = guard.open()
+    parts = folder.split("/") if folder else []
+    try:
+        for depth, name in enumerate(parts):
+            if create:
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(guard.root / "/".join(parts[:depth + 1])):
+                    raise FolderIsLink(f"the local folder {'/'.join(parts[:depth + 1])!r} is a symlink", guard.root,
+                                       "Studio never writes through symlinks; replace the link with a folder.") from None
+                if exc.errno == errno.ELOOP:
+                    raise FolderIsLink(f"the local folder {'/'.join(parts[:depth + 1])!r} was a symlink when it was "
+                                       "opened", guard.root, "Look at what changed it, then plan again.") from None
+                raise
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def local_parent_is_link(root: Path, path: str) -> str | None:
     """The first folder above ``path`` under ``root`` that is a symlink on disk, or None."""
     for folder in parents(path):

@@ -50,7 +50,13 @@ class FileInfo:
     ctime_ns: int | None = field(default=None, compare=False)
 
     def same_stat(self, other: FileInfo | None) -> bool:
-        return other is not None and self.size == other.size and self.mtime == other.mtime
+        """Same size and mtime, at the precision both have: the nanosecond mtime and the ctime
+        where both sides carry them (a local scan and the state of a local side do), so an edit
+        in the same second as the last sync — or one that put the mtime back — is a change."""
+        if other is None or self.size != other.size or self.mtime != other.mtime:
+            return False
+        return all(a is None or b is None or a == b
+                   for a, b in ((self.mtime_ns, other.mtime_ns), (self.ctime_ns, other.ctime_ns)))
 
 
 def find_time_ns(text: bytes | str) -> int | None:

@@ -12,11 +12,11 @@ from pathlib import Path
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.targets.transfer import remote_ops
-from studio.targets.transfer.safe_paths import (HASH_CHANGED, Changed, WriteRefused, parents, remote_parent_problem,
-                                                remote_problem, stat_check_line)
+from studio.targets.transfer.safe_paths import HASH_CHANGED, Changed, WriteRefused, parents, stat_check_line
 from studio.targets.transfer.scan import FileInfo, remote_root_expr
 from studio.targets.transfer.tar_stream import BackgroundSender, TarWriter
-from studio.targets.files import ShortWrite, new_token, sftp_write_atomic, temp_name, verified_prefix, write_failure
+from studio.targets.files import (ShortWrite, new_token, root_temp_name, sftp_write_atomic, verified_prefix,
+                                  write_failure)
 from studio.targets.transfer.common import (BATCH_BYTES, HASH_THREAD, MIN_BATCH, SMALL_FILE, HashingReader, Landed,
                                             Progressor, TransferStats, connection_lost, is_connection_error,
                                             run_parallel, safe_mode, expect_plan)
@@ -111,9 +111,17 @@ class Uploader:
         if big:
             try:
                 self._sftp_dirs(big)
+                if self._check_shell().status(b":") is None:  # it could not enter the root as planned
+                    raise remote_ops.root_moved(self.conn, self.remote_root)
             except WriteRefused as exc:
                 stats.refused += [(item.path, exc.what) for item in big]
+                if self._checker is not None:
+                    self._checker.close()
                 return stats
+            except Exception as exc:
+                if is_connection_error(exc, self.conn):
+                    raise connection_lost(self.conn, exc) from exc
+                raise
             try:
                 stats.failed += yield from run_parallel(big, lambda i: self._put(i, progress), progress, self.cancel,
                                                          self.stop, landed, self.conn, stats)
@@ -123,18 +131,11 @@ class Uploader:
         return stats
 
     def _sftp_dirs(self, items: list) -> None:
-        """Make sure the root and the folders of ``items`` exist, over SFTP (no shell start-up)."""
+        """Make sure the root exists, over SFTP (no shell start-up). The folders of ``items`` are made
+        by the shell that moves each file into place (see :meth:`_land`), in pinned folders."""
         try:
             if self.remote_root is None:
                 self.remote_root = remote_ops.create_root_sftp(self.conn, self.remote)
-            sftp = self.conn.sftp()
-            needed = sorted({f for i in items for f in parents(i.path)} - self.known_dirs, key=lambda f: f.count("/"))
-            for folder in needed:
-                try:
-                    sftp.mkdir(self._remote(folder), 0o755)
-                except OSError:
-                    sftp.stat(self._remote(folder))  # already there (made by a tar batch): fine; else raise
-                self.known_dirs.add(folder)
         except UserError:  # WriteRefused too: already says what and where
             raise
         except Exception as exc:
@@ -165,39 +166,37 @@ class Uploader:
         in 100 new folders is then ONE ``mv`` process instead of 100 (each costs ~3-8 ms on a
         busy host).
 
-        Each target folder is checked right before its ``mv``: its physical path must be the
-        root's plus its own name (``cd -P``), so a folder a process on the host replaced by a
-        symlink since the scan is not written through; a new folder must still be absent. A
-        refused group prints ``refused N`` (its index) and the rest goes on.
+        Each group runs in a subshell that first enters its target folder (``cd -P``, one name at a
+        time from the root the script stands in) and checks with ``pwd -P`` that it is the root's
+        folder of that name; every check and ``mv`` then names ``./NAME`` in it. The shell's working
+        folder is pinned, not a path: a folder a process on the host exchanges for a symlink after
+        the check is never written through. A refused group prints ``refused N`` (its index) and
+        the rest goes on.
         """
         q = remote_ops.q
-        lines = [b"set -e", b"R=$(pwd -P)"]
+        lines = [b"set -e", b"R=$(pwd -P)", b'S="$R"/' + q(staging)]
         for index, (folder, names, whole) in enumerate(units):
-            checks = []
-            if folder:
-                checks.append(b'[ "$(cd -P -- ' + q(folder) + b' 2>/dev/null && pwd -P)" = "$R"/' + q(folder) + b" ]")
-            if whole:
-                checks += [b"! [ -e " + q(f"{folder}/{n}" if folder else n) + b" -o -L " +
-                           q(f"{folder}/{n}" if folder else n) + b" ]" for n in names]
-            moves = []
+            body = [remote_ops.enter_folder(folder)] if folder else []
             if whole:  # new folders: nothing of the host's is inside, so no per-file check
+                body += [b"! [ -e " + q(n) + b" ] && ! [ -L " + q(n) + b" ]" for n in names]
                 for i in range(0, len(names), remote_ops.CHUNK):
-                    sources = b" ".join(q(f"{staging}/{folder}/{n}" if folder else f"{staging}/{n}")
+                    sources = b" ".join(b'"$S"/' + q(f"{folder}/{n}" if folder else n)
                                         for n in names[i: i + remote_ops.CHUNK])
-                    moves.append(b"mv -f -t " + q(folder or ".") + b" -- " + sources)
-            else:  # each file only if the host's copy is still as planned, else "changed FOLDER-INDEX NAME-INDEX"
-                moves.append(b"set --")
-                for n_index, name in enumerate(names):
-                    path = f"{folder}/{name}" if folder else name
-                    staged = q(f"{staging}/{path}")
-                    moves.append(b"if " + stat_check_line(path, self.expected.get(path), q,
-                                                          self.expected_hash.get(path)) + b"; then set -- \"$@\" " +
-                                 staged + b"; else echo changed " + f"{index} {n_index}".encode() + b"; fi")
-                    if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
-                        moves.append(b'[ $# -eq 0 ] || mv -f -t ' + q(folder or ".") + b' -- "$@"; set --')
-            if checks:
-                lines.append(b"if " + b" && ".join(checks) + b"; then\n" + b"\n".join(moves) +
-                             b"\nelse echo refused " + str(index).encode() + b"; fi")
+                    body.append(b"mv -f -t . -- " + sources)
+                lines.append(b"( " + b" && ".join(body) + b" ) || echo refused " + str(index).encode())
+                continue
+            # each file only if the host's copy is still as planned, else "changed FOLDER-INDEX NAME-INDEX"
+            moves = [b"set --"]
+            for n_index, name in enumerate(names):
+                path = f"{folder}/{name}" if folder else name
+                moves.append(b"if " + stat_check_line(name, self.expected.get(path), q, self.expected_hash.get(path)) +
+                             b'; then set -- "$@" "$S"/' + q(path) + b"; else echo changed " +
+                             f"{index} {n_index}".encode() + b"; fi")
+                if (n_index + 1) % remote_ops.CHUNK == 0 or n_index == len(names) - 1:
+                    moves.append(b'[ $# -eq 0 ] || mv -f -t . -- "$@"; set --')
+            if folder:
+                lines.append(b"( " + body[0] + b" || { echo refused " + str(index).encode() + b"; exit 0; }\n" +
+                             b"\n".join(moves) + b"\n)")
             else:
                 lines += moves
         lines += [b"rm -rf -- " + q(staging), b"pwd -P"]
@@ -236,7 +235,8 @@ class Uploader:
                     now = FileInfo(st.st_size, int(st.st_mtime), safe_mode(st.st_mode))
                     reader = HashingReader(handle)
                     tar.add(item.path, now.mode, now.mtime, reader, now.size)
-                sent.append(Landed(item.path, now, now, reader.hexdigest()))
+                here = FileInfo(now.size, now.mtime, now.mode, st.st_mtime_ns, st.st_ctime_ns)
+                sent.append(Landed(item.path, here, now, reader.hexdigest()))
                 progress.add(now.size, item.path)
                 if len(sent) % 64 == 1:  # a Progress per file would cost more than the file (as in downloads)
                     yield progress.step()
@@ -249,7 +249,7 @@ class Uploader:
             sender.close()
             status, err = stream.finish()
             out = stream.read()
-        except (Cancelled, GeneratorExit):
+        except (Cancelled, GeneratorExit, KeyboardInterrupt):  # Ctrl-C too: a blocked read must end now
             sender.abandon()
             stream.close()
             raise
@@ -314,42 +314,64 @@ class Uploader:
                         f"{lines[-1] if lines else f'exit status {status}'}",
                         self.remote, "Check free space and permissions in the remote folder; run again.")
 
-    def _check_parent(self, sftp, path: str) -> None:
-        problem = remote_parent_problem(sftp, remote_ops.encode(self.remote_root), path)
-        if problem:
-            raise WriteRefused(problem, f"{self.conn.entry.name}:{self.remote_root}/{path}",
-                               "Look at what changed on the host, then plan again.")
-
     def _check_shell(self) -> remote_ops.CheckShell:
         with self._checker_lock:
             if self._checker is None:
                 self._checker = remote_ops.CheckShell(self.conn, self.remote_root)
             return self._checker
 
+    def _land(self, path: str, temp: str) -> None:
+        """Move the uploaded ``temp`` (in the root) to ``path``, from the shell standing in the root.
+
+        One subshell checks the temporary file is in the root it stands in (an SFTP write through a
+        root replaced meanwhile went elsewhere), enters the file's folder one name at a time,
+        making the missing ones (:func:`~remote_ops.enter_folder`), checks the host's copy is as
+        the plan saw it (nanoseconds and ctime, or the hash, where known) and renames onto
+        ``./NAME`` there: nothing is written through a folder swapped for a symlink at any moment.
+        """
+        q = remote_ops.q
+        folder, _, name = path.rpartition("/")
+        steps = [b"{ [ -f " + q(temp) + b" ] && ! [ -L " + q(temp) + b" ] || exit 4; }"]
+        if folder:
+            steps.append(b"{ " + remote_ops.enter_folder(folder, create=True) + b" || exit 3; }")
+        steps.append(b"{ " + stat_check_line(name, self.expected.get(path), q, self.expected_hash.get(path)) +
+                     b" || exit 5; }")
+        steps.append(b'mv -f -- "$R"/' + q(temp) + b" " + q("./" + name))
+        status = self._check_shell().status(b"( " + b" && ".join(steps) + b" )")
+        where = f"{self.conn.entry.name}:{self.remote_root}/{path}"
+        if status == 0:
+            self.known_dirs.update(parents(path))
+            return
+        if status is None:
+            if not self.conn.alive:
+                raise EOFError("the host closed the connection")
+            raise remote_ops.root_moved(self.conn, self.remote_root)  # the shell could not stay in the root
+        if status == 3:
+            raise WriteRefused(f"the remote folder {folder} is a symlink or was replaced on the host after the "
+                               "scan; nothing was written through it", where,
+                               "Look at what changed on the host, then plan again.")
+        if status == 4:
+            raise WriteRefused("the remote root is not the folder the plan saw (replaced on the host after the "
+                               "scan); the file was not moved into place", where,
+                               "Look at what changed on the host, then plan again.")
+        if status == 5:
+            expected = self.expected.get(path)
+            problem = "it appeared after the plan was made" if expected is None else \
+                HASH_CHANGED if expected.ctime_ns is None and self.expected_hash.get(path) else \
+                "it changed after the plan was made"
+            raise Changed(f"The host's copy of {path}: {problem}; left as it is", where, "Plan again and choose.")
+        raise UserError(f"Moving {path} into place failed on {self.conn.entry.name} (exit status {status})", where,
+                        "Check the folder's permissions on the host, then run again.")
+
     def _put(self, item, progress: Progressor) -> Landed:
         sftp = self.conn.sftp()
-        temp = self._remote(temp_name(item.path, self.token))
-        self._check_parent(sftp, item.path)  # at write time: the folder may have changed since the scan
+        temp_rel = root_temp_name(item.path, self.token)
+        temp = self._remote(temp_rel)  # in the root: the SFTP write passes no subfolder
         sent = [0]
 
         def count(n: int) -> None:
             sent[0] += n
             progress.add(n, item.path, size=st.st_size)
-
-        def last_checks() -> None:  # right before the rename: the folder, and the host's copy as planned
-            self._check_parent(sftp, item.path)
-            expected = self.expected.get(item.path)
-            problem = remote_problem(sftp, self._remote(item.path), expected)
-            if problem is None and expected is not None and (expected.ctime_ns is not None
-                                                             or self.expected_hash.get(item.path)):
-                # SFTP saw whole seconds only: the host compares nanoseconds and ctime, or the hash
-                line = stat_check_line(item.path, expected, remote_ops.q, self.expected_hash.get(item.path))
-                if not self._check_shell().holds(line):
-                    problem = HASH_CHANGED if expected.ctime_ns is None else \
-                        "it changed after the plan was made (same size and second)"
-            if problem:
-                raise Changed(f"The host's copy of {item.path}: {problem}; left as it is",
-                              f"{self.conn.entry.name}:{self.remote_root}/{item.path}", "Plan again and choose.")
 
         offset, prefix = 0, None
         if 0 < self.partial.get(item.path, 0) <= os.path.getsize(self.local_root / item.path):
@@ -367,7 +389,8 @@ class Uploader:
                 sftp_write_atomic(sftp, handle, self._remote(item.path), temp, mode,
                                   (int(st.st_atime), int(st.st_mtime)), on_chunk=count,
                                   stop=lambda: self.stop.is_set() or (self.cancel is not None and self.cancel.cancelled),
-                                  on_abort=handle.abandon, before_rename=last_checks, offset=offset)
+                                  on_abort=handle.abandon, offset=offset,
+                                  rename=lambda: self._land(item.path, temp_rel))
             except (ShortWrite, OSError) as exc:
                 if isinstance(exc, ShortWrite) or (exc.errno is None and self.conn.alive):  # the host refused
                     folder = f"{self.remote_root}/{item.path}".rpartition("/")[0]
@@ -377,4 +400,5 @@ class Uploader:
         # What was actually sent: a file that grew while it was read has more bytes on the host than
         # its size at open; the local side is recorded as it was when opened (its growth is a local change).
         remote = FileInfo(sent[0], int(st.st_mtime), mode)
-        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode), remote, handle.hexdigest())
+        return Landed(item.path, FileInfo(st.st_size, int(st.st_mtime), mode, st.st_mtime_ns, st.st_ctime_ns), remote,
+                      handle.hexdigest())

@@ -223,7 +223,12 @@ def make_plan(mode: str, local: Scan, remote: Scan, synced: dict[str, Synced], d
             if path not in local.links and path not in remote.links:
                 plan.records[path] = None  # gone from both sides: forget it
             continue
-        if _equal(loc, rem, lh, rh):
+        # Size and whole second alike on both sides say nothing of a local edit within the second
+        # of the last sync (or one that put the mtime back): the nanoseconds and ctime kept then do.
+        edited_within_second = (base is not None and loc is not None and base.local.ctime_ns is not None
+                                and loc.size == base.local.size and loc.mtime == base.local.mtime
+                                and not loc.same_stat(base.local))
+        if _equal(loc, rem, lh, rh) and not (edited_within_second and not (lh and rh)):
             plan.unchanged += 1
             digest = lh if lh and lh == rh else (base.sha256 if base else None)
             if lh and lh == rh:

@@ -30,11 +30,17 @@ class Synced:
     sha256: str | None = None
 
     def to_list(self) -> list:
-        return [self.local.size, self.local.mtime, self.remote.size, self.remote.mtime, self.sha256]
+        out = [self.local.size, self.local.mtime, self.remote.size, self.remote.mtime, self.sha256]
+        if self.local.mtime_ns is not None and self.local.ctime_ns is not None:
+            out += [self.local.mtime_ns, self.local.ctime_ns]  # the local side's edit in the same second shows
+        return out
 
     @classmethod
     def from_list(cls, v: list) -> Synced:
-        return cls(FileInfo(int(v[0]), int(v[1])), FileInfo(int(v[2]), int(v[3])), v[4] if len(v) > 4 else None)
+        local = FileInfo(int(v[0]), int(v[1]))
+        if len(v) > 6 and isinstance(v[5], int) and isinstance(v[6], int):
+            local = FileInfo(local.size, local.mtime, local.mode, v[5], v[6])
+        return cls(local, FileInfo(int(v[2]), int(v[3])), v[4] if len(v) > 4 else None)
 
 
 def state_dir() -> Path:

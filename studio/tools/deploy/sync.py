@@ -8,6 +8,7 @@ state per file as it lands, so a cancelled or cut run resumes where it stopped.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -24,8 +25,8 @@ from studio.targets.transfer.ignore import Excludes
 from studio.tools.deploy.plan import (CONFLICT, DELETE_LOCAL, DELETE_REMOTE, DOWNLOAD, REFUSE, UPLOAD, Plan,
                                       make_plan)
 from studio.targets.transfer.resume import adopt_local_parts, adopt_parts, resumable_parts
-from studio.targets.transfer.safe_paths import (WriteRefused, check_relative, local_parent_is_link, local_problem,
-                                                local_root_problem)
+from studio.targets.transfer.safe_paths import (LocalRootGuard, WriteRefused, check_relative, local_problem,
+                                                local_root_problem, open_local_folder)
 from studio.targets.transfer.scan import Scan, hash_local, hash_remote, scan_local, scan_remote
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
@@ -336,14 +337,52 @@ def run_job(deployment: Deployment, mode: str, connector: Connector, delete: boo
 
 
 def _remove_local_leftovers(root: Path, paths: list[str], real: str | None) -> None:
-    """Delete the temporary download files an interrupted run of ours left (their token is ours)."""
-    if local_root_problem(root, real):
+    """Delete the temporary download files an interrupted run of ours left (their token is ours),
+    each by name in its folder's directory handle (never through, nor of, a symlink)."""
+    guard = LocalRootGuard(root, real)
+    if guard.problem():
         return  # the root is not the folder that was scanned: leave it alone
     for path in paths:
         check_relative(path)
-        if local_parent_is_link(root, path) or (root / path).is_symlink():
-            continue  # never through (or of) a symlink
-        (root / path).unlink(missing_ok=True)
+        folder, _, name = path.rpartition("/")
+        try:
+            where = open_local_folder(guard, folder)
+        except (UserError, OSError):
+            continue
+        try:
+            if not stat.S_ISLNK(os.lstat(name, dir_fd=where).st_mode):
+                os.unlink(name, dir_fd=where)
+        except OSError:
+            pass
+        finally:
+            os.close(where)
+
+
+def _delete_local(guard: LocalRootGuard, item) -> str | None:
+    """Delete ``item``'s local file by name in its folder's directory handle; None when deleted,
+    else "refused: WHY" or "changed" (edited since the plan: kept)."""
+    path = item.path
+    folder, _, name = path.rpartition("/")
+    try:
+        where = open_local_folder(guard, folder)
+    except UserError as exc:
+        return f"refused: {exc.what}"
+    except FileNotFoundError:
+        return None  # its folder is gone: so is the file
+    except OSError as exc:
+        return f"refused: {exc.strerror or exc}"
+    try:
+        try:
+            if stat.S_ISLNK(os.lstat(name, dir_fd=where).st_mode):
+                return "refused: it is a symlink now"
+        except FileNotFoundError:
+            return None
+        if local_problem(name, item.local, item.local_sha256, dir_fd=where):  # edited since the plan
+            return "changed"
+        os.unlink(name, dir_fd=where)
+        return None
+    finally:
+        os.close(where)
 
 
 def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | None, token: str | None = None,
@@ -406,18 +445,19 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
             result.deleted_remote = len(paths) - len(kept & set(paths))
             result.conflicts += sorted(kept & set(paths))  # changed on the host since the plan: kept
         root_problem = local_root_problem(deployment.local_root, plan.local.real) if plan.local.exists else None
+        guard = LocalRootGuard(deployment.local_root, plan.local.real)
         for item in groups[DELETE_LOCAL]:
             path = check_relative(item.path)
             if root_problem:
                 result.refused.append((path, root_problem))
                 continue
-            if local_parent_is_link(deployment.local_root, path) or (deployment.local_root / path).is_symlink():
-                result.refused.append((path, "a local folder on the way is a symlink"))
-                continue
-            if local_problem(deployment.local_root / path, item.local, item.local_sha256):  # edited since the plan
+            outcome = _delete_local(guard, item)
+            if outcome == "changed":
                 result.conflicts.append(path)
                 continue
-            (deployment.local_root / path).unlink(missing_ok=True)
+            if outcome is not None:
+                result.refused.append((path, outcome.removeprefix("refused: ")))
+                continue
             state.record(path, None)
             result.deleted_local += 1
         if groups[UPLOAD]:
