@@ -143,3 +143,18 @@ def test_a_runs_folder_that_is_a_symlink_receives_nothing(tmp_path, studio_home)
     result = run_studio("run", "seg", "--workspace", str(ws.folder), home=studio_home)
     assert list(elsewhere.iterdir()) == []
     assert result.returncode != 0 and "runs folder is a symlink" in result.stderr
+
+
+def test_escape_sequences_in_a_host_s_output_never_reach_the_terminal(sshd, tmp_path, studio_home):
+    write_host(studio_home, sshd)
+    ws = Workspace.create(tmp_path / "ws")
+    # retitles the window, clears the screen, colours, a reset (ESC c), a NUL: on both streams
+    command = ("printf '\\033]0;pwned\\007\\033[2J\\033[Hhello\\tthere\\n'; "
+               "printf '\\033[31mred\\033[0m \\033cafter\\000\\n' >&2; exit 3")
+    ws.set_table("run", [{"name": "loud", "command": command, "target": "box"}])
+    ws.save()
+    result = run_studio("run", "loud", "--workspace", str(ws.folder), home=studio_home)
+    shown = result.stdout + result.stderr
+    assert result.returncode == 3, shown
+    assert "hello\tthere" in shown and "red after" in shown  # the words stay, tab and newlines too
+    assert not any(c in shown for c in "\x1b\x07\x00\x9b"), repr(shown)
