@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
-from studio.runs.engine_folders import UNSAFE, enter_script, pinned_script, unsafe_error, unsafe_line
+from studio.runs.engine_folders import (DEFAULT_ROOT, UNSAFE, enter_script, env_root, pinned_script,  # noqa: F401
+                                        unsafe_error, unsafe_line)
 from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
+from studio.runs.engine_put import put_pinned
 from studio.runs.engine_lock import hold_setup_lock
 from studio.targets.base import stream
 
-DEFAULT_ROOT = "~/.cache/studio-remote"
 MARKER = "studio-env.json"
 VENV_PYTHON = "./venv/bin/python"  # run only from inside the checked engine folder (pinned_script)
 MIN_PYTHON = (3, 11)
@@ -60,13 +61,6 @@ class EngineEnv:
     __json_rename__ = {"where": "host"}
     __json_round__ = {"seconds": 3}
     __json_extra__ = ("reused",)
-
-
-def env_root(target) -> str:
-    """Where engine venvs live on ``target`` (the host entry's ``engine_root``, else the default)."""
-    entry = getattr(target, "entry", None)
-    root = entry.extra.get("engine_root") if entry is not None else None
-    return str(root) if root else DEFAULT_ROOT
 
 
 # The first python3 that runs and is new enough; else the first that runs (named in the error).
@@ -164,35 +158,6 @@ def _run(target, argv: list[str], what: str, cancel: CancelToken | None, folder:
         raise UserError(f"{what} failed on {target.where} (exit code {status}):\n{tail}",
                         f"{target.where}: {shlex.join(argv)[:300]}", _pip_fix(tail, target.where))
     return lines
-
-
-def put_pinned(target, local, rel: str, folder: str, cancel: CancelToken | None = None
-               ) -> Generator[Progress, None, None]:
-    """Upload ``local`` to ``./REL`` of the engine folder ``folder`` through the shell that entered
-    and checked it (:func:`pinned_script`): written under a temporary name, its size checked, then
-    renamed; 0600. Never by a path, so an engine folder exchanged after the probe gets nothing."""
-    import io
-    from pathlib import Path
-
-    local = Path(local)
-    size = local.stat().st_size
-    yield Progress(None, f"uploading {local.name} ({size / 1e6:.1f} MB) to {target.where}")
-    part = f"{rel}.studio-part"
-    write = 'cat > "$1" && wc -c < "$1" && mv -f -- "$1" "$2"'
-    out, err = io.BytesIO(), io.BytesIO()
-    with open(local, "rb") as source:
-        status = target.pipe(["sh", "-c", write, "sh", f"./{part}", f"./{rel}"], source, out, err,
-                             env_setup=pinned_script(folder), cancel=cancel)
-    text = out.getvalue().decode("utf-8", "replace")
-    found = unsafe_line(text.splitlines())
-    if status == UNSAFE and found:
-        raise unsafe_error(target.where, env_root(target), found)
-    written = text.split()[-1] if text.split() else ""
-    if status != 0 or written != str(size):
-        raise UserError(f"Uploading {local.name} to {target.where} failed (exit code {status}, {written or 0} of "
-                        f"{size} bytes): {err.getvalue().decode('utf-8', 'replace').strip()[-400:]}",
-                        f"{target.where}:{folder}/{rel}", "Check the free disk space there, then run again.")
-    yield Progress(None, f"uploaded {local.name}")
 
 
 def _pip_fix(output: str, where: str) -> str:

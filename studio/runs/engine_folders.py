@@ -32,6 +32,7 @@ import shlex
 
 from studio.core.errors import UserError
 
+DEFAULT_ROOT = "~/.cache/studio-remote"
 UNSAFE = 4  # exit status of the probe when a folder is unsafe (it printed ``unsafe=...``)
 OWNER_FILE = ".owner"
 SUBFOLDERS = ("venv", "venv/bin", "wheels", "runs", "home")
@@ -44,6 +45,13 @@ _CHECKS = ("U=$(id -u); "
            "above() { set -- \"$1\" $(stat -c '%u %a' -- \"$1\"); "
            "[ \"$2\" = \"$U\" ] || [ \"$2\" = 0 ] || bad \"$1 owner $2\"; "
            "[ $(( 0$3 & 022 )) -eq 0 ] || [ $(( 0$3 & 01000 )) -ne 0 ] || bad \"$1 mode $3\"; }; ")
+
+
+def env_root(target) -> str:
+    """Where engine venvs live on ``target`` (the host entry's ``engine_root``, else the default)."""
+    entry = getattr(target, "entry", None)
+    root = entry.extra.get("engine_root") if entry is not None else None
+    return str(root) if root else DEFAULT_ROOT
 
 
 def enter_script(root: str, version: str) -> str:

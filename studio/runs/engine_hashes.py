@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from studio.core.jobs import CancelToken, Progress
+from studio.runs.engine_put import put_pinned
 
 
 def sha256_of(path: Path) -> str:
@@ -37,8 +38,6 @@ def put_requirements(target, lines: list[str], rel: str, cancel: CancelToken | N
                      ) -> Generator[Progress, None, None]:
     """Upload a requirements file holding ``lines`` to ``./REL`` of the engine folder ``folder``
     (0600), through the shell that entered and checked it."""
-    from studio.runs.engine_env import put_pinned
-
     with tempfile.TemporaryDirectory(prefix="studio-requirements-") as scratch:
         local = Path(scratch) / "requirements.txt"
         local.write_text("\n".join(lines) + "\n")

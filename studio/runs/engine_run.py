@@ -22,8 +22,8 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_env import EngineEnv
-from studio.runs.engine_folders import (ACTIVE, OWNER_FILE, UNSAFE, is_stale, list_runs_script, owner_line, parse_runs,
-                                        pinned_script, unsafe_error, unsafe_line)
+from studio.runs.engine_folders import (ACTIVE, OWNER_FILE, UNSAFE, env_root, is_stale, list_runs_script, owner_line,
+                                        parse_runs, pinned_script, unsafe_error, unsafe_line)
 from studio.targets.base import stream
 
 #: Printed by the host's ``print_progress`` before each progress line (STUDIO_PROGRESS=lines).
@@ -177,8 +177,6 @@ def _refuse_unsafe(target, status: int, lines) -> None:
     """The refusal when a pinned command found the engine folder moved or writable by others."""
     found = unsafe_line(lines)
     if status == UNSAFE and found:
-        from studio.runs.engine_env import env_root
-
         raise unsafe_error(target.where, env_root(target), found)
 
 
@@ -186,7 +184,7 @@ def _put(target, folder: str, local: Path, rel: str, path: str, cancel) -> Gener
     """One file into the engine folder's ``./REL`` from the shell that checked it (SSH hosts);
     this computer has no other user's swap to fear between a check and a write."""
     if hasattr(target, "pipe"):
-        from studio.runs.engine_env import put_pinned
+        from studio.runs.engine_put import put_pinned
 
         yield from put_pinned(target, Path(local), rel, folder, cancel)
     else:
