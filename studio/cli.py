@@ -82,7 +82,10 @@ def _run_command(module: ModuleType, argv: list[str]) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except StudioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from studio.core.printable import printable
+
+        # A message may quote a host's words (its stderr): no escape sequence reaches the terminal.
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (`studio ... | head`): stop quietly, as other Unix tools do.

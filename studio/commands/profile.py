@@ -226,6 +226,9 @@ def _cluster(args: argparse.Namespace) -> int:
         return 0
     if args.path is None:
         raise UserError("Which folder of ranks?", "DIR", "Give DIR, or --on HOST:DIR for folders left on hosts.")
+    if str(args.path) == "~" or str(args.path).startswith("~/"):
+        # `--on HOST:~/dir` arrives quoted (no shell expands it): the home is the one of this user here
+        args.path = args.path.expanduser()
     if args.parts:
         from studio.tools.profiler.cluster.discover import find_ranks
         from studio.tools.profiler.cluster.engine import rank_parts

@@ -71,6 +71,8 @@ def _run(workspace, args: argparse.Namespace) -> int:
     def show(step) -> None:
         if not args.json:
             print(step.message, flush=True)
+        elif step.message.startswith("not fetched:"):
+            print(f"note: {step.message}", file=sys.stderr, flush=True)  # --json keeps stdout for the JSON
 
     with target:
         outcome = run_job(run_configuration(config, target, workdir, results_base=workspace.folder),

@@ -26,7 +26,10 @@ class Request:
     folder: str
 
     def to_argv(self) -> list[str]:
-        return [self.folder, "--parts"]
+        # Never an option of the host's engine, whatever the folder is called (options such as
+        # --json follow this argv, so no "--" can end them here): a leading "-" gets "./".
+        folder = f"./{self.folder}" if self.folder.startswith("-") else self.folder
+        return [folder, "--parts"]
 
     def for_host(self, paths) -> Request:
         return self  # the folder is the host's own: nothing goes up, nothing comes back but the JSON
@@ -52,13 +55,21 @@ class Result:
 
 
 def parse_on(values: list[str]) -> list[tuple[str, str]]:
-    """``HOST:DIR`` values as (host, folder); a UserError naming a malformed one."""
+    """``HOST:DIR`` values as (host, folder); a UserError naming a malformed one. A folder starting
+    with ``-`` is refused (it would read as an option); ``~`` / ``~/...`` is the home on the host,
+    expanded there by the engine (no shell sees the folder)."""
     out = []
     for value in values:
         host, sep, folder = value.partition(":")
         if not sep or not host or not folder:
             raise UserError(f"--on {value!r} is not HOST:DIR", "--on",
                             "Give the host's name (studio ssh list) and its folder of ranks: --on box:/data/prof")
+        if folder.startswith("-"):
+            raise UserError(f"--on {value!r}: the folder {folder!r} starts with '-', which would read as an option",
+                            "--on", f"Give the folder's full path (--on {host}:/path/to/ranks) or ./{folder}.")
+        if folder.startswith("~") and not (folder == "~" or folder.startswith("~/")):
+            raise UserError(f"--on {value!r}: only ~ or ~/... (your home on the host) is expanded", "--on",
+                            f"Give the folder's full path: --on {host}:/home/USER/...")
         out.append((host, folder))
     if len({h for h, _ in out}) < len(out):
         raise UserError("A host is named twice in --on", "--on", "Give each host once, with the folder of its ranks.")
@@ -91,9 +102,13 @@ def run(sources: list[tuple[str, str]], context, cancel: CancelToken | None = No
     for thread in threads:
         thread.join()
     if errors:
-        first = errors[min(errors)]
+        from studio.core.errors import Cancelled
+
+        # the host that failed, not one stopped because of it
+        failed = [i for i in sorted(errors) if not isinstance(errors[i], Cancelled)] or sorted(errors)
+        first = errors[failed[0]]
         if isinstance(first, UserError):
-            raise UserError(f"{sources[min(errors)][0]}: {first.what}", first.where, first.fix) from first
+            raise UserError(f"{sources[failed[0]][0]}: {first.what}", first.where, first.fix) from first
         raise first
     cancel.raise_if_cancelled()
     parts, hosts, seen = [], [], {}

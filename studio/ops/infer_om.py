@@ -97,7 +97,7 @@ def run_om(request, where: str | None, context, cancel: CancelToken | None = Non
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="studio-infer-om-") as scratch, \
             target_for_host(context, where) as target:
-        run = yield from _run_on_target(target, request, images, pre, spec, Path(scratch), cancel)
+        run = yield from _run_on_target(target, request, images, pre, spec, Path(scratch), cancel, out_specs)
         ran_on = None if getattr(target, "is_local", True) else \
             {"host": target.where, "tool": request.tool, "run_seconds": run["seconds"]}
         if run["per_picture_note"]:
@@ -108,7 +108,8 @@ def run_om(request, where: str | None, context, cancel: CancelToken | None = Non
     return result, ran_on
 
 
-def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel) -> Generator[Progress, None, dict]:
+def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel, out_specs=None
+                   ) -> Generator[Progress, None, dict]:
     """Preprocess, upload, run the tool, bring the outputs back: what :func:`_answer_all` reads."""
     from studio.targets.transfer.fetch import folder_fetcher
     from studio.tools.bench.on_target import MISSING_FIXES
@@ -146,6 +147,8 @@ def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel) ->
             run["outputs"] = Path(work) / "out"
             yield from _keep_local(run, scratch)
         else:
+            if out_specs:  # sizes are checked there: a wrong-size output is refused before a byte comes
+                _check_sizes_there(target, f"{work}/out", out_specs, request.tool, len(written))
             yield Progress(None, f"bringing {len(written):,} pictures' outputs back from {target.where}")
             folder, _size = yield from fetch(f"{work}/out", [], scratch, cancel)
             run["outputs"] = Path(folder)
@@ -153,6 +156,24 @@ def _run_on_target(target, request, images, pre, spec, scratch: Path, cancel) ->
         _remove(target, work)
     run["placements"] = placements
     return run
+
+
+def _check_sizes_there(target, out: str, specs, tool: str, pictures: int) -> None:
+    """The tool's output files listed with their sizes on the target (one round trip) and checked
+    against the OM's outputs (:func:`~studio.tools.infer.om_files.check_output_sizes`)."""
+    from studio.tools.infer.om_files import check_output_sizes
+
+    status, raw, err = target.run_script(f"cd -- {shlex.quote(out)} && find . -type f -exec stat -c '%s %n' {{}} +",
+                                         timeout=120)
+    if status != 0:
+        raise UserError(f"Cannot list the tool's outputs on {target.where}: {err.decode('utf-8', 'replace').strip()}",
+                        f"{target.where}:{out}", "Check the tool's output above.")
+    listing = []
+    for line in raw.decode("utf-8", "surrogateescape").splitlines():
+        size, _, path = line.partition(" ")
+        if size.isdigit() and path.startswith("./"):
+            listing.append((int(size), path[2:]))
+    check_output_sizes(listing, specs, tool, pictures, f"{target.where}:{out}")
 
 
 def _keep_local(run: dict, scratch: Path) -> Generator[Progress, None, None]:

@@ -27,7 +27,8 @@ from studio.core.jobs import CancelToken, Progress
 from studio.ops.toolkit import ToolRun, list_files, run_on_toolkit
 from studio.runs.config import RunConfig
 from studio.targets.transfer.fetch import fetcher_for
-from studio.tools.profiler.npu_smi import INTERVAL_S, LOG_NAME, parse_log, sampler_script, write_samples
+from studio.tools.profiler.npu_smi import (INTERVAL_S, LOG_NAME, TIMEOUT_S, parse_log, sampler_script, smi_command,
+                                           write_samples)
 from studio.tools.profiler.msprof_cmd import (PLOG_DIR, MsprofOptions, command_line, explain_failure, export_argv,
                                               find_prof_folder, msprof_argv, needs_export)
 
@@ -70,10 +71,14 @@ def profile_on_host(target, config: RunConfig, out: Path, options: MsprofOptions
     line = command_line(argv)
     # npu-smi answers first, in the same round trip (a failing driver is the usual cause of
     # msprof errors, and its own message is the clear one).
-    check = f"{{ npu-smi info >/dev/null 2>&1 || {{ npu-smi info 2>&1; echo {_NPU_MARK}; exit {_NPU_FAILED}; }}; }}"
+    # Each npu-smi is limited in time (a hung driver: exit 124, said as such, nothing left running).
+    smi = smi_command(TIMEOUT_S)
+    check = (f"{{ {smi} info >/dev/null 2>&1; r=$?; [ $r -eq 0 ] || {{ if [ $r -eq 124 ]; then "
+             f"echo 'npu-smi info did not answer within {TIMEOUT_S:g} s (the NPU driver hangs?)'; "
+             f"else {smi} info 2>&1; fi; echo {_NPU_MARK}; exit {_NPU_FAILED}; }}; }}")
     log = f"{remote_out}/{LOG_NAME}"
     if npu_smi_interval is not None:  # started once npu-smi answered; ends with msprof
-        check += f" && {sampler_script(log, npu_smi_interval)}"
+        check += f" && {sampler_script(log, npu_smi_interval, TIMEOUT_S)}"
     # the exit status is judged here: npu-smi's marker first, then msprof's own messages
     run = ToolRun("msprof", argv, cwd=cwd, accept=None, env_setup=f"{setup} && {check}" if setup else check,
                   shown=f"{'cd ' + shlex.quote(cwd) + ' && ' if cwd else ''}{line}")
@@ -129,7 +134,8 @@ def collect_on_host(target, config: RunConfig, folder: str, out: Path, cancel: C
     if npu_smi_interval is not None:
         place, cwd = _prepare(target, config, f"profiles/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
         log = f"{place}/{LOG_NAME}"
-        sample = f"{{ npu-smi info >/dev/null 2>&1 && {sampler_script(log, npu_smi_interval)} || true; }}"
+        sample = (f"{{ {smi_command(TIMEOUT_S)} info >/dev/null 2>&1 && "
+                  f"{sampler_script(log, npu_smi_interval, TIMEOUT_S)} || true; }}")
         setup = f"{setup} && {sample}" if setup else sample
     else:
         cwd = _real_workdir(target, config)

@@ -25,6 +25,7 @@ from studio.remote.hosts import HostEntry
 from studio.remote.ssh_match import (
     NEVER_MATCHES,
     SkippedMatch,
+    holds_exec,
     keyword_of,
     named_hosts,
     parse_criteria,
@@ -93,13 +94,16 @@ class SshConfig:
             if parsed is None or parsed[0] != "match":
                 continue
             criteria = parse_criteria(parsed[1])
-            reason = skip_reason(criteria)
+            reason = skip_reason(criteria, parsed[1])
             if reason is None:
                 self._match_names += named_hosts(criteria)
                 continue
             self._effective[index] = NEVER_MATCHES
             path, number = self.origins[index]
-            self.skipped.append(SkippedMatch(path, number, line, reason, criteria or []))
+            # A line with an exec word may be paired differently by paramiko: Studio's reading of
+            # its criteria cannot rule a host out, so the note is always shown.
+            trusted = [] if holds_exec(parsed[1]) else (criteria or [])
+            self.skipped.append(SkippedMatch(path, number, line, reason, trusted))
 
     @classmethod
     def load(cls, path: Path | None = None) -> SshConfig:

@@ -3,7 +3,11 @@
 paramiko evaluates ``Match`` itself, but it *runs* ``Match exec`` commands (through the shell, with
 no timeout, once per lookup pass) and counts criteria it does not know (``localnetwork``,
 ``tagged``, ``version``, ...) as matching. Studio never runs a command from a configuration file:
-such a block is treated as not matching, and the caller tells the user it was skipped. ``host``,
+such a block is treated as not matching, and the caller tells the user it was skipped. Because
+paramiko reads criteria case-sensitively and pairs parameters differently from Studio (``Match ALL
+host exec host final`` is ``all`` + two ``host`` criteria here, but ``ALL host`` + ``exec host`` +
+``final`` to paramiko), a line holding an ``exec`` token anywhere, in any case, is skipped whatever
+the criteria around it. ``host``,
 ``originalhost``, ``user``, ``localuser``, ``all``, ``canonical`` and ``final`` are honoured.
 """
 
@@ -82,13 +86,31 @@ def parse_criteria(value: str) -> list[Criterion] | None:
     return criteria
 
 
-def skip_reason(criteria: list[Criterion] | None) -> str | None:
-    """Why a Match line with these criteria is skipped, or None when Studio honours it."""
+def holds_exec(value: str) -> bool:
+    """True when any word of a Match line's value is ``exec`` (any case, negated or written
+    ``exec=...``), whichever position it takes: another parser may pair the words differently
+    and read that word as the criterion that runs a command."""
+    words = value.split()
+    try:
+        words += shlex.split(value)
+    except ValueError:
+        pass  # unreadable quoting: the plain words still count
+    return any(re.match(r"exec(=|$)", word.lstrip("!").lower()) for word in words)
+
+
+_EXEC_REASON = "Match exec runs a command, and Studio never runs commands from the ssh configuration"
+
+
+def skip_reason(criteria: list[Criterion] | None, value: str = "") -> str | None:
+    """Why a Match line with these criteria (and this raw ``value``) is skipped, or None when
+    Studio honours it."""
+    if holds_exec(value):
+        return _EXEC_REASON
     if criteria is None:
         return "its criteria cannot be read"
     keywords = [c.keyword for c in criteria]
     if "exec" in keywords:
-        return "Match exec runs a command, and Studio never runs commands from the ssh configuration"
+        return _EXEC_REASON
     unknown = [k for k in keywords if k not in HONOURED]
     if unknown:
         return f"Studio does not evaluate Match {', '.join(dict.fromkeys(unknown))}"

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_wheel import DIST_NAME, EngineWheel, build_wheel, engine_pins
-from studio.runs.engine_folders import UNSAFE, enter_script, unsafe_error
+from studio.runs.engine_folders import (DEFAULT_ROOT, UNSAFE, enter_script, env_root, pinned_script,  # noqa: F401
+                                        unsafe_error, unsafe_line)
 from studio.runs.engine_hashes import file_requirement, put_requirements, wheel_requirement
+from studio.runs.engine_put import put_pinned
 from studio.runs.engine_lock import hold_setup_lock
 from studio.targets.base import stream
 
-DEFAULT_ROOT = "~/.cache/studio-remote"
 MARKER = "studio-env.json"
+VENV_PYTHON = "./venv/bin/python"  # run only from inside the checked engine folder (pinned_script)
 MIN_PYTHON = (3, 11)
 
 # Printed by the venv's python: its version and the installed versions of the names given.
@@ -61,13 +63,6 @@ class EngineEnv:
     __json_extra__ = ("reused",)
 
 
-def env_root(target) -> str:
-    """Where engine venvs live on ``target`` (the host entry's ``engine_root``, else the default)."""
-    entry = getattr(target, "entry", None)
-    root = entry.extra.get("engine_root") if entry is not None else None
-    return str(root) if root else DEFAULT_ROOT
-
-
 # The first python3 that runs and is new enough; else the first that runs (named in the error).
 _FIND_PYTHON = ("P=; V=; for p in python3 python3.13 python3.12 python3.11; do "
             "  C=$(command -v $p 2>/dev/null) || continue; "
@@ -84,9 +79,13 @@ def probe_script(root: str, version: str, names: list[str], find_python: bool = 
     a reuse check (pyenv shims take ~0.3 s each), so a healthy venv costs one start-up only."""
     report = shlex.quote(_REPORT)
     args = " ".join(shlex.quote(n) for n in names)
+    # enter_script leaves the shell in the checked folder: the venv's python is run as ./venv/...,
+    # never by a path a folder exchanged after the check could redirect. A venv or marker made
+    # by an older Studio with the login umask is made private again.
     return (f"{enter_script(root, version)}; echo \"env=$ENV\"; "
-            f"if [ -f \"$ENV/{MARKER}\" ]; then printf 'marker='; tr -d '\\n' < \"$ENV/{MARKER}\"; echo; fi; "
-            f"R=$(\"$ENV/venv/bin/python\" -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
+            f"if [ -d ./venv ]; then chmod 700 ./venv; fi; "
+            f"if [ -f ./{MARKER} ]; then chmod 600 ./{MARKER}; printf 'marker='; tr -d '\\n' < ./{MARKER}; echo; fi; "
+            f"R=$(./venv/bin/python -c {report} {args} 2>/dev/null | tail -1); echo \"$R\"; "
             + ("" if not find_python else "R=; ")
             + f"case $R in report=*) ;; *) {_FIND_PYTHON};; esac")
 
@@ -146,9 +145,14 @@ def _check_python(target, found: dict) -> None:
                         f"Install it there: `sudo apt install python{minor}-venv` (or python3-venv).")
 
 
-def _run(target, argv: list[str], what: str, cancel: CancelToken | None, keep: int = 200
+def _run(target, argv: list[str], what: str, cancel: CancelToken | None, folder: str, keep: int = 200
          ) -> Generator[Progress, None, list[str]]:
-    status, lines = yield from stream(target.run(argv, cancel=cancel), keep)
+    """``argv`` run inside the engine folder ``folder`` entered by :func:`pinned_script` (paths in
+    ``argv`` are ``./NAME``); a failure is a UserError with the command's last lines."""
+    status, lines = yield from stream(target.run(argv, env_setup=pinned_script(folder), cancel=cancel), keep)
+    found = unsafe_line(lines)
+    if status == UNSAFE and found:
+        raise unsafe_error(target.where, env_root(target), found)
     if status != 0:
         tail = "\n".join(lines[-15:])
         raise UserError(f"{what} failed on {target.where} (exit code {status}):\n{tail}",
@@ -251,8 +255,7 @@ def _set_up_failed(target, folder: str, exc: BaseException) -> BaseException:
 
     space = free_space(target.run_script, folder)
     try:
-        target.run_script(f"rm -rf -- {shlex.quote(folder + '/venv')} {shlex.quote(folder + '/' + MARKER)}",
-                          timeout=120)
+        target.run_script(f"{pinned_script(folder)}; rm -rf -- ./venv ./{MARKER}", timeout=120)
     except Exception:  # the link is gone: the next set-up makes the venv again anyway
         pass
     if space is not None and space[1] < SPACE_MARGIN:
@@ -272,10 +275,10 @@ def _set_up_steps(target, cancel, wheel, system_site_packages, wheels_from, foun
     if recreate:
         actions.append("created the venv" if not found.get("report") else "made the venv again")
         argv = [found["python3"], "-m", "venv", "--clear"] + (["--system-site-packages"] if system_site_packages
-                                                              else []) + [f"{folder}/venv"]
+                                                              else []) + ["./venv"]
         yield Progress(None, f"making a venv on {target.where} with {found['python3']}")
-        yield from _run(target, ["rm", "-f", f"{folder}/{MARKER}"], "Removing the old marker", cancel)
-        yield from _run(target, argv, "Making the engine venv", cancel)
+        yield from _run(target, ["rm", "-f", f"./{MARKER}"], "Removing the old marker", cancel, folder)
+        yield from _run(target, argv, "Making the engine venv", cancel, folder)
     if install:
         actions.append("installed " + " ".join(f"{k}=={v}" for k, v in sorted(install.items())))
         yield Progress(None, f"installing {', '.join(sorted(install))} on {target.where}")
@@ -283,26 +286,30 @@ def _set_up_steps(target, cancel, wheel, system_site_packages, wheels_from, foun
         if wheels_from == "upload":
             yield from _upload_wheels(target, folder, python, specs, found, cancel)
         else:
-            yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check",
-                                     "--progress-bar", "off", *specs], "Installing the engine's dependencies", cancel)
+            yield from _run(target, [VENV_PYTHON, "-m", "pip", "install", "--disable-pip-version-check",
+                                     "--progress-bar", "off", *specs], "Installing the engine's dependencies", cancel,
+                            folder)
     if reinstall_wheel:
         actions.append(f"installed {wheel.path.name}")
         remote_wheel = f"{folder}/wheels/{wheel.path.name}"
-        yield from _run(target, ["mkdir", "-p", "-m", "700", f"{folder}/wheels"], "Making the wheel folder", cancel)
-        yield from target.put(wheel.path, remote_wheel, cancel)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", "./wheels"], "Making the wheel folder", cancel, folder)
+        yield from put_pinned(target, wheel.path, f"wheels/{wheel.path.name}", folder, cancel)
         # Installed only if the host holds the very bytes built here (pip compares the sha256).
-        requirements = f"{folder}/wheels/studio-requirements.txt"
         yield from put_requirements(target, [file_requirement(DIST_NAME, remote_wheel, wheel.sha256)],
-                                    requirements, cancel)
-        yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
-                                 "--force-reinstall", "--progress-bar", "off", "--require-hashes", "-r", requirements],
-                        "Installing Studio's wheel", cancel)
+                                    "wheels/studio-requirements.txt", cancel, folder)
+        yield from _run(target, [VENV_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
+                                 "--force-reinstall", "--progress-bar", "off", "--require-hashes", "-r",
+                                 "./wheels/studio-requirements.txt"], "Installing Studio's wheel", cancel, folder)
     if actions:
         marker = json.dumps({"wheel_sha256": wheel.sha256, "source": wheel.source, "version": wheel.version, "pins": pins,
                              "python": found.get("host_python") if recreate else
                              (found.get("report") or {}).get("python")}, sort_keys=True)
-        script = f"printf '%s\\n' {shlex.quote(marker)} > {shlex.quote(folder + '/' + MARKER)}"
-        status, _, err = target.run_script(script, timeout=30)
+        # 0600 (umask 077), written from inside the checked folder.
+        script = f"{pinned_script(folder)}; printf '%s\\n' {shlex.quote(marker)} > ./{MARKER} && chmod 600 ./{MARKER}"
+        status, out, err = target.run_script(script, timeout=30)
+        found_unsafe = unsafe_line(out.decode("utf-8", "replace").splitlines())
+        if status == UNSAFE and found_unsafe:
+            raise unsafe_error(target.where, env_root(target), found_unsafe)
         if status != 0:
             raise UserError(f"Cannot write {MARKER} on {target.where}: {err.decode('utf-8', 'replace').strip()}",
                             f"{target.where}:{folder}", "Check the free disk space there.")
@@ -320,7 +327,8 @@ def _upload_wheels(target, folder: str, python: str, specs: list[str], found: di
     import tempfile
     from pathlib import Path
 
-    status, out, _ = target.run_script(f"{shlex.quote(python)} -c 'import platform; print(platform.machine())'")
+    status, out, _ = target.run_script(f"{pinned_script(folder)}; {VENV_PYTHON} -c 'import platform; "
+                                       "print(platform.machine())'")
     machine = out.decode().strip() or "x86_64"
     # The venv's python when it answered, else the host's python3 the venv was just made with.
     host_python = (found.get("report") or {}).get("python") or found.get("host_python") or ""
@@ -334,20 +342,20 @@ def _upload_wheels(target, folder: str, python: str, specs: list[str], found: di
         yield Progress(None, f"downloading wheels for Python {host_python} on {machine} here")
         yield from _pip_download_here(["--only-binary=:all:", "--python-version", pyver, "--implementation", "cp",
                                        *platforms, "-d", scratch, *specs], cancel)
-        remote = f"{folder}/wheels/deps"
-        yield from _run(target, ["rm", "-rf", remote], "Clearing the wheel folder", cancel)
-        yield from _run(target, ["mkdir", "-p", "-m", "700", remote], "Making the wheel folder", cancel)
+        remote = "wheels/deps"
+        yield from _run(target, ["rm", "-rf", f"./{remote}"], "Clearing the wheel folder", cancel, folder)
+        yield from _run(target, ["mkdir", "-p", "-m", "700", f"./{remote}"], "Making the wheel folder", cancel, folder)
         files = sorted(Path(scratch).glob("*.whl"))
         for index, file in enumerate(files):
             yield Progress(index / max(len(files), 1), f"uploading {file.name} to {target.where}")
-            yield from target.put(file, f"{remote}/{file.name}", cancel)
+            yield from put_pinned(target, file, f"{remote}/{file.name}", folder, cancel)
         # Each wheel pinned to the sha256 of what was downloaded here: pip refuses any other bytes.
-        requirements = f"{remote}/requirements.txt"
-        yield from put_requirements(target, [wheel_requirement(f) for f in files], requirements, cancel)
+        yield from put_requirements(target, [wheel_requirement(f) for f in files], f"{remote}/requirements.txt",
+                                    cancel, folder)
     yield Progress(None, f"installing {len(files)} uploaded wheels on {target.where}")
-    yield from _run(target, [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
-                             "--find-links", remote, "--progress-bar", "off", "--require-hashes", "-r", requirements],
-                    "Installing the uploaded wheels", cancel)
+    yield from _run(target, [VENV_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
+                             "--find-links", f"./{remote}", "--progress-bar", "off", "--require-hashes", "-r",
+                             f"./{remote}/requirements.txt"], "Installing the uploaded wheels", cancel, folder)
 
 
 def _pip_download_here(args: list[str], cancel: CancelToken | None) -> Generator[Progress, None, None]:

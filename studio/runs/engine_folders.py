@@ -6,9 +6,16 @@ runs, the probe checks (in the same round trip):
 
 * the folders Studio makes — ``ROOT``, ``ROOT/<version>`` and its ``venv``, ``venv/bin``,
   ``wheels``, ``runs``, ``home`` — belong to the user and nobody else may write them;
-* every folder above ``ROOT`` belongs to the user or to root, and is not writable by everyone
-  unless it has the sticky bit (``/tmp``): else another user could rename ``ROOT`` away and put
-  their own in its place.
+* every folder above ``ROOT`` belongs to the user or to root, and is writable neither by its
+  group nor by everyone unless it has the sticky bit (``/tmp``), as OpenSSH's ``StrictModes``
+  asks of the folders above ``authorized_keys``: else a member of that group could rename
+  ``ROOT`` (or a folder above it) away and put their own in its place.
+
+A check on a path is only good for the shell that made it: a folder exchanged right after it is
+another folder under the same name. So nothing is run, written or removed by the engine folder's
+path in a later command: each command starts with :func:`pinned_script`, which enters the folder
+with ``cd -P``, checks again that it is the folder the probe found (same real path, the user's,
+written by nobody else, nor the folders above it) and then acts on ``./NAME`` from there.
 
 Everything is made with ``umask 077``: folders 0700, uploaded models and results 0600.
 
@@ -25,6 +32,7 @@ import shlex
 
 from studio.core.errors import UserError
 
+DEFAULT_ROOT = "~/.cache/studio-remote"
 UNSAFE = 4  # exit status of the probe when a folder is unsafe (it printed ``unsafe=...``)
 OWNER_FILE = ".owner"
 SUBFOLDERS = ("venv", "venv/bin", "wheels", "runs", "home")
@@ -36,7 +44,14 @@ _CHECKS = ("U=$(id -u); "
            "[ \"$2\" = \"$U\" ] || bad \"$1 owner $2\"; [ $(( 0$3 & 022 )) -eq 0 ] || bad \"$1 mode $3\"; }; "
            "above() { set -- \"$1\" $(stat -c '%u %a' -- \"$1\"); "
            "[ \"$2\" = \"$U\" ] || [ \"$2\" = 0 ] || bad \"$1 owner $2\"; "
-           "[ $(( 0$3 & 002 )) -eq 0 ] || [ $(( 0$3 & 01000 )) -ne 0 ] || bad \"$1 mode $3\"; }; ")
+           "[ $(( 0$3 & 022 )) -eq 0 ] || [ $(( 0$3 & 01000 )) -ne 0 ] || bad \"$1 mode $3\"; }; ")
+
+
+def env_root(target) -> str:
+    """Where engine venvs live on ``target`` (the host entry's ``engine_root``, else the default)."""
+    entry = getattr(target, "entry", None)
+    root = entry.extra.get("engine_root") if entry is not None else None
+    return str(root) if root else DEFAULT_ROOT
 
 
 def enter_script(root: str, version: str) -> str:
@@ -56,16 +71,44 @@ def enter_script(root: str, version: str) -> str:
             f"for f in \"$ENV\" {subs}; do own \"$f\"; done")
 
 
+def pinned_script(folder: str) -> str:
+    """``sh`` that enters the engine folder ``folder`` (the real path the probe found) with
+    ``cd -P`` and stays there, after checking in the same shell that it is still that folder
+    (the same real path: no symlink put in its place), that it, the root above it and its
+    sub-folders are the user's and written by nobody else, and that no folder above the root can
+    be written by another user. Exits 3 when it cannot be entered, UNSAFE (after an ``unsafe=``
+    line) otherwise; what follows it acts on ``./NAME`` only, so a folder exchanged after the
+    check cannot be reached. Ends with a command that succeeds (``... && exec CMD`` may follow)."""
+    q = shlex.quote(folder)
+    subs = " ".join(f'"./{s}"' for s in SUBFOLDERS)
+    return (f"umask 077; {_CHECKS}cd -P -- {q} || exit 3; R=$(pwd -P); "
+            f"[ \"$R\" = {q} ] || bad {shlex.quote(folder + ' moved -')}; "
+            f"own .; own ..; for f in {subs}; do own \"$f\"; done; "
+            "d=${R%/*}; while [ -n \"$d\" ]; do d=${d%/*}; above \"${d:-/}\"; done; :")
+
+
+def unsafe_line(lines) -> str | None:
+    """What follows ``unsafe=`` in a command's output lines (None when it printed none)."""
+    return next((line[len("unsafe="):] for line in lines if line.startswith("unsafe=")), None)
+
+
 def unsafe_error(where: str, root: str, found: str) -> UserError:
-    """The refusal for a probe's ``unsafe=PATH owner N`` or ``unsafe=PATH mode M`` line."""
+    """The refusal for a probe's ``unsafe=PATH owner N``, ``unsafe=PATH mode M`` or
+    ``unsafe=PATH moved -`` line."""
     path, kind, value = (found.rsplit(" ", 2) + ["", ""])[:3]
+    if kind == "moved":
+        return UserError(f"The engine folder {path} on {where} is no longer the folder Studio checked (it was moved, "
+                         "or something else was put in its place); nothing was run from it", f"{where}:{path}",
+                         f"Look at who else can write the folders above it; point the host entry's engine_root (now "
+                         f"{root}) at a folder only you can write, then run again.")
     if kind == "owner":
         what = f"The engine folder {path} on {where} belongs to another user (uid {value})"
     else:
-        what = f"The engine folder {path} on {where} can be written by other users (mode {value})"
+        what = f"The engine folder {path} on {where} can be written by other users or its group (mode {value})"
     return UserError(what + "; Studio would run programs from it as you, so it refuses", f"{where}:{path}",
                      f"Point the host entry's engine_root (now {root}) at a folder of your own, or make this one "
-                     f"yours after checking what is inside: `chmod go-w {shlex.quote(path)}` (and chown).")
+                     f"yours after checking what is inside: `chmod go-w {shlex.quote(path)}` (and chown), as "
+                     "OpenSSH's StrictModes asks of the folders above authorized_keys.")
 
 
 def instance_id() -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from studio.core.jobs import CancelToken, Progress
+from studio.runs.engine_put import put_pinned
 
 
 def sha256_of(path: Path) -> str:
@@ -33,10 +34,11 @@ def file_requirement(name: str, remote_path: str, sha256: str) -> str:
     return f"{name} @ file://{quote(remote_path)} --hash=sha256:{sha256}"
 
 
-def put_requirements(target, lines: list[str], remote: str, cancel: CancelToken | None
+def put_requirements(target, lines: list[str], rel: str, cancel: CancelToken | None, folder: str
                      ) -> Generator[Progress, None, None]:
-    """Upload a requirements file holding ``lines`` to ``remote`` (0600)."""
+    """Upload a requirements file holding ``lines`` to ``./REL`` of the engine folder ``folder``
+    (0600), through the shell that entered and checked it."""
     with tempfile.TemporaryDirectory(prefix="studio-requirements-") as scratch:
         local = Path(scratch) / "requirements.txt"
         local.write_text("\n".join(lines) + "\n")
-        yield from target.put(local, remote, cancel, mode=0o600)
+        yield from put_pinned(target, local, rel, folder, cancel)

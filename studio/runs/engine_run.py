@@ -22,7 +22,8 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.runs.engine_env import EngineEnv
-from studio.runs.engine_folders import ACTIVE, OWNER_FILE, is_stale, list_runs_script, owner_line, parse_runs
+from studio.runs.engine_folders import (ACTIVE, OWNER_FILE, UNSAFE, env_root, is_stale, list_runs_script, owner_line,
+                                        parse_runs, pinned_script, unsafe_error, unsafe_line)
 from studio.targets.base import stream
 
 #: Printed by the host's ``print_progress`` before each progress line (STUDIO_PROGRESS=lines).
@@ -93,38 +94,44 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     names = sorted(uploads)
     if any(n.startswith("/") or ".." in n.split("/") for n in names):
         raise ValueError(f"upload names must stay inside the work folder: {names}")
-    # The work folder and its sub-folders in one round trip, inside the engine's folder (already
-    # symlink-free), so runs never write elsewhere on the host.
-    work = f"{env.folder}/runs/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    folders = sorted({f"{work}/{n.rsplit('/', 1)[0]}" for n in names if "/" in n} | {f"{work}/out"})
+    # The work folder and its sub-folders in one round trip, inside the engine's folder entered and
+    # checked by the same shell (pinned_script): every later step acts on ./runs/<id> from there
+    # too, so a folder exchanged after a check never receives a file or runs a program.
+    rel = f"runs/{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    work = f"{env.folder}/{rel}"
+    folders = sorted({f"./{rel}/{n.rsplit('/', 1)[0]}" for n in names if "/" in n} | {f"./{rel}/out"})
     # Private (umask 077: folders 0700, files 0600), with its owner noted; the other run folders are
     # listed in the same round trip, so one a cut run left behind goes now.
-    script = ("umask 077; mkdir -p -- " + " ".join(shlex.quote(f) for f in folders) +
-              f" && printf '%s\\n' {shlex.quote(owner_line())} > {shlex.quote(f'{work}/{OWNER_FILE}')} || exit 1; " +
-              list_runs_script(shlex.quote(f"{env.folder}/runs")))
+    script = (f"{pinned_script(env.folder)}; mkdir -p -- " + " ".join(shlex.quote(f) for f in folders) +
+              f" && printf '%s\\n' {shlex.quote(owner_line())} > {shlex.quote(f'./{rel}/{OWNER_FILE}')} || exit 1; " +
+              list_runs_script("./runs"))
     status, out, err = target.run_script(script, timeout=30)
+    _refuse_unsafe(target, status, out.decode("utf-8", "replace").splitlines())
     if status != 0:
         raise UserError(f"Cannot make the work folder {work} on {target.where}: {err.decode(errors='replace')}",
                         f"{target.where}:{work}", "Check the free disk space there.")
     ACTIVE.add(work)
     stale = [folder for folder, _age, owner in parse_runs(out.decode("utf-8", "surrogateescape"))
-             if folder != work and is_stale(folder, owner)]
+             if folder.startswith("./runs/") and folder != f"./{rel}" and is_stale(env.folder + folder[1:], owner)]
     if stale:
-        _remove(target, *stale)
+        _remove(target, env.folder, *stale)
     try:
         if len(names) > BATCH_UPLOADS:
-            yield from _put_batch(target, work, names, uploads, cancel)
+            yield from _put_batch(target, env.folder, rel, names, uploads, cancel)
         else:
             for name in names:
-                yield from target.put(Path(uploads[name]), f"{work}/{name}", cancel, mode=0o600)
-        setup = (f"umask 077 && export STUDIO_HOME={shlex.quote(env.folder + '/home')} STUDIO_PROGRESS=lines "
+                yield from _put(target, env.folder, uploads[name], f"{rel}/{name}", f"{work}/{name}", cancel)
+        # Entered and checked again by the shell that runs it: the python is ./venv/bin/python of
+        # that folder (reached from the work folder as ../../venv/...), never a path string.
+        setup = (f"{pinned_script(env.folder)} && export STUDIO_HOME=\"$R/home\" STUDIO_PROGRESS=lines "
                  "PYTHONDONTWRITEBYTECODE=1")
-        argv = [env.python, "-m", "studio", *args]
+        python = _relative_python(env)
+        argv = [python, "-m", "studio", *args]
         yield Progress(None, f"$ studio {shlex.join(args)}   (on {target.where})")
         start = time.monotonic()
         out_lines: list[str] = []
         err_lines: list[str] = []
-        job = target.run(argv, cwd=work, env_setup=setup, cancel=cancel)
+        job = target.run(argv, cwd=rel, env_setup=setup, cancel=cancel)
         try:
             while True:
                 try:
@@ -143,6 +150,7 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
         finally:
             job.close()
         seconds = time.monotonic() - start
+        _refuse_unsafe(target, status, out_lines)
         result = EngineRun(target.where, work, status, "\n".join(out_lines), err_lines, seconds)
         if status not in ok_exit:
             message = "\n".join(err_lines[-20:]).strip() or "\n".join(out_lines[-20:]).strip()
@@ -156,17 +164,42 @@ def run_engine_command(target, env: EngineEnv, args: list[str], uploads: dict[st
     finally:
         ACTIVE.discard(work)
         if not keep_work:
-            _remove(target, work)
+            _remove(target, env.folder, f"./{rel}")
 
 
-def _put_batch(target, work: str, names: list[str], uploads: dict[str, Path], cancel) -> Generator[Progress]:
+def _relative_python(env: EngineEnv) -> str:
+    """The engine's python as reached from a run folder (``runs/<id>``) inside its engine folder."""
+    prefix = env.folder.rstrip("/") + "/"
+    return "../../" + env.python[len(prefix):] if env.python.startswith(prefix) else env.python
+
+
+def _refuse_unsafe(target, status: int, lines) -> None:
+    """The refusal when a pinned command found the engine folder moved or writable by others."""
+    found = unsafe_line(lines)
+    if status == UNSAFE and found:
+        raise unsafe_error(target.where, env_root(target), found)
+
+
+def _put(target, folder: str, local: Path, rel: str, path: str, cancel) -> Generator[Progress]:
+    """One file into the engine folder's ``./REL`` from the shell that checked it (SSH hosts);
+    this computer has no other user's swap to fear between a check and a write."""
+    if hasattr(target, "pipe"):
+        from studio.runs.engine_put import put_pinned
+
+        yield from put_pinned(target, Path(local), rel, folder, cancel)
+    else:
+        yield from target.put(Path(local), path, cancel, mode=0o600)
+
+
+def _put_batch(target, folder: str, rel: str, names: list[str], uploads: dict[str, Path], cancel
+               ) -> Generator[Progress]:
     """Many files (a folder of pictures) go up as one archive, unpacked by one command: one
     transfer and one round trip instead of one per file."""
     import tarfile
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="studio-upload-") as folder:
-        archive = Path(folder) / "in.tar"
+    with tempfile.TemporaryDirectory(prefix="studio-upload-") as scratch:
+        archive = Path(scratch) / "in.tar"
         with tarfile.open(archive, "w") as tar:
             for name in names:
                 if cancel is not None:
@@ -176,19 +209,22 @@ def _put_batch(target, work: str, names: list[str], uploads: dict[str, Path], ca
                 with open(uploads[name], "rb") as handle:
                     tar.addfile(info, handle)
         yield Progress(None, f"uploading {len(names):,} files in one archive to {target.where}")
-        yield from target.put(archive, f"{work}/.in.tar", cancel, mode=0o600)
-    quoted = shlex.quote(work)
-    status, _out, err = target.run_script(f"umask 077; cd {quoted} && tar -xf .in.tar && rm -f .in.tar", timeout=600)
+        yield from _put(target, folder, archive, f"{rel}/.in.tar", f"{folder}/{rel}/.in.tar", cancel)
+    quoted = shlex.quote(f"./{rel}")
+    status, out, err = target.run_script(f"{pinned_script(folder)}; cd -- {quoted} && tar -xf .in.tar && "
+                                         "rm -f .in.tar", timeout=600)
+    _refuse_unsafe(target, status, out.decode("utf-8", "replace").splitlines())
     if status != 0:
-        raise UserError(f"Cannot unpack the uploaded files in {work} on {target.where}: "
-                        f"{err.decode(errors='replace').strip()}", f"{target.where}:{work}",
+        raise UserError(f"Cannot unpack the uploaded files in {folder}/{rel} on {target.where}: "
+                        f"{err.decode(errors='replace').strip()}", f"{target.where}:{folder}/{rel}",
                         "Check the free disk space there.")
 
 
-def _remove(target, *folders: str) -> None:
-    """Remove work folders without waiting for it (the results are already here)."""
+def _remove(target, folder: str, *relative: str) -> None:
+    """Remove run folders (``./runs/<id>`` of the engine folder ``folder``) without waiting for it
+    (the results are already here), from the shell that entered and checked that folder."""
     try:
-        target.run_detached("rm -rf -- " + " ".join(shlex.quote(f) for f in folders))
+        target.run_detached(f"{pinned_script(folder)}; rm -rf -- " + " ".join(shlex.quote(f) for f in relative))
     except Exception:  # the link is gone: the folder stays; it is inside the engine's folder
         pass
 

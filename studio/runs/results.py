@@ -11,6 +11,7 @@ default reads ``name: value``, ``name = value`` and ``name is value``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Generator
@@ -30,13 +31,27 @@ MAX_FILES = 10000
 
 
 def check_fetch_globs(globs: list[str], where: str) -> None:
-    """UserError for a glob that could leave the working folder or is not a plain pattern."""
+    """UserError for a glob that could leave the working folder or is not a plain pattern.
+
+    A part that starts with ``.`` and holds a wildcard (``.?``, ``.*``, ``.[a-z]``, ``.*.``) is
+    refused too: dash and bash before 5.2 let it match ``..``, so ``.?/secret`` would reach the
+    folder above the working folder."""
     for glob in globs:
         parts = glob.split("/")
-        if not glob or glob.startswith("/") or ".." in parts or not _SAFE_GLOB.match(glob):
-            raise UserError(f"fetch pattern {glob!r} is not usable", where,
+        reason = None
+        if not glob or not _SAFE_GLOB.match(glob):
+            reason = "only letters, digits, _ . - / @ + and the wildcards * ? [...] may be used (no spaces)"
+        elif glob.startswith("/"):
+            reason = "an absolute path leaves the working folder"
+        elif ".." in parts:
+            reason = "'..' leaves the working folder"
+        elif any(p.startswith(".") and any(c in p for c in "*?[") for p in parts):
+            reason = "a part starting with '.' and holding a wildcard can match '..' in the host's shell"
+        if reason:
+            raise UserError(f"fetch pattern {glob!r} is not usable: {reason}", where,
                             "Give patterns relative to the working folder, made of letters, digits, _ . - / and "
-                            "the wildcards * ? [...], e.g. out/*.npy (no .., no spaces).")
+                            "the wildcards * ? [...], e.g. out/*.npy (no .., no spaces, no wildcard right after "
+                            "a leading dot: write .cache/*.log, not .?ache/*.log).")
 
 
 def check_metrics_pattern(pattern: str, where: str) -> re.Pattern:
@@ -112,32 +127,114 @@ def _is_number(text: str) -> bool:
 
 
 def list_script(workdir: str | None, globs: list[str]) -> str:
-    """sh: the regular files matching ``globs`` in ``workdir`` (login folder when None), NUL-separated."""
-    cd = f"cd -- {shlex.quote(workdir)} || exit 3\n" if workdir else ""
-    return (cd + f"for f in {' '.join(globs)}; do "
-            "if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then printf '%s\\0' \"$f\"; fi; done; printf 'cwd=%s\\0' \"$(pwd -P)\"")
+    """sh: the regular files matching ``globs`` in ``workdir`` (login folder when None), each as
+    ``f=NAME`` then ``d=`` the real path of its folder (``cd -P``; empty when it cannot be entered),
+    then ``cwd=`` the working folder's real path; NUL-separated."""
+    cd = f"cd -P -- {shlex.quote(workdir)} || exit 3\n" if workdir else "cd -P . || exit 3\n"
+    return (cd + "top=$(pwd -P)\n"
+            f"for f in {' '.join(globs)}; do\n"
+            "  if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then\n"
+            "    case $f in */*) d=${f%/*} ;; *) d=. ;; esac\n"
+            "    r=$(cd -P -- \"$d\" 2>/dev/null && pwd -P) || r=\n"
+            "    printf 'f=%s\\0d=%s\\0' \"$f\" \"$r\"\n"
+            "  fi\n"
+            "done\n"
+            "printf 'cwd=%s\\0' \"$top\"")
+
+
+@dataclass
+class Listing:
+    """What the host listed for the fetch patterns, judged: the files to bring back (relative to
+    ``folder``) and those refused because a folder on their way is a symlink."""
+
+    folder: str
+    files: list[str] = field(default_factory=list)
+    through_links: list[str] = field(default_factory=list)
+
+
+def judge_listing(raw: bytes, where: str) -> Listing:
+    """The files of a :func:`list_script` answer that lie inside the working folder.
+
+    Every name must be relative and free of ``..`` (whatever the host's shell expanded, a name
+    that leaves the working folder is an error, never a download); a file whose folder's real
+    path is not the working folder's real path joined with its folder (a symlinked folder on the
+    way) is set aside in ``through_links``."""
+    entries = raw.decode("utf-8", "surrogateescape").split("\0")
+    listing = Listing(next((e[4:] for e in entries if e.startswith("cwd=")), ""))
+    if not listing.folder.startswith("/"):
+        raise UserError("The host did not say where the run's working folder is", where,
+                        "Check that the working folder exists and can be entered.")
+    pairs = [(entries[i][2:], entries[i + 1][2:]) for i in range(len(entries) - 1)
+             if entries[i].startswith("f=") and entries[i + 1].startswith("d=")]
+    seen = set()
+    for name, real in pairs:
+        rel = _relative(name, where)
+        if rel in seen:
+            continue
+        seen.add(rel)
+        expected = posixpath.join(listing.folder, posixpath.dirname(rel)).rstrip("/") or "/"
+        if real != expected:
+            listing.through_links.append(rel)
+        else:
+            listing.files.append(rel)
+    listing.files.sort()
+    return listing
+
+
+def _relative(name: str, where: str) -> str:
+    """``name`` as a normalised relative path inside the working folder; UserError otherwise."""
+    from studio.targets.transfer.safe_paths import escape_reason
+
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    rel = "/".join(parts)
+    reason = "absolute paths are not allowed" if name.startswith("/") else escape_reason(rel)
+    if reason:
+        raise UserError(f"The host listed {name!r} for the fetch patterns, which is outside the working folder "
+                        f"({reason}); nothing was downloaded", where,
+                        "Fix the fetch patterns of the run configuration (relative, no '..').")
+    return rel
+
+
+def _landing(out: Path) -> None:
+    """UserError unless ``out``'s parent (the workspace's ``runs`` folder) is a real folder: a
+    symlink there would land the outputs elsewhere."""
+    parent = out.parent
+    if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+        raise UserError("The runs folder is a symlink (or not a folder): fetched outputs would land outside the "
+                        "workspace", parent, "Remove it (Studio makes a real folder there).")
 
 
 def fetch_outputs(target, workdir: str | None, globs: list[str], out: Path,
-                  cancel: CancelToken | None = None) -> Generator[Progress, None, list[Path]]:
-    """Copy the files matching ``globs`` in ``workdir`` on ``target`` into the new folder ``out``."""
+                  cancel: CancelToken | None = None, refused: list[str] | None = None
+                  ) -> Generator[Progress, None, list[Path]]:
+    """Copy the files matching ``globs`` in ``workdir`` on ``target`` into the new folder ``out``
+    (under the workspace's ``runs`` folder); files reached through a symlinked folder on the
+    target are not fetched: they are said in a Progress message and appended to ``refused``."""
     from studio.targets.transfer.fetch import download_folder
 
     check_fetch_globs(globs, "fetch")
+    _landing(out)
+    place = f"{target.where}:{workdir or '~'}"
     status, raw, err = target.run_script(list_script(workdir, globs), timeout=60)
     if status != 0:
         raise UserError(f"Cannot list the run's outputs in {workdir or 'the login folder'} on {target.where}: "
-                        f"{err.decode(errors='replace').strip()}", f"{target.where}:{workdir or '~'}",
+                        f"{err.decode(errors='replace').strip()}", place,
                         "Check the working folder of the run configuration.")
-    entries = [e for e in raw.decode("utf-8", "surrogateescape").split("\0") if e]
-    folder = next((e[4:] for e in entries if e.startswith("cwd=")), workdir or "")
-    files = sorted({e.removeprefix("./") for e in entries if not e.startswith("cwd=")})
+    listing = judge_listing(raw, place)
+    if refused is not None:
+        refused += listing.through_links
+    if listing.through_links:
+        shown = ", ".join(listing.through_links[:5]) + (" ..." if len(listing.through_links) > 5 else "")
+        yield Progress(None, f"not fetched: {len(listing.through_links)} file(s) reached through a symlinked folder "
+                             f"in {listing.folder} on {target.where} ({shown}); point the fetch patterns at real "
+                             "folders inside the working folder")
+    files = listing.files
     if len(files) > MAX_FILES:
         raise UserError(f"The fetch patterns match {len(files):,} files", "fetch",
                         f"Narrow them (at most {MAX_FILES:,} files are brought back).")
     if not files:
-        yield Progress(None, f"no file matches {' '.join(globs)} in {folder} on {target.where}")
+        yield Progress(None, f"no file matches {' '.join(globs)} in {listing.folder} on {target.where}")
         return []
     yield Progress(None, f"fetching {len(files)} output file(s) from {target.where}")
-    final, _ = yield from download_folder(target, folder, files, out.parent, cancel, name=out.name)
+    final, _ = yield from download_folder(target, listing.folder, files, out.parent, cancel, name=out.name)
     return [final / f for f in files]

@@ -32,6 +32,9 @@ class RunOutcome:
     metrics: MetricsTable = field(default_factory=MetricsTable)
     results: Path | None = None  # the local folder the run's output files were fetched into
     fetched: list[Path] = field(default_factory=list)
+    not_fetched: list[str] = field(default_factory=list)  # matched, but reached through a symlinked folder
+
+    __json_omit_empty__ = ("not_fetched",)
 
     @property
     def ok(self) -> bool:
@@ -71,7 +74,8 @@ def run_configuration(config: RunConfig, target, workdir: str | None = None, kee
                          time.monotonic() - start, output, parse_metrics(output, config.metrics))
     if config.fetch and results_base is not None:
         folder = results_folder(results_base, config.name)
-        outcome.fetched = yield from fetch_outputs(target, cwd, config.fetch, folder, cancel)
+        outcome.fetched = yield from fetch_outputs(target, cwd, config.fetch, folder, cancel,
+                                                     outcome.not_fetched)
         outcome.results = folder if outcome.fetched else None
         if outcome.fetched:
             yield Progress(None, f"fetched {len(outcome.fetched)} file(s) into {folder}")

@@ -58,7 +58,9 @@ fi
 smi=$(command -v npu-smi 2>/dev/null || { [ -x /usr/local/sbin/npu-smi ] && echo /usr/local/sbin/npu-smi; })
 if [ -n "$smi" ]; then
   say npu_smi "$smi"
-  say npu_list "$("$smi" info -l 2>&1 | grep -E 'Total Count|NPU ID|Product Name|Chip Name' | tr '\n' ';')"
+  # limited in time: a hung driver must neither hang the check nor stay running on the host
+  to=; command -v timeout >/dev/null 2>&1 && to="timeout -k 1 10"
+  say npu_list "$($to "$smi" info -l 2>&1 | grep -E 'Total Count|NPU ID|Product Name|Chip Name' | tr '\n' ';')"
 fi
 py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
 if [ -n "$py" ]; then

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from studio.core.errors import RemoteError, UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.printable import printable
 from studio.remote.connection import SshConnection, is_link_error
 from studio.remote.context import HostContext
 from studio.remote.hosts import HostEntry
@@ -87,19 +88,21 @@ class SshTarget(Target):
         finished = False
         try:
             for kind, data in self._pump(conn, channel, cancel):
+                # The host's output is shown on terminals and in messages: escape sequences and
+                # control characters are dropped as it arrives (see studio.core.printable).
                 if kind == "stderr":
                     for line in err.feed(data):
-                        yield OutputLine(None, line, "stderr")
+                        yield OutputLine(None, printable(line), "stderr")
                     continue
                 for line in out.feed(data):
                     if pid is None:  # the first line is the PID our prefix printed
                         pid = int(line) if line.isdigit() else -1
                         continue
-                    yield OutputLine(None, line, "stdout")
+                    yield OutputLine(None, printable(line), "stdout")
             for line in out.flush():
-                yield OutputLine(None, line, "stdout")
+                yield OutputLine(None, printable(line), "stdout")
             for line in err.flush():
-                yield OutputLine(None, line, "stderr")
+                yield OutputLine(None, printable(line), "stderr")
             status = self._exit_status(conn, channel, argv)
             finished = True
             return status

@@ -48,3 +48,23 @@ def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
     again = run_studio("profile", "cluster", "--on", f"node1:{folders['node1']}", "--on", f"node2:{folders['node2']}",
                        home=studio_home, timeout=600)
     assert again.returncode == 2 and "Rank 0 is both on node1 and on node2" in again.stderr
+
+
+def test_a_folder_like_an_option_is_refused_and_home_is_the_host_s(engine_host, studio_home, real_profiles,
+                                                                    tmp_path):  # noqa: F811
+    from sshd_server import running_sshd
+
+    from studio.ops.cluster import Request
+
+    assert Request("--help").to_argv()[0] == "./--help"  # never an option of the host's engine
+    home = tmp_path / "hosthome"  # (sshd's SetEnv takes no spaces)
+    shutil.copytree(real_profiles / TEXT / "rank0_ascend_pt", home / "job" / "rank0_ascend_pt")
+    # a host whose login home is `home` (nothing of this computer's home is touched)
+    with running_sshd(tmp_path / "sshd", [f"SetEnv HOME={home}"]) as server:
+        write_host(studio_home, server, name="node1", engine_root=str(engine_host["root"]))
+        option = run_studio("profile", "cluster", "--on", "node1:--help", home=studio_home, timeout=600)
+        assert option.returncode == 2 and "starts with '-'" in option.stderr, option.stderr[-2000:]
+        tilde = run_studio("profile", "cluster", "--on", "node1:~/job", "--json", home=studio_home, timeout=600)
+    assert tilde.returncode == 0, tilde.stderr[-2000:]
+    ours = json.loads(tilde.stdout)
+    assert [r["rank"] for r in ours["ranks"]] == [0] and ours["source"]["hosts"][0]["folder"] == "~/job"

@@ -183,3 +183,25 @@ def test_an_aipp_model_takes_raw_pixels_here_and_on_the_host(unet, box, studio_h
     rows = _rows(tmp_path / "here")
     assert len([r for r in rows if "dice" in r]) == 7 and rows == _rows(tmp_path / "there")
     assert "preset raw" in json.loads(here.stdout)["notes"][0] and json.loads(there.stdout)["preprocess"]["layout"] == "NHWC"
+
+
+def test_a_wrong_size_output_is_refused_on_the_host_before_it_is_downloaded(unet, sshd, studio_home, tmp_path):
+    toolkit = make_standin_toolkit(tmp_path / "cann", STANDIN_PYTHON=sys.executable)
+    wrappers = tmp_path / "wrappers"
+    wrappers.mkdir()
+    # msame answers, then its first picture's output 0 is 64 MiB (a sparse file: nothing to write here)
+    (wrappers / "msame").write_text(f"""#!/bin/sh
+PATH=$(echo "$PATH" | cut -d: -f2-) msame "$@"; rc=$?
+out=; prev=; for a in "$@"; do [ "$prev" = "--output" ] && out=$a; prev=$a; done
+f=$(find "$out" -name '*_output_0.bin' | sort | head -1); truncate -s 64M "$f"
+exit $rc
+""")
+    (wrappers / "msame").chmod(0o755)
+    with open(toolkit / "set_env.sh", "a") as handle:
+        handle.write(f'export PATH="{wrappers}:$PATH"\n')
+    write_host(studio_home, sshd, toolkit, deploy_root=str(tmp_path / "host root"))
+    wrong = _infer(unet, unet["om"], tmp_path / "out", studio_home, "--host", "box")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr, wrong.stderr[-2000:]
+    expected = 1 * 2 * 256 * 256 * 4  # the U-Net's mask output: float32 [1, 2, 256, 256]
+    assert f"has {64 * 2**20:,} bytes" in wrong.stderr and f"({expected:,} bytes)" in wrong.stderr, wrong.stderr[-1500:]
+    assert "nothing was downloaded" in wrong.stderr and "box:" in wrong.stderr

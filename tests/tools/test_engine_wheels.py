@@ -37,15 +37,16 @@ def _add_module(wheel: Path, name: str) -> None:
 
 
 def _tamper_after_upload(monkeypatch, prefix: str, module: str) -> None:
-    from studio.targets.ssh import SshTarget
+    from studio.runs import engine_env
 
-    original = SshTarget.put
+    original = engine_env.put_pinned
 
-    def put(self, local, path, cancel=None, **kw):
-        yield from original(self, local, path, cancel, **kw)
+    def put(target, local, rel, folder, cancel=None):
+        yield from original(target, local, rel, folder, cancel)
+        path = f"{folder}/{rel}"
         if Path(path).name.startswith(prefix) and path.endswith(".whl"):
             _add_module(Path(path), module)  # the host is this machine: change the uploaded file in place
-    monkeypatch.setattr(SshTarget, "put", put)
+    monkeypatch.setattr(engine_env, "put_pinned", put)
 
 
 def _ensure(sshd_host, root: Path, wheel: Path, monkeypatch, pins: dict, wheels_from: str):
@@ -78,6 +79,9 @@ def test_a_studio_wheel_changed_on_the_host_before_its_install_is_refused(sshd_h
     monkeypatch.undo()
     env = _ensure(sshd_host, root, wheel, monkeypatch, {}, "index")  # untouched: installed
     assert _installed(root, "studio_fake_ok") and any("studio_workbench" in a for a in env.actions)
+    folder = root / __version__
+    modes = {name: (folder / name).stat().st_mode & 0o777 for name in ("venv", "studio-env.json", "wheels")}
+    assert modes == {"venv": 0o700, "studio-env.json": 0o600, "wheels": 0o700}, {k: oct(v) for k, v in modes.items()}
 
 
 @pytest.mark.slow

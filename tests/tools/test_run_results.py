@@ -40,6 +40,10 @@ def test_a_configured_pattern_reads_only_what_it_names():
     (["../secret"], "", "fetch pattern '../secret'"),
     (["/etc/passwd"], "", "fetch pattern '/etc/passwd'"),
     (["out/*.npy; rm -rf ~"], "", "no spaces"),
+    ([".?/secret.txt"], "", "can match '..'"),
+    (["out/.*"], "", "can match '..'"),
+    (["out/.[a-z]*/x"], "", "can match '..'"),
+    (["out/.*./x"], "", "can match '..'"),
     ([], "(?P<name>dice", "does not compile"),
     ([], r"dice: (?P<value>\d+)", "no group name"),
 ])
@@ -55,3 +59,23 @@ def test_fetch_and_metrics_round_trip_through_the_toml_table():
     from studio.core.serial import to_json
 
     assert RunConfig.from_toml(to_json(config)) == config
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "a/../../x", "/etc/passwd", "./../x"])
+def test_a_name_the_host_lists_outside_the_working_folder_stops_the_fetch(name):
+    from studio.runs.results import judge_listing
+
+    raw = f"f=out/a.npy\0d=/w/out\0f={name}\0d=/w\0cwd=/w\0".encode()
+    with pytest.raises(UserError, match="outside the working folder"):
+        judge_listing(raw, "box:/w")
+
+
+def test_names_are_normalised_and_files_behind_a_linked_folder_set_aside():
+    from studio.runs.results import judge_listing
+
+    raw = (b"f=./out/a.npy\0d=/w/out\0f=out//b.npy\0d=/w/out\0f=etcl/passwd\0d=/etc\0"
+           b"f=top.log\0d=/w\0f=gone/x\0d=\0cwd=/w\0")
+    listing = judge_listing(raw, "box:/w")
+    assert listing.folder == "/w"
+    assert listing.files == ["out/a.npy", "out/b.npy", "top.log"]
+    assert listing.through_links == ["etcl/passwd", "gone/x"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from studio.core.errors import UserError
@@ -78,6 +81,32 @@ def test_match_exec_is_never_run_and_its_block_is_said_skipped(tmp_path):
     assert len(notes) == 2 and notes[0].startswith(f"{tmp_path / 'config'}:3: `Match exec")
     assert all("never runs commands" in n and "not applied" in n for n in notes)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("line", [
+    "Match ALL host exec {cmd} final",      # paramiko: ALL=host, exec={cmd}, final
+    "Match host lab EXEC {cmd}",            # paramiko lower-cases nothing: EXEC is not exec to it, but
+    "Match host lab !Exec {cmd}",           # no line with the word may reach any parser
+    "Match all host exec=x exec {cmd}",
+])
+def test_match_line_holding_exec_anywhere_in_any_case_is_skipped(tmp_path, line):
+    marker = tmp_path / "ran"
+    cmd = f'"touch {marker}"'
+    text = f"Host lab\n  HostName 10.0.0.1\n{line.format(cmd=cmd)}\n  User fromexec\n"
+    (tmp_path / "config").write_text(text)
+    if line.startswith("Match ALL"):
+        # The independent reading: paramiko on its own runs the command for this line.
+        script = "import paramiko, sys; paramiko.SSHConfig.from_text(sys.argv[1]).lookup('lab')"
+        subprocess.run([sys.executable, "-c", script, text], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=60, check=True)
+        assert marker.exists()
+        marker.unlink()
+    config = SshConfig.load(tmp_path / "config")
+    entry = config.entry("lab")
+    notes = config.notes("lab")
+    assert not marker.exists()
+    assert entry.user == ""
+    assert len(notes) == 1 and "never runs commands" in notes[0] and ":3:" in notes[0]
 
 
 def test_match_host_and_originalhost_name_aliases_and_apply(tmp_path):

@@ -72,6 +72,9 @@ def write_inputs(archive: Path, tensors: Iterator[tuple[int, np.ndarray | None]]
     return written
 
 
+EXTRA_BYTES = 16 * 2**20  # what a tool may write beside the outputs (summaries, logs)
+
+
 def output_folder(out: Path) -> Path:
     """The sub-folder the tool wrote its outputs into (msame: a time stamp; ais_bench: a date and time)."""
     folders = [p for p in Path(out).iterdir() if p.is_dir()] if Path(out).is_dir() else []
@@ -104,3 +107,32 @@ def msame_time(line: str) -> float | None:
     """The milliseconds of a msame ``Inference time: 7.2ms`` line (one per input file), or None."""
     found = _MSAME_TIME.match(line.strip())
     return float(found.group(1)) if found else None
+
+
+def output_index(name: str, tool: str) -> int | None:
+    """Which output ``k`` a tool's file is (msame ``<stem>_output_<k>.bin``, ais_bench ``<stem>_<k>.bin``)."""
+    found = re.search(r"_output_(\d{1,4})\.bin$" if tool == "msame" else r"_(\d{1,4})\.bin$", name)
+    return int(found.group(1)) if found else None
+
+
+def check_output_sizes(listing: list[tuple[int, str]], specs: list[TensorSpec], tool: str, pictures: int,
+                       where: str) -> None:
+    """UserError, before anything is downloaded, when a tool's output file on the target is not the
+    size the OM describes, or the folder holds far more than the outputs of ``pictures`` pictures.
+    ``listing`` is (size in bytes, path relative to the output folder) per file."""
+    expected = sum(spec.nbytes for spec in specs) * pictures
+    total = 0
+    for size, path in listing:
+        total += size
+        k = output_index(path, tool)
+        if k is None or k >= len(specs):
+            continue  # a summary the tool writes beside the outputs (counted in the total)
+        spec = specs[k]
+        if size != spec.nbytes:
+            raise UserError(f"Output {k} ({spec.name}) has {size:,} bytes; the OM describes {list(spec.shape)} "
+                            f"{spec.dtype} ({spec.nbytes:,} bytes); nothing was downloaded", f"{where}/{path}",
+                            "The model's outputs have dynamic sizes; run it with an ONNX model here instead.")
+    if total > expected + EXTRA_BYTES:
+        raise UserError(f"The tool's output folder holds {total:,} bytes where {pictures:,} pictures' outputs take "
+                        f"{expected:,}; nothing was downloaded", where,
+                        "Check what else the tool wrote there (its output above).")

@@ -18,6 +18,7 @@ counter tracks (AI Core %, memory and HBM use, temperature, power per NPU).
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -26,6 +27,11 @@ from pathlib import Path
 SAMPLES_FILE = "npu_smi_samples.json"
 LOG_NAME = "npu_smi_info.log"
 INTERVAL_S = 1.0
+TIMEOUT_S = 10.0  # one ``npu-smi info`` answers in well under a second; a hung driver never does
+# Plausible host clocks: 2001-09-09 .. 2100-01-01 in ns (a clock outside is not one, and its
+# samples would be drawn far from the run).
+_MIN_NS, _MAX_NS = 10**18, 4_102_444_800 * 10**9
+_NUMBER = re.compile(r"[0-9]{1,6}")  # an NPU or chip number (ASCII digits, a handful of them)
 _BEGIN = "@@studio-npu-smi"
 _END = "@@studio-npu-smi-end"
 _PID_BASE = 7_000_000  # counter processes of the samples file (far from msprof's pids)
@@ -43,11 +49,20 @@ class Sample:
     values: dict[str, float] = field(default_factory=dict)
 
 
-def sampler_script(log_path: str, interval_s: float = INTERVAL_S) -> str:
+def smi_command(timeout_s: float = TIMEOUT_S) -> str:
+    """``npu-smi`` limited to ``timeout_s`` seconds on the host (``timeout`` sends TERM, then KILL a
+    second later; exit status 124) where coreutils' ``timeout`` is installed, plain ``npu-smi``
+    otherwise. A driver that hangs must not hang the run, nor be left running after it."""
+    return (f"$(command -v timeout >/dev/null 2>&1 && echo 'timeout -k 1 {timeout_s:g}') npu-smi")
+
+
+def sampler_script(log_path: str, interval_s: float = INTERVAL_S, timeout_s: float = TIMEOUT_S) -> str:
     """The snippet that samples ``npu-smi info`` every ``interval_s`` into ``log_path`` for as long as
-    the calling shell (``$$``, which becomes msprof by ``exec``) lives. Fits between ``&&``s."""
+    the calling shell (``$$``, which becomes msprof by ``exec``) lives; each reading is limited to
+    ``timeout_s`` (:func:`smi_command`), so the loop ends soon after the run. Fits between ``&&``s."""
     log = shlex.quote(log_path)
-    loop = (f"while kill -0 $$ 2>/dev/null; do t0=$(date +%s%N); s=$(npu-smi info 2>&1); t1=$(date +%s%N); "
+    loop = (f"while kill -0 $$ 2>/dev/null; do t0=$(date +%s%N); s=$({smi_command(timeout_s)} info 2>&1); "
+            "t1=$(date +%s%N); "
             f"printf '%s %s %s\\n%s\\n%s\\n' {_BEGIN} \"$t0\" \"$t1\" \"$s\" {_END} >> {log}; "
             f"sleep {interval_s:g}; done")
     return f"{{ ( {loop} ) </dev/null >/dev/null 2>&1 & }}"
@@ -90,14 +105,18 @@ def parse_info(lines: list[str], time_ns: int) -> list[Sample]:
             headers.append(cells[2].split())
             continue
         first = cells[0].split()
-        if len(headers) < 2 or not first or not first[0].isdigit():
+        if len(headers) < 2 or not first or not (first[0].isascii() and first[0].isdigit()):
             continue
+        # A number no NPU has (thousands of digits) keeps its row's place in the NPU/chip pairs
+        # but gives no sample.
+        number = int(first[0]) if _NUMBER.fullmatch(first[0]) else None
         values = _values(headers[0] if npu_row is None else headers[1], cells[2])
         if npu_row is None:
-            npu_row = (int(first[0]), " ".join(first[1:]), values)
+            npu_row = (number, " ".join(first[1:]), values)
         else:
             npu, name, top = npu_row
-            out.append(Sample(time_ns, npu, int(first[0]), name, {**top, **values}))
+            if npu is not None and number is not None:
+                out.append(Sample(time_ns, npu, number, name, {**top, **values}))
             npu_row = None
     return out
 
@@ -106,10 +125,10 @@ def _values(names: list[str], cell: str) -> dict[str, float]:
     """Column name -> value: ``12`` or the used part of ``2828 / 32768`` (its total under ``<name> total``)."""
     out: dict[str, float] = {}
     for name, (used, total) in zip(names, _VALUE.findall(cell)):
-        if used in ("NA", "-"):
-            continue
+        if used in ("NA", "-") or not math.isfinite(float(used)):
+            continue  # a 400-digit reading is inf as a float: no counter value
         out[name] = float(used)
-        if total:
+        if total and math.isfinite(float(total)):
             out[f"{name} total"] = float(total)
     return out
 
@@ -117,9 +136,10 @@ def _values(names: list[str], cell: str) -> dict[str, float]:
 def _ns(text: str) -> int | None:
     """``date +%s%N`` output in ns; a ``date`` without ``%N`` (busybox) prints seconds and a literal N."""
     digits = text.rstrip("N")
-    if not digits.isdigit():
-        return None
-    return int(digits) if len(digits) > 12 else int(digits) * 10**9
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 19:
+        return None  # not a clock (a 39-digit "time" would draw the samples nowhere near the run)
+    value = int(digits) if len(digits) > 12 else int(digits) * 10**9
+    return value if _MIN_NS <= value < _MAX_NS else None
 
 
 def chrome_events(samples: list[Sample]) -> list[dict]:
