@@ -100,3 +100,28 @@ def test_deletes_keep_an_edit_that_kept_size_and_mtime(sshd_host, tmp_path, edit
     result = apply(deployment, down, sshd_host)
     assert (deployment.local_root / "b.txt").read_bytes() == mine and "b.txt" in result.conflicts
     assert read_tree(deployment.local_root)["b.txt"] == mine
+
+
+@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
+@pytest.mark.parametrize("edit", EDITS)
+def test_sync_preferring_local_keeps_a_host_edit_made_after_the_plan(sshd_host, tmp_path, kind, edit):
+    """A conflict resolved "keep local" overwrites the host's version the plan saw, never a later one."""
+    deployment = make_deployment(tmp_path)
+    files = _files(kind)
+    remote = tmp_path / "remote"
+    write_tree(deployment.local_root, files)
+    assert apply(deployment, plan(deployment, "upload", sshd_host), sshd_host).ok
+    # both sides change every file: conflicts, resolved in favour of this computer
+    write_tree(deployment.local_root, {p: d[::-1] + b"L" for p, d in files.items()}, mtime=1_700_000_500)
+    write_tree(remote, {p: d[::-1] + b"R" for p, d in files.items()}, mtime=1_700_000_600)
+    the_plan = plan(deployment, "sync", sshd_host)
+    assert {p for p, a in actions(the_plan).items() if a == "conflict"} == set(files)
+    the_plan.resolve("local")
+    assert {p for p, a in actions(the_plan).items() if a == "upload"} == set(files)
+    victim = sorted(files)[0]
+    theirs = _invisible_edit(remote / victim, edit)
+    result = apply(deployment, the_plan, sshd_host)
+    assert (remote / victim).read_bytes() == theirs  # the host's later edit is kept
+    assert victim in result.conflicts and not result.ok
+    for path in set(files) - {victim}:
+        assert (remote / path).read_bytes() == files[path][::-1] + b"L"

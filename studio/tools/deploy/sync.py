@@ -239,8 +239,28 @@ def _plan_from(conn, deployment: Deployment, mode: str, local: Scan, remote: Sca
         yield Progress(None, f"checksums of {len(both)} remote files")
         remote_hashes = hash_remote(conn, remote.root, both) if remote.exists else {}
     plan = make_plan(mode, local, remote, state.files, delete, local_hashes, remote_hashes)
+    yield from _hash_conflicts(conn, deployment, plan, remote, cancel)
     yield Progress(1.0, plan.summary())
     return plan
+
+
+def _hash_conflicts(conn, deployment: Deployment, plan: Plan, remote: Scan, cancel: CancelToken | None):
+    """A conflict settled later ("keep local", "keep remote") overwrites the version the plan saw, never
+    a later edit: where a side's listing gives whole seconds only (no ctime), the content's SHA-256
+    taken now is what the last check before the write compares with."""
+    open_items = [i for i in plan.items if i.action == CONFLICT]
+    remote_paths = [i.path for i in open_items if i.remote is not None and i.remote.ctime_ns is None
+                    and not i.remote_sha256]
+    local_paths = [i.path for i in open_items if i.local is not None and i.local.ctime_ns is None
+                   and not i.local_sha256]
+    if not remote_paths and not local_paths:
+        return
+    yield Progress(None, f"checksums of {len(open_items)} conflicting files")
+    remote_hashes = hash_remote(conn, remote.root, remote_paths) if remote_paths and remote.exists else {}
+    local_hashes = (yield from hash_local(deployment.local_root, local_paths, cancel)) if local_paths else {}
+    for item in open_items:
+        item.remote_sha256 = item.remote_sha256 or remote_hashes.get(item.path)
+        item.local_sha256 = item.local_sha256 or local_hashes.get(item.path)
 
 
 @dataclass
