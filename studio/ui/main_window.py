@@ -389,12 +389,18 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._placed:
             self._placed = True
-            QTimer.singleShot(0, self, lambda: window_fit.keep_on_screen(self))
+            placed = self.geometry()
+            QTimer.singleShot(0, self, lambda: self._keep_on_screen(placed))
         if len(self._built) < len(self._panel_specs):
             QTimer.singleShot(0, self, self._build_next_panel)  # cancelled with the window
         if self._sizes_pending:
             self._sizes_pending = False
             QTimer.singleShot(0, self._settle_default_layout)  # after the first layout pass
+
+    def _keep_on_screen(self, placed) -> None:
+        # Only the size Studio chose: a size the user (or a caller) set since is theirs.
+        if self.geometry() == placed:
+            window_fit.keep_on_screen(self)
 
     def _settle_default_layout(self) -> None:
         self._apply_default_sizes()

@@ -117,6 +117,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         layout.addWidget(bar)
         layout.addWidget(self.sources)
         layout.addWidget(self.findings)
+        layout.addWidget(self.apply_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
         self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments
@@ -221,6 +222,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.msprobe_result, self.msprobe_pending = None, []
         self.model.set_result(None)
         self.findings.setText("")
+        self.forget_fp32_set()
         if self.scatter is not None:
             self.scatter.set_result(None)
             self.drilldown.clear("")
