@@ -33,11 +33,10 @@ class Fp16Tools:
         self.apply_action = menu.addAction("Apply the FP32 set (convert the original)", self.apply_fp32_set)
         self.apply_action.setEnabled(False)
         # The step after a found set, where the user reads it (under the findings), not in a menu.
-        self.apply_button = QPushButton("Apply: convert the original with this set", self)
+        self.apply_button = QPushButton("Apply FP32 set", self)
         self.apply_button.setToolTip("Convert the original model to FP16 keeping the found ops in FP32 (the "
                                      "Converter's engine), then compare the build with the original op by op")
         self.apply_button.clicked.connect(lambda: self.apply_fp32_set())
-        self.apply_button.hide()
         self._found_set = None  # (original model, kept ops, input arrays) of the latest found set
         menu.addSection("Check against")  # the target both searches judge on (an OM on a host: the CLI's --target om)
         targets = QActionGroup(menu)
@@ -144,7 +143,7 @@ class Fp16Tools:
         keep = ",".join(result.keep)
         self._found_set = (model, list(result.keep), self._fp16_inputs)
         self.apply_action.setEnabled(bool(result.keep))
-        self.apply_button.setVisible(bool(result.keep))
+        self.tool_row.set_shown(self.apply_button, bool(result.keep))
         self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
                           f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks on "
                           f"{html.escape(result.target)}). "
@@ -162,7 +161,8 @@ class Fp16Tools:
         """No set to apply any more (a new check, or the panel cleared)."""
         self._found_set = None
         self.apply_action.setEnabled(False)
-        self.apply_button.hide()
+        if hasattr(self, "tool_row"):  # clear() may run while the panel is being built
+            self.tool_row.set_shown(self.apply_button, False)
 
     def apply_fp32_set(self):
         """Convert the original model with the found set and compare the build with it (a job);

@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QSizePolicy, QSplitter, QVBoxLayout
+from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout
 
 from studio.core.formats import Detected
 from studio.ui import style
@@ -86,9 +86,13 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
         bar = ToolRow(self, "accuracy")  # the tools that do not fit go under its "More" menu
         self.thresholds_button = thresholds_button(self)
-        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.graph_button,
-                       self.thresholds_button, self.mapping_button, self.export_button, self.clear_button):
+        # Apply sits beside FP16 ▾ (a row of its own made the window taller than a 720 px screen)
+        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.apply_button,
+                       self.graph_button, self.thresholds_button, self.mapping_button, self.export_button,
+                       self.clear_button):
             bar.addWidget(button)
+        self.tool_row = bar
+        bar.set_shown(self.apply_button, False)  # until a set is found
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
         self.findings.setTextFormat(Qt.TextFormat.RichText)
@@ -116,8 +120,15 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         layout.setContentsMargins(style.GAP, style.GAP, style.GAP, style.GAP)
         layout.addWidget(bar)
         layout.addWidget(self.sources)
-        layout.addWidget(self.findings)
-        layout.addWidget(self.apply_button, 0, Qt.AlignmentFlag.AlignLeft)
+        # Scrolled: reports appended after a check (repro, FP32 set, Apply) must not make the panel,
+        # and so the window, taller than a 720 px screen (its status bar went below the edge).
+        self.findings_box = QScrollArea(self)
+        self.findings_box.setWidget(self.findings)
+        self.findings_box.setWidgetResizable(True)
+        self.findings_box.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.findings_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.findings_box.setMinimumHeight(60)
+        layout.addWidget(self.findings_box)
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
         self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments
@@ -135,7 +146,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.thresholds_button.setEnabled(has)
         self.mapping_button.setEnabled(self.state.can_remap())
         self.fp16_button.setEnabled(self.state.can_reduce_fp16())  # a failing one
-        self.findings.setVisible(bool(self.findings.text()))
+        self.findings_box.setVisible(bool(self.findings.text()))
         waiting = self.state.waiting_text()
         if waiting is not None:
             self.sources.setText(waiting)
