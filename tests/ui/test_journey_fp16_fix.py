@@ -88,6 +88,8 @@ def test_fp16_drop_to_an_applied_and_verified_fix(qtbot, window, tmp_path):
     accuracy.precision_action.trigger()
     _wait_idle(qtbot, window)
     assert "Keep in FP32" in accuracy.findings.text()
+    status = window.statusBar().currentMessage()
+    assert status.startswith("Accuracy: Keep in FP32") and "<" not in status  # plain text, no raw tags
     keep = accuracy._found_set[1]
     assert "power/real_sq" in keep
     _click(qtbot, accuracy.apply_button)

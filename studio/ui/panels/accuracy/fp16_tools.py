@@ -10,6 +10,7 @@ is shown with the command line that applies it, and *Apply* converts the origina
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from PySide6.QtGui import QActionGroup
@@ -197,7 +198,9 @@ class Fp16Tools:
 
     def _fp16_report(self, text: str) -> None:
         self.findings.setText(self.findings.text() + f"<div>{text}</div>")
-        self.status.emit("Accuracy: " + text.split("<br>")[0].replace("<b>", "").replace("</b>", "")[:160])
+        # The status bar shows plain text: every tag goes (a raw <code> showed there), entities are read.
+        plain = html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
+        self.status.emit("Accuracy: " + plain[:160])
 
     def _fp16_failed(self, exc, _traceback) -> None:
         message = exc.what if isinstance(exc, UserError) else str(exc)
