@@ -38,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", type=Path, metavar="IMAGES", help="a folder of pictures (or one picture)")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",
                         help="folder for results.csv, results.json and overlays/")
-    parser.add_argument("--task", required=True, choices=("classify", "detect", "segment"))
+    parser.add_argument("--task", choices=("classify", "detect", "segment"),
+                        help="what the model answers (default: from its first output's shape, and said: "
+                             "[N, C, H, W] segment, [N, C] classify, [N, boxes, values] detect)")
     parser.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line")
     parser.add_argument("--truth", type=Path, metavar="DIR|FILE",
                         help="ground truth: a labels CSV (classify), a folder of VOC XML or a COCO JSON (detect), "

@@ -48,7 +48,8 @@ class Request(InferOptions):
 
     def to_argv(self) -> list[str]:
         """The ``studio infer`` arguments of this request (the host is ``--host``)."""
-        argv = [str(self.model), str(self.images), "-o", str(self.out), "--task", self.task]
+        argv = [str(self.model), str(self.images), "-o", str(self.out)]
+        argv += ["--task", self.task] if self.task is not None else []
         for flag, value in (("--labels", self.labels), ("--truth", self.truth), ("--preset", self.preset),
                             ("--resize", self.resize), ("--layout", self.layout), ("--head", self.head)):
             argv += [flag, str(value)] if value is not None else []

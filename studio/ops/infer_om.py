@@ -80,6 +80,9 @@ def run_om(request, where: str | None, context, cancel: CancelToken | None = Non
     from studio.tools.infer.results import ResultSink, class_names, ground_truth
     from studio.tools.infer.runner import TASKS, list_images
 
+    if request.task is None:
+        raise UserError(f"No task given for {request.model.name}", request.model,
+                        "Give --task classify, detect or segment: an .om's outputs are only seen after its run.")
     if request.task not in TASKS:
         raise UserError(f"Unknown task {request.task!r}", None, f"Use one of: {', '.join(TASKS)}.")
     if request.tool not in ("msame", "ais_bench"):

@@ -54,6 +54,16 @@ def results_folder(base: Path, name: str, now: dt.datetime | None = None) -> Pat
     return folder
 
 
+def studio_on_path() -> str:
+    """The shell line that puts the folder of the program running Studio (its interpreter, or the
+    packaged program) first on PATH: a local configuration names it (``python -m studio …``)
+    instead of storing a clone's absolute path."""
+    import shlex
+    import sys
+
+    return f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"'
+
+
 def run_configuration(config: RunConfig, target, workdir: str | None = None, keep_output: int = 10000,
                       cancel: CancelToken | None = None, results_base: Path | None = None
                       ) -> Generator[Progress, None, RunOutcome]:
@@ -64,6 +74,8 @@ def run_configuration(config: RunConfig, target, workdir: str | None = None, kee
     argv = config.argv()
     cwd = workdir if workdir is not None else (config.workdir or None)
     setup = config.env_setup() or target.toolkit_setup()
+    if getattr(target, "is_local", False):
+        setup = " && ".join(part for part in (setup, studio_on_path()) if part)
     import shlex
 
     command = shlex.join(argv)

@@ -18,6 +18,7 @@ from studio.core.logs import log_file_path
 from studio.core.paths import config_dir
 from studio.core.settings import UserSettings
 from studio.ui.jobs import JobHandle, JobRunner
+from studio.ui import window_fit
 from studio.ui.notifier import Notifier
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
@@ -80,10 +81,11 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._sizes_pending = True  # dock sizes can only be set once the window has a size
         self._persist_layout = restore_layout  # a screenshot run must not overwrite the user's layout
+        self._placed = False  # checked against the screen once shown (a window manager's frame is known then)
         if restore_layout:
             self._restore_layout()
         else:
-            self.resize(1400, 900)
+            window_fit.place(self)  # the screen's free area decides, not a fixed size
         if self.settings.load_problem is not None:
             self.notifier.report_exception(self.settings.load_problem, context="Settings")
 
@@ -391,20 +393,27 @@ class MainWindow(QMainWindow):
         store = self._layout_store()
         geometry = store.value("geometry")
         state = store.value("state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 900)
+        # Only where it still fits: a layout saved on a big monitor must not open past a laptop's edges.
+        window_fit.place(self, geometry if isinstance(geometry, QByteArray) else None)
         if isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION):
             self._sizes_pending = False
 
     def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)
+        if not self._placed:
+            self._placed = True
+            placed = self.geometry()
+            QTimer.singleShot(0, self, lambda: self._keep_on_screen(placed))
         if len(self._built) < len(self._panel_specs):
             QTimer.singleShot(0, self, self._build_next_panel)  # cancelled with the window
         if self._sizes_pending:
             self._sizes_pending = False
             QTimer.singleShot(0, self._settle_default_layout)  # after the first layout pass
+
+    def _keep_on_screen(self, placed) -> None:
+        # Only the size Studio chose: a size the user (or a caller) set since is theirs.
+        if self.geometry() == placed:
+            window_fit.keep_on_screen(self)
 
     def _settle_default_layout(self) -> None:
         self._apply_default_sizes()

@@ -83,8 +83,13 @@ def new_nonfinite(m) -> int:
     return 0
 
 
-def overflows(row: Row, fp16_target: bool) -> bool:
-    """True when the target of ``row`` went non-finite where the golden did not, or (FP16) beyond 65504."""
+def overflows(row: Row, fp16_target: bool, dtype_as_run: bool = False) -> bool:
+    """True when the target of ``row`` went non-finite where the golden did not, or (FP16) beyond 65504.
+
+    ``dtype_as_run``: the target dump stores each tensor in the dtype its op computed in (see
+    ``DTYPE_AS_RUN_MODES``), so a float32 or float64 tensor comes from an op kept in FP32, where
+    values beyond 65504 are what the golden holds, not an overflow.
+    """
     m = row.metrics
     if m is None:
         return False
@@ -93,14 +98,18 @@ def overflows(row: Row, fp16_target: bool) -> bool:
     dtype = (row.target.dtype if row.target is not None else "") or ""
     # Only float tensors run in FP16: an int64 Slice bound of 2**63-1 is not an overflow.
     is_float = dtype.startswith("float") or dtype in ("", "half", "bfloat16", "NaN")
+    if dtype_as_run and dtype in ("float32", "float64", "double"):
+        return False
     half = fp16_target or dtype == "float16"
     return half and is_float and m.target_absmax > FP16_MAX and not math.isinf(m.golden_absmax)
 
 
 
 def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = False,
-           uncovered: dict | None = None, thresholds=None) -> list[Finding]:
+           uncovered: dict | None = None, thresholds=None, dtype_as_run: bool = False) -> list[Finding]:
     """Findings for ``rows`` (in display order), strongest rule first.
+
+    ``dtype_as_run``: the target's dtypes are those its ops computed in (see :func:`overflows`).
 
     ``uncovered``: what the dumps did not show (``{"subgraph_ops": n, ...}``); a model is never
     called consistent without saying so. ``thresholds`` (a Thresholds): the limits the messages quote.
@@ -112,7 +121,7 @@ def advise(rows: list[Row], cosine_threshold: float = 0.99, fp16_target: bool = 
     broken_golden = [r for r in matched if r.metrics.golden_nonfinite]
     if broken_golden:
         findings.append(_golden_finding(broken_golden))
-    overflowing = [r for r in matched if overflows(r, fp16_target)]
+    overflowing = [r for r in matched if overflows(r, fp16_target, dtype_as_run)]
     if overflowing:
         findings += _overflow_findings(overflowing)
     broken_outputs = [r for r in matched if r.is_output and new_nonfinite(r.metrics) > 0]

@@ -16,6 +16,7 @@ from studio.core.serial import to_json
 from studio.tools.accuracy.advisor import Finding, advise
 from studio.tools.accuracy.diagnosis import Diagnosis, diagnose
 from studio.tools.accuracy.dumpset import FP16_MODES, MODE_LABELS, DumpSet, load_dump
+from studio.tools.accuracy.tensors import DTYPE_AS_RUN_MODES
 from studio.tools.accuracy.matching import Pair, match
 from studio.tools.accuracy.metrics import Metrics, Thresholds, compare_arrays
 from studio.tools.accuracy.row import Row
@@ -167,7 +168,7 @@ def judge_rows(rows: list[Row], g: DumpSet, t: DumpSet, thresholds: Thresholds, 
     mark_underflows(rows, g, t, fp16_target, cancel=cancel)
     uncovered = uncovered_parts(g, t)
     findings = advise(rows, thresholds.cosine, fp16_target=fp16_target, uncovered=uncovered,
-                      thresholds=thresholds)
+                      thresholds=thresholds, dtype_as_run=t.mode in DTYPE_AS_RUN_MODES)
     yield Progress(1.0, f"compared {len(todo)} tensors")
     return CompareResult(rows=rows, findings=findings, golden=str(g.root), target=str(t.root),
                          golden_mode=g.mode, target_mode=t.mode, thresholds=thresholds,
@@ -180,6 +181,7 @@ def rejudge(result: CompareResult, thresholds: Thresholds) -> CompareResult:
     the findings and the diagnosis anew, in a new result."""
     import copy
 
+    from studio.tools.accuracy.tensors import DTYPE_AS_RUN_MODES
     from studio.tools.accuracy.tensors import FP16_MODES as modes
 
     rows = []
@@ -188,7 +190,7 @@ def rejudge(result: CompareResult, thresholds: Thresholds) -> CompareResult:
         row.violations = thresholds.violations(row.metrics) if row.metrics is not None else []
         rows.append(row)
     findings = advise(rows, thresholds.cosine, fp16_target=result.target_mode in modes, uncovered=result.uncovered,
-                      thresholds=thresholds)
+                      thresholds=thresholds, dtype_as_run=result.target_mode in DTYPE_AS_RUN_MODES)
     return CompareResult(rows=rows, findings=findings, golden=result.golden, target=result.target,
                          golden_mode=result.golden_mode, target_mode=result.target_mode, thresholds=thresholds,
                          model=result.model, golden_model=result.golden_model, uncovered=result.uncovered,

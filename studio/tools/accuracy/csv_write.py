@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 
 from studio.tools.accuracy.advisor import overflows
-from studio.tools.accuracy.tensors import FP16_MODES
+from studio.tools.accuracy.tensors import DTYPE_AS_RUN_MODES, FP16_MODES
 
 COLUMNS = ["Index", "OpType", "NPUDump", "DataType", "GroundTruth", "DataType", "TensorIndex", "Shape",
            "OverFlow", "CosineSimilarity", "MaxAbsoluteError", "AccumulatedRelativeError",
@@ -49,6 +49,7 @@ def write_csv(result, path: Path) -> Path:
     """Write ``result`` (a CompareResult) to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fp16 = result.target_mode in FP16_MODES
+    as_run = result.target_mode in DTYPE_AS_RUN_MODES
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
@@ -57,7 +58,7 @@ def write_csv(result, path: Path) -> Path:
             m, g, t = r.metrics, r.golden, r.target
             cells = [r.index, r.op_type, t.op_name if t else "*", t.dtype if t else "",
                      g.op_name if g else "*", g.dtype if g else "", (t or g).label,
-                     _shape(t.shape) if t else "", ("YES" if overflows(r, fp16) else "NO") if m else "NaN"]
+                     _shape(t.shape) if t else "", ("YES" if overflows(r, fp16, as_run) else "NO") if m else "NaN"]
             for column in COLUMNS[9:19]:
                 if column == "StandardDeviation":
                     cells.append(f"({m.target_mean:.3f};{m.target_std:.3f}),({m.golden_mean:.3f};{m.golden_std:.3f})"

@@ -258,7 +258,11 @@ def _write(out_dir, model_path, sub, feeds, golden_out, output, node, check, mod
            notes: list[str]) -> None:
     import onnx
 
+    from studio.core.repro_source import REPRO_OF, repro_link
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    # The repro names its original, so the graph panel's "Convert…" on it converts the whole model.
+    onnx.helper.set_model_props(sub, {REPRO_OF: repro_link(out_dir / "model.onnx", model_path)})
     onnx.save(sub, out_dir / "model.onnx")
     np.savez(out_dir / "inputs.npz", **feeds)
     np.savez(out_dir / "golden_outputs.npz", **{output: golden_out})

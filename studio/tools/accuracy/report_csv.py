@@ -19,7 +19,7 @@ from studio.tools.accuracy.compare import CompareResult, uncovered_parts
 from studio.tools.accuracy.csv_write import METRIC_COLUMNS, absolute_locator
 from studio.tools.accuracy.metrics import Metrics, Thresholds
 from studio.tools.accuracy.row import Row
-from studio.tools.accuracy.tensors import FP16_MODES, DumpSet, TensorEntry
+from studio.tools.accuracy.tensors import DTYPE_AS_RUN_MODES, FP16_MODES, DumpSet, TensorEntry
 
 
 def _file_of(locator: str) -> str:
@@ -134,7 +134,7 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     from studio.tools.accuracy.diagnosis import diagnose
 
     findings = advise(rows, thresholds.cosine, fp16_target=modes[1] in FP16_MODES, uncovered=uncovered,
-                      thresholds=thresholds)
+                      thresholds=thresholds, dtype_as_run=modes[1] in DTYPE_AS_RUN_MODES)
     return CompareResult(rows=rows, findings=findings, golden=golden_root, target=target_root,
                          golden_mode=modes[0], target_mode=modes[1], thresholds=thresholds,
                          model=_model_of(target_root), golden_model=_model_of(golden_root), uncovered=uncovered,

@@ -90,6 +90,10 @@ MODE_LABELS = {
     "npy": "NumPy dump folder",
 }
 FP16_MODES = ("fp16-sim", "npu", "fp16")  # modes whose values went through FP16
+# Modes whose dumps store each tensor in the dtype its op computed in (a converted FP16 model's run,
+# an NPU dump): a float32 tensor there is an op kept in FP32. The simulation stores every tensor
+# as float32, rounded through FP16 or not, so its dtype says nothing about the op's precision.
+DTYPE_AS_RUN_MODES = ("npu", "fp16")
 
 
 def load_locator(locator: str, mmap: bool = False) -> np.ndarray:

@@ -40,6 +40,7 @@ def mark_underflows(rows: list[Row], golden: DumpSet, target: DumpSet, fp16_targ
     if not fp16_target:
         return
     from studio.tools.accuracy.advisor import overflows
+    from studio.tools.accuracy.tensors import DTYPE_AS_RUN_MODES
 
     by_tensor = {}
     for row in rows:
@@ -50,7 +51,7 @@ def mark_underflows(rows: list[Row], golden: DumpSet, target: DumpSet, fp16_targ
     if not reads:
         return
     candidates = [r for r in rows if r.metrics is not None and not r.metrics.empty and r.op_type in SENSITIVE
-                  and overflows(r, fp16_target)][:CHECKED_ROWS]
+                  and overflows(r, fp16_target, target.mode in DTYPE_AS_RUN_MODES)][:CHECKED_ROWS]
     for row in candidates:
         if cancel is not None:
             cancel.raise_if_cancelled()

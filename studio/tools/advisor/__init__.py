@@ -19,6 +19,23 @@ from studio.core.errors import UserError
 from studio.core.serial import to_json
 
 
+NEAR = 2  # at most this many "../" from the report's folder: a file of the same workspace
+
+
+def near_path(value, folder: Path):
+    """``value`` (a path text) relative to ``folder`` when it lies near it (see :data:`NEAR`), else as given."""
+    import os
+
+    if not value or not Path(str(value)).is_absolute():
+        return value
+    try:
+        relative = Path(os.path.relpath(Path(str(value)), Path(folder).resolve()))
+    except ValueError:  # another drive (Windows)
+        return value
+    ups = len([part for part in relative.parts if part == ".."])
+    return relative.as_posix() if ups <= NEAR and ".." not in relative.parts[ups:] else value
+
+
 def write_report(report, path: Path | str) -> Path:
     """Write ``report`` as HTML, Markdown or JSON, by the suffix of ``path`` (atomically)."""
     path = Path(path)
@@ -32,7 +49,11 @@ def write_report(report, path: Path | str) -> Path:
 
         text = render_markdown(report)
     elif suffix == ".json":
-        text = json.dumps(to_json(report), indent=1, default=str)
+        data = to_json(report)
+        # Inputs beside the report (in the same workspace) are stored relative to it, so a moved or
+        # copied workspace opens its own files, not the original copy's (read_report resolves them).
+        data["inputs"] = {key: near_path(value, path.parent) for key, value in (data.get("inputs") or {}).items()}
+        text = json.dumps(data, indent=1, default=str)
     else:
         raise UserError(f"Unknown report format {suffix or '(none)'}", path, "Use a .html, .md or .json file name.")
     path.parent.mkdir(parents=True, exist_ok=True)

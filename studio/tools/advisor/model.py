@@ -219,6 +219,11 @@ def read_report(path: Path) -> Report:
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Cannot read the advisor report ({exc})"[:300], path,
                         "Run `studio advise ... -o report.json` again.") from exc
+    folder = Path(path).resolve().parent
+    inputs = data.get("inputs") if isinstance(data, dict) else None
+    if isinstance(inputs, dict):  # stored relative to the report (write_report): made whole again here
+        data["inputs"] = {key: str((folder / value).resolve()) if value and not Path(str(value)).is_absolute()
+                          else value for key, value in inputs.items()}
     return serial.from_json(Report, data)
 
 

@@ -108,7 +108,12 @@ def _insert_one(model: onnx.ModelProto, value, op: AippOp, config: AippConfig) -
     where = f"{config.path or 'AIPP config'}, block at line {op.line}"
     tensor = value.type.tensor_type
     dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tensor.shape.dim]
-    if len(dims) != 4 or 0 in dims:
+    if len(dims) != 4:  # no image: no input shape makes AIPP fit, so do not suggest one
+        raise UserError(f"AIPP pre-processes images, and input {name!r} is no image: it has {len(dims)} dim(s) "
+                        f"{dims}, an image input has 4 (N, C, H, W or N, H, W, C)", where,
+                        "Convert this model without AIPP (untick AIPP on the Converter's page 2, or drop "
+                        "--insert-op-conf); AIPP is for models that take pictures.")
+    if 0 in dims:
         raise UserError(f"AIPP needs a static 4-D image input; {name!r} has shape {dims}", where,
                         f'Fix the shape first with --input_shape="{name}:1,3,H,W".')
     if op.input_format not in ("RGB888_U8", "XRGB8888_U8", "YUV420SP_U8", "YUV400_U8"):

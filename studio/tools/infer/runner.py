@@ -39,7 +39,7 @@ class InferOptions:
     model: Path
     images: Path
     out: Path
-    task: str
+    task: str | None  # None: taken from the first output's shape (and said in the notes)
     labels: Path | None = None          # class names, one per line
     truth: Path | None = None           # labels CSV, masks folder, VOC folder or COCO JSON
     preset: str | None = None
@@ -73,17 +73,23 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
     """Job: run ``opts.model`` over ``opts.images`` (see the module docstring)."""
     from studio.core.ort_providers import open_session
 
-    if opts.task not in TASKS:
+    from studio.tools.infer.task_guess import check_task
+
+    if opts.task is not None and opts.task not in TASKS:
         raise UserError(f"Unknown task {opts.task!r}", None, f"Use one of: {', '.join(TASKS)}.")
     images = list_images(opts.images)
     names = class_names(opts.labels)
     yield Progress(0.0, f"loading {opts.model.name}")
     session = open_session(opts.model, opts.providers, _session_options())
+    opts, task_note = _with_task(opts, session)
+    output = session.get_outputs()[0]
+    check_task(opts.task, output.shape, opts.model.name, output.name)
     first = session.get_inputs()[0]
     dtype = ORT_TYPES.get(first.type, "float32")
     pre = make_preprocess(tuple(first.shape), opts.task, preset_for_input(dtype, opts.preset, opts.mean), opts.resize,
                           opts.size, opts.bgr, opts.layout, opts.mean, opts.std, input_name=first.name)
-    notes = [f"preprocessing: {pre.describe()}"]
+    # A guessed task is said first (it decides what every number means); a given one needs no note.
+    notes = [note for note in (task_note, f"preprocessing: {pre.describe()}") if note]
     sink = ResultSink(opts, pre, names, ground_truth(opts, names), notes)
     started = time.perf_counter()
     try:
@@ -99,13 +105,31 @@ def run_infer(opts: InferOptions, cancel: CancelToken | None = None) -> Generato
                     from studio.core.ortmsg import ort_message
 
                     sink.failed(image_path, f"ONNX Runtime: {ort_message(exc)}", time.perf_counter() - t0)
-                else:
+                else:  # a dynamic output is judged on what the model gave (a map is no class list)
+                    check_task(opts.task, list(outputs[0].shape), opts.model.name, output.name)
                     sink.add(image_path, image, outputs, placement, time.perf_counter() - t0)
             if index % 8 == 0 or index == len(images) - 1:
                 yield Progress((index + 1) / len(images), f"{index + 1:,} of {len(images):,} pictures")
     finally:
         sink.close()
     return sink.finish(time.perf_counter() - started)
+
+
+def _with_task(opts: InferOptions, session) -> tuple[InferOptions, str | None]:
+    """``opts`` with a task (the given one, else the one the outputs' shapes say) and, for a guessed
+    one, the line saying so."""
+    from dataclasses import replace
+
+    from studio.tools.infer.task_guess import guess_task
+
+    shapes = [o.shape for o in session.get_outputs()]
+    if opts.task is not None:
+        return opts, None
+    task, why = guess_task(shapes)
+    if task is None:
+        raise UserError(f"Cannot tell the task of {opts.model.name}: {why}", f"{opts.model.name}, outputs {shapes}",
+                        "Give the task: --task classify, detect or segment (the gallery's Task field).")
+    return replace(opts, task=task), f"task: {task} (guessed: {why}; give --task to choose)"
 
 
 def _session_options():

@@ -210,6 +210,7 @@ class ComparingActions:
         self.status.emit(f"FP16 check of {model.name} {what}")
 
     def _on_fp16_checked(self, result, pair: tuple[Path, Path]) -> None:
+        self.forget_fp32_set()  # a set found for the last check is not this one's
         self.set_result(result, pair)
         self.emit_overlay()
         self.links.focus.emit(self.NAME)

@@ -1,17 +1,20 @@
-"""The accuracy panel's next steps after a failing FP16 comparison: reduce it, or find what to keep in FP32.
+"""The accuracy panel's next steps after a failing FP16 comparison: reduce it, find what to keep
+in FP32, and apply that set.
 
-Both run on the model and the input the comparison's golden dump was made from (its manifest
+All run on the model and the input the comparison's golden dump was made from (its manifest
 names them), as jobs with progress and cancel. The repro opens in the graph panel; the FP32 set
-is shown with the command line that applies it.
+is shown with the command line that applies it, and *Apply* converts the original model with it
+(:mod:`studio.ops.fp16_apply`) and shows the build compared with the original.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from PySide6.QtGui import QActionGroup
-from PySide6.QtWidgets import QMenu, QToolButton
+from PySide6.QtWidgets import QMenu, QPushButton, QToolButton
 
 from studio.core.errors import UserError
 
@@ -28,6 +31,14 @@ class Fp16Tools:
         menu = QMenu(button)
         self.reduce_action = menu.addAction("Reduce to a repro…", self.reduce_failure)
         self.precision_action = menu.addAction("Find FP32 set…", self.find_fp32_set)
+        self.apply_action = menu.addAction("Apply the FP32 set (convert the original)", self.apply_fp32_set)
+        self.apply_action.setEnabled(False)
+        # The step after a found set, where the user reads it (under the findings), not in a menu.
+        self.apply_button = QPushButton("Apply FP32 set", self)
+        self.apply_button.setToolTip("Convert the original model to FP16 keeping the found ops in FP32 (the "
+                                     "Converter's engine), then compare the build with the original op by op")
+        self.apply_button.clicked.connect(lambda: self.apply_fp32_set())
+        self._found_set = None  # (original model, kept ops, input arrays) of the latest found set
         menu.addSection("Check against")  # the target both searches judge on (an OM on a host: the CLI's --target om)
         targets = QActionGroup(menu)
         self.fp16_sim_action = menu.addAction("FP16 simulation (every op rounded through FP16)")
@@ -110,6 +121,7 @@ class Fp16Tools:
             return None
         out = self._fp16_out(model, "fp32_set")
         target = self._fp16_runner()
+        self._fp16_inputs = inputs
         def search(cancel):
             result = yield from find_fp32_set(model, out, inputs, cancel=cancel, runner=target)
             if target is not None and target.target == "fp16":  # searched with the fusion passes off
@@ -130,6 +142,9 @@ class Fp16Tools:
     def _on_fp32_set(self, result) -> None:
         model = self._fp16_job[1]
         keep = ",".join(result.keep)
+        self._found_set = (model, list(result.keep), self._fp16_inputs)
+        self.apply_action.setEnabled(bool(result.keep))
+        self.tool_row.set_shown(self.apply_button, bool(result.keep))
         self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
                           f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks on "
                           f"{html.escape(result.target)}). "
@@ -143,9 +158,49 @@ class Fp16Tools:
             line = html.escape(describe_default_build(check))
             self._fp16_report(line if check["verified"] else f"<b>{line}</b>")
 
+    def forget_fp32_set(self) -> None:
+        """No set to apply any more (a new check, or the panel cleared)."""
+        self._found_set = None
+        self.apply_action.setEnabled(False)
+        if hasattr(self, "tool_row"):  # clear() may run while the panel is being built
+            self.tool_row.set_shown(self.apply_button, False)
+
+    def apply_fp32_set(self):
+        """Convert the original model with the found set and compare the build with it (a job);
+        returns its handle (None when no set was found)."""
+        from studio.ops.fp16_apply import apply_fp32_set, apply_output
+
+        if self._found_set is None:
+            self.status.emit("Accuracy: find the FP32 set first (FP16 ▾ › Find FP32 set)")
+            return None
+        model, keep, inputs = self._found_set
+        output = apply_output(model, self.workspace_folder)
+        folder = self._fp16_out(model, "fp32_set") / "verify"
+        self.apply_button.setEnabled(False)
+        handle = self.runner.start(f"Applying the FP32 set to {model.name}",
+                                   lambda cancel: apply_fp32_set(model, keep, output, inputs, folder, cancel))
+        self._fp16_job = ("Apply", model)
+        handle.finished.connect(self._on_applied)
+        handle.failed.connect(self._fp16_failed)
+        handle.ended.connect(lambda: self.apply_button.setEnabled(True))
+        return handle
+
+    def _on_applied(self, applied) -> None:
+        self.set_result(applied.comparison, applied.pair)  # the build against the original, op by op
+        self.emit_overlay()
+        diagnosis = applied.comparison.diagnosis
+        verdict = "verified" if applied.verified else "NOT verified"
+        self._fp16_report(f"<b>Applied</b>: {html.escape(applied.model.name)} converted to FP16 with "
+                          f"{len(applied.keep)} op(s) kept in FP32 -> {html.escape(str(applied.output))}; "
+                          f"<b>{verdict}</b> against the original: {html.escape(diagnosis.message)}")
+        self.request_load.emit(applied.output)  # the build into the graph panel, behind the findings
+        self.links.model_converted.emit(applied.output)
+
     def _fp16_report(self, text: str) -> None:
         self.findings.setText(self.findings.text() + f"<div>{text}</div>")
-        self.status.emit("Accuracy: " + text.split("<br>")[0].replace("<b>", "").replace("</b>", "")[:160])
+        # The status bar shows plain text: every tag goes (a raw <code> showed there), entities are read.
+        plain = html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
+        self.status.emit("Accuracy: " + plain[:160])
 
     def _fp16_failed(self, exc, _traceback) -> None:
         message = exc.what if isinstance(exc, UserError) else str(exc)

@@ -87,9 +87,13 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
         bar = ToolRow(self, "accuracy")  # the tools that do not fit go under its "More" menu
         self.thresholds_button = thresholds_button(self)
-        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.graph_button,
-                       self.thresholds_button, self.mapping_button, self.export_button, self.clear_button):
+        # Apply sits beside FP16 ▾ (a row of its own made the window taller than a 720 px screen)
+        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.apply_button,
+                       self.graph_button, self.thresholds_button, self.mapping_button, self.export_button,
+                       self.clear_button):
             bar.addWidget(button)
+        self.tool_row = bar
+        bar.set_shown(self.apply_button, False)  # until a set is found
         self.findings = QLabel(self)
         self.findings.setWordWrap(True)
         self.findings.setTextFormat(Qt.TextFormat.RichText)
@@ -222,6 +226,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.msprobe_result, self.msprobe_pending = None, []
         self.model.set_result(None)
         self.findings.setText("")
+        self.forget_fp32_set()
         if self.scatter is not None:
             self.scatter.set_result(None)
             self.drilldown.clear("")

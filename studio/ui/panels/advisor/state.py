@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.serial import from_json, to_json
+from studio.core.serial import to_json
 
 INPUTS = (("model", "Model", "ONNX or OM model"),
           ("profile", "Profile", "studio profile run folder, PROF_* / ASCEND_PROFILER_OUTPUT folder, trace JSON or CSV"),
@@ -27,13 +27,11 @@ def chosen_device(text: str) -> str | None:
 
 def read_report_job(path: Path):
     """Read a saved report (JSON) as a job."""
-    import json
-
     from studio.core.jobs import Progress
-    from studio.tools.advisor.model import Report
+    from studio.tools.advisor.model import read_report
 
     yield Progress(None, f"reading {path.name}")
-    return from_json(Report, json.loads(path.read_text(encoding="utf-8")))
+    return read_report(path)  # inputs stored relative to the report come back whole
 
 
 def verdict_text(summary: dict) -> str:

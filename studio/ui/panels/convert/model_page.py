@@ -45,6 +45,8 @@ class ModelPage(QWidget):
         super().__init__(parent)
         self.info: ModelInfo | None = None
         self._requested: Path | None = None
+        # Where a new model's output goes by default (the panel points it at the workspace's folder).
+        self.output_folder = lambda: None
         self.model_edit = QLineEdit(self)
         self.model_edit.setPlaceholderText("ONNX model (local or ATC), or TensorFlow .pb / Caffe .prototxt / MindSpore .air (ATC)")
         self.model_edit.editingFinished.connect(self._on_model_edited)
@@ -138,7 +140,14 @@ class ModelPage(QWidget):
         return Path(text) if text else None
 
     def set_model(self, path: Path) -> None:
-        """Show ``path`` and ask the panel to inspect it; non-ONNX models switch to ATC."""
+        """Show ``path`` and ask the panel to inspect it; non-ONNX models switch to ATC.
+
+        Another model than the one shown gets its own output path: the last model's would overwrite
+        its result. The default is in the workspace's ``convert/`` folder (beside the model without
+        a workspace).
+        """
+        if self.model_path() is not None and Path(path) != self.model_path():
+            self.output_edit.clear()
         self._requested = path
         self.model_edit.setText(str(path))
         framework = framework_for(path)
@@ -148,7 +157,8 @@ class ModelPage(QWidget):
             self.set_mode(ATC)
         if not self.output_edit.text():
             suffix = ".onnx" if framework == 5 and self.mode == LOCAL else ""
-            self.output_edit.setText(str(path.with_name(path.stem + "_converted" + suffix)))
+            folder = self.output_folder() or path.parent
+            self.output_edit.setText(str(Path(folder) / (path.stem + "_converted" + suffix)))
         self.model_chosen.emit(path)
         self.changed.emit()
 

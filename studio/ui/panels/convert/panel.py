@@ -56,6 +56,8 @@ class ConvertPanel(Running, Panel):
         self.model_page = ModelPage(self)
         self.aipp_page = AippPage(runner, self)
         self.advanced_page = AdvancedPage(self)
+        self.model_page.output_folder = self._output_folder
+        self._aipp_for: Path | None = None  # the model the AIPP page was set up for
 
         self.step_buttons = QButtonGroup(self)
         steps_row = QHBoxLayout()
@@ -133,6 +135,7 @@ class ConvertPanel(Running, Panel):
         for page in (self.model_page, self.aipp_page, self.advanced_page):
             page.changed.connect(self._preview_timer.start)
         self.model_page.model_chosen.connect(self._on_model_chosen)
+        self.aipp_page.enabled_box.toggled.connect(self._on_aipp_toggled)
         self.model_page.atc_radio.toggled.connect(self.advanced_page.set_atc_mode)
         self.aipp_page.load_requested.connect(self.load_aipp)
         self.advanced_page.load_requested.connect(self.load_fusion_switch)
@@ -174,9 +177,7 @@ class ConvertPanel(Running, Panel):
                       "(.onnx, .pb, .prototxt, .air) and press Convert… again.")
             self.status.emit(f"Converter: {path.name} is already converted")
             return
-        if path != self.model_page.model_path():
-            self.model_page.output_edit.clear()  # the previous model's output name does not fit
-        self.model_page.set_model(path)
+        self.model_page.set_model(path)  # another model clears the last one's output path
         self.go_to(0)
         self.status.emit(f"Converter: {path.name} — choose the options and press Convert")
 
@@ -192,6 +193,8 @@ class ConvertPanel(Running, Panel):
         self.aipp_page.set_op(config.ops[0], path)
         if len(config.ops) > 1:
             self._log(f"{path.name}: {len(config.ops)} aipp_op blocks; the form shows the first, the file is used as is.")
+        # The config is for the model its comment names, else for the model on page 1.
+        self._aipp_for = hints.get("model") or self.model_page.model_path()
         if "model" in hints and self.model_page.model_path() is None:
             self.model_page.set_model(hints["model"])
         self._log(f"Loaded AIPP config {path}")
@@ -210,8 +213,24 @@ class ConvertPanel(Running, Panel):
         self._log(f"Loaded fusion switch file {switches.path}")
         self.go_to(2)
 
+    def _output_folder(self) -> Path | None:
+        """Where converted models go by default: the workspace's ``convert/`` folder."""
+        return Path(self.workspace_folder) / "convert" if self.workspace_folder is not None else None
+
+    def _on_aipp_toggled(self, on: bool) -> None:
+        self._aipp_for = self.model_page.model_path() if on else None
+
+    def _aipp_off(self, why: str) -> None:
+        """Untick AIPP (its settings stay in the form for a model they fit) and say why."""
+        self.aipp_page.enabled_box.setChecked(False)
+        self._log(f"AIPP pre-processing switched off: {why}. Tick it on page 2 if this model takes pictures.")
+
     def _on_model_chosen(self, path: Path) -> None:
         from studio.tools.convert.model_info import inspect_model
+
+        aipp_for = self._aipp_for
+        if self.aipp_page.aipp_enabled and aipp_for is not None and Path(path) != Path(aipp_for):
+            self._aipp_off(f"it was set up for {Path(aipp_for).name}, not {Path(path).name}")
 
         handle = self.runner.start(f"Reading {path.name}", lambda cancel: inspect_model(path, cancel))
         handle.finished.connect(self._on_model_info)
@@ -219,7 +238,10 @@ class ConvertPanel(Running, Panel):
 
     def _on_model_info(self, info) -> None:
         self.model_page.show_info(info)
-        self.aipp_page.set_model_hw(self.model_page.model_hw())
+        # Only ONNX models list their inputs; an image input has 4 dims (N, C, H, W or N, H, W, C).
+        if self.aipp_page.aipp_enabled and info.inputs and not any(len(t.dims) == 4 for t in info.inputs):
+            shapes = ", ".join(f"{t.name} [{t.shape_text()}]" for t in info.inputs)
+            self._aipp_off(f"{info.path.name} has no image input (4-D); its inputs: {shapes}")
 
     # -- options and the command preview ------------------------------------------------------------
     def planned_aipp(self) -> tuple[Path | None, str | None]:

@@ -59,6 +59,8 @@ class GalleryPanel(Panel):
         self._preview_job = None
         self._thumb_range = (0, -1)
         self._loading_compare = False
+        self.last_request = None  # the Run… dialog starts from the last run's model and pictures
+        self.last_host: str | None = None
         self._build()
 
     def _build(self) -> None:
@@ -149,6 +151,10 @@ class GalleryPanel(Panel):
         else:
             self.state.run, self.state.other = run, None
             self.cache.clear()
+            self.grid.selectionModel().clear()
+            if self._preview_job is not None and self._preview_job.active:
+                self._preview_job.cancel()  # its pictures are the last run's
+            self.preview.show_row(None)  # the last run's picture is not this run's
         self._fill_sort_combo()
         self._on_view_changed()
         self._show_empty()
@@ -168,6 +174,7 @@ class GalleryPanel(Panel):
         from studio.ops import infer
 
         request = options if isinstance(options, infer.Request) else infer.Request.of(options)
+        self.last_request, self.last_host = request, host
         context = self.host_context if host else None
         handle = self.runner.start(f"Running {request.model.name} over {request.images.name}"
                                    + (f" on {host}" if host else ""),
@@ -184,9 +191,12 @@ class GalleryPanel(Panel):
         self.status.emit(f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}")
 
     def _on_run_clicked(self) -> None:
-        dialog = InferDialog(self.workspace_folder, self, sorted(self.host_context.store.hosts))
-        if dialog.exec() == QDialog.DialogCode.Accepted:
-            self.run_infer(dialog.request(), dialog.host())
+        dialog = self.run_dialog = InferDialog(self.workspace_folder, self, sorted(self.host_context.store.hosts))
+        if self.last_request is not None:
+            dialog.fill(self.last_request)
+            dialog.where.setCurrentIndex(max(dialog.where.findData(self.last_host), 0))
+        dialog.accepted.connect(lambda: self.run_infer(dialog.request(), dialog.host()))
+        dialog.open()  # not exec(): the window (and its jobs' progress) keeps running meanwhile
 
     def _on_open_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a studio infer output folder",

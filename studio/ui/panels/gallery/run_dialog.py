@@ -23,6 +23,15 @@ from studio.ui.widgets.dialog_parts import ok_cancel, stacked
 from studio.ui.widgets.run_on import HERE
 
 DEFAULT = "default for the task"
+GUESS = "from the model's output shape"  # the task left to the engine, which says what it took and why
+
+
+def free_folder(folder: Path) -> Path:
+    """``folder``, or ``folder_2``, ``folder_3``… when it already holds a run: a rerun keeps the last."""
+    candidate, number = folder, 2
+    while candidate.exists() and any(candidate.iterdir()):
+        candidate, number = folder.with_name(f"{folder.name}_{number}"), number + 1
+    return candidate
 
 
 class _PathField(QWidget):
@@ -64,13 +73,15 @@ class InferDialog(QDialog):
         self.model = _PathField("Model", False, self)
         self.images = _PathField("Pictures", True, self)
         self.task = QComboBox(self)
-        self.task.addItems(list(TASK_DEFAULTS))
+        self.task.addItems([GUESS, *TASK_DEFAULTS])
+        self.task.setToolTip("What the model answers. Left to its output shape: [N, C, H, W] segment, [N, C] "
+                             "classify, [N, boxes, values] detect (the run's summary says which it took)")
         self.preset = QComboBox(self)
         self.preset.addItems([DEFAULT, *PRESETS])
         self.labels = _PathField("Class names", False, self, optional=True)
         self.truth = _PathField("Ground truth", False, self, optional=True)
         self.output = QLineEdit(self)
-        self.output.setPlaceholderText("default: infer/<model>_<pictures> in the workspace")
+        self.output.setPlaceholderText("default: infer/<model>_<pictures> in the workspace (a new folder per run)")
         self.where = QComboBox(self)
         self.where.addItem(HERE, None)
         for name in hosts or []:
@@ -101,6 +112,16 @@ class InferDialog(QDialog):
         self.tool.setEnabled(model is not None and model.suffix.lower() == ".om")
         self.buttons.buttons()[0].setEnabled(model is not None and self.images.path() is not None)
 
+    def fill(self, request) -> None:
+        """Start from a previous run's request: its model, pictures, task and files (not its output
+        folder: a new run gets its own)."""
+        self.model.edit.setText(str(request.model))
+        self.images.edit.setText(str(request.images))
+        self.task.setCurrentText(request.task or GUESS)
+        self.preset.setCurrentText(request.preset or DEFAULT)
+        self.labels.edit.setText(str(request.labels) if request.labels else "")
+        self.truth.edit.setText(str(request.truth) if request.truth else "")
+
     def host(self) -> str | None:
         """The host chosen (None: this computer)."""
         return self.where.currentData()
@@ -115,8 +136,9 @@ class InferDialog(QDialog):
         """The run the dialog describes."""
         model, images = self.model.path(), self.images.path()
         out = Path(self.output.text()) if self.output.text().strip() else \
-            (self.workspace or model.parent) / "infer" / f"{model.stem}_{images.name}"
+            free_folder((self.workspace or model.parent) / "infer" / f"{model.stem}_{images.name}")
         preset = self.preset.currentText()
-        return InferOptions(model=model, images=images, out=out, task=self.task.currentText(),
+        task = self.task.currentText()
+        return InferOptions(model=model, images=images, out=out, task=None if task == GUESS else task,
                             labels=self.labels.path(), truth=self.truth.path(),
                             preset=None if preset == DEFAULT else preset)

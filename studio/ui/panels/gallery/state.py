@@ -137,6 +137,10 @@ class GalleryState:
 def _summary_line(run: Run) -> str:
     s = run.summary
     parts = [f"{run.folder.name}: {s.get('images', len(run.rows)):,} pictures"]
+    # The task says what the numbers mean; a guessed one says so (give --task / Task to choose).
+    task = next((n[len("task: "):] for n in run.notes if n.startswith("task: ")), s.get("task"))
+    if task:
+        parts.append(f"task {task}")
     if s.get("failed"):
         parts.append(f"{s['failed']} failed")
     for key, label in (("top1_accuracy", "top-1"), ("top5_accuracy", "top-5"), ("dice_mean", "Dice"),

@@ -21,6 +21,14 @@ class GraphActions:
         if model is None:
             self.status.emit("Graph: open a model first, then Convert… takes it to the Converter")
             return
+        from studio.core.repro_source import repro_original
+
+        original = repro_original(Path(model.path), model.metadata)
+        if original is not None:  # a repro is for looking at: the fix is converting the model it came from
+            self.status.emit(f"Graph: {Path(model.path).name} is a repro of {original.name}: Convert… takes "
+                             f"{original.name}")
+            self.links.convert_model.emit(original)
+            return
         self.links.convert_model.emit(Path(model.path))
 
     def _onnx_on_screen(self) -> Path | None:

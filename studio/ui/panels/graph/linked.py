@@ -29,13 +29,26 @@ class LinkedViews:
         if overlay.model is not None and (self.left.model is None or
                                           Path(overlay.model).resolve() != self.left.model.path.resolve()):
             self.open_path(Path(overlay.model))
-        self.set_overlay(data)
+        self.set_overlay(data, Path(overlay.model) if overlay.model is not None else None)
 
-    def set_overlay(self, data: OverlayData | None) -> None:
-        """Colour nodes by ``data`` (None removes the overlay)."""
+    def set_overlay(self, data: OverlayData | None, model: Path | None = None) -> None:
+        """Colour nodes by ``data`` (None removes the overlay). ``model``: the model the values belong
+        to (default: the one on screen; none on screen: the next one opened)."""
         self.overlay = data
+        if model is None and self.left.model is not None:
+            model = self.left.model.path
+        self.overlay_model = Path(model).resolve() if data is not None and model is not None else None
         for side in (self.left, self.right):
             self._apply_overlay(side)
+
+    def _drop_foreign_overlay(self, opened: Path) -> None:
+        """Another model on the left: an overlay of a model's op names would grey every box of it
+        (a profile's time share over a MindX pipeline), so it goes, and the status says so."""
+        if self.overlay is None or self.overlay_model is None or Path(opened).resolve() == self.overlay_model:
+            return
+        title, of = self.overlay.title, self.overlay_model.name
+        self.set_overlay(None)
+        self.status.emit(f"Graph: overlay {title} of {of} cleared ({Path(opened).name} is another model)")
 
     def _apply_overlay(self, side: Side) -> None:
         """Colour every box: measured ones by verdict or value, the others grey (no data)."""

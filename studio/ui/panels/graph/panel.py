@@ -41,6 +41,7 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         self.right.canvas.empty_text = "Comparing: the second model is loading…"
         self.active = self.left
         self.overlay = None  # OverlayData shown on both sides
+        self.overlay_model: Path | None = None  # the model the overlay's values belong to
         self.matches: list[Match] = []  # in the searched graph and every subgraph below it
         self.match_pos = -1
         self._match_base: list[Level] = []  # the levels open when the search ran
@@ -152,6 +153,8 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
             self.tool_row.set_shown(self.graph_combo, self.graph_combo.count() > 1)
             self.details.show_model(model, model.main)
         self.active = side
+        if side is self.left:
+            self._drop_foreign_overlay(model.path)
         self._apply_overlay(side)
         self._apply_compare_marks()
         self._update_bar()
