@@ -77,7 +77,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status_bar()
         self.runner.job_failed.connect(self._on_job_failed)
-        self.notifier.noticed.connect(lambda n: self.show_status(n.message.splitlines()[0], 10000))
+        self.notifier.noticed.connect(self._on_notice)  # a bound slot: disconnected when the window goes
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._sizes_pending = True  # dock sizes can only be set once the window has a size
         self._persist_layout = restore_layout  # a screenshot run must not overwrite the user's layout
@@ -264,6 +264,9 @@ class MainWindow(QMainWindow):
         """Whether the dock ``name`` can be seen (shown, and the current tab of its group)."""
         dock = self.docks[name]
         return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+    def _on_notice(self, notice) -> None:
+        self.show_status(notice.message.splitlines()[0], 10000)
 
     def show_status(self, text: str, timeout_ms: int = 5000) -> None:
         """Show ``text`` in the status bar as plain text: it draws what it gets, so a panel's rich
