@@ -54,3 +54,15 @@ def comm_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]
         return to_json(open_comm(folder)), ""
     except UserError as exc:
         return None, exc.format()
+
+
+def free_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:
+    """``studio profile cluster FOLDER --free --json``; (None, the engine's message) when the folder
+    cannot have it (msprof-analyze's output keeps no timeline)."""
+    from studio.tools.profiler.cluster.free_gaps import open_free
+
+    yield Progress(None, f"labelling the idle gaps of {folder.name}")
+    try:
+        return to_json(open_free(folder)), ""
+    except UserError as exc:
+        return None, exc.format()
