@@ -106,3 +106,26 @@ def test_idle_gaps_real_text_export_and_no_timeline(qtbot, panel, real_profiles)
     _shot(panel, "cluster_idle_gaps_text2")
     _open(qtbot, panel, real_profiles / QWEN, panel.free)
     assert not panel.free.gaps.model().rows and "no device timeline" in panel.free.message.text()
+
+
+def test_big_text_exports_are_read_by_a_worker_process(real_profiles, monkeypatch):
+    """A text export over the offload size is labelled in a worker process (json parsing would hold
+    the window's interpreter); the report is the one read in place."""
+    from studio.core import workers
+    from studio.core.jobs import run_job
+    from studio.tools.profiler import loader
+    from studio.tools.profiler.cluster.free_gaps import free_json
+    from studio.ui.panels.cluster.jobs import free_job
+
+    started = []
+    real_run = workers.run_in_worker
+
+    def spy(target, *args, **kwargs):
+        started.append(target)
+        return (yield from real_run(target, *args, **kwargs))
+
+    monkeypatch.setattr(workers, "run_in_worker", spy)
+    monkeypatch.setattr(loader, "OFFLOAD_BYTES", 1)
+    report, message = run_job(free_job(real_profiles / TEXT2))
+    assert started == ["studio.tools.profiler.cluster.free_gaps:free_json"] and message == ""
+    assert report == run_job(free_json(str(real_profiles / TEXT2)))

@@ -26,12 +26,14 @@ Text exports are labelled the same way from ``trace_view.json`` (which the recip
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from studio.core.errors import UserError
+from studio.core.jobs import Progress
 from studio.tools.profiler.cluster.discover import OUTPUT, RankDir, find_ranks
 from studio.tools.profiler.cluster.free_sources import DeviceTimeline, db_usable, from_db, from_trace
 
@@ -99,6 +101,24 @@ def open_free(folder: Path, top: int = 10) -> FreeReport:
                                f"ascend_pytorch_profiler_<rank>.db with its TASK, CANN_API and PYTORCH_API tables nor "
                                f"trace_view.json), so their free time cannot be explained")
     return report
+
+
+def free_json(folder: str, cancel=None) -> Generator[Progress, None, dict]:
+    """:func:`open_free` as a job returning its JSON (what a worker process sends back)."""
+    from studio.core.serial import to_json
+
+    yield Progress(None, f"labelling the idle gaps of {Path(folder).name}")
+    return to_json(open_free(Path(folder)))
+
+
+def trace_bytes(folder: Path) -> int:
+    """The size of the ranks' trace_view.json files (what reading the text exports costs)."""
+    total = 0
+    for rank in find_ranks(Path(folder)).ranks:
+        trace = rank.path / OUTPUT / "trace_view.json"
+        if "profiler_db" not in rank.files and trace.is_file():
+            total += trace.stat().st_size
+    return total
 
 
 def rank_timeline(rank: RankDir) -> DeviceTimeline | None:

@@ -82,7 +82,7 @@ class FreeTab(QWidget):
         generation = self._generation
         self.show_report(None, "Labelling the idle gaps …")
         self.handle = self.runner.start(f"Labelling the idle gaps of {Path(folder).name}",
-                                        lambda cancel: free_job(Path(folder)))
+                                        lambda cancel: free_job(Path(folder), cancel))
         self.handle.finished.connect(lambda result: generation == self._generation and self.show_report(*result))
         self.handle.failed.connect(lambda exc, _tb: generation == self._generation
                                    and self.show_report(None, str(exc)))
