@@ -227,6 +227,10 @@ def _cluster(args: argparse.Namespace) -> int:
 
         if args.path is not None:
             raise UserError("Give DIR or --on HOST:DIR, not both", "DIR / --on", "Drop DIR, or drop --on.")
+        if args.free or args.comm:
+            raise UserError("--on HOST:DIR gives the step split and matrix only; --comm and --free read the ranks' "
+                            "own timelines and op tables", "--on / --comm / --free",
+                            "Copy the ranks' folders here and give DIR, or drop --comm / --free.")
         print_result(run_job(cluster.run(cluster.parse_on(args.on), cli_context())), args.json)
         return 0
     if args.path is None:

@@ -25,6 +25,7 @@ Text exports are labelled the same way from ``trace_view.json`` (which the recip
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -133,28 +134,60 @@ def rank_timeline(rank: RankDir) -> DeviceTimeline | None:
 
 
 def label_gaps(t: DeviceTimeline) -> list[dict]:
-    """Each gap between the timeline's busy stretches, labelled (see the module's description)."""
+    """Each gap between the timeline's busy stretches, labelled (see the module's description).
+
+    The dispatch rules run on whole columns (a rank of 1M tasks has hundreds of thousands of gaps);
+    only gaps with device tasks inside them are walked one by one."""
     starts, ends = t.busy_end[:-1], t.busy_start[1:]
+    origin = int(t.busy_start[0]) if len(t.busy_start) else 0
     order_end = np.argsort(t.task_end, kind="stable")
-    ends_sorted = t.task_end[order_end]
     by_start = np.argsort(t.task_ts, kind="stable")
     ts_sorted = t.task_ts[by_start]
-    origin = int(t.busy_start[0]) if len(t.busy_start) else 0
+    lo, hi = np.searchsorted(ts_sorted, starts, "right"), np.searchsorted(ts_sorted, ends, "left")
+    inside: dict[int, list[int]] = {}
+    for g in np.nonzero(hi > lo)[0].tolist():  # tasks starting in the gap: those ending in it too
+        tasks = [i for i in by_start[lo[g]:hi[g]].tolist() if t.task_end[i] < ends[g]]
+        if tasks:
+            inside[g] = tasks
+    p = np.searchsorted(t.task_end[order_end], starts, "right") - 1   # the last task to end before
+    n = hi                                                             # the first task to start after
+    has_prev, has_next = p >= 0, n < len(by_start)
+    prev = np.where(has_prev, order_end[np.clip(p, 0, None)], 0) if len(order_end) else np.zeros(len(p), np.int64)
+    nxt = np.where(has_next, by_start[np.clip(n, None, len(by_start) - 1)], 0) if len(by_start) else prev
+    rules = _dispatch_columns(t, prev, nxt, has_prev & has_next)
+    collecting = gc.isenabled()
+    gc.disable()  # hundreds of thousands of new dicts: the collector would walk them again and again (2x)
+    try:
+        return _gap_rows(t, starts, ends, origin, inside, rules)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _gap_rows(t: DeviceTimeline, starts, ends, origin: int, inside: dict, rules: dict) -> list[dict]:
     out = []
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        gap = {"start_ns": s, "end_ns": e, "offset_us": (s - origin) / 1000, "duration_us": (e - s) / 1000, "label": "unexplained", "reason": "",
-               "python_idle_us": None, "cann_idle_us": None, "device_tasks": {}, "remaining_free_us": None}
-        lo, hi = np.searchsorted(ts_sorted, s, "right"), np.searchsorted(ts_sorted, e, "left")
-        inside = [i for i in by_start[lo:hi].tolist() if t.task_end[i] < e] if hi > lo else []
-        if inside:
-            _device_running(gap, t, inside, s, e)
+    for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        gap = {"start_ns": s, "end_ns": e, "offset_us": (s - origin) / 1000, "duration_us": (e - s) / 1000,
+               "label": "unexplained", "reason": "", "python_idle_us": None, "cann_idle_us": None,
+               "device_tasks": {}, "remaining_free_us": None}
+        if g in inside:
+            _device_running(gap, t, inside[g], s, e)
         else:
-            p = np.searchsorted(ends_sorted, s, "right") - 1
-            n = np.searchsorted(ts_sorted, e, "left")
-            _dispatch(gap, t, int(order_end[p]) if p >= 0 else None,
-                      int(by_start[n]) if n < len(by_start) else None)
+            _dispatch(gap, rules, g)
         out.append(gap)
     return out
+
+
+def _dispatch_columns(t: DeviceTimeline, prev: np.ndarray, nxt: np.ndarray, both: np.ndarray) -> dict:
+    """The dispatch rule's figures for every gap at once (ns), from the tasks either side of it."""
+    python_idle = t.py_end[nxt] - t.py_end[prev]
+    growth = (t.cann_ts[nxt] - t.py_end[nxt]) - (t.cann_ts[prev] - t.py_end[prev])  # launch lag, after - before
+    launch = np.maximum(t.cann_end[prev] - t.cann_ts[prev], t.cann_end[nxt] - t.cann_ts[nxt])
+    between = t.cann_ts[nxt] - t.cann_end[prev]
+    columns = {"both": both, "py": both & t.has_py[prev] & t.has_py[nxt],
+               "cann": both & t.has_cann[prev] & t.has_cann[nxt], "python_idle": python_idle,
+               "cann_idle": t.cann_end[nxt] - t.cann_end[prev], "growth": growth, "launch": launch, "between": between}
+    return {k: v.tolist() for k, v in columns.items()}  # Python values: a numpy scalar costs ~10x to read
 
 
 def _device_running(gap: dict, t: DeviceTimeline, inside: list[int], s: int, e: int) -> None:
@@ -174,22 +207,20 @@ def _device_running(gap: dict, t: DeviceTimeline, inside: list[int], s: int, e: 
     gap["reason"] = f"the device ran {kinds} in the gap; the longest stretch left free is {longest / 1000:,.3f} µs"
 
 
-def _dispatch(gap: dict, t: DeviceTimeline, prev: int | None, nxt: int | None) -> None:
-    if prev is None or nxt is None:
+def _dispatch(gap: dict, rules: dict, g: int) -> None:
+    if not rules["both"][g]:
         gap["reason"] = "no device task before or after the gap"
         return
-    if not (t.has_py[prev] and t.has_py[nxt]):
+    if not rules["py"][g]:
         gap["reason"] = "a task either side of the gap was not dispatched by a PyTorch op"
         return
-    if not (t.has_cann[prev] and t.has_cann[nxt]):
+    if not rules["cann"][g]:
         gap["reason"] = "a task either side of the gap has no CANN launch"
         return
-    python_idle = int(t.py_end[nxt] - t.py_end[prev])
+    python_idle, growth = rules["python_idle"][g], rules["growth"][g]
     gap["python_idle_us"] = python_idle / 1000
-    gap["cann_idle_us"] = int(t.cann_end[nxt] - t.cann_end[prev]) / 1000
-    prev_wait = int(t.cann_ts[prev] - t.py_end[prev])   # PyTorch op end -> its CANN launch
-    next_wait = int(t.cann_ts[nxt] - t.py_end[nxt])
-    if next_wait - prev_wait < DISPATCH_GROWTH_NS:
+    gap["cann_idle_us"] = rules["cann_idle"][g] / 1000
+    if growth < DISPATCH_GROWTH_NS:
         gap["label"] = "python idle"
         if python_idle == 0:  # one op launched both tasks: the host spent the gap inside that op
             gap["reason"] = ("the tasks either side came from one PyTorch op and its CANN launches kept pace: the "
@@ -198,13 +229,12 @@ def _dispatch(gap: dict, t: DeviceTimeline, prev: int | None, nxt: int | None) -
             gap["reason"] = (f"nothing dispatched from the framework for {python_idle / 1000:,.3f} µs (between the "
                              f"ends of the PyTorch ops either side); the CANN launches kept pace")
         return
-    launches = (int(t.cann_end[prev] - t.cann_ts[prev]), int(t.cann_end[nxt] - t.cann_ts[nxt]))
-    between = int(t.cann_ts[nxt] - t.cann_end[prev])
-    if max(*launches, between) == between:
+    launch, between = rules["launch"][g], rules["between"][g]
+    if between >= launch:  # the recipe's max(launches, between) == between
         gap["label"] = "CANN launch gap"
         gap["reason"] = (f"{between / 1000:,.3f} µs between two CANN launches; the launch lagged its PyTorch op "
-                         f"{(next_wait - prev_wait) / 1000:,.3f} µs more than before the gap")
+                         f"{growth / 1000:,.3f} µs more than before the gap")
     else:
         gap["label"] = "CANN long launch"
-        gap["reason"] = (f"a CANN launch took {max(launches) / 1000:,.3f} µs; the launch lagged its PyTorch op "
-                         f"{(next_wait - prev_wait) / 1000:,.3f} µs more than before the gap")
+        gap["reason"] = (f"a CANN launch took {launch / 1000:,.3f} µs; the launch lagged its PyTorch op "
+                         f"{growth / 1000:,.3f} µs more than before the gap")
