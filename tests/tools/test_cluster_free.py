@@ -181,3 +181,11 @@ def test_ranks_without_timeline_warned_and_cli(folders):
     both = subprocess.run([sys.executable, "-m", "studio", "profile", "cluster", str(folders["text2"]), "--free",
                            "--comm"], capture_output=True, text=True, env=env, timeout=120)
     assert both.returncode != 0 and "two reports" in both.stderr
+
+
+def test_on_hosts_refuses_free_and_comm():
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for flag in ("--free", "--comm"):
+        done = subprocess.run([sys.executable, "-m", "studio", "profile", "cluster", "--on", "node1:/data/prof", flag],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 2 and "--comm and --free read the ranks' own timelines" in done.stderr
