@@ -203,11 +203,16 @@ def _add_cluster_arguments(actions) -> None:
                          help="why a rank is slow in its collectives: each op's time split per rank (elapse, transit, "
                               "wait, synchronisation, idle), who waited for whom, and the slow rank of each long op "
                               "(host- or device-bound, from the ranks' ascend_pytorch_profiler_<rank>.db)")
+    cluster.add_argument("--free", action="store_true",
+                         help="why each rank's device sat idle: every free gap between busy stretches labelled (python "
+                              "idle, CANN launch gap or long launch, memcpy or another device task running), with "
+                              "totals per cause and rank (from ascend_pytorch_profiler_<rank>.db or trace_view.json)")
     cluster.add_argument("--rank", type=int, default=None, metavar="N",
                          help="with --comm: the rank whose longest communication ops are explained (default: the "
                               "lowest rank with a profiler db)")
     cluster.add_argument("--top", type=int, default=10, metavar="K",
-                         help="with --comm: how many of its longest communication ops (default 10)")
+                         help="with --comm: how many of its longest communication ops; with --free: how many of "
+                              "each rank's longest gaps the text lists (--json has every gap) (default 10)")
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -222,6 +227,10 @@ def _cluster(args: argparse.Namespace) -> int:
 
         if args.path is not None:
             raise UserError("Give DIR or --on HOST:DIR, not both", "DIR / --on", "Drop DIR, or drop --on.")
+        if args.free or args.comm:
+            raise UserError("--on HOST:DIR gives the step split and matrix only; --comm and --free read the ranks' "
+                            "own timelines and op tables", "--on / --comm / --free",
+                            "Copy the ranks' folders here and give DIR, or drop --comm / --free.")
         print_result(run_job(cluster.run(cluster.parse_on(args.on), cli_context())), args.json)
         return 0
     if args.path is None:
@@ -240,6 +249,12 @@ def _cluster(args: argparse.Namespace) -> int:
                             "Give the folder that holds the *_ascend_pt (or PROF_*) folders.")
         print(json.dumps(rank_parts(found)))
         return 0
+    if args.comm and args.free:
+        raise UserError("--comm and --free are two reports", "--comm / --free", "Give one of them per run.")
+    if args.free:
+        from studio.tools.profiler.cluster.free_gaps import open_free
+
+        return _print_report(args, lambda path: open_free(path, args.top))
     if args.comm:
         from studio.tools.profiler.cluster.comm_report import open_comm
 

@@ -9,6 +9,10 @@ Each rank runs the same program on one clock: 20 kernels ``a_k``, the all-reduce
 - rank 2's ``b`` kernels take ``SLOW_KERNEL_NS`` on the device instead of ``KERNEL_NS`` while its
   host launches at the usual pace: the kernels queue on the device — it reaches the second all-reduce late.
 
+- optionally (``build(root, launch_lag_rank=0)``) that rank's CANN launches fall ``LAUNCH_LAG_NS`` behind
+  their PyTorch ops from its 10th ``a`` kernel on (the launch layer stalls, Python does not): its
+  device idles before that kernel.
+
 An all-reduce ends on every rank when the last one arrives (+ ``ALLREDUCE_NS``); each rank's
 ``analysis.db`` holds its CommAnalyzerTime rows (synchronisation = waiting for the last arrival).
 """
@@ -22,37 +26,39 @@ from pathlib import Path
 T0 = 1_700_000_000_000_000_000
 OP_NS, LAUNCH_NS, KERNEL_NS, SLOW_KERNEL_NS = 20_000, 8_000, 30_000, 400_000
 HOST_STALL_NS = 5_000_000
+LAUNCH_LAG_NS, LAG_FROM = 3_000_000, 10
 ALLREDUCE_NS = 200_000
 KERNELS = 20
 GROUP = "777"
 OPS = ("hcom_allReduce__1_1_1", "hcom_allReduce__1_2_1")
 
 
-def _phase(prefix: str, host: int, device: int, stall_before: int | None, kernel_ns: int):
+def _phase(prefix: str, host: int, device: int, stall_before: int | None, kernel_ns: int, lag: bool = False):
     """Kernels of one phase from host time ``host``: (pytorch, launch, kernel) spans; returns the end times."""
     spans = []
     for k in range(KERNELS):
         if stall_before is not None and k == stall_before:
             host += HOST_STALL_NS
         p = (host, host + OP_NS)
-        a = (host + 5_000, host + 5_000 + LAUNCH_NS)            # the launch runs inside the PyTorch op
+        behind = LAUNCH_LAG_NS if lag and k >= LAG_FROM else 0
+        a = (host + 5_000 + behind, host + 5_000 + behind + LAUNCH_NS)  # the launch runs inside the PyTorch op
         start = max(device, a[1] + 2_000)                        # the device takes it when free
         spans.append((f"{prefix}_{k}", p, a, (start, start + kernel_ns)))
         host, device = p[1] + 2_000, start + kernel_ns
     return spans, host, device
 
 
-def _rank_program(rank: int):
-    a, host, device = _phase("a", T0, T0, 15 if rank == 1 else None, KERNEL_NS)
+def _rank_program(rank: int, lag: bool = False):
+    a, host, device = _phase("a", T0, T0, 15 if rank == 1 else None, KERNEL_NS, lag)
     arrive1 = max(host, device)
     return a, arrive1
 
 
-def build(root: Path) -> Path:
+def build(root: Path, launch_lag_rank: int | None = None) -> Path:
     """Write the 3 ranks under ``root`` and return ``root``."""
     programs = {}
     for rank in range(3):
-        a, arrive1 = _rank_program(rank)
+        a, arrive1 = _rank_program(rank, rank == launch_lag_rank)
         programs[rank] = {"a": a, "arrive": [arrive1]}
     end1 = max(p["arrive"][0] for p in programs.values()) + ALLREDUCE_NS
     for rank, p in programs.items():

@@ -49,6 +49,10 @@ class ClusterComparison:
     ranks: list[RankComparison] = field(default_factory=list)
     only_in_base: list[int] = field(default_factory=list)
     only_in_new: list[int] = field(default_factory=list)
+    # the two cluster reports side by side (:func:`studio.tools.profiler.cluster.diff.cluster_diff`):
+    # step split per rank, matrix links, each op type's links; None with ``cluster_note`` saying why
+    cluster: dict | None = None
+    cluster_note: str = ""
 
     __json_extra__ = ("overall",)
 
@@ -92,6 +96,7 @@ class ClusterComparison:
         for side, ranks in (("base", self.only_in_base), ("new", self.only_in_new)):
             for rank in ranks:
                 lines.append(f"{rank:>4} only in {side}: not compared")
+        lines.extend(cluster_lines(self.cluster, self.cluster_note))
         lines.append("\nper rank: `studio profile compare` of the two rank folders gives its op and API rows")
         return "\n".join(lines)
 
@@ -131,6 +136,15 @@ def compare_clusters(base: Path, new: Path, opener: Callable[[Path], Generator[P
     b, n = sides
     result = ClusterComparison(str(base), str(new), only_in_base=sorted(set(b) - set(n)),
                                only_in_new=sorted(set(n) - set(b)))
+    yield Progress(None, "step split and links of both folders")
+    try:
+        from studio.core.serial import to_json
+        from studio.tools.profiler.cluster import open_cluster
+        from studio.tools.profiler.cluster.diff import cluster_diff
+
+        result.cluster = cluster_diff(to_json(open_cluster(base)), to_json(open_cluster(new)))
+    except UserError as exc:
+        result.cluster_note = f"the step split and links are not compared: {exc.what} ({exc.where})"
     both = sorted(set(b) & set(n))
     for i, rank in enumerate(both):
         yield Progress(i / max(1, len(both)), f"rank {rank}")
@@ -153,6 +167,43 @@ def compare_clusters(base: Path, new: Path, opener: Callable[[Path], Generator[P
         result.ranks.append(row)
     yield Progress(1.0, f"{len(both)} rank(s) compared")
     return result
+
+
+STEP_COLUMNS = (("step_us", "step"), ("computing_us", "computing"), ("communication_not_overlapped_us", "comm not ovl"),
+                ("free_us", "free"))
+
+
+def cluster_lines(cluster: dict | None, note: str) -> list[str]:
+    """The text of the cluster comparison: step split per rank (ms, base -> new), the step change
+    verdicts, and the links whose bandwidth changed most."""
+    if cluster is None:
+        return ["", note] if note else []
+    lines = ["", f"step split per rank (ms, base -> new; steps {cluster['pairing']}; step = computing + "
+                 f"communication not overlapped + free)"]
+    for row in cluster["steps"]:
+        cells = "  ".join(f"{title} {_ms_us(row[f'{key}_base'])} -> {_ms_us(row[f'{key}_new'])} "
+                          f"({_signed_ms(row[f'{key}_diff'])})" for key, title in STEP_COLUMNS)
+        lines.append(f"  rank {row['rank']}: {cells}")
+    lines.extend(f"  rank {c['rank']}: mean step {c['base_mean_us'] / 1000:,.3f} -> {c['new_mean_us'] / 1000:,.3f} ms "
+                 f"({c['change']:+.1%}); {c['verdict']}" for c in cluster["step_change"])
+    for title, rows in (("matrix links", cluster["links"]), ("links per op type", cluster["op_links"])):
+        changed = sorted((r for r in rows if r["gbps_change"] is not None), key=lambda r: -abs(r["gbps_change"]))
+        one_side = sum(1 for r in rows if r["base_gbps"] is None or r["new_gbps"] is None)
+        lines.append(f"{title}: {len(changed)} on both sides" + (f", {one_side} on one side only" if one_side else "")
+                     + ("; largest bandwidth changes:" if changed else ""))
+        for r in changed[:5]:
+            what = f"{r['op_type']} " if "op_type" in r else ""
+            lines.append(f"  {what}{r['src']}->{r['dst']} {r['transport']} {r['group'] or '(unnamed group)'}: "
+                         f"{r['base_gbps']:,.3f} -> {r['new_gbps']:,.3f} GB/s ({r['gbps_change']:+.1%})")
+    return lines
+
+
+def _ms_us(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1000:,.3f}"
+
+
+def _signed_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1000:+,.3f}"
 
 
 def _profile_path(rank) -> Path:

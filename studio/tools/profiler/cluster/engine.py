@@ -17,6 +17,7 @@ from studio.tools.profiler.cluster.bandwidth import read_bandwidth
 from studio.tools.profiler.cluster.discover import ANALYSIS_OUTPUT, OUTPUT, ClusterInput, find_ranks
 from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
 from studio.tools.profiler.cluster.matrix import Link, build_matrix, read_links
+from studio.tools.profiler.cluster.op_links import below_reference, build_op_links, op_type_spread
 from studio.tools.profiler.cluster.report import ClusterReport
 from studio.tools.profiler.cluster.step_time import FIELDS, read_rank_steps
 
@@ -82,7 +83,9 @@ def assemble(parts: list[dict]) -> ClusterReport:
     report.stages = _stage_rows(report.ranks, layout.groups.get("pp", []))
     report.groups = to_json(layout)
     report.slow_ranks = slow.slow_ranks(report.ranks, stages)
-    report.slow_links = slow.slow_links(bandwidth, report.matrix)
+    report.op_links, _ = build_op_links(links, layout.by_hash, layout.name_by_hash)
+    report.slow_links = (slow.slow_links(bandwidth, report.matrix) + op_type_spread(report.op_links)
+                         + below_reference(report.matrix, report.op_links))
     both = [rank["rank"] for rank in ranks if rank["has_db"] and rank["has_text"]]
     report.source = {"kind": "/".join(sorted(kinds)), "ranks": len(ranks), "files": files,
                      "note": (f"text and db both present for rank(s) {', '.join(map(str, both))}: the db "
@@ -126,7 +129,7 @@ def _from_analysis_output(found: ClusterInput) -> ClusterReport:
     report.groups = {"collective": data.groups.get("collective", []), "p2p": data.groups.get("p2p", []),
                      "source": "communication_group.json" if data.groups else "none"}
     report.slow_ranks = slow.slow_ranks(report.ranks, stages if stages else {})
-    report.slow_links = slow.slow_links(data.bandwidth, report.matrix)
+    report.slow_links = slow.slow_links(data.bandwidth, report.matrix) + below_reference(report.matrix, [])
     report.source = {"kind": "cluster_analysis_output", "ranks": len({r["rank"] for r in report.ranks}),
                      "files": [str(found.analysis_output / f) for f in data.files],
                      "note": "msprof-analyze's cluster output was read (no rank folders here)"}

@@ -35,6 +35,7 @@ class Link:
     transport: str
     size_mb: float
     time_ms: float
+    op_name: str = ""      # the op instance a top/middle/bottom sample is (empty for a total)
 
 
 def counted(op: str) -> bool:
@@ -58,10 +59,12 @@ def read_links(rank: RankDir, use_db: bool) -> list[Link]:
 def _from_db(path: Path) -> list[Link]:
     with open_readonly(path) as db:
         require_tables(db, path, ["CommAnalyzerMatrix"], "the communication matrix")
+        columns = {r[1] for r in db.execute("PRAGMA table_info(CommAnalyzerMatrix)")}
+        op_name = "op_name" if "op_name" in columns else "''"  # older exports do not name the sampled op
         rows = query(db, path, "SELECT step, group_name, hccl_op_name, src_rank, dst_rank, transport_type, "
-                               "transit_size, transit_time FROM CommAnalyzerMatrix")
+                               f"transit_size, transit_time, {op_name} FROM CommAnalyzerMatrix")
     return [Link(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), float(r[6] or 0),
-                 float(r[7] or 0)) for r in rows]
+                 float(r[7] or 0), str(r[8] or "")) for r in rows]
 
 
 def _from_json(path: Path) -> list[Link]:
@@ -80,7 +83,8 @@ def _from_json(path: Path) -> list[Link]:
                     src, dst = key.split("-", 1)
                     out.append(Link(step, group, op.split("@")[0], src, dst, str(link.get("Transport Type", "")),
                                     float(link.get("Transit Size(MB)", 0) or 0),
-                                    float(link.get("Transit Time(ms)", 0) or 0)))
+                                    float(link.get("Transit Time(ms)", 0) or 0),
+                                    str(link.get("Op Name", "") or "")))
     return out
 
 
@@ -92,15 +96,22 @@ def step_number(step: str) -> int | str | None:
     return int(text) if text.isdigit() else step
 
 
-def build_matrix(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]],
-                 group_names: dict[str, str]) -> tuple[list[dict], int]:
-    """Rows ``{step, group, src, dst, transport, size_mb, time_ms, bandwidth_gbps}`` and the unplaced count."""
+def global_ranks(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]]) -> dict[str, dict[str, int]]:
+    """Group hash -> {local rank: global rank}, from the groups' ``global_ranks`` or, failing that,
+    each rank's own ``k-k`` self link (as msprof-analyze maps them)."""
     local_to_global: dict[str, dict[str, int]] = {g: {str(i): r for i, r in enumerate(ranks)}
                                                   for g, ranks in by_hash.items()}
     for rank, links in per_rank.items():
         for link in links:
             if link.src == link.dst:
                 local_to_global.setdefault(link.group, {}).setdefault(link.src, rank)
+    return local_to_global
+
+
+def build_matrix(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]],
+                 group_names: dict[str, str]) -> tuple[list[dict], int]:
+    """Rows ``{step, group, src, dst, transport, size_mb, time_ms, bandwidth_gbps}`` and the unplaced count."""
+    local_to_global = global_ranks(per_rank, by_hash)
     sums: dict[tuple, list] = defaultdict(lambda: ["", 0.0, 0.0])
     unplaced = 0
     for links in per_rank.values():

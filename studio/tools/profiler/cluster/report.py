@@ -12,6 +12,22 @@ RANK_COLUMNS = (("computing_us", "computing"), ("communication_not_overlapped_us
                 ("preparing_us", "preparing"))
 
 
+def op_link_lines(op_links: list[dict]) -> list[str]:
+    """Each op type's total links between ranks: size, time, bandwidth and its share of the reference."""
+    rows = [r for r in op_links if r["aggregate"] == "total" and r["src"] != r["dst"]]
+    if not rows:
+        return []
+    lines = ["links per op type (each op type's total; the top/middle/bottom samples are in --json):",
+             f"{'step':>6} {'group':<24} {'op type':<16} {'link':>8} {'transport':<9} {'MB':>10} {'ms':>9} "
+             f"{'GB/s':>8} {'of ref':>7}"]
+    for r in rows:
+        share = "" if r["of_reference"] is None else f"{r['of_reference']:.0%}"
+        lines.append(f"{'' if r['step'] is None else r['step']:>6} {str(r['group'])[:24]:<24} "
+                     f"{r['op_type'][:16]:<16} {str(r['src']) + '->' + str(r['dst']):>8} {r['transport']:<9} "
+                     f"{r['size_mb']:>10,.3f} {r['time_ms']:>9,.3f} {r['bandwidth_gbps']:>8,.3f} {share:>7}")
+    return lines
+
+
 @dataclass
 class ClusterReport:
     """Per-rank step time, stage maxima, matrix, layout, findings and where it all came from."""
@@ -21,6 +37,7 @@ class ClusterReport:
     slow_ranks: list[dict] = field(default_factory=list)
     slow_links: list[dict] = field(default_factory=list)
     matrix: list[dict] = field(default_factory=list)
+    op_links: list[dict] = field(default_factory=list)   # the matrix per op type (total and samples)
     groups: dict = field(default_factory=dict)
     source: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -43,6 +60,7 @@ class ClusterReport:
         if layout:
             lines.append("groups: " + "; ".join(f"{k.upper()} {v}" for k, v in layout.items()))
         lines.append(f"matrix: {len(self.matrix)} links")
+        lines.extend(op_link_lines(self.op_links))
         for title, findings in (("slow rank", self.slow_ranks), ("slow link", self.slow_links)):
             if not findings:
                 lines.append(f"{title}: none (spread within 5 %)")

@@ -89,7 +89,7 @@ def slow_links(bandwidth: dict[int, dict[tuple[str, str], list[float]]], matrix:
             if transport in LINK_TRANSPORTS and time > 0 and size >= MIN_LINK_MB:
                 per[(step, transport)][rank] = (size, time, size / time)
     for (step, transport), ranks in sorted(per.items(), key=lambda kv: str(kv[0])):
-        finding = _link_spread(ranks, f"{step_text(step)}, {transport} bandwidth per rank")
+        finding = link_spread(ranks, f"{step_text(step)}, {transport} bandwidth per rank")
         if finding:
             out.append({"kind": "rank", "step": step, "transport": transport, **finding})
     groups: dict = defaultdict(dict)
@@ -100,13 +100,14 @@ def slow_links(bandwidth: dict[int, dict[tuple[str, str], list[float]]], matrix:
             groups[(row["step"], row["group"], row["transport"])][key] = (row["size_mb"], row["time_ms"],
                                                                           row["bandwidth_gbps"])
     for (step, group, transport), links in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        finding = _link_spread(links, f"{step_text(step)}, group {group}, {transport} links")
+        finding = link_spread(links, f"{step_text(step)}, group {group}, {transport} links")
         if finding:
             out.append({"kind": "link", "step": step, "group": group, "transport": transport, **finding})
     return out
 
 
-def _link_spread(items: dict, scope: str) -> dict | None:
+def link_spread(items: dict, scope: str) -> dict | None:
+    """The slowest of ``items`` (name -> (size MB, time ms, GB/s)) when their spread is over 5 %, else None."""
     if len(items) < 2:
         return None
     bws = {k: v[2] for k, v in items.items()}

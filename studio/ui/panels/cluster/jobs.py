@@ -75,3 +75,25 @@ def comm_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]
         return to_json(open_comm(folder)), ""
     except UserError as exc:
         return None, exc.format()
+
+
+def free_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict | None, str]]:
+    """``studio profile cluster FOLDER --free --json``; (None, the engine's message) when the folder
+    cannot have it (msprof-analyze's output keeps no timeline). Text exports whose trace_view.json
+    files are big are read by a worker process: json parsing holds the interpreter, and a thread
+    doing it would make the window wait."""
+    from studio.tools.profiler.cluster.free_gaps import free_json, trace_bytes
+    from studio.tools.profiler.loader import OFFLOAD_BYTES
+
+    try:
+        if trace_bytes(folder) >= OFFLOAD_BYTES:
+            from studio.core.workers import WorkerUnavailable, run_in_worker
+
+            try:
+                return (yield from run_in_worker("studio.tools.profiler.cluster.free_gaps:free_json", str(folder),
+                                                 cancel=cancel)), ""
+            except WorkerUnavailable:
+                pass  # read here, as small exports are
+        return (yield from free_json(str(folder))), ""
+    except UserError as exc:
+        return None, exc.format()

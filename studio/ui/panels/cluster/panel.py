@@ -32,6 +32,8 @@ from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
 from studio.ui.panels.cluster.widgets.parts import message_label, titled
 from studio.ui.panels.cluster.widgets.collectives_tab import CollectivesTab
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
+from studio.ui.panels.cluster.widgets.free_tab import FreeTab
+from studio.ui.panels.cluster.widgets.op_links_tab import OpLinksTab
 from studio.ui.panels.cluster.widgets.rank_notice import RankNotice
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
 from studio.ui.widgets.empty_state import EmptyState
@@ -120,6 +122,11 @@ class ClusterPanel(Panel):
         self.collectives.jump.connect(lambda folder, t0, t1: self.links is not None
                                       and self.links.show_wall_range.emit(Path(folder), t0, t1))
         self.tabs.addTab(self.collectives, "Collectives")
+        self.op_links = OpLinksTab(self)
+        self.tabs.addTab(self.op_links, "Links by op")
+        self.free = FreeTab(self.runner, self)
+        self.free.jump.connect(self.collectives.jump)  # the same way to the timeline
+        self.tabs.addTab(self.free, "Idle gaps")
         self.tabs.addTab(self.memory_stack, "Memory")
         self.stack = QStackedWidget(self)
         self.empty = EmptyState(EMPTY_TITLE, EMPTY_TEXT, self.stack)
@@ -170,6 +177,7 @@ class ClusterPanel(Panel):
                                           and self.collectives.show_report(*result))
         self.comm_handle.failed.connect(lambda exc, _tb: generation == self._generation
                                         and self.collectives.show_report(None, _error_text(exc)))
+        self.free.open_folder(folder)
         return self.handle
 
     def _show_message(self, text: str) -> None:
@@ -221,6 +229,7 @@ class ClusterPanel(Panel):
         self.layout_view.setHtml(layout_html(self.state.layout_lines()))
         self.comm.refresh()
         self.collectives.set_step(self.state.step, self.state.step is ALL)
+        self.op_links.show_report(self.state.report, self.state.step, self.state.step is ALL)
         self._update_buttons()
 
     def _on_step_changed(self, _index: int) -> None:

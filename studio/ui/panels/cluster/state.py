@@ -137,7 +137,10 @@ class ClusterState:
             if self._in_step(f):
                 where = f"rank {f['link']}" if f.get("kind") == "rank" else f"link {f['link']}"
                 rank = f["link"] if f.get("kind") == "rank" else f["link"].split("->")[0]
-                out.append({"title": f"slow link: {where} {f['transport']} ({f['spread'] * 100:.1f} %)",
+                # a spread between links, or (kind "reference") a share of the transport's nominal bandwidth
+                measure = (f"{f['of_reference']:.0%} of {f['reference_gbps']:g} GB/s" if "spread" not in f
+                           else f"{f['spread'] * 100:.1f} %")
+                out.append({"title": f"{f.get('verdict', 'slow link')}: {where} {f['transport']} ({measure})",
                             "kind": "slow link", "rank": _int(rank), "evidence": f["evidence"]})
         return out
 

@@ -1,0 +1,189 @@
+"""What the free-gap analysis reads of one rank: its device's busy time and each device task's
+dispatch chain (the PyTorch op that asked for it, the CANN call that launched it).
+
+Two sources, the same columns:
+
+- the db export (``ascend_pytorch_profiler_<rank>.db``), with msprof-analyze's ``free_analysis``
+  queries: busy = compute tasks (``TASK`` joined to ``COMPUTE_TASK_INFO``) and communication ops
+  (``COMMUNICATION_OP``); every ``TASK`` row joined to its ``CANN_API`` call by ``connectionId`` and
+  to its ``PYTORCH_API`` op through ``CONNECTION_IDS`` (left joins: one row per match, as the recipe);
+- the text export (``trace_view.json``): busy = the ``Overlap Analysis`` lane's *Computing* and
+  *Communication* slices (msprof's own merge of the same tasks and ops); every ``Ascend Hardware``
+  task joined to the ``CANN`` call of its ``connection_id``, and to the ``Python`` op its
+  ``async_npu`` flow starts from (msprof-analyze's recipe reads only the db export).
+
+Times are integer nanoseconds on the rank's own clock (the text export's microsecond strings are
+read digit by digit: a float would lose the last hundreds of ns of an epoch time; fractions of a
+ns are cut, as msprof cuts them, so a task ends where its Overlap Analysis slice does).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from studio.core.errors import UserError
+from studio.tools.profiler.db_reader import open_readonly
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
+
+DB_TABLES = ("TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "CANN_API", "PYTORCH_API", "CONNECTION_IDS",
+             "STRING_IDS")
+_BUSY = ("SELECT t.startNs, t.endNs FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
+         "UNION ALL SELECT startNs, endNs FROM COMMUNICATION_OP")
+_LINKS = """
+    SELECT s.value, t.startNs, t.endNs, a.startNs, a.endNs, p.startNs, p.endNs
+    FROM TASK t
+    LEFT JOIN CANN_API a ON t.connectionId = a.connectionId
+    LEFT JOIN STRING_IDS s ON t.taskType = s.id
+    LEFT JOIN CONNECTION_IDS c ON c.connectionId = t.connectionId
+    LEFT JOIN PYTORCH_API p ON p.connectionId = c.id
+    ORDER BY t.startNs"""
+_TASK_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")  # the text export names non-kernel tasks by their type
+
+
+@dataclass
+class DeviceTimeline:
+    """One rank's busy intervals (merged, sorted) and its device tasks' dispatch chains.
+
+    ``cann_*`` and ``py_*`` hold 0 where a task has no CANN call or no PyTorch op (``has_cann``,
+    ``has_py`` say which)."""
+
+    source: str
+    busy_start: np.ndarray
+    busy_end: np.ndarray
+    task_type: np.ndarray      # object array of str
+    task_ts: np.ndarray
+    task_end: np.ndarray
+    cann_ts: np.ndarray
+    cann_end: np.ndarray
+    py_ts: np.ndarray
+    py_end: np.ndarray
+    has_cann: np.ndarray
+    has_py: np.ndarray
+
+
+def merge(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Overlapping or touching intervals merged (a next start equal to the running end joins it,
+    as the recipe's ``startNs > MAX(endNs)`` test)."""
+    if not len(starts):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    running = np.maximum.accumulate(ends)
+    new = np.ones(len(starts), bool)
+    new[1:] = starts[1:] > running[:-1]
+    group = np.cumsum(new) - 1
+    out_end = np.full(group[-1] + 1, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(out_end, group, ends)
+    return starts[new], out_end
+
+
+def db_usable(path: Path) -> bool:
+    """True when the profiler db holds every table the analysis reads."""
+    with open_readonly(path) as db:
+        return set(DB_TABLES) <= db_tables(db)
+
+
+def from_db(path: Path) -> DeviceTimeline:
+    """The rank's timeline from its ``ascend_pytorch_profiler_<rank>.db``."""
+    with open_readonly(path) as db:
+        busy = query(db, path, _BUSY)
+        links = query(db, path, _LINKS)
+    starts = np.array([int(r[0]) for r in busy], np.int64)
+    ends = np.array([int(r[1]) for r in busy], np.int64)
+    cann = [r[3] is not None and r[4] is not None for r in links]
+    # PYTORCH_API keeps its times as text: NULL is "no op", as the recipe's test of pytorch_ts
+    py = [r[5] is not None and r[5] != "" and r[6] is not None for r in links]
+    return DeviceTimeline("ascend_pytorch_profiler db", *merge(starts, ends),
+                          np.array([str(r[0] or "") for r in links], object),
+                          np.array([int(r[1]) for r in links], np.int64), np.array([int(r[2]) for r in links], np.int64),
+                          np.array([int(r[3]) if c else 0 for r, c in zip(links, cann)], np.int64),
+                          np.array([int(r[4]) if c else 0 for r, c in zip(links, cann)], np.int64),
+                          np.array([_exact(r[5]) if p else 0 for r, p in zip(links, py)], np.int64),
+                          np.array([_exact(r[6]) if p else 0 for r, p in zip(links, py)], np.int64),
+                          np.array(cann, bool), np.array(py, bool))
+
+
+def _exact(value) -> int:
+    """An integer ns kept as text or number (PYTORCH_API's times are text): exact, never via float."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return int(Decimal(str(value)))
+
+
+def ns(value) -> int:
+    """A trace time or duration in µs (``"1736412474725417.508"``, ``84.2216875``) as integer ns, cut
+    (not rounded) below the ns as msprof cuts its own slices (its Overlap Analysis lane), read digit
+    by digit so an epoch time keeps its last digits."""
+    text = value if isinstance(value, str) else repr(float(value))
+    whole, _, frac = text.strip().partition(".")
+    if not whole.lstrip("-").isdigit() or not (frac == "" or frac.isdigit()):
+        return int(float(value) * 1000)  # an exponent form: rare in exports, and no epoch time
+    sign = -1 if whole.startswith("-") else 1
+    return sign * (abs(int(whole)) * 1000 + int((frac + "000")[:3]))
+
+
+def _decode(data: bytes):
+    """JSON by msgspec (several times faster than json on a big trace), by json where it is absent."""
+    try:
+        import msgspec
+    except ImportError:
+        return json.loads(data)
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def from_trace(path: Path) -> DeviceTimeline:
+    """The rank's timeline from its ``trace_view.json``."""
+    try:
+        events = _decode(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path.name} cannot be read as a trace: {exc}", path, EXPORT_AGAIN) from exc
+    if isinstance(events, dict):
+        events = events.get("traceEvents", [])
+    names = {e.get("pid"): (e.get("args") or {}).get("name") for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    busy, tasks, cann, python, flow_start, flow_end = [], [], {}, {}, {}, {}
+    for e in events:
+        ph, process = e.get("ph"), names.get(e.get("pid"))
+        if ph == "X":
+            start = ns(e["ts"])
+            end = start + ns(e.get("dur", 0))
+            if process == "Overlap Analysis" and e.get("name") in ("Computing", "Communication"):
+                busy.append((start, end))
+            elif process == "Ascend Hardware":
+                args = e.get("args") or {}
+                kind = e["name"] if _TASK_NAME.match(e.get("name", "")) else str(args.get("Task Type", e["name"]))
+                tasks.append((start, end, kind, args.get("connection_id"), (e.get("tid"), e["ts"])))
+            elif process == "CANN":
+                connection = (e.get("args") or {}).get("connection_id")
+                if connection is not None:
+                    cann[connection] = (start, end)
+            elif process == "Python":
+                python[(e.get("tid"), e["ts"])] = (start, end)
+        elif ph in ("s", "f") and e.get("cat") == "async_npu":
+            (flow_start if ph == "s" else flow_end)[e.get("id")] = (e.get("tid"), e.get("ts"))
+    op_of_task = {flow_end[i]: python.get(flow_start[i]) for i in flow_end if i in flow_start}
+    tasks.sort(key=lambda t: t[0])
+    cann_rows = [cann.get(t[3]) for t in tasks]
+    py_rows = [op_of_task.get(t[4]) for t in tasks]
+    starts = np.array([b[0] for b in busy], np.int64)
+    ends = np.array([b[1] for b in busy], np.int64)
+    return DeviceTimeline("trace_view.json", *merge(starts, ends), np.array([t[2] for t in tasks], object),
+                          np.array([t[0] for t in tasks], np.int64), np.array([t[1] for t in tasks], np.int64),
+                          np.array([c[0] if c else 0 for c in cann_rows], np.int64),
+                          np.array([c[1] if c else 0 for c in cann_rows], np.int64),
+                          np.array([p[0] if p else 0 for p in py_rows], np.int64),
+                          np.array([p[1] if p else 0 for p in py_rows], np.int64),
+                          np.array([c is not None for c in cann_rows], bool),
+                          np.array([p is not None for p in py_rows], bool))
