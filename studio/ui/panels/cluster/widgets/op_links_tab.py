@@ -70,8 +70,10 @@ class OpLinksTab(QWidget):
         header.setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)  # the sampled op's name
         top = QHBoxLayout()
         top.addWidget(self.totals_only)
-        top.addWidget(QLabel("Of reference: the link's bandwidth / its transport's nominal one (RDMA 12.5, HCCS 18, "
-                             "PCIe 20 GB/s); tinted below 100 %.", self), 1)
+        note = QLabel("Of reference: the link's bandwidth / its transport's nominal one (RDMA 12.5, HCCS 18, "
+                      "PCIe 20 GB/s); tinted below 100 %.", self)
+        note.setWordWrap(True)  # a long line must not widen the window past a laptop's screen
+        top.addWidget(note, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.findings)
         split.addWidget(self.table)
