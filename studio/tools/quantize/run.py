@@ -90,7 +90,7 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         order = [s.name for s in ranked] or candidates
         yield Progress(0.55, f"searching the fewest layers to roll back for {target.describe()}")
         by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel)
-        ddmin_found = search_ddmin(by_ddmin, candidates, cancel)
+        ddmin_found = search_ddmin(by_ddmin, order, cancel)
         by_rank = Checker(builder, evaluation, reference, labels, target, fp32, cancel)
         ranked_found = search_ranked(by_rank, order)
         searches = [ddmin_found, ranked_found]
@@ -109,8 +109,6 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         _install(mixed, out)
         _install(builder.cache, ranges)
         builds = builder.builds
-    if not target.given:
-        notes.append(f"target not given: {target.describe()}")
     yield Progress(1.0, f"{len(chosen.rollback)} of {len(candidates)} layer(s) rolled back; wrote {out.name}")
     return QuantizeResult(model, out, ranges, settings, target.describe(), len(calib), len(evaluation),
                           builder.reused_cache, len(candidates), ranked, chosen.rollback, searches, table, builds,

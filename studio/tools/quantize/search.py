@@ -107,12 +107,17 @@ class Found:
 
 
 def search_ddmin(checker: Checker, candidates: list[str], cancel: CancelToken | None = None) -> Found:
-    """Delta debugging from the whole set (see the module docstring)."""
+    """Delta debugging from the whole set (see the module docstring), ``candidates`` in the order
+    given (most sensitive first groups the layers that matter in the same chunks), then each layer
+    left tried away alone, so the set is 1-minimal: removing any one layer misses the target."""
     if checker.passes([]):
         return Found("ddmin", [], checker.runs, checker.accuracy([]))
-    keep = ddmin(candidates, checker.passes, cancel) if checker.passes(candidates) else list(candidates)
-    order = {name: i for i, name in enumerate(candidates)}
-    keep = sorted(keep, key=order.__getitem__)
+    if not checker.passes(candidates):
+        return Found("ddmin", list(candidates), checker.runs, checker.accuracy(candidates))
+    keep = ddmin(candidates, checker.passes, cancel)
+    for name in list(keep):
+        if len(keep) > 1 and checker.passes([k for k in keep if k != name]):
+            keep = [k for k in keep if k != name]
     return Found("ddmin", keep, checker.runs, checker.accuracy(keep))
 
 
@@ -129,7 +134,4 @@ def search_ranked(checker: Checker, ranked: list[str]) -> Found:
             high = middle
         else:
             low = middle
-    notes = []
-    if high > 1 and not checker.passes(ranked[high - 1:high]):
-        pass  # a single layer is not enough: expected when several layers add up
-    return Found("ranked-binary", list(ranked[:high]), checker.runs, checker.accuracy(ranked[:high]), notes)
+    return Found("ranked-binary", list(ranked[:high]), checker.runs, checker.accuracy(ranked[:high]))

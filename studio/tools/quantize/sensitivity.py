@@ -68,7 +68,10 @@ def _tensor_stats(model, nodes, calib_samples, limit: int = 16) -> dict[str, tup
     import onnx
     from onnx import helper, numpy_helper
 
-    weights = {t.name: t for t in model.graph.initializer}
+    weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:  # exporters (PaddlePaddle's among them) write weights as Constant nodes
+        if node.op_type == "Constant" and node.output and node.attribute and node.attribute[0].name == "value":
+            weights[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
     graph_inputs = {i.name for i in model.graph.input}
     wanted = sorted({n.input[0] for n in nodes if n.input and n.input[0] and n.input[0] not in weights})
     probe = onnx.ModelProto()
@@ -93,7 +96,7 @@ def _tensor_stats(model, nodes, calib_samples, limit: int = 16) -> dict[str, tup
                 seen[name].append(np.asarray(array).ravel())
     out = {}
     for node in nodes:
-        weight = next((numpy_helper.to_array(weights[i]) for i in node.input[1:2] if i in weights), None)
+        weight = next((weights[i] for i in node.input[1:2] if i in weights), None)
         act = seen.get(node.input[0]) if node.input else None
         out[node.name] = (stats_of(weight, True) if weight is not None and weight.dtype.kind == "f" else None,
                           stats_of(np.concatenate(act), False) if act else None)
