@@ -91,3 +91,22 @@ def test_ascend_files_skip_the_rollback_set_and_carry_the_samples(tmp_path):
     assert "--soc_version=Ascend910B1" in script and "not given" not in script
     assert (folder / "chain.onnx").read_bytes() == model.read_bytes()
     assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
+
+
+def test_the_request_survives_its_command_line(tmp_path):
+    import dataclasses
+
+    from studio.cli import command_parser
+
+    request = op.Request(tmp_path / "m.onnx", tmp_path / "o.onnx", tmp_path / "pics", tmp_path / "held", "entropy",
+                         True, "qoperator", ("Conv", "Add"), ("n1", "n 2"), None, 2.5, tmp_path / "l.csv",
+                         tmp_path / "names.txt", "symmetric", "stretch", (48, 192), True, "NHWC",
+                         (1.0, 2.0, 3.0), (4.0, 5.0, 6.0), tmp_path / "r.json", 0.5, False, tmp_path / "asc",
+                         "Ascend910B1", "segment")
+    defaults = op.Request(tmp_path / "m.onnx", tmp_path / "o.onnx", tmp_path / "pics")
+    changed = [f.name for f in dataclasses.fields(op.Request) if getattr(request, f.name) != getattr(defaults, f.name)]
+    assert len(changed) == len(dataclasses.fields(op.Request)) - 4  # all but model, out, calib and min_cosine
+    back = op.Request.from_args(command_parser("quantize").parse_args(request.to_argv()))
+    assert back == request
+    cosine = dataclasses.replace(request, min_cosine=0.875, max_top1_drop=None)
+    assert op.Request.from_args(command_parser("quantize").parse_args(cosine.to_argv())) == cosine
