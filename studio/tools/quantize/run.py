@@ -64,7 +64,6 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         raise UserError("A top-1 target needs labelled samples", "--max-top1-drop",
                         "Give --truth LABELS.csv naming the class of each picture (image,label rows).")
     ranges = Path(ranges) if ranges is not None else out.with_name(out.stem + ".ranges.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     with scratch() as folder:
         work = Path(folder)
@@ -110,6 +109,7 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
             else:  # nothing rolled back: the mixed model is the INT8 one
                 table[2].latency = table[1].latency
                 table[2].notes.append("the INT8 model itself: nothing rolled back")
+        out.parent.mkdir(parents=True, exist_ok=True)
         _install(mixed, out)
         _install(builder.cache, ranges)
         builds = builder.builds
