@@ -64,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write AMCT's configuration (the rollback set as skip_layers), the samples as .bin, "
                              "and commands.sh (amct_onnx calibration, then atc) into DIR")
     parser.add_argument("--soc", metavar="SOC", help="ATC --soc_version in commands.sh (default Ascend310P3, said)")
+    parser.add_argument("--host", metavar="NAME", help="then run the --ascend folder's AMCT and ATC commands on this "
+                        "host (see studio ssh list) and bring the deployable model and the .om back into it")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -78,7 +80,12 @@ def run(args: argparse.Namespace) -> int:
                                                               "--std 127.5,127.5,127.5.")
     if args.max_top1_drop is not None and args.truth is None:
         raise UserError("--max-top1-drop needs --truth", "--truth", "Give a labels CSV: image,label rows.")
-    result = run_job(quantize.run(quantize.Request.from_args(args)), on_progress=print_progress)
+    context = None
+    if args.host:
+        from studio.commands._context import cli_context
+
+        context = cli_context()
+    result = run_job(quantize.run(quantize.Request.from_args(args), args.host, context), on_progress=print_progress)
     if args.json:
         print(json.dumps(quantize.result_json(result), indent=1))
         return 0
@@ -118,6 +125,10 @@ def report(result) -> list[str]:
     if result.ascend:
         lines.append(f"wrote {result.ascend['folder']}: amct.cfg, data/, commands.sh "
                      f"(AMCT then ATC -> {result.ascend['om']})")
+        if "ran_on" in result.ascend:
+            lines.append(f"ran AMCT and ATC on {result.ascend['ran_on']} ({result.ascend['seconds']:.1f} s, in "
+                         f"{result.ascend['work']}): {result.ascend['om_local']}, {result.ascend['deploy_model_local']}"
+                         f", log {result.ascend['log']}")
     return lines
 
 

@@ -94,18 +94,20 @@ class Samples:
     notes: list[str] = field(default_factory=list)
 
 
-def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None
-        ) -> Generator[Progress, None, object]:
-    """Quantise as ``request`` says, on this computer (the search runs ONNX Runtime many times: it
-    runs where the model runs fastest; AMCT and ATC are written for the host)."""
+def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None,
+        target=None) -> Generator[Progress, None, object]:
+    """Quantise as ``request`` says on this computer (the search runs ONNX Runtime hundreds of times:
+    it runs here); with a host ``where`` (or a ``target``), the ``--ascend`` folder's AMCT and ATC
+    commands then run there and the deployable model and .om come back
+    (:mod:`studio.ops.quantize_host`)."""
     from studio.tools.quantize.build import Settings
     from studio.tools.quantize.run import quantize
     from studio.tools.quantize.search import Target
 
-    if where not in (None, "", "local"):
-        raise UserError("studio quantize runs here; the AMCT and ATC commands it writes run on the host",
-                        "--host", "Run without --host, then copy the --ascend folder to the host and run its "
-                                  "commands.sh there.")
+    on_host = where not in (None, "", "local") or target is not None
+    if on_host and request.ascend is None:
+        raise UserError("--host runs AMCT and ATC on the host: they need the folder --ascend writes", "--host",
+                        "Add --ascend DIR (the AMCT configuration, samples and commands.sh go there).")
     model = Path(request.model)
     if not model.is_file():
         raise UserError("Model not found", model, "Give the path of an .onnx model.")
@@ -114,7 +116,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     settings = Settings(request.method, request.per_channel, request.format, tuple(request.op_types),
                         tuple(request.exclude))
     given = request.min_cosine is not None or request.max_top1_drop is not None
-    target = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, request.max_top1_drop, given)
+    goal = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, request.max_top1_drop, given)
     _check_excludes(model, request.exclude)
     yield Progress(None, f"reading calibration samples from {request.calib}")
     calib = load_samples(request, request.calib, cancel)
@@ -123,7 +125,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     notes = list(calib.notes)
     if request.evaluate is None:
         notes.append("judged on the calibration samples (give --eval for held-out ones)")
-    if target.max_top1_drop is not None:
+    if goal.max_top1_drop is not None:
         labelled = [(f, y) for f, y in zip(evaluation.feeds, evaluation.labels) if y is not None]
         if not labelled:
             raise UserError("No picture of the evaluation set has a label", request.truth or "--truth",
@@ -134,11 +136,22 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
         eval_feeds, labels = [f for f, _ in labelled], [y for _, y in labelled]
     else:
         eval_feeds = evaluation.feeds
-    result = yield from quantize(model, request.out, calib.feeds, eval_feeds, settings, target, labels,
+    result = yield from quantize(model, request.out, calib.feeds, eval_feeds, settings, goal, labels,
                                  request.ranges, request.budget, request.timing, cancel=cancel)
     result.notes = notes + result.notes
     if request.ascend is not None:
         result.ascend = _write_ascend(request, result.fallback, calib.feeds)
+    if on_host:
+        from studio.ops.quantize_host import run_ascend
+
+        if target is None:
+            from studio.targets import target_for
+
+            target = target_for(context, where)
+        ran = yield from run_ascend(Path(request.ascend), result.ascend, target, cancel)
+        result.ascend.update({"ran_on": ran.host, "work": ran.work, "seconds": ran.seconds,
+                              "deploy_model_local": str(ran.deploy_model), "om_local": str(ran.om),
+                              "log": str(ran.log)})
     return result
 
 
