@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.errors import UserError
+from studio.core.ddmin import ddmin as _ddmin  # shared with the INT8 rollback search
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
 from studio.tools.accuracy.metrics import Thresholds
@@ -161,29 +162,6 @@ def _candidates(model, golden, target, thresholds, masks: set[str] = frozenset()
                 out.append(node.name)
                 break
     return out
-
-
-def _ddmin(items: list[str], passes, cancel) -> list[str]:
-    """Zeller's ddmin: a subset of ``items`` that still passes, 1-minimal under removal of chunks."""
-    current, n = list(items), 2
-    while len(current) >= 2:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        size = max(1, len(current) // n)
-        chunks = [current[i:i + size] for i in range(0, len(current), size)]
-        reduced = False
-        for chunk in chunks:
-            rest = [x for x in current if x not in chunk]
-            if rest and passes(rest):
-                current, n, reduced = rest, max(n - 1, 2), True
-                break
-        if not reduced:
-            if n >= len(current):
-                break
-            n = min(len(current), 2 * n)
-    if len(current) == 1 and passes([]):
-        return []
-    return current
 
 
 def write_result(out_dir: Path, result: PrecisionResult, model_path: Path) -> None:

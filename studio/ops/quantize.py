@@ -1,0 +1,253 @@
+"""INT8 quantisation of an ONNX model here (``studio quantize``): the samples come from a folder of
+pictures (``studio infer``'s preprocessing: presets, resize, layout, the same options) or an
+``.npz``; labels from a ``studio infer --truth`` labels CSV; the job is
+:func:`studio.tools.quantize.run.quantize`; with ``ascend``, AMCT's configuration, its command
+line and the ATC line that takes its output are written beside (:mod:`studio.tools.quantize.amct`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.core.serial import to_json
+
+DEFAULT_MIN_COSINE = 0.99
+
+
+@dataclass
+class Request:
+    """``studio quantize`` as a request."""
+
+    COMMAND = ("quantize",)
+
+    model: Path
+    out: Path
+    calib: Path
+    evaluate: Path | None = None        # held-out samples to judge on (default: the calibration ones)
+    method: str = "minmax"
+    per_channel: bool = False
+    format: str = "qdq"
+    op_types: tuple[str, ...] = ("Conv", "ConvTranspose", "Gemm", "MatMul")
+    exclude: tuple[str, ...] = ()
+    min_cosine: float | None = None
+    max_top1_drop: float | None = None
+    truth: Path | None = None
+    labels: Path | None = None
+    preset: str | None = None
+    resize: str | None = None
+    size: tuple[int, int] | None = None
+    bgr: bool = False
+    layout: str | None = None
+    mean: tuple[float, float, float] | None = None
+    std: tuple[float, float, float] | None = None
+    ranges: Path | None = None
+    budget: float = 3.0
+    timing: bool = True
+    ascend: Path | None = None
+    soc: str | None = None
+    task: str = "classify"              # which task's preprocessing defaults apply to pictures
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Request:
+        return cls(Path(args.model), Path(args.output), Path(args.calib), args.eval, args.method, args.per_channel,
+                   args.format, tuple(args.op_types), tuple(args.exclude or ()), args.min_cosine, args.max_top1_drop,
+                   args.truth, args.labels, args.preset, args.resize, args.size, args.bgr, args.layout, args.mean,
+                   args.std, args.ranges, args.budget, not args.no_timing, args.ascend, args.soc, args.task)
+
+    def to_argv(self) -> list[str]:
+        """The ``studio quantize`` arguments of this request."""
+        argv = [str(self.model), "-o", str(self.out), "--calib", str(self.calib), "--method", self.method,
+                "--format", self.format, "--op-types", ",".join(self.op_types), "--budget", f"{self.budget:g}",
+                "--task", self.task]
+        for flag, value in (("--eval", self.evaluate), ("--min-cosine", self.min_cosine),
+                            ("--max-top1-drop", self.max_top1_drop), ("--truth", self.truth),
+                            ("--labels", self.labels), ("--preset", self.preset), ("--resize", self.resize),
+                            ("--layout", self.layout), ("--ranges", self.ranges), ("--ascend", self.ascend),
+                            ("--soc", self.soc)):
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
+        argv += ["--size", f"{self.size[0]}x{self.size[1]}"] if self.size else []
+        argv += ["--mean", ",".join(f"{v:g}" for v in self.mean)] if self.mean else []
+        argv += ["--std", ",".join(f"{v:g}" for v in self.std)] if self.std else []
+        argv += [arg for name in self.exclude for arg in ("--exclude", name)]
+        argv += ["--per-channel"] if self.per_channel else []
+        argv += ["--bgr"] if self.bgr else []
+        argv += [] if self.timing else ["--no-timing"]
+        return argv
+
+
+@dataclass
+class Samples:
+    """Feeds for the model, where they came from, and the label of each (None: not labelled)."""
+
+    feeds: list[dict]
+    source: str
+    labels: list[int | None] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None,
+        target=None) -> Generator[Progress, None, object]:
+    """Quantise as ``request`` says on this computer (the search runs ONNX Runtime hundreds of times:
+    it runs here); with a host ``where`` (or a ``target``), the ``--ascend`` folder's AMCT and ATC
+    commands then run there and the deployable model and .om come back
+    (:mod:`studio.ops.quantize_host`)."""
+    from studio.tools.quantize.build import Settings
+    from studio.tools.quantize.run import quantize
+    from studio.tools.quantize.search import Target
+
+    on_host = where not in (None, "", "local") or target is not None
+    if on_host and request.ascend is None:
+        raise UserError("--host runs AMCT and ATC on the host: they need the folder --ascend writes", "--host",
+                        "Add --ascend DIR (the AMCT configuration, samples and commands.sh go there).")
+    model = Path(request.model)
+    if not model.is_file():
+        raise UserError("Model not found", model, "Give the path of an .onnx model.")
+    if request.out.resolve() == model.resolve():
+        raise UserError("-o would overwrite the model itself", request.out, "Write the INT8 model to another file.")
+    settings = Settings(request.method, request.per_channel, request.format, tuple(request.op_types),
+                        tuple(request.exclude))
+    given = request.min_cosine is not None or request.max_top1_drop is not None
+    goal = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, request.max_top1_drop, given)
+    _check_excludes(model, request.exclude)
+    yield Progress(None, f"reading calibration samples from {request.calib}")
+    calib = load_samples(request, request.calib, cancel)
+    evaluation = load_samples(request, request.evaluate, cancel) if request.evaluate else calib
+    labels = None
+    notes = list(calib.notes)
+    if request.evaluate is None:
+        notes.append("judged on the calibration samples (give --eval for held-out ones)")
+    if goal.max_top1_drop is not None:
+        labelled = [(f, y) for f, y in zip(evaluation.feeds, evaluation.labels) if y is not None]
+        if not labelled:
+            raise UserError("No picture of the evaluation set has a label", request.truth or "--truth",
+                            "Give --truth LABELS.csv with image,label rows for the pictures "
+                            f"of {request.evaluate or request.calib}.")
+        if len(labelled) < len(evaluation.feeds):
+            notes.append(f"top-1 on the {len(labelled)} labelled picture(s) of {len(evaluation.feeds)}")
+        eval_feeds, labels = [f for f, _ in labelled], [y for _, y in labelled]
+    else:
+        eval_feeds = evaluation.feeds
+    result = yield from quantize(model, request.out, calib.feeds, eval_feeds, settings, goal, labels,
+                                 request.ranges, request.budget, request.timing, cancel=cancel)
+    result.notes = notes + result.notes
+    if request.ascend is not None:
+        result.ascend = _write_ascend(request, result.fallback, calib.feeds)
+    if on_host:
+        from studio.ops.quantize_host import run_ascend
+
+        if target is None:
+            from studio.targets import target_for
+
+            target = target_for(context, where)
+        ran = yield from run_ascend(Path(request.ascend), result.ascend, target, cancel)
+        result.ascend.update({"ran_on": ran.host, "work": ran.work, "seconds": ran.seconds,
+                              "deploy_model_local": str(ran.deploy_model), "om_local": str(ran.om),
+                              "log": str(ran.log)})
+    return result
+
+
+def _check_excludes(model: Path, exclude) -> None:
+    import onnx
+
+    if not exclude:
+        return
+    names = {n.name for n in onnx.load(str(model), load_external_data=False).graph.node}
+    unknown = [n for n in exclude if n not in names]
+    if unknown:
+        raise UserError(f"--exclude names no node of the model: {', '.join(unknown)}", model,
+                        "Give node names as `studio graph` lists them.")
+
+
+def _write_ascend(request: Request, skip: list[str], feeds: list[dict]) -> dict:
+    """AMCT's files into ``request.ascend`` (written aside, then renamed into place)."""
+    from studio.tools.quantize.amct import write_amct
+
+    final = Path(request.ascend)
+    tmp = final.with_name(f".{final.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        shutil.copyfile(request.model, tmp / Path(request.model).name)  # AMCT reads it beside its commands
+        written = write_amct(tmp, Path(request.model), skip, feeds, request.soc)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"folder": str(final), "commands": str(final / "commands.sh"), "config": str(final / "amct.cfg"),
+            "amct": written["amct_argv"], "atc": written["atc_argv"], "deploy_model": written["deploy_model"],
+            "om": written["om"]}
+
+
+def load_samples(request: Request, source: Path, cancel: CancelToken | None = None) -> Samples:
+    """Samples from an .npz, or from a folder of pictures (or one) with the infer preprocessing."""
+    from studio.core.model_inputs import session_specs
+    from studio.tools.quantize.calib import check_samples, npz_samples
+    from studio.tools.quantize.measure import open_cpu
+
+    source = Path(source)
+    session = open_cpu(request.model)
+    inputs = {i.name: tuple(d if isinstance(d, int) else None for d in i.shape) for i in session.get_inputs()}
+    if source.suffix.lower() == ".npz":
+        if not source.is_file():
+            raise UserError("Calibration file not found", source, "Give an .npz or a folder of pictures.")
+        feeds = check_samples(npz_samples(source, inputs), inputs, source)
+        return Samples(feeds, str(source), [None] * len(feeds))
+    return _pictures(request, source, session, inputs, cancel)
+
+
+def _pictures(request: Request, source: Path, session, inputs: dict, cancel) -> Samples:
+    import cv2
+
+    from studio.tools.infer.preprocess import apply, make_preprocess, preset_for_input
+    from studio.tools.infer.results import class_names
+    from studio.tools.infer.runner import ORT_TYPES, list_images
+    from studio.tools.infer.truth import read_labels
+    from studio.tools.quantize.calib import check_samples
+
+    if len(inputs) != 1:
+        raise UserError(f"The model has {len(inputs)} inputs; pictures feed one", source,
+                        "Give an .npz with one array per input (samples along the first axis).")
+    try:
+        images = list_images(source)
+    except PermissionError as exc:
+        raise UserError(f"Cannot read the calibration folder ({exc.strerror})", source,
+                        "Give a folder you can read.") from exc
+    first = session.get_inputs()[0]
+    dtype = ORT_TYPES.get(first.type, "float32")
+    pre = make_preprocess(tuple(first.shape), request.task, preset_for_input(dtype, request.preset, request.mean),
+                          request.resize, request.size, request.bgr, request.layout, request.mean, request.std,
+                          input_name=first.name)
+    truth = read_labels(request.truth, class_names(request.labels)) if request.truth else {}
+    feeds, labels, unreadable = [], [], []
+    for path in images:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if image is None:
+            unreadable.append(path.name)
+            continue
+        tensor, _ = apply(pre, image)
+        feeds.append({first.name: tensor.astype(dtype)})
+        labels.append(truth.get(path.stem))
+    if not feeds:
+        raise UserError(f"None of the {len(images)} picture(s) could be read", source,
+                        "Give PNG, JPEG, BMP or TIFF files that open in an image viewer.")
+    notes = [f"preprocessing: {pre.describe()}"]
+    if unreadable:
+        notes.append(f"skipped {len(unreadable)} unreadable picture(s): {', '.join(unreadable[:5])}")
+    return Samples(check_samples(feeds, inputs, source), str(source), labels, notes)
+
+
+def result_json(result) -> dict:
+    """The ``--json`` form of a result."""
+    return to_json(result)

@@ -1,0 +1,107 @@
+"""What a quantised model is judged on: its outputs against FP32 on the same samples (cosine, as
+``accuracy precision`` reads it), its top-1 on labelled samples, and its latency against FP32
+timed interleaved (:func:`studio.core.ab.interleaved`).
+
+Every metric is plain numpy over ONNX Runtime's outputs, written to be checked by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two tensors flattened (float64); both all zero -> 1, one -> 0."""
+    x, y = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    nx, ny = float(np.linalg.norm(x)), float(np.linalg.norm(y))
+    if nx == 0.0 and ny == 0.0:
+        return 1.0
+    if nx == 0.0 or ny == 0.0 or not (np.isfinite(nx) and np.isfinite(ny)):
+        return 0.0
+    return min(1.0, float(np.dot(x, y) / (nx * ny)))
+
+
+def min_cosine(reference: list[list[np.ndarray]], outputs: list[list[np.ndarray]]) -> float:
+    """The lowest cosine over every sample and every float output."""
+    values = [cosine(r, o) for ref, out in zip(reference, outputs) for r, o in zip(ref, out)
+              if np.asarray(r).dtype.kind == "f"]
+    return min(values) if values else 1.0
+
+
+def top1(outputs: list[list[np.ndarray]], labels: list[int]) -> float:
+    """The share of samples whose first output's largest score is at the label's index."""
+    hits = [int(np.argmax(np.asarray(out[0]).reshape(-1))) == label for out, label in zip(outputs, labels)]
+    return float(np.mean(hits)) if hits else float("nan")
+
+
+def run_all(model: Path, samples: list[dict]) -> list[list[np.ndarray]]:
+    """Every output of ``model`` for each sample (CPU, one session)."""
+    session = open_cpu(model)
+    try:
+        return [session.run(None, feeds) for feeds in samples]
+    except Exception as exc:  # ORT's own types
+        from studio.core.ortmsg import ort_message
+
+        raise UserError(f"ONNX Runtime cannot run {Path(model).name}: {ort_message(exc)}", model,
+                        "Check that the samples match the model's inputs.") from exc
+
+
+def open_cpu(model: Path):
+    """A quiet CPU session of ``model`` (a path)."""
+    from studio.core.ort_providers import open_session
+
+    return open_session(Path(model), ["CPUExecutionProvider"])
+
+
+@dataclass
+class Accuracy:
+    """One model's accuracy on the evaluation samples."""
+
+    min_cosine: float
+    top1: float | None = None      # None without labels
+
+    __json_round__ = {"min_cosine": 6, "top1": 4}
+
+
+def accuracy_of(reference, outputs, labels: list[int] | None) -> Accuracy:
+    """Accuracy of ``outputs`` against the FP32 ``reference`` (and the labels when given)."""
+    return Accuracy(min_cosine(reference, outputs), top1(outputs, labels) if labels else None)
+
+
+@dataclass
+class Row:
+    """One line of the table: a model, its accuracy and its latency against FP32."""
+
+    name: str
+    path: str
+    rolled_back: int
+    accuracy: Accuracy
+    latency: object | None = None   # studio.core.ab.Change against FP32 (None for FP32 itself)
+    notes: list[str] = field(default_factory=list)
+
+
+def time_against(base: Path, new: Path, feeds: dict, budget_s: float,
+                 cancel: CancelToken | None = None) -> Generator[Progress, None, object]:
+    """Job: ``new`` against ``base`` (both on CPU), timed interleaved with repeats; the Change."""
+    import time
+
+    from studio.core import ab
+
+    sessions = [open_cpu(base), open_cpu(new)]
+
+    def timer(session):
+        def once() -> float:
+            t0 = time.perf_counter_ns()
+            session.run(None, feeds)
+            return (time.perf_counter_ns() - t0) / 1e6
+        return once
+
+    return (yield from ab.interleaved(timer(sessions[0]), timer(sessions[1]), budget_s, floor=ab.SESSION_FLOOR,
+                                      cancel=cancel))

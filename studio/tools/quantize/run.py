@@ -1,0 +1,150 @@
+"""``quantize``: the whole INT8 job on one model.
+
+1. FP32 outputs on the evaluation samples (the reference every metric is taken against).
+2. Calibrate once (ONNX Runtime's calibrator; ranges cached, :mod:`~studio.tools.quantize.build`)
+   and list the layers ORT quantised; none is a UserError.
+3. Sensitivity of each layer quantised alone, ranked (:mod:`~studio.tools.quantize.sensitivity`).
+4. The rollback set for the target by delta debugging, and by sensitivity-ranked binary search
+   for comparison (:mod:`~studio.tools.quantize.search`); the smaller set is the answer (ddmin's
+   on a tie). A target that only rolling back every layer meets is a UserError naming the best
+   accuracy reached with a layer still in INT8.
+5. FP32, full INT8 and the mixed model: accuracy on the evaluation samples and latency against FP32,
+   timed interleaved with repeats.
+6. The mixed model written to ``out`` through a temporary file and a rename: nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.tools.quantize.build import Builder, Settings, quantised_layers, scratch
+from studio.tools.quantize.measure import Accuracy, Row, accuracy_of, run_all, time_against
+from studio.tools.quantize.search import Checker, Found, Target, search_ddmin, search_ranked
+from studio.tools.quantize.sensitivity import Sensitivity, rank_layers
+
+
+@dataclass
+class QuantizeResult:
+    """What ``studio quantize`` found, measured and wrote."""
+
+    model: Path
+    out: Path
+    ranges: Path
+    settings: Settings
+    target: str
+    calibration_samples: int
+    evaluation_samples: int
+    reused_ranges: bool
+    layers: int                          # layers ORT quantised with nothing rolled back
+    sensitivity: list[Sensitivity]
+    fallback: list[str]                  # the layers left in floating point (the answer)
+    searches: list[Found]                # ddmin and ranked-binary: set sizes and run counts
+    table: list[Row]                     # FP32, INT8, mixed
+    builds: int = 0
+    notes: list[str] = field(default_factory=list)
+    ascend: dict | None = None           # the AMCT/ATC files when written
+
+
+def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], settings: Settings,
+             target: Target, labels: list[int] | None = None, ranges: Path | None = None,
+             budget_s: float = 3.0, timing: bool = True, sensitivity: bool = True,
+             cancel: CancelToken | None = None) -> Generator[Progress, None, QuantizeResult]:
+    """Job: see the module docstring. ``evaluation`` are the samples judged (``labels`` their classes,
+    for a top-1 target); ``ranges`` the calibration cache (default ``OUT.ranges.json``)."""
+    import onnx
+
+    model, out = Path(model), Path(out)
+    if target.max_top1_drop is not None and not labels:
+        raise UserError("A top-1 target needs labelled samples", "--max-top1-drop",
+                        "Give --truth LABELS.csv naming the class of each picture (image,label rows).")
+    ranges = Path(ranges) if ranges is not None else out.with_name(out.stem + ".ranges.json")
+    notes: list[str] = []
+    with scratch() as folder:
+        work = Path(folder)
+        builder = Builder(model, settings, work, work / "ranges.json")
+        if ranges.is_file():
+            shutil.copyfile(ranges, builder.cache)
+        yield Progress(0.02, f"FP32 outputs on {len(evaluation)} sample(s)")
+        reference = run_all(model, evaluation)
+        fp32 = accuracy_of(reference, reference, labels)
+        yield Progress(0.05, f"calibrating ({settings.method}) on {len(calib)} sample(s)")
+        full = builder.calibrate(calib)
+        candidates = quantised_layers(onnx.load(str(model)), onnx.load(str(full)), settings.op_types)
+        if not candidates:
+            raise UserError(f"ONNX Runtime quantises no layer of this model (op types looked for: "
+                            f"{', '.join(settings.op_types)}{'; excluded: ' + ', '.join(settings.exclude) if settings.exclude else ''})",
+                            model, "Quantise other op types (--op-types Conv,MatMul,Add,...) or exclude fewer "
+                                   "nodes; a model without such layers gains nothing from INT8.")
+        int8 = accuracy_of(reference, run_all(full, evaluation), labels)
+        ranked: list[Sensitivity] = []
+        if sensitivity:
+            ranked = yield from _progress(rank_layers(model, candidates, builder, evaluation, reference, labels,
+                                                      calib, cancel), 0.1, 0.5)
+        order = [s.name for s in ranked] or candidates
+        yield Progress(0.55, f"searching the fewest layers to roll back for {target.describe()}")
+        by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel)
+        ddmin_found = search_ddmin(by_ddmin, order, cancel)
+        by_rank = Checker(builder, evaluation, reference, labels, target, fp32, cancel)
+        ranked_found = search_ranked(by_rank, order)
+        searches = [ddmin_found, ranked_found]
+        chosen = min(searches, key=lambda f: (not target.met(f.accuracy, fp32), f.size))
+        if not target.met(chosen.accuracy, fp32) or chosen.size == len(candidates) and chosen.size:
+            raise UserError(_unreachable(target, fp32, int8, by_ddmin, by_rank, candidates), model,
+                            "Loosen the target, calibrate on more or more typical samples, or try "
+                            "--method entropy|percentile or --per-channel.")
+        mixed = builder.build(chosen.rollback)
+        table = [Row("FP32", str(model), 0, fp32), Row("INT8", "", 0, int8),
+                 Row("mixed", str(out), len(chosen.rollback), chosen.accuracy)]
+        if timing:
+            feeds = evaluation[0]
+            table[1].latency = yield from _progress(time_against(model, full, feeds, budget_s, cancel), 0.8, 0.9)
+            if chosen.rollback:
+                table[2].latency = yield from _progress(time_against(model, mixed, feeds, budget_s, cancel), 0.9, 0.98)
+            else:  # nothing rolled back: the mixed model is the INT8 one
+                table[2].latency = table[1].latency
+                table[2].notes.append("the INT8 model itself: nothing rolled back")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _install(mixed, out)
+        _install(builder.cache, ranges)
+        builds = builder.builds
+    yield Progress(1.0, f"{len(chosen.rollback)} of {len(candidates)} layer(s) rolled back; wrote {out.name}")
+    return QuantizeResult(model, out, ranges, settings, target.describe(), len(calib), len(evaluation),
+                          builder.reused_cache, len(candidates), ranked, chosen.rollback, searches, table, builds,
+                          notes)
+
+
+def _unreachable(target: Target, fp32: Accuracy, int8: Accuracy, *checkers_and_candidates) -> str:
+    *checkers, candidates = checkers_and_candidates
+    everything = frozenset(candidates)
+    tried = {k: v for c in checkers for k, v in c.seen.items() if k != everything}
+    best_set, best = max(tried.items(), key=lambda kv: (target.score(kv[1]), -len(kv[0])))
+    return (f"No rollback meets the target ({target.describe()}) while a layer stays in INT8: the best reached "
+            f"is {target.show(best)} with {len(best_set)} of {len(candidates)} layer(s) rolled back "
+            f"(FP32: {target.show(fp32)}; all INT8: {target.show(int8)})")
+
+
+def _install(source: Path, destination: Path) -> None:
+    """Copy ``source`` beside ``destination`` under a temporary name, then rename it into place."""
+    tmp = destination.with_name(f".{destination.name}.tmp{os.getpid()}")
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, destination)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _progress(job, start: float, end: float):
+    """Run a sub-job, mapping its fractions into ``start..end``; returns its result."""
+    try:
+        while True:
+            step = next(job)
+            fraction = None if step.fraction is None else start + (end - start) * step.fraction
+            yield Progress(fraction, step.message)
+    except StopIteration as stop:
+        return stop.value
