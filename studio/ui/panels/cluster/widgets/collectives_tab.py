@@ -5,11 +5,12 @@ shows it on that rank's timeline. The report is read by a job (:func:`..jobs.com
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
 from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, findings_html, map_cells, op_rows
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.wait_map import WaitMap
+from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
 
 
 class CollectivesTab(QWidget):
@@ -33,13 +34,8 @@ class CollectivesTab(QWidget):
         self.table.doubleClicked.connect(self._on_double_click)
         self.table.setToolTip("Double-click an op to see it on its rank's timeline (the Profiler opens the rank)")
         self.cell_label = QLabel("All ops (click a cell for one group and rank)", self)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Cell", self))
-        top.addWidget(self.metric)
-        hint = QLabel("Rows: communication groups; columns: ranks. A pale cell in a dark row: the rank the others "
-                      "waited for.", self)
-        hint.setWordWrap(True)
-        top.addWidget(hint, 1)
+        top = controls_row(self, ["Cell", self.metric], "Rows: communication groups; columns: ranks. A pale cell "
+                                                         "in a dark row: the rank the others waited for.")
         upper = QSplitter(Qt.Orientation.Horizontal, self)
         upper.addWidget(self.map)
         upper.addWidget(self.findings)
@@ -49,13 +45,7 @@ class CollectivesTab(QWidget):
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.cell_label)
         lower_layout.addWidget(self.table, 1)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(upper)
-        split.addWidget(lower)
-        split.setSizes([300, 260])
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        layout = tab_body(self, top, upper, lower, (300, 260))
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)

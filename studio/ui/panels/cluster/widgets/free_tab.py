@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHeaderView, QLabel, QWidget
 
 from studio.ui.panels.cluster.jobs import free_job
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
+from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
 
 ALL = "all"
 TOTAL_HEADERS = ["Cause", "Rank", "Gaps", "Total µs", "Share of free"]
@@ -54,22 +55,11 @@ class FreeTab(QWidget):
             table.horizontalHeader().setStretchLastSection(True)
         self.gaps.doubleClicked.connect(self._on_double_click)
         self.gaps.setToolTip("Double-click a gap to see it on its rank's timeline (the Profiler opens the rank)")
-        top = QHBoxLayout()
-        for title, combo in (("Rank", self.rank), ("Cause", self.cause)):
-            top.addWidget(QLabel(title, self))
-            top.addWidget(combo)
-        hint = QLabel("A gap is idle device time between busy stretches (compute and communication). Python idle: "
-                      "nothing was dispatched; CANN: the launch layer lagged; memcpy / device task: the device "
-                      "ran something else.", self)
-        hint.setWordWrap(True)
-        top.addWidget(hint, 1)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.totals)
-        split.addWidget(self.gaps)
-        split.setSizes([170, 430])
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        top = controls_row(self, ["Rank", self.rank, "Cause", self.cause],
+                           "A gap is idle device time between busy stretches (compute and communication). Python "
+                           "idle: nothing was dispatched; CANN: the launch layer lagged; memcpy / device task: the "
+                           "device ran something else.")
+        layout = tab_body(self, top, self.totals, self.gaps, (170, 430))
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)

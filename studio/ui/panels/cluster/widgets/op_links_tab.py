@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHeaderView, QTextBrowser, QWidget
 
 from studio.ui.panels.cluster.widgets.tables import RowsModel, fill, small_table
+from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
 
 HEADERS = ["Op type", "Aggregate", "Step", "Group", "Link", "Transport", "MB", "ms", "GB/s", "Of reference", "Op"]
 SLOW = QColor(255, 214, 204)
@@ -68,19 +69,9 @@ class OpLinksTab(QWidget):
         header = self.table.horizontalHeader()  # the sections' sizing again, for the new model's columns
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)  # the sampled op's name
-        top = QHBoxLayout()
-        top.addWidget(self.totals_only)
-        note = QLabel("Of reference: the link's bandwidth / its transport's nominal one (RDMA 12.5, HCCS 18, "
-                      "PCIe 20 GB/s); tinted below 100 %.", self)
-        note.setWordWrap(True)  # a long line must not widen the window past a laptop's screen
-        top.addWidget(note, 1)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.findings)
-        split.addWidget(self.table)
-        split.setSizes([70, 530])
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        top = controls_row(self, [self.totals_only], "Of reference: the link's bandwidth / its transport's nominal "
+                                                     "one (RDMA 12.5, HCCS 18, PCIe 20 GB/s); tinted below 100 %.")
+        tab_body(self, top, self.findings, self.table, (70, 530))
 
     def show_report(self, report: dict | None, step, every_step: bool) -> None:
         """The cluster report and the panel's step (``every_step``: all of them)."""

@@ -1,9 +1,10 @@
-"""Small layout parts the cluster panel's tabs share: a titled box and a centred message."""
+"""Small layout parts the cluster panel's tabs share: a titled box, a centred message, a row of
+controls with its wrapped hint, and a tab's body (that row over two parts split top to bottom)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 
 def titled(title: str | QLabel, widget: QWidget, parent: QWidget) -> QWidget:
@@ -24,3 +25,28 @@ def message_label(text: str, parent: QWidget) -> QLabel:
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.setMargin(24)
     return label
+
+
+def controls_row(parent: QWidget, controls: list, hint: str) -> QHBoxLayout:
+    """The controls (widgets, or text for a label) left to right, then ``hint`` wrapped in the room left
+    (a long hint must not widen the window past a laptop's screen)."""
+    row = QHBoxLayout()
+    for control in controls:
+        row.addWidget(QLabel(control, parent) if isinstance(control, str) else control)
+    label = QLabel(hint, parent)
+    label.setWordWrap(True)
+    row.addWidget(label, 1)
+    return row
+
+
+def tab_body(tab: QWidget, row: QHBoxLayout, upper: QWidget, lower: QWidget, sizes: tuple[int, int]) -> QVBoxLayout:
+    """``tab``'s layout: ``row`` over ``upper`` and ``lower`` in a vertical splitter; returned so the
+    tab can add a message line below."""
+    split = QSplitter(Qt.Orientation.Vertical, tab)
+    split.addWidget(upper)
+    split.addWidget(lower)
+    split.setSizes(list(sizes))
+    layout = QVBoxLayout(tab)
+    layout.addLayout(row)
+    layout.addWidget(split, 1)
+    return layout
