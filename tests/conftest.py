@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -92,6 +93,34 @@ def sshd_host(sshd):
     entry = HostEntry(name="testhost", host=sshd.host, port=sshd.port, user=sshd.user, auth="key",
                       key_file=str(sshd.client_key))
     return entry, KnownHosts(read_only=[sshd.known_hosts])
+
+
+@pytest.fixture
+def frozen_host(tmp_path):
+    """(sshd, freeze()) — freeze() stops every process of the sshd's open connections: a host that
+    goes silent mid-transfer (cancel and keepalive tests)."""
+    from sshd_server import require_sshd, start_sshd
+
+    require_sshd()
+    server = start_sshd(tmp_path / "sshd")
+    stopped: list[int] = []
+
+    def freeze() -> None:
+        for pid in server.session_pids():
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except ProcessLookupError:  # a short-lived command (the listing) ended meanwhile
+                pass
+
+    yield server, freeze
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    server.stop()  # kills every process of the sessions, stopped or not
+    assert not [pid for pid in stopped if os.path.exists(f"/proc/{pid}")], "a frozen sshd process outlived the test"
 
 
 def _user_files() -> dict[str, int]:

@@ -23,32 +23,6 @@ from studio.core.jobs import CancelToken, run_job
 LIMIT_S = 2.0  # from the cancel to the job's end
 
 
-@pytest.fixture
-def frozen_host(tmp_path):
-    """(sshd, freeze()) — freeze() stops every process of the sshd's open connections."""
-    from sshd_server import require_sshd, start_sshd
-
-    require_sshd()
-    server = start_sshd(tmp_path / "sshd")
-    stopped: list[int] = []
-
-    def freeze() -> None:
-        for pid in server.session_pids():
-            try:
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
-            except ProcessLookupError:
-                pass
-
-    yield server, freeze
-    for pid in stopped:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-    server.stop()
-
-
 def _entry(server):
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts

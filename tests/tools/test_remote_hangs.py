@@ -8,7 +8,6 @@ blocked reads return) or, with nobody there to cancel, by the keepalive watchdog
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -18,33 +17,6 @@ from deploy_helpers import make_deployment, write_tree
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, run_job
-
-
-@pytest.fixture
-def frozen_host(tmp_path):
-    """(sshd, freeze()) — freeze() stops every process of the sshd's open connections."""
-    from sshd_server import require_sshd, start_sshd
-
-    require_sshd()
-    server = start_sshd(tmp_path / "sshd")
-    stopped: list[int] = []
-
-    def freeze() -> None:
-        for pid in server.session_pids():
-            try:
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
-            except ProcessLookupError:  # a short-lived command (the listing) ended meanwhile
-                pass
-
-    yield server, freeze
-    for pid in stopped:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-    server.stop()  # kills every process of the sessions, stopped or not
-    assert not [pid for pid in stopped if os.path.exists(f"/proc/{pid}")], "a frozen sshd process outlived the test"
 
 
 def _connector(server, **keepalive):
