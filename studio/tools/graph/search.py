@@ -60,11 +60,10 @@ def subgraph_steps(node, slot: str) -> str:
     return f"{node.name} › {slot}"
 
 
-def find_in_subgraphs(graph: Graph, query: str, regex: bool = False, cancel=None) -> list[Match]:
-    """:func:`find_nodes` over ``graph`` and, depth first, every subgraph inside it (If/Loop bodies,
-    function bodies, OM subgraphs); matches in ``graph`` itself come first."""
-    out: list[Match] = []
-    stack: list[tuple[Graph, tuple]] = [(graph, ())]
+def _walk(root: Graph, cancel=None):
+    """Every graph from ``root`` down (itself first; If/Loop bodies, functions, OM subgraphs), depth
+    first and once each, with the steps from ``root`` to it."""
+    stack: list[tuple[Graph, tuple]] = [(root, ())]
     seen: set[int] = set()
     while stack:
         g, trail = stack.pop()
@@ -73,31 +72,21 @@ def find_in_subgraphs(graph: Graph, query: str, regex: bool = False, cancel=None
         seen.add(id(g))
         if cancel is not None:
             cancel.raise_if_cancelled()
-        out.extend(Match(g, i, trail) for i in find_nodes(g, query, regex))
+        yield g, trail
         children = [(sub, trail + ((sub, subgraph_steps(node, slot)),))
                     for node in g.nodes for slot, sub in node.subgraphs.items()]
         stack.extend(reversed(children))
-    return out
+
+
+def find_in_subgraphs(graph: Graph, query: str, regex: bool = False, cancel=None) -> list[Match]:
+    """:func:`find_nodes` over ``graph`` and, depth first, every subgraph inside it (If/Loop bodies,
+    function bodies, OM subgraphs); matches in ``graph`` itself come first."""
+    return [Match(g, i, trail) for g, trail in _walk(graph, cancel) for i in find_nodes(g, query, regex)]
 
 
 def subgraph_trail(root: Graph, target: Graph) -> list[tuple[Graph, str]] | None:
     """The steps from ``root`` down to ``target`` (every level, for breadcrumbs); None if not below."""
-    if root is target:
-        return []
-    stack: list[tuple[Graph, list]] = [(root, [])]
-    seen: set[int] = set()
-    while stack:
-        g, trail = stack.pop()
-        if id(g) in seen:
-            continue
-        seen.add(id(g))
-        for node in g.nodes:
-            for slot, sub in node.subgraphs.items():
-                step = trail + [(sub, subgraph_steps(node, slot))]
-                if sub is target:
-                    return step
-                stack.append((sub, step))
-    return None
+    return next((list(trail) for g, trail in _walk(root) if g is target), None)
 
 
 def trace(graph: Graph, start: int, downstream: bool) -> set[int]:
