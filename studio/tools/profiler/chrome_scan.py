@@ -1,0 +1,336 @@
+"""Reading a Chrome trace with the compiled scanner (:mod:`.trace_kernels`), on every core.
+
+The event array is cut into one range per core at guessed event boundaries; each range is scanned
+by a thread (the kernel runs without the GIL) into pieces of columns. A guess is proven by the range
+before it: that range is scanned from a proven start, so the event boundary it stops at is a true
+one, and it must be the next range's start; otherwise the rest is scanned again from where the
+proven range stopped. Pieces are then handed to the builder in file order: complete events as
+columns (names, categories and tracks interned once per range), the delegated events (other phases,
+escaped or non-ASCII names, string pids, numbers beyond the exact path) decoded by the typed decoder
+and added by :func:`~.chrome_events.add_events`, as before.
+
+What the scanner does not read it leaves to the decoder it replaces, so the result does not change:
+- per event: see :mod:`.trace_kernels`;
+- from a point on: invalid JSON or a file cut off mid-event. The last event read before it and the
+  rest of the file go to the chunked decoder, which repairs a cut file (the events before the cut,
+  with a warning) or says where the JSON is malformed, as it always did;
+- per file: an object whose keys around ``traceEvents`` are unusual, an object cut off or invalid
+  anywhere, text after a bare array. The whole file is then read as before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from studio.core.errors import UserError
+from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.chrome_decode import (
+    _EVENT_END, Event, _decode_loose, iter_event_chunks, readable_errors,
+)
+from studio.tools.profiler.chrome_events import add_events
+
+NO_SCAN_ENV = "STUDIO_TRACE_NO_SCAN"  # set (to 1) to read traces with the typed decoder only
+SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and cancel
+_TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
+_KERNELS: list = []
+
+
+def compiled():
+    """The scanner's kernels (:mod:`.trace_kernels`), or None: numba missing or broken, or
+    ``STUDIO_TRACE_NO_SCAN=1``. Imported on the first trace read, not with this module."""
+    if os.environ.get(NO_SCAN_ENV, "") not in ("", "0"):
+        return None
+    if not _KERNELS:
+        try:
+            from studio.tools.profiler import trace_kernels
+        except Exception as exc:  # noqa: BLE001 - no numba, or one that cannot compile here
+            import logging
+
+            logging.getLogger(__name__).info("trace reading without the compiled scanner: %s", exc)
+            trace_kernels = None
+        _KERNELS.append(trace_kernels)
+    return _KERNELS[0]
+
+
+@dataclass
+class _Piece:
+    columns: tuple  # start, dur, local track, local name, local cat, args file offset, args length
+    rows: int
+    spans: np.ndarray  # delegated events: start, end pairs
+    delegated: int
+
+
+@dataclass
+class _Range:
+    begin: int
+    end: int  # the scan stops at the first event boundary at or after this
+    pieces: list = field(default_factory=list)
+    status: int = -1
+    pos: int = 0
+    last_kind: int = 0
+    last_start: int = -1
+    strings: tuple = ()
+    tracks: tuple = ()
+    scanned: int = 0
+
+
+class _Tables:
+    """A range's hash tables (strings, tracks), grown by doubling when the kernel pauses."""
+
+    def __init__(self) -> None:
+        self.slots = np.full(1 << 12, -1, np.int32)
+        self.str_off = np.zeros(self.slots.size // 2 + 2, np.int64)
+        self.str_len = np.zeros_like(self.str_off, dtype=np.int32)
+        self.str_kind = np.zeros_like(self.str_off, dtype=np.int8)
+        self.str_hash = np.zeros_like(self.str_off, dtype=np.uint64)
+        self.tslots = np.full(1 << 8, -1, np.int32)
+        self.trk_pid = np.zeros(self.tslots.size // 2 + 1, np.int64)
+        self.trk_tid = np.zeros_like(self.trk_pid)
+
+    def grow(self, k, state: np.ndarray) -> None:
+        from studio.tools.profiler.trace_kernels import NSTR, NTRK
+
+        if (state[NSTR] + 2) * 2 > self.slots.size:
+            self.slots = np.full(self.slots.size * 2, -1, np.int32)
+            size = self.slots.size // 2 + 2
+            self.str_off, self.str_len, self.str_kind, self.str_hash = (
+                np.concatenate([a, np.zeros(size - a.size, a.dtype)])
+                for a in (self.str_off, self.str_len, self.str_kind, self.str_hash))
+            k.rehash_strings(self.str_hash, int(state[NSTR]), self.slots)
+        if (state[NTRK] + 1) * 2 > self.tslots.size:
+            self.tslots = np.full(self.tslots.size * 2, -1, np.int32)
+            size = self.tslots.size // 2 + 1
+            self.trk_pid, self.trk_tid = (np.concatenate([a, np.zeros(size - a.size, a.dtype)])
+                                          for a in (self.trk_pid, self.trk_tid))
+            k.rehash_tracks(self.trk_pid, self.trk_tid, int(state[NTRK]), self.tslots)
+
+
+def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: threading.Event,
+                done: np.ndarray | None = None, slot: int = 0) -> _Range:
+    """Scan the events from ``begin`` to the first boundary at or after ``end`` (or the array's end);
+    ``done[slot]`` follows the bytes scanned."""
+    result = _Range(begin, end)
+    tables = _Tables()
+    state = np.zeros(8, np.int64)
+    state[k.POS] = begin
+    stack = np.zeros(k.MAX_DEPTH, np.uint8)
+    estimate = 64  # bytes per event, refined as pieces are read
+    while not stop.is_set():
+        pos = int(state[k.POS])
+        target = min(pos + piece_bytes, end)
+        cap = max(256, int((target - pos) / estimate * 1.25) + 64)
+        outs = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int32), np.empty(cap, np.int32),
+                np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32))
+        spans = np.empty(2 * cap, np.int64)
+        state[k.NFAST] = state[k.NDELEG] = 0
+        while True:
+            k.scan(d, target, state, *outs, spans, tables.slots, tables.str_off, tables.str_len, tables.str_kind,
+                   tables.str_hash, tables.tslots, tables.trk_pid, tables.trk_tid, stack)
+            if state[k.STATUS] == k.PAUSE and state[k.NFAST] < cap and 2 * state[k.NDELEG] + 2 <= spans.size:
+                tables.grow(k, state)  # a table was full, not the outputs: same piece, on
+                continue
+            break
+        rows, delegated = int(state[k.NFAST]), int(state[k.NDELEG])
+        if rows or delegated:
+            result.pieces.append(_Piece(tuple(o[:rows] for o in outs), rows, spans[:2 * delegated], delegated))
+            estimate = max(16, (int(state[k.POS]) - pos) / (rows + delegated))
+        result.scanned = int(state[k.POS]) - begin
+        if done is not None:
+            done[slot] = result.scanned
+        status = int(state[k.STATUS])
+        if status == k.DONE and (target < end and state[k.POS] < len(d)):
+            continue
+        if status == k.PAUSE:
+            continue
+        result.status, result.pos = status, int(state[k.POS])
+        if status == k.DONE and result.pos >= len(d):
+            result.status = k.STOP  # ``[...,`` and nothing after: a cut file
+        break
+    result.last_kind, result.last_start = int(state[k.LAST_KIND]), int(state[k.LAST_START])
+    count = int(state[k.NSTR])
+    result.strings = (tables.str_off[:count], tables.str_len[:count], tables.str_kind[:count])
+    count = int(state[k.NTRK])
+    result.tracks = (tables.trk_pid[:count], tables.trk_tid[:count])
+    return result
+
+
+def _events_span(data, head_limit: int = 1 << 20) -> tuple[int, bool] | None:
+    """(offset just after the event array's ``[``, is a bare array), or None: not for the scanner."""
+    head = bytes(data[:4096])
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    offset = len(head) - len(stripped)
+    if stripped[:1] == b"[":
+        return offset + 1, True
+    if stripped[:1] != b"{":
+        return None
+    from studio.tools.profiler.chrome_parallel import _is_top_level_key
+
+    match = _TRACE_EVENTS.search(data, offset, min(len(data), offset + head_limit))
+    if match is None or not _is_top_level_key(bytes(data[offset:match.start()])):
+        return None
+    return match.end(), False
+
+
+def _plan(data, first: int, count: int, min_range: int) -> list[tuple[int, int]]:
+    """Guessed ranges [(begin, end)]: the last ends at the end of the file."""
+    span = len(data) - first
+    count = max(1, min(count, span // max(1, min_range)))
+    begins = [first]
+    for i in range(1, count):
+        match = _EVENT_END.search(data, max(first + span * i // count, begins[-1] + 1))
+        if match is None:
+            break
+        begins.append(match.end())
+    return list(zip(begins, begins[1:] + [len(data)]))
+
+
+def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelToken | None, *,
+                      threads: int = 1, piece_bytes: int = SCAN_BYTES, min_range: int = 16 << 20,
+                      tail_chunk: int = 2 << 20) -> Generator[Progress, None, bool]:
+    """Scan the trace in ``data`` (bytes or a mapping) into ``builder``; False (``builder``
+    untouched) when the file is one to read with the typed decoder as a whole."""
+    k = compiled()
+    where = _events_span(data) if k is not None and len(data) else None
+    if where is None:
+        return False
+    first, bare = where
+    d = np.frombuffer(data, np.uint8)
+    plan = _plan(data, first, threads, min_range)
+    stop = threading.Event()
+    total = max(1, len(data))
+    done = np.zeros(len(plan), np.int64)
+    pool = ThreadPoolExecutor(len(plan), thread_name_prefix="trace-scan")
+    futures = [pool.submit(_scan_range, k, d, b, e, piece_bytes, stop, done, i) for i, (b, e) in enumerate(plan)]
+    try:
+        while not all(f.done() for f in futures):
+            if cancel is not None and cancel.cancelled:
+                stop.set()
+                cancel.raise_if_cancelled()
+            time.sleep(0.02)
+            read = int(done.sum())
+            yield Progress(0.6 * read / total, f"scanning {path.name} on {len(plan)} cores "
+                                               f"({read / 1e6:.0f} of {total / 1e6:.0f} MB)")
+    finally:
+        stop.set()  # a cancel, or an error here: the threads stop at their next piece
+        pool.shutdown(wait=True)
+    ranges = [f.result() for f in futures]
+    stop.clear()
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    proven: list[_Range] = []
+    expected = first
+    for result in ranges:
+        if result.begin != expected:  # the guess was not a boundary: scan the rest from the proof
+            result = _scan_range(k, d, expected, len(data), piece_bytes, stop)
+        proven.append(result)
+        if result.status != k.DONE:
+            break
+        expected = result.pos
+    last = proven[-1]
+    tail_start = None
+    if last.status == k.ARRAY_END:
+        if not _closes_well(data, first, last.pos, bare):
+            return False
+    else:  # STOP: bad JSON or a cut at last.pos
+        owner = next((r for r in reversed(proven) if r.last_kind != k.NONE), None)
+        if not bare or owner is None:
+            return False
+        tail_start = owner.last_start  # the last event read goes to the decoder with what follows
+        kind = owner.last_kind
+        for piece in reversed(owner.pieces):
+            if kind == k.FAST and piece.rows:
+                piece.rows -= 1
+                break
+            if kind == k.DELEGATED and piece.delegated:
+                piece.delegated -= 1
+                break
+    yield Progress(0.6, f"adding {path.name}'s events")
+    for result in proven:
+        _feed(k, builder, data, result, path)
+    if tail_start is not None:
+        for _done, events, note in iter_event_chunks(data, path, start=tail_start, chunk_bytes=tail_chunk,
+                                                     max_cut_tries=None):
+            if cancel:
+                cancel.raise_if_cancelled()
+            if note:
+                builder.facts["warning"] = note
+            add_events(builder, events, path)
+    return True
+
+
+def _closes_well(data, first: int, close: int, bare: bool) -> bool:
+    """After the array's ``]`` at ``close``: only whitespace (bare), or the rest of a well-formed
+    object whose other keys do not repeat ``traceEvents``."""
+    rest = bytes(data[close + 1:close + 1 + (1 << 20) + 1])
+    if len(rest) > 1 << 20:
+        return False
+    if bare:
+        return not rest.strip(b" \t\r\n")
+    head = bytes(data[:first - 1].lstrip(b"\xef\xbb\xbf"))
+    if b"\\" in rest or b"traceEvents" in rest:
+        return False
+    try:
+        return isinstance(msgspec.json.decode(head + b"[]" + rest), dict)
+    except msgspec.DecodeError:
+        return False
+
+
+def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path) -> None:
+    """Add a proven range's pieces to ``builder``, in file order."""
+    mv = memoryview(data)
+    offs, lens, kinds = result.strings
+    string_ids = np.zeros(max(1, offs.size), np.int32)
+    for i in range(offs.size):
+        text = bytes(mv[int(offs[i]):int(offs[i]) + int(lens[i])]).decode("ascii")
+        string_ids[i] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
+    pids, tids = result.tracks
+    track_ids = np.array([builder.track_id(int(p), int(t)) for p, t in zip(pids, tids)] or [0], np.int32)
+    d = np.frombuffer(data, np.uint8)
+    for piece in result.pieces:
+        n = piece.rows
+        if n:
+            start, dur, track, name, cat, off, length = (c[:n] for c in piece.columns)
+            blob = np.empty(int(length.sum(dtype=np.int64)), np.uint8)
+            offsets = np.empty(n, np.int64)
+            k.gather(d, off, length, n, blob, 0, offsets)
+            offsets += builder.add_args_blob(memoryview(blob))
+            builder.open_state["read"] = builder.open_state.get("read", 0) + n
+            builder.add_slices(start, dur, track_ids[track], string_ids[name], string_ids[cat], offsets, length)
+        if piece.delegated:
+            add_events(builder, _decode_spans(mv, piece.spans[:2 * piece.delegated], path), path)
+
+
+def _decode_spans(mv: memoryview, spans: np.ndarray, path: Path) -> list[Event]:
+    """The delegated events, decoded by the typed decoder (one call); one by one when one of them
+    needs the loose path or is not UTF-8, so the others keep their raw args and the message its
+    byte offset."""
+    pairs = spans.reshape(-1, 2).tolist()
+    joined = b"[" + b",".join(mv[a:b] for a, b in pairs) + b"]"
+    try:
+        with readable_errors(path):
+            return msgspec.json.decode(joined, type=list[Event])
+    except (msgspec.ValidationError, msgspec.DecodeError, UserError):
+        pass
+    events: list[Event] = []
+    for a, b in pairs:
+        chunk = b"[" + bytes(mv[a:b]) + b"]"
+        try:
+            with readable_errors(path, a - 1, chunk):
+                events.extend(msgspec.json.decode(chunk, type=list[Event]))
+        except msgspec.ValidationError:
+            events.extend(_decode_loose(chunk, path))
+        except msgspec.DecodeError as exc:
+            raise UserError(f"Trace JSON is malformed at byte {a:,}: {exc}", path,
+                            "The file is not valid JSON; produce it again or check the copy is complete.") from exc
+    return events
