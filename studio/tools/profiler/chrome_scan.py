@@ -94,13 +94,16 @@ class _Tables:
         self.str_len = np.zeros_like(self.str_off, dtype=np.int32)
         self.str_kind = np.zeros_like(self.str_off, dtype=np.int8)
         self.str_hash = np.zeros_like(self.str_off, dtype=np.uint64)
+        self.arena = np.zeros(1 << 16, np.uint8)
         self.tslots = np.full(1 << 8, -1, np.int32)
         self.trk_pid = np.zeros(self.tslots.size // 2 + 1, np.int64)
         self.trk_tid = np.zeros_like(self.trk_pid)
 
     def grow(self, k, state: np.ndarray) -> None:
-        from studio.tools.profiler.trace_kernels import NSTR, NTRK
+        from studio.tools.profiler.trace_kernels import ARENA, NSTR, NTRK
 
+        if state[ARENA] * 2 > self.arena.size:
+            self.arena = np.concatenate([self.arena, np.zeros(self.arena.size, np.uint8)])
         if (state[NSTR] + 2) * 2 > self.slots.size:
             self.slots = np.full(self.slots.size * 2, -1, np.int32)
             size = self.slots.size // 2 + 2
@@ -122,7 +125,7 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
     ``done[slot]`` follows the bytes scanned."""
     result = _Range(begin, end)
     tables = _Tables()
-    state = np.zeros(8, np.int64)
+    state = np.zeros(9, np.int64)
     state[k.POS] = begin
     stack = np.zeros(k.MAX_DEPTH, np.uint8)
     estimate = 64  # bytes per event, refined as pieces are read
@@ -136,7 +139,7 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
         state[k.NFAST] = state[k.NDELEG] = 0
         while True:
             k.scan(d, target, state, *outs, spans, tables.slots, tables.str_off, tables.str_len, tables.str_kind,
-                   tables.str_hash, tables.tslots, tables.trk_pid, tables.trk_tid, stack)
+                   tables.str_hash, tables.arena, tables.tslots, tables.trk_pid, tables.trk_tid, stack)
             if state[k.STATUS] == k.PAUSE and state[k.NFAST] < cap and 2 * state[k.NDELEG] + 2 <= spans.size:
                 tables.grow(k, state)  # a table was full, not the outputs: same piece, on
                 continue
@@ -159,7 +162,7 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
         break
     result.last_kind, result.last_start = int(state[k.LAST_KIND]), int(state[k.LAST_START])
     count = int(state[k.NSTR])
-    result.strings = (tables.str_off[:count], tables.str_len[:count], tables.str_kind[:count])
+    result.strings = (tables.str_off[:count], tables.str_len[:count], tables.str_kind[:count], tables.arena)
     count = int(state[k.NTRK])
     result.tracks = (tables.trk_pid[:count], tables.trk_tid[:count])
     return result
@@ -289,10 +292,11 @@ def _closes_well(data, first: int, close: int, bare: bool) -> bool:
 def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path) -> None:
     """Add a proven range's pieces to ``builder``, in file order."""
     mv = memoryview(data)
-    offs, lens, kinds = result.strings
+    offs, lens, kinds, arena = result.strings
     string_ids = np.zeros(max(1, offs.size), np.int32)
     for i in range(offs.size):
-        text = bytes(mv[int(offs[i]):int(offs[i]) + int(lens[i])]).decode("ascii")
+        at, size = int(offs[i]), int(lens[i])
+        text = (arena[at:at + size].tobytes() if at >= 0 else bytes(mv[-1 - at:-1 - at + size])).decode("ascii")
         string_ids[i] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
     pids, tids = result.tracks
     track_ids = np.array([builder.track_id(int(p), int(t)) for p, t in zip(pids, tids)] or [0], np.int32)

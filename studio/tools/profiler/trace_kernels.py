@@ -36,9 +36,12 @@ if "NUMBA_CACHE_DIR" not in os.environ and not os.access(_here, os.W_OK):
 import numba  # noqa: E402 - after NUMBA_CACHE_DIR: numba reads it on import
 
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+# Helpers that take arrays are inlined by numba itself: a call passes each array with a reference
+# count taken and dropped (atomic operations), which made interning half of the scan's time.
+_inline = numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 
 # Slots of the state array (int64), kept across calls for one range of the file.
-POS, NFAST, NDELEG, NSTR, NTRK, STATUS, LAST_KIND, LAST_START = range(8)
+POS, NFAST, NDELEG, NSTR, NTRK, STATUS, LAST_KIND, LAST_START, ARENA = range(9)
 # Why a call returned.
 DONE = 0  # reached the range's end at an event boundary (pos is just after the comma)
 PAUSE = 1  # outputs or tables full: grow or hand over new outputs and call again
@@ -110,13 +113,14 @@ def _string(d, p, n):
 
 @_jit
 def _number(d, p, n):
-    """A JSON number at ``p``: (end or -1, exact-fast flag, is integer, float value, int value)."""
+    """A JSON number at ``p``: (end or -1, exact-fast flag, is an int64 integer, digits as an
+    integer, power of ten, negative). Only validated here; :func:`_float` makes the value."""
     negative = False
     if p < n and d[p] == _MINUS:
         negative = True
         p += 1
     if p >= n or d[p] < _ZERO or d[p] > _NINE:
-        return -1, False, False, 0.0, 0
+        return -1, False, False, 0, 0, False
     mant = 0
     fast = True
     digits = 0
@@ -130,13 +134,13 @@ def _number(d, p, n):
                 fast = False
             digits += 1
             p += 1
-    integer = True
+    integer = digits <= 18
     frac = 0
     if p < n and d[p] == _DOT:
         integer = False
         p += 1
         if p >= n or d[p] < _ZERO or d[p] > _NINE:
-            return -1, False, False, 0.0, 0
+            return -1, False, False, 0, 0, False
         while p < n and _ZERO <= d[p] <= _NINE:
             if mant < _TWO53 // 10:
                 mant = mant * 10 + (d[p] - _ZERO)
@@ -153,31 +157,28 @@ def _number(d, p, n):
             eneg = d[p] == _MINUS
             p += 1
         if p >= n or d[p] < _ZERO or d[p] > _NINE:
-            return -1, False, False, 0.0, 0
+            return -1, False, False, 0, 0, False
         while p < n and _ZERO <= d[p] <= _NINE:
             if exp < 10000:
                 exp = exp * 10 + (d[p] - _ZERO)
             p += 1
         if eneg:
             exp = -exp
-    if mant > _TWO53:
-        fast = False
     power = exp - frac
-    if power > 22 or power < -22:
+    if mant > _TWO53 or power > 22 or power < -22:
         fast = False
-    value = 0.0
-    if fast:
-        value = float(mant)
-        if power >= 0:
-            value = value * _POW10[power]
-        else:
-            value = value / _POW10[-power]
-        if negative:
-            value = -value
-    ivalue = -mant if negative else mant
-    if not integer or digits > 18:
-        ivalue = 0
-    return p, fast, integer and digits <= 18, value, ivalue
+    return p, fast, integer, mant, power, negative
+
+
+@_jit
+def _float(mant, power, negative):
+    """``mant`` × 10^``power`` correctly rounded (``mant`` ≤ 2^53, |``power``| ≤ 22: one IEEE operation)."""
+    value = float(mant)
+    if power >= 0:
+        value = value * _POW10[power]
+    else:
+        value = value / _POW10[-power]
+    return -value if negative else value
 
 
 @_jit
@@ -186,7 +187,7 @@ def _rint_ns(us):
     x = us * 1000.0
     r = math.floor(x)
     f = x - r
-    if f > 0.5 or (f == 0.5 and (r % 2.0) != 0.0):
+    if f > 0.5 or (f == 0.5 and abs(r) < 9e15 and np.int64(r) & 1):
         r += 1.0
     return r
 
@@ -263,7 +264,7 @@ def _value(d, p, n, stack):
         elif c == _QUOTE:
             p, _e, _w = _string(d, p, n)
         elif c == _MINUS or (_ZERO <= c <= _NINE):
-            p, _f, _i, _v, _iv = _number(d, p, n)
+            p, _f, _i, _m, _e, _s = _number(d, p, n)
         elif c == 116 and p + 4 <= n and d[p + 1] == 114 and d[p + 2] == 117 and d[p + 3] == 101:
             p += 4
         elif c == 102 and p + 5 <= n and d[p + 1] == 97 and d[p + 2] == 108 and d[p + 3] == 115 and d[p + 4] == 101:
@@ -338,8 +339,11 @@ def _hash(d, a, b, kind):
     return h
 
 
-@_jit
-def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, state):
+@_inline
+def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, state):
+    """The local id of string ``d[a:b]`` of ``kind``. New strings are copied to ``arena`` (compared
+    there, in cache, not at their first place in the file); one that does not fit is compared where
+    it is in the file (its offset stored as ``-1 - offset``)."""
     h = _hash(d, a, b, kind)
     mask = slots.shape[0] - 1
     i = np.int64(h & np.uint64(mask))
@@ -349,7 +353,14 @@ def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, state):
         if s < 0:
             k = state[NSTR]
             slots[i] = k
-            str_off[k] = a
+            used = state[ARENA]
+            if used + m <= arena.shape[0]:
+                for j in range(m):
+                    arena[used + j] = d[a + j]
+                str_off[k] = used
+                state[ARENA] = used + m
+            else:
+                str_off[k] = -1 - a
             str_len[k] = m
             str_kind[k] = kind
             str_hash[k] = h
@@ -358,16 +369,22 @@ def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, state):
         if str_hash[s] == h and str_len[s] == m and str_kind[s] == kind:
             o = str_off[s]
             same = True
-            for j in range(m):
-                if d[o + j] != d[a + j]:
-                    same = False
-                    break
+            if o >= 0:
+                for j in range(m):
+                    if arena[o + j] != d[a + j]:
+                        same = False
+                        break
+            else:
+                for j in range(m):
+                    if d[-1 - o + j] != d[a + j]:
+                        same = False
+                        break
             if same:
                 return s
         i = (i + 1) & mask
 
 
-@_jit
+@_inline
 def _track(pid, tid, tslots, trk_pid, trk_tid, state):
     h = (np.uint64(pid) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(tid) * np.uint64(0xC2B2AE3D27D4EB4F))
     h ^= h >> np.uint64(29)
@@ -414,7 +431,7 @@ def rehash_tracks(trk_pid, trk_tid, count, tslots):
 
 @_jit
 def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
-         slots, str_off, str_len, str_kind, str_hash, tslots, trk_pid, trk_tid, stack):
+         slots, str_off, str_len, str_kind, str_hash, arena, tslots, trk_pid, trk_tid, stack):
     """Scan events from ``state[POS]`` (just after ``[`` or a top-level comma) until the first
     event boundary at or after ``end``, the array's ``]``, a full output or table, or bad JSON.
     Complete events are appended to the columns from ``state[NFAST]``; delegated events' spans
@@ -424,7 +441,8 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
     first = state[NFAST] == 0 and state[NDELEG] == 0 and state[LAST_KIND] == NONE
     while True:
         if (state[NFAST] >= start.shape[0] or state[NDELEG] * 2 + 2 > deleg.shape[0]
-                or (state[NSTR] + 2) * 2 > slots.shape[0] or (state[NTRK] + 1) * 2 > tslots.shape[0]):
+                or (state[NSTR] + 2) * 2 > slots.shape[0] or (state[NTRK] + 1) * 2 > tslots.shape[0]
+                or state[ARENA] * 2 > arena.shape[0]):
             state[POS] = p
             state[STATUS] = PAUSE
             return
@@ -500,11 +518,12 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                             q = _value(d, q, n, stack)
                     elif field == 3 or field == 4:  # pid, tid: integers only
                         if c == _MINUS or (_ZERO <= c <= _NINE):
-                            q, _f, is_int, _v, iv = _number(d, q, n)
+                            q, _f, is_int, mant, _e, neg = _number(d, q, n)
                             if q < 0:
                                 break
                             if not is_int:
                                 fast = False
+                            iv = -mant if neg else mant
                             if field == 3:
                                 pid = iv
                             else:
@@ -516,11 +535,11 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                         ok = False
                         ns = np.int64(0)
                         if c == _MINUS or (_ZERO <= c <= _NINE):
-                            q, f, _i, v, _iv = _number(d, q, n)
+                            q, f, _i, mant, power, neg = _number(d, q, n)
                             if q < 0:
                                 break
                             if f:
-                                r = _rint_ns(v)
+                                r = _rint_ns(_float(mant, power, neg))
                                 if -9.2e18 < r < 9.2e18:
                                     ok = True
                                     ns = np.int64(r)
@@ -567,8 +586,8 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
             start[k] = ts_ns
             dur[k] = dur_ns
             track[k] = _track(pid, tid, tslots, trk_pid, trk_tid, state)
-            name[k] = _intern(d, name_a, name_b, NAME_KIND, slots, str_off, str_len, str_kind, str_hash, state)
-            cat[k] = _intern(d, cat_a, cat_b, CAT_KIND, slots, str_off, str_len, str_kind, str_hash, state)
+            name[k] = _intern(d, name_a, name_b, NAME_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
+            cat[k] = _intern(d, cat_a, cat_b, CAT_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
             args_off[k] = arg_a
             args_len[k] = arg_b - arg_a
             state[NFAST] = k + 1
@@ -608,6 +627,7 @@ def gather(d, offs, lens, count, out, base, new_offs):
     for k in range(count):
         a = offs[k]
         m = lens[k]
-        out[o:o + m] = d[a:a + m]
         new_offs[k] = base + o
+        for j in range(m):
+            out[o + j] = d[a + j]
         o += m
