@@ -69,6 +69,8 @@ class _Piece:
     rows: int
     spans: np.ndarray  # delegated events: start, end pairs
     delegated: int
+    blob: np.ndarray  # the complete events' args, one after another (copied in the scanning thread)
+    blob_offsets: np.ndarray  # where each one starts in ``blob``
 
 
 @dataclass
@@ -146,7 +148,11 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
             break
         rows, delegated = int(state[k.NFAST]), int(state[k.NDELEG])
         if rows or delegated:
-            result.pieces.append(_Piece(tuple(o[:rows] for o in outs), rows, spans[:2 * delegated], delegated))
+            columns = tuple(o[:rows] for o in outs)
+            blob = np.empty(int(columns[6].sum(dtype=np.int64)), np.uint8)
+            blob_offsets = np.empty(rows, np.int64)
+            k.gather(d, columns[5], columns[6], rows, blob, 0, blob_offsets)
+            result.pieces.append(_Piece(columns, rows, spans[:2 * delegated], delegated, blob, blob_offsets))
             estimate = max(16, (int(state[k.POS]) - pos) / (rows + delegated))
         result.scanned = int(state[k.POS]) - begin
         if done is not None:
@@ -300,15 +306,12 @@ def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path) -> None:
         string_ids[i] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
     pids, tids = result.tracks
     track_ids = np.array([builder.track_id(int(p), int(t)) for p, t in zip(pids, tids)] or [0], np.int32)
-    d = np.frombuffer(data, np.uint8)
     for piece in result.pieces:
         n = piece.rows
         if n:
-            start, dur, track, name, cat, off, length = (c[:n] for c in piece.columns)
-            blob = np.empty(int(length.sum(dtype=np.int64)), np.uint8)
-            offsets = np.empty(n, np.int64)
-            k.gather(d, off, length, n, blob, 0, offsets)
-            offsets += builder.add_args_blob(memoryview(blob))
+            start, dur, track, name, cat, _off, length = (c[:n] for c in piece.columns)
+            offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
+            offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))
             builder.open_state["read"] = builder.open_state.get("read", 0) + n
             builder.add_slices(start, dur, track_ids[track], string_ids[name], string_ids[cat], offsets, length)
         if piece.delegated:
