@@ -44,7 +44,7 @@ def scanner(path: Path, threads: int, piece: int, monkeypatch=None):
     original = chrome_scan_reader.scan_chrome_trace
     chrome_scan_reader.scan_chrome_trace = spy
     try:
-        trace = run_job(read_chrome_trace(path, ranges=threads, chunk_bytes=piece))
+        trace = run_job(read_chrome_trace(path, ranges=threads, chunk_bytes=piece, scan=True))
     finally:
         chrome_scan_reader.scan_chrome_trace = original
     assert calls == [True], "the scanner did not read this file"
@@ -197,7 +197,7 @@ def test_cut_in_the_first_event_says_so(tmp_path):
     with pytest.raises(UserError) as old:
         decoder(path)
     with pytest.raises(UserError) as new:
-        run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096))
+        run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096, scan=True))
     assert str(new.value) == str(old.value) and "truncated" in str(new.value)
 
 
@@ -211,7 +211,7 @@ def test_malformed_middle_gives_the_decoders_message(tmp_path, bad):
     with pytest.raises(UserError) as old:
         decoder(path)
     with pytest.raises(UserError) as new:
-        run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096))
+        run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096, scan=True))
     assert new.value.what.split(":")[0] == old.value.what.split(":")[0]
 
 
@@ -224,7 +224,7 @@ def test_without_numba_the_decoder_reads_alone(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "studio.tools.profiler.trace_kernels", raising=False)
     monkeypatch.delattr(sys.modules["studio.tools.profiler"], "trace_kernels", raising=False)
     assert chrome_scan.compiled() is None
-    assert canonical(run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096))) == expected
+    assert canonical(run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096, scan=True))) == expected
     monkeypatch.setattr(chrome_scan, "_KERNELS", [])
     monkeypatch.setenv(chrome_scan.NO_SCAN_ENV, "1")
     assert chrome_scan.compiled() is None

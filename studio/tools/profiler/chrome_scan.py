@@ -42,6 +42,9 @@ from studio.tools.profiler.chrome_events import add_events
 
 NO_SCAN_ENV = "STUDIO_TRACE_NO_SCAN"  # set (to 1) to read traces with the typed decoder only
 SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and cancel
+# Smaller files are left to the typed decoder: loading numba and its cached kernels takes ~0.5-1 s
+# once per process, about what the decoder needs for 64-128 MB on two cores.
+SCAN_MIN_BYTES = 64 << 20
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
 _KERNELS: list = []
 
