@@ -6,7 +6,8 @@ in a temporary folder and deleted afterwards. Each round, interleaved, in fresh 
 * the page-cache read rate: ``cat trace > /dev/null`` (the file is read once before, so it is in
   the page cache: the physical limit of any reader);
 * the compiled scanner (numba, 2 threads): ``read_chrome_trace`` to the builder's columns, every
-  event decoded, timed inside the process after numba is loaded (its one-off load is a row too);
+  event decoded, timed inside the process after ``chrome_scan.warm_up`` (numba's one-off load is
+  a row of its own), wall and CPU time (all threads, and the range processes of the decoder);
 * the typed msgspec decoder in 2 processes (``STUDIO_TRACE_NO_SCAN=1``, the path without numba);
 * ``studio profile stats --json`` end to end (decode, sort, nesting, statistics) with each.
 
@@ -32,18 +33,22 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 CHILD = """
-import json, sys, time
+import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from studio.tools.profiler import chrome_scan
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.core.jobs import run_job
-used = chrome_scan.compiled() is not None
+used = chrome_scan.warm_up() if sys.argv[2] == "scan" else False
 t1 = time.perf_counter()
+r1 = resource.getrusage(resource.RUSAGE_SELF)
 builder = run_job(read_chrome_trace(Path(sys.argv[1]), builder=TraceBuilder(), build=False))
 t2 = time.perf_counter()
-print(json.dumps({"load": t1 - t0, "decode": t2 - t1, "slices": builder.slice_count, "scanner": used}))
+r2 = resource.getrusage(resource.RUSAGE_SELF)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (r2.ru_utime + r2.ru_stime - r1.ru_utime - r1.ru_stime) + kids.ru_utime + kids.ru_stime
+print(json.dumps({"load": t1 - t0, "decode": t2 - t1, "cpu": cpu, "slices": builder.slice_count, "scanner": used}))
 """
 
 
@@ -54,7 +59,7 @@ def child(trace: Path, scan: bool) -> dict:
         env["STUDIO_TRACE_NO_SCAN"] = "1"
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
         env["STUDIO_HOME"] = home
-        out = subprocess.run([sys.executable, "-c", CHILD, str(trace)], env=env, cwd=REPO, check=True,
+        out = subprocess.run([sys.executable, "-c", CHILD, str(trace), "scan" if scan else "typed"], env=env, cwd=REPO, check=True,
                              capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -100,15 +105,18 @@ def main() -> int:
         trace = generate(Path(folder) / "trace.json", args.events)
         mb = trace.stat().st_size / 1e6
         cat_time(trace)  # into the page cache
-        cat, scan, typed, loads, stats_scan, stats_typed = [], [], [], [], [], []
+        cat, scan, typed, loads, stats_scan, stats_typed, scan_cpu, typed_cpu = [], [], [], [], [], [], [], []
         for _ in range(args.rounds):
             cat.append(mb / cat_time(trace))
             fast = child(trace, scan=True)
             if not fast["scanner"]:
                 raise SystemExit("numba is not installed here: install Studio with the [fast] extra")
             scan.append(mb / fast["decode"])
+            scan_cpu.append(mb / fast["cpu"])
             loads.append(fast["load"])
-            typed.append(mb / child(trace, scan=False)["decode"])
+            slow = child(trace, scan=False)
+            typed.append(mb / slow["decode"])
+            typed_cpu.append(mb / slow["cpu"])
             stats_scan.append(mb / stats_time(trace, scan=True))
             stats_typed.append(mb / stats_time(trace, scan=False))
         med = statistics.median
@@ -117,6 +125,8 @@ def main() -> int:
             "page-cache read (cat > /dev/null)", ">= 500 MB/s")
         row(f"… the typed decoder in 2 processes, without numba ({spread(typed)} MB/s)", "MB/s", med(typed),
             med(scan), "the compiled scanner", "-")
+        row(f"… MB per CPU second of all threads and processes, scanner ({spread(scan_cpu)})", "MB/s",
+            med(scan_cpu), med(typed_cpu), f"the typed decoder ({spread(typed_cpu)})", "-")
         row("… numba's one-off load with the cached kernels (import to first scan), s", "s", med(loads), 0,
             "-", "-")
         row(f"profile stats end to end (decode, sort, nesting, statistics), scanner ({spread(stats_scan)} MB/s)",

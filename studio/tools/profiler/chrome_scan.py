@@ -66,6 +66,17 @@ def compiled():
     return _KERNELS[0]
 
 
+def warm_up() -> bool:
+    """Load the kernels (numba, then their cached machine code) on a tiny trace, so the first real
+    read does not pay for it; False where there is no scanner. Safe to call from any thread."""
+    k = compiled()
+    if k is None:
+        return False
+    d = np.frombuffer(b'[{"ph":"X","name":"a","ts":1,"dur":1,"args":{}}]', np.uint8)
+    _scan_range(k, d, 1, d.size, 1 << 10, threading.Event())
+    return True
+
+
 @dataclass
 class _Piece:
     columns: tuple  # start, dur, local track, local name, local cat, args file offset, args length
