@@ -179,13 +179,42 @@ def test_guessed_borders_inside_strings_are_caught(tmp_path):
     assert_same(path, min_size=3000)
 
 
+@pytest.fixture
+def handed_over_while_scanning(monkeypatch):
+    """Slow every kernel call down, so the first range's pieces reach the builder while the threads
+    still scan (as on a big file); returns how many pieces were added that way."""
+    import time
+
+    kernels = chrome_scan.compiled()
+    real_scan, real_feed = kernels.scan, chrome_scan._feed
+    early = []
+
+    def slow_scan(*args):
+        time.sleep(0.003)
+        return real_scan(*args)
+
+    def counting_feed(k, builder, data, result, path, keep_last=False):
+        before = result.fed
+        real_feed(k, builder, data, result, path, keep_last)
+        if keep_last:
+            early.append(result.fed - before)
+
+    monkeypatch.setattr(kernels, "scan", slow_scan)
+    monkeypatch.setattr(chrome_scan, "_feed", counting_feed)
+    return early
+
+
 @pytest.mark.parametrize("cut", [0.5, 0.9, 0.999])
-def test_cut_file_gives_the_events_before_the_cut(tmp_path, cut):
+def test_cut_file_gives_the_events_before_the_cut(tmp_path, cut, handed_over_while_scanning):
     whole = crossing_trace(tmp_path / "whole.json", n=3000).read_bytes()
     path = tmp_path / "cut.json"
     path.write_bytes(whole[:int(len(whole) * cut)])
     expected = decoder(path)
     assert "truncated" in expected.facts.get("warning", "")
+    got = scanner(path, 1, 2048)
+    assert sum(handed_over_while_scanning) > 3, "pieces should reach the builder during the scan"
+    assert canonical(got) == canonical(expected)
+    assert got.facts["warning"] == expected.facts["warning"]
     got = scanner(path, 3, 4096)
     assert canonical(got) == canonical(expected)
     assert got.facts["warning"] == expected.facts["warning"]

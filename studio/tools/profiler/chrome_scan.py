@@ -4,10 +4,12 @@ The event array is cut into one range per core at guessed event boundaries; each
 by a thread (the kernel runs without the GIL) into pieces of columns. A guess is proven by the range
 before it: that range is scanned from a proven start, so the event boundary it stops at is a true
 one, and it must be the next range's start; otherwise the rest is scanned again from where the
-proven range stopped. Pieces are then handed to the builder in file order: complete events as
-columns (names, categories and tracks interned once per range), the delegated events (other phases,
-escaped or non-ASCII names, string pids, numbers beyond the exact path) decoded by the typed decoder
-and added by :func:`~.chrome_events.add_events`, as before.
+proven range stopped. Pieces are handed to the builder in file order: complete events as columns
+(names, categories and tracks interned once per range), the delegated events (other phases, escaped
+or non-ASCII names, string pids, numbers beyond the exact path) decoded by the typed decoder and
+added by :func:`~.chrome_events.add_events`, as before. The first range's pieces (proven as they
+come, in a bare array) are handed over while the threads still scan, all but the newest (its last
+event may yet go back to the decoder), and let go, so a big file's args are not all held at once.
 
 What the scanner does not read it leaves to the decoder it replaces, so the result does not change:
 - per event: see :mod:`.trace_kernels`;
@@ -85,6 +87,8 @@ class _Piece:
     delegated: int
     blob: np.ndarray  # the complete events' args, one after another (copied in the scanning thread)
     blob_offsets: np.ndarray  # where each one starts in ``blob``
+    strings: tuple  # the range's string table as it was after this piece (its arrays, and the count)
+    tracks: tuple  # the same for its tracks
 
 
 @dataclass
@@ -96,9 +100,10 @@ class _Range:
     pos: int = 0
     last_kind: int = 0
     last_start: int = -1
-    strings: tuple = ()
-    tracks: tuple = ()
     scanned: int = 0
+    fed: int = 0  # pieces handed to the builder (and let go)
+    string_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # local -> builder id
+    track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 class _Tables:
@@ -135,11 +140,11 @@ class _Tables:
             k.rehash_tracks(self.trk_pid, self.trk_tid, int(state[NTRK]), self.tslots)
 
 
-def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: threading.Event,
+def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: threading.Event,
                 done: np.ndarray | None = None, slot: int = 0) -> _Range:
-    """Scan the events from ``begin`` to the first boundary at or after ``end`` (or the array's end);
-    ``done[slot]`` follows the bytes scanned."""
-    result = _Range(begin, end)
+    """Scan the events from ``result.begin`` to the first boundary at or after ``result.end`` (or the
+    array's end) into ``result.pieces``; ``done[slot]`` follows the bytes scanned."""
+    begin, end = result.begin, result.end
     tables = _Tables()
     state = np.zeros(9, np.int64)
     state[k.POS] = begin
@@ -166,7 +171,10 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
             blob = np.empty(int(columns[6].sum(dtype=np.int64)), np.uint8)
             blob_offsets = np.empty(rows, np.int64)
             k.gather(d, columns[5], columns[6], rows, blob, 0, blob_offsets)
-            result.pieces.append(_Piece(columns, rows, spans[:2 * delegated], delegated, blob, blob_offsets))
+            result.pieces.append(_Piece(
+                columns, rows, spans[:2 * delegated], delegated, blob, blob_offsets,
+                (tables.str_off, tables.str_len, tables.str_kind, tables.arena, int(state[k.NSTR])),
+                (tables.trk_pid, tables.trk_tid, int(state[k.NTRK]))))
             estimate = max(16, (int(state[k.POS]) - pos) / (rows + delegated))
         result.scanned = int(state[k.POS]) - begin
         if done is not None:
@@ -181,10 +189,6 @@ def _scan_range(k, d: np.ndarray, begin: int, end: int, piece_bytes: int, stop: 
             result.status = k.STOP  # ``[...,`` and nothing after: a cut file
         break
     result.last_kind, result.last_start = int(state[k.LAST_KIND]), int(state[k.LAST_START])
-    count = int(state[k.NSTR])
-    result.strings = (tables.str_off[:count], tables.str_len[:count], tables.str_kind[:count], tables.arena)
-    count = int(state[k.NTRK])
-    result.tracks = (tables.trk_pid[:count], tables.trk_tid[:count])
     return result
 
 
@@ -229,18 +233,20 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
         return False
     first, bare = where
     d = np.frombuffer(data, np.uint8)
-    plan = _plan(data, first, threads, min_range)
+    plan = [_Range(b, e) for b, e in _plan(data, first, threads, min_range)]
     stop = threading.Event()
     total = max(1, len(data))
     done = np.zeros(len(plan), np.int64)
     pool = ThreadPoolExecutor(len(plan), thread_name_prefix="trace-scan")
-    futures = [pool.submit(_scan_range, k, d, b, e, piece_bytes, stop, done, i) for i, (b, e) in enumerate(plan)]
+    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i) for i, r in enumerate(plan)]
     try:
         while not all(f.done() for f in futures):
             if cancel is not None and cancel.cancelled:
                 stop.set()
                 cancel.raise_if_cancelled()
             time.sleep(0.02)
+            if bare:  # the first range starts where the events do: its pieces are proven as they come
+                _feed(k, builder, data, plan[0], path, keep_last=True)
             read = int(done.sum())
             yield Progress(0.6 * read / total, f"scanning {path.name} on {len(plan)} cores "
                                                f"({read / 1e6:.0f} of {total / 1e6:.0f} MB)")
@@ -255,23 +261,23 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     expected = first
     for result in ranges:
         if result.begin != expected:  # the guess was not a boundary: scan the rest from the proof
-            result = _scan_range(k, d, expected, len(data), piece_bytes, stop)
+            result = _scan_range(k, d, _Range(expected, len(data)), piece_bytes, stop)
         proven.append(result)
         if result.status != k.DONE:
             break
         expected = result.pos
     last = proven[-1]
     tail_start = None
-    if last.status == k.ARRAY_END:
-        if not _closes_well(data, first, last.pos, bare):
-            return False
-    else:  # STOP: bad JSON or a cut at last.pos
+    if not (last.status == k.ARRAY_END and _closes_well(data, first, last.pos, bare)):
+        # Bad JSON, a cut, or text after the array: from the last event read on, the decoder's rules.
         owner = next((r for r in reversed(proven) if r.last_kind != k.NONE), None)
-        if not bare or owner is None:
+        if not bare or owner is None:  # nothing was handed over yet (objects are handed over at the end)
             return False
         tail_start = owner.last_start  # the last event read goes to the decoder with what follows
         kind = owner.last_kind
         for piece in reversed(owner.pieces):
+            if piece is None:
+                break
             if kind == k.FAST and piece.rows:
                 piece.rows -= 1
                 break
@@ -309,27 +315,49 @@ def _closes_well(data, first: int, close: int, bare: bool) -> bool:
         return False
 
 
-def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path) -> None:
-    """Add a proven range's pieces to ``builder``, in file order."""
+def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path, keep_last: bool = False) -> None:
+    """Add a proven range's pieces not yet added to ``builder``, in file order, and let them go;
+    ``keep_last`` keeps the newest (its last event may still be handed back to the decoder)."""
     mv = memoryview(data)
-    offs, lens, kinds, arena = result.strings
-    string_ids = np.zeros(max(1, offs.size), np.int32)
-    for i in range(offs.size):
-        at, size = int(offs[i]), int(lens[i])
-        text = (arena[at:at + size].tobytes() if at >= 0 else bytes(mv[-1 - at:-1 - at + size])).decode("ascii")
-        string_ids[i] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
-    pids, tids = result.tracks
-    track_ids = np.array([builder.track_id(int(p), int(t)) for p, t in zip(pids, tids)] or [0], np.int32)
-    for piece in result.pieces:
-        n = piece.rows
-        if n:
-            start, dur, track, name, cat, _off, length = (c[:n] for c in piece.columns)
-            offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
-            offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))
-            builder.open_state["read"] = builder.open_state.get("read", 0) + n
-            builder.add_slices(start, dur, track_ids[track], string_ids[name], string_ids[cat], offsets, length)
-        if piece.delegated:
-            add_events(builder, _decode_spans(mv, piece.spans[:2 * piece.delegated], path), path)
+    ready = len(result.pieces) - (1 if keep_last else 0)
+    while result.fed < ready:
+        piece = result.pieces[result.fed]
+        result.pieces[result.fed] = None
+        result.fed += 1
+        _intern_new(k, builder, mv, result, piece)
+        _feed_piece(builder, mv, result, piece, path)
+
+
+def _intern_new(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece) -> None:
+    """Builder ids for the strings and tracks the range met up to ``piece`` and not yet mapped."""
+    offs, lens, kinds, arena, count = piece.strings
+    known = result.string_ids.size
+    if count > known:
+        ids = np.empty(count - known, np.int32)
+        for i in range(known, count):
+            at, size = int(offs[i]), int(lens[i])
+            text = (arena[at:at + size].tobytes() if at >= 0 else bytes(mv[-1 - at:-1 - at + size])).decode("ascii")
+            ids[i - known] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
+        result.string_ids = np.concatenate([result.string_ids, ids])
+    pids, tids, count = piece.tracks
+    known = result.track_ids.size
+    if count > known:
+        ids = np.array([builder.track_id(int(pids[i]), int(tids[i])) for i in range(known, count)], np.int32)
+        result.track_ids = np.concatenate([result.track_ids, ids])
+
+
+def _feed_piece(builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece, path: Path) -> None:
+    """One piece: its complete events as columns, then its delegated events through the decoder."""
+    n = piece.rows
+    if n:
+        start, dur, track, name, cat, _off, length = (c[:n] for c in piece.columns)
+        offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
+        offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))
+        builder.open_state["read"] = builder.open_state.get("read", 0) + n
+        builder.add_slices(start, dur, result.track_ids[track], result.string_ids[name], result.string_ids[cat],
+                           offsets, length)
+    if piece.delegated:
+        add_events(builder, _decode_spans(mv, piece.spans[:2 * piece.delegated], path), path)
 
 
 def _decode_spans(mv: memoryview, spans: np.ndarray, path: Path) -> list[Event]:
