@@ -257,3 +257,7 @@ def test_without_numba_the_decoder_reads_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(chrome_scan, "_KERNELS", [])
     monkeypatch.setenv(chrome_scan.NO_SCAN_ENV, "1")
     assert chrome_scan.compiled() is None
+
+
+def test_warm_up_loads_the_kernels():
+    assert chrome_scan.warm_up() is True

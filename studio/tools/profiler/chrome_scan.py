@@ -75,7 +75,7 @@ def warm_up() -> bool:
     if k is None:
         return False
     d = np.frombuffer(b'[{"ph":"X","name":"a","ts":1,"dur":1,"args":{}}]', np.uint8)
-    _scan_range(k, d, 1, d.size, 1 << 10, threading.Event())
+    _scan_range(k, d, _Range(1, d.size), 1 << 10, threading.Event())
     return True
 
 
