@@ -261,3 +261,20 @@ def test_without_numba_the_decoder_reads_alone(tmp_path, monkeypatch):
 
 def test_warm_up_loads_the_kernels():
     assert chrome_scan.warm_up() is True
+
+
+def test_cancel_stops_the_scanning_threads(tmp_path, handed_over_while_scanning):
+    """A cancel during the scan ends the read with Cancelled, and no scanning thread is left running."""
+    import threading
+
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken
+
+    path = crossing_trace(tmp_path / "cross.json", n=4000)
+    token = CancelToken()
+    reader = read_chrome_trace(path, token, ranges=2, chunk_bytes=2048, scan=True)
+    with pytest.raises(Cancelled):
+        for step, _progress in enumerate(reader):
+            if step == 3:
+                token.cancel()
+    assert not [t for t in threading.enumerate() if t.name.startswith("trace-scan")]
