@@ -59,8 +59,8 @@ def child(trace: Path, scan: bool) -> dict:
         env["STUDIO_TRACE_NO_SCAN"] = "1"
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
         env["STUDIO_HOME"] = home
-        out = subprocess.run([sys.executable, "-c", CHILD, str(trace), "scan" if scan else "typed"], env=env, cwd=REPO, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run([sys.executable, "-c", CHILD, str(trace), "scan" if scan else "typed"], env=env,
+                             cwd=REPO, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -275,7 +275,8 @@ def _value(d, p, n, stack):
             p, _f, _i, _m, _e, _s = _number(d, p, n)
         elif c == 116 and p + 4 <= n and d[_nn(p + 1)] == 114 and d[_nn(p + 2)] == 117 and d[_nn(p + 3)] == 101:
             p += 4
-        elif c == 102 and p + 5 <= n and d[_nn(p + 1)] == 97 and d[_nn(p + 2)] == 108 and d[_nn(p + 3)] == 115 and d[_nn(p + 4)] == 101:
+        elif (c == 102 and p + 5 <= n and d[_nn(p + 1)] == 97 and d[_nn(p + 2)] == 108
+              and d[_nn(p + 3)] == 115 and d[_nn(p + 4)] == 101):
             p += 5
         elif c == 110 and p + 4 <= n and d[_nn(p + 1)] == 117 and d[_nn(p + 2)] == 108 and d[_nn(p + 3)] == 108:
             p += 4
