@@ -82,12 +82,14 @@ MAX_CUT_TRIES = 64  # candidate cuts tried per chunk before a range is declared 
 
 
 def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = None, end: int | None = None,
-                      chunk_bytes: int = DECODE_BYTES) -> Iterator[tuple[int, list[Event], str]]:
+                      chunk_bytes: int = DECODE_BYTES, max_cut_tries: int | None = MAX_CUT_TRIES
+                      ) -> Iterator[tuple[int, list[Event], str]]:
     """Yield (bytes consumed, events, repair note) chunk by chunk; an object is one chunk.
 
     With ``start`` (just after a top-level comma or the array's ``[``) only the events from there
     on are read, up to ``end`` (just after an event's closing brace) or to the end of the array.
-    A range that does not begin or end between top-level events raises :class:`Misaligned`.
+    A range that does not begin or end between top-level events raises :class:`Misaligned`
+    (after ``max_cut_tries`` failed cuts; None: a start known to be a boundary, never).
     """
     if start is None:
         head = bytes(data[:4096])
@@ -125,7 +127,7 @@ def iter_event_chunks(data: bytes | mmap.mmap, path: Path, start: int | None = N
             except msgspec.DecodeError:
                 # A cut inside args (or a string) leaves the chunk unbalanced: try the next one.
                 tries += 1
-                if start is not None and tries > MAX_CUT_TRIES:
+                if start is not None and max_cut_tries is not None and tries > max_cut_tries:
                     raise Misaligned(pos) from None
                 search = match.end()
                 continue

@@ -21,6 +21,7 @@ from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, iter_event_chunks, map_or_read
 from studio.tools.profiler.chrome_events import add_events, finish_events
 from studio.tools.profiler.chrome_parallel import cores, plan_ranges, read_ranges
+from studio.tools.profiler.chrome_scan import SCAN_BYTES, SCAN_MIN_BYTES, scan_chrome_trace
 from studio.tools.profiler.model import Trace
 
 PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than processes start
@@ -28,7 +29,7 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than process
 
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
                       builder: TraceBuilder | None = None, *, build: bool = True,
-                      ranges: int | None = None, chunk_bytes: int = DECODE_BYTES
+                      ranges: int | None = None, chunk_bytes: int | None = None, scan: bool | None = None
                       ) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
@@ -38,6 +39,12 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     real, and cancel works between chunks. A file of at least ``PARALLEL_MIN_BYTES`` is cut into
     ``ranges`` (default: one per core; 1 = this process only) decoded by forked processes
     (:mod:`~studio.tools.profiler.chrome_parallel`).
+
+    Where numba is installed the compiled scanner (:mod:`~studio.tools.profiler.chrome_scan`)
+    reads the file instead, in ``ranges`` threads, with the same result; ``chunk_bytes`` is then the
+    bytes per kernel call. ``scan``: None uses it for files of at least ``SCAN_MIN_BYTES`` (below,
+    loading numba costs more than it saves), True for any file, False never. The decoder above is
+    what it leaves to, and the whole path where numba is missing.
     """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
@@ -51,7 +58,12 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     try:
         merged = False
         count = cores() if ranges is None else ranges
-        if count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
+        if scan or (scan is None and len(data) >= SCAN_MIN_BYTES):
+            merged = yield from scan_chrome_trace(
+                path, data, builder, cancel, threads=count, piece_bytes=chunk_bytes or SCAN_BYTES,
+                min_range=CHUNK_BYTES if ranges is None else (chunk_bytes or SCAN_BYTES))
+        chunk_bytes = chunk_bytes or DECODE_BYTES
+        if not merged and count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
             plan = plan_ranges(data, count, min_range=chunk_bytes if ranges is not None else CHUNK_BYTES)
             if plan is not None:
                 merged = yield from read_ranges(path, data, plan, builder, cancel, chunk_bytes)

@@ -1,0 +1,642 @@
+"""Compiled scanner for Chrome trace JSON: complete (``X``) events straight into columns.
+
+One pass over the bytes of the mapped file, no Python object per event. For each top-level event
+it validates the JSON grammar (strings, escapes, numbers, nesting) and, when the event is a plain
+complete event, writes ts and dur (ns), a local track id for (pid, tid), local ids for name and
+cat (interned through a hash table of first occurrences in the file) and the file span of its
+``args``. Every other event — other phases, names or categories with escapes or non-ASCII bytes,
+pids given as strings, numbers beyond the exact fast path — is recorded as a span for the typed
+``msgspec`` decoder (:mod:`.chrome_decode`), which decodes it exactly as before. The caller
+(:mod:`.chrome_scan`) owns the policy; this module is the loop.
+
+Numbers are read as the typed decoder reads them: a JSON number with at most 2^53 in its digits and
+a power of ten within ±22 is one exact integer times (or over) an exact power of ten, which is one
+correctly rounded IEEE operation (Clinger's fast path), so the float equals the decoder's; others
+are delegated. Microseconds become ns as ``rint(value * 1000.0)`` (round half to even), as numpy
+does. String timestamps (msprof) are converted exactly, as ``chrome_events.one_ts_ns`` does.
+
+The machine code is cached (``cache=True``) beside this file when its folder is writable, else in
+Studio's cache folder, as the accuracy kernels are.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from studio.core.paths import cache_dir
+
+_here = os.path.dirname(os.path.abspath(__file__))
+if "NUMBA_CACHE_DIR" not in os.environ and not os.access(_here, os.W_OK):
+    # A read-only install: numba's own fallback is ~/.cache/numba, not ours to fill.
+    os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+
+import numba  # noqa: E402 - after NUMBA_CACHE_DIR: numba reads it on import
+
+_jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+# Helpers that take arrays are inlined by numba itself: a call passes each array with a reference
+# count taken and dropped (atomic operations), which made interning half of the scan's time.
+_inline = numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+
+# Slots of the state array (int64), kept across calls for one range of the file.
+POS, NFAST, NDELEG, NSTR, NTRK, STATUS, LAST_KIND, LAST_START, ARENA = range(9)
+# Why a call returned.
+DONE = 0  # reached the range's end at an event boundary (pos is just after the comma)
+PAUSE = 1  # outputs or tables full: grow or hand over new outputs and call again
+ARRAY_END = 2  # the closing ``]`` of the event array is at pos
+STOP = 3  # the event at pos is not valid JSON (or is cut off): the typed decoder takes over there
+# What LAST_KIND says about the last event written.
+NONE, FAST, DELEGATED = 0, 1, 2
+NAME_KIND, CAT_KIND = 0, 1
+MAX_DEPTH = 512  # deeper nesting goes to the typed decoder (which reports it)
+
+_POW10 = np.array([10.0 ** k for k in range(23)], dtype=np.float64)  # all exact in float64
+_TWO53 = 1 << 53
+_TS_WHOLE_MAX = (2 ** 63 - 1 - 999) // 1000  # microseconds whose ns still fit int64
+
+_QUOTE, _BACKSLASH, _COLON, _COMMA = 34, 92, 58, 44
+_NON_NEGATIVE = np.int64(0x7FFFFFFFFFFFFFFF)
+_LBRACE, _RBRACE, _LBRACKET, _RBRACKET = 123, 125, 91, 93
+_MINUS, _PLUS, _DOT, _ZERO, _NINE = 45, 43, 46, 48, 57
+
+
+@_jit
+def _nn(i):
+    """``i`` (never negative here) with its sign bit cleared, so that LLVM drops numba's
+    negative-index wraparound from every byte read: measured 30 % off a string-scanning loop."""
+    return i & _NON_NEGATIVE
+
+
+@_jit
+def _ws(d, p, n):
+    while p < n:
+        c = d[_nn(p)]
+        if c != 32 and c != 10 and c != 13 and c != 9:
+            return p
+        p += 1
+    return p
+
+
+@_jit
+def _is_hex(c):
+    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
+
+
+@_jit
+def _string(d, p, n):
+    """``d[_nn(p)]`` is a quote: (end after the closing quote or -1, has escapes, has non-ASCII)."""
+    p += 1
+    escaped = False
+    wide = False
+    while p < n:
+        c = d[_nn(p)]
+        if c == _QUOTE:
+            return p + 1, escaped, wide
+        if c == _BACKSLASH:
+            escaped = True
+            if p + 1 >= n:
+                return -1, escaped, wide
+            e = d[_nn(p + 1)]
+            if e == 117:  # \uXXXX
+                if p + 5 >= n:
+                    return -1, escaped, wide
+                for k in range(2, 6):
+                    if not _is_hex(d[_nn(p + k)]):
+                        return -1, escaped, wide
+                p += 6
+                continue
+            if e == _QUOTE or e == _BACKSLASH or e == 47 or e == 98 or e == 102 or e == 110 or e == 114 or e == 116:
+                p += 2
+                continue
+            return -1, escaped, wide
+        if c < 32:
+            return -1, escaped, wide
+        if c >= 128:
+            wide = True
+        p += 1
+    return -1, escaped, wide
+
+
+@_jit
+def _number(d, p, n):
+    """A JSON number at ``p``: (end or -1, exact-fast flag, is an int64 integer, digits as an
+    integer, power of ten, negative). Only validated here; :func:`_float` makes the value."""
+    negative = False
+    if p < n and d[_nn(p)] == _MINUS:
+        negative = True
+        p += 1
+    if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
+        return -1, False, False, 0, 0, False
+    mant = 0
+    fast = True
+    digits = 0
+    if d[_nn(p)] == _ZERO:
+        p += 1
+    else:
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
+            if digits < 18:
+                mant = mant * 10 + (d[_nn(p)] - _ZERO)
+            else:
+                fast = False
+            digits += 1
+            p += 1
+    integer = digits <= 18
+    frac = 0
+    if p < n and d[_nn(p)] == _DOT:
+        integer = False
+        p += 1
+        if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
+            return -1, False, False, 0, 0, False
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
+            if mant < _TWO53 // 10:
+                mant = mant * 10 + (d[_nn(p)] - _ZERO)
+                frac += 1
+            elif d[_nn(p)] != _ZERO:
+                fast = False  # a digit past the exact range (zeros there change nothing)
+            p += 1
+    exp = 0
+    if p < n and (d[_nn(p)] == 101 or d[_nn(p)] == 69):
+        integer = False
+        p += 1
+        eneg = False
+        if p < n and (d[_nn(p)] == _PLUS or d[_nn(p)] == _MINUS):
+            eneg = d[_nn(p)] == _MINUS
+            p += 1
+        if p >= n or d[_nn(p)] < _ZERO or d[_nn(p)] > _NINE:
+            return -1, False, False, 0, 0, False
+        while p < n and _ZERO <= d[_nn(p)] <= _NINE:
+            if exp < 10000:
+                exp = exp * 10 + (d[_nn(p)] - _ZERO)
+            p += 1
+        if eneg:
+            exp = -exp
+    power = exp - frac
+    if mant > _TWO53 or power > 22 or power < -22:
+        fast = False
+    return p, fast, integer, mant, power, negative
+
+
+@_jit
+def _float(mant, power, negative):
+    """``mant`` × 10^``power`` correctly rounded (``mant`` ≤ 2^53, |``power``| ≤ 22: one IEEE operation)."""
+    value = float(mant)
+    if power >= 0:
+        value = value * _POW10[power]
+    else:
+        value = value / _POW10[-power]
+    return -value if negative else value
+
+
+@_jit
+def _rint_ns(us):
+    """``rint(us * 1000.0)``: round half to even, as numpy's rint."""
+    x = us * 1000.0
+    r = math.floor(x)
+    f = x - r
+    if f > 0.5 or (f == 0.5 and abs(r) < 9e15 and np.int64(r) & 1):
+        r += 1.0
+    return r
+
+
+@_jit
+def _string_ts(d, a, b):
+    """A timestamp string's bytes ``d[_nn(a:b)]`` (no quotes) as exact ns; (ok, ns). Only
+    ``-?digits(.digits*)?`` with a whole part that fits is taken; the rest is delegated."""
+    p = a
+    negative = False
+    if p < b and d[_nn(p)] == _MINUS:
+        negative = True
+        p += 1
+    whole = 0
+    digits = 0
+    while p < b and _ZERO <= d[_nn(p)] <= _NINE:
+        if digits >= 18:
+            return False, 0
+        whole = whole * 10 + (d[_nn(p)] - _ZERO)
+        digits += 1
+        p += 1
+    if digits == 0 or whole > _TS_WHOLE_MAX:
+        return False, 0
+    frac = 0
+    if p < b and d[_nn(p)] == _DOT:
+        p += 1
+        k = 0
+        while p < b and _ZERO <= d[_nn(p)] <= _NINE:
+            if k < 3:
+                frac = frac * 10 + (d[_nn(p)] - _ZERO)
+            k += 1
+            p += 1
+        while k < 3:
+            frac *= 10
+            k += 1
+    if p != b:
+        return False, 0
+    ns = whole * 1000 + frac
+    return True, (-ns if negative else ns)
+
+
+@_jit
+def _value(d, p, n, stack):
+    """Skip one JSON value at ``p`` (after whitespace), validating it; the end, or -1."""
+    depth = 0
+    while True:
+        p = _ws(d, p, n)
+        if p >= n:
+            return -1
+        c = d[_nn(p)]
+        if c == _LBRACE or c == _LBRACKET:
+            q = _ws(d, p + 1, n)
+            if q >= n:
+                return -1
+            if (c == _LBRACE and d[_nn(q)] == _RBRACE) or (c == _LBRACKET and d[_nn(q)] == _RBRACKET):
+                p = q + 1
+            else:
+                if depth >= stack.shape[0]:
+                    return -1
+                stack[depth] = c
+                depth += 1
+                p = q
+                if c == _LBRACE:
+                    if d[_nn(p)] != _QUOTE:
+                        return -1
+                    p, _e, _w = _string(d, p, n)
+                    if p < 0:
+                        return -1
+                    p = _ws(d, p, n)
+                    if p >= n or d[_nn(p)] != _COLON:
+                        return -1
+                    p += 1
+                continue
+        elif c == _QUOTE:
+            p, _e, _w = _string(d, p, n)
+        elif c == _MINUS or (_ZERO <= c <= _NINE):
+            p, _f, _i, _m, _e, _s = _number(d, p, n)
+        elif c == 116 and p + 4 <= n and d[_nn(p + 1)] == 114 and d[_nn(p + 2)] == 117 and d[_nn(p + 3)] == 101:
+            p += 4
+        elif (c == 102 and p + 5 <= n and d[_nn(p + 1)] == 97 and d[_nn(p + 2)] == 108
+              and d[_nn(p + 3)] == 115 and d[_nn(p + 4)] == 101):
+            p += 5
+        elif c == 110 and p + 4 <= n and d[_nn(p + 1)] == 117 and d[_nn(p + 2)] == 108 and d[_nn(p + 3)] == 108:
+            p += 4
+        else:
+            return -1
+        if p < 0:
+            return -1
+        # A value is complete: close containers, or go on to the next member.
+        while True:
+            if depth == 0:
+                return p
+            p = _ws(d, p, n)
+            if p >= n:
+                return -1
+            c = d[_nn(p)]
+            top = stack[depth - 1]
+            if c == _COMMA:
+                p = _ws(d, p + 1, n)
+                if top == _LBRACE:
+                    if p >= n or d[_nn(p)] != _QUOTE:
+                        return -1
+                    p, _e, _w = _string(d, p, n)
+                    if p < 0:
+                        return -1
+                    p = _ws(d, p, n)
+                    if p >= n or d[_nn(p)] != _COLON:
+                        return -1
+                    p += 1
+                break
+            if (c == _RBRACE and top == _LBRACE) or (c == _RBRACKET and top == _LBRACKET):
+                depth -= 1
+                p += 1
+                continue
+            return -1
+
+
+@_jit
+def _key_id(d, a, b):
+    """Which field a key (bytes ``d[_nn(a:b)]``, no quotes, no escapes) names: 0..7, or -1."""
+    m = b - a
+    c0 = d[_nn(a)] if m > 0 else 0
+    if m == 2:
+        if c0 == 112 and d[_nn(a + 1)] == 104:
+            return 0  # ph
+        if c0 == 116 and d[_nn(a + 1)] == 115:
+            return 5  # ts
+    elif m == 3:
+        if c0 == 99 and d[_nn(a + 1)] == 97 and d[_nn(a + 2)] == 116:
+            return 2  # cat
+        if c0 == 112 and d[_nn(a + 1)] == 105 and d[_nn(a + 2)] == 100:
+            return 3  # pid
+        if c0 == 116 and d[_nn(a + 1)] == 105 and d[_nn(a + 2)] == 100:
+            return 4  # tid
+        if c0 == 100 and d[_nn(a + 1)] == 117 and d[_nn(a + 2)] == 114:
+            return 6  # dur
+    elif m == 4:
+        if c0 == 110 and d[_nn(a + 1)] == 97 and d[_nn(a + 2)] == 109 and d[_nn(a + 3)] == 101:
+            return 1  # name
+        if c0 == 97 and d[_nn(a + 1)] == 114 and d[_nn(a + 2)] == 103 and d[_nn(a + 3)] == 115:
+            return 7  # args
+    return -1
+
+
+@_jit
+def _hash(d, a, b, kind):
+    h = np.uint64(14695981039346656037) ^ np.uint64(kind)
+    for i in range(a, b):
+        h = (h ^ np.uint64(d[_nn(i)])) * np.uint64(1099511628211)
+    return h
+
+
+@_inline
+def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, state):
+    """The local id of string ``d[_nn(a:b)]`` of ``kind``. New strings are copied to ``arena`` (compared
+    there, in cache, not at their first place in the file); one that does not fit is compared where
+    it is in the file (its offset stored as ``-1 - offset``)."""
+    h = _hash(d, a, b, kind)
+    mask = slots.shape[0] - 1
+    i = np.int64(h & np.uint64(mask))
+    m = b - a
+    while True:
+        s = slots[i]
+        if s < 0:
+            k = state[NSTR]
+            slots[i] = k
+            used = state[ARENA]
+            if used + m <= arena.shape[0]:
+                for j in range(m):
+                    arena[used + j] = d[_nn(a + j)]
+                str_off[k] = used
+                state[ARENA] = used + m
+            else:
+                str_off[k] = -1 - a
+            str_len[k] = m
+            str_kind[k] = kind
+            str_hash[k] = h
+            state[NSTR] = k + 1
+            return k
+        if str_hash[s] == h and str_len[s] == m and str_kind[s] == kind:
+            o = str_off[s]
+            same = True
+            if o >= 0:
+                for j in range(m):
+                    if arena[o + j] != d[_nn(a + j)]:
+                        same = False
+                        break
+            else:
+                for j in range(m):
+                    if d[_nn(-1 - o + j)] != d[_nn(a + j)]:
+                        same = False
+                        break
+            if same:
+                return s
+        i = (i + 1) & mask
+
+
+@_inline
+def _track(pid, tid, tslots, trk_pid, trk_tid, state):
+    h = (np.uint64(pid) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(tid) * np.uint64(0xC2B2AE3D27D4EB4F))
+    h ^= h >> np.uint64(29)
+    mask = tslots.shape[0] - 1
+    i = np.int64(h & np.uint64(mask))
+    while True:
+        s = tslots[i]
+        if s < 0:
+            k = state[NTRK]
+            tslots[i] = k
+            trk_pid[k] = pid
+            trk_tid[k] = tid
+            state[NTRK] = k + 1
+            return k
+        if trk_pid[s] == pid and trk_tid[s] == tid:
+            return s
+        i = (i + 1) & mask
+
+
+@_jit
+def rehash_strings(str_hash, count, slots):
+    """Put the first ``count`` strings into the (larger, emptied) table ``slots``."""
+    mask = slots.shape[0] - 1
+    for k in range(count):
+        i = np.int64(str_hash[k] & np.uint64(mask))
+        while slots[i] >= 0:
+            i = (i + 1) & mask
+        slots[i] = k
+
+
+@_jit
+def rehash_tracks(trk_pid, trk_tid, count, tslots):
+    """Put the first ``count`` tracks into the (larger, emptied) table ``tslots``."""
+    for k in range(count):
+        pid, tid = trk_pid[k], trk_tid[k]
+        h = (np.uint64(pid) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(tid) * np.uint64(0xC2B2AE3D27D4EB4F))
+        h ^= h >> np.uint64(29)
+        mask = tslots.shape[0] - 1
+        i = np.int64(h & np.uint64(mask))
+        while tslots[i] >= 0:
+            i = (i + 1) & mask
+        tslots[i] = k
+
+
+@_jit
+def scan(d, end, state, start, dur, track, name, cat, args_off, args_len, deleg,
+         slots, str_off, str_len, str_kind, str_hash, arena, tslots, trk_pid, trk_tid, stack):
+    """Scan events from ``state[POS]`` (just after ``[`` or a top-level comma) until the first
+    event boundary at or after ``end``, the array's ``]``, a full output or table, or bad JSON.
+    Complete events are appended to the columns from ``state[NFAST]``; delegated events' spans
+    (start, end) to ``deleg`` from ``state[NDELEG]``. ``state[STATUS]`` says why it returned."""
+    n = d.shape[0]
+    p = state[POS]
+    first = state[NFAST] == 0 and state[NDELEG] == 0 and state[LAST_KIND] == NONE
+    while True:
+        if (state[NFAST] >= start.shape[0] or state[NDELEG] * 2 + 2 > deleg.shape[0]
+                or (state[NSTR] + 2) * 2 > slots.shape[0] or (state[NTRK] + 1) * 2 > tslots.shape[0]
+                or state[ARENA] * 2 > arena.shape[0]):
+            state[POS] = p
+            state[STATUS] = PAUSE
+            return
+        q = _ws(d, p, n)
+        if q >= n:
+            state[POS] = p
+            state[STATUS] = STOP
+            return
+        if d[_nn(q)] == _RBRACKET and first:  # an empty array
+            state[POS] = q
+            state[STATUS] = ARRAY_END
+            return
+        first = False
+        ev = q
+        fast = d[_nn(q)] == _LBRACE
+        ph_x = False
+        seen = 0
+        ts_ns = np.int64(0)
+        dur_ns = np.int64(0)
+        pid = np.int64(0)
+        tid = np.int64(0)
+        name_a = name_b = cat_a = cat_b = np.int64(0)
+        arg_a = arg_b = np.int64(0)
+        if not fast:  # not an object: the typed decoder decides what it is
+            q = _value(d, q, n, stack)
+        else:
+            q = _ws(d, q + 1, n)
+            if q < n and d[_nn(q)] == _RBRACE:
+                q += 1
+                fast = False  # {} has no phase: delegated (counted as ignored there)
+            else:
+                while True:
+                    if q >= n or d[_nn(q)] != _QUOTE:
+                        q = -1
+                        break
+                    ka = q + 1
+                    q, esc, wide = _string(d, q, n)
+                    if q < 0:
+                        break
+                    field = -1 if (esc or wide) else _key_id(d, ka, q - 1)
+                    if esc:
+                        fast = False  # an escaped key may spell a field's name
+                    q = _ws(d, q, n)
+                    if q >= n or d[_nn(q)] != _COLON:
+                        q = -1
+                        break
+                    q = _ws(d, q + 1, n)
+                    if q >= n:
+                        q = -1
+                        break
+                    va = q
+                    if field >= 0:
+                        bit = 1 << field
+                        if seen & bit:
+                            fast = False  # a repeated field: the decoder's rule for it applies
+                        seen |= bit
+                    c = d[_nn(q)]
+                    if field == 0 or field == 1 or field == 2:  # ph, name, cat: plain strings only
+                        if c == _QUOTE:
+                            q, esc, wide = _string(d, q, n)
+                            if q < 0:
+                                break
+                            if esc or wide:
+                                fast = False
+                            if field == 0:
+                                ph_x = q - va == 3 and d[_nn(va + 1)] == 88
+                            elif field == 1:
+                                name_a, name_b = va + 1, q - 1
+                            else:
+                                cat_a, cat_b = va + 1, q - 1
+                        else:
+                            fast = False
+                            q = _value(d, q, n, stack)
+                    elif field == 3 or field == 4:  # pid, tid: integers only
+                        if c == _MINUS or (_ZERO <= c <= _NINE):
+                            q, _f, is_int, mant, _e, neg = _number(d, q, n)
+                            if q < 0:
+                                break
+                            if not is_int:
+                                fast = False
+                            iv = -mant if neg else mant
+                            if field == 3:
+                                pid = iv
+                            else:
+                                tid = iv
+                        else:
+                            fast = False
+                            q = _value(d, q, n, stack)
+                    elif field == 5 or field == 6:  # ts, dur: numbers or exact decimal strings
+                        ok = False
+                        ns = np.int64(0)
+                        if c == _MINUS or (_ZERO <= c <= _NINE):
+                            q, f, _i, mant, power, neg = _number(d, q, n)
+                            if q < 0:
+                                break
+                            if f:
+                                r = _rint_ns(_float(mant, power, neg))
+                                if -9.2e18 < r < 9.2e18:
+                                    ok = True
+                                    ns = np.int64(r)
+                        elif c == _QUOTE:
+                            q, esc, wide = _string(d, q, n)
+                            if q < 0:
+                                break
+                            if not esc:
+                                ok, ns = _string_ts(d, va + 1, q - 1)
+                        else:
+                            q = _value(d, q, n, stack)
+                        if not ok:
+                            fast = False
+                        if field == 5:
+                            ts_ns = ns
+                        else:
+                            dur_ns = ns
+                    elif field == 7:  # args: kept as raw bytes
+                        q = _value(d, q, n, stack)
+                        arg_a, arg_b = va, q
+                    else:
+                        q = _value(d, q, n, stack)
+                    if q < 0:
+                        break
+                    q = _ws(d, q, n)
+                    if q >= n:
+                        q = -1
+                        break
+                    if d[_nn(q)] == _COMMA:
+                        q = _ws(d, q + 1, n)
+                        continue
+                    if d[_nn(q)] == _RBRACE:
+                        q += 1
+                        break
+                    q = -1
+                    break
+        if q < 0:  # bad JSON or cut off: the typed decoder takes it from this event on
+            state[POS] = ev
+            state[STATUS] = STOP
+            return
+        # An X event needs ph, ts and dur read on the fast path (absent ones have rules of their own).
+        if fast and ph_x and (seen & 96) == 96:
+            k = state[NFAST]
+            start[k] = ts_ns
+            dur[k] = dur_ns
+            track[k] = _track(pid, tid, tslots, trk_pid, trk_tid, state)
+            name[k] = _intern(d, name_a, name_b, NAME_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
+            cat[k] = _intern(d, cat_a, cat_b, CAT_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
+            args_off[k] = arg_a
+            args_len[k] = arg_b - arg_a
+            state[NFAST] = k + 1
+            state[LAST_KIND] = FAST
+        else:
+            k = state[NDELEG]
+            deleg[2 * k] = ev
+            deleg[2 * k + 1] = q
+            state[NDELEG] = k + 1
+            state[LAST_KIND] = DELEGATED
+        state[LAST_START] = ev
+        q = _ws(d, q, n)
+        if q >= n:
+            state[POS] = ev
+            state[STATUS] = STOP
+            return
+        if d[_nn(q)] == _RBRACKET:
+            state[POS] = q
+            state[STATUS] = ARRAY_END
+            return
+        if d[_nn(q)] != _COMMA:
+            state[POS] = ev
+            state[STATUS] = STOP
+            return
+        p = q + 1
+        if p >= end:
+            state[POS] = p
+            state[STATUS] = DONE
+            return
+
+
+@_jit
+def gather(d, offs, lens, count, out, base, new_offs):
+    """Copy the ``count`` spans (``offs``, ``lens``) of ``d`` one after another into ``out``; their
+    offsets in the blob (from ``base``) go to ``new_offs``."""
+    o = 0
+    for k in range(count):
+        a = offs[k]
+        m = lens[k]
+        new_offs[k] = base + o
+        for j in range(m):
+            out[o + j] = d[_nn(a + j)]
+        o += m
