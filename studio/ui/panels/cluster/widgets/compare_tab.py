@@ -94,9 +94,15 @@ class CompareTab(QWidget):
         if self.handle is not None:
             self.handle.cancel()
         self.base, self.new, self.result = Path(folder), None, None
-        self.folders.setText(f"baseline: {self.base}")
+        self._show_folders(self.base, None)
         self.message.setText(HINT)
         self.stack.setCurrentWidget(self.message)
+
+    def _show_folders(self, base: Path, new: Path | None) -> None:
+        # the last two parts of each path (full ones in the tooltip): two full paths widened the window
+        short = lambda p: "/".join(p.parts[-2:])  # noqa: E731
+        self.folders.setText(f"baseline: {short(base)}" + (f"    comparison: {short(new)}" if new else ""))
+        self.folders.setToolTip(f"baseline: {base}" + (f"\ncomparison: {new}" if new else ""))
 
     def _on_choose(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Compare with a folder of ranks",
@@ -112,7 +118,7 @@ class CompareTab(QWidget):
         generation, base, self.new = self._generation, self.base, Path(folder)
         if self.handle is not None:
             self.handle.cancel()
-        self.folders.setText(f"baseline: {base}    comparison: {self.new}")
+        self._show_folders(base, self.new)
         self.message.setText(f"Comparing {base.name} with {self.new.name} …")
         self.stack.setCurrentWidget(self.message)
         self.handle = self.runner.start(f"Comparing {base.name} with {self.new.name}",

@@ -34,7 +34,7 @@ class MemoryChart(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "time from the first sample (ms)")
         self.plot.setLabel("left", "MB")
-        self.plot.addLegend(offset=(-10, -10))  # bottom right: the curves run high, rarely there
+        self.plot.addLegend(offset=(10, -10))  # bottom left: the curves run high and the peak sits late
         self.plot.setMouseEnabled(x=True, y=False)
         self.message = QLabel(self)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
