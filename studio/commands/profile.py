@@ -275,9 +275,40 @@ def _add_memory_arguments(actions) -> None:
                         help="a rank's *_ascend_pt folder, its ASCEND_PROFILER_OUTPUT, a folder of ranks, "
                              "or a static_op_mem.csv")
     memory.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    memory.add_argument("--from", dest="from_ms", type=float, default=None, metavar="MS",
+                        help="the operator blocks allocated or freed from MS milliseconds after each device's first "
+                             "allocator sample (the Memory tab's time axis; default: the start)")
+    memory.add_argument("--to", dest="to_ms", type=float, default=None, metavar="MS",
+                        help="... up to MS milliseconds (default: the end)")
+    memory.add_argument("--group", choices=("op", "stream", "component"), default=None,
+                        help="add the interval's blocks up per op, stream or component (PTA or GE)")
+    memory.add_argument("--min-kb", type=float, default=0.0, metavar="N",
+                        help="only blocks of N KB or more in the interval (default 0: all)")
+    memory.add_argument("--compare", type=Path, default=None, metavar="NEW",
+                        help="compare NEW (another run's folder) with DIR op by op: blocks, MB and allocated time "
+                             "per operator, as msprof-analyze's memory compare")
 
 
 def _memory(args: argparse.Namespace) -> int:
-    from studio.tools.profiler.memory import open_memory
+    from studio.core.errors import UserError
+    from studio.tools.profiler.memory import Interval, open_memory
 
-    return _print_report(args, open_memory)
+    queried = args.from_ms is not None or args.to_ms is not None or args.group or args.min_kb
+    if args.compare is not None:
+        if queried:
+            raise UserError("--compare takes no interval", "--from / --to / --group / --min-kb",
+                            "Compare the whole runs, or query one run's interval without --compare.")
+        from studio.tools.profiler.memory.compare import compare_reports
+
+        _must_exist(args.path, args.compare)
+        base, new = (to_json(open_memory(p, blocks=True)) for p in (args.path, args.compare))
+        result = compare_reports(base, new, str(args.path), str(args.compare))
+        print(json.dumps(to_json(result), indent=2) if args.json else str(result))
+        return 0
+    if args.min_kb < 0:
+        raise UserError(f"--min-kb {args.min_kb:g} is negative", "--min-kb", "Give 0 or more kilobytes.")
+    if args.from_ms is not None and args.to_ms is not None and args.from_ms > args.to_ms:
+        raise UserError(f"--from {args.from_ms:g} ms is after --to {args.to_ms:g} ms", "--from / --to",
+                        "Give the interval's start first: --from 10 --to 20.")
+    interval = Interval(args.from_ms, args.to_ms, args.min_kb, args.group) if queried else None
+    return _print_report(args, lambda path: open_memory(path, interval=interval))

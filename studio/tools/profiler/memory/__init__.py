@@ -9,6 +9,6 @@ of static graphs. One module per job: :mod:`.records` (the shared record types),
 :mod:`.series` (the allocator curve, thinned for drawing), :mod:`.engine` (discovery and the report).
 """
 
-from studio.tools.profiler.memory.engine import MemoryReport, open_memory
+from studio.tools.profiler.memory.engine import Interval, MemoryReport, open_memory
 
-__all__ = ["MemoryReport", "open_memory"]
+__all__ = ["Interval", "MemoryReport", "open_memory"]

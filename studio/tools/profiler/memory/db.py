@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.memory.records import Block, DeviceMemory, Sample
+from studio.tools.profiler.memory.records import CANN_PREFIX, GE, PTA, Block, DeviceMemory, Sample
 from studio.tools.profiler.rank_files import db_tables, query, require_tables
 
 MB = 1024 * 1024
@@ -28,15 +28,24 @@ def read_db(path: Path) -> dict[str, DeviceMemory]:
                                          None if allocated is None else allocated / MB,
                                          None if reserved is None else reserved / MB))
         if "OP_MEMORY" in tables:
-            for name, size, alloc, release, device_id in query(
-                    db, path, "SELECT name, size, allocationTime, releaseTime, deviceId FROM OP_MEMORY"):
+            ge_ops = {str(strings.get(n, n)) for (n,) in query(
+                db, path, "SELECT DISTINCT operatorName FROM NPU_OP_MEM")} if "NPU_OP_MEM" in tables else set()
+            for name, size, alloc, release, stream, device_id in query(
+                    db, path, "SELECT name, size, allocationTime, releaseTime, streamPtr, deviceId FROM OP_MEMORY"):
+                name = str(strings.get(name, name))
                 _device(devices, device_id).blocks.append(Block(
-                    str(strings.get(name, name)), (size or 0) / MB, alloc / 1000,
-                    None if release in (None, "") else release / 1000))
-        if "NPU_MEM" in tables:  # the process's device memory (type "app"), as the APP rows of the text export
+                    name, (size or 0) / MB, alloc / 1000, None if release in (None, "") else release / 1000,
+                    "" if stream in (None, "") else str(stream),
+                    GE if name in ge_ops or name.startswith(CANN_PREFIX) else PTA))
+        if "NPU_MEM" in tables:  # the process's ("app", as the text export's APP rows) and the whole device's
             for kind, hbm, ts, device_id in query(db, path, "SELECT type, hbm, timestampNs, deviceId FROM NPU_MEM"):
-                if strings.get(kind) == "app" and hbm is not None:
-                    _device(devices, device_id).app_reserved_mb.append((ts / 1000, float(hbm) / MB))
+                if hbm is None:
+                    continue
+                kind = strings.get(kind)
+                if kind in ("app", "device"):
+                    series = _device(devices, device_id)
+                    (series.app_reserved_mb if kind == "app" else series.device_mb).append(
+                        (ts / 1000, float(hbm) / MB))
         if "NPU_MODULE_MEM" in tables:
             names = dict(query(db, path, "SELECT id, name FROM ENUM_MODULE")) if "ENUM_MODULE" in tables else {}
             for module, reserved, device_id in query(

@@ -4,7 +4,8 @@ The device's allocator totals are PTA+GE's when PyTorch and GE both allocate, el
 (see :data:`~.records.COMPONENTS`). The peak is the first sample with the highest Total
 Allocated; a block is alive at it when it was allocated at or before the peak and released after
 it (or never, within the profile). Reserved is the highest Total Reserved of the same allocator;
-the process's own reservation (the APP rows / NPU_MEM "app") is given beside it.
+the process's own reservation (the APP rows / NPU_MEM "app") and the whole device's memory in use
+(NPU_MEM "device", db export only) are given beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def device_peak(device: DeviceMemory) -> dict:
     entry = {"device": device.device, "component": component, "peak_allocated_mb": None,
              "peak_reserved_mb": None, "peak_ts_us": None, "first_sample_ts_us": None, "top_ops_at_peak": [],
              "peak_app_reserved_mb": max((mb for _, mb in device.app_reserved_mb), default=None),
+             # the whole device's memory in use (NPU_MEM's "device" rows: every process and the driver)
+             "peak_device_mb": max((mb for _, mb in device.device_mb), default=None),
              "modules": [{"component": k, "peak_reserved_mb": v}
                          for k, v in sorted(device.modules.items(), key=lambda kv: -kv[1]) if v > 0][:TOP],
              "files": device.files}

@@ -28,8 +28,14 @@ def device_series(device: DeviceMemory, max_points: int) -> dict:
     allocated = np.array([s.allocated_mb for s in samples], dtype=np.float64)
     reserved = np.array([np.nan if s.reserved_mb is None else s.reserved_mb for s in samples], dtype=np.float64)
     keep = downsample([allocated, reserved], max_points)
-    return {"component": component, "ts_us": ts[keep].tolist(), "allocated_mb": allocated[keep].tolist(),
-            "reserved_mb": reserved[keep].tolist(), "samples": len(samples)}
+    out = {"component": component, "ts_us": ts[keep].tolist(), "allocated_mb": allocated[keep].tolist(),
+           "reserved_mb": reserved[keep].tolist(), "samples": len(samples)}
+    # the process's and the whole device's memory (NPU_MEM / APP rows, thinned the same way)
+    for key, points in (("app", device.app_reserved_mb), ("device", device.device_mb)):
+        points = np.array(sorted(points), dtype=np.float64).reshape(-1, 2)
+        keep = downsample([points[:, 1]], max_points)
+        out[f"{key}_ts_us"], out[f"{key}_mb"] = points[keep, 0].tolist(), points[keep, 1].tolist()
+    return out
 
 
 def downsample(series: list[np.ndarray], max_points: int) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.core.errors import UserError
-from studio.tools.profiler.memory.records import Block, DeviceMemory, Sample
+from studio.tools.profiler.memory.records import CANN_PREFIX, GE, PTA, Block, DeviceMemory, Sample
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, cell_float, read_csv
 
 RECORD, OPERATOR, MODULE = "memory_record.csv", "operator_memory.csv", "npu_module_mem.csv"
@@ -38,7 +38,9 @@ def read_text(output: Path) -> dict[str, DeviceMemory]:
             device = _device(devices, row["Device Type"], path)
             device.blocks.append(Block(row["Name"], _required(row, "Size(KB)", path) / 1024,
                                        _required(row, "Allocation Time(us)", path),
-                                       cell_float(row, "Release Time(us)", path)))
+                                       cell_float(row, "Release Time(us)", path),
+                                       (row.get("Stream Ptr") or "").strip(),
+                                       GE if row["Name"].startswith(CANN_PREFIX) else PTA))
         for device in devices.values():
             device.files.append(str(path))
     path = output / MODULE

@@ -46,13 +46,14 @@ def rank_folder_files(report: dict) -> dict[str, dict[str, list[str]]]:
 
 
 def memory_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:
-    """``studio profile memory FOLDER --json`` with each device's curve; (None, the engine's message)
-    when the folder has no memory data — common for a cluster profile, so no error dialog for it."""
+    """``studio profile memory FOLDER --json`` with each device's curve and its operator blocks (the
+    Memory tab answers an interval selection from them); (None, the engine's message) when the folder
+    has no memory data — common for a cluster profile, so no error dialog for it."""
     from studio.tools.profiler.memory import open_memory
 
     yield Progress(None, f"reading the memory records of {folder.name}")
     try:
-        return to_json(open_memory(folder, series_points=CURVE_POINTS)), ""
+        return to_json(open_memory(folder, series_points=CURVE_POINTS, blocks=True)), ""
     except UserError as exc:
         return None, exc.format()
 

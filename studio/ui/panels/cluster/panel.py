@@ -32,6 +32,7 @@ from studio.ui.panels.cluster.widgets.findings import FindingsView, layout_html
 from studio.ui.panels.cluster.widgets.parts import message_label, titled
 from studio.ui.panels.cluster.widgets.collectives_tab import CollectivesTab
 from studio.ui.panels.cluster.widgets.comm_tab import CommTab
+from studio.ui.panels.cluster.widgets.compare_tab import CompareTab
 from studio.ui.panels.cluster.widgets.free_tab import FreeTab
 from studio.ui.panels.cluster.widgets.op_links_tab import OpLinksTab
 from studio.ui.panels.cluster.widgets.rank_notice import RankNotice
@@ -128,6 +129,8 @@ class ClusterPanel(Panel):
         self.free.jump.connect(self.collectives.jump)  # the same way to the timeline
         self.tabs.addTab(self.free, "Idle gaps")
         self.tabs.addTab(self.memory_stack, "Memory")
+        self.compare = CompareTab(self.runner, self)  # this folder against another run's
+        self.tabs.addTab(self.compare, "Compare")
         self.stack = QStackedWidget(self)
         self.empty = EmptyState(EMPTY_TITLE, EMPTY_TEXT, self.stack)
         self.empty.add_action("Open folder of ranks…", self._on_open_clicked)
@@ -178,6 +181,7 @@ class ClusterPanel(Panel):
         self.comm_handle.failed.connect(lambda exc, _tb: generation == self._generation
                                         and self.collectives.show_report(None, _error_text(exc)))
         self.free.open_folder(folder)
+        self.compare.set_base(folder)
         return self.handle
 
     def _show_message(self, text: str) -> None:

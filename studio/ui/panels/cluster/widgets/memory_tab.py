@@ -1,10 +1,11 @@
-"""The memory tab: pick a device, see its curve with the peak, the blocks alive at the peak and the
-module peaks (static graphs: the peak node and its blocks)."""
+"""The memory tab: pick a device, see its curve with the peak (beside the process's and the whole
+device's memory), the blocks allocated or freed in an interval dragged on the curve, the blocks alive
+at the peak and the module peaks (static graphs: the peak node and its blocks)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from studio.ui.panels.cluster.state import device_label, device_summary
 from studio.ui.panels.cluster.widgets.parts import titled
@@ -20,6 +21,7 @@ class MemoryTab(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         from studio.ui.panels.cluster.widgets.memory_chart import MemoryChart
+        from studio.ui.panels.cluster.widgets.memory_interval import MemoryInterval
 
         self.devices: list[dict] = []
         self.device_combo = QComboBox(self)
@@ -29,6 +31,8 @@ class MemoryTab(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chart = MemoryChart(self)
+        self.interval = MemoryInterval(self)
+        self.chart.interval_changed.connect(self._on_interval)
         self.blocks = small_table(self.BLOCK_HEADERS, self)
         self.modules = small_table(["Module", "Peak reserved (MB)"], self)
         self.blocks_title = QLabel("Blocks alive at the peak (largest ten)", self)
@@ -37,11 +41,14 @@ class MemoryTab(QWidget):
         top.addWidget(QLabel("Device", self))
         top.addWidget(self.device_combo)
         top.addWidget(self.summary, 1)
-        lower = QSplitter(Qt.Orientation.Horizontal, self)
-        lower.addWidget(titled(self.blocks_title, self.blocks, lower))
-        lower.addWidget(titled("Module peaks (npu_module_mem)", self.modules, lower))
-        lower.setStretchFactor(0, 3)
-        lower.setStretchFactor(1, 2)
+        peak = QSplitter(Qt.Orientation.Horizontal, self)
+        peak.addWidget(titled(self.blocks_title, self.blocks, peak))
+        peak.addWidget(titled("Module peaks (npu_module_mem)", self.modules, peak))
+        peak.setStretchFactor(0, 3)
+        peak.setStretchFactor(1, 2)
+        self.lower = lower = QTabWidget(self)
+        lower.addTab(self.interval, "In the selected interval")
+        lower.addTab(peak, "At the peak")
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.chart)
         split.addWidget(lower)
@@ -72,7 +79,11 @@ class MemoryTab(QWidget):
         self.summary.setToolTip("" if device.get("peak_ts_us") is None else
                                 f"peak at {device['peak_ts_us']:,.3f} µs (the profile's clock); files: "
                                 + ", ".join(device.get("files", [])))
-        self.chart.show_device(device)
+        self.chart.show_device(device)  # a curve selects its first interval: the table follows
+        if self.chart.interval() is None:
+            self.interval.clear("No allocator curve for this device: no interval to select. The blocks at the "
+                                "peak are under \"At the peak\".")
+        self.lower.setCurrentIndex(0 if self.chart.interval() is not None else 1)
         ops = device.get("top_ops_at_peak", [])
         if device.get("peak_node_index") is not None:
             fill(self.blocks, [[o["name"], o["size_mb"], o.get("alloc_node"),
@@ -91,4 +102,9 @@ class MemoryTab(QWidget):
 
     def _on_device(self, index: int) -> None:
         self.show_device(index)
+
+    def _on_interval(self, start_ms: float, end_ms: float) -> None:
+        device = self.devices[self.device_combo.currentIndex()] if self.devices else None
+        if device is not None:
+            self.interval.show_interval(device, start_ms, end_ms)
 
