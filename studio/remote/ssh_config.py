@@ -14,13 +14,13 @@ import fnmatch
 import glob
 import os
 import re
-import stat
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import Progress
+from studio.core.safe_read import SETTINGS_CAP, read_text
 from studio.remote.hosts import HostEntry
 from studio.remote.ssh_match import (
     NEVER_MATCHES,
@@ -44,9 +44,7 @@ def default_path() -> Path:
 def _read(path: Path) -> str:
     try:
         # A FIFO or a device would block the read (or never end): only regular files are read.
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise UserError("The ssh configuration is not a regular file", path, "Give the path of a config file.")
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_text(path, "ssh configuration", SETTINGS_CAP, errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read the ssh configuration: {exc.strerror or exc}", path,
                         "Check that the file exists and is readable.") from exc

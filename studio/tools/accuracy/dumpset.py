@@ -18,6 +18,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, FileFormat, path_only
+from studio.core.safe_read import load_json
 from studio.tools.accuracy.tensors import FP16_MODES, MODE_LABELS, DumpSet, TensorEntry, load_locator, load_npy
 
 # The data model lives in .tensors; it is named here too, where callers have always found it.
@@ -114,7 +115,7 @@ def read_manifest(root: Path) -> DumpSet:
     """Read a folder written by :func:`studio.tools.accuracy.local_dump.dump_model`."""
     path = root / MANIFEST
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "dump manifest")
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Dump manifest is not valid JSON ({exc})", path, "Dump the model again.") from exc
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:

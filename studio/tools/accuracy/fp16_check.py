@@ -12,6 +12,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.safe_read import load_json
 
 SEED = 0
 
@@ -69,8 +70,8 @@ def remove_previous_dump(folder: Path) -> None:
 
     manifest = Path(folder) / MANIFEST
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = load_json(manifest, "dump manifest")
+    except (OSError, ValueError, RecursionError, UserError):
         return  # no earlier dump here (or not one of ours): leave the folder alone
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return

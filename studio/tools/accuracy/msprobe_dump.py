@@ -18,6 +18,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
+from studio.core.safe_read import load_json
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 # msprobe's order of a call's arguments: inputs, then parameters, then outputs
@@ -155,7 +156,7 @@ def read_msprobe(path: Path | str) -> MsprobeDump:
 
 def _json(path: Path, what: str):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json(path, what)
     except FileNotFoundError as exc:
         raise UserError(f"{what} not found", path, "Give the folder msprobe wrote (it holds dump.json).") from exc
     except (OSError, ValueError, RecursionError) as exc:

@@ -17,6 +17,7 @@ from typing import Any
 from studio.core import serial
 from studio.core.errors import UserError
 from studio.core.formats import ADVISOR, FileFormat, json_object_with, path_only
+from studio.core.safe_read import load_json
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
@@ -215,7 +216,7 @@ def read_report(path: Path) -> Report:
     import json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path, "advisor report")
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Cannot read the advisor report ({exc})"[:300], path,
                         "Run `studio advise ... -o report.json` again.") from exc

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
+from studio.core.safe_read import loads_json, read_text
 from studio.tools.profiler.csv_tables import read_rows
 
 EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler / msprof --export=on); " \
@@ -23,7 +24,7 @@ EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler /
 def read_json(path: Path) -> Any:
     """A JSON file, or a UserError saying why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_text(path, Path(path).name, encoding="utf-8-sig")
     except OSError as exc:
         raise UserError(f"Cannot read {Path(path).name}: {exc.strerror}", path, "Check the file is readable.") \
             from exc
@@ -31,10 +32,9 @@ def read_json(path: Path) -> Any:
         raise UserError(f"{Path(path).name} is not UTF-8 text (byte {exc.start} is damaged)", path,
                         EXPORT_AGAIN) from exc
     try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise UserError(f"{Path(path).name} is not valid JSON ({exc.msg} at line {exc.lineno})", path,
-                        EXPORT_AGAIN) from exc
+        return loads_json(text, path, Path(path).name)  # lone surrogates scrubbed, deep nesting refused
+    except UserError as exc:
+        raise UserError(exc.what, exc.where, EXPORT_AGAIN) from exc
 
 
 def read_csv(path: Path, required: Iterable[str]) -> list[dict[str, str]]:

@@ -1,0 +1,72 @@
+"""Hostile inputs for every reader (see ``hostile.py``): a FIFO, /dev/zero, an 8 GiB sparse file,
+lone surrogates, values of the wrong type, deep nesting and huge lists must each end in a result or
+a clear message — never a traceback, a signal or a hang.
+
+Every reader of ``test_fuzz.READERS`` gets every hostile kind that fits its format, each through its
+CLI as a user runs it (``python -m studio``, two at a time). A hang is a case still running after
+:data:`test_fuzz.TIMEOUT_S`; the test also fails when a case takes more than :data:`SLOW_S`, so a
+reader that went quadratic again is caught long before it hangs.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hostile import hostile, place
+from test_fuzz import MARKER, READERS, _argv, _materialize, _run, _seeds, _where, target_file, work  # noqa: F401
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+
+SLOW_S = 20
+
+# the hostile kind of each reader's seed (what its values are written in)
+KIND = {"onnx": "binary", "om": "binary", "trace": "json", "msprof_csv": "csv", "msprof_db": "binary",
+        "npu_dump": "binary", "npy_folder": "binary", "dump_manifest": "json", "aipp_cfg": "lines",
+        "acl_json": "json", "cluster_csv": "csv", "cluster_json": "json", "memory_csv": "csv",
+        "hosts_toml": "toml", "deployments_toml": "toml", "studio_toml": "toml", "ssh_config": "lines",
+        "profile_summary": "json", "accuracy_csv": "csv", "pipeline": "json", "msprobe_dump": "json"}
+
+
+def _timed(job):
+    start = time.monotonic()
+    code, text = _run(job[1], job[2])
+    return job[0], job[1], code, text, time.monotonic() - start
+
+
+@pytest.mark.parametrize("reader", [r[0] for r in READERS])
+def test_hostile(reader, work, tmp_path):  # noqa: F811 (work is the shared seed fixture)
+    from pathlib import Path
+
+    argv = _argv(reader, work)
+    jobs = []
+    for seed in _seeds(reader, work):
+        data = seed.read_bytes()
+        for label, payload in hostile(data, KIND[reader], zlib.crc32(f"{reader}:{seed.name}".encode())):
+            where = tmp_path / f"v{len(jobs)}"
+            variant = _materialize(reader, seed, data, where, work)
+            place(target_file(reader, seed, variant), payload)
+            jobs.append((f"{seed.name} {label}", argv(variant, where), where / "home"))
+    Path(MARKER).unlink(missing_ok=True)
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(_timed, jobs))
+    bad = []
+    for label, args, code, text, took in results:
+        if code is None:
+            problem = text
+        elif code < 0:
+            problem = f"killed by signal {-code}"
+        elif "Traceback (most recent call last)" in text:
+            problem = f"traceback at {_where(text)}: {text.strip().splitlines()[-1][:200]}"
+        elif took > SLOW_S:
+            problem = f"took {took:.0f} s"
+        else:
+            continue
+        bad.append(f"[{label}] {problem}\n    studio {' '.join(map(str, args))}")
+    print(f"\n{reader}: {len(results)} hostile variants, {len(bad)} failures, slowest "
+          f"{max(r[4] for r in results):.1f} s")
+    for line in bad:
+        print("  " + line)
+    assert not bad, f"{len(bad)} of {len(results)} hostile {reader} variants failed:\n" + "\n".join(bad)
