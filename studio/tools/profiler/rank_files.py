@@ -37,6 +37,33 @@ def read_json(path: Path) -> Any:
         raise UserError(exc.what, exc.where, EXPORT_AGAIN) from exc
 
 
+def json_object(value: Any, path: Path, where: str) -> dict:
+    """``value`` when it is a JSON object (None: an empty one); a UserError naming ``where`` otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UserError(f"{Path(path).name}: {where} is {_json_kind(value)}, not an object", path, EXPORT_AGAIN)
+    return value
+
+
+def json_number(value: Any, path: Path, where: str) -> float:
+    """``value`` as a number (None or "" count as 0; "12.5" as text is read); a UserError otherwise."""
+    if value is None or value == "":
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise UserError(f"{Path(path).name}: {where} is {_json_kind(value)}, not a number", path, EXPORT_AGAIN)
+    try:
+        return float(value)
+    except (ValueError, OverflowError):
+        raise UserError(f"{Path(path).name}: {where} is not a number ({str(value)[:40]!r})", path,
+                        EXPORT_AGAIN) from None
+
+
+def _json_kind(value: Any) -> str:
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
+    return names.get(type(value), "null")
+
+
 def read_csv(path: Path, required: Iterable[str]) -> list[dict[str, str]]:
     """The rows of a CSV as dicts (cells stripped of msprof's trailing TAB), header checked.
 
