@@ -34,6 +34,7 @@ from studio.remote.ssh_match import (
 _INCLUDE = re.compile(r"^\s*include\s+(.+)$", re.IGNORECASE)
 _HOST = re.compile(r"^\s*host\s+(.+)$", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 16  # OpenSSH's READCONF_MAX_DEPTH
+MAX_LINE = 16 * 1024  # characters of one line (OpenSSH's own lines are a few hundred at most)
 
 
 def default_path() -> Path:
@@ -57,6 +58,10 @@ def _expand_includes(path: Path, depth: int = 0) -> list[tuple[str, Path, int]]:
                         "Remove the Include loop from your ssh configuration.")
     lines: list[tuple[str, Path, int]] = []
     for number, raw in enumerate(_read(path).splitlines(), start=1):
+        if len(raw) > MAX_LINE:  # paramiko splits each line with shlex, whose time grows with the length
+            raise UserError(f"Line {number} of the ssh configuration is {len(raw):,} characters long (Studio reads "
+                            f"lines of up to {MAX_LINE:,})", f"{path}, line {number}",
+                            "Fix or remove that line; no option of ssh_config needs a value this long.")
         match = _INCLUDE.match(raw)
         if not match:
             lines.append((raw, path, number))

@@ -295,7 +295,17 @@ def _run(args: list, home: Path | None = None) -> tuple[int | None, str]:
                               timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL, errors="replace")
     except subprocess.TimeoutExpired:
         return None, f"hang: no answer within {TIMEOUT_S} s"
-    return proc.returncode, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc.returncode, proc.stdout[-2000:] + tail(proc.stderr)
+
+
+def tail(text: str, keep: int = 4000) -> str:
+    """The end of ``text``, keeping its first line of a traceback (a RecursionError's traceback is
+    thousands of frames long: its tail alone would not say it is one)."""
+    if len(text) <= keep:
+        return text
+    start = text.find("Traceback (most recent call last)")
+    head = text[start:start + 200] + "\n[...]\n" if start >= 0 else ""
+    return head + text[-keep:]
 
 
 def _where(text: str) -> str:

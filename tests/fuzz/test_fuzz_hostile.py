@@ -32,6 +32,7 @@ from test_fuzz import (  # noqa: F401 (work is the shared seed fixture)
     _materialize,
     _seeds,
     _where,
+    tail,
     target_file,
     work,
 )
@@ -68,7 +69,7 @@ def _run_measured(args: list, home: Path) -> tuple[int | None, str, float]:
                 time.sleep(0.05)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return status, text[-6000:], usage.ru_utime + usage.ru_stime
+    return status, tail(text, 6000), usage.ru_utime + usage.ru_stime
 
 
 @pytest.mark.parametrize@pytest.mark.parametrize("reader", [r[0] for r in READERS])

@@ -124,12 +124,13 @@ def read_manifest(root: Path) -> DumpSet:
     entries = []
     try:
         for i, t in enumerate(data["tensors"]):
-            entries.append(TensorEntry(op_name=t["op_name"], op_type=t["op_type"], index=int(t["output_index"]),
-                                       kind=t.get("kind", "output"), order=int(t.get("order", i)),
-                                       tensor=t["tensor"], shape=tuple(t["shape"]), dtype=t["dtype"],
-                                       locator=t["file"], reads=[str(n) for n in t.get("inputs") or []]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
+            entries.append(TensorEntry(op_name=_text(t, "op_name"), op_type=_text(t, "op_type"),
+                                       index=_whole(t["output_index"]), kind=_text(t, "kind", "output"),
+                                       order=_whole(t.get("order", i)), tensor=_text(t, "tensor"),
+                                       shape=tuple(_whole(d) for d in _list(t["shape"])), dtype=_text(t, "dtype"),
+                                       locator=_text(t, "file"), reads=[str(n) for n in _list(t.get("inputs") or [])]))
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise UserError(f"Dump manifest entry {len(entries)} is incomplete or damaged ({exc!r})"[:300], path,
                         "Dump the model again.") from exc
     _check_tensor_files(root, path, entries)
     inputs, outputs, mode = data.get("inputs", {}), data.get("outputs", []), data.get("mode", "fp32")
@@ -140,6 +141,27 @@ def read_manifest(root: Path) -> DumpSet:
                         "Dump the model again.")
     return DumpSet(root=root, kind="local", mode=mode, entries=entries,
                    model=model, inputs=list(inputs), graph_outputs=list(outputs), info=data)
+
+
+def _text(entry: dict, key: str, default: str | None = None) -> str:
+    """A text field of a manifest entry (``dtype: true`` or a number is refused, not carried on)."""
+    value = entry[key] if default is None else entry.get(key, default)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is {value!r}, not text")
+    return value
+
+
+def _whole(value) -> int:
+    """A whole number of a manifest entry (NaN, true, 1.5 and text are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{value!r} is not a whole number")
+    return value
+
+
+def _list(value) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"{value!r} is not a list")
+    return value
 
 
 def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) -> None:

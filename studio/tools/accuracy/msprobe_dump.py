@@ -154,6 +154,16 @@ def read_msprobe(path: Path | str) -> MsprobeDump:
                        str(data.get("framework", "")), calls, parents if isinstance(parents, dict) else {})
 
 
+def _shape(value) -> tuple | None:
+    """A dumped shape as a tuple of whole numbers; None when the dump wrote something else (a
+    number, text, NaN): the statistics still compare, the shape is shown as unknown."""
+    if value is None or value == []:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+        return None
+    return tuple(value)
+
+
 def _json(path: Path, what: str):
     try:
         return load_json(path, what)
@@ -198,7 +208,7 @@ def _flatten(item, slot: str, out: list[TensorStat], keyed: bool) -> None:
     if "dtype" in item and "shape" in item:
         stats = {k: _number(item.get(k)) for k in STAT_KEYS}
         grad = item.get("requires_grad")
-        out.append(TensorStat(slot, str(item.get("dtype")), tuple(item.get("shape") or ()), stats, item.get("md5"),
+        out.append(TensorStat(slot, str(item.get("dtype")), _shape(item.get("shape")), stats, item.get("md5"),
                               item.get("data_name"), grad if isinstance(grad, bool) else None,
                               raw={k: item.get(k) for k in STAT_KEYS}))
         return
