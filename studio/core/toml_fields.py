@@ -28,7 +28,12 @@ def type_name(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+_BARE_PATH = re.compile(r"^[A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*$")
+
+
 def _header_path(inner: str) -> tuple[str, ...] | None:
+    if _BARE_PATH.match(inner):  # the common case, without a parser
+        return tuple(part.strip() for part in inner.split("."))
     try:
         data = tomllib.loads(f"{inner} = 0")  # the header's dotted key, quotes and all, read by TOML itself
     except tomllib.TOMLDecodeError:
