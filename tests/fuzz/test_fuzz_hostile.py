@@ -72,7 +72,7 @@ def _run_measured(args: list, home: Path) -> tuple[int | None, str, float]:
     return status, tail(text, 6000), usage.ru_utime + usage.ru_stime
 
 
-@pytest.mark.parametrize@pytest.mark.parametrize("reader", [r[0] for r in READERS])
+@pytest.mark.parametrize("reader", [r[0] for r in READERS])
 def test_hostile(reader, work, tmp_path):  # noqa: F811 (work is the shared seed fixture)
     argv = _argv(reader, work)
     jobs = []
