@@ -216,6 +216,13 @@ def test_a_400_digit_csv_locator_is_a_file_that_is_not_there(tmp_path):
     assert len(result.rows) == 1 and result.rows[0].target_file.endswith("9" * 400 + ".npy")
 
 
+def test_a_400_digit_manifest_file_name_is_a_message(tmp_path):
+    from studio.tools.accuracy.dumpset import read_manifest
+
+    _refused(lambda: read_manifest(_manifest(tmp_path, file=f'"{"9" * 400}.npy"')), "cannot be opened",
+             "File name too long")
+
+
 def test_a_1_mb_csv_field_is_a_message(tmp_path):
     from studio.tools.accuracy.report_csv import read_csv
 

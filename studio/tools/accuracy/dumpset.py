@@ -171,14 +171,23 @@ def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) 
     blocks forever); both are refused before any tensor is read.
     """
     base = root.resolve()
+    seen: set[str] = set()
     for entry in entries:
         name = entry.locator.rpartition("#")[0] if "#" in entry.locator else entry.locator
-        target = (root / name).resolve()
+        if name in seen:  # a file holding many tensors is checked once (resolve is a walk of the path)
+            continue
+        seen.add(name)
+        try:
+            target = (root / name).resolve()
+            special = target.exists() and not target.is_file()
+        except (OSError, ValueError, RuntimeError) as exc:  # a name too long, a NUL, a symlink loop
+            raise UserError(f"Dump manifest names a tensor file that cannot be opened: {name[:80]!r} ({exc})"[:300],
+                            manifest, "Dump the model again.") from exc
         if not target.is_relative_to(base):
             raise UserError(f"Dump manifest names a tensor file outside the dump folder: {name!r} "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; a manifest lists files inside its own folder only.")
-        if target.exists() and not target.is_file():
+        if special:
             raise UserError(f"Dump manifest names {name!r}, which is not a regular file "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; tensor files are plain .npy files.")
