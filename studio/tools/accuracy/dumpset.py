@@ -13,7 +13,6 @@ whose data is loaded on demand (a dump can be far larger than memory).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from studio.core.errors import UserError

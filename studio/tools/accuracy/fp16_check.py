@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
+from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.safe_read import load_json
 
@@ -64,8 +65,6 @@ def remove_previous_dump(folder: Path) -> None:
     Each dump's file names carry a time stamp, so a repeated check would otherwise pile up
     every earlier run's tensors next to the new ones.
     """
-    import json
-
     from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
     manifest = Path(folder) / MANIFEST

@@ -15,7 +15,6 @@ Polygraphy's substring / index fallback can silently pair wrong tensors, so ther
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -11,7 +11,6 @@ fourth argument. ``stack.json`` gives each API's Python call stack, ``construct.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

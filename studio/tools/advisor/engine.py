@@ -14,7 +14,6 @@ every severity — ``high`` only for a measured gain.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Generator
 from pathlib import Path

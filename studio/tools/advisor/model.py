@@ -213,8 +213,6 @@ def loop_lines(loop: dict) -> list[str]:
 
 def read_report(path: Path) -> Report:
     """A report saved by ``studio advise -o report.json``."""
-    import json
-
     try:
         data = load_json(path, "advisor report")
     except (OSError, ValueError, RecursionError) as exc:

@@ -9,7 +9,6 @@ per picture, written as it goes, so a cancelled run keeps what it did), ``OUT/re
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from collections.abc import Generator, Iterator

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree

@@ -13,14 +13,14 @@ A local run's ``studio_profile.json`` also holds its latencies with the profiler
 
 from __future__ import annotations
 
-from studio.core.safe_read import load_json
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from studio.core.errors import UserError
+from studio.core.safe_read import load_json
 from studio.tools.profiler.model import Trace
 
 _ITERATION = re.compile(r"^iteration \d+$")

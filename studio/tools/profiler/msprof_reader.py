@@ -16,7 +16,6 @@ op summary), so there is always something on the timeline, and the facts say whi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Generator
 from pathlib import Path

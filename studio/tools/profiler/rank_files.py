@@ -7,7 +7,6 @@ that names the file, the line or table, and what is missing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path

@@ -19,7 +19,6 @@ handed to ``show``; the window only swaps it in.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
