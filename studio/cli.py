@@ -73,6 +73,11 @@ def _run_command(module: ModuleType, argv: list[str]) -> int:
     from studio.core.errors import Cancelled, StudioError
 
     args = command_parser(module).parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        # Names read from files can hold lone surrogates ("\ud800" in JSON is valid): print them as
+        # \ud800, never fail on them after the work is done.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return int(module.run(args) or 0)
     except Cancelled:

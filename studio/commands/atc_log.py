@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.safe_read import read_text
 from studio.core.serial import to_json
 
 NAME = "atc-log"
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.tools.convert.atc_log import parse_atc_output
 
     try:
-        text = args.path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(args.path, "ATC log", errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read the log: {exc.strerror}", args.path, "Check the path.") from exc
     messages = parse_atc_output(text)

@@ -133,8 +133,10 @@ def detect(path: Path | str) -> Detected:
         raise UserError("Folder is not one Studio can open", path,
                         "Open a workspace (with studio.toml), a PROF_* or ASCEND_PROFILER_OUTPUT folder, a folder of "
                         "ranks (*_ascend_pt), or a dump folder.")
+    from studio.core.safe_read import open_regular
+
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # a FIFO or a device is refused here, before any reader blocks on it
             head = handle.read(HEAD_BYTES)
     except OSError as exc:
         raise UserError(f"Cannot read file: {exc.strerror}", path, "Check the file's permissions.") from exc

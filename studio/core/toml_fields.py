@@ -18,6 +18,7 @@ from typing import Any
 from studio.core.errors import UserError
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=""")  # a key written at the start of a line
 _TYPE_NAMES = {str: "text", int: "a whole number", float: "a number", bool: "true/false", list: "a list",
                dict: "a table"}
 
@@ -27,7 +28,12 @@ def type_name(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+_BARE_PATH = re.compile(r"^[A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*$")
+
+
 def _header_path(inner: str) -> tuple[str, ...] | None:
+    if _BARE_PATH.match(inner):  # the common case, without a parser
+        return tuple(part.strip() for part in inner.split("."))
     try:
         data = tomllib.loads(f"{inner} = 0")  # the header's dotted key, quotes and all, read by TOML itself
     except tomllib.TOMLDecodeError:
@@ -40,44 +46,53 @@ def _header_path(inner: str) -> tuple[str, ...] | None:
 
 
 class TomlPlace:
-    """Names places in one TOML file: ``hosts.toml, line 4: [hosts.a] port``."""
+    """Names places in one TOML file: ``hosts.toml, line 4: [hosts.a] port``.
+
+    The file's headers and the keys under each are indexed once, on the first lookup: every key of
+    every entry is placed as it is read, so a scan of the file per lookup made reading a file of
+    2,000 hosts quadratic (minutes).
+    """
 
     def __init__(self, path: Path, text: str | None = None):
         self.path = Path(path)
         if text is None:
+            from studio.core.safe_read import SETTINGS_CAP, read_text
+
             try:
-                text = self.path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                text = read_text(self.path, "settings file", SETTINGS_CAP, errors="replace")
+            except (OSError, UserError):  # the reader says what is wrong with the file; places lack lines
                 text = ""
         self._lines = text.splitlines()
+        self._index: dict[tuple[str, ...], list[tuple[int, dict[str, int]]]] | None = None
+
+    def _build(self) -> dict[tuple[str, ...], list[tuple[int, dict[str, int]]]]:
+        """table -> [(header line, {key: line}) per occurrence], in file order."""
+        index: dict[tuple[str, ...], list[tuple[int, dict[str, int]]]] = {}
+        keys: dict[str, int] = {}  # the keys of the table being read (those above any header: dropped)
+        for number, line in enumerate(self._lines, start=1):
+            match = _HEADER.match(line)
+            if match:
+                keys = {}
+                table = _header_path(match.group(2))
+                if table is not None:
+                    index.setdefault(table, []).append((number, keys))
+                continue
+            key = _KEY.match(line)
+            if key:
+                keys.setdefault(next(g for g in key.groups() if g is not None), number)
+        return index
 
     def line_of(self, table: tuple[str, ...], key: str | None = None, nth: int = 0) -> int | None:
         """The line of ``key`` in table ``table`` (the ``nth`` ``[[table]]`` for arrays), or of the
-        table's header when ``key`` is None; None when it is not written as a header (inline)."""
-        seen, start = -1, None
-        for number, line in enumerate(self._lines, start=1):
-            match = _HEADER.match(line)
-            if not match:
-                continue
-            if start is not None:
-                break  # the next header ends the table
-            if _header_path(match.group(2)) == table:
-                seen += 1
-                if seen == nth:
-                    start = number
-        if start is None:
+        table's header when ``key`` is None (or not written on a line of its own); None when the
+        table is not written as a header (inline)."""
+        if self._index is None:
+            self._index = self._build()
+        found = self._index.get(tuple(table), [])
+        if nth >= len(found):
             return None
-        if key is None:
-            return start
-        k = re.escape(key)
-        pattern = re.compile(rf"""^\s*(?:{k}|"{k}"|'{k}')\s*=""")
-        for number in range(start + 1, len(self._lines) + 1):
-            line = self._lines[number - 1]
-            if _HEADER.match(line):
-                break
-            if pattern.match(line):
-                return number
-        return start
+        start, keys = found[nth]
+        return start if key is None else keys.get(key, start)
 
     def __call__(self, table: tuple[str, ...], key: str | None = None, nth: int | None = None) -> str:
         """``file, line N: [table] key``; ``nth`` names an entry of an array of tables (``[[run]]``)."""

@@ -20,11 +20,17 @@ from studio.core.toml_fields import TomlPlace, expect_table
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; a missing file is an empty dict, a broken one a UserError with its line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    """Parse a TOML file; a missing file is an empty dict, a broken one a UserError with its line.
+
+    Only a regular file of at most :data:`~studio.core.safe_read.SETTINGS_CAP` is read (a FIFO or a
+    device named here would hang the app), and nesting too deep for the parser is refused.
+    """
+    from studio.core.safe_read import SETTINGS_CAP, read_bytes
+
+    if not os.path.lexists(path):
         return {}
+    try:
+        raw = read_bytes(path, "settings file", SETTINGS_CAP)
     except OSError as exc:
         raise UserError(f"Cannot read settings file: {exc.strerror}", path, "Check the file's permissions.") from exc
     try:
@@ -36,6 +42,10 @@ def load_toml(path: Path) -> dict[str, Any]:
         # tomllib's message already carries "(at line L, column C)".
         raise UserError(f"Settings file is not valid TOML: {exc}", path,
                         "Fix the line named above, or delete the file to start with defaults.") from exc
+    except RecursionError as exc:  # tomllib recurses once per level of inline tables or arrays
+        raise UserError("Settings file nests inline tables or arrays too deeply to read", path,
+                        "Write nested settings as [table] headers; no Studio setting nests more than a few "
+                        "levels.") from exc
 
 
 def save_toml(path: Path, data: dict[str, Any]) -> None:
@@ -119,7 +129,7 @@ class NamedTableStore(Generic[E]):
 
         self.path = Path(path) if path is not None else config_dir() / f"{self.section}.toml"
         self.entries: dict[str, E] = {}
-        if self.path.is_file():
+        if os.path.lexists(self.path):  # a FIFO or a folder here is refused by load_toml, not skipped
             place = TomlPlace(self.path)
             tables = expect_table(load_toml(self.path).get(self.section, {}), place((self.section,)),
                                   f"[{self.section}.NAME] tables")

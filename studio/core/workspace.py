@@ -6,6 +6,7 @@ Paths inside the workspace are stored relative to it, so a workspace can be move
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +53,8 @@ class Workspace:
     @classmethod
     def is_workspace(cls, folder: Path) -> bool:
         """True when ``folder`` holds a ``studio.toml``."""
-        return (Path(folder) / WORKSPACE_FILE_NAME).is_file()
+        # lexists, not is_file: a studio.toml that is a FIFO or a folder is refused with a reason on open
+        return os.path.lexists(Path(folder) / WORKSPACE_FILE_NAME)
 
     @classmethod
     def create(cls, folder: Path, name: str | None = None) -> Workspace:

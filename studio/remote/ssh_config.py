@@ -14,13 +14,13 @@ import fnmatch
 import glob
 import os
 import re
-import stat
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import Progress
+from studio.core.safe_read import SETTINGS_CAP, read_text
 from studio.remote.hosts import HostEntry
 from studio.remote.ssh_match import (
     NEVER_MATCHES,
@@ -35,6 +35,7 @@ from studio.remote.ssh_match import (
 _INCLUDE = re.compile(r"^\s*include\s+(.+)$", re.IGNORECASE)
 _HOST = re.compile(r"^\s*host\s+(.+)$", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 16  # OpenSSH's READCONF_MAX_DEPTH
+MAX_LINE = 16 * 1024  # characters of one line (OpenSSH's own lines are a few hundred at most)
 
 
 def default_path() -> Path:
@@ -45,9 +46,7 @@ def default_path() -> Path:
 def _read(path: Path) -> str:
     try:
         # A FIFO or a device would block the read (or never end): only regular files are read.
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise UserError("The ssh configuration is not a regular file", path, "Give the path of a config file.")
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_text(path, "ssh configuration", SETTINGS_CAP, errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read the ssh configuration: {exc.strerror or exc}", path,
                         "Check that the file exists and is readable.") from exc
@@ -60,6 +59,10 @@ def _expand_includes(path: Path, depth: int = 0) -> list[tuple[str, Path, int]]:
                         "Remove the Include loop from your ssh configuration.")
     lines: list[tuple[str, Path, int]] = []
     for number, raw in enumerate(_read(path).splitlines(), start=1):
+        if len(raw) > MAX_LINE:  # paramiko splits each line with shlex, whose time grows with the length
+            raise UserError(f"Line {number} of the ssh configuration is {len(raw):,} characters long (Studio reads "
+                            f"lines of up to {MAX_LINE:,})", f"{path}, line {number}",
+                            "Fix or remove that line; no option of ssh_config needs a value this long.")
         match = _INCLUDE.match(raw)
         if not match:
             lines.append((raw, path, number))

@@ -98,14 +98,22 @@ class MetricsTable:
 def parse_metrics(lines: list[str], pattern: str = "") -> MetricsTable:
     """The metrics in ``lines`` by ``pattern`` (default :data:`DEFAULT_METRICS`)."""
     compiled = check_metrics_pattern(pattern, "metrics")
+    if pattern and pattern != DEFAULT_METRICS:  # the user's pattern may backtrack forever: time-limited
+        from studio.core.bounded_regex import finditer_bounded
+
+        found = finditer_bounded(pattern, lines, "the run configuration's metrics pattern")
+    else:
+        found = [[m.groupdict() for m in compiled.finditer(line)] for line in lines]
     table = MetricsTable()
-    for number, line in enumerate(lines, start=1):
+    for number, (line, matches) in enumerate(zip(lines, found), start=1):
         values: dict[str, float] = {}
-        for match in compiled.finditer(line):
-            name = " ".join(match.group("name").split())
+        for match in matches:
+            if match.get("name") is None:  # an optional group that did not take part
+                continue
+            name = " ".join(match["name"].split())
             try:
-                values[name] = float(match.group("value"))
-            except (TypeError, ValueError):
+                values[name] = float(match["value"])
+            except (TypeError, ValueError, OverflowError):
                 continue
         if not values:
             continue

@@ -27,7 +27,7 @@ from mutate import variants
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 60
+TIMEOUT_S = int(os.environ.get("STUDIO_FUZZ_TIMEOUT", "60"))  # a case still running then is a hang
 WORKERS = 2
 SAMPLE = 2  # variants per reader outside CI (the full 314 take minutes on 2 cores)
 
@@ -162,6 +162,12 @@ def _seeds(reader: str, work: Path) -> list[Path]:
         return [work / "prof" / "studio_profile.json"]
     if reader == "accuracy_csv":
         return [work / "accuracy.csv"]
+    real = _shared() / "real"
+    if reader == "pipeline":
+        return [_require_shared(real / "mindx_pipeline" / "mindxsdk-referenceapps" / "mxVision" / "YOLOv7Detection"
+                                / "pipeline" / "Sample.pipeline")]
+    if reader == "msprobe_dump":
+        return [_require_shared(_msprobe_root() / "dump.json")]
     rank0 = _cluster_root() / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     if reader == "cluster_csv":
         return [_require_shared(rank0 / "step_trace_time.csv")]
@@ -170,6 +176,10 @@ def _seeds(reader: str, work: Path) -> list[Path]:
     if reader == "memory_csv":
         return [_require_shared(rank0 / "memory_record.csv"), _require_shared(rank0 / "operator_memory.csv")]
     raise KeyError(reader)
+
+
+def _msprobe_root() -> Path:
+    return _shared() / "real" / "msprobe" / "quick_start_gpu_dump_resnet" / "gpu_dump" / "step0" / "proc2016"
 
 
 def _cluster_root() -> Path:
@@ -203,6 +213,8 @@ def _argv(reader: str, work: Path):
         "ssh_config": lambda f, tmp: ["ssh", "add", "imported", "--from-ssh-config", "lab", "--ssh-config", f],
         "profile_summary": lambda f, tmp: ["profile", "stats", f, "--no-cache"],
         "accuracy_csv": lambda f, tmp: ["advise", "--accuracy", f, "--json"],
+        "pipeline": lambda f, tmp: ["graph", "summary", f],
+        "msprobe_dump": lambda f, tmp: ["compare", _msprobe_root(), f],
     }[reader]
 
 
@@ -214,6 +226,7 @@ READERS = [  # name, mutation kind, variants, variant is a folder
     ("memory_csv", "text", 16, True),
     ("hosts_toml", "text", 24, False), ("deployments_toml", "text", 24, False), ("studio_toml", "text", 24, True),
     ("ssh_config", "text", 24, False), ("profile_summary", "json", 24, True), ("accuracy_csv", "text", 16, False),
+    ("pipeline", "json", 16, False), ("msprobe_dump", "json", 16, True),
 ]
 
 
@@ -249,9 +262,28 @@ def _materialize(reader: str, seed: Path, mutant: bytes, where: Path, work: Path
         shutil.copytree(work / "prof", folder)
         (folder / seed.name).write_bytes(mutant)
         return folder
+    if reader == "msprobe_dump":  # a copy of the rank folder with dump.json mutated
+        folder = where / "proc"
+        shutil.copytree(_msprobe_root(), folder, copy_function=shutil.copyfile)
+        folder.chmod(0o755)  # the shared copy is read-only
+        (folder / seed.name).write_bytes(mutant)
+        return folder
     path = where / seed.name  # keep the name: NPU dump names and suffixes carry meaning
     path.write_bytes(mutant)
     return path
+
+
+def target_file(reader: str, seed: Path, variant: Path) -> Path:
+    """The file a variant's mutant was written to (``variant`` is what :func:`_materialize` returned)."""
+    if reader == "cluster_csv" or reader in ("cluster_json", "memory_csv"):
+        return variant / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / seed.name
+    if reader == "studio_toml":
+        return variant / "studio.toml"
+    if reader == "dump_manifest":
+        return variant / "manifest.json"
+    if reader in ("npy_folder", "profile_summary", "msprobe_dump"):
+        return variant / seed.name
+    return variant
 
 
 def _run(args: list, home: Path | None = None) -> tuple[int | None, str]:
@@ -263,7 +295,17 @@ def _run(args: list, home: Path | None = None) -> tuple[int | None, str]:
                               timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL, errors="replace")
     except subprocess.TimeoutExpired:
         return None, f"hang: no answer within {TIMEOUT_S} s"
-    return proc.returncode, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc.returncode, proc.stdout[-2000:] + tail(proc.stderr)
+
+
+def tail(text: str, keep: int = 4000) -> str:
+    """The end of ``text``, keeping its first line of a traceback (a RecursionError's traceback is
+    thousands of frames long: its tail alone would not say it is one)."""
+    if len(text) <= keep:
+        return text
+    start = text.find("Traceback (most recent call last)")
+    head = text[start:start + 200] + "\n[...]\n" if start >= 0 else ""
+    return head + text[-keep:]
 
 
 def _where(text: str) -> str:

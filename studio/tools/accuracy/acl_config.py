@@ -13,6 +13,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, FileFormat, json_object_with, path_only
+from studio.core.safe_read import SETTINGS_CAP, load_json
 
 
 @dataclass
@@ -51,7 +52,7 @@ def read_acl_config(path: Path | str) -> AclDumpConfig:
     """Parse the ``dump`` section of an acl.json; UserError when it has none or is malformed."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "acl.json", SETTINGS_CAP)
     except (OSError, ValueError) as exc:
         raise UserError(f"acl.json is not valid JSON ({exc})", path, "Fix the JSON syntax.") from exc
     dump = data.get("dump") if isinstance(data, dict) else None

@@ -13,11 +13,11 @@ whose data is loaded on demand (a dump can be far larger than memory).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, FileFormat, path_only
+from studio.core.safe_read import load_json
 from studio.tools.accuracy.tensors import FP16_MODES, MODE_LABELS, DumpSet, TensorEntry, load_locator, load_npy
 
 # The data model lives in .tensors; it is named here too, where callers have always found it.
@@ -114,7 +114,7 @@ def read_manifest(root: Path) -> DumpSet:
     """Read a folder written by :func:`studio.tools.accuracy.local_dump.dump_model`."""
     path = root / MANIFEST
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "dump manifest")
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Dump manifest is not valid JSON ({exc})", path, "Dump the model again.") from exc
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
@@ -123,12 +123,13 @@ def read_manifest(root: Path) -> DumpSet:
     entries = []
     try:
         for i, t in enumerate(data["tensors"]):
-            entries.append(TensorEntry(op_name=t["op_name"], op_type=t["op_type"], index=int(t["output_index"]),
-                                       kind=t.get("kind", "output"), order=int(t.get("order", i)),
-                                       tensor=t["tensor"], shape=tuple(t["shape"]), dtype=t["dtype"],
-                                       locator=t["file"], reads=[str(n) for n in t.get("inputs") or []]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"Dump manifest entry {len(entries)} is incomplete ({exc!r})", path,
+            entries.append(TensorEntry(op_name=_text(t, "op_name"), op_type=_text(t, "op_type"),
+                                       index=_whole(t["output_index"]), kind=_text(t, "kind", "output"),
+                                       order=_whole(t.get("order", i)), tensor=_text(t, "tensor"),
+                                       shape=tuple(_whole(d) for d in _list(t["shape"])), dtype=_text(t, "dtype"),
+                                       locator=_text(t, "file"), reads=[str(n) for n in _list(t.get("inputs") or [])]))
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise UserError(f"Dump manifest entry {len(entries)} is incomplete or damaged ({exc!r})"[:300], path,
                         "Dump the model again.") from exc
     _check_tensor_files(root, path, entries)
     inputs, outputs, mode = data.get("inputs", {}), data.get("outputs", []), data.get("mode", "fp32")
@@ -141,6 +142,27 @@ def read_manifest(root: Path) -> DumpSet:
                    model=model, inputs=list(inputs), graph_outputs=list(outputs), info=data)
 
 
+def _text(entry: dict, key: str, default: str | None = None) -> str:
+    """A text field of a manifest entry (``dtype: true`` or a number is refused, not carried on)."""
+    value = entry[key] if default is None else entry.get(key, default)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is {value!r}, not text")
+    return value
+
+
+def _whole(value) -> int:
+    """A whole number of a manifest entry (NaN, true, 1.5 and text are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{value!r} is not a whole number")
+    return value
+
+
+def _list(value) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"{value!r} is not a list")
+    return value
+
+
 def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) -> None:
     """Every tensor file a manifest names is a regular file inside the dump folder.
 
@@ -148,14 +170,23 @@ def _check_tensor_files(root: Path, manifest: Path, entries: list[TensorEntry]) 
     blocks forever); both are refused before any tensor is read.
     """
     base = root.resolve()
+    seen: set[str] = set()
     for entry in entries:
         name = entry.locator.rpartition("#")[0] if "#" in entry.locator else entry.locator
-        target = (root / name).resolve()
+        if name in seen:  # a file holding many tensors is checked once (resolve is a walk of the path)
+            continue
+        seen.add(name)
+        try:
+            target = (root / name).resolve()
+            special = target.exists() and not target.is_file()
+        except (OSError, ValueError, RuntimeError) as exc:  # a name too long, a NUL, a symlink loop
+            raise UserError(f"Dump manifest names a tensor file that cannot be opened: {name[:80]!r} ({exc})"[:300],
+                            manifest, "Dump the model again.") from exc
         if not target.is_relative_to(base):
             raise UserError(f"Dump manifest names a tensor file outside the dump folder: {name!r} "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; a manifest lists files inside its own folder only.")
-        if target.exists() and not target.is_file():
+        if special:
             raise UserError(f"Dump manifest names {name!r}, which is not a regular file "
                             f"(tensor {entry.tensor!r})", manifest,
                             "Dump the model again; tensor files are plain .npy files.")

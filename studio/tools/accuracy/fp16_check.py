@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from pathlib import Path
 
+from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.safe_read import load_json
 
 SEED = 0
 
@@ -63,14 +65,12 @@ def remove_previous_dump(folder: Path) -> None:
     Each dump's file names carry a time stamp, so a repeated check would otherwise pile up
     every earlier run's tensors next to the new ones.
     """
-    import json
-
     from studio.tools.accuracy.dumpset import MANIFEST, MANIFEST_FORMAT
 
     manifest = Path(folder) / MANIFEST
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = load_json(manifest, "dump manifest")
+    except (OSError, ValueError, RecursionError, UserError):
         return  # no earlier dump here (or not one of ours): leave the folder alone
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return

@@ -15,12 +15,12 @@ Polygraphy's substring / index fallback can silently pair wrong tensors, so ther
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.core.safe_read import load_json
 from studio.tools.accuracy.dumpset import DumpSet, TensorEntry
 
 
@@ -43,7 +43,7 @@ def load_mapping(path: Path | str) -> dict[str, list[str]]:
     """Read a converter report (key ``node_mapping``) or a bare ``{converted: [original, ...]}`` JSON."""
     path = Path(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path, "mapping file")
     except FileNotFoundError as exc:
         raise UserError("Mapping file not found", path, "Check the --mapping path.") from exc
     except (OSError, ValueError, RecursionError) as exc:
@@ -79,10 +79,10 @@ def find_converter_report(model: Path | str) -> Path | None:
         candidate = model.parent / pattern.format(name=model.name, stem=model.stem)
         try:
             if candidate.is_file() and candidate.stat().st_size < 64 << 20:
-                data = json.loads(candidate.read_text(encoding="utf-8"))
+                data = load_json(candidate, "converter report")
                 if isinstance(data, dict) and isinstance(data.get("node_mapping"), dict):
                     return candidate
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError, UserError):
             continue
     return None
 

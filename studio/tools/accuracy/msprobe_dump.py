@@ -11,13 +11,13 @@ fourth argument. ``stack.json`` gives each API's Python call stack, ``construct.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, HEAD_BYTES, FileFormat, json_text, path_only
+from studio.core.safe_read import load_json
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 # msprobe's order of a call's arguments: inputs, then parameters, then outputs
@@ -153,9 +153,19 @@ def read_msprobe(path: Path | str) -> MsprobeDump:
                        str(data.get("framework", "")), calls, parents if isinstance(parents, dict) else {})
 
 
+def _shape(value) -> tuple | None:
+    """A dumped shape as a tuple of whole numbers; None when the dump wrote something else (a
+    number, text, NaN): the statistics still compare, the shape is shown as unknown."""
+    if value is None or value == []:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+        return None
+    return tuple(value)
+
+
 def _json(path: Path, what: str):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json(path, what)
     except FileNotFoundError as exc:
         raise UserError(f"{what} not found", path, "Give the folder msprobe wrote (it holds dump.json).") from exc
     except (OSError, ValueError, RecursionError) as exc:
@@ -197,7 +207,7 @@ def _flatten(item, slot: str, out: list[TensorStat], keyed: bool) -> None:
     if "dtype" in item and "shape" in item:
         stats = {k: _number(item.get(k)) for k in STAT_KEYS}
         grad = item.get("requires_grad")
-        out.append(TensorStat(slot, str(item.get("dtype")), tuple(item.get("shape") or ()), stats, item.get("md5"),
+        out.append(TensorStat(slot, str(item.get("dtype")), _shape(item.get("shape")), stats, item.get("md5"),
                               item.get("data_name"), grad if isinstance(grad, bool) else None,
                               raw={k: item.get(k) for k in STAT_KEYS}))
         return

@@ -14,6 +14,7 @@ file, the tensor and the byte offset.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from studio.core.errors import UserError
+from studio.core.safe_read import open_regular
 from studio.tools.accuracy import npu_layout
 from studio.tools.accuracy.dump_proto import DumpData
 
@@ -85,8 +87,8 @@ def read_header(path: Path) -> NpuDump:
     """Parse the header of ``path`` and locate every tensor; strict about truncation."""
     op_type, op_name, task, stream, stamp = parse_name(path)
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path, "NPU dump file") as handle:
+            size = os.fstat(handle.fileno()).st_size
             head = handle.read(8)
             if len(head) < 8:
                 raise UserError(f"NPU dump file is truncated: {size} bytes, the 8-byte header length is missing",
@@ -130,7 +132,7 @@ def _dims(item, field: str) -> list[int]:
 
 def read_tensor(dump: NpuDump, tensor: NpuTensor, original_shape: bool = True) -> np.ndarray:
     """The data of one slot, in the original shape when its layout is known."""
-    with dump.path.open("rb") as handle:
+    with open_regular(dump.path, "NPU dump file") as handle:
         handle.seek(tensor.offset)
         raw = handle.read(tensor.size)
     if len(raw) != tensor.size:

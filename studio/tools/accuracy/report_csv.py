@@ -7,6 +7,7 @@ an older table or one edited by hand, is read relative to the CSV's folder.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import ACCURACY, FileFormat, csv_header, path_only
+from studio.core.safe_read import read_text
 from studio.tools.accuracy.advisor import advise
 from studio.tools.accuracy.compare import CompareResult, uncovered_parts
 from studio.tools.accuracy.csv_write import METRIC_COLUMNS, absolute_locator
@@ -33,9 +35,17 @@ def _located(locator: str, base: Path) -> str:
     if not locator or Path(_file_of(locator)).is_absolute():
         return locator
     beside = absolute_locator(locator, base)
-    if not Path(_file_of(beside)).exists() and Path(_file_of(locator)).exists():
+    if not _exists(_file_of(beside)) and _exists(_file_of(locator)):
         return absolute_locator(locator)
     return beside
+
+
+def _exists(name: str) -> bool:
+    """Whether a file a CSV names exists; a name no file can have (too long, a NUL) does not."""
+    try:
+        return Path(name).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:
@@ -55,10 +65,12 @@ def read_csv(path: Path | str, thresholds: Thresholds | None = None):
     base = path.resolve().parent
     thresholds = thresholds or Thresholds()
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            table = list(csv.reader(handle))
+        table = list(csv.reader(io.StringIO(read_text(path, "comparison CSV", encoding="utf-8-sig"), newline="")))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"Cannot read the comparison CSV ({exc})", path, "Check the file.") from exc
+    except csv.Error as exc:  # a cell over the csv module's field limit (128 KiB), a NUL byte
+        raise UserError(f"The comparison CSV cannot be parsed: {exc}", path,
+                        "No cell of a comparison table is this long; export the table again.") from exc
     if not table or "CosineSimilarity" not in table[0]:
         raise UserError("Not a comparison CSV (no CosineSimilarity column)", path,
                         "Open a CSV written by `studio compare -o` or msaccucmp.")

@@ -14,7 +14,6 @@ every severity — ``high`` only for a measured gain.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import from_json, to_json
+from studio.core.safe_read import load_json
 from studio.tools.advisor.context import AccuracyInput, Context
 from studio.tools.advisor.devices import THIS_COMPUTER, Device, device_for_facts, load_devices
 from studio.tools.advisor.model import Report
@@ -270,7 +270,7 @@ def load_accuracy(accuracy) -> AccuracyInput:
                         "(studio compare -o, studio fp16-check, or msaccucmp).")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = load_json(path, "comparison JSON")
             findings = from_json(list[AccFinding], data["findings"])
         except (OSError, ValueError, KeyError, TypeError, UserError) as exc:
             raise UserError(f"Not a comparison JSON ({exc})", path,
@@ -285,7 +285,7 @@ def load_accuracy(accuracy) -> AccuracyInput:
 def load_bench(path: Path) -> dict:
     """A benchmark result JSON (``studio profile run --json``, ais_bench / msame summaries)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path, "benchmark result")
     except (OSError, ValueError) as exc:
         raise UserError(f"Cannot read the benchmark result ({exc})", path,
                         "Give the JSON `studio profile run --json` prints, or an ais_bench summary JSON.") from exc

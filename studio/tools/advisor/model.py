@@ -17,6 +17,7 @@ from typing import Any
 from studio.core import serial
 from studio.core.errors import UserError
 from studio.core.formats import ADVISOR, FileFormat, json_object_with, path_only
+from studio.core.safe_read import load_json
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITIES = (HIGH, MEDIUM, LOW)
@@ -212,10 +213,8 @@ def loop_lines(loop: dict) -> list[str]:
 
 def read_report(path: Path) -> Report:
     """A report saved by ``studio advise -o report.json``."""
-    import json
-
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path, "advisor report")
     except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"Cannot read the advisor report ({exc})"[:300], path,
                         "Run `studio advise ... -o report.json` again.") from exc

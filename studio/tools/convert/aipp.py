@@ -17,6 +17,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, path_only
+from studio.core.safe_read import SETTINGS_CAP, read_text
 
 # Channels of the raw image per input format (what the NPU model takes, NHWC uint8).
 FORMAT_CHANNELS = {"YUV420SP_U8": 3, "XRGB8888_U8": 4, "RGB888_U8": 3, "YUV400_U8": 1}
@@ -280,7 +281,7 @@ def load_aipp(path: Path | str) -> AippConfig:
     """Read and parse an AIPP file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, "AIPP config", SETTINGS_CAP)
     except FileNotFoundError as exc:
         raise UserError("AIPP config not found (E10410)", path, "Check the --insert_op_conf path.") from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, json_text, path_only
+from studio.core.safe_read import SETTINGS_CAP, read_text
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 
@@ -106,7 +107,7 @@ def load_fusion_switch(path: Path | str) -> FusionSwitches:
     """Read and parse a fusion switch file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, "fusion switch file", SETTINGS_CAP)
     except FileNotFoundError as exc:
         raise UserError("Fusion switch file not found (E10410)", path, "Check the --fusion_switch_file path.") from exc
     except (OSError, UnicodeDecodeError) as exc:

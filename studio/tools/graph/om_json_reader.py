@@ -14,6 +14,7 @@ from typing import Any
 
 from studio.core.errors import UserError
 from studio.core.formats import GRAPH, FileFormat, json_text
+from studio.core.safe_read import load_json
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 
 _DT = {"DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",
@@ -25,7 +26,7 @@ def read_om_json(path: Path, cancel=None) -> Model:
     """Read an atc --mode=1 JSON file."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = load_json(path, "OM model JSON", errors="replace")
     except json.JSONDecodeError as exc:
         raise UserError(f"Not valid JSON: {exc.msg}", f"{path}, line {exc.lineno}, column {exc.colno}",
                         "The file is truncated or damaged; run atc --mode=1 again.") from exc

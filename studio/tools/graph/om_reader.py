@@ -9,6 +9,8 @@ Facts: ../shared/reference/ascend_formats.md §1.
 
 from __future__ import annotations
 
+import mmap
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from google.protobuf.message import DecodeError
 
 from studio.core.errors import UserError
 from studio.core.formats import GRAPH, FileFormat
+from studio.core.safe_read import open_regular
 from studio.tools.graph import ge_proto
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.om_format import OmContainer, read_container
@@ -56,7 +59,10 @@ def read_om(path: Path, cancel=None) -> Model:
     """Read the OM file at ``path``. Raises UserError for anything that is not a readable OM."""
     path = Path(path)
     try:
-        buf = path.read_bytes()
+        with open_regular(path, "model") as handle:
+            # mapped, not read: a model of many GB (or a sparse file claiming so) costs no memory up front
+            buf = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(handle.fileno()).st_size \
+                else b""
     except OSError as exc:
         raise UserError(f"Cannot read the model: {exc.strerror}", path, "Check the path and permissions.") from exc
     model = Model(path=path, format="om")

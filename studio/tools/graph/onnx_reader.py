@@ -15,6 +15,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.formats import GRAPH, FileFormat
+from studio.core.safe_read import open_regular
 from studio.tools.graph.model import Graph, Model, Node, Tensor, Value
 from studio.tools.graph.onnx_parse import WireError, load_proto, read_varint
 from studio.tools.graph.onnx_parse import infer_shapes as onnx_infer_shapes
@@ -261,7 +262,7 @@ def _external_array(file: Path, offset: int, length: int, t) -> np.ndarray:
     from onnx import helper
 
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type))
-    with file.open("rb") as handle:
+    with open_regular(file, "external data file") as handle:
         handle.seek(offset)
         raw = handle.read(length or -1)
     count = int(np.prod(t.dims)) if t.dims else 1
@@ -329,9 +330,8 @@ def check_onnx(path: Path) -> None:
     or damaged file valid, without parsing a model of hundreds of MB."""
     import mmap
 
-    size = path.stat().st_size
-    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        graph = _walk(data, 0, size, _ONNX_MODEL_FIELDS, path, "the model")
+    with open_regular(path, "model") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        graph = _walk(data, 0, len(data), _ONNX_MODEL_FIELDS, path, "the model")
         if graph is None:
             raise UserError("Not a valid ONNX model: it holds no graph", path,
                             "The file may be truncated or not a model; export it again.")

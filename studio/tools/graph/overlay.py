@@ -14,6 +14,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import GRAPH, FileFormat, json_text, path_only
+from studio.core.safe_read import load_json
 from studio.tools.graph.model import Graph
 
 # Overlay colours share no hue with the op categories (CIE76 distance above 40 to each category
@@ -152,7 +153,7 @@ def load_node_data(path: Path, graph_name: str | None = None) -> OverlayData:
     """Read a Model Explorer node-data JSON file (single-graph or model-level)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "overlay file")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"Cannot read the overlay file: {exc}", path, "Check the path.") from exc
     except json.JSONDecodeError as exc:

@@ -20,6 +20,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.serial import to_json
+from studio.core.safe_read import read_text
 from studio.tools.infer import metrics, postprocess, truth
 from studio.tools.infer.preprocess import Preprocess
 
@@ -51,7 +52,8 @@ def class_names(path: Path | None) -> list[str]:
     if path is None:
         return []
     try:
-        return [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+        return [line.strip() for line in read_text(path, "class names file", encoding="utf-8-sig").splitlines()
+                if line.strip()]
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"Cannot read the class names ({exc})", path, "Give a text file with one name per line.") \
             from exc

@@ -9,7 +9,6 @@ per picture, written as it goes, so a cancelled run keeps what it did), ``OUT/re
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from collections.abc import Generator, Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.formats import GALLERY, FileFormat, json_object_with, path_only
 from studio.core.jobs import CancelToken, Progress
+from studio.core.safe_read import load_json
 from studio.tools.infer.preprocess import Preprocess, make_preprocess, preset_for_input
 from studio.tools.infer.results import RESULTS_FORMAT, InferResult, ResultSink, class_names, ground_truth
 
@@ -179,7 +179,7 @@ def read_results(folder: Path) -> dict:
     """The ``results.json`` of an infer run (for the gallery and comparisons)."""
     path = Path(folder) / "results.json" if Path(folder).is_dir() else Path(folder)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "infer results")
     except (OSError, ValueError) as exc:
         raise UserError(f"Cannot read infer results ({exc})", path, "Give the -o folder of `studio infer`.") from exc
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:

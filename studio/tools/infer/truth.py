@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
@@ -18,6 +17,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from studio.core.errors import UserError
+from studio.core.safe_read import load_json, read_text
 
 
 @dataclass
@@ -31,7 +31,7 @@ class TruthBoxes:
 def read_labels(path: Path, class_names: list[str]) -> dict[str, int]:
     """``{image stem: class index}`` from a labels CSV."""
     try:
-        rows = list(csv.reader(path.read_text(encoding="utf-8-sig").splitlines()))
+        rows = list(csv.reader(read_text(path, "labels file", encoding="utf-8-sig").splitlines()))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"Cannot read the labels file ({exc})", path, "Give a CSV of image,label rows.") from exc
     index = {name: i for i, name in enumerate(class_names)}
@@ -60,7 +60,7 @@ def read_boxes(path: Path) -> dict[str, TruthBoxes]:
     if path.is_dir():
         return {xml.stem: _voc(xml) for xml in sorted(path.glob("*.xml"))}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, "COCO annotations")
         names = {c["id"]: c["name"] for c in data["categories"]}
         images = {i["id"]: Path(i["file_name"]).stem for i in data["images"]}
         out = {stem: TruthBoxes(np.zeros((0, 4)), []) for stem in images.values()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import mmap
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 import msgspec
 
 from studio.core.errors import UserError
+from studio.core.safe_read import open_regular
 
 
 class Event(msgspec.Struct, gc=False):
@@ -54,10 +56,10 @@ _EVENT_END = re.compile(rb"\}\s*,")
 
 def map_or_read(path: Path) -> bytes | mmap.mmap:
     """Big files are memory-mapped (pages read once and let go as chunks are done); small read."""
-    size = path.stat().st_size
-    if size <= CHUNK_BYTES:
-        return path.read_bytes()
-    with path.open("rb") as handle:
+    with open_regular(path, "trace") as handle:  # a FIFO in a profile folder must not block the reader
+        size = os.fstat(handle.fileno()).st_size
+        if size <= CHUNK_BYTES:
+            return handle.read()
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 

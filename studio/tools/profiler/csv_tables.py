@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
+from studio.core.safe_read import read_text
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table
 
@@ -77,7 +78,7 @@ def read_rows(path: Path, fix: str) -> list[list[str]]:
     parsed (``fix`` says how to get a good one)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        text = read_text(path, path.name, encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read {path.name}: {exc.strerror}", path, "Check the file exists and is readable.") \
             from exc

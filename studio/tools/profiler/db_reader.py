@@ -31,6 +31,7 @@ from urllib.parse import quote
 from studio.core.errors import UserError
 from studio.core.formats import PROFILER, FileFormat
 from studio.core.jobs import CancelToken, Progress
+from studio.core.safe_read import check_regular
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.model import Table, Trace, add_warning
 from studio.tools.profiler.usage_counters import add_db_counters
@@ -73,6 +74,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     be in it: then the two files are copied to a private temporary folder and the copy is opened.
     """
     path = Path(path).resolve()
+    check_regular(path, "msprof database")  # SQLite would block on a FIFO and read a device without end
     wal = path.with_name(path.name + "-wal")
     tmp = None
     try:

@@ -13,13 +13,14 @@ A local run's ``studio_profile.json`` also holds its latencies with the profiler
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from studio.core.errors import UserError
+from studio.core.safe_read import load_json
 from studio.tools.profiler.model import Trace
 
 _ITERATION = re.compile(r"^iteration \d+$")
@@ -130,8 +131,8 @@ def local_summary(trace: Trace) -> dict:
         path = folder / LOCAL_SUMMARY
         if path.is_file():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                data = load_json(path, "profile summary")
+            except (OSError, ValueError, UserError):
                 return {}
             return data if isinstance(data, dict) else {}
     return {}

@@ -16,7 +16,6 @@ op summary), so there is always something on the timeline, and the facts say whi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Generator
 from pathlib import Path
@@ -30,6 +29,7 @@ from studio.tools.profiler.chrome_reader import read_chrome_trace
 from studio.tools.profiler.model import Table, Trace
 from studio.tools.profiler.npu_smi import SAMPLES_FILE
 from studio.core.units import human_size
+from studio.core.safe_read import SETTINGS_CAP, load_json
 
 _TIMELINE = re.compile(r"^(msprof|trace_view)(_slice)?[_\d]*\.json$")
 _CSV_KINDS = re.compile(r"^(op_summary|op_statistic|api_statistic|task_time|msprof_tx|kernel_details|"
@@ -199,8 +199,8 @@ def folder_facts(folder: Path, files: list[Path]) -> dict[str, str]:
     facts = {"files": str(len(files)), "size": human_size(sum(p.stat().st_size for p in files if p.is_file()))}
     for info in sorted(list(folder.glob("**/info.json*"))[:4] + list(folder.glob("**/profiler_info*.json"))[:2]):
         try:
-            data = json.loads(info.read_text(errors="replace"))
-        except (OSError, ValueError):
+            data = load_json(info, "msprof info file", SETTINGS_CAP, errors="replace")
+        except (OSError, ValueError, UserError):
             continue
         if isinstance(data, dict):
             for key, value in _flat_facts(data):

@@ -7,13 +7,13 @@ that names the file, the line or table, and what is missing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
+from studio.core.safe_read import loads_json, read_text
 from studio.tools.profiler.csv_tables import read_rows
 
 EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler / msprof --export=on); " \
@@ -23,7 +23,7 @@ EXPORT_AGAIN = "Export the profile again (torch_npu: tensorboard_trace_handler /
 def read_json(path: Path) -> Any:
     """A JSON file, or a UserError saying why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_text(path, Path(path).name, encoding="utf-8-sig")
     except OSError as exc:
         raise UserError(f"Cannot read {Path(path).name}: {exc.strerror}", path, "Check the file is readable.") \
             from exc
@@ -31,10 +31,36 @@ def read_json(path: Path) -> Any:
         raise UserError(f"{Path(path).name} is not UTF-8 text (byte {exc.start} is damaged)", path,
                         EXPORT_AGAIN) from exc
     try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise UserError(f"{Path(path).name} is not valid JSON ({exc.msg} at line {exc.lineno})", path,
-                        EXPORT_AGAIN) from exc
+        return loads_json(text, path, Path(path).name)  # lone surrogates scrubbed, deep nesting refused
+    except UserError as exc:
+        raise UserError(exc.what, exc.where, EXPORT_AGAIN) from exc
+
+
+def json_object(value: Any, path: Path, where: str) -> dict:
+    """``value`` when it is a JSON object (None: an empty one); a UserError naming ``where`` otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UserError(f"{Path(path).name}: {where} is {_json_kind(value)}, not an object", path, EXPORT_AGAIN)
+    return value
+
+
+def json_number(value: Any, path: Path, where: str) -> float:
+    """``value`` as a number (None or "" count as 0; "12.5" as text is read); a UserError otherwise."""
+    if value is None or value == "":
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise UserError(f"{Path(path).name}: {where} is {_json_kind(value)}, not a number", path, EXPORT_AGAIN)
+    try:
+        return float(value)
+    except (ValueError, OverflowError):
+        raise UserError(f"{Path(path).name}: {where} is not a number ({str(value)[:40]!r})", path,
+                        EXPORT_AGAIN) from None
+
+
+def _json_kind(value: Any) -> str:
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
+    return names.get(type(value), "null")
 
 
 def read_csv(path: Path, required: Iterable[str]) -> list[dict[str, str]]:

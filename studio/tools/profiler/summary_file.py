@@ -15,6 +15,7 @@ from typing import Any
 
 from studio.core.errors import UserError
 from studio.core.formats import PROFILER, FileFormat
+from studio.core.safe_read import load_json
 
 SUMMARY_NAME = "studio_profile.json"
 _FIX = "Run `studio profile run` again to write it, or correct that key."
@@ -26,7 +27,7 @@ def read_summary(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = load_json(path, "profile summary", errors="replace")
     except OSError as exc:
         raise UserError(f"Cannot read the profile summary: {exc.strerror or exc}", path,
                         "Check the file's permissions.") from exc

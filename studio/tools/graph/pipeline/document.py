@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
+from studio.core.safe_read import SETTINGS_CAP, read_text
 from studio.tools.graph.pipeline import plugins
 from studio.tools.graph.pipeline.spans import Span, line_of, parse
 
@@ -86,8 +87,8 @@ def read_pipeline(path: Path | str) -> Pipeline:
     """Read ``path``; structural problems of elements are kept as findings, JSON errors raise."""
     path = Path(path)
     try:
-        with open(path, encoding="utf-8", newline="") as handle:  # keep CR LF: edits write the text back
-            text = handle.read()
+        # keep CR LF (no newline translation): edits write the text back
+        text = read_text(path, "pipeline", SETTINGS_CAP)
     except UnicodeDecodeError as exc:
         raise UserError("The pipeline is not UTF-8 text", path, "Save the file as UTF-8.") from exc
     except OSError as exc:

@@ -16,7 +16,7 @@ from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.cluster.matrix import step_number
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, query, read_json, require_tables
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, json_number, json_object, query, read_json, require_tables
 
 TOTAL = "Total Op Info"
 
@@ -52,11 +52,16 @@ def _from_json(path: Path) -> dict[tuple[str, str], list[float]]:
                         path, EXPORT_AGAIN)
     out = defaultdict(lambda: [0.0, 0.0])
     for step, kinds in data.items():
-        for ops in (kinds or {}).values():
-            for op, info in (ops or {}).items():
+        for kind, ops in json_object(kinds, path, f"step {step}").items():
+            for op, info in json_object(ops, path, f"{step}/{kind}").items():
                 if op.split("@")[0] == TOTAL:
                     continue
-                for transport, values in ((info or {}).get("Communication Bandwidth Info") or {}).items():
-                    out[(step_number(step), transport)][0] += float(values.get("Transit Size(MB)", 0) or 0)
-                    out[(step_number(step), transport)][1] += float(values.get("Transit Time(ms)", 0) or 0)
+                bandwidth = json_object(json_object(info, path, op).get("Communication Bandwidth Info"), path,
+                                        f"{op} Communication Bandwidth Info")
+                for transport, values in bandwidth.items():
+                    values = json_object(values, path, f"{op} {transport}")
+                    out[(step_number(step), transport)][0] += json_number(values.get("Transit Size(MB)"), path,
+                                                                          f"{op} {transport} Transit Size(MB)")
+                    out[(step_number(step), transport)][1] += json_number(values.get("Transit Time(ms)"), path,
+                                                                          f"{op} {transport} Transit Time(ms)")
     return dict(out)

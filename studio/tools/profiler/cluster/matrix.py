@@ -18,7 +18,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, query, read_json, require_tables
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, json_number, json_object, query, read_json, require_tables
 
 _SAMPLES = ("top", "middle", "bottom")
 
@@ -74,16 +74,16 @@ def _from_json(path: Path) -> list[Link]:
                         path, EXPORT_AGAIN)
     out = []
     for step, kinds in data.items():
-        for ops in (kinds or {}).values():
-            for op, links in (ops or {}).items():
+        for kind, ops in json_object(kinds, path, f"step {step}").items():
+            for op, links in json_object(ops, path, f"{step}/{kind}").items():
                 group = op.split("@")[-1] if "@" in op else ""
-                for key, link in (links or {}).items():
+                for key, link in json_object(links, path, op).items():
                     if "-" not in key or not isinstance(link, dict):
                         raise UserError(f"{path.name}: link {key!r} of {op} is not 'src-dst'", path, EXPORT_AGAIN)
                     src, dst = key.split("-", 1)
                     out.append(Link(step, group, op.split("@")[0], src, dst, str(link.get("Transport Type", "")),
-                                    float(link.get("Transit Size(MB)", 0) or 0),
-                                    float(link.get("Transit Time(ms)", 0) or 0),
+                                    json_number(link.get("Transit Size(MB)"), path, f"{op} {key} Transit Size(MB)"),
+                                    json_number(link.get("Transit Time(ms)"), path, f"{op} {key} Transit Time(ms)"),
                                     str(link.get("Op Name", "") or "")))
     return out
 

@@ -19,7 +19,6 @@ handed to ``show``; the window only swaps it in.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.safe_read import SETTINGS_CAP, load_json
 from studio.tools.profiler.cluster.timeline import join_ranks, merge_traces, rank_labels, rank_sources
 from studio.tools.profiler.model import Trace, Track, add_warning
 
@@ -243,8 +243,8 @@ def _blocks_trace(blocks: list, names: list[str], origin: int, track_name: str, 
 def _collection_start(rank) -> int:
     """The rank's collection start on its wall clock (ns), from its profiler_info; 0 when unknown."""
     try:
-        info = json.loads(next(Path(rank.path).glob("profiler_info*.json")).read_text())
+        info = load_json(next(Path(rank.path).glob("profiler_info*.json")), "profiler_info", SETTINGS_CAP)
         end = info["end_info"]
         return int(end["collectionTimeEnd"]) - (int(end["MonotonicTimeEnd"]) - int(info["start_info"]["start_monotonic"]))
-    except (StopIteration, OSError, ValueError, KeyError, TypeError):
+    except (StopIteration, OSError, ValueError, KeyError, TypeError, UserError):
         return 0
