@@ -49,6 +49,8 @@ class PanelLinks(QObject):
             the two side by side.
         convert_model(object): a model path — the converter loads it on its first page and
             brings itself to the front (the graph panel's "Convert…" emits it).
+        convert_original(object, object): the original model and a repro made from it — "Convert…"
+            on a repro converts the original; the converter's status says so (one message, not two).
         profile_model(object): an ONNX model path — the profiler runs a local ONNX Runtime
             profile of it (as `studio profile run` does), opens the result and brings itself to
             the front (the graph panel's "Profile" emits it).
@@ -87,6 +89,7 @@ class PanelLinks(QObject):
     add_host = Signal()
     host_action = Signal(str, str)
     convert_model = Signal(object)
+    convert_original = Signal(object, object)  # the original model, the repro it was asked for from
     profile_model = Signal(object)
     check_fp16 = Signal(object)
     model_converted = Signal(object)  # a path: the converter wrote this model (offered where a model is asked for)

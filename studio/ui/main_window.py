@@ -27,6 +27,8 @@ from studio.ui.panels.registry import PANELS, PanelSpec
 from studio.ui.widgets.focus import focus_into
 from studio.ui.widgets.job_status import JobStatusWidget
 from studio.ui.widgets.log_view import LogView
+from studio.ui.dock_tabs import whole_tab_titles
+from studio.ui.widgets.status_line import FittingStatusBar
 from studio.ui.widgets.workspace_tree import WorkspaceTree
 from studio.core.workspace import Workspace
 
@@ -97,6 +99,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         self.docks[name] = dock
         dock.visibilityChanged.connect(lambda visible, n=name: self._on_dock_shown(n, visible))
+        # a dock moved into (or out of) a group: Qt may have made that group a new tab bar
+        dock.dockLocationChanged.connect(lambda _area: QTimer.singleShot(0, self, lambda: whole_tab_titles(self)))
         return dock
 
     def _build_docks(self) -> None:
@@ -117,6 +121,7 @@ class MainWindow(QMainWindow):
         for dock in tool_docks[1:]:
             self.tabifyDockWidget(tool_docks[0], dock)
         tool_docks[0].raise_()
+        whole_tab_titles(self)
 
     def build_panel(self, name: str) -> Panel:
         """The panel called ``name``, importing and building it now if it is not built yet."""
@@ -198,6 +203,7 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_status_bar(self) -> None:
+        self.setStatusBar(FittingStatusBar(self))  # a long message is shortened, never clipped by the job status
         self.job_status = JobStatusWidget(self.runner, self)
         self.statusBar().addPermanentWidget(self.job_status)
         self.statusBar().showMessage("Ready", 3000)
@@ -400,9 +406,11 @@ class MainWindow(QMainWindow):
         window_fit.place(self, geometry if isinstance(geometry, QByteArray) else None)
         if isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION):
             self._sizes_pending = False
+        whole_tab_titles(self)
 
     def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)
+        whole_tab_titles(self)
         if not self._placed:
             self._placed = True
             placed = self.geometry()
@@ -434,6 +442,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
+        whole_tab_titles(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         self._closing = True  # panels not built yet are not built any more

@@ -66,7 +66,7 @@ def test_a_finished_conversion_stays_on_the_converter_log(qtbot, window, tmp_pat
     output = tmp_path / "tiny_converted.onnx"
     qtbot.waitUntil(lambda: graph.left.model is not None and graph.left.model.path == output, timeout=30000)
     assert _in_front(window, "convert") and not _in_front(window, "graph")
-    assert "tiny_converted.onnx opened in the Graph panel" in window.statusBar().currentMessage()
+    assert "tiny_converted.onnx opened in the Graph panel" in window.statusBar().full_message()
 
 
 def test_the_status_bar_speaks_of_the_panel_in_front(qtbot, window):

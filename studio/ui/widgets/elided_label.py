@@ -19,11 +19,14 @@ def fit_text(text: str, metrics: QFontMetrics, width: int, separator: str = " ·
 
     Parts are split at ``separator`` first, then at spaces, then at commas (a shape keeps its
     first whole dims: "float32[1,3,…"); ``keep_end`` keeps the last parts
-    (a path or breadcrumb) instead of the first. A single word too wide for ``width`` is cut in
+    (a path or breadcrumb) instead of the first; a path or scoped name (``/`` and no space) keeps its
+    last parts ("…/models/unet.onnx"). A single word too wide for ``width`` is cut in
     its middle only when it holds no digit (a number is shown whole or not at all).
     """
     if metrics.horizontalAdvance(text) <= width:
         return text
+    if " " not in text and "/" in text.strip("/"):  # a path or a scoped name: its end says what it is
+        separator, keep_end = "/", True
     # commas split only lists and shapes ("[1,3,256,256]"), never a "7,018"
     separators = (separator, " ", ",") if "[" in text or "(" in text else (separator, " ")
     for sep in separators:

@@ -141,6 +141,7 @@ class ConvertPanel(Running, Panel):
         self.advanced_page.load_requested.connect(self.load_fusion_switch)
         self.advanced_page.set_atc_mode(False)
         self.links.convert_model.connect(self._on_convert_model)
+        self.links.convert_original.connect(self._on_convert_model)
         self.go_to(0)
         self.update_command()
 
@@ -168,8 +169,9 @@ class ConvertPanel(Running, Panel):
             self.go_to(0)
         self.status.emit(f"Converter: {path.name} ({detected.format.label})")
 
-    def _on_convert_model(self, path) -> None:
-        """Another panel (the graph's "Convert…") asks to convert ``path``: load it on page 1."""
+    def _on_convert_model(self, path, repro=None) -> None:
+        """Another panel (the graph's "Convert…") asks to convert ``path``: load it on page 1
+        (``repro``: the repro made from it that was on screen)."""
         path = Path(path)
         self.links.focus.emit(self.NAME)
         if path.suffix.lower() == ".om":
@@ -179,7 +181,8 @@ class ConvertPanel(Running, Panel):
             return
         self.model_page.set_model(path)  # another model clears the last one's output path
         self.go_to(0)
-        self.status.emit(f"Converter: {path.name} — choose the options and press Convert")
+        why = f", the original of the repro {Path(repro).parent.name}/{Path(repro).name}" if repro is not None else ""
+        self.status.emit(f"Converter: {path.name}{why} — choose the options and press Convert")
 
     def load_aipp(self, path: Path) -> None:
         """Parse an AIPP config as a job, then fill page 2 with its first block."""

@@ -25,9 +25,8 @@ class GraphActions:
 
         original = repro_original(Path(model.path), model.metadata)
         if original is not None:  # a repro is for looking at: the fix is converting the model it came from
-            self.status.emit(f"Graph: {Path(model.path).name} is a repro of {original.name}: Convert… takes "
-                             f"{original.name}")
-            self.links.convert_model.emit(original)
+            # the converter, brought to the front, says so: a status of the graph's would be replaced at once
+            self.links.convert_original.emit(original, Path(model.path))
             return
         self.links.convert_model.emit(Path(model.path))
 

@@ -89,8 +89,9 @@ class DetailsTree(QTreeWidget):
         self._schedule_fit()
         return item
 
-    def _section(self, title: str) -> QTreeWidgetItem:
-        item = self._row(None, title)
+    def _section(self, title: str, hint: str = "") -> QTreeWidgetItem:
+        """A bold title row; ``hint`` (what double-clicking its rows does) is its tooltip."""
+        item = self._row(None, title, tip=f"{title}\n{hint}" if hint else None)
         font = item.font(0)
         font.setBold(True)
         item.setFont(0, font)
@@ -128,7 +129,10 @@ class DetailsTree(QTreeWidget):
 
     def _findings_section(self, model: Model) -> None:
         errors = sum(1 for f in model.findings if f.severity == "error")
-        sec = self._section(f"Check: {errors} error(s), {len(model.findings) - errors} other (double-click to select)")
+        others = len(model.findings) - errors
+        # what to do with a row goes in the tooltip: in the title it was cut in a narrow pane
+        sec = self._section(f"Check: {errors} error(s)" + (f", {others} other" if others else ""),
+                            "Double-click a finding to select its element")
         marks = {"error": "✖", "warning": "⚠", "info": "ℹ"}
         for finding in model.findings:
             where = f"{finding.element}" + (f".{finding.prop}" if finding.prop else "")
@@ -150,7 +154,7 @@ class DetailsTree(QTreeWidget):
         self._row(sec, "type", node.type + (f"  ({node.domain})" if node.domain else ""))
         self._row(sec, "name", node.name)
         if node.domain == "mindx":  # a pipeline element: its props, editable in place
-            attrs = self._section("Properties (double-click a value to change it)")
+            attrs = self._section("Properties", "Double-click a value to change it")
             for key, value in node.attributes.items():
                 if key == "role":
                     self._row(sec, "role", value)
