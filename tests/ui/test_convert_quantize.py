@@ -103,7 +103,7 @@ def test_quantize_page_runs_to_the_end(make_panels, qtbot, tmp_path, tiny):
     colour = {n: side.canvas.state.overlay[int(side.view.item_of_node[index[n]])].name() for n in names}
     assert colour["mm1"] == colours.BAD
     assert all(colour[n] not in (colours.BAD, colours.NO_DATA) for n in names if n != "mm1")
-    assert "rolled back" in side.canvas.state.overlay_text[int(side.view.item_of_node[index["mm1"]])]
+    assert "in float" in side.canvas.state.overlay_text[int(side.view.item_of_node[index["mm1"]])]
 
     # "Open mixed model in graph": the mixed model, its layers coloured the same way
     with qtbot.waitSignal(links.overlay, timeout=2000) as sent:
@@ -142,4 +142,8 @@ def test_form_errors_say_which_field(make_panel, qtbot, tmp_path, tiny):
     page.top1_radio.setChecked(True)  # a top-1 target without labels
     assert panel.quantize.start() is None
     assert "needs labelled pictures" in panel.log.toPlainText()
+    page.truth_edit.setText(str(tmp_path / "truth.csv"))
+    page.top1_spin.setValue(2.5)
+    request = page.request(model)  # the top-1 target reaches the operation with its labels
+    assert (request.max_top1_drop, request.min_cosine, request.truth) == (2.5, None, tmp_path / "truth.csv")
     assert not (tmp_path / "o.onnx").exists()

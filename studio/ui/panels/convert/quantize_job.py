@@ -66,7 +66,7 @@ class QuantizeJob(QObject):
     def _on_finished(self, request, result) -> None:
         self.request, self.result = request, result
         self.page.view.set_result(result)
-        self.page.show_step(1.0, qs.summary(result))
+        self.page.show_step(1.0, f"finished: wrote {Path(result.out).name}")
         self.log(qs.summary(result))
         for cells, _tips in qs.table_rows(result):
             self.log("  " + " | ".join(cells))

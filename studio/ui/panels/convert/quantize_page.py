@@ -132,6 +132,7 @@ class QuantizePage(QWidget):
         splitter.addWidget(self.view)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        splitter.setSizes([460, 800])  # the result's tables need the width more than the form
         splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

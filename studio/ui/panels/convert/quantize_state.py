@@ -14,7 +14,7 @@ from studio.ui.links import Overlay
 
 # Overlay bands for a top-1 target, where the target names no cosine to derive them from.
 TOP1_BANDS = (1e-3, 1e-2)
-TABLE_COLUMNS = ("Model", "In float", "Min cosine", "Top-1", "Latency against FP32", "Median ms")
+TABLE_COLUMNS = ("Model", "In float", "Min cosine", "Top-1", "Median ms", "Latency against FP32")
 SEARCH_COLUMNS = ("Search", "Layers in float", "Runs", "Layers")
 SENSITIVITY_COLUMNS = ("Layer", "Type", "1 − cos", "Act kurtosis", "Act MSE", "W kurtosis", "Rolled back")
 
@@ -61,9 +61,9 @@ def table_rows(result) -> list[tuple[list[str], list[str]]]:
             base = next((r.latency for r in result.table if r.latency is not None), None)
             median = f"{base.base_ms:.4g}" if base is not None else "-"
         cells = [row.name, str(row.rolled_back), cosine_text(row.accuracy.min_cosine), top1_text(row.accuracy.top1),
-                 latency_text(row.latency), median]
-        tips = ["" if row.name != "mixed" else str(result.out), "", "", "", latency_tip(row.latency),
-                "; ".join(row.notes)]
+                 median, latency_text(row.latency)]
+        tips = ["" if row.name != "mixed" else str(result.out), "", "", "", "; ".join(row.notes),
+                latency_tip(row.latency)]
         rows.append((cells, tips))
     return rows
 
@@ -119,7 +119,7 @@ def overlay_thresholds(min_cosine: float | None) -> tuple[list[float], str]:
 
 def sensitivity_overlay(result, min_cosine: float | None, model: Path | None = None) -> Overlay:
     """Each quantised layer coloured by its error alone (1 - min cosine); the text beside a box says
-    which layers were rolled back. ``model``: the model drawn (default the FP32 one); in the mixed
+    which layers were rolled back ("in float", short: the graph gives it ~90 px). ``model``: the model drawn (default the FP32 one); in the mixed
     model of the QOperator form ONNX Runtime renamed the quantised layers ``NAME_quant``."""
     model = Path(model) if model is not None else Path(result.model)
     fallback = set(result.fallback)
@@ -128,7 +128,7 @@ def sensitivity_overlay(result, min_cosine: float | None, model: Path | None = N
     for item in result.sensitivity:
         name = item.name + "_quant" if renamed and item.name not in fallback else item.name
         values[name] = float(item.error)
-        labels[name] = f"{item.error:.2g}" + (" · rolled back to float" if item.name in fallback else "")
+        labels[name] = f"{item.error:.2g}" + (" · in float" if item.name in fallback else "")
     thresholds, _ = overlay_thresholds(min_cosine)
     return Overlay("INT8 sensitivity (1 − cos, layer quantised alone)", values, thresholds,
                    higher_is_better=False, model=model, labels=labels)

@@ -48,7 +48,7 @@ class QuantizeView(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = _table(self, qs.TABLE_COLUMNS)
         self.searches = _table(self, qs.SEARCH_COLUMNS)
-        self.sensitivity = _table(self, qs.SENSITIVITY_COLUMNS)
+        self.sensitivity = _table(self, qs.SENSITIVITY_COLUMNS, stretch=0)  # long layer names get the width
         self.sensitivity.cellClicked.connect(lambda row, _col: self.layer_clicked.emit(self.sensitivity.item(row, 0).text()))
         self.sensitivity.setToolTip("Each layer quantised alone, every other in float: 1 − min cosine of the outputs "
                                     "against FP32; kurtosis and MSE of its input activation and weight explain a rank")
@@ -121,7 +121,8 @@ def _title(text: str, parent: QWidget) -> QLabel:
     return label
 
 
-def _table(parent: QWidget, columns) -> QTableWidget:
+def _table(parent: QWidget, columns, stretch: int | None = None) -> QTableWidget:
+    """A read-only table sized to its contents; column ``stretch`` (default the last) takes the rest."""
     table = QTableWidget(0, len(columns), parent)
     table.setHorizontalHeaderLabels(list(columns))
     table.verticalHeader().hide()
@@ -131,7 +132,10 @@ def _table(parent: QWidget, columns) -> QTableWidget:
     table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setStretchLastSection(True)
+    if stretch is None:
+        header.setStretchLastSection(True)
+    else:
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
     return table
 
 
