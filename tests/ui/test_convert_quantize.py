@@ -105,6 +105,11 @@ def test_quantize_page_runs_to_the_end(make_panels, qtbot, tmp_path, tiny):
     assert all(colour[n] not in (colours.BAD, colours.NO_DATA) for n in names if n != "mm1")
     assert "in float" in side.canvas.state.overlay_text[int(side.view.item_of_node[index["mm1"]])]
 
+    # a layer clicked in the sensitivity table is selected in the graph
+    with qtbot.waitSignal(links.show_node, timeout=2000) as shown:
+        view.sensitivity.cellClicked.emit(0, 0)
+    assert shown.args == [model, "mm1"]
+
     # "Open mixed model in graph": the mixed model, its layers coloured the same way
     with qtbot.waitSignal(links.overlay, timeout=2000) as sent:
         view.mixed_button.click()
@@ -147,3 +152,32 @@ def test_form_errors_say_which_field(make_panel, qtbot, tmp_path, tiny):
     request = page.request(model)  # the top-1 target reaches the operation with its labels
     assert (request.max_top1_drop, request.min_cosine, request.truth) == (2.5, None, tmp_path / "truth.csv")
     assert not (tmp_path / "o.onnx").exists()
+
+
+def test_qoperator_mixed_model_coloured_in_graph(make_panels, qtbot, tmp_path, tiny):
+    """In the QOperator form ONNX Runtime renames the quantised layers; the overlay of the mixed
+    model still colours every layer, as the written file names them."""
+    import onnx
+
+    model, npz, names, _feeds = tiny
+    panel, graph, _links = make_panels(ConvertPanel, GraphPanel, size=(1280, 720))
+    out = tmp_path / "chain_qop.onnx"
+    page = _fill(panel, model, npz, out)
+    page.format_combo.setCurrentText("qoperator")
+    page.timing_box.setChecked(False)
+    page.run_button.click()
+    qtbot.waitUntil(lambda: panel.quantize.result is not None, timeout=20000)
+    assert page.view.cell(page.view.table, 1, "Latency against FP32") == "-"  # not timed, not guessed
+    page.view.mixed_button.click()
+    qtbot.waitUntil(lambda: graph.left.model is not None and graph.left.model.path.resolve() == out.resolve()
+                    and bool(graph.left.canvas.state.overlay_text), timeout=10000)
+    written = {n.name: n.op_type for n in onnx.load(str(out)).graph.node}
+    side = graph.left
+    index = side.view.graph.node_index()
+    layers = [n for n, op in written.items() if op in ("MatMul", "QLinearMatMul")]
+    assert len(layers) == len(names) and written["mm1"] == "MatMul"  # mm1 stayed float, the others quantised
+    for name in layers:
+        item = int(side.view.item_of_node[index[name]])
+        assert side.canvas.state.overlay[item].name() != colours.NO_DATA, name
+    assert side.canvas.state.overlay[int(side.view.item_of_node[index["mm1"]])].name() == colours.BAD
+    assert "in float" in side.canvas.state.overlay_text[int(side.view.item_of_node[index["mm1"]])]
