@@ -86,8 +86,11 @@ class QuantizePage(QWidget):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        npz = lambda: self._pick_file(self.calib_edit, "NumPy (*.npz)")  # noqa: E731
+        truth = lambda: self._pick_file(self.truth_edit, "CSV (*.csv)")  # noqa: E731
+        names = lambda: self._pick_file(self.names_edit, "Text (*.txt *.names);;All files (*)")  # noqa: E731
         form.addRow("Calibration", _with_buttons(self, self.calib_edit, ("Folder…", self._pick_calib_folder),
-                                                 (".npz…", lambda: self._pick_file(self.calib_edit, "NumPy (*.npz)"))))
+                                                 (".npz…", npz)))
         form.addRow("Evaluate on", _with_buttons(self, self.eval_edit, ("…", self._pick_eval)))
         form.addRow("Pictures for", self.task_combo)
         form.addRow("Method", self.method_combo)
@@ -95,8 +98,8 @@ class QuantizePage(QWidget):
         form.addRow("", self.per_channel_box)
         form.addRow(self.cosine_radio, self.cosine_spin)
         form.addRow(self.top1_radio, self.top1_spin)
-        form.addRow("Truth", _with_buttons(self, self.truth_edit, ("…", lambda: self._pick_file(self.truth_edit, "CSV (*.csv)"))))
-        form.addRow("Class names", _with_buttons(self, self.names_edit, ("…", lambda: self._pick_file(self.names_edit, "Text (*.txt *.names);;All files (*)"))))
+        form.addRow("Truth", _with_buttons(self, self.truth_edit, ("…", truth)))
+        form.addRow("Class names", _with_buttons(self, self.names_edit, ("…", names)))
         form.addRow(self.timing_box, self.budget_spin)
         form.addRow("Output", _with_buttons(self, self.output_edit, ("…", self._pick_output)))
 

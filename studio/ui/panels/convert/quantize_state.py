@@ -40,7 +40,8 @@ def latency_text(change) -> str:
         return "-"
     if not change.significant:
         return f"no significant change ({change.change_pct_low:+.1f} % to {change.change_pct_high:+.1f} %)"
-    return f"{change.verdict}: {change.change_pct:+.1f} % ({change.change_pct_low:+.1f} % to {change.change_pct_high:+.1f} %)"
+    return (f"{change.verdict}: {change.change_pct:+.1f} % "
+            f"({change.change_pct_low:+.1f} % to {change.change_pct_high:+.1f} %)")
 
 
 def latency_tip(change) -> str:
@@ -119,7 +120,8 @@ def overlay_thresholds(min_cosine: float | None) -> tuple[list[float], str]:
 
 def sensitivity_overlay(result, min_cosine: float | None, model: Path | None = None) -> Overlay:
     """Each quantised layer coloured by its error alone (1 - min cosine); the text beside a box says
-    which layers were rolled back ("in float", short: the graph gives it ~90 px). ``model``: the model drawn (default the FP32 one); in the mixed
+    which layers were rolled back ("in float", short: the graph gives it ~90 px). ``model``: the
+    model drawn (default the FP32 one); in the mixed
     model of the QOperator form ONNX Runtime renamed the quantised layers ``NAME_quant``."""
     model = Path(model) if model is not None else Path(result.model)
     fallback = set(result.fallback)

@@ -49,7 +49,8 @@ class QuantizeView(QWidget):
         self.table = _table(self, qs.TABLE_COLUMNS)
         self.searches = _table(self, qs.SEARCH_COLUMNS)
         self.sensitivity = _table(self, qs.SENSITIVITY_COLUMNS, stretch=0)  # long layer names get the width
-        self.sensitivity.cellClicked.connect(lambda row, _col: self.layer_clicked.emit(self.sensitivity.item(row, 0).text()))
+        self.sensitivity.cellClicked.connect(
+            lambda row, _col: self.layer_clicked.emit(self.sensitivity.item(row, 0).text()))
         self.sensitivity.setToolTip("Each layer quantised alone, every other in float: 1 − min cosine of the outputs "
                                     "against FP32; kurtosis and MSE of its input activation and weight explain a rank")
         self.graph_button = QPushButton("Show in graph", self)
