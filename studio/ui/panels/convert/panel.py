@@ -36,8 +36,9 @@ from studio.ui.panels.base import Panel, state_property
 from studio.ui.panels.convert.advanced_page import AdvancedPage
 from studio.ui.panels.convert.aipp_page import AippPage
 from studio.ui.panels.convert.model_page import ATC, ModelPage
+from studio.ui.panels.convert.quantize_hook import add_quantize_page
 from studio.ui.panels.convert.running import Running
-from studio.ui.panels.convert.state import STEPS, ConvertState, aipp_config_path, call_job, read_aipp
+from studio.ui.panels.convert.state import QUANTIZE_STEP, STEPS, ConvertState, aipp_config_path, call_job, read_aipp
 
 
 class ConvertPanel(Running, Panel):
@@ -142,6 +143,7 @@ class ConvertPanel(Running, Panel):
         self.advanced_page.set_atc_mode(False)
         self.links.convert_model.connect(self._on_convert_model)
         self.links.convert_original.connect(self._on_convert_model)
+        self.quantize_page, self.quantize = add_quantize_page(self)  # page 4, run by its own button
         self.go_to(0)
         self.update_command()
 
@@ -152,6 +154,7 @@ class ConvertPanel(Running, Panel):
         self.step_buttons.button(index).setChecked(True)
         self.back_button.setEnabled(index > 0)
         self.next_button.setEnabled(index < self.stack.count() - 1)
+        self.finish_button.setVisible(index != QUANTIZE_STEP)
         if index == 1:
             self.aipp_page.set_model_hw(self.model_page.model_hw())
         if index == 2:

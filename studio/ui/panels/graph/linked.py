@@ -29,6 +29,8 @@ class LinkedViews:
         if overlay.model is not None and (self.left.model is None or
                                           Path(overlay.model).resolve() != self.left.model.path.resolve()):
             self.open_path(Path(overlay.model))
+            # a model still loading from an earlier request must not drop this overlay when it lands
+            self._overlay_opening = Path(overlay.model).resolve()
         self.set_overlay(data, Path(overlay.model) if overlay.model is not None else None)
 
     def set_overlay(self, data: OverlayData | None, model: Path | None = None) -> None:
@@ -45,7 +47,10 @@ class LinkedViews:
         """Another model on the left: an overlay of a model's op names would grey every box of it
         (a profile's time share over a MindX pipeline), so it goes, and the status says so."""
         if self.overlay is None or self.overlay_model is None or Path(opened).resolve() == self.overlay_model:
+            self._overlay_opening = None
             return
+        if getattr(self, "_overlay_opening", None) == self.overlay_model:
+            return  # an earlier open landed; the overlay's own model is queued behind it
         title, of = self.overlay.title, self.overlay_model.name
         self.set_overlay(None)
         self.status.emit(f"Graph: overlay {title} of {of} cleared ({Path(opened).name} is another model)")

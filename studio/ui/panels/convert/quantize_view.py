@@ -1,0 +1,166 @@
+"""The Quantize page's result: a summary line, the measured table (FP32, INT8, mixed: accuracy and
+latency against FP32), both rollback searches (set size, runs) and the sensitivity ranking, with
+"Show in graph" (the sensitivity overlay on the FP32 model) and "Open mixed model in graph".
+
+Cells come from :mod:`~studio.ui.panels.convert.quantize_state`; long cells keep their full text as
+a tooltip.
+
+Signals: show_in_graph(), open_mixed(), layer_clicked(str).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.ui import style
+from studio.ui.panels.convert import quantize_state as qs
+
+_EMPTY = ("Choose the model on page 1 and calibration data on the left, then press <b>Quantize</b>: the "
+          "layers are ranked by the error their INT8 adds, the fewest are left in float to meet the target, "
+          "and FP32, INT8 and the mixed model are measured side by side.<br>From the command line: "
+          "<code>studio quantize MODEL -o OUT.onnx --calib DIR|FILE.npz</code>.")
+
+
+class QuantizeView(QWidget):
+    """The latest quantisation's result (empty until one finishes)."""
+
+    show_in_graph = Signal()
+    open_mixed = Signal()
+    layer_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.summary = QLabel(_EMPTY, self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = _table(self, qs.TABLE_COLUMNS)
+        self.searches = _table(self, qs.SEARCH_COLUMNS)
+        self.sensitivity = _table(self, qs.SENSITIVITY_COLUMNS, stretch=0)  # long layer names get the width
+        self.sensitivity.cellClicked.connect(
+            lambda row, _col: self.layer_clicked.emit(self.sensitivity.item(row, 0).text()))
+        self.sensitivity.setToolTip("Each layer quantised alone, every other in float: 1 − min cosine of the outputs "
+                                    "against FP32; kurtosis and MSE of its input activation and weight explain a rank")
+        self.graph_button = QPushButton("Show in graph", self)
+        self.graph_button.setToolTip("Colour each quantised layer of the FP32 model by its error; rolled-back layers "
+                                     "are marked beside their box")
+        self.graph_button.clicked.connect(self.show_in_graph)
+        self.mixed_button = QPushButton("Open mixed model in graph", self)
+        self.mixed_button.clicked.connect(self.open_mixed)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.graph_button)
+        buttons.addWidget(self.mixed_button)
+        buttons.addStretch(1)
+        self.sections = [_title("Measured together", self), _title("Rollback search", self),
+                         _title("Sensitivity (most sensitive first)", self)]
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(style.MARGIN, 0, 0, 0)
+        layout.addWidget(self.summary)
+        for title, table in zip(self.sections, (self.table, self.searches, self.sensitivity)):
+            layout.addWidget(title)
+            layout.addWidget(table, 1 if table is self.sensitivity else 0)
+        layout.addLayout(buttons)
+        layout.addStretch(0)
+        self.set_result(None)
+
+    def set_result(self, result) -> None:
+        """Show ``result`` (a QuantizeResult), or the empty state for None."""
+        shown = result is not None
+        for widget in (*self.sections, self.table, self.searches, self.sensitivity, self.graph_button,
+                       self.mixed_button):
+            widget.setVisible(shown)
+        if not shown:
+            self.summary.setText(_EMPTY)
+            return
+        self.summary.setText(qs.summary(result))
+        self.summary.setToolTip(str(result.out))
+        notes = list(result.notes)
+        if notes:
+            self.summary.setText(self.summary.text() + "<br><span style='color: gray'>" +
+                                 "<br>".join(_escape(n) for n in notes) + "</span>")
+        _fill(self.table, [cells for cells, _ in qs.table_rows(result)], [tips for _, tips in qs.table_rows(result)])
+        search_rows = qs.search_rows(result)
+        _fill(self.searches, [cells for cells, _ in search_rows])
+        for row, (_cells, chosen) in enumerate(search_rows):
+            if chosen:
+                for col in range(self.searches.columnCount()):
+                    font = QFont(self.searches.item(row, col).font())
+                    font.setBold(True)
+                    self.searches.item(row, col).setFont(font)
+        _fill(self.sensitivity, qs.sensitivity_rows(result))
+        for table in (self.table, self.searches):
+            _fit_height(table)
+        self.graph_button.setEnabled(bool(result.sensitivity))
+
+    def cell(self, table: QTableWidget, row: int, column: str) -> str:
+        """The text of ``column`` (a header) in ``row`` of ``table`` (for tests and exports)."""
+        headers = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+        return table.item(row, headers.index(column)).text()
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def _title(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(f"<b>{text}</b>", parent)
+    label.setContentsMargins(0, style.GAP, 0, 0)
+    return label
+
+
+def _table(parent: QWidget, columns, stretch: int | None = None) -> QTableWidget:
+    """A read-only table sized to its contents; column ``stretch`` (default the last) takes the rest."""
+    table = QTableWidget(0, len(columns), parent)
+    table.setHorizontalHeaderLabels(list(columns))
+    table.verticalHeader().hide()
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if stretch is None:
+        header.setStretchLastSection(True)
+    else:
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+def _fill(table: QTableWidget, rows: list[list[str]], tips: list[list[str]] | None = None) -> None:
+    table.setRowCount(len(rows))
+    for r, cells in enumerate(rows):
+        for c, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            tip = tips[r][c] if tips else ""
+            item.setToolTip(tip or text)  # a cut cell is one hover away
+            if c > 0 and _numeric(text):
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            table.setItem(r, c, item)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text.replace(" %", ""))
+        return True
+    except ValueError:
+        return False
+
+
+def _fit_height(table: QTableWidget) -> None:
+    """A short table as tall as its rows, so the sensitivity list below gets the rest."""
+    height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(table.rowCount()))
+    table.setFixedHeight(height + 2 * table.frameWidth() + 2)
