@@ -5,7 +5,6 @@ rank's timeline. Screenshots at 1,280 × 720 go to STUDIO_SHOTS when it is set."
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +13,8 @@ import pytest
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster.comm_report import open_comm
 from studio.ui.panels.cluster import ClusterPanel
+
+from tests.ui.cluster_helpers import open_and_wait, shot
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
@@ -25,23 +26,8 @@ def panel(make_panel):
     return make_panel(ClusterPanel, size=(1280, 720))
 
 
-def _open(qtbot, panel: ClusterPanel, folder: Path) -> None:
-    handle = panel.open_folder(folder)
-    assert panel.comm_handle.active, "the collectives are split by a job: open_folder returns at once"
-    qtbot.waitUntil(lambda: not handle.active and not panel.comm_handle.active and not panel.memory_handle.active,
-                    timeout=30000)
-    panel.tabs.setCurrentWidget(panel.collectives)
-    qtbot.wait(20)
-
-
-def _shot(panel: ClusterPanel, name: str) -> None:
-    folder = os.environ.get("STUDIO_SHOTS")
-    if folder:
-        panel.grab().save(str(Path(folder) / f"{name}.png"))
-
-
 def test_map_table_and_findings_equal_the_engine(qtbot, panel, real_profiles):
-    _open(qtbot, panel, real_profiles / QWEN)
+    open_and_wait(qtbot, panel, real_profiles / QWEN, panel.collectives)
     report = to_json(open_comm(real_profiles / QWEN))
     tab = panel.collectives
     shown = {key: cell["sync_ms"] for key, cell in tab.map.values.items()}
@@ -50,7 +36,7 @@ def test_map_table_and_findings_equal_the_engine(qtbot, panel, real_profiles):
     text = tab.findings.toPlainText()
     for g in report["group_waits"]:
         assert f"for rank {g['waited_for']} (it arrived last)" in text
-    _shot(panel, "cluster_collectives_qwen4")
+    shot(panel, "cluster_collectives_qwen4")
     # a cell: the ops of that group and rank only
     group, rank = next((g["group_id"], g["waiting"][0]["rank"]) for g in report["waits"])
     tab.map.cell_clicked.emit(group, rank)
@@ -62,12 +48,12 @@ def test_map_table_and_findings_equal_the_engine(qtbot, panel, real_profiles):
 
 def test_synthetic_causes_shown_and_jump_to_the_op(qtbot, panel, tmp_path):
     folder = synthetic_cluster.build(tmp_path / "cluster")
-    _open(qtbot, panel, folder)
+    open_and_wait(qtbot, panel, folder, panel.collectives)
     assert panel.stack.currentWidget() is panel.tabs
     text = panel.collectives.findings.toPlainText()
     assert "hcom_allReduce__1_1_1" in text and "host-bound — rank 1 arrived late" in text
     assert "hcom_allReduce__1_2_1" in text and "device-bound — rank 2 arrived late" in text
-    _shot(panel, "cluster_collectives_synthetic")
+    shot(panel, "cluster_collectives_synthetic")
     jumps = []
     panel.links.show_wall_range.connect(lambda *args: jumps.append(args))
     table = panel.collectives.table
@@ -84,6 +70,6 @@ def test_synthetic_causes_shown_and_jump_to_the_op(qtbot, panel, tmp_path):
 
 
 def test_msprof_analyze_output_says_why_no_collectives(qtbot, panel, real_profiles):
-    _open(qtbot, panel, real_profiles / "cluster_pytorch/cluster_analysis_output_16rank_msinsight")
+    open_and_wait(qtbot, panel, real_profiles / "cluster_pytorch/cluster_analysis_output_16rank_msinsight", panel.collectives)
     assert "keeps only group totals" in panel.collectives.message.text()
     assert not panel.collectives.map.values

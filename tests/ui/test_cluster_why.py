@@ -6,13 +6,14 @@ host is known by construction). Screenshots at 1,280 × 720 go to STUDIO_SHOTS w
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from studio.ui.panels.cluster import ClusterPanel
+
+from tests.ui.cluster_helpers import open_and_wait, shot
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
@@ -24,23 +25,8 @@ def panel(make_panel):
     return make_panel(ClusterPanel, size=(1280, 720))
 
 
-def _open(qtbot, panel: ClusterPanel, folder: Path, tab) -> None:
-    handle = panel.open_folder(folder)
-    assert panel.free.handle.active, "the gaps are labelled by a job: open_folder returns at once"
-    qtbot.waitUntil(lambda: not handle.active and not panel.comm_handle.active and not panel.memory_handle.active
-                    and not panel.free.handle.active, timeout=30000)
-    panel.tabs.setCurrentWidget(tab)
-    qtbot.wait(20)
-
-
-def _shot(panel: ClusterPanel, name: str) -> None:
-    folder = os.environ.get("STUDIO_SHOTS")
-    if folder:
-        panel.grab().save(str(Path(folder) / f"{name}.png"))
-
-
 def test_links_by_op_show_each_op_types_links_and_reference(qtbot, panel, real_profiles):
-    _open(qtbot, panel, real_profiles / TEXT2, panel.op_links)
+    open_and_wait(qtbot, panel, real_profiles / TEXT2, panel.op_links)
     rows = panel.op_links.table.model().rows
     # independent of Studio: rank 0's own communication_matrix.json holds its all-reduce total to rank 1
     raw = json.loads((real_profiles / TEXT2 / "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication_matrix.json")
@@ -61,25 +47,25 @@ def test_links_by_op_show_each_op_types_links_and_reference(qtbot, panel, real_p
 
 
 def test_links_by_op_on_four_ranks(qtbot, panel, real_profiles):
-    _open(qtbot, panel, real_profiles / QWEN, panel.op_links)
+    open_and_wait(qtbot, panel, real_profiles / QWEN, panel.op_links)
     rows = panel.op_links.table.model().rows
     assert {r[0] for r in rows} == {"allreduce", "allgather", "reduce", "batchsendrecv"}
     big = [r for r in rows if r[6] >= 1]
     assert big and all(int(r[9].split("%")[0]) >= 100 for r in big)  # HCCS above 18 GB/s on this machine
     assert "No link between ranks runs below" in panel.op_links.findings.toPlainText()
-    _shot(panel, "cluster_links_by_op_qwen4")
+    shot(panel, "cluster_links_by_op_qwen4")
 
 
 def test_idle_gaps_labelled_and_jump_to_the_gap(qtbot, panel, tmp_path):
     folder = synthetic_cluster.build(tmp_path / "cluster", launch_lag_rank=0)
-    _open(qtbot, panel, folder, panel.free)
+    open_and_wait(qtbot, panel, folder, panel.free)
     tab = panel.free
     causes = {r[0] for r in tab.totals.model().rows}
     assert {"python idle", "CANN launch gap"} <= causes
     tab.rank.setCurrentIndex(tab.rank.findData(1))
     first = tab.gaps.model().rows[0]
     assert first[0] == "python idle" and first[1] == 1 and first[3] > 4000  # the 5 ms stall (less the device backlog), longest first
-    _shot(panel, "cluster_idle_gaps_synthetic")
+    shot(panel, "cluster_idle_gaps_synthetic")
     jumps = []
     panel.links.show_wall_range.connect(lambda *args: jumps.append(args))
     tab.gaps.doubleClicked.emit(tab.gaps.model().index(0, 0))
@@ -99,12 +85,12 @@ def test_idle_gaps_labelled_and_jump_to_the_gap(qtbot, panel, tmp_path):
 
 
 def test_idle_gaps_real_text_export_and_no_timeline(qtbot, panel, real_profiles):
-    _open(qtbot, panel, real_profiles / TEXT2, panel.free)
+    open_and_wait(qtbot, panel, real_profiles / TEXT2, panel.free)
     causes = [panel.free.cause.itemData(i) for i in range(panel.free.cause.count())]
     assert "memcpy running" in causes and "python idle" in causes
     assert len(panel.free.gaps.model().rows) == 180
-    _shot(panel, "cluster_idle_gaps_text2")
-    _open(qtbot, panel, real_profiles / QWEN, panel.free)
+    shot(panel, "cluster_idle_gaps_text2")
+    open_and_wait(qtbot, panel, real_profiles / QWEN, panel.free)
     assert not panel.free.gaps.model().rows and "no device timeline" in panel.free.message.text()
 
 
