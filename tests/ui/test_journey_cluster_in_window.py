@@ -13,6 +13,8 @@ import csv
 
 from PySide6.QtCore import Qt
 
+from journey_shots import journey_size, shot
+
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 
 
@@ -27,7 +29,8 @@ def _click_text(qtbot, browser, text: str) -> None:
 def test_cluster_to_the_slow_ranks_timeline(qtbot, make_window, real_profiles):
     folder = real_profiles / QWEN
     window = make_window()
-    window.resize(1280, 720)
+    size = journey_size()
+    window.resize(*size)
     qtbot.waitExposed(window)
     window.open_paths([folder])
     qtbot.waitUntil(lambda: window.is_in_front("cluster"), timeout=30000)
@@ -39,6 +42,7 @@ def test_cluster_to_the_slow_ranks_timeline(qtbot, make_window, real_profiles):
         with open(rank_dir / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv", encoding="utf-8-sig") as handle:
             computing[int(rank_dir.name.split("_")[1])] = float(next(csv.DictReader(handle))["Computing"])
     rank = max(computing, key=computing.get)
+    shot(window, "cluster", "1_opened")
     text = panel.findings.toPlainText()
     assert f"rank {rank}" in text, text
     # click the rank's name in the findings: it is selected in the table
@@ -48,17 +52,20 @@ def test_cluster_to_the_slow_ranks_timeline(qtbot, make_window, real_profiles):
     assert selected and panel.model.index(selected[0].row(), 0).data() == str(rank)
     # "Open rank in Profiler": this export keeps no timeline of that rank, so the panel says so and
     # offers the timeline of a rank of the same stage; following it shows that rank's kernels
+    shot(window, "cluster", "2_rank_selected")
     qtbot.mouseClick(panel.profiler_button, Qt.MouseButton.LeftButton)
     notice = panel.rank_notice
+    shot(window, "cluster", "3_no_timeline_notice")
     assert notice.isVisible() and f"rank {rank}" in notice.label.text()
     qtbot.mouseClick(notice.timeline_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.is_in_front("profiler"), timeout=30000)
     profiler = window.panels["profiler"]
     qtbot.waitUntil(lambda: bool(profiler.profiles) and profiler.profiles[-1].complete, timeout=60000)
     loaded = profiler.profiles[-1]
+    shot(window, "cluster", "4_timeline")
     other = int(loaded.path.name.split("_")[1]) if loaded.path.name.startswith("rank_") else None
     assert other is not None and other != rank and f"rank {other}" in notice.timeline_button.text()
     with open(loaded.path / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", encoding="utf-8-sig") as handle:
         kernels = sum(1 for _ in csv.DictReader(handle))
     assert loaded.trace.size == kernels > 0  # one slice per kernel the rank ran
-    assert window.width() <= 1280 and window.height() <= 720
+    assert window.width() <= size[0] and window.height() <= size[1]
