@@ -21,6 +21,7 @@ def _names(text: str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.commands.infer import _size, _triple
+    from studio.tools.infer.postprocess import HEADS
     from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
     from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
 
@@ -43,10 +44,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"target: every output's cosine against FP32 >= X on every sample (default 0.99)")
     target.add_argument("--max-top1-drop", type=float, metavar="P",
                         help="target: top-1 on the labelled pictures at most P points below FP32 (needs --truth)")
-    parser.add_argument("--truth", type=Path, metavar="LABELS.csv", help="image,label rows (as studio infer --truth)")
+    target.add_argument("--max-map-drop", type=float, metavar="P",
+                        help="target: a detector's mAP@0.5 on the pictures with boxes at most P points below FP32 "
+                             "(needs --truth boxes)")
+    target.add_argument("--max-dice-drop", type=float, metavar="P",
+                        help="target: a segmenter's mean Dice at most P points below FP32 (needs --truth masks)")
+    target.add_argument("--max-iou-drop", type=float, metavar="P",
+                        help="target: a segmenter's mean IoU at most P points below FP32 (needs --truth masks)")
+    parser.add_argument("--truth", type=Path, metavar="LABELS.csv|BOXES|MASKS",
+                        help="ground truth, as studio infer --truth: image,label rows; a folder of VOC XML or a "
+                             "COCO JSON; a folder of mask PNGs named like the pictures")
     parser.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line (labels by name)")
-    parser.add_argument("--task", choices=("classify", "detect", "segment"), default="classify",
-                        help="whose preprocessing defaults apply to pictures (default classify)")
+    parser.add_argument("--task", choices=("classify", "detect", "segment"),
+                        help="whose preprocessing defaults apply to pictures (default: the target's task, else "
+                             "classify)")
+    parser.add_argument("--head", choices=HEADS, help="detection output layout (as studio infer; default: guessed)")
+    parser.add_argument("--conf", type=float, default=0.25, help="detection score threshold (default 0.25)")
+    parser.add_argument("--iou", type=float, default=0.45, help="detection NMS IoU threshold (default 0.45)")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="normalisation of pictures (as studio infer)")
     parser.add_argument("--mean", type=_triple, metavar="R,G,B", help="per-channel mean on 0..255 pixels")
     parser.add_argument("--std", type=_triple, metavar="R,G,B", help="per-channel std on 0..255 pixels")
@@ -80,6 +94,13 @@ def run(args: argparse.Namespace) -> int:
                                                               "--std 127.5,127.5,127.5.")
     if args.max_top1_drop is not None and args.truth is None:
         raise UserError("--max-top1-drop needs --truth", "--truth", "Give a labels CSV: image,label rows.")
+    if args.max_map_drop is not None and args.truth is None:
+        raise UserError("--max-map-drop needs --truth", "--truth",
+                        "Give the pictures' boxes: a folder of VOC XML files or a COCO JSON.")
+    for flag, value in (("--max-dice-drop", args.max_dice_drop), ("--max-iou-drop", args.max_iou_drop)):
+        if value is not None and args.truth is None:
+            raise UserError(f"{flag} needs --truth", "--truth",
+                            "Give the pictures' masks: a folder of PNGs named like the pictures, class per pixel.")
     context = None
     if args.host:
         from studio.commands._context import cli_context
@@ -95,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
 def report(result) -> list[str]:
     """The human-readable report: settings, sensitivity, both searches, the measured table, files."""
+    from studio.tools.quantize.measure import TASK_METRICS
+
     s = result.settings
     lines = [f"{result.model.name}: {result.layers} layer(s) quantised by ONNX Runtime ({s.format}, {s.method}"
              f"{', per-channel' if s.per_channel else ''}; op types {','.join(s.op_types)}), calibrated on "
@@ -115,11 +138,15 @@ def report(result) -> list[str]:
     for found in result.searches:
         lines.append(f"  {found.method:<14} {found.size} layer(s) in float, {found.runs} run(s): "
                      + (", ".join(found.rollback) or "none"))
-    lines += ["", f"  {'model':<6} {'in float':>8} {'min cosine':>11} {'top-1':>7}  latency against FP32"]
+    # the task metrics measured (top-1 shown even when unmeasured, as before; mAP, Dice, IoU when measured)
+    metrics = [m for m in TASK_METRICS if m == "top1" or any(getattr(r.accuracy, m) is not None for r in result.table)]
+    header = "".join(f" {TASK_METRICS[m]:>8}" for m in metrics)
+    lines += ["", f"  {'model':<6} {'in float':>8} {'min cosine':>11}{header}  latency against FP32"]
     for row in result.table:
-        top1 = "-" if row.accuracy.top1 is None else f"{row.accuracy.top1 * 100:.1f}%"
+        cells = "".join(" " + ("-" if getattr(row.accuracy, m) is None else f"{getattr(row.accuracy, m) * 100:.1f}%")
+                        .rjust(8) for m in metrics)
         latency = "-" if row.latency is None else _latency(row.latency)
-        lines.append(f"  {row.name:<6} {row.rolled_back:>8} {row.accuracy.min_cosine:>11.6f} {top1:>7}  {latency}")
+        lines.append(f"  {row.name:<6} {row.rolled_back:>8} {row.accuracy.min_cosine:>11.6f}{cells}  {latency}")
     lines += ["", f"fallback (left in float): {', '.join(result.fallback) or 'none'}",
               f"wrote {result.out} and its calibration ranges {result.ranges}"]
     if result.ascend:

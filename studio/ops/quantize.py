@@ -1,6 +1,7 @@
 """INT8 quantisation of an ONNX model here (``studio quantize``): the samples come from a folder of
 pictures (``studio infer``'s preprocessing: presets, resize, layout, the same options) or an
-``.npz``; labels from a ``studio infer --truth`` labels CSV; the job is
+``.npz``; ground truth as ``studio infer --truth`` reads it (a labels CSV for top-1, boxes for
+mAP, masks for Dice and IoU: :mod:`studio.ops.quantize_judges`); the job is
 :func:`studio.tools.quantize.run.quantize`; with ``ascend``, AMCT's configuration, its command
 line and the ATC line that takes its output are written beside (:mod:`studio.tools.quantize.amct`).
 """
@@ -54,25 +55,34 @@ class Request:
     timing: bool = True
     ascend: Path | None = None
     soc: str | None = None
-    task: str = "classify"              # which task's preprocessing defaults apply to pictures
+    task: str | None = None             # whose preprocessing defaults apply to pictures (None: the target's task)
+    max_map_drop: float | None = None   # detection: mAP@0.5 points against --truth boxes
+    max_dice_drop: float | None = None  # segmentation: Dice points against --truth masks
+    max_iou_drop: float | None = None   # segmentation: IoU points against --truth masks
+    head: str | None = None             # detection head (as studio infer --head); guessed and said when None
+    conf: float = 0.25                  # detection score threshold (as studio infer --conf)
+    iou: float = 0.45                   # detection NMS threshold (as studio infer --iou)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
         return cls(Path(args.model), Path(args.output), Path(args.calib), args.eval, args.method, args.per_channel,
                    args.format, tuple(args.op_types), tuple(args.exclude or ()), args.min_cosine, args.max_top1_drop,
                    args.truth, args.labels, args.preset, args.resize, args.size, args.bgr, args.layout, args.mean,
-                   args.std, args.ranges, args.budget, not args.no_timing, args.ascend, args.soc, args.task)
+                   args.std, args.ranges, args.budget, not args.no_timing, args.ascend, args.soc, args.task,
+                   args.max_map_drop, args.max_dice_drop, args.max_iou_drop, args.head, args.conf, args.iou)
 
     def to_argv(self) -> list[str]:
         """The ``studio quantize`` arguments of this request."""
         argv = [str(self.model), "-o", str(self.out), "--calib", str(self.calib), "--method", self.method,
                 "--format", self.format, "--op-types", ",".join(self.op_types), "--budget", f"{self.budget:g}",
-                "--task", self.task]
+                "--conf", f"{self.conf:g}", "--iou", f"{self.iou:g}"]
         for flag, value in (("--eval", self.evaluate), ("--min-cosine", self.min_cosine),
                             ("--max-top1-drop", self.max_top1_drop), ("--truth", self.truth),
                             ("--labels", self.labels), ("--preset", self.preset), ("--resize", self.resize),
                             ("--layout", self.layout), ("--ranges", self.ranges), ("--ascend", self.ascend),
-                            ("--soc", self.soc)):
+                            ("--soc", self.soc), ("--task", self.task), ("--max-map-drop", self.max_map_drop),
+                            ("--max-dice-drop", self.max_dice_drop), ("--max-iou-drop", self.max_iou_drop),
+                            ("--head", self.head)):
             argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
         argv += ["--size", f"{self.size[0]}x{self.size[1]}"] if self.size else []
         argv += ["--mean", ",".join(f"{v:g}" for v in self.mean)] if self.mean else []
@@ -92,6 +102,9 @@ class Samples:
     source: str
     labels: list[int | None] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stems: list[str] = field(default_factory=list)       # pictures: each sample's file stem
+    placements: list = field(default_factory=list)       # pictures: where each sits in the input
+    pre: object | None = None                            # pictures: the preprocessing applied
 
 
 def run(request: Request, where: str | None = None, context=None, cancel: CancelToken | None = None,
@@ -115,17 +128,23 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
         raise UserError("-o would overwrite the model itself", request.out, "Write the INT8 model to another file.")
     settings = Settings(request.method, request.per_channel, request.format, tuple(request.op_types),
                         tuple(request.exclude))
-    given = request.min_cosine is not None or request.max_top1_drop is not None
-    goal = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, request.max_top1_drop, given)
+    drops = {"max_top1_drop": request.max_top1_drop, "max_map_drop": request.max_map_drop,
+             "max_dice_drop": request.max_dice_drop, "max_iou_drop": request.max_iou_drop}
+    given = request.min_cosine is not None or any(v is not None for v in drops.values())
+    goal = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, given=given, **drops)
+    request, task_note = _with_task(request, goal)
     _check_excludes(model, request.exclude)
     yield Progress(None, f"reading calibration samples from {request.calib}")
     calib = load_samples(request, request.calib, cancel)
     evaluation = load_samples(request, request.evaluate, cancel) if request.evaluate else calib
     labels = None
-    notes = list(calib.notes)
+    notes = ([task_note] if task_note else []) + list(calib.notes)
     if request.evaluate is None:
         notes.append("judged on the calibration samples (give --eval for held-out ones)")
-    if goal.max_top1_drop is not None:
+    if goal.metric in ("map50", "dice", "iou"):
+        eval_feeds, labels, judge_notes = _task_judge(request, evaluation, goal)
+        notes += judge_notes
+    elif goal.max_top1_drop is not None:
         labelled = [(f, y) for f, y in zip(evaluation.feeds, evaluation.labels) if y is not None]
         if not labelled:
             raise UserError("No picture of the evaluation set has a label", request.truth or "--truth",
@@ -153,6 +172,79 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
                               "deploy_model_local": str(ran.deploy_model), "om_local": str(ran.om),
                               "log": str(ran.log)})
     return result
+
+
+#: The task each task target is judged on.
+TARGET_TASKS = {"top1": "classify", "map50": "detect", "dice": "segment", "iou": "segment"}
+
+
+def _with_task(request: Request, goal) -> tuple[Request, str | None]:
+    """``request`` with its task: the one given, else the target's (said), else classify."""
+    from dataclasses import replace
+
+    wanted = TARGET_TASKS.get(goal.metric)
+    if request.task is None:
+        task = wanted or "classify"
+        note = f"task: {task} (from the target; give --task to choose)" if wanted and wanted != "classify" else None
+        return replace(request, task=task), note
+    if wanted is not None and request.task != wanted:
+        raise UserError(f"A {goal.describe()} target judges a {wanted} model, but --task is {request.task}",
+                        "--task", f"Give --task {wanted}, or leave --task out.")
+    return request, None
+
+
+def _task_judge(request: Request, evaluation: Samples, goal) -> tuple[list[dict], object, list[str]]:
+    """The evaluation feeds that have ground truth, the judge of their boxes or masks, and notes."""
+    from studio.ops.quantize_judges import BoxJudge, MaskJudge, Picture
+    from studio.tools.infer.postprocess import HEADS, guess_head_for
+    from studio.tools.infer.results import class_names
+    from studio.tools.infer.truth import read_boxes, read_mask
+    from studio.tools.quantize.measure import TASK_METRICS, run_all
+
+    flag = "--" + next(k for k in ("max_map_drop", "max_dice_drop", "max_iou_drop")
+                       if getattr(request, k) is not None).replace("_", "-")
+    kind = "boxes (a folder of VOC XML files or a COCO JSON)" if goal.metric == "map50" else \
+        "masks (a folder of PNGs named like the pictures, class per pixel)"
+    if request.truth is None:
+        raise UserError(f"{flag} needs --truth", "--truth", f"Give the pictures' {kind}, as studio infer --truth.")
+    if not request.truth.exists():
+        raise UserError("Ground truth not found", request.truth, f"Give the pictures' {kind}.")
+    if evaluation.pre is None:
+        raise UserError(f"A {TASK_METRICS[goal.metric]} target is judged on pictures; the evaluation samples are "
+                        "an .npz", request.evaluate or request.calib,
+                        "Give a folder of pictures to --calib (or --eval) so the boxes or masks can be matched.")
+    pictures = [Picture(stem, placement) for stem, placement in zip(evaluation.stems, evaluation.placements)]
+    if goal.metric == "map50":
+        truth = read_boxes(request.truth)
+        keep = [i for i, p in enumerate(pictures) if p.stem in truth]
+    else:
+        if not request.truth.is_dir():
+            raise UserError("Masks must be a folder of PNGs named like the pictures", request.truth,
+                            "Give the masks folder.")
+        masks = {p.stem: read_mask(request.truth, p.stem) for p in pictures}
+        keep = [i for i, p in enumerate(pictures) if masks[p.stem] is not None]
+    source = request.evaluate or request.calib
+    if not keep:
+        raise UserError(f"No picture of {source} has ground truth in {request.truth.name}", request.truth,
+                        f"Name the {'annotation files' if goal.metric == 'map50' else 'mask PNGs'} after the "
+                        "pictures (same stem), as studio infer --truth matches them.")
+    notes = []
+    if len(keep) < len(pictures):
+        notes.append(f"{TASK_METRICS[goal.metric]} on the {len(keep)} picture(s) of {len(pictures)} with ground truth")
+    feeds, pictures = [evaluation.feeds[i] for i in keep], [pictures[i] for i in keep]
+    if goal.metric != "map50":
+        return feeds, MaskJudge(pictures, [masks[p.stem] for p in pictures], evaluation.pre), notes
+    pre = evaluation.pre
+    head = request.head
+    if head is None:  # as infer does: from the first picture's outputs, and said
+        head = guess_head_for(run_all(request.model, feeds[:1])[0], (pre.height, pre.width))
+        notes.append(f"detection head: {head} (guessed from the outputs' shapes; give --head)")
+    elif head not in HEADS:
+        raise UserError(f"Unknown detection head {head!r}", "--head", f"Use one of: {', '.join(HEADS)}.")
+    judge = BoxJudge(pictures, truth, class_names(request.labels), head, (pre.height, pre.width), request.conf,
+                     request.iou)
+    notes.append(f"detections: {head} head, score >= {request.conf:g}, NMS IoU {request.iou:g} (as studio infer)")
+    return feeds, judge, notes
 
 
 def _check_excludes(model: Path, exclude) -> None:
@@ -224,11 +316,13 @@ def _pictures(request: Request, source: Path, session, inputs: dict, cancel) -> 
                         "Give a folder you can read.") from exc
     first = session.get_inputs()[0]
     dtype = ORT_TYPES.get(first.type, "float32")
-    pre = make_preprocess(tuple(first.shape), request.task, preset_for_input(dtype, request.preset, request.mean),
+    pre = make_preprocess(tuple(first.shape), request.task or "classify", preset_for_input(dtype, request.preset, request.mean),
                           request.resize, request.size, request.bgr, request.layout, request.mean, request.std,
                           input_name=first.name)
-    truth = read_labels(request.truth, class_names(request.labels)) if request.truth else {}
-    feeds, labels, unreadable = [], [], []
+    # labels only for a classifier: boxes and masks are read by the task judge
+    truth = read_labels(request.truth, class_names(request.labels)) if request.truth and request.max_top1_drop is not None \
+        else {}
+    feeds, labels, unreadable, stems, placements = [], [], [], [], []
     for path in images:
         if cancel is not None:
             cancel.raise_if_cancelled()
@@ -236,16 +330,18 @@ def _pictures(request: Request, source: Path, session, inputs: dict, cancel) -> 
         if image is None:
             unreadable.append(path.name)
             continue
-        tensor, _ = apply(pre, image)
+        tensor, placement = apply(pre, image)
         feeds.append({first.name: tensor.astype(dtype)})
         labels.append(truth.get(path.stem))
+        stems.append(path.stem)
+        placements.append(placement)
     if not feeds:
         raise UserError(f"None of the {len(images)} picture(s) could be read", source,
                         "Give PNG, JPEG, BMP or TIFF files that open in an image viewer.")
     notes = [f"preprocessing: {pre.describe()}"]
     if unreadable:
         notes.append(f"skipped {len(unreadable)} unreadable picture(s): {', '.join(unreadable[:5])}")
-    return Samples(check_samples(feeds, inputs, source), str(source), labels, notes)
+    return Samples(check_samples(feeds, inputs, source), str(source), labels, notes, stems, placements, pre)
 
 
 def result_json(result) -> dict:

@@ -102,14 +102,16 @@ def test_the_request_survives_its_command_line(tmp_path):
                          True, "qoperator", ("Conv", "Add"), ("n1", "n 2"), None, 2.5, tmp_path / "l.csv",
                          tmp_path / "names.txt", "symmetric", "stretch", (48, 192), True, "NHWC",
                          (1.0, 2.0, 3.0), (4.0, 5.0, 6.0), tmp_path / "r.json", 0.5, False, tmp_path / "asc",
-                         "Ascend910B1", "segment")
+                         "Ascend910B1", "segment", head="yolox", conf=0.3, iou=0.6)
     defaults = op.Request(tmp_path / "m.onnx", tmp_path / "o.onnx", tmp_path / "pics")
     changed = [f.name for f in dataclasses.fields(op.Request) if getattr(request, f.name) != getattr(defaults, f.name)]
-    assert len(changed) == len(dataclasses.fields(op.Request)) - 4  # all but model, out, calib and min_cosine
+    # all but model, out, calib and the other targets (min_cosine, max_map/dice/iou_drop)
+    assert len(changed) == len(dataclasses.fields(op.Request)) - 7
     back = op.Request.from_args(command_parser("quantize").parse_args(request.to_argv()))
     assert back == request
-    cosine = dataclasses.replace(request, min_cosine=0.875, max_top1_drop=None)
-    assert op.Request.from_args(command_parser("quantize").parse_args(cosine.to_argv())) == cosine
+    for target in ({"min_cosine": 0.875}, {"max_map_drop": 1.5}, {"max_dice_drop": 2.0}, {"max_iou_drop": 0.25}):
+        other = dataclasses.replace(request, max_top1_drop=None, **target)
+        assert op.Request.from_args(command_parser("quantize").parse_args(other.to_argv())) == other
 
 
 AMCT_SCRIPT = r"""#!/bin/sh

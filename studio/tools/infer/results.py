@@ -205,7 +205,7 @@ def _answer(opts, pre, outputs, placement, image, stem, names, head, ground, row
         import cv2
 
         mask = postprocess.segment(outputs[0])
-        mask = _mask_to_image(mask, pre, placement, cv2)
+        mask = mask_to_image(mask, pre, placement, cv2)
         row["foreground_share"] = round(float(np.count_nonzero(mask)) / mask.size, 6)
         if ground is not None:
             reference = truth.read_mask(ground, stem)
@@ -226,8 +226,9 @@ def _answer(opts, pre, outputs, placement, image, stem, names, head, ground, row
     return overlay.draw_boxes(image, boxes, found.scores, found.classes, names) if opts.overlays else None
 
 
-def _mask_to_image(mask: np.ndarray, pre: Preprocess, placement, cv2) -> np.ndarray:
-    """The mask in picture pixels: undo the letterbox or crop, then resize (nearest)."""
+def mask_to_image(mask: np.ndarray, pre: Preprocess, placement, cv2) -> np.ndarray:
+    """The mask in picture pixels: undo the letterbox or crop, then resize (nearest) (also what
+    ``studio quantize`` judges a segmenter's masks on)."""
     top, left = int(round(placement.offset_y)), int(round(placement.offset_x))
     if pre.resize == "letterbox":
         h = int(round(placement.image_height * placement.scale_y))

@@ -1,6 +1,8 @@
 """What a quantised model is judged on: its outputs against FP32 on the same samples (cosine, as
-``accuracy precision`` reads it), its top-1 on labelled samples, and its latency against FP32
-timed interleaved (:func:`studio.core.ab.interleaved`).
+``accuracy precision`` reads it), a task metric against ground truth (top-1 on labelled samples
+here; mAP, Dice and IoU through a judge the operations layer builds from ``studio infer``'s
+post-processing and metrics), and its latency against FP32 timed interleaved
+(:func:`studio.core.ab.interleaved`).
 
 Every metric is plain numpy over ONNX Runtime's outputs, written to be checked by hand.
 """
@@ -60,19 +62,49 @@ def open_cpu(model: Path):
     return open_session(Path(model), ["CPUExecutionProvider"])
 
 
+#: Task metrics a judge can report (fractions 0..1, larger is better), with the names a user reads.
+TASK_METRICS = {"top1": "top-1", "map50": "mAP@0.5", "dice": "Dice", "iou": "IoU"}
+
+
 @dataclass
 class Accuracy:
-    """One model's accuracy on the evaluation samples."""
+    """One model's accuracy on the evaluation samples: cosine against FP32 and the task metrics
+    the judge measured (None when it measures none of them)."""
 
     min_cosine: float
     top1: float | None = None      # None without labels
+    map50: float | None = None     # detection: mAP at IoU 0.5 on the pictures with boxes
+    dice: float | None = None      # segmentation: mean foreground Dice on the pictures with masks
+    iou: float | None = None       # segmentation: mean foreground IoU
 
-    __json_round__ = {"min_cosine": 6, "top1": 4}
+    __json_round__ = {"min_cosine": 6, "top1": 4, "map50": 6, "dice": 6, "iou": 6}
 
 
-def accuracy_of(reference, outputs, labels: list[int] | None) -> Accuracy:
-    """Accuracy of ``outputs`` against the FP32 ``reference`` (and the labels when given)."""
-    return Accuracy(min_cosine(reference, outputs), top1(outputs, labels) if labels else None)
+class Top1:
+    """The judge of a classifier: top-1 of the first output against one label per sample."""
+
+    metrics = ("top1",)
+
+    def __init__(self, labels: list[int]):
+        self.labels = list(labels)
+
+    def measure(self, outputs: list[list[np.ndarray]]) -> dict[str, float]:
+        return {"top1": top1(outputs, self.labels)}
+
+
+def as_judge(judge):
+    """``judge`` as an object with ``metrics`` and ``measure(outputs) -> {metric: value}``: a list of
+    labels becomes :class:`Top1`; None stays None (cosine only)."""
+    if judge is None or hasattr(judge, "measure"):
+        return judge
+    return Top1(judge) if len(judge) else None
+
+
+def accuracy_of(reference, outputs, judge) -> Accuracy:
+    """Accuracy of ``outputs`` against the FP32 ``reference``, and the judge's task metrics (a list
+    of labels, a judge object, or None)."""
+    judge = as_judge(judge)
+    return Accuracy(min_cosine(reference, outputs), **(judge.measure(outputs) if judge is not None else {}))
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.quantize.build import Builder, Settings, quantised_layers, scratch
-from studio.tools.quantize.measure import Accuracy, Row, accuracy_of, run_all, time_against
+from studio.tools.quantize.measure import TASK_METRICS, Accuracy, Row, accuracy_of, as_judge, run_all, time_against
 from studio.tools.quantize.search import Checker, Found, Target, search_ddmin, search_ranked
 from studio.tools.quantize.sensitivity import Sensitivity, rank_layers
 
@@ -52,17 +52,21 @@ class QuantizeResult:
 
 
 def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], settings: Settings,
-             target: Target, labels: list[int] | None = None, ranges: Path | None = None,
+             target: Target, labels=None, ranges: Path | None = None,
              budget_s: float = 3.0, timing: bool = True, sensitivity: bool = True,
              cancel: CancelToken | None = None) -> Generator[Progress, None, QuantizeResult]:
-    """Job: see the module docstring. ``evaluation`` are the samples judged (``labels`` their classes,
-    for a top-1 target); ``ranges`` the calibration cache (default ``OUT.ranges.json``)."""
+    """Job: see the module docstring. ``evaluation`` are the samples judged; ``labels`` their ground
+    truth: a class per sample (top-1), or a judge object whose ``measure(outputs)`` gives task
+    metrics (mAP, Dice, IoU; built by the operations layer); ``ranges`` the calibration cache
+    (default ``OUT.ranges.json``)."""
     import onnx
 
     model, out = Path(model), Path(out)
-    if target.max_top1_drop is not None and not labels:
-        raise UserError("A top-1 target needs labelled samples", "--max-top1-drop",
-                        "Give --truth LABELS.csv naming the class of each picture (image,label rows).")
+    labels = as_judge(labels)
+    if target.metric is not None and (labels is None or target.metric not in labels.metrics):
+        raise UserError(f"A {TASK_METRICS[target.metric]} target needs ground truth for it", target.describe(),
+                        "Give --truth: image,label rows for top-1, boxes (VOC XML folder or COCO JSON) for mAP, "
+                        "a folder of mask PNGs for Dice or IoU.")
     ranges = Path(ranges) if ranges is not None else out.with_name(out.stem + ".ranges.json")
     notes: list[str] = []
     with scratch() as folder:
@@ -85,7 +89,7 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         ranked: list[Sensitivity] = []
         if sensitivity:
             ranked = yield from _progress(rank_layers(model, candidates, builder, evaluation, reference, labels,
-                                                      calib, cancel), 0.1, 0.5)
+                                                      calib, cancel, target.metric), 0.1, 0.5)
         order = [s.name for s in ranked] or candidates
         yield Progress(0.55, f"searching the fewest layers to roll back for {target.describe()}")
         by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel)

@@ -20,55 +20,78 @@ from dataclasses import dataclass, field
 from studio.core.ddmin import ddmin
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken
-from studio.tools.quantize.measure import Accuracy, accuracy_of, run_all
+from studio.tools.quantize.measure import TASK_METRICS, Accuracy, accuracy_of, as_judge, run_all
+
+
+#: Each task target's option and the metric it reads (:data:`~studio.tools.quantize.measure.TASK_METRICS`).
+DROP_TARGETS = {"max_top1_drop": "top1", "max_map_drop": "map50", "max_dice_drop": "dice", "max_iou_drop": "iou"}
 
 
 @dataclass
 class Target:
-    """The accuracy to meet: ``min_cosine`` of the outputs against FP32 (>=), or a top-1 no more
-    than ``max_top1_drop`` points below FP32's on the labelled samples."""
+    """The accuracy to meet: ``min_cosine`` of the outputs against FP32 (>=), or a task metric no
+    more than its drop (in points) below FP32's on the samples with ground truth: top-1 (labels),
+    mAP@0.5 (boxes), Dice or IoU (masks)."""
 
     min_cosine: float | None = None
     max_top1_drop: float | None = None
     given: bool = True                 # False: the default, said in the output
+    max_map_drop: float | None = None
+    max_dice_drop: float | None = None
+    max_iou_drop: float | None = None
 
     def __post_init__(self) -> None:
-        if (self.min_cosine is None) == (self.max_top1_drop is None):
-            raise UserError("Give one accuracy target", "--min-cosine / --max-top1-drop",
-                            "Use --min-cosine 0.99, or --max-top1-drop 1 --truth LABELS.")
+        drops = {k: getattr(self, k) for k in DROP_TARGETS if getattr(self, k) is not None}
+        if (self.min_cosine is not None) + len(drops) != 1:
+            raise UserError("Give one accuracy target", "--min-cosine / --max-top1-drop / --max-map-drop / "
+                            "--max-dice-drop / --max-iou-drop",
+                            "Use --min-cosine 0.99, or one task target such as --max-top1-drop 1 --truth LABELS.")
         if self.min_cosine is not None and not -1.0 <= self.min_cosine <= 1.0:
             raise UserError(f"--min-cosine {self.min_cosine} is outside -1..1", "--min-cosine", "Give e.g. 0.99.")
-        if self.max_top1_drop is not None and not 0.0 <= self.max_top1_drop <= 100.0:
-            raise UserError(f"--max-top1-drop {self.max_top1_drop} is outside 0..100 points", "--max-top1-drop",
-                            "Give the top-1 points you accept to lose, e.g. 1.")
+        for key, value in drops.items():
+            if not 0.0 <= value <= 100.0:
+                flag = "--" + key.replace("_", "-")
+                raise UserError(f"{flag} {value:g} is outside 0..100 points", flag,
+                                f"Give the {TASK_METRICS[DROP_TARGETS[key]]} points you accept to lose, e.g. 1.")
+
+    @property
+    def metric(self) -> str | None:
+        """The task metric the target reads (``top1``, ``map50``, ``dice``, ``iou``), None for cosine."""
+        return next((m for k, m in DROP_TARGETS.items() if getattr(self, k) is not None), None)
+
+    @property
+    def drop(self) -> float | None:
+        """The points the task metric may lose against FP32."""
+        return next((getattr(self, k) for k in DROP_TARGETS if getattr(self, k) is not None), None)
 
     def met(self, accuracy: Accuracy, fp32: Accuracy) -> bool:
         if self.min_cosine is not None:
             return accuracy.min_cosine >= self.min_cosine
-        return accuracy.top1 is not None and accuracy.top1 >= fp32.top1 - self.max_top1_drop / 100.0 - 1e-12
+        value, base = getattr(accuracy, self.metric), getattr(fp32, self.metric)
+        return value is not None and value >= base - self.drop / 100.0 - 1e-12
 
     def score(self, accuracy: Accuracy) -> float:
         """The figure the target reads (larger is better)."""
-        return accuracy.min_cosine if self.min_cosine is not None else accuracy.top1
+        return accuracy.min_cosine if self.min_cosine is not None else getattr(accuracy, self.metric)
 
     def describe(self) -> str:
         if self.min_cosine is not None:
             text = f"min cosine >= {self.min_cosine:g} against FP32"
         else:
-            text = f"top-1 within {self.max_top1_drop:g} point(s) of FP32"
+            text = f"{TASK_METRICS[self.metric]} within {self.drop:g} point(s) of FP32"
         return text + ("" if self.given else " (not given: the default)")
 
     def show(self, accuracy: Accuracy) -> str:
         if self.min_cosine is not None:
             return f"min cosine {accuracy.min_cosine:.6f}"
-        return f"top-1 {accuracy.top1 * 100:.2f} %"
+        return f"{TASK_METRICS[self.metric]} {getattr(accuracy, self.metric) * 100:.2f} %"
 
 
 class Checker:
     """Builds and judges rollback sets; remembers each set's accuracy and counts distinct checks."""
 
-    def __init__(self, builder, samples, reference, labels, target: Target, fp32: Accuracy, cancel=None):
-        self.builder, self.samples, self.reference, self.labels = builder, samples, reference, labels
+    def __init__(self, builder, samples, reference, judge, target: Target, fp32: Accuracy, cancel=None):
+        self.builder, self.samples, self.reference, self.judge = builder, samples, reference, as_judge(judge)
         self.target, self.fp32, self.cancel = target, fp32, cancel
         self.seen: dict[frozenset, Accuracy] = {}
 
@@ -78,7 +101,7 @@ class Checker:
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled()
             outputs = run_all(self.builder.build(key), self.samples)
-            self.seen[key] = accuracy_of(self.reference, outputs, self.labels)
+            self.seen[key] = accuracy_of(self.reference, outputs, self.judge)
         return self.seen[key]
 
     def passes(self, rollback) -> bool:

@@ -2,8 +2,10 @@
 
 Each candidate layer is quantised alone (every other layer in float, ranges from the one
 calibration) and the model's outputs on the evaluation samples are compared with FP32: the
-layer's ``error`` is ``1 - min cosine`` over outputs and samples (and, with labels, its top-1 is
-recorded). Beside it, the statistics of the layer's weight and input activation
+layer's ``error`` is ``1 - min cosine`` over outputs and samples, and with ground truth the task
+metrics it leaves are recorded (top-1; mAP@0.5; Dice and IoU). With a task target the ranking
+reads that target's metric first (the lowest it leaves, most sensitive), the cosine error breaking
+ties, so the searches try first the layers that cost the metric the target is judged on. Beside it, the statistics of the layer's weight and input activation
 (:mod:`studio.tools.quantize.stats`) from an FP32 run over the calibration samples: they explain
 a rank (an outlier shows as a huge kurtosis and MSE) without deciding it.
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.quantize.measure import min_cosine, run_all, top1
+from studio.tools.quantize.measure import accuracy_of, as_judge, run_all
 from studio.tools.quantize.stats import TensorStats, stats_of
 
 
@@ -32,33 +34,41 @@ class Sensitivity:
     top1: float | None = None          # with only this layer quantised (labelled samples)
     weight: TensorStats | None = None
     activation: TensorStats | None = None
+    map50: float | None = None         # with only this layer quantised (pictures with boxes)
+    dice: float | None = None          # ... (pictures with masks)
+    iou: float | None = None
 
-    __json_round__ = {"error": 8, "min_cosine": 8, "top1": 4}
+    __json_round__ = {"error": 8, "min_cosine": 8, "top1": 4, "map50": 6, "dice": 6, "iou": 6}
 
 
-def rank_layers(model_path: Path, candidates: list[str], builder, samples, reference, labels,
-                calib_samples, cancel: CancelToken | None = None
+def rank_layers(model_path: Path, candidates: list[str], builder, samples, reference, judge,
+                calib_samples, cancel: CancelToken | None = None, rank_by: str | None = None
                 ) -> Generator[Progress, None, list[Sensitivity]]:
-    """Job: every candidate quantised alone and measured; the list sorted most sensitive first."""
+    """Job: every candidate quantised alone and measured (``judge``: labels, a task judge or None);
+    the list sorted most sensitive first: by the task metric ``rank_by`` when given (lowest
+    first), then by the cosine error."""
     import onnx
 
     model = onnx.load(str(model_path))
     nodes = {n.name: n for n in model.graph.node}
     yield Progress(None, f"statistics of {len(candidates)} layer(s)")
     tensors = _tensor_stats(model, [nodes[name] for name in candidates], calib_samples)
+    judge = as_judge(judge)
     out = []
     for index, name in enumerate(candidates):
         if cancel is not None:
             cancel.raise_if_cancelled()
         yield Progress(index / len(candidates), f"sensitivity {index + 1}/{len(candidates)}: {name}")
         outputs = run_all(builder.build((), only=[name]), samples)
-        cos = min_cosine(reference, outputs)
+        accuracy = accuracy_of(reference, outputs, judge)
+        cos = accuracy.min_cosine
         weight, activation = tensors.get(name, (None, None))
-        out.append(Sensitivity(name, nodes[name].op_type, 1.0 - cos, cos, top1(outputs, labels) if labels else None,
-                               weight, activation))
+        out.append(Sensitivity(name, nodes[name].op_type, 1.0 - cos, cos, accuracy.top1, weight, activation,
+                               accuracy.map50, accuracy.dice, accuracy.iou))
     # ties (e.g. layers that change nothing) keep graph order, so the ranking is reproducible
     order = {name: i for i, name in enumerate(candidates)}
-    out.sort(key=lambda s: (-s.error, order[s.name]))
+    out.sort(key=lambda s: (getattr(s, rank_by) if rank_by and getattr(s, rank_by) is not None else 0.0,
+                            -s.error, order[s.name]))
     return out
 
 
