@@ -7,6 +7,10 @@ cancellation through signals, which Qt queues onto the GUI thread. On cancel the
 the generator, so the engine's ``finally`` blocks kill processes and close channels.
 
 Jobs that share a ``key`` (for example one remote host) run one at a time, in order.
+
+A job's failure is posted once, by the runner, on the notice board (``studio.core.notices``): the
+window's notifier and status line show it. A panel's own ``failed`` handler only puts the panel
+back in order (buttons, a half-shown state); it does not say what went wrong a second time.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from studio.core import notices
 from studio.core.errors import Cancelled, StudioError
 from studio.core.jobs import CancelToken, Job, Progress
+from studio.core.notices import NoticeBoard
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,9 @@ class JobHandle(QObject):
         self.make_job = make_job
         self.result: Any = None
         self.error: tuple[BaseException, str] | None = None
+        self.report_failure = True
+        """False when the panel shows this job's failure itself, next to what failed (a find box):
+        the runner then posts no notice. Set it right after ``start``."""
         self._spent_job: Job | None = None  # the finished generator, until the GUI thread drops it
 
     def cancel(self) -> None:
@@ -147,6 +156,9 @@ class JobRunner(QObject):
 
     Signals:
         job_added(JobHandle), job_ended(JobHandle), job_failed(JobHandle, exception, traceback_text)
+
+    Every failure is also posted on ``board`` (the process's notice board unless given), titled
+    with the job's title, unless the handle's ``report_failure`` is False.
     """
 
     job_added = Signal(object)
@@ -156,8 +168,10 @@ class JobRunner(QObject):
     _worker_progress = Signal(object, object)
     _worker_done = Signal(object, str, object)
 
-    def __init__(self, parent: QObject | None = None, max_threads: int | None = None):
+    def __init__(self, parent: QObject | None = None, max_threads: int | None = None,
+                 board: NoticeBoard | None = None):
         super().__init__(parent)
+        self.board = board if board is not None else notices.board
         # Hand the interpreter to a waiting thread after 1 ms instead of 5 ms: with jobs running
         # pure-Python loops, the GUI thread then waits ~20 ms at worst instead of ~100 ms (measured).
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
@@ -241,6 +255,8 @@ class JobRunner(QObject):
             handle.finished.emit(handle.result)
         elif handle.state is JobState.FAILED:
             exc, text = handle.error
+            if handle.report_failure:
+                self.board.post_exception(exc, text, source=handle.title)
             handle.failed.emit(exc, text)
             self.job_failed.emit(handle, exc, text)
         else:

@@ -58,8 +58,8 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
         self.settings = settings or UserSettings.load()
-        self.runner = JobRunner(self)
         self.notifier = notifier or Notifier(self)
+        self.runner = JobRunner(self, board=self.notifier.board)  # its jobs' failures reach this notifier
         self.notifier.parent_widget = self
         self.workspace: Workspace | None = None
         self._panel_specs: dict[str, PanelSpec] = {spec.name: spec for spec in PANELS}
@@ -78,8 +78,9 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_menus()
         self._build_status_bar()
-        self.runner.job_failed.connect(self._on_job_failed)
-        self.notifier.noticed.connect(self._on_notice)  # a bound slot: disconnected when the window goes
+        # The status line hears every notice through the notifier, which brings it from the board
+        # to this thread. A bound slot: disconnected when the window goes.
+        self.notifier.noticed.connect(self._on_notice)
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._sizes_pending = True  # dock sizes can only be set once the window has a size
         self._persist_layout = restore_layout  # a screenshot run must not overwrite the user's layout
@@ -272,7 +273,7 @@ class MainWindow(QMainWindow):
         return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
     def _on_notice(self, notice) -> None:
-        self.show_status(notice.message.splitlines()[0], 10000)
+        self.show_status(notice.headline, 10000)
 
     def show_status(self, text: str, timeout_ms: int = 5000) -> None:
         """Show ``text`` in the status bar as plain text: it draws what it gets, so a panel's rich
@@ -289,9 +290,6 @@ class MainWindow(QMainWindow):
         text = self._panel_status.get(name)
         if visible and text:
             self.show_status(text)
-
-    def _on_job_failed(self, handle: JobHandle, exc: BaseException, text: str) -> None:
-        self.notifier.report_exception(exc, text, context=handle.title)
 
     # ------------------------------------------------------------------ workspaces
     def open_workspace(self, folder: Path, create: bool = False) -> Workspace | None:

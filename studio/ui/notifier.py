@@ -1,8 +1,10 @@
-"""One funnel for every error: job failures, uncaught exceptions on any thread, Qt warnings.
+"""The window's viewer of the notice board: dialogs for errors, every notice to the status line.
 
-Each error becomes a :class:`Notice` — a short message for people and the full details
-(traceback, log file path) behind a "Details" button. Reports may come from any thread; a
-queued signal brings them to the GUI thread before anything is shown.
+Notices are posted on :mod:`studio.core.notices`'s board from any thread (job failures by the
+JobRunner, uncaught exceptions by the hooks below, engines and commands themselves). The notifier
+subscribes to the board and hands each notice to the GUI thread with a queued signal before
+anything is shown. ``Notice`` and ``notice_from_exception`` live in the core; they are imported
+here too for older callers.
 """
 
 from __future__ import annotations
@@ -11,73 +13,60 @@ import logging
 import sys
 import threading
 import traceback
-from dataclasses import dataclass
+import weakref
 from types import TracebackType
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from studio.core.errors import Cancelled, StudioError, ToolUnavailable, UserError
-from studio.core.logs import log_file_path
+from studio.core import notices
+from studio.core.notices import Notice, NoticeBoard, Severity, notice_from_exception
+
+__all__ = ["Notice", "Notifier", "notice_from_exception"]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Notice:
-    """An error as the user sees it."""
-
-    title: str
-    message: str
-    details: str
-    expected: bool
-    """True for errors the user can fix (UserError and friends): no traceback needed."""
-
-
-def notice_from_exception(exc: BaseException, tb_text: str = "", context: str = "") -> Notice:
-    """Turn an exception into a Notice: user errors keep their message; bugs say so and keep the trace."""
-    tb_text = tb_text or "".join(traceback.format_exception(exc))
-    where_log = f"Log file: {log_file_path()}"
-    title = context or "Studio"
-    if isinstance(exc, (UserError, ToolUnavailable)):
-        return Notice(title, str(exc), f"{where_log}\n\n{tb_text}", expected=True)
-    if isinstance(exc, StudioError):
-        return Notice(title, str(exc), f"{where_log}\n\n{tb_text}", expected=True)
-    summary = f"Unexpected error: {type(exc).__name__}: {exc}".strip()
-    message = f"{summary}\n\nThis is a bug in Studio. The details and the log file say where it happened."
-    return Notice(title, message, f"{where_log}\n\n{tb_text}", expected=False)
-
-
 class Notifier(QObject):
-    """Receives errors from anywhere and shows them, one dialog at a time, on the GUI thread.
+    """Listens to the notice board and shows what is posted there, on the GUI thread: an error in a
+    dialog (one at a time; the same message twice in a row once), every notice through ``noticed``
+    (the window's status line listens).
 
     Signals:
-        noticed(Notice): emitted on the GUI thread for every error (the status bar listens).
+        noticed(Notice): emitted on the GUI thread for every notice posted on the board.
     """
 
     noticed = Signal(object)
     _incoming = Signal(object)
 
-    def __init__(self, parent_widget: QWidget | None = None, show_dialogs: bool = True):
+    def __init__(self, parent_widget: QWidget | None = None, show_dialogs: bool = True,
+                 board: NoticeBoard | None = None):
         super().__init__()
         self.parent_widget = parent_widget
         self.show_dialogs = show_dialogs
+        self.board = board if board is not None else notices.board
         self.history: list[Notice] = []
         self._queue: list[Notice] = []
         self._dialog: QMessageBox | None = None
         self._previous_hooks: tuple | None = None
         self._incoming.connect(self._on_incoming, Qt.ConnectionType.QueuedConnection)
+        # The board holds the relay, the relay only a weak reference: a notifier nobody keeps (a
+        # closed window's) is collected and stops listening instead of living on in the board.
+        self._unsubscribe = self.board.subscribe(_relay(weakref.ref(self)))
+        self.destroyed.connect(self._unsubscribe)
+
+    def close(self) -> None:
+        """Stop listening to the board (a window going away)."""
+        self._unsubscribe()
 
     # ---- reporting (any thread)
     def report(self, notice: Notice) -> None:
-        """Show ``notice``; safe to call from any thread."""
-        self._incoming.emit(notice)
+        """Post ``notice`` on the board (every subscriber sees it, this notifier too); any thread."""
+        self.board.post(notice)
 
     def report_exception(self, exc: BaseException, tb_text: str = "", context: str = "") -> None:
-        """Show an exception (a Cancelled is ignored: the user asked for it)."""
-        if isinstance(exc, Cancelled):
-            return
-        self.report(notice_from_exception(exc, tb_text, context))
+        """Post an exception on the board (a Cancelled is ignored: the user asked for it)."""
+        self.board.post_exception(exc, tb_text, context)
 
     # ---- global hooks
     def install_hooks(self) -> None:
@@ -113,11 +102,18 @@ class Notifier(QObject):
     def _on_incoming(self, notice: Notice) -> None:
         self.history.append(notice)
         self.noticed.emit(notice)
-        if not self.show_dialogs:
-            return
+        if not self.show_dialogs or notice.severity is not Severity.ERROR:
+            return  # warnings and news are for the status line, not for a dialog in the way
+        if self._already_shown(notice):
+            return  # one cause failing several jobs (a folder's ranks, memory and collectives)
         self._queue.append(notice)
         if self._dialog is None:
             self._show_next()
+
+    def _already_shown(self, notice: Notice) -> bool:
+        """True when a dialog with the same text is open or waiting."""
+        showing = [self._dialog.text()] if self._dialog is not None else []
+        return notice.message in showing + [queued.message for queued in self._queue]
 
     def _show_next(self) -> None:
         if not self._queue:
@@ -138,3 +134,18 @@ class Notifier(QObject):
     def _on_dialog_closed(self) -> None:
         self._dialog = None
         self._show_next()
+
+
+def _relay(notifier_ref: weakref.ref):
+    """A board subscriber that hands each notice to the notifier's GUI thread (called on any thread)."""
+
+    def relay(notice: Notice) -> None:
+        notifier = notifier_ref()
+        if notifier is None:
+            return
+        try:
+            notifier._incoming.emit(notice)  # queued: the slot runs on the notifier's thread
+        except RuntimeError:  # its Qt half was deleted before the Python half let go
+            pass
+
+    return relay

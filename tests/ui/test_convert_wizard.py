@@ -105,11 +105,19 @@ def test_fusion_switch_and_tf_model_routing(panel, qtbot, tmp_path):
     assert "--fusion_switch_file=" in panel.advanced_page.preview.toPlainText()
 
 
-def test_broken_aipp_file_is_reported_in_the_log(panel, qtbot, tmp_path):
+def test_broken_aipp_file_is_reported_on_the_notice_board(panel, qtbot, tmp_path):
     cfg = tmp_path / "broken.cfg"
     cfg.write_text("aipp_op {\n aipp_mode : static\n input_format : RGB888_U8\n mean_chn_0 : lots\n}\n")
-    panel.open_file(detect(cfg))
-    qtbot.waitUntil(lambda: "broken.cfg, line 4" in panel.log.toPlainText(), timeout=5000)
+    posted = []
+    stop = panel.runner.board.subscribe(posted.append)
+    try:
+        panel.open_file(detect(cfg))
+        qtbot.waitUntil(lambda: bool(posted), timeout=5000)
+        qtbot.wait(50)
+    finally:
+        stop()
+    assert len(posted) == 1 and "broken.cfg, line 4" in posted[0].where
+    assert "broken.cfg" not in panel.log.toPlainText()  # said once, not again in the conversion's log
     assert not panel.aipp_page.aipp_enabled
 
 

@@ -126,9 +126,15 @@ def test_compare_marks_nodes_on_one_side(qtbot, panel, tmp_path):
 def test_bad_file_shows_the_reason(qtbot, panel, ascend_fixtures, tmp_path):
     bad = tmp_path / "cut.om"
     bad.write_bytes((ascend_fixtures / "om" / "root_model.om").read_bytes()[:600])
-    panel.open_path(bad)
-    qtbot.waitUntil(lambda: "Could not open" in panel.left.canvas.empty_text, timeout=5000)
-    assert "OM" in panel.left.canvas.empty_text
+    posted = []
+    stop = panel.runner.board.subscribe(posted.append)
+    try:
+        panel.open_path(bad)
+        qtbot.waitUntil(lambda: "Could not open cut.om" in panel.left.canvas.empty_text, timeout=5000)
+    finally:
+        stop()
+    # the reason is on the notice board, once, with the file it concerns
+    assert len(posted) == 1 and "OM" in posted[0].what and str(bad) in posted[0].message
     panel.set_overlay(OverlayData("x", {"a": 1.0}))  # no model: nothing to colour, no crash
 
 

@@ -78,7 +78,15 @@ def test_the_dialog_refuses_what_is_not_an_onnx_model(panel, tmp_path):
 
 
 def test_a_missing_model_is_said_in_the_panel(panel, qtbot, tmp_path):
-    panel.ask_bench(tmp_path / "gone.onnx")
-    panel.bench_dialog.accept()
-    qtbot.waitUntil(lambda: panel.info.text().startswith("Could not benchmark gone.onnx"), timeout=20_000)
+    posted = []
+    stop = panel.runner.board.subscribe(posted.append)
+    try:
+        panel.ask_bench(tmp_path / "gone.onnx")
+        panel.bench_dialog.accept()
+        qtbot.waitUntil(lambda: panel.info.text().startswith("Could not benchmark gone.onnx"), timeout=20_000)
+    finally:
+        stop()
     assert panel.last_bench is None
+    # why is on the notice board, once; the panel's line does not say it a second time
+    assert len(posted) == 1 and "gone.onnx" in posted[0].message
+    assert panel.info.text() == "Could not benchmark gone.onnx"

@@ -147,7 +147,7 @@ class ComparingActions:
         if shapes is None and files is None:
             self.links.focus.emit(self.NAME)
             self._ask_inputs(model, lambda s, f: self.check_fp16(model, s, f, host),
-                             on_failed=lambda exc: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
+                             on_failed=lambda exc: self._on_fp16_ended(model, "failed", to_status=False))
             return
         golden, target = fp16_folders(model, self.workspace_folder)
         self.links.focus.emit(self.NAME)
@@ -165,7 +165,7 @@ class ComparingActions:
         where = f" on {host}" if host else ""
         handle = self._start(f"FP16 check of {model.name}{where}", job,
                              lambda result: self._on_fp16_checked(result, (golden, target)))
-        handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, f"failed: {str(exc).splitlines()[0]}"))
+        handle.failed.connect(lambda exc, _tb: self._on_fp16_ended(model, "failed", to_status=False))
         handle.cancelled.connect(lambda: self._on_fp16_ended(model, "cancelled"))
 
     def _ask_inputs(self, model: Path, then, sizes_from: Path | None = None, on_failed=None) -> None:
@@ -203,11 +203,14 @@ class ComparingActions:
         if on_failed is not None:
             handle.failed.connect(lambda exc, _tb: on_failed(exc))
 
-    def _on_fp16_ended(self, model: Path, what: str) -> None:
-        """A failed or cancelled check: say so where the "dumping…" line was (a shown result stays)."""
+    def _on_fp16_ended(self, model: Path, what: str, to_status: bool = True) -> None:
+        """A failed or cancelled check: say so where the "dumping…" line was (a shown result stays).
+        A failure's why is on the notice board, which also fills the status line: ``to_status``
+        False then, so the status line does not say it twice."""
         if self.state.result is None:
             self.sources.setText(f"FP16 check of <b>{html.escape(model.name)}</b> {html.escape(what)}")
-        self.status.emit(f"FP16 check of {model.name} {what}")
+        if to_status:
+            self.status.emit(f"FP16 check of {model.name} {what}")
 
     def _on_fp16_checked(self, result, pair: tuple[Path, Path]) -> None:
         self.forget_fp32_set()  # a set found for the last check is not this one's

@@ -97,9 +97,8 @@ class Fp16Tools:
         target = self._fp16_runner()
         handle = self.runner.start(f"Reducing {model.name}", lambda cancel: reduce_fp16(model, out, inputs,
                                                                                          cancel=cancel, runner=target))
-        self._fp16_job = ("Reduce", model)
+        self._fp16_job = ("Reduce", model)  # a failure is the runner's to report (the notice board)
         handle.finished.connect(self._on_reduced)
-        handle.failed.connect(self._fp16_failed)
         return handle
 
     def _on_reduced(self, result) -> None:
@@ -136,7 +135,6 @@ class Fp16Tools:
         handle = self.runner.start(f"Finding the FP32 set of {model.name}", search)
         self._fp16_job = ("FP32 set", model)
         handle.finished.connect(self._on_fp32_set)  # bound methods: no call on a panel already gone
-        handle.failed.connect(self._fp16_failed)
         return handle
 
     def _on_fp32_set(self, result) -> None:
@@ -181,7 +179,6 @@ class Fp16Tools:
                                    lambda cancel: apply_fp32_set(model, keep, output, inputs, folder, cancel))
         self._fp16_job = ("Apply", model)
         handle.finished.connect(self._on_applied)
-        handle.failed.connect(self._fp16_failed)
         handle.ended.connect(lambda: self.apply_button.setEnabled(True))
         return handle
 
@@ -201,7 +198,3 @@ class Fp16Tools:
         # The status bar shows plain text: every tag goes (a raw <code> showed there), entities are read.
         plain = html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
         self.status.emit("Accuracy: " + plain[:160])
-
-    def _fp16_failed(self, exc, _traceback) -> None:
-        message = exc.what if isinstance(exc, UserError) else str(exc)
-        self._fp16_report(f"<b>{self._fp16_job[0]}</b>: {html.escape(message)}")

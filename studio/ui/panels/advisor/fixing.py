@@ -43,7 +43,9 @@ class Fixing:
             model, output, fixes, allow_accuracy_change=bool(risky), baseline=baseline, cancel=cancel),
             key=f"advisor-loop:{model}")
         handle.finished.connect(self._on_looped)
-        handle.failed.connect(lambda exc, _tb: (self.verdict.setText(f"Apply failed: {str(exc).splitlines()[0]}"),
+        # Why it failed is on the notice board (the runner posts it); the verdict only stops
+        # saying "Applying…" and the button comes back.
+        handle.failed.connect(lambda exc, _tb: (self.verdict.setText("Apply failed"),
                                                 self.apply_button.setEnabled(True)))
 
     def _on_looped(self, result) -> None:

@@ -187,8 +187,7 @@ class AdvisorPanel(Fixing, Panel):
 
         handle = self.runner.start(f"Opening {path.name}", lambda cancel: st.read_report_job(path), key="advisor-open")
         handle.finished.connect(self.show_report)
-        handle.failed.connect(lambda exc, _tb: self.verdict.setText(f"Could not open {path.name}: "
-                                                                    f"{str(exc).splitlines()[0]}"))
+        handle.failed.connect(lambda exc, _tb: self.verdict.setText(f"Could not open {path.name}"))  # why: the board
 
     # ------------------------------------------------------------------ running
     def run_advisor(self) -> None:
@@ -210,8 +209,10 @@ class AdvisorPanel(Fixing, Panel):
         handle.cancelled.connect(lambda: (self.verdict.setText("Cancelled"), self.advise_button.setEnabled(True)))
 
     def _on_failed(self, exc, _tb) -> None:
+        # Why it failed is on the notice board (the runner posts it); the verdict only stops
+        # saying "Advising…" and the button comes back.
         self.advise_button.setEnabled(True)
-        self.verdict.setText(f"Advisor failed: {str(exc).splitlines()[0]}")
+        self.verdict.setText("Advisor failed")
 
     def show_report(self, report) -> None:
         """Show a report: verdict, findings tree, roofline, performance (and a loop's before / after)."""

@@ -194,9 +194,11 @@ class ClusterPanel(Panel):
         self._update_buttons()
 
     def _on_failed(self, generation: int, exc: BaseException) -> None:
+        # The runner posts the failure on the notice board (dialog and status line). The page
+        # says it too, in place of the tabs it cannot fill: a folder that is no cluster is a
+        # dead end the user reads here, where its views would be.
         if generation == self._generation:
             self._show_message(f"Cannot show this folder as a cluster.\n\n{_error_text(exc)}")
-            self.status.emit(f"Cluster: {getattr(exc, 'what', exc)}")
 
     def _on_cluster(self, generation: int, report: dict) -> None:
         if generation != self._generation:

@@ -190,8 +190,7 @@ class ConvertPanel(Running, Panel):
     def load_aipp(self, path: Path) -> None:
         """Parse an AIPP config as a job, then fill page 2 with its first block."""
         handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: call_job(read_aipp, Path(path)))
-        handle.finished.connect(lambda result: self._on_aipp_loaded(Path(path), *result))
-        handle.failed.connect(self._on_job_failed)
+        handle.finished.connect(lambda result: self._on_aipp_loaded(Path(path), *result))  # failure: the notice board
 
     def _on_aipp_loaded(self, path: Path, config, hints: dict) -> None:
         if "preview" in hints:
@@ -211,8 +210,7 @@ class ConvertPanel(Running, Panel):
         from studio.tools.convert.fusion_switch import load_fusion_switch
 
         handle = self.runner.start(f"Reading {Path(path).name}", lambda cancel: call_job(load_fusion_switch, Path(path)))
-        handle.finished.connect(self._on_switches_loaded)
-        handle.failed.connect(self._on_job_failed)
+        handle.finished.connect(self._on_switches_loaded)  # failure: the notice board
 
     def _on_switches_loaded(self, switches) -> None:
         self.advanced_page.set_switches(switches)
@@ -239,8 +237,7 @@ class ConvertPanel(Running, Panel):
             self._aipp_off(f"it was set up for {Path(aipp_for).name}, not {Path(path).name}")
 
         handle = self.runner.start(f"Reading {path.name}", lambda cancel: inspect_model(path, cancel))
-        handle.finished.connect(self._on_model_info)
-        handle.failed.connect(self._on_job_failed)
+        handle.finished.connect(self._on_model_info)  # failure: the notice board
 
     def _on_model_info(self, info) -> None:
         self.model_page.show_info(info)

@@ -77,8 +77,9 @@ class QuantizeJob(QObject):
     def _on_failed(self, exc: BaseException, _text: str) -> None:
         text = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
         self.log(f"error: {text}")
-        self.page.show_step(None, f"failed: {getattr(exc, 'what', text)}")
-        self._say("Converter: quantisation failed (see the log below the wizard)")
+        # The runner posts the failure on the notice board (dialog and status line); the error line
+        # stays in the run's log, under the steps that led to it, and the step line stops running.
+        self.page.show_step(None, "failed")
 
     def _on_cancelled(self) -> None:
         self.log("quantisation cancelled: nothing written")

@@ -100,9 +100,11 @@ class Running:
             self.request_load.emit(done.path)  # into the graph panel, behind the log being read
 
     def _on_job_failed(self, exc: BaseException, _text: str) -> None:
+        # The runner posts the failure on the notice board (dialog and status line). The error
+        # line stays at the end of the conversion's log too, under the tool output that led to it
+        # (ATC's own error codes), where the user reads the run.
         self._drain()
         self._log(f"error: {exc}" if isinstance(exc, StudioError) else f"error: {type(exc).__name__}: {exc}")
-        self.status.emit("Converter: failed (see the log below the wizard)")
 
     def _on_ended(self) -> None:
         self._drain()

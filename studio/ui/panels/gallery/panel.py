@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.errors import UserError
 from studio.core.formats import Detected
 from studio.ui.panels.base import Panel
 from studio.ui.panels.gallery.list_model import ROW_ROLE, GalleryModel
@@ -138,11 +137,7 @@ class GalleryPanel(Panel):
         # Bound methods, not lambdas: Qt drops the connection when the panel goes, a lambda would
         # still run on a deleted panel when a job ends late.
         handle.finished.connect(self._on_loaded)
-        handle.failed.connect(self._on_failed)
         return handle
-
-    def _on_failed(self, exc, _traceback) -> None:
-        self.status.emit(f"Gallery: {exc}")
 
     def _on_loaded(self, run: Run) -> None:
         compare = self._loading_compare
@@ -181,14 +176,10 @@ class GalleryPanel(Panel):
                                    lambda cancel: infer.run(request, host, context, cancel),
                                    key=f"host:{host}" if host else None)
         handle.finished.connect(self._on_run_finished)
-        handle.failed.connect(self._on_run_failed)
         return handle
 
     def _on_run_finished(self, result) -> None:
         self.open_results(result.infer.out)
-
-    def _on_run_failed(self, exc, _traceback) -> None:
-        self.status.emit(f"Gallery: {exc.format() if isinstance(exc, UserError) else exc}")
 
     def _on_run_clicked(self) -> None:
         dialog = self.run_dialog = InferDialog(self.workspace_folder, self, sorted(self.host_context.store.hosts))

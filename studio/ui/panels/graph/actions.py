@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QFileDialog
 
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.sizes import ask_input_sizes
-from studio.ui.panels.graph.state import failure_text
 
 
 class GraphActions:
@@ -68,7 +67,6 @@ class GraphActions:
             make = lambda c: jobs.export_job(level.view, path, colours, c)  # noqa: E731
         handle = self.runner.start(f"Exporting {path.name}", make)
         handle.finished.connect(lambda p: self.status.emit(f"Graph: exported {p}"))
-        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc, "export failed: ")))
         return handle
 
     def run_shapes(self, sizes: dict[str, tuple[int, ...]] | None = None):
@@ -96,8 +94,7 @@ class GraphActions:
             else:
                 self.details.show_model(model, side.graph or model.main)
             self.status.emit(f"Graph: {changed:,} shapes taken from a run of {model.path.name}")
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc)))
+        handle.finished.connect(done)  # a failure is the runner's to report (the notice board)
         return handle
 
     def _on_stats_requested(self, tensor, row) -> None:

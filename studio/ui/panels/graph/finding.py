@@ -34,13 +34,25 @@ class Finding:
             self.matches, self.match_pos = matches, -1
             self._match_base, self._match_side = base, side
             inside = sum(1 for m in matches if m.trail)
+            self.find_label.setToolTip("")
             self.find_label.setText((f"{len(matches):,} found" + (f" ({inside:,} in subgraphs)" if inside else ""))
                                     if matches else "no match")
             if matches:
                 self.step_match(1)
         handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.find_label.setText("bad pattern" if isinstance(exc, UserError) else "error"))
+        # A bad pattern is said in the find box, next to what was typed, not in a dialog that
+        # interrupts the typing: this job's failures are not posted by the runner, bugs aside.
+        handle.report_failure = False
+        handle.failed.connect(self._on_find_failed)
         return handle
+
+    def _on_find_failed(self, exc: BaseException, traceback_text: str) -> None:
+        if isinstance(exc, UserError):
+            self.find_label.setText("bad pattern")
+            self.find_label.setToolTip(exc.format())
+            return
+        self.find_label.setText("error")
+        self.runner.board.post_exception(exc, traceback_text, source="Graph: Find")
 
     def clear_matches(self) -> None:
         """Forget the last search (a new model or graph is shown: F3 must not select an unrelated node)."""
@@ -48,6 +60,7 @@ class Finding:
             return
         self.matches, self.match_pos, self._match_base, self._match_side = [], -1, [], None
         self.find_label.setText("")
+        self.find_label.setToolTip("")
         self.find_label.setToolTip("")
 
     def step_match(self, direction: int) -> None:

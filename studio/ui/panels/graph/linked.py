@@ -14,7 +14,6 @@ from studio.tools.graph.overlay import NO_DATA, VERDICT_COLOURS, OverlayData
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.render import ONLY_LEFT, ONLY_RIGHT
 from studio.ui.panels.graph.side import Side
-from studio.ui.panels.graph.state import failure_text
 
 
 class LinkedViews:
@@ -102,8 +101,7 @@ class LinkedViews:
         def done(data):
             self.set_overlay(data)
             self.status.emit(f"Graph: overlay {data.title} ({len(data.values):,} values)")
-        handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(failure_text(exc)))
+        handle.finished.connect(done)  # a failure is the runner's to report (the notice board)
         return handle
 
     # ------------------------------------------------------------------ compare

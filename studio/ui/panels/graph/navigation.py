@@ -39,7 +39,6 @@ class Navigation:
                 if item >= 0 and lv.view.items[item].kind == "node":
                     side.canvas.state.selected = item
         handle.finished.connect(done)
-        handle.failed.connect(lambda exc, tb: self.status.emit(f"Graph: layout failed: {exc}"))
         return handle
 
     def open_graph(self, graph, title: str, side: Side | None = None):

@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout
 
-from studio.core.errors import UserError
 from studio.core.formats import Detected
 from studio.tools.graph.search import Match, resolve_node
 from studio.ui.panels.base import Panel
@@ -134,7 +133,7 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         handle = self.runner.start(f"Opening {path.name}", lambda cancel: jobs.open_job(path, cancel, direction),
                                    key=f"graph:{id(side)}")
         handle.finished.connect(lambda result, s=side: self._on_loaded(s, result))
-        handle.failed.connect(lambda exc, tb, s=side, p=path: self._on_failed(s, p, exc))
+        handle.failed.connect(lambda exc, tb, s=side, p=path: self._on_failed(s, p))
         return handle
 
     def _on_loaded(self, side: Side, result) -> None:
@@ -165,13 +164,13 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         if pending is not None:
             self.select_node(pending, side)
 
-    def _on_failed(self, side: Side, path: Path, exc) -> None:
-        text = exc.format() if isinstance(exc, UserError) else str(exc)
-        side.canvas.empty_text = f"Could not open {path.name}:\n{text}"
+    def _on_failed(self, side: Side, path: Path) -> None:
+        # Why it failed is on the notice board (the runner posts it); the canvas only stops
+        # saying "Opening…" and keeps the model it showed, if any.
+        side.canvas.empty_text = f"Could not open {path.name}"
         if side.model is None:
             side.canvas.set_view(None)
         side.canvas.update()
-        self.status.emit(f"Graph: could not open {path.name}")
 
     def _update_caption(self, side: Side) -> None:
         view = side.view

@@ -125,11 +125,7 @@ class PipelineEditing:
         handle = self.runner.start(f"Saving {path.name}", job, key=f"graph-save:{path}")
         self._saving = (path, node, prop)
         handle.finished.connect(self._on_pipeline_saved)  # bound: no call on a panel already gone
-        handle.failed.connect(self._on_pipeline_not_saved)
-        return handle
-
-    def _on_pipeline_not_saved(self, exc, _traceback) -> None:
-        self.status.emit(f"Graph: {self._saving[0].name} not saved: {exc}")
+        return handle  # a failure is the runner's to report (the notice board): nothing to undo here
 
     def _on_pipeline_saved(self, _result) -> None:
         path, node, prop = self._saving

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.core.errors import UserError
 from studio.tools.graph.categories import CATEGORY_COLOURS, CATEGORY_LABELS, PIPELINE_ROLES
 
 # Tools that run the model in ONNX Runtime, and tools a MindX pipeline (no model) cannot use.
@@ -78,7 +77,3 @@ def groups_inside(hierarchy, gid: int) -> set[int]:
         stack.extend(hierarchy.groups[g].groups)
     return inside
 
-
-def failure_text(exc: BaseException, what: str = "") -> str:
-    """A failed job for the status bar: a UserError by what went wrong, anything else as it is."""
-    return f"Graph: {what}{exc.what if isinstance(exc, UserError) else exc}"

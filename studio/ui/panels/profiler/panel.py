@@ -130,7 +130,9 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.info.setText(f"Opening {path.name}…")
         handle = self.runner.start(f"Opening {path.name}", lambda cancel: load_job(path, cancel))
         handle.finished.connect(self._on_loaded)
-        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}: {str(exc).splitlines()[0]}"))
+        # Why it failed is the notice board's to show (the runner posts it); the line only stops
+        # saying "Opening…".
+        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}"))
 
     def open_rank_timelines(self, folder) -> None:
         """Every rank of the multi-rank ``folder`` on one timeline (the Cluster panel asks for it)."""
@@ -164,8 +166,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         handle.ended.connect(lambda: self._rank_jobs.pop(folder, None))
         handle.ended.connect(swapped.set)
         handle.finished.connect(self._on_rank_lanes)
-        handle.failed.connect(
-            lambda exc, _tb: self.info.setText(f"Could not open {folder.name}: {str(exc).splitlines()[0]}"))
+        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {folder.name}"))  # why: the board
 
     def _on_rank_lanes(self, loaded: Loaded) -> None:
         """A joined trace of the ranks (some still their step summary, or the last, whole one):

@@ -82,7 +82,8 @@ class PlotTabs(QTabWidget):
                 f"Drill-down {row.name}",
                 lambda cancel, r=row: compute_drilldown(r.name, r.golden_file, r.target_file, cancel=cancel))
             self._drill_handle.finished.connect(self.drilldown.show_drilldown)
-            self._drill_handle.failed.connect(lambda exc, _tb: self.drilldown.clear(f"Cannot load {row.name}: {exc}"))
+            # Why is on the notice board (the runner posts it); the pane only stops saying "Loading…".
+            self._drill_handle.failed.connect(lambda exc, _tb: self.drilldown.clear(f"Cannot load {row.name}"))
         else:
             self.drilldown.clear(f"{row.name}: {row.status} — only one side has this tensor"
                                  + (f" ({row.note})" if row.note else ""))
