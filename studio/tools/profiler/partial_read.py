@@ -31,7 +31,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import cache
 from studio.tools.profiler.model import Trace, add_warning
 
-PREFIX_BYTES = 4 << 20  # the first stretch decoded at once: ~20k events, ~30 ms of decoding
+PREFIX_BYTES = 1 << 20  # the first stretch, decoded in this process at once: ~5k events, ~10 ms holding the interpreter
 _STEP = "step-"
 
 
