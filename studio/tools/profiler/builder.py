@@ -217,6 +217,41 @@ class TraceBuilder:
         trace.flow_src, trace.flow_dst = self._bind_flows(trace, origin)
         return trace
 
+    def snapshot(self, source: str = "") -> Trace:
+        """A Trace of what was added so far, the builder left as it was (it reads on).
+
+        Columns and tables are copied, so :meth:`build` on the copy cannot touch what the builder
+        still holds; the args are the spill file mapped as far as it is written (it is only ever
+        appended to) or the pieces in memory joined. Slices still open (a B without its E yet) are
+        not in it."""
+        copy = TraceBuilder()
+        copy._names, copy._cats = dict(self._names), dict(self._cats)
+        copy._track_keys, copy._track_meta = dict(self._track_keys), [dict(m) for m in self._track_meta]
+        for key in ("process_names", "process_sort", "process_labels", "thread_names", "thread_sort",
+                    "counter_sources", "tables", "facts"):
+            setattr(copy, key, dict(getattr(self, key)))
+        chunks = list(self._chunks)
+        if self._one[0]:
+            dtypes = (np.int64, np.int64, np.int32, np.int32, np.int32, np.int64, np.int32)
+            chunks.append(tuple(np.array(col, dtype=dt) for col, dt in zip(self._one, dtypes)))
+        if chunks:  # concatenated: always a copy, the builder's own chunks untouched
+            copy._chunks = [tuple(np.concatenate([c[i] for c in chunks]) for i in range(7))]
+        copy._instants = list(self._instants)
+        copy._counters = {key: (list(t), list(v)) for key, (t, v) in self._counters.items()}
+        copy._flows = {key: list(points) for key, points in self._flows.items()}
+        trace = copy.build(source=source)
+        trace.args_blob = self._blob_so_far()
+        return trace
+
+    def _blob_so_far(self) -> bytes | mmap.mmap:
+        """Every args byte added so far, without letting the builder's own go."""
+        if self._spill is None:
+            return b"".join(self._blob_parts)
+        self._spill.writelines(self._blob_parts)  # what would be spilled at the next threshold anyway
+        self._blob_parts, self._blob_pending = [], 0
+        self._spill.flush()
+        return mmap.mmap(self._spill.fileno(), 0, access=mmap.ACCESS_READ)
+
     def _args_blob(self) -> bytes | mmap.mmap:
         """All args bytes: joined in memory, or, for big traces, the temporary file they were
         spilled to, memory-mapped (a 10M-event trace carries ~1 GB of args)."""

@@ -29,8 +29,8 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than process
 
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
                       builder: TraceBuilder | None = None, *, build: bool = True,
-                      ranges: int | None = None, chunk_bytes: int | None = None, scan: bool | None = None
-                      ) -> Generator[Progress, None, Trace | TraceBuilder]:
+                      ranges: int | None = None, chunk_bytes: int | None = None, scan: bool | None = None,
+                      on_partial=None) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
 
@@ -44,7 +44,8 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     reads the file instead, in ``ranges`` threads, with the same result; ``chunk_bytes`` is then the
     bytes per kernel call. ``scan``: None uses it for files of at least ``SCAN_MIN_BYTES`` (below,
     loading numba costs more than it saves), True for any file, False never. The decoder above is
-    what it leaves to, and the whole path where numba is missing.
+    what it leaves to, and the whole path where numba is missing. ``on_partial``: see
+    :func:`~studio.tools.profiler.chrome_scan.scan_chrome_trace` (called by the scanner only).
     """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
@@ -61,7 +62,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
         if scan or (scan is None and len(data) >= SCAN_MIN_BYTES):
             merged = yield from scan_chrome_trace(
                 path, data, builder, cancel, threads=count, piece_bytes=chunk_bytes or SCAN_BYTES,
-                min_range=CHUNK_BYTES if ranges is None else (chunk_bytes or SCAN_BYTES))
+                min_range=CHUNK_BYTES if ranges is None else (chunk_bytes or SCAN_BYTES), on_partial=on_partial)
         chunk_bytes = chunk_bytes or DECODE_BYTES
         if not merged and count > 1 and hasattr(os, "fork") and len(data) >= (PARALLEL_MIN_BYTES if ranges is None else 0):
             plan = plan_ranges(data, count, min_range=chunk_bytes if ranges is not None else CHUNK_BYTES)

@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,7 @@ SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and 
 # Smaller files are left to the typed decoder: loading numba and its cached kernels takes ~0.5-1 s
 # once per process, about what the decoder needs for 64-128 MB on two cores.
 SCAN_MIN_BYTES = 64 << 20
+Partial = Callable[[TraceBuilder, int, int, int], None]  # (builder, bytes covered, bytes read, total)
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
 _KERNELS: list = []
 
@@ -102,6 +103,8 @@ class _Range:
     last_start: int = -1
     scanned: int = 0
     fed: int = 0  # pieces handed to the builder (and let go)
+    covered: int = 0  # bytes from ``begin`` whose events were handed to the builder
+    ends: list = field(default_factory=list)  # where each piece ends, from ``begin``
     string_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # local -> builder id
     track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
@@ -171,6 +174,7 @@ def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: thread
             blob = np.empty(int(columns[6].sum(dtype=np.int64)), np.uint8)
             blob_offsets = np.empty(rows, np.int64)
             k.gather(d, columns[5], columns[6], rows, blob, 0, blob_offsets)
+            result.ends.append(int(state[k.POS]) - begin)
             result.pieces.append(_Piece(
                 columns, rows, spans[:2 * delegated], delegated, blob, blob_offsets,
                 (tables.str_off, tables.str_len, tables.str_kind, tables.arena, int(state[k.NSTR])),
@@ -224,9 +228,14 @@ def _plan(data, first: int, count: int, min_range: int) -> list[tuple[int, int]]
 
 def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelToken | None, *,
                       threads: int = 1, piece_bytes: int = SCAN_BYTES, min_range: int = 16 << 20,
-                      tail_chunk: int = 2 << 20) -> Generator[Progress, None, bool]:
+                      tail_chunk: int = 2 << 20, on_partial: Partial | None = None) -> Generator[Progress, None, bool]:
     """Scan the trace in ``data`` (bytes or a mapping) into ``builder``; False (``builder``
-    untouched) when the file is one to read with the typed decoder as a whole."""
+    untouched) when the file is one to read with the typed decoder as a whole.
+
+    ``on_partial(builder, covered, read, total)`` is called each time first-range pieces were
+    handed over while the threads scan (bare arrays: an object's events are handed over at the end):
+    ``builder`` holds the events of the file's first ``covered`` bytes, the threads have read
+    ``read`` of ``total`` bytes. It may snapshot the builder, not change it."""
     k = compiled()
     where = _events_span(data) if k is not None and len(data) else None
     if where is None:
@@ -245,9 +254,12 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
                 stop.set()
                 cancel.raise_if_cancelled()
             time.sleep(0.02)
-            if bare:  # the first range starts where the events do: its pieces are proven as they come
-                _feed(k, builder, data, plan[0], path, keep_last=True)
             read = int(done.sum())
+            if bare:  # the first range starts where the events do: its pieces are proven as they come
+                fed = plan[0].fed
+                _feed(k, builder, data, plan[0], path, keep_last=True)
+                if on_partial is not None and plan[0].fed > fed:
+                    on_partial(builder, first + plan[0].covered, read, total)
             yield Progress(0.6 * read / total, f"scanning {path.name} on {len(plan)} cores "
                                                f"({read / 1e6:.0f} of {total / 1e6:.0f} MB)")
     finally:
@@ -323,6 +335,7 @@ def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path, keep_last:
     while result.fed < ready:
         piece = result.pieces[result.fed]
         result.pieces[result.fed] = None
+        result.covered = result.ends[result.fed]
         result.fed += 1
         _intern_new(k, builder, mv, result, piece)
         _feed_piece(builder, mv, result, piece, path)

@@ -23,14 +23,16 @@ from studio.tools.profiler.model import Trace
 
 
 def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache: bool = True,
-                 store: bool = True, lod: bool = True) -> Generator[Progress, None, Trace]:
+                 store: bool = True, lod: bool = True, read_options: dict | None = None
+                 ) -> Generator[Progress, None, Trace]:
     """Read ``path`` into a Trace with its levels of detail attached (``lod``; statistics alone
     do without them: they cost a third of the parse of a big trace).
 
     With ``use_cache`` a cached copy is used when current; with ``store`` too, a fresh parse is
     written to the cache before returning. The panel passes ``store=False`` and writes the cache
     with :func:`store_cache` after the first frame is on screen (writing ~250 MB for a 1M-event
-    trace takes longer than drawing it).
+    trace takes longer than drawing it). ``read_options`` go to the Chrome trace reader
+    (:func:`~.chrome_reader.read_chrome_trace`) when the source is one, else are not used.
     """
     path = Path(path)
     if not path.exists():  # before the cache, whose key stats the file
@@ -46,7 +48,12 @@ def open_profile(path: Path | str, cancel: CancelToken | None = None, use_cache:
         raise UserError(f"The profiler does not read {detected.format.label} files", path,
                         "Open a trace JSON, an ONNX Runtime profile, a PROF_* or ASCEND_PROFILER_OUTPUT "
                         "folder, or an msprof summary CSV.")
-    trace = yield from formats.open_job(detected, cancel)
+    from studio.tools.profiler.chrome_reader import CHROME_TRACE, read_chrome_trace
+
+    if read_options and detected.format is CHROME_TRACE:
+        trace = yield from read_chrome_trace(path, cancel, **read_options)
+    else:
+        trace = yield from formats.open_job(detected, cancel)
     if cancel:
         cancel.raise_if_cancelled()
     add_trace_facts(trace)
@@ -93,6 +100,11 @@ def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
 
         logging.getLogger(__name__).warning("no worker process; reading %s in this process", path)
         return (yield from open_profile(path, cancel, use_cache=False))
+    return (yield from finish_offloaded(path, folder, temporary))
+
+
+def finish_offloaded(path: Path, folder: str, temporary: bool) -> Generator[Progress, None, Trace]:
+    """The trace a worker parsed into ``folder`` (see :func:`parse_to_cache`), mapped here."""
     trace = cache.load_folder(Path(folder))
     if temporary:  # the cache could not be written: the worker used a scratch folder
         import shutil
@@ -108,16 +120,18 @@ def open_profile_offloaded(path: Path | str, cancel: CancelToken | None = None
 OFFLOAD_BYTES = 4 << 20  # below this a parse holds the interpreter for a few tens of ms at most
 
 
-def parse_to_cache(path: str, cancel: CancelToken | None = None) -> Generator[Progress, None, tuple[str, bool]]:
+def parse_to_cache(path: str, cancel: CancelToken | None = None, read_options: dict | None = None
+                   ) -> Generator[Progress, None, tuple[str, bool]]:
     """Worker-process side of :func:`open_profile_offloaded`: parse, write the cache, return
-    (folder, whether it is a scratch folder the caller deletes)."""
+    (folder, whether it is a scratch folder the caller deletes). ``read_options``: see
+    :func:`open_profile`."""
     cached = cache.load(Path(path))
     if cached is not None and cached.lod is None:  # stored by `studio profile stats`: add the levels only
         yield Progress(0.5, "building levels of detail")
         folder = cache.add_lod(Path(path), with_lod(cached))
         if folder is not None:
             return str(folder), False
-    trace = yield from open_profile(path, cancel, use_cache=False)
+    trace = yield from open_profile(path, cancel, use_cache=False, read_options=read_options)
     yield Progress(0.95, "writing the cache")
     folder = cache.store(Path(path), trace)
     if folder is not None:

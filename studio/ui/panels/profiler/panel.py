@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from studio.core import formats
 from studio.core.formats import Detected
@@ -49,7 +49,8 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
     seed = state_property("seed", "The seed of a local profile run's random inputs.")
     last_run = state_property("last_run", "The RunResult of the latest local profile made here.")
     last_bench = state_property("last_bench", "The JSON of the latest benchmark made here.")
-    rank_lanes_ready = Signal(object)  # a Loaded of the ranks' lanes so far, from the job's thread
+    rank_lanes_ready = Signal(object)  # a partial Loaded (ranks' lanes, a file's read part), from a job's thread
+    read_options: dict | None = None  # for tests: how big traces are read (partial_read.open_growing)
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
@@ -117,7 +118,13 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.tabs.currentChanged.connect(lambda index: bar.set_shown(self.graph_button, index == 0))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.reading_band = QLabel("", self)  # how much of a profile still being read is shown
+        self.reading_band.setWordWrap(True)
+        self.reading_band.setStyleSheet("QLabel { background: palette(highlight); color: palette(highlighted-text);"
+                                        " padding: 2px 6px; }")
+        self.reading_band.setVisible(False)
         layout.addWidget(bar)
+        layout.addWidget(self.reading_band)
         layout.addWidget(self.tabs, 1)
 
     # ------------------------------------------------------------------ opening
@@ -128,11 +135,33 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             self.profile_box.setCurrentIndex(index)
             return
         self.info.setText(f"Opening {path.name}…")
-        handle = self.runner.start(f"Opening {path.name}", lambda cancel: load_job(path, cancel))
-        handle.finished.connect(self._on_loaded)
+        # A big trace is shown while it is read: each partial profile is swapped in as the ranks'
+        # lanes are (the view kept), the job waiting until it is painted.
+        swapped = self._swapped[path] = threading.Event()
+        show = self._swap_waiter(swapped)
+
+        def job(cancel):
+            cancel.on_cancel(swapped.set)
+            return load_job(path, cancel, show, self.read_options)
+
+        handle = self.runner.start(f"Opening {path.name}", job)
+        handle.ended.connect(swapped.set)
+        handle.finished.connect(self._on_rank_lanes)
         # Why it failed is the notice board's to show (the runner posts it); the line only stops
         # saying "Opening…".
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}"))
+
+    def _swap_waiter(self, swapped: threading.Event):
+        """A job's ``show``: hand a partial profile to the window and wait (bounded) until it is painted."""
+        def show(loaded: Loaded, *_counts) -> None:  # on the job's thread
+            # The job waits while the window swaps the profile in and paints it: building the next
+            # one meanwhile would take half the interpreter's turns from that frame (measured:
+            # a 10 ms swap took 20-30 ms beside a join). Bounded, so nothing can hang on it; a
+            # cancel or the job's end sets the event too.
+            swapped.clear()
+            self.rank_lanes_ready.emit(loaded)
+            swapped.wait(SWAP_WAIT_S)
+        return show
 
     def open_rank_timelines(self, folder) -> None:
         """Every rank of the multi-rank ``folder`` on one timeline (the Cluster panel asks for it)."""
@@ -147,15 +176,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.info.setText(f"Opening every rank of {folder.name}…")  # (again, when cancelled part way)
 
         swapped = self._swapped[folder] = threading.Event()
-
-        def show(loaded: Loaded, done: int, total: int) -> None:  # on the job's thread
-            # The job waits while the window swaps the lanes in and paints them: joining the next
-            # ranks meanwhile would take half the interpreter's turns from that frame (measured:
-            # a 10 ms swap took 20-30 ms beside a join). Bounded, so nothing can hang on it; a
-            # cancel or the job's end sets the event too.
-            swapped.clear()
-            self.rank_lanes_ready.emit(loaded)
-            swapped.wait(SWAP_WAIT_S)
+        show = self._swap_waiter(swapped)
 
         def job(cancel):
             cancel.on_cancel(swapped.set)
@@ -169,9 +190,9 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {folder.name}"))  # why: the board
 
     def _on_rank_lanes(self, loaded: Loaded) -> None:
-        """A joined trace of the ranks (some still their step summary, or the last, whole one):
-        shown in place of the one before it, the view kept where the user has it (window, range,
-        selection, pinned tracks, markers, find)."""
+        """A joined trace of the ranks (some still their step summary, or the last, whole one), or
+        a file's trace read so far (or whole): shown in place of the one before it, the view kept
+        where the user has it (window, range, selection, pinned tracks, markers, find)."""
         swapped = self._swapped.get(Path(loaded.path))
         index = self.state.index_of(loaded.path)
         if index is None:
@@ -181,6 +202,10 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         old, self.state.profiles[index] = self.state.profiles[index], loaded
         self.profile_box.setItemText(index, loaded.label)
         self.compare_tab.set_profiles([p.label for p in self.state.profiles])
+        if loaded.complete and not old.complete:  # what waited for the whole profile
+            self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
+            self._emit_overlay(loaded)
+            self._compare_when_open()
         if self.state.current is not old:
             self._when_painted(swapped)
             return
@@ -192,6 +217,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         text = st.info_text(loaded.trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
         self.info.setText(text)
         self.info.setToolTip("\n".join([text, *loaded.trace.warnings, str(loaded.path)]))
+        self._show_band(loaded)
         self._when_painted(swapped)
         QTimer.singleShot(0, lambda: self._fill_tables(loaded))
         if self.find.text().strip():  # the matches were slices of the trace swapped out: find again
@@ -213,15 +239,18 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.profile_box.setItemData(self.profile_box.count() - 1, str(loaded.path), Qt.ItemDataRole.ToolTipRole)
         self.compare_tab.set_profiles(labels)
         self.profile_box.setCurrentIndex(len(self.state.profiles) - 1)
-        self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
-        self._emit_overlay(loaded)
+        self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices"
+                         + ("" if loaded.complete else " so far (still reading)"))
+        if loaded.complete:  # a partial profile's shares would mislead the graph's overlay
+            self._emit_overlay(loaded)
         pending = self.state.take_pending_range(loaded.path)
         if pending is not None:
             self.show_time_range(*pending)
         wall, self._pending_wall = self._pending_wall, None
         if wall is not None and wall[0] == loaded.path:
             self.show_wall_range(*wall)
-        self._compare_when_open()
+        if loaded.complete:  # a comparison of what is read so far would be taken as the answer
+            self._compare_when_open()
         if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap) and not loaded.cached:
             from studio.tools.profiler.loader import store_cache
 
@@ -270,6 +299,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
         self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max,
                                 loaded.rows)
+        self._show_band(loaded)
         self.timeline_stack.setCurrentIndex(1)
         self.range_table.set_rows([], [])
         self.range_table.set_note("")
@@ -282,6 +312,12 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         # first frame in the same turn, they held the window for 80 ms on a busy machine.
         self.stats_tab.show_stats(trace, [], [], {}, {"op": [], "api": []})
         QTimer.singleShot(0, lambda: self._fill_tables(loaded))
+
+    def _show_band(self, loaded: Loaded) -> None:
+        """The band over the tabs says how much of a profile still coming in is there (hidden once whole)."""
+        text = "" if loaded.complete else (loaded.reading or loaded.first_view_note or "still reading")
+        self.reading_band.setText(text)
+        self.reading_band.setVisible(bool(text))
 
     def _fill_tables(self, loaded: Loaded) -> None:
         if self.state.current is not loaded:  # another profile was chosen meanwhile

@@ -44,18 +44,41 @@ class Loaded:
     first_view_note: str = ""  # what the first view shows, for the info line
     cached: bool = False  # nothing to write to the cache after display
     counter_max: list[float] | None = None  # each counter's largest magnitude, when computed in the job
-    complete: bool = True  # False: ranks' lanes shown while some ranks still decode
+    complete: bool = True  # False: ranks' lanes shown while some ranks still decode, or a file still read
     rows: list | None = None  # the timeline's rows, nothing collapsed or pinned (laid out in the job)
+    reading: str = ""  # how much is read, for the band over the timeline while not complete
 
 
-def load_job(path: Path, cancel: CancelToken) -> Generator[Progress, None, Loaded]:
-    """Open a profile and compute its statistics (runs on a worker thread)."""
-    from studio.tools.profiler.loader import open_profile_offloaded
+def load_job(path: Path, cancel: CancelToken, show: Callable[[Loaded], None] | None = None,
+             read_options: dict | None = None) -> Generator[Progress, None, Loaded]:
+    """Open a profile and compute its statistics (runs on a worker thread).
+
+    A big Chrome trace is shown while it is read: ``show`` gets a partial profile (its first
+    stretch, then more, statistics marked partial) each time more is read, built here so the
+    window only swaps it in. ``read_options``: see :func:`~studio.tools.profiler.partial_read.open_growing`
+    (tests force small pieces with them)."""
+    from studio.tools.profiler.partial_read import open_growing
+
+    def partial(read) -> None:
+        if show is not None:
+            show(partial_file(path, read))
 
     # Big sources are parsed by a worker process into the cache and mapped here; small ones are
     # read in this thread and cached after they are shown.
-    trace = yield from open_profile_offloaded(path, cancel)
+    trace = yield from open_growing(path, cancel, partial if show is not None else None, **(read_options or {}))
     return (yield from loaded_with_stats(path, trace))
+
+
+def partial_file(path: Path, read) -> Loaded:
+    """A profile shown while its file is still read (``read``: a
+    :class:`~studio.tools.profiler.partial_read.PartialRead`): statistics of what is read, marked partial."""
+    loaded = with_stats(path, read.trace)
+    loaded.complete, loaded.cached, loaded.reading = False, True, read.band_text()
+    loaded.counter_max = counter_peaks(read.trace)
+    share = read.covered / max(1, read.total)
+    loaded.counted = (f"PARTIAL: only the events of the first {share:.0%} of the file are read so far; these "
+                      f"rows change until the read completes" + (f" · {loaded.counted}" if loaded.counted else ""))
+    return loaded
 
 
 def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, int, int], None] | None = None
@@ -108,6 +131,11 @@ def counter_peaks(trace: Trace) -> list[float]:
 def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
     """``trace`` with everything the panel shows that costs more than a few ms on a big trace."""
     yield Progress(None, "statistics")
+    return with_stats(path, trace)
+
+
+def with_stats(path: Path, trace: Trace) -> Loaded:
+    """:func:`loaded_with_stats`, not as a job."""
     # Everything the panel shows that costs more than a few ms on a big trace is computed here,
     # off the GUI thread: the table rows, the timeline's colours.
     tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
@@ -328,7 +356,8 @@ def summary_rows(loaded: Loaded) -> list[list[str]]:
     """Facts for the Summary tab: the source, the trace's shape, and what the data says."""
     trace = loaded.trace
     processes = sorted({t.process for t in trace.tracks} | {c.process for c in trace.counters})
-    rows = [["Warning", text] for text in trace.warnings]  # first: what makes the numbers below suspect
+    rows = [] if loaded.complete else [["Partial", loaded.reading or loaded.first_view_note or "still reading"]]
+    rows += [["Warning", text] for text in trace.warnings]  # first: what makes the numbers below suspect
     rows += [["Source", str(loaded.path.resolve())],
             ["Slices", f"{trace.size:,}"],
             ["Time span", format_duration(trace.span_ns)],

@@ -1,0 +1,202 @@
+"""A big Chrome trace on screen while it is read: partial traces first, the whole one last.
+
+:func:`open_growing` is :func:`~.loader.open_profile_offloaded` for a Chrome/msprof JSON trace that
+hands ``show`` partial traces on the way:
+
+1. at once, the file's first stretch (``PREFIX_BYTES``) decoded here by the typed decoder: tens of
+   milliseconds whatever the file's size, so the first frame never waits for the whole read;
+2. while the worker process scans the file (:mod:`.chrome_scan`), a snapshot of the events it has
+   handed over so far (the first range's, in file order), each at least twice the one before and
+   spaced by twice the time the last one took, so snapshots never take more than a third of the
+   worker's time. The worker writes each into a scratch folder (as the cache is written) and this
+   side maps the newest one;
+3. the whole trace, exactly what :func:`~.loader.open_profile_offloaded` returns.
+
+Each partial trace carries a warning saying it is partial and how much of the file it covers, so
+every view that lists warnings (the info line, Summary) says so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler import cache
+from studio.tools.profiler.model import Trace, add_warning
+
+PREFIX_BYTES = 1 << 20  # the first stretch, decoded in this process at once: ~5k events, ~10 ms holding the interpreter
+_STEP = "step-"
+
+
+@dataclass
+class PartialRead:
+    """A trace of the first ``covered`` bytes of a file of ``total`` bytes, ``read`` bytes scanned."""
+
+    trace: Trace
+    covered: int
+    read: int
+    total: int
+
+    @property
+    def estimated_events(self) -> int:
+        """The events the whole file holds, estimated from the bytes per event read so far."""
+        return int(self.trace.size * self.total / max(1, self.covered))
+
+    def band_text(self) -> str:
+        """``read 34 % (120 of 350 MB) · 41,203 events shown, about 1.2 M in all (estimated ...)``."""
+        return (f"reading: {self.read / max(1, self.total):.0%} read ({self.read / 1e6:,.0f} of "
+                f"{self.total / 1e6:,.0f} MB) · {self.trace.size:,} events shown (the first "
+                f"{self.covered / max(1, self.total):.0%} of the file), about {_count(self.estimated_events)} in all "
+                f"(estimated from the bytes per event so far) · the view fills in as the rest is read")
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}"
+
+
+def mark_partial(trace: Trace, covered: int, total: int) -> None:
+    """Say in ``trace``'s warnings that it holds only the events of the file's first ``covered`` bytes."""
+    add_warning(trace.facts, f"partial: only the events of the first {covered / max(1, total):.0%} of the file "
+                             f"are read so far; counts and statistics cover them only until the read completes")
+
+
+def first_stretch(path: Path, limit: int = PREFIX_BYTES) -> PartialRead | None:
+    """The events of the first ``limit`` bytes of the trace at ``path`` (levels of detail built),
+    or None: a file that small, not an event array, or nothing readable in that stretch."""
+    from studio.tools.profiler.builder import TraceBuilder
+    from studio.tools.profiler.chrome_decode import _EVENT_END, Event
+    from studio.tools.profiler.chrome_events import add_events
+    from studio.tools.profiler.chrome_scan import _events_span
+    from studio.tools.profiler.loader import add_trace_facts, with_lod
+
+    total = path.stat().st_size
+    if total <= limit:
+        return None
+    with path.open("rb") as handle:
+        head = handle.read(limit)
+    where = _events_span(head)
+    if where is None:
+        return None
+    first = where[0]
+    ends = [m.start() + 1 for m in _EVENT_END.finditer(head, first)]
+    events = None
+    for end in reversed(ends[-8:]):  # a "}," inside an event's args is not its end: try the one before
+        try:
+            events = msgspec.json.decode(b"[" + head[first:end] + b"]", type=list[Event])
+            break
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    if not events:
+        return None
+    builder = TraceBuilder()
+    add_events(builder, events, path)
+    if not builder.slice_count:
+        return None
+    trace = builder.build(source=str(path))
+    add_trace_facts(trace)
+    mark_partial(trace, end, total)
+    return PartialRead(with_lod(trace), end, end, total)
+
+
+class _Snapshots:
+    """The worker's ``on_partial``: writes a snapshot of the builder into ``folder`` now and then."""
+
+    def __init__(self, folder: Path, source: str, shown: int) -> None:
+        self.folder, self.source, self.last, self.ready_at, self.seq = folder, source, shown, 0.0, 0
+
+    def __call__(self, builder, covered: int, read: int, total: int) -> None:
+        from studio.tools.profiler.loader import add_trace_facts, with_lod
+
+        count = builder.slice_count
+        if count < 2 * self.last or time.perf_counter() < self.ready_at:
+            return
+        began = time.perf_counter()
+        trace = builder.snapshot(source=self.source)
+        add_trace_facts(trace)
+        mark_partial(trace, covered, total)
+        with_lod(trace)
+        self.seq += 1
+        name = f"{_STEP}{self.seq:05d}-{covered}-{read}-{total}"
+        cache.store_into(self.folder / f".tmp-{name}", trace, self.folder / name)
+        self.last = max(count, 1)
+        self.ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
+
+
+def parse_growing(path: str, folder: str, shown: int = 0, piece_bytes: int | None = None,
+                  ranges: int | None = None, cancel: CancelToken | None = None
+                  ) -> Generator[Progress, None, tuple[str, bool]]:
+    """Worker-process side of :func:`open_growing`: :func:`~.loader.parse_to_cache`, writing
+    snapshots of what is read into ``folder`` on the way (once the read has at least twice
+    ``shown`` slices). ``piece_bytes``/``ranges`` force the scanner's piece size and range count
+    (tests; None: the reader's own choice)."""
+    from studio.tools.profiler.loader import parse_to_cache
+
+    options = {"on_partial": _Snapshots(Path(folder), str(path), shown), "ranges": ranges}
+    if piece_bytes:
+        options.update(chunk_bytes=piece_bytes, scan=True)
+    return (yield from parse_to_cache(path, cancel, read_options=options))
+
+
+Show = Callable[[PartialRead], None]
+
+
+def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show | None = None, *,
+                 prefix_bytes: int = PREFIX_BYTES, piece_bytes: int | None = None, ranges: int | None = None
+                 ) -> Generator[Progress, None, Trace]:
+    """:func:`~.loader.open_profile_offloaded`, calling ``show`` with partial traces of a Chrome
+    trace as it is read (see the module docstring); other sources, cached or small ones, as there."""
+    from studio.core import formats
+    from studio.core.workers import WorkerUnavailable, run_in_worker
+    from studio.tools.profiler.chrome_reader import CHROME_TRACE
+    from studio.tools.profiler.loader import OFFLOAD_BYTES, finish_offloaded, open_profile, open_profile_offloaded
+
+    path = Path(path)
+    cached = cache.load(path) if path.is_file() else None
+    if (show is None or cached is not None or not path.is_file() or path.stat().st_size < OFFLOAD_BYTES
+            or formats.detect(path).format is not CHROME_TRACE):
+        return (yield from open_profile_offloaded(path, cancel))
+    yield Progress(None, f"reading the first {prefix_bytes >> 20 or 1} MB of {path.name}")
+    first = first_stretch(path, prefix_bytes)
+    if first is not None:
+        show(first)
+    scratch = Path(tempfile.mkdtemp(prefix="studio-partial-"))
+    try:
+        job = run_in_worker("studio.tools.profiler.partial_read:parse_growing", str(path), str(scratch),
+                            first.trace.size if first is not None else 0, piece_bytes, ranges, cancel=cancel)
+        shown = ""
+        while True:
+            try:
+                progress = next(job)
+            except StopIteration as done:
+                folder, temporary = done.value
+                break
+            shown = _show_newest(scratch, shown, show)
+            yield progress
+    except WorkerUnavailable:
+        return (yield from open_profile(path, cancel, use_cache=False))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # the mappings shown keep their data (POSIX)
+    return (yield from finish_offloaded(path, folder, temporary))
+
+
+def _show_newest(scratch: Path, shown: str, show: Show) -> str:
+    """Map and show the newest snapshot in ``scratch`` not shown yet (older ones are deleted);
+    returns the name of the one shown last."""
+    steps = sorted(p.name for p in scratch.iterdir() if p.name.startswith(_STEP))
+    if not steps or steps[-1] == shown:
+        return shown
+    for old in steps[:-1]:
+        shutil.rmtree(scratch / old, ignore_errors=True)
+    trace = cache.load_folder(scratch / steps[-1])
+    if trace is None:  # not readable (yet): the next turn tries again
+        return shown
+    covered, read, total = (int(v) for v in steps[-1].split("-")[2:5])
+    show(PartialRead(trace, covered, read, total))
+    return steps[-1]
