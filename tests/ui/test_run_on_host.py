@@ -64,7 +64,7 @@ def test_profile_on_host_opens_the_prof_folder_in_the_profiler(qtbot, window):
     assert path.name.startswith("PROF_") and path.parent.parent == window.workspace.folder / "profiles"
     # asked from the Run menu: the console the user reads stays, the profile loads behind it
     assert window.is_in_front("run") and not window.is_in_front("profiler")
-    assert "opened in the Profiler panel" in window.statusBar().currentMessage()
+    assert "opened in the Profiler panel" in window.statusBar().full_message()
 
 
 def test_dump_on_host_opens_the_dumps_in_the_accuracy_panel(qtbot, window, ascend_fixtures, tmp_path):
@@ -106,7 +106,7 @@ def test_dump_on_host_and_compare_shows_the_comparison(qtbot, window, ascend_fix
     names = {row.name for row in accuracy.result.rows if row.metrics is not None}
     assert {"conv1", "relu1"} <= names and bool(accuracy.result)
     assert window.is_in_front("run") and not window.is_in_front("accuracy")  # asked from the Run menu
-    assert "the result is in the Accuracy panel" in window.statusBar().currentMessage()
+    assert "the result is in the Accuracy panel" in window.statusBar().full_message()
 
 
 def test_upload_first_shows_the_plan_then_runs(qtbot, window, tmp_path):
