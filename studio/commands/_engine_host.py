@@ -15,19 +15,18 @@ import sys
 
 def add_provider_argument(parser) -> None:
     """``--provider NAME`` (repeatable): the ONNX Runtime execution providers, here and on a host."""
-    parser.add_argument("--provider", action="append", default=[], metavar="NAME",
-                        help="ONNX Runtime execution provider, e.g. CUDAExecutionProvider (repeat, in order of "
-                             "preference; default CPU); refused when this onnxruntime does not have it")
+    from studio.core.options import add_arguments
+    from studio.ops.inputs import ModelRun
+
+    add_arguments(parser, ModelRun, "providers")
 
 
 def add_engine_arguments(parser) -> None:
     """How the host's engine venv is made (only with --host and an .onnx model)."""
-    group = parser.add_argument_group("Studio's engine on a host (--host with an .onnx model)")
-    group.add_argument("--engine-wheels", choices=["index", "upload"], default="index",
-                       help="where the host's venv gets numpy/onnx/onnxruntime: its package index (default), or "
-                            "wheels downloaded here and uploaded (a host without an index)")
-    group.add_argument("--engine-system-site-packages", action="store_true",
-                       help="let the host's engine venv see the host's own packages (e.g. its onnxruntime-gpu)")
+    from studio.core.options import add_arguments
+    from studio.ops.engine import EngineOptions
+
+    add_arguments(parser, EngineOptions)
 
 
 def is_engine_model(path) -> bool:

@@ -1,18 +1,9 @@
-"""``--input NAME=FILE.npy`` and ``--input-shape "name:1,3,640,640;..."`` for commands that run a model."""
+"""``--input NAME=FILE.npy`` and ``--input-shape`` values read for commands whose options are not declared on
+a Request yet (the declared ones are in :class:`studio.ops.inputs.ModelRun`)."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-
-
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """The two ways to give a model's inputs: data, or sizes for the dynamic dims (random data)."""
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="data for a model input (repeatable); other inputs get seeded random data")
-    parser.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                        help="sizes for an input with dynamic dims (repeatable; ATC's \"a:1,3;b:2\" works too); "
-                             "seeded random data of that shape")
 
 
 def parse_inputs(items: list[str]) -> dict:

@@ -24,22 +24,17 @@ HELP = "time a model: ONNX Runtime here, or an .om with msame / ais_bench"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL", help="an .onnx model (ONNX Runtime) or an .om (with --tool)")
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.bench import Request
+
+    add_request_arguments(parser, Request, "model")
     parser.add_argument("--host", metavar="NAME", help="time the model on this host (see studio ssh list): an .om "
                         "with msame/ais_bench, an .onnx with Studio's engine (ONNX Runtime) there")
     parser.add_argument("--tool", choices=["onnxruntime", "msame", "ais_bench", "msit"], default=None,
                         help="what times the model (default: onnxruntime for .onnx, msame for .om)")
-    parser.add_argument("--loop", type=int, default=100, metavar="N", help="timed runs (default 100)")
-    parser.add_argument("--warmup", type=int, default=5, metavar="K",
-                        help="untimed warm-up runs (default 5; msame always drops only its first run)")
+    add_request_arguments(parser, Request, "loop", "warmup")
     parser.add_argument("--device", type=int, default=0, metavar="ID", help="NPU device id (msame / ais_bench)")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="data for one input (repeat); msame/ais_bench: FILE paths, NAME= optional")
-    parser.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D0,D1,...",
-                        help="shape of an input with dynamic axes (repeat; ATC's \"a:1,3;b:2\" works too)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input data")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="also write the result as a folder the profiler opens (Summary, Compare)")
+    add_request_arguments(parser, Request, "inputs", "shapes", "seed", "output")
     parser.add_argument("--compare-with", type=Path, metavar="MODEL.onnx",
                         help="with an .om: also time this original model here with ONNX Runtime, same loops "
                              "(dynamic dims: --input-shape); -o DIR then holds DIR/npu and DIR/onnxruntime. "
@@ -48,10 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=10.0, metavar="S",
                         help="with two .onnx models: seconds the interleaved comparison may take (default 10)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
-
-    add_provider_argument(parser)
-    add_engine_arguments(parser)
+    add_request_arguments(parser, Request)  # --provider, the host engine's options
 
 
 def run(args: argparse.Namespace) -> int:

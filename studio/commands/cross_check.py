@@ -8,27 +8,21 @@ computer's op by op.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 NAME = "cross-check"
 HELP = "dump an ONNX model here and on a host on the same input, compare op by op"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, metavar="MODEL", help="ONNX model")
-    parser.add_argument("--host", metavar="NAME", required=True, help="the host to compare with (see studio ssh list)")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="folder for the two dumps and the CSV (default: the user cache folder)")
-    from studio.commands._inputs import add_input_arguments
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.cross_check import Request
 
-    add_input_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input data (default 0)")
+    add_request_arguments(parser, Request, "model")
+    parser.add_argument("--host", metavar="NAME", required=True, help="the host to compare with (see studio ssh list)")
+    add_request_arguments(parser, Request, "output", "inputs", "shapes", "seed")
     parser.add_argument("--check", action="store_true", help="exit 1 when any compared tensor fails")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
-
-    add_provider_argument(parser)
-    add_engine_arguments(parser)
+    add_request_arguments(parser, Request)  # --provider, the host engine's options
 
 
 def run(args: argparse.Namespace) -> int:

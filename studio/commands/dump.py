@@ -21,24 +21,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "       studio dump convert FILE -o DIR [--txt] [--json]\n"
                     "       studio dump --host NAME --config RUN --model MODEL.om -o DIR [--layer OP ...]\n"
                     "       studio dump MODEL.onnx --host NAME -o DIR [--provider NAME]  (Studio's engine there)")
-    parser.add_argument("paths", nargs="*", metavar="MODEL | convert FILE",
-                        help="an ONNX model, or `convert` and an Ascend NPU dump file")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write into")
-    from studio.commands._inputs import add_input_arguments
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.dump import Request
 
-    add_input_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input data (default 0)")
-    parser.add_argument("--fp16-sim", action="store_true",
-                        help="simulate an FP16 device: weights and every op output rounded through FP16")
+    add_request_arguments(parser, Request, "model", "output", "inputs", "shapes", "seed", "fp16_sim")
     parser.add_argument("--txt", action="store_true", help="convert: also write a .txt per tensor")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     from studio.commands._onhost import add_dump_host_arguments
 
     add_dump_host_arguments(parser)
-    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
-
-    add_provider_argument(parser)
-    add_engine_arguments(parser)
+    add_request_arguments(parser, Request)  # --provider, the host engine's options
 
 
 def run(args: argparse.Namespace) -> int:

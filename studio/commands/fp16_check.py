@@ -8,31 +8,21 @@ overflow, first op that drifts).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 NAME = "fp16-check"
 HELP = "dump an ONNX model in FP32 and FP16 simulation, compare op by op, say where FP16 loses accuracy"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, metavar="MODEL", help="ONNX model")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="folder for the two dumps and the CSV (default: the user cache folder)")
-    from studio.commands._inputs import add_input_arguments
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.fp16_check import Request
 
-    add_input_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input data (default 0)")
+    add_request_arguments(parser, Request, "model", "output", "inputs", "shapes", "seed")
     parser.add_argument("--check", action="store_true", help="exit 1 when the FP16 verdict on the outputs is FAIL")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
                         "studio ssh list); they come back and are compared here")
-    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
-
-    add_provider_argument(parser)
-    add_engine_arguments(parser)
-    from studio.core.thresholds import add_threshold_arguments
-
-    add_threshold_arguments(parser)
+    add_request_arguments(parser, Request)  # --provider, the host engine's options, the thresholds
 
 
 def run(args: argparse.Namespace) -> int:

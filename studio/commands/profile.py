@@ -15,24 +15,15 @@ HELP = "profile an ONNX model locally; statistics and baseline comparison of tra
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     run = actions.add_parser("run", help="run MODEL with ONNX Runtime and write a profile folder")
-    run.add_argument("model", nargs="*", metavar="MODEL | -- CMD", help="an ONNX model; with --host: the command")
-    run.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="profile folder to write")
-    run.add_argument("--iterations", type=int, default=20, metavar="N", help="measured iterations (default 20)")
-    run.add_argument("--warmup", type=int, default=3, metavar="K", help="warm-up iterations (default 3)")
-    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                     help="input data for one model input (repeat); others get seeded random data")
-    run.add_argument("--input-shape", "--input_shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                     help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 (repeat; "
-                          "ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic input without --input")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.profile import Request
+
+    add_request_arguments(run, Request, "model", "output", "iterations", "warmup", "inputs", "shapes", "seed")
     run.add_argument("--json", action="store_true", help="print machine-readable JSON")
     from studio.commands._onhost import add_profile_host_arguments
 
     add_profile_host_arguments(run)
-    from studio.commands._engine_host import add_engine_arguments, add_provider_argument
-
-    add_provider_argument(run)
-    add_engine_arguments(run)
+    add_request_arguments(run, Request)  # --provider, the host engine's options
 
     stats = actions.add_parser("stats", help="per-name statistics of a trace, ORT profile or profiling folder")
     stats.add_argument("path", type=Path, metavar="PATH")

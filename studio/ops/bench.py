@@ -8,12 +8,12 @@ profiler like a profile. (An .om timed with msame or ais_bench is :mod:`studio.t
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option, restate
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
@@ -28,16 +28,19 @@ class Request(ModelRun):
 
     COMMAND = ("bench",)
 
-    loop: int = LOOP
-    warmup: int = WARMUP
-
-    def to_argv(self) -> list[str]:
-        """The ``studio bench`` arguments of this request."""
-        return [str(self.model), "--loop", str(self.loop), "--warmup", str(self.warmup), *self.run_argv()]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(**cls.run_fields(args, args.model), loop=args.loop, warmup=args.warmup)
+    # The command also times an .om with msame / ais_bench (studio.ops.bench_om): the words are its too.
+    model: Path = restate(ModelRun, "model", type=None, help="an .onnx model (ONNX Runtime) or an .om (with --tool)")
+    output: Path | None = restate(ModelRun, "output", help="also write the result as a folder the profiler opens "
+                                                           "(Summary, Compare)")
+    inputs: dict[str, Path] = restate(ModelRun, "inputs", help="data for one input (repeat); msame/ais_bench: FILE "
+                                                              "paths, NAME= optional")
+    shapes: dict[str, list[int]] = restate(ModelRun, "shapes", metavar="NAME=D0,D1,...",
+                                           help="shape of an input with dynamic axes (repeat; ATC's \"a:1,3;b:2\" "
+                                                "works too)")
+    seed: int = restate(ModelRun, "seed", help="seed of the random input data")
+    loop: int = option("--loop", default=LOOP, type=int, metavar="N", help=f"timed runs (default {LOOP})")
+    warmup: int = option("--warmup", default=WARMUP, type=int, metavar="K",
+                         help=f"untimed warm-up runs (default {WARMUP}; msame always drops only its first run)")
 
 
 @dataclass

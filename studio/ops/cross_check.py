@@ -5,7 +5,6 @@ the accuracy panel's "Compare here and on a host…".)"""
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -24,15 +23,7 @@ class Request(ModelRun):
     """Dump ``model`` here and on a host, compare; ``output`` holds both dumps and the CSV
     (None: the user cache); ``providers`` are the host's."""
 
-    COMMAND = ("cross-check",)
-
-    def to_argv(self) -> list[str]:
-        """The ``studio cross-check`` arguments of this request (the host is ``--host``)."""
-        return [str(self.model), *self.run_argv()]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(**cls.run_fields(args, args.model))
+    COMMAND = ("cross-check",)  # the host is --host, the command's own option
 
     def folders(self, host: str) -> tuple[Path, Path]:
         """(dump made here, dump made on ``host``): ``<output>/<stem>_here`` and ``_on_<host>``."""

@@ -4,12 +4,12 @@ of these and a comparison)."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option, restate
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun, load_arrays
 
@@ -20,15 +20,13 @@ class Request(ModelRun):
 
     COMMAND = ("dump",)
 
-    fp16_sim: bool = False
-
-    def to_argv(self) -> list[str]:
-        """The ``studio dump`` arguments of this request."""
-        return [str(self.model), *self.run_argv(), *(["--fp16-sim"] if self.fp16_sim else [])]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(**cls.run_fields(args, args.paths[0]), fp16_sim=bool(args.fp16_sim))
+    # `studio dump convert FILE` shares the positional words: the model is the first of them.
+    model: Path = restate(ModelRun, "model", dest="paths", nargs="*", type=None, metavar="MODEL | convert FILE",
+                          help="an ONNX model, or `convert` and an Ascend NPU dump file",
+                          parse=lambda paths, _read: Path(paths[0]))
+    output: Path | None = restate(ModelRun, "output", required=True, help="folder to write into")
+    fp16_sim: bool = option("--fp16-sim", default=False, action="store_true",
+                            help="simulate an FP16 device: weights and every op output rounded through FP16")
 
 
 @dataclass

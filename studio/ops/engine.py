@@ -17,27 +17,36 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.core import options
 from studio.core.errors import UserError
+from studio.core.options import option
 from studio.core.jobs import CancelToken, Progress
 
 WHEELS = ("index", "upload")
+
+
+ENGINE_GROUP = "Studio's engine on a host (--host with an .onnx model)"
 
 
 @dataclass
 class EngineOptions:
     """How the host's engine venv is made (``--engine-wheels``, ``--engine-system-site-packages``)."""
 
-    wheels: str = "index"
-    system_site_packages: bool = False
+    wheels: str = option("--engine-wheels", default="index", choices=list(WHEELS), group=ENGINE_GROUP,
+                         emit_default=False, parse=lambda value, _read: value or "index",
+                         help="where the host's venv gets numpy/onnx/onnxruntime: its package index (default), or "
+                              "wheels downloaded here and uploaded (a host without an index)")
+    system_site_packages: bool = option("--engine-system-site-packages", default=False, action="store_true",
+                                        group=ENGINE_GROUP, parse=lambda value, _read: bool(value),
+                                        help="let the host's engine venv see the host's own packages "
+                                             "(e.g. its onnxruntime-gpu)")
 
     def to_argv(self) -> list[str]:
-        argv = [] if self.wheels == "index" else ["--engine-wheels", self.wheels]
-        return argv + (["--engine-system-site-packages"] if self.system_site_packages else [])
+        return options.to_argv(self)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EngineOptions:
-        return cls(getattr(args, "engine_wheels", "index") or "index",
-                   bool(getattr(args, "engine_system_site_packages", False)))
+        return options.from_args(cls, args)
 
 
 class HostPaths:

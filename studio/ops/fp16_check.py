@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option
+from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
 from studio.ops import dump
 from studio.ops.engine import RanOn, text_with_ran_on
 from studio.ops.inputs import ModelRun
@@ -21,19 +22,9 @@ class Request(ModelRun):
 
     COMMAND = ("fp16-check",)
 
-    thresholds: dict = field(default_factory=dict)  # {limit name: value}; missing ones at their defaults
-
-    def to_argv(self) -> list[str]:
-        """The ``studio fp16-check`` arguments of this request."""
-        from studio.core.thresholds import threshold_argv
-
-        return [str(self.model), *self.run_argv(), *threshold_argv(self.thresholds)]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        from studio.core.thresholds import thresholds_from_args
-
-        return cls(**cls.run_fields(args, args.model), thresholds=thresholds_from_args(args))
+    # {limit name: value}; missing ones at their defaults. The five flags are declared in core.thresholds.
+    thresholds: dict = option(default_factory=dict, adder=add_threshold_arguments, format=threshold_argv,
+                              parse=lambda args, _read: thresholds_from_args(args))
 
     def folders(self) -> tuple[Path, Path]:
         """(FP32 dump, FP16-simulation dump): ``<output>/<stem>_fp32`` and ``_fp16sim``."""

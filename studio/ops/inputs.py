@@ -8,22 +8,13 @@ import argparse
 import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
+from studio.core import options
 from studio.core.jobs import Progress
+from studio.core.options import option
 from studio.ops.engine import EngineOptions
-
-
-def inputs_argv(inputs: dict[str, Path], shapes: dict[str, list[int]] | None) -> list[str]:
-    """``--input NAME=FILE`` and ``--input-shape NAME=D0,D1`` for ``inputs`` and ``shapes``."""
-    argv: list[str] = []
-    for name, file in inputs.items():
-        argv += ["--input", f"{name}={file}"]
-    for name, dims in (shapes or {}).items():
-        # one option per input: a name may hold ';' or ':' (tf2onnx), the dims follow the last '='
-        argv += ["--input-shape", f"{name}={','.join(str(d) for d in dims)}"]
-    return argv
 
 
 def providers_argv(providers: list[str]) -> list[str]:
@@ -76,11 +67,6 @@ def model_input_names(model: Path | str) -> list[str] | None:
     return [value.name for value in graph.input if value.name not in weights]
 
 
-def inputs_on_host(inputs: dict[str, Path], paths) -> dict[str, Path]:
-    """``inputs`` with each file named as uploaded to the host (:class:`~studio.ops.engine.HostPaths`)."""
-    return {name: Path(paths.input(file)) for name, file in inputs.items()}
-
-
 def load_arrays(inputs: dict[str, Path]) -> dict:
     """The arrays of ``--input`` files (read and checked), for the engines that take arrays."""
     from studio.core.npyfile import load_npy
@@ -122,33 +108,56 @@ def need_shapes(model: Path) -> Generator[Progress, None, NeedShapes | None]:
     return NeedShapes(Path(model), specs) if missing_shapes(specs, {}, {}) else None
 
 
+def _path(value, _read=None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def _shapes(values, read: dict) -> dict[str, list[int]]:
+    """``--input-shape`` values, read against the model's input names (see :func:`inputs_from_args`)."""
+    return inputs_from_args(argparse.Namespace(input_shape=values), read.get("model"))[1]
+
+
+def _shape_words(shapes: dict[str, list[int]]) -> list[str]:
+    # one option per input: a name may hold ';' or ':' (tf2onnx), the dims follow the last '='
+    return [f"{name}={','.join(str(d) for d in dims)}" for name, dims in (shapes or {}).items()]
+
+
 @dataclass
 class ModelRun:
     """The fields every request that runs an ONNX model has: the model, where its results go,
     its inputs (files by name, sizes of dynamic dims, the seed of random data), the execution
-    providers, and how a host's engine is made."""
+    providers, and how a host's engine is made. Each is declared once with its option
+    (:mod:`studio.core.options`); a request whose command words one differently restates it."""
 
-    model: Path
-    output: Path | None = None
-    inputs: dict[str, Path] = field(default_factory=dict)
-    shapes: dict[str, list[int]] = field(default_factory=dict)
-    seed: int = 0
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
+    model: Path = option(type=Path, metavar="MODEL", help="ONNX model", parse=_path, host="model")
+    output: Path | None = option("-o", "--output", default=None, type=Path, metavar="DIR", parse=_path,
+                                 host="output", help="folder for the two dumps and the CSV (default: the user "
+                                                     "cache folder)")
+    inputs: dict[str, Path] = option("--input", default_factory=dict, action="append", metavar="NAME=FILE.npy",
+                                     parse=lambda values, _read: input_files(values or []), host="inputs",
+                                     format=lambda inputs: [f"{name}={file}" for name, file in inputs.items()],
+                                     help="data for a model input (repeatable); other inputs get seeded random "
+                                          "data")
+    shapes: dict[str, list[int]] = option("--input-shape", "--input_shape", default_factory=dict, action="append",
+                                          metavar="NAME=D1,D2,...", parse=_shapes, format=_shape_words,
+                                          help="sizes for an input with dynamic dims (repeatable; ATC's \"a:1,3;b:2\" "
+                                               "works too); seeded random data of that shape")
+    seed: int = option("--seed", default=0, type=int, help="seed of the random input data (default 0)")
+    providers: list[str] = option("--provider", default_factory=list, action="append", metavar="NAME",
+                                  parse=lambda values, _read: list(values or []),
+                                  help="ONNX Runtime execution provider, e.g. CUDAExecutionProvider (repeat, in "
+                                       "order of preference; default CPU); refused when this onnxruntime does not "
+                                       "have it")
+    engine: EngineOptions = option(default_factory=EngineOptions, nested=EngineOptions, host="here")
 
-    def run_argv(self) -> list[str]:
-        """``-o``, ``--input``, ``--input-shape``, ``--seed``, ``--provider`` and the engine options."""
-        return [*(["-o", str(self.output)] if self.output is not None else []), *inputs_argv(self.inputs, self.shapes),
-                "--seed", str(self.seed), *providers_argv(self.providers), *self.engine.to_argv()]
+    def to_argv(self) -> list[str]:
+        """The ``studio`` arguments of this request (after the command's words)."""
+        return options.to_argv(self)
 
-    @staticmethod
-    def run_fields(args: argparse.Namespace, model) -> dict:
-        """The common fields of parsed arguments (``model`` is taken as given)."""
-        inputs, shapes = inputs_from_args(args, model)
-        output = getattr(args, "output", None)
-        return {"model": Path(model), "output": Path(output) if output is not None else None, "inputs": inputs,
-                "shapes": shapes, "seed": args.seed, "providers": list(getattr(args, "provider", None) or []),
-                "engine": EngineOptions.from_args(args)}
+    @classmethod
+    def from_args(cls, args: argparse.Namespace):
+        """The request the command line's parsed arguments describe."""
+        return options.from_args(cls, args)
 
     def use_providers(self) -> None:
         """Open this process's ONNX Runtime sessions on the request's providers (here)."""
@@ -158,6 +167,6 @@ class ModelRun:
 
     def for_host(self, paths):
         """This request with its files named as on the host (``paths``: a HostPaths)."""
-        return replace(self, model=Path(paths.model(self.model)), inputs=inputs_on_host(self.inputs, paths),
-                       output=Path(paths.output(self.output)) if self.output is not None else None,
-                       engine=EngineOptions())
+        from studio.ops.host_fields import for_host
+
+        return for_host(self, paths)

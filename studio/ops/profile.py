@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import shutil
 from collections.abc import Generator
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option, restate
 from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
@@ -20,24 +20,31 @@ ITERATIONS = 20
 WARMUP = 3
 
 
+def _first_model(models, _read) -> Path:
+    return Path((models if isinstance(models, list) else [models])[0])
+
+
 @dataclass
 class Request(ModelRun):
     """One profiling run of ``model`` into the folder ``output``."""
 
     COMMAND = ("profile", "run")
 
-    iterations: int = ITERATIONS
-    warmup: int = WARMUP
-
-    def to_argv(self) -> list[str]:
-        """The ``studio profile run`` arguments of this request."""
-        return [str(self.model), "--iterations", str(self.iterations), "--warmup", str(self.warmup),
-                *self.run_argv()]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        models = args.model if isinstance(args.model, list) else [args.model]
-        return cls(**cls.run_fields(args, models[0]), iterations=args.iterations, warmup=args.warmup)
+    # With --host the positional words may be the command msprof profiles (studio.ops.msprof).
+    model: Path = restate(ModelRun, "model", nargs="*", type=None, metavar="MODEL | -- CMD",
+                          help="an ONNX model; with --host: the command", parse=_first_model)
+    output: Path | None = restate(ModelRun, "output", required=True, help="profile folder to write")
+    inputs: dict[str, Path] = restate(ModelRun, "inputs", help="input data for one model input (repeat); others "
+                                                              "get seeded random data")
+    shapes: dict[str, list[int]] = restate(
+        ModelRun, "shapes", help="shape of the random data for an input with dynamic dims, e.g. x=1,3,640,640 "
+                                 "(repeat; ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic "
+                                 "input without --input")
+    seed: int = restate(ModelRun, "seed", help="seed of the random inputs")
+    iterations: int = option("--iterations", default=ITERATIONS, type=int, metavar="N",
+                             help=f"measured iterations (default {ITERATIONS})")
+    warmup: int = option("--warmup", default=WARMUP, type=int, metavar="K",
+                         help=f"warm-up iterations (default {WARMUP})")
 
 
 @dataclass

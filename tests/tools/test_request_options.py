@@ -1,0 +1,170 @@
+"""Every Request whose options are declared as field metadata (:mod:`studio.core.options`) is found
+by walking ``studio.ops``, given a value other than its default in every field, and must survive
+its command line both ways: request -> argv -> parsed arguments -> request is the same request,
+and its argv again is the same argv. A Request that still writes its own ``to_argv`` must be named
+below, so none escapes the check by being new."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import studio.ops
+from studio.cli import command_parser
+from studio.core import options
+from studio.core.options import declared, option, restate
+
+# Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
+HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.msprof.Request",
+                "studio.ops.npu_dump.Request", "studio.ops.quantize.Request",
+                "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
+
+
+def _request_classes() -> dict[str, type]:
+    """Every request of a ``studio.ops`` module that makes a ``studio`` command line (``COMMAND`` and
+    ``to_argv``; ModelRun and EngineOptions are parts of requests, not requests)."""
+    found = {}
+    for info in pkgutil.iter_modules(studio.ops.__path__):
+        module = importlib.import_module(f"studio.ops.{info.name}")
+        for _name, cls in inspect.getmembers(module, inspect.isclass):
+            ours = cls.__module__ == module.__name__
+            if ours and hasattr(cls, "COMMAND") and callable(getattr(cls, "to_argv", None)):
+                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return found
+
+
+def _declared_requests() -> list[type]:
+    return [cls for cls in _request_classes().values() if declared(cls)]
+
+
+@pytest.fixture
+def files(tmp_path) -> dict[str, Path]:
+    from studio.tools.demo.models import build_classifier
+
+    model = tmp_path / "in dir" / "cls.onnx"
+    model.parent.mkdir()
+    onnx.save(build_classifier(), str(model))
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 224, 224), np.float32))
+    np.save(tmp_path / "y.npy", np.zeros((2,), np.int64))
+    return {"model": model, "x": tmp_path / "x.npy", "y": tmp_path / "y.npy", "out": tmp_path / "out" / "result"}
+
+
+def _named_samples(files: dict[str, Path]) -> dict:
+    """Values for the fields no generic rule can make up (files, structured values)."""
+    return {"model": files["model"], "output": files["out"], "inputs": {"image": files["x"], "ids": files["y"]},
+            "shapes": {"image": [1, 3, 224, 224], "mask": [2, 5]}, "providers": ["CUDAExecutionProvider", "X"],
+            "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1}}
+
+
+def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
+    """A value of ``field`` other than its default."""
+    if field.name in named:
+        return named[field.name]
+    if meta.nested is not None:
+        return meta.nested(**{f.name: _sample(meta.nested, f, m, named) for f, m in declared(meta.nested)})
+    if meta.arg.get("action") == "store_true":
+        return True
+    if meta.arg.get("choices"):
+        return next(c for c in meta.arg["choices"] if c != field.default)
+    kind = meta.arg.get("type")
+    if kind in (int, float):
+        return (field.default or 0) + (7 if kind is int else 0.375)
+    raise AssertionError(f"{cls.__module__}.{cls.__qualname__}.{field.name}: no sample value; add one to "
+                         "_named_samples")
+
+
+def _default(field: dataclasses.Field):
+    return field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+
+
+def _parser_for(cls: type) -> tuple[argparse.ArgumentParser, list[str], argparse.ArgumentParser]:
+    """The command's parser, the words before the request's own arguments, and the (sub)parser
+    that reads them."""
+    parser = command_parser(cls.COMMAND[0])
+    for word in cls.COMMAND[1:]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return command_parser(cls.COMMAND[0]), list(cls.COMMAND[1:]), parser
+
+
+def _required_others(parser: argparse.ArgumentParser, cls: type) -> list[str]:
+    """Values for the command's own required options (cross-check's --host)."""
+    own = {flag for _f, meta in declared(cls) for flag in meta.flags}
+    return [word for action in parser._actions if action.required and action.option_strings
+            and not own & set(action.option_strings) for word in (action.option_strings[0], "h")]
+
+
+def test_every_request_of_the_ops_layer_is_declared_or_named_here():
+    names = set(_request_classes())
+    assert names - HAND_WRITTEN == \
+        {f"{cls.__module__}.{cls.__qualname__}" for cls in _declared_requests()}
+    # The operations that run an ONNX model here or on a host are all declared.
+    assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
+            "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request"} <= names - HAND_WRITTEN
+    assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
+
+
+def test_every_declared_request_survives_its_command_line_both_ways(files):
+    named = _named_samples(files)
+    for cls in _declared_requests():
+        values = {f.name: _sample(cls, f, meta, named) for f, meta in declared(cls)}
+        for name, value in values.items():
+            field = cls.__dataclass_fields__[name]
+            assert value != _default(field), f"{cls.__module__}.{name}: the sample is the default"
+        request = cls(**values)
+        argv = request.to_argv()
+        top, words, parser = _parser_for(cls)
+        args = top.parse_args([*words, *_required_others(parser, cls), *argv])
+        again = cls.from_args(args)
+        assert again == request, cls.__module__
+        assert again.to_argv() == argv, cls.__module__
+
+
+def test_a_restated_option_keeps_its_flag_conversion_and_host_rule():
+    @dataclasses.dataclass
+    class Base:
+        size: int = option("--size", default=2, type=int, metavar="N", help="how many", host=None)
+
+    @dataclasses.dataclass
+    class Other(Base):
+        size: int = restate(Base, "size", help="how many, said otherwise", required=True)
+
+    parser = argparse.ArgumentParser()
+    options.add_arguments(parser, Other)
+    action = next(a for a in parser._actions if a.dest == "size")
+    assert (action.option_strings, action.help, action.required, action.default, action.type) == \
+        (["--size"], "how many, said otherwise", True, 2, int)
+    assert options.from_args(Other, parser.parse_args(["--size", "5"])) == Other(5)
+    assert options.option_of(Base.__dataclass_fields__["size"]).help == "how many"
+
+
+def test_options_are_added_in_the_order_asked_and_each_once():
+    @dataclasses.dataclass
+    class Request:
+        a: int = option("--a", default=0, type=int)
+        b: bool = option("--b", default=False, action="store_true")
+        c: list = option("--c", default_factory=list, action="append")
+
+    parser = argparse.ArgumentParser()
+    options.add_arguments(parser, Request, "c")
+    parser.add_argument("--own")
+    options.add_arguments(parser, Request)  # the rest, in field order
+    assert [a.dest for a in parser._actions][1:] == ["c", "own", "a", "b"]
+    request = Request(3, True, ["x", "y z"])
+    assert options.to_argv(request) == ["--a", "3", "--b", "--c", "x", "--c", "y z"]
+    assert options.from_args(Request, parser.parse_args(options.to_argv(request))) == request
+
+
+def test_the_engine_options_leave_their_defaults_out_of_the_host_command_line():
+    from studio.ops.engine import EngineOptions
+
+    assert EngineOptions().to_argv() == []
+    assert EngineOptions("upload", True).to_argv() == ["--engine-wheels", "upload", "--engine-system-site-packages"]
