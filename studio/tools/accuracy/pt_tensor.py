@@ -110,16 +110,20 @@ def _array(raw: bytes, storage: _Storage, offset: int, size: tuple, stride: tupl
         last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
         if offset < 0 or last >= storage.numel or any(s < 0 for s in stride):
             raise UserError("The tensor reaches past its storage", path, "The file is damaged; dump again.")
-        array = np.lib.stride_tricks.as_strided(flat[offset:], shape=size,
-                                                strides=tuple(s * dtype.itemsize for s in stride)).copy()
+        view = np.lib.stride_tricks.as_strided(flat[offset:], shape=size,
+                                               strides=tuple(s * dtype.itemsize for s in stride))
     else:
         if offset >= storage.numel:
             raise UserError("The tensor reaches past its storage", path, "The file is damaged; dump again.")
-        array = flat[offset:offset + 1].reshape(()).copy()
-    array = array.astype(array.dtype.newbyteorder("="))
-    if bf16:  # bfloat16 is the top half of a float32
-        array = np.asarray(array.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    return np.asarray(array)
+        view = flat[offset:offset + 1].reshape(())
+    # One copy out of the file's bytes, in native byte order (and, for bfloat16, straight to the
+    # uint32 whose top half it is): a copy per step cost as much as the metrics of the pair.
+    if bf16:
+        array = view.astype(np.uint32)
+        np.left_shift(array, np.uint32(16), out=array)
+        return array.view(np.float32)
+    # astype to a native twin of the dtype is not numpy's plain copy: 3x slower on float32
+    return view.copy() if view.dtype.isnative else view.astype(dtype.newbyteorder("="))
 
 
 def read_pt_tensor(path: Path | str) -> np.ndarray:
