@@ -29,6 +29,11 @@ THRESHOLDS = [0.5, 1.5]  # severities 0 / 1 / 2 -> good / middle / bad
 GAP = 40.0
 
 
+def construct_path(dump) -> Path:
+    """The construct.json of an msprobe dump (its ``path`` is dump.json or the folder holding it)."""
+    return dump.path / CONSTRUCT if dump.path.is_dir() else dump.path.with_name(CONSTRUCT)
+
+
 def module_models(result: MsprobeComparison) -> tuple[Model, Model]:
     """(golden, target) module trees of a comparison's two dumps; UserError when a side has no construct.json."""
     models = []
@@ -36,7 +41,7 @@ def module_models(result: MsprobeComparison) -> tuple[Model, Model]:
         if not dump.parents:
             raise UserError("The dump has no module hierarchy (construct.json is missing or empty)", dump.path,
                             "Dump with msprobe at level L0 or mix: construct.json then maps every call to its module.")
-        models.append(construct_model(dump.parents, dump.path.with_name(CONSTRUCT)))
+        models.append(construct_model(dump.parents, construct_path(dump)))
     return models[0], models[1]
 
 

@@ -60,7 +60,7 @@ def test_graph_svg_colours_each_node_by_the_worst_verdict_under_it(resnet, tmp_p
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["graph"] == str(out)
     svg = out.read_text()
-    sides = svg.split("<svg ")[2:]
+    sides = svg.split('<g transform="translate(')[1:]
     assert len(sides) == 2  # golden, then target
     fills = [dict(re.findall(r'<title>([^<]+)</title>\s*<rect [^>]*fill="(#[0-9a-f]+)"', side)) for side in sides]
     # independently: each target call's worst row verdict, raised to every module above it (json walk)
