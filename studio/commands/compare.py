@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-mapping", type=Path, metavar="FILE",
                         help="msprobe dumps of two frameworks: API names that correspond (JSON or name: name lines; "
                              "msprobe's ms_to_pt_api.yaml works)")
+    parser.add_argument("--layer-mapping", type=Path, metavar="FILE",
+                        help="msprobe dumps of two frameworks: msprobe's -lm YAML (module type: target submodule "
+                             "name: golden name) pairing calls by their place in the module tree")
     parser.add_argument("--data-mapping", type=Path, metavar="FILE",
                         help="msprobe dumps: full API names to pair by hand (golden: target)")
     parser.add_argument("--no-fuzzy", action="store_true",
@@ -105,7 +108,8 @@ def _run_msprobe(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.msprobe_csv import msprobe_csv_path, write_msprobe_csv, write_studio_csv
 
     result = run_job(iter_compare_msprobe(args.golden, args.target, args.data_mapping, args.api_mapping,
-                                          not args.no_fuzzy), on_progress=print_progress)
+                                          not args.no_fuzzy, layer_mapping=args.layer_mapping),
+                     on_progress=print_progress)
     written = []
     if args.output:
         write_studio_csv(result, args.output)
