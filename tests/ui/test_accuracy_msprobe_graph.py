@@ -70,3 +70,9 @@ def test_module_graph_button_is_off_for_a_comparison_csv(qtbot, make_panel, asce
     panel.open_file(detect(tmp_path / "r.msprobe.csv"))
     qtbot.waitUntil(lambda: panel.msprobe_result is not None, timeout=30000)
     assert not panel.msprobe_view.graph_button.isEnabled()  # a CSV holds no module tree
+
+
+def test_a_module_tree_offers_no_model_tools():
+    from studio.ui.panels.graph.state import tools_enabled
+
+    assert not any(tools_enabled("msprobe_construct").values())  # no model: nothing to convert, run or profile
