@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "pip==26.3"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,ascend,fast]"
-	$(BIN)/python -c "from studio.tools.accuracy.fused import warm_up; warm_up()"  # compile numba's cache once
+	$(BIN)/python -c "from studio.tools.accuracy import fused, msprobe_fused; fused.warm_up(); msprobe_fused.warm_up()"  # compile numba's cache once
 	@touch $(STAMP)
 
 run: $(STAMP)

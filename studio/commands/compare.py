@@ -25,10 +25,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-mapping", type=Path, metavar="FILE",
                         help="msprobe dumps of two frameworks: API names that correspond (JSON or name: name lines; "
                              "msprobe's ms_to_pt_api.yaml works)")
+    parser.add_argument("--layer-mapping", type=Path, metavar="FILE",
+                        help="msprobe dumps of two frameworks: msprobe's -lm YAML (module type: target submodule "
+                             "name: golden name) pairing calls by their place in the module tree")
     parser.add_argument("--data-mapping", type=Path, metavar="FILE",
                         help="msprobe dumps: full API names to pair by hand (golden: target)")
     parser.add_argument("--no-fuzzy", action="store_true",
                         help="msprobe dumps: pair calls by their exact names only")
+    parser.add_argument("--graph", type=Path, metavar="OUT.svg",
+                        help="msprobe dumps: draw both module trees (construct.json) side by side, coloured by the "
+                             "worst verdict under each module, overflowing ones marked")
     parser.add_argument("--ranks", action="store_true",
                         help="msprobe dumps of a distributed job (folders holding rankN or procNNNN): each rank "
                              "compared, and the rank and API that diverged first named")
@@ -50,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
     _pick_single_ranks(args)
     if is_msprobe_dump(args.golden) and is_msprobe_dump(args.target):
         return _run_msprobe(args)
+    if args.graph:
+        from studio.core.errors import UserError
+
+        raise UserError("--graph draws the module trees of two msprobe dumps; these are not msprobe dumps",
+                        str(args.target), "Give two msprobe dump.json files (or their folders), or drop --graph.")
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.tools.accuracy.compare import compare_dumps
@@ -97,16 +108,23 @@ def _run_msprobe(args: argparse.Namespace) -> int:
     from studio.tools.accuracy.msprobe_csv import msprobe_csv_path, write_msprobe_csv, write_studio_csv
 
     result = run_job(iter_compare_msprobe(args.golden, args.target, args.data_mapping, args.api_mapping,
-                                          not args.no_fuzzy), on_progress=print_progress)
+                                          not args.no_fuzzy, layer_mapping=args.layer_mapping),
+                     on_progress=print_progress)
     written = []
     if args.output:
         write_studio_csv(result, args.output)
         write_msprobe_csv(result, msprobe_csv_path(args.output))
         written = [args.output, msprobe_csv_path(args.output)]
+    if args.graph:
+        from studio.ops.msprobe_graph import module_graph_svg
+
+        written.append(module_graph_svg(result, args.graph))
     if args.json:
         data = to_json(result)
-        if written:
-            data["csv"], data["msprobe_csv"] = (str(p) for p in written)
+        if args.output:
+            data["csv"], data["msprobe_csv"] = (str(p) for p in written[:2])
+        if args.graph:
+            data["graph"] = str(args.graph)
         print(json.dumps(data, indent=1))
     else:
         print(result)

@@ -69,6 +69,7 @@ FILE_FORMATS = (
     "studio.tools.graph.onnx_reader:ONNX",
     "studio.tools.graph.om_json_reader:OM_JSON",
     "studio.tools.graph.pipeline.to_model:MINDX_PIPELINE",
+    "studio.tools.graph.msprobe_modules:MSPROBE_CONSTRUCT",
     "studio.tools.graph.overlay:NODE_DATA",
     "studio.tools.convert.frameworks:TF_PB",
     "studio.tools.convert.frameworks:CAFFE",

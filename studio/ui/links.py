@@ -47,6 +47,9 @@ class PanelLinks(QObject):
             prepares a comparison of the two (dump both, compare).
         compare_graphs(object, object): (left model, right model) — the graph panel shows
             the two side by side.
+        node_selected(object, str): (model path or None, node name) — the graph panel emits it
+            when a node is clicked; the accuracy panel's msprobe view follows a module graph's
+            clicks (construct.json) to that module's rows.
         convert_model(object): a model path — the converter loads it on its first page and
             brings itself to the front (the graph panel's "Convert…" emits it).
         convert_original(object, object): the original model and a repro made from it — "Convert…"
@@ -84,6 +87,7 @@ class PanelLinks(QObject):
     overlay = Signal(object)
     compare_models = Signal(object, object)
     compare_graphs = Signal(object, object)
+    node_selected = Signal(object, str)
     open_terminal = Signal(str)
     edit_run_configurations = Signal()
     add_host = Signal()

@@ -24,6 +24,7 @@ from msprobe_tensor_helpers import make_pair  # noqa: E402
 from studio.core.errors import UserError  # noqa: E402
 from studio.tools.accuracy.msprobe_compare import compare_msprobe  # noqa: E402
 from studio.tools.accuracy.msprobe_csv import write_msprobe_csv  # noqa: E402
+from studio.tools.accuracy.metrics import NUMPY_ONLY_ENV  # noqa: E402
 from studio.tools.accuracy.msprobe_metrics import COLUMNS  # noqa: E402
 from studio.tools.accuracy.pt_tensor import read_pt_tensor  # noqa: E402
 
@@ -139,18 +140,22 @@ def test_tensor_rules(pairs):
 
 @needs_msprobe
 @pytest.mark.parametrize("kind", ["pt", "npy"])
-def test_every_cell_equals_msprobes_own_compare(pairs, kind, tmp_path):
+def test_every_cell_equals_msprobes_own_compare(pairs, kind, tmp_path, monkeypatch):
+    """Both the compiled kernel (where numba imports) and the numpy fallback give msprobe's cells."""
     golden, target = pairs[kind]
     theirs = _msprobe_rows(target, golden, tmp_path / "msprobe", mindspore=kind == "npy")
-    result = compare_msprobe(golden, target, fuzzy=False)
-    write_msprobe_csv(result, tmp_path / "mine.csv")
-    with open(tmp_path / "mine.csv", newline="") as handle:
-        mine = list(csv.DictReader(handle))
-    assert len(mine) == len(theirs) == 49 and list(mine[0]) == list(theirs[0])
-    for ours, their in zip(mine, theirs):
-        for column in ours:
-            if column != "Err_message":  # the reasons are in Studio's words
-                assert _same(ours[column], their[column]), (ours["NPU Name"], column, ours[column], their[column])
+    for numpy_only in ("0", "1"):
+        monkeypatch.setenv(NUMPY_ONLY_ENV, numpy_only)
+        result = compare_msprobe(golden, target, fuzzy=False)
+        write_msprobe_csv(result, tmp_path / "mine.csv")
+        with open(tmp_path / "mine.csv", newline="") as handle:
+            mine = list(csv.DictReader(handle))
+        assert len(mine) == len(theirs) == 49 and list(mine[0]) == list(theirs[0])
+        for ours, their in zip(mine, theirs):
+            for column in ours:
+                if column != "Err_message":  # the reasons are in Studio's words
+                    assert _same(ours[column], their[column]), (numpy_only, ours["NPU Name"], column, ours[column],
+                                                                their[column])
 
 
 @needs_msprobe

@@ -4,7 +4,9 @@ Matching: the same API name first; then, with fuzzy matching (the default), the 
 same API (its name without the call counter) on each side, so an extra call on one side does not
 shift every later pair; an API mapping (``{"Mint.logical_or": "Tensor.__or__"}``: a name of one
 framework, then the other's; msprobe's own ``ms_to_pt_api.yaml`` can be given) makes names of two
-frameworks meet, on either side; a data mapping
+frameworks meet, on either side; a layer mapping (msprobe's ``-lm`` YAML,
+:mod:`studio.tools.accuracy.msprobe_layers`) pairs calls by their place in the module tree, after
+the names and before the fuzzy matching; a data mapping
 (``{"full.golden.name": "full.target.name"}``) pairs calls by hand first.
 
 Statistics mode (no tensors dumped) is judged by msprobe's own rules, per API call, so a verdict
@@ -194,8 +196,10 @@ def read_name_mapping(path: Path | None) -> dict[str, str]:
 
 
 def match_calls(golden: MsprobeDump, target: MsprobeDump, data_mapping: dict[str, str] | None = None,
-                api_mapping: dict[str, str] | None = None, fuzzy: bool = True) -> tuple[list, list, list]:
-    """(pairs in target order, golden-only names, target-only names)."""
+                api_mapping: dict[str, str] | None = None, fuzzy: bool = True,
+                layer_mapping: dict[str, dict[str, str]] | None = None) -> tuple[list, list, list]:
+    """(pairs in target order, golden-only names, target-only names). A layer mapping
+    (:mod:`studio.tools.accuracy.msprobe_layers`) pairs what the names left, before the fuzzy matching."""
     g_by, t_by = golden.by_name(), target.by_name()
     pairs: dict[str, str] = {}  # target name -> golden name
     for g_name, t_name in (data_mapping or {}).items():
@@ -206,17 +210,27 @@ def match_calls(golden: MsprobeDump, target: MsprobeDump, data_mapping: dict[str
         if name not in pairs and name in g_by and name not in used:
             pairs[name] = name
             used.add(name)
+    # The API mapping is read both ways: a name of either framework becomes the mapping's right side.
+    canonical = dict(api_mapping or {})
+
+    def key(call: ApiCall) -> str:
+        base = call.base
+        for source, dest in canonical.items():
+            if base == source or base.startswith(source + "."):
+                return dest + base[len(source):]
+        return base
+
+    if layer_mapping:
+        from studio.tools.accuracy.msprobe_layers import layer_pairs
+
+        def operation(call: ApiCall) -> str:  # "Mint.cos.forward" and "Torch.cos.forward" -> "cos"
+            parts = key(call).split(".")
+            return ".".join(parts[1:-1] if parts[-1] in ("forward", "backward") else parts[1:])
+
+        for t_name, g_name in layer_pairs(golden, target, layer_mapping, operation, used, set(pairs)).items():
+            pairs[t_name] = g_name
+            used.add(g_name)
     if fuzzy:
-        # The API mapping is read both ways: a name of either framework becomes the mapping's right side.
-        canonical = dict(api_mapping or {})
-
-        def key(call: ApiCall) -> str:
-            base = call.base
-            for source, dest in canonical.items():
-                if base == source or base.startswith(source + "."):
-                    return dest + base[len(source):]
-            return base
-
         queues: dict[str, list[str]] = {}
         for call in golden.calls:
             if call.name not in used:
@@ -234,20 +248,24 @@ def match_calls(golden: MsprobeDump, target: MsprobeDump, data_mapping: dict[str
 
 
 def compare_msprobe(golden_path: Path, target_path: Path, data_mapping: Path | None = None,
-                    api_mapping: Path | None = None, fuzzy: bool = True) -> MsprobeComparison:
+                    api_mapping: Path | None = None, fuzzy: bool = True,
+                    layer_mapping: Path | None = None) -> MsprobeComparison:
     """Read and compare two msprobe dumps (see the module docstring)."""
-    return run_job(iter_compare_msprobe(golden_path, target_path, data_mapping, api_mapping, fuzzy))
+    return run_job(iter_compare_msprobe(golden_path, target_path, data_mapping, api_mapping, fuzzy,
+                                        layer_mapping=layer_mapping))
 
 
 def iter_compare_msprobe(golden_path: Path, target_path: Path, data_mapping: Path | None = None,
                          api_mapping: Path | None = None, fuzzy: bool = True,
-                         cancel: CancelToken | None = None) -> Job[MsprobeComparison]:
+                         cancel: CancelToken | None = None, layer_mapping: Path | None = None) -> Job[MsprobeComparison]:
     """:func:`compare_msprobe` as a job: yields Progress per call (tensor mode reads one pair at a time)."""
     from studio.tools.accuracy.msprobe_dump import read_msprobe
+    from studio.tools.accuracy.msprobe_layers import read_layer_mapping
 
     golden, target = read_msprobe(golden_path), read_msprobe(target_path)
     pairs, only_golden, only_target = match_calls(golden, target, read_name_mapping(data_mapping),
-                                                  read_name_mapping(api_mapping), fuzzy)
+                                                  read_name_mapping(api_mapping), fuzzy,
+                                                  read_layer_mapping(layer_mapping))
     tensors = golden.task == target.task == "tensor"
     rows, unreadable = [], []
     for number, (g_call, t_call) in enumerate(pairs):

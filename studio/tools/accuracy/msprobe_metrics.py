@@ -19,6 +19,10 @@ different places ``N/A`` (at the same places they count as 0); a 0-d tensor has 
 and MaxRelativeErr (the others ``unsupported``), and so does a 1-element one for Cosine. A
 dtype that differs is noted and the metrics computed anyway. The cells are exactly msprobe's:
 a float or one of its markers.
+
+Where numba imports (the ``[fast]`` extra), a tensor of one dimension or more is measured by one
+compiled walk over both tensors (:mod:`studio.tools.accuracy.msprobe_fused`) with the same
+arithmetic; the numpy code below is the fallback (and what ``STUDIO_METRICS_NUMPY=1`` runs).
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ def tensor_metrics(target: np.ndarray, golden: np.ndarray) -> tuple[dict[str, fl
     if n.shape != b.shape:
         return _all(SHAPE_UNMATCHED), [f"shapes differ once squeezed: {list(n.shape)} target, {list(b.shape)} golden"]
     notes = []
+    kernel = compiled()
+    if n.shape and kernel is not None:
+        return _fused_cells(kernel, n, b, notes)
     if not n.shape:
         notes.append("0-d tensor: only MaxAbsErr and MaxRelativeErr")
     else:
@@ -47,12 +54,54 @@ def tensor_metrics(target: np.ndarray, golden: np.ndarray) -> tuple[dict[str, fl
         if same is False:
             return _all(N_A), ["inf or NaN at different places on the two sides"]
         n, b = same
-        if n.dtype != b.dtype:
-            notes.append(f"dtypes differ ({n.dtype} target, {b.dtype} golden)")
+        _dtype_note(n, b, notes)
     cells = {"Cosine": _cosine(n, b), "EucDist": _euclidean(n, b), "MaxAbsErr": _max_abs(n, b),
              "MaxRelativeErr": _max_relative(n, b),
              "One Thousandth Err Ratio": _ratio(n, b, 0.001), "Five Thousandths Err Ratio": _ratio(n, b, 0.005)}
     return cells, notes
+
+
+def _dtype_note(n: np.ndarray, b: np.ndarray, notes: list[str]) -> None:
+    if n.dtype != b.dtype:
+        notes.append(f"dtypes differ ({n.dtype} target, {b.dtype} golden)")
+
+
+def _fused_cells(kernel, n: np.ndarray, b: np.ndarray, notes: list[str]):
+    """The six cells from the compiled kernel's one walk (a tensor of at least one dimension)."""
+    with np.errstate(all="ignore"):
+        f = kernel.figures(n, b)
+    if f["misplaced"]:
+        return _all(N_A), ["inf or NaN at different places on the two sides"]
+    _dtype_note(n, b, notes)
+    cosine = UNSUPPORTED if n.size == 1 else _cosine_of(f["dot"], np.sqrt(f["nn"]), np.sqrt(f["bb"]))
+    return {"Cosine": cosine, "EucDist": float(np.sqrt(f["dd"])), "MaxAbsErr": _cell(f["max_abs"]),
+            "MaxRelativeErr": _cell(f["max_rel"]), "One Thousandth Err Ratio": _format(f["under_1"] / n.size),
+            "Five Thousandths Err Ratio": _format(f["under_5"] / n.size)}, notes
+
+
+_KERNEL: list = []  # [module or None] once looked up
+
+
+def compiled():
+    """The compiled kernel (:mod:`studio.tools.accuracy.msprobe_fused`), or None: numba missing or
+    broken, or ``STUDIO_METRICS_NUMPY=1`` (as for :func:`studio.tools.accuracy.metrics.compiled`).
+    Imported on the first tensor pair, not with this module."""
+    import os
+
+    from studio.tools.accuracy.metrics import NUMPY_ONLY_ENV
+
+    if os.environ.get(NUMPY_ONLY_ENV, "") not in ("", "0"):
+        return None
+    if not _KERNEL:
+        try:
+            from studio.tools.accuracy import msprobe_fused
+        except Exception as exc:  # noqa: BLE001 - no numba, or one that cannot compile here: numpy does it
+            import logging
+
+            logging.getLogger(__name__).info("msprobe tensor metrics without the compiled kernel: %s", exc)
+            msprobe_fused = None
+        _KERNEL.append(msprobe_fused)
+    return _KERNEL[0]
 
 
 def unsupported() -> dict[str, str]:
@@ -98,10 +147,16 @@ def _cosine(n: np.ndarray, b: np.ndarray):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dot = np.dot(n, b)
         n_norm, b_norm = np.linalg.norm(n), np.linalg.norm(b)
-        if n_norm <= _FLOAT_EPS and b_norm <= _FLOAT_EPS:
-            return 1.0
-        if n_norm <= _FLOAT_EPS or b_norm <= _FLOAT_EPS:
-            return NAN
+    return _cosine_of(dot, n_norm, b_norm)
+
+
+def _cosine_of(dot: float, n_norm: float, b_norm: float):
+    """msprobe's cosine cell from the dot product and the two norms."""
+    if n_norm <= _FLOAT_EPS and b_norm <= _FLOAT_EPS:
+        return 1.0
+    if n_norm <= _FLOAT_EPS or b_norm <= _FLOAT_EPS:
+        return NAN
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cos = dot / (n_norm * b_norm)
     if np.isnan(cos):
         return NAN
@@ -120,6 +175,10 @@ def _max_abs(n: np.ndarray, b: np.ndarray):
     n, b = _flat(n, b)
     with np.errstate(invalid="ignore", over="ignore"):
         value = np.max(np.abs(n - b))
+    return _cell(value)
+
+
+def _cell(value) -> float | str:
     return NAN if np.isnan(value) else _format(value)
 
 
@@ -140,8 +199,7 @@ def relative_errors(n: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _max_relative(n: np.ndarray, b: np.ndarray):
-    value = np.max(np.abs(relative_errors(n, b)))
-    return NAN if np.isnan(value) else _format(value)
+    return _cell(np.max(np.abs(relative_errors(n, b))))
 
 
 def _ratio(n: np.ndarray, b: np.ndarray, threshold: float):

@@ -15,7 +15,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.graph.model import Model
 
-GRAPH_FORMATS = ("onnx", "om", "om_json", "mindx_pipeline")
+GRAPH_FORMATS = ("onnx", "om", "om_json", "mindx_pipeline", "msprobe_construct")
 
 
 def read_model(path: Path | str, cancel: CancelToken | None = None) -> Model:
@@ -30,7 +30,7 @@ def _read(path: Path, detected, cancel) -> Model:
     if detected.format.id not in GRAPH_FORMATS:
         raise UserError(f"Not a model the graph viewer can open ({detected.format.label})", path,
                         "Open an ONNX model, an Ascend OM model (IMOD), the JSON that atc --mode=1 writes or a MindX "
-                        "SDK pipeline.")
+                        "SDK pipeline or the construct.json of an msprobe dump.")
     return detected.format.open(path, cancel)  # the reader of the module whose match chose the format
 
 

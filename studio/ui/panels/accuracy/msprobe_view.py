@@ -1,7 +1,9 @@
 """Two msprobe dumps compared: the module tree (failing calls per module) beside the table of arguments.
 
 Selecting a module shows only the calls inside it; the first mismatching API and its stack are
-in the summary above. The table is a light model over the comparison's rows (thousands of rows
+in the summary above. "Module graph" draws both dumps' module trees (construct.json) side by side
+in the graph panel, each node coloured by the worst verdict under it and overflowing ones labelled;
+a node clicked there shows that module's (or call's) rows here. The table is a light model over the comparison's rows (thousands of rows
 fill it without creating an item per cell).
 """
 
@@ -9,11 +11,12 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
+    QPushButton,
     QSplitter,
     QTableView,
     QTreeWidget,
@@ -46,7 +49,9 @@ class MsprobeRows(QAbstractTableModel):
             self.rows = list(result.rows)
         else:
             inside = {r.target_api for r in result.rows if module in result.target.module_path(r.target_api)}
-            self.rows = [r for r in result.rows if r.target_api in inside]
+            # nothing inside: an API call (a leaf of the module graph), or a module dumped as one call
+            self.rows = [r for r in result.rows if r.target_api in inside] if inside else \
+                [r for r in result.rows if r.target_api == module]
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
@@ -81,10 +86,19 @@ class MsprobeRows(QAbstractTableModel):
 
 
 class MsprobeView(QWidget):
-    """Summary, module tree and rows of an msprobe comparison."""
+    """Summary, module tree and rows of an msprobe comparison. ``graph_requested``: the "Module
+    graph" button was pressed."""
+
+    graph_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.graph_button = QPushButton("Module graph", self)
+        self.graph_button.setToolTip("Both dumps' module trees (construct.json) side by side in the graph panel, "
+                                     "coloured by the worst verdict under each module; click a node to see its rows")
+        self.graph_button.clicked.connect(self.graph_requested)
+        self.graph_button.setEnabled(False)
+        self.shown = QLabel(self)  # which module's rows the table shows
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -103,7 +117,13 @@ class MsprobeView(QWidget):
         for column, width in ((0, 260), (1, 90), (2, 70), (3, 100)):
             self.table.setColumnWidth(column, width)
         split = QSplitter(Qt.Orientation.Horizontal, self)
-        split.addWidget(self.tree)
+        left = QWidget(self)
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.graph_button)
+        column.addWidget(self.tree, 1)
+        column.addWidget(self.shown)
+        split.addWidget(left)
         split.addWidget(self.table)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 3)
@@ -147,10 +167,32 @@ class MsprobeView(QWidget):
             items[module["module"]] = item
         self.tree.expandToDepth(1)
         self.rows.show(result)
+        self.shown.setText("")
+        self.graph_button.setEnabled(result.golden.path != result.target.path
+                                     and bool(result.golden.parents) and bool(result.target.parents))
 
     def _on_module(self, current, _previous) -> None:
         if self.result is not None:
-            self.rows.show(self.result, current.data(0, Qt.ItemDataRole.UserRole) if current is not None else None)
+            module = current.data(0, Qt.ItemDataRole.UserRole) if current is not None else None
+            self.rows.show(self.result, module)
+            self.shown.setText(f"<small>{len(self.rows.rows):,} rows in {html.escape(module)}</small>" if module else "")
+
+    def select_node(self, name: str) -> None:
+        """Show the rows of module or API call ``name`` (a node of the module graph), selecting it
+        in the tree where the tree holds it (modules with failing calls)."""
+        if self.result is None:
+            return
+        found = self.tree.findItems("*", Qt.MatchFlag.MatchWildcard | Qt.MatchFlag.MatchRecursive)
+        item = next((i for i in found if i.data(0, Qt.ItemDataRole.UserRole) == name), None)
+        if item is not None:
+            self.tree.setCurrentItem(item)
+            return
+        self.tree.blockSignals(True)  # no module of the tree: its selection goes, the table follows the graph
+        self.tree.setCurrentItem(None)
+        self.tree.clearSelection()
+        self.tree.blockSignals(False)
+        self.rows.show(self.result, name)
+        self.shown.setText(f"<small>{len(self.rows.rows):,} rows in {html.escape(name)}</small>")
 
 
 class MsprobeOpening:
@@ -201,7 +243,47 @@ class MsprobeOpening:
         handle.finished.connect(self._on_msprobe_compared)  # a failure: the runner posts it on the notice board
         return handle
 
+    def show_module_graph(self) -> None:
+        """Both dumps' module trees side by side in the graph panel (the target on the left, where the
+        verdict names are its own), coloured by the worst verdict under each node."""
+        from studio.ops.msprobe_graph import THRESHOLDS, TITLE, construct_path, verdict_overlay
+        from studio.ui.links import Overlay
+
+        result = self.msprobe_result
+        if result is None:
+            return
+        target, golden = construct_path(result.target), construct_path(result.golden)
+        data = verdict_overlay(result)
+        self.links.overlay.emit(Overlay(TITLE, data.values, list(THRESHOLDS), model=target, labels=data.labels))
+        self.links.compare_graphs.emit(target, golden)
+        self.links.focus.emit("graph")
+
+    def _on_graph_node(self, model_path, name: str) -> None:
+        """A node clicked in the graph panel: a node of this comparison's module graph shows its rows here."""
+        from pathlib import Path
+
+        from studio.ops.msprobe_graph import construct_path
+
+        result = self.msprobe_result
+        if result is None or model_path is None or result.golden.path == result.target.path:
+            return
+        graphs = {construct_path(d).resolve() for d in (result.target, result.golden)}
+        if Path(model_path).resolve() not in graphs:
+            return
+        self.msprobe_view.select_node(name)
+        self.status.emit(f"Accuracy: msprobe rows of {name}")
+        self.links.focus.emit(self.NAME)
+
+    def _link_msprobe(self) -> None:
+        """Wire the module graph both ways, once (the panel's other parts know nothing of it)."""
+        if getattr(self, "_msprobe_linked", False):
+            return
+        self._msprobe_linked = True
+        self.msprobe_view.graph_requested.connect(self.show_module_graph)
+        self.links.node_selected.connect(self._on_graph_node)
+
     def _on_msprobe_compared(self, result) -> None:
+        self._link_msprobe()
         self.msprobe_result = result
         self.msprobe_view.show_result(result)
         self._show_state()

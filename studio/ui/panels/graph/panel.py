@@ -198,6 +198,7 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
             side.selected_node = it.index
             self.details.show_node(view.graph, it.index)
             self._sync_other_side(side, view.graph.nodes[it.index].name)
+            self.links.node_selected.emit(side.model.path if side.model else None, view.graph.nodes[it.index].name)
         elif it.kind == "group":
             members = np.nonzero(view.item_of_node == item)[0].tolist()
             self.details.show_group(view.graph, it.name, members)

@@ -50,7 +50,8 @@ def category_legend(model_format: str = "") -> str:
 def tools_enabled(model_format: str | None) -> dict[str, bool]:
     """Which format-bound tools work on the model on screen (None: no model)."""
     enabled = {text: model_format == "onnx" for text in ONNX_ONLY}
-    enabled.update({text: model_format != "mindx_pipeline" for text in NOT_FOR_PIPELINES})
+    # a pipeline and an msprobe module tree are no models: nothing to convert or run
+    enabled.update({text: model_format not in ("mindx_pipeline", "msprobe_construct") for text in NOT_FOR_PIPELINES})
     return enabled
 
 
