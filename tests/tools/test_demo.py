@@ -250,8 +250,11 @@ def test_the_demo_gets_a_local_run_configuration_that_benchmarks_the_unet(tmp_pa
     configs = load_configs(Workspace.open(folder))
     assert [c.name for c in configs] == [CONFIG_NAME] and configs[0].is_local
     argv = shlex.split(configs[0].command) + ["--json"]
+    assert not Path(argv[0]).is_absolute(), "a moved or shared workspace must not name this clone's interpreter"
+    # run as a local configuration runs: the folder of the interpreter running Studio first on PATH
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     result = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+                            env={**os.environ, "PATH": path, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert result.returncode == 0, result.stderr
     numbers = json.loads(result.stdout)
     assert numbers["min_ms"] <= numbers["p50_ms"] <= numbers["max_ms"] and numbers["throughput"] > 0
