@@ -26,10 +26,11 @@ def executor(sshd_host):
 
 def test_awkward_arguments_exit_code_and_streams(executor, tmp_path):
     status, lines = collect(executor.run(
-        ["python3", "-c", "import sys; print('\\x00'.join(sys.argv[1:])); print('warn', file=sys.stderr); sys.exit(5)",
+        ["python3", "-c", "import sys; print('<ARG>'.join(sys.argv[1:])); print('warn', file=sys.stderr); sys.exit(5)",
          *AWKWARD], cwd=str(tmp_path)))
     assert status == 5
-    assert "\n".join(l.text for l in lines if l.stream == "stdout").split("\x00") == AWKWARD
+    # (a printable separator: a host's output lines come without control characters, see studio.core.printable)
+    assert "\n".join(l.text for l in lines if l.stream == "stdout").split("<ARG>") == AWKWARD
     assert [l.text for l in lines if l.stream == "stderr"] == ["warn"]
     assert not (tmp_path / "INJECTED").exists()
 

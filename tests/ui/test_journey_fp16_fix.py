@@ -32,7 +32,8 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _click(qtbot, button) -> None:
-    assert button.isVisible() and button.isEnabled(), button.text()
+    # a button a job's end puts on a tool row is laid out on the event loop's next turn
+    qtbot.waitUntil(lambda: button.isVisible() and button.isEnabled(), timeout=5000)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
