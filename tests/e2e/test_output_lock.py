@@ -9,19 +9,37 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 from test_cli import REPO, studio_command
 
 
-def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(studio_home, tmp_path):
-    from studio.tools.demo.models import build_classifier
+def _slow_model(path) -> None:
+    """Eight 256x1024 @ 1024x1024 MatMuls: a run takes a good fraction of a second, so a profile of a
+    few dozen iterations lasts seconds while its trace stays small (the old test profiled a tiny
+    classifier 4,000 times, and reading that trace took most of its 100 s)."""
+    rng = np.random.default_rng(0)
+    nodes, inits, last = [], [], "x"
+    for i in range(8):
+        inits.append(numpy_helper.from_array((rng.standard_normal((1024, 1024)) * 0.03).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [last, f"w{i}"], [f"h{i}"], name=f"mm{i}"))
+        last = f"h{i}"
+    graph = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1024])],
+                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [256, 1024])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
 
-    model = tmp_path / "cls.onnx"
-    onnx.save(build_classifier(), str(model))
+
+ITERATIONS = "100"  # seconds of profiling: the second run starts and is refused well inside them
+
+
+def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(studio_home, tmp_path):
+    model = tmp_path / "slow.onnx"
+    _slow_model(model)
     out = tmp_path / "prof"
     env = {**os.environ, "STUDIO_HOME": str(studio_home), "QT_QPA_PLATFORM": "offscreen"}
-    first = subprocess.Popen([*studio_command(), "profile", "run", str(model), "-o", str(out), "--iterations", "4000",
+    first = subprocess.Popen([*studio_command(), "profile", "run", str(model), "-o", str(out), "--iterations", ITERATIONS,
                               "--warmup", "1", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env, cwd=REPO)
     try:
@@ -40,7 +58,7 @@ def test_a_second_profile_into_the_same_folder_is_refused_while_the_first_runs(s
     assert second.returncode == 2, (second.stdout, second.stderr)
     assert "Another Studio profile is writing" in second.stderr and "Traceback" not in second.stderr
     saved = json.loads((out / "studio_profile.json").read_text())
-    assert len(saved["latencies_ms"]) == 4000  # only the first run's results are there
+    assert len(saved["latencies_ms"]) == int(ITERATIONS)  # only the first run's results are there
     assert not list(tmp_path.glob(".prof.studio-lock"))  # the lock went with the run
 
 
