@@ -36,12 +36,18 @@ class UserError(StudioError):
 
     def format(self) -> str:
         """The full message: what, where, fix — one per line."""
-        lines = [self.what]
-        if self.where:
-            lines.append(f"  where: {self.where}")
-        if self.fix:
-            lines.append(f"  fix:   {self.fix}")
-        return "\n".join(lines)
+        return format_message(self.what, self.where, self.fix)
+
+
+def format_message(what: str, where=None, fix=None) -> str:
+    """What went wrong, then ``  where: …`` and ``  fix:   …`` lines when given: how Studio words
+    every message a person can act on (a UserError, a notice)."""
+    lines = [what]
+    if where:
+        lines.append(f"  where: {where}")
+    if fix:
+        lines.append(f"  fix:   {fix}")
+    return "\n".join(lines)
 
 
 class RemoteError(StudioError):

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from studio.core.errors import Cancelled, StudioError, ToolUnavailable, UserError
+from studio.core.errors import Cancelled, StudioError, ToolUnavailable, UserError, format_message
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +66,7 @@ class Notice:
     @property
     def message(self) -> str:
         """The text a person reads: what, where, fix, one per line (as :meth:`UserError.format`)."""
-        lines = [self.what]
-        if self.where:
-            lines.append(f"  where: {self.where}")
-        if self.fix:
-            lines.append(f"  fix:   {self.fix}")
-        return "\n".join(lines)
+        return format_message(self.what, self.where, self.fix)
 
     @property
     def headline(self) -> str:
