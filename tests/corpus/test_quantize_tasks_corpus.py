@@ -54,7 +54,8 @@ def test_ppocr_text_map_int8_with_a_dice_target(corpus_root, tmp_path):
                          timing=False)
     result = run_job(op.run(request))
 
-    mean, std = np.array([0.485, 0.456, 0.406]) * 255, np.array([0.229, 0.224, 0.225]) * 255
+    # ImageNet's mean and std are RGB figures: with --bgr each goes with its own channel (B first)
+    mean, std = np.array([0.406, 0.456, 0.485]) * 255, np.array([0.225, 0.224, 0.229]) * 255
     tensors = [((cv2.imread(str(p)).astype(np.float64) - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
                for p in sorted((tmp_path / "pics").iterdir())]
 
