@@ -34,6 +34,11 @@ def studio_home(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own per-user folder, so no test reads or writes the real settings."""
     home = tmp_path_factory.mktemp("studio_home")
     monkeypatch.setenv("STUDIO_HOME", str(home))
+    # The command line's one HostContext (hosts.toml, known hosts) lives for its process: a test
+    # calling main() in-process gets its own, reading this test's folder, not an earlier test's.
+    from studio.commands import _context
+
+    monkeypatch.setattr(_context, "_context", None)
     return home
 
 

@@ -69,6 +69,7 @@ STAGED = {
         "real/msprof_prof_legacy/mindinsight_2dev/PROF_000001_20230818142704322_COJGGGCANRMICFBC",
     "cluster/qwen3_4rank": "real/cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2",  # a training job's ranks
     "cluster/text_2rank": "real/cluster_pytorch/msinsight_text_2rank_level2/level2",
+    "cluster/db_2rank": "real/cluster_pytorch/msinsight_db_2rank_level2/level2",
 }
 # atc_output.txt: what a failed ATC run prints (the wording of ATC and of tests' stand-in atc).
 ATC_LOG = ("ATC start working now, please wait for a moment.\n"

@@ -59,7 +59,10 @@ def test_cancel_kills_the_worker_and_its_range_decoders(tmp_path):
 
     path = big_trace(tmp_path / "t.json", 400_000)  # ~85 MB: decoded by one process per core
     token = CancelToken()
-    job = run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path), cancel=token)
+    # the multi-process decoder (its range decoders are what a cancel must kill; the compiled scanner
+    # runs threads inside the worker instead)
+    job = run_in_worker("studio.tools.profiler.loader:parse_to_cache", str(path), cancel=token,
+                        read_options={"scan": False})
     while "cores" not in next(job).message:  # until the range decoders run
         pass
     (pid,) = active_pids()
