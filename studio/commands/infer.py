@@ -13,26 +13,10 @@ NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"
 
 
-def _size(text: str) -> tuple[int, int]:
-    parts = text.lower().replace(",", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise argparse.ArgumentTypeError(f"{text!r} is not HEIGHTxWIDTH, e.g. 640x640")
-    return int(parts[0]), int(parts[1])
-
-
-def _triple(text: str) -> tuple[float, float, float]:
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise argparse.ArgumentTypeError(f"{text!r} is not three numbers R,G,B")
-    return values
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.tools.infer.postprocess import HEADS
     from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
+    from studio.tools.infer.words import parse_size, parse_triple
 
     parser.add_argument("model", type=Path, metavar="MODEL", help="an ONNX model, or an .om (run with --tool there)")
     parser.add_argument("images", type=Path, metavar="IMAGES", help="a folder of pictures (or one picture)")
@@ -47,11 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a folder of mask PNGs (segment)")
     parser.add_argument("--preset", choices=sorted(PRESETS),
                         help="normalisation: unit (0..1), symmetric (-1..1), imagenet, raw (0..255); default per task")
-    parser.add_argument("--mean", type=_triple, metavar="R,G,B", help="per-channel mean on 0..255 pixels")
-    parser.add_argument("--std", type=_triple, metavar="R,G,B", help="per-channel std on 0..255 pixels")
+    parser.add_argument("--mean", type=parse_triple, metavar="R,G,B", help="per-channel mean on 0..255 pixels")
+    parser.add_argument("--std", type=parse_triple, metavar="R,G,B", help="per-channel std on 0..255 pixels")
     parser.add_argument("--resize", choices=RESIZE_MODES, help="default: center-crop (classify), letterbox "
                                                                "(detect), stretch (segment)")
-    parser.add_argument("--size", type=_size, metavar="HxW", help="input size, for models with dynamic dims")
+    parser.add_argument("--size", type=parse_size, metavar="HxW", help="input size, for models with dynamic dims")
     parser.add_argument("--bgr", action="store_true", help="feed BGR (OpenCV order) instead of RGB")
     parser.add_argument("--layout", choices=("NCHW", "NHWC"), help="default: from the model's input shape")
     parser.add_argument("--head", choices=HEADS, help="detection output layout (default: guessed, and said)")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 NAME = "quantize"
 HELP = "INT8: calibrate, rank layers by sensitivity, roll back the fewest for a target, measure accuracy and latency"
@@ -15,69 +14,11 @@ HELP = "INT8: calibrate, rank layers by sensitivity, roll back the fewest for a 
 SHOWN_LAYERS = 10
 
 
-def _names(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from studio.commands.infer import _size, _triple
-    from studio.tools.infer.postprocess import HEADS
-    from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
-    from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.quantize import Request
 
-    parser.add_argument("model", type=Path, metavar="MODEL", help="an ONNX model (FP32)")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.onnx",
-                        help="the quantised model with the rollback set left in float (written only on success)")
-    parser.add_argument("--calib", type=Path, required=True, metavar="DIR|FILE.npz",
-                        help="calibration data: a folder of pictures (preprocessed as studio infer does) or an .npz "
-                             "with one array per input named after it, samples along the first axis")
-    parser.add_argument("--eval", type=Path, metavar="DIR|FILE.npz",
-                        help="held-out samples the target is judged on (default: the calibration samples)")
-    parser.add_argument("--method", choices=METHODS, default="minmax", help="calibration method (default minmax)")
-    parser.add_argument("--per-channel", action="store_true", help="quantise weights per output channel")
-    parser.add_argument("--format", choices=FORMATS, default="qdq", help="ONNX form of the INT8 model (default qdq)")
-    parser.add_argument("--op-types", type=_names, default=list(COMPUTE_OPS), metavar="A,B",
-                        help=f"op types to quantise (default {','.join(COMPUTE_OPS)}: the layers AMCT quantises)")
-    parser.add_argument("--exclude", action="append", metavar="NODE", help="keep this node in float (repeatable)")
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--min-cosine", type=float, metavar="X",
-                        help=f"target: every output's cosine against FP32 >= X on every sample (default 0.99)")
-    target.add_argument("--max-top1-drop", type=float, metavar="P",
-                        help="target: top-1 on the labelled pictures at most P points below FP32 (needs --truth)")
-    target.add_argument("--max-map-drop", type=float, metavar="P",
-                        help="target: a detector's mAP@0.5 on the pictures with boxes at most P points below FP32 "
-                             "(needs --truth boxes)")
-    target.add_argument("--max-dice-drop", type=float, metavar="P",
-                        help="target: a segmenter's mean Dice at most P points below FP32 (needs --truth masks)")
-    target.add_argument("--max-iou-drop", type=float, metavar="P",
-                        help="target: a segmenter's mean IoU at most P points below FP32 (needs --truth masks)")
-    parser.add_argument("--truth", type=Path, metavar="LABELS.csv|BOXES|MASKS",
-                        help="ground truth, as studio infer --truth: image,label rows; a folder of VOC XML or a "
-                             "COCO JSON; a folder of mask PNGs named like the pictures")
-    parser.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line (labels by name)")
-    parser.add_argument("--task", choices=("classify", "detect", "segment"),
-                        help="whose preprocessing defaults apply to pictures (default: the target's task, else "
-                             "classify)")
-    parser.add_argument("--head", choices=HEADS, help="detection output layout (as studio infer; default: guessed)")
-    parser.add_argument("--conf", type=float, default=0.25, help="detection score threshold (default 0.25)")
-    parser.add_argument("--iou", type=float, default=0.45, help="detection NMS IoU threshold (default 0.45)")
-    parser.add_argument("--preset", choices=sorted(PRESETS), help="normalisation of pictures (as studio infer)")
-    parser.add_argument("--mean", type=_triple, metavar="R,G,B", help="per-channel mean on 0..255 pixels")
-    parser.add_argument("--std", type=_triple, metavar="R,G,B", help="per-channel std on 0..255 pixels")
-    parser.add_argument("--resize", choices=RESIZE_MODES, help="how pictures are resized (as studio infer)")
-    parser.add_argument("--size", type=_size, metavar="HxW", help="input size, for models with dynamic dims")
-    parser.add_argument("--bgr", action="store_true", help="feed BGR instead of RGB")
-    parser.add_argument("--layout", choices=("NCHW", "NHWC"), help="default: from the model's input shape")
-    parser.add_argument("--ranges", type=Path, metavar="FILE",
-                        help="calibration ranges: saved here, reused when made from the same samples and method "
-                             "(default OUT.ranges.json)")
-    parser.add_argument("--budget", type=float, default=3.0, metavar="S",
-                        help="seconds of interleaved timing per comparison (default 3)")
-    parser.add_argument("--no-timing", action="store_true", help="skip the latency comparison")
-    parser.add_argument("--ascend", type=Path, metavar="DIR",
-                        help="write AMCT's configuration (the rollback set as skip_layers), the samples as .bin, "
-                             "and commands.sh (amct_onnx calibration, then atc) into DIR")
-    parser.add_argument("--soc", metavar="SOC", help="ATC --soc_version in commands.sh (default Ascend310P3, said)")
+    add_request_arguments(parser, Request, *Request.SHOWN)
     parser.add_argument("--host", metavar="NAME", help="then run the --ascend folder's AMCT and ATC commands on this "
                         "host (see studio ssh list) and bring the deployable model and the .om back into it")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")

@@ -39,7 +39,8 @@ class Option:
     thresholds): ``adder(parser)`` adds them, ``parse(args, read)`` reads them and ``format(value)``
     gives the whole argv. ``nested``: a dataclass whose own fields are options (EngineOptions).
     ``host``: what a host run does with the value (see :data:`HOST_RULES`; ``file``/``folder``
-    take a ``kind``, the name of the folder it is uploaded to)."""
+    take a ``kind``, the name of the folder it is uploaded to). ``exclusive``: options naming the
+    same word are one mutually exclusive group (at most one of them on a command line)."""
 
     flags: tuple[str, ...] = ()
     help: str | None = None
@@ -53,6 +54,7 @@ class Option:
     group: str | None = None
     adder: Callable | None = None
     nested: type | None = None
+    exclusive: str | None = None
 
     def argparse_dest(self, name: str) -> str:
         """The attribute of the parsed namespace (argparse's own rule when not given)."""
@@ -65,7 +67,8 @@ class Option:
 def option(*flags: str, help: str | None = None, default: Any = MISSING, default_factory: Any = MISSING,
            dest: str | None = None, parse: Callable | None = None, format: Callable | None = None,
            emit_default: bool = True, host: str | None = None, kind: str | None = None, group: str | None = None,
-           adder: Callable | None = None, nested: type | None = None, **arg: Any) -> Any:
+           adder: Callable | None = None, nested: type | None = None, exclusive: str | None = None,
+           **arg: Any) -> Any:
     """A dataclass field declared with its command-line option (see :class:`Option`).
 
     ``default``/``default_factory`` are the field's; the parser's default is the same unless ``arg``
@@ -75,9 +78,10 @@ def option(*flags: str, help: str | None = None, default: Any = MISSING, default
     if "default" not in arg and adder is None and nested is None:
         if arg.get("action") == "append":
             arg["default"] = []
-        elif default is not MISSING and arg.get("action") != "store_true":
+        elif default is not MISSING and arg.get("action") not in ("store_true", "store_false"):
             arg["default"] = default
-    meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested)
+    meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested,
+                  exclusive)
     return dataclasses.field(default=default, default_factory=default_factory, metadata={KEY: meta})
 
 
@@ -130,6 +134,11 @@ def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
     if meta.group:  # one group per title, so a nested dataclass's options stay together
         target = next((g for g in parser._action_groups if g.title == meta.group), None) \
             or parser.add_argument_group(meta.group)
+    if meta.exclusive:  # one argparse group per word, made by the first of its options
+        groups = parser.__dict__.setdefault("_studio_exclusive", {})
+        if meta.exclusive not in groups:
+            groups[meta.exclusive] = target.add_mutually_exclusive_group()
+        target = groups[meta.exclusive]
     kwargs = dict(meta.arg)
     if meta.help is not None:
         kwargs["help"] = meta.help
@@ -178,6 +187,8 @@ def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
     action = meta.arg.get("action")
     if action == "store_true":
         return [meta.flags[0]] if value else []
+    if action == "store_false":  # a --no-... flag: said only when the field is off
+        return [] if value else [meta.flags[0]]
     if action == "append":
         items = meta.format(value) if meta.format is not None else [str(v) for v in value or ()]
         return [word for item in items for word in (meta.flags[0], item)]

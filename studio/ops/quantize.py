@@ -17,81 +17,138 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.core import options
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option
 from studio.core.serial import to_json
+from studio.tools.infer.postprocess import HEADS
+from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
+from studio.tools.infer.words import parse_size, parse_triple, size_word, triple_word
+from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
 
 DEFAULT_MIN_COSINE = 0.99
 
 
+def _path(value, _read=None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def _drop(metric: str, what: str) -> object:
+    """A task target: ``--max-METRIC-drop P``, at most P points of ``what`` below FP32 (one of the
+    exclusive targets)."""
+    return option(f"--max-{metric}-drop", default=None, type=float, metavar="P", format=_number, exclusive="target",
+                  help=f"target: {what}")
+
+
 @dataclass
 class Request:
-    """``studio quantize`` as a request."""
+    """``studio quantize`` as a request; each field is declared once with its option
+    (:mod:`studio.core.options`): the command's parser, ``from_args`` and ``to_argv`` come from them."""
 
     COMMAND = ("quantize",)
 
-    model: Path
-    out: Path
-    calib: Path
-    evaluate: Path | None = None        # held-out samples to judge on (default: the calibration ones)
-    method: str = "minmax"
-    per_channel: bool = False
-    format: str = "qdq"
-    op_types: tuple[str, ...] = ("Conv", "ConvTranspose", "Gemm", "MatMul")
-    exclude: tuple[str, ...] = ()
-    min_cosine: float | None = None
-    max_top1_drop: float | None = None
-    truth: Path | None = None
-    labels: Path | None = None
-    preset: str | None = None
-    resize: str | None = None
-    size: tuple[int, int] | None = None
-    bgr: bool = False
-    layout: str | None = None
-    mean: tuple[float, float, float] | None = None
-    std: tuple[float, float, float] | None = None
-    ranges: Path | None = None
-    budget: float = 3.0
-    timing: bool = True
-    ascend: Path | None = None
-    soc: str | None = None
-    task: str | None = None             # whose preprocessing defaults apply to pictures (None: the target's task)
-    max_map_drop: float | None = None   # detection: mAP@0.5 points against --truth boxes
-    max_dice_drop: float | None = None  # segmentation: Dice points against --truth masks
-    max_iou_drop: float | None = None   # segmentation: IoU points against --truth masks
-    head: str | None = None             # detection head (as studio infer --head); guessed and said when None
-    conf: float = 0.25                  # detection score threshold (as studio infer --conf)
-    iou: float = 0.45                   # detection NMS threshold (as studio infer --iou)
+    model: Path = option(type=Path, metavar="MODEL", parse=_path, host="model", help="an ONNX model (FP32)")
+    out: Path = option("-o", "--output", type=Path, required=True, metavar="OUT.onnx", parse=_path, host="output",
+                       help="the quantised model with the rollback set left in float (written only on success)")
+    calib: Path = option("--calib", type=Path, required=True, metavar="DIR|FILE.npz", parse=_path, host="folder",
+                         help="calibration data: a folder of pictures (preprocessed as studio infer does) or an .npz "
+                              "with one array per input named after it, samples along the first axis")
+    # held-out samples to judge on (default: the calibration ones)
+    evaluate: Path | None = option("--eval", default=None, type=Path, metavar="DIR|FILE.npz", parse=_path,
+                                   host="folder", help="held-out samples the target is judged on (default: the "
+                                                       "calibration samples)")
+    method: str = option("--method", default="minmax", choices=METHODS, help="calibration method (default minmax)")
+    per_channel: bool = option("--per-channel", default=False, action="store_true",
+                               help="quantise weights per output channel")
+    format: str = option("--format", default="qdq", choices=FORMATS, help="ONNX form of the INT8 model (default qdq)")
+    op_types: tuple[str, ...] = option("--op-types", default=COMPUTE_OPS, type=_names, metavar="A,B",
+                                       parse=lambda value, _read: tuple(value), format=",".join,
+                                       help=f"op types to quantise (default {','.join(COMPUTE_OPS)}: the layers AMCT "
+                                            "quantises)")
+    exclude: tuple[str, ...] = option("--exclude", default=(), action="append", metavar="NODE",
+                                      parse=lambda values, _read: tuple(values or ()),
+                                      help="keep this node in float (repeatable)")
+    min_cosine: float | None = option("--min-cosine", default=None, type=float, metavar="X", format=_number,
+                                      exclusive="target", help="target: every output's cosine against FP32 >= X on "
+                                                               "every sample (default 0.99)")
+    max_top1_drop: float | None = _drop("top1", "top-1 on the labelled pictures at most P points below FP32 (needs "
+                                        "--truth)")
+    truth: Path | None = option("--truth", default=None, type=Path, metavar="LABELS.csv|BOXES|MASKS", parse=_path,
+                                host="folder", help="ground truth, as studio infer --truth: image,label rows; a folder "
+                                                    "of VOC XML or a COCO JSON; a folder of mask PNGs named like the "
+                                                    "pictures")
+    labels: Path | None = option("--labels", default=None, type=Path, metavar="FILE", parse=_path, host="file",
+                                 help="class names, one per line (labels by name)")
+    preset: str | None = option("--preset", default=None, choices=sorted(PRESETS),
+                                help="normalisation of pictures (as studio infer)")
+    resize: str | None = option("--resize", default=None, choices=RESIZE_MODES,
+                                help="how pictures are resized (as studio infer)")
+    size: tuple[int, int] | None = option("--size", default=None, type=parse_size, metavar="HxW", format=size_word,
+                                          help="input size, for models with dynamic dims")
+    bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR instead of RGB")
+    layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
+                                help="default: from the model's input shape")
+    mean: tuple[float, float, float] | None = option("--mean", default=None, type=parse_triple, metavar="R,G,B",
+                                                     format=triple_word, help="per-channel mean on 0..255 pixels")
+    std: tuple[float, float, float] | None = option("--std", default=None, type=parse_triple, metavar="R,G,B",
+                                                    format=triple_word, help="per-channel std on 0..255 pixels")
+    ranges: Path | None = option("--ranges", default=None, type=Path, metavar="FILE", parse=_path, host="file",
+                                 help="calibration ranges: saved here, reused when made from the same samples and "
+                                      "method (default OUT.ranges.json)")
+    budget: float = option("--budget", default=3.0, type=float, metavar="S", format=_number,
+                           help="seconds of interleaved timing per comparison (default 3)")
+    timing: bool = option("--no-timing", default=True, action="store_false", dest="timing",
+                          help="skip the latency comparison")
+    ascend: Path | None = option("--ascend", default=None, type=Path, metavar="DIR", parse=_path, host="output",
+                                 help="write AMCT's configuration (the rollback set as skip_layers), the samples as "
+                                      ".bin, and commands.sh (amct_onnx calibration, then atc) into DIR")
+    soc: str | None = option("--soc", default=None, metavar="SOC",
+                             help="ATC --soc_version in commands.sh (default Ascend310P3, said)")
+    # whose preprocessing defaults apply to pictures (None: the target's task)
+    task: str | None = option("--task", default=None, choices=("classify", "detect", "segment"),
+                              help="whose preprocessing defaults apply to pictures (default: the target's task, else "
+                                   "classify)")
+    max_map_drop: float | None = _drop("map", "a detector's mAP@0.5 on the pictures with boxes at most P points below "
+                                       "FP32 (needs --truth boxes)")
+    max_dice_drop: float | None = _drop("dice", "a segmenter's mean Dice at most P points below FP32 (needs --truth "
+                                        "masks)")
+    max_iou_drop: float | None = _drop("iou", "a segmenter's mean IoU at most P points below FP32 (needs --truth masks)")
+    head: str | None = option("--head", default=None, choices=HEADS,
+                              help="detection output layout (as studio infer; default: guessed)")
+    conf: float = option("--conf", default=0.25, type=float, format=_number,
+                         help="detection score threshold (default 0.25)")
+    iou: float = option("--iou", default=0.45, type=float, format=_number,
+                        help="detection NMS IoU threshold (default 0.45)")
+
+    #: The options in the order ``studio quantize --help`` lists them (the target group together).
+    SHOWN = ("model", "out", "calib", "evaluate", "method", "per_channel", "format", "op_types", "exclude",
+             "min_cosine", "max_top1_drop", "max_map_drop", "max_dice_drop", "max_iou_drop", "truth", "labels",
+             "task", "head", "conf", "iou", "preset", "mean", "std", "resize", "size", "bgr", "layout", "ranges",
+             "budget", "timing", "ascend", "soc")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(Path(args.model), Path(args.output), Path(args.calib), args.eval, args.method, args.per_channel,
-                   args.format, tuple(args.op_types), tuple(args.exclude or ()), args.min_cosine, args.max_top1_drop,
-                   args.truth, args.labels, args.preset, args.resize, args.size, args.bgr, args.layout, args.mean,
-                   args.std, args.ranges, args.budget, not args.no_timing, args.ascend, args.soc, args.task,
-                   args.max_map_drop, args.max_dice_drop, args.max_iou_drop, args.head, args.conf, args.iou)
+        """The request the command line's parsed arguments describe."""
+        return options.from_args(cls, args)
 
     def to_argv(self) -> list[str]:
         """The ``studio quantize`` arguments of this request."""
-        argv = [str(self.model), "-o", str(self.out), "--calib", str(self.calib), "--method", self.method,
-                "--format", self.format, "--op-types", ",".join(self.op_types), "--budget", f"{self.budget:g}",
-                "--conf", f"{self.conf:g}", "--iou", f"{self.iou:g}"]
-        for flag, value in (("--eval", self.evaluate), ("--min-cosine", self.min_cosine),
-                            ("--max-top1-drop", self.max_top1_drop), ("--truth", self.truth),
-                            ("--labels", self.labels), ("--preset", self.preset), ("--resize", self.resize),
-                            ("--layout", self.layout), ("--ranges", self.ranges), ("--ascend", self.ascend),
-                            ("--soc", self.soc), ("--task", self.task), ("--max-map-drop", self.max_map_drop),
-                            ("--max-dice-drop", self.max_dice_drop), ("--max-iou-drop", self.max_iou_drop),
-                            ("--head", self.head)):
-            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
-        argv += ["--size", f"{self.size[0]}x{self.size[1]}"] if self.size else []
-        argv += ["--mean", ",".join(f"{v:g}" for v in self.mean)] if self.mean else []
-        argv += ["--std", ",".join(f"{v:g}" for v in self.std)] if self.std else []
-        argv += [arg for name in self.exclude for arg in ("--exclude", name)]
-        argv += ["--per-channel"] if self.per_channel else []
-        argv += ["--bgr"] if self.bgr else []
-        argv += [] if self.timing else ["--no-timing"]
-        return argv
+        return options.to_argv(self)
+
+    def for_host(self, paths) -> Request:
+        """This request with its files named as on a host (``paths``: a HostPaths)."""
+        from studio.ops.host_fields import for_host
+
+        return for_host(self, paths)
 
 
 @dataclass

@@ -24,8 +24,7 @@ from studio.core.options import declared, option, restate
 
 # Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
 HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.msprof.Request",
-                "studio.ops.npu_dump.Request", "studio.ops.quantize.Request",
-                "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
+                "studio.ops.npu_dump.Request", "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
 
 
 def _request_classes() -> dict[str, type]:
@@ -61,7 +60,12 @@ def _named_samples(files: dict[str, Path]) -> dict:
     """Values for the fields no generic rule can make up (files, structured values)."""
     return {"model": files["model"], "output": files["out"], "inputs": {"image": files["x"], "ids": files["y"]},
             "shapes": {"image": [1, 3, 224, 224], "mask": [2, 5]}, "providers": ["CUDAExecutionProvider", "X"],
-            "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1}}
+            "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1},
+            # quantize's: a file or folder each, words with spaces and commas' neighbours, HxW, R,G,B
+            "out": files["out"].with_suffix(".onnx"), "calib": files["model"].parent, "evaluate": files["x"],
+            "truth": files["y"], "labels": files["x"], "ranges": files["out"] / "r 1.json",
+            "ascend": files["out"] / "asc", "soc": "Ascend910B1", "op_types": ("Conv", "Add"),
+            "exclude": ("n1", "n 2"), "size": (48, 192), "mean": (1.0, 2.5, 3.0), "std": (4.0, 5.0, 0.25)}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -70,8 +74,8 @@ def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
         return named[field.name]
     if meta.nested is not None:
         return meta.nested(**{f.name: _sample(meta.nested, f, m, named) for f, m in declared(meta.nested)})
-    if meta.arg.get("action") == "store_true":
-        return True
+    if meta.arg.get("action") in ("store_true", "store_false"):
+        return not field.default
     if meta.arg.get("choices"):
         return next(c for c in meta.arg["choices"] if c != field.default)
     kind = meta.arg.get("type")
@@ -112,6 +116,20 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 
+def _one_of_each_exclusive_group(cls: type, values: dict) -> list[dict]:
+    """``values`` once per member of each mutually exclusive group, the other members at their
+    defaults (a command line may hold one of them only); ``[values]`` when there is no group."""
+    groups: dict[str, list[str]] = {}
+    for field, meta in declared(cls):
+        if meta.exclusive:
+            groups.setdefault(meta.exclusive, []).append(field.name)
+    members = [name for names in groups.values() for name in names]
+    if not members:
+        return [values]
+    defaults = {name: _default(cls.__dataclass_fields__[name]) for name in members}
+    return [{**values, **defaults, name: values[name]} for name in members]
+
+
 def test_every_declared_request_survives_its_command_line_both_ways(files):
     named = _named_samples(files)
     for cls in _declared_requests():
@@ -119,13 +137,14 @@ def test_every_declared_request_survives_its_command_line_both_ways(files):
         for name, value in values.items():
             field = cls.__dataclass_fields__[name]
             assert value != _default(field), f"{cls.__module__}.{name}: the sample is the default"
-        request = cls(**values)
-        argv = request.to_argv()
-        top, words, parser = _parser_for(cls)
-        args = top.parse_args([*words, *_required_others(parser, cls), *argv])
-        again = cls.from_args(args)
-        assert again == request, cls.__module__
-        assert again.to_argv() == argv, cls.__module__
+        for each in _one_of_each_exclusive_group(cls, values):
+            request = cls(**each)
+            argv = request.to_argv()
+            top, words, parser = _parser_for(cls)
+            args = top.parse_args([*words, *_required_others(parser, cls), *argv])
+            again = cls.from_args(args)
+            assert again == request, cls.__module__
+            assert again.to_argv() == argv, cls.__module__
 
 
 def test_a_restated_option_keeps_its_flag_conversion_and_host_rule():
@@ -160,6 +179,23 @@ def test_options_are_added_in_the_order_asked_and_each_once():
     assert [a.dest for a in parser._actions][1:] == ["c", "own", "a", "b"]
     request = Request(3, True, ["x", "y z"])
     assert options.to_argv(request) == ["--a", "3", "--b", "--c", "x", "--c", "y z"]
+    assert options.from_args(Request, parser.parse_args(options.to_argv(request))) == request
+
+
+def test_an_exclusive_group_refuses_two_of_its_options_and_a_no_flag_turns_its_field_off():
+    @dataclasses.dataclass
+    class Request:
+        low: float | None = option("--low", default=None, type=float, exclusive="target")
+        high: float | None = option("--high", default=None, type=float, exclusive="target")
+        timing: bool = option("--no-timing", default=True, action="store_false", dest="timing")
+
+    parser = argparse.ArgumentParser()
+    options.add_arguments(parser, Request)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--low", "1", "--high", "2"])
+    assert options.from_args(Request, parser.parse_args([])) == Request(None, None, True)
+    request = Request(None, 2.5, False)
+    assert options.to_argv(request) == ["--high", "2.5", "--no-timing"]
     assert options.from_args(Request, parser.parse_args(options.to_argv(request))) == request
 
 
