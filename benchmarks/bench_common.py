@@ -66,6 +66,17 @@ def loopback_sshd(prefix: str):
 
 
 @contextmanager
+def scratch_folder(prefix: str):
+    """``with scratch_folder(prefix) as work``: a fresh temporary folder, deleted afterwards
+    whatever the benchmark did (its models and outputs never outlive the run)."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
 def loopback_session(prefix: str):
     """``with loopback_session(prefix) as started``: ``started`` is (work folder, loopback sshd) as
     :func:`loopback_sshd` gives them, or None where the benchmark cannot run; the server is stopped

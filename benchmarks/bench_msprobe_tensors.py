@@ -13,14 +13,12 @@ Needs torch and mindstudio-probe (the test extra installs them); without them th
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench_common import emit, skipping
+from bench_common import emit, scratch_folder, skipping
 
 
 def _dump_pair(root: Path, layers: int, width: int, batch: int) -> tuple[Path, Path, int]:
@@ -81,8 +79,7 @@ def main() -> int:
         skipping("the msprobe tensor-mode figure", "msprobe is not installed (mindstudio-probe, the test extra)")
         return 0
     layers, width, batch, runs = (4, 1024, 256, 1) if quick else (12, 2048, 512, 3)
-    root = Path(tempfile.mkdtemp(prefix="bench_msprobe_"))
-    try:
+    with scratch_folder("bench_msprobe_") as root:
         golden, target, size = _dump_pair(root, layers, width, batch)
         ours = _median_run([sys.executable, "-m", "studio", "compare", str(golden), str(target), "--json"], runs)
         out = root / "msprobe_out"
@@ -95,8 +92,6 @@ def main() -> int:
         emit(f"msprobe tensor compare ({size / 2**20:.0f} MiB of .pt)", "s", ours, peer,
              "msprobe compare (mindstudio-probe 26.2) on the same pair",
              ">= 0.3 GB/s of dump read (msprobe states 0.1-0.3 GB/s)")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -19,16 +19,14 @@ The set sizes both found go to stderr.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench_common import emit
+from bench_common import emit, scratch_folder
 
 TARGET = 0.99
 COMPUTE_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
@@ -108,8 +106,7 @@ def main() -> int:
 
     from studio.tools.demo.models import build_unet
 
-    work = Path(tempfile.mkdtemp(prefix="bench_quantize_"))
-    try:
+    with scratch_folder("bench_quantize_") as work:
         model = build_unet()
         model_path = work / "unet.onnx"
         onnx.save(model, str(model_path))
@@ -133,8 +130,6 @@ def main() -> int:
         emit(f"INT8 quantize + sensitivity + search (U-Net, {len(next(iter(samples.values())))} samples)", "s",
              ours, peer, "onnxruntime.quantization by hand: quantize_static per layer + ranked bisection",
              "faster than the script (one calibration, cached ranges)")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -78,6 +78,7 @@ def run_on_toolkit(run: ToolRun, target, cancel: CancelToken | None = None
 
     where = getattr(target, "where", None) or getattr(target, "name", "local")
     work = run.cwd or (target.workdir(run.work) if run.work else None)
+    _make_folders(target, work, [name for _local, name in run.uploads], where)
     for index, (local, name) in enumerate(run.uploads):
         if cancel is not None:
             cancel.raise_if_cancelled()
@@ -102,6 +103,18 @@ def run_on_toolkit(run: ToolRun, target, cancel: CancelToken | None = None
         yield from target.get(on_target(work, name), Path(local), cancel)
         outcome.fetched.append(Path(local))
     return outcome
+
+
+def _make_folders(target, work: str | None, names: list[str], where: str) -> None:
+    """The folders the uploads go into (``data/x/00000.bin`` needs ``data/x``), made in one round
+    trip: a put writes one file and makes no folder."""
+    folders = sorted({on_target(work, name).rpartition("/")[0] for name in names if "/" in name.strip("/")})
+    if not folders:
+        return
+    status, _out, err = target.run_script(f"mkdir -p -- {' '.join(shlex.quote(f) for f in folders)}", timeout=30)
+    if status != 0:
+        raise UserError(f"Cannot create the upload folders on {where}: {err.decode('utf-8', 'replace').strip()}",
+                        f"{where}:{folders[0]}", "Check that the work folder may be written, then run again.")
 
 
 def on_target(work: str | None, name: str) -> str:

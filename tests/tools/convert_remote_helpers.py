@@ -5,12 +5,16 @@ for its tools) and ``bin/atc``, a shell script that checks its arguments the way
 start-up, prints ATC-like progress, and copies ``om`` to ``<--output>.om``. It fails with a
 real-looking E10001 when an --input_shape dim exceeds 8192 (our checks pass that; ATC's do not), and sleeps
 (printing its PID to ``atc.pid``) when the file ``SLOW`` exists in the toolkit folder.
+``make_quantize_toolkit(folder, om)`` adds the stand-in ``amct_onnx`` of tests/cann_standins.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+
+AMCT = Path(__file__).resolve().parents[1] / "cann_standins" / "bin" / "amct_onnx"
 
 ATC_SCRIPT = r"""#!/bin/sh
 # Stand-in for CANN's atc (tests only).
@@ -58,4 +62,12 @@ def make_toolkit(folder: Path, om: Path) -> Path:
     os.chmod(atc, 0o755)
     (folder / "set_env.sh").write_text(
         f"export STANDIN_TOOLKIT='{folder}'\nexport STANDIN_OM='{om}'\nexport PATH=\"$STANDIN_TOOLKIT/bin:$PATH\"\n")
+    return folder
+
+
+def make_quantize_toolkit(folder: Path, om: Path) -> Path:
+    """:func:`make_toolkit` with the stand-in ``amct_onnx`` (tests/cann_standins) beside its ``atc``:
+    what ``studio quantize --ascend DIR --host`` runs."""
+    make_toolkit(folder, om)
+    shutil.copy2(AMCT, folder / "bin" / "amct_onnx")
     return folder

@@ -80,8 +80,14 @@ def segmenter(path: Path) -> list[str]:
     return ["conv0", "conv1", "conv2"]
 
 
-def _background(rng) -> np.ndarray:
-    return rng.integers(0, 40, (SIDE, SIDE, 3)).astype(np.uint8)
+def _backgrounds(folder: Path, truth_folder: str, count: int, seed: int):
+    """Make ``folder`` and ``truth_folder`` beside it; yield (index, the seeded generator, a dark
+    noisy SIDE x SIDE background) ``count`` times, for the caller to draw on and save."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir()
+    (folder.parent / truth_folder).mkdir()
+    for i in range(count):
+        yield i, rng, rng.integers(0, 40, (SIDE, SIDE, 3)).astype(np.uint8)
 
 
 def square_pictures(folder: Path, count: int, seed: int = 0) -> dict[str, list[tuple[int, int, int, int]]]:
@@ -90,12 +96,8 @@ def square_pictures(folder: Path, count: int, seed: int = 0) -> dict[str, list[t
     ``folder/boxes`` naming the class ``square``."""
     import cv2
 
-    rng = np.random.default_rng(seed)
-    folder.mkdir()
-    (folder.parent / "boxes").mkdir()
     truth = {}
-    for i in range(count):
-        image = _background(rng)
+    for i, rng, image in _backgrounds(folder, "boxes", count, seed):
         boxes = []
         for _ in range(1 + i % 2):
             while True:
@@ -118,12 +120,8 @@ def blob_pictures(folder: Path, count: int, seed: int = 0) -> dict[str, np.ndarr
     ``{stem: uint8 mask}`` (1 inside the rectangle), also written as PNGs to ``folder/../masks``."""
     import cv2
 
-    rng = np.random.default_rng(seed)
-    folder.mkdir()
-    (folder.parent / "masks").mkdir()
     truth = {}
-    for i in range(count):
-        image = _background(rng)
+    for i, rng, image in _backgrounds(folder, "masks", count, seed):
         mask = np.zeros((SIDE, SIDE), np.uint8)
         x, y = (int(v) for v in rng.integers(0, SIDE // 2, 2))
         w, h = (int(v) for v in rng.integers(3, SIDE // 2, 2))

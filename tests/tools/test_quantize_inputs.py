@@ -114,35 +114,13 @@ def test_the_request_survives_its_command_line(tmp_path):
         assert op.Request.from_args(command_parser("quantize").parse_args(other.to_argv())) == other
 
 
-AMCT_SCRIPT = r"""#!/bin/sh
-# Stand-in for CANN's amct_onnx (tests only): checks its arguments, writes the models AMCT writes.
-[ "$1" = calibration ] || { echo "unknown mode $1"; exit 2; }
-shift
-for arg in "$@"; do
-  case "$arg" in
-    --model=*) model="${arg#--model=}" ;;
-    --save_path=*) save="${arg#--save_path=}" ;;
-    --calibration_config=*) config="${arg#--calibration_config=}" ;;
-    --data_dir=*) data="${arg#--data_dir=}" ;;
-  esac
-done
-[ -f "$model" ] && [ -f "$config" ] && [ -d "$data" ] || { echo "AMCT: missing input"; exit 1; }
-echo "AMCT skips: $(grep -c skip_layers "$config") layer(s); batches: $(ls "$data" | wc -l)"
-mkdir -p "$(dirname "$save")"
-cp "$model" "${save}_deploy_model.onnx"
-cp "$model" "${save}_fake_quant_model.onnx"
-"""
-
-
 def test_the_ascend_commands_run_on_a_toolkit_and_bring_the_om_back(tmp_path):
-    from convert_remote_helpers import make_toolkit
+    from convert_remote_helpers import make_quantize_toolkit
     from studio.targets import LocalTarget
 
     fake_om = tmp_path / "fake.om"
     fake_om.write_bytes(b"om bytes")
-    toolkit = make_toolkit(tmp_path / "toolkit", fake_om)
-    (toolkit / "bin" / "amct_onnx").write_text(AMCT_SCRIPT)
-    os.chmod(toolkit / "bin" / "amct_onnx", 0o755)
+    toolkit = make_quantize_toolkit(tmp_path / "toolkit", fake_om)
     model = tmp_path / "chain.onnx"
     chain_model(model, outlier_at=1)
     np.savez(tmp_path / "calib.npz", x=np.concatenate([s["x"] for s in samples(6, 1)]))
@@ -154,7 +132,8 @@ def test_the_ascend_commands_run_on_a_toolkit_and_bring_the_om_back(tmp_path):
     assert (folder / "chain_int8.om").read_bytes() == b"om bytes"
     assert (folder / "amct_out" / "chain_deploy_model.onnx").read_bytes() == model.read_bytes()
     log = (folder / "quantize_ascend.log").read_text()
-    assert "AMCT skips: 1 layer(s); batches: 6" in log and "ATC run success" in log
+    assert "AMCT: calibration of chain.onnx on 6 batch(es)" in log and "ATC run success" in log
+    assert "AMCT: skip layer mm1 (kept in float)" in log and result.fallback == ["mm1"]
     atc_args = (toolkit / "last_args").read_text()
     assert "--model=amct_out/chain_deploy_model.onnx" in atc_args and "--soc_version=Ascend310P3" in atc_args
     assert result.ascend["om_local"] == str(folder / "chain_int8.om")
