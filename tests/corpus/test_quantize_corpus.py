@@ -4,8 +4,6 @@ result is recomputed here from plain ONNX Runtime runs, ORT's own quantiser and 
 
 from __future__ import annotations
 
-import logging
-
 import cv2
 import numpy as np
 import pytest
@@ -71,19 +69,10 @@ def test_ppocr_classifier_int8_with_a_top1_target_on_labelled_pictures(corpus_ro
     assert result.table[2].accuracy.min_cosine == pytest.approx(min(cosines), abs=1e-6)
 
     # the top layer's sensitivity: ORT's quantiser alone, calibrated on the same tensors, that layer only
-    from onnxruntime.quantization import CalibrationDataReader, quantize_static
+    from quantize_helpers import ort_quantize_static
 
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.items = iter({"x": t} for t in tensors)
-
-        def get_next(self):
-            return next(self.items, None)
-
-    logging.getLogger().setLevel(logging.ERROR)
     top = result.sensitivity[0]
-    quantize_static(str(model), str(tmp_path / "alone.onnx"), Reader(), op_types_to_quantize=["Conv"],
-                    nodes_to_quantize=[top.name])
+    ort_quantize_static(model, tmp_path / "alone.onnx", [{"x": t} for t in tensors], nodes_to_quantize=[top.name])
     alone = _outputs(tmp_path / "alone.onnx", tensors)
     alone_cos = min(float(r.ravel() @ o.ravel() / np.linalg.norm(r) / np.linalg.norm(o))
                     for r, o in zip(reference, alone))

@@ -47,3 +47,35 @@ def chain_model(path: Path, outlier_at: int | None = 1, layers: int = 4, seed: i
 def samples(count: int = 16, seed: int = 1) -> list[dict]:
     rng = np.random.default_rng(seed)
     return [{"x": rng.standard_normal((1, WIDTH)).astype(np.float32)} for _ in range(count)]
+
+
+def ort_quantize_static(model: Path, out: Path, feeds: list[dict], **options) -> Path:
+    """ONNX Runtime's ``quantize_static`` on its own over ``feeds`` (the reference Studio's INT8 models
+    are checked against): Conv layers unless ``options`` say otherwise (its other keywords: format,
+    types, ``nodes_to_quantize``). Returns ``out``."""
+    import logging
+
+    from onnxruntime.quantization import CalibrationDataReader, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter(feeds)
+
+        def get_next(self):
+            return next(self.items, None)
+
+    logging.getLogger().setLevel(logging.ERROR)
+    quantize_static(str(model), str(out), Reader(), **{"op_types_to_quantize": ["Conv"], **options})
+    return out
+
+
+def dice_iou(outputs: list[np.ndarray], masks: list[np.ndarray]) -> tuple[float, float]:
+    """Mean Dice and IoU of class 1 (argmax over a [1, C, H, W] output) against 0/1 masks, with numpy:
+    2|A∩B| / (|A| + |B|) and |A∩B| / |A∪B| per picture (1 when both are empty)."""
+    dice, iou = [], []
+    for out, truth in zip(outputs, masks):
+        predicted, truth = out[0].argmax(axis=0) == 1, truth > 0
+        inter, a, b = (predicted & truth).sum(), predicted.sum(), truth.sum()
+        dice.append(1.0 if a + b == 0 else 2 * inter / (a + b))
+        iou.append(1.0 if a + b == 0 else inter / (predicted | truth).sum())
+    return float(np.mean(dice)), float(np.mean(iou))

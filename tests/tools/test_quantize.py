@@ -3,13 +3,11 @@ against ONNX Runtime's own quantiser and runs and numpy, on tiny models built he
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pytest
 import scipy.stats
 
-from quantize_helpers import OUTLIER, chain_model, samples
+from quantize_helpers import OUTLIER, chain_model, ort_quantize_static, samples
 from studio.core.errors import UserError
 from studio.core.jobs import run_job
 from studio.tools.quantize.build import Settings
@@ -35,18 +33,10 @@ def _numpy_min_cosine(reference, outputs):
 
 def _ort_quantize_only(model, out, layer, calib):
     """ONNX Runtime's quantize_static on its own: only ``layer`` quantised, MinMax on ``calib``."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType
 
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.items = iter(calib)
-
-        def get_next(self):
-            return next(self.items, None)
-
-    logging.getLogger().setLevel(logging.ERROR)
-    quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul"],
-                    nodes_to_quantize=[layer], activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    ort_quantize_static(model, out, calib, quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul"],
+                        nodes_to_quantize=[layer], activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
 
 
 def _run(model, out, calib, evaluation, target, **kw):

@@ -5,12 +5,11 @@ Runtime runs (and ONNX Runtime's own quantiser for the INT8 and single-layer mod
 
 from __future__ import annotations
 
-import logging
-
 import cv2
 import numpy as np
 import pytest
 
+from quantize_helpers import dice_iou, ort_quantize_static
 from quantize_task_models import SIDE, blob_pictures, detector, segmenter, square_pictures
 from studio.commands.quantize import report
 from studio.core.errors import UserError
@@ -33,32 +32,14 @@ def _ort(model, tensors) -> list[np.ndarray]:
 
 def _ort_quantize(model, out, tensors, nodes=None):
     """ONNX Runtime's quantize_static on its own: MinMax, QDQ, Conv, ``nodes`` only when given."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType
 
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.items = iter({"image": t} for t in tensors)
-
-        def get_next(self):
-            return next(self.items, None)
-
-    logging.getLogger().setLevel(logging.ERROR)
-    quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=["Conv"],
-                    nodes_to_quantize=nodes or [], activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return out
+    return ort_quantize_static(model, out, [{"image": t} for t in tensors], quant_format=QuantFormat.QDQ,
+                               nodes_to_quantize=nodes or [], activation_type=QuantType.QUInt8,
+                               weight_type=QuantType.QInt8)
 
 
-# --- independent metrics -----------------------------------------------------------------------
-
-def _dice_iou(outputs, masks) -> tuple[float, float]:
-    dice, iou = [], []
-    for out, truth in zip(outputs, masks):
-        predicted, truth = out[0].argmax(axis=0) == 1, truth > 0
-        inter, a, b = (predicted & truth).sum(), predicted.sum(), truth.sum()
-        dice.append(1.0 if a + b == 0 else 2 * inter / (a + b))
-        iou.append(1.0 if a + b == 0 else inter / (predicted | truth).sum())
-    return float(np.mean(dice)), float(np.mean(iou))
-
+# --- independent metrics (Dice and IoU: quantize_helpers.dice_iou) -------------------------------
 
 def _iou(a, b) -> float:
     w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
@@ -121,10 +102,10 @@ def test_a_segmenter_meets_a_dice_target_with_its_one_broken_layer_rolled_back(t
     pictures = sorted((tmp_path / "pics").iterdir())
     tensors = [_tensor(p) for p in pictures]
     truth = [masks[p.stem] for p in pictures]
-    fp32 = _dice_iou(_ort(model, tensors), truth)
+    fp32 = dice_iou(_ort(model, tensors), truth)
     assert fp32 == (1.0, 1.0)  # the model finds the drawn rectangles exactly
-    int8 = _dice_iou(_ort(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
-    mixed = _dice_iou(_ort(result.out, tensors), truth)
+    int8 = dice_iou(_ort(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
+    mixed = dice_iou(_ort(result.out, tensors), truth)
     rows = {row.name: row.accuracy for row in result.table}
     assert (rows["FP32"].dice, rows["FP32"].iou) == pytest.approx(fp32, abs=1e-9)
     assert (rows["INT8"].dice, rows["INT8"].iou) == pytest.approx(int8, abs=1e-9)
@@ -137,7 +118,7 @@ def test_a_segmenter_meets_a_dice_target_with_its_one_broken_layer_rolled_back(t
     assert all(f.runs >= 2 for f in result.searches)
     # sensitivity judged on Dice: conv2 first, its Dice that of conv2 quantised alone by ORT's quantiser
     assert [s.name for s in result.sensitivity][0] == "conv2" and len(result.sensitivity) == len(layers)
-    alone = _dice_iou(_ort(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
+    alone = dice_iou(_ort(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
     assert (result.sensitivity[0].dice, result.sensitivity[0].iou) == pytest.approx(alone, abs=1e-9)
     assert any("task: segment (from the target" in note for note in result.notes)
 
