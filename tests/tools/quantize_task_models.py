@@ -132,3 +132,20 @@ def blob_pictures(folder: Path, count: int, seed: int = 0) -> dict[str, np.ndarr
         cv2.imwrite(str(folder.parent / "masks" / f"{stem}.png"), mask)
         truth[stem] = mask
     return truth
+
+
+def unit_tensor(path: Path) -> np.ndarray:
+    """A picture as the ``unit`` preset feeds it, by hand: RGB / 255, NCHW (the pictures are the
+    input's size, so no resize)."""
+    import cv2
+
+    image = cv2.imread(str(path))[:, :, ::-1].astype(np.float32) / 255.0
+    return np.ascontiguousarray(image.transpose(2, 0, 1)[None])
+
+
+def ort_outputs(model: Path, tensors: list[np.ndarray]) -> list[np.ndarray]:
+    """The first output of plain ONNX Runtime runs of ``model`` on each tensor (input ``image``)."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    return [session.run(None, {"image": t})[0] for t in tensors]

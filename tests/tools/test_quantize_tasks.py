@@ -5,29 +5,23 @@ Runtime runs (and ONNX Runtime's own quantiser for the INT8 and single-layer mod
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 
 from quantize_helpers import dice_iou, ort_quantize_static
-from quantize_task_models import SIDE, blob_pictures, detector, segmenter, square_pictures
+from quantize_task_models import (
+    SIDE,
+    blob_pictures,
+    detector,
+    ort_outputs,
+    segmenter,
+    square_pictures,
+    unit_tensor,
+)
 from studio.commands.quantize import report
 from studio.core.errors import UserError
 from studio.core.jobs import run_job
 from studio.ops import quantize as op
-
-
-def _tensor(path) -> np.ndarray:
-    """The ``unit`` preset by hand: RGB / 255, NCHW (the pictures are the input's size)."""
-    image = cv2.imread(str(path))[:, :, ::-1].astype(np.float32) / 255.0
-    return np.ascontiguousarray(image.transpose(2, 0, 1)[None])
-
-
-def _ort(model, tensors) -> list[np.ndarray]:
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    return [session.run(None, {"image": t})[0] for t in tensors]
 
 
 def _ort_quantize(model, out, tensors, nodes=None):
@@ -100,12 +94,12 @@ def test_a_segmenter_meets_a_dice_target_with_its_one_broken_layer_rolled_back(t
     result = run_job(op.run(_request(model, tmp_path / "pics", tmp_path / "masks", tmp_path, max_dice_drop=1.0)))
 
     pictures = sorted((tmp_path / "pics").iterdir())
-    tensors = [_tensor(p) for p in pictures]
+    tensors = [unit_tensor(p) for p in pictures]
     truth = [masks[p.stem] for p in pictures]
-    fp32 = dice_iou(_ort(model, tensors), truth)
+    fp32 = dice_iou(ort_outputs(model, tensors), truth)
     assert fp32 == (1.0, 1.0)  # the model finds the drawn rectangles exactly
-    int8 = dice_iou(_ort(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
-    mixed = dice_iou(_ort(result.out, tensors), truth)
+    int8 = dice_iou(ort_outputs(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
+    mixed = dice_iou(ort_outputs(result.out, tensors), truth)
     rows = {row.name: row.accuracy for row in result.table}
     assert (rows["FP32"].dice, rows["FP32"].iou) == pytest.approx(fp32, abs=1e-9)
     assert (rows["INT8"].dice, rows["INT8"].iou) == pytest.approx(int8, abs=1e-9)
@@ -118,7 +112,7 @@ def test_a_segmenter_meets_a_dice_target_with_its_one_broken_layer_rolled_back(t
     assert all(f.runs >= 2 for f in result.searches)
     # sensitivity judged on Dice: conv2 first, its Dice that of conv2 quantised alone by ORT's quantiser
     assert [s.name for s in result.sensitivity][0] == "conv2" and len(result.sensitivity) == len(layers)
-    alone = dice_iou(_ort(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
+    alone = dice_iou(ort_outputs(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
     assert (result.sensitivity[0].dice, result.sensitivity[0].iou) == pytest.approx(alone, abs=1e-9)
     assert any("task: segment (from the target" in note for note in result.notes)
 
@@ -146,12 +140,12 @@ def test_a_detector_meets_a_map_target_with_its_one_broken_layer_rolled_back(tmp
                                      labels=tmp_path / "names.txt")))
 
     pictures = sorted((tmp_path / "pics").iterdir())
-    tensors = [_tensor(p) for p in pictures]
+    tensors = [unit_tensor(p) for p in pictures]
     truth = [boxes[p.stem] for p in pictures]
-    fp32 = _map50(_ort(model, tensors), truth)
+    fp32 = _map50(ort_outputs(model, tensors), truth)
     assert fp32 == pytest.approx(1.0)  # every drawn square found, each ahead of any stray box
-    int8 = _map50(_ort(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
-    mixed = _map50(_ort(result.out, tensors), truth)
+    int8 = _map50(ort_outputs(_ort_quantize(model, tmp_path / "all.onnx", tensors), tensors), truth)
+    mixed = _map50(ort_outputs(result.out, tensors), truth)
     rows = {row.name: row.accuracy for row in result.table}
     assert rows["FP32"].map50 == pytest.approx(fp32, abs=1e-9)
     assert rows["INT8"].map50 == pytest.approx(int8, abs=1e-9)
@@ -162,7 +156,7 @@ def test_a_detector_meets_a_map_target_with_its_one_broken_layer_rolled_back(tmp
     assert result.fallback == ["conv2"]
     assert {f.method: f.rollback for f in result.searches} == {"ddmin": ["conv2"], "ranked-binary": ["conv2"]}
     assert result.sensitivity[0].name == "conv2"
-    alone = _map50(_ort(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
+    alone = _map50(ort_outputs(_ort_quantize(model, tmp_path / "c2.onnx", tensors, ["conv2"]), tensors), truth)
     assert result.sensitivity[0].map50 == pytest.approx(alone, abs=1e-9)
     assert any("detection head: yolo8 (guessed" in note for note in result.notes)
     assert "mAP@0.5" in next(line for line in report(result) if "min cosine" in line and "latency" in line)

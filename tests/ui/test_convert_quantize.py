@@ -144,13 +144,25 @@ def test_form_errors_say_which_field(make_panel, qtbot, tmp_path, tiny):
     assert panel.quantize.start() is None
     assert "No calibration data" in panel.log.toPlainText() and "Calibration" in panel.log.toPlainText()
     page.calib_edit.setText(str(npz))
-    page.top1_radio.setChecked(True)  # a top-1 target without labels
+    page.target.set_kind("top1")  # a top-1 target without labels
     assert panel.quantize.start() is None
-    assert "needs labelled pictures" in panel.log.toPlainText()
-    page.truth_edit.setText(str(tmp_path / "truth.csv"))
-    page.top1_spin.setValue(2.5)
+    assert "A max top-1 drop target needs ground truth" in panel.log.toPlainText()
+    assert "Quantize page, Truth" in panel.log.toPlainText()
+    page.target.truth_edit.setText(str(tmp_path / "truth.csv"))
+    page.target.drop_spin.setValue(2.5)
     request = page.request(model)  # the top-1 target reaches the operation with its labels
     assert (request.max_top1_drop, request.min_cosine, request.truth) == (2.5, None, tmp_path / "truth.csv")
+    assert request.task == "classify" and not page.task_combo.isEnabled()
+    page.target.set_kind("map50")  # a detector's target: its thresholds and head go with it
+    page.target.head_combo.setCurrentIndex(page.target.head_combo.findData("yolox"))
+    page.target.conf_spin.setValue(0.4)
+    request = page.request(model)
+    assert (request.max_map_drop, request.max_top1_drop, request.task, request.head, request.conf, request.iou) == \
+        (2.5, None, "detect", "yolox", 0.4, 0.45)
+    page.ascend.box.setChecked(True)  # the Ascend folder is offered beside the output, and shown
+    assert page.ascend.folder_edit.text() == str(tmp_path / "o_ascend")
+    page.ascend.folder_edit.clear()
+    assert panel.quantize.start() is None and "No folder for the Ascend files" in panel.log.toPlainText()
     assert not (tmp_path / "o.onnx").exists()
 
 

@@ -1,4 +1,6 @@
-"""Where ATC runs: "This computer" (when atc is on PATH here) or one of the SSH hosts.
+"""Where ATC runs: "This computer" (when atc is on PATH here) or one of the SSH hosts. A caller
+for whom the first choice means something else (the Quantize page: write the Ascend files only)
+names it and its hints (:class:`Choices`).
 
 The hosts come from ``hosts.toml`` (the Hosts panel and ``studio ssh add`` write it); the list is
 re-read when the user switches to ATC mode or presses the refresh button, so a host added in the
@@ -12,10 +14,26 @@ import shutil
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
+from dataclasses import dataclass
+
 from studio.core.errors import UserError
 
 LOCAL = "local"
 LOCAL_LABEL = "This computer"
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the picker offers: the first choice's label (``always``: offered even without atc here),
+    the hint under it, and the hint under a host."""
+
+    here: str = LOCAL_LABEL
+    always: bool = False
+    here_hint: str = "runs atc from PATH on this computer"
+    host_hint: str = "inputs are uploaded, the .om comes back next to Output"
+
+
+ATC = Choices()
 
 
 class HostPicker(QWidget):
@@ -27,8 +45,9 @@ class HostPicker(QWidget):
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, choices: Choices = ATC):
         super().__init__(parent)
+        self.choices = choices
         self.combo = QComboBox(self)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.currentIndexChanged.connect(self._on_index_changed)
@@ -56,8 +75,8 @@ class HostPicker(QWidget):
             self.hint.setText(f"hosts.toml cannot be read: {exc}")
         self.combo.blockSignals(True)
         self.combo.clear()
-        if shutil.which("atc"):
-            self.combo.addItem(LOCAL_LABEL, LOCAL)
+        if self.choices.always or shutil.which("atc"):
+            self.combo.addItem(self.choices.here, LOCAL)
         for name, entry in sorted(hosts.items()):
             self.combo.addItem(name, name)
             index = self.combo.count() - 1
@@ -113,7 +132,7 @@ class HostPicker(QWidget):
         if name is None:
             self.hint.setText("atc is not installed here: add your Ascend host in the Hosts panel.")
         elif name == LOCAL:
-            self.hint.setText("runs atc from PATH on this computer")
+            self.hint.setText(self.choices.here_hint)
         else:
-            self.hint.setText("inputs are uploaded, the .om comes back next to Output")
+            self.hint.setText(self.choices.host_hint)
         self.combo.setToolTip(self.combo.itemData(self.combo.currentIndex(), Qt.ItemDataRole.ToolTipRole) or self.hint.text())

@@ -21,7 +21,7 @@ def add_quantize_page(panel):
     scroll.setWidget(page)
     panel.stack.addWidget(scroll)
     job = QuantizeJob(page, panel.runner, panel.links, panel.model_page.model_path, panel._log, panel.status.emit,
-                      panel.request_open.emit, panel)
+                      panel.request_open.emit, panel, host_context=lambda: panel.host_context)
     auto = {"output": ""}  # the output this hook filled in, replaced when the model changes
 
     def on_model(path) -> None:

@@ -3,7 +3,9 @@ on the shared runner, its progress on the page, its result in the page's view, t
 overlay sent to the graph panel, and the mixed model opened there on request.
 
 An object joined to the page by signals; the Converter panel makes one and hands it the page, the
-runner, the links and three callables (log a line, say a status, open a file).
+runner, the links and four callables (the window's host context, log a line, say a status, open a
+file). With a host chosen under Ascend the job is ``studio quantize --host NAME``'s: the search here,
+AMCT and ATC there, their files fetched back (one job at a time per host, as every host job).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ class QuantizeJob(QObject):
     """Runs the page's request; keeps the latest result (``result``) and its request."""
 
     def __init__(self, page, runner, links, model_path: Callable[[], Path | None], log: Callable[[str], None],
-                 status: Callable[[str], None], open_path: Callable[[Path], None], parent: QObject | None = None):
+                 status: Callable[[str], None], open_path: Callable[[Path], None], parent: QObject | None = None,
+                 host_context: Callable[[], object] | None = None):
         super().__init__(parent)
         self.page, self.runner, self.links = page, runner, links
         self.model_path, self.log, self.status, self.open_path = model_path, log, status, open_path
+        self.host_context = host_context
         self.handle = None
         self.result = None
         self.request = None
@@ -41,15 +45,19 @@ class QuantizeJob(QObject):
 
         try:
             request = self.page.request(self.model_path())
+            host = self.page.host()
         except StudioError as exc:
             self.log(f"error: {exc}")
             self._say(f"Converter: {getattr(exc, 'what', exc)}")
             return None
-        self.log("$ studio quantize " + " ".join(_quoted(a) for a in request.to_argv()))
+        argv = request.to_argv() + (["--host", host] if host else [])
+        self.log("$ studio quantize " + " ".join(_quoted(a) for a in argv))
         self.page.set_running(True)
         self.page.show_step(None, f"quantising {request.model.name}")
-        self.handle = self.runner.start(f"Quantizing {request.model.name}",
-                                        lambda cancel: quantize.run(request, None, None, cancel))
+        context = self.host_context() if host and self.host_context is not None else None
+        title = f"Quantizing {request.model.name}" + (f" (AMCT and ATC on {host})" if host else "")
+        self.handle = self.runner.start(title, lambda cancel: quantize.run(request, host, context, cancel),
+                                        key=f"host:{host}" if host else None)
         self.handle.progress.connect(lambda step: self.page.show_step(step.fraction, step.message))
         self.handle.finished.connect(lambda result: self._on_finished(request, result))
         self.handle.failed.connect(self._on_failed)
@@ -91,7 +99,11 @@ class QuantizeJob(QObject):
         return qs.sensitivity_overlay(self.result, min_cosine, model)
 
     def _min_cosine(self) -> float | None:
-        if self.request is None or self.request.max_top1_drop is not None:
+        if self.request is None:
+            return None
+        task_target = any(getattr(self.request, f) is not None
+                          for f in ("max_top1_drop", "max_map_drop", "max_dice_drop", "max_iou_drop"))
+        if task_target:  # the target names no cosine: the overlay's bands say so
             return None
         return self.request.min_cosine if self.request.min_cosine is not None else DEFAULT_MIN_COSINE
 

@@ -1,10 +1,13 @@
 """Wizard page 4: INT8 quantisation of page 1's model (``studio quantize``).
 
-The form on the left holds the calibration data (a folder of pictures or an ``.npz``), the
-method, per-channel weights, the format, the accuracy target (min cosine, or a top-1 drop on
-labelled pictures) and the timing budget; Quantize and Cancel with a progress bar sit under it.
-The result (:class:`~studio.ui.panels.convert.quantize_view.QuantizeView`) fills the right side.
-The page only builds the :class:`studio.ops.quantize.Request`; the run is
+The form on the left holds what the command takes: the calibration data (a folder of pictures or
+an ``.npz``) and held-out samples, how pictures are preprocessed, the method, per-channel weights,
+the format, the accuracy target (min cosine, or a top-1 / mAP@0.5 / Dice / IoU drop against ground
+truth: :mod:`~studio.ui.panels.convert.quantize_target`), the timing budget, the output, and the
+Ascend files with the host to run them on (:mod:`~studio.ui.panels.convert.quantize_ascend`);
+Quantize and Cancel with a progress bar sit under it. The result
+(:class:`~studio.ui.panels.convert.quantize_view.QuantizeView`) fills the right side. The page only
+builds the :class:`studio.ops.quantize.Request` (and names the host); the run is
 :class:`~studio.ui.panels.convert.quantize_job.QuantizeJob`'s.
 """
 
@@ -14,29 +17,25 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
-    QPushButton,
-    QRadioButton,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from studio.core.errors import UserError
 from studio.ui import style
+from studio.ui.panels.convert.form_parts import combo, line, pick_file, push, side_by_side, spin, with_buttons
+from studio.ui.panels.convert.quantize_ascend import AscendFields
+from studio.ui.panels.convert.quantize_target import TargetFields
 from studio.ui.panels.convert.quantize_view import QuantizeView
 
-DEFAULT_MIN_COSINE = 0.99
+TASK_DEFAULT = "task default"
 
 
 class QuantizePage(QWidget):
@@ -46,69 +45,53 @@ class QuantizePage(QWidget):
     cancel_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.calib_edit = QLineEdit(self)
-        self.calib_edit.setPlaceholderText("folder of pictures, or .npz (one array per input)")
-        self.eval_edit = QLineEdit(self)
-        self.eval_edit.setPlaceholderText("optional: held-out samples (default: the calibration ones)")
-        self.method_combo = _combo(self, ("minmax", "entropy", "percentile"))
-        self.per_channel_box = QCheckBox("Per-channel weights", self)
-        self.format_combo = _combo(self, ("qdq", "qoperator"))
-        self.format_combo.setToolTip("qdq: QuantizeLinear/DequantizeLinear around float ops; "
-                                     "qoperator: QLinearConv, QLinearMatMul, ...")
-        self.task_combo = _combo(self, ("classify", "detect", "segment"))
-        self.task_combo.setToolTip("Whose preprocessing defaults apply to pictures (as studio infer --task)")
+        from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
+        from studio.tools.quantize.build import FORMATS, METHODS
 
-        self.cosine_radio = QRadioButton("Min cosine", self)
-        self.cosine_radio.setChecked(True)
-        self.cosine_spin = _spin(self, 0.0, 1.0, 4, DEFAULT_MIN_COSINE, 0.001)
-        self.cosine_spin.setToolTip("Every float output's cosine against FP32, on every sample, at least this")
-        self.top1_radio = QRadioButton("Max top-1 drop", self)
-        self.top1_spin = _spin(self, 0.0, 100.0, 1, 1.0, 0.5)
-        self.top1_spin.setSuffix(" points")
-        self.truth_edit = QLineEdit(self)
-        self.truth_edit.setPlaceholderText("labels CSV: image,label rows (as studio infer --truth)")
-        self.names_edit = QLineEdit(self)
-        self.names_edit.setPlaceholderText("optional: class names, one a line (labels given by name)")
-        target_group = QButtonGroup(self)
-        for radio in (self.cosine_radio, self.top1_radio):
-            target_group.addButton(radio)
-        self.cosine_radio.toggled.connect(self._on_target_kind)
+        super().__init__(parent)
+        self.calib_edit = line(self, "folder of pictures, or .npz (one array per input)")
+        self.eval_edit = line(self, "optional: held-out samples (default: the calibration ones)")
+        self.method_combo = combo(self, METHODS)
+        self.per_channel_box = QCheckBox("Per-channel weights", self)
+        self.format_combo = combo(self, FORMATS, "qdq: QuantizeLinear/DequantizeLinear around float ops; "
+                                                 "qoperator: QLinearConv, QLinearMatMul, ...")
+        self.task_combo = combo(self, ("classify", "detect", "segment"),
+                                "Whose preprocessing defaults apply to pictures (as studio infer --task); a task "
+                                "target sets it")
+        self.preset_combo = combo(self, [(f"preset: {TASK_DEFAULT}", None)] + [(p, p) for p in sorted(PRESETS)],
+                                  "Normalisation of pictures (as studio infer --preset)")
+        self.resize_combo = combo(self, [(f"resize: {TASK_DEFAULT}", None)] + [(m, m) for m in RESIZE_MODES],
+                                  "How pictures are resized to the input (as studio infer --resize)")
+        self.bgr_box = QCheckBox("BGR", self)
+        self.bgr_box.setToolTip("Feed BGR instead of RGB (as studio infer --bgr)")
+        self.target = TargetFields(self)
+        self.target.kind_combo.currentIndexChanged.connect(self._on_target_kind)
 
         self.timing_box = QCheckBox("Time FP32, INT8 and mixed", self)
         self.timing_box.setChecked(True)
-        self.budget_spin = _spin(self, 0.2, 60.0, 1, 3.0, 0.5)
-        self.budget_spin.setSuffix(" s each")
+        self.budget_spin = spin(self, 0.2, 60.0, 1, 3.0, 0.5, " s each")
         self.budget_spin.setToolTip("Seconds of interleaved timing per comparison against FP32")
         self.timing_box.toggled.connect(self.budget_spin.setEnabled)
-        self.output_edit = QLineEdit(self)
-        self.output_edit.setPlaceholderText("the mixed model (.onnx); written only when the search succeeds")
+        self.output_edit = line(self, "the mixed model (.onnx); written only when the search succeeds")
+        self.ascend = AscendFields(self, self._default_ascend_folder)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
-        npz = lambda: self._pick_file(self.calib_edit, "NumPy (*.npz)")  # noqa: E731
-        truth = lambda: self._pick_file(self.truth_edit, "CSV (*.csv)")  # noqa: E731
-        names = lambda: self._pick_file(self.names_edit, "Text (*.txt *.names);;All files (*)")  # noqa: E731
-        form.addRow("Calibration", _with_buttons(self, self.calib_edit, ("Folder…", self._pick_calib_folder),
-                                                 (".npz…", npz)))
-        form.addRow("Evaluate on", _with_buttons(self, self.eval_edit, ("…", self._pick_eval)))
-        form.addRow("Pictures for", self.task_combo)
-        form.addRow("Method", self.method_combo)
-        form.addRow("Format", self.format_combo)
-        form.addRow("", self.per_channel_box)
-        form.addRow(self.cosine_radio, self.cosine_spin)
-        form.addRow(self.top1_radio, self.top1_spin)
-        form.addRow("Truth", _with_buttons(self, self.truth_edit, ("…", truth)))
-        form.addRow("Class names", _with_buttons(self, self.names_edit, ("…", names)))
+        npz = lambda: pick_file(self, self.calib_edit, "NumPy (*.npz)")  # noqa: E731
+        form.addRow("Calibration", with_buttons(self, self.calib_edit, ("Folder…", self._pick_calib_folder),
+                                                (".npz…", npz)))
+        form.addRow("Evaluate on", with_buttons(self, self.eval_edit, ("…", self._pick_eval)))
+        form.addRow("Pictures for", side_by_side(self, self.task_combo, self.preset_combo, self.resize_combo, self.bgr_box))
+        form.addRow("Method", side_by_side(self, self.method_combo, self.format_combo, self.per_channel_box))
+        self.target.add_rows(form)
         form.addRow(self.timing_box, self.budget_spin)
-        form.addRow("Output", _with_buttons(self, self.output_edit, ("…", self._pick_output)))
+        form.addRow("Output", with_buttons(self, self.output_edit, ("…", self._pick_output)))
+        self.ascend.add_rows(form)
 
-        self.run_button = QPushButton("Quantize", self)
-        self.run_button.setToolTip("Calibrate, rank the layers, search the fewest to keep in float, measure "
-                                   "(studio quantize); the model is page 1's")
-        self.run_button.clicked.connect(self.run_requested)
-        self.cancel_button = QPushButton("Cancel", self)
-        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.run_button = push(self, "Quantize", self.run_requested,
+                               "Calibrate, rank the layers, search the fewest to keep in float, measure "
+                               "(studio quantize); the model is page 1's")
+        self.cancel_button = push(self, "Cancel", self.cancel_requested)
         self.cancel_button.hide()
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
@@ -135,12 +118,11 @@ class QuantizePage(QWidget):
         splitter.addWidget(self.view)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([460, 800])  # the result's tables need the width more than the form
+        splitter.setSizes([500, 760])  # the result's tables need the width more than the form
         splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
-        self._on_target_kind(True)
 
     # -- state ----------------------------------------------------------------------------------
     def request(self, model: Path | None):
@@ -160,21 +142,17 @@ class QuantizePage(QWidget):
         out = self.output_edit.text().strip()
         if not out:
             raise UserError("No output path", "Quantize page, Output", "Give the path of the mixed model (.onnx).")
-        truth = self.truth_edit.text().strip()
-        top1 = self.top1_radio.isChecked()
-        if top1 and not truth:
-            raise UserError("A top-1 target needs labelled pictures", "Quantize page, Truth",
-                            "Give a labels CSV (image,label rows), or use the min cosine target.")
-        names = self.names_edit.text().strip()
         evaluate = self.eval_edit.text().strip()
+        fields = {"task": self.task_combo.currentText(), **self.target.fields(), **self.ascend.fields()}
         return Request(Path(model), Path(out), Path(calib), Path(evaluate) if evaluate else None,
                        self.method_combo.currentText(), self.per_channel_box.isChecked(),
-                       self.format_combo.currentText(),
-                       min_cosine=None if top1 else self.cosine_spin.value(),
-                       max_top1_drop=self.top1_spin.value() if top1 else None,
-                       truth=Path(truth) if truth and top1 else None, labels=Path(names) if names and top1 else None,
-                       budget=self.budget_spin.value(), timing=self.timing_box.isChecked(),
-                       task=self.task_combo.currentText())
+                       self.format_combo.currentText(), preset=self.preset_combo.currentData(),
+                       resize=self.resize_combo.currentData(), bgr=self.bgr_box.isChecked(),
+                       budget=self.budget_spin.value(), timing=self.timing_box.isChecked(), **fields)
+
+    def host(self) -> str | None:
+        """The host the Ascend files run on (``studio quantize --host``), None for none."""
+        return self.ascend.host()
 
     def set_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
@@ -190,10 +168,15 @@ class QuantizePage(QWidget):
         self.step_label.setText(message)
 
     # -- handlers -------------------------------------------------------------------------------
-    def _on_target_kind(self, cosine: bool) -> None:
-        self.cosine_spin.setEnabled(cosine)
-        for widget in (self.top1_spin, self.truth_edit, self.names_edit):
-            widget.setEnabled(not cosine)
+    def _on_target_kind(self, _index: int) -> None:
+        task = self.target.kind().task  # a task target judges one kind of model: its preprocessing follows
+        if task is not None:
+            self.task_combo.setCurrentText(task)
+        self.task_combo.setEnabled(task is None)
+
+    def _default_ascend_folder(self) -> Path | None:
+        out = self.output_edit.text().strip()
+        return Path(out).with_name(f"{Path(out).stem}_ascend") if out else None
 
     def _pick_calib_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Calibration pictures")
@@ -207,42 +190,8 @@ class QuantizePage(QWidget):
         if path:
             self.eval_edit.setText(path)
 
-    def _pick_file(self, edit: QLineEdit, filter_text: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", "", filter_text)
-        if path:
-            edit.setText(path)
-
     def _pick_output(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Mixed model", self.output_edit.text(), "ONNX (*.onnx)")
         if path:
             self.output_edit.setText(path)
 
-
-def _combo(parent: QWidget, items) -> QComboBox:
-    combo = QComboBox(parent)
-    combo.addItems(list(items))
-    return combo
-
-
-def _spin(parent: QWidget, low: float, high: float, decimals: int, value: float, step: float) -> QDoubleSpinBox:
-    spin = QDoubleSpinBox(parent)
-    spin.setRange(low, high)
-    spin.setDecimals(decimals)
-    spin.setSingleStep(step)
-    spin.setValue(value)
-    return spin
-
-
-def _with_buttons(parent: QWidget, edit: QLineEdit, *buttons) -> QWidget:
-    """``edit`` with small browse buttons after it, as one form field."""
-    box = QWidget(parent)
-    row = QHBoxLayout(box)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.setSpacing(style.GAP)
-    row.addWidget(edit, 1)
-    for text, slot in buttons:
-        button = QToolButton(box)
-        button.setText(text)
-        button.clicked.connect(slot)
-        row.addWidget(button)
-    return box

@@ -1,6 +1,8 @@
 """What the Converter's Quantize page shows of a ``studio quantize`` result, without widgets: the
-measured table (FP32, INT8, mixed), both rollback searches, the sensitivity ranking, the summary
-line, and the sensitivity overlay the graph panel draws.
+measured table (FP32, INT8, mixed; the task metrics measured get a column each, as the CLI's
+table), both rollback searches, the sensitivity ranking, the summary line, the Ascend files (AMCT's
+configuration, its command line, the ATC line, and where they ran), and the sensitivity overlay the
+graph panel draws.
 
 Every figure is the engine's own (:class:`studio.tools.quantize.run.QuantizeResult`), formatted as
 the CLI prints it, so the page and ``studio quantize`` read the same.
@@ -15,6 +17,8 @@ from studio.ui.links import Overlay
 # Overlay bands for a top-1 target, where the target names no cosine to derive them from.
 TOP1_BANDS = (1e-3, 1e-2)
 TABLE_COLUMNS = ("Model", "In float", "Min cosine", "Top-1", "Median ms", "Latency against FP32")
+#: The task metrics' column titles (the keys of the accuracy the engine measured).
+METRIC_COLUMNS = {"top1": "Top-1", "map50": "mAP@0.5", "dice": "Dice", "iou": "IoU"}
 SEARCH_COLUMNS = ("Search", "Layers in float", "Runs", "Layers")
 SENSITIVITY_COLUMNS = ("Layer", "Type", "1 − cos", "Act kurtosis", "Act MSE", "W kurtosis", "Rolled back")
 
@@ -31,7 +35,21 @@ def cosine_text(value: float) -> str:
 
 
 def top1_text(value: float | None) -> str:
+    """A task metric (a fraction) as percent, "-" when not measured."""
     return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def metrics_shown(result) -> list[str]:
+    """The task metrics the table shows: top-1 always (as the CLI), mAP, Dice and IoU when measured."""
+    return [m for m in METRIC_COLUMNS
+            if m == "top1" or any(getattr(row.accuracy, m) is not None for row in result.table)]
+
+
+def table_columns(result) -> list[str]:
+    """The measured table's headers for ``result`` (None: before any result)."""
+    metrics = metrics_shown(result) if result is not None else ["top1"]
+    return ["Model", "In float", "Min cosine", *(METRIC_COLUMNS[m] for m in metrics), "Median ms",
+            "Latency against FP32"]
 
 
 def latency_text(change) -> str:
@@ -61,9 +79,10 @@ def table_rows(result) -> list[tuple[list[str], list[str]]]:
         elif row.name == "FP32":
             base = next((r.latency for r in result.table if r.latency is not None), None)
             median = f"{base.base_ms:.4g}" if base is not None else "-"
-        cells = [row.name, str(row.rolled_back), cosine_text(row.accuracy.min_cosine), top1_text(row.accuracy.top1),
-                 median, latency_text(row.latency)]
-        tips = ["" if row.name != "mixed" else str(result.out), "", "", "", "; ".join(row.notes),
+        metrics = [top1_text(getattr(row.accuracy, m)) for m in metrics_shown(result)]
+        cells = [row.name, str(row.rolled_back), cosine_text(row.accuracy.min_cosine), *metrics, median,
+                 latency_text(row.latency)]
+        tips = ["" if row.name != "mixed" else str(result.out), "", "", *([""] * len(metrics)), "; ".join(row.notes),
                 latency_tip(row.latency)]
         rows.append((cells, tips))
     return rows
@@ -101,11 +120,37 @@ def summary(result) -> str:
     """One line: what was rolled back, what the mixed model reaches, where it was written."""
     mixed = result.table[-1].accuracy
     reached = f"min cosine {cosine_text(mixed.min_cosine)}"
-    if mixed.top1 is not None:
-        reached += f", top-1 {top1_text(mixed.top1)}"
+    for metric in metrics_shown(result):
+        if getattr(mixed, metric) is not None:
+            reached += f", {METRIC_COLUMNS[metric]} {top1_text(getattr(mixed, metric))}"
     kept = ", ".join(result.fallback) or "none"
     return (f"{len(result.fallback)} of {result.layers} layer(s) left in float ({kept}); the mixed model reaches "
             f"{reached} for the target {result.target}. Wrote {Path(result.out).name}.")
+
+
+def ascend_text(result) -> str:
+    """The Ascend files of ``result`` as a user reads them: where they are, AMCT's configuration, the
+    amct_onnx and atc lines, and, after a host run, where they ran and what came back ("" without
+    --ascend)."""
+    import shlex
+
+    ascend = result.ascend
+    if not ascend:
+        return ""
+    try:
+        config = Path(ascend["config"]).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        config = f"# {ascend['config']} cannot be read: {exc.strerror}"
+    lines = [f"# {ascend['folder']}: amct.cfg, data/, commands.sh", "", "# amct.cfg", config, "",
+             "# commands.sh (AMCT, then ATC on its deployable model)", shlex.join(ascend["amct"]),
+             shlex.join(ascend["atc"])]
+    if "ran_on" in ascend:
+        lines += ["", f"# ran on {ascend['ran_on']} in {ascend['seconds']:.1f} s (work folder {ascend['work']}); "
+                      "fetched:", f"#   {ascend['om_local']}", f"#   {ascend['deploy_model_local']}",
+                  f"#   {ascend['log']} (the run's report)"]
+    else:
+        lines += ["", "# not run: choose a host under Ascend to run them there, or run sh commands.sh on one"]
+    return "\n".join(lines)
 
 
 def overlay_thresholds(min_cosine: float | None) -> tuple[list[float], str]:

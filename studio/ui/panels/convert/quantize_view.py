@@ -1,6 +1,8 @@
-"""The Quantize page's result: a summary line, the measured table (FP32, INT8, mixed: accuracy and
-latency against FP32), both rollback searches (set size, runs) and the sensitivity ranking, with
-"Show in graph" (the sensitivity overlay on the FP32 model) and "Open mixed model in graph".
+"""The Quantize page's result: a summary line, the measured table (FP32, INT8, mixed: cosine, the
+task metrics measured, latency against FP32), both rollback searches (set size, runs), the
+sensitivity ranking, with "Show in graph" (the sensitivity overlay on the FP32 model) and "Open
+mixed model in graph", and, when the Ascend files were written, AMCT's configuration, the
+amct_onnx and atc lines and where they ran.
 
 Cells come from :mod:`~studio.ui.panels.convert.quantize_state`; long cells keep their full text as
 a tooltip.
@@ -11,13 +13,13 @@ Signals: show_in_graph(), open_mixed(), layer_clicked(str).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
+    QPlainTextEdit,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from studio.ui import style
 from studio.ui.panels.convert import quantize_state as qs
+from studio.ui.panels.convert.form_parts import push
 
 _EMPTY = ("Choose the model on page 1 and calibration data on the left, then press <b>Quantize</b>: the "
           "layers are ranked by the error their INT8 adds, the fewest are left in float to meet the target, "
@@ -46,25 +49,29 @@ class QuantizeView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = _table(self, qs.TABLE_COLUMNS)
+        self.table = _table(self, qs.table_columns(None))
         self.searches = _table(self, qs.SEARCH_COLUMNS)
         self.sensitivity = _table(self, qs.SENSITIVITY_COLUMNS, stretch=0)  # long layer names get the width
         self.sensitivity.cellClicked.connect(
             lambda row, _col: self.layer_clicked.emit(self.sensitivity.item(row, 0).text()))
         self.sensitivity.setToolTip("Each layer quantised alone, every other in float: 1 − min cosine of the outputs "
                                     "against FP32; kurtosis and MSE of its input activation and weight explain a rank")
-        self.graph_button = QPushButton("Show in graph", self)
-        self.graph_button.setToolTip("Colour each quantised layer of the FP32 model by its error; rolled-back layers "
-                                     "are marked beside their box")
-        self.graph_button.clicked.connect(self.show_in_graph)
-        self.mixed_button = QPushButton("Open mixed model in graph", self)
-        self.mixed_button.clicked.connect(self.open_mixed)
+        self.graph_button = push(self, "Show in graph", self.show_in_graph,
+                                 "Colour each quantised layer of the FP32 model by its error; rolled-back layers are "
+                                 "marked beside their box")
+        self.mixed_button = push(self, "Open mixed model in graph", self.open_mixed)
+        self.ascend = QPlainTextEdit(self)
+        self.ascend.setReadOnly(True)
+        self.ascend.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.ascend.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.ascend.setMaximumHeight(180)
         buttons = QHBoxLayout()
         buttons.addWidget(self.graph_button)
         buttons.addWidget(self.mixed_button)
         buttons.addStretch(1)
         self.sections = [_title("Measured together", self), _title("Rollback search", self),
                          _title("Sensitivity (most sensitive first)", self)]
+        self.ascend_title = _title("For Ascend: AMCT, then ATC", self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(style.MARGIN, 0, 0, 0)
         layout.addWidget(self.summary)
@@ -72,6 +79,8 @@ class QuantizeView(QWidget):
             layout.addWidget(title)
             layout.addWidget(table, 1 if table is self.sensitivity else 0)
         layout.addLayout(buttons)
+        layout.addWidget(self.ascend_title)
+        layout.addWidget(self.ascend)
         layout.addStretch(0)
         self.set_result(None)
 
@@ -81,6 +90,10 @@ class QuantizeView(QWidget):
         for widget in (*self.sections, self.table, self.searches, self.sensitivity, self.graph_button,
                        self.mixed_button):
             widget.setVisible(shown)
+        ascend = qs.ascend_text(result) if shown else ""
+        self.ascend.setPlainText(ascend)
+        self.ascend_title.setVisible(bool(ascend))
+        self.ascend.setVisible(bool(ascend))
         if not shown:
             self.summary.setText(_EMPTY)
             return
@@ -90,6 +103,9 @@ class QuantizeView(QWidget):
         if notes:
             self.summary.setText(self.summary.text() + "<br><span style='color: gray'>" +
                                  "<br>".join(_escape(n) for n in notes) + "</span>")
+        columns = qs.table_columns(result)
+        self.table.setColumnCount(len(columns))
+        self.table.setHorizontalHeaderLabels(columns)
         _fill(self.table, [cells for cells, _ in qs.table_rows(result)], [tips for _, tips in qs.table_rows(result)])
         search_rows = qs.search_rows(result)
         _fill(self.searches, [cells for cells, _ in search_rows])
