@@ -151,6 +151,14 @@ class Request:
         return for_host(self, paths)
 
 
+def choices(name: str) -> tuple[str, ...]:
+    """The words the Request's option ``name`` accepts (``method``, ``format``, ``preset``, ``resize``,
+    ``head``, ``task``...): what a form offers is what the command takes."""
+    from studio.core.options import option_of
+
+    return tuple(option_of(Request.__dataclass_fields__[name]).arg["choices"])
+
+
 @dataclass
 class Samples:
     """Feeds for the model, where they came from, and the label of each (None: not labelled)."""

@@ -45,22 +45,21 @@ class QuantizePage(QWidget):
     cancel_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
-        from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
-        from studio.tools.quantize.build import FORMATS, METHODS
+        from studio.ops.quantize import choices
 
         super().__init__(parent)
         self.calib_edit = line(self, "folder of pictures, or .npz (one array per input)")
         self.eval_edit = line(self, "optional: held-out samples (default: the calibration ones)")
-        self.method_combo = combo(self, METHODS)
+        self.method_combo = combo(self, choices("method"))
         self.per_channel_box = QCheckBox("Per-channel weights", self)
-        self.format_combo = combo(self, FORMATS, "qdq: QuantizeLinear/DequantizeLinear around float ops; "
+        self.format_combo = combo(self, choices("format"), "qdq: QuantizeLinear/DequantizeLinear around float ops; "
                                                  "qoperator: QLinearConv, QLinearMatMul, ...")
-        self.task_combo = combo(self, ("classify", "detect", "segment"),
+        self.task_combo = combo(self, choices("task"),
                                 "Whose preprocessing defaults apply to pictures (as studio infer --task); a task "
                                 "target sets it")
-        self.preset_combo = combo(self, [(f"preset: {TASK_DEFAULT}", None)] + [(p, p) for p in sorted(PRESETS)],
+        self.preset_combo = combo(self, [(f"preset: {TASK_DEFAULT}", None)] + [(p, p) for p in choices("preset")],
                                   "Normalisation of pictures (as studio infer --preset)")
-        self.resize_combo = combo(self, [(f"resize: {TASK_DEFAULT}", None)] + [(m, m) for m in RESIZE_MODES],
+        self.resize_combo = combo(self, [(f"resize: {TASK_DEFAULT}", None)] + [(m, m) for m in choices("resize")],
                                   "How pictures are resized to the input (as studio infer --resize)")
         self.bgr_box = QCheckBox("BGR", self)
         self.bgr_box.setToolTip("Feed BGR instead of RGB (as studio infer --bgr)")

@@ -45,7 +45,7 @@ class TargetFields:
     """The target's widgets (children of ``parent``), added to a form by :meth:`add_rows`."""
 
     def __init__(self, parent: QWidget):
-        from studio.tools.infer.postprocess import HEADS
+        from studio.ops.quantize import choices
 
         self.parent = parent
         self.kind_combo = combo(parent, [(k.label, k.key) for k in KINDS],
@@ -58,7 +58,7 @@ class TargetFields:
                                   "evaluation pictures with ground truth")
         self.truth_edit = line(parent, "")
         self.names_edit = line(parent, "optional: class names, one a line (labels given by name)")
-        self.head_combo = combo(parent, [("head: guessed", None)] + [(f"head: {h}", h) for h in HEADS],
+        self.head_combo = combo(parent, [("head: guessed", None)] + [(f"head: {h}", h) for h in choices("head")],
                                 "Detection output layout (as studio infer --head); guessed from the outputs and said "
                                 "in the notes when not chosen")
         self.conf_spin = spin(parent, 0.0, 1.0, 2, 0.25, 0.05)
