@@ -1,5 +1,6 @@
 """The "something selected" states the screenshots show after the demo opens: a node in the graph,
-a slice in the profiler, a compared op in the accuracy panel, a finding in the advisor.
+a slice in the profiler, a compared op in the accuracy panel, a finding in the advisor, and the
+Converter's Quantize page with a finished run.
 
 Each function takes the built panel and selects what a user would click first; it returns False
 when the panel has nothing to select (then no screenshot of that state is written).
@@ -48,5 +49,25 @@ def select_advisor_finding(panel) -> bool:
     return True
 
 
+def quantize_demo_classifier(panel) -> bool:
+    """The Converter's Quantize page quantising the demo classifier on the demo pictures (a tight
+    cosine target, so some layers stay in float; untimed, Ascend files written): the form and the
+    result side by side."""
+    from pathlib import Path
+
+    folder = panel.workspace_folder
+    model = Path(folder) / "models" / "classifier.onnx" if folder else None
+    if model is None or not model.is_file():
+        return False
+    panel.model_page.set_model(model)
+    panel.go_to(3)
+    page = panel.quantize_page
+    page.calib_edit.setText(str(Path(folder) / "images"))
+    page.target.cosine_spin.setValue(0.99999)
+    page.timing_box.setChecked(False)
+    page.ascend.box.setChecked(True)
+    return panel.quantize.start() is not None
+
+
 SELECTIONS = {"graph": select_graph_node, "profiler": select_profiler_slice, "accuracy": select_accuracy_row,
-              "advisor": select_advisor_finding}
+              "advisor": select_advisor_finding, "convert": quantize_demo_classifier}

@@ -79,7 +79,7 @@ def test_quantize_page_runs_to_the_end(make_panels, qtbot, tmp_path, tiny):
     for r, row in enumerate(result.table):
         assert int(view.cell(view.table, r, "In float")) == row.rolled_back
         assert float(view.cell(view.table, r, "Min cosine")) == pytest.approx(row.accuracy.min_cosine, abs=5e-7)
-        latency = view.cell(view.table, r, "Latency against FP32")
+        latency = view.cell(view.table, r, "Latency vs FP32")
         if row.latency is None:
             assert latency == "-"
         else:
@@ -179,7 +179,7 @@ def test_qoperator_mixed_model_coloured_in_graph(make_panels, qtbot, tmp_path, t
     page.timing_box.setChecked(False)
     page.run_button.click()
     qtbot.waitUntil(lambda: panel.quantize.result is not None, timeout=20000)
-    assert page.view.cell(page.view.table, 1, "Latency against FP32") == "-"  # not timed, not guessed
+    assert page.view.cell(page.view.table, 1, "Latency vs FP32") == "-"  # not timed, not guessed
     page.view.mixed_button.click()
     qtbot.waitUntil(lambda: graph.left.model is not None and graph.left.model.path.resolve() == out.resolve()
                     and bool(graph.left.canvas.state.overlay_text), timeout=10000)

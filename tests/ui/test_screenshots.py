@@ -27,7 +27,7 @@ def test_every_panel_renders_with_no_cut_text(qtbot, tmp_path, size, demo):
 
     written = take_screenshots(tmp_path, demo=demo, size=size, check=check)
     names = {p.name for p in written}
-    selected = {f"panel_{name}_selected.png" for name in ("graph", "profiler", "accuracy", "advisor")}
+    selected = {f"panel_{name}_selected.png" for name in ("graph", "profiler", "accuracy", "advisor", "convert")}
     assert names == {"main_window.png", "panel_workspace.png", "panel_log.png",
                      *(f"panel_{spec.name}.png" for spec in PANELS), *(selected if demo else ())}
     window = QImage(str(tmp_path / "main_window.png"))

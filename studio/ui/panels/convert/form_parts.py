@@ -71,6 +71,7 @@ def line(parent: QWidget, placeholder: str) -> QLineEdit:
     """An empty line edit that says what goes in it."""
     edit = QLineEdit(parent)
     edit.setPlaceholderText(placeholder)
+    edit.setToolTip(placeholder)  # a placeholder cut by a narrow form is one hover away
     return edit
 
 

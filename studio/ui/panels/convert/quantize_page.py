@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -66,7 +67,7 @@ class QuantizePage(QWidget):
         self.target = TargetFields(self)
         self.target.kind_combo.currentIndexChanged.connect(self._on_target_kind)
 
-        self.timing_box = QCheckBox("Time FP32, INT8 and mixed", self)
+        self.timing_box = QCheckBox("FP32, INT8 and mixed", self)
         self.timing_box.setChecked(True)
         self.budget_spin = spin(self, 0.2, 60.0, 1, 3.0, 0.5, " s each")
         self.budget_spin.setToolTip("Seconds of interleaved timing per comparison against FP32")
@@ -74,18 +75,21 @@ class QuantizePage(QWidget):
         self.output_edit = line(self, "the mixed model (.onnx); written only when the search succeeds")
         self.ascend = AscendFields(self, self._default_ascend_folder)
 
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        # Three tabs keep the form short enough for a 720-pixel screen, Quantize always in sight.
+        self.tabs = QTabWidget(self)
+        data = _form_tab(self.tabs, "Data and method")
         npz = lambda: pick_file(self, self.calib_edit, "NumPy (*.npz)")  # noqa: E731
-        form.addRow("Calibration", with_buttons(self, self.calib_edit, ("Folder…", self._pick_calib_folder),
+        data.addRow("Calibration", with_buttons(self, self.calib_edit, ("Folder…", self._pick_calib_folder),
                                                 (".npz…", npz)))
-        form.addRow("Evaluate on", with_buttons(self, self.eval_edit, ("…", self._pick_eval)))
-        form.addRow("Pictures for", side_by_side(self, self.task_combo, self.preset_combo, self.resize_combo, self.bgr_box))
-        form.addRow("Method", side_by_side(self, self.method_combo, self.format_combo, self.per_channel_box))
-        self.target.add_rows(form)
-        form.addRow(self.timing_box, self.budget_spin)
-        form.addRow("Output", with_buttons(self, self.output_edit, ("…", self._pick_output)))
-        self.ascend.add_rows(form)
+        data.addRow("Evaluate on", with_buttons(self, self.eval_edit, ("…", self._pick_eval)))
+        data.addRow("Pictures for", side_by_side(self, self.task_combo, self.bgr_box))
+        data.addRow("Preprocessing", side_by_side(self, self.preset_combo, self.resize_combo))
+        data.addRow("Method", side_by_side(self, self.method_combo, self.format_combo))
+        data.addRow("", self.per_channel_box)
+        data.addRow("Timing", side_by_side(self, self.timing_box, self.budget_spin))
+        data.addRow("Output", with_buttons(self, self.output_edit, ("…", self._pick_output)))
+        self.target.add_rows(_form_tab(self.tabs, "Target"))
+        self.ascend.add_rows(_form_tab(self.tabs, "Ascend"))
 
         self.run_button = push(self, "Quantize", self.run_requested,
                                "Calibrate, rank the layers, search the fewest to keep in float, measure "
@@ -107,7 +111,7 @@ class QuantizePage(QWidget):
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, style.MARGIN, 0)
-        left_layout.addLayout(form)
+        left_layout.addWidget(self.tabs)
         left_layout.addLayout(run_row)
         left_layout.addWidget(self.step_label)
         left_layout.addStretch(1)
@@ -117,7 +121,7 @@ class QuantizePage(QWidget):
         splitter.addWidget(self.view)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([500, 760])  # the result's tables need the width more than the form
+        splitter.setSizes([450, 560])  # the result's tables need the width more than the form
         splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -194,3 +198,11 @@ class QuantizePage(QWidget):
         if path:
             self.output_edit.setText(path)
 
+
+def _form_tab(tabs: QTabWidget, title: str) -> QFormLayout:
+    """A new tab of ``tabs`` holding a form; returns the form."""
+    page = QWidget(tabs)
+    form = QFormLayout(page)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+    tabs.addTab(page, title)
+    return form

@@ -16,7 +16,6 @@ from studio.ui.links import Overlay
 
 # Overlay bands for a top-1 target, where the target names no cosine to derive them from.
 TOP1_BANDS = (1e-3, 1e-2)
-TABLE_COLUMNS = ("Model", "In float", "Min cosine", "Top-1", "Median ms", "Latency against FP32")
 #: The task metrics' column titles (the keys of the accuracy the engine measured).
 METRIC_COLUMNS = {"top1": "Top-1", "map50": "mAP@0.5", "dice": "Dice", "iou": "IoU"}
 SEARCH_COLUMNS = ("Search", "Layers in float", "Runs", "Layers")
@@ -48,8 +47,14 @@ def metrics_shown(result) -> list[str]:
 def table_columns(result) -> list[str]:
     """The measured table's headers for ``result`` (None: before any result)."""
     metrics = metrics_shown(result) if result is not None else ["top1"]
-    return ["Model", "In float", "Min cosine", *(METRIC_COLUMNS[m] for m in metrics), "Median ms",
-            "Latency against FP32"]
+    return ["Model", "In float", "Min cosine", *(METRIC_COLUMNS[m] for m in metrics), "ms", "Latency vs FP32"]
+
+
+#: What the measured table's short headers mean (their tooltips).
+COLUMN_TIPS = {"In float": "Layers left in floating point", "Min cosine": "Lowest cosine of any output against "
+               "FP32 over the evaluation samples", "ms": "Median latency, ONNX Runtime on this computer's CPU",
+               "Latency vs FP32": "Interleaved timing against FP32: the change with its 95 % interval, or \"no "
+                                  "significant change\""}
 
 
 def latency_text(change) -> str:
@@ -116,15 +121,16 @@ def sensitivity_rows(result) -> list[list[str]]:
     return rows
 
 
-def summary(result) -> str:
-    """One line: what was rolled back, what the mixed model reaches, where it was written."""
+def summary(result, names: bool = True) -> str:
+    """One line: what was rolled back (``names``: which layers), what the mixed model reaches, where
+    it was written."""
     mixed = result.table[-1].accuracy
     reached = f"min cosine {cosine_text(mixed.min_cosine)}"
     for metric in metrics_shown(result):
         if getattr(mixed, metric) is not None:
             reached += f", {METRIC_COLUMNS[metric]} {top1_text(getattr(mixed, metric))}"
-    kept = ", ".join(result.fallback) or "none"
-    return (f"{len(result.fallback)} of {result.layers} layer(s) left in float ({kept}); the mixed model reaches "
+    kept = f" ({', '.join(result.fallback) or 'none'})" if names else ""
+    return (f"{len(result.fallback)} of {result.layers} layer(s) left in float{kept}; the mixed model reaches "
             f"{reached} for the target {result.target}. Wrote {Path(result.out).name}.")
 
 

@@ -51,7 +51,7 @@ class TargetFields:
         self.kind_combo = combo(parent, [(k.label, k.key) for k in KINDS],
                                 "What the mixed model must meet (as studio quantize --min-cosine / --max-top1-drop / "
                                 "--max-map-drop / --max-dice-drop / --max-iou-drop)")
-        self.cosine_spin = spin(parent, 0.0, 1.0, 4, DEFAULT_MIN_COSINE, 0.001)
+        self.cosine_spin = spin(parent, 0.0, 1.0, 6, DEFAULT_MIN_COSINE, 0.001)  # 0.99999 is a real target
         self.cosine_spin.setToolTip("Every float output's cosine against FP32, on every sample, at least this")
         self.drop_spin = spin(parent, 0.0, 100.0, 1, DEFAULT_DROP, 0.5, " points below FP32")
         self.drop_spin.setToolTip("The task metric of the mixed model at most this many points below FP32's, on the "
@@ -114,6 +114,7 @@ class TargetFields:
         self.cosine_spin.setVisible(cosine)
         self.drop_spin.setVisible(not cosine)
         self.truth_edit.setPlaceholderText(kind.truth or "(the min cosine target needs no ground truth)")
+        self.truth_edit.setToolTip(self.truth_edit.placeholderText())
         for name, shown in (("truth", not cosine), ("names", kind.key in ("top1", "map50")),
                             ("detect", kind.key == "map50")):
             if name in self._rows:

@@ -1,8 +1,8 @@
 """The Quantize page's result: a summary line, the measured table (FP32, INT8, mixed: cosine, the
 task metrics measured, latency against FP32), both rollback searches (set size, runs), the
 sensitivity ranking, with "Show in graph" (the sensitivity overlay on the FP32 model) and "Open
-mixed model in graph", and, when the Ascend files were written, AMCT's configuration, the
-amct_onnx and atc lines and where they ran.
+mixed model in graph", the run's notes, and, when the Ascend files were written, AMCT's
+configuration, the amct_onnx and atc lines and where they ran — each list in a tab of its own.
 
 Cells come from :mod:`~studio.ui.panels.convert.quantize_state`; long cells keep their full text as
 a tooltip.
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QTableWidget,
+    QTabWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -60,52 +61,61 @@ class QuantizeView(QWidget):
                                  "Colour each quantised layer of the FP32 model by its error; rolled-back layers are "
                                  "marked beside their box")
         self.mixed_button = push(self, "Open mixed model in graph", self.open_mixed)
-        self.ascend = QPlainTextEdit(self)
-        self.ascend.setReadOnly(True)
-        self.ascend.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.ascend.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.ascend.setMaximumHeight(180)
+        self.notes = _text_box(self, wrap=True)
+        self.ascend = _text_box(self, wrap=False)
         buttons = QHBoxLayout()
         buttons.addWidget(self.graph_button)
         buttons.addWidget(self.mixed_button)
         buttons.addStretch(1)
-        self.sections = [_title("Measured together", self), _title("Rollback search", self),
-                         _title("Sensitivity (most sensitive first)", self)]
-        self.ascend_title = _title("For Ascend: AMCT, then ATC", self)
+        self.sections = [_title("Measured together", self), _title("Rollback search", self)]
+        result = QWidget(self)
+        column = QVBoxLayout(result)
+        column.addWidget(self.summary)
+        for title, table in zip(self.sections, (self.table, self.searches)):
+            column.addWidget(title)
+            column.addWidget(table)
+        column.addLayout(buttons)
+        column.addStretch(1)
+        # Tabs: the measured table and the searches stay in sight on a 720-pixel screen; the long
+        # lists (every layer, the notes, AMCT's files) each get the whole height of their own tab.
+        self.tabs = QTabWidget(self)
+        for widget, title, tip in ((result, "Result", ""),
+                                   (self.sensitivity, "Sensitivity", "Every layer, most sensitive first"),
+                                   (self.notes, "Notes", "What was assumed or left out, said"),
+                                   (self.ascend, "Ascend", "AMCT's configuration, the amct_onnx and atc lines, and "
+                                                           "where they ran")):
+            self.tabs.addTab(widget, title)
+            self.tabs.setTabToolTip(self.tabs.count() - 1, tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(style.MARGIN, 0, 0, 0)
-        layout.addWidget(self.summary)
-        for title, table in zip(self.sections, (self.table, self.searches, self.sensitivity)):
-            layout.addWidget(title)
-            layout.addWidget(table, 1 if table is self.sensitivity else 0)
-        layout.addLayout(buttons)
-        layout.addWidget(self.ascend_title)
-        layout.addWidget(self.ascend)
-        layout.addStretch(0)
+        layout.addWidget(self.tabs)
         self.set_result(None)
 
     def set_result(self, result) -> None:
         """Show ``result`` (a QuantizeResult), or the empty state for None."""
         shown = result is not None
-        for widget in (*self.sections, self.table, self.searches, self.sensitivity, self.graph_button,
-                       self.mixed_button):
+        for widget in (*self.sections, self.table, self.searches, self.graph_button, self.mixed_button):
             widget.setVisible(shown)
         ascend = qs.ascend_text(result) if shown else ""
+        notes = list(result.notes) if shown else []
         self.ascend.setPlainText(ascend)
-        self.ascend_title.setVisible(bool(ascend))
-        self.ascend.setVisible(bool(ascend))
+        self.notes.setPlainText("\n".join(notes))
+        for index, on, title in ((1, shown and bool(result.sensitivity), "Sensitivity"),
+                                 (2, bool(notes), f"Notes ({len(notes)})" if notes else "Notes"),
+                                 (3, bool(ascend), "Ascend")):
+            self.tabs.setTabEnabled(index, on)
+            self.tabs.setTabText(index, title)
         if not shown:
             self.summary.setText(_EMPTY)
+            self.tabs.setCurrentIndex(0)
             return
-        self.summary.setText(qs.summary(result))
-        self.summary.setToolTip(str(result.out))
-        notes = list(result.notes)
-        if notes:
-            self.summary.setText(self.summary.text() + "<br><span style='color: gray'>" +
-                                 "<br>".join(_escape(n) for n in notes) + "</span>")
+        self.summary.setText(_escape(qs.summary(result, names=False)))  # the names: the table below
+        self.summary.setToolTip(f"{qs.summary(result)}\n{result.out}")
         columns = qs.table_columns(result)
         self.table.setColumnCount(len(columns))
         self.table.setHorizontalHeaderLabels(columns)
+        for index, name in enumerate(columns):
+            self.table.horizontalHeaderItem(index).setToolTip(qs.COLUMN_TIPS.get(name, name))
         _fill(self.table, [cells for cells, _ in qs.table_rows(result)], [tips for _, tips in qs.table_rows(result)])
         search_rows = qs.search_rows(result)
         _fill(self.searches, [cells for cells, _ in search_rows])
@@ -132,6 +142,16 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
+def _text_box(parent: QWidget, wrap: bool) -> QPlainTextEdit:
+    """Read-only text; unwrapped (commands, configuration) in the fixed-width font."""
+    box = QPlainTextEdit(parent)
+    box.setReadOnly(True)
+    if not wrap:
+        box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        box.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return box
+
+
 def _title(text: str, parent: QWidget) -> QLabel:
     label = QLabel(f"<b>{text}</b>", parent)
     label.setContentsMargins(0, style.GAP, 0, 0)
@@ -147,6 +167,7 @@ def _table(parent: QWidget, columns, stretch: int | None = None) -> QTableWidget
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setWordWrap(False)
     table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)  # compact rows
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if stretch is None:
