@@ -162,11 +162,11 @@ def ascend_text(result) -> str:
 def overlay_thresholds(min_cosine: float | None) -> tuple[list[float], str]:
     """Bands of the sensitivity overlay and what they mean: for a cosine target c, a tenth of the
     error the target allows and the error itself (above it, the layer alone misses the target);
-    ``None`` (a top-1 target) gives fixed bands, and says so."""
+    ``None`` (a task target: top-1, mAP, Dice, IoU) gives fixed bands, and says so."""
     if min_cosine is not None:
         allowed = max(1.0 - min_cosine, 1e-9)
         return [allowed / 10.0, allowed], f"above {allowed:g} a layer alone misses min cosine {min_cosine:g}"
-    return list(TOP1_BANDS), "bands at 0.001 and 0.01: a top-1 target names no cosine"
+    return list(TOP1_BANDS), "bands at 0.001 and 0.01: a task target names no cosine"
 
 
 def sensitivity_overlay(result, min_cosine: float | None, model: Path | None = None) -> Overlay:
