@@ -66,6 +66,8 @@ class AscendFields:
     def _on_toggled(self, on: bool) -> None:
         for widget in (self._folder_row, self.soc_edit, self.hosts):
             widget.setEnabled(on)
+        if on:
+            self.hosts.refresh()  # a host added in the Hosts panel meanwhile is offered
         if on and not self.folder_edit.text().strip():
             folder = self.default_folder()
             if folder is not None:
