@@ -15,7 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, json_text, path_only
-from studio.core.safe_read import SETTINGS_CAP, read_text
+from studio.core.safe_read import SETTINGS_CAP, explain_os_errors, read_text
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 
@@ -106,12 +106,9 @@ def _parse_json(text: str, where) -> FusionSwitches:
 def load_fusion_switch(path: Path | str) -> FusionSwitches:
     """Read and parse a fusion switch file."""
     path = Path(path)
-    try:
-        text = read_text(path, "fusion switch file", SETTINGS_CAP)
-    except FileNotFoundError as exc:
-        raise UserError("Fusion switch file not found (E10410)", path, "Check the --fusion_switch_file path.") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read the fusion switch file: {exc}", path, "It must be a UTF-8 text file.") from exc
+    with explain_os_errors(path, "fusion switch file", "Check the --fusion_switch_file path.",
+                           missing="Fusion switch file not found (E10410)"):
+        text = read_text(path, "fusion switch file", SETTINGS_CAP)  # not UTF-8: a UserError naming the byte
     result = parse_fusion_switch(text, path)
     result.path = path
     return result
