@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option, restate
-from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
+from studio.ops.engine import RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
 
@@ -55,10 +55,7 @@ class Result:
     ran_on: RanOn | None = None
 
     def to_json(self) -> dict:
-        data = to_json(self.run)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(to_json(self.run), self.ran_on)
 
     def text(self) -> str:
         return text_with_ran_on([self.run.report()], self.ran_on)
