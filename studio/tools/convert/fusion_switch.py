@@ -15,7 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, json_text, path_only
-from studio.core.safe_read import SETTINGS_CAP, explain_os_errors, read_text
+from studio.tools.convert.atc_files import load_atc_file
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 
@@ -105,13 +105,7 @@ def _parse_json(text: str, where) -> FusionSwitches:
 
 def load_fusion_switch(path: Path | str) -> FusionSwitches:
     """Read and parse a fusion switch file."""
-    path = Path(path)
-    with explain_os_errors(path, "fusion switch file", "Check the --fusion_switch_file path.",
-                           missing="Fusion switch file not found (E10410)"):
-        text = read_text(path, "fusion switch file", SETTINGS_CAP)  # not UTF-8: a UserError naming the byte
-    result = parse_fusion_switch(text, path)
-    result.path = path
-    return result
+    return load_atc_file(path, "fusion switch file", "--fusion_switch_file", parse_fusion_switch)
 
 
 _FUSION_SWITCH_LINE = re.compile(rb"^[A-Za-z0-9_.\-]*(Fusion|Pass)[A-Za-z0-9_.\-]*\s*:\s*(on|off)\s*$", re.IGNORECASE)
