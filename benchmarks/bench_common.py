@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,12 +53,16 @@ def skipping(what: str, reason: str) -> None:
     print(f"{Path(sys.argv[0]).name}: skipping {what}: {reason}", file=sys.stderr, flush=True)
 
 
-def loopback_sshd(prefix: str):
-    """(a fresh work folder, a started loopback sshd in it) for a benchmark, or None (what is
-    skipped and why is printed) where sshd, ssh or scp is missing. The caller stops the server."""
-    reason = loopback_missing()
+EVERY_FIGURE = "every figure (they need a loopback sshd and OpenSSH's ssh and scp as the peer)"
+
+
+def loopback_sshd(prefix: str, peer_tools: tuple[str, ...] = ("ssh", "scp"), what: str = EVERY_FIGURE):
+    """(a fresh work folder, a started loopback sshd in it) for a benchmark, or None (``what`` is
+    skipped and why is printed) where sshd or one of ``peer_tools`` is missing. The caller stops the
+    server."""
+    reason = loopback_missing(peer_tools)
     if reason:
-        skipping("every figure (they need a loopback sshd and OpenSSH's ssh and scp as the peer)", reason)
+        skipping(what, reason)
         return None
     from sshd_server import start_sshd
 
@@ -77,11 +82,11 @@ def scratch_folder(prefix: str):
 
 
 @contextmanager
-def loopback_session(prefix: str):
+def loopback_session(prefix: str, peer_tools: tuple[str, ...] = ("ssh", "scp"), what: str = EVERY_FIGURE):
     """``with loopback_session(prefix) as started``: ``started`` is (work folder, loopback sshd) as
     :func:`loopback_sshd` gives them, or None where the benchmark cannot run; the server is stopped
     and the folder deleted afterwards."""
-    started = loopback_sshd(prefix)
+    started = loopback_sshd(prefix, peer_tools, what)
     if started is None:
         yield None
         return
@@ -100,3 +105,41 @@ def peer_ssh_config(server, path):
                     f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
                     f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n BatchMode yes\n")
     return path
+
+
+class OpenSshPeer:
+    """The peer of a round-trip figure: OpenSSH's own ``ssh`` and ``scp`` run by hand against the
+    loopback server (named ``bench`` in a client config written to ``root/ssh_config``)."""
+
+    def __init__(self, server, root: Path, timeout: float):
+        self.root = root
+        self.config = str(peer_ssh_config(server, root / "ssh_config"))
+        self.timeout = timeout
+        self._runs = iter(range(1_000_000))
+
+    def fresh(self, name: str = "host-peer") -> tuple[str, Path]:
+        """A new work folder's path on the host (``root/name/N``, not created) and a new, created local
+        folder (``root/peer/N``) for one run."""
+        n = next(self._runs)
+        local = self.root / "peer" / str(n)
+        local.mkdir(parents=True)
+        return f"{self.root}/{name}/{n}", local
+
+    def ssh(self, command: str) -> subprocess.CompletedProcess:
+        """``ssh bench COMMAND``; raises when it fails."""
+        return self._run("ssh", "-F", self.config, "bench", command)
+
+    def scp(self, *args: str) -> subprocess.CompletedProcess:
+        """``scp -q ARGS`` (the host is ``bench:``); raises when it fails."""
+        return self._run("scp", "-q", "-F", self.config, *args)
+
+    def _run(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(argv, check=True, capture_output=True, timeout=self.timeout)
+
+
+def ours_and_peer_times(ours, peer, runs: int) -> tuple[float, float]:
+    """Median seconds of ``ours`` and of ``peer`` over ``runs`` calls each, after one untimed call
+    of both (a warm-up, and a check that both work)."""
+    ours()
+    peer()
+    return median_time(ours, runs), median_time(peer, runs)

@@ -17,20 +17,11 @@ import argparse
 import atexit
 import json
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _median_time(function, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_common import median_time
 
 
 def main() -> int:
@@ -66,8 +57,8 @@ def main() -> int:
     ort_optimise(folder / "peer_warm.onnx")
     rows = [{
         "figure": "convert U-Net: fold (FP32)", "unit": "s",
-        "ours": _median_time(lambda: ours("FP32"), runs),
-        "peer": _median_time(lambda: ort_optimise(folder / "peer_fp32.onnx"), runs),
+        "ours": median_time(lambda: ours("FP32"), runs),
+        "peer": median_time(lambda: ort_optimise(folder / "peer_fp32.onnx"), runs),
         "peer_name": "onnxruntime offline basic optimisation",
         "goal": "ours <= 2x peer",
     }]
@@ -89,8 +80,8 @@ def main() -> int:
         peer_fp16()
         rows.append({
             "figure": "convert U-Net: fold + FP16", "unit": "s",
-            "ours": _median_time(lambda: ours("FP16"), runs),
-            "peer": _median_time(peer_fp16, runs),
+            "ours": median_time(lambda: ours("FP16"), runs),
+            "peer": median_time(peer_fp16, runs),
             "peer_name": "onnxruntime offline + onnxconverter-common float16",
             "goal": "ours <= 2x peer",
         })

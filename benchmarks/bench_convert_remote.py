@@ -20,10 +20,9 @@ Usage: ``python benchmarks/run.py bench_convert_remote.py [--quick]``. Needs ope
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 
-from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
+from bench_common import REPO, OpenSshPeer, emit, loopback_session, ours_and_peer_times
 
 
 def main() -> int:
@@ -67,24 +66,18 @@ def main() -> int:
             result = run_job(run_atc(options, target))
             assert result.local_om is not None and result.local_om.is_file()
 
-        config = peer_ssh_config(server, root / "ssh_config")
-        counter = iter(range(1_000_000))
+        openssh = OpenSshPeer(server, root, timeout=60)
 
         def peer():
-            work = f"{root}/deploy-peer/{next(counter)}"
-            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=60)  # noqa: E731
-            run("ssh", "-F", str(config), "bench", f"mkdir -p {shlex.quote(work)}")
-            run("scp", "-q", "-F", str(config), str(model), f"bench:{work}/")
+            work, _ = openssh.fresh("deploy-peer")
+            openssh.ssh(f"mkdir -p {shlex.quote(work)}")
+            openssh.scp(str(model), f"bench:{work}/")
             atc = shlex.join(["atc", f"--model={work}/unet.onnx", "--framework=5", f"--output={work}/unet",
                               "--soc_version=Ascend310"])
-            run("ssh", "-F", str(config), "bench", f". {shlex.quote(str(toolkit / 'set_env.sh'))} && "
-                f"cd {shlex.quote(work)} && {atc}")
-            run("scp", "-q", "-F", str(config), f"bench:{work}/unet.om", str(out / "peer.om"))
+            openssh.ssh(f". {shlex.quote(str(toolkit / 'set_env.sh'))} && cd {shlex.quote(work)} && {atc}")
+            openssh.scp(f"bench:{work}/unet.om", str(out / "peer.om"))
 
-        ours()
-        peer()  # warm up both, and check they work
-        ours_s = median_time(ours, runs)
-        peer_s = median_time(peer, runs)
+        ours_s, peer_s = ours_and_peer_times(ours, peer, runs)
         emit(f"remote ATC round trip ({model.stat().st_size / 1e6:.0f} MB ONNX, stand-in atc)", "s", ours_s, peer_s,
              "OpenSSH by hand: ssh mkdir + scp up + ssh atc + scp down",
              "no slower than the peer (ours also checks the toolkit, resolves paths, renames atomically)")

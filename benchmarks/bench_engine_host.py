@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
+from bench_common import REPO, OpenSshPeer, emit, loopback_session, median_time, ours_and_peer_times
 
 
 def main() -> int:
@@ -72,25 +72,17 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "studio", "profile", "run", str(model), "--host", "bench", "-o",
                             str(out), *args], check=True, capture_output=True, env=cli_env, timeout=300)
 
-        ssh_config = peer_ssh_config(server, root / "ssh_config")
+        openssh = OpenSshPeer(server, root, timeout=300)
 
         def peer():
-            n = next(counter)
-            work = f"{root}/host-peer/{n}"
-            local = root / "peer" / str(n)
-            local.mkdir(parents=True)
-            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=300)  # noqa: E731
-            run("ssh", "-F", str(ssh_config), "bench", f"mkdir -p {shlex.quote(work)}")
-            run("scp", "-q", "-F", str(ssh_config), str(model), f"bench:{work}/unet.onnx")
+            work, local = openssh.fresh()
+            openssh.ssh(f"mkdir -p {shlex.quote(work)}")
+            openssh.scp(str(model), f"bench:{work}/unet.onnx")
             command = shlex.join([env.python, "-m", "studio", "profile", "run", "unet.onnx", "-o", "prof", *args])
-            run("ssh", "-F", str(ssh_config), "bench",
-                f"cd {shlex.quote(work)} && STUDIO_HOME={shlex.quote(env.folder + '/home')} {command}")
-            run("scp", "-q", "-r", "-F", str(ssh_config), f"bench:{work}/prof", str(local))
+            openssh.ssh(f"cd {shlex.quote(work)} && STUDIO_HOME={shlex.quote(env.folder + '/home')} {command}")
+            openssh.scp("-r", f"bench:{work}/prof", str(local))
 
-        ours()
-        peer()  # warm up both, and check they work
-        ours_s = median_time(ours, runs)
-        peer_s = median_time(peer, runs)
+        ours_s, peer_s = ours_and_peer_times(ours, peer, runs)
         emit("engine profile round trip (U-Net, env reused)", "s", ours_s, peer_s,
              "OpenSSH by hand: scp model + ssh studio profile run + scp -r",
              "no slower than the peer (ours also checks the engine, a new CLI process each time)")

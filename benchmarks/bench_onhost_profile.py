@@ -17,10 +17,9 @@ Usage: ``python benchmarks/run.py bench_onhost_profile.py [--quick]``. Needs ope
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 
-from bench_common import REPO, emit, loopback_session, median_time, peer_ssh_config
+from bench_common import REPO, OpenSshPeer, emit, loopback_session, ours_and_peer_times
 
 PAD_MB = 50
 
@@ -62,25 +61,17 @@ def main() -> int:
                                              fetch=folder_fetcher(target)))
             sizes.append(result.bytes)
 
-        ssh_config = peer_ssh_config(server, root / "ssh_config")
+        openssh = OpenSshPeer(server, root, timeout=120)
 
         def peer():
-            n = next(counter)
-            work = f"{root}/host-peer/{n}"
-            local = root / "peer" / str(n)
-            local.mkdir(parents=True)
-            run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=120)  # noqa: E731
+            work, local = openssh.fresh()
             msprof = shlex.join(["msprof", "--application=echo app ran", f"--output={work}", "--ascendcl=on",
                                  "--runtime-api=on", "--aicpu=on", "--msproftx=on"])
-            run("ssh", "-F", str(ssh_config), "bench",
-                f". {shlex.quote(str(toolkit / 'set_env.sh'))} && {msprof}")
-            name = run("ssh", "-F", str(ssh_config), "bench", f"ls {shlex.quote(work)}").stdout.decode().split()[0]
-            run("scp", "-q", "-r", "-F", str(ssh_config), f"bench:{work}/{name}", str(local))
+            openssh.ssh(f". {shlex.quote(str(toolkit / 'set_env.sh'))} && {msprof}")
+            name = openssh.ssh(f"ls {shlex.quote(work)}").stdout.decode().split()[0]
+            openssh.scp("-r", f"bench:{work}/{name}", str(local))
 
-        ours()
-        peer()  # warm up both, and check they work
-        ours_s = median_time(ours, runs)
-        peer_s = median_time(peer, runs)
+        ours_s, peer_s = ours_and_peer_times(ours, peer, runs)
         emit(f"remote msprof round trip ({sizes[-1] / 2**20:.0f} MiB PROF_ folder, stand-in msprof)", "s",
              ours_s, peer_s, "OpenSSH by hand: ssh msprof + ssh ls + scp -r",
              "no slower than the peer (ours also checks the NPU, resolves paths, renames atomically)")

@@ -13,7 +13,6 @@ Usage: ``python benchmarks/run.py bench_ssh.py [--quick]``. Needs openssh-server
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,31 +21,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-from bench_common import emit, median_time, skipping
+from bench_common import emit, loopback_session, median_time, peer_ssh_config
 
 
 def bench_latency(runs: int) -> None:
-    from sshd_server import sshd_missing_reason, start_sshd
-
     from studio.core.jobs import run_job
     from studio.remote.hosts import HostEntry
     from studio.remote.known_hosts import KnownHosts
     from studio.targets.ssh import SshTarget
 
-    reason = sshd_missing_reason() or (None if shutil.which("ssh") else "ssh (openssh-client) not installed")
-    if reason:
-        skipping("the remote-command latency figures (a loopback sshd; OpenSSH's ssh is the peer)", reason)
-        return
-    root = Path(tempfile.mkdtemp(prefix="studio-bench-ssh-"))
-    server = start_sshd(root / "sshd")
-    try:
+    with loopback_session("studio-bench-ssh-", ("ssh",),
+                          "the remote-command latency figures (a loopback sshd; OpenSSH's ssh is the peer)") as started:
+        if started is None:
+            return
+        root, server = started
         entry = HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
                           key_file=str(server.client_key))
         known = KnownHosts(read_only=[server.known_hosts], own=root / "own_known_hosts")
-        config = root / "ssh_config"
-        config.write_text(f"Host bench\n HostName {server.host}\n Port {server.port}\n User {server.user}\n"
-                          f" IdentityFile {server.client_key}\n IdentitiesOnly yes\n"
-                          f" UserKnownHostsFile {server.known_hosts}\n StrictHostKeyChecking yes\n BatchMode yes\n")
+        config = peer_ssh_config(server, root / "ssh_config")
         openssh = ["ssh", "-F", str(config), "bench", "true"]
         subprocess.run(openssh, check=True, capture_output=True, timeout=30)  # warm up, and check it works
 
@@ -70,9 +62,6 @@ def bench_latency(runs: int) -> None:
         emit("ssh: `true` on an open connection", "s", open_s, peer_s, "OpenSSH `ssh host true`",
              "well under the peer (no process, no handshake per command)")
         emit("ssh: connect + `true`", "s", fresh_s, peer_s, "OpenSSH `ssh host true`", "no slower than the peer")
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def bench_pool(runs: int) -> None:
@@ -81,8 +70,6 @@ def bench_pool(runs: int) -> None:
     The job is what a panel or a CLI step does first on a host: get a target and run a command
     there (``true``), and a no-op deploy status of a small project (connect, list both sides, plan).
     """
-    from sshd_server import sshd_missing_reason, start_sshd
-
     from studio.core.jobs import run_job
     from studio.remote.context import HostContext
     from studio.remote.hosts import HostEntry, HostStore
@@ -91,13 +78,11 @@ def bench_pool(runs: int) -> None:
     from studio.tools.deploy.deployments import Deployment
     from studio.tools.deploy.sync import host_connector, run_job as sync_job, status_job
 
-    reason = sshd_missing_reason()
-    if reason:
-        skipping("the pooled-connection figures (they need a loopback sshd)", reason)
-        return
-    root = Path(tempfile.mkdtemp(prefix="studio-bench-pool-"))
-    server = start_sshd(root / "sshd")
-    try:
+    with loopback_session("studio-bench-pool-", (), "the pooled-connection figures (they need a loopback sshd)") \
+            as started:
+        if started is None:
+            return
+        root, server = started
         store = HostStore(root / "hosts.toml")
         store.put(HostEntry(name="bench", host=server.host, port=server.port, user=server.user,
                             key_file=str(server.client_key)))
@@ -126,9 +111,6 @@ def bench_pool(runs: int) -> None:
             emit(f"job start-up on a pooled connection: {name}", "s", median_time(lambda job=job: job(pooled), runs),
                  median_time(fresh, runs), "the same job on a fresh connection", "well under the fresh one")
         pooled.close()
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _feed_rate(make_feed, data: bytes, lines: int, runs: int) -> float:

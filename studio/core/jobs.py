@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from studio.core.callbacks import remover
 from studio.core.errors import Cancelled
 
 T = TypeVar("T")
@@ -73,12 +74,7 @@ class CancelToken:
                 registered = False
         if not registered:
             callback()
-
-        def remove() -> None:
-            with self._lock:
-                if callback in self._callbacks:
-                    self._callbacks.remove(callback)
-        return remove
+        return remover(self._lock, self._callbacks, callback)
 
     @property
     def cancelled(self) -> bool:

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from studio.core.callbacks import remover
 from studio.core.errors import Cancelled, StudioError, ToolUnavailable, UserError, format_message
 
 log = logging.getLogger(__name__)
@@ -131,13 +132,7 @@ class NoticeBoard:
         that stops it (safe to call twice)."""
         with self._lock:
             self._subscribers.append(subscriber)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if subscriber in self._subscribers:
-                    self._subscribers.remove(subscriber)
-
-        return unsubscribe
+        return remover(self._lock, self._subscribers, subscriber)
 
     @property
     def subscriber_count(self) -> int:

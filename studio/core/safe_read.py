@@ -19,6 +19,8 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,6 +63,22 @@ def _cannot(path: Path, exc: OSError, what: str) -> UserError:
         return UserError(f"The {what} does not exist", path, "Check the path; the file may have been moved.")
     return UserError(f"Cannot read the {what}: {exc.strerror or exc}", path,
                      "Check that the file exists and that you may read it.")
+
+
+@contextmanager
+def explain_os_errors(path: Path | str, what: str, fix: str = "Check the path.",
+                      missing: str | None = None) -> Iterator[None]:
+    """Turn an OSError raised inside the block (by :func:`read_text` and friends, whose own refusals
+    are UserErrors already) into a UserError: "Cannot read the {what}: {reason}" with ``fix``, or
+    ``missing`` (with the same fix) when the file does not exist and the caller has its own words."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        if missing is None:
+            raise UserError(f"Cannot read the {what}: {exc.strerror or exc}", path, fix) from exc
+        raise UserError(missing, path, fix) from exc
+    except OSError as exc:
+        raise UserError(f"Cannot read the {what}: {exc.strerror or exc}", path, fix) from exc
 
 
 def check_regular(path: Path | str, what: str = "file", cap: int | None = None) -> os.stat_result:

@@ -25,14 +25,12 @@ def load_toml(path: Path) -> dict[str, Any]:
     Only a regular file of at most :data:`~studio.core.safe_read.SETTINGS_CAP` is read (a FIFO or a
     device named here would hang the app), and nesting too deep for the parser is refused.
     """
-    from studio.core.safe_read import SETTINGS_CAP, read_bytes
+    from studio.core.safe_read import SETTINGS_CAP, explain_os_errors, read_bytes
 
     if not os.path.lexists(path):
         return {}
-    try:
+    with explain_os_errors(path, "settings file", "Check the file's permissions."):
         raw = read_bytes(path, "settings file", SETTINGS_CAP)
-    except OSError as exc:
-        raise UserError(f"Cannot read settings file: {exc.strerror}", path, "Check the file's permissions.") from exc
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

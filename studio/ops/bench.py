@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
-from studio.core.options import option, restate
-from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
-from studio.ops.inputs import ModelRun
+from studio.core.options import restate
+from studio.ops.engine import RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
+from studio.ops.inputs import ModelRun, count_option
 from studio.core.serial import to_json
 
 LOOP = 100
@@ -38,9 +38,8 @@ class Request(ModelRun):
                                            help="shape of an input with dynamic axes (repeat; ATC's \"a:1,3;b:2\" "
                                                 "works too)")
     seed: int = restate(ModelRun, "seed", help="seed of the random input data")
-    loop: int = option("--loop", default=LOOP, type=int, metavar="N", help=f"timed runs (default {LOOP})")
-    warmup: int = option("--warmup", default=WARMUP, type=int, metavar="K",
-                         help=f"untimed warm-up runs (default {WARMUP}; msame always drops only its first run)")
+    loop: int = count_option("--loop", LOOP, "N", "timed runs")
+    warmup: int = count_option("--warmup", WARMUP, "K", "untimed warm-up runs", "msame always drops only its first run")
 
 
 @dataclass
@@ -55,9 +54,7 @@ class Result:
         data = to_json(self.bench)
         if self.folder is not None:
             data["folder"] = str(self.folder)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(data, self.ran_on)
 
     def text(self) -> str:
         lines = [self.bench.report()]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
+from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
 from studio.ops.inputs import input_files, providers_argv
 from studio.tools.convert.options import shape_argv
 from studio.core.serial import to_json
@@ -100,10 +100,7 @@ class Result:
         return not (self.report.validation and not self.report.validation["passed"])
 
     def to_json(self) -> dict:
-        data = to_json(self.report)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(to_json(self.report), self.ran_on)
 
     def text(self) -> str:
         return text_with_ran_on([self.report.summary()], self.ran_on)

@@ -13,7 +13,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.ops import dump
-from studio.ops.engine import RanOn, is_here, text_with_ran_on
+from studio.ops.engine import RanOn, is_here, json_with_ran_on, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
 
@@ -50,9 +50,7 @@ class Result:
     def to_json(self) -> dict:
         data = to_json(self.compare)
         data.update(here=str(self.here), there=str(self.there), csv=str(self.csv))
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(data, self.ran_on)
 
     def text(self) -> str:
         lines = [str(self.compare), f"dumps: {self.here} (here), {self.there} (on the host); table: {self.csv}"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option, restate
-from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
+from studio.ops.engine import RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun, load_arrays
 
 
@@ -46,9 +46,7 @@ class Result:
     def to_json(self) -> dict:
         data = {"dir": str(self.dir), "mode": self.mode, "model": self.model, "tensors": self.tensors,
                 "inputs": self.inputs, "fp16_sim_unrounded": self.fp16_sim_unrounded, "warnings": self.warnings}
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(data, self.ran_on)
 
     def text(self, model: Path) -> str:
         from studio.tools.accuracy.dumpset import MODE_LABELS

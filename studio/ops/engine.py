@@ -155,6 +155,14 @@ class HostRun:
         return text
 
 
+def json_with_ran_on(data: dict, ran_on: RanOn | dict | None) -> dict:
+    """A result's ``--json`` object, with the ``ran_on`` key when it ran on a host (a RanOn, or the
+    ``ran_on`` object a host's own output carried)."""
+    if ran_on is not None:
+        data["ran_on"] = ran_on if isinstance(ran_on, dict) else ran_on.to_json()
+    return data
+
+
 def text_with_ran_on(lines: list[str], ran_on: RanOn | None) -> str:
     """A result's text lines, and on a host the line saying where it ran."""
     return "\n".join(lines + ([ran_on.line()] if ran_on is not None else []))

@@ -12,7 +12,7 @@ from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option
 from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
 from studio.ops import dump
-from studio.ops.engine import RanOn, text_with_ran_on
+from studio.ops.engine import RanOn, json_with_ran_on, text_with_ran_on
 from studio.ops.inputs import ModelRun
 from studio.core.serial import to_json
 
@@ -55,9 +55,7 @@ class Result:
     def to_json(self) -> dict:
         data = to_json(self.compare)
         data.update(golden=str(self.golden), target=str(self.target), csv=str(self.csv), warnings=self.warnings)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(data, self.ran_on)
 
     def text(self) -> str:
         lines = [str(self.compare)] + [f"warning: {warning}" for warning in self.warnings]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.serial import to_json
-from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
+from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine
 from studio.tools.infer.runner import InferOptions
 
 OM_TOOLS = ("msame", "ais_bench")
@@ -96,9 +96,7 @@ class Result:
     tool: str | None = None   # msame / ais_bench for an .om
 
     def to_json(self) -> dict:
-        data = to_json(self.infer)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on if isinstance(self.ran_on, dict) else self.ran_on.to_json()
+        data = json_with_ran_on(to_json(self.infer), self.ran_on)
         if self.tool is not None:
             data["tool"] = self.tool
         return data

@@ -122,6 +122,13 @@ def _shape_words(shapes: dict[str, list[int]]) -> list[str]:
     return [f"{name}={','.join(str(d) for d in dims)}" for name, dims in (shapes or {}).items()]
 
 
+def count_option(flag: str, default: int, metavar: str, what: str, note: str = ""):
+    """An option counting runs of a model (``--loop``, ``--iterations``, ``--warmup``): an int
+    whose help says ``what`` it counts and its default (then ``note``)."""
+    return option(flag, default=default, type=int, metavar=metavar,
+                  help=f"{what} (default {default}{'; ' + note if note else ''})")
+
+
 @dataclass
 class ModelRun:
     """The fields every request that runs an ONNX model has: the model, where its results go,

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
-from studio.core.options import option, restate
-from studio.ops.engine import RanOn, is_here, run_on_engine, text_with_ran_on
-from studio.ops.inputs import ModelRun
+from studio.core.options import restate
+from studio.ops.engine import RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
+from studio.ops.inputs import ModelRun, count_option
 from studio.core.serial import to_json
 
 #: The CLI's defaults, so a click and a command measure the same thing.
@@ -41,10 +41,8 @@ class Request(ModelRun):
                                  "(repeat; ATC's \"x:1,3,640,640;y:1,8\" works too); required for every dynamic "
                                  "input without --input")
     seed: int = restate(ModelRun, "seed", help="seed of the random inputs")
-    iterations: int = option("--iterations", default=ITERATIONS, type=int, metavar="N",
-                             help=f"measured iterations (default {ITERATIONS})")
-    warmup: int = option("--warmup", default=WARMUP, type=int, metavar="K",
-                         help=f"warm-up iterations (default {WARMUP})")
+    iterations: int = count_option("--iterations", ITERATIONS, "N", "measured iterations")
+    warmup: int = count_option("--warmup", WARMUP, "K", "warm-up iterations")
 
 
 @dataclass
@@ -55,10 +53,7 @@ class Result:
     ran_on: RanOn | None = None
 
     def to_json(self) -> dict:
-        data = to_json(self.run)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return json_with_ran_on(to_json(self.run), self.ran_on)
 
     def text(self) -> str:
         return text_with_ran_on([self.run.report()], self.ran_on)

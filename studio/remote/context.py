@@ -37,6 +37,29 @@ def _pool_key(entry: HostEntry) -> tuple:
     return (entry.name, entry.host, entry.port, entry.user, entry.auth, entry.key_file, entry.proxy_jump)
 
 
+class _ReadOnFirstUse:
+    """An attribute whose value ``make()`` gives the first time it is read while unset (None); it can
+    be set like any other. Kept in ``_NAME``, which the owner may read or replace itself."""
+
+    def __init__(self, make: Callable[[], object]):
+        self.make = make
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = getattr(obj, self.slot)
+        if value is None:
+            value = self.make()
+            setattr(obj, self.slot, value)
+        return value
+
+    def __set__(self, obj, value) -> None:
+        setattr(obj, self.slot, value)
+
+
 class HostContext:
     """Where hosts come from and how they are reached; hands out pooled connections and targets.
 
@@ -61,33 +84,16 @@ class HostContext:
         self.connects = 0  # how many logins this context made (pooled reuse does not count)
 
     # -- hosts -----------------------------------------------------------------------------------
-    @property
-    def store(self) -> HostStore:
-        """The host entries (hosts.toml), read on first use."""
-        if self._store is None:
-            self._store = HostStore()
-        return self._store
-
-    @store.setter
-    def store(self, store: HostStore) -> None:
-        self._store = store
+    # The host entries (hosts.toml) and the known_hosts files host keys are checked against (see
+    # default_known_hosts): the user's own files, read on first use unless given.
+    store: HostStore = _ReadOnFirstUse(HostStore)
+    known_hosts: KnownHosts = _ReadOnFirstUse(default_known_hosts)
 
     def reload(self) -> HostStore:
         """Read hosts.toml again (another window or the CLI may have changed it)."""
         path = self._store.path if self._store is not None else None
         self._store = HostStore(path)
         return self._store
-
-    @property
-    def known_hosts(self) -> KnownHosts:
-        """The known_hosts files host keys are checked against (see :func:`default_known_hosts`)."""
-        if self._known_hosts is None:
-            self._known_hosts = default_known_hosts()
-        return self._known_hosts
-
-    @known_hosts.setter
-    def known_hosts(self, known: KnownHosts) -> None:
-        self._known_hosts = known
 
     def also_trust(self, known_hosts_file: Path) -> None:
         """Check host keys against this known_hosts file too (read only; scripts and tests)."""

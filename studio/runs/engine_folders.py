@@ -31,6 +31,7 @@ import secrets
 import shlex
 
 from studio.core.errors import UserError
+from studio.core.processes import pid_alive
 
 DEFAULT_ROOT = "~/.cache/studio-remote"
 UNSAFE = 4  # exit status of the probe when a folder is unsafe (it printed ``unsafe=...``)
@@ -136,16 +137,6 @@ def owner_line() -> str:
     return f"{instance_id()} {os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def is_stale(folder: str, owner: str) -> bool:
     """True for a run folder whose run was cut: made from this installation by a process that is
     gone (or by this process, but no longer in use). Other installations' folders are never stale
@@ -156,7 +147,7 @@ def is_stale(folder: str, owner: str) -> bool:
     pid = int(parts[1])
     if pid == os.getpid():
         return folder not in ACTIVE
-    return not _alive(pid)
+    return not pid_alive(pid)
 
 
 def list_runs_script(runs: str) -> str:

@@ -206,6 +206,22 @@ def closing_if_stuck(exc: BaseException, close: Callable[[], None] | None, secon
         timer.cancel()
 
 
+def copy_chunks(source, out, on_chunk: Callable[[int], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> int:
+    """Copy the readable ``source`` to the writable ``out`` in :data:`CHUNK` pieces until its end;
+    ``on_chunk(n)`` is told of each, ``stop()`` returning True raises Cancelled between them.
+    Returns the bytes copied."""
+    copied = 0
+    while chunk := source.read(CHUNK):
+        if stop is not None and stop():
+            raise Cancelled()
+        out.write(chunk)
+        copied += len(chunk)
+        if on_chunk is not None:
+            on_chunk(len(chunk))
+    return copied
+
+
 def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode: int, times: tuple[int, int] | None,
                       on_chunk: Callable[[int], None] | None = None, stop: Callable[[], bool] | None = None,
                       on_abort: Callable[[], None] | None = None,
@@ -229,14 +245,7 @@ def sftp_write_atomic(sftp, source, final: str | bytes, temp: str | bytes, mode:
         if offset:
             remote_file.truncate(offset)  # nothing past what was checked
             remote_file.seek(offset)
-        sent = offset
-        while chunk := source.read(CHUNK):
-            if stop is not None and stop():
-                raise Cancelled()
-            remote_file.write(chunk)
-            sent += len(chunk)
-            if on_chunk is not None:
-                on_chunk(len(chunk))
+        sent = offset + copy_chunks(source, remote_file, on_chunk, stop)
         if times is not None:
             remote_file.utime(times)
         remote_file.close()
@@ -272,12 +281,7 @@ def sftp_read_atomic(sftp, remote: str, local: Path, on_chunk: Callable[[int], N
         try:
             with open(temp, "wb") as out:
                 quiet_prefetch(source)
-                while chunk := source.read(CHUNK):
-                    if stop is not None and stop():
-                        raise Cancelled()
-                    out.write(chunk)
-                    if on_chunk is not None:
-                        on_chunk(len(chunk))
+                copy_chunks(source, out, on_chunk, stop)
         except BaseException as exc:
             with closing_if_stuck(exc, on_stuck):  # closing waits for the read-ahead's replies
                 try:
@@ -298,12 +302,7 @@ def local_copy_atomic(source: Path, final: Path, on_chunk: Callable[[int], None]
     temp = final.with_name(temp_name(final.name, new_token()))
     try:
         with open(source, "rb") as src, open(temp, "wb") as out:
-            while chunk := src.read(CHUNK):
-                if stop is not None and stop():
-                    raise Cancelled()
-                out.write(chunk)
-                if on_chunk is not None:
-                    on_chunk(len(chunk))
+            copy_chunks(src, out, on_chunk, stop)
         shutil.copymode(source, temp)
         os.replace(temp, final)
     finally:

@@ -214,31 +214,35 @@ def _convert(entry, path, out, precision: str, files: dict[str, Path]):
     return target
 
 
-def check_convert_fp32(entry, path, arrays, files, reference, out) -> str:
-    target = _convert(entry, path, out, "FP32", files)
+def _converted_outputs(entry, path, arrays, files, reference, out, precision: str):
+    """Convert to ``precision`` and run the converted model on the same inputs: (name, its output, the
+    original's) for each of the original's outputs, each checked to be there."""
+    target = _convert(entry, path, out, precision, files)
     got = ort_outputs(target, feeds_for(target, arrays))
-    worst = []
     for name, expected in reference.items():
-        assert name in got, f"output {name} missing from the converted model"
-        good, why = close(got[name], expected, rtol=1e-4, atol=1e-5)
+        assert name in got, f"output {name} missing from the converted {precision} model"
+        yield name, got[name], expected
+
+
+def check_convert_fp32(entry, path, arrays, files, reference, out) -> str:
+    worst = []
+    for name, got, expected in _converted_outputs(entry, path, arrays, files, reference, out, "FP32"):
+        good, why = close(got, expected, rtol=1e-4, atol=1e-5)
         assert good, f"{name}: converted FP32 model differs from the original ({why})"
         worst.append(why)
     return f"outputs equal the original's within 1e-4 ({', '.join(worst[:2])})"
 
 
 def check_convert_fp16(entry, path, arrays, files, reference, out) -> str:
-    target = _convert(entry, path, out, "FP16", files)
-    got = ort_outputs(target, feeds_for(target, arrays))
     cos = []
-    for name, expected in reference.items():
-        assert name in got, f"output {name} missing from the FP16 model"
-        assert got[name].shape == expected.shape, f"{name}: shape {got[name].shape} != {expected.shape}"
+    for name, got, expected in _converted_outputs(entry, path, arrays, files, reference, out, "FP16"):
+        assert got.shape == expected.shape, f"{name}: shape {got.shape} != {expected.shape}"
         if np.issubdtype(expected.dtype, np.floating):
-            assert np.isfinite(got[name]).all() == np.isfinite(expected).all(), f"{name}: FP16 output not finite"
+            assert np.isfinite(got).all() == np.isfinite(expected).all(), f"{name}: FP16 output not finite"
             # --validate passed: an all-zero output where the original's is not is a total loss it missed
-            assert got[name].any() or not expected.any(), \
+            assert got.any() or not expected.any(), \
                 f"{name}: FP16 output is all 0, the original's is not (max |x| {np.abs(expected).max():.3g})"
-            cos.append(cosine(got[name], expected))
+            cos.append(cosine(got, expected))
     return "cosine to original " + ", ".join(f"{c:.5f}" for c in cos[:4])
 
 

@@ -318,6 +318,19 @@ def _where(text: str) -> str:
     return f"{'/'.join(Path(path).parts[-2:])}:{line}"
 
 
+def crash(code: int | None, text: str) -> str | None:
+    """What went wrong with a run that ended with ``code`` and printed ``text`` (None: a clean end, a
+    message or not): it did not end (``code`` None, ``text`` says how), a signal killed it, or
+    Python printed a traceback (where in Studio's code, and its last line)."""
+    if code is None:
+        return text
+    if code < 0:
+        return f"killed by signal {-code}"
+    if "Traceback (most recent call last)" in text:
+        return f"traceback at {_where(text)}: {text.strip().splitlines()[-1][:200]}"
+    return None
+
+
 def _full(config) -> bool:
     """All variants on CI, with STUDIO_FUZZ=1 or `-m fuzz`; a developer's run samples a few per reader."""
     ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
@@ -348,13 +361,7 @@ def test_fuzz(reader, kind, count, folder, work, tmp_path, request):
     assert not Path(MARKER).exists(), "a Match exec command of an ssh configuration was run"
     unknown, known = [], []
     for label, args, code, text in results:
-        bad = None
-        if code is None:
-            bad = text
-        elif code < 0:
-            bad = f"killed by signal {-code}"
-        elif "Traceback (most recent call last)" in text:
-            bad = f"traceback at {_where(text)}: {text.strip().splitlines()[-1][:200]}"
+        bad = crash(code, text)
         if bad is None:
             continue
         cmd = "studio " + " ".join(map(str, args))

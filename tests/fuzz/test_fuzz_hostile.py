@@ -33,7 +33,7 @@ from test_fuzz import (  # noqa: F401 (work is the shared seed fixture)
     _full,
     _materialize,
     _seeds,
-    _where,
+    crash,
     tail,
     target_file,
     work,
@@ -95,15 +95,8 @@ def test_hostile(reader, work, tmp_path, request):  # noqa: F811 (work is the sh
         results = list(pool.map(lambda job: (job[0], job[1], *_run_measured(job[1], job[2])), jobs))
     bad = []
     for label, args, code, text, took in results:
-        if code is None:
-            problem = text
-        elif code < 0:
-            problem = f"killed by signal {-code}"
-        elif "Traceback (most recent call last)" in text:
-            problem = f"traceback at {_where(text)}: {text.strip().splitlines()[-1][:200]}"
-        elif took > SLOW_CPU_S:
-            problem = f"used {took:.0f} s of CPU"
-        else:
+        problem = crash(code, text) or (f"used {took:.0f} s of CPU" if took > SLOW_CPU_S else None)
+        if problem is None:
             continue
         bad.append(f"[{label}] {problem}\n    studio {' '.join(map(str, args))}")
     print(f"\n{reader}: {len(results)} hostile variants, {len(bad)} failures, slowest "

@@ -55,14 +55,14 @@ def test_open_dynamic_dim_names_input_dim_and_the_exact_option(tmp_path):
     assert not (tmp_path / "out.onnx").exists()
 
 
-def test_unknown_input_name_and_wrong_rank_and_fixed_dim_conflict():
-    model = conv_bn_model(batch="N")
-    with pytest.raises(UserError, match="(?s)'img', which is not an input.*inputs are: 'image'"):
-        fix_input_shapes(model, "img:1,3,32,32")
-    with pytest.raises(UserError, match="has 4 dims but --input_shape gives 3"):
-        fix_input_shapes(model, "image:1,3,32")
-    with pytest.raises(UserError, match="fixed at 32 in the model"):
-        fix_input_shapes(model, "image:1,3,64,64")
+@pytest.mark.parametrize("shape, message", [
+    ("img:1,3,32,32", "(?s)'img', which is not an input.*inputs are: 'image'"),  # an unknown input name
+    ("image:1,3,32", "has 4 dims but --input_shape gives 3"),  # the wrong rank
+    ("image:1,3,64,64", "fixed at 32 in the model"),  # a fixed dim given another size
+])
+def test_unknown_input_name_and_wrong_rank_and_fixed_dim_conflict(shape, message):
+    with pytest.raises(UserError, match=message):
+        fix_input_shapes(conv_bn_model(batch="N"), shape)
 
 
 def test_local_conversion_refuses_ranges_and_minus_one():

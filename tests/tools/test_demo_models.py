@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cancel_helpers import cancel_at_step
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken, run_job
 from studio.tools.demo.models import DEMO_MODELS
@@ -110,12 +111,7 @@ def test_foreign_folder_is_refused_and_untouched(tmp_path):
 def test_cancel_leaves_no_partial_files_and_no_marker(tmp_path):
     token = CancelToken()
     target = tmp_path / "demo"
-    steps = []
-
-    def cancel_after_first_model(step):
-        steps.append(step)
-        if len(steps) == 2:
-            token.cancel()
+    cancel_after_first_model, _ = cancel_at_step(token, 2)
 
     with pytest.raises(Cancelled):
         run_job(create_demo_workspace(target, token), cancel=token, on_progress=cancel_after_first_model)

@@ -82,27 +82,30 @@ def _touch(path: Path, data: bytes, mtime: int) -> None:
 
 
 @pytest.mark.parametrize("kind", ["tar batch", "sftp"])
-def test_a_remote_file_created_or_edited_after_the_plan_is_not_overwritten(sshd_host, tmp_path, kind):
+@pytest.mark.parametrize("mode", ["upload", "download"])
+def test_a_file_created_or_edited_where_it_is_written_after_the_plan_is_not_overwritten(sshd_host, tmp_path, kind,
+                                                                                        mode):
     deployment = make_deployment(tmp_path)
+    remote = tmp_path / "remote"
+    source, written = (deployment.local_root, remote) if mode == "upload" else (remote, deployment.local_root)
     size = 100 if kind == "tar batch" else 400 * 1024
     files = {f"f{i:02}.txt": bytes([65 + i]) * size for i in range(12 if kind == "tar batch" else 2)}
-    write_tree(deployment.local_root, files)
-    remote = tmp_path / "remote"
-    _touch(remote / "f01.txt", b"old remote", 1_600_000_000)  # planned to be overwritten (remote side unchanged)
-    the_plan = plan(deployment, "upload", sshd_host)
-    assert actions(the_plan)["f00.txt"] == "upload"
-    if actions(the_plan)["f01.txt"] != "upload":  # never synced, both present: the plan calls it a conflict
-        the_plan.resolve("local")
-    # After the plan: someone creates f00 on the host and edits f01 there.
-    _touch(remote / "f00.txt", b"created on the host", 1_700_000_100)
-    _touch(remote / "f01.txt", b"edited on the host", 1_700_000_200)
+    write_tree(source, files)
+    _touch(written / "f01.txt", b"old", 1_600_000_000)  # planned to be overwritten (unchanged since)
+    the_plan = plan(deployment, mode, sshd_host)
+    assert actions(the_plan)["f00.txt"] == mode
+    if actions(the_plan)["f01.txt"] != mode:  # never synced, both present: the plan calls it a conflict
+        the_plan.resolve("local" if mode == "upload" else "remote")
+    # After the plan: someone creates f00 where the plan writes and edits f01 there.
+    _touch(written / "f00.txt", b"created after the plan", 1_700_000_100)
+    _touch(written / "f01.txt", b"edited after the plan", 1_700_000_200)
     result = apply(deployment, the_plan, sshd_host)
-    assert (remote / "f00.txt").read_bytes() == b"created on the host"
-    assert (remote / "f01.txt").read_bytes() == b"edited on the host"
+    assert (written / "f00.txt").read_bytes() == b"created after the plan"
+    assert (written / "f01.txt").read_bytes() == b"edited after the plan"
     assert {"f00.txt", "f01.txt"} <= set(result.conflicts) and not result.ok
     for name in set(files) - {"f00.txt", "f01.txt"}:
-        assert (remote / name).read_bytes() == files[name]  # the rest of the plan ran
-    assert sorted(p.name for p in remote.iterdir()) == sorted(files)  # no temporary left
+        assert (written / name).read_bytes() == files[name]  # the rest of the plan ran
+    assert sorted(p.name for p in written.iterdir()) == sorted(files)  # no temporary left
 
 
 def test_a_remote_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):
@@ -116,27 +119,6 @@ def test_a_remote_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):
     assert not (remote / "gone.txt").exists()
     assert (remote / "edited.txt").read_bytes() == b"new work on the host"
     assert result.conflicts == ["edited.txt"]
-
-
-@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
-def test_a_local_file_created_or_edited_after_the_plan_is_not_overwritten(sshd_host, tmp_path, kind):
-    deployment = make_deployment(tmp_path)
-    remote = tmp_path / "remote"
-    size = 100 if kind == "tar batch" else 400 * 1024
-    files = {f"f{i:02}.txt": bytes([65 + i]) * size for i in range(12 if kind == "tar batch" else 2)}
-    write_tree(remote, files)
-    local = deployment.local_root
-    _touch(local / "f01.txt", b"local", 1_600_000_000)
-    the_plan = plan(deployment, "download", sshd_host)
-    if actions(the_plan)["f01.txt"] != "download":
-        the_plan.resolve("remote")
-    _touch(local / "f00.txt", b"created here", 1_700_000_100)
-    _touch(local / "f01.txt", b"edited here", 1_700_000_200)
-    result = apply(deployment, the_plan, sshd_host)
-    assert (local / "f00.txt").read_bytes() == b"created here"
-    assert (local / "f01.txt").read_bytes() == b"edited here"
-    assert {"f00.txt", "f01.txt"} <= set(result.conflicts)
-    assert sorted(p.name for p in local.iterdir()) == sorted(files)
 
 
 def test_a_local_file_edited_after_a_delete_plan_is_kept(sshd_host, tmp_path):

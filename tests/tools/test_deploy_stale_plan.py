@@ -40,45 +40,38 @@ def _many_folders(root: Path) -> None:
         (root / "dirs" / f"d{i:02}").mkdir(parents=True, exist_ok=True)
 
 
+def _synced_once(sshd_host, tmp_path, kind: str, mode: str, listing: str = "sftp"):
+    """A deployment of :func:`_files` synced once by ``mode`` ("upload": the files start here,
+    "download": on the host): (deployment, files, the host's folder). With ``listing="find"`` the
+    host's folder holds enough folders to be listed by `find`."""
+    deployment = make_deployment(tmp_path)
+    files = _files(kind)
+    remote = tmp_path / "remote"
+    write_tree(deployment.local_root if mode == "upload" else remote, files)
+    if listing == "find":
+        _many_folders(remote)
+    assert apply(deployment, plan(deployment, mode, sshd_host), sshd_host).ok
+    return deployment, files, remote
+
+
 @pytest.mark.parametrize("listing", ["sftp", "find"])
 @pytest.mark.parametrize("kind", ["tar batch", "sftp"])
 @pytest.mark.parametrize("edit", EDITS)
-def test_an_upload_keeps_a_remote_edit_that_kept_size_and_mtime(sshd_host, tmp_path, kind, edit, listing):
-    deployment = make_deployment(tmp_path)
-    files = _files(kind)
-    write_tree(deployment.local_root, files)
-    remote = tmp_path / "remote"
-    if listing == "find":
-        _many_folders(remote)
-    assert apply(deployment, plan(deployment, "upload", sshd_host), sshd_host).ok
-    write_tree(deployment.local_root, {p: d[::-1] + b"!" for p, d in files.items()}, mtime=1_700_000_500)
-    the_plan = plan(deployment, "upload", sshd_host)
-    assert {p for p, a in actions(the_plan).items() if a == "upload"} == set(files)
+@pytest.mark.parametrize("mode", ["upload", "download"])
+def test_a_transfer_keeps_an_edit_where_it_writes_that_kept_size_and_mtime(sshd_host, tmp_path, kind, edit, listing,
+                                                                           mode):
+    deployment, files, remote = _synced_once(sshd_host, tmp_path, kind, mode, listing)
+    source, written = (deployment.local_root, remote) if mode == "upload" else (remote, deployment.local_root)
+    write_tree(source, {p: d[::-1] + b"!" for p, d in files.items()}, mtime=1_700_000_500)
+    the_plan = plan(deployment, mode, sshd_host)
+    assert {p for p, a in actions(the_plan).items() if a == mode} == set(files)
     victim = sorted(files)[0]
-    theirs = _invisible_edit(remote / victim, edit)
+    edited = _invisible_edit(written / victim, edit)
     result = apply(deployment, the_plan, sshd_host)
-    assert (remote / victim).read_bytes() == theirs  # the host's edit is kept
+    assert (written / victim).read_bytes() == edited  # the later edit is kept
     assert victim in result.conflicts and not result.ok
     for path in set(files) - {victim}:
-        assert (remote / path).read_bytes() == files[path][::-1] + b"!"  # the rest of the plan ran
-
-
-@pytest.mark.parametrize("kind", ["tar batch", "sftp"])
-@pytest.mark.parametrize("edit", EDITS)
-def test_a_download_keeps_a_local_edit_that_kept_size_and_mtime(sshd_host, tmp_path, kind, edit):
-    deployment = make_deployment(tmp_path)
-    files = _files(kind)
-    remote = tmp_path / "remote"
-    write_tree(remote, files)
-    assert apply(deployment, plan(deployment, "download", sshd_host), sshd_host).ok
-    write_tree(remote, {p: d[::-1] + b"!" for p, d in files.items()}, mtime=1_700_000_500)
-    the_plan = plan(deployment, "download", sshd_host)
-    assert {p for p, a in actions(the_plan).items() if a == "download"} == set(files)
-    victim = sorted(files)[0]
-    mine = _invisible_edit(deployment.local_root / victim, edit)
-    result = apply(deployment, the_plan, sshd_host)
-    assert (deployment.local_root / victim).read_bytes() == mine
-    assert victim in result.conflicts and not result.ok
+        assert (written / path).read_bytes() == files[path][::-1] + b"!"  # the rest of the plan ran
 
 
 @pytest.mark.parametrize("edit", EDITS)
@@ -106,11 +99,7 @@ def test_deletes_keep_an_edit_that_kept_size_and_mtime(sshd_host, tmp_path, edit
 @pytest.mark.parametrize("edit", EDITS)
 def test_sync_preferring_local_keeps_a_host_edit_made_after_the_plan(sshd_host, tmp_path, kind, edit):
     """A conflict resolved "keep local" overwrites the host's version the plan saw, never a later one."""
-    deployment = make_deployment(tmp_path)
-    files = _files(kind)
-    remote = tmp_path / "remote"
-    write_tree(deployment.local_root, files)
-    assert apply(deployment, plan(deployment, "upload", sshd_host), sshd_host).ok
+    deployment, files, remote = _synced_once(sshd_host, tmp_path, kind, "upload")
     # both sides change every file: conflicts, resolved in favour of this computer
     write_tree(deployment.local_root, {p: d[::-1] + b"L" for p, d in files.items()}, mtime=1_700_000_500)
     write_tree(remote, {p: d[::-1] + b"R" for p, d in files.items()}, mtime=1_700_000_600)

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from refusal_helpers import refusal
 
 from studio.core import formats
 from studio.core.errors import UserError
@@ -91,12 +92,10 @@ def test_prof_folder_and_workspace_folder(tmp_path):
 ])
 def test_bad_input_says_what_and_where(tmp_path, content, expected):
     target = tmp_path / "mystery.dat"
-    target.write_bytes(content)
-    with pytest.raises(UserError) as info:
-        formats.detect(target)
-    assert expected in info.value.what
-    assert str(target) == info.value.where
-    assert info.value.fix
+    error = refusal(formats.detect, target, content)
+    assert expected in error.what
+    assert str(target) == error.where
+    assert error.fix
 
 
 def test_missing_file_and_unknown_folder(tmp_path):

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from cancel_helpers import cancel_at_step
 from standins import make_standin_toolkit
 
 from studio.core.errors import Cancelled, RemoteError
@@ -110,13 +111,7 @@ def test_fetch_over_ssh_cancelled_leaves_nothing_then_completes(sshd_host, tmp_p
     out = tmp_path / "local"
     token = CancelToken()
     with SshTarget(entry, known) as target:
-        steps = []
-
-        def progress(step):
-            steps.append(step)
-            if len(steps) == 2:
-                token.cancel()
-
+        progress, _ = cancel_at_step(token, 2)
         with pytest.raises(Cancelled):
             run_job(fetch_folder(target.connection, str(remote), out / remote.name, token), token, progress)
         assert not out.exists() or list(out.iterdir()) == []

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from profiler_helpers import random_x_events, write_trace
+from refusal_helpers import refusal
 
-from studio.core.errors import UserError
 from studio.core.jobs import run_job
 from studio.tools.profiler.loader import open_profile
 
@@ -77,11 +77,8 @@ def test_truncated_array_keeps_complete_events(tmp_path):
     (b'{"traceEvents": [{"ph": "X", ]}', "malformed"),
 ])
 def test_broken_files_give_clear_errors(tmp_path, content, message):
-    path = tmp_path / "bad.json"
-    path.write_bytes(content)
-    with pytest.raises(UserError) as info:
-        load(path)
-    assert message in str(info.value).lower() and "fix:" in str(info.value)
+    error = refusal(load, tmp_path / "bad.json", content)
+    assert message in str(error).lower() and "fix:" in str(error)
 
 
 def test_odd_field_types_take_the_loose_path(tmp_path):

@@ -248,13 +248,13 @@ def test_without_numba_the_decoder_reads_alone(tmp_path, monkeypatch):
     """numba missing: no scanner, the typed decoder's result (and nothing imported that fails)."""
     path = crossing_trace(tmp_path / "cross.json", n=2000)
     expected = canonical(decoder(path))
-    monkeypatch.setattr(chrome_scan, "_KERNELS", [])
+    monkeypatch.setattr(chrome_scan.compiled, "_loaded", [])
     monkeypatch.setitem(sys.modules, "numba", None)
     monkeypatch.delitem(sys.modules, "studio.tools.profiler.trace_kernels", raising=False)
     monkeypatch.delattr(sys.modules["studio.tools.profiler"], "trace_kernels", raising=False)
     assert chrome_scan.compiled() is None
     assert canonical(run_job(read_chrome_trace(path, ranges=2, chunk_bytes=4096, scan=True))) == expected
-    monkeypatch.setattr(chrome_scan, "_KERNELS", [])
+    monkeypatch.setattr(chrome_scan.compiled, "_loaded", [])
     monkeypatch.setenv(chrome_scan.NO_SCAN_ENV, "1")
     assert chrome_scan.compiled() is None
 

@@ -94,6 +94,33 @@ def test_a_device_is_refused_as_a_device():
     _refused(lambda: load_aipp(Path("/dev/null")), "character device", "/dev/null")
 
 
+# ---------------------------------------------------------------- an open that fails
+@pytest.mark.parametrize("name, what, fix", [
+    ("AIPP config", "AIPP config", "Check the --insert_op_conf path."),
+    ("fusion switch file", "fusion switch file", "Check the --fusion_switch_file path."),
+    ("pipeline", "pipeline", "Check the path."),
+    ("msprobe mapping", "mapping file", "Check the path."),
+    ("studio.toml", "settings file", "Check the file's permissions."),
+])
+def test_a_file_that_cannot_be_opened_says_why_in_words(name, what, fix, tmp_path):
+    """A symlink loop (the open fails with ELOOP): the message names the file kind and the OS's
+    reason in words (no "[Errno 40]" and no repeated path), with the reader's fix."""
+    import errno
+
+    from studio.core.toml_store import load_toml
+    from studio.tools.accuracy.msprobe_compare import read_name_mapping
+    from studio.tools.convert.aipp import load_aipp
+    from studio.tools.convert.fusion_switch import load_fusion_switch
+    from studio.tools.graph.pipeline.document import read_pipeline
+
+    reader = {"AIPP config": load_aipp, "fusion switch file": load_fusion_switch, "pipeline": read_pipeline,
+              "msprobe mapping": read_name_mapping, "studio.toml": load_toml}[name]
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    error = _refused(lambda: reader(loop))
+    assert (error.what, error.where, error.fix) == (f"Cannot read the {what}: {os.strerror(errno.ELOOP)}", str(loop), fix)
+
+
 # ---------------------------------------------------------------- files past a cap (sparse: no disk used)
 def _sparse(path: Path, size: int) -> Path:
     with path.open("wb") as handle:

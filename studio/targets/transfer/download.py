@@ -134,12 +134,7 @@ class Downloader:
                     raise EOFError(f"{rel}: got {written} of {size} bytes")
                 raise UserError(f"The remote file changed while it was read ({written} of {size} bytes)", rel,
                                 "Run again once it is no longer being written.")
-            self._check_root(rel)  # at write time: the root may have been swapped while this file came
-            problem = local_problem(name, self.expected.get(rel), self.expected_hash.get(rel), dir_fd=where)
-            if problem:
-                raise Changed(f"The local copy of {rel}: {problem}; left as it is", self.local_root / rel,
-                              "Plan again and choose.")
-            os.replace(temp, name, src_dir_fd=where, dst_dir_fd=where)
+            self._rename_if_unchanged(rel, temp, name, where)
         except BaseException as exc:
             digest.abandon()
             if not (keep_on_cut and is_connection_error(exc, self.conn) and self._worth_keeping(temp, where)):
@@ -152,6 +147,17 @@ class Downloader:
             os.close(where)
         progress.add(0, rel, finished=True)
         return Landed(rel, FileInfo(size, mtime, safe_mode(mode)), FileInfo(size, mtime, mode), digest.hexdigest())
+
+    def _rename_if_unchanged(self, rel: str, temp: str, name: str, where: int) -> None:
+        """Rename the finished ``temp`` over ``name`` (both in the folder open as ``where``) if the
+        local file is still as the plan saw it; else ``Changed`` (someone's new work is kept).
+        The root is checked again here, at write time: it may have been swapped while the file came."""
+        self._check_root(rel)
+        problem = local_problem(name, self.expected.get(rel), self.expected_hash.get(rel), dir_fd=where)
+        if problem:
+            raise Changed(f"The local copy of {rel}: {problem}; left as it is", self.local_root / rel,
+                          "Plan again and choose.")
+        os.replace(temp, name, src_dir_fd=where, dst_dir_fd=where)
 
     def run(self, items: list, on_landed: Callable[[Landed], None]) -> Generator[Progress, None, TransferStats]:
         stats = TransferStats()
@@ -376,12 +382,7 @@ class Downloader:
                 os.utime(fd, (member.mtime, member.mtime))
             finally:
                 os.close(fd)
-            self._check_root(rel)  # at write time: the root may have been swapped while the batch came
-            problem = local_problem(name, self.expected.get(rel), self.expected_hash.get(rel), dir_fd=where)
-            if problem:
-                raise Changed(f"The local copy of {rel}: {problem}; left as it is", self.local_root / rel,
-                              "Plan again and choose.")
-            os.replace(temp, name, src_dir_fd=where, dst_dir_fd=where)
+            self._rename_if_unchanged(rel, temp, name, where)
         except BaseException:
             os.unlink(temp, dir_fd=where)
             raise

@@ -183,6 +183,19 @@ def scan_remote(conn, remote: str, excludes: Excludes, owned: frozenset[str] = f
     return result["scan"]
 
 
+def _set_aside(scan: Scan, rel: str, owned: frozenset[str]) -> bool:
+    """True when the remote name ``rel`` is not part of the tree: a staging leftover of ours (listed
+    in ``scan.leftovers``) or a name no local path may take (listed in ``scan.refused``)."""
+    if is_leftover(rel, owned):
+        scan.leftovers.append(rel)
+        return True
+    reason = escape_reason(rel)
+    if reason:
+        scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
+        return True
+    return False
+
+
 def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP_MAX_DIRS,
                      owned: frozenset[str] = frozenset()) -> Scan | None:
     """The listing over SFTP when the tree is small; None when it is not (or a name is not UTF-8)."""
@@ -204,13 +217,9 @@ def scan_remote_sftp(conn, remote: str, excludes: Excludes, max_dirs: int = SFTP
             for attr in sftp.listdir_attr(f"{root}/{rel_dir}" if rel_dir else root):
                 rel = f"{rel_dir}/{attr.filename}" if rel_dir else attr.filename
                 kind = stat_module.S_IFMT(attr.st_mode or 0)
-                if is_leftover(rel, owned):
-                    scan.leftovers.append(rel)
+                if _set_aside(scan, rel, owned):
                     continue
-                reason = escape_reason(rel)
-                if reason:
-                    scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
-                elif kind == stat_module.S_IFDIR:
+                if kind == stat_module.S_IFDIR:
                     if not excludes.excluded(rel, is_dir=True):
                         scan.dirs.add(rel)
                         stack.append(rel)
@@ -270,12 +279,7 @@ def parse_find_output(body: bytes, scan: Scan, excludes: Excludes, owned: frozen
         top = rel.partition("/")[0]
         if top != rel and is_leftover(top, owned):
             continue  # inside one of our staging folders: the folder goes as a whole
-        if is_leftover(rel, owned):
-            scan.leftovers.append(rel)
-            continue
-        reason = escape_reason(rel)
-        if reason:
-            scan.refused[rel] = f"remote listing gave an unsafe name: {reason}"
+        if _set_aside(scan, rel, owned):
             continue
         if kind == b"d":
             if not excludes.excluded(rel, is_dir=True):

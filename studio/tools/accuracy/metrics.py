@@ -45,11 +45,11 @@ Runtime's spinning threads in one process (measured: 100x slower in the research
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from studio.core.compiled import CompiledKernels
 from studio.core.thresholds import DEFAULTS as LIMIT_DEFAULTS
 
 EPS = float(np.finfo(np.float32).eps)
@@ -184,25 +184,10 @@ def compare_arrays(golden: np.ndarray, target: np.ndarray, chunk: int = CHUNK, c
     return m
 
 
-_FUSED: list = []  # [module or None] once looked up
 NUMPY_ONLY_ENV = "STUDIO_METRICS_NUMPY"  # set (to 1) to skip the compiled kernels
-
-
-def compiled():
-    """The compiled kernels (:mod:`studio.tools.accuracy.fused`), or None: numba missing or broken,
-    or ``STUDIO_METRICS_NUMPY=1``. Imported on the first comparison, not with this module."""
-    if os.environ.get(NUMPY_ONLY_ENV, "") not in ("", "0"):
-        return None
-    if not _FUSED:
-        try:
-            from studio.tools.accuracy import fused
-        except Exception as exc:  # noqa: BLE001 - no numba, or one that cannot compile here: numpy does it
-            import logging
-
-            logging.getLogger(__name__).info("accuracy metrics without compiled kernels: %s", exc)
-            fused = None
-        _FUSED.append(fused)
-    return _FUSED[0]
+# The compiled kernels (:mod:`studio.tools.accuracy.fused`), or None: numba missing or broken, or
+# ``STUDIO_METRICS_NUMPY=1``. Imported on the first comparison, not with this module.
+compiled = CompiledKernels("studio.tools.accuracy.fused", NUMPY_ONLY_ENV, "accuracy metrics")
 
 
 NEAR_ZERO = 1e-3  # "near zero": below this fraction of the golden tensor's |max|

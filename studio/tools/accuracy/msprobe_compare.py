@@ -47,7 +47,7 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Job, Progress, run_job
 from studio.core.serial import to_json
-from studio.core.safe_read import SETTINGS_CAP, read_text
+from studio.core.safe_read import SETTINGS_CAP, explain_os_errors, read_text
 from studio.tools.accuracy.msprobe_dump import STAT_KEYS, ApiCall, MsprobeDump, TensorStat
 
 IN_THRESHOLD, OUT_THRESHOLD, WARN_RATIO = 0.1, 0.5, 10.0
@@ -173,10 +173,8 @@ def read_name_mapping(path: Path | None) -> dict[str, str]:
     """A JSON (or simple ``a: b`` YAML) file of name pairs."""
     if path is None:
         return {}
-    try:
+    with explain_os_errors(path, "mapping file"):
         text = read_text(path, "mapping file", SETTINGS_CAP)
-    except OSError as exc:
-        raise UserError(f"Cannot read the mapping file ({exc.strerror})", path, "Check the path.") from exc
     try:
         data = json.loads(text)
     except ValueError:

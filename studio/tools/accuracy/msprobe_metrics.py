@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from studio.core.compiled import CompiledKernels
+from studio.tools.accuracy.metrics import NUMPY_ONLY_ENV
+
 COLUMNS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
            "Five Thousandths Err Ratio")
 UNSUPPORTED, SHAPE_UNMATCHED, NAN, N_A = "unsupported", "shape unmatched", "Nan", "N/A"
@@ -79,29 +82,10 @@ def _fused_cells(kernel, n: np.ndarray, b: np.ndarray, notes: list[str]):
             "Five Thousandths Err Ratio": _format(f["under_5"] / n.size)}, notes
 
 
-_KERNEL: list = []  # [module or None] once looked up
-
-
-def compiled():
-    """The compiled kernel (:mod:`studio.tools.accuracy.msprobe_fused`), or None: numba missing or
-    broken, or ``STUDIO_METRICS_NUMPY=1`` (as for :func:`studio.tools.accuracy.metrics.compiled`).
-    Imported on the first tensor pair, not with this module."""
-    import os
-
-    from studio.tools.accuracy.metrics import NUMPY_ONLY_ENV
-
-    if os.environ.get(NUMPY_ONLY_ENV, "") not in ("", "0"):
-        return None
-    if not _KERNEL:
-        try:
-            from studio.tools.accuracy import msprobe_fused
-        except Exception as exc:  # noqa: BLE001 - no numba, or one that cannot compile here: numpy does it
-            import logging
-
-            logging.getLogger(__name__).info("msprobe tensor metrics without the compiled kernel: %s", exc)
-            msprobe_fused = None
-        _KERNEL.append(msprobe_fused)
-    return _KERNEL[0]
+# The compiled kernel (:mod:`studio.tools.accuracy.msprobe_fused`), or None: numba missing or broken,
+# or ``STUDIO_METRICS_NUMPY=1`` (as for :func:`studio.tools.accuracy.metrics.compiled`). Imported on
+# the first tensor pair, not with this module.
+compiled = CompiledKernels("studio.tools.accuracy.msprobe_fused", NUMPY_ONLY_ENV, "msprobe tensor metrics")
 
 
 def unsupported() -> dict[str, str]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, path_only
-from studio.core.safe_read import SETTINGS_CAP, read_text
+from studio.tools.convert.atc_files import load_atc_file
 
 # Channels of the raw image per input format (what the NPU model takes, NHWC uint8).
 FORMAT_CHANNELS = {"YUV420SP_U8": 3, "XRGB8888_U8": 4, "RGB888_U8": 3, "YUV400_U8": 1}
@@ -279,16 +279,7 @@ def parse_aipp(text: str, where: str | Path = "AIPP config") -> AippConfig:
 
 def load_aipp(path: Path | str) -> AippConfig:
     """Read and parse an AIPP file."""
-    path = Path(path)
-    try:
-        text = read_text(path, "AIPP config", SETTINGS_CAP)
-    except FileNotFoundError as exc:
-        raise UserError("AIPP config not found (E10410)", path, "Check the --insert_op_conf path.") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read the AIPP config: {exc}", path, "It must be a UTF-8 text file.") from exc
-    config = parse_aipp(text, path)
-    config.path = path
-    return config
+    return load_atc_file(path, "AIPP config", "--insert_op_conf", parse_aipp)
 
 
 def _set(op: AippOp, key: str, value: str, loc: str, seen: set[str]) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.formats import CONVERT, FileFormat, json_text, path_only
-from studio.core.safe_read import SETTINGS_CAP, read_text
+from studio.tools.convert.atc_files import load_atc_file
 
 _LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*:\s*(on|off)\s*$", re.IGNORECASE)
 
@@ -105,16 +105,7 @@ def _parse_json(text: str, where) -> FusionSwitches:
 
 def load_fusion_switch(path: Path | str) -> FusionSwitches:
     """Read and parse a fusion switch file."""
-    path = Path(path)
-    try:
-        text = read_text(path, "fusion switch file", SETTINGS_CAP)
-    except FileNotFoundError as exc:
-        raise UserError("Fusion switch file not found (E10410)", path, "Check the --fusion_switch_file path.") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read the fusion switch file: {exc}", path, "It must be a UTF-8 text file.") from exc
-    result = parse_fusion_switch(text, path)
-    result.path = path
-    return result
+    return load_atc_file(path, "fusion switch file", "--fusion_switch_file", parse_fusion_switch)
 
 
 _FUSION_SWITCH_LINE = re.compile(rb"^[A-Za-z0-9_.\-]*(Fusion|Pass)[A-Za-z0-9_.\-]*\s*:\s*(on|off)\s*$", re.IGNORECASE)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from studio.core.errors import UserError
+from studio.tools.corpus.extra import maker_missing
 
 LAYERS, EMBED, HEADS, VOCAB, POSITIONS = 2, 64, 4, 1000, 128
 OPSET = 17
@@ -39,9 +39,7 @@ def gpt2_kv_cache(target: Path) -> None:
         import transformers
         from transformers import DynamicCache, GPT2Config, GPT2LMHeadModel
     except ImportError as exc:
-        raise UserError(f"the corpus model gpt2_kv is exported with torch and transformers: {exc}",
-                        "studio corpus fetch gpt2_kv",
-                        "install the test extra (pip install -c constraints.txt -e '.[test]')") from None
+        raise maker_missing("gpt2_kv", "exported with torch and transformers", exc) from None
     import onnx
 
     torch.manual_seed(0)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.core.errors import UserError
+from studio.tools.corpus.extra import maker_missing
 
 COLOURS = ("red", "green", "blue")
 ROWS, TREES, DEPTH = 400, 10, 4
@@ -42,9 +42,7 @@ def string_pipeline(target: Path) -> None:
         from sklearn.pipeline import Pipeline
         from sklearn.preprocessing import OneHotEncoder
     except ImportError as exc:
-        raise UserError(f"the corpus model string_pipeline is made with scikit-learn and skl2onnx: {exc}",
-                        "studio corpus fetch string_pipeline",
-                        "install the test extra (pip install -c constraints.txt -e '.[test]')") from None
+        raise maker_missing("string_pipeline", "made with scikit-learn and skl2onnx", exc) from None
     import onnx
 
     table = synthetic_table()

@@ -89,11 +89,7 @@ def build_mish_cnn() -> onnx.ModelProto:
         soft = g._node("Softplus", [x], f"block{block}/mish/softplus", g.channels(x))
         tanh = g.tanh(soft, name=f"block{block}/mish/tanh")
         x = g._node("Mul", [x, tanh], f"block{block}/mish/mul", g.channels(x))
-    x = g.global_avg_pool(x, name="head/pool")
-    x = g.flatten(x, name="head/flatten")
-    x = g.gemm(x, MISH_CLASSES, name="head/gemm")
-    x = g.softmax(x, axis=1, name="head/softmax", output="probabilities")
-    g.output(x, [1, MISH_CLASSES])
+    g.classifier_head(x, MISH_CLASSES)
     return g.make_model("mish_cnn", "Demo classifier with Mish activations written out (Softplus, Tanh, Mul).")
 
 

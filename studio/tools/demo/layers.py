@@ -197,6 +197,16 @@ class GraphBuilder:
         inputs = [x, self.constant(f"{name}/weight", weight), self.constant(f"{name}/bias", bias)]
         return self._node("Gemm", inputs, name, out_features, output, transB=1)
 
+    def classifier_head(self, x: str, classes: int) -> None:
+        """The usual image-classifier head on an N,C,H,W map: global average pool, flatten, a fully
+        connected layer to ``classes`` and a softmax, written as the model's output ``probabilities``
+        [1, classes] (nodes under ``head/``)."""
+        x = self.global_avg_pool(x, name="head/pool")
+        x = self.flatten(x, name="head/flatten")
+        x = self.gemm(x, classes, name="head/gemm")
+        x = self.softmax(x, axis=1, name="head/softmax", output="probabilities")
+        self.output(x, [1, classes])
+
     def reshape(self, x: str, shape: Sequence[int], *, name: str) -> str:
         """Reshape to a constant target shape (int64 initializer)."""
         target = self.constant(f"{name}/shape", np.array(shape, np.int64))

@@ -150,11 +150,7 @@ def build_classifier() -> onnx.ModelProto:
     for block, width in enumerate((16, 32, 64, 128), start=1):  # 112, 56, 28, 14
         x = g.conv_bn_relu(x, width, stride=2, scope=f"block{block}/conv1")
         x = g.conv_bn_relu(x, width, scope=f"block{block}/conv2")
-    x = g.global_avg_pool(x, name="head/pool")
-    x = g.flatten(x, name="head/flatten")
-    x = g.gemm(x, CLASSIFIER_CLASSES, name="head/gemm")
-    x = g.softmax(x, axis=1, name="head/softmax", output="probabilities")
-    g.output(x, [1, CLASSIFIER_CLASSES])
+    g.classifier_head(x, CLASSIFIER_CLASSES)
     return g.make_model("classifier", "Demo classifier: 224x224 image -> 10 class probabilities.")
 
 

@@ -31,7 +31,7 @@ from studio.targets.transfer.scan import Scan, hash_local, hash_remote, scan_loc
 from studio.targets.files import new_token
 from studio.tools.deploy.state import SyncState, Synced
 from studio.targets.transfer.common import (MIN_BATCH, SMALL_FILE, STREAM_FILE, Landed, connection_lost,
-                                            is_connection_error)
+                                            TransferStats, is_connection_error)
 from studio.targets.transfer.upload import Uploader, open_batch_stream
 from studio.core.units import human_size
 
@@ -281,6 +281,14 @@ class ApplyResult:
     def ok(self) -> bool:
         return not (self.failed or self.conflicts or self.refused)
 
+    def add_transfer(self, stats: TransferStats) -> int:
+        """Count an upload's or a download's bytes and problems in; returns how many files it moved."""
+        self.bytes += stats.bytes
+        self.failed += stats.failed
+        self.refused += stats.refused
+        self.conflicts += [path for path, _ in stats.conflicts]
+        return stats.files
+
     def summary(self) -> str:
         text = (f"{self.uploaded} uploaded, {self.downloaded} downloaded, {self.deleted_remote} deleted on remote, "
                 f"{self.deleted_local} deleted locally ({human_size(self.bytes)} in {self.seconds:.1f} s)")
@@ -485,10 +493,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
                                 token, spare)
             uploader.partial = partial
             stats = yield from uploader.run(groups[UPLOAD], landed)
-            result.uploaded, result.bytes = stats.files, result.bytes + stats.bytes
-            result.failed += stats.failed
-            result.refused += stats.refused
-            result.conflicts += [path for path, _ in stats.conflicts]
+            result.uploaded = result.add_transfer(stats)
         if groups[DOWNLOAD]:
             deployment.local_root.mkdir(parents=True, exist_ok=True)
             downloader = Downloader(conn, deployment.local_root, plan.remote.root, cancel, token,
@@ -496,10 +501,7 @@ def _apply_with(conn, deployment: Deployment, plan: Plan, cancel: CancelToken | 
                                     real_root=plan.local.real if plan.local.exists else None)
             downloader.partial = local_partial
             stats = yield from downloader.run(groups[DOWNLOAD], landed)
-            result.downloaded, result.bytes = stats.files, result.bytes + stats.bytes
-            result.failed += stats.failed
-            result.refused += stats.refused
-            result.conflicts += [path for path, _ in stats.conflicts]
+            result.downloaded = result.add_transfer(stats)
         state.done(token)  # every temporary file of this run was renamed or removed
     finally:
         state.save()  # what landed is recorded even when cancelled or cut

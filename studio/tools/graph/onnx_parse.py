@@ -87,6 +87,18 @@ def load_proto(path: Path) -> Any:
     return proto
 
 
+def _skip_scalar(data: bytes, pos: int, wire: int) -> int:
+    """The position after a value of the non-length-delimited ``wire`` type (varint, 64-bit or
+    32-bit) at ``pos``; a WireError for any other wire type."""
+    if wire == 0:
+        return read_varint(data, pos)[1]
+    if wire == 5:
+        return pos + 4
+    if wire == 1:
+        return pos + 8
+    raise WireError(f"wire type {wire}")
+
+
 def _slices(data: bytes, pos: int, end: int, step: int) -> list[tuple[int, int]]:
     """Contiguous ranges of whole fields of the message in ``data[pos:end]``, each about ``step``
     bytes. The loop is the hot path for 100k-node graphs: one-byte tags and lengths inline."""
@@ -103,14 +115,8 @@ def _slices(data: bytes, pos: int, end: int, step: int) -> list[tuple[int, int]]
             if size & 0x80:
                 size, pos = read_varint(data, pos - 1)
             pos += size
-        elif wire == 0:
-            _, pos = read_varint(data, pos)
-        elif wire == 5:
-            pos += 4
-        elif wire == 1:
-            pos += 8
         else:
-            raise WireError(f"wire type {wire}")
+            pos = _skip_scalar(data, pos, wire)
         if tag >> 3 == 0 or pos > end:
             raise WireError("not a protobuf message")
         if pos - first >= step:
@@ -132,17 +138,11 @@ def _fields(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int, i
         if number == 0:
             raise WireError("field number 0")
         payload = pos
-        if wire == 0:
-            _, pos = read_varint(data, pos)
-        elif wire == 2:
+        if wire == 2:
             size, payload = read_varint(data, pos)
             pos = payload + size
-        elif wire == 5:
-            pos += 4
-        elif wire == 1:
-            pos += 8
         else:
-            raise WireError(f"wire type {wire}")
+            pos = _skip_scalar(data, pos, wire)
         if pos > end:
             raise WireError(f"field {number} runs past the end")
         fields.append((number, start, pos, payload, pos))

@@ -32,6 +32,7 @@ import msgspec
 import numpy as np
 
 from studio.core.jobs import CancelToken, Progress
+from studio.core.processes import pid_alive
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, Misaligned, _EVENT_END, iter_event_chunks
 
@@ -186,18 +187,8 @@ def _sweep(root: Path) -> None:
 
     for folder in root.glob(f"{_SCRATCH_PREFIX}*"):
         owner = folder.name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not pid_alive(int(owner)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _kill(pid: int) -> None:

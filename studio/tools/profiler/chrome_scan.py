@@ -22,7 +22,6 @@ What the scanner does not read it leaves to the decoder it replaces, so the resu
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from studio.core.compiled import CompiledKernels
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
@@ -49,24 +49,9 @@ SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and 
 SCAN_MIN_BYTES = 64 << 20
 Partial = Callable[[TraceBuilder, int, int, int], None]  # (builder, bytes covered, bytes read, total)
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
-_KERNELS: list = []
-
-
-def compiled():
-    """The scanner's kernels (:mod:`.trace_kernels`), or None: numba missing or broken, or
-    ``STUDIO_TRACE_NO_SCAN=1``. Imported on the first trace read, not with this module."""
-    if os.environ.get(NO_SCAN_ENV, "") not in ("", "0"):
-        return None
-    if not _KERNELS:
-        try:
-            from studio.tools.profiler import trace_kernels
-        except Exception as exc:  # noqa: BLE001 - no numba, or one that cannot compile here
-            import logging
-
-            logging.getLogger(__name__).info("trace reading without the compiled scanner: %s", exc)
-            trace_kernels = None
-        _KERNELS.append(trace_kernels)
-    return _KERNELS[0]
+# The scanner's kernels (:mod:`.trace_kernels`), or None: numba missing or broken, or
+# ``STUDIO_TRACE_NO_SCAN=1``. Imported on the first trace read, not with this module.
+compiled = CompiledKernels("studio.tools.profiler.trace_kernels", NO_SCAN_ENV, "trace reading")
 
 
 def warm_up() -> bool:

@@ -1,8 +1,9 @@
-"""The parts every small dialog has: an OK / Cancel row, and its widgets stacked top to bottom."""
+"""The parts every small dialog has: an OK / Cancel row, its widgets stacked top to bottom, and text
+fields that say what goes in them while empty."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLayout, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 
 def ok_cancel(dialog: QDialog, ok_text: str | None = None) -> QDialogButtonBox:
@@ -24,3 +25,14 @@ def stacked(dialog: QDialog, *parts: QWidget | QLayout) -> QVBoxLayout:
         else:
             layout.addWidget(part)
     return layout
+
+
+def hinted(parent: QWidget, hint: str, kind: type[QLineEdit] | type[QPlainTextEdit] = QLineEdit,
+           max_height: int | None = None) -> QLineEdit | QPlainTextEdit:
+    """A text field of ``kind`` (one line, or several: QPlainTextEdit) showing ``hint`` while it is
+    empty; at most ``max_height`` pixels tall when given."""
+    field = kind(parent)
+    field.setPlaceholderText(hint)
+    if max_height is not None:
+        field.setMaximumHeight(max_height)
+    return field

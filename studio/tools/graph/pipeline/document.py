@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import UserError
-from studio.core.safe_read import SETTINGS_CAP, read_text
+from studio.core.safe_read import SETTINGS_CAP, explain_os_errors, read_text
 from studio.tools.graph.pipeline import plugins
 from studio.tools.graph.pipeline.spans import Span, line_of, parse
 
@@ -86,13 +86,9 @@ class Pipeline:
 def read_pipeline(path: Path | str) -> Pipeline:
     """Read ``path``; structural problems of elements are kept as findings, JSON errors raise."""
     path = Path(path)
-    try:
-        # keep CR LF (no newline translation): edits write the text back
+    with explain_os_errors(path, "pipeline"):
+        # keep CR LF (no newline translation): edits write the text back; not UTF-8: a UserError naming the byte
         text = read_text(path, "pipeline", SETTINGS_CAP)
-    except UnicodeDecodeError as exc:
-        raise UserError("The pipeline is not UTF-8 text", path, "Save the file as UTF-8.") from exc
-    except OSError as exc:
-        raise UserError(f"Cannot read the pipeline: {exc.strerror}", path, "Check the path.") from exc
     return pipeline_from_text(path, text)
 
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 from studio.tools.convert.atc_command import LOG_LEVELS, PRECISION_MODES
 from studio.tools.convert.fusion_switch import FusionSwitches
 from studio.tools.convert.passes import ATC_PASS_NAMES, PASSES
+from studio.ui.widgets.dialog_parts import hinted
 
 
 class AdvancedPage(QWidget):
@@ -61,8 +61,7 @@ class AdvancedPage(QWidget):
         row.addWidget(load)
         fusion_layout.addLayout(row)
 
-        self.keep_fp32 = QLineEdit(self)
-        self.keep_fp32.setPlaceholderText("op types or node names kept FP32 under FP16, e.g. Softmax, head/conv")
+        self.keep_fp32 = hinted(self, "op types or node names kept FP32 under FP16, e.g. Softmax, head/conv")
         self.validate_box = QCheckBox("Validate against the original (ONNX Runtime; each output within atol and rtol)", self)
         self.validate_box.setChecked(True)
         self.precision_combo = QComboBox(self)
@@ -76,14 +75,10 @@ class AdvancedPage(QWidget):
         self.log_combo.addItem("(null)", None)
         for level in LOG_LEVELS[:-1]:
             self.log_combo.addItem(level, level)
-        self.out_nodes = QLineEdit(self)
-        self.out_nodes.setPlaceholderText("node:0;node2:0 or ONNX tensor names (default: the model's outputs)")
-        self.dynamic_batch = QLineEdit(self)
-        self.dynamic_batch.setPlaceholderText('"1,2,4,8" (needs -1 as batch in the input shape)')
-        self.dynamic_image = QLineEdit(self)
-        self.dynamic_image.setPlaceholderText('"h1,w1;h2,w2" (needs -1 at H and W)')
-        self.extra = QLineEdit(self)
-        self.extra.setPlaceholderText("additional ATC arguments, e.g. --op_select_implmode=high_precision")
+        self.out_nodes = hinted(self, "node:0;node2:0 or ONNX tensor names (default: the model's outputs)")
+        self.dynamic_batch = hinted(self, '"1,2,4,8" (needs -1 as batch in the input shape)')
+        self.dynamic_image = hinted(self, '"h1,w1;h2,w2" (needs -1 at H and W)')
+        self.extra = hinted(self, "additional ATC arguments, e.g. --op_select_implmode=high_precision")
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         form.addRow("Keep FP32", self.keep_fp32)

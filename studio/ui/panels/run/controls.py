@@ -8,7 +8,7 @@ Run panel.
 from __future__ import annotations
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QMainWindow, QToolBar
 
 from studio.core.errors import UserError
@@ -35,28 +35,19 @@ class RunControls(QObject):
 
             self.menu = QMenu("&Run", window)
             window.menuBar().insertMenu(before, self.menu)
-        self.run_action = self.menu.addAction("&Run")
-        self.run_action.setShortcut(QKeySequence("Shift+F10"))
-        self.run_action.triggered.connect(self.run_selected)
-        self.stop_action = self.menu.addAction("&Stop All Runs")
-        self.stop_action.setShortcut(QKeySequence("Ctrl+F2"))
-        self.stop_action.triggered.connect(self.stop_all)
+        self.run_action = self._action("&Run", self.run_selected, shortcut="Shift+F10")
+        self.stop_action = self._action("&Stop All Runs", self.stop_all, shortcut="Ctrl+F2")
         self.menu.addSeparator()
-        self.profile_action = self.menu.addAction("&Profile on Host…")
-        self.profile_action.setToolTip("Run the selected configuration under msprof and open its PROF_ folder")
-        self.profile_action.triggered.connect(self.ask_profile)
-        self.dump_action = self.menu.addAction("&Dump on Host…")
-        self.dump_action.setToolTip("Run the selected configuration with a dump acl.json and open the dumps")
-        self.dump_action.triggered.connect(self.ask_dump)
-        self.compare_action = self.menu.addAction("Dump on Host and &Compare…")
-        self.compare_action.setToolTip("Dump on the host and, with the same inputs, the original model here; compare")
-        self.compare_action.triggered.connect(self.ask_dump_compare)
-        self.bench_action = self.menu.addAction("&Benchmark .om…")
-        self.bench_action.setToolTip("Time an .om with msame or ais_bench where the selected configuration runs")
-        self.bench_action.triggered.connect(self.ask_bench)
+        self.profile_action = self._action("&Profile on Host…", self.ask_profile, "Run the selected configuration "
+                                           "under msprof and open its PROF_ folder")
+        self.dump_action = self._action("&Dump on Host…", self.ask_dump, "Run the selected configuration with a "
+                                        "dump acl.json and open the dumps")
+        self.compare_action = self._action("Dump on Host and &Compare…", self.ask_dump_compare, "Dump on the host "
+                                           "and, with the same inputs, the original model here; compare")
+        self.bench_action = self._action("&Benchmark .om…", self.ask_bench, "Time an .om with msame or ais_bench "
+                                         "where the selected configuration runs")
         self.menu.addSeparator()
-        self.edit_action = self.menu.addAction("&Edit Configurations…")
-        self.edit_action.triggered.connect(self.edit)
+        self.edit_action = self._action("&Edit Configurations…", self.edit)
         self.configs_menu = self.menu.addMenu("Run &Configuration")
         self.menu.aboutToShow.connect(self.refresh)
         self.toolbar = QToolBar("Run", window)
@@ -72,6 +63,16 @@ class RunControls(QObject):
         if hasattr(window, "workspace_opened"):
             window.workspace_opened.connect(lambda _ws: self.refresh())
         self.refresh()
+
+    def _action(self, text: str, slot, tip: str = "", shortcut: str = "") -> QAction:
+        """A Run menu entry calling ``slot``, with its tooltip and shortcut when given."""
+        action = self.menu.addAction(text)
+        if tip:
+            action.setToolTip(tip)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        return action
 
     @property
     def workspace(self):

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from studio.core.errors import UserError
 from studio.runs.config import LOCAL, RunConfig, delete_config, load_configs, save_config
+from studio.ui.widgets.dialog_parts import hinted
 
 LOCAL_LABEL = "local (this computer)"
 
@@ -29,17 +30,11 @@ class RunConfigDialog(QDialog):
         self.target = QComboBox(self)
         self.target.setEditable(True)  # a host may be added later; its name can be typed
         self.target.addItems([LOCAL_LABEL, *(host_names or [])])
-        self.workdir = QLineEdit(self)
-        self.workdir.setPlaceholderText("workspace folder here, login folder on a host")
-        self.command = QLineEdit(self)
-        self.command.setPlaceholderText("./main ../data/test.jpg")
-        self.env = QPlainTextEdit(self)
-        self.env.setPlaceholderText("NAME=value, one per line")
-        self.env.setMaximumHeight(80)
-        self.toolkit = QLineEdit(self)
-        self.toolkit.setPlaceholderText("the host's CANN toolkit (e.g. /usr/local/Ascend/ascend-toolkit/latest)")
-        self.upload = QLineEdit(self)
-        self.upload.setPlaceholderText("deployment to upload first (its plan is shown before it runs)")
+        self.workdir = hinted(self, "workspace folder here, login folder on a host")
+        self.command = hinted(self, "./main ../data/test.jpg")
+        self.env = hinted(self, "NAME=value, one per line", QPlainTextEdit, max_height=80)
+        self.toolkit = hinted(self, "the host's CANN toolkit (e.g. /usr/local/Ascend/ascend-toolkit/latest)")
+        self.upload = hinted(self, "deployment to upload first (its plan is shown before it runs)")
         self.problem = QLabel("", self)
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #c62828")

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+                               QHBoxLayout, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from studio.tools.profiler.msprof_cmd import AIC_METRICS, TASK_TIME, MsprofOptions
+from studio.ui.widgets.dialog_parts import hinted
 
 _SWITCHES = (("ascendcl", "AscendCL API (--ascendcl)"), ("runtime_api", "Runtime API (--runtime-api)"),
              ("aicpu", "AI CPU (--aicpu)"), ("msproftx", "msproftx markers (--msproftx)"),
@@ -73,8 +74,7 @@ class MsprofDialog(_ConfigDialog):
         form.addRow("AI Core metrics (--aic-metrics)", self.metrics)
         self.checks["ai_core"].toggled.connect(self.metrics.setEnabled)
         self.metrics.setEnabled(defaults.ai_core)
-        self.collect = QLineEdit(self)
-        self.collect.setPlaceholderText("empty: wrap the app in msprof")
+        self.collect = hinted(self, "empty: wrap the app in msprof")
         self.collect.setToolTip("For PyTorch scripts that profile themselves: the folder under which they "
                                 "write *_ascend_pt/ASCEND_PROFILER_OUTPUT (no msprof then)")
         form.addRow("Collect folder instead", self.collect)
@@ -91,8 +91,7 @@ class _ModelRow(QWidget):
     def __init__(self, parent: QWidget, start: Path | None, hint: str = "the .om the app loads",
                  pattern: str = "OM models (*.om)"):
         super().__init__(parent)
-        self.edit = QLineEdit(self)
-        self.edit.setPlaceholderText(hint)
+        self.edit = hinted(self, hint)
         self._pattern = pattern
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(lambda: self._browse(start))
@@ -119,11 +118,9 @@ class DumpDialog(_ConfigDialog):
         self.model = _ModelRow(self, start)
         self.reference = _ModelRow(self, start, "the original .onnx (dumped here with ONNX Runtime)",
                                    "ONNX models (*.onnx)")
-        self.inputs = QPlainTextEdit(self)
-        self.inputs.setPlaceholderText("NAME=/path/input.npy, one per model input (uploaded beside the app)")
-        self.inputs.setMaximumHeight(70)
-        self.layers = QLineEdit(self)
-        self.layers.setPlaceholderText("empty: every op; or op names separated by commas")
+        self.inputs = hinted(self, "NAME=/path/input.npy, one per model input (uploaded beside the app)",
+                             QPlainTextEdit, max_height=70)
+        self.layers = hinted(self, "empty: every op; or op names separated by commas")
         self.mode = QComboBox(self)
         self.mode.addItems(["output", "input", "all"])
         self.op_switch = QCheckBox("Also single-op calls (dump_op_switch)", self)
