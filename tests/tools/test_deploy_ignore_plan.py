@@ -128,6 +128,17 @@ def test_deletions_only_when_asked():
     assert plan.items[0].action == "skip" and plan.notes
 
 
+def test_a_deletion_never_takes_an_edit_made_since_the_last_sync():
+    """Deleted on one side, edited on the other: --delete in either direction asks, never deletes."""
+    base = {"f": Synced(A, A)}
+    upload = make_plan("upload", _scan({}), _scan({"f": B}), base, delete=True)
+    download = make_plan("download", _scan({"f": B}), _scan({}), base, delete=True)
+    assert [(i.action, i.reason) for i in upload.items] == [("conflict", "deleted locally, changed on remote")]
+    assert [(i.action, i.reason) for i in download.items] == [("conflict", "deleted on remote, changed locally")]
+    # Unedited since the last sync, the deletion goes through.
+    assert make_plan("download", _scan({"f": A}), _scan({}), base, delete=True).items[0].action == "delete-local"
+
+
 def test_writes_through_symlinks_are_refused():
     local = _scan({"data/x.bin": A, "link": B})
     remote = _scan({}, links={"data": "/etc", "inside": "data"})

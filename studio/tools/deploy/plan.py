@@ -156,6 +156,8 @@ def _decide(mode: str, path: str, loc, rem, base: Synced | None, lc: bool, rc: b
             return CONFLICT, "changed locally, deleted on remote"
         if not delete:
             return SKIP, ("deleted on remote" if not never else "only local") + "; pass --delete to delete it locally"
+        if mode == "download" and lc and not never:  # the mirror of upload's rule below: never delete an edit
+            return CONFLICT, "deleted on remote, changed locally"
         return DELETE_LOCAL, "deleted on remote" if not never else "only local"
     # missing locally
     if mode == "download" or (mode == "sync" and never):
