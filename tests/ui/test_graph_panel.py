@@ -61,7 +61,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     assert canvas.state.highlighted[panel.left.item_of_node(0)]
     # open the If's then-branch by double-clicking the node, then go back
     if_item = panel.left.item_of_node(1)
-    panel._on_item_activated(panel.left, if_item)
+    panel.views.activate(panel.left, if_item)
     qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.graph.name.startswith("gate/if/"), timeout=5000)
     assert len(panel.left.stack) == 2 and panel.back_button.isEnabled()
     expected = {"gate/if/then_branch": ["Relu"], "gate/if/else_branch": ["Sigmoid"]}[panel.left.graph.name]
@@ -229,7 +229,7 @@ def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
     assert panel.left.graph.name == "model0/root" and len(panel.left.stack) == 1
     # PartitionedCall opens its subgraph
     call = next(i for i, n in enumerate(panel.left.graph.nodes) if n.name == "known_op")
-    panel._on_item_activated(panel.left, panel.left.item_of_node(call))
+    panel.views.activate(panel.left, panel.left.item_of_node(call))
     qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.view.graph.name == "sub_1", timeout=5000)
 
 
@@ -312,7 +312,7 @@ def test_long_names_are_elided_with_the_full_text_in_tooltips(qtbot, panel, tmp_
     assert view.items[pill].label != long_name and "…" in view.items[pill].label
     assert long_name in panel.left.canvas.tooltip_text(pill)
     panel.select_node(node_name)
-    panel._on_item_activated(panel.left, panel.left.item_of_node(panel.left.selected_node))
+    panel.views.activate(panel.left, panel.left.item_of_node(panel.left.selected_node))
     qtbot.waitUntil(lambda: len(panel.left.stack) == 2 and panel.left.view is not None, timeout=5000)
     assert "…" in panel.crumb.text() and node_name in panel.crumb.toolTip()
     from PySide6.QtCore import Qt as _Qt
