@@ -54,7 +54,7 @@ def _report(name: str) -> str:
 def test_reports_leave_the_table_and_scatter_room(qtbot, make_window, deep_dumps, size):
     window, panel = _window_with_comparison(qtbot, make_window, size, deep_dumps)
     for name in ("Repro", "Keep in FP32", "FP32 set", "Repro again"):
-        panel._fp16_report(_report(name))
+        panel.add_report(_report(name))
     qtbot.wait(50)
     table = panel.table
     rows_shown = table.viewport().height() // table.rowHeight(0)
@@ -72,7 +72,7 @@ def test_reports_leave_the_table_and_scatter_room(qtbot, make_window, deep_dumps
 def test_the_failing_row_is_scrolled_into_view(qtbot, make_window, deep_dumps, size):
     window, panel = _window_with_comparison(qtbot, make_window, size, deep_dumps)
     for name in ("Repro", "Keep in FP32"):  # the next steps' reports come in under the verdict
-        panel._fp16_report(_report(name))
+        panel.add_report(_report(name))
     qtbot.wait(50)
     row = panel.selected_row
     failing = [r for r in panel.result.rows if r.passed is False]
@@ -86,7 +86,7 @@ def test_the_failing_row_is_scrolled_into_view(qtbot, make_window, deep_dumps, s
 
 def test_status_bar_shows_no_markup(qtbot, make_window, deep_dumps):
     window, panel = _window_with_comparison(qtbot, make_window, (1280, 720), deep_dumps)
-    panel._fp16_report(_report("Keep in FP32"))
+    panel.add_report(_report("Keep in FP32"))
     message = window.statusBar().full_message()  # the whole text (the bar shows what fits)
     assert "studio convert g.onnx" in message
     assert not re.search(r"</?[a-z]+[^>]*>", message), message
