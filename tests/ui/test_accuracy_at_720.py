@@ -13,6 +13,7 @@ from accuracy_helpers import chain_model
 from studio.core import formats
 from studio.core.jobs import run_job
 from studio.tools.accuracy.local_dump import dump_model
+from tests.ui.window_helpers import panel_in_window, tiny_model
 
 SIZES = [(1280, 720), (1024, 768)]
 BLOCKS = 20  # 61 compared rows: the failing one (block 15) lies far below the first screenful
@@ -29,11 +30,7 @@ def deep_dumps(tmp_path):
 
 
 def _window_with_comparison(qtbot, make_window, size, dumps):
-    window = make_window()
-    window.resize(*size)
-    qtbot.waitExposed(window)
-    window.show_panel("accuracy")
-    panel = window.panels["accuracy"]
+    window, panel = panel_in_window(qtbot, make_window, size, "accuracy")
     for dump in dumps:
         panel.open_file(formats.detect(dump))
     qtbot.waitUntil(lambda: panel.result is not None and panel.scatter is not None, timeout=30000)
@@ -94,18 +91,6 @@ def test_status_bar_shows_no_markup(qtbot, make_window, deep_dumps):
     assert window.statusBar().currentMessage() == "Accuracy: a < b and x & y"
 
 
-def _tiny_model(path):
-    import onnx
-    from onnx import TensorProto, helper
-
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-                               helper.make_node("Sigmoid", ["r"], ["y"], name="sig0")], "tiny", [x], [y])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
-    return path
-
-
 def _inside(widget, ancestor) -> bool:
     while widget is not None:
         if widget is ancestor:
@@ -124,7 +109,7 @@ def test_graph_buttons_keep_the_keyboard_in_the_panel_switched_to(qtbot, make_wi
     qtbot.waitExposed(window)
     window.activateWindow()
     graph = window.panels["graph"]
-    window.open_paths([_tiny_model(tmp_path / "tiny.onnx")])
+    window.open_paths([tiny_model(tmp_path / "tiny.onnx")])
     qtbot.waitUntil(lambda: graph.left.model is not None and graph._bar_buttons[button].isEnabled(), timeout=30000)
     graph.find_edit.setFocus()  # the user was typing in the Graph panel
     qtbot.waitUntil(lambda: QApplication.focusWidget() is graph.find_edit, timeout=3000)

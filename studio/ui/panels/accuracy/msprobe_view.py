@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -26,14 +26,17 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.serial import to_json
+from studio.ui.widgets.table_model import HeaderedRows
 
 
 COLUMNS = ("API", "argument", "result", "norm rel. err", "dtype", "shape", "why")
 _RESULT_COLOURS = {"error": QColor("#e6007e"), "warning": QColor("#b8860b")}
 
 
-class MsprobeRows(QAbstractTableModel):
+class MsprobeRows(HeaderedRows):
     """The comparison's rows, optionally only those of calls inside one module."""
+
+    HEADERS = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -54,17 +57,6 @@ class MsprobeRows(QAbstractTableModel):
             self.rows = [r for r in result.rows if r.target_api in inside] if inside else \
                 [r for r in result.rows if r.target_api == module]
         self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         if not index.isValid():

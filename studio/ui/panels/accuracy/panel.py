@@ -101,21 +101,18 @@ class AccuracyPanel(Panel):
         self._show_state()
 
     def _wire(self) -> None:
-        comparisons, fp16 = self.comparisons, self.fp16
-        for part in (self.jobs, comparisons, fp16, self.msprobe):
+        comparisons, fp16, msprobe = self.comparisons, self.fp16, self.msprobe
+        for part in (self.jobs, comparisons, fp16, msprobe):
             part.status.connect(self.status)
-        comparisons.compared.connect(self.set_result)
-        comparisons.fp16_checked.connect(self._on_fp16_checked)
-        comparisons.note.connect(self._on_note)
-        comparisons.open_requested.connect(self.request_open)
-        fp16.applied.connect(self._on_applied)
-        fp16.report.connect(self.add_report)
-        fp16.load_requested.connect(self.request_load)
+        for signal, slot in ((comparisons.compared, self.set_result), (comparisons.fp16_checked, self._on_fp16_checked),
+                             (comparisons.note, self._on_note), (comparisons.open_requested, self.request_open),
+                             (fp16.applied, self._on_applied), (fp16.report, self.add_report),
+                             (fp16.load_requested, self.request_load), (msprobe.shown, self._show_state),
+                             (msprobe.waiting, self.sources.setText),
+                             (self.links.compare_models, comparisons.compare_models),
+                             (self.links.check_fp16, comparisons.check_fp16_where)):
+            signal.connect(slot)
         fp16.apply_ready.connect(lambda ready: self.tool_row.set_shown(self.apply_button, ready))
-        self.msprobe.shown.connect(self._show_state)
-        self.msprobe.waiting.connect(self.sources.setText)
-        self.links.compare_models.connect(comparisons.compare_models)
-        self.links.check_fp16.connect(comparisons.check_fp16_where)
 
     def _on_note(self, text: str, tooltip: str) -> None:
         self.sources.setText(text)
