@@ -187,9 +187,9 @@ def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_pat
     assert panel.left.graph.name == "features"
 
 
-def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
+def _open_dynamic(qtbot, panel, tmp_path):
+    """Open a one-Relu model whose input ``x`` is [N, 3] (N dynamic)."""
     import onnx
-    from PySide6.QtWidgets import QInputDialog
     from onnx import TensorProto, helper
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
@@ -198,6 +198,12 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     _open(qtbot, panel, path)
+
+
+def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    _open_dynamic(qtbot, panel, tmp_path)
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
     assert panel.run_shapes() is None  # cancelled: nothing runs
     asked = []
@@ -214,6 +220,18 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
     rows = {panel.details.topLevelItem(0).child(j).text(0): panel.details.topLevelItem(0).child(j).text(1)
             for j in range(panel.details.topLevelItem(0).childCount())}
     assert rows["shapes"] == "shapes from a run with x=5,3 (fed x: standard normal floats)" and rows["MACs"] == "15"
+
+
+def test_the_run_shapes_button_asks_for_dynamic_sizes(qtbot, panel, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    _open_dynamic(qtbot, panel, tmp_path)
+    asked, statuses = [], []
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: asked.append(a) or ("", False)))
+    panel.status.connect(statuses.append)
+    panel._bar_buttons["Run shapes"].click()  # the button's clicked(bool) must not stand in for the sizes
+    assert len(asked) == 1  # N was asked for, never guessed
+    assert statuses[-1] == "Graph: Run shapes cancelled (dynamic inputs need sizes)"
 
 
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):

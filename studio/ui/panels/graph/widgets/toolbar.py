@@ -53,7 +53,7 @@ def build_toolbar(panel) -> ToolRow:
              "overlay)",
              tools.check_fp16),
             ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
-             "shapes it produced instead of the declared ones", tools.run_shapes),
+             "shapes it produced instead of the declared ones", lambda: tools.run_shapes()),  # not clicked's bool
             ):
         panel._bar_buttons[text] = tool_button(text, tip, handler, panel)
         bar.addWidget(panel._bar_buttons[text])
