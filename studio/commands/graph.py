@@ -164,7 +164,7 @@ def _export(model, args) -> int:
     if suffix == ".svg":
         run_job(export_svg(view, args.output, colours), on_progress=print_progress)
     else:
-        from studio.ui.panels.graph.render import export_png
+        from studio.ui.panels.graph.png_export import export_png
 
         export_png(view, args.output, colours)
     print(f"wrote {args.output} ({len(view.items):,} items, {view.layout.edge_src.size:,} edges)")

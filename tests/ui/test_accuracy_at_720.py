@@ -13,6 +13,7 @@ from accuracy_helpers import chain_model
 from studio.core import formats
 from studio.core.jobs import run_job
 from studio.tools.accuracy.local_dump import dump_model
+from tests.ui.window_helpers import panel_in_window, tiny_model
 
 SIZES = [(1280, 720), (1024, 768)]
 BLOCKS = 20  # 61 compared rows: the failing one (block 15) lies far below the first screenful
@@ -29,11 +30,7 @@ def deep_dumps(tmp_path):
 
 
 def _window_with_comparison(qtbot, make_window, size, dumps):
-    window = make_window()
-    window.resize(*size)
-    qtbot.waitExposed(window)
-    window.show_panel("accuracy")
-    panel = window.panels["accuracy"]
+    window, panel = panel_in_window(qtbot, make_window, size, "accuracy")
     for dump in dumps:
         panel.open_file(formats.detect(dump))
     qtbot.waitUntil(lambda: panel.result is not None and panel.scatter is not None, timeout=30000)
@@ -54,7 +51,7 @@ def _report(name: str) -> str:
 def test_reports_leave_the_table_and_scatter_room(qtbot, make_window, deep_dumps, size):
     window, panel = _window_with_comparison(qtbot, make_window, size, deep_dumps)
     for name in ("Repro", "Keep in FP32", "FP32 set", "Repro again"):
-        panel._fp16_report(_report(name))
+        panel.add_report(_report(name))
     qtbot.wait(50)
     table = panel.table
     rows_shown = table.viewport().height() // table.rowHeight(0)
@@ -72,7 +69,7 @@ def test_reports_leave_the_table_and_scatter_room(qtbot, make_window, deep_dumps
 def test_the_failing_row_is_scrolled_into_view(qtbot, make_window, deep_dumps, size):
     window, panel = _window_with_comparison(qtbot, make_window, size, deep_dumps)
     for name in ("Repro", "Keep in FP32"):  # the next steps' reports come in under the verdict
-        panel._fp16_report(_report(name))
+        panel.add_report(_report(name))
     qtbot.wait(50)
     row = panel.selected_row
     failing = [r for r in panel.result.rows if r.passed is False]
@@ -86,24 +83,12 @@ def test_the_failing_row_is_scrolled_into_view(qtbot, make_window, deep_dumps, s
 
 def test_status_bar_shows_no_markup(qtbot, make_window, deep_dumps):
     window, panel = _window_with_comparison(qtbot, make_window, (1280, 720), deep_dumps)
-    panel._fp16_report(_report("Keep in FP32"))
+    panel.add_report(_report("Keep in FP32"))
     message = window.statusBar().full_message()  # the whole text (the bar shows what fits)
     assert "studio convert g.onnx" in message
     assert not re.search(r"</?[a-z]+[^>]*>", message), message
     panel.status.emit("Accuracy: a &lt; b and <code>x &amp; y</code>")
     assert window.statusBar().currentMessage() == "Accuracy: a < b and x & y"
-
-
-def _tiny_model(path):
-    import onnx
-    from onnx import TensorProto, helper
-
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-                               helper.make_node("Sigmoid", ["r"], ["y"], name="sig0")], "tiny", [x], [y])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
-    return path
 
 
 def _inside(widget, ancestor) -> bool:
@@ -124,7 +109,7 @@ def test_graph_buttons_keep_the_keyboard_in_the_panel_switched_to(qtbot, make_wi
     qtbot.waitExposed(window)
     window.activateWindow()
     graph = window.panels["graph"]
-    window.open_paths([_tiny_model(tmp_path / "tiny.onnx")])
+    window.open_paths([tiny_model(tmp_path / "tiny.onnx")])
     qtbot.waitUntil(lambda: graph.left.model is not None and graph._bar_buttons[button].isEnabled(), timeout=30000)
     graph.find_edit.setFocus()  # the user was typing in the Graph panel
     qtbot.waitUntil(lambda: QApplication.focusWidget() is graph.find_edit, timeout=3000)

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 
 from studio.tools.profiler.msprof_reader import find_profile_files
+from tests.ui.window_helpers import panel_in_window
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 OUT16 = "cluster_pytorch/cluster_analysis_output_16rank_msinsight"
@@ -14,11 +15,7 @@ SIZES = [(1280, 720), (1024, 768)]
 
 
 def _cluster(qtbot, make_window, size, folder):
-    window = make_window()
-    window.resize(*size)
-    qtbot.waitExposed(window)
-    window.show_panel("cluster")
-    panel = window.panels["cluster"]
+    window, panel = panel_in_window(qtbot, make_window, size, "cluster")
     handle = panel.open_folder(folder)
     qtbot.waitUntil(lambda: not handle.active and panel.state.report is not None, timeout=30000)
     qtbot.waitUntil(lambda: panel.comm.handle is None or not panel.comm.handle.active, timeout=30000)

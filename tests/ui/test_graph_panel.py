@@ -61,7 +61,7 @@ def test_select_search_subgraph_and_export(qtbot, panel, tmp_path):
     assert canvas.state.highlighted[panel.left.item_of_node(0)]
     # open the If's then-branch by double-clicking the node, then go back
     if_item = panel.left.item_of_node(1)
-    panel._on_item_activated(panel.left, if_item)
+    panel.views.activate(panel.left, if_item)
     qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.graph.name.startswith("gate/if/"), timeout=5000)
     assert len(panel.left.stack) == 2 and panel.back_button.isEnabled()
     expected = {"gate/if/then_branch": ["Relu"], "gate/if/else_branch": ["Sigmoid"]}[panel.left.graph.name]
@@ -187,9 +187,9 @@ def test_show_node_inside_a_subgraph_and_canvas_navigation(qtbot, panel, tmp_pat
     assert panel.left.graph.name == "features"
 
 
-def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
+def _open_dynamic(qtbot, panel, tmp_path):
+    """Open a one-Relu model whose input ``x`` is [N, 3] (N dynamic)."""
     import onnx
-    from PySide6.QtWidgets import QInputDialog
     from onnx import TensorProto, helper
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "dyn",
@@ -198,6 +198,12 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     _open(qtbot, panel, path)
+
+
+def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    _open_dynamic(qtbot, panel, tmp_path)
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
     assert panel.run_shapes() is None  # cancelled: nothing runs
     asked = []
@@ -216,6 +222,18 @@ def test_run_shapes_asks_for_dynamic_sizes_and_updates_the_details(qtbot, panel,
     assert rows["shapes"] == "shapes from a run with x=5,3 (fed x: standard normal floats)" and rows["MACs"] == "15"
 
 
+def test_the_run_shapes_button_asks_for_dynamic_sizes(qtbot, panel, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    _open_dynamic(qtbot, panel, tmp_path)
+    asked, statuses = [], []
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: asked.append(a) or ("", False)))
+    panel.status.connect(statuses.append)
+    panel._bar_buttons["Run shapes"].click()  # the button's clicked(bool) must not stand in for the sizes
+    assert len(asked) == 1  # N was asked for, never guessed
+    assert statuses[-1] == "Graph: Run shapes cancelled (dynamic inputs need sizes)"
+
+
 def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
     _open(qtbot, panel, ascend_fixtures / "om" / "dynamic_and_static_graph_without_unfold.om")
     combo = panel.graph_combo
@@ -229,7 +247,7 @@ def test_graph_chooser_for_multi_model_om(qtbot, panel, ascend_fixtures):
     assert panel.left.graph.name == "model0/root" and len(panel.left.stack) == 1
     # PartitionedCall opens its subgraph
     call = next(i for i, n in enumerate(panel.left.graph.nodes) if n.name == "known_op")
-    panel._on_item_activated(panel.left, panel.left.item_of_node(call))
+    panel.views.activate(panel.left, panel.left.item_of_node(call))
     qtbot.waitUntil(lambda: panel.left.view is not None and panel.left.view.graph.name == "sub_1", timeout=5000)
 
 
@@ -312,7 +330,7 @@ def test_long_names_are_elided_with_the_full_text_in_tooltips(qtbot, panel, tmp_
     assert view.items[pill].label != long_name and "…" in view.items[pill].label
     assert long_name in panel.left.canvas.tooltip_text(pill)
     panel.select_node(node_name)
-    panel._on_item_activated(panel.left, panel.left.item_of_node(panel.left.selected_node))
+    panel.views.activate(panel.left, panel.left.item_of_node(panel.left.selected_node))
     qtbot.waitUntil(lambda: len(panel.left.stack) == 2 and panel.left.view is not None, timeout=5000)
     assert "…" in panel.crumb.text() and node_name in panel.crumb.toolTip()
     from PySide6.QtCore import Qt as _Qt

@@ -4,22 +4,11 @@ the panel in front."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
-import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from studio.ui.main_window import MainWindow
-
-
-def _tiny_model(path: Path) -> Path:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-                               helper.make_node("Sigmoid", ["r"], ["y"], name="sig0")], "tiny", [x], [y])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
-    return path
+from tests.ui.window_helpers import tiny_model
 
 
 def _in_front(window: MainWindow, name: str) -> bool:
@@ -37,7 +26,7 @@ def window(qtbot, make_window):
 
 
 def test_a_profile_of_a_model_keeps_the_profiler_in_front(qtbot, window, tmp_path):
-    model = _tiny_model(tmp_path / "tiny.onnx")
+    model = tiny_model(tmp_path / "tiny.onnx")
     profiler, graph = window.panels["profiler"], window.panels["graph"]
     profiler.iterations, profiler.warmup = 2, 0
     window.links.profile_model.emit(model)  # the graph's "Profile" button
@@ -57,7 +46,7 @@ def test_a_profile_of_a_model_keeps_the_profiler_in_front(qtbot, window, tmp_pat
 
 
 def test_a_finished_conversion_stays_on_the_converter_log(qtbot, window, tmp_path):
-    model = _tiny_model(tmp_path / "tiny.onnx")
+    model = tiny_model(tmp_path / "tiny.onnx")
     convert, graph = window.panels["convert"], window.panels["graph"]
     window.show_panel("convert")
     convert.model_page.set_model(model)

@@ -18,11 +18,19 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 
 
+def forward(owner: str, name: str, doc: str = "") -> property:
+    """An attribute of the panel that reads and writes ``self.<owner>.<name>``: a part the panel is
+    composed of owns it (a method forwarded this way is called as the panel's own), so callers keep
+    the panel's name for it."""
+    return property(lambda self: getattr(getattr(self, owner), name),
+                    lambda self, value: setattr(getattr(self, owner), name, value),
+                    doc=doc or f"The panel's ``{owner}.{name}``.")
+
+
 def state_property(name: str, doc: str = "") -> property:
     """An attribute of the panel that reads and writes ``self.state.<name>`` (the panel's Qt-free
     state object), so callers keep the panel's own name for it."""
-    return property(lambda self: getattr(self.state, name), lambda self, value: setattr(self.state, name, value),
-                    doc=doc or f"The panel state's ``{name}``.")
+    return forward("state", name, doc or f"The panel state's ``{name}``.")
 
 
 class Panel(QWidget):

@@ -5,25 +5,50 @@ All run on the model and the input the comparison's golden dump was made from (i
 names them), as jobs with progress and cancel. The repro opens in the graph panel; the FP32 set
 is shown with the command line that applies it, and *Apply* converts the original model with it
 (:mod:`studio.ops.fp16_apply`) and shows the build compared with the original.
+
+:class:`Fp16Steps` owns the "FP16 ▾" menu, the *Apply* button and the set found last; it reads the
+comparison on screen from the panel's Qt-free state and reports by signals.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from pathlib import Path
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QActionGroup
-from PySide6.QtWidgets import QMenu, QPushButton, QToolButton
+from PySide6.QtWidgets import QMenu, QPushButton, QToolButton, QWidget
 
 from studio.core.errors import UserError
 
 
-class Fp16Tools:
-    """Mixed into the accuracy panel: the "FP16 ▾" menu and its two jobs."""
+class Fp16Steps(QObject):
+    """The "FP16 ▾" menu, its jobs and the *Apply* button.
 
-    def _build_fp16_tools(self) -> QToolButton:
-        button = QToolButton(self)
+    Signals:
+        applied(object, object): the build compared with the original (a CompareResult, the dump pair).
+        report(str): a line (rich text) for the findings.
+        load_requested(Path): a model made here, for the graph panel (quietly).
+        apply_ready(bool): whether a set to apply was found (the *Apply* button shows).
+        status(str): a short message for the status bar.
+    """
+
+    applied = Signal(object, object)
+    report = Signal(str)
+    load_requested = Signal(object)
+    apply_ready = Signal(bool)
+    status = Signal(str)
+
+    def __init__(self, runner, state, links, workspace, parent: QWidget):
+        super().__init__(parent)
+        self.runner = runner
+        self.state = state  # AccuracyState: the comparison on screen and its dumps
+        self.links = links
+        self.workspace = workspace  # () -> the open workspace's folder, or None
+        self.button = self._build(parent)
+
+    def _build(self, parent: QWidget) -> QToolButton:
+        button = QToolButton(parent)
         button.setText("FP16 ▾")
         button.setToolTip("After a failing FP16 comparison: a minimal repro of the first op that goes wrong, or "
                           "the fewest ops to keep in FP32")
@@ -34,7 +59,7 @@ class Fp16Tools:
         self.apply_action = menu.addAction("Apply the FP32 set (convert the original)", self.apply_fp32_set)
         self.apply_action.setEnabled(False)
         # The step after a found set, where the user reads it (under the findings), not in a menu.
-        self.apply_button = QPushButton("Apply FP32 set", self)
+        self.apply_button = QPushButton("Apply FP32 set", parent)
         self.apply_button.setToolTip("Convert the original model to FP16 keeping the found ops in FP32 (the "
                                      "Converter's engine), then compare the build with the original op by op")
         self.apply_button.clicked.connect(lambda: self.apply_fp32_set())
@@ -49,7 +74,6 @@ class Fp16Tools:
         self.fp16_sim_action.setChecked(True)
         button.setMenu(menu)
         button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")  # "▾" says it
-        self.fp16_button = button
         return button
 
     def _fp16_source(self) -> tuple[Path, dict]:
@@ -58,12 +82,13 @@ class Fp16Tools:
 
         from studio.tools.accuracy.dumpset import load_dump
 
-        if self.result is None or self.last_pair is None:
+        pair = self.state.last_pair
+        if self.state.result is None or pair is None:
             raise UserError("No comparison on screen", None, "Run an FP16 check (Graph > FP16 check) first.")
-        golden = load_dump(self.last_pair[0])
+        golden = load_dump(pair[0])
         model = Path(golden.model) if golden.model else None
         if model is None or not model.is_file():
-            raise UserError("The golden dump does not name a model file that exists here", self.last_pair[0],
+            raise UserError("The golden dump does not name a model file that exists here", pair[0],
                             "Reduce works on comparisons made by an FP16 check of an .onnx on this computer.")
         inputs = {}
         for name, info in (golden.info.get("inputs") or {}).items():
@@ -81,20 +106,27 @@ class Fp16Tools:
         return Fp16OnnxRunner()
 
     def _fp16_out(self, model: Path, what: str) -> Path:
-        base = self.workspace_folder or model.parent
+        base = self.workspace() or model.parent
         return Path(base) / "accuracy" / f"{model.stem}_{what}"
 
-    def reduce_failure(self):
-        """Reduce the model of the comparison on screen to a repro (a job); returns its handle."""
-        from studio.tools.accuracy.reduce import reduce_fp16
-
+    def _search_setup(self, what: str) -> tuple[Path, dict, Path, object] | None:
+        """The model, inputs, output folder and target of a search on the comparison on screen, or
+        None (the status says why)."""
         try:
             model, inputs = self._fp16_source()
         except UserError as exc:
             self.status.emit(f"Accuracy: {exc.what}")
             return None
-        out = self._fp16_out(model, "repro")
-        target = self._fp16_runner()
+        return model, inputs, self._fp16_out(model, what), self._fp16_runner()
+
+    def reduce_failure(self):
+        """Reduce the model of the comparison on screen to a repro (a job); returns its handle."""
+        from studio.tools.accuracy.reduce import reduce_fp16
+
+        setup = self._search_setup("repro")
+        if setup is None:
+            return None
+        model, inputs, out, target = setup
         handle = self.runner.start(f"Reducing {model.name}", lambda cancel: reduce_fp16(model, out, inputs,
                                                                                          cancel=cancel, runner=target))
         self._fp16_job = ("Reduce", model)  # a failure is the runner's to report (the notice board)
@@ -102,25 +134,23 @@ class Fp16Tools:
         return handle
 
     def _on_reduced(self, result) -> None:
-        self._fp16_report(f"<b>Repro</b>: {len(result.ops)} of {result.model_ops:,} ops "
+        self.report.emit(f"<b>Repro</b>: {len(result.ops)} of {result.model_ops:,} ops "
                           f"({html.escape(', '.join(result.ops))}) fed at {html.escape(', '.join(result.inputs))}, "
                           f"{result.target_runs} target runs ({html.escape(result.target)}); "
                           + "; ".join(html.escape(n) for n in result.notes)
                           + f"<br>written to {html.escape(str(result.folder))}")
-        self.request_load.emit(result.folder / "model.onnx")  # the repro into the graph panel, quietly
+        self.load_requested.emit(result.folder / "model.onnx")  # the repro into the graph panel, quietly
 
     def find_fp32_set(self):
         """Search the fewest ops to keep in FP32 (a job); returns its handle."""
         from studio.tools.accuracy.precision import find_fp32_set, write_result
 
-        try:
-            model, inputs = self._fp16_source()
-        except UserError as exc:
-            self.status.emit(f"Accuracy: {exc.what}")
+        setup = self._search_setup("fp32_set")
+        if setup is None:
             return None
-        out = self._fp16_out(model, "fp32_set")
-        target = self._fp16_runner()
+        model, inputs, out, target = setup
         self._fp16_inputs = inputs
+
         def search(cancel):
             result = yield from find_fp32_set(model, out, inputs, cancel=cancel, runner=target)
             if target is not None and target.target == "fp16":  # searched with the fusion passes off
@@ -142,8 +172,8 @@ class Fp16Tools:
         keep = ",".join(result.keep)
         self._found_set = (model, list(result.keep), self._fp16_inputs)
         self.apply_action.setEnabled(bool(result.keep))
-        self.tool_row.set_shown(self.apply_button, bool(result.keep))
-        self._fp16_report(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
+        self.apply_ready.emit(bool(result.keep))
+        self.report.emit(f"<b>Keep in FP32</b>: {html.escape(keep) or 'nothing'} "
                           f"({'minimal' if result.minimal else 'not shown minimal'}; {result.checks} checks on "
                           f"{html.escape(result.target)}). "
                           f"Apply: <code>studio convert {html.escape(model.name)} -o {html.escape(model.stem)}"
@@ -154,14 +184,13 @@ class Fp16Tools:
             from studio.ops.fp16_target import describe_default_build
 
             line = html.escape(describe_default_build(check))
-            self._fp16_report(line if check["verified"] else f"<b>{line}</b>")
+            self.report.emit(line if check["verified"] else f"<b>{line}</b>")
 
     def forget_fp32_set(self) -> None:
         """No set to apply any more (a new check, or the panel cleared)."""
         self._found_set = None
         self.apply_action.setEnabled(False)
-        if hasattr(self, "tool_row"):  # clear() may run while the panel is being built
-            self.tool_row.set_shown(self.apply_button, False)
+        self.apply_ready.emit(False)
 
     def apply_fp32_set(self):
         """Convert the original model with the found set and compare the build with it (a job);
@@ -172,7 +201,7 @@ class Fp16Tools:
             self.status.emit("Accuracy: find the FP32 set first (FP16 ▾ › Find FP32 set)")
             return None
         model, keep, inputs = self._found_set
-        output = apply_output(model, self.workspace_folder)
+        output = apply_output(model, self.workspace())
         folder = self._fp16_out(model, "fp32_set") / "verify"
         self.apply_button.setEnabled(False)
         handle = self.runner.start(f"Applying the FP32 set to {model.name}",
@@ -183,18 +212,11 @@ class Fp16Tools:
         return handle
 
     def _on_applied(self, applied) -> None:
-        self.set_result(applied.comparison, applied.pair)  # the build against the original, op by op
-        self.emit_overlay()
+        self.applied.emit(applied.comparison, applied.pair)  # the build against the original, op by op
         diagnosis = applied.comparison.diagnosis
         verdict = "verified" if applied.verified else "NOT verified"
-        self._fp16_report(f"<b>Applied</b>: {html.escape(applied.model.name)} converted to FP16 with "
+        self.report.emit(f"<b>Applied</b>: {html.escape(applied.model.name)} converted to FP16 with "
                           f"{len(applied.keep)} op(s) kept in FP32 -> {html.escape(str(applied.output))}; "
                           f"<b>{verdict}</b> against the original: {html.escape(diagnosis.message)}")
-        self.request_load.emit(applied.output)  # the build into the graph panel, behind the findings
+        self.load_requested.emit(applied.output)  # the build into the graph panel, behind the findings
         self.links.model_converted.emit(applied.output)
-
-    def _fp16_report(self, text: str) -> None:
-        self.findings.setText(self.findings.text() + f"<div>{text}</div>")
-        # The status bar shows plain text: every tag goes (a raw <code> showed there), entities are read.
-        plain = html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
-        self.status.emit("Accuracy: " + plain[:160])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -26,13 +26,17 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.serial import to_json
+from studio.ui.widgets.table_model import HeaderedRows
+
 
 COLUMNS = ("API", "argument", "result", "norm rel. err", "dtype", "shape", "why")
 _RESULT_COLOURS = {"error": QColor("#e6007e"), "warning": QColor("#b8860b")}
 
 
-class MsprobeRows(QAbstractTableModel):
+class MsprobeRows(HeaderedRows):
     """The comparison's rows, optionally only those of calls inside one module."""
+
+    HEADERS = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -53,17 +57,6 @@ class MsprobeRows(QAbstractTableModel):
             self.rows = [r for r in result.rows if r.target_api in inside] if inside else \
                 [r for r in result.rows if r.target_api == module]
         self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         if not index.isValid():
@@ -193,99 +186,3 @@ class MsprobeView(QWidget):
         self.tree.blockSignals(False)
         self.rows.show(self.result, name)
         self.shown.setText(f"<small>{len(self.rows.rows):,} rows in {html.escape(name)}</small>")
-
-
-class MsprobeOpening:
-    """Mixed into the accuracy panel: two msprobe dumps opened one after the other are compared."""
-
-    msprobe_pending: list = []
-    msprobe_result = None
-
-    def add_msprobe(self, path) -> None:
-        """Queue an msprobe dump as golden; the second one is the target and starts the comparison.
-        A comparison CSV (msprobe's or Studio's) is shown at once."""
-        from pathlib import Path
-
-        path = Path(path)
-        if path.is_file() and path.suffix.lower() == ".csv":
-            self.open_msprobe_result(path)
-            return
-        self.msprobe_pending = [p for p in self.msprobe_pending if p != path] + [path]
-        if len(self.msprobe_pending) < 2:
-            self.sources.setText(f"Golden: <b>{html.escape(path.parent.name + '/' + path.name)}</b> (msprobe dump)"
-                                 " — open a second msprobe dump.json as the target to compare")
-            return
-        golden, target = self.msprobe_pending[-2:]
-        self.msprobe_pending = []
-        self.compare_msprobe(golden, target)
-
-    def open_msprobe_result(self, path):
-        """Read an msprobe comparison CSV (a job) and show it; returns the job handle."""
-        from studio.tools.accuracy.msprobe_result import read_msprobe_result
-
-        def job(cancel):
-            yield from ()
-            return read_msprobe_result(path)
-
-        handle = self.runner.start(f"Reading {path.name}", job)
-        handle.finished.connect(self._on_msprobe_compared)  # a failure: the runner posts it on the notice board
-        return handle
-
-    def compare_msprobe(self, golden, target):
-        """Compare two msprobe dumps (a job) and show them; returns the job handle."""
-        from studio.tools.accuracy.msprobe_compare import compare_msprobe
-
-        def job(cancel):
-            yield from ()
-            return compare_msprobe(golden, target)
-
-        handle = self.runner.start(f"Comparing msprobe dumps", job)
-        handle.finished.connect(self._on_msprobe_compared)  # a failure: the runner posts it on the notice board
-        return handle
-
-    def show_module_graph(self) -> None:
-        """Both dumps' module trees side by side in the graph panel (the target on the left, where the
-        verdict names are its own), coloured by the worst verdict under each node."""
-        from studio.ops.msprobe_graph import THRESHOLDS, TITLE, construct_path, verdict_overlay
-        from studio.ui.links import Overlay
-
-        result = self.msprobe_result
-        if result is None:
-            return
-        target, golden = construct_path(result.target), construct_path(result.golden)
-        data = verdict_overlay(result)
-        self.links.overlay.emit(Overlay(TITLE, data.values, list(THRESHOLDS), model=target, labels=data.labels))
-        self.links.compare_graphs.emit(target, golden)
-        self.links.focus.emit("graph")
-
-    def _on_graph_node(self, model_path, name: str) -> None:
-        """A node clicked in the graph panel: a node of this comparison's module graph shows its rows here."""
-        from pathlib import Path
-
-        from studio.ops.msprobe_graph import construct_path
-
-        result = self.msprobe_result
-        if result is None or model_path is None or result.golden.path == result.target.path:
-            return
-        graphs = {construct_path(d).resolve() for d in (result.target, result.golden)}
-        if Path(model_path).resolve() not in graphs:
-            return
-        self.msprobe_view.select_node(name)
-        self.status.emit(f"Accuracy: msprobe rows of {name}")
-        self.links.focus.emit(self.NAME)
-
-    def _link_msprobe(self) -> None:
-        """Wire the module graph both ways, once (the panel's other parts know nothing of it)."""
-        if getattr(self, "_msprobe_linked", False):
-            return
-        self._msprobe_linked = True
-        self.msprobe_view.graph_requested.connect(self.show_module_graph)
-        self.links.node_selected.connect(self._on_graph_node)
-
-    def _on_msprobe_compared(self, result) -> None:
-        self._link_msprobe()
-        self.msprobe_result = result
-        self.msprobe_view.show_result(result)
-        self._show_state()
-        data = to_json(result)
-        self.status.emit(f"Accuracy: msprobe {data['pass']} pass, {data['warning']} warning, {data['error']} error")

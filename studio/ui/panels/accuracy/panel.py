@@ -3,43 +3,39 @@
 Opens comparison CSVs, dump folders (two make a comparison), NPU dump files and acl.json dump
 configurations. Every read, dump, comparison and drill-down runs as a job; the GUI thread only
 draws what the jobs return. What the panel shows lives in :class:`~.state.AccuracyState` (Qt-free);
-this module lays the widgets out and wires them to it.
+this module lays the widgets out and wires them to it and to the parts the panel is composed of,
+each with one job, joined by signals: :class:`~.result_jobs.ResultJobs`, :class:`~.actions.Comparisons`,
+:class:`~.fp16_tools.Fp16Steps` and :class:`~.msprobe_compare.MsprobeCompare`.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QSizePolicy, QSplitter, QVBoxLayout
+from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout
 
 from studio.core.formats import Detected
 from studio.ui import style
 from studio.ui.links import Overlay
 from studio.ui.panels.accuracy import state as st
-from studio.ui.panels.accuracy.fp16_tools import Fp16Tools
-from studio.ui.panels.accuracy.actions import ComparingActions
-from studio.ui.panels.accuracy.thresholds_dialog import thresholds_button
-from studio.ui.panels.accuracy.msprobe_view import MsprobeOpening, MsprobeView
+from studio.ui.panels.accuracy.actions import Comparisons
+from studio.ui.panels.accuracy.fp16_tools import Fp16Steps
+from studio.ui.panels.accuracy.msprobe_compare import MsprobeCompare
+from studio.ui.panels.accuracy.msprobe_view import MsprobeView
+from studio.ui.panels.accuracy.result_jobs import ResultJobs
 from studio.ui.panels.accuracy.rows_model import ROW_ROLE, verdict_label
 from studio.ui.panels.accuracy.state import AccuracyState, as_job
 from studio.ui.panels.accuracy.widgets.plot_tabs import PlotTabs
-from studio.ui.panels.accuracy.widgets.plots_loading import plots_imported_first
-from studio.ui.panels.accuracy.widgets.report_area import ReportArea
+from studio.ui.panels.accuracy.widgets.report_area import ReportArea, findings_label
 from studio.ui.panels.accuracy.widgets.rows_table import RowsTable
-from studio.ui.panels.base import Panel, state_property
-from studio.ui.widgets.empty_state import EmptyState
-from studio.ui.widgets.tool_row import ToolRow
-
-_EMPTY_TITLE = "No comparison yet"
-_EMPTY = ("Open a comparison CSV, or two dump folders (golden first, then target): folders written by "
-          "<code>studio dump</code>, .npy dump folders or Ascend NPU dumps. The Graph panel's <b>FP16 check</b> "
-          "makes both dumps of an ONNX model for you.<br>From the command line: <code>studio dump MODEL -o DIR "
-          "[--fp16-sim]</code>, then <code>studio compare GOLDEN TARGET -o result.csv</code>.")
+from studio.ui.panels.accuracy.widgets.toolbar import build_toolbar, empty_state
+from studio.ui.panels.base import Panel, forward, state_property
 
 
-class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
+class AccuracyPanel(Panel):
     """Compare two runs op by op and find the first op that goes wrong."""
 
     NAME = "accuracy"
@@ -48,14 +44,30 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
     result = state_property("result", "The comparison shown (a CompareResult), or None.")
     pending = state_property("pending", "Dump folders waiting for a partner.")
     last_pair = state_property("last_pair", "The dumps of the comparison shown, or None.")
+    # the parts' attributes and methods, under the panel's own names (tests and the main window use them)
+    compare, compare_with_mapping, check_fp16, compare_here_and_on_host = (
+        forward("comparisons", n) for n in ("compare", "compare_with_mapping", "check_fp16", "compare_here_and_on_host"))
+    input_dialog, host_compare_dialog, run_on_dialog = (
+        forward("comparisons", n) for n in ("input_dialog", "host_compare_dialog", "run_on_dialog"))
+    reduce_failure, find_fp32_set, apply_fp32_set, reduce_action, precision_action, apply_button = (
+        forward("fp16", n) for n in ("reduce_failure", "find_fp32_set", "apply_fp32_set", "reduce_action",
+                                     "precision_action", "apply_button"))
+    fp16_sim_action, fp16_onnx_action, fp16_button, _found_set = (
+        forward("fp16", n) for n in ("fp16_sim_action", "fp16_onnx_action", "button", "_found_set"))
+    msprobe_result = forward("msprobe", "result")
 
     def __init__(self, runner, parent=None, links=None):
         super().__init__(runner, parent, links)
         self.state = AccuracyState()
-        self.input_dialog = None              # the last "sizes of dynamic inputs" dialog
+        self.tabs = PlotTabs(self.runner, self)  # the scatter and the drill-down, made on first use
+        self.jobs = ResultJobs(runner, self.tabs, self)
+        context = lambda: (self.host_context, self.workspace_folder)  # noqa: E731 (both change at run time)
+        self.comparisons = Comparisons(self.jobs, self.state, self.links, context, self)
+        self.fp16 = Fp16Steps(runner, self.state, self.links, lambda: self.workspace_folder, self)
+        self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments
+        self.msprobe = MsprobeCompare(runner, self.msprobe_view, self.links, self)
         self._build()
-        self.links.compare_models.connect(self._on_compare_models)
-        self.links.check_fp16.connect(self.check_fp16_where)
+        self._wire()
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -63,53 +75,14 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.sources.setWordWrap(True)
         self.sources.setTextFormat(Qt.TextFormat.RichText)
         self.sources.setContentsMargins(style.GAP, 0, style.GAP, 0)
-        self.export_button = _button("Export CSV…", "", lambda: self.export_csv(), self)
-        self.graph_button = _button("Show in graph", "Select the op in the graph panel and colour every op by its "
-                                    "verdict (pass / fail); ops not compared are greyed out", self.show_in_graph, self)
-        self.clear_button = _button("Clear", "", self.clear, self)
-        self.dumps_button = _button("Compare dumps…", "Pick the golden dump folder, then the target dump folder",
-                                    self._on_pick_dumps, self)
-        self.mapping_button = _button("Mapping…", 'Compare again through a fused-op mapping: the converter\'s '
-                                      'report ("node_mapping") or {"converted op": ["original op", ...]}',
-                                      self._on_pick_mapping, self)
-        from studio.ui.widgets.host_button import host_button
-
-        # the host actions, shared with the Run menu
-        self.host_button, self.host_actions = host_button(self, self.links, {
-            "dump": "Run a run configuration on its host with a dump acl.json and open the NPU dumps here",
-            "dump_compare": "Dump on the host, and the original .onnx here with the same inputs, then compare "
-                            "them op by op here"})
-        # Any Linux host (no CANN): the same .onnx dumped here and by Studio's engine there.
-        self.host_button.menu().addSeparator()
-        self.here_and_host_action = self.host_button.menu().addAction("Compare an .onnx here and on a host…")
-        self.here_and_host_action.setToolTip("Dump an ONNX model here and with Studio's engine on any SSH host (e.g. "
-                                             "with its GPU provider), same input, and compare the two op by op")
-        self.here_and_host_action.triggered.connect(lambda: self._on_pick_here_and_host())
-        bar = ToolRow(self, "accuracy")  # the tools that do not fit go under its "More" menu
-        self.thresholds_button = thresholds_button(self)
-        # Apply sits beside FP16 ▾ (a row of its own made the window taller than a 720 px screen)
-        for button in (self.dumps_button, self.host_button, self._build_fp16_tools(), self.apply_button,
-                       self.graph_button, self.thresholds_button, self.mapping_button, self.export_button,
-                       self.clear_button):
-            bar.addWidget(button)
-        self.tool_row = bar
-        bar.set_shown(self.apply_button, False)  # until a set is found
-        self.findings = QLabel(self)
-        self.findings.setWordWrap(True)
-        self.findings.setTextFormat(Qt.TextFormat.RichText)
-        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.findings.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        self.findings.setContentsMargins(6, 4, 6, 4)
-        self.empty = EmptyState(_EMPTY_TITLE, _EMPTY, self)
-        self.empty.add_action("Open a comparison CSV…", self._on_pick_csv,
-                              "A CSV written by studio compare, or by Ascend's msaccucmp")
-        self.empty.add_action("Compare dumps…", self._on_pick_dumps, self.dumps_button.toolTip())
+        bar = build_toolbar(self)
+        self.findings = findings_label(self)
+        self.empty = empty_state(self.comparisons, self.dumps_button.toolTip(), self)
 
         self.rows_table = RowsTable(self)
         self.filter_edit, self.status_filter = self.rows_table.filter_edit, self.rows_table.status_filter
         self.model, self.proxy, self.table = self.rows_table.model, self.rows_table.proxy, self.rows_table.table
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
-        self.tabs = PlotTabs(self.runner, self)  # the scatter and the drill-down, made on first use
         self.tabs.row_clicked.connect(self.select_row)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.rows_table)
@@ -124,9 +97,44 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         layout.addWidget(ReportArea(self.findings, self))  # long reports scroll; the table keeps its rows
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.splitter, 1)
-        self.msprobe_view = MsprobeView(self)  # two msprobe dumps compared: module tree and arguments
         layout.addWidget(self.msprobe_view, 1)
         self._show_state()
+
+    def _wire(self) -> None:
+        comparisons, fp16, msprobe = self.comparisons, self.fp16, self.msprobe
+        for part in (self.jobs, comparisons, fp16, msprobe):
+            part.status.connect(self.status)
+        for signal, slot in ((comparisons.compared, self.set_result), (comparisons.fp16_checked, self._on_fp16_checked),
+                             (comparisons.note, self._on_note), (comparisons.open_requested, self.request_open),
+                             (fp16.applied, self._on_applied), (fp16.report, self.add_report),
+                             (fp16.load_requested, self.request_load), (msprobe.shown, self._show_state),
+                             (msprobe.waiting, self.sources.setText),
+                             (self.links.compare_models, comparisons.compare_models),
+                             (self.links.check_fp16, comparisons.check_fp16_where)):
+            signal.connect(slot)
+        fp16.apply_ready.connect(lambda ready: self.tool_row.set_shown(self.apply_button, ready))
+
+    def _on_note(self, text: str, tooltip: str) -> None:
+        self.sources.setText(text)
+        if tooltip:
+            self.sources.setToolTip(tooltip)
+
+    def _on_fp16_checked(self, result, pair: tuple[Path, Path]) -> None:
+        self.fp16.forget_fp32_set()  # a set found for the last check is not this one's
+        self.set_result(result, pair)
+        self.emit_overlay()
+        self.links.focus.emit(self.NAME)
+
+    def _on_applied(self, comparison, pair: tuple[Path, Path]) -> None:
+        self.set_result(comparison, pair)
+        self.emit_overlay()
+
+    def add_report(self, text: str) -> None:
+        """Add a line (rich text) under the findings; its plain text goes to the status bar."""
+        self.findings.setText(self.findings.text() + f"<div>{text}</div>")
+        # The status bar shows plain text: every tag goes (a raw <code> showed there), entities are read.
+        plain = html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
+        self.status.emit("Accuracy: " + plain[:160])
 
     def _show_state(self) -> None:
         has = self.state.result is not None
@@ -138,7 +146,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self.graph_button.setEnabled(has)
         self.thresholds_button.setEnabled(has)
         self.mapping_button.setEnabled(self.state.can_remap())
-        self.fp16_button.setEnabled(self.state.can_reduce_fp16())  # a failing one
+        self.fp16.button.setEnabled(self.state.can_reduce_fp16())  # a failing one
         self.findings.setVisible(bool(self.findings.text()))
         waiting = self.state.waiting_text()
         if waiting is not None:
@@ -152,15 +160,15 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         if fmt == "compare_csv":
             from studio.tools.accuracy.report_csv import read_csv
 
-            self._start("Reading " + path.name, lambda cancel: as_job(read_csv, path), self.set_result)
+            self.jobs.start("Reading " + path.name, lambda cancel: as_job(read_csv, path), self.set_result)
         elif fmt in ("dump_dir", "npu_dump"):
             self.add_dump(path)
         elif fmt in ("msprobe_dump", "msprobe_dir", "msprobe_result"):
-            self.add_msprobe(path)
+            self.msprobe.add(path)
         elif fmt == "acl_json":
             from studio.tools.accuracy.acl_config import read_acl_config
 
-            self._start("Reading " + path.name, lambda cancel: as_job(read_acl_config, path), self._on_acl_config)
+            self.jobs.start("Reading " + path.name, lambda cancel: as_job(read_acl_config, path), self._on_acl_config)
         else:  # a single .npy: its folder is what can be compared
             self.status.emit(f"{path.name}: open its folder (a dump) to compare it with another run")
             self.add_dump(path.parent)
@@ -176,7 +184,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         self._show_state()
         from studio.tools.accuracy.dumpset import load_dump
 
-        self._start(f"Reading {path.name}", lambda cancel: as_job(load_dump, path),
+        self.jobs.start(f"Reading {path.name}", lambda cancel: as_job(load_dump, path),
                     lambda dump: self._on_pending_read(path, dump))
 
     def _on_pending_read(self, path: Path, dump) -> None:
@@ -184,18 +192,6 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
         text = self.state.golden_read_text(path, dump.describe())
         if text is not None:
             self.sources.setText(text)
-
-    def _start(self, title: str, make_job, on_done):
-        first_use = not self.tabs.made
-        job = (lambda cancel: plots_imported_first(make_job(cancel))) if first_use else make_job
-        handle = self.runner.start(title, job, key=f"accuracy:{title}")
-        if first_use:  # the job imported pyqtgraph; the views are made in steps before the result
-            handle.finished.connect(lambda result: self.tabs.when_made(lambda: on_done(result)))
-        else:
-            handle.finished.connect(on_done)
-        # a failure is the runner's to report (the notice board, which the status line shows)
-        self.status.emit(title + "…")
-        return handle
 
     def _on_acl_config(self, config) -> None:
         self.findings.setText(f"<b>acl.json</b> {html.escape(str(config.path))}<pre>{html.escape(config.describe())}</pre>"
@@ -223,10 +219,10 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
 
     def clear(self) -> None:
         self.state.clear()
-        self.msprobe_result, self.msprobe_pending = None, []
+        self.msprobe.result, self.msprobe.pending = None, []
         self.model.set_result(None)
         self.findings.setText("")
-        self.forget_fp32_set()
+        self.fp16.forget_fp32_set()
         if self.scatter is not None:
             self.scatter.set_result(None)
             self.drilldown.clear("")
@@ -274,7 +270,7 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
                 return
             path = Path(name)
         result = self.state.result
-        self._start(f"Exporting {Path(path).name}", lambda cancel: as_job(result.write_csv, path),
+        self.jobs.start(f"Exporting {Path(path).name}", lambda cancel: as_job(result.write_csv, path),
                     lambda written: self.status.emit(f"Wrote {written}"))
 
     def show_in_graph(self) -> None:
@@ -297,10 +293,3 @@ class AccuracyPanel(ComparingActions, Fp16Tools, MsprobeOpening, Panel):
                                         higher_is_better=True, model=found.model, verdicts=found.verdicts,
                                         labels=found.labels))
         return found.side, found.model
-
-
-def _button(text: str, tip: str, slot, parent) -> QPushButton:
-    button = QPushButton(text, parent)
-    button.setToolTip(tip)  # '' clears it
-    button.clicked.connect(slot)
-    return button

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor
+
+from studio.ui.widgets.table_model import HeaderedRows
 
 if TYPE_CHECKING:
     from studio.tools.accuracy.compare import CompareResult, Row
@@ -70,8 +72,10 @@ def verdict_label(row: Row, thresholds=None) -> str:
     return head
 
 
-class RowsModel(QAbstractTableModel):
+class RowsModel(HeaderedRows):
     """Rows of a CompareResult for a QTableView."""
+
+    HEADERS = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -137,16 +141,8 @@ class RowsModel(QAbstractTableModel):
             return -math.inf
         return value if value is not None else -math.inf
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section][0]
-        return None
+    def header(self, section: int) -> str:
+        return COLUMNS[section][0]
 
     def _value(self, row: Row, key: str):
         m, g, t = row.metrics, row.golden, row.target

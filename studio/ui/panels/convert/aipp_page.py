@@ -4,80 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QFormLayout,
-    QGridLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QScrollArea,
-    QSizePolicy,
-    QSpinBox,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from studio.tools.convert.aipp import FORMAT_CHANNELS, JPEG_YUV2RGB, AippOp
 from studio.ui.jobs import JobRunner
+from studio.ui.panels.convert.image_view import ImageView, float_box, int_box
 
-PREVIEW_DELAY_MS = 150
-NARROW_WIDTH = 820  # below this the preview sits under the form  # coalesce bursts of edits (spin boxes) into one preview job
-
-
-def _spin(lo: int, hi: int, value: int = 0) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    return box
-
-
-def _dspin(value: float, decimals: int = 6) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setDecimals(decimals)
-    box.setRange(-1e6, 1e6)
-    box.setValue(value)
-    return box
-
-
-class ImageView(QLabel):
-    """A picture scaled to fit, with a caption; the full size is in the tooltip."""
-
-    def __init__(self, caption: str, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.caption = caption
-        self._pixmap: QPixmap | None = None
-        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.setMinimumSize(120, 120)
-        # The pixmap follows the label's size, never the other way round (no layout feedback loop).
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
-        self.setStyleSheet("background: palette(window); border: 1px solid palette(mid);")
-        self.setText(f"{caption}\n(no preview yet)")
-
-    def set_array(self, rgb: np.ndarray) -> None:
-        rgb = np.ascontiguousarray(rgb)
-        h, w = rgb.shape[:2]
-        image = QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
-        self._pixmap = QPixmap.fromImage(image)
-        self.setToolTip(f"{self.caption}: {w}x{h}")
-        self._rescale()
-
-    def resizeEvent(self, event) -> None:  # Qt override
-        super().resizeEvent(event)
-        self._rescale()
-
-    def _rescale(self) -> None:
-        if self._pixmap is not None:
-            self.setPixmap(self._pixmap.scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio,
-                                               Qt.TransformationMode.SmoothTransformation))
+PREVIEW_DELAY_MS = 150  # coalesce bursts of edits (spin boxes) into one preview job
+NARROW_WIDTH = 820  # below this the preview sits under the form
 
 
 class AippPage(QWidget):
@@ -110,7 +46,7 @@ class AippPage(QWidget):
 
         self.format_combo = QComboBox()
         self.format_combo.addItems(list(FORMAT_CHANNELS))
-        self.src_w, self.src_h = _spin(0, 4096), _spin(0, 4096)
+        self.src_w, self.src_h = int_box(0, 4096), int_box(0, 4096)
         self.src_w.setSpecialValueText("model"), self.src_h.setSpecialValueText("model")
         self.rbuv_swap = QCheckBox("R/B (U/V) swap")
         self.ax_swap = QCheckBox("A/X swap")
@@ -134,8 +70,8 @@ class AippPage(QWidget):
         self.crop_box = QGroupBox("Crop")
         self.crop_box.setCheckable(True)
         self.crop_box.setChecked(False)
-        self.crop_x, self.crop_y = _spin(0, 4096), _spin(0, 4096)
-        self.crop_w, self.crop_h = _spin(0, 4096), _spin(0, 4096)
+        self.crop_x, self.crop_y = int_box(0, 4096), int_box(0, 4096)
+        self.crop_w, self.crop_h = int_box(0, 4096), int_box(0, 4096)
         crop_grid = QGridLayout(self.crop_box)
         for col, (label, box) in enumerate((("start W", self.crop_x), ("start H", self.crop_y),
                                             ("size W", self.crop_w), ("size H", self.crop_h))):
@@ -144,9 +80,9 @@ class AippPage(QWidget):
 
         norm_box = QGroupBox("Normalisation: (x − mean − min) × var_reci")
         norm_grid = QGridLayout(norm_box)
-        self.mean = [_spin(-255, 255) for _ in range(3)]
-        self.min = [_dspin(0.0, 3) for _ in range(3)]
-        self.var = [_dspin(1.0, 8) for _ in range(3)]
+        self.mean = [int_box(-255, 255) for _ in range(3)]
+        self.min = [float_box(0.0, 3) for _ in range(3)]
+        self.var = [float_box(1.0, 8) for _ in range(3)]
         for col, label in enumerate(("", "mean", "min", "var_reci")):
             norm_grid.addWidget(QLabel(label), 0, col)
         for row in range(3):
@@ -158,8 +94,8 @@ class AippPage(QWidget):
         self.pad_box = QGroupBox("Padding")
         self.pad_box.setCheckable(True)
         self.pad_box.setChecked(False)
-        self.pads = [_spin(0, 32) for _ in range(4)]
-        self.pad_value = _dspin(0.0, 3)
+        self.pads = [int_box(0, 32) for _ in range(4)]
+        self.pad_value = float_box(0.0, 3)
         pad_grid = QGridLayout(self.pad_box)
         for col, label in enumerate(("left", "right", "top", "bottom", "value")):
             pad_grid.addWidget(QLabel(label), 0, col)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from studio.tools.deploy.plan import CONFLICT, DELETE_LOCAL, DELETE_REMOTE, REFUSE, SKIP, Plan, PlanItem
 from studio.core.units import human_size
+from studio.ui.widgets.table_model import HeaderedRows
 
 COLUMNS = ("Action", "Path", "Size", "Reason")
 LABELS = {"upload": "Upload ↑", "download": "Download ↓", DELETE_REMOTE: "Delete remote", DELETE_LOCAL: "Delete local",
@@ -22,8 +23,10 @@ def shown(path: str) -> str:
     return path if path.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
 
 
-class PlanModel(QAbstractTableModel):
+class PlanModel(HeaderedRows):
     """Rows are the plan's items; conflicts carry the user's per-file choice."""
+
+    HEADERS = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -37,16 +40,8 @@ class PlanModel(QAbstractTableModel):
     def item(self, row: int) -> PlanItem:
         return self.plan.items[row]
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() or self.plan is None else len(self.plan.items)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return 0 if self.plan is None else len(self.plan.items)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         if not index.isValid() or self.plan is None:

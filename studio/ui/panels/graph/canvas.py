@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from studio.tools.graph.view import ViewGraph
+from studio.ui.panels.graph.minimap import MINIMAP, Minimap
 from studio.ui.panels.graph.render import PaintState, ViewPainter
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
 READABLE_SCALE = 0.45  # below this zoom the box labels are too small to read (see render.TEXT_SCALE)
-MINIMAP = 170
 
 
 class GraphCanvas(QWidget):
@@ -42,10 +42,7 @@ class GraphCanvas(QWidget):
         self.caption = ""
         self._drag: QPointF | None = None
         self._dragged = False
-        self._minimap: QImage | None = None
-        self._minimap_rect = QRectF()
-        self._minimap_scale = 1.0
-        self._minimap_for: tuple = ()
+        self.minimap = Minimap()
         self.last_paint_items = 0
 
     # ------------------------------------------------------------------ model
@@ -58,7 +55,7 @@ class GraphCanvas(QWidget):
         # A job may have prepared the painter's caches off the GUI thread (see jobs.prepare).
         self.painter_cache = (getattr(view, "prepared_painter", None) or ViewPainter(view)) if view is not None else None
         self.state = PaintState()
-        self._minimap = None
+        self.minimap.forget()
         if view is not None and not keep_position:
             self.fit()
         self.update()
@@ -126,49 +123,13 @@ class GraphCanvas(QWidget):
         self.last_paint_items = self.painter_cache.paint(painter, self.visible_rect(), self.scale, self.state)
         painter.restore()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        self._paint_minimap(painter)
+        self.minimap.paint(painter, self.painter_cache, self.width(), self.height(), self.visible_rect())
         self._paint_legend(painter)
         if self.caption:
             painter.setPen(QColor("#4b5563"))
             painter.drawText(QRectF(8, self.height() - 22, self.width() - MINIMAP - 24, 18),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.caption)
         painter.end()
-
-    def _paint_minimap(self, painter: QPainter) -> None:
-        if self.width() < 2.5 * MINIMAP or self.height() < MINIMAP + 40:
-            return
-        if self._minimap is None or self._minimap_for != (id(self.painter_cache), self.height()):
-            self._minimap = self._render_minimap()
-            self._minimap_for = (id(self.painter_cache), self.height())
-        img = self._minimap
-        x0, y0 = self.width() - img.width() - 10, self.height() - img.height() - 10
-        self._minimap_rect = QRectF(x0, y0, img.width(), img.height())
-        painter.fillRect(self._minimap_rect.adjusted(-2, -2, 2, 2), QColor(250, 250, 252, 230))
-        painter.drawImage(QPointF(x0, y0), img)
-        painter.setPen(QPen(QColor("#9aa3ad"), 1))
-        painter.drawRect(self._minimap_rect.adjusted(-2, -2, 2, 2))
-        bounds = self.painter_cache.bounds()
-        v = self.visible_rect()
-        s = self._minimap_scale
-        r = QRectF(x0 + (v.left() - bounds.left()) * s, y0 + (v.top() - bounds.top()) * s,
-                   v.width() * s, v.height() * s).intersected(self._minimap_rect)
-        painter.setPen(QPen(QColor("#e0531f"), 1.5))
-        painter.drawRect(r.adjusted(0, 0, -1, -1) if r.width() > 2 else QRectF(r.left(), r.top(), 2, max(2, r.height())))
-
-    def _render_minimap(self) -> QImage:
-        bounds = self.painter_cache.bounds()
-        tall = max(MINIMAP, self.height() * 0.6)  # a long thin graph gets a tall minimap, not a sliver
-        s = min(MINIMAP / max(bounds.width(), 1), tall / max(bounds.height(), 1))
-        self._minimap_scale = s
-        img = QImage(max(4, int(bounds.width() * s)), max(4, int(bounds.height() * s)),
-                     QImage.Format.Format_ARGB32_Premultiplied)
-        img.fill(QColor(250, 250, 252))
-        p = QPainter(img)
-        p.scale(s, s)
-        p.translate(-bounds.left(), -bounds.top())
-        self.painter_cache.paint(p, bounds, s, PaintState(), raster=True)
-        p.end()
-        return img
 
     def legend_box(self) -> QRectF | None:
         """Where the overlay's legend goes (widget coordinates), or None without one: the first
@@ -185,8 +146,8 @@ class GraphCanvas(QWidget):
             return corners[0]
         best, fewest = corners[0], None
         for box in corners:
-            if box.top() < 0 or box.left() < 0 or (not self._minimap_rect.isNull()
-                                                   and box.intersects(self._minimap_rect)):
+            if box.top() < 0 or box.left() < 0 or (not self.minimap.rect.isNull()
+                                                   and box.intersects(self.minimap.rect)):
                 continue
             scene = QRectF(self.to_scene(box.topLeft()), self.to_scene(box.bottomRight()))
             covered = self.painter_cache.visible_items(scene).size
@@ -242,7 +203,7 @@ class GraphCanvas(QWidget):
 
     def mousePressEvent(self, event) -> None:  # Qt override
         if event.button() == Qt.MouseButton.LeftButton:
-            if self._minimap_rect.contains(event.position()) and self.painter_cache:
+            if self.minimap.rect.contains(event.position()) and self.painter_cache:
                 self._center_from_minimap(event.position())
                 return
             self._drag = event.position()
@@ -276,10 +237,8 @@ class GraphCanvas(QWidget):
                 self.frame_activated.emit(frame)
 
     def _center_from_minimap(self, pos: QPointF) -> None:
-        bounds = self.painter_cache.bounds()
-        sx = bounds.left() + (pos.x() - self._minimap_rect.left()) / self._minimap_scale
-        sy = bounds.top() + (pos.y() - self._minimap_rect.top()) / self._minimap_scale
-        self.origin = QPointF(sx - self.width() / 2 / self.scale, sy - self.height() / 2 / self.scale)
+        scene = self.minimap.scene_point(pos, self.painter_cache)
+        self.origin = QPointF(scene.x() - self.width() / 2 / self.scale, scene.y() - self.height() / 2 / self.scale)
         self.update()
 
     def event(self, event) -> bool:  # Qt override: tooltips with the full name
@@ -316,7 +275,7 @@ class GraphCanvas(QWidget):
 
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
-        self._minimap_rect = QRectF()
+        self.minimap.moved()
 
     def highlight(self, items) -> None:
         """Outline these items (None clears)."""

@@ -2,37 +2,73 @@
 matches (opening the subgraph a match is in, every level in the breadcrumb), forget them when
 another graph is shown.
 
-A mixin of :class:`~studio.ui.panels.graph.panel.GraphPanel` (kept apart so each file has one job).
+:class:`Finder` owns the find row (box, Regex, previous / next / all, the count) and the matches;
+it moves through the graphs by its named collaborator, the panel's :class:`~.views.GraphViews`.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QWidget
+
 from studio.core.errors import UserError
-from studio.tools.graph.search import subgraph_trail
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph.side import Level, Side
+from studio.ui.panels.graph.widgets.toolbar import tool_button
 
 
-class Finding:
-    """Find and the subgraph trails it opens, for GraphPanel (uses its sides, runner, status, find widgets)."""
+class Finder(QObject):
+    """Find, its matches and the row that shows them.
 
-    # ------------------------------------------------------------------ find
-    def _on_find(self) -> None:
-        self.find(self.find_edit.text(), self.regex_box.isChecked())
+    Signals:
+        status(str): a short message for the status bar.
+    """
+
+    status = Signal(str)
+
+    def __init__(self, runner, views, parent: QWidget):
+        super().__init__(parent)
+        self.runner = runner
+        self.views = views  # GraphViews: the active side, and the trail a match opens
+        self.matches: list = []  # in the searched graph and every subgraph below it
+        self.match_pos = -1
+        self._base: list[Level] = []  # the levels open when the search ran
+        self._side: Side | None = None
+        self._stepping = False  # opening a match's subgraph keeps the matches
+        views.leaving.connect(self.clear_matches)
+        self.row = self._build(parent)
+
+    def _build(self, parent: QWidget) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.setContentsMargins(4, 0, 4, 2)
+        self.find_edit = QLineEdit(parent)
+        self.find_edit.setPlaceholderText("Find node by name, type or tensor (all words must match; \"quoted\" = "
+                                          "exact)")
+        self.find_edit.setClearButtonEnabled(True)
+        self.find_edit.returnPressed.connect(lambda: self.find(self.find_edit.text(), self.regex_box.isChecked()))
+        self.regex_box = QCheckBox("Regex", parent)
+        self.find_label = QLabel("", parent)
+        self.find_label.setMinimumWidth(70)
+        row.addWidget(self.find_edit, 1)
+        row.addWidget(self.regex_box)
+        row.addWidget(tool_button("◀", "Previous match (Shift+F3)", lambda: self.step_match(-1), parent))
+        row.addWidget(tool_button("▶", "Next match (F3)", lambda: self.step_match(1), parent))
+        row.addWidget(tool_button("All", "Highlight all matches", self.select_all_matches, parent))
+        row.addWidget(self.find_label)
+        return row
 
     def find(self, query: str, regex: bool = False):
         """Search the opened graph; selects the first match. Returns the job handle."""
-        graph = self.active.graph
+        side = self.views.active
+        graph = side.graph
         if graph is None:
             return None
         handle = self.runner.start("Finding", lambda cancel: jobs.find_job(graph, query, regex, cancel))
-
-        side = self.active
         base = list(side.stack)
 
         def done(matches):
             self.matches, self.match_pos = matches, -1
-            self._match_base, self._match_side = base, side
+            self._base, self._side = base, side
             inside = sum(1 for m in matches if m.trail)
             self.find_label.setToolTip("")
             self.find_label.setText((f"{len(matches):,} found" + (f" ({inside:,} in subgraphs)" if inside else ""))
@@ -58,14 +94,13 @@ class Finding:
         """Forget the last search (a new model or graph is shown: F3 must not select an unrelated node)."""
         if self._stepping:
             return
-        self.matches, self.match_pos, self._match_base, self._match_side = [], -1, [], None
+        self.matches, self.match_pos, self._base, self._side = [], -1, [], None
         self.find_label.setText("")
-        self.find_label.setToolTip("")
         self.find_label.setToolTip("")
 
     def step_match(self, direction: int) -> None:
         """Select the next (previous) match; one inside a subgraph opens it, every level in the breadcrumb."""
-        side = self._match_side
+        side = self._side
         if not self.matches or side is None or side.model is None:
             return
         self.match_pos = (self.match_pos + direction) % len(self.matches)
@@ -73,18 +108,18 @@ class Finding:
         where = match.where
         self.find_label.setText(f"{self.match_pos + 1} of {len(self.matches):,}" + (" · in a subgraph" if where else ""))
         self.find_label.setToolTip(f"in {where}" if where else "in the graph searched")
-        trail = [(lv.graph, lv.title) for lv in self._match_base] + list(match.trail)
-        self.active = side
+        trail = [(lv.graph, lv.title) for lv in self._base] + list(match.trail)
+        self.views.active = side
         self._stepping = True
         try:
-            self._open_trail(side, trail, match.index)
+            self.views.open_trail(side, trail, match.index)
         finally:
             self._stepping = False
         if where:
             self.status.emit(f"Graph: match {self.match_pos + 1} is in {where}")
 
     def select_all_matches(self) -> None:
-        side = self.active
+        side = self.views.active
         if side.view is None or not self.matches:
             return
         here = [m.index for m in self.matches if m.graph is side.graph]
@@ -92,32 +127,3 @@ class Finding:
         elsewhere = len(self.matches) - len(here)
         self.status.emit(f"Graph: {len(here):,} matches highlighted"
                          + (f" ({elsewhere:,} more in other graphs: F3 opens them)" if elsewhere else ""))
-
-    # ------------------------------------------------------------------ trails
-    def _trail_to(self, side: Side, top, sub) -> list[tuple]:
-        """Every level from the side's main graph (or another top graph) down to ``sub``."""
-        main = side.stack[0].graph
-        trail = subgraph_trail(main, sub)
-        if trail is not None:
-            return [(main, side.stack[0].title), *trail]
-        return [(top, top.name), *(subgraph_trail(top, sub) or [])]
-
-    def _open_trail(self, side: Side, trail: list[tuple], index: int) -> None:
-        """Show the graph at the end of ``trail`` (graph, title) with every level in the breadcrumb,
-        reusing the levels already open (their layouts), then select node ``index`` there."""
-        stack = []
-        for depth, (graph, title) in enumerate(trail):
-            old = side.stack[depth] if depth < len(side.stack) else None
-            stack.append(old if old is not None and old.graph is graph and
-                         all(a is b for a, b in zip(stack, side.stack)) else Level(graph, title))
-        same = len(stack) == len(side.stack) and all(a is b for a, b in zip(stack, side.stack))
-        side.stack = stack
-        if same:
-            self._select_index(side, index, center=True)
-        elif side.view is None:
-            side.selected_node = -1
-            self._update_bar()
-            self._relayout(side, None, then_select=index, keep_position=False)
-        else:
-            self._show_level(side)
-            self._select_index(side, index, center=True)

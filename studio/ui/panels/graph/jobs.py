@@ -72,7 +72,7 @@ def export_job(view: ViewGraph, path: Path, colours: dict[int, str], cancel=None
         from studio.tools.graph.export_svg import export_svg
 
         return (yield from export_svg(view, path, colours, cancel))
-    from studio.ui.panels.graph.render import export_png
+    from studio.ui.panels.graph.png_export import export_png
 
     yield Progress(None, f"rendering {path.name}")
     return export_png(view, path, colours)

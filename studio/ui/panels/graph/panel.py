@@ -1,65 +1,77 @@
-"""The graph panel: view ONNX / OM models, find, trace, open subgraphs, overlays, compare, export."""
+"""The graph panel: view ONNX / OM models, find, trace, open subgraphs, overlays, compare, export.
+
+The panel lays the widgets out, opens models and wires the parts it is composed of, each with one
+job and its own state: :class:`~.views.GraphViews` (the two sides and the moves between their
+graphs), :class:`~.finding.Finder`, :class:`~.overlays.OverlayLayer`, :class:`~.compare.SideBySide`,
+:class:`~.actions.ModelTools` and :class:`~.pipeline_edit.PipelineEditor`. They talk by signals;
+the panel's public names for their attributes are forwarded to them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout
+from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout
 
 from studio.core.formats import Detected
-from studio.tools.graph.search import Match, resolve_node
-from studio.ui.panels.base import Panel
+from studio.ui.panels.base import Panel, forward
 from studio.ui.panels.graph import jobs
 from studio.ui.panels.graph import state as st
-from studio.ui.panels.graph.actions import GraphActions
+from studio.ui.panels.graph.actions import ModelTools
 from studio.ui.panels.graph.canvas import GraphCanvas
+from studio.ui.panels.graph.compare import SideBySide
 from studio.ui.panels.graph.details import DetailsTree
-from studio.ui.panels.graph.finding import Finding
-from studio.ui.panels.graph.linked import LinkedViews
-from studio.ui.panels.graph.navigation import Navigation
-from studio.ui.panels.graph.pipeline_edit import PipelineEditing
+from studio.ui.panels.graph.finding import Finder
+from studio.ui.panels.graph.overlays import OverlayLayer
+from studio.ui.panels.graph.pipeline_edit import PipelineEditor
 from studio.ui.panels.graph.side import Level, Side
 from studio.ui.panels.graph.state import GraphState
-from studio.ui.panels.graph.widgets.toolbar import build_find_row, build_toolbar
+from studio.ui.panels.graph.views import GraphViews
+from studio.ui.panels.graph.widgets.toolbar import build_toolbar
 
 
-class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing, Panel):
+class GraphPanel(Panel):
     """Model graph viewer (see docs/graph.md)."""
 
     NAME = "graph"
     TITLE = "Graph"
     AREA = Qt.DockWidgetArea.RightDockWidgetArea
 
+    # the parts' attributes and methods, under the panel's own names (tests and the main window use them)
+    left, right, active, direction = (forward("views", n) for n in ("left", "right", "active", "direction"))
+    select_node, open_graph, go_back = (forward("views", n) for n in ("select_node", "open_graph", "go_back"))
+    expand_all, collapse_all, collapse_group = (forward("views", n)
+                                                for n in ("expand_all", "collapse_all", "collapse_group"))
+    find, step_match, select_all_matches, clear_matches = (
+        forward("finder", n) for n in ("find", "step_match", "select_all_matches", "clear_matches"))
+    matches, match_pos, find_edit, regex_box, find_label = (
+        forward("finder", n) for n in ("matches", "match_pos", "find_edit", "regex_box", "find_label"))
+    overlay, overlay_model = forward("overlays", "data"), forward("overlays", "model")
+    set_overlay, import_overlay = forward("overlays", "set_overlay"), forward("overlays", "import_overlay")
+    close_compare = forward("side_by_side", "close")
+    export, run_shapes = forward("tools", "export"), forward("tools", "run_shapes")
+    set_pipeline_prop = forward("pipeline_editor", "set_pipeline_prop")
+    last_converted = forward("pipeline_editor", "last_converted")
+
     def __init__(self, runner, parent=None, links=None):
         super().__init__(runner, parent, links)
-        self.left = Side(GraphCanvas(self))
-        self.right = Side(GraphCanvas(self))
-        self.right.canvas.empty_text = "Comparing: the second model is loading…"
-        self.active = self.left
-        self.overlay = None  # OverlayData shown on both sides
-        self.overlay_model: Path | None = None  # the model the overlay's values belong to
-        self.matches: list[Match] = []  # in the searched graph and every subgraph below it
-        self.match_pos = -1
-        self._match_base: list[Level] = []  # the levels open when the search ran
-        self._match_side: Side | None = None
-        self._stepping = False  # opening a match's subgraph keeps the matches
         self.state = GraphState()  # the models opened, the selections waiting for a load
-        self.direction = "TB"  # layout direction: TB (inputs at the top) or LR (inputs on the left)
+        self.details = DetailsTree(self)
+        self.views = GraphViews(runner, self.details, Side(GraphCanvas(self)), Side(GraphCanvas(self)), self)
+        self.right.canvas.empty_text = "Comparing: the second model is loading…"
+        self.finder = Finder(runner, self.views, self)
+        self.overlays = OverlayLayer(runner, self.views, self)
+        self.tools = ModelTools(runner, self.views, self.overlays, self.links, self)
+        self.pipeline_editor = PipelineEditor(runner, self.views, self.links, self)
         self._build()
-        self.links.show_node.connect(self._on_show_node)
-        self.links.overlay.connect(self._on_overlay)
-        self.links.compare_graphs.connect(self._on_compare_graphs)
-        self._wire_pipeline_editing()
+        self.side_by_side = SideBySide(self.views, self.canvases, self)
+        self._wire()
 
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
-        bar, find = build_toolbar(self), build_find_row(self)
-        self.details = DetailsTree(self)
-        self.details.open_subgraph.connect(self._on_open_subgraph_from_details)
-        self.details.stats_requested.connect(self._on_stats_requested)
+        bar = build_toolbar(self)
         self.canvases = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvases.addWidget(self.left.canvas)
         self.canvases.addWidget(self.right.canvas)
@@ -80,21 +92,45 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(bar)
-        layout.addLayout(find)
+        layout.addLayout(self.finder.row)
         layout.addWidget(self.split, 1)
         layout.addWidget(self.legend_label)
-        for side in (self.left, self.right):
-            side.canvas.item_clicked.connect(lambda item, s=side: self._on_item_clicked(s, item))
-            side.canvas.item_activated.connect(lambda item, s=side: self._on_item_activated(s, item))
-            side.canvas.frame_activated.connect(lambda gid, s=side: self.collapse_group(gid, s))
         # Only while the focus is in this panel: other panels may bind the same keys.
         inside = Qt.ShortcutContext.WidgetWithChildrenShortcut
         QShortcut(QKeySequence("Ctrl+F"), self, activated=lambda: self.find_edit.setFocus(), context=inside)
         QShortcut(QKeySequence("F3"), self, activated=lambda: self.step_match(1), context=inside)
         QShortcut(QKeySequence("Shift+F3"), self, activated=lambda: self.step_match(-1), context=inside)
         for side in (self.left, self.right):  # Backspace on the canvas only: the find box needs it
-            QShortcut(QKeySequence("Backspace"), side.canvas, activated=self.go_back,
+            QShortcut(QKeySequence("Backspace"), side.canvas, activated=self.views.go_back,
                       context=Qt.ShortcutContext.WidgetShortcut)
+        self._update_bar()
+
+    def _wire(self) -> None:
+        views = self.views
+        for side in (self.left, self.right):
+            side.canvas.item_clicked.connect(lambda item, s=side: views.click(s, item))
+            side.canvas.item_activated.connect(lambda item, s=side: views.activate(s, item))
+            side.canvas.frame_activated.connect(lambda gid, s=side: views.collapse_group(gid, s))
+        views.shown.connect(self._on_shown)
+        views.bar_changed.connect(self._update_bar)
+        views.node_clicked.connect(self.links.node_selected)
+        self.side_by_side.closed.connect(self._update_bar)
+        for part in (views, self.finder, self.overlays, self.side_by_side, self.tools, self.pipeline_editor):
+            part.status.connect(self.status)
+        self.overlays.open_requested.connect(self.open_path)
+        self.pipeline_editor.saved.connect(lambda path, node: self.open_path(path, self.left, select=node))
+        self.details.open_subgraph.connect(lambda graph, title: views.open_graph(graph, title))
+        self.details.stats_requested.connect(self.tools.statistics)
+        self.details.node_requested.connect(lambda name: views.select_node(name))
+        self.links.show_node.connect(self._on_show_node)
+        self.links.overlay.connect(self.overlays.receive)
+        self.links.compare_graphs.connect(self._on_compare_graphs)
+
+    def _on_shown(self, side: Side) -> None:
+        """A side's view is on screen again: its colours, the compare marks, caption and toolbar follow."""
+        self.overlays.apply(side)
+        self.side_by_side.apply_marks()
+        self.views.update_caption(side)
         self._update_bar()
 
     def _update_bar(self) -> None:
@@ -138,7 +174,7 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
 
     def _on_loaded(self, side: Side, result) -> None:
         model, hierarchy, view = result
-        self.clear_matches()
+        self.finder.clear_matches()
         side.model = model
         side.stack = [Level(model.main, model.main.name or model.path.name, hierarchy, view.expanded, view)]
         side.selected_node = -1
@@ -153,11 +189,11 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
             self.details.show_model(model, model.main)
         self.active = side
         if side is self.left:
-            self._drop_foreign_overlay(model.path)
-        self._apply_overlay(side)
-        self._apply_compare_marks()
+            self.overlays.drop_foreign(model.path)
+        self.overlays.apply(side)
+        self.side_by_side.apply_marks()
         self._update_bar()
-        self._update_caption(side)
+        self.views.update_caption(side)
         self.status.emit(f"Graph: {model.path.name} — {len(model.main.nodes):,} nodes"
                          + (f", {len(model.warnings)} warning(s)" if model.warnings else ""))
         pending = self.state.loaded(id(side))
@@ -172,107 +208,24 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
             side.canvas.set_view(None)
         side.canvas.update()
 
-    def _update_caption(self, side: Side) -> None:
-        view = side.view
-        if view is None:
+    def _on_show_node(self, model_path, node_name: str) -> None:
+        # The sender brings the graph to the front when the user asked for it ("Show in graph").
+        if model_path is not None and (self.left.model is None or
+                                       Path(model_path).resolve() != self.left.model.path.resolve()):
+            self.open_path(Path(model_path), self.left, select=node_name)
             return
-        side.canvas.caption = st.caption(view, side.only_here, "left" if side is self.left else "right")
+        self.active = self.left
+        self.select_node(node_name, self.left)
 
-    # ------------------------------------------------------------------ levels
-    # ------------------------------------------------------------------ selection
-    def _on_item_clicked(self, side: Side, item: int) -> None:
-        self.active = side
-        self._update_bar()
-        view = side.view
-        if view is None:
-            return
-        side.canvas.state.selected = item
-        side.canvas.update()
-        if item < 0:
-            side.selected_node = -1
-            if side.model:
-                self.details.show_model(side.model, view.graph)
-            return
-        it = view.items[item]
-        if it.kind == "node":
-            side.selected_node = it.index
-            self.details.show_node(view.graph, it.index)
-            self._sync_other_side(side, view.graph.nodes[it.index].name)
-            self.links.node_selected.emit(side.model.path if side.model else None, view.graph.nodes[it.index].name)
-        elif it.kind == "group":
-            members = np.nonzero(view.item_of_node == item)[0].tolist()
-            self.details.show_group(view.graph, it.name, members)
-        else:
-            self.details.show_terminal(view.graph, it.kind, it.name)
+    # ------------------------------------------------------------------ tools
+    def set_direction(self, direction: str):
+        """Lay the graphs out top to bottom ("TB") or left to right ("LR", long chains read across a
+        wide screen); the graph on screen is laid out again at its expansion. Returns the job."""
+        self.direction_button.setChecked(direction == "LR")
+        return self.views.set_direction(direction)
 
-    def _on_item_activated(self, side: Side, item: int) -> None:
-        view = side.view
-        it = view.items[item]
-        level = side.level
-        if it.kind == "group":
-            expanded = set(level.expanded or {0}) | {it.index}
-            first = int(np.nonzero(view.item_of_node == item)[0][0])
-            self._relayout(side, expanded, then_select=first)
-        elif it.kind == "node":
-            node = view.graph.nodes[it.index]
-            if node.subgraphs:
-                slot, graph = next(iter(node.subgraphs.items()))
-                self.open_graph(graph, f"{node.name} › {slot}", side)
-
-    def _on_open_subgraph_from_details(self, graph, title: str) -> None:
-        self.open_graph(graph, title)
-
-    def select_node(self, node: str | int, side: Side | None = None) -> bool:
-        """Select a node (by name, output tensor name or index), expanding groups to reveal it."""
-        side = side or self.active
-        graph = side.graph
-        if graph is None:
-            return False
-        index = node if isinstance(node, int) else resolve_node(graph, node)
-        if index is None:
-            # not in the opened graph: look through subgraphs and other graphs of the model
-            for top in side.model.graphs if side.model else []:
-                for sub in top.walk():
-                    found = resolve_node(sub, node) if isinstance(node, str) else None
-                    if found is not None and sub is not graph:
-                        self._open_trail(side, self._trail_to(side, top, sub), found)
-                        return True
-            self.status.emit(f"Graph: no node named {node!r} in {graph.name}")
-            return False
-        self._select_index(side, index, center=True)
-        return True
-
-    def _select_index(self, side: Side, index: int, center: bool) -> None:
-        level = side.level
-        item = side.item_of_node(index)
-        if item < 0:
-            return
-        if side.view.items[item].kind == "group" and level.hierarchy is not None:
-            expanded = set(level.expanded or {0}) | set(level.hierarchy.ancestors(index))
-            self._relayout(side, expanded, then_select=index)
-            return
-        side.selected_node = index
-        side.canvas.state.selected = item
-        if center:
-            side.canvas.center_on(item)
-        side.canvas.update()
-        if side is self.active or side is self.left:
-            self.details.show_node(side.graph, index)
-
-    def _sync_other_side(self, side: Side, name: str) -> None:
-        other = self.right if side is self.left else self.left
-        if other.model is None or other.graph is None:
-            return
-        index = other.graph.node_index().get(name)
-        if index is not None:
-            item = other.item_of_node(index)
-            if item >= 0 and other.view.items[item].kind == "node":
-                other.selected_node = index
-                other.canvas.state.selected = item
-                other.canvas.center_on(item, min_scale=other.canvas.scale)
-
-    # ------------------------------------------------------------------ trace
     def trace(self, downstream: bool):
+        """Highlight everything up- or downstream of the selected node (a job); returns its handle."""
         side = self.active
         if side.graph is None or side.selected_node < 0:
             self.status.emit("Graph: select a node first")
@@ -282,12 +235,42 @@ class GraphPanel(Navigation, GraphActions, Finding, LinkedViews, PipelineEditing
         return handle
 
     def clear_highlights(self) -> None:
+        """Clear the traced highlights and the overlay on both sides."""
         for side in (self.left, self.right):
             side.canvas.highlight(None)
             side.canvas.state.overlay.clear()
             side.canvas.state.overlay_text.clear()
             side.canvas.legend = []
             side.canvas.update()
-        self.overlay = None
+        self.overlays.data = None
 
-    # ------------------------------------------------------------------ export and stats
+    def ask_overlay(self) -> None:
+        """Ask for a Model Explorer node-data JSON and colour the nodes by it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Import node data (Model Explorer JSON)", "", "JSON (*.json)")
+        if path:
+            self.import_overlay(Path(path))
+
+    # ------------------------------------------------------------------ compare
+    def compare(self, left: Path, right: Path):
+        """Show two models side by side; nodes found on one side only get a coloured dashed border."""
+        self.side_by_side.show()
+        if self.left.model is None or self.left.model.path.resolve() != Path(left).resolve():
+            self.open_path(left, self.left)
+        return self.open_path(right, self.right)
+
+    def ask_compare(self) -> None:
+        """Compare…: ask for the second model (a second click ends the comparison)."""
+        if self.side_by_side.showing:
+            self.close_compare()
+            return
+        if self.left.model is None:
+            self.status.emit("Graph: open a model first, then compare it with another")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.left.model.path.parent),
+                                              "Models (*.onnx *.om *.json);;All files (*)")
+        if path:
+            self.compare(self.left.model.path, Path(path))
+
+    def _on_compare_graphs(self, left, right) -> None:
+        self.links.focus.emit(self.NAME)
+        self.compare(Path(left), Path(right))

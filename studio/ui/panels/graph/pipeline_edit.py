@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -86,27 +87,39 @@ class PropertyDialog(QDialog):
             self.value_edit.setText(self._relative(Path(path)))
 
 
-class PipelineEditing:
-    """The graph panel's part that edits pipelines (mixed into GraphPanel)."""
+class PipelineEditor(QObject):
+    """The graph panel's part that edits pipelines: a property asked for in the details pane is
+    saved into the pipeline on the left of its named collaborator, the panel's ``GraphViews``.
 
-    last_converted: Path | None = None
+    Signals:
+        saved(Path, str): the pipeline file written and the element to select once it is read again.
+        status(str): a short message for the status bar.
+    """
 
-    def _wire_pipeline_editing(self) -> None:
-        self.details.edit_requested.connect(self._on_edit_requested)
-        self.details.node_requested.connect(lambda name: self.select_node(name))
-        self.links.model_converted.connect(self._on_model_converted)
+    saved = Signal(object, str)
+    status = Signal(str)
+
+    def __init__(self, runner, views, links, parent: QWidget):
+        super().__init__(parent)
+        self.runner = runner
+        self.views = views
+        self.widget = parent  # the dialog's parent
+        self.last_converted: Path | None = None  # offered as a model path
+        self._saving: tuple[Path, str, str] | None = None
+        views.details.edit_requested.connect(self._on_edit_requested)
+        links.model_converted.connect(self._on_model_converted)
 
     def _on_model_converted(self, path) -> None:
         self.last_converted = Path(path)
 
     def _pipeline_project(self) -> Path | None:
-        model = self.left.model
+        model = self.views.left.model
         text = (model.metadata.get("project folder", "") if model is not None else "") or ""
         return Path(text.split(" (", 1)[0]) if text else None
 
     def _on_edit_requested(self, node: str, prop: str, value) -> None:
         stream, _, element = node.partition("/")
-        dialog = PropertyDialog(element, prop, value, self._pipeline_project(), self.last_converted, self)
+        dialog = PropertyDialog(element, prop, value, self._pipeline_project(), self.last_converted, self.widget)
         if dialog.exec() == QDialog.DialogCode.Accepted and dialog.prop:
             self.set_pipeline_prop(node, dialog.prop, dialog.value)
 
@@ -114,7 +127,7 @@ class PipelineEditing:
         """Save ``node``'s ``prop`` = ``value`` into the pipeline on screen, then show it again."""
         from studio.tools.graph.pipeline.edit import set_prop_in_file
 
-        model = self.left.model
+        model = self.views.left.model
         path = Path(model.path)
         stream, _, element = node.partition("/")
 
@@ -130,4 +143,4 @@ class PipelineEditing:
     def _on_pipeline_saved(self, _result) -> None:
         path, node, prop = self._saving
         self.status.emit(f"Graph: saved {node}.{prop} in {path.name}")
-        self.open_path(path, self.left, select=node)
+        self.saved.emit(path, node)

@@ -2,20 +2,21 @@
 
 Zoomed out (or with thousands of boxes in view), boxes and straight edges are written into a numpy
 image shown in one call, so a frame costs a few array passes; zoomed in, boxes get rounded corners, labels, and edges become their routed polylines
-with tensor shapes as labels. Also used for PNG export (on a QImage, no window needed).
+with tensor shapes as labels. PNG export paints with it
+on a QImage (:mod:`~studio.ui.panels.graph.png_export`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPolygonF
 
 from studio.tools.graph.categories import CATEGORY_COLOURS
 from studio.tools.graph.view import ViewGraph
+from studio.ui.panels.graph.edge_marks import draw_arrows, draw_edge_labels, paint_raster
 
 TEXT_SCALE = 0.35      # below this zoom, no text
 OVERLAY_MIN_PX = 9     # an overlay's value beside a box is never drawn smaller than this on screen
@@ -184,9 +185,10 @@ class ViewPainter:
                         painter.drawPolyline(self._poly(k))
                 painter.setPen(pen)
             if scale >= TEXT_SCALE:
-                self._arrows(painter, edges, scale)
+                draw_arrows(painter, self.view.layout, edges)
             if scale >= EDGE_LABEL_SCALE:
-                self._edge_labels(painter, edges)
+                painter.setFont(self._font(2))
+                draw_edge_labels(painter, self.view, edges)
         text = scale >= TEXT_SCALE
         outline = QPen(QColor("#3a3f47"), 0.8 / scale if scale < 1 else 0.8)
         view = self.view
@@ -269,40 +271,10 @@ class ViewPainter:
     def _paint_raster(self, painter: QPainter, rect: QRectF, scale: float, items: np.ndarray,
                       state: PaintState) -> None:
         """Zoomed out: boxes and straight edges are written into a numpy image, shown in one call."""
-        width, height = max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale))
-        image = np.zeros((height, width), dtype=np.uint32)
-        # Edges first (under the boxes): points sampled along each straight edge, grey.
         edges = self.visible_edges(rect)
-        if edges.size:
-            a = (self.e_first[edges] - (rect.left(), rect.top())) * scale
-            b = (self.e_last[edges] - (rect.left(), rect.top())) * scale
-            length = np.abs(b - a).max(axis=1)
-            steps = int(min(max(float(length.max()), 1.0), 48.0))
-            grey = np.uint32(QColor("#a4a9b1").rgba())
-            for t in np.linspace(0.0, 1.0, steps + 1):
-                px = (a[:, 0] + (b[:, 0] - a[:, 0]) * t).astype(np.int64)
-                py = (a[:, 1] + (b[:, 1] - a[:, 1]) * t).astype(np.int64)
-                ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
-                image[py[ok], px[ok]] = grey
-        if items.size:
-            x0 = np.floor((self.left[items] - rect.left()) * scale).astype(np.int64)
-            y0 = np.floor((self.top[items] - rect.top()) * scale).astype(np.int64)
-            w = np.maximum(1, np.ceil((self.right[items] - self.left[items]) * scale)).astype(np.int64)
-            h = np.maximum(1, np.ceil((self.bottom[items] - self.top[items]) * scale)).astype(np.int64)
-            colour = self._item_rgb(state)[items]
-            max_w, max_h = int(min(w.max(), 64)), int(min(h.max(), 32))
-            for dy in range(max_h):
-                rows = dy < h
-                for dx in range(max_w):
-                    sel = rows & (dx < w)
-                    px, py = x0[sel] + dx, y0[sel] + dy
-                    ok = (px >= 0) & (px < width) & (py >= 0) & (py < height)
-                    image[py[ok], px[ok]] = colour[sel][ok]
-        qimage = QImage(image.data, width, height, width * 4, QImage.Format.Format_ARGB32)
-        painter.save()
-        painter.resetTransform()  # the image is already in device pixels
-        painter.drawImage(QPointF(0, 0), qimage)
-        painter.restore()
+        boxes = np.stack([self.left[items], self.top[items], self.right[items], self.bottom[items]], axis=1)
+        paint_raster(painter, rect, scale, (self.e_first[edges], self.e_last[edges]), boxes,
+                     self._item_rgb(state)[items])
 
     def _frame_label(self, painter: QPainter, gid: int, width: int) -> str:
         """The group's path and size; its last name and size when the frame is narrow."""
@@ -325,76 +297,3 @@ class ViewPainter:
         if 0 <= state.selected < self.count:
             painter.setPen(QPen(SELECT, width * 1.3))
             painter.drawRect(self.rect(state.selected).adjusted(-4, -4, 4, 4))
-
-    def _arrows(self, painter: QPainter, edges: np.ndarray, scale: float) -> None:
-        pts = self.view.layout.edge_points
-        ends = self.view.layout.edge_offsets[1:][edges] - 1
-        painter.setBrush(QColor("#8a8f98"))
-        painter.setPen(Qt.PenStyle.NoPen)
-        for (x, y), (px, py) in zip(pts[ends].tolist(), pts[ends - 1].tolist()):
-            dx, dy = x - px, y - py
-            norm = (dx * dx + dy * dy) ** 0.5 or 1.0
-            ux, uy = dx / norm * 7, dy / norm * 7
-            painter.drawPolygon(QPolygonF([QPointF(x, y), QPointF(x - ux - uy * 0.5, y - uy + ux * 0.5),
-                                           QPointF(x - ux + uy * 0.5, y - uy - ux * 0.5)]))
-
-    def _edge_labels(self, painter: QPainter, edges: np.ndarray) -> None:
-        graph = self.view.graph
-        painter.setFont(self._font(2))
-        painter.setPen(QColor("#4b5563"))
-        across = getattr(self.view, "direction", "TB") == "LR"
-        for k in edges.tolist():
-            name = self.view.edge_values[k] if k < len(self.view.edge_values) else ""
-            if not name:
-                continue
-            text = graph.value(name).shape_text()
-            if text == "?":
-                continue
-            poly = self.view.layout.edge_polyline(k)
-            # On the edge's longest segment, past its middle: clear of frame names and of the labels
-            # of sibling edges that leave the same point.
-            seg = np.hypot(*np.diff(poly, axis=0).T)
-            j = int(np.argmax(seg))
-            (x0, y0), (x1, y1) = poly[j], poly[j + 1]
-            if across:  # centred above the run between two columns
-                width = painter.fontMetrics().horizontalAdvance(text)
-                painter.drawText(QPointF((x0 + x1) / 2 - width / 2, (y0 + y1) / 2 - 4), text)
-            else:
-                painter.drawText(QPointF(x0 + (x1 - x0) * 0.6 + 4, y0 + (y1 - y0) * 0.6 + 3), text)
-
-
-EDGE_LABEL_ROOM = 140.0  # shape labels sit right of their edges and may pass the rightmost box
-
-
-def render_image(view: ViewGraph, scale: float, state: PaintState | None = None, max_side: int = 16000) -> QImage:
-    """The whole view as an image at ``scale`` (clamped so no side exceeds ``max_side`` pixels)."""
-    vp = ViewPainter(view)
-    bounds = vp.bounds().adjusted(-20, -20, 20 + EDGE_LABEL_ROOM, 20)
-    scale = min(scale, max_side / max(bounds.width(), 1), max_side / max(bounds.height(), 1))
-    image = QImage(max(1, int(bounds.width() * scale)), max(1, int(bounds.height() * scale)),
-                   QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(QColor("#ffffff"))
-    painter = QPainter(image)
-    painter.scale(scale, scale)
-    painter.translate(-bounds.left(), -bounds.top())
-    vp.paint(painter, bounds, scale, state or PaintState(), vector=True)
-    painter.end()
-    return image
-
-
-def export_png(view: ViewGraph, path: Path, overlay_colours: dict[int, str] | None = None, scale: float = 2.0) -> Path:
-    """Write the whole view as PNG (2x like Netron, capped at 16000 px a side). Works headless."""
-    from PySide6.QtGui import QGuiApplication
-
-    if QGuiApplication.instance() is None:
-        import os
-
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        export_png._app = QGuiApplication([])  # kept alive for the process
-    state = PaintState(overlay={i: QColor(c) for i, c in (overlay_colours or {}).items()})
-    image = render_image(view, scale, state)
-    if not image.save(str(path), "PNG"):
-        from studio.core.errors import UserError
-
-        raise UserError("Cannot write the PNG file", path, "Check that the folder exists and is writable.")
-    return Path(path)

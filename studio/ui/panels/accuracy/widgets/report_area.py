@@ -12,6 +12,17 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy
 MIN_HEIGHT = 48  # two lines of text: the verdict stays in sight
 
 
+def findings_label(parent) -> QLabel:
+    """The label of the findings and reports: rich text, wrapped, selectable (for :class:`ReportArea`)."""
+    label = QLabel(parent)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+    label.setContentsMargins(6, 4, 6, 4)
+    return label
+
+
 class ReportArea(QScrollArea):
     """Holds ``label``; asks for the label's height but gives way (down to two lines) when the
     panel is short, and hides itself with the label."""

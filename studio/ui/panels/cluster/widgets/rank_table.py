@@ -6,7 +6,7 @@ longer stands out at a glance; the bar's tooltip gives each part in ms and in % 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, QSize, Qt
+from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.ui.panels.cluster.state import BAR_PARTS, PARTS, ClusterState, ms, step_label
+from studio.ui.widgets.table_model import HeaderedRows
 
 COLOURS = {"computing_us": QColor(61, 111, 182), "communication_not_overlapped_us": QColor(214, 125, 46),
            "free_us": QColor(170, 174, 181), "preparing_us": QColor(140, 190, 140)}
@@ -30,8 +31,10 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 BAR_MIN = 180  # px: the parts of a bar stay readable, and "Step breakdown" fits its header
 
 
-class RankTableModel(QAbstractTableModel):
+class RankTableModel(HeaderedRows):
     """One row per rank and step of :meth:`ClusterState.rank_rows`; sortable by any column."""
+
+    HEADERS = HEADERS
 
     def __init__(self, state: ClusterState, parent=None):
         super().__init__(parent)
@@ -44,17 +47,6 @@ class RankTableModel(QAbstractTableModel):
         self.rows = self.state.rank_rows()
         self.scale = self.state.bar_scale()
         self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
 
     def value(self, row: dict, column: int):
         """The cell's value (µs for the parts), as the table sorts it."""

@@ -1,14 +1,15 @@
-"""The Graph panel's toolbar and find row."""
+"""The Graph panel's toolbar."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QMenu, QToolButton, QWidget
 
 from studio.ui.widgets.elided_label import ElidedLabel
 from studio.ui.widgets.tool_row import ToolRow, menu_button
 
 
-def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
+def tool_button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
+    """A flat tool button with a tooltip, wired to ``handler`` (None: not wired)."""
     button = QToolButton(parent)
     button.setText(text)
     button.setToolTip(tip)
@@ -19,71 +20,52 @@ def _button(text: str, tip: str, handler, parent: QWidget) -> QToolButton:
 
 
 def build_toolbar(panel) -> ToolRow:
-    """Make the toolbar (as attributes of ``panel``, wired to its slots) and return it."""
+    """Make the toolbar (as attributes of ``panel``, wired to the parts it is composed of) and return it."""
+    views, tools = panel.views, panel.tools
     bar = panel.tool_row = ToolRow(panel, "graph")  # the tools that do not fit go under its "More" menu
-    panel.back_button = _button("◀ Back", "Return to the parent graph", panel.go_back, panel)
+    panel.back_button = tool_button("◀ Back", "Return to the parent graph", views.go_back, panel)
     panel.graph_combo = QComboBox(panel)
     panel.graph_combo.setToolTip("Graphs in this model (OM sub-models, functions)")
     panel.graph_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
     panel.graph_combo.setMaximumWidth(260)
-    panel.graph_combo.activated.connect(panel._on_graph_chosen)
+    panel.graph_combo.activated.connect(lambda index: views.choose_graph(panel.graph_combo.itemData(index)))
     panel.crumb = ElidedLabel("", panel, separator=" › ", keep_end=True)  # the deepest levels stay
     bar.addWidget(panel.back_button)
     bar.addWidget(panel.graph_combo)
     bar.addWidget(panel.crumb, 1)
     panel._bar_buttons = {}  # text -> QToolButton
     for text, tip, handler in (
-            ("Fit", "Fit the graph in the view (F)", lambda: panel.active.canvas.fit()),
-            ("Expand", "Expand every group (lays out every node)", panel.expand_all),
-            ("Collapse", "Collapse to the top-level groups", panel.collapse_all),
+            ("Fit", "Fit the graph in the view (F)", lambda: views.active.canvas.fit()),
+            ("Expand", "Expand every group (lays out every node)", views.expand_all),
+            ("Collapse", "Collapse to the top-level groups", views.collapse_all),
             ("▲ Up", "Highlight everything upstream of the selected node", lambda: panel.trace(False)),
             ("▼ Down", "Highlight everything downstream of the selected node", lambda: panel.trace(True)),
             ("Clear", "Clear highlights and the overlay", panel.clear_highlights),
-            ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", panel._on_import_overlay),
+            ("Overlay…", "Colour nodes by a Model Explorer node-data JSON", panel.ask_overlay),
             ("Compare…", "Show another model side by side; nodes on one side only are marked",
-             panel._on_compare_clicked),
+             panel.ask_compare),
             ("Convert…", "Open the model on screen in the Converter (ONNX options, or ATC for the NPU)",
-             panel._on_convert_clicked),
+             tools.convert),
             ("Profile", "Profile the ONNX model on screen with ONNX Runtime on this machine (seeded random "
-             "inputs, CPU) and show the timeline and per-op times in the Profiler", panel._on_profile_clicked),
+             "inputs, CPU) and show the timeline and per-op times in the Profiler", tools.profile),
             ("FP16 check", "Run the ONNX model on screen in FP32 and in FP16 simulation with the same seeded "
              "input and compare every op in the Accuracy panel (each op's pass / fail verdict comes back as an "
              "overlay)",
-             panel._on_fp16_clicked),
+             tools.check_fp16),
             ("Run shapes", "Run the ONNX model once in ONNX Runtime (random inputs, CPU) and show the "
-             "shapes it produced instead of the declared ones", panel.run_shapes),
+             "shapes it produced instead of the declared ones", lambda: tools.run_shapes()),  # not clicked's bool
             ):
-        panel._bar_buttons[text] = _button(text, tip, handler, panel)
+        panel._bar_buttons[text] = tool_button(text, tip, handler, panel)
         bar.addWidget(panel._bar_buttons[text])
-    panel.direction_button = _button("⇄ Across", "Lay the graph out left to right (long chains read across a "
-                                     "wide screen); again for top to bottom", lambda: panel.set_direction(
-                                         "TB" if panel.direction == "LR" else "LR"), panel)
+    panel.direction_button = tool_button("⇄ Across", "Lay the graph out left to right (long chains read across a "
+                                         "wide screen); again for top to bottom", lambda: panel.set_direction(
+                                         "TB" if views.direction == "LR" else "LR"), panel)
     panel.direction_button.setCheckable(True)
     bar.addWidget(panel.direction_button)
     menu = QMenu(panel)
-    menu.addAction("Export view…", lambda: panel._on_export(False))
-    menu.addAction("Export whole graph (every group expanded)…", lambda: panel._on_export(True))
+    menu.addAction("Export view…", lambda: tools.ask_export(False))
+    menu.addAction("Export whole graph (every group expanded)…", lambda: tools.ask_export(True))
     export = menu_button(panel, "Export ▾", "Export as SVG or PNG: the view as shown, or the whole graph", menu)
     bar.addWidget(export)
     bar.set_shown(panel.graph_combo, False)  # shown for models with several graphs
     return bar
-
-
-def build_find_row(panel) -> QHBoxLayout:
-    """Make the find row (the box, Regex, previous / next / all, the match count) of ``panel``."""
-    find = QHBoxLayout()
-    find.setContentsMargins(4, 0, 4, 2)
-    panel.find_edit = QLineEdit(panel)
-    panel.find_edit.setPlaceholderText("Find node by name, type or tensor (all words must match; \"quoted\" = exact)")
-    panel.find_edit.setClearButtonEnabled(True)
-    panel.find_edit.returnPressed.connect(panel._on_find)
-    panel.regex_box = QCheckBox("Regex", panel)
-    panel.find_label = QLabel("", panel)
-    panel.find_label.setMinimumWidth(70)
-    find.addWidget(panel.find_edit, 1)
-    find.addWidget(panel.regex_box)
-    find.addWidget(_button("◀", "Previous match (Shift+F3)", lambda: panel.step_match(-1), panel))
-    find.addWidget(_button("▶", "Next match (F3)", lambda: panel.step_match(1), panel))
-    find.addWidget(_button("All", "Highlight all matches", panel.select_all_matches, panel))
-    find.addWidget(panel.find_label)
-    return find
