@@ -1,0 +1,294 @@
+"""The query cache of a profiling database: the columns the timeline needs, indexed, built once.
+
+A user's msprof / PyTorch-NPU database has no index on the times of most tables (``CANN_API`` is
+keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one beside the file.
+So the first open copies, inside SQLite (no Python object per row, memory bounded by SQLite's
+page cache), the slices' lane, start, end, name and category into a cache database under
+``studio.core.paths.cache_dir()/profiler/db/``, with an index on (lane, start) and a pyramid of
+per-bucket summaries (:data:`FACTOR` times wider per level). Every later open of the same file
+(same path, inode, size and modification time) only opens the cache.
+
+The cache is written as ``<key>.part-<pid>`` and renamed into place only after its last table is
+complete and a ``complete`` row is written, so a crash or a full disk never leaves a cache that
+would be trusted later; on a failure the part file is deleted and the error says which disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from studio.core.errors import UserError
+from studio.tools.profiler import db_source
+from studio.tools.profiler.cache import cache_root
+from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS
+
+CACHE_VERSION = 1  # bump whenever the cache's tables or what goes into them change
+BASE_NS = 8192     # level 1 buckets; level k is BASE_NS * FACTOR ** (k - 1) wide
+FACTOR = 8
+KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
+HCCL_CAT = -2      # a communication task's category ("HCCL")
+SLICE_TABLES = ("TASK", "CANN_API", "MSTX_EVENTS")
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT);
+CREATE TABLE api_types(id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE lanes(id INTEGER PRIMARY KEY, kind INTEGER, a INTEGER, b INTEGER, n INTEGER DEFAULT 0,
+                   maxdur INTEGER DEFAULT 0, first INTEGER, last INTEGER, UNIQUE(kind, a, b));
+CREATE TABLE task_names(gid INTEGER PRIMARY KEY, name, cat);
+CREATE TABLE slices(lane INTEGER, start INTEGER, "end" INTEGER, name, cat, a INTEGER, b INTEGER);
+CREATE TABLE lod(level INTEGER, lane INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
+                 busy INTEGER, longest INTEGER, name, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGER, high INTEGER);
+"""
+
+
+def cache_folder() -> Path:
+    """Where the databases' query caches live."""
+    return cache_root() / "db"
+
+
+def cache_path(source: Path) -> Path:
+    """The cache database of ``source`` (it changes whenever the file does)."""
+    key = hashlib.sha1(f"{db_source.identity(source)}|{CACHE_VERSION}".encode()).hexdigest()[:24]
+    return cache_folder() / f"{key}.sqlite"
+
+
+def is_complete(path: Path) -> bool:
+    """True when ``path`` is a whole cache of this version (anything else is rebuilt)."""
+    if not path.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            rows = dict(db.execute("SELECT key, value FROM meta"))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return rows.get("complete") == "1" and rows.get("version") == str(CACHE_VERSION)
+
+
+def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
+    """The complete cache of ``source``, built now when there is none; a UserError when the source
+    cannot be read or the cache cannot be written (nothing half-written is left)."""
+    source = Path(source).resolve()
+    db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
+    final = cache_path(source)
+    if is_complete(final):
+        return final
+    folder = final.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _cache_error(exc, folder) from exc
+    _drop_stale_parts(final)
+    part = final.with_name(f"{final.name}.part-{os.getpid()}")
+    try:
+        with _attachable(source) as uri:
+            _build(part, uri, source, progress or (lambda _text: None))
+        os.replace(part, final)
+    except sqlite3.Error as exc:
+        _unlink(part)
+        text = str(exc)
+        if "full" in text or "disk I/O" in text or "too large" in text:
+            raise _cache_error(exc, folder) from exc
+        raise db_source.explain(exc, source) from exc
+    except OSError as exc:
+        _unlink(part)
+        raise _cache_error(exc, folder) from exc
+    except BaseException:
+        _unlink(part)  # cancelled or any other failure: no part file stays behind
+        raise
+    return final
+
+
+def _cache_error(exc: BaseException, folder: Path) -> UserError:
+    free = shutil.disk_usage(folder).free if folder.exists() else 0
+    return UserError(f"Studio's query cache of the database could not be written ({exc}); "
+                     f"{free / 2**20:,.0f} MiB free there. Nothing was kept and the database is untouched", folder,
+                     "Free space on that disk (or delete old caches in it), or point STUDIO_HOME at a disk with "
+                     "room, then open the database again.")
+
+
+def _unlink(path: Path) -> None:
+    for extra in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{extra}")
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass
+
+
+def _drop_stale_parts(final: Path) -> None:
+    """Part files of builds whose process is gone (a crash, a kill) are deleted."""
+    for part in final.parent.glob(f"{final.name}.part-*"):
+        pid = part.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            _unlink(part)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def _attachable(source: Path):
+    """A URI SQLite can ATTACH read-only; a WAL database with rows in its ``-wal`` is copied first
+    into a private folder (its rows are only readable through a ``-shm`` SQLite would create)."""
+    facts = db_source.header_facts(source)
+    if not (facts["wal"] and db_source.has_wal_rows(source)):
+        yield db_source.source_uri(source, facts["wal"])
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="studio-db-"))
+    try:
+        shutil.copyfile(source, tmp / source.name)
+        shutil.copyfile(f"{source}-wal", tmp / f"{source.name}-wal")
+        yield f"file:{quote(str(tmp / source.name))}?mode=ro"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) -> None:
+    db = sqlite3.connect(f"file:{quote(str(part))}", uri=True, timeout=db_source.LOCK_WAIT_MS / 1000)
+    try:
+        # The part file is renamed only when whole: no journal is needed to protect it.
+        db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;")
+        db.execute("ATTACH DATABASE ? AS src", (uri,))
+        tables = {r[0] for r in db.execute("SELECT name FROM src.sqlite_master WHERE type='table'")}
+        if not tables & {*SLICE_TABLES, "SESSION_TIME_INFO"}:
+            raise UserError(f"{source.name} holds no msprof tables (TASK, CANN_API, MSTX_EVENTS)", source,
+                            db_source.EXPORT_AGAIN)
+        db.executescript(_SCHEMA)
+        if "STRING_IDS" in tables:
+            db.execute("INSERT INTO strings SELECT id, value FROM src.STRING_IDS")
+        if "ENUM_API_TYPE" in tables:
+            db.execute("INSERT INTO api_types SELECT id, name FROM src.ENUM_API_TYPE")
+        keep, outside = _session_filter(db, tables)
+        progress("copying the slices' columns into the cache")
+        _copy_slices(db, tables, keep)
+        progress("indexing the slices by lane and time")
+        db.execute("CREATE INDEX slices_by_time ON slices(lane, start)")
+        db.execute('UPDATE lanes SET (n, maxdur, first, last) = (SELECT count(*), max("end" - start), min(start), '
+                   'max("end") FROM slices WHERE slices.lane = lanes.id)')
+        progress("summarising the slices per time bucket")
+        _build_levels(db)
+        db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s."end" - s.start), '
+                   'min(s."end" - s.start), max(s."end" - s.start) FROM slices s JOIN lanes l ON l.id = s.lane '
+                   'GROUP BY s.name, l.kind')
+        meta = {"version": CACHE_VERSION, "source": str(source), "identity": db_source.identity(source),
+                "outside": outside, **_session_meta(db, tables)}
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+        db.commit()
+        db.execute("DETACH DATABASE src")
+        db.execute("INSERT INTO meta VALUES ('complete', '1')")  # last: its presence marks a whole cache
+        db.commit()
+    finally:
+        db.close()
+
+
+def _session(db: sqlite3.Connection, tables: set[str]) -> tuple[int, int] | None:
+    if "SESSION_TIME_INFO" not in tables:
+        return None
+    row = db.execute("SELECT startTimeNs, endTimeNs FROM src.SESSION_TIME_INFO").fetchone()
+    if not row or row[0] is None or row[1] is None or int(row[1]) < int(row[0]):
+        return None
+    return int(row[0]), int(row[1])
+
+
+def _session_meta(db: sqlite3.Connection, tables: set[str]) -> dict:
+    session = _session(db, tables)
+    return {} if session is None else {"session_start": session[0], "session_end": session[1]}
+
+
+def _session_filter(db: sqlite3.Connection, tables: set[str]) -> tuple[str, int]:
+    """The SQL condition keeping the events of the collection window (as the full reader keeps
+    them: another clock's events lie hours away), and how many it leaves out."""
+    session = _session(db, tables)
+    if session is None:
+        return "1", 0
+    lo, hi = session
+    margin = max(MIN_OUTSIDE_NS, hi - lo)
+    keep = f"NOT (x.endNs < {lo - margin} OR x.startNs > {hi + margin})"
+    outside = sum(db.execute(f"SELECT count(*) FROM src.{t} x WHERE NOT ({keep})").fetchone()[0]  # noqa: S608
+                  for t in SLICE_TABLES if t in tables)
+    return keep, outside
+
+
+def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
+    if "TASK" in tables:
+        if "COMPUTE_TASK_INFO" in tables:
+            db.execute("INSERT OR IGNORE INTO task_names SELECT globalTaskId, name, taskType "
+                       "FROM src.COMPUTE_TASK_INFO")
+        if "COMMUNICATION_TASK_INFO" in tables:  # the first row of a task names it, after compute's
+            db.execute(f"INSERT OR IGNORE INTO task_names SELECT globalTaskId, name, {HCCL_CAT} "
+                       "FROM src.COMMUNICATION_TASK_INFO ORDER BY rowid")
+        db.execute(f"INSERT OR IGNORE INTO lanes(kind, a, b) SELECT DISTINCT {KIND_TASK}, deviceId, streamId "
+                   "FROM src.TASK")
+        # A task of no known op is named by its type, or "task <id>" (a negative name) without one.
+        db.execute(f"""INSERT INTO slices
+            SELECT l.id, x.startNs, x.endNs,
+                   coalesce(n.name, CASE WHEN x.taskType IN (SELECT id FROM strings) THEN x.taskType
+                                         ELSE -1 - x.taskId END),
+                   coalesce(n.cat, x.taskType), x.streamId, x.taskId
+            FROM src.TASK x JOIN lanes l ON l.kind = {KIND_TASK} AND l.a IS x.deviceId AND l.b IS x.streamId
+            LEFT JOIN task_names n ON n.gid = x.globalTaskId WHERE {keep}""")  # noqa: S608 - fixed text
+    for table, kind, cat, extra in (("CANN_API", KIND_API, "x.type", "x.connectionId"),
+                                    ("MSTX_EVENTS", KIND_MSTX, "NULL", "NULL")):
+        if table not in tables:
+            continue
+        db.execute(f"INSERT OR IGNORE INTO lanes(kind, a, b) SELECT DISTINCT {kind}, globalTid & 4294967295, 0 "
+                   f"FROM src.{table}")  # noqa: S608 - fixed names
+        name = "x.name" if table == "CANN_API" else "x.message"
+        db.execute(f"""INSERT INTO slices
+            SELECT l.id, x.startNs, x.endNs, {name}, {cat}, {extra}, NULL
+            FROM src.{table} x JOIN lanes l ON l.kind = {kind} AND l.a = (x.globalTid & 4294967295) AND l.b = 0
+            WHERE {keep}""")  # noqa: S608 - fixed names
+
+
+def _build_levels(db: sqlite3.Connection) -> None:
+    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane."""
+    width = BASE_NS
+    # The longest slice of a bucket names it: a second pass, as SQLite takes a bare column from the
+    # row of the max() only when the query has one max().
+    db.execute(f"""CREATE TEMP TABLE longest AS SELECT lane, start / {width} AS bucket,
+                   max("end" - start) AS longest, name FROM slices GROUP BY lane, start / {width}""")
+    db.execute("CREATE UNIQUE INDEX temp.longest_key ON longest(lane, bucket)")
+    db.execute(f"""INSERT INTO lod SELECT 1, s.lane, s.start / {width}, count(*), min(s.start), max(s."end"),
+                   sum(s."end" - s.start), g.longest, g.name
+                   FROM slices s JOIN longest g ON g.lane = s.lane AND g.bucket = s.start / {width}
+                   GROUP BY s.lane, s.start / {width}""")
+    db.execute("DROP TABLE temp.longest")
+    level = 1
+    while db.execute("SELECT count(*) FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
+                     (level,)).fetchone():
+        db.execute(f"""CREATE TEMP TABLE longest AS SELECT lane, bucket / {FACTOR} AS bucket, max(longest) AS longest,
+                       name FROM lod WHERE level = {level} GROUP BY lane, bucket / {FACTOR}""")
+        db.execute("CREATE UNIQUE INDEX temp.longest_key ON longest(lane, bucket)")
+        db.execute(f"""INSERT INTO lod SELECT {level + 1}, d.lane, d.bucket / {FACTOR}, sum(d.n), min(d.start),
+                       max(d."end"), sum(d.busy), g.longest, g.name
+                       FROM lod d JOIN longest g ON g.lane = d.lane AND g.bucket = d.bucket / {FACTOR}
+                       WHERE d.level = {level} GROUP BY d.lane, d.bucket / {FACTOR}""")
+        db.execute("DROP TABLE temp.longest")
+        level += 1
+    db.execute("INSERT INTO meta VALUES ('levels', ?)", (str(level),))
+
+
+def level_width(level: int) -> int:
+    """The bucket width (ns) of summary level ``level`` (1 and up)."""
+    return BASE_NS * FACTOR ** (level - 1)

@@ -1,0 +1,226 @@
+"""A profiling database read by time window and level of detail, never whole.
+
+:class:`DbWindow` answers from the query cache (:mod:`.db_cache`): the events of a lane in
+[t0, t1) when the window is narrow enough to show them, else one summary per bucket of the
+coarsest level no wider than a pixel (how many events, their busy time, the longest one's name).
+What a query costs depends on the pixels and lanes shown, not on the size of the database.
+
+Times are the database's own nanoseconds; a window trace (:meth:`DbWindow.window_trace`) is made
+relative to the session's first event, the same origin for every window, so the timeline can
+swap one window's trace for the next without its view moving.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+
+from studio.tools.profiler import db_cache
+from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
+from studio.tools.profiler.lod import build_lod
+from studio.tools.profiler.model import Trace, add_warning
+from studio.tools.profiler.stats import NameStat
+
+EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
+SUMMARY_CAT = "summary"
+
+
+@dataclass
+class Lane:
+    """One timeline row group: a device stream, a host thread's CANN calls, an msproftx thread."""
+
+    id: int
+    kind: int
+    a: int
+    b: int
+    n: int
+    maxdur: int
+    first: int | None
+    last: int | None
+
+    @property
+    def track(self) -> tuple[str, str]:
+        """(process, thread) as the full reader names them."""
+        if self.kind == KIND_TASK:
+            return f"device {self.a}", f"Stream {self.b}"
+        return ("cann" if self.kind == KIND_API else "mstx"), f"Thread {self.a}"
+
+
+class DbWindow:
+    """Window queries over one database's cache (open with :func:`open_window`)."""
+
+    def __init__(self, source: Path, cache: Path):
+        self.source = Path(source)
+        self.cache = Path(cache)
+        self._db = sqlite3.connect(f"file:{quote(str(self.cache))}?mode=ro", uri=True, check_same_thread=False)
+        self.meta = dict(self._db.execute("SELECT key, value FROM meta"))
+        self.levels = int(self.meta.get("levels", "1"))
+        self.strings = dict(self._db.execute("SELECT id, value FROM strings"))
+        self.api_types = dict(self._db.execute("SELECT id, name FROM api_types"))
+        self.lanes = [Lane(*row) for row in self._db.execute(
+            "SELECT id, kind, a, b, n, maxdur, first, last FROM lanes ORDER BY kind, a, b")]
+        starts = [lane.first for lane in self.lanes if lane.first is not None]
+        ends = [lane.last for lane in self.lanes if lane.last is not None]
+        self.t_first = min(starts) if starts else 0
+        self.t_last = max(ends) if ends else 0
+
+    def close(self) -> None:
+        """Let the cache file go."""
+        self._db.close()
+
+    @property
+    def events(self) -> int:
+        """How many slices the database holds (in the collection window)."""
+        return sum(lane.n for lane in self.lanes)
+
+    # ------------------------------------------------------------------ names
+    def name_of(self, value) -> str:
+        """A slice's name as the full reader gives it (an id into STRING_IDS, or "task N")."""
+        if isinstance(value, int):
+            return f"task {-1 - value}" if value < 0 else str(self.strings.get(value, value))
+        return str(self.strings.get(value, value))
+
+    def cat_of(self, kind: int, value) -> str:
+        """A slice's category by its lane's kind."""
+        if kind == KIND_MSTX:
+            return "mstx"
+        if kind == KIND_API:
+            return str(self.api_types.get(value, value))
+        return "HCCL" if value == HCCL_CAT else str(self.strings.get(value, ""))
+
+    # ------------------------------------------------------------------ queries
+    def lane_events(self, lane: Lane, t0: int, t1: int) -> list[tuple]:
+        """(start, end, name, cat, a, b) of every event of ``lane`` overlapping [t0, t1), by start."""
+        return self._db.execute(
+            'SELECT start, "end", name, cat, a, b FROM slices WHERE lane = ? AND start >= ? AND start < ? '
+            'AND ("end" > ? OR start >= ?) ORDER BY start', (lane.id, t0 - lane.maxdur, t1, t0, t0)).fetchall()
+
+    def lane_summaries(self, lane: Lane, level: int, t0: int, t1: int) -> list[tuple]:
+        """(bucket, n, start, end, busy, longest, name) of ``lane``'s buckets at ``level`` whose
+        events start in [t0 - the lane's longest event, t1) and overlap [t0, t1)."""
+        width = db_cache.level_width(level)
+        return self._db.execute(
+            'SELECT bucket, n, start, "end", busy, longest, name FROM lod WHERE level = ? AND lane = ? '
+            'AND bucket >= ? AND bucket <= ? AND start < ? AND ("end" > ? OR start >= ?) ORDER BY bucket',
+            (level, lane.id, (t0 - lane.maxdur) // width, (t1 - 1) // width, t1, t0, t0)).fetchall()
+
+    def level_for(self, ns_per_px: float) -> int:
+        """The coarsest summary level whose buckets are no wider than a pixel (0: events)."""
+        level = 0
+        for k in range(1, self.levels + 1):
+            if db_cache.level_width(k) <= ns_per_px:
+                level = k
+        return level
+
+    def name_stats(self) -> list[NameStat]:
+        """Per name over the whole database: count, total, mean, shortest, longest (µs); the share
+        is of the summed time (self time is not separated from nested calls here)."""
+        merged: dict[str, list] = {}
+        for name, _kind, n, total, low, high in self._db.execute("SELECT * FROM name_stats"):
+            row = merged.setdefault(self.name_of(name), [0, 0, low, high])
+            row[0] += n
+            row[1] += total
+            row[2], row[3] = min(row[2], low), max(row[3], high)
+        grand = float(sum(r[1] for r in merged.values())) or 1.0
+        out = [NameStat(name, n, t / 1e3, t / n / 1e3, lo / 1e3, hi / 1e3, t / grand, t / 1e3)
+               for name, (n, t, lo, hi) in merged.items()]
+        out.sort(key=lambda s: (-s.total_us, s.name))
+        return out
+
+    # ------------------------------------------------------------------ traces
+    def window_trace(self, t0: int | None = None, t1: int | None = None, pixels: int = 2000) -> Trace:
+        """A trace of [t0, t1) (the database's ns; default: everything) for a timeline ``pixels``
+        wide: events where they are few enough to draw, one summary slice per bucket elsewhere."""
+        t0 = self.t_first if t0 is None else int(t0)
+        t1 = self.t_last + 1 if t1 is None else int(t1)
+        level = self.level_for((t1 - t0) / max(1, pixels))
+        builder = TraceBuilder()
+        summarised = exact = 0
+        tracks = [_track(builder, lane) for lane in self.lanes]  # every lane, so rows never jump
+        for lane, track in zip(self.lanes, tracks):
+            if level == 0 or lane.n <= EXACT_LANE_EVENTS:
+                for start, end, name, cat, a, b in self.lane_events(lane, t0, t1):
+                    builder.add_slice(start, end - start, track, self.name_of(name), self.cat_of(lane.kind, cat),
+                                      _args(lane.kind, a, b))
+                    exact += 1
+                continue
+            rows = self.lane_summaries(lane, level, t0, t1)
+            ends = [row[3] for row in rows]
+            for i, (_bucket, n, start, end, busy, longest, name) in enumerate(rows):
+                # a summary ends where the next begins: overlapping summaries would nest as calls do
+                end = min(end, rows[i + 1][2]) if i + 1 < len(rows) else end
+                args = {"events": n, "busy (us)": round(busy / 1e3, 3), "longest (us)": round(longest / 1e3, 3),
+                        "longest event": self.name_of(name), "summary of": "one bucket of the database's cache"}
+                builder.add_slice(start, max(end, start + 1) - start, track, self.name_of(name), SUMMARY_CAT,
+                                  json.dumps(args).encode())
+                summarised += n
+            del ends
+        builder.facts.update(self.facts())
+        builder.facts["window"] = (f"{(t0 - self.t_first) / 1e6:,.3f} – {(t1 - self.t_first) / 1e6:,.3f} ms: "
+                                   f"{exact:,} events drawn one by one, {summarised:,} in per-bucket summaries")
+        trace = builder.build(source=str(self.source))
+        _rebase(trace, self.t_first)
+        trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
+        return trace
+
+    def facts(self) -> dict[str, str]:
+        """What the Summary tab says of the database read by window."""
+        facts = {"read by": "time window from Studio's query cache (the database is never loaded whole)",
+                 "events": f"{self.events:,}", "lanes": str(len(self.lanes)),
+                 "size": f"{self.source.stat().st_size / 2**20:,.1f} MiB", "query cache": str(self.cache)}
+        if "session_start" in self.meta:
+            facts["collection length"] = \
+                f"{(int(self.meta['session_end']) - int(self.meta['session_start'])) / 1e9:.3f} s"
+        outside = int(self.meta.get("outside", "0"))
+        if outside:
+            add_warning(facts, f"{outside} event(s) lie far outside the collection window (another clock) and are "
+                               f"left off the timeline")
+        return facts
+
+
+def open_window(source: Path, progress=None) -> DbWindow:
+    """The window reader of ``source``, its cache built first when there is none."""
+    return DbWindow(source, db_cache.ensure(source, progress))
+
+
+def _track(builder: TraceBuilder, lane: Lane) -> int:
+    pid, thread = lane.track
+    if pid == "cann":
+        builder.process_names.setdefault(pid, "CANN")
+        builder.process_sort.setdefault(pid, -1.0)
+    elif pid == "mstx":
+        builder.process_names.setdefault(pid, "msprofTx")
+    else:
+        builder.process_names.setdefault(pid, f"Ascend Hardware ({pid})")
+    return builder.track_id(pid, thread)
+
+
+def _args(kind: int, a, b) -> bytes | None:
+    if kind == KIND_TASK:
+        return json.dumps({"Stream ID": a, "Task ID": b}).encode()
+    if kind == KIND_API:
+        return json.dumps({"connection_id": a}).encode()
+    return None
+
+
+def _rebase(trace: Trace, origin: int) -> None:
+    """Make ``trace``'s times relative to ``origin`` (the database's first event), whatever its own
+    first slice: every window of one database then shares one time axis."""
+    shift = trace.origin_ns - origin
+    if shift:
+        trace.start = trace.start + shift
+        trace.instant_time = trace.instant_time + shift
+        for counter in trace.counters:
+            counter.times = counter.times + shift
+    trace.origin_ns = origin
+
+
+def window_of(trace: Trace, t0: float, t1: float) -> tuple[int, int]:
+    """A timeline's window (ns relative to ``trace.origin_ns``) in the database's own ns."""
+    return int(trace.origin_ns + np.floor(t0)), int(trace.origin_ns + np.ceil(t1))
