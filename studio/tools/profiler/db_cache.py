@@ -186,6 +186,7 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         db.execute("CREATE INDEX slices_by_time ON slices(lane, start)")
         db.execute('UPDATE lanes SET (n, maxdur, first, last) = (SELECT count(*), max("end" - start), min(start), '
                    'max("end") FROM slices WHERE slices.lane = lanes.id)')
+        db.execute("DELETE FROM lanes WHERE n = 0")  # only other-clock events: no row on the timeline
         progress("summarising the slices per time bucket")
         _build_levels(db)
         db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s."end" - s.start), '
