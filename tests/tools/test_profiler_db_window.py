@@ -115,6 +115,9 @@ def test_window_trace_equals_todays_reader(real_db):
         part = window.window_trace(t0, t1, pixels=10**9)  # a pixel per ns: every event, none summarised
         assert rows(part, t0, t1) == rows(full, t0, t1)
         assert part.origin_ns == window.t_first  # one time axis for every window
+    counters = {(c.process, c.name): (c.times + part.origin_ns).tolist() + c.values.tolist() for c in part.counters}
+    assert counters == {(c.process, c.name): (c.times + full.origin_ns).tolist() + c.values.tolist()
+                        for c in full.counters}
     window.close()
 
 

@@ -20,12 +20,13 @@ from urllib.parse import quote
 
 import numpy as np
 
-from studio.tools.profiler import db_cache
+from studio.tools.profiler import db_cache, db_source
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace, add_warning
 from studio.tools.profiler.stats import NameStat
+from studio.tools.profiler.usage_counters import add_db_counters
 
 EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
 SUMMARY_CAT = "summary"
@@ -69,6 +70,7 @@ class DbWindow:
         ends = [lane.last for lane in self.lanes if lane.last is not None]
         self.t_first = min(starts) if starts else 0
         self.t_last = max(ends) if ends else 0
+        self._counters: list | None = None  # the usage counters, read once (sampled: small tables)
 
     def close(self) -> None:
         """Let the cache file go."""
@@ -166,8 +168,27 @@ class DbWindow:
                                    f"{exact:,} events drawn one by one, {summarised:,} in per-bucket summaries")
         trace = builder.build(source=str(self.source))
         _rebase(trace, self.t_first)
+        trace.counters = self.counters()
         trace.lod = build_lod(trace.start, trace.dur, trace.track, trace.depth)
         return trace
+
+    def counters(self) -> list:
+        """The database's usage counters (HBM, LLC, NPU memory, host CPU ...) on the windows' time
+        axis, read from the user's file once, as the full reader reads them."""
+        if self._counters is None:
+            builder = TraceBuilder()
+            db = db_source.connect(self.source)
+            try:
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                add_db_counters(builder, db, tables, self.strings, self.source.name)
+            except sqlite3.Error as exc:
+                raise db_source.explain(exc, self.source) from exc
+            finally:
+                db.close()
+            trace = builder.build(source=str(self.source))
+            _rebase(trace, self.t_first)
+            self._counters = trace.counters
+        return self._counters
 
     def facts(self) -> dict[str, str]:
         """What the Summary tab says of the database read by window."""

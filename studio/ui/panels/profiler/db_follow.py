@@ -1,0 +1,113 @@
+"""A profiling database on the timeline, read by the window the user looks at.
+
+Opening a ``msprof_*.db`` / ``ascend_pytorch_profiler_*.db`` builds (once) its query cache and
+shows the whole session as per-bucket summaries; as the user zooms or pans, the visible window
+(with half a window either side, so a short pan needs nothing new) is asked of the cache in a
+job and swapped in with the view kept. Only what is shown is ever read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer
+
+from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler.db_reader import match_profiling_db
+from studio.tools.profiler.db_window import DbWindow, open_window, window_of
+from studio.tools.profiler.model import source_label
+from studio.tools.profiler.stats import share_by_name_id
+from studio.ui.panels.profiler.state import Loaded, default_rows, ready_rows
+
+POLL_MS = 120      # how often the view's window is compared with the one read
+REREAD_ZOOM = 2.0  # a zoom by this factor or more reads the window again, at its level of detail
+COUNTED = ("the whole database, from its query cache (total time per name; nested calls are not subtracted); "
+           "the timeline shows the visible window, summarised per bucket where events are denser than pixels")
+
+
+def handles(path: Path) -> bool:
+    """True for a profiling database file (what this module opens by window)."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            return match_profiling_db(path, handle.read(16))
+    except OSError:
+        return False
+
+
+def loaded_window(window: DbWindow, t0: int | None, t1: int | None, pixels: int) -> Loaded:
+    """The panel's profile for the window [t0, t1) (database ns; None: the whole session)."""
+    trace = window.window_trace(t0, t1, pixels)
+    by_name = window.name_stats()
+    return Loaded(window.source, f"{source_label(window.source)} (by window)", trace, by_name, [], {},
+                  share=share_by_name_id(trace, by_name), ready=ready_rows(by_name, []), counted=COUNTED,
+                  cached=True, rows=default_rows(trace))
+
+
+class DbFollower(QObject):
+    """Opens databases by window for ``panel`` and re-reads the window as its timeline moves."""
+
+    def __init__(self, panel):
+        super().__init__(panel)
+        self.panel = panel
+        self.windows: dict[Path, DbWindow] = {}
+        self._read: tuple[float, float, float] | None = None  # (t0, t1, ns per px) of the trace shown
+        self._busy = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._on_tick)
+        self._timer.start()
+
+    def open(self, path: Path) -> None:
+        """Open the database at ``path`` (its query cache built in the job when there is none)."""
+        path = Path(path)
+        self.panel.info.setText(f"Opening {path.name} (by window)…")
+        pixels = self.panel.timeline.canvas_width
+
+        def job(cancel: CancelToken):
+            yield Progress(None, f"opening {path.name}: building its query cache when there is none")
+            window = open_window(path, lambda text: None)
+            cancel.raise_if_cancelled()
+            self.windows[path] = window
+            return loaded_window(window, None, None, pixels)
+
+        handle = self.panel.runner.start(f"Opening {path.name}", job)
+        handle.finished.connect(self._on_read)
+        handle.failed.connect(lambda exc, _tb: self.panel.info.setText(f"Could not open {path.name}"))
+
+    def _on_read(self, loaded: Loaded) -> None:
+        trace = loaded.trace
+        if self._read is None or self.panel.state.current is None:
+            self._read = (0.0, float(trace.span_ns), 0.0)
+        self.panel._on_rank_lanes(loaded)
+
+    def _on_tick(self) -> None:
+        current = self.panel.state.current
+        if self._busy or current is None or Path(current.path) not in self.windows:
+            return
+        view = self.panel.timeline
+        width = view.t1 - view.t0
+        ns_per_px = width / max(1, view.canvas_width)
+        read = self._read
+        if read is not None and read[0] <= view.t0 and view.t1 <= read[1] and read[2] > 0 and \
+                1 / REREAD_ZOOM < ns_per_px / read[2] < REREAD_ZOOM:
+            return  # what is shown was read, at about this level of detail
+        window = self.windows[Path(current.path)]
+        t0, t1 = view.t0 - width / 2, view.t1 + width / 2
+        pixels = 2 * view.canvas_width
+        a, b = window_of(current.trace, t0, t1)
+        self._busy = True
+        self._read = (t0, t1, ns_per_px)
+
+        def job(cancel: CancelToken):
+            yield Progress(None, "reading the visible window")
+            return loaded_window(window, a, b, pixels)
+
+        handle = self.panel.runner.start("Reading the visible window", job)
+        handle.finished.connect(self._on_read)
+        handle.ended.connect(self._on_ended)
+
+    def _on_ended(self) -> None:
+        self._busy = False
