@@ -46,7 +46,9 @@ CREATE TABLE lanes(id INTEGER PRIMARY KEY, kind INTEGER, a INTEGER, b INTEGER, n
 CREATE TABLE task_names(gid INTEGER PRIMARY KEY, name, cat);
 CREATE TABLE slices(lane INTEGER, start INTEGER, "end" INTEGER, name, cat, a INTEGER, b INTEGER);
 CREATE TABLE lod(level INTEGER, lane INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
-                 busy INTEGER, longest INTEGER, name, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+                 busy INTEGER, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+CREATE TABLE lod_names(level INTEGER, lane INTEGER, bucket INTEGER, longest INTEGER, name,
+                       PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
 CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGER, high INTEGER);
 """
 
@@ -180,15 +182,19 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         if "ENUM_API_TYPE" in tables:
             db.execute("INSERT INTO api_types SELECT id, name FROM src.ENUM_API_TYPE")
         keep, outside = _session_filter(db, tables)
+        # Each lane's slices are written together, in time order: the index and every pass over
+        # them then read the file front to back.
         progress("copying the slices' columns into the cache")
         _copy_slices(db, tables, keep)
         progress("indexing the slices by lane and time")
         db.execute("CREATE INDEX slices_by_time ON slices(lane, start)")
-        db.execute('UPDATE lanes SET (n, maxdur, first, last) = (SELECT count(*), max("end" - start), min(start), '
-                   'max("end") FROM slices WHERE slices.lane = lanes.id)')
-        db.execute("DELETE FROM lanes WHERE n = 0")  # only other-clock events: no row on the timeline
         progress("summarising the slices per time bucket")
         _build_levels(db)
+        db.execute('UPDATE lanes SET (n, first, last) = (SELECT sum(n), min(start), max("end") FROM lod '
+                   'WHERE level = 1 AND lod.lane = lanes.id)')
+        db.execute("UPDATE lanes SET maxdur = (SELECT max(longest) FROM lod_names WHERE level = 1 "
+                   "AND lod_names.lane = lanes.id)")
+        db.execute("DELETE FROM lanes WHERE n IS NULL")  # only other-clock events: no row on the timeline
         db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s."end" - s.start), '
                    'min(s."end" - s.start), max(s."end" - s.start) FROM slices s JOIN lanes l ON l.id = s.lane '
                    'GROUP BY s.name, l.kind')
@@ -248,7 +254,7 @@ def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
                                          ELSE -1 - x.taskId END),
                    coalesce(n.cat, x.taskType), x.streamId, x.taskId
             FROM src.TASK x JOIN lanes l ON l.kind = {KIND_TASK} AND l.a IS x.deviceId AND l.b IS x.streamId
-            LEFT JOIN task_names n ON n.gid = x.globalTaskId WHERE {keep}""")  # noqa: S608 - fixed text
+            LEFT JOIN task_names n ON n.gid = x.globalTaskId WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed text
     for table, kind, cat, extra in (("CANN_API", KIND_API, "x.type", "x.connectionId"),
                                     ("MSTX_EVENTS", KIND_MSTX, "NULL", "NULL")):
         if table not in tables:
@@ -259,35 +265,34 @@ def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
         db.execute(f"""INSERT INTO slices
             SELECT l.id, x.startNs, x.endNs, {name}, {cat}, {extra}, NULL
             FROM src.{table} x JOIN lanes l ON l.kind = {kind} AND l.a = (x.globalTid & 4294967295) AND l.b = 0
-            WHERE {keep}""")  # noqa: S608 - fixed names
+            WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed names
 
 
 def _build_levels(db: sqlite3.Connection) -> None:
-    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane."""
-    width = BASE_NS
-    # The longest slice of a bucket names it: a second pass, as SQLite takes a bare column from the
-    # row of the max() only when the query has one max().
-    db.execute(f"""CREATE TEMP TABLE longest AS SELECT lane, start / {width} AS bucket,
-                   max("end" - start) AS longest, name FROM slices GROUP BY lane, start / {width}""")
-    db.execute("CREATE UNIQUE INDEX temp.longest_key ON longest(lane, bucket)")
-    db.execute(f"""INSERT INTO lod SELECT 1, s.lane, s.start / {width}, count(*), min(s.start), max(s."end"),
-                   sum(s."end" - s.start), g.longest, g.name
-                   FROM slices s JOIN longest g ON g.lane = s.lane AND g.bucket = s.start / {width}
-                   GROUP BY s.lane, s.start / {width}""")
-    db.execute("DROP TABLE temp.longest")
+    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane.
+
+    The longest slice of a bucket names it. SQLite takes a bare column from the row of the max()
+    only when the query has one min()/max(), so the names are a second pass into a table of their
+    own (joined by key when read); a join here would look every slice's bucket up again."""
+    _level(db, 1, f'''SELECT 1, lane, start / {BASE_NS}, count(*), min(start), max("end"), sum("end" - start)
+                         FROM slices GROUP BY lane, start / {BASE_NS}''',
+           f'''SELECT 1, lane, start / {BASE_NS}, max("end" - start), name FROM slices
+              GROUP BY lane, start / {BASE_NS}''')
     level = 1
-    while db.execute("SELECT count(*) FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
+    while db.execute("SELECT 1 FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
                      (level,)).fetchone():
-        db.execute(f"""CREATE TEMP TABLE longest AS SELECT lane, bucket / {FACTOR} AS bucket, max(longest) AS longest,
-                       name FROM lod WHERE level = {level} GROUP BY lane, bucket / {FACTOR}""")
-        db.execute("CREATE UNIQUE INDEX temp.longest_key ON longest(lane, bucket)")
-        db.execute(f"""INSERT INTO lod SELECT {level + 1}, d.lane, d.bucket / {FACTOR}, sum(d.n), min(d.start),
-                       max(d."end"), sum(d.busy), g.longest, g.name
-                       FROM lod d JOIN longest g ON g.lane = d.lane AND g.bucket = d.bucket / {FACTOR}
-                       WHERE d.level = {level} GROUP BY d.lane, d.bucket / {FACTOR}""")
-        db.execute("DROP TABLE temp.longest")
+        _level(db, level + 1,
+               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, sum(n), min(start), max("end"), sum(busy) FROM lod
+                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''',
+               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, max(longest), name FROM lod_names
+                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''')
         level += 1
     db.execute("INSERT INTO meta VALUES ('levels', ?)", (str(level),))
+
+
+def _level(db: sqlite3.Connection, level: int, sums: str, names: str) -> None:
+    db.execute(f"INSERT INTO lod {sums}")  # noqa: S608 - fixed text
+    db.execute(f"INSERT INTO lod_names {names}")  # noqa: S608 - fixed text
 
 
 def level_width(level: int) -> int:

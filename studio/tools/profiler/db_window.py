@@ -29,7 +29,10 @@ from studio.tools.profiler.stats import NameStat
 from studio.tools.profiler.usage_counters import add_db_counters
 
 EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
+BUCKET_PX = 4  # a summary bucket is at most this many pixels wide (at least half a pixel: <= 2 per px)
 SUMMARY_CAT = "summary"
+_SUMMARY_ARGS = ('{"events": %d, "busy (us)": %.3f, "longest (us)": %.3f, "longest event": %s, '
+                 '"summary of": "one time bucket of the database\'s query cache"}')
 
 
 @dataclass
@@ -108,8 +111,9 @@ class DbWindow:
         events start in [t0 - the lane's longest event, t1) and overlap [t0, t1)."""
         width = db_cache.level_width(level)
         return self._db.execute(
-            'SELECT bucket, n, start, "end", busy, longest, name FROM lod WHERE level = ? AND lane = ? '
-            'AND bucket >= ? AND bucket <= ? AND start < ? AND ("end" > ? OR start >= ?) ORDER BY bucket',
+            'SELECT d.bucket, d.n, d.start, d."end", d.busy, g.longest, g.name FROM lod d JOIN lod_names g '
+            'USING (level, lane, bucket) WHERE d.level = ? AND d.lane = ? AND d.bucket >= ? AND d.bucket <= ? '
+            'AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.bucket',
             (level, lane.id, (t0 - lane.maxdur) // width, (t1 - 1) // width, t1, t0, t0)).fetchall()
 
     def level_for(self, ns_per_px: float) -> int:
@@ -141,7 +145,7 @@ class DbWindow:
         wide: events where they are few enough to draw, one summary slice per bucket elsewhere."""
         t0 = self.t_first if t0 is None else int(t0)
         t1 = self.t_last + 1 if t1 is None else int(t1)
-        level = self.level_for((t1 - t0) / max(1, pixels))
+        level = self.level_for(BUCKET_PX * (t1 - t0) / max(1, pixels))
         builder = TraceBuilder()
         summarised = exact = 0
         tracks = [_track(builder, lane) for lane in self.lanes]  # every lane, so rows never jump
@@ -153,16 +157,13 @@ class DbWindow:
                     exact += 1
                 continue
             rows = self.lane_summaries(lane, level, t0, t1)
-            ends = [row[3] for row in rows]
             for i, (_bucket, n, start, end, busy, longest, name) in enumerate(rows):
                 # a summary ends where the next begins: overlapping summaries would nest as calls do
                 end = min(end, rows[i + 1][2]) if i + 1 < len(rows) else end
-                args = {"events": n, "busy (us)": round(busy / 1e3, 3), "longest (us)": round(longest / 1e3, 3),
-                        "longest event": self.name_of(name), "summary of": "one bucket of the database's cache"}
-                builder.add_slice(start, max(end, start + 1) - start, track, self.name_of(name), SUMMARY_CAT,
-                                  json.dumps(args).encode())
+                text = self.name_of(name)
+                args = _SUMMARY_ARGS % (n, busy / 1e3, longest / 1e3, json.dumps(text))
+                builder.add_slice(start, max(end, start + 1) - start, track, text, SUMMARY_CAT, args.encode())
                 summarised += n
-            del ends
         builder.facts.update(self.facts())
         builder.facts["window"] = (f"{(t0 - self.t_first) / 1e6:,.3f} – {(t1 - self.t_first) / 1e6:,.3f} ms: "
                                    f"{exact:,} events drawn one by one, {summarised:,} in per-bucket summaries")

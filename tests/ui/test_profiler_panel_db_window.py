@@ -55,9 +55,9 @@ def test_database_opens_by_window_and_zoom_reads_the_new_window(qtbot, panel, re
     assert loaded.trace.size < direct_count(real_db, 0, 2**62)
     view = panel.timeline
     trace = loaded.trace
-    # zoom on a 2 ms stretch in the middle of the busiest part of the session
+    # zoom on a 0.5 ms stretch in the middle of the busiest part of the session
     mid = float(trace.start[len(trace.start) // 2])
-    view.set_window(mid, mid + 2e6)
+    view.set_window(mid, mid + 5e5)
     qtbot.waitUntil(lambda: panel.state.current.trace is not trace
                     and panel.state.current.trace.facts["window"] != trace.facts["window"], timeout=20000)
     qtbot.waitUntil(lambda: not panel.db_follow._busy, timeout=20000)
@@ -66,6 +66,6 @@ def test_database_opens_by_window_and_zoom_reads_the_new_window(qtbot, panel, re
     rel = shown.start + shown.dur
     inside = ((shown.start + shown.origin_ns < b) & ((rel + shown.origin_ns > a) | (shown.start + shown.origin_ns >= a)))
     assert "summary" not in {shown.cats[c] for c in shown.cat[inside]}  # zoomed in: events, not summaries
-    assert int(inside.sum()) == direct_count(real_db, a, b)
-    assert (view.t0, view.t1) == pytest.approx((mid, mid + 2e6))  # the view stayed where the user put it
+    assert 0 < int(inside.sum()) == direct_count(real_db, a, b)
+    assert (view.t0, view.t1) == pytest.approx((mid, mid + 5e5))  # the view stayed where the user put it
     assert sorted(p.name for p in real_db.parent.iterdir()) == before
