@@ -147,23 +147,28 @@ class DbWindow:
         t1 = self.t_last + 1 if t1 is None else int(t1)
         level = self.level_for(BUCKET_PX * (t1 - t0) / max(1, pixels))
         builder = TraceBuilder()
+        columns = _Columns(builder)
         summarised = exact = 0
         tracks = [_track(builder, lane) for lane in self.lanes]  # every lane, so rows never jump
         for lane, track in zip(self.lanes, tracks):
             if level == 0 or lane.n <= EXACT_LANE_EVENTS:
-                for start, end, name, cat, a, b in self.lane_events(lane, t0, t1):
-                    builder.add_slice(start, end - start, track, self.name_of(name), self.cat_of(lane.kind, cat),
-                                      _args(lane.kind, a, b))
-                    exact += 1
+                rows = self.lane_events(lane, t0, t1)
+                cats = {v: columns.cat(self.cat_of(lane.kind, v)) for v in {r[3] for r in rows}}
+                columns.add(track, [r[0] for r in rows], [r[1] for r in rows],
+                            [columns.name(r[2], self.name_of) for r in rows], [cats[r[3]] for r in rows],
+                            [_args(lane.kind, r[4], r[5]) for r in rows])
+                exact += len(rows)
                 continue
             rows = self.lane_summaries(lane, level, t0, t1)
-            for i, (_bucket, n, start, end, busy, longest, name) in enumerate(rows):
-                # a summary ends where the next begins: overlapping summaries would nest as calls do
-                end = min(end, rows[i + 1][2]) if i + 1 < len(rows) else end
-                text = self.name_of(name)
-                args = _SUMMARY_ARGS % (n, busy / 1e3, longest / 1e3, json.dumps(text))
-                builder.add_slice(start, max(end, start + 1) - start, track, text, SUMMARY_CAT, args.encode())
-                summarised += n
+            # a summary ends where the next begins: overlapping summaries would nest as calls do
+            ends = [min(r[3], nxt[2]) for r, nxt in zip(rows, rows[1:])] + [r[3] for r in rows[-1:]]
+            summary = columns.cat(SUMMARY_CAT)
+            columns.add(track, [r[2] for r in rows], [max(e, r[2] + 1) for r, e in zip(rows, ends)],
+                        [columns.name(r[6], self.name_of) for r in rows], [summary] * len(rows),
+                        [(_SUMMARY_ARGS % (r[1], r[4] / 1e3, r[5] / 1e3, json.dumps(self.name_of(r[6])))).encode()
+                         for r in rows])
+            summarised += sum(r[1] for r in rows)
+        columns.close()
         builder.facts.update(self.facts())
         builder.facts["window"] = (f"{(t0 - self.t_first) / 1e6:,.3f} – {(t1 - self.t_first) / 1e6:,.3f} ms: "
                                    f"{exact:,} events drawn one by one, {summarised:,} in per-bucket summaries")
@@ -223,12 +228,49 @@ def _track(builder: TraceBuilder, lane: Lane) -> int:
     return builder.track_id(pid, thread)
 
 
-def _args(kind: int, a, b) -> bytes | None:
+def _args(kind: int, a, b) -> bytes:
     if kind == KIND_TASK:
-        return json.dumps({"Stream ID": a, "Task ID": b}).encode()
+        return b'{"Stream ID": %d, "Task ID": %d}' % (a, b) if a is not None and b is not None else b""
     if kind == KIND_API:
-        return json.dumps({"connection_id": a}).encode()
-    return None
+        return b'{"connection_id": %d}' % a if a is not None else b""
+    return b""
+
+
+class _Columns:
+    """Slices gathered per lane as columns and handed to the builder at once (a window of tens of
+    thousands of slices: a call per slice was most of the query's time)."""
+
+    def __init__(self, builder: TraceBuilder):
+        self.builder = builder
+        self.names: dict = {}
+        self.parts: list[tuple] = []
+
+    def name(self, value, text_of) -> int:
+        """The builder's id of the name stored as ``value`` (decoded once per window)."""
+        found = self.names.get(value)
+        if found is None:
+            found = self.names[value] = self.builder.name_id(text_of(value))
+        return found
+
+    def cat(self, text: str) -> int:
+        """The builder's id of category ``text``."""
+        return self.builder.cat_id(text)
+
+    def add(self, track: int, starts: list, ends: list, names: list, cats: list, args: list[bytes]) -> None:
+        """One lane's slices: times in ns, name and category ids, raw JSON args (b"" for none)."""
+        if not starts:
+            return
+        lengths = np.array([len(a) for a in args], np.int64)
+        base = self.builder.add_args_blob(b"".join(args))
+        offsets = base + np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        start = np.array(starts, np.int64)
+        self.parts.append((start, np.array(ends, np.int64) - start, np.full(len(start), track, np.int32),
+                           np.array(names, np.int32), np.array(cats, np.int32), offsets, lengths.astype(np.int32)))
+
+    def close(self) -> None:
+        """Hand every lane's columns to the builder."""
+        for part in self.parts:
+            self.builder.add_slices(*part)
 
 
 def _rebase(trace: Trace, origin: int) -> None:
