@@ -58,9 +58,7 @@ def test_database_opens_by_window_and_zoom_reads_the_new_window(qtbot, panel, re
     # zoom on a 0.5 ms stretch in the middle of the busiest part of the session
     mid = float(trace.start[len(trace.start) // 2])
     view.set_window(mid, mid + 5e5)
-    qtbot.waitUntil(lambda: panel.state.current.trace is not trace
-                    and panel.state.current.trace.facts["window"] != trace.facts["window"], timeout=20000)
-    qtbot.waitUntil(lambda: not panel.db_follow._busy, timeout=20000)
+    qtbot.waitUntil(lambda: panel.state.current.trace is not trace and panel.db_follow.settled(), timeout=20000)
     shown = panel.state.current.trace
     a, b = shown.origin_ns + int(view.t0), shown.origin_ns + int(view.t1)
     rel = shown.start + shown.dur

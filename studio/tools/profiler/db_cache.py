@@ -3,8 +3,8 @@
 A user's msprof / PyTorch-NPU database has no index on the times of most tables (``CANN_API`` is
 keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one beside the file.
 So the first open copies, inside SQLite (no Python object per row, memory bounded by SQLite's
-page cache), the slices' lane, start, end, name and category into a cache database under
-``studio.core.paths.cache_dir()/profiler/db/``, with an index on (lane, start) and a pyramid of
+page cache), the slices' lane, start, duration, name and category into a cache database under
+``studio.core.paths.cache_dir()/profiler/db/``, kept in (lane, start) order by its key, and a pyramid of
 per-bucket summaries (:data:`FACTOR` times wider per level). Every later open of the same file
 (same path, inode, size and modification time) only opens the cache.
 
@@ -30,7 +30,7 @@ from studio.tools.profiler import db_source
 from studio.tools.profiler.cache import cache_root
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS
 
-CACHE_VERSION = 1  # bump whenever the cache's tables or what goes into them change
+CACHE_VERSION = 2  # bump whenever the cache's tables or what goes into them change
 BASE_NS = 8192     # level 1 buckets; level k is BASE_NS * FACTOR ** (k - 1) wide
 FACTOR = 8
 KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
@@ -44,7 +44,8 @@ CREATE TABLE api_types(id INTEGER PRIMARY KEY, name TEXT);
 CREATE TABLE lanes(id INTEGER PRIMARY KEY, kind INTEGER, a INTEGER, b INTEGER, n INTEGER DEFAULT 0,
                    maxdur INTEGER DEFAULT 0, first INTEGER, last INTEGER, UNIQUE(kind, a, b));
 CREATE TABLE task_names(gid INTEGER PRIMARY KEY, name, cat);
-CREATE TABLE slices(lane INTEGER, start INTEGER, "end" INTEGER, name, cat, a INTEGER, b INTEGER);
+CREATE TABLE slices(lane INTEGER, start INTEGER, ref INTEGER, dur INTEGER, name, cat, a INTEGER,
+                    PRIMARY KEY(lane, start, ref)) WITHOUT ROWID;
 CREATE TABLE lod(level INTEGER, lane INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
                  busy INTEGER, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
 CREATE TABLE lod_names(level INTEGER, lane INTEGER, bucket INTEGER, longest INTEGER, name,
@@ -182,12 +183,10 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         if "ENUM_API_TYPE" in tables:
             db.execute("INSERT INTO api_types SELECT id, name FROM src.ENUM_API_TYPE")
         keep, outside = _session_filter(db, tables)
-        # Each lane's slices are written together, in time order: the index and every pass over
-        # them then read the file front to back.
+        # The slices are kept in (lane, start) order by their key (no index beside them), and
+        # written in that order, so the b-tree grows at its end and every pass reads it front to back.
         progress("copying the slices' columns into the cache")
         _copy_slices(db, tables, keep)
-        progress("indexing the slices by lane and time")
-        db.execute("CREATE INDEX slices_by_time ON slices(lane, start)")
         progress("summarising the slices per time bucket")
         _build_levels(db)
         db.execute('UPDATE lanes SET (n, first, last) = (SELECT sum(n), min(start), max("end") FROM lod '
@@ -195,8 +194,8 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         db.execute("UPDATE lanes SET maxdur = (SELECT max(longest) FROM lod_names WHERE level = 1 "
                    "AND lod_names.lane = lanes.id)")
         db.execute("DELETE FROM lanes WHERE n IS NULL")  # only other-clock events: no row on the timeline
-        db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s."end" - s.start), '
-                   'min(s."end" - s.start), max(s."end" - s.start) FROM slices s JOIN lanes l ON l.id = s.lane '
+        db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s.dur), min(s.dur), max(s.dur) '
+                   'FROM slices s JOIN lanes l ON l.id = s.lane '
                    'GROUP BY s.name, l.kind')
         meta = {"version": CACHE_VERSION, "source": str(source), "identity": db_source.identity(source),
                 "outside": outside, **_session_meta(db, tables)}
@@ -249,10 +248,10 @@ def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
                    "FROM src.TASK")
         # A task of no known op is named by its type, or "task <id>" (a negative name) without one.
         db.execute(f"""INSERT INTO slices
-            SELECT l.id, x.startNs, x.endNs,
+            SELECT l.id, x.startNs, x.rowid, x.endNs - x.startNs,
                    coalesce(n.name, CASE WHEN x.taskType IN (SELECT id FROM strings) THEN x.taskType
                                          ELSE -1 - x.taskId END),
-                   coalesce(n.cat, x.taskType), x.streamId, x.taskId
+                   coalesce(n.cat, x.taskType), x.taskId
             FROM src.TASK x JOIN lanes l ON l.kind = {KIND_TASK} AND l.a IS x.deviceId AND l.b IS x.streamId
             LEFT JOIN task_names n ON n.gid = x.globalTaskId WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed text
     for table, kind, cat, extra in (("CANN_API", KIND_API, "x.type", "x.connectionId"),
@@ -263,7 +262,7 @@ def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
                    f"FROM src.{table}")  # noqa: S608 - fixed names
         name = "x.name" if table == "CANN_API" else "x.message"
         db.execute(f"""INSERT INTO slices
-            SELECT l.id, x.startNs, x.endNs, {name}, {cat}, {extra}, NULL
+            SELECT l.id, x.startNs, x.rowid, x.endNs - x.startNs, {name}, {cat}, {extra}
             FROM src.{table} x JOIN lanes l ON l.kind = {kind} AND l.a = (x.globalTid & 4294967295) AND l.b = 0
             WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed names
 
@@ -274,9 +273,9 @@ def _build_levels(db: sqlite3.Connection) -> None:
     The longest slice of a bucket names it. SQLite takes a bare column from the row of the max()
     only when the query has one min()/max(), so the names are a second pass into a table of their
     own (joined by key when read); a join here would look every slice's bucket up again."""
-    _level(db, 1, f'''SELECT 1, lane, start / {BASE_NS}, count(*), min(start), max("end"), sum("end" - start)
+    _level(db, 1, f'''SELECT 1, lane, start / {BASE_NS}, count(*), min(start), max(start + dur), sum(dur)
                          FROM slices GROUP BY lane, start / {BASE_NS}''',
-           f'''SELECT 1, lane, start / {BASE_NS}, max("end" - start), name FROM slices
+           f'''SELECT 1, lane, start / {BASE_NS}, max(dur), name FROM slices
               GROUP BY lane, start / {BASE_NS}''')
     level = 1
     while db.execute("SELECT 1 FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",

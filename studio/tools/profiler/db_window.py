@@ -101,10 +101,11 @@ class DbWindow:
 
     # ------------------------------------------------------------------ queries
     def lane_events(self, lane: Lane, t0: int, t1: int) -> list[tuple]:
-        """(start, end, name, cat, a, b) of every event of ``lane`` overlapping [t0, t1), by start."""
+        """(start, end, name, cat, a) of every event of ``lane`` overlapping [t0, t1), by start (``a``:
+        a task's id, an API call's connection id)."""
         return self._db.execute(
-            'SELECT start, "end", name, cat, a, b FROM slices WHERE lane = ? AND start >= ? AND start < ? '
-            'AND ("end" > ? OR start >= ?) ORDER BY start', (lane.id, t0 - lane.maxdur, t1, t0, t0)).fetchall()
+            'SELECT start, start + dur, name, cat, a FROM slices WHERE lane = ? AND start >= ? AND start < ? '
+            'AND (start + dur > ? OR start >= ?) ORDER BY start', (lane.id, t0 - lane.maxdur, t1, t0, t0)).fetchall()
 
     def lane_summaries(self, lane: Lane, level: int, t0: int, t1: int) -> list[tuple]:
         """(bucket, n, start, end, busy, longest, name) of ``lane``'s buckets at ``level`` whose
@@ -156,7 +157,7 @@ class DbWindow:
                 cats = {v: columns.cat(self.cat_of(lane.kind, v)) for v in {r[3] for r in rows}}
                 columns.add(track, [r[0] for r in rows], [r[1] for r in rows],
                             [columns.name(r[2], self.name_of) for r in rows], [cats[r[3]] for r in rows],
-                            [_args(lane.kind, r[4], r[5]) for r in rows])
+                            [_args(lane.kind, lane.b, r[4]) for r in rows])
                 exact += len(rows)
                 continue
             rows = self.lane_summaries(lane, level, t0, t1)
@@ -228,11 +229,12 @@ def _track(builder: TraceBuilder, lane: Lane) -> int:
     return builder.track_id(pid, thread)
 
 
-def _args(kind: int, a, b) -> bytes:
+def _args(kind: int, stream, ref) -> bytes:
+    """A slice's details: a task's stream and id, an API call's connection id."""
     if kind == KIND_TASK:
-        return b'{"Stream ID": %d, "Task ID": %d}' % (a, b) if a is not None and b is not None else b""
+        return b'{"Stream ID": %d, "Task ID": %d}' % (stream, ref) if stream is not None and ref is not None else b""
     if kind == KIND_API:
-        return b'{"connection_id": %d}' % a if a is not None else b""
+        return b'{"connection_id": %d}' % ref if ref is not None else b""
     return b""
 
 

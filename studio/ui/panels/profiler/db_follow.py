@@ -53,7 +53,7 @@ class DbFollower(QObject):
         super().__init__(panel)
         self.panel = panel
         self.windows: dict[Path, DbWindow] = {}
-        self._read: tuple[float, float, float] | None = None  # (t0, t1, ns per px) of the trace shown
+        self._reads: dict[Path, tuple[float, float, float]] = {}  # per database: (t0, t1, ns per px) read
         self._busy = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -73,40 +73,51 @@ class DbFollower(QObject):
             self.windows[path] = window
             return loaded_window(window, None, None, pixels)
 
+        def opened(loaded: Loaded) -> None:
+            # the whole session, read for this many pixels
+            self._reads[path] = (float("-inf"), float("inf"), loaded.trace.span_ns / max(1, pixels))
+            self.panel._on_rank_lanes(loaded)
+
+        self._busy = True
         handle = self.panel.runner.start(f"Opening {path.name}", job)
-        handle.finished.connect(self._on_read)
+        handle.finished.connect(opened)
+        handle.ended.connect(self._on_ended)
         handle.failed.connect(lambda exc, _tb: self.panel.info.setText(f"Could not open {path.name}"))
 
-    def _on_read(self, loaded: Loaded) -> None:
-        trace = loaded.trace
-        if self._read is None or self.panel.state.current is None:
-            self._read = (0.0, float(trace.span_ns), 0.0)
-        self.panel._on_rank_lanes(loaded)
+    def settled(self) -> bool:
+        """True when what the timeline shows was read for its window and level of detail."""
+        current = self.panel.state.current
+        return not self._busy and (current is None or Path(current.path) not in self.windows
+                                   or self._covers(Path(current.path)))
+
+    def _covers(self, path: Path) -> bool:
+        view, read = self.panel.timeline, self._reads.get(path)
+        ns_per_px = (view.t1 - view.t0) / max(1, view.canvas_width)
+        return read is not None and read[0] <= view.t0 and view.t1 <= read[1] and read[2] > 0 and \
+            1 / REREAD_ZOOM < ns_per_px / read[2] < REREAD_ZOOM
 
     def _on_tick(self) -> None:
         current = self.panel.state.current
         if self._busy or current is None or Path(current.path) not in self.windows:
             return
+        if self._covers(Path(current.path)):
+            return  # what is shown was read, at about this level of detail
         view = self.panel.timeline
         width = view.t1 - view.t0
         ns_per_px = width / max(1, view.canvas_width)
-        read = self._read
-        if read is not None and read[0] <= view.t0 and view.t1 <= read[1] and read[2] > 0 and \
-                1 / REREAD_ZOOM < ns_per_px / read[2] < REREAD_ZOOM:
-            return  # what is shown was read, at about this level of detail
         window = self.windows[Path(current.path)]
         t0, t1 = view.t0 - width / 2, view.t1 + width / 2
         pixels = 2 * view.canvas_width
         a, b = window_of(current.trace, t0, t1)
         self._busy = True
-        self._read = (t0, t1, ns_per_px)
+        self._reads[Path(current.path)] = (t0, t1, ns_per_px)
 
         def job(cancel: CancelToken):
             yield Progress(None, "reading the visible window")
             return loaded_window(window, a, b, pixels)
 
         handle = self.panel.runner.start("Reading the visible window", job)
-        handle.finished.connect(self._on_read)
+        handle.finished.connect(self.panel._on_rank_lanes)
         handle.ended.connect(self._on_ended)
 
     def _on_ended(self) -> None:
