@@ -283,3 +283,14 @@ def test_a_disk_that_fills_while_the_cache_is_written(real_db, tmp_path):
     assert not db_cache.cache_path(real_db).exists()
     assert real_db.read_bytes() == data
     assert open_window(real_db).events > 0  # with room, the same open builds it
+
+
+def test_the_least_recently_opened_caches_go_first(real_db, tmp_path):
+    other = tmp_path / "other" / real_db.name
+    other.parent.mkdir()
+    shutil.copyfile(real_db, other)
+    old, new = db_cache.ensure(real_db), db_cache.ensure(other)
+    os.utime(old, (1, 1))  # opened long ago
+    db_cache.evict(limit=new.stat().st_size + old.stat().st_size // 2)
+    assert new.is_file() and not old.exists()
+    assert open_window(real_db).events > 0  # built again when opened

@@ -4,7 +4,7 @@ A user's msprof / PyTorch-NPU database has no index on the times of most tables 
 keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one beside the file.
 So the first open copies, inside SQLite (no Python object per row, memory bounded by SQLite's
 page cache), the slices' lane, start, duration, name and category into a cache database under
-``studio.core.paths.cache_dir()/profiler/db/``, kept in (lane, start) order by its key, and a pyramid of
+``studio.core.paths.cache_dir()/profiler-db/``, kept in (lane, start) order by its key, and a pyramid of
 per-bucket summaries (:data:`FACTOR` times wider per level). Every later open of the same file
 (same path, inode, size and modification time) only opens the cache.
 
@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from studio.core.errors import UserError
 from studio.tools.profiler import db_source
-from studio.tools.profiler.cache import cache_root
+from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS
 
 CACHE_VERSION = 2  # bump whenever the cache's tables or what goes into them change
@@ -54,9 +54,13 @@ CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGE
 """
 
 
+MAX_BYTES = 8 << 30  # the least recently opened caches go beyond this (a 20 GB set needs ~7 GB)
+
+
 def cache_folder() -> Path:
-    """Where the databases' query caches live."""
-    return cache_root() / "db"
+    """Where the databases' query caches live (beside the traces' cache, not in it: its eviction
+    takes every folder in it for one trace)."""
+    return paths.cache_dir() / "profiler-db"
 
 
 def cache_path(source: Path) -> Path:
@@ -87,6 +91,7 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
     db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
     final = cache_path(source)
     if is_complete(final):
+        _touch(final)
         return final
     folder = final.parent
     try:
@@ -99,6 +104,7 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
         with _attachable(source) as uri:
             _build(part, uri, source, progress or (lambda _text: None))
         os.replace(part, final)
+        evict(keep=final)
     except sqlite3.Error as exc:
         _unlink(part)
         text = str(exc)
@@ -112,6 +118,31 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
         _unlink(part)  # cancelled or any other failure: no part file stays behind
         raise
     return final
+
+
+def evict(keep: Path | None = None, limit: int = MAX_BYTES) -> None:
+    """Delete the least recently opened caches until the folder is under ``limit`` bytes."""
+    entries = []
+    for path in cache_folder().glob("*.sqlite"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        entries.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        if path != keep:
+            _unlink(path)  # a window open on it keeps reading it (the file lives until it is closed)
+            total -= size
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)  # "recently opened" for the eviction
+    except OSError:
+        pass
 
 
 def _cache_error(exc: BaseException, folder: Path) -> UserError:
