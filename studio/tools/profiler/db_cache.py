@@ -20,6 +20,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,7 @@ from urllib.parse import quote
 from studio.core.errors import UserError
 from studio.tools.profiler import db_source
 from studio.core import paths
-from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS
+from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
 
 CACHE_VERSION = 2  # bump whenever the cache's tables or what goes into them change
 BASE_NS = 8192     # level 1 buckets; level k is BASE_NS * FACTOR ** (k - 1) wide
@@ -54,6 +55,7 @@ CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGE
 """
 
 
+STALE_PART_S = 600
 MAX_BYTES = 8 << 30  # the least recently opened caches go beyond this (a 20 GB set needs ~7 GB)
 
 
@@ -164,21 +166,15 @@ def _unlink(path: Path) -> None:
 
 
 def _drop_stale_parts(final: Path) -> None:
-    """Part files of builds whose process is gone (a crash, a kill) are deleted."""
+    """Part files no build has written for a while (a crash, a kill) are deleted: a build writes
+    its part file all along, so one untouched for :data:`STALE_PART_S` is nobody's."""
+    now = time.time()
     for part in final.parent.glob(f"{final.name}.part-*"):
-        pid = part.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            _unlink(part)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        try:
+            if now - part.stat().st_mtime > STALE_PART_S:
+                _unlink(part)
+        except OSError:
+            pass
 
 
 @contextmanager
@@ -239,24 +235,15 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         db.close()
 
 
-def _session(db: sqlite3.Connection, tables: set[str]) -> tuple[int, int] | None:
-    if "SESSION_TIME_INFO" not in tables:
-        return None
-    row = db.execute("SELECT startTimeNs, endTimeNs FROM src.SESSION_TIME_INFO").fetchone()
-    if not row or row[0] is None or row[1] is None or int(row[1]) < int(row[0]):
-        return None
-    return int(row[0]), int(row[1])
-
-
 def _session_meta(db: sqlite3.Connection, tables: set[str]) -> dict:
-    session = _session(db, tables)
+    session = session_window(db, tables, "src.")
     return {} if session is None else {"session_start": session[0], "session_end": session[1]}
 
 
 def _session_filter(db: sqlite3.Connection, tables: set[str]) -> tuple[str, int]:
     """The SQL condition keeping the events of the collection window (as the full reader keeps
     them: another clock's events lie hours away), and how many it leaves out."""
-    session = _session(db, tables)
+    session = session_window(db, tables, "src.")
     if session is None:
         return "1", 0
     lo, hi = session

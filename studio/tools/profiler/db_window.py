@@ -23,6 +23,7 @@ import numpy as np
 from studio.tools.profiler import db_cache, db_source
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
+from studio.tools.profiler.db_reader import lane_track
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace, add_warning
 from studio.tools.profiler.stats import NameStat
@@ -150,7 +151,7 @@ class DbWindow:
         builder = TraceBuilder()
         columns = _Columns(builder)
         summarised = exact = 0
-        tracks = [_track(builder, lane) for lane in self.lanes]  # every lane, so rows never jump
+        tracks = [lane_track(builder, *lane.track) for lane in self.lanes]  # every lane, so rows never jump
         for lane, track in zip(self.lanes, tracks):
             if level == 0 or lane.n <= EXACT_LANE_EVENTS:
                 rows = self.lane_events(lane, t0, t1)
@@ -215,18 +216,6 @@ class DbWindow:
 def open_window(source: Path, progress=None) -> DbWindow:
     """The window reader of ``source``, its cache built first when there is none."""
     return DbWindow(source, db_cache.ensure(source, progress))
-
-
-def _track(builder: TraceBuilder, lane: Lane) -> int:
-    pid, thread = lane.track
-    if pid == "cann":
-        builder.process_names.setdefault(pid, "CANN")
-        builder.process_sort.setdefault(pid, -1.0)
-    elif pid == "mstx":
-        builder.process_names.setdefault(pid, "msprofTx")
-    else:
-        builder.process_names.setdefault(pid, f"Ascend Hardware ({pid})")
-    return builder.track_id(pid, thread)
 
 
 def _args(kind: int, stream, ref) -> bytes:
