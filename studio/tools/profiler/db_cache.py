@@ -31,8 +31,8 @@ from studio.tools.profiler import db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
 
-CACHE_VERSION = 2  # bump whenever the cache's tables or what goes into them change
-BASE_NS = 8192     # level 1 buckets; level k is BASE_NS * FACTOR ** (k - 1) wide
+CACHE_VERSION = 3  # bump whenever the cache's tables or what goes into them change
+BASE_NS = 65536    # level 1 buckets (finer ones hold about as many rows as the slices); level k: x FACTOR ** (k - 1)
 FACTOR = 8
 KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
 HCCL_CAT = -2      # a communication task's category ("HCCL")
