@@ -144,17 +144,36 @@ def test_summaries_count_every_event_of_their_buckets(real_db):
     window.close()
 
 
-def test_wide_window_trace_is_bounded_by_pixels(real_db):
+def test_name_statistics_equal_a_direct_query(real_db):
+    expected: dict[str, list] = {}
+    for events in direct_events(real_db).values():
+        for start, end, name in events:
+            row = expected.setdefault(name, [0, 0, end - start, end - start])
+            row[0] += 1
+            row[1] += end - start
+            row[2], row[3] = min(row[2], end - start), max(row[3], end - start)
+    window = open_window(real_db)
+    got = {s.name: [s.count, round(s.total_us * 1e3), round(s.min_us * 1e3), round(s.max_us * 1e3)]
+           for s in window.name_stats()}
+    assert got == expected
+    window.close()
+
+
+def test_wide_window_trace_is_bounded_by_pixels(real_db, monkeypatch):
+    from studio.tools.profiler import db_window
+
+    monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)  # the real exports are small: summarise every lane
+    expected = direct_events(real_db)
     window = open_window(real_db)
     wide = window.window_trace(pixels=40)
-    # each lane: its events when few, else at most a summary per bucket of the chosen level
-    assert wide.size <= window.events
-    level = window.level_for((window.t_last + 1 - window.t_first) / 40)
-    width = db_cache.level_width(level) if level else 1
+    assert set(wide.cats[c] for c in wide.cat) == {"summary"}
     for lane in window.lanes:
-        if lane.n > 4096 and level:
-            assert sum(1 for t in wide.track if wide.tracks[t].tid == lane.track[1]) <= \
-                (window.t_last - window.t_first) // width + 2
+        label = wide.track_label(next(i for i, t in enumerate(wide.tracks)
+                                      if (t.pid, t.tid) == lane.track))
+        mine = [i for i in range(wide.size) if wide.track_label(int(wide.track[i])) == label]
+        assert len(mine) <= 2 * 40 + 1  # at most two buckets per pixel
+        # every event of the lane is counted by exactly one summary
+        assert sum(wide.slice_args(i)["events"] for i in mine) == len(expected[lane.track])
     window.close()
 
 
