@@ -67,3 +67,25 @@ def test_database_opens_by_window_and_zoom_reads_the_new_window(qtbot, panel, re
     assert 0 < int(inside.sum()) == direct_count(real_db, a, b)
     assert (view.t0, view.t1) == pytest.approx((mid, mid + 5e5))  # the view stayed where the user put it
     assert sorted(p.name for p in real_db.parent.iterdir()) == before
+
+
+def test_a_database_shown_by_window_is_compared_whole(qtbot, panel, real_db, tmp_path, monkeypatch):
+    from studio.core.jobs import CancelToken, run_job
+    from studio.tools.profiler import db_window
+    from studio.tools.profiler.compare import compare
+    from studio.tools.profiler.db_reader import read_database
+    from studio.ui.panels.profiler.state import compare_job
+
+    monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)  # the window shows summaries only
+    other = tmp_path / "other" / real_db.name
+    other.parent.mkdir()
+    shutil.copyfile(real_db, other)
+    for path in (real_db, other):
+        panel.open_file(formats.detect(path))
+    qtbot.waitUntil(lambda: len(panel.profiles) == 2, timeout=20000)
+    base, new = panel.profiles
+    result, _rows, _labels = run_job(compare_job(base, new, False, CancelToken()))
+    whole = compare(run_job(read_database(real_db)), run_job(read_database(other)))
+    assert result.base_total_us == pytest.approx(whole.base_total_us)
+    assert {r.name for r in result.ops} == {r.name for r in whole.ops}
+    assert result.base_total_us != pytest.approx(compare(base.trace, new.trace).base_total_us)

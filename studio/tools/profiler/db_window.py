@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
 
+from studio.core.jobs import Progress
 from studio.tools.profiler import db_cache, db_source
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
@@ -274,6 +276,21 @@ def _rebase(trace: Trace, origin: int) -> None:
         for counter in trace.counters:
             counter.times = counter.times + shift
     trace.origin_ns = origin
+
+
+def is_window(trace: Trace) -> bool:
+    """True for a trace of one window of a database (summaries and part of its events)."""
+    return trace.facts.get("read by", "").startswith("time window")
+
+
+def whole_trace(trace: Trace) -> Generator[Progress, None, Trace]:
+    """``trace``, or the whole database when it is one window of it: what a comparison needs (a
+    window's summaries would be compared as ops)."""
+    if not is_window(trace):
+        return trace
+    from studio.tools.profiler.db_reader import read_database
+
+    return (yield from read_database(Path(trace.source)))
 
 
 def window_of(trace: Trace, t0: float, t1: float) -> tuple[int, int]:
