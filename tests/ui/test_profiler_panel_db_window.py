@@ -47,7 +47,7 @@ def test_database_opens_by_window_and_zoom_reads_the_new_window(qtbot, panel, re
     monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)  # the real export is small: summarise every lane
     before = sorted(p.name for p in real_db.parent.iterdir())
     panel.open_file(formats.detect(real_db))
-    qtbot.waitUntil(lambda: len(panel.profiles) == 1, timeout=20000)
+    qtbot.waitUntil(lambda: len(panel.profiles) == 1 and panel.profiles[0].complete, timeout=20000)
     loaded = panel.profiles[0]
     assert loaded.trace.facts["read by"].startswith("time window")
     assert loaded.by_name and loaded.by_name[0].count > 0  # statistics of the whole database
@@ -82,10 +82,39 @@ def test_a_database_shown_by_window_is_compared_whole(qtbot, panel, real_db, tmp
     shutil.copyfile(real_db, other)
     for path in (real_db, other):
         panel.open_file(formats.detect(path))
-    qtbot.waitUntil(lambda: len(panel.profiles) == 2, timeout=20000)
+    qtbot.waitUntil(lambda: len(panel.profiles) == 2 and all(p.complete for p in panel.profiles), timeout=20000)
     base, new = panel.profiles
     result, _rows, _labels = run_job(compare_job(base, new, False, CancelToken()))
     whole = compare(run_job(read_database(real_db)), run_job(read_database(other)))
     assert result.base_total_us == pytest.approx(whole.base_total_us)
     assert {r.name for r in result.ops} == {r.name for r in whole.ops}
     assert result.base_total_us != pytest.approx(compare(base.trace, new.trace).base_total_us)
+
+
+def test_a_sampled_first_look_shows_while_the_cache_is_built(qtbot, panel, real_db, monkeypatch):
+    import threading
+
+    from studio.tools.profiler import db_cache
+
+    release, build = threading.Event(), db_cache.ensure
+
+    def slow_build(source, progress=None):  # a big file: the cache takes a while
+        assert release.wait(30)
+        return build(source, progress)
+
+    monkeypatch.setattr(db_cache, "ensure", slow_build)
+    panel.open_file(formats.detect(real_db))
+    qtbot.waitUntil(lambda: len(panel.profiles) == 1, timeout=20000)
+    first = panel.profiles[0]
+    assert not first.complete and first.trace.facts["read by"].startswith("sampled preview")
+    assert panel.reading_band.isVisible() and "sampled preview" in panel.reading_band.text()
+    db = sqlite3.connect(f"file:{real_db}?mode=ro", uri=True)
+    tasks = set(db.execute("select startNs, endNs from TASK"))
+    db.close()
+    shown = {(int(first.trace.origin_ns + s), int(first.trace.origin_ns + s + d))
+             for s, d in zip(first.trace.start, first.trace.dur)}
+    assert shown and shown <= tasks  # real tasks of the file, a sample of them
+    release.set()
+    qtbot.waitUntil(lambda: panel.profiles[0].complete, timeout=20000)
+    assert panel.profiles[0].trace.facts["read by"].startswith("time window")
+    assert not panel.reading_band.isVisible()

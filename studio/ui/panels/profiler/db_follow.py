@@ -13,6 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer
 
 from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler import db_cache
+from studio.tools.profiler.db_preview import preview_trace
 from studio.tools.profiler.db_reader import match_profiling_db
 from studio.tools.profiler.db_window import DbWindow, open_window, window_of
 from studio.tools.profiler.model import source_label
@@ -67,6 +69,9 @@ class DbFollower(QObject):
         pixels = self.panel.timeline.canvas_width
 
         def job(cancel: CancelToken):
+            if not db_cache.is_complete(db_cache.cache_path(path)):
+                yield Progress(None, f"opening {path.name}: a sampled first look")
+                self._preview(path)
             yield Progress(None, f"opening {path.name}: building its query cache when there is none")
             window = open_window(path, lambda text: None)
             cancel.raise_if_cancelled()
@@ -83,6 +88,17 @@ class DbFollower(QObject):
         handle.finished.connect(opened)
         handle.ended.connect(self._on_ended)
         handle.failed.connect(lambda exc, _tb: self.panel.info.setText(f"Could not open {path.name}"))
+
+    def _preview(self, path: Path) -> None:
+        """Show sampled device tasks while the cache is built (on the job's thread: handed over by signal)."""
+        trace = preview_trace(path)
+        if trace is None:
+            return
+        loaded = Loaded(path, f"{source_label(path)} (by window)", trace, [], [], {},
+                        share=share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
+                        counted="PARTIAL: a sampled first look; the statistics come with the query cache",
+                        complete=False, rows=default_rows(trace), reading=trace.facts["read by"])
+        self.panel.rank_lanes_ready.emit(loaded)
 
     def settled(self) -> bool:
         """True when what the timeline shows was read for its window and level of detail."""
