@@ -75,10 +75,11 @@ class DbFollower(QObject):
             yield Progress(None, f"opening {path.name}: building its query cache when there is none")
             window = open_window(path, lambda text: None)
             cancel.raise_if_cancelled()
-            self.windows[path] = window
-            return loaded_window(window, None, None, pixels)
+            return window, loaded_window(window, None, None, pixels)
 
-        def opened(loaded: Loaded) -> None:
+        def opened(result: tuple[DbWindow, Loaded]) -> None:
+            window, loaded = result
+            self.windows[path] = window  # followed from now on (the GUI thread's only)
             # the whole session, read for this many pixels
             self._reads[path] = (float("-inf"), float("inf"), loaded.trace.span_ns / max(1, pixels))
             self.panel._on_rank_lanes(loaded)
