@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -314,3 +315,59 @@ def test_the_least_recently_opened_caches_go_first(real_db, tmp_path):
     db_cache.evict(limit=new.stat().st_size + old.stat().st_size // 2)
     assert new.is_file() and not old.exists()
     assert open_window(real_db).events > 0  # built again when opened
+
+
+def test_a_cancelled_cache_build_leaves_nothing(real_db):
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken
+
+    cancel = CancelToken()
+    steps = []
+
+    def progress(text):  # the user cancels while the slices are copied
+        steps.append(text)
+        if len(steps) == 1:
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        db_cache.ensure(real_db, progress, cancel)
+    assert not list(db_cache.cache_folder().glob("*"))  # no part file, no cache
+    assert db_cache.ensure(real_db).is_file()
+
+
+def test_a_cache_build_cancelled_from_another_thread_stops(real_profiles, tmp_path):
+    """The job's cancel comes from the window's thread while SQLite is inside a statement."""
+    import threading
+    import time
+
+    from studio.core.errors import Cancelled
+    from studio.core.jobs import CancelToken
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        from db_set_gen import grow
+    finally:
+        sys.path.pop(0)
+    big = tmp_path / "ascend_pytorch_profiler_0.db"
+    grow(real_profiles / PT_DB.format(r=0), big, 40_000_000)
+    cancel, outcome = CancelToken(), {}
+
+    def build():
+        try:
+            db_cache.ensure(big, None, cancel)
+            outcome["done"] = True
+        except Cancelled:
+            outcome["cancelled"] = time.perf_counter()
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    deadline = time.time() + 30
+    while not list(db_cache.cache_folder().glob("*.part-*")) and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    asked = time.perf_counter()
+    cancel.cancel()
+    worker.join(60)
+    assert "cancelled" in outcome, outcome
+    assert outcome["cancelled"] - asked < 2.0  # the statement in progress was interrupted
+    assert not list(db_cache.cache_folder().glob("*"))

@@ -98,9 +98,9 @@ def test_a_sampled_first_look_shows_while_the_cache_is_built(qtbot, panel, real_
 
     release, build = threading.Event(), db_cache.ensure
 
-    def slow_build(source, progress=None):  # a big file: the cache takes a while
+    def slow_build(source, progress=None, cancel=None):  # a big file: the cache takes a while
         assert release.wait(30)
-        return build(source, progress)
+        return build(source, progress, cancel)
 
     monkeypatch.setattr(db_cache, "ensure", slow_build)
     panel.open_file(formats.detect(real_db))

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from studio.core.errors import UserError
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken
 from studio.tools.profiler import db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
@@ -86,9 +87,10 @@ def is_complete(path: Path) -> bool:
     return rows.get("complete") == "1" and rows.get("version") == str(CACHE_VERSION)
 
 
-def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
+def ensure(source: Path, progress: Callable[[str], None] | None = None, cancel: CancelToken | None = None) -> Path:
     """The complete cache of ``source``, built now when there is none; a UserError when the source
-    cannot be read or the cache cannot be written (nothing half-written is left)."""
+    cannot be read or the cache cannot be written, Cancelled when ``cancel`` stops the build
+    (SQLite's statement in progress is interrupted; nothing half-written is left)."""
     source = Path(source).resolve()
     db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
     final = cache_path(source)
@@ -104,11 +106,13 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None) -> Path:
     part = final.with_name(f"{final.name}.part-{os.getpid()}")
     try:
         with _attachable(source) as uri:
-            _build(part, uri, source, progress or (lambda _text: None))
+            _build(part, uri, source, progress or (lambda _text: None), cancel)
         os.replace(part, final)
         evict(keep=final)
     except sqlite3.Error as exc:
         _unlink(part)
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled() from exc
         text = str(exc)
         if "full" in text or "disk I/O" in text or "too large" in text:
             raise _cache_error(exc, folder) from exc
@@ -194,8 +198,17 @@ def _attachable(source: Path):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) -> None:
-    db = sqlite3.connect(f"file:{quote(str(part))}", uri=True, timeout=db_source.LOCK_WAIT_MS / 1000)
+def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None], cancel: CancelToken | None) -> None:
+    db = sqlite3.connect(f"file:{quote(str(part))}", uri=True, timeout=db_source.LOCK_WAIT_MS / 1000,
+                         check_same_thread=False)  # interrupted from the cancelling thread
+    forget = cancel.on_cancel(db.interrupt) if cancel is not None else (lambda: None)
+    told = progress
+
+    def progress(text: str) -> None:  # between statements: a cancel that came meanwhile stops here
+        told(text)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
     try:
         # The part file is renamed only when whole: no journal is needed to protect it.
         db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;")
@@ -232,6 +245,7 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None]) 
         db.execute("INSERT INTO meta VALUES ('complete', '1')")  # last: its presence marks a whole cache
         db.commit()
     finally:
+        forget()
         db.close()
 
 

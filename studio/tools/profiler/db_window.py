@@ -215,9 +215,10 @@ class DbWindow:
         return facts
 
 
-def open_window(source: Path, progress=None) -> DbWindow:
-    """The window reader of ``source``, its cache built first when there is none."""
-    return DbWindow(source, db_cache.ensure(source, progress))
+def open_window(source: Path, progress=None, cancel=None) -> DbWindow:
+    """The window reader of ``source``, its cache built first when there is none (``cancel``: a
+    CancelToken that stops the build)."""
+    return DbWindow(source, db_cache.ensure(source, progress, cancel))
 
 
 def _args(kind: int, stream, ref) -> bytes:

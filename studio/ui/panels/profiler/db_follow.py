@@ -73,7 +73,7 @@ class DbFollower(QObject):
                 yield Progress(None, f"opening {path.name}: a sampled first look")
                 self._preview(path)
             yield Progress(None, f"opening {path.name}: building its query cache when there is none")
-            window = open_window(path, lambda text: None)
+            window = open_window(path, lambda text: None, cancel)
             cancel.raise_if_cancelled()
             return window, loaded_window(window, None, None, pixels)
 
