@@ -1,4 +1,4 @@
-"""The query cache of a profiling database: the columns the timeline needs, indexed, built once.
+"""The query cache of a profiling database: the columns the timeline needs, in time order, built once.
 
 A user's msprof / PyTorch-NPU database has no index on the times of most tables (``CANN_API`` is
 keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one beside the file.
