@@ -4,29 +4,21 @@ straight into columns (never a list of every row), with the values a direct quer
 from __future__ import annotations
 
 import sqlite3
-import sys
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from studio.tools.profiler.cluster import free_sources
 
-PT_DB = "cluster_pytorch/msinsight_db_2rank_level2/level2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/" \
-        "ascend_pytorch_profiler_0.db"
+from db_grow import grown_db
 
 
 @pytest.fixture
-def grown_db(real_profiles, tmp_path):
-    """The real rank-0 export with its step repeated to ~12 MB (the benchmark's generator)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        from db_set_gen import grow
-    finally:
-        sys.path.pop(0)
+def grown(real_profiles, tmp_path):
+    """The real rank-0 export with its step repeated to ~12 MB."""
     target = tmp_path / "ascend_pytorch_profiler_0.db"
-    assert grow(real_profiles.parent / "real" / PT_DB, target, 12_000_000) > 10
+    assert grown_db(real_profiles, target, 12_000_000) > 10
     return target
 
 
@@ -53,18 +45,18 @@ def direct(path):
     return sorted(rows)
 
 
-def test_free_timeline_is_read_in_chunks_with_direct_values(grown_db, monkeypatch):
+def test_free_timeline_is_read_in_chunks_with_direct_values(grown, monkeypatch):
     monkeypatch.setattr(free_sources, "CHUNK", 1024)
     tracemalloc.start()
     try:
-        timeline = free_sources.from_db(grown_db)
+        timeline = free_sources.from_db(grown)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     got = sorted(zip(timeline.task_ts.tolist(), timeline.task_type.tolist(), timeline.task_end.tolist(),
                      timeline.cann_ts.tolist(), timeline.cann_end.tolist(), timeline.py_ts.tolist(),
                      timeline.py_end.tolist(), timeline.has_cann.tolist(), timeline.has_py.tolist()))
-    assert got == direct(grown_db)
+    assert got == direct(grown)
     columns = sum(np.asarray(getattr(timeline, f)).nbytes for f in (
         "busy_start", "busy_end", "task_type", "task_ts", "task_end", "cann_ts", "cann_end", "py_ts", "py_end",
         "has_cann", "has_py"))

@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -19,6 +18,8 @@ from studio.core.jobs import run_job
 from studio.tools.profiler import db_cache
 from studio.tools.profiler.db_reader import read_database
 from studio.tools.profiler.db_window import open_window
+
+from db_grow import grown_db
 
 PT_DB = "cluster_pytorch/msinsight_db_2rank_level2/level2/rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/" \
         "ascend_pytorch_profiler_{r}.db"
@@ -343,13 +344,8 @@ def test_a_cache_build_cancelled_from_another_thread_stops(real_profiles, tmp_pa
     from studio.core.errors import Cancelled
     from studio.core.jobs import CancelToken
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        from db_set_gen import grow
-    finally:
-        sys.path.pop(0)
     big = tmp_path / "ascend_pytorch_profiler_0.db"
-    grow(real_profiles / PT_DB.format(r=0), big, 40_000_000)
+    grown_db(real_profiles, big, 40_000_000)
     cancel, outcome = CancelToken(), {}
 
     def build():
