@@ -124,7 +124,7 @@ def add_database(builder: TraceBuilder, path: Path) -> None:
                 events += _apis(db, tables, strings)
             if "MSTX_EVENTS" in tables:
                 events += _mstx(db, strings)
-            session = _session(db, tables)
+            session = session_window(db, tables)
             _facts(builder, db, tables, session)
             add_db_counters(builder, db, tables, strings, path.name)
         except sqlite3.DatabaseError as exc:
@@ -186,10 +186,12 @@ def _mstx(db: sqlite3.Connection, strings: dict) -> list[_Event]:
     return events
 
 
-def _session(db: sqlite3.Connection, tables: set[str]) -> tuple[int, int] | None:
+def session_window(db: sqlite3.Connection, tables: set[str], schema: str = "") -> tuple[int, int] | None:
+    """The collection window (start, end ns) of ``SESSION_TIME_INFO`` (in attached ``schema``, e.g.
+    ``"src."``), None when there is none or it is not a window."""
     if "SESSION_TIME_INFO" not in tables:
         return None
-    row = db.execute("select startTimeNs, endTimeNs from SESSION_TIME_INFO").fetchone()
+    row = db.execute(f"select startTimeNs, endTimeNs from {schema}SESSION_TIME_INFO").fetchone()  # noqa: S608
     if not row or row[0] is None or row[1] is None or int(row[1]) < int(row[0]):
         return None
     return int(row[0]), int(row[1])
@@ -208,8 +210,9 @@ def split_outside(events: list[_Event], session: tuple[int, int] | None) -> tupl
     return inside, outside
 
 
-def _add(builder: TraceBuilder, event: _Event) -> None:
-    pid, thread = event.track
+def lane_track(builder: TraceBuilder, pid: str, thread: str) -> int:
+    """The track of a database lane (``"device N"``, ``"cann"`` or ``"mstx"``; a thread or stream
+    name), its process named and placed as msprof's text timeline does."""
     if pid == "cann":
         builder.process_names.setdefault(pid, "CANN")
         builder.process_sort.setdefault(pid, -1.0)
@@ -217,7 +220,11 @@ def _add(builder: TraceBuilder, event: _Event) -> None:
         builder.process_names.setdefault(pid, "msprofTx")
     else:
         builder.process_names.setdefault(pid, f"Ascend Hardware ({pid})")
-    track = builder.track_id(pid, thread)
+    return builder.track_id(pid, thread)
+
+
+def _add(builder: TraceBuilder, event: _Event) -> None:
+    track = lane_track(builder, *event.track)
     builder.add_slice(event.start, max(0, event.end - event.start), track, event.name, event.cat,
                       json.dumps(event.args, default=str).encode() if event.args else None)
     if event.flow is not None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables
 
 DB_TABLES = ("TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "CANN_API", "PYTORCH_API", "CONNECTION_IDS",
              "STRING_IDS")
@@ -90,33 +90,49 @@ def db_usable(path: Path) -> bool:
 
 
 def from_db(path: Path) -> DeviceTimeline:
-    """The rank's timeline from its ``ascend_pytorch_profiler_<rank>.db``."""
+    """The rank's timeline from its ``ascend_pytorch_profiler_<rank>.db``.
+
+    Read in chunks straight into columns (a task's type as a code into the types seen): a rank of
+    millions of tasks never sits in memory as a list of row tuples."""
     with open_readonly(path) as db:
-        busy = query(db, path, _BUSY)
-        links = query(db, path, _LINKS)
-    starts = np.array([int(r[0]) for r in busy], np.int64)
-    ends = np.array([int(r[1]) for r in busy], np.int64)
-    cann = [r[3] is not None and r[4] is not None for r in links]
-    # PYTORCH_API keeps its times as text: NULL is "no op", as the recipe's test of pytorch_ts
-    py = [r[5] is not None and r[5] != "" and r[6] is not None for r in links]
-    return DeviceTimeline("ascend_pytorch_profiler db", *merge(starts, ends),
-                          np.array([str(r[0] or "") for r in links], object),
-                          np.array([int(r[1]) for r in links], np.int64), np.array([int(r[2]) for r in links], np.int64),
-                          np.array([int(r[3]) if c else 0 for r, c in zip(links, cann)], np.int64),
-                          np.array([int(r[4]) if c else 0 for r, c in zip(links, cann)], np.int64),
-                          np.array([_exact(r[5]) if p else 0 for r, p in zip(links, py)], np.int64),
-                          np.array([_exact(r[6]) if p else 0 for r, p in zip(links, py)], np.int64),
-                          np.array(cann, bool), np.array(py, bool))
+        busy = _chunked(db, path, _BUSY, 2)
+        types: dict[str, int] = {}
+        links = _chunked(db, path, _LINK_COLUMNS, 9, lambda value: types.setdefault(str(value or ""), len(types)))
+    names = np.empty(len(types), object)
+    names[list(types.values())] = list(types)
+    return DeviceTimeline("ascend_pytorch_profiler db", *merge(busy[:, 0], busy[:, 1]), names[links[:, 0]],
+                          links[:, 1], links[:, 2], links[:, 3], links[:, 4], links[:, 5], links[:, 6],
+                          links[:, 7].astype(bool), links[:, 8].astype(bool))
 
 
-def _exact(value) -> int:
-    """An integer ns kept as text or number (PYTORCH_API's times are text): exact, never via float."""
-    if isinstance(value, int):
-        return value
+# The dispatch chain per task, as integer columns: a CANN call's times 0 where there is none, a
+# PyTorch op's (kept as text) cast exactly to integers, NULL and "" meaning "no op" as the recipe's
+# test of pytorch_ts.
+_LINK_COLUMNS = f"""
+    SELECT type, startNs, endNs, CASE WHEN has_cann THEN cann_ts ELSE 0 END, CASE WHEN has_cann THEN cann_end ELSE 0 END,
+           CASE WHEN has_py THEN CAST(py_ts AS INTEGER) ELSE 0 END, CASE WHEN has_py THEN CAST(py_end AS INTEGER) ELSE 0 END,
+           has_cann, has_py
+    FROM (SELECT s.value AS type, t.startNs, t.endNs, a.startNs AS cann_ts, a.endNs AS cann_end,
+                 p.startNs AS py_ts, p.endNs AS py_end,
+                 a.startNs IS NOT NULL AND a.endNs IS NOT NULL AS has_cann,
+                 p.startNs IS NOT NULL AND p.startNs <> '' AND p.endNs IS NOT NULL AS has_py
+          {_LINKS[_LINKS.index("FROM"):]})"""
+CHUNK = 1 << 16
+
+
+def _chunked(db, path: Path, sql: str, width: int, code=None) -> np.ndarray:
+    """The rows of ``sql`` as an int64 (rows, width) array, fetched ``CHUNK`` rows at a time; ``code``
+    turns the first column into an integer (a text's code)."""
+    parts = []
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        return int(Decimal(str(value)))
+        cursor = db.execute(sql)
+        while rows := cursor.fetchmany(CHUNK):
+            if code is not None:
+                rows = [(code(r[0]), *r[1:]) for r in rows]
+            parts.append(np.array(rows, np.int64).reshape(-1, width))
+    except (sqlite3.DatabaseError, OverflowError, ValueError, TypeError) as exc:
+        raise UserError(f"Cannot read {Path(path).name}: {exc}", path, EXPORT_AGAIN) from exc
+    return np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
 
 
 def ns(value) -> int:

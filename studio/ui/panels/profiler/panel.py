@@ -20,7 +20,7 @@ from studio.core.formats import Detected
 from studio.tools.profiler.model import Trace
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel, state_property
-from studio.ui.panels.profiler import keep_view, local
+from studio.ui.panels.profiler import db_follow, keep_view, local
 from studio.ui.panels.profiler import state as st
 from studio.ui.panels.profiler.compare_tab import CompareTab
 from studio.ui.panels.profiler.range_actions import RangeActions
@@ -59,6 +59,7 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self._rank_jobs: dict[Path, object] = {}  # folder -> the job reading its ranks' lanes
         self._swapped: dict[Path, threading.Event] = {}  # folder -> set once its lanes' swap is painted
         self._build()
+        self.db_follow = db_follow.DbFollower(self)  # databases are read by the window shown
         self.links.profile_model.connect(self.profile_model)
         self.links.rank_timelines.connect(self.open_rank_timelines)
         self.rank_lanes_ready.connect(self._on_rank_lanes)
@@ -134,6 +135,8 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         if index is not None:
             self.profile_box.setCurrentIndex(index)
             return
+        if db_follow.handles(path):
+            return self.db_follow.open(path)
         self.info.setText(f"Opening {path.name}…")
         # A big trace is shown while it is read: each partial profile is swapped in as the ranks'
         # lanes are (the view kept), the job waiting until it is painted.

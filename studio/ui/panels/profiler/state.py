@@ -297,10 +297,14 @@ def compare_job(base: Loaded, new: Loaded, rerun: bool, cancel: CancelToken) -> 
     from studio.tools.bench.result import compare_rows
     from studio.tools.profiler.compare import compare, rerun_plan
 
+    from studio.tools.profiler.db_window import whole_trace
+
     yield Progress(None, "comparing profiles")
-    result = compare(base.trace, new.trace)
+    # a database shown by window is compared whole (read in full here, in the job)
+    base_trace, new_trace = (yield from whole_trace(base.trace)), (yield from whole_trace(new.trace))
+    result = compare(base_trace, new_trace)
     if rerun:  # two local runs made here: time both models again, interleaved
-        plan = rerun_plan(base.trace, new.trace)
+        plan = rerun_plan(base_trace, new_trace)
         change = None
         if not isinstance(plan, str):
             from studio.tools.bench.ab_run import ab_models

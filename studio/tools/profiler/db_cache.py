@@ -1,0 +1,331 @@
+"""The query cache of a profiling database: the columns the timeline needs, in time order, built once.
+
+A user's msprof / PyTorch-NPU database has no index on the times of most tables (``CANN_API`` is
+keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one beside the file.
+So the first open copies, inside SQLite (no Python object per row, memory bounded by SQLite's
+page cache), the slices' lane, start, duration, name and category into a cache database under
+``studio.core.paths.cache_dir()/profiler-db/``, kept in (lane, start) order by its key, and a pyramid of
+per-bucket summaries (:data:`FACTOR` times wider per level). Every later open of the same file
+(same path, inode, size and modification time) only opens the cache.
+
+The cache is written as ``<key>.part-<pid>`` and renamed into place only after its last table is
+complete and a ``complete`` row is written, so a crash or a full disk never leaves a cache that
+would be trusted later; on a failure the part file is deleted and the error says which disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from studio.core.errors import Cancelled, UserError
+from studio.core.jobs import CancelToken
+from studio.tools.profiler import db_source
+from studio.core import paths
+from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
+
+CACHE_VERSION = 3  # bump whenever the cache's tables or what goes into them change
+BASE_NS = 65536    # level 1 buckets (finer ones hold about as many rows as the slices); level k: x FACTOR ** (k - 1)
+FACTOR = 8
+KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
+HCCL_CAT = -2      # a communication task's category ("HCCL")
+SLICE_TABLES = ("TASK", "CANN_API", "MSTX_EVENTS")
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT);
+CREATE TABLE api_types(id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE lanes(id INTEGER PRIMARY KEY, kind INTEGER, a INTEGER, b INTEGER, n INTEGER DEFAULT 0,
+                   maxdur INTEGER DEFAULT 0, first INTEGER, last INTEGER, UNIQUE(kind, a, b));
+CREATE TABLE task_names(gid INTEGER PRIMARY KEY, name, cat);
+CREATE TABLE slices(lane INTEGER, start INTEGER, ref INTEGER, dur INTEGER, name, cat, a INTEGER,
+                    PRIMARY KEY(lane, start, ref)) WITHOUT ROWID;
+CREATE TABLE lod(level INTEGER, lane INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
+                 busy INTEGER, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+CREATE TABLE lod_names(level INTEGER, lane INTEGER, bucket INTEGER, longest INTEGER, name,
+                       PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGER, high INTEGER);
+"""
+
+
+STALE_PART_S = 600
+MAX_BYTES = 8 << 30  # the least recently opened caches go beyond this (a 20 GB set needs ~7 GB)
+
+
+def cache_folder() -> Path:
+    """Where the databases' query caches live (beside the traces' cache, not in it: its eviction
+    takes every folder in it for one trace)."""
+    return paths.cache_dir() / "profiler-db"
+
+
+def cache_path(source: Path) -> Path:
+    """The cache database of ``source`` (it changes whenever the file does)."""
+    key = hashlib.sha1(f"{db_source.identity(source)}|{CACHE_VERSION}".encode()).hexdigest()[:24]
+    return cache_folder() / f"{key}.sqlite"
+
+
+def is_complete(path: Path) -> bool:
+    """True when ``path`` is a whole cache of this version (anything else is rebuilt)."""
+    if not path.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            rows = dict(db.execute("SELECT key, value FROM meta"))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return rows.get("complete") == "1" and rows.get("version") == str(CACHE_VERSION)
+
+
+def ensure(source: Path, progress: Callable[[str], None] | None = None, cancel: CancelToken | None = None) -> Path:
+    """The complete cache of ``source``, built now when there is none; a UserError when the source
+    cannot be read or the cache cannot be written, Cancelled when ``cancel`` stops the build
+    (SQLite's statement in progress is interrupted; nothing half-written is left)."""
+    source = Path(source).resolve()
+    db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
+    final = cache_path(source)
+    if is_complete(final):
+        _touch(final)
+        return final
+    folder = final.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _cache_error(exc, folder) from exc
+    _drop_stale_parts(final)
+    part = final.with_name(f"{final.name}.part-{os.getpid()}")
+    try:
+        with _attachable(source) as uri:
+            _build(part, uri, source, progress or (lambda _text: None), cancel)
+        os.replace(part, final)
+        evict(keep=final)
+    except sqlite3.Error as exc:
+        _unlink(part)
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled() from exc
+        text = str(exc)
+        if "full" in text or "disk I/O" in text or "too large" in text:
+            raise _cache_error(exc, folder) from exc
+        raise db_source.explain(exc, source) from exc
+    except OSError as exc:
+        _unlink(part)
+        raise _cache_error(exc, folder) from exc
+    except BaseException:
+        _unlink(part)  # cancelled or any other failure: no part file stays behind
+        raise
+    return final
+
+
+def evict(keep: Path | None = None, limit: int = MAX_BYTES) -> None:
+    """Delete the least recently opened caches until the folder is under ``limit`` bytes."""
+    entries = []
+    for path in cache_folder().glob("*.sqlite"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        entries.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        if path != keep:
+            _unlink(path)  # a window open on it keeps reading it (the file lives until it is closed)
+            total -= size
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)  # "recently opened" for the eviction
+    except OSError:
+        pass
+
+
+def _cache_error(exc: BaseException, folder: Path) -> UserError:
+    free = shutil.disk_usage(folder).free if folder.exists() else 0
+    return UserError(f"Studio's query cache of the database could not be written ({exc}); "
+                     f"{free / 2**20:,.0f} MiB free there. Nothing was kept and the database is untouched", folder,
+                     "Free space on that disk (or delete old caches in it), or point STUDIO_HOME at a disk with "
+                     "room, then open the database again.")
+
+
+def _unlink(path: Path) -> None:
+    for extra in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{extra}")
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass
+
+
+def _drop_stale_parts(final: Path) -> None:
+    """Part files no build has written for a while (a crash, a kill) are deleted: a build writes
+    its part file all along, so one untouched for :data:`STALE_PART_S` is nobody's."""
+    now = time.time()
+    for part in final.parent.glob(f"{final.name}.part-*"):
+        try:
+            if now - part.stat().st_mtime > STALE_PART_S:
+                _unlink(part)
+        except OSError:
+            pass
+
+
+@contextmanager
+def _attachable(source: Path):
+    """A URI SQLite can ATTACH read-only; a WAL database with rows in its ``-wal`` is copied first
+    into a private folder (its rows are only readable through a ``-shm`` SQLite would create)."""
+    facts = db_source.header_facts(source)
+    if not (facts["wal"] and db_source.has_wal_rows(source)):
+        yield db_source.source_uri(source, facts["wal"])
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="studio-db-"))
+    try:
+        shutil.copyfile(source, tmp / source.name)
+        shutil.copyfile(f"{source}-wal", tmp / f"{source.name}-wal")
+        yield f"file:{quote(str(tmp / source.name))}?mode=ro"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None], cancel: CancelToken | None) -> None:
+    db = sqlite3.connect(f"file:{quote(str(part))}", uri=True, timeout=db_source.LOCK_WAIT_MS / 1000,
+                         check_same_thread=False)  # interrupted from the cancelling thread
+    forget = cancel.on_cancel(db.interrupt) if cancel is not None else (lambda: None)
+    told = progress
+
+    def progress(text: str) -> None:  # between statements: a cancel that came meanwhile stops here
+        told(text)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    try:
+        # The part file is renamed only when whole: no journal is needed to protect it.
+        db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;")
+        db.execute("ATTACH DATABASE ? AS src", (uri,))
+        tables = {r[0] for r in db.execute("SELECT name FROM src.sqlite_master WHERE type='table'")}
+        if not tables & {*SLICE_TABLES, "SESSION_TIME_INFO"}:
+            raise UserError(f"{source.name} holds no msprof tables (TASK, CANN_API, MSTX_EVENTS)", source,
+                            db_source.EXPORT_AGAIN)
+        db.executescript(_SCHEMA)
+        if "STRING_IDS" in tables:
+            db.execute("INSERT INTO strings SELECT id, value FROM src.STRING_IDS")
+        if "ENUM_API_TYPE" in tables:
+            db.execute("INSERT INTO api_types SELECT id, name FROM src.ENUM_API_TYPE")
+        keep, outside = _session_filter(db, tables)
+        # The slices are kept in (lane, start) order by their key (no index beside them), and
+        # written in that order, so the b-tree grows at its end and every pass reads it front to back.
+        progress("copying the slices' columns into the cache")
+        _copy_slices(db, tables, keep)
+        progress("summarising the slices per time bucket")
+        _build_levels(db)
+        db.execute('UPDATE lanes SET (n, first, last) = (SELECT sum(n), min(start), max("end") FROM lod '
+                   'WHERE level = 1 AND lod.lane = lanes.id)')
+        db.execute("UPDATE lanes SET maxdur = (SELECT max(longest) FROM lod_names WHERE level = 1 "
+                   "AND lod_names.lane = lanes.id)")
+        db.execute("DELETE FROM lanes WHERE n IS NULL")  # only other-clock events: no row on the timeline
+        db.execute('INSERT INTO name_stats SELECT s.name, l.kind, count(*), sum(s.dur), min(s.dur), max(s.dur) '
+                   'FROM slices s JOIN lanes l ON l.id = s.lane '
+                   'GROUP BY s.name, l.kind')
+        meta = {"version": CACHE_VERSION, "source": str(source), "identity": db_source.identity(source),
+                "outside": outside, **_session_meta(db, tables)}
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+        db.commit()
+        db.execute("DETACH DATABASE src")
+        db.execute("INSERT INTO meta VALUES ('complete', '1')")  # last: its presence marks a whole cache
+        db.commit()
+    finally:
+        forget()
+        db.close()
+
+
+def _session_meta(db: sqlite3.Connection, tables: set[str]) -> dict:
+    session = session_window(db, tables, "src.")
+    return {} if session is None else {"session_start": session[0], "session_end": session[1]}
+
+
+def _session_filter(db: sqlite3.Connection, tables: set[str]) -> tuple[str, int]:
+    """The SQL condition keeping the events of the collection window (as the full reader keeps
+    them: another clock's events lie hours away), and how many it leaves out."""
+    session = session_window(db, tables, "src.")
+    if session is None:
+        return "1", 0
+    lo, hi = session
+    margin = max(MIN_OUTSIDE_NS, hi - lo)
+    keep = f"NOT (x.endNs < {lo - margin} OR x.startNs > {hi + margin})"
+    outside = sum(db.execute(f"SELECT count(*) FROM src.{t} x WHERE NOT ({keep})").fetchone()[0]  # noqa: S608
+                  for t in SLICE_TABLES if t in tables)
+    return keep, outside
+
+
+def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
+    if "TASK" in tables:
+        if "COMPUTE_TASK_INFO" in tables:
+            db.execute("INSERT OR IGNORE INTO task_names SELECT globalTaskId, name, taskType "
+                       "FROM src.COMPUTE_TASK_INFO")
+        if "COMMUNICATION_TASK_INFO" in tables:  # the first row of a task names it, after compute's
+            db.execute(f"INSERT OR IGNORE INTO task_names SELECT globalTaskId, name, {HCCL_CAT} "
+                       "FROM src.COMMUNICATION_TASK_INFO ORDER BY rowid")
+        db.execute(f"INSERT OR IGNORE INTO lanes(kind, a, b) SELECT DISTINCT {KIND_TASK}, deviceId, streamId "
+                   "FROM src.TASK")
+        # A task of no known op is named by its type, or "task <id>" (a negative name) without one.
+        db.execute(f"""INSERT INTO slices
+            SELECT l.id, x.startNs, x.rowid, x.endNs - x.startNs,
+                   coalesce(n.name, CASE WHEN x.taskType IN (SELECT id FROM strings) THEN x.taskType
+                                         ELSE -1 - x.taskId END),
+                   coalesce(n.cat, x.taskType), x.taskId
+            FROM src.TASK x JOIN lanes l ON l.kind = {KIND_TASK} AND l.a IS x.deviceId AND l.b IS x.streamId
+            LEFT JOIN task_names n ON n.gid = x.globalTaskId WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed text
+    for table, kind, cat, extra in (("CANN_API", KIND_API, "x.type", "x.connectionId"),
+                                    ("MSTX_EVENTS", KIND_MSTX, "NULL", "NULL")):
+        if table not in tables:
+            continue
+        db.execute(f"INSERT OR IGNORE INTO lanes(kind, a, b) SELECT DISTINCT {kind}, globalTid & 4294967295, 0 "
+                   f"FROM src.{table}")  # noqa: S608 - fixed names
+        name = "x.name" if table == "CANN_API" else "x.message"
+        db.execute(f"""INSERT INTO slices
+            SELECT l.id, x.startNs, x.rowid, x.endNs - x.startNs, {name}, {cat}, {extra}
+            FROM src.{table} x JOIN lanes l ON l.kind = {kind} AND l.a = (x.globalTid & 4294967295) AND l.b = 0
+            WHERE {keep} ORDER BY l.id, x.startNs""")  # noqa: S608 - fixed names
+
+
+def _build_levels(db: sqlite3.Connection) -> None:
+    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane.
+
+    The longest slice of a bucket names it. SQLite takes a bare column from the row of the max()
+    only when the query has one min()/max(), so the names are a second pass into a table of their
+    own (joined by key when read); a join here would look every slice's bucket up again."""
+    _level(db, 1, f'''SELECT 1, lane, start / {BASE_NS}, count(*), min(start), max(start + dur), sum(dur)
+                         FROM slices GROUP BY lane, start / {BASE_NS}''',
+           f'''SELECT 1, lane, start / {BASE_NS}, max(dur), name FROM slices
+              GROUP BY lane, start / {BASE_NS}''')
+    level = 1
+    while db.execute("SELECT 1 FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
+                     (level,)).fetchone():
+        _level(db, level + 1,
+               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, sum(n), min(start), max("end"), sum(busy) FROM lod
+                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''',
+               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, max(longest), name FROM lod_names
+                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''')
+        level += 1
+    db.execute("INSERT INTO meta VALUES ('levels', ?)", (str(level),))
+
+
+def _level(db: sqlite3.Connection, level: int, sums: str, names: str) -> None:
+    db.execute(f"INSERT INTO lod {sums}")  # noqa: S608 - fixed text
+    db.execute(f"INSERT INTO lod_names {names}")  # noqa: S608 - fixed text
+
+
+def level_width(level: int) -> int:
+    """The bucket width (ns) of summary level ``level`` (1 and up)."""
+    return BASE_NS * FACTOR ** (level - 1)
