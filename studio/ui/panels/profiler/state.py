@@ -20,6 +20,8 @@ from studio.tools.profiler import csv_tables, stats
 from studio.tools.profiler.model import Trace, source_label
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.profiler.stats import NameStat
+from studio.tools.profiler import view_stats
+from studio.tools.profiler.view_stats import ViewStats, counter_peaks
 from studio.ui.panels.profiler.layout import build_rows
 from studio.ui.panels.profiler.timefmt import format_duration
 
@@ -47,6 +49,7 @@ class Loaded:
     complete: bool = True  # False: ranks' lanes shown while some ranks still decode, or a file still read
     rows: list | None = None  # the timeline's rows, nothing collapsed or pinned (laid out in the job)
     reading: str = ""  # how much is read, for the band over the timeline while not complete
+    computed_in: str = ""  # "pid:thread" that computed the statistics (view_stats.ViewStats.where)
 
 
 def load_job(path: Path, cancel: CancelToken, show: Callable[[Loaded], None] | None = None,
@@ -63,18 +66,18 @@ def load_job(path: Path, cancel: CancelToken, show: Callable[[Loaded], None] | N
         if show is not None:
             show(partial_file(path, read))
 
-    # Big sources are parsed by a worker process into the cache and mapped here; small ones are
-    # read in this thread and cached after they are shown.
-    trace = yield from open_growing(path, cancel, partial if show is not None else None, **(read_options or {}))
-    return (yield from loaded_with_stats(path, trace))
+    # Big sources are parsed by a worker process into the cache and mapped here, with the views'
+    # statistics it computed; small ones are read in this thread and cached after they are shown.
+    trace, view = yield from open_growing(path, cancel, partial if show is not None else None,
+                                          **(read_options or {}))
+    return (yield from loaded_with_stats(path, trace, view))
 
 
 def partial_file(path: Path, read) -> Loaded:
     """A profile shown while its file is still read (``read``: a
     :class:`~studio.tools.profiler.partial_read.PartialRead`): statistics of what is read, marked partial."""
-    loaded = with_stats(path, read.trace)
+    loaded = with_stats(path, read.trace, read.stats)
     loaded.complete, loaded.cached, loaded.reading = False, True, read.band_text()
-    loaded.counter_max = counter_peaks(read.trace)
     share = read.covered / max(1, read.total)
     loaded.counted = (f"PARTIAL: only the events of the first {share:.0%} of the file are read so far; these "
                       f"rows change until the read completes" + (f" · {loaded.counted}" if loaded.counted else ""))
@@ -120,43 +123,27 @@ def default_rows(trace: Trace) -> list | None:
     return build_rows(trace, set(), []) if trace.lod is not None else None
 
 
-def counter_peaks(trace: Trace) -> list[float]:
-    """Each counter's largest magnitude (its lane's scale): thousands of counters over 16 ranks
-    take tens of ms, so the job computes them rather than the window (and the trace's span, which
-    the window asks for first and which takes 60 ms over 7M slices, and the flows' end points)."""
-    _ = trace.span_ns, trace.flow_times, trace.flow_index  # computed once, here
-    return [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
-
-
-def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
-    """``trace`` with everything the panel shows that costs more than a few ms on a big trace."""
+def loaded_with_stats(path: Path, trace: Trace, view: ViewStats | None = None
+                      ) -> Generator[Progress, None, Loaded]:
+    """``trace`` with everything the panel shows that costs more than a few ms on a big trace
+    (``view``: see :func:`with_stats`)."""
     yield Progress(None, "statistics")
-    return with_stats(path, trace)
+    return with_stats(path, trace, view)
 
 
-def with_stats(path: Path, trace: Trace) -> Loaded:
-    """:func:`loaded_with_stats`, not as a job."""
-    # Everything the panel shows that costs more than a few ms on a big trace is computed here,
-    # off the GUI thread: the table rows, the timeline's colours.
+def with_stats(path: Path, trace: Trace, view: ViewStats | None = None) -> Loaded:
+    """:func:`loaded_with_stats`, not as a job; ``view``: the statistics the worker process that
+    read the trace computed (None: computed here, off the GUI thread)."""
+    # Everything the panel shows that costs more than a few ms on a big trace is computed off the
+    # GUI thread: over what a worker process read, by that worker (view_stats), else here.
+    if view is None:
+        view = view_stats.compute(trace)
+    view.apply(trace)
     tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
-    (by_name, counted), apis = stats.op_rows(trace), stats.api_rows(trace)  # warm-ups left out
-    first, note = first_view(trace)
-    return Loaded(path, source_label(path), trace, by_name, apis, tables,
-                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted,
-                  first_view=first, first_view_note=note, rows=default_rows(trace))
-
-
-def first_view(trace: Trace) -> tuple[tuple[int, int] | None, str]:
-    """Where the timeline opens: the first measured iteration when the profile marks two or more
-    (a whole session spans warm-ups, set-up and idle time, and each op is a pixel there), else
-    everything; and a note saying which."""
-    from studio.tools.profiler.measured import iterations
-
-    its = iterations(trace)
-    if its.windows is None or len(its.windows) < 2:
-        return None, ""
-    a, b = (int(v) for v in its.windows[0])
-    return (a, b), f"showing iteration 1 of {len(its.windows)} ({its.how}; F: the whole profile)"
+    return Loaded(path, source_label(path), trace, view.by_name, view.apis, tables, share=view.share,
+                  ready=ready_rows(view.by_name, view.apis), counted=view.counted, first_view=view.first_view,
+                  first_view_note=view.first_view_note, rows=default_rows(trace), counter_max=view.counter_max,
+                  computed_in=view.where)
 
 
 def area_job(trace: Trace, t0: int, t1: int, tracks: list[int], cancel: CancelToken
