@@ -103,7 +103,7 @@ def trace_load(work: Path) -> None:
     from profiler_tracegen import generate
 
     from studio.ui.jobs import JobRunner
-    from studio.ui.panels.profiler.panel import load_job
+    from studio.ui.panels.profiler.loading import load_job
 
     path = generate(work / "big.json", 300_000)
     runner, handles = JobRunner(), []
