@@ -40,7 +40,7 @@ from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import (
     _EVENT_END, Event, _decode_loose, iter_event_chunks, readable_errors,
 )
-from studio.tools.profiler.chrome_events import add_events
+from studio.tools.profiler.chrome_events import add_chunk, add_events
 
 NO_SCAN_ENV = "STUDIO_TRACE_NO_SCAN"  # set (to 1) to read traces with the typed decoder only
 SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and cancel
@@ -302,11 +302,7 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     if tail_start is not None:
         for _done, events, note in iter_event_chunks(data, path, start=tail_start, chunk_bytes=tail_chunk,
                                                      max_cut_tries=None):
-            if cancel:
-                cancel.raise_if_cancelled()
-            if note:
-                builder.facts["warning"] = note
-            add_events(builder, events, path)
+            add_chunk(builder, events, note, path, cancel)
     return True
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from studio.core.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken, Progress, relay
 from studio.tools.profiler import cache, view_stats
 from studio.tools.profiler.model import Trace, add_warning
 from studio.tools.profiler.view_stats import ViewStats
@@ -190,15 +190,13 @@ def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show
     try:
         job = run_in_worker("studio.tools.profiler.partial_read:parse_growing", str(path), str(scratch),
                             first.trace.size if first is not None else 0, piece_bytes, ranges, cancel=cancel)
-        shown = ""
-        while True:
-            try:
-                progress = next(job)
-            except StopIteration as done:
-                folder, temporary = done.value
-                break
-            shown = _show_newest(scratch, shown, show)
+        shown = [""]  # the name of the snapshot shown last
+
+        def passed_on(progress: Progress):
+            shown[0] = _show_newest(scratch, shown[0], show)
             yield progress
+
+        folder, temporary = yield from relay(job, passed_on)
         final = view_stats.load(scratch / _FINAL)
     except WorkerUnavailable:
         return (yield from open_profile(path, cancel, use_cache=False)), None

@@ -57,7 +57,7 @@ class ProfilerPanel(Panel):
         self.runs = RunActions(self, self)
         self._build()
         self.reader = ProfileReader(runner, self.timeline, self)
-        self.rank_lanes_ready = self.reader.arrived  # a partial Loaded (file read part, ranks' lanes), from a job's thread
+        self.rank_lanes_ready = self.reader.arrived  # a partial Loaded (read so far), from a job's thread
         self.view = ProfileView(self.state, runner, self, self)
         self.finder = SliceFinder(self.state, runner, self.timeline, self.find, self.match_label, self)
         self.ranges = RangeActions(self.state, runner, self.range_table, self)

@@ -35,36 +35,28 @@ class RunActions(QObject):
         self.panel, self.runner, self.state, self.links = panel, panel.runner, panel.state, panel.links
         self.shape_dialog = self.run_on_dialog = self.bench_dialog = None  # the open dialogs, if any
 
-    @property
-    def workspace_folder(self):
-        return self.panel.workspace_folder
-
-    @property
-    def host_context(self):
-        return self.panel.host_context
-
     def open_profile_file(self) -> None:
-        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        start = str(self.panel.workspace_folder) if self.panel.workspace_folder is not None else ""
         name, _ = QFileDialog.getOpenFileName(self.panel, "Open a profile", start,
                                               "Profiles (*.json *.csv *.db *.gz);;All files (*)")
         if name:
             self.panel.request_open.emit(Path(name))
 
     def open_profile_folder(self) -> None:
-        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        start = str(self.panel.workspace_folder) if self.panel.workspace_folder is not None else ""
         name = QFileDialog.getExistingDirectory(self.panel, "Open a PROF_* or ASCEND_PROFILER_OUTPUT folder", start)
         if name:
             self.panel.request_open.emit(Path(name))
 
     def pick_model(self) -> None:
-        start = str(self.workspace_folder) if self.workspace_folder is not None else ""
+        start = str(self.panel.workspace_folder) if self.panel.workspace_folder is not None else ""
         name, _ = QFileDialog.getOpenFileName(self.panel, "Profile an ONNX model", start, "ONNX models (*.onnx)")
         if name:
             self.ask_where(Path(name))
 
     def ask_where(self, model: Path) -> None:
         """"Run on": this computer or an SSH host; with no host added, straight here."""
-        hosts = sorted(self.host_context.store.hosts)
+        hosts = sorted(self.panel.host_context.store.hosts)
         if not hosts:
             self.profile_model(model)
             return
@@ -81,13 +73,13 @@ class RunActions(QObject):
         Without ``shapes``, a model with dynamic input dims first asks for their sizes
         (:class:`ShapeDialog`); the run then uses exactly what was typed."""
         model = Path(model)
-        out = local.profile_folder(model, self.workspace_folder)
+        out = local.profile_folder(model, self.panel.workspace_folder)
         iterations, warmup, seed = self.state.iterations, self.state.warmup, self.state.seed
         where = f" on {host}" if host else ""
         self._say(f"Profiling {model.name}{where} ({iterations} runs after {warmup} warm-ups)…")
         self.links.focus.emit(self.panel.NAME)
         request = ProfileRequest(model, out, shapes=dict(shapes or {}), seed=seed, iterations=iterations, warmup=warmup)
-        context = self.host_context if host else None
+        context = self.panel.host_context if host else None
         job = lambda cancel: local.profile_and_load_job(request, host, context, shapes is None,  # noqa: E731
                                                         load_job, cancel)
         self.state.run_on = host
@@ -131,8 +123,8 @@ class RunActions(QObject):
         last_run = self.state.last_run
         if model is None and last_run is not None and str(last_run.model).lower().endswith(".onnx"):
             model = last_run.model  # the model profiled last is the likely one to time
-        hosts = sorted(self.host_context.store.hosts)
-        dialog = self.bench_dialog = BenchDialog(hosts, model, self.workspace_folder, self.panel)
+        hosts = sorted(self.panel.host_context.store.hosts)
+        dialog = self.bench_dialog = BenchDialog(hosts, model, self.panel.workspace_folder, self.panel)
         dialog.accepted.connect(lambda: self.bench_model(dialog.request()))
         dialog.open()
 
@@ -141,12 +133,12 @@ class RunActions(QObject):
         from studio.ui.panels.profiler.bench_job import bench_and_load_job, bench_folder
 
         model = Path(request.model)
-        out = bench_folder(model, self.workspace_folder)
+        out = bench_folder(model, self.panel.workspace_folder)
         where = f" on {request.host}" if request.host else ""
         self._say(f"Benchmarking {model.name}{where} ({request.loop} loops after {request.warmup} "
                           "warm-ups)…")
         self.links.focus.emit(self.panel.NAME)
-        context = self.host_context if request.host else None
+        context = self.panel.host_context if request.host else None
         handle = self.runner.start(f"Benchmark {model.name}{where}",
                                    lambda cancel: bench_and_load_job(context, request, out, load_job, cancel),
                                    key=f"host:{request.host}" if request.host else f"profiler-bench:{model}")
