@@ -25,6 +25,16 @@ def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal:
                       "peer_name": peer_name, "goal": goal}), flush=True)
 
 
+@contextmanager
+def scratch_folder(prefix: str, parent: Path | None = None):
+    """``with scratch_folder(prefix) as work``: a new folder (under ``parent``), deleted afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def wait_until(predicate, timeout_s: float) -> bool:
     """Turn the Qt event loop until ``predicate()`` holds; False when ``timeout_s`` passed first."""
     from PySide6.QtTest import QTest
