@@ -13,6 +13,8 @@ they are read (:func:`compute`).
 from __future__ import annotations
 
 import math
+import os
+import threading
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -50,9 +52,6 @@ class ViewStats:
 
 def compute(trace: Trace) -> ViewStats:
     """:class:`ViewStats` of ``trace``, computed here."""
-    import os
-    import threading
-
     (by_name, counted), apis = stats.op_rows(trace), stats.api_rows(trace)  # warm-ups left out
     first, note = first_view(trace)
     return ViewStats(by_name, counted, apis, first, note, counter_peaks(trace), int(trace.span_ns),
