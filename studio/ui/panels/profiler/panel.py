@@ -50,13 +50,14 @@ class ProfilerPanel(Panel):
     seed = state_property("seed", "The seed of a local profile run's random inputs.")
     last_run = state_property("last_run", "The RunResult of the latest local profile made here.")
     last_bench = state_property("last_bench", "The JSON of the latest benchmark made here.")
+    read_options: dict | None = None  # for tests: how big traces are read (partial_read.open_growing)
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
         self.state = ProfilerState(iterations=local.ITERATIONS, warmup=local.WARMUP, seed=local.SEED)
         self.runs = RunActions(self, self)
         self._build()
-        self.reader = ProfileReader(runner, self.timeline, self)
+        self.reader = ProfileReader(runner, self.timeline, lambda: self.read_options, self)
         self.rank_lanes_ready = self.reader.arrived  # a partial Loaded (read so far), from a job's thread
         self.view = ProfileView(self.state, runner, self, self)
         self.finder = SliceFinder(self.state, runner, self.timeline, self.find, self.match_label, self)
@@ -95,15 +96,6 @@ class ProfilerPanel(Panel):
     def opened_paths(self) -> list[Path]:
         """Every path routed here, in order (loading goes on in the background)."""
         return list(self.state.routed)
-
-    @property
-    def read_options(self) -> dict | None:
-        """For tests: how big traces are read (see partial_read.open_growing)."""
-        return self.reader.read_options
-
-    @read_options.setter
-    def read_options(self, options: dict | None) -> None:
-        self.reader.read_options = options
 
     shape_dialog = property(lambda self: self.runs.shape_dialog, doc="The open \"Input shapes\" dialog, if any.")
     bench_dialog = property(lambda self: self.runs.bench_dialog, doc="The open benchmark dialog, if any.")

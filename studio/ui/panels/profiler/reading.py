@@ -34,17 +34,18 @@ class ProfileReader(QObject):
     whole = Signal(object)
     info = Signal(str)
 
-    def __init__(self, runner, timeline, parent: QObject | None = None):
+    def __init__(self, runner, timeline, read_options=lambda: None, parent: QObject | None = None):
+        """``read_options()``: how big traces are read (tests force small pieces; see
+        partial_read.open_growing)."""
         super().__init__(parent)
-        self.runner, self.timeline = runner, timeline
-        self.read_options: dict | None = None  # for tests: how big traces are read (partial_read.open_growing)
+        self.runner, self.timeline, self.read_options = runner, timeline, read_options
         self.rank_jobs: dict[Path, object] = {}  # folder -> the job reading its ranks' lanes
         self.swapped: dict[Path, threading.Event] = {}  # path -> set once its profile's swap is painted
 
     def open_file(self, path: Path) -> None:
         """Read the profile at ``path`` (a job); a big trace arrives in parts as it is read."""
         self.info.emit(f"Opening {path.name}…")
-        read_options = self.read_options
+        read_options = self.read_options()
         self._start(path, f"Opening {path.name}",
                     lambda cancel, show: load_job(path, cancel, show, read_options))
 
