@@ -82,7 +82,10 @@ def child(path: Path, home: Path, out: Path) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([])  # noqa: F841 - kept alive for the panel
+    from studio.ui.gui_gc import collect_on_gui_thread
+
+    app = QApplication.instance() or QApplication([])
+    collect_on_gui_thread(app)  # as the application: cycles collected on the GUI thread, between events
     out.write_text(json.dumps(open_once(path, home)))
 
 
