@@ -42,7 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from bench_profiler_scale import JSON_LOAD, load_row, row, run_measured  # noqa: E402
+from bench_common import run_measured  # noqa: E402
+from bench_profiler_scale import JSON_LOAD, load_row, row  # noqa: E402
 
 REAL = "ascend/real/cluster_pytorch/msinsight_text_2rank_level2/level2"
 RANKS = 16

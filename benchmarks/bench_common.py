@@ -26,6 +26,68 @@ def emit(figure: str, unit: str, ours: float, peer: float, peer_name: str, goal:
                       "peer_name": peer_name, "goal": goal}), flush=True)
 
 
+@contextmanager
+def scratch_folder(prefix: str, parent: Path | None = None):
+    """``with scratch_folder(prefix) as work``: a new folder (under ``parent``), deleted afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def wait_until(predicate, timeout_s: float) -> bool:
+    """Turn the Qt event loop until ``predicate()`` holds; False when ``timeout_s`` passed first."""
+    from PySide6.QtTest import QTest
+
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        QTest.qWait(5)
+    return True
+
+
+def idle_worst(interval_ms: int = 5, seconds: float = 0.6) -> int:
+    """The worst gap (ms) of the tests' GUI timer with no job running: the machine's own floor."""
+    from gui_ticks import Ticks
+
+    with Ticks(interval_ms) as ticks:
+        wait_until(lambda: False, seconds)
+    return max(ticks.gaps, default=0)
+
+
+def run_measured(command: list[str], env: dict, cwd: Path = REPO) -> tuple[float, float, float]:
+    """(wall s, CPU s of the tree, peak MB of the tree's summed RSS) of ``command``, sampled every 50 ms."""
+    import subprocess
+
+    import psutil
+
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    root = psutil.Process(process.pid)
+    peak, cpu = 0, {}
+    while process.poll() is None:
+        try:
+            family = [root, *root.children(recursive=True)]
+            total = 0
+            for member in family:
+                try:
+                    total += member.memory_info().rss
+                    times = member.cpu_times()
+                    cpu[member.pid] = times.user + times.system
+                except psutil.Error:
+                    pass
+            peak = max(peak, total)
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    if process.returncode != 0:
+        raise SystemExit(f"{command} failed:\n{process.stderr.read().decode()[-2000:]}")
+    return wall, sum(cpu.values()), peak / 1e6
+
+
 def median_time(fn, runs: int) -> float:
     """Median wall time of ``runs`` calls of ``fn``, in seconds."""
     times = []

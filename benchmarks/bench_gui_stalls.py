@@ -36,29 +36,9 @@ ROWS = ("cpu", "trace", "model", "stats", "table", "terminal", "hosts")
 PEER = "the same timer with no job, just before (the machine's floor)"
 
 
-def wait_until(predicate, timeout_s: float) -> bool:
-    """Turn the event loop until ``predicate()`` holds; False when ``timeout_s`` passed first."""
-    from PySide6.QtTest import QTest
-
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        QTest.qWait(5)
-    return True
-
-
-def idle_worst(interval_ms: int = 5, seconds: float = 0.6) -> int:
-    from gui_ticks import Ticks
-
-    with Ticks(interval_ms) as ticks:
-        wait_until(lambda: False, seconds)
-    return max(ticks.gaps, default=0)
-
-
 def measure(label: str, start, done, goal: str, interval_ms: int = 5, timeout_s: float = 600) -> None:
     """Tick while ``start()``'s work runs until ``done()``; print the worst and 99th-percentile gap."""
-    from bench_common import emit
+    from bench_common import emit, idle_worst, wait_until
     from gui_ticks import Ticks
 
     idle = idle_worst(interval_ms)
@@ -103,7 +83,7 @@ def trace_load(work: Path) -> None:
     from profiler_tracegen import generate
 
     from studio.ui.jobs import JobRunner
-    from studio.ui.panels.profiler.panel import load_job
+    from studio.ui.panels.profiler.loading import load_job
 
     path = generate(work / "big.json", 300_000)
     runner, handles = JobRunner(), []
@@ -201,6 +181,8 @@ def terminal_flood(server, keep: list) -> None:
     panel.resize(900, 500)
     panel.show()
     tab = panel.open_terminal("box")
+    from bench_common import wait_until
+
     if not wait_until(lambda: tab.session.state == "open", 30):
         raise SystemExit("terminal row: the session to the loopback sshd did not open")
 

@@ -22,49 +22,20 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+
+from bench_common import run_measured  # noqa: E402 (run.py puts benchmarks/ on the path)
 
 JSON_LOAD = "import json, sys\nwith open(sys.argv[1]) as f:\n    json.load(f)\n"
 # The ceiling of any reader built on msgspec: the typed decode alone of the whole file, one process.
 MSGSPEC_ALONE = ("import sys\nfrom pathlib import Path\nimport msgspec\n"
                  "from studio.tools.profiler.chrome_decode import Event\n"
                  "msgspec.json.decode(Path(sys.argv[1]).read_bytes(), type=list[Event])\n")
-
-
-def run_measured(command: list[str], env: dict) -> tuple[float, float, float]:
-    """(wall s, CPU s of the tree, peak MB of the tree's summed RSS) of ``command``."""
-    import psutil
-
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
-    root = psutil.Process(process.pid)
-    peak, cpu = 0, {}
-    while process.poll() is None:
-        try:
-            family = [root, *root.children(recursive=True)]
-            total = 0
-            for member in family:
-                try:
-                    total += member.memory_info().rss
-                    times = member.cpu_times()
-                    cpu[member.pid] = times.user + times.system
-                except psutil.Error:
-                    pass
-            peak = max(peak, total)
-        except psutil.Error:
-            pass
-        time.sleep(0.05)
-    wall = time.perf_counter() - start
-    if process.returncode != 0:
-        raise SystemExit(f"{command} failed:\n{process.stderr.read().decode()[-2000:]}")
-    return wall, sum(cpu.values()), peak / 1e6
 
 
 def stats(trace: Path) -> tuple[float, float, float]:

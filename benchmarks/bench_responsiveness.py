@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 CHILD = HERE / "responsiveness_child.py"
+
+from bench_common import scratch_folder  # noqa: E402 (benchmarks/ is on the path: the script's folder)
 
 
 STALLS_DIR: Path | None = None  # --stalls DIR: each child writes the GUI thread's stacks in long gaps
@@ -193,28 +194,25 @@ def main() -> int:
         _print(label, ours, peer, f"parsed in a GUI-process thread (job {peer['seconds']:.1f} s vs ours "
                                   f"{ours['seconds']:.1f} s)")
     floor = f"the window with no job, same run ({idle['ticks']} ticks in 5 s)"
+
+    def against_floor(label: str, ours: dict) -> None:
+        loads.append(os.getloadavg()[0])
+        _print(f"{label} ({ours['seconds']:.1f} s)", ours, idle, floor)
+
     if "convert" in only:
         import onnx
 
         from studio.tools.demo.models import build_unet
 
-        work = Path(tempfile.mkdtemp(prefix="convert-", dir=args.dir))
-        try:
+        with scratch_folder("convert-", args.dir) as work:
             onnx.save(build_unet(), work / "unet.onnx")
             ours = measure("convert", str(work / "unet.onnx"))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        loads.append(os.getloadavg()[0])
-        _print(f"convert the demo U-Net to FP16 with validation ({ours['seconds']:.1f} s)", ours, idle, floor)
+        against_floor("convert the demo U-Net to FP16 with validation", ours)
     if "accuracy" in only:
-        work = Path(tempfile.mkdtemp(prefix="dumps-", dir=args.dir))
-        try:
+        with scratch_folder("dumps-", args.dir) as work:
             golden, target = dump_folders(work, dump_mb)
             ours = measure("accuracy", f"{golden}|{target}")
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        loads.append(os.getloadavg()[0])
-        _print(f"compare two dump folders of {dump_mb / 1024:g} GB ({ours['seconds']:.1f} s)", ours, idle, floor)
+        against_floor(f"compare two dump folders of {dump_mb / 1024:g} GB", ours)
     if "upload" in only:
         from sshd_server import sshd_missing_reason, start_sshd
 
@@ -224,31 +222,25 @@ def main() -> int:
 
             skipping("the upload row (it uploads to a loopback sshd)", reason)
         else:
-            work = Path(tempfile.mkdtemp(prefix="upload-", dir=args.dir))
-            sshd = start_sshd(work / "sshd")
-            try:
-                spec = {"host": sshd.host, "port": sshd.port, "user": sshd.user, "key": str(sshd.client_key),
-                        "local": str(file_tree(work / "local", files)), "remote": str(work / "remote")}
-                ours = measure("upload", json.dumps(spec), env={"STUDIO_KNOWN_HOSTS": str(sshd.known_hosts)})
-                uploaded = sum(1 for p in (work / "remote").rglob("*") if p.is_file())
-                if uploaded != files:
-                    raise SystemExit(f"upload row: {uploaded} of {files} files arrived")
-            finally:
-                sshd.stop()
-                shutil.rmtree(work, ignore_errors=True)
-            loads.append(os.getloadavg()[0])
-            _print(f"upload {files:,} files ({ours['seconds']:.1f} s)", ours, idle, floor)
+            with scratch_folder("upload-", args.dir) as work:
+                sshd = start_sshd(work / "sshd")
+                try:
+                    spec = {"host": sshd.host, "port": sshd.port, "user": sshd.user, "key": str(sshd.client_key),
+                            "local": str(file_tree(work / "local", files)), "remote": str(work / "remote")}
+                    ours = measure("upload", json.dumps(spec), env={"STUDIO_KNOWN_HOSTS": str(sshd.known_hosts)})
+                    uploaded = sum(1 for p in (work / "remote").rglob("*") if p.is_file())
+                    if uploaded != files:
+                        raise SystemExit(f"upload row: {uploaded} of {files} files arrived")
+                finally:
+                    sshd.stop()
+            against_floor(f"upload {files:,} files", ours)
     if "gallery" in only:
-        work = Path(tempfile.mkdtemp(prefix="gallery-", dir=args.dir))
-        try:
+        with scratch_folder("gallery-", args.dir) as work:
             model = small_pictures(work / "pictures", pictures)
             spec = {"model": str(model), "pictures": str(work / "pictures"), "out": str(work / "out"),
                     "count": pictures}
             ours = measure("gallery", json.dumps(spec))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        loads.append(os.getloadavg()[0])
-        _print(f"infer over {pictures:,} pictures with the Gallery shown ({ours['seconds']:.1f} s)", ours, idle, floor)
+        against_floor(f"infer over {pictures:,} pictures with the Gallery shown", ours)
     print(json.dumps({"figure": "load average (1 min) while the rows ran, min-max", "unit": "",
                       "ours": f"{min(loads):.2f}-{max(loads):.2f}", "peer": "-", "peer_name": "-",
                       "goal": "-"}), flush=True)

@@ -52,15 +52,20 @@ print(json.dumps({"load": t1 - t0, "decode": t2 - t1, "cpu": cpu, "slices": buil
 """
 
 
-def child(trace: Path, scan: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def child_env(scan: bool, home: str) -> dict:
+    """This environment for a child reading with (``scan``) or without the compiled scanner, its
+    cache in ``home`` (empty: nothing read before counts)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "STUDIO_HOME": home}
     env.pop("STUDIO_TRACE_NO_SCAN", None)
     if not scan:
         env["STUDIO_TRACE_NO_SCAN"] = "1"
+    return env
+
+
+def child(trace: Path, scan: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
-        env["STUDIO_HOME"] = home
-        out = subprocess.run([sys.executable, "-c", CHILD, str(trace), "scan" if scan else "typed"], env=env,
-                             cwd=REPO, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([sys.executable, "-c", CHILD, str(trace), "scan" if scan else "typed"],
+                             env=child_env(scan, home), cwd=REPO, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -72,15 +77,10 @@ def cat_time(trace: Path) -> float:
 
 
 def stats_time(trace: Path, scan: bool) -> float:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("STUDIO_TRACE_NO_SCAN", None)
-    if not scan:
-        env["STUDIO_TRACE_NO_SCAN"] = "1"
     with tempfile.TemporaryDirectory(prefix="studio-bench-home-") as home:
-        env["STUDIO_HOME"] = home
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "studio", "profile", "stats", "--json", str(trace)], env=env,
-                       cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "studio", "profile", "stats", "--json", str(trace)],
+                       env=child_env(scan, home), cwd=REPO, check=True, stdout=subprocess.DEVNULL)
         return time.perf_counter() - start
 
 

@@ -113,3 +113,15 @@ def run_job(
                 on_progress(step)
     finally:
         job.close()
+
+
+def relay(job: Generator[Any, None, T], on_step: Callable[[Any], Any]) -> Generator[Progress, None, T]:
+    """Drive ``job`` inside another job: for each step it yields, yield what ``on_step(step)`` gives
+    (an iterable of Progress, a generator usually: work between steps, then the lines to pass on);
+    returns ``job``'s result. The caller closes ``job`` (in its ``finally``)."""
+    while True:
+        try:
+            step = next(job)
+        except StopIteration as done:
+            return done.value
+        yield from on_step(step)

@@ -11,7 +11,7 @@ them); steps without one carry the transfer's progress only.
 from __future__ import annotations
 
 from studio.core.errors import UserError
-from studio.core.jobs import CancelToken, Job, Progress
+from studio.core.jobs import CancelToken, Job, Progress, relay
 
 SHOWN = 200  # plan lines shown; the rest are counted
 
@@ -43,19 +43,17 @@ def run(context, deployment_name: str, cancel: CancelToken | None = None) -> Job
     yield Progress(None, f"uploading deployment {deployment.name} first")
     job = sync_job(deployment, "upload", host_connector(context, deployment), False, False, None, cancel,
                    lambda plan: pending.extend(plan_lines(deployment.name, plan)))
+
+    def passed_on(step):
+        while pending:
+            yield Progress(None, pending.pop(0))
+        if isinstance(step, Progress) and step.fraction is not None:
+            yield Progress(step.fraction, "")  # the transfer's progress, no line
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
     try:
-        while True:
-            try:
-                step = next(job)
-            except StopIteration as done:
-                _plan, result = done.value
-                break
-            while pending:
-                yield Progress(None, pending.pop(0))
-            if isinstance(step, Progress) and step.fraction is not None:
-                yield Progress(step.fraction, "")  # the transfer's progress, no line
-            if cancel is not None:
-                cancel.raise_if_cancelled()
+        _plan, result = yield from relay(job, passed_on)
     finally:
         job.close()
     while pending:

@@ -18,9 +18,9 @@ CLASS_LIMIT = 400  # lines of one class, its own mixins included
 FILE_LIMIT = 300  # lines of one file of the panels recomposed into objects (see SMALL_FILES)
 # Recomposed into objects: each file of these packages stays small too.
 SMALL_FILES = ("graph", "accuracy")
-# The Profiler panel (and its timeline) is being recomposed at the same time in another branch;
-# remove these from the set once that lands (the assert then covers them like every other class).
-NOT_YET = {"profiler.panel.ProfilerPanel", "profiler.timeline.TimelineView"}
+# The one class still over the limit: the timeline widget (about 860 lines with its painting
+# mixin). Remove it from this set once it is recomposed; the assert then covers it too.
+NOT_YET = {"profiler.timeline.TimelineView"}
 
 
 @dataclass

@@ -81,6 +81,15 @@ def test_all_phases_crossing_range_borders(tmp_path, wrap):
     assert_same(crossing_trace(tmp_path / "cross.json", n=4000, wrap=wrap), min_size=1000)
 
 
+# The odd spellings that are one field set to a fixed value, by the event's kind (i % 23).
+_PLAIN_ODD = {
+    1: {"name": 'quote"and\\slash'}, 2: {"name": "Ünïcode_op"}, 3: {"pid": "host process"},
+    8: {"args": {"deep": [[{"a": [1, {"b": None}]}], True, False, -0.0, 1e-7, "x\u00e9\n"]}},
+    9: {"tid": 2 ** 70}, 10: {"ts": 9007199254740993},  # 2^53 + 1: beyond the exact path
+    11: {"ph": "i"}, 12: {"name": ""}, 13: {"args": "a string, not an object"}, 15: {"tid": -5},
+}
+
+
 def odd_events(rng: random.Random) -> list[dict | str]:
     """X events in every spelling the scanner must read, or leave to the decoder, exactly."""
     out: list = [{"ph": "M", "name": "process_name", "pid": 3, "args": {"name": "Dev"}}]
@@ -90,12 +99,8 @@ def odd_events(rng: random.Random) -> list[dict | str]:
         kind = i % 23
         e: dict = {"ph": "X", "name": f"op{i % 13}", "pid": 3, "tid": i % 3, "ts": clock,
                    "dur": rng.randint(1, 900) / 16, "cat": "c", "args": {"i": i}}
-        if kind == 1:
-            e["name"] = 'quote"and\\slash'
-        elif kind == 2:
-            e["name"] = "Ünïcode_op"
-        elif kind == 3:
-            e["pid"] = "host process"
+        if kind in _PLAIN_ODD:
+            e.update(_PLAIN_ODD[kind])
         elif kind == 4:
             e["ts"] = f"{1736408883694795 + i}.{rng.randint(0, 999999):06d}"  # msprof's string µs
             e["dur"] = f"{rng.randint(0, 99)}.{rng.randint(0, 9999)}"
@@ -106,22 +111,8 @@ def odd_events(rng: random.Random) -> list[dict | str]:
             del e["dur"]
         elif kind == 7:
             del e["cat"], e["args"]
-        elif kind == 8:
-            e["args"] = {"deep": [[{"a": [1, {"b": None}]}], True, False, -0.0, 1e-7, "x\u00e9\n"]}
-        elif kind == 9:
-            e["tid"] = 2 ** 70
-        elif kind == 10:
-            e["ts"] = 9007199254740993  # 2^53 + 1: beyond the exact path
-        elif kind == 11:
-            e["ph"] = "i"
-        elif kind == 12:
-            e["name"] = ""
-        elif kind == 13:
-            e["args"] = "a string, not an object"
         elif kind == 14:
             e["ts"] = int(clock)
-        elif kind == 15:
-            e["tid"] = -5
         out.append(e)
     return out
 

@@ -49,7 +49,7 @@ def test_a_big_trace_is_parsed_in_a_worker_process_while_the_loop_turns(qtbot, t
     from profiler_tracegen import generate
 
     from studio.tools.profiler import loader
-    from studio.ui.panels.profiler.panel import load_job
+    from studio.ui.panels.profiler.loading import load_job
 
     parsed_here = []
     for name in ("open_profile", "parse_to_cache"):  # what parses a source, were it called in this process

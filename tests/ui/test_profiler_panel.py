@@ -218,7 +218,7 @@ def two_local_runs(tmp_path):
 
 
 def test_summary_statistics_and_overlay_of_a_local_run(qtbot, panel, two_local_runs):
-    from studio.ui.panels.profiler.panel import summary_rows
+    from studio.ui.panels.profiler.state import summary_rows
 
     first, _ = two_local_runs
     overlays = []

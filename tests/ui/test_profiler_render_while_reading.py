@@ -99,3 +99,64 @@ def test_a_big_trace_shows_while_it_is_read_and_ends_as_a_one_shot_read(qtbot, m
     assert not panel.reading_band.isVisible()
     assert not any("partial" in w for w in final.warnings)
     assert all(row[0] != "Partial" for row in panel.summary.model.rows)
+
+
+def _tally(trace) -> dict[str, tuple[int, float]]:
+    """Each name's count and total µs over ``trace``, counted with numpy (not Studio's statistics)."""
+    names = np.asarray(trace.name)
+    counts = np.bincount(names, minlength=len(trace.names))
+    totals = np.bincount(names, weights=np.asarray(trace.dur, dtype=np.float64), minlength=len(trace.names)) / 1e3
+    return {trace.names[i]: (int(counts[i]), float(totals[i])) for i in np.flatnonzero(counts)}
+
+
+def test_partial_statistics_are_computed_by_the_reading_worker_and_end_equal_to_a_full_decode(
+        qtbot, make_panel, tmp_path, monkeypatch):
+    import os
+    import threading
+
+    from profiler_tracegen import generate
+
+    from studio.tools.profiler import stats
+
+    path = generate(tmp_path / "big.json", 30_000)
+    calls = []  # (thread, slices) of every per-op statistics pass in this (the window's) process
+    op_rows = stats.op_rows
+
+    def spy(trace, *args, **kwargs):
+        calls.append((threading.get_ident(), trace.size))
+        return op_rows(trace, *args, **kwargs)
+
+    monkeypatch.setattr(stats, "op_rows", spy)
+    panel = make_panel(ProfilerPanel, size=(1100, 600))
+    panel.read_options = {"prefix_bytes": 512 << 10, "piece_bytes": 16 << 10, "ranges": 2}
+    shown = []
+    panel.rank_lanes_ready.connect(lambda loaded: shown.append((loaded, panel.stats_tab.counted.text())))
+    panel.open_file(formats.detect(path))
+    qtbot.waitUntil(lambda: bool(panel.state.profiles) and panel.state.profiles[0].complete, timeout=120_000)
+    qtbot.waitUntil(lambda: not panel.stats_tab.counted.text().startswith("Per op: PARTIAL"), timeout=5000)
+
+    partial = [(loaded, counted) for loaded, counted in shown if not loaded.complete]
+    assert len(partial) >= 2, [loaded.trace.size for loaded, _ in shown]  # the first stretch and a snapshot
+    first = partial[0][0].trace.size
+    # this process computed the statistics of the first stretch only (read here), never on the GUI
+    # thread; every fuller snapshot's and the whole trace's came from the worker that read them
+    assert calls and {size for _, size in calls} == {first}, calls
+    assert threading.main_thread().ident not in {thread for thread, _ in calls}
+    for loaded, counted in partial[1:] + [(panel.state.profiles[0], "")]:
+        assert loaded.computed_in and loaded.computed_in.split(":")[0] != str(os.getpid())
+    # each partial one was marked so, and its figures are right for what was read so far
+    for loaded, counted in partial:
+        assert counted.startswith("Per op: PARTIAL") and loaded.counted.startswith("PARTIAL")
+        got = {s.name: (s.count, s.total_us) for s in loaded.by_name}
+        assert got.keys() == _tally(loaded.trace).keys()
+        for name, (count, total) in _tally(loaded.trace).items():
+            assert got[name][0] == count and got[name][1] == pytest.approx(total, rel=1e-9, abs=1e-6)
+    # the final ones are not marked, and equal a one-shot decode's, tallied independently
+    final = panel.state.profiles[0]
+    assert "PARTIAL" not in final.counted and "PARTIAL" not in panel.stats_tab.counted.text()
+    expected = _tally(run_job(read_chrome_trace(path, scan=False)))
+    got = {s.name: (s.count, s.total_us) for s in final.by_name}
+    assert got.keys() == expected.keys() and sum(c for c, _ in got.values()) == 30_000
+    for name, (count, total) in expected.items():
+        assert got[name][0] == count and got[name][1] == pytest.approx(total, rel=1e-9, abs=1e-6)
+    assert panel.stats_tab.table.model.rowCount() == len(expected)

@@ -11,6 +11,7 @@ import pytest
 
 from studio.core.jobs import run_job
 from studio.ui.panels.profiler import state as st
+from studio.ui.panels.profiler.loading import load_job
 
 
 def write_trace(path: Path, names: list[str], model: str | None = None) -> Path:
@@ -33,7 +34,7 @@ def two(tmp_path):
 
 
 def load(path: Path) -> st.Loaded:
-    return run_job(st.load_job(path, None))
+    return run_job(load_job(path, None))
 
 
 def test_labels_stay_unique_and_routes_are_remembered(two):

@@ -8,7 +8,7 @@ import numpy as np
 
 from studio.core.jobs import run_job
 from studio.tools.profiler.cluster.progressive import SUMMARY_PROCESS, open_rank_timelines_progressive
-from studio.ui.panels.profiler.state import partial_loaded
+from studio.ui.panels.profiler.loading import partial_loaded
 
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
 
@@ -90,7 +90,7 @@ def test_the_rank_job_waits_until_the_swapped_lanes_are_painted(qtbot, make_pane
     view = profiler.timeline
     profiler.rank_lanes_ready.emit(partials[0])
     qtbot.waitUntil(lambda: view.trace is partials[0].trace and view.last_frame_ms > 0, timeout=5000)
-    swapped = profiler._swapped[folder] = threading.Event()
+    swapped = profiler.reader.swapped[folder] = threading.Event()
     painted = []
     view.after_next_paint(lambda: painted.append(swapped.is_set()))
     profiler._on_rank_lanes(partials[1])
@@ -98,7 +98,7 @@ def test_the_rank_job_waits_until_the_swapped_lanes_are_painted(qtbot, make_pane
     qtbot.waitUntil(swapped.is_set, timeout=5000)
     assert painted == [False]  # set by that very paint, after it
     profiler.hide()
-    off_screen = profiler._swapped[folder] = threading.Event()
+    off_screen = profiler.reader.swapped[folder] = threading.Event()
     profiler._on_rank_lanes(partials[0])
     assert off_screen.is_set()  # no paint will come: nothing to wait for
 
@@ -117,7 +117,7 @@ def test_lanes_left_part_way_are_read_again_when_asked_again(qtbot, make_window,
     assert len(profiler.state.profiles) == 1 and profiler.state.profiles[0].complete
     assert not any(t.process.endswith(SUMMARY_PROCESS) for t in profiler.timeline.trace.tracks)
     profiler.open_rank_timelines(folder)  # whole now: nothing is read again
-    assert profiler._rank_jobs == {}
+    assert profiler.reader.rank_jobs == {}
 
 
 def test_a_view_the_user_never_moved_opens_where_the_whole_trace_opens(qtbot, make_window, real_profiles):
@@ -125,7 +125,7 @@ def test_a_view_the_user_never_moved_opens_where_the_whole_trace_opens(qtbot, ma
     was, the final frame showed an empty stretch at negative times while the info line said
     "showing iteration 1"."""
     from studio.tools.profiler.cluster.timeline import open_rank_timelines
-    from studio.ui.panels.profiler.state import loaded_with_stats
+    from studio.ui.panels.profiler.loading import loaded_with_stats
 
     folder = real_profiles / TEXT
     partials = []

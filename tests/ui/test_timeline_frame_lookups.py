@@ -137,7 +137,7 @@ def test_a_callback_waits_for_the_next_painted_frame(qtbot, view):
 
 def test_rows_laid_out_by_the_job_are_the_view_s_own_layout(qtbot, trace):
     from studio.ui.panels.profiler.layout import build_rows
-    from studio.ui.panels.profiler.state import default_rows
+    from studio.ui.panels.profiler.loading import default_rows
 
     given = default_rows(trace)
     view = TimelineView()

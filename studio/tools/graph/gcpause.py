@@ -28,8 +28,9 @@ _we_disabled = False
 
 
 @contextmanager
-def paused_gc():
-    """Disable the cyclic collector for the duration of the block (re-entrant, thread-safe)."""
+def paused_gc(freeze_over: int = FREEZE_OVER):
+    """Disable the cyclic collector for the duration of the block (re-entrant, thread-safe); when
+    the last block ends with more than ``freeze_over`` young objects, freeze them."""
     global _depth, _we_disabled
     if not ENABLED:
         yield
@@ -47,7 +48,7 @@ def paused_gc():
             if _depth == 0:
                 # Also when the collector was off already (the GUI turns automatic collection off
                 # and collects on its own thread): its next young collection would walk them all.
-                if gc.get_count()[0] > FREEZE_OVER:
+                if gc.get_count()[0] > freeze_over:
                     gc.freeze()
                 if _we_disabled:
                     gc.enable()

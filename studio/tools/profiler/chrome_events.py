@@ -48,6 +48,16 @@ def one_ts_ns(value: float | str | None) -> int | None:
         return None
 
 
+def add_chunk(builder: TraceBuilder, events: list[Event], note: str, path: Path, cancel) -> None:
+    """Add one decoded chunk of the file (``iter_event_chunks``): the cancel token checked first, a
+    cut or malformed file's ``note`` kept as the trace's warning, then its events."""
+    if cancel:
+        cancel.raise_if_cancelled()
+    if note:
+        builder.facts["warning"] = note
+    add_events(builder, events, path)
+
+
 def add_events(builder: TraceBuilder, events: list[Event], path: Path) -> None:
     """Add decoded events to ``builder``: X events in bulk, the other phases one by one.
 

@@ -19,7 +19,7 @@ from studio.core.formats import PROFILER, FileFormat, json_text
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, iter_event_chunks, map_or_read
-from studio.tools.profiler.chrome_events import add_events, finish_events
+from studio.tools.profiler.chrome_events import add_chunk, finish_events
 from studio.tools.profiler.chrome_parallel import cores, plan_ranges, read_ranges
 from studio.tools.profiler.chrome_scan import SCAN_BYTES, SCAN_MIN_BYTES, scan_chrome_trace
 from studio.tools.profiler.model import Trace
@@ -69,11 +69,7 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
             if plan is not None:
                 merged = yield from read_ranges(path, data, plan, builder, cancel, chunk_bytes)
         for done, events, note in ([] if merged else iter_event_chunks(data, path, chunk_bytes=chunk_bytes)):
-            if cancel:
-                cancel.raise_if_cancelled()
-            if note:
-                builder.facts["warning"] = note
-            add_events(builder, events, path)
+            add_chunk(builder, events, note, path, cancel)
             del events
             yield Progress(0.8 * done / max(1, len(data)), f"decoding {path.name} ({done / 1e6:.0f} of {len(data) / 1e6:.0f} MB)")
         finish_events(builder, path)

@@ -38,9 +38,9 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import (
-    _EVENT_END, Event, _decode_loose, iter_event_chunks, readable_errors,
+    _EVENT_END, Event, _decode_loose, _release, iter_event_chunks, readable_errors,
 )
-from studio.tools.profiler.chrome_events import add_events
+from studio.tools.profiler.chrome_events import add_chunk, add_events
 
 NO_SCAN_ENV = "STUDIO_TRACE_NO_SCAN"  # set (to 1) to read traces with the typed decoder only
 SCAN_BYTES = 8 << 20  # bytes scanned per kernel call: the unit of progress and cancel
@@ -129,10 +129,12 @@ class _Tables:
 
 
 def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: threading.Event,
-                done: np.ndarray | None = None, slot: int = 0) -> _Range:
+                done: np.ndarray | None = None, slot: int = 0, data=None) -> _Range:
     """Scan the events from ``result.begin`` to the first boundary at or after ``result.end`` (or the
-    array's end) into ``result.pieces``; ``done[slot]`` follows the bytes scanned."""
+    array's end) into ``result.pieces``; ``done[slot]`` follows the bytes scanned. ``data``: the
+    mapping ``d`` views, whose scanned pages are let go as the scan moves on."""
     begin, end = result.begin, result.end
+    released = begin
     tables = _Tables()
     state = np.zeros(9, np.int64)
     state[k.POS] = begin
@@ -165,6 +167,11 @@ def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: thread
                 (tables.str_off, tables.str_len, tables.str_kind, tables.arena, int(state[k.NSTR])),
                 (tables.trk_pid, tables.trk_tid, int(state[k.NTRK]))))
             estimate = max(16, (int(state[k.POS]) - pos) / (rows + delegated))
+        if data is not None:
+            # Each scanned page stayed resident in this process: a 2.2 GB file counted 2.2 GB in
+            # the worker's memory. Its args are copied out; what is read again later (strings,
+            # events handed to the decoder) comes back from the page cache.
+            released = _release(data, released, int(state[k.POS]))
         result.scanned = int(state[k.POS]) - begin
         if done is not None:
             done[slot] = result.scanned
@@ -232,7 +239,7 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     total = max(1, len(data))
     done = np.zeros(len(plan), np.int64)
     pool = ThreadPoolExecutor(len(plan), thread_name_prefix="trace-scan")
-    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i) for i, r in enumerate(plan)]
+    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i, data) for i, r in enumerate(plan)]
     try:
         while not all(f.done() for f in futures):
             if cancel is not None and cancel.cancelled:
@@ -258,7 +265,7 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     expected = first
     for result in ranges:
         if result.begin != expected:  # the guess was not a boundary: scan the rest from the proof
-            result = _scan_range(k, d, _Range(expected, len(data)), piece_bytes, stop)
+            result = _scan_range(k, d, _Range(expected, len(data)), piece_bytes, stop, data=data)
         proven.append(result)
         if result.status != k.DONE:
             break
@@ -287,11 +294,7 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     if tail_start is not None:
         for _done, events, note in iter_event_chunks(data, path, start=tail_start, chunk_bytes=tail_chunk,
                                                      max_cut_tries=None):
-            if cancel:
-                cancel.raise_if_cancelled()
-            if note:
-                builder.facts["warning"] = note
-            add_events(builder, events, path)
+            add_chunk(builder, events, note, path, cancel)
     return True
 
 

@@ -12,6 +12,10 @@ hands ``show`` partial traces on the way:
    side maps the newest one;
 3. the whole trace, exactly what :func:`~.loader.open_profile_offloaded` returns.
 
+The worker computes the views' statistics (:mod:`.view_stats`) of each snapshot and of the whole
+trace beside it, so this process (the window's) maps ready figures and never computes them over
+what the worker read.
+
 Each partial trace carries a warning saying it is partial and how much of the file it covers, so
 every view that lists warnings (the info line, Summary) says so.
 """
@@ -27,12 +31,14 @@ from pathlib import Path
 
 import msgspec
 
-from studio.core.jobs import CancelToken, Progress
-from studio.tools.profiler import cache
+from studio.core.jobs import CancelToken, Progress, relay
+from studio.tools.profiler import cache, view_stats
 from studio.tools.profiler.model import Trace, add_warning
+from studio.tools.profiler.view_stats import ViewStats
 
 PREFIX_BYTES = 1 << 20  # the first stretch, decoded in this process at once: ~5k events, ~10 ms holding the interpreter
 _STEP = "step-"
+_FINAL = "final-stats"  # the whole trace's statistics, in the scratch folder
 
 
 @dataclass
@@ -43,6 +49,7 @@ class PartialRead:
     covered: int
     read: int
     total: int
+    stats: ViewStats | None = None  # the views' statistics, when the worker computed them
 
     @property
     def estimated_events(self) -> int:
@@ -124,7 +131,13 @@ class _Snapshots:
         with_lod(trace)
         self.seq += 1
         name = f"{_STEP}{self.seq:05d}-{covered}-{read}-{total}"
-        cache.store_into(self.folder / f".tmp-{name}", trace, self.folder / name)
+        # The views' statistics are computed here, in the worker, and written beside the snapshot:
+        # the window's process only maps them (computed there they held its interpreter, and so
+        # its GUI thread, for tens to hundreds of ms a snapshot).
+        tmp = cache.store_into(self.folder / f".tmp-{name}", trace)
+        if tmp is not None:
+            view_stats.save(view_stats.compute(trace), tmp)
+            tmp.rename(self.folder / name)
         self.last = max(count, 1)
         self.ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
 
@@ -141,7 +154,12 @@ def parse_growing(path: str, folder: str, shown: int = 0, piece_bytes: int | Non
     options = {"on_partial": _Snapshots(Path(folder), str(path), shown), "ranges": ranges}
     if piece_bytes:
         options.update(chunk_bytes=piece_bytes, scan=True)
-    return (yield from parse_to_cache(path, cancel, read_options=options))
+    done, temporary = yield from parse_to_cache(path, cancel, read_options=options)
+    yield Progress(None, "statistics")
+    whole = cache.load_folder(Path(done))
+    if whole is not None:  # the whole trace's statistics too, so the window only swaps them in
+        view_stats.save(view_stats.compute(whole), Path(folder) / _FINAL)
+    return done, temporary
 
 
 Show = Callable[[PartialRead], None]
@@ -149,9 +167,11 @@ Show = Callable[[PartialRead], None]
 
 def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show | None = None, *,
                  prefix_bytes: int = PREFIX_BYTES, piece_bytes: int | None = None, ranges: int | None = None
-                 ) -> Generator[Progress, None, Trace]:
+                 ) -> Generator[Progress, None, tuple[Trace, ViewStats | None]]:
     """:func:`~.loader.open_profile_offloaded`, calling ``show`` with partial traces of a Chrome
-    trace as it is read (see the module docstring); other sources, cached or small ones, as there."""
+    trace as it is read (see the module docstring); other sources, cached or small ones, as there.
+    Returns the trace and, when the worker read it, the views' statistics it computed (else None:
+    the caller computes them)."""
     from studio.core import formats
     from studio.core.workers import WorkerUnavailable, run_in_worker
     from studio.tools.profiler.chrome_reader import CHROME_TRACE
@@ -161,7 +181,7 @@ def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show
     cached = cache.load(path) if path.is_file() else None
     if (show is None or cached is not None or not path.is_file() or path.stat().st_size < OFFLOAD_BYTES
             or formats.detect(path).format is not CHROME_TRACE):
-        return (yield from open_profile_offloaded(path, cancel))
+        return (yield from open_profile_offloaded(path, cancel)), None
     yield Progress(None, f"reading the first {prefix_bytes >> 20 or 1} MB of {path.name}")
     first = first_stretch(path, prefix_bytes)
     if first is not None:
@@ -170,20 +190,19 @@ def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show
     try:
         job = run_in_worker("studio.tools.profiler.partial_read:parse_growing", str(path), str(scratch),
                             first.trace.size if first is not None else 0, piece_bytes, ranges, cancel=cancel)
-        shown = ""
-        while True:
-            try:
-                progress = next(job)
-            except StopIteration as done:
-                folder, temporary = done.value
-                break
-            shown = _show_newest(scratch, shown, show)
+        shown = [""]  # the name of the snapshot shown last
+
+        def passed_on(progress: Progress):
+            shown[0] = _show_newest(scratch, shown[0], show)
             yield progress
+
+        folder, temporary = yield from relay(job, passed_on)
+        final = view_stats.load(scratch / _FINAL)
     except WorkerUnavailable:
-        return (yield from open_profile(path, cancel, use_cache=False))
+        return (yield from open_profile(path, cancel, use_cache=False)), None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)  # the mappings shown keep their data (POSIX)
-    return (yield from finish_offloaded(path, folder, temporary))
+    return (yield from finish_offloaded(path, folder, temporary)), final
 
 
 def _show_newest(scratch: Path, shown: str, show: Show) -> str:
@@ -198,5 +217,5 @@ def _show_newest(scratch: Path, shown: str, show: Show) -> str:
     if trace is None:  # not readable (yet): the next turn tries again
         return shown
     covered, read, total = (int(v) for v in steps[-1].split("-")[2:5])
-    show(PartialRead(trace, covered, read, total))
+    show(PartialRead(trace, covered, read, total, view_stats.load(scratch / steps[-1])))
     return steps[-1]

@@ -238,6 +238,20 @@ def _string_ts(d, a, b):
 
 
 @_jit
+def _member_key(d, p, n):
+    """At an object member's key (``p`` past any blank): the position after its colon, or -1."""
+    if p >= n or d[_nn(p)] != _QUOTE:
+        return -1
+    p, _e, _w = _string(d, p, n)
+    if p < 0:
+        return -1
+    p = _ws(d, p, n)
+    if p >= n or d[_nn(p)] != _COLON:
+        return -1
+    return p + 1
+
+
+@_jit
 def _value(d, p, n, stack):
     """Skip one JSON value at ``p`` (after whitespace), validating it; the end, or -1."""
     depth = 0
@@ -259,15 +273,9 @@ def _value(d, p, n, stack):
                 depth += 1
                 p = q
                 if c == _LBRACE:
-                    if d[_nn(p)] != _QUOTE:
-                        return -1
-                    p, _e, _w = _string(d, p, n)
+                    p = _member_key(d, p, n)
                     if p < 0:
                         return -1
-                    p = _ws(d, p, n)
-                    if p >= n or d[_nn(p)] != _COLON:
-                        return -1
-                    p += 1
                 continue
         elif c == _QUOTE:
             p, _e, _w = _string(d, p, n)
@@ -296,15 +304,9 @@ def _value(d, p, n, stack):
             if c == _COMMA:
                 p = _ws(d, p + 1, n)
                 if top == _LBRACE:
-                    if p >= n or d[_nn(p)] != _QUOTE:
-                        return -1
-                    p, _e, _w = _string(d, p, n)
+                    p = _member_key(d, p, n)
                     if p < 0:
                         return -1
-                    p = _ws(d, p, n)
-                    if p >= n or d[_nn(p)] != _COLON:
-                        return -1
-                    p += 1
                 break
             if (c == _RBRACE and top == _LBRACE) or (c == _RBRACKET and top == _LBRACKET):
                 depth -= 1

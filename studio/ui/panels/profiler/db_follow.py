@@ -19,7 +19,8 @@ from studio.tools.profiler.db_reader import match_profiling_db
 from studio.tools.profiler.db_window import DbWindow, open_window, window_of
 from studio.tools.profiler.model import source_label
 from studio.tools.profiler.stats import share_by_name_id
-from studio.ui.panels.profiler.state import Loaded, default_rows, ready_rows
+from studio.ui.panels.profiler.loading import default_rows
+from studio.ui.panels.profiler.state import Loaded, ready_rows
 
 POLL_MS = 120      # how often the view's window is compared with the one read
 REREAD_ZOOM = 2.0  # a zoom by this factor or more reads the window again, at its level of detail

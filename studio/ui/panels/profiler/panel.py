@@ -3,29 +3,33 @@
 Every open, statistics pass, range aggregate and comparison runs as a job (the engine in
 ``studio.tools.profiler``); the GUI thread only draws. Opened profiles stay in a list so two of
 them can be compared. What the panel shows lives in :class:`~.state.ProfilerState` (Qt-free); this
-module lays the widgets out and wires them to it.
+module lays the widgets out and joins the objects that act on them by signals: the reads
+(:class:`~.reading.ProfileReader`), which profile is shown (:class:`~.profile_view.ProfileView`),
+find (:class:`~.finder.SliceFinder`), the selected range (:class:`~.range_actions.RangeActions`) and
+the profile / benchmark runs (:class:`~.run_actions.RunActions`).
 """
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from studio.core import formats
 from studio.core.formats import Detected
-from studio.tools.profiler.model import Trace
 from studio.ui.links import Overlay
 from studio.ui.panels.base import Panel, state_property
-from studio.ui.panels.profiler import db_follow, keep_view, local
+from studio.ui.panels.profiler import db_follow, local
 from studio.ui.panels.profiler import state as st
+from studio.ui.panels.profiler.compare_actions import CompareActions
 from studio.ui.panels.profiler.compare_tab import CompareTab
+from studio.ui.panels.profiler.finder import SliceFinder
+from studio.ui.panels.profiler.profile_view import ProfileView
 from studio.ui.panels.profiler.range_actions import RangeActions
+from studio.ui.panels.profiler.reading import ProfileReader
 from studio.ui.panels.profiler.run_actions import RunActions
-from studio.ui.panels.profiler.state import Loaded, ProfilerState, load_job, rank_lanes_job, summary_rows
+from studio.ui.panels.profiler.state import Loaded, ProfilerState
 from studio.ui.panels.profiler.stats_tab import StatsTab
 from studio.ui.panels.profiler.table import TableWidget
 from studio.ui.panels.profiler.timeline import TimelineView
@@ -33,10 +37,7 @@ from studio.ui.panels.profiler.widgets.toolbar import build_toolbar
 from studio.ui.widgets.empty_state import EmptyState
 
 
-SWAP_WAIT_S = 1.0  # the longest a rank job waits for the window to paint the lanes it handed over
-
-
-class ProfilerPanel(RunActions, RangeActions, Panel):
+class ProfilerPanel(Panel):
     """Timeline, Statistics, Summary and Compare tabs over the profiles opened here."""
 
     NAME = formats.PROFILER
@@ -49,36 +50,62 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
     seed = state_property("seed", "The seed of a local profile run's random inputs.")
     last_run = state_property("last_run", "The RunResult of the latest local profile made here.")
     last_bench = state_property("last_bench", "The JSON of the latest benchmark made here.")
-    rank_lanes_ready = Signal(object)  # a partial Loaded (ranks' lanes, a file's read part), from a job's thread
     read_options: dict | None = None  # for tests: how big traces are read (partial_read.open_growing)
 
     def __init__(self, runner, parent: QWidget | None = None, links=None):
         super().__init__(runner, parent, links)
         self.state = ProfilerState(iterations=local.ITERATIONS, warmup=local.WARMUP, seed=local.SEED)
-        self.shape_dialog = None  # the open "Input shapes" dialog, if any
-        self._rank_jobs: dict[Path, object] = {}  # folder -> the job reading its ranks' lanes
-        self._swapped: dict[Path, threading.Event] = {}  # folder -> set once its lanes' swap is painted
+        self.runs = RunActions(self, self)
         self._build()
+        self.reader = ProfileReader(runner, self.timeline, lambda: self.read_options, self)
+        self.rank_lanes_ready = self.reader.arrived  # a partial Loaded (read so far), from a job's thread
+        self.view = ProfileView(self.state, runner, self, self)
+        self.finder = SliceFinder(self.state, runner, self.timeline, self.find, self.match_label, self)
+        self.ranges = RangeActions(self.state, runner, self.range_table, self)
+        self.comparing = CompareActions(self.state, runner, self.compare_tab, self)
+        self._wire()
         self.db_follow = db_follow.DbFollower(self)  # databases are read by the window shown
+        self._pending_wall: tuple[Path, int, int] | None = None
+
+    def _wire(self) -> None:
+        """Join the objects: what each says goes to the widgets and objects that act on it."""
+        self.reader.arrived.connect(self._on_rank_lanes)
+        self.reader.whole.connect(self._on_rank_lanes)
+        self.reader.info.connect(self.info.setText)
+        self.view.painted_wait.connect(self.reader.when_painted)
+        self.view.added.connect(self._on_added)
+        self.view.whole.connect(self._on_whole)
+        self.view.shown.connect(self.finder.again)
+        self.finder.named.connect(lambda _name: self.graph_button.setEnabled(True))
+        self.ranges.ready.connect(lambda: self.bottom.setCurrentWidget(self.range_table))
+        self.runs.info.connect(self._on_run_info)
+        self.runs.made.connect(self._show_made)
+        self.runs.show_summary.connect(lambda: self.tabs.setCurrentWidget(self.summary))
+        self.comparing.front.connect(lambda: self.tabs.setCurrentWidget(self.compare_tab))
+        self.compare_tab.compare_requested.connect(self.comparing.compare)
+        for source in (self.view, self.finder, self.ranges, self.runs):
+            source.status.connect(self.status.emit)
+        self.timeline.slice_selected.connect(self._on_slice_selected)
+        self.timeline.range_selected.connect(self.ranges.on_range)
+        self.timeline.area_selected.connect(self.ranges.on_area)
         self.links.profile_model.connect(self.profile_model)
         self.links.rank_timelines.connect(self.open_rank_timelines)
-        self.rank_lanes_ready.connect(self._on_rank_lanes)
         self.links.show_time_range.connect(self.show_time_range)
         self.links.show_wall_range.connect(self.show_wall_range)
-        self._pending_wall: tuple[Path, int, int] | None = None
 
     @property
     def opened_paths(self) -> list[Path]:
         """Every path routed here, in order (loading goes on in the background)."""
         return list(self.state.routed)
 
+    shape_dialog = property(lambda self: self.runs.shape_dialog, doc="The open \"Input shapes\" dialog, if any.")
+    bench_dialog = property(lambda self: self.runs.bench_dialog, doc="The open benchmark dialog, if any.")
+    run_on_dialog = property(lambda self: self.runs.run_on_dialog, doc="The open \"Run on\" dialog, if any.")
+
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
         bar = build_toolbar(self)
         self.timeline = TimelineView(self)
-        self.timeline.slice_selected.connect(self._on_slice_selected)
-        self.timeline.range_selected.connect(self._on_range_selected)
-        self.timeline.area_selected.connect(self._on_area_selected)
         self.range_table = TableWidget("Shift+drag on the timeline (or drag on its ruler) to select a time "
                                        "range: its slices are aggregated here.", self)
         self.range_table.row_activated.connect(lambda row: self.highlight_name(str(row[0])))
@@ -98,15 +125,14 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.stats_tab.show_in_graph.connect(self._show_in_graph)
         self.summary = TableWidget("Open a profile to see what it says about its host and device.", self)
         self.compare_tab = CompareTab(self)
-        self.compare_tab.compare_requested.connect(self.compare)
         self.tabs = QTabWidget(self)
         self.empty = EmptyState("No profile open", "Open a trace JSON, an ONNX Runtime profile or a PROF_* / "
                                 "ASCEND_PROFILER_OUTPUT folder (also: <code>studio profile run MODEL -o DIR</code>), "
                                 "or profile an ONNX model here.", self)
-        self.empty.add_action("Profile a model…", self._on_pick_model, self.run_button.toolTip())
-        self.empty.add_action("Open a file…", self._on_open_profile_file, "A trace JSON, ONNX Runtime profile, "
+        self.empty.add_action("Profile a model…", self.runs.pick_model, self.run_button.toolTip())
+        self.empty.add_action("Open a file…", self.runs.open_profile_file, "A trace JSON, ONNX Runtime profile, "
                               "msprof CSV or DB")
-        self.empty.add_action("Open a folder…", self._on_open_profile_folder, "A PROF_* or ASCEND_PROFILER_OUTPUT "
+        self.empty.add_action("Open a folder…", self.runs.open_profile_folder, "A PROF_* or ASCEND_PROFILER_OUTPUT "
                               "folder")
         self.timeline_stack = QStackedWidget(self)  # the empty state until a profile is shown
         self.timeline_stack.addWidget(self.empty)
@@ -130,153 +156,68 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
 
     # ------------------------------------------------------------------ opening
     def open_file(self, detected: Detected) -> None:
-        path = detected.path
-        index = self.state.route(path)
-        if index is not None:
-            self.profile_box.setCurrentIndex(index)
-            return
-        if db_follow.handles(path):
-            return self.db_follow.open(path)
-        self.info.setText(f"Opening {path.name}…")
-        # A big trace is shown while it is read: each partial profile is swapped in as the ranks'
-        # lanes are (the view kept), the job waiting until it is painted.
-        swapped = self._swapped[path] = threading.Event()
-        show = self._swap_waiter(swapped)
-
-        def job(cancel):
-            cancel.on_cancel(swapped.set)
-            return load_job(path, cancel, show, self.read_options)
-
-        handle = self.runner.start(f"Opening {path.name}", job)
-        handle.ended.connect(swapped.set)
-        handle.finished.connect(self._on_rank_lanes)
-        # Why it failed is the notice board's to show (the runner posts it); the line only stops
-        # saying "Opening…".
-        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {path.name}"))
-
-    def _swap_waiter(self, swapped: threading.Event):
-        """A job's ``show``: hand a partial profile to the window and wait (bounded) until it is painted."""
-        def show(loaded: Loaded, *_counts) -> None:  # on the job's thread
-            # The job waits while the window swaps the profile in and paints it: building the next
-            # one meanwhile would take half the interpreter's turns from that frame (measured:
-            # a 10 ms swap took 20-30 ms beside a join). Bounded, so nothing can hang on it; a
-            # cancel or the job's end sets the event too.
-            swapped.clear()
-            self.rank_lanes_ready.emit(loaded)
-            swapped.wait(SWAP_WAIT_S)
-        return show
+        if self.state.route(detected.path) is None:
+            if db_follow.handles(detected.path):
+                return self.db_follow.open(detected.path)
+            self.reader.open_file(detected.path)
+        else:
+            self.view.select(detected.path)
 
     def open_rank_timelines(self, folder) -> None:
         """Every rank of the multi-rank ``folder`` on one timeline (the Cluster panel asks for it)."""
         folder = Path(folder)
         self.links.focus.emit("profiler")
         index = self.state.route(folder)
-        if index is not None:
-            self.profile_box.setCurrentIndex(index)
-        running = self._rank_jobs.get(folder)
-        if running is not None or (index is not None and self.state.profiles[index].complete):
-            return  # still coming in, or whole: nothing to read again
-        self.info.setText(f"Opening every rank of {folder.name}…")  # (again, when cancelled part way)
-
-        swapped = self._swapped[folder] = threading.Event()
-        show = self._swap_waiter(swapped)
-
-        def job(cancel):
-            cancel.on_cancel(swapped.set)
-            return rank_lanes_job(folder, cancel, show)
-
-        handle = self.runner.start(f"Opening the ranks of {folder.name}", job)
-        self._rank_jobs[folder] = handle
-        handle.ended.connect(lambda: self._rank_jobs.pop(folder, None))
-        handle.ended.connect(swapped.set)
-        handle.finished.connect(self._on_rank_lanes)
-        handle.failed.connect(lambda exc, _tb: self.info.setText(f"Could not open {folder.name}"))  # why: the board
+        self.view.select(folder)
+        if index is None or not self.state.profiles[index].complete:  # else whole: nothing to read again
+            self.reader.open_rank_timelines(folder)
 
     def _on_rank_lanes(self, loaded: Loaded) -> None:
-        """A joined trace of the ranks (some still their step summary, or the last, whole one), or
-        a file's trace read so far (or whole): shown in place of the one before it, the view kept
-        where the user has it (window, range, selection, pinned tracks, markers, find)."""
-        swapped = self._swapped.get(Path(loaded.path))
-        index = self.state.index_of(loaded.path)
-        if index is None:
-            self._on_loaded(loaded)
-            self._when_painted(swapped)
-            return
-        old, self.state.profiles[index] = self.state.profiles[index], loaded
-        self.profile_box.setItemText(index, loaded.label)
-        self.compare_tab.set_profiles([p.label for p in self.state.profiles])
-        if loaded.complete and not old.complete:  # what waited for the whole profile
-            self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
-            self._emit_overlay(loaded)
-            self._compare_when_open()
-        if self.state.current is not old:
-            self._when_painted(swapped)
-            return
-        self.state.current = loaded
-        kept = keep_view.position(self.timeline)
-        self.timeline.set_trace(loaded.trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max,
-                                loaded.rows)
-        keep_view.restore(self.timeline, kept)
-        text = st.info_text(loaded.trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
-        self.info.setText(text)
-        self.info.setToolTip("\n".join([text, *loaded.trace.warnings, str(loaded.path)]))
-        self._show_band(loaded)
-        self._when_painted(swapped)
-        QTimer.singleShot(0, lambda: self._fill_tables(loaded))
-        if self.find.text().strip():  # the matches were slices of the trace swapped out: find again
-            self._on_find_text(self.find.text())
+        """A partial or whole profile from a read: added, or swapped in for the one before it."""
+        self.view.arrive(loaded)
 
-    def _when_painted(self, swapped: threading.Event | None) -> None:
-        """Let the rank job go on once the timeline has painted what was swapped in (at once when
-        the timeline is not on screen: no paint will come)."""
-        if swapped is None:
-            return
-        if self.timeline.isVisible() and not self.timeline.visibleRegion().isEmpty():
-            self.timeline.after_next_paint(swapped.set)
-        else:
-            swapped.set()
+    def _show_made(self, loaded: Loaded) -> None:
+        """Show a profile or benchmark made here; its folder counts as routed (not opened twice)."""
+        self.state.route(loaded.path)
+        self.view.add(loaded)
 
-    def _on_loaded(self, loaded: Loaded) -> None:
-        labels = self.state.add(loaded)
-        self.profile_box.addItem(loaded.label)
-        self.profile_box.setItemData(self.profile_box.count() - 1, str(loaded.path), Qt.ItemDataRole.ToolTipRole)
-        self.compare_tab.set_profiles(labels)
-        self.profile_box.setCurrentIndex(len(self.state.profiles) - 1)
-        self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices"
-                         + ("" if loaded.complete else " so far (still reading)"))
-        if loaded.complete:  # a partial profile's shares would mislead the graph's overlay
-            self._emit_overlay(loaded)
+    def _on_added(self, loaded: Loaded) -> None:
+        """What waited for the profile at ``loaded.path`` to open: a time range to show."""
         pending = self.state.take_pending_range(loaded.path)
         if pending is not None:
             self.show_time_range(*pending)
         wall, self._pending_wall = self._pending_wall, None
         if wall is not None and wall[0] == loaded.path:
             self.show_wall_range(*wall)
-        if loaded.complete:  # a comparison of what is read so far would be taken as the answer
-            self._compare_when_open()
-        if loaded.trace.lod is not None and not isinstance(loaded.trace.start, np.memmap) and not loaded.cached:
-            from studio.tools.profiler.loader import store_cache
 
-            trace, path = loaded.trace, loaded.path
-            self.runner.start(f"Caching {path.name}", lambda cancel: store_cache(path, trace, cancel),
-                              key="profiler-cache")
+    def _on_whole(self, loaded: Loaded) -> None:
+        """A whole profile is here: the graph's overlay, and a comparison waiting for it (neither is
+        made from a partial profile: its shares would mislead, its comparison be taken as the answer)."""
+        if loaded.trace.model_path:  # time share per op for the graph panel
+            self.links.overlay.emit(Overlay("Time share (profile)", st.overlay_values(loaded),
+                                            [self.green.value(), self.red.value()], False, "%",
+                                            Path(loaded.trace.model_path)))
+        self.comparing.when_open()
+
+    def _on_run_info(self, text: str, tip: str) -> None:
+        self.info.setText(text)
+        if tip:
+            self.info.setToolTip(tip)
 
     def show_time_range(self, path, t0: int, t1: int) -> None:
         """Zoom the timeline to [t0, t1] (ns) of the profile at ``path`` (opened first when needed)
         and aggregate the range."""
         if path is not None:
             path = Path(path)
-            index = self.state.index_of(path)
-            if index is None:
+            if self.view.select(path) is None:
                 self.state.pending_range = (path, t0, t1)
                 self.request_load.emit(path)
                 return
-            self.profile_box.setCurrentIndex(index)
         if self.state.current is None:
             return
         margin = max(1, (t1 - t0) // 20)
         self.timeline.set_window(max(0, t0 - margin), t1 + margin)
-        self._on_range_selected(t0, t1)
+        self.ranges.on_range(t0, t1)
 
     def show_wall_range(self, path, t0: int, t1: int) -> None:
         """Zoom to [t0, t1] given on the profile's own clock (ns as its files stamp them): the
@@ -291,50 +232,24 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
         self.show_time_range(path, int(t0) - origin, int(t1) - origin)
 
     def _on_profile_chosen(self, index: int) -> None:
-        loaded = self.state.choose(index)
-        if loaded is None:
-            return
-        trace = loaded.trace
-        text = st.info_text(trace) + (f" · {loaded.first_view_note}" if loaded.first_view_note else "")
-        if trace.warnings:
-            self.status.emit(f"Profiler: {loaded.label}: {trace.warnings[0]}")
-        self.info.setText(text)
-        self.info.setToolTip("\n".join([text, *trace.warnings, str(loaded.path)]))  # the label may be cut
-        self.timeline.set_trace(trace, loaded.by_name, loaded.share, loaded.first_view, loaded.counter_max,
-                                loaded.rows)
-        self._show_band(loaded)
-        self.timeline_stack.setCurrentIndex(1)
-        self.range_table.set_rows([], [])
-        self.range_table.set_note("")
-        self.details.set_rows([], [])
-        self._on_find_text(self.find.text())
-        if trace.size < st.DEFER_TABLES_SLICES:
-            self._fill_tables(loaded)
-            return
-        # A big profile's tables fill in the next turn of the event loop: with the timeline's
-        # first frame in the same turn, they held the window for 80 ms on a busy machine.
-        self.stats_tab.show_stats(trace, [], [], {}, {"op": [], "api": []})
-        QTimer.singleShot(0, lambda: self._fill_tables(loaded))
+        self.view.choose(index)
 
-    def _show_band(self, loaded: Loaded) -> None:
-        """The band over the tabs says how much of a profile still coming in is there (hidden once whole)."""
-        text = "" if loaded.complete else (loaded.reading or loaded.first_view_note or "still reading")
-        self.reading_band.setText(text)
-        self.reading_band.setVisible(bool(text))
+    # ------------------------------------------------------------------ runs (RunActions)
+    def ask_where(self, model: Path) -> None:
+        """"Run on": this computer or an SSH host, then profile ``model`` there."""
+        self.runs.ask_where(model)
 
-    def _fill_tables(self, loaded: Loaded) -> None:
-        if self.state.current is not loaded:  # another profile was chosen meanwhile
-            return
-        self.stats_tab.show_stats(loaded.trace, loaded.by_name, loaded.apis, loaded.tables, loaded.ready,
-                                  loaded.counted)
-        self.summary.set_rows(["Fact", "Value"], summary_rows(loaded), first_width=220)
+    def profile_model(self, model, shapes: dict[str, list[int]] | None = None, host: str | None = None) -> None:
+        """Profile an ONNX model here or on ``host`` (see :meth:`RunActions.profile_model`)."""
+        self.runs.profile_model(model, shapes, host)
 
-    def _emit_overlay(self, loaded: Loaded) -> None:
-        """Time share per op for the graph panel, when the profile knows its model."""
-        if loaded.trace.model_path:
-            self.links.overlay.emit(Overlay("Time share (profile)", st.overlay_values(loaded),
-                                            [self.green.value(), self.red.value()], False, "%",
-                                            Path(loaded.trace.model_path)))
+    def ask_bench(self, model: Path | None = None) -> None:
+        """The "Benchmark model…" dialog (see :meth:`RunActions.ask_bench`)."""
+        self.runs.ask_bench(model)
+
+    def bench_model(self, request) -> None:
+        """Benchmark ``request.model`` (see :meth:`RunActions.bench_model`)."""
+        self.runs.bench_model(request)
 
     # ------------------------------------------------------------------ selection and find
     def _on_slice_selected(self, index: int) -> None:
@@ -349,43 +264,14 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
 
     def highlight_name(self, name: str) -> None:
         """Select every slice called ``name`` (outlined) and the first of them."""
-        if self.state.current is None:
-            return
-        trace = self.state.current.trace
-        indices = trace.slices_named(name)
-        self.timeline.set_highlighted(indices)
-        self.state.selected_name = name
-        self.graph_button.setEnabled(True)
-        if indices.size:
-            self.timeline.select_slice(int(indices[np.argmin(np.asarray(trace.start)[indices])]))
-        self.status.emit(f"{name}: {indices.size:,} slices")
+        self.finder.highlight_name(name)
 
     def _on_find_text(self, text: str) -> None:
-        self.state.clear_matches()
-        self.timeline.set_highlighted(self.state.matches)
-        if self.state.current is None or not text.strip():
-            self.match_label.setText("")
-            return
-        trace, needle = self.state.current.trace, text.strip().lower()
-        self.match_label.setText("finding…")
-        handle = self.runner.start("Finding slices", lambda cancel: st.find_job(trace, needle, cancel),
-                                   key="profiler-find")
-        handle.finished.connect(lambda found: self._on_found(trace, text, found))
-
-    def _on_found(self, trace: Trace, text: str, found: np.ndarray) -> None:
-        current = self.state.current
-        if current is None or current.trace is not trace or self.find.text() != text:
-            return  # the user typed on or switched profiles meanwhile
-        self.state.set_matches(found)
-        self.timeline.set_highlighted(found)
-        self.match_label.setText(f"{found.size:,} found")
+        self.finder.on_text(text)
 
     def find_next(self, step: int) -> None:
         """Select the next (step 1) or previous (step −1) match and bring it into view."""
-        index = self.state.step_match(step)
-        if index is not None:
-            self.timeline.select_slice(index)
-            self.match_label.setText(self.state.match_text())
+        self.finder.step(step)
 
     def _on_thresholds(self) -> None:
         green, red = self.green.value() / 100, self.red.value() / 100
@@ -396,35 +282,12 @@ class ProfilerPanel(RunActions, RangeActions, Panel):
             self.links.show_node.emit(*st.graph_name(self.state.current, name))
             self.links.focus.emit(formats.GRAPH)
 
-    # ------------------------------------------------------------------ compare
+    # ------------------------------------------------------------------ compare (CompareActions)
     def compare(self, base_index: int, new_index: int) -> None:
-        """Compare two opened profiles (as a job); the result shows in the Compare tab, with the
-        benchmark figures side by side when both are benchmarks."""
-        profiles = self.state.profiles
-        if not (0 <= base_index < len(profiles) and 0 <= new_index < len(profiles)):
-            return
-        base, new, rerun = profiles[base_index], profiles[new_index], self.compare_tab.rerun.isChecked()
-
-        def show(outcome) -> None:
-            result, rows, labels = outcome
-            self.compare_tab.show_result(result)
-            self.compare_tab.show_bench(rows, *labels, change=result.change)
-
-        handle = self.runner.start("Comparing profiles", lambda cancel: st.compare_job(base, new, rerun, cancel),
-                                   key="profiler-compare")
-        handle.finished.connect(show)
+        """Compare two opened profiles (see :meth:`CompareActions.compare`)."""
+        self.comparing.compare(base_index, new_index)
 
     def compare_paths(self, base, new) -> None:
-        """Compare the profiles at ``base`` and ``new`` as soon as both are open (they may still be
-        loading) and bring the Compare tab to the front."""
-        self.state.pending_compare = (Path(base).resolve(), Path(new).resolve())
-        self._compare_when_open()
-
-    def _compare_when_open(self) -> None:
-        ready = self.state.compare_ready()
-        if ready is None:
-            return
-        self.compare_tab.base.setCurrentIndex(ready[0])
-        self.compare_tab.new.setCurrentIndex(ready[1])
-        self.tabs.setCurrentWidget(self.compare_tab)
-        self.compare(*ready)
+        """Compare the profiles at ``base`` and ``new`` as soon as both are open (see
+        :meth:`CompareActions.compare_paths`)."""
+        self.comparing.compare_paths(base, new)

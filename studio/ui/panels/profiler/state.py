@@ -2,13 +2,13 @@
 matches, the selection, the requests waiting for a profile to open, and the rows of its tables.
 
 The panel (``panel.py``) only lays out widgets and wires them to this state; everything here can
-be tested without a display.
+be tested without a display. The jobs that load a profile are in ``loading.py``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,8 @@ import numpy as np
 
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.profiler import csv_tables, stats
-from studio.tools.profiler.model import Trace, source_label
-from studio.tools.graph.gcpause import paused_gc
+from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
-from studio.ui.panels.profiler.layout import build_rows
 from studio.ui.panels.profiler.timefmt import format_duration
 
 DEFER_TABLES_SLICES = 200_000  # from this size on, the tables fill one event-loop turn after the timeline
@@ -47,116 +45,7 @@ class Loaded:
     complete: bool = True  # False: ranks' lanes shown while some ranks still decode, or a file still read
     rows: list | None = None  # the timeline's rows, nothing collapsed or pinned (laid out in the job)
     reading: str = ""  # how much is read, for the band over the timeline while not complete
-
-
-def load_job(path: Path, cancel: CancelToken, show: Callable[[Loaded], None] | None = None,
-             read_options: dict | None = None) -> Generator[Progress, None, Loaded]:
-    """Open a profile and compute its statistics (runs on a worker thread).
-
-    A big Chrome trace is shown while it is read: ``show`` gets a partial profile (its first
-    stretch, then more, statistics marked partial) each time more is read, built here so the
-    window only swaps it in. ``read_options``: see :func:`~studio.tools.profiler.partial_read.open_growing`
-    (tests force small pieces with them)."""
-    from studio.tools.profiler.partial_read import open_growing
-
-    def partial(read) -> None:
-        if show is not None:
-            show(partial_file(path, read))
-
-    # Big sources are parsed by a worker process into the cache and mapped here; small ones are
-    # read in this thread and cached after they are shown.
-    trace = yield from open_growing(path, cancel, partial if show is not None else None, **(read_options or {}))
-    return (yield from loaded_with_stats(path, trace))
-
-
-def partial_file(path: Path, read) -> Loaded:
-    """A profile shown while its file is still read (``read``: a
-    :class:`~studio.tools.profiler.partial_read.PartialRead`): statistics of what is read, marked partial."""
-    loaded = with_stats(path, read.trace)
-    loaded.complete, loaded.cached, loaded.reading = False, True, read.band_text()
-    loaded.counter_max = counter_peaks(read.trace)
-    share = read.covered / max(1, read.total)
-    loaded.counted = (f"PARTIAL: only the events of the first {share:.0%} of the file are read so far; these "
-                      f"rows change until the read completes" + (f" · {loaded.counted}" if loaded.counted else ""))
-    return loaded
-
-
-def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, int, int], None] | None = None
-                   ) -> Generator[Progress, None, Loaded]:
-    """Every rank of a multi-rank folder on one timeline, a lane group per rank (worker thread).
-
-    The ranks are decoded (in parallel) by a worker process into their caches; while they are,
-    ``show`` gets the joined trace of what there is (the ranks decoded so far, each other rank's
-    step summary) each time a rank is added, built here so the window only swaps it in."""
-    from studio.tools.profiler.cluster.progressive import open_rank_timelines_progressive
-
-    def partial(trace: Trace, done: int, total: int) -> None:
-        if show is not None:
-            show(partial_loaded(folder, trace, done, total), done, total)
-
-    # Each join makes names, tracks and rows by the thousand: a full collection on the way walked
-    # them all while holding the interpreter (22-35 ms, measured), so the collector waits.
-    with paused_gc():
-        trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True)
-        loaded = yield from loaded_with_stats(folder, trace)
-        loaded.label = f"{source_label(folder)} (all ranks)"
-        loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
-        loaded.counter_max = counter_peaks(trace)
-        loaded.rows = default_rows(trace)
-    return loaded
-
-
-def partial_loaded(folder: Path, trace: Trace, done: int, total: int) -> Loaded:
-    """A joined trace shown while ranks still decode: no statistics yet (they come with the last one)."""
-    return Loaded(folder, f"{source_label(folder)} (all ranks: {done} of {total} decoded)", trace, [], [], {},
-                  share=stats.share_by_name_id(trace, []), ready=ready_rows([], []), cached=True,
-                  first_view_note=f"{done} of {total} ranks decoded, the others show their step summary",
-                  counter_max=counter_peaks(trace), complete=False, rows=default_rows(trace))
-
-
-def default_rows(trace: Trace) -> list | None:
-    """The timeline's rows with nothing collapsed or pinned: thousands of rows over 16 ranks take
-    5-10 ms of Python to lay out, which the job does rather than the window's swap."""
-    return build_rows(trace, set(), []) if trace.lod is not None else None
-
-
-def counter_peaks(trace: Trace) -> list[float]:
-    """Each counter's largest magnitude (its lane's scale): thousands of counters over 16 ranks
-    take tens of ms, so the job computes them rather than the window (and the trace's span, which
-    the window asks for first and which takes 60 ms over 7M slices, and the flows' end points)."""
-    _ = trace.span_ns, trace.flow_times, trace.flow_index  # computed once, here
-    return [float(np.nanmax(np.abs(c.values))) if c.values.size else 1.0 for c in trace.counters]
-
-
-def loaded_with_stats(path: Path, trace: Trace) -> Generator[Progress, None, Loaded]:
-    """``trace`` with everything the panel shows that costs more than a few ms on a big trace."""
-    yield Progress(None, "statistics")
-    return with_stats(path, trace)
-
-
-def with_stats(path: Path, trace: Trace) -> Loaded:
-    """:func:`loaded_with_stats`, not as a job."""
-    # Everything the panel shows that costs more than a few ms on a big trace is computed here,
-    # off the GUI thread: the table rows, the timeline's colours.
-    tables = {kind: typed_rows(table.rows) for kind, table in trace.tables.items()}
-    (by_name, counted), apis = stats.op_rows(trace), stats.api_rows(trace)  # warm-ups left out
-    first, note = first_view(trace)
-    return Loaded(path, source_label(path), trace, by_name, apis, tables,
-                  share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, apis), counted=counted,
-                  first_view=first, first_view_note=note, rows=default_rows(trace))
-
-
-def first_view(trace: Trace) -> tuple[tuple[int, int] | None, str]:
-    """Where the timeline opens: the first measured iteration when the profile marks two or more
-    (a whole session spans warm-ups, set-up and idle time, and each op is a pixel there), else
-    everything; and a note saying which."""
-    from studio.tools.profiler.measured import iterations
-
-    its = iterations(trace)
-    if its.windows is None or len(its.windows) < 2:
-        return None, ""
-    a, b = (int(v) for v in its.windows[0])
-    return (a, b), f"showing iteration 1 of {len(its.windows)} ({its.how}; F: the whole profile)"
+    computed_in: str = ""  # "pid:thread" that computed the statistics (view_stats.ViewStats.where)
 
 
 def area_job(trace: Trace, t0: int, t1: int, tracks: list[int], cancel: CancelToken

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
 
 from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
 from studio.ui.panels.profiler.state import ready_rows, typed_rows  # built in the loading job
 from studio.ui.panels.profiler.table import TableWidget
+from studio.ui.widgets import boxes
 
 OP_COLUMNS = ["Name", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)", "Self (µs)", "Share"]
 API_COLUMNS = ["Level", "API", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)"]
@@ -38,15 +39,8 @@ class StatsTab(QWidget):
         self.counted.setVisible(False)
         self.table = TableWidget("Open a profile to see per-op and per-API statistics here.", self)
         self.table.row_activated.connect(self._on_row)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Table:", self))
-        top.addWidget(self.kind, 1)
-        top.addWidget(self.graph_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addWidget(self.counted)
-        layout.addWidget(self.table, 1)
+        boxes.column(self, boxes.row(self, "Table:", (self.kind, 1), self.graph_button), self.counted, (self.table, 1),
+               margins=(4, 4, 4, 4))
         self._current_op = ""
         self._sources: list[tuple[str, list[str], list[list], str | None, tuple, int]] = []
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget, QTableWidgetItem, QWidget
 
 from studio.ui.numfmt import number
+from studio.ui.widgets import boxes
 
 MAX_ROWS = 5000  # a table item per cell: a 10,000-image run lists its first rows, --json has all
 
@@ -29,13 +30,7 @@ class RunResults(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
-        row = QHBoxLayout()
-        row.addWidget(self.summary, 1)
-        row.addWidget(self.open_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
-        layout.addWidget(self.table, 1)
+        boxes.column(self, boxes.row(self, (self.summary, 1), self.open_button), (self.table, 1))
         self.hide()
 
     def show_outcome(self, outcome) -> None:

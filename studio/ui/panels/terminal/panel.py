@@ -5,15 +5,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from studio.core.formats import Detected
 from studio.terminal.shell import ShellSession
@@ -21,6 +13,7 @@ from studio.ui.jobs import JobRunner
 from studio.ui.links import PanelLinks
 from studio.ui.panels.base import Panel
 from studio.ui.panels.terminal.view import TerminalView
+from studio.ui.widgets import boxes
 from studio.ui.widgets.empty_state import EmptyState
 from studio.ui.widgets.secret_prompt import GuiSecretPrompt
 
@@ -102,16 +95,8 @@ class TerminalPanel(Panel):
         self._empty_open = self._empty.add_action("Open terminal", self._on_open_clicked)
         self._empty_add = self._empty.add_action("Add a host…", self.links.add_host.emit,
                                                  "Add an SSH host (the Hosts panel's Add dialog)")
-        bar = QHBoxLayout()
-        bar.setContentsMargins(6, 4, 6, 0)
-        bar.addWidget(QLabel("Host:", self))
-        bar.addWidget(self._hosts, 1)
-        bar.addWidget(self._open)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
-        layout.addWidget(self._tabs, 1)
-        layout.addWidget(self._empty, 1)
+        bar = boxes.row(self, "Host:", (self._hosts, 1), self._open, margins=(6, 4, 6, 0))
+        boxes.column(self, bar, (self._tabs, 1), (self._empty, 1))
         self.links.open_terminal.connect(self.open_terminal)
         app = QCoreApplication.instance()
         if app is not None:  # docked panels get no closeEvent when the window quits

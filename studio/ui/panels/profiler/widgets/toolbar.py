@@ -74,7 +74,7 @@ def build_toolbar(panel) -> ToolRow:
                               lambda: panel._show_in_graph(panel.state.selected_name), panel)
     panel.graph_button.setEnabled(False)
     panel.run_button = tool("Profile…", "Pick an ONNX model and profile it with ONNX Runtime here or with Studio's engine on an SSH host "
-                            "(CPU, seeded random inputs, as `studio profile run`)", panel._on_pick_model, panel)
+                            "(CPU, seeded random inputs, as `studio profile run`)", panel.runs.pick_model, panel)
     panel.bench_button = tool("Benchmark…", "Time an ONNX model's bare inference (warm-ups, timed loops, "
                               "no profiler) with ONNX Runtime here or with Studio's engine on an SSH host, as "
                               "`studio bench MODEL.onnx [--host NAME]`; the numbers open in Summary and Compare",
