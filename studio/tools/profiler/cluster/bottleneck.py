@@ -1,7 +1,9 @@
 """Why a collective is slow: the rank that arrived late, and whether its host or its device held it.
 
 What msprof-analyze's ``communication_bottleneck`` recipe does, over each rank's
-``ascend_pytorch_profiler_<rank>.db`` (its TASK, CANN_API, PYTORCH_API and COMMUNICATION_OP tables):
+``ascend_pytorch_profiler_<rank>.db`` (its TASK, CANN_API, PYTORCH_API and COMMUNICATION_OP tables)
+— and, where a rank has no such db, over its text export's ``trace_view.json``, which holds the
+same rows (:mod:`.bottleneck_sources`; the recipe reads db exports only):
 
 1. The target rank's longest communication ops (default: the lowest rank, its 10 longest).
 2. For each, the same op (by name) on every rank: the rank where it lasted longest arrived first and
@@ -23,43 +25,16 @@ What msprof-analyze's ``communication_bottleneck`` recipe does, over each rank's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from studio.tools.profiler.cluster.bottleneck_sources import DbRank, TraceRank, rank_sources
 from studio.tools.profiler.cluster.discover import RankDir
-from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import db_tables, query
 
 SLOW_RANK_SPREAD = 0.05          # (longest - shortest) / longest below this: no slow rank
 DEVICE_GAP_NS = 100_000          # a kernel waited on the device 100 µs longer than on the host
 DEVICE_BOUND_SHARE = 0.5         # over half of the kernels did: device-bound
 ALIGNED_NS = 1_000_000           # two ranks' tasks starting within 1 ms of each other are aligned
 TOP = 10
-NEEDED = ("COMMUNICATION_OP", "TASK", "CANN_API", "PYTORCH_API", "CONNECTION_IDS", "STRING_IDS", "ENUM_API_TYPE")
-
-_OPS = ("SELECT c.startNs, c.endNs, s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName "
-        "ORDER BY c.startNs")
-_LAUNCHES = """
-    SELECT t.startNs, t.endNs, a.startNs, a.endNs, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER)
-    FROM TASK t JOIN CANN_API a ON t.connectionId = a.connectionId
-    JOIN CONNECTION_IDS c ON c.connectionId = t.connectionId
-    JOIN PYTORCH_API p ON c.id = p.connectionId
-    JOIN ENUM_API_TYPE e ON a.type = e.id JOIN STRING_IDS s ON s.id = a.name
-    WHERE t.startNs > ? AND t.endNs < ? AND e.name = 'node' AND s.value = 'launch'"""
-_DEVICE = {
-    "compute": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN COMPUTE_TASK_INFO i ON t.globalTaskId = "
-               "i.globalTaskId JOIN STRING_IDS s ON i.name = s.id WHERE t.startNs >= ? AND t.endNs <= ?",
-    "communication": "SELECT MIN(t.startNs), MAX(t.endNs), s.value FROM TASK t JOIN COMMUNICATION_TASK_INFO i ON "
-                     "t.globalTaskId = i.globalTaskId JOIN STRING_IDS s ON i.name = s.id "
-                     "WHERE t.startNs >= ? AND t.endNs <= ? GROUP BY s.value",
-    "memcpy": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN STRING_IDS s ON t.taskType = s.id "
-              "WHERE t.startNs >= ? AND t.endNs <= ? AND LOWER(s.value) LIKE '%memcpy%'",
-}
-_HOST = {
-    "PyTorch": "SELECT CAST(p.startNs AS INTEGER) AS b, CAST(p.endNs AS INTEGER) AS e, s.value FROM PYTORCH_API p "
-               "JOIN STRING_IDS s ON s.id = p.name WHERE b >= ? AND e <= ? AND s.value LIKE '%::%'",
-    "CANN": "SELECT a.startNs, a.endNs, e.name || '@' || s.value FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name "
-            "JOIN ENUM_API_TYPE e ON e.id = a.type WHERE a.startNs >= ? AND a.endNs <= ?",
-}
+Source = DbRank | TraceRank
 
 
 @dataclass
@@ -80,39 +55,23 @@ class Bottleneck:
     reason: str = ""
 
 
-def profiler_dbs(ranks: list[RankDir]) -> dict[int, Path]:
-    """Rank -> its ``ascend_pytorch_profiler_<rank>.db`` holding the tables this analysis reads."""
-    out = {}
-    for rank in ranks:
-        path = rank.files.get("profiler_db")
-        if path is None:
-            continue
-        with open_readonly(path) as db:
-            if set(NEEDED) <= db_tables(db):
-                out[rank.rank] = path
-    return out
-
-
-def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP) -> list[Bottleneck]:
-    """The ``top`` longest communication ops of rank ``target`` (the lowest rank with a profiler db
-    when None), each with its slow and fast rank and the cause; [] when no rank has the db."""
-    dbs = profiler_dbs(ranks)
-    if not dbs:
+def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP,
+                sources: dict[int, Source] | None = None) -> list[Bottleneck]:
+    """The ``top`` longest communication ops of rank ``target`` (the lowest rank with a profiler db or
+    a trace_view.json when None), each with its slow and fast rank and the cause; [] when no rank
+    has either. ``sources`` are the ranks' already opened sources (:func:`.rank_sources`)."""
+    sources = rank_sources(ranks) if sources is None else sources
+    if not sources:
         return []
-    target = min(dbs) if target is None else target
-    if target not in dbs:
+    target = min(sources) if target is None else target
+    if target not in sources:
         return []
-    ops = {rank: _ops(path) for rank, path in dbs.items()}
+    ops = {rank: source.ops() for rank, source in sources.items()}
     longest = sorted(ops[target], key=lambda o: -(o[1] - o[0]))[:top]
-    return [_analyse(name, start, end, ops, dbs) for start, end, name in longest]
+    return [_analyse(name, start, end, ops, sources) for start, end, name in longest]
 
 
-def _ops(path: Path) -> list[tuple[int, int, str]]:
-    with open_readonly(path) as db:
-        return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _OPS)]
-
-
-def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottleneck:
+def _analyse(name: str, start: int, end: int, ops: dict, sources: dict) -> Bottleneck:
     found = Bottleneck(name, start, end, end - start, "insufficient data")
     same = []
     for rank, rows in ops.items():
@@ -131,17 +90,16 @@ def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottlenec
         return found
     found.fast_rank, found.slow_rank = fast[1], slow[1]
     found.clock_shift_ns = shift = fast[3] - slow[3]
-    launches = _launch_gaps(dbs[slow[1]], fast[2] - shift, slow[3])
+    launches = _launch_gaps(sources[slow[1]], fast[2] - shift, slow[3])
     if not launches["kernels"]:
         found.reason = "no kernel launched by PyTorch on the slow rank while the fast one waited"
         return found
     found.launches = launches
     device = launches["device_waited"] / launches["kernels"] > DEVICE_BOUND_SHARE
     found.verdict = "device-bound" if device else "host-bound"
-    levels = (("Device", _device_tasks),) if device else (("PyTorch", _host_tasks("PyTorch")),
-                                                         ("CANN", _host_tasks("CANN")))
-    for level, reader in levels:
-        diff, aligned = align(reader(dbs[slow[1]], slow[2]), reader(dbs[fast[1]], fast[2]), shift)
+    for level in ("Device",) if device else ("PyTorch", "CANN"):
+        diff, aligned = align(_tasks(sources[slow[1]], level, slow[2]), _tasks(sources[fast[1]], level, fast[2]),
+                              shift)
         if level in ("Device", "PyTorch"):
             found.aligned = aligned
         if aligned and diff:
@@ -153,28 +111,19 @@ def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottlenec
     return found
 
 
-def _launch_gaps(path: Path, start: int, end: int) -> dict:
+def _tasks(source: Source, level: str, before: int) -> list[tuple[int, int, str]]:
+    return source.device_tasks(before) if level == "Device" else source.host_tasks(level, before)
+
+
+def _launch_gaps(source: Source, start: int, end: int) -> dict:
     """The slow rank's kernels in [start, end]: how many waited on the device, and the median gaps."""
-    with open_readonly(path) as db:
-        rows = query(db, path, _LAUNCHES, (start, end))
-    host = sorted(int(r[2]) - int(r[5]) for r in rows)     # CANN launch start - PyTorch op end
-    device = sorted(int(r[0]) - int(r[3]) for r in rows)   # kernel start - CANN launch end
-    waited = sum(1 for r in rows if (int(r[0]) - int(r[3])) - (int(r[2]) - int(r[5])) > DEVICE_GAP_NS)
+    rows = source.launches(start, end)
+    host = sorted(r[2] - r[5] for r in rows)     # CANN launch start - PyTorch op end
+    device = sorted(r[0] - r[3] for r in rows)   # kernel start - CANN launch end
+    waited = sum(1 for r in rows if (r[0] - r[3]) - (r[2] - r[5]) > DEVICE_GAP_NS)
     return {"kernels": len(rows), "device_waited": waited, "window_ns": [start, end],
             "median_host_gap_ns": host[len(host) // 2] if host else 0,
             "median_device_gap_ns": device[len(device) // 2] if device else 0}
-
-
-def _device_tasks(path: Path, before: int) -> list[tuple[int, int, str]]:
-    with open_readonly(path) as db:
-        return [(int(a), int(b), str(n)) for sql in _DEVICE.values() for a, b, n in query(db, path, sql, (0, before))]
-
-
-def _host_tasks(level: str):
-    def read(path: Path, before: int) -> list[tuple[int, int, str]]:
-        with open_readonly(path) as db:
-            return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _HOST[level], (0, before))]
-    return read
 
 
 def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], shift: int

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.core.serial import to_json
-from studio.tools.profiler.cluster.bottleneck import bottlenecks, profiler_dbs
+from studio.tools.profiler.cluster.bottleneck import bottlenecks
+from studio.tools.profiler.cluster.bottleneck_sources import rank_sources
 from studio.tools.profiler.cluster.comm_time import comm_times
 from studio.tools.profiler.cluster.discover import find_ranks
 from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
@@ -31,6 +32,7 @@ class CommReport:
     groups: dict[str, dict] = field(default_factory=dict)     # group id -> {name, ranks, kind}
     rank_folders: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    sources_of_causes: dict[str, str] = field(default_factory=dict)  # rank -> "db" or "trace_view.json"
     warnings: list[str] = field(default_factory=list)
 
     def group_label(self, group_id: str) -> str:
@@ -89,9 +91,11 @@ def open_comm(folder: Path, target: int | None = None, top: int = 10) -> CommRep
                                f"CommAnalyzerTime in analysis.db, so no collective times")
     if any(r.kind == "msprof" for r in found.ranks):
         report.warnings.append("msprof PROF_ ranks carry no per-op communication analysis: left out")
-    if not profiler_dbs(found.ranks):
-        report.warnings.append("no rank has its ascend_pytorch_profiler_<rank>.db (the db export), so the slow "
-                               "collectives' causes (host- or device-bound) cannot be told")
+    sources = rank_sources(found.ranks)
+    if not sources:
+        report.warnings.append("no rank has its ascend_pytorch_profiler_<rank>.db (db export) or trace_view.json "
+                               "(text export), so the slow collectives' causes (host- or device-bound) cannot be told")
     else:
-        report.bottlenecks = [to_json(b) for b in bottlenecks(found.ranks, target, top)]
+        report.bottlenecks = [to_json(b) for b in bottlenecks(found.ranks, target, top, sources)]
+        report.sources_of_causes = {str(rank): source.kind for rank, source in sorted(sources.items())}
     return report
