@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.tools.profiler.cluster.bottleneck_sources import DbRank, TraceRank, rank_sources
+from studio.tools.profiler.cluster.bottleneck_sources import DbRank, Pending, TraceRank, rank_sources
 from studio.tools.profiler.cluster.discover import RankDir
 
 SLOW_RANK_SPREAD = 0.05          # (longest - shortest) / longest below this: no slow rank
@@ -68,7 +68,15 @@ def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP,
         return []
     ops = {rank: source.ops() for rank, source in sources.items()}
     longest = sorted(ops[target], key=lambda o: -(o[1] - o[0]))[:top]
-    return [_analyse(name, start, end, ops, sources) for start, end, name in longest]
+    out, pending = [], None
+    for start, end, name in longest:
+        try:
+            out.append(_analyse(name, start, end, ops, sources))
+        except Pending as exc:  # a host has yet to answer for this op: every op asks its questions first
+            pending = exc
+    if pending is not None:
+        raise pending
+    return out
 
 
 def _analyse(name: str, start: int, end: int, ops: dict, sources: dict) -> Bottleneck:
@@ -90,6 +98,8 @@ def _analyse(name: str, start: int, end: int, ops: dict, sources: dict) -> Bottl
         return found
     found.fast_rank, found.slow_rank = fast[1], slow[1]
     found.clock_shift_ns = shift = fast[3] - slow[3]
+    for rank, before in ((slow[1], slow[2]), (fast[1], fast[2])):  # a host is asked for all it may need at once
+        getattr(sources[rank], "expect", lambda *_: None)(("Device", "PyTorch", "CANN"), before)
     launches = _launch_gaps(sources[slow[1]], fast[2] - shift, slow[3])
     if not launches["kernels"]:
         found.reason = "no kernel launched by PyTorch on the slow rank while the fast one waited"
@@ -98,8 +108,11 @@ def _analyse(name: str, start: int, end: int, ops: dict, sources: dict) -> Bottl
     device = launches["device_waited"] / launches["kernels"] > DEVICE_BOUND_SHARE
     found.verdict = "device-bound" if device else "host-bound"
     for level in ("Device",) if device else ("PyTorch", "CANN"):
-        diff, aligned = align(_tasks(sources[slow[1]], level, slow[2]), _tasks(sources[fast[1]], level, fast[2]),
-                              shift)
+        slow_rows, fast_rows = _tasks(sources[slow[1]], level, slow[2]), _tasks(sources[fast[1]], level, fast[2])
+        diff, aligned, seen = align(slow_rows, fast_rows, shift)
+        for source, before, looked in ((sources[slow[1]], slow[2], seen[0]), (sources[fast[1]], fast[2], seen[1])):
+            # a source holding only the latest tasks (a host's answer) is asked for more when the walk reached its end
+            getattr(source, "enough", lambda *_: None)(level, before, looked)
         if level in ("Device", "PyTorch"):
             found.aligned = aligned
         if aligned and diff:
@@ -127,15 +140,17 @@ def _launch_gaps(source: Source, start: int, end: int) -> dict:
 
 
 def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], shift: int
-          ) -> tuple[list[dict], bool]:
+          ) -> tuple[list[dict], bool, tuple[int, int]]:
     """Walk back from the op: each slow task paired with the next fast task of its name; stop at the
-    first pair starting within ``ALIGNED_NS`` (on one clock). Returns the pairs and whether the walk
-    reached such a pair (the ranks were in step there)."""
+    first pair starting within ``ALIGNED_NS`` (on one clock). Returns the pairs, whether the walk
+    reached such a pair (the ranks were in step there), and how many of the latest slow and fast
+    tasks the walk looked at."""
     slow = sorted(slow, key=lambda t: -t[0])
     fast = sorted(fast, key=lambda t: -t[0])
-    out, j = [], 0
-    for start, end, name in slow:
+    out, j, looked = [], 0, 0
+    for k, (start, end, name) in enumerate(slow):
         for i in range(j, len(fast)):
+            looked = max(looked, i + 1)
             if fast[i][2] != name:
                 continue
             j = i + 1
@@ -143,9 +158,11 @@ def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], sh
             out.append({"task": name, "start_ns": start, "duration_ns": end - start,
                         "diff_start_ns": diff_start, "diff_duration_ns": (end - start) - (fast[i][1] - fast[i][0])})
             if diff_start < ALIGNED_NS:
-                return out, True
+                return out, True, (k + 1, looked)
             break
-    return out, False
+        else:
+            looked = len(fast)  # no task of the name left: the walk looked at every fast task
+    return out, False, (len(slow), looked)
 
 
 def _reason(found: Bottleneck) -> str:

@@ -57,6 +57,10 @@ _TASK_TYPE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # the text export names a non-ker
 Span = tuple[int, int, str]
 
 
+class Pending(Exception):
+    """A rank read on its host has yet to answer a question the analysis asked (see :mod:`.comm_parts`)."""
+
+
 class DbRank:
     """One rank's ``ascend_pytorch_profiler_<rank>.db``."""
 

@@ -120,17 +120,9 @@ def _from_json(rank: int, path: Path) -> list[OpTime]:
     return out
 
 
-def comm_times(ranks: list[RankDir]) -> CommTimes:
-    """The op rows of ``ranks`` with their totals and waits."""
-    result = CommTimes()
-    for rank in ranks:
-        if rank.kind != "pytorch":
-            continue
-        ops, source = read_op_times(rank)
-        result.ops.extend(ops)
-        if source:
-            result.sources[rank.rank] = source
-    result.ops.sort(key=lambda o: (str(o.step), o.rank, o.start_us))
+def times_of(ops: list[OpTime], sources: dict[int, str]) -> CommTimes:
+    """The totals and waits of op rows read here or on the ranks' hosts (``sources``: rank -> file)."""
+    result = CommTimes(sorted(ops, key=lambda o: (str(o.step), o.rank, o.start_us)), sources=dict(sources))
     result.totals = totals(result.ops)
     result.waits = waits(result.ops)
     result.group_waits = group_waits(result.waits)
