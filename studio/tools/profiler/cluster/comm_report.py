@@ -7,10 +7,12 @@ groups named and their ranks listed, and each rank's folder (where the timeline 
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.core.jobs import Progress
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster.bottleneck import bottlenecks
 from studio.tools.profiler.cluster.bottleneck_sources import rank_sources
@@ -68,6 +70,12 @@ def open_comm(folder: Path, target: int | None = None, top: int = 10) -> CommRep
     """The communication report of the ranks in ``folder`` (their own folders, not msprof-analyze's output)."""
     found = comm_ranks(folder)
     return assemble_comm([comm_parts(found, with_spans=False)], target, top, rank_sources(found.ranks))
+
+
+def comm_json(folder: str, cancel=None) -> Generator[Progress, None, dict]:
+    """:func:`open_comm` as a job returning its JSON (what a worker process sends back)."""
+    yield Progress(None, f"splitting the collectives' time of {Path(folder).name}")
+    return to_json(open_comm(Path(folder)))
 
 
 def comm_ranks(folder: Path) -> ClusterInput:
