@@ -54,6 +54,9 @@ def test_causes_across_hosts_equal_the_folders_side_by_side(export, first, tmp_p
     assert ours["totals"] == here["totals"] and ours["waits"] == here["waits"]
     rounds = sum(1 for asks in calls if any(asks))
     # one round of questions when a host's first answer holds enough tasks; more when it must send more
-    assert (rounds == 1) if first == 1000 else (rounds > 1)
-    asked = [q for asks in calls for ask in asks if ask for q in json.loads(ask) if q["ask"] != "launches"]
+    # (a text export's op spans come from communication.json: the two ranks of a verdict are asked
+    # for their exact spans first, one more round)
+    least = 1 if export == "db" else 2
+    assert (rounds == least) if first == 1000 else (rounds > least)
+    asked = [q for asks in calls for ask in asks if ask for q in json.loads(ask) if "limit" in q]
     assert max(q["limit"] for q in asked) < 4 * 2 * synthetic_cluster.KERNELS + first  # never the whole timeline

@@ -20,13 +20,14 @@ ops, ``Ascend Hardware`` the device tasks, ``CANN`` the calls (joined to a task 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import OUTPUT, RankDir
 from studio.tools.profiler.cluster.free_sources import decode_json, ns
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query, read_json
 
 NEEDED = ("COMMUNICATION_OP", "TASK", "CANN_API", "PYTORCH_API", "CONNECTION_IDS", "STRING_IDS", "ENUM_API_TYPE")
 _OPS = ("SELECT c.startNs, c.endNs, s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName "
@@ -87,12 +88,21 @@ class DbRank:
 
 
 class TraceRank:
-    """One rank's ``trace_view.json``, read once into the rows the analysis asks for."""
+    """One rank's ``trace_view.json``, read once — and only when needed — into the rows the analysis asks for.
+
+    With the rank's ``communication.json``, the op spans come from it (the op's start to 0.1 µs,
+    its elapse exact): a rank whose ops no verdict rests on is never parsed. The two ranks a
+    verdict rests on get their exact spans from the trace (:meth:`exact_span`)."""
 
     kind = "trace_view.json"
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path, communication: Path | None = None) -> None:
+        self.path, self.communication = Path(path), communication
+        self._loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
         try:
             events = decode_json(self.path.read_bytes())
         except (OSError, ValueError) as exc:
@@ -100,6 +110,7 @@ class TraceRank:
         if isinstance(events, dict):
             events = events.get("traceEvents", [])
         self._read(events)
+        self._loaded = True
 
     def _read(self, events: list) -> None:
         process = {e.get("pid"): (e.get("args") or {}).get("name") for e in events
@@ -146,12 +157,22 @@ class TraceRank:
         self._ops.sort()
 
     def ops(self) -> list[Span]:
+        if self.communication is not None:
+            return communication_spans(self.communication)
+        self._load()
         return list(self._ops)
 
+    def exact_span(self, name: str) -> tuple[int, int] | None:
+        """The first op of ``name`` as the trace has it (to the ns)."""
+        self._load()
+        return next(((a, b) for a, b, n in self._ops if n == name), None)
+
     def launches(self, start: int, end: int) -> list[tuple[int, ...]]:
+        self._load()
         return [row for row in self._launched if row[0] > start and row[1] < end]
 
     def device_tasks(self, before: int) -> list[Span]:
+        self._load()
         first: dict[str, list[int]] = {}
         for a, b, name in self._ops:  # one span per op, from its first task to its last (as the db's GROUP BY)
             if a >= 0 and b <= before:
@@ -161,6 +182,7 @@ class TraceRank:
                 + [t for t in self._memcpy if t[1] <= before])
 
     def host_tasks(self, level: str, before: int) -> list[Span]:
+        self._load()
         rows = self._python if level == "PyTorch" else self._cann
         return [t for t in rows if t[1] <= before]
 
@@ -180,5 +202,28 @@ def rank_sources(ranks: list[RankDir]) -> dict[int, DbRank | TraceRank]:
                     continue
         trace = rank.path / OUTPUT / "trace_view.json"
         if trace.is_file():
-            out[rank.rank] = TraceRank(trace)
+            out[rank.rank] = TraceRank(trace, rank.files.get("communication_json"))
     return out
+
+
+def communication_spans(path: Path) -> list[Span]:
+    """Every op of a ``communication.json``: (start, start + elapse, name) in ns, sorted by start.
+
+    The start is written to 0.1 µs, the elapse in ms to the ns; both are read as decimals (a float
+    would lose the last digits of an epoch time)."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise UserError(f"{path.name} is not a communication file (expected {{step: {{p2p|collective: ...}}}})",
+                        path, EXPORT_AGAIN)
+    out = []
+    for kinds in data.values():
+        for ops in (kinds or {}).values():
+            for key, info in (ops or {}).items():
+                name = key.partition("@")[0]
+                times = (info or {}).get("Communication Time Info") or {}
+                if name == "Total Op Info" or "Start Timestamp(us)" not in times:
+                    continue
+                start = int(Decimal(repr(times["Start Timestamp(us)"])) * 1000)
+                out.append((start, start + int(Decimal(repr(times.get("Elapse Time(ms)", 0) or 0)) * 1_000_000),
+                            name))
+    return sorted(out)

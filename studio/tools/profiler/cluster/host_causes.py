@@ -48,10 +48,27 @@ class HostRank:
     def expect(self, levels, before: int) -> None:
         """Note the task lists the analysis may ask for, so that one run of the host answers them all."""
         for level in levels:
-            question = self._task_question(level, before)
-            key = json.dumps(question, sort_keys=True)
-            if key not in self.answers:
-                self.questions[key] = question
+            self._note(self._task_question(level, before))
+
+    def _note(self, question: dict) -> None:
+        key = json.dumps(question, sort_keys=True)
+        if key not in self.answers:
+            self.questions[key] = question
+
+    def _span_question(self, name: str) -> dict | None:
+        return None if self.kind == "db" else {"rank": self.rank, "ask": "span", "name": name}
+
+    def expect_span(self, name: str) -> None:
+        """Note the exact span the analysis will ask for (a text export's: see :meth:`exact_span`)."""
+        question = self._span_question(name)
+        if question is not None:
+            self._note(question)
+
+    def exact_span(self, name: str) -> tuple[int, int] | None:
+        """A text export's op as its host's trace has it (its spans came from communication.json)."""
+        question = self._span_question(name)
+        span = None if question is None else self._answer(question)
+        return None if span is None else tuple(span)
 
     def launches(self, start: int, end: int) -> list[tuple]:
         return [tuple(r) for r in self._answer({"rank": self.rank, "ask": "launches", "start": start, "end": end})]
@@ -83,6 +100,10 @@ def answer(found: ClusterInput, questions: list[dict]) -> list:
         source = sources[q["rank"]]
         if q["ask"] == "launches":
             out.append([list(r) for r in source.launches(q["start"], q["end"])])
+            continue
+        if q["ask"] == "span":
+            span = getattr(source, "exact_span", lambda _name: None)(q["name"])
+            out.append(None if span is None else list(span))
             continue
         rows = source.device_tasks(q["before"]) if q["ask"] == "Device" else source.host_tasks(q["ask"], q["before"])
         rows.sort(key=lambda t: -t[0])  # newest first: the walk back from the op reads them in this order
