@@ -18,19 +18,19 @@ The 16 ranks are the ones :mod:`bench_cluster_scale` synthesizes from the real 2
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from bench_cluster_scale import RANKS, synthesize  # noqa: E402
+from bench_cluster_scale import RANKS, scale_parser, synthesize, timed_tail  # noqa: E402
 from bench_profiler_scale import load_row, row, run_measured  # noqa: E402
 
 # The panel opens the folder; the timer's longest gap is taken until both reports are shown (or
@@ -68,13 +68,7 @@ QTimer.singleShot(600, app.quit)
 app.exec()
 floor.stop()
 out["idle_ms"] = idle["worst"]
-timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick); timer.start()
-t = time.perf_counter()
-panel.open_folder(sys.argv[1])
-app.exec()
-with open(sys.argv[2], "w") as handle:
-    json.dump(out, handle)
-"""
+""" + timed_tail("panel.open_folder(sys.argv[1])")
 
 
 def cli(folder: Path, *flags: str) -> float:
@@ -93,32 +87,31 @@ def panel(folder: Path) -> dict:
         return json.loads(result.read_text())
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "studio_bench_cluster_why")
-    parser.add_argument("--events", type=int, default=1_000_000, help="events per rank")
-    parser.add_argument("--quick", action="store_true", help="16 ranks x 50k events")
-    args = parser.parse_args()
-    events = 50_000 if args.quick else args.events
-    started = time.perf_counter()
+@contextmanager
+def ranks(root: Path, events: int):
+    """The synthesized ranks under ``root`` (removed after): (folder, label)."""
     try:
-        per_rank, steps = synthesize(args.dir / "ranks", events)
-        folder = args.dir / "ranks"
+        started = time.perf_counter()
+        per_rank, steps = synthesize(root / "ranks", events)
         print(f"# {RANKS} ranks x {per_rank:,} events ({steps} steps) in {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
-        label = f"{RANKS} ranks x {per_rank / 1e6:.2g}M events"
+        yield root / "ranks", f"{RANKS} ranks x {per_rank / 1e6:.2g}M events"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> int:
+    args = scale_parser(__doc__.splitlines()[0], "studio_bench_cluster_why").parse_args()
+    with ranks(args.dir, 50_000 if args.quick else args.events) as (folder, label):
         plain = cli(folder)
         for flag, what in (("--comm", "collectives' split and slow ops' causes"), ("--free", "idle gaps labelled")):
-            added = cli(folder, flag) - plain
-            row(f"profile cluster {flag} ({what}), {label}: time added", "s", added, plain,
+            row(f"profile cluster {flag} ({what}), {label}: time added", "s", cli(folder, flag) - plain, plain,
                 "profile cluster alone (step split, matrix)", "<= 1 s added")
         shown = panel(folder)
         row(f"Cluster panel, {label}: worst GUI stall until the collectives and idle gaps are shown "
             f"({shown['shown']:.1f} s; {shown['comm_ops']:,} op rows, {shown['gaps']:,} gaps)", "ms",
             shown["stall_ms"], shown["idle_ms"], "the same timer with nothing loading (the machine's floor)",
             "< 50 ms")
-    finally:
-        shutil.rmtree(args.dir, ignore_errors=True)
     load_row()
     return 0
 

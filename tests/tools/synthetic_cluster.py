@@ -213,3 +213,19 @@ def _analysis_db(path: Path, rank: int, program: dict, ends: list[int], programs
                (computing, communication, communication, free, (ends[-1] - T0) / 1000, communication))
     db.commit()
     db.close()
+
+
+def check_causes(bottlenecks: list[dict]) -> None:
+    """Assert what the construction makes of the two all-reduces: rank 1 host-bound in the first
+    (its launches came HOST_STALL_NS late), rank 2 device-bound in the second (its kernels ran
+    SLOW_KERNEL_NS instead of KERNEL_NS and queued on the device)."""
+    by_op = {b["op"]: b for b in bottlenecks}
+    host, device = by_op[OPS[0]], by_op[OPS[1]]
+    assert (host["slow_rank"], host["verdict"]) == (1, "host-bound")
+    assert (device["slow_rank"], device["verdict"]) == (2, "device-bound")
+    pytorch = next(e for e in host["evidence"] if e["level"] == "PyTorch")
+    assert pytorch["max_start_diff"]["diff_start_ns"] == HOST_STALL_NS
+    kernels = next(e for e in device["evidence"] if e["level"] == "Device")
+    assert kernels["max_duration_diff"]["diff_duration_ns"] == SLOW_KERNEL_NS - KERNEL_NS
+    assert device["launches"]["device_waited"] == device["launches"]["kernels"] > 0
+    assert host["launches"]["device_waited"] == 0 < host["launches"]["kernels"]

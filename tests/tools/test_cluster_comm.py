@@ -167,17 +167,7 @@ def test_bottleneck_equals_recipe_on_real_db_export(folders, peer):
 def test_synthetic_slow_host_and_slow_device_named(folders, peer):
     report = open_comm(folders["synthetic"])
     by_op = {b["op"]: b for b in report.bottlenecks}
-    host, device = by_op["hcom_allReduce__1_1_1"], by_op["hcom_allReduce__1_2_1"]
-    assert (host["slow_rank"], host["verdict"]) == (1, "host-bound")
-    assert (device["slow_rank"], device["verdict"]) == (2, "device-bound")
-    # the evidence is the construction: rank 1's launches came HOST_STALL_NS late, rank 2's kernels ran longer
-    pytorch = next(e for e in host["evidence"] if e["level"] == "PyTorch")
-    assert pytorch["max_start_diff"]["diff_start_ns"] == synthetic_cluster.HOST_STALL_NS
-    kernels = next(e for e in device["evidence"] if e["level"] == "Device")
-    assert kernels["max_duration_diff"]["diff_duration_ns"] == (synthetic_cluster.SLOW_KERNEL_NS
-                                                                 - synthetic_cluster.KERNEL_NS)
-    assert device["launches"]["device_waited"] == device["launches"]["kernels"] > 0
-    assert host["launches"]["device_waited"] == 0 < host["launches"]["kernels"]
+    synthetic_cluster.check_causes(report.bottlenecks)  # the evidence is the construction
     waits = {w["op"]: w for w in report.waits}
     assert waits["hcom_allReduce__1_1_1"]["waited_for"] == 1 and waits["hcom_allReduce__1_2_1"]["waited_for"] == 2
     # msprof-analyze's recipe run on the same synthetic export agrees (its fast rank among tied ones may differ)
