@@ -16,8 +16,8 @@ import pytest
 
 from studio.tools.profiler.cluster.comm_report import open_comm
 from tests.tools import synthetic_cluster
+from tests.tools.peer_recipes import run_recipes
 
-PEER = Path(sys.executable).parent / "msprof-analyze"
 SETS = {"qwen4": "msinsight_st_4rank_mindspeed_qwen3", "db2": "msinsight_db_2rank_level2",
         "text2": "msinsight_text_2rank_level2"}
 # (set, recipe, export type): msprof-analyze's text export of communication_time_sum refuses text
@@ -42,15 +42,8 @@ def folders(real_profiles, tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def peer(folders, tmp_path_factory) -> dict[str, Path]:
     """msprof-analyze's output folder per run (all started at once), or a skip when it is not installed."""
-    if not PEER.exists():
-        pytest.skip(f"msprof-analyze not installed next to {sys.executable}")
-    root = tmp_path_factory.mktemp("peer")
-    procs = {key: subprocess.Popen([str(PEER), "cluster", "-m", recipe, "-d", str(folders[data]), "-o",
-                                    str(root / key), "--export_type", export], cwd=root,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for key, (data, recipe, export) in RUNS.items()}
-    for proc in procs.values():
-        proc.wait(timeout=180)
+    root = run_recipes({key: ["-m", recipe, "-d", str(folders[data]), "--export_type", export]
+                        for key, (data, recipe, export) in RUNS.items()}, tmp_path_factory)
     return {key: root / key / "cluster_analysis_output" for key in RUNS}
 
 

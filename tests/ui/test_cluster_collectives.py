@@ -12,18 +12,12 @@ import pytest
 
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster.comm_report import open_comm
-from studio.ui.panels.cluster import ClusterPanel
 
-from tests.ui.cluster_helpers import open_and_wait, shot
+from tests.ui.cluster_helpers import open_and_wait, panel, shot  # noqa: F401 - the fixture
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 DB = "cluster_pytorch/msinsight_db_2rank_level2/level2"
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
 
 
 def test_map_table_and_findings_equal_the_engine(qtbot, panel, real_profiles):

@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from studio.ui.panels.cluster import ClusterPanel
 
-from tests.ui.cluster_helpers import open_and_wait, shot
+from tests.ui.cluster_helpers import open_and_wait, panel, shot  # noqa: F401 - the fixture
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT2 = "cluster_pytorch/msinsight_text_2rank_level2/level2"
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
 
 
 def test_links_by_op_show_each_op_types_links_and_reference(qtbot, panel, real_profiles):

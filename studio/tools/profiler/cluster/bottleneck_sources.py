@@ -24,10 +24,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.tools.profiler.cluster.comm_time import op_times_info
 from studio.tools.profiler.cluster.discover import OUTPUT, RankDir
 from studio.tools.profiler.cluster.free_sources import decode_json, ns
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query, read_json
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
 
 NEEDED = ("COMMUNICATION_OP", "TASK", "CANN_API", "PYTORCH_API", "CONNECTION_IDS", "STRING_IDS", "ENUM_API_TYPE")
 _OPS = ("SELECT c.startNs, c.endNs, s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName "
@@ -211,19 +212,11 @@ def communication_spans(path: Path) -> list[Span]:
 
     The start is written to 0.1 µs, the elapse in ms to the ns; both are read as decimals (a float
     would lose the last digits of an epoch time)."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise UserError(f"{path.name} is not a communication file (expected {{step: {{p2p|collective: ...}}}})",
-                        path, EXPORT_AGAIN)
     out = []
-    for kinds in data.values():
-        for ops in (kinds or {}).values():
-            for key, info in (ops or {}).items():
-                name = key.partition("@")[0]
-                times = (info or {}).get("Communication Time Info") or {}
-                if name == "Total Op Info" or "Start Timestamp(us)" not in times:
-                    continue
-                start = int(Decimal(repr(times["Start Timestamp(us)"])) * 1000)
-                out.append((start, start + int(Decimal(repr(times.get("Elapse Time(ms)", 0) or 0)) * 1_000_000),
-                            name))
+    for _step, _kind, key, times in op_times_info(path):
+        if "Start Timestamp(us)" not in times:
+            continue
+        start = int(Decimal(repr(times["Start Timestamp(us)"])) * 1000)
+        out.append((start, start + int(Decimal(repr(times.get("Elapse Time(ms)", 0) or 0)) * 1_000_000),
+                    key.partition("@")[0]))
     return sorted(out)

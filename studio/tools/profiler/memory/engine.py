@@ -11,10 +11,10 @@ from studio.core.errors import UserError
 from studio.core.serial import to_json
 from studio.tools.profiler.memory.db import read_db
 from studio.tools.profiler.memory.interval import block_columns, interval_ops
+from studio.tools.profiler.memory.npu_mem import npu_mem_file
 from studio.tools.profiler.memory.peak import device_peak
 from studio.tools.profiler.memory.series import device_series
 from studio.tools.profiler.memory.static import FILE as STATIC, read_static
-from studio.tools.profiler.memory.npu_mem import npu_mem_file
 from studio.tools.profiler.memory.text import MODULE, RECORD, read_text
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
