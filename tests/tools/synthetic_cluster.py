@@ -11,7 +11,8 @@ Each rank runs the same program on one clock: 20 kernels ``a_k``, the all-reduce
 
 - ``build(root, export="text")`` writes the same program as torch_npu's text export instead:
   ``trace_view.json`` (Python ops, CANN ``Node@launch`` calls, Ascend Hardware kernels joined by
-  ``connection_id`` and ``async_npu`` flows, the HCCL ops) and ``communication.json``.
+  ``connection_id`` and ``async_npu`` flows, the HCCL ops), ``communication.json`` and
+  ``step_trace_time.csv``.
 
 - optionally (``build(root, launch_lag_rank=0)``) that rank's CANN launches fall ``LAUNCH_LAG_NS`` behind
   their PyTorch ops from its 10th ``a`` kernel on (the launch layer stalls, Python does not): its
@@ -79,6 +80,7 @@ def build(root: Path, launch_lag_rank: int | None = None, export: str = "db") ->
         if export == "text":
             (out / "trace_view.json").write_text(json.dumps(_trace_events(p, ends)))
             (out / "communication.json").write_text(json.dumps(_communication(p, ends, programs)))
+            (out / "step_trace_time.csv").write_text(_step_trace_csv(p, ends))
             continue
         _profiler_db(out / f"ascend_pytorch_profiler_{rank}.db", p, ends)
         _analysis_db(out / "analysis.db", rank, p, ends, programs)
@@ -136,6 +138,22 @@ def _profiler_db(path: Path, program: dict, ends: list[int]) -> None:
                    (sid(name), arrive, end, sid(GROUP), i))
     db.commit()
     db.close()
+
+
+def _step_split(program: dict, ends: list[int]) -> tuple[float, float, float, float]:
+    """(computing, communication, free, stage) in µs: kernels' busy time, the collectives, the rest idle."""
+    computing = sum(k[1] - k[0] for phase in ("a", "b") for _n, _p, _a, k in program[phase]) / 1000
+    communication = sum(end - arrive for arrive, end in zip(program["arrive"], ends)) / 1000
+    stage = (ends[-1] - T0) / 1000
+    return computing, communication, stage - computing - communication, stage
+
+
+def _step_trace_csv(program: dict, ends: list[int]) -> str:
+    """step_trace_time.csv of the text export (the same figures as the db's StepTraceTime)."""
+    computing, communication, free, stage = _step_split(program, ends)
+    return ("Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+            "Communication(Not Overlapped and Exclude Receive),Preparing\n"
+            f"1,{computing},{communication},0,{communication},{free},{stage},0,{communication},0\n")
 
 
 def _us(ns: int) -> str:
@@ -196,10 +214,7 @@ def _analysis_db(path: Path, rank: int, program: dict, ends: list[int], programs
     for i, (name, end) in enumerate(zip(OPS, ends)):
         db.execute("INSERT INTO CommAnalyzerTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'step1', 'collective')",
                    (name, GROUP, *_op_times(i, program, end, programs)))
-    # the step split (µs): kernels' busy time, the collectives, the rest idle
-    computing = sum(k[1] - k[0] for phase in ("a", "b") for _n, _p, _a, k in program[phase]) / 1000
-    communication = sum(end - arrive for arrive, end in zip(program["arrive"], ends)) / 1000
-    free = (ends[-1] - T0) / 1000 - computing - communication
+    computing, communication, free, stage = _step_split(program, ends)
     db.execute("CREATE TABLE StepTraceTime (step TEXT, computing NUMERIC, communication_not_overlapped NUMERIC, "
                "overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC, "
                "communication_not_overlapped_and_exclude_receive NUMERIC, preparing NUMERIC)")
@@ -210,7 +225,7 @@ def _analysis_db(path: Path, rank: int, program: dict, ends: list[int], programs
                "transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, large_packet_ratio NUMERIC, "
                "package_size NUMERIC, count NUMERIC, total_duration NUMERIC, step TEXT, type TEXT)")
     db.execute("INSERT INTO StepTraceTime VALUES ('1', ?, ?, 0, ?, ?, ?, 0, ?, 0)",
-               (computing, communication, communication, free, (ends[-1] - T0) / 1000, communication))
+               (computing, communication, communication, free, stage, communication))
     db.commit()
     db.close()
 
