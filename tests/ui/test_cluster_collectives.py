@@ -67,3 +67,13 @@ def test_msprof_analyze_output_says_why_no_collectives(qtbot, panel, real_profil
     open_and_wait(qtbot, panel, real_profiles / "cluster_pytorch/cluster_analysis_output_16rank_msinsight", panel.collectives)
     assert "keeps only group totals" in panel.collectives.message.text()
     assert not panel.collectives.map.values
+
+
+def test_text_export_causes_shown(qtbot, panel, tmp_path):
+    """The same synthetic run written as a text export (trace_view.json, no profiler db): the
+    findings name both causes as for the db export."""
+    open_and_wait(qtbot, panel, synthetic_cluster.build(tmp_path / "text", export="text"), panel.collectives)
+    text = panel.collectives.findings.toPlainText()
+    assert "host-bound — rank 1 arrived late" in text and "device-bound — rank 2 arrived late" in text
+    assert "cannot be told" not in panel.collectives.message.text()
+    shot(panel, "cluster_collectives_synthetic_text")
