@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from standins import write_host
 from test_cli import run_studio
 from test_engine_host import engine_host  # noqa: F401 - the session's engine on the sshd
@@ -69,11 +71,14 @@ def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
     assert again.returncode == 2 and "Rank 0 is both on node1 and on node2" in again.stderr
 
 
-def test_comm_on_two_hosts_equals_the_folders_side_by_side(engine_host, sshd, studio_home, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("export", ["db", "text"])
+def test_comm_on_two_hosts_equals_the_folders_side_by_side(engine_host, sshd, studio_home, tmp_path,
+                                                           export):  # noqa: F811
     """The synthetic cluster (rank 1's host slow, rank 2's device slow) with rank 1 alone on node2:
-    each verdict rests on one rank of each host, so the causes are worked out across the hosts."""
+    each verdict rests on one rank of each host, so the causes are worked out across the hosts (from
+    the profiler dbs, or from the text export's trace_view.json files)."""
     _two_hosts(studio_home, sshd, engine_host)
-    source = synthetic_cluster.build(tmp_path / "synthetic")
+    source = synthetic_cluster.build(tmp_path / "synthetic", export=export)
     folders = _spread(source, tmp_path, {"node1": ["rank0_ascend_pt", "rank2_ascend_pt"], "node2": ["rank1_ascend_pt"]})
     result = run_studio("profile", "cluster", *_on(folders), "--comm", "--json", home=studio_home, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
