@@ -16,24 +16,20 @@ from studio.core.jobs import Progress
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster.bottleneck import bottlenecks
 from studio.tools.profiler.cluster.bottleneck_sources import rank_sources
-from studio.tools.profiler.cluster.comm_time import OpTime, read_op_times, times_of
+from studio.tools.profiler.cluster.comm_time import CommTimes, OpTime, read_op_times, times_of
 from studio.tools.profiler.cluster.discover import ClusterInput, find_ranks
 from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
 from studio.tools.profiler.cluster.slow import step_text
 
 
 @dataclass
-class CommReport:
-    """Per-op time split, per-group totals, waits and bottlenecks of a folder of ranks."""
+class CommReport(CommTimes):
+    """:class:`.CommTimes` as JSON rows (``ops`` as dicts, ``sources`` keyed by the rank as text), with
+    the slow ops' causes, the groups named, each rank's folder and what the report could not tell."""
 
-    ops: list[dict] = field(default_factory=list)
-    totals: list[dict] = field(default_factory=list)
-    waits: list[dict] = field(default_factory=list)
-    group_waits: list[dict] = field(default_factory=list)
     bottlenecks: list[dict] = field(default_factory=list)
     groups: dict[str, dict] = field(default_factory=dict)     # group id -> {name, ranks, kind}
     rank_folders: dict[str, str] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
     sources_of_causes: dict[str, str] = field(default_factory=dict)  # rank -> "db" or "trace_view.json"
     warnings: list[str] = field(default_factory=list)
 
