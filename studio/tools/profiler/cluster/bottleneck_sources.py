@@ -14,7 +14,9 @@ The db export (``ascend_pytorch_profiler_<rank>.db``) is read with msprof-analyz
 ``communication_bottleneck`` queries. The text export's ``trace_view.json`` (which the recipe
 cannot read) holds the same rows: the ``HCCL`` process's ``Group … Communication`` lanes are the
 ops, ``Ascend Hardware`` the device tasks, ``CANN`` the calls (joined to a task by
-``connection_id``), ``Python`` the PyTorch ops (joined to a task by its ``async_npu`` flow).
+``connection_id``), ``Python`` the PyTorch ops (joined to a task by its ``async_npu`` flow). A
+trace is parsed only when asked for more than the op spans: those come from the rank's
+``communication.json`` where it has one, so the ranks no verdict rests on cost a small JSON file.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ Span = tuple[int, int, str]
 
 
 class Pending(Exception):
-    """A rank read on its host has yet to answer a question the analysis asked (see :mod:`.comm_parts`)."""
+    """A rank read on its host has yet to answer a question the analysis asked (see :mod:`.host_causes`)."""
 
 
 class DbRank:
