@@ -75,6 +75,14 @@ with open(sys.argv[2], "w") as out:
                "tracks": len(trace.tracks)}, out)
 """
 
+def timed_tail(call: str) -> str:
+    """The end of a panel script: its 5 ms timer (``tick``) started, ``call`` made at time ``t``, the
+    event loop run until the script quits it, and ``out`` written to the file ``sys.argv[2]``."""
+    return ("timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick); timer.start()\n"
+            f"t = time.perf_counter()\n{call}\napp.exec()\n"
+            'with open(sys.argv[2], "w") as handle:\n    json.dump(out, handle)\n')
+
+
 # The GUI's own path, cold: the Profiler panel asks for every rank's lanes (its job thread joins
 # what there is, a worker process decodes the ranks); the window swaps each joined trace in. A
 # timer on the GUI thread ticks every 5 ms: the longest gap between ticks is the worst stall. Each
@@ -111,13 +119,7 @@ paints = Paints(); panel.timeline.installEventFilter(paints)
 def frame(label):  # the swap's own paint (posted by its update) falls in the stall measured
     out["shown"].append([time.perf_counter() - t, label])
 panel.rank_lanes_ready.connect(lambda loaded: QTimer.singleShot(0, lambda: frame(loaded.label)))
-timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick); timer.start()
-t = time.perf_counter()
-panel.open_rank_timelines(sys.argv[1])
-app.exec()
-with open(sys.argv[2], "w") as handle:
-    json.dump(out, handle)
-"""
+""" + timed_tail("panel.open_rank_timelines(sys.argv[1])")
 
 
 def fixtures() -> Path:
@@ -302,11 +304,17 @@ def on_hosts(folder: Path, work: Path) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "studio_bench_cluster")
+def scale_parser(description: str, folder: str) -> argparse.ArgumentParser:
+    """The options of a benchmark on the synthesized ranks: --dir (under the temp folder), --events, --quick."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / folder)
     parser.add_argument("--events", type=int, default=1_000_000, help="events per rank")
     parser.add_argument("--quick", action="store_true", help="16 ranks x 50k events: a smoke test")
+    return parser
+
+
+def main() -> int:
+    parser = scale_parser(__doc__.splitlines()[0], "studio_bench_cluster")
     parser.add_argument("--hosts", action="store_true",
                         help="also: the ranks left on two hosts (loopback sshd), read in place against downloaded")
     args = parser.parse_args()

@@ -189,7 +189,11 @@ def _add_cluster_arguments(actions) -> None:
                          help="a folder of ranks on a host (repeat per host): each host's engine reads its ranks in "
                               "place, all at once, and only what the report is made of comes back")
     cluster.add_argument("--parts", action="store_true",
-                         help="print what the report is made of, per rank, as JSON (what a host sends back for --on)")
+                         help="print what the report is made of, per rank, as JSON (what a host sends back for --on; "
+                              "with --comm or --free, what those reports are made of)")
+    cluster.add_argument("--ask", default=None, metavar="QUESTIONS",
+                         help="with --parts --comm: answer these questions (JSON) about the ranks' kernels and tasks "
+                              "(what a host is asked for the causes of slow collectives)")
     cluster.add_argument("--comm", action="store_true",
                          help="why a rank is slow in its collectives: each op's time split per rank (elapse, transit, "
                               "wait, synchronisation, idle), who waited for whom, and the slow rank of each long op "
@@ -210,6 +214,8 @@ def _cluster(args: argparse.Namespace) -> int:
     from studio.core.errors import UserError
     from studio.tools.profiler.cluster import open_cluster
 
+    if args.comm and args.free:
+        raise UserError("--comm and --free are two reports", "--comm / --free", "Give one of them per run.")
     if args.on:
         from studio.commands._engine_host import print_result
         from studio.commands._context import cli_context
@@ -218,11 +224,9 @@ def _cluster(args: argparse.Namespace) -> int:
 
         if args.path is not None:
             raise UserError("Give DIR or --on HOST:DIR, not both", "DIR / --on", "Drop DIR, or drop --on.")
-        if args.free or args.comm:
-            raise UserError("--on HOST:DIR gives the step split and matrix only; --comm and --free read the ranks' "
-                            "own timelines and op tables", "--on / --comm / --free",
-                            "Copy the ranks' folders here and give DIR, or drop --comm / --free.")
-        print_result(run_job(cluster.run(cluster.parse_on(args.on), cli_context())), args.json)
+        mode = "comm" if args.comm else "free" if args.free else "parts"
+        print_result(run_job(cluster.run(cluster.parse_on(args.on), cli_context(), mode=mode, target=args.rank,
+                                         top=args.top)), args.json)
         return 0
     if args.path is None:
         raise UserError("Which folder of ranks?", "DIR", "Give DIR, or --on HOST:DIR for folders left on hosts.")
@@ -230,18 +234,9 @@ def _cluster(args: argparse.Namespace) -> int:
         # `--on HOST:~/dir` arrives quoted (no shell expands it): the home is the one of this user here
         args.path = args.path.expanduser()
     if args.parts:
-        from studio.tools.profiler.cluster.discover import find_ranks
-        from studio.tools.profiler.cluster.engine import rank_parts
-
         _must_exist(args.path)
-        found = find_ranks(args.path)
-        if not found.ranks:
-            raise UserError("--parts reads the ranks' own folders; this is msprof-analyze's output", args.path,
-                            "Give the folder that holds the *_ascend_pt (or PROF_*) folders.")
-        print(json.dumps(rank_parts(found)))
+        print(json.dumps(_parts(args)))
         return 0
-    if args.comm and args.free:
-        raise UserError("--comm and --free are two reports", "--comm / --free", "Give one of them per run.")
     if args.free:
         from studio.tools.profiler.cluster.free_gaps import open_free
 
@@ -251,6 +246,36 @@ def _cluster(args: argparse.Namespace) -> int:
 
         return _print_report(args, lambda path: open_comm(path, args.rank, args.top))
     return _print_report(args, open_cluster)
+
+
+def _parts(args: argparse.Namespace):
+    """What a host sends back for ``--on``: the parts of the report asked for, or its answers."""
+    from studio.core.errors import UserError
+    from studio.tools.profiler.cluster.discover import find_ranks
+
+    found = find_ranks(args.path)
+    if not found.ranks:
+        raise UserError("--parts reads the ranks' own folders; this is msprof-analyze's output", args.path,
+                        "Give the folder that holds the *_ascend_pt (or PROF_*) folders.")
+    if args.free:
+        from studio.tools.profiler.cluster.free_gaps import open_free
+
+        return to_json(open_free(args.path, args.top))
+    if args.comm and args.ask is not None:
+        from studio.tools.profiler.cluster.host_causes import answer
+
+        try:
+            questions = json.loads(args.ask)
+        except ValueError as exc:
+            raise UserError(f"--ask is not JSON: {exc}", "--ask", "Give the questions as a JSON list.") from exc
+        return answer(found, questions)
+    if args.comm:
+        from studio.tools.profiler.cluster.comm_report import comm_parts
+
+        return comm_parts(found)
+    from studio.tools.profiler.cluster.engine import rank_parts
+
+    return rank_parts(found)
 
 
 def _print_report(args: argparse.Namespace, opener) -> int:

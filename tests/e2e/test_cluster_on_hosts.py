@@ -1,37 +1,59 @@
 """Ranks left on their hosts (one folder per host, as training jobs leave them): two host entries
 on the real sshd, Studio's engine on each reads its rank in place, both at once, and only the
-parts of the report come back. The report equals the one of the two folders side by side here."""
+parts of the report come back. The report equals the one of the two folders side by side here —
+the step split and matrix, the collective report (--comm, with the slow ops' causes worked out
+across hosts) and the labelled free gaps (--free)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 
+import pytest
+
 from standins import write_host
 from test_cli import run_studio
 from test_engine_host import engine_host  # noqa: F401 - the session's engine on the sshd
 
+from studio.core.serial import to_json
 from studio.tools.profiler.cluster import open_cluster
+from studio.tools.profiler.cluster.comm_report import open_comm
+from studio.tools.profiler.cluster.free_gaps import open_free
+from tests.tools import synthetic_cluster
 
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
+DB = "cluster_pytorch/msinsight_db_2rank_level2/level2"
 
 
-def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
-        engine_host, sshd, studio_home, real_profiles, tmp_path):  # noqa: F811
+def _two_hosts(studio_home, sshd, engine_host) -> None:
+    """Host entries node1 and node2, both the session's sshd with its engine."""
     write_host(studio_home, sshd, name="node1", engine_root=str(engine_host["root"]))
     second = (studio_home / "config" / "hosts.toml").read_text().replace("[hosts.node1]", "[hosts.node2]")
     with open(studio_home / "config" / "hosts.toml", "a") as handle:
         handle.write("\n" + second)
+
+
+def _spread(source, tmp_path, placing: dict[str, list[str]]) -> dict[str, object]:
+    """Copies of ``source``'s rank folders, each host's into its own folder."""
     folders = {}
-    for rank, node in ((0, "node1"), (1, "node2")):
+    for node, names in placing.items():
         folders[node] = tmp_path / node / "job output"
-        shutil.copytree(real_profiles / TEXT / f"rank{rank}_ascend_pt", folders[node] / f"rank{rank}_ascend_pt")
-    result = run_studio("profile", "cluster", "--on", f"node1:{folders['node1']}", "--on", f"node2:{folders['node2']}",
-                        "--json", home=studio_home, timeout=600)
+        for name in names:
+            shutil.copytree(source / name, folders[node] / name)
+    return folders
+
+
+def _on(folders: dict) -> list[str]:
+    return [arg for node, folder in folders.items() for arg in ("--on", f"{node}:{folder}")]
+
+
+def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
+        engine_host, sshd, studio_home, real_profiles, tmp_path):  # noqa: F811
+    _two_hosts(studio_home, sshd, engine_host)
+    folders = _spread(real_profiles / TEXT, tmp_path, {"node1": ["rank0_ascend_pt"], "node2": ["rank1_ascend_pt"]})
+    result = run_studio("profile", "cluster", *_on(folders), "--json", home=studio_home, timeout=600)
     assert result.returncode == 0, result.stderr
     ours = json.loads(result.stdout)
-    from studio.core.serial import to_json
-
     here = to_json(open_cluster(real_profiles / TEXT))
     strip = [{k: v for k, v in row.items() if k != "source"} for row in ours["ranks"]]
     assert strip == [{k: v for k, v in row.items() if k != "source"} for row in here["ranks"]]
@@ -45,9 +67,47 @@ def test_ranks_summarised_in_place_on_two_hosts_equal_the_folders_side_by_side(
     assert all(h["bytes"] * 20 < size for h, size in zip(hosts, sizes))  # parts, not folders, travelled
     # a rank on both hosts is refused, naming both
     shutil.copytree(folders["node1"] / "rank0_ascend_pt", folders["node2"] / "rank0_ascend_pt")
-    again = run_studio("profile", "cluster", "--on", f"node1:{folders['node1']}", "--on", f"node2:{folders['node2']}",
-                       home=studio_home, timeout=600)
+    again = run_studio("profile", "cluster", *_on(folders), home=studio_home, timeout=600)
     assert again.returncode == 2 and "Rank 0 is both on node1 and on node2" in again.stderr
+
+
+@pytest.mark.parametrize("export", ["db", "text"])
+def test_comm_on_two_hosts_equals_the_folders_side_by_side(engine_host, sshd, studio_home, tmp_path,
+                                                           export):  # noqa: F811
+    """The synthetic cluster (rank 1's host slow, rank 2's device slow) with rank 1 alone on node2:
+    each verdict rests on one rank of each host, so the causes are worked out across the hosts (from
+    the profiler dbs, or from the text export's trace_view.json files)."""
+    _two_hosts(studio_home, sshd, engine_host)
+    source = synthetic_cluster.build(tmp_path / "synthetic", export=export)
+    folders = _spread(source, tmp_path, {"node1": ["rank0_ascend_pt", "rank2_ascend_pt"], "node2": ["rank1_ascend_pt"]})
+    result = run_studio("profile", "cluster", *_on(folders), "--comm", "--json", home=studio_home, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ours, here = json.loads(result.stdout), to_json(open_comm(source))
+    for key in ("ops", "totals", "waits", "group_waits", "groups", "sources_of_causes", "bottlenecks"):
+        assert ours[key] == here[key], key
+    assert {(b["slow_rank"], b["verdict"]) for b in ours["bottlenecks"]} == {(1, "host-bound"), (2, "device-bound")}
+    assert ours["rank_folders"] == {"0": f"node1:{folders['node1'] / 'rank0_ascend_pt'}",
+                                    "1": f"node2:{folders['node2'] / 'rank1_ascend_pt'}",
+                                    "2": f"node1:{folders['node1'] / 'rank2_ascend_pt'}"}
+    text = run_studio("profile", "cluster", *_on(folders), "--comm", home=studio_home, timeout=600)
+    assert text.returncode == 0 and "host-bound" in text.stdout and "read in place on node2" in text.stdout
+
+
+def test_free_on_two_hosts_equals_the_folders_side_by_side(engine_host, sshd, studio_home, real_profiles,
+                                                            tmp_path):  # noqa: F811
+    """Both real 2-rank sets (the text export's trace_view.json, the db export's tables)."""
+    _two_hosts(studio_home, sshd, engine_host)
+    for name, folder in (("text", TEXT), ("db", DB)):
+        folders = _spread(real_profiles / folder, tmp_path / name,
+                          {"node1": ["rank0_ascend_pt"], "node2": ["rank1_ascend_pt"]})
+        result = run_studio("profile", "cluster", *_on(folders), "--free", "--json", home=studio_home, timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        ours, here = json.loads(result.stdout), to_json(open_free(real_profiles / folder))
+        assert ours["gaps"] and ours["totals"]
+        for key in ("gaps", "totals", "ranks", "warnings"):
+            assert ours[key] == here[key], (name, key)
+        sizes = [sum(p.stat().st_size for p in f.rglob("*") if p.is_file()) for f in folders.values()]
+        assert len(result.stdout) * 5 < min(sizes), name  # the labelled gaps travelled, not the timelines
 
 
 def test_a_folder_like_an_option_is_refused_and_home_is_the_host_s(engine_host, studio_home, real_profiles,

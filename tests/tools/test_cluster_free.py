@@ -18,8 +18,8 @@ import pytest
 
 from studio.tools.profiler.cluster.free_gaps import open_free
 from tests.tools import synthetic_cluster
+from tests.tools.peer_recipes import run_recipes
 
-PEER = Path(sys.executable).parent / "msprof-analyze"
 TEXT2 = "msinsight_text_2rank_level2"
 
 
@@ -36,16 +36,10 @@ def folders(real_profiles, tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def peer(folders, tmp_path_factory) -> dict[str, Path]:
     """The recipe's free_analysis.csv for the db set and the synthetic (every gap, not its top 10)."""
-    if not PEER.exists():
-        pytest.skip(f"msprof-analyze not installed next to {sys.executable}")
-    root = tmp_path_factory.mktemp("peer")
-    procs = {key: subprocess.Popen([str(PEER), "cluster", "-m", "free_analysis", "-d", str(folders[key]), "-o",
-                                    str(root / key), "--export_type", "text", "--top_num", "1000000"], cwd=root,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for key in ("db2", "synthetic")}
-    for proc in procs.values():
-        proc.wait(timeout=180)
-    return {key: root / key / "cluster_analysis_output" / "FreeAnalysis" / "free_analysis.csv" for key in procs}
+    keys = ("db2", "synthetic")
+    root = run_recipes({key: ["-m", "free_analysis", "-d", str(folders[key]), "--export_type", "text", "--top_num",
+                              "1000000"] for key in keys}, tmp_path_factory)
+    return {key: root / key / "cluster_analysis_output" / "FreeAnalysis" / "free_analysis.csv" for key in keys}
 
 
 def _peer_label(reason: str) -> str:
@@ -183,9 +177,9 @@ def test_ranks_without_timeline_warned_and_cli(folders):
     assert both.returncode != 0 and "two reports" in both.stderr
 
 
-def test_on_hosts_refuses_free_and_comm():
+def test_on_hosts_takes_one_report_at_a_time():
+    """--free and --comm run on hosts (tests/e2e/test_cluster_on_hosts.py); both at once are two reports."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    for flag in ("--free", "--comm"):
-        done = subprocess.run([sys.executable, "-m", "studio", "profile", "cluster", "--on", "node1:/data/prof", flag],
-                              capture_output=True, text=True, env=env, timeout=120)
-        assert done.returncode == 2 and "--comm and --free read the ranks' own timelines" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "studio", "profile", "cluster", "--on", "node1:/data/prof", "--free",
+                           "--comm"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "two reports" in done.stderr

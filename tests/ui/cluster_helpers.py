@@ -1,14 +1,38 @@
-"""What the Cluster panel tests share: the real exports' folders, opening one and waiting for every
-job the panel starts, and a screenshot when STUDIO_SHOTS names a folder."""
+"""What the Cluster panel tests share: the real exports' folders, the panel at 1,280 × 720 (the
+``panel`` fixture: import it into a test module), opening a folder and waiting for its jobs, and a
+screenshot when STUDIO_SHOTS names a folder."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import pytest
+
+from studio.ui.panels.cluster import ClusterPanel
+
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT2 = "cluster_pytorch/msinsight_text_2rank_level2/level2"
 DB2 = "cluster_pytorch/msinsight_db_2rank_level2/level2"
+
+
+@pytest.fixture
+def panel(make_panel):
+    """A Cluster panel at 1,280 × 720."""
+    return make_panel(ClusterPanel, size=(1280, 720))
+
+
+@pytest.fixture
+def real(real_profiles) -> Path:
+    """The real fixtures' folder (fixtures/ascend/real)."""
+    return real_profiles
+
+
+def open_report(qtbot, panel, folder: Path) -> None:
+    """Open ``folder`` and wait for its cluster report and its memory (the jobs those tabs show)."""
+    handle = panel.open_folder(folder)
+    assert handle.active, "the engine runs as a job: open_folder returns at once"
+    qtbot.waitUntil(lambda: not handle.active and not panel.memory_handle.active, timeout=30000)
 
 
 def open_and_wait(qtbot, panel, folder: Path, tab=None) -> None:

@@ -12,18 +12,12 @@ import pytest
 
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster.comm_report import open_comm
-from studio.ui.panels.cluster import ClusterPanel
 
-from tests.ui.cluster_helpers import open_and_wait, shot
+from tests.ui.cluster_helpers import open_and_wait, panel, shot  # noqa: F401 - the fixture
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 DB = "cluster_pytorch/msinsight_db_2rank_level2/level2"
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
 
 
 def test_map_table_and_findings_equal_the_engine(qtbot, panel, real_profiles):
@@ -73,3 +67,13 @@ def test_msprof_analyze_output_says_why_no_collectives(qtbot, panel, real_profil
     open_and_wait(qtbot, panel, real_profiles / "cluster_pytorch/cluster_analysis_output_16rank_msinsight", panel.collectives)
     assert "keeps only group totals" in panel.collectives.message.text()
     assert not panel.collectives.map.values
+
+
+def test_text_export_causes_shown(qtbot, panel, tmp_path):
+    """The same synthetic run written as a text export (trace_view.json, no profiler db): the
+    findings name both causes as for the db export."""
+    open_and_wait(qtbot, panel, synthetic_cluster.build(tmp_path / "text", export="text"), panel.collectives)
+    text = panel.collectives.findings.toPlainText()
+    assert "host-bound — rank 1 arrived late" in text and "device-bound — rank 2 arrived late" in text
+    assert "cannot be told" not in panel.collectives.message.text()
+    shot(panel, "cluster_collectives_synthetic_text")

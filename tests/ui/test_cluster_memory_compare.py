@@ -11,27 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from studio.ui.panels.cluster import ClusterPanel
+from tests.ui.cluster_helpers import open_report, panel, real  # noqa: F401 - the fixtures
 from studio.ui.panels.cluster.widgets.tables import cell_values
 
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
 DB = "cluster_pytorch/msinsight_db_2rank_level2/level2"
 MB = 1024 * 1024
-
-
-@pytest.fixture
-def real(real_profiles) -> Path:
-    return real_profiles
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
-
-
-def _open(qtbot, panel: ClusterPanel, folder: Path) -> None:
-    handle = panel.open_folder(folder)
-    qtbot.waitUntil(lambda: not handle.active and not panel.memory_handle.active, timeout=30000)
 
 
 def _db_path(real: Path, rank: int) -> Path:
@@ -61,7 +46,7 @@ def _sqlite_interval(path: Path, start_ms: float, end_ms: float, min_kb: float) 
 
 
 def test_memory_tab_shows_the_device_total_and_the_interval_blocks(qtbot, panel, real):
-    _open(qtbot, panel, real / DB)
+    open_report(qtbot, panel, real / DB)
     tab = panel.memory_tab
     tab.show_device(0)
     device_mb, plain = _sqlite_interval(_db_path(real, 0), 40.0, 50.0, 1024.0)
@@ -89,14 +74,14 @@ def test_memory_tab_shows_the_device_total_and_the_interval_blocks(qtbot, panel,
 
 
 def test_text_export_says_the_device_total_is_missing(qtbot, panel, real):
-    _open(qtbot, panel, real / TEXT)
+    open_report(qtbot, panel, real / TEXT)
     tab = panel.memory_tab
     assert "device total not in this export" in tab.summary.text()
     assert "device" not in tab.chart.curves and "app" in tab.chart.curves
 
 
 def test_compare_tab_shows_the_second_folder_against_the_first(qtbot, panel, real):
-    _open(qtbot, panel, real / DB)
+    open_report(qtbot, panel, real / DB)
     assert panel.compare.stack.currentWidget() is panel.compare.message
     handle = panel.compare.compare_with(real / TEXT)
     qtbot.waitUntil(lambda: not handle.active, timeout=120000)
@@ -125,5 +110,5 @@ def test_compare_tab_shows_the_second_folder_against_the_first(qtbot, panel, rea
         base_mb = db.execute("SELECT sum(size) FROM OP_MEMORY").fetchone()[0] / MB
     assert sum(r[3] for r in memory if r[1].startswith("rank0")) == pytest.approx(base_mb)
     assert [r[5] for r in memory] == sorted((r[5] for r in memory), reverse=True)
-    _open(qtbot, panel, real / TEXT)  # a new baseline: the comparison no longer applies
+    open_report(qtbot, panel, real / TEXT)  # a new baseline: the comparison no longer applies
     assert panel.compare.result is None and panel.compare.stack.currentWidget() is panel.compare.message

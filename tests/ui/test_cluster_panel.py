@@ -17,6 +17,7 @@ from studio.ui.panels.cluster.widgets.heatmap import cell_tooltip, colour
 from studio.ui.panels.cluster.widgets.rank_table import BAR_COLUMN, FIRST_PART
 from studio.ui.panels.cluster.widgets.tables import cell_values
 from studio.core.serial import to_json
+from tests.ui.cluster_helpers import open_report, panel, real  # noqa: F401 - the fixtures
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
@@ -26,20 +27,8 @@ OUT8 = "cluster_pytorch/cluster_analysis_output_8rank_msprof_analyze"
 LEGACY = "msprof_prof_legacy/mindinsight_2dev"
 
 
-@pytest.fixture
-def real(real_profiles) -> Path:
-    return real_profiles
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
-
-
 def _open(qtbot, panel: ClusterPanel, folder: Path) -> None:
-    handle = panel.open_folder(folder)
-    assert handle.active, "the engine runs as a job: open_folder returns at once"
-    qtbot.waitUntil(lambda: not handle.active and not panel.memory_handle.active, timeout=30000)
+    open_report(qtbot, panel, folder)
     _map_drawn(qtbot, panel)
 
 

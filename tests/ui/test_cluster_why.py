@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from studio.ui.panels.cluster import ClusterPanel
 
-from tests.ui.cluster_helpers import open_and_wait, shot
+from tests.ui.cluster_helpers import open_and_wait, panel, shot  # noqa: F401 - the fixture
 from tests.tools import synthetic_cluster
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT2 = "cluster_pytorch/msinsight_text_2rank_level2/level2"
-
-
-@pytest.fixture
-def panel(make_panel):
-    return make_panel(ClusterPanel, size=(1280, 720))
 
 
 def test_links_by_op_show_each_op_types_links_and_reference(qtbot, panel, real_profiles):
@@ -94,14 +88,18 @@ def test_idle_gaps_real_text_export_and_no_timeline(qtbot, panel, real_profiles)
     assert not panel.free.gaps.model().rows and "no device timeline" in panel.free.message.text()
 
 
-def test_big_text_exports_are_read_by_a_worker_process(real_profiles, monkeypatch):
-    """A text export over the offload size is labelled in a worker process (json parsing would hold
-    the window's interpreter); the report is the one read in place."""
+@pytest.mark.parametrize("job, entry", [("free_job", "studio.tools.profiler.cluster.free_gaps:free_json"),
+                                        ("comm_job", "studio.tools.profiler.cluster.comm_report:comm_json")])
+def test_big_text_exports_are_read_by_a_worker_process(real_profiles, monkeypatch, job, entry):
+    """A text export over the offload size is labelled, or its slow collectives explained, in a
+    worker process (json parsing of its trace_view.json files would hold the window's interpreter);
+    the report is the one read in place."""
+    import importlib
+
     from studio.core import workers
     from studio.core.jobs import run_job
     from studio.tools.profiler import loader
-    from studio.tools.profiler.cluster.free_gaps import free_json
-    from studio.ui.panels.cluster.jobs import free_job
+    from studio.ui.panels.cluster import jobs
 
     started = []
     real_run = workers.run_in_worker
@@ -112,6 +110,7 @@ def test_big_text_exports_are_read_by_a_worker_process(real_profiles, monkeypatc
 
     monkeypatch.setattr(workers, "run_in_worker", spy)
     monkeypatch.setattr(loader, "OFFLOAD_BYTES", 1)
-    report, message = run_job(free_job(real_profiles / TEXT2))
-    assert started == ["studio.tools.profiler.cluster.free_gaps:free_json"] and message == ""
-    assert report == run_job(free_json(str(real_profiles / TEXT2)))
+    report, message = run_job(getattr(jobs, job)(real_profiles / TEXT2))
+    assert started == [entry] and message == ""
+    module, _, name = entry.partition(":")
+    assert report == run_job(getattr(importlib.import_module(module), name)(str(real_profiles / TEXT2)))

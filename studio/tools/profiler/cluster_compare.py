@@ -19,6 +19,7 @@ from studio.core.errors import UserError
 from studio.core.jobs import Progress
 from studio.tools.profiler.compare import Comparison, compare
 from studio.tools.profiler.model import Trace
+from studio.tools.profiler.paired_runs import PairedRuns
 
 __all__ = ["ClusterComparison", "RankComparison", "compare_clusters", "is_cluster", "refuse_mixed"]
 
@@ -41,14 +42,10 @@ class RankComparison:
 
 
 @dataclass
-class ClusterComparison:
-    """Two folders of ranks, rank by rank (matched by rank id)."""
+class ClusterComparison(PairedRuns):
+    """Two folders of ranks, rank by rank (matched by rank id; ``only_in_*``: rank ids)."""
 
-    base: str
-    new: str
     ranks: list[RankComparison] = field(default_factory=list)
-    only_in_base: list[int] = field(default_factory=list)
-    only_in_new: list[int] = field(default_factory=list)
     # the two cluster reports side by side (:func:`studio.tools.profiler.cluster.diff.cluster_diff`):
     # step split per rank, matrix links, each op type's links; None with ``cluster_note`` saying why
     cluster: dict | None = None
@@ -93,9 +90,7 @@ class ClusterComparison:
             lines.append(f"{r.rank:>4} {_ms(s['base_ms']):>11} {_ms(s['new_ms']):>11} "
                          f"{s['base_op_us']:>14,.1f} {s['new_op_us']:>13,.1f} {s['rows']:>6} {s['one_sided']:>9} "
                          f"{s['flagged']:>9}  {s['latency']}")
-        for side, ranks in (("base", self.only_in_base), ("new", self.only_in_new)):
-            for rank in ranks:
-                lines.append(f"{rank:>4} only in {side}: not compared")
+        lines.extend(f"{rank:>4} only in {side}: not compared" for side, rank in self.one_sided())
         lines.extend(cluster_lines(self.cluster, self.cluster_note))
         lines.append("\nper rank: `studio profile compare` of the two rank folders gives its op and API rows")
         return "\n".join(lines)

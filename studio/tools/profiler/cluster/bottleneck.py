@@ -1,7 +1,9 @@
 """Why a collective is slow: the rank that arrived late, and whether its host or its device held it.
 
 What msprof-analyze's ``communication_bottleneck`` recipe does, over each rank's
-``ascend_pytorch_profiler_<rank>.db`` (its TASK, CANN_API, PYTORCH_API and COMMUNICATION_OP tables):
+``ascend_pytorch_profiler_<rank>.db`` (its TASK, CANN_API, PYTORCH_API and COMMUNICATION_OP tables)
+— and, where a rank has no such db, over its text export's ``trace_view.json``, which holds the
+same rows (:mod:`.bottleneck_sources`; the recipe reads db exports only):
 
 1. The target rank's longest communication ops (default: the lowest rank, its 10 longest).
 2. For each, the same op (by name) on every rank: the rank where it lasted longest arrived first and
@@ -23,43 +25,16 @@ What msprof-analyze's ``communication_bottleneck`` recipe does, over each rank's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from studio.tools.profiler.cluster.bottleneck_sources import DbRank, Pending, TraceRank, rank_sources
 from studio.tools.profiler.cluster.discover import RankDir
-from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import db_tables, query
 
 SLOW_RANK_SPREAD = 0.05          # (longest - shortest) / longest below this: no slow rank
 DEVICE_GAP_NS = 100_000          # a kernel waited on the device 100 µs longer than on the host
 DEVICE_BOUND_SHARE = 0.5         # over half of the kernels did: device-bound
 ALIGNED_NS = 1_000_000           # two ranks' tasks starting within 1 ms of each other are aligned
 TOP = 10
-NEEDED = ("COMMUNICATION_OP", "TASK", "CANN_API", "PYTORCH_API", "CONNECTION_IDS", "STRING_IDS", "ENUM_API_TYPE")
-
-_OPS = ("SELECT c.startNs, c.endNs, s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName "
-        "ORDER BY c.startNs")
-_LAUNCHES = """
-    SELECT t.startNs, t.endNs, a.startNs, a.endNs, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER)
-    FROM TASK t JOIN CANN_API a ON t.connectionId = a.connectionId
-    JOIN CONNECTION_IDS c ON c.connectionId = t.connectionId
-    JOIN PYTORCH_API p ON c.id = p.connectionId
-    JOIN ENUM_API_TYPE e ON a.type = e.id JOIN STRING_IDS s ON s.id = a.name
-    WHERE t.startNs > ? AND t.endNs < ? AND e.name = 'node' AND s.value = 'launch'"""
-_DEVICE = {
-    "compute": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN COMPUTE_TASK_INFO i ON t.globalTaskId = "
-               "i.globalTaskId JOIN STRING_IDS s ON i.name = s.id WHERE t.startNs >= ? AND t.endNs <= ?",
-    "communication": "SELECT MIN(t.startNs), MAX(t.endNs), s.value FROM TASK t JOIN COMMUNICATION_TASK_INFO i ON "
-                     "t.globalTaskId = i.globalTaskId JOIN STRING_IDS s ON i.name = s.id "
-                     "WHERE t.startNs >= ? AND t.endNs <= ? GROUP BY s.value",
-    "memcpy": "SELECT t.startNs, t.endNs, s.value FROM TASK t JOIN STRING_IDS s ON t.taskType = s.id "
-              "WHERE t.startNs >= ? AND t.endNs <= ? AND LOWER(s.value) LIKE '%memcpy%'",
-}
-_HOST = {
-    "PyTorch": "SELECT CAST(p.startNs AS INTEGER) AS b, CAST(p.endNs AS INTEGER) AS e, s.value FROM PYTORCH_API p "
-               "JOIN STRING_IDS s ON s.id = p.name WHERE b >= ? AND e <= ? AND s.value LIKE '%::%'",
-    "CANN": "SELECT a.startNs, a.endNs, e.name || '@' || s.value FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name "
-            "JOIN ENUM_API_TYPE e ON e.id = a.type WHERE a.startNs >= ? AND a.endNs <= ?",
-}
+Source = DbRank | TraceRank
 
 
 @dataclass
@@ -80,39 +55,31 @@ class Bottleneck:
     reason: str = ""
 
 
-def profiler_dbs(ranks: list[RankDir]) -> dict[int, Path]:
-    """Rank -> its ``ascend_pytorch_profiler_<rank>.db`` holding the tables this analysis reads."""
-    out = {}
-    for rank in ranks:
-        path = rank.files.get("profiler_db")
-        if path is None:
-            continue
-        with open_readonly(path) as db:
-            if set(NEEDED) <= db_tables(db):
-                out[rank.rank] = path
+def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP,
+                sources: dict[int, Source] | None = None) -> list[Bottleneck]:
+    """The ``top`` longest communication ops of rank ``target`` (the lowest rank with a profiler db or
+    a trace_view.json when None), each with its slow and fast rank and the cause; [] when no rank
+    has either. ``sources`` are the ranks' already opened sources (:func:`.rank_sources`)."""
+    sources = rank_sources(ranks) if sources is None else sources
+    if not sources:
+        return []
+    target = min(sources) if target is None else target
+    if target not in sources:
+        return []
+    ops = {rank: source.ops() for rank, source in sources.items()}
+    longest = sorted(ops[target], key=lambda o: -(o[1] - o[0]))[:top]
+    out, pending = [], None
+    for start, end, name in longest:
+        try:
+            out.append(_analyse(name, start, end, ops, sources))
+        except Pending as exc:  # a host has yet to answer for this op: every op asks its questions first
+            pending = exc
+    if pending is not None:
+        raise pending
     return out
 
 
-def bottlenecks(ranks: list[RankDir], target: int | None = None, top: int = TOP) -> list[Bottleneck]:
-    """The ``top`` longest communication ops of rank ``target`` (the lowest rank with a profiler db
-    when None), each with its slow and fast rank and the cause; [] when no rank has the db."""
-    dbs = profiler_dbs(ranks)
-    if not dbs:
-        return []
-    target = min(dbs) if target is None else target
-    if target not in dbs:
-        return []
-    ops = {rank: _ops(path) for rank, path in dbs.items()}
-    longest = sorted(ops[target], key=lambda o: -(o[1] - o[0]))[:top]
-    return [_analyse(name, start, end, ops, dbs) for start, end, name in longest]
-
-
-def _ops(path: Path) -> list[tuple[int, int, str]]:
-    with open_readonly(path) as db:
-        return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _OPS)]
-
-
-def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottleneck:
+def _analyse(name: str, start: int, end: int, ops: dict, sources: dict) -> Bottleneck:
     found = Bottleneck(name, start, end, end - start, "insufficient data")
     same = []
     for rank, rows in ops.items():
@@ -123,25 +90,31 @@ def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottlenec
         found.reason = "the op was recorded on one rank only"
         return found
     same.sort(key=lambda s: (-s[0], s[1]))
-    fast, slow = same[0], same[-1]
-    if (fast[0] - slow[0]) / fast[0] < SLOW_RANK_SPREAD:
+    spread = (same[0][0] - same[-1][0]) / same[0][0]
+    if spread < SLOW_RANK_SPREAD:
         found.verdict = "no slow rank"
-        found.reason = (f"its duration differs by {(fast[0] - slow[0]) / fast[0]:.1%} between ranks "
-                        f"(under {SLOW_RANK_SPREAD:.0%})")
+        found.reason = f"its duration differs by {spread:.1%} between ranks (under {SLOW_RANK_SPREAD:.0%})"
         return found
+    for entry in (same[0], same[-1]):  # a host is asked for both ranks' spans at once
+        getattr(sources[entry[1]], "expect_span", lambda _name: None)(name)
+    fast, slow = (_exact(sources[s[1]], name, s) for s in (same[0], same[-1]))
     found.fast_rank, found.slow_rank = fast[1], slow[1]
     found.clock_shift_ns = shift = fast[3] - slow[3]
-    launches = _launch_gaps(dbs[slow[1]], fast[2] - shift, slow[3])
+    for rank, before in ((slow[1], slow[2]), (fast[1], fast[2])):  # a host is asked for all it may need at once
+        getattr(sources[rank], "expect", lambda *_: None)(("Device", "PyTorch", "CANN"), before)
+    launches = _launch_gaps(sources[slow[1]], fast[2] - shift, slow[3])
     if not launches["kernels"]:
         found.reason = "no kernel launched by PyTorch on the slow rank while the fast one waited"
         return found
     found.launches = launches
     device = launches["device_waited"] / launches["kernels"] > DEVICE_BOUND_SHARE
     found.verdict = "device-bound" if device else "host-bound"
-    levels = (("Device", _device_tasks),) if device else (("PyTorch", _host_tasks("PyTorch")),
-                                                         ("CANN", _host_tasks("CANN")))
-    for level, reader in levels:
-        diff, aligned = align(reader(dbs[slow[1]], slow[2]), reader(dbs[fast[1]], fast[2]), shift)
+    for level in ("Device",) if device else ("PyTorch", "CANN"):
+        slow_rows, fast_rows = _tasks(sources[slow[1]], level, slow[2]), _tasks(sources[fast[1]], level, fast[2])
+        diff, aligned, seen = align(slow_rows, fast_rows, shift)
+        for source, before, looked in ((sources[slow[1]], slow[2], seen[0]), (sources[fast[1]], fast[2], seen[1])):
+            # a source holding only the latest tasks (a host's answer) is asked for more when the walk reached its end
+            getattr(source, "enough", lambda *_: None)(level, before, looked)
         if level in ("Device", "PyTorch"):
             found.aligned = aligned
         if aligned and diff:
@@ -153,40 +126,40 @@ def _analyse(name: str, start: int, end: int, ops: dict, dbs: dict) -> Bottlenec
     return found
 
 
-def _launch_gaps(path: Path, start: int, end: int) -> dict:
+def _exact(source: Source, name: str, entry: tuple) -> tuple:
+    """(duration, rank, start, end) of the op on a rank a verdict rests on, as its timeline has it
+    (a text export's op spans come from communication.json, its starts to 0.1 µs)."""
+    span = getattr(source, "exact_span", lambda _name: None)(name)
+    return entry if span is None else (span[1] - span[0], entry[1], span[0], span[1])
+
+
+def _tasks(source: Source, level: str, before: int) -> list[tuple[int, int, str]]:
+    return source.device_tasks(before) if level == "Device" else source.host_tasks(level, before)
+
+
+def _launch_gaps(source: Source, start: int, end: int) -> dict:
     """The slow rank's kernels in [start, end]: how many waited on the device, and the median gaps."""
-    with open_readonly(path) as db:
-        rows = query(db, path, _LAUNCHES, (start, end))
-    host = sorted(int(r[2]) - int(r[5]) for r in rows)     # CANN launch start - PyTorch op end
-    device = sorted(int(r[0]) - int(r[3]) for r in rows)   # kernel start - CANN launch end
-    waited = sum(1 for r in rows if (int(r[0]) - int(r[3])) - (int(r[2]) - int(r[5])) > DEVICE_GAP_NS)
+    rows = source.launches(start, end)
+    host = sorted(r[2] - r[5] for r in rows)     # CANN launch start - PyTorch op end
+    device = sorted(r[0] - r[3] for r in rows)   # kernel start - CANN launch end
+    waited = sum(1 for r in rows if (r[0] - r[3]) - (r[2] - r[5]) > DEVICE_GAP_NS)
     return {"kernels": len(rows), "device_waited": waited, "window_ns": [start, end],
             "median_host_gap_ns": host[len(host) // 2] if host else 0,
             "median_device_gap_ns": device[len(device) // 2] if device else 0}
 
 
-def _device_tasks(path: Path, before: int) -> list[tuple[int, int, str]]:
-    with open_readonly(path) as db:
-        return [(int(a), int(b), str(n)) for sql in _DEVICE.values() for a, b, n in query(db, path, sql, (0, before))]
-
-
-def _host_tasks(level: str):
-    def read(path: Path, before: int) -> list[tuple[int, int, str]]:
-        with open_readonly(path) as db:
-            return [(int(a), int(b), str(n)) for a, b, n in query(db, path, _HOST[level], (0, before))]
-    return read
-
-
 def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], shift: int
-          ) -> tuple[list[dict], bool]:
+          ) -> tuple[list[dict], bool, tuple[int, int]]:
     """Walk back from the op: each slow task paired with the next fast task of its name; stop at the
-    first pair starting within ``ALIGNED_NS`` (on one clock). Returns the pairs and whether the walk
-    reached such a pair (the ranks were in step there)."""
+    first pair starting within ``ALIGNED_NS`` (on one clock). Returns the pairs, whether the walk
+    reached such a pair (the ranks were in step there), and how many of the latest slow and fast
+    tasks the walk looked at."""
     slow = sorted(slow, key=lambda t: -t[0])
     fast = sorted(fast, key=lambda t: -t[0])
-    out, j = [], 0
-    for start, end, name in slow:
+    out, j, looked = [], 0, 0
+    for k, (start, end, name) in enumerate(slow):
         for i in range(j, len(fast)):
+            looked = max(looked, i + 1)
             if fast[i][2] != name:
                 continue
             j = i + 1
@@ -194,9 +167,11 @@ def align(slow: list[tuple[int, int, str]], fast: list[tuple[int, int, str]], sh
             out.append({"task": name, "start_ns": start, "duration_ns": end - start,
                         "diff_start_ns": diff_start, "diff_duration_ns": (end - start) - (fast[i][1] - fast[i][0])})
             if diff_start < ALIGNED_NS:
-                return out, True
+                return out, True, (k + 1, looked)
             break
-    return out, False
+        else:
+            looked = len(fast)  # no task of the name left: the walk looked at every fast task
+    return out, False, (len(slow), looked)
 
 
 def _reason(found: Bottleneck) -> str:

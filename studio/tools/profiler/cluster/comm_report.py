@@ -7,30 +7,30 @@ groups named and their ranks listed, and each rank's folder (where the timeline 
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.core.jobs import Progress
 from studio.core.serial import to_json
-from studio.tools.profiler.cluster.bottleneck import bottlenecks, profiler_dbs
-from studio.tools.profiler.cluster.comm_time import comm_times
-from studio.tools.profiler.cluster.discover import find_ranks
+from studio.tools.profiler.cluster.bottleneck import bottlenecks
+from studio.tools.profiler.cluster.bottleneck_sources import rank_sources
+from studio.tools.profiler.cluster.comm_time import CommTimes, OpTime, read_op_times, times_of
+from studio.tools.profiler.cluster.discover import ClusterInput, find_ranks
 from studio.tools.profiler.cluster.groups import layout_of, rank_metadata
 from studio.tools.profiler.cluster.slow import step_text
 
 
 @dataclass
-class CommReport:
-    """Per-op time split, per-group totals, waits and bottlenecks of a folder of ranks."""
+class CommReport(CommTimes):
+    """:class:`.CommTimes` as JSON rows (``ops`` as dicts, ``sources`` keyed by the rank as text), with
+    the slow ops' causes, the groups named, each rank's folder and what the report could not tell."""
 
-    ops: list[dict] = field(default_factory=list)
-    totals: list[dict] = field(default_factory=list)
-    waits: list[dict] = field(default_factory=list)
-    group_waits: list[dict] = field(default_factory=list)
     bottlenecks: list[dict] = field(default_factory=list)
     groups: dict[str, dict] = field(default_factory=dict)     # group id -> {name, ranks, kind}
     rank_folders: dict[str, str] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
+    sources_of_causes: dict[str, str] = field(default_factory=dict)  # rank -> "db" or "trace_view.json"
     warnings: list[str] = field(default_factory=list)
 
     def group_label(self, group_id: str) -> str:
@@ -64,17 +64,53 @@ class CommReport:
 
 def open_comm(folder: Path, target: int | None = None, top: int = 10) -> CommReport:
     """The communication report of the ranks in ``folder`` (their own folders, not msprof-analyze's output)."""
+    found = comm_ranks(folder)
+    return assemble_comm([comm_parts(found, with_spans=False)], target, top, rank_sources(found.ranks))
+
+
+def comm_json(folder: str, cancel=None) -> Generator[Progress, None, dict]:
+    """:func:`open_comm` as a job returning its JSON (what a worker process sends back)."""
+    yield Progress(None, f"splitting the collectives' time of {Path(folder).name}")
+    return to_json(open_comm(Path(folder)))
+
+
+def comm_ranks(folder: Path) -> ClusterInput:
+    """The ranks of ``folder``; a UserError when it is msprof-analyze's output (no per-op rows)."""
     found = find_ranks(Path(folder))
     if not found.ranks:
         raise UserError("The collective time split reads the ranks' own folders; this is msprof-analyze's "
                         "output, which keeps only group totals", folder,
                         "Give the folder that holds the *_ascend_pt folders of the ranks.")
-    times = comm_times(found.ranks)
+    return found
+
+
+def comm_parts(found: ClusterInput, with_spans: bool = True) -> dict:
+    """What the report is made of, per rank, as JSON: op rows, metadata, and (``with_spans``, what a
+    host sends back) the rank's communication op spans and which export its causes are read from."""
+    sources = rank_sources(found.ranks) if with_spans else {}
+    ranks = []
+    for rank in found.ranks:
+        ops, source = read_op_times(rank) if rank.kind == "pytorch" else ([], "")
+        part = {"rank": rank.rank, "kind": rank.kind, "folder": str(rank.path), "ops": [to_json(o) for o in ops],
+                "ops_file": source, "metadata": rank_metadata(rank)}
+        if rank.rank in sources:
+            part["cause_source"] = sources[rank.rank].kind
+            part["spans"] = [list(span) for span in sources[rank.rank].ops()]
+        ranks.append(part)
+    return {"ranks": ranks}
+
+
+def assemble_comm(parts: list[dict], target: int | None, top: int, sources: dict) -> CommReport:
+    """The report of every folder's or host's :func:`comm_parts`; ``sources`` (rank -> what the
+    causes are read from) may raise :class:`.Pending` while a host has questions to answer."""
+    ranks = sorted((rank for part in parts for rank in part["ranks"]), key=lambda r: r["rank"])
+    times = times_of([OpTime(**{k: v for k, v in op.items() if k not in ("wait_ratio", "sync_ratio")})
+                      for rank in ranks for op in rank["ops"]],
+                     {rank["rank"]: rank["ops_file"] for rank in ranks if rank["ops_file"]})
     report = CommReport(ops=[to_json(o) for o in times.ops], totals=times.totals, waits=times.waits,
-                        group_waits=times.group_waits,
-                        rank_folders={str(r.rank): str(r.path) for r in found.ranks},
+                        group_waits=times.group_waits, rank_folders={str(r["rank"]): r["folder"] for r in ranks},
                         sources={str(k): v for k, v in times.sources.items()})
-    layout = layout_of([rank_metadata(r) for r in found.ranks])
+    layout = layout_of([rank["metadata"] for rank in ranks])
     for op in times.ops:
         group = report.groups.setdefault(op.group_id, {"name": layout.name_by_hash.get(op.group_id, ""),
                                                        "kind": op.kind, "ranks": []})
@@ -83,15 +119,16 @@ def open_comm(folder: Path, target: int | None = None, top: int = 10) -> CommRep
     for group_id, group in report.groups.items():
         known = layout.by_hash.get(group_id)
         group["ranks"] = sorted(known) if known else sorted(group["ranks"])
-    missing = [r.rank for r in found.ranks if r.rank not in times.sources and r.kind == "pytorch"]
+    missing = [r["rank"] for r in ranks if r["rank"] not in times.sources and r["kind"] == "pytorch"]
     if missing:
         report.warnings.append(f"rank(s) {', '.join(map(str, missing))}: no communication.json and no "
                                f"CommAnalyzerTime in analysis.db, so no collective times")
-    if any(r.kind == "msprof" for r in found.ranks):
+    if any(r["kind"] == "msprof" for r in ranks):
         report.warnings.append("msprof PROF_ ranks carry no per-op communication analysis: left out")
-    if not profiler_dbs(found.ranks):
-        report.warnings.append("no rank has its ascend_pytorch_profiler_<rank>.db (the db export), so the slow "
-                               "collectives' causes (host- or device-bound) cannot be told")
+    if not sources:
+        report.warnings.append("no rank has its ascend_pytorch_profiler_<rank>.db (db export) or trace_view.json "
+                               "(text export), so the slow collectives' causes (host- or device-bound) cannot be told")
     else:
-        report.bottlenecks = [to_json(b) for b in bottlenecks(found.ranks, target, top)]
+        report.bottlenecks = [to_json(b) for b in bottlenecks([], target, top, sources)]
+        report.sources_of_causes = {str(rank): source.kind for rank, source in sorted(sources.items())}
     return report

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.tools.profiler.cluster.discover import RankDir
-from studio.tools.profiler.cluster.matrix import step_number
+from studio.tools.profiler.cluster.matrix import step_entries, step_number
 from studio.tools.profiler.db_reader import open_readonly
-from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query, read_json
+from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
 
 TOTAL = "Total Op Info"
 TIMES = ("elapse_ms", "transit_ms", "wait_ms", "sync_ms", "idle_ms")
@@ -100,37 +100,29 @@ def read_op_times(rank: RankDir) -> tuple[list[OpTime], str]:
 
 
 def _from_json(rank: int, path: Path) -> list[OpTime]:
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise UserError(f"{path.name} is not a communication file (expected {{step: {{p2p|collective: ...}}}})",
-                        path, EXPORT_AGAIN)
     out = []
-    for step, kinds in data.items():
-        for kind, ops in (kinds or {}).items():
-            for name, info in (ops or {}).items():
-                op, _, group = name.partition("@")
-                if op == TOTAL:
-                    continue
-                times = (info or {}).get("Communication Time Info")
-                if not isinstance(times, dict):
-                    raise UserError(f"{path.name}: {name} has no 'Communication Time Info'", path, EXPORT_AGAIN)
-                out.append(OpTime(step_number(step), rank, group, kind, op,
-                                  float(times.get("Start Timestamp(us)", 0) or 0),
-                                  *(float(times.get(_JSON_KEYS[k], 0) or 0) for k in TIMES)))
+    for step, kind, name, times in op_times_info(path):
+        op, _, group = name.partition("@")
+        out.append(OpTime(step_number(step), rank, group, kind, op, float(times.get("Start Timestamp(us)", 0) or 0),
+                          *(float(times.get(_JSON_KEYS[k], 0) or 0) for k in TIMES)))
     return out
 
 
-def comm_times(ranks: list[RankDir]) -> CommTimes:
-    """The op rows of ``ranks`` with their totals and waits."""
-    result = CommTimes()
-    for rank in ranks:
-        if rank.kind != "pytorch":
+def op_times_info(path: Path):
+    """``(step, kind, "op@group", its Communication Time Info)`` of each op of a communication.json
+    (the per-group ``Total Op Info`` left out)."""
+    for step, kind, name, info in step_entries(path, "communication file"):
+        if name.partition("@")[0] == TOTAL:
             continue
-        ops, source = read_op_times(rank)
-        result.ops.extend(ops)
-        if source:
-            result.sources[rank.rank] = source
-    result.ops.sort(key=lambda o: (str(o.step), o.rank, o.start_us))
+        times = (info or {}).get("Communication Time Info")
+        if not isinstance(times, dict):
+            raise UserError(f"{path.name}: {name} has no 'Communication Time Info'", path, EXPORT_AGAIN)
+        yield step, kind, name, times
+
+
+def times_of(ops: list[OpTime], sources: dict[int, str]) -> CommTimes:
+    """The totals and waits of op rows read here or on the ranks' hosts (``sources``: rank -> file)."""
+    result = CommTimes(sorted(ops, key=lambda o: (str(o.step), o.rank, o.start_us)), sources=dict(sources))
     result.totals = totals(result.ops)
     result.waits = waits(result.ops)
     result.group_waits = group_waits(result.waits)

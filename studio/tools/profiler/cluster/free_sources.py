@@ -147,7 +147,7 @@ def ns(value) -> int:
     return sign * (abs(int(whole)) * 1000 + int((frac + "000")[:3]))
 
 
-def _decode(data: bytes):
+def decode_json(data: bytes):
     """JSON by msgspec (several times faster than json on a big trace), by json where it is absent."""
     try:
         import msgspec
@@ -162,7 +162,7 @@ def _decode(data: bytes):
 def from_trace(path: Path) -> DeviceTimeline:
     """The rank's timeline from its ``trace_view.json``."""
     try:
-        events = _decode(path.read_bytes())
+        events = decode_json(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise UserError(f"{path.name} cannot be read as a trace: {exc}", path, EXPORT_AGAIN) from exc
     if isinstance(events, dict):

@@ -67,24 +67,31 @@ def _from_db(path: Path) -> list[Link]:
                  float(r[7] or 0), str(r[8] or "")) for r in rows]
 
 
-def _from_json(path: Path) -> list[Link]:
+def step_entries(path: Path, what: str):
+    """``(step, kind, key, value)`` of a ``{step: {p2p|collective: {key: value}}}`` file (communication.json
+    and communication_matrix.json); a UserError naming the file when it is not that shape."""
     data = read_json(path)
     if not isinstance(data, dict):
-        raise UserError(f"{path.name} is not a communication matrix (expected {{step: {{p2p|collective: ...}}}})",
+        raise UserError(f"{path.name} is not a {what} (expected {{step: {{p2p|collective: ...}}}})",
                         path, EXPORT_AGAIN)
-    out = []
     for step, kinds in data.items():
         for kind, ops in json_object(kinds, path, f"step {step}").items():
-            for op, links in json_object(ops, path, f"{step}/{kind}").items():
-                group = op.split("@")[-1] if "@" in op else ""
-                for key, link in json_object(links, path, op).items():
-                    if "-" not in key or not isinstance(link, dict):
-                        raise UserError(f"{path.name}: link {key!r} of {op} is not 'src-dst'", path, EXPORT_AGAIN)
-                    src, dst = key.split("-", 1)
-                    out.append(Link(step, group, op.split("@")[0], src, dst, str(link.get("Transport Type", "")),
-                                    json_number(link.get("Transit Size(MB)"), path, f"{op} {key} Transit Size(MB)"),
-                                    json_number(link.get("Transit Time(ms)"), path, f"{op} {key} Transit Time(ms)"),
-                                    str(link.get("Op Name", "") or "")))
+            for key, value in json_object(ops, path, f"{step}/{kind}").items():
+                yield step, kind, key, value
+
+
+def _from_json(path: Path) -> list[Link]:
+    out = []
+    for step, _kind, op, links in step_entries(path, "communication matrix"):
+        group = op.split("@")[-1] if "@" in op else ""
+        for key, link in json_object(links, path, op).items():
+            if "-" not in key or not isinstance(link, dict):
+                raise UserError(f"{path.name}: link {key!r} of {op} is not 'src-dst'", path, EXPORT_AGAIN)
+            src, dst = key.split("-", 1)
+            out.append(Link(step, group, op.split("@")[0], src, dst, str(link.get("Transport Type", "")),
+                            json_number(link.get("Transit Size(MB)"), path, f"{op} {key} Transit Size(MB)"),
+                            json_number(link.get("Transit Time(ms)"), path, f"{op} {key} Transit Time(ms)"),
+                            str(link.get("Op Name", "") or "")))
     return out
 
 
@@ -108,25 +115,35 @@ def global_ranks(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]])
     return local_to_global
 
 
-def build_matrix(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]],
-                 group_names: dict[str, str]) -> tuple[list[dict], int]:
-    """Rows ``{step, group, src, dst, transport, size_mb, time_ms, bandwidth_gbps}`` and the unplaced count."""
+def place_links(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]], keep
+                ) -> tuple[list[tuple[Link, int, int]], int]:
+    """Each link ``keep(link)`` accepts with its global source and destination ranks, and how many
+    could not be placed (a rank of the group not profiled, or the group unknown)."""
     local_to_global = global_ranks(per_rank, by_hash)
-    sums: dict[tuple, list] = defaultdict(lambda: ["", 0.0, 0.0])
-    unplaced = 0
+    placed, unplaced = [], 0
     for links in per_rank.values():
         for link in links:
-            if not counted(link.op):
+            if not keep(link):
                 continue
             mapping = local_to_global.get(link.group, {})
             src, dst = mapping.get(link.src), mapping.get(link.dst)
             if src is None or dst is None:
                 unplaced += 1
-                continue
-            entry = sums[(link.step, link.group, src, dst)]
-            entry[0] = entry[0] or link.transport
-            entry[1] += link.size_mb
-            entry[2] += link.time_ms
+            else:
+                placed.append((link, src, dst))
+    return placed, unplaced
+
+
+def build_matrix(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]],
+                 group_names: dict[str, str]) -> tuple[list[dict], int]:
+    """Rows ``{step, group, src, dst, transport, size_mb, time_ms, bandwidth_gbps}`` and the unplaced count."""
+    sums: dict[tuple, list] = defaultdict(lambda: ["", 0.0, 0.0])
+    placed, unplaced = place_links(per_rank, by_hash, lambda link: counted(link.op))
+    for link, src, dst in placed:
+        entry = sums[(link.step, link.group, src, dst)]
+        entry[0] = entry[0] or link.transport
+        entry[1] += link.size_mb
+        entry[2] += link.time_ms
     rows = []
     for (step, group, src, dst), (transport, size, time) in sorted(sums.items(), key=lambda kv: (
             kv[0][0], kv[0][1], kv[0][2], kv[0][3])):

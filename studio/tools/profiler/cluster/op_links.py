@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from studio.tools.profiler.cluster.matrix import Link, global_ranks, step_number
+from studio.tools.profiler.cluster.matrix import Link, place_links, step_number
 from studio.tools.profiler.cluster.slow import MIN_LINK_MB, link_spread, step_text
 
 REFERENCE_GBPS = {"RDMA": 12.5, "HCCS": 18.0, "PCIE": 20.0}
@@ -47,23 +47,14 @@ def build_op_links(per_rank: dict[int, list[Link]], by_hash: dict[str, list[int]
     time_ms, bandwidth_gbps, reference_gbps, of_reference}`` (every record but the per-group
     ``Total Op Info``, which is the matrix itself) and how many records could not be placed.
     ``of_reference`` (bandwidth / reference) is None for links that are not judged (see :func:`judged`)."""
-    mapping = global_ranks(per_rank, by_hash)
     sums: dict[tuple, list] = defaultdict(lambda: ["", "", 0.0, 0.0])
-    unplaced = 0
-    for links in per_rank.values():
-        for link in links:
-            if link.op == TOTAL:
-                continue
-            ranks = mapping.get(link.group, {})
-            src, dst = ranks.get(link.src), ranks.get(link.dst)
-            if src is None or dst is None:
-                unplaced += 1
-                continue
-            entry = sums[(link.step, link.group, link.op, src, dst)]
-            entry[0] = link.transport  # the last record's, as msprof-analyze keeps them
-            entry[1] = link.op_name
-            entry[2] += link.size_mb
-            entry[3] += link.time_ms
+    placed, unplaced = place_links(per_rank, by_hash, lambda link: link.op != TOTAL)
+    for link, src, dst in placed:
+        entry = sums[(link.step, link.group, link.op, src, dst)]
+        entry[0] = link.transport  # the last record's, as msprof-analyze keeps them
+        entry[1] = link.op_name
+        entry[2] += link.size_mb
+        entry[3] += link.time_ms
     rows = []
     for (step, group, op, src, dst), (transport, op_name, size, time) in sorted(sums.items(), key=lambda kv: (
             str(kv[0][0]), kv[0][1], split_op(kv[0][2]), kv[0][3], kv[0][4])):

@@ -20,20 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from studio.tools.profiler.memory.records import CANN_PREFIX
+from studio.tools.profiler.paired_runs import PairedRuns
 
 NOTE = ("ops are the ones the memory tables name as allocating each block (msprof-analyze adds blocks to the "
         "top-level PyTorch op around them in the trace)")
 
 
 @dataclass
-class MemoryComparison:
-    """The paired devices of two memory reports and their op rows."""
+class MemoryComparison(PairedRuns):
+    """The paired devices of two memory reports and their op rows (``only_in_*``: device labels)."""
 
-    base: str
-    new: str
     devices: list[dict] = field(default_factory=list)
-    only_in_base: list[str] = field(default_factory=list)
-    only_in_new: list[str] = field(default_factory=list)
     note: str = NOTE
 
     def __str__(self) -> str:
@@ -51,7 +48,8 @@ class MemoryComparison:
                 lines.append(f"    {name:<40} {r['base_size_mb']:>12,.3f} {r['new_size_mb']:>12,.3f} "
                              f"{r['diff_size_mb']:>+12,.3f} {ratio:>8} {r['base_blocks']:>5}/{r['new_blocks']:<5} "
                              f"{r['base_duration_ms']:>11,.3f} {r['new_duration_ms']:>11,.3f}")
-        for side, names in (("base", self.only_in_base), ("new", self.only_in_new)):
+        for side in ("base", "new"):
+            names = [name for where, name in self.one_sided() if where == side]
             if names:
                 lines.append(f"only in {side} (not compared): {', '.join(names)}")
         return "\n".join(lines)

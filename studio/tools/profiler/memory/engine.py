@@ -11,6 +11,7 @@ from studio.core.errors import UserError
 from studio.core.serial import to_json
 from studio.tools.profiler.memory.db import read_db
 from studio.tools.profiler.memory.interval import block_columns, interval_ops
+from studio.tools.profiler.memory.npu_mem import npu_mem_file
 from studio.tools.profiler.memory.peak import device_peak
 from studio.tools.profiler.memory.series import device_series
 from studio.tools.profiler.memory.static import FILE as STATIC, read_static
@@ -73,7 +74,7 @@ def _totals_line(device: dict) -> str:
                  f"framework ({device.get('component')}) reserved {device['peak_reserved_mb']:,.3f} MB")
     line = f"peaks: {whole}; {process}; {framework}"
     if device["peak_device_mb"] is None:
-        line += " — the device total is in the db export's NPU_MEM table only"
+        line += " — the device total is in the db export's NPU_MEM table or the text export's npu_mem.csv only"
     return line
 
 
@@ -128,7 +129,7 @@ def open_memory(folder: Path, series_points: int | None = None, interval: Interv
     report, kinds, notes = MemoryReport(), set(), []
     for output in outputs:
         db = next((output / n for n in sorted(os.listdir(output)) if _DB.match(n)), None)
-        text = (output / RECORD).is_file() or (output / MODULE).is_file()
+        text = (output / RECORD).is_file() or (output / MODULE).is_file() or npu_mem_file(output) is not None
         label = output.parent.name if output.name == OUTPUT else output.name
         if db is not None:
             devices, kind = read_db(db), "db"

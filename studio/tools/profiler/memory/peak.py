@@ -5,7 +5,7 @@ The device's allocator totals are PTA+GE's when PyTorch and GE both allocate, el
 Allocated; a block is alive at it when it was allocated at or before the peak and released after
 it (or never, within the profile). Reserved is the highest Total Reserved of the same allocator;
 the process's own reservation (the APP rows / NPU_MEM "app") and the whole device's memory in use
-(NPU_MEM "device", db export only) are given beside it.
+(NPU_MEM "device" rows of the db export, npu_mem.csv of the text export) are given beside it.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.core.errors import UserError
+from studio.tools.profiler.memory.npu_mem import npu_mem_file, read_npu_mem
 from studio.tools.profiler.memory.records import CANN_PREFIX, GE, PTA, Block, DeviceMemory, Sample
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, cell_float, read_csv
 
@@ -12,9 +13,10 @@ RECORD, OPERATOR, MODULE = "memory_record.csv", "operator_memory.csv", "npu_modu
 
 
 def read_text(output: Path) -> dict[str, DeviceMemory]:
-    """Devices of one ASCEND_PROFILER_OUTPUT from its memory CSVs (memory_record.csv or npu_module_mem.csv)."""
+    """Devices of one ASCEND_PROFILER_OUTPUT from its memory CSVs (memory_record.csv or npu_module_mem.csv,
+    and npu_mem.csv for the device's own total)."""
     path = output / RECORD
-    if not path.is_file() and not (output / MODULE).is_file():
+    if not path.is_file() and not (output / MODULE).is_file() and npu_mem_file(output) is None:
         raise UserError(f"{output.name} has no {RECORD}", output,
                         "Profile with profile_memory=True so torch_npu writes the memory files.")
     devices: dict[str, DeviceMemory] = {}
@@ -51,6 +53,9 @@ def read_text(output: Path) -> dict[str, DeviceMemory]:
             device.modules[row["Component"]] = max(device.modules.get(row["Component"], 0.0), reserved)
         for device in devices.values():
             device.files.append(str(path))
+    path = npu_mem_file(output)
+    if path is not None:
+        read_npu_mem(path, devices)
     return devices
 
 

@@ -66,24 +66,26 @@ def heat_job(ranks: list[int], rows: list[dict]) -> Generator[Progress, None, ob
     return heat_data(ranks, rows)
 
 
-def comm_job(folder: Path) -> Generator[Progress, None, tuple[dict | None, str]]:
+def comm_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict | None, str]]:
     """``studio profile cluster FOLDER --comm --json``; (None, the engine's message) when the folder
-    cannot have it (msprof-analyze's output keeps no per-rank op times)."""
-    from studio.tools.profiler.cluster.comm_report import open_comm
-
-    yield Progress(None, f"splitting the collectives' time of {folder.name}")
-    try:
-        return to_json(open_comm(folder)), ""
-    except UserError as exc:
-        return None, exc.format()
+    cannot have it (msprof-analyze's output keeps no per-rank op times). The slow ops' causes of a
+    text export are read from its trace_view.json files: big ones in a worker process."""
+    return (yield from _offloaded("studio.tools.profiler.cluster.comm_report:comm_json", folder, cancel))
 
 
 def free_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict | None, str]]:
     """``studio profile cluster FOLDER --free --json``; (None, the engine's message) when the folder
-    cannot have it (msprof-analyze's output keeps no timeline). Text exports whose trace_view.json
-    files are big are read by a worker process: json parsing holds the interpreter, and a thread
-    doing it would make the window wait."""
-    from studio.tools.profiler.cluster.free_gaps import free_json, trace_bytes
+    cannot have it (msprof-analyze's output keeps no timeline)."""
+    return (yield from _offloaded("studio.tools.profiler.cluster.free_gaps:free_json", folder, cancel))
+
+
+def _offloaded(entry: str, folder: Path, cancel) -> Generator[Progress, None, tuple[dict | None, str]]:
+    """The job ``entry`` (``module:function`` of a folder, returning JSON) — in a worker process when
+    the ranks' trace_view.json files are big: json parsing holds the interpreter, and a thread doing
+    it would make the window wait. (None, the engine's message) on a UserError."""
+    import importlib
+
+    from studio.tools.profiler.cluster.free_gaps import trace_bytes
     from studio.tools.profiler.loader import OFFLOAD_BYTES
 
     try:
@@ -91,10 +93,10 @@ def free_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict 
             from studio.core.workers import WorkerUnavailable, run_in_worker
 
             try:
-                return (yield from run_in_worker("studio.tools.profiler.cluster.free_gaps:free_json", str(folder),
-                                                 cancel=cancel)), ""
+                return (yield from run_in_worker(entry, str(folder), cancel=cancel)), ""
             except WorkerUnavailable:
                 pass  # read here, as small exports are
-        return (yield from free_json(str(folder))), ""
+        module, _, name = entry.partition(":")
+        return (yield from getattr(importlib.import_module(module), name)(str(folder))), ""
     except UserError as exc:
         return None, exc.format()

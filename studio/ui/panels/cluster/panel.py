@@ -175,7 +175,7 @@ class ClusterPanel(Panel):
         self.memory_handle.failed.connect(lambda exc, _tb: self._on_memory(generation, None, _error_text(exc)))
         self.collectives.show_report(None, "Reading the collectives' times …")
         self.comm_handle = self.runner.start(f"Splitting the collectives of {folder.name}",
-                                             lambda cancel: comm_job(folder))
+                                             lambda cancel: comm_job(folder, cancel))
         self.comm_handle.finished.connect(lambda result: generation == self._generation
                                           and self.collectives.show_report(*result))
         self.comm_handle.failed.connect(lambda exc, _tb: generation == self._generation

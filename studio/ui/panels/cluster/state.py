@@ -191,7 +191,7 @@ def device_label(device: dict) -> str:
 
 def device_summary(device: dict) -> str:
     """One line: the peak, when, reserved, the process's own reservation, the whole device's memory in
-    use (NPU_MEM, db export only) and the blocks alive at the peak."""
+    use (NPU_MEM of the db export, npu_mem.csv of the text export) and the blocks alive at the peak."""
     if device.get("peak_allocated_mb") is None:
         return "Module peaks only: this device has no allocator samples."
     if device.get("peak_node_index") is not None:
@@ -205,7 +205,7 @@ def device_summary(device: dict) -> str:
     if device.get("peak_app_reserved_mb") is not None:
         parts.append(f"process {device['peak_app_reserved_mb']:,.3f} MB")
     if "peak_device_mb" in device:
-        parts.append("device total not in this export (NPU_MEM: db export only)" if device["peak_device_mb"] is None
+        parts.append("device total not in this export (no NPU_MEM, no npu_mem.csv)" if device["peak_device_mb"] is None
                      else f"device total {device['peak_device_mb']:,.3f} MB")
     if device.get("alive_blocks_at_peak") is not None:
         parts.append(f"{device['alive_blocks_at_peak']} blocks alive ({device['alive_mb_at_peak']:,.3f} MB)")

@@ -5,12 +5,12 @@ shows it on that rank's timeline. The report is read by a job (:func:`..jobs.com
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTextBrowser, QWidget
 
 from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, findings_html, map_cells, op_rows
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.wait_map import WaitMap
-from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
+from studio.ui.panels.cluster.widgets.parts import column, controls_row, tab_body
 
 
 class CollectivesTab(QWidget):
@@ -41,10 +41,7 @@ class CollectivesTab(QWidget):
         upper.addWidget(self.findings)
         upper.setSizes([640, 560])
         lower = QWidget(self)
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.cell_label)
-        lower_layout.addWidget(self.table, 1)
+        column(lower, 0, self.cell_label, self.table)
         layout = tab_body(self, top, upper, lower, (300, 260))
         self.message = QLabel("", self)
         self.message.setWordWrap(True)

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -34,7 +33,7 @@ from studio.ui.panels.cluster.compare_data import (
     step_rows,
     summary_text,
 )
-from studio.ui.panels.cluster.widgets.parts import message_label, titled
+from studio.ui.panels.cluster.widgets.parts import column, message_label, titled
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 HINT = ("Compare this folder of ranks (the baseline) with another run's: click \"Compare with…\" and choose its "
@@ -72,10 +71,7 @@ class CompareTab(QWidget):
         split.addWidget(self.lower)
         split.setSizes([260, 300])
         content = QWidget(self)
-        content_layout = QVBoxLayout(content)
-        content_layout.setContentsMargins(0, 0, 0, 0)
-        content_layout.addWidget(self.summary)
-        content_layout.addWidget(split, 1)
+        column(content, 0, self.summary, split)
         self.message = message_label(HINT, self)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.message)
@@ -83,10 +79,7 @@ class CompareTab(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.button)
         bar.addWidget(self.folders, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(bar)
-        layout.addWidget(self.stack, 1)
+        column(self, 4, bar, self.stack)
 
     def set_base(self, folder: Path) -> None:
         """A new baseline: the last comparison no longer applies."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from studio.ui.panels.cluster.heat_data import HIGH_RGB, LOW_RGB, HeatData
 from studio.ui.panels.cluster.state import Cell
+from studio.ui.panels.cluster.widgets.parts import paint_with
 
 LOW, HIGH = QColor(*LOW_RGB), QColor(*HIGH_RGB)
 EMPTY = ("No communication matrix for these ranks and this step: msprof timelines and msprof-analyze's step-only "
@@ -108,11 +109,7 @@ class HeatMap(QWidget):
 
     # ------------------------------------------------------------------ painting
     def paintEvent(self, event) -> None:  # Qt override
-        painter = QPainter(self)
-        try:
-            self._paint(painter)
-        finally:
-            painter.end()
+        paint_with(self, self._paint)
 
     def _paint(self, painter: QPainter) -> None:
         if not self.cells:

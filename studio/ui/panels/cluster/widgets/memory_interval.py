@@ -9,9 +9,10 @@ device's block columns the memory job brought back: one numpy pass, quick enough
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QWidget
 
 from studio.tools.profiler.memory.interval import interval_ops
+from studio.ui.panels.cluster.widgets.parts import column
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 BLOCK_HEADERS = ["Block (operator)", "Size (MB)", "In the interval", "Component", "Stream", "Allocated (ms)",
@@ -67,10 +68,7 @@ class MemoryInterval(QWidget):
         bar.addWidget(QLabel("blocks of at least", self))
         bar.addWidget(self.min_kb)
         bar.addWidget(self.summary, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(bar)
-        layout.addWidget(self.table, 1)
+        column(self, (0, 4, 0, 0), bar, self.table)
 
     def show_interval(self, device: dict, start_ms: float, end_ms: float) -> None:
         self.device, self.span = device, (start_ms, end_ms)

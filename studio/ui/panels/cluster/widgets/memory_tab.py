@@ -5,10 +5,10 @@ at the peak and the module peaks (static graphs: the peak node and its blocks)."
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTabWidget, QWidget
 
 from studio.ui.panels.cluster.state import device_label, device_summary
-from studio.ui.panels.cluster.widgets.parts import titled
+from studio.ui.panels.cluster.widgets.parts import column, titled
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 
@@ -55,10 +55,7 @@ class MemoryTab(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([360, 240])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        column(self, 4, top, split)
 
     def show_report(self, memory: dict) -> None:
         self.devices = list(memory.get("devices", []))

@@ -4,6 +4,7 @@ controls with its wrapped hint, and a tab's body (that row over two parts split 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 
@@ -50,3 +51,26 @@ def tab_body(tab: QWidget, row: QHBoxLayout, upper: QWidget, lower: QWidget, siz
     layout.addLayout(row)
     layout.addWidget(split, 1)
     return layout
+
+
+def column(parent: QWidget, margins: int | tuple[int, int, int, int], *items) -> QVBoxLayout:
+    """``parent``'s vertical layout of ``items`` (widgets or layouts, top to bottom), the last taking
+    the height the others leave."""
+    layout = QVBoxLayout(parent)
+    layout.setContentsMargins(*((margins,) * 4 if isinstance(margins, int) else margins))
+    for i, item in enumerate(items):
+        stretch = 1 if i == len(items) - 1 else 0
+        if isinstance(item, QWidget):
+            layout.addWidget(item, stretch)
+        else:
+            layout.addLayout(item, stretch)
+    return layout
+
+
+def paint_with(widget: QWidget, paint) -> None:
+    """Call ``paint(painter)`` with a painter on ``widget``, ended whatever ``paint`` raises."""
+    painter = QPainter(widget)
+    try:
+        paint(painter)
+    finally:
+        painter.end()

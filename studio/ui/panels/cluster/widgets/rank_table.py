@@ -156,7 +156,10 @@ class RankTable(QTableView):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(22)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Sized to the contents once per refresh (the panel calls resizeColumnsToContents), not on
+        # every resize: ResizeToContents reads every row's cells at each layout change, and showing
+        # a 16-rank table held the window for a third of a second.
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         # The bars sit right after the stage, where a narrow screen still shows them (as the last,
         # stretching column they were squeezed to 45 px, or scrolled off to the right at 1,024 px);
         # they take the room the numbers leave, never less than BAR_MIN.

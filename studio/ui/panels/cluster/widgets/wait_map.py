@@ -11,6 +11,7 @@ from PySide6.QtGui import QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from studio.ui.panels.cluster.widgets.heatmap import colour
+from studio.ui.panels.cluster.widgets.parts import paint_with
 
 EMPTY = ("No collective times for these ranks: torch_npu writes them in communication.json / analysis.db "
          "(Level1 or higher); msprof PROF_ folders and msprof-analyze's output carry none per rank.")
@@ -56,11 +57,7 @@ class WaitMap(QWidget):
         return key if key in self.values else None
 
     def paintEvent(self, event) -> None:  # Qt override
-        painter = QPainter(self)
-        try:
-            self._paint(painter)
-        finally:
-            painter.end()
+        paint_with(self, self._paint)
 
     def _paint(self, painter: QPainter) -> None:
         text = self.palette().text().color()
