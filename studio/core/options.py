@@ -53,6 +53,7 @@ class Option:
     group: str | None = None
     adder: Callable | None = None
     nested: type | None = None
+    trailing: bool = False         # to_argv puts its words last (a command after ``--``)
 
     def argparse_dest(self, name: str) -> str:
         """The attribute of the parsed namespace (argparse's own rule when not given)."""
@@ -65,7 +66,7 @@ class Option:
 def option(*flags: str, help: str | None = None, default: Any = MISSING, default_factory: Any = MISSING,
            dest: str | None = None, parse: Callable | None = None, format: Callable | None = None,
            emit_default: bool = True, host: str | None = None, kind: str | None = None, group: str | None = None,
-           adder: Callable | None = None, nested: type | None = None, **arg: Any) -> Any:
+           adder: Callable | None = None, nested: type | None = None, trailing: bool = False, **arg: Any) -> Any:
     """A dataclass field declared with its command-line option (see :class:`Option`).
 
     ``default``/``default_factory`` are the field's; the parser's default is the same unless ``arg``
@@ -75,9 +76,10 @@ def option(*flags: str, help: str | None = None, default: Any = MISSING, default
     if "default" not in arg and adder is None and nested is None:
         if arg.get("action") == "append":
             arg["default"] = []
-        elif default is not MISSING and arg.get("action") != "store_true":
+        elif default is not MISSING and arg.get("action") not in ("store_true", "store_false"):
             arg["default"] = default
-    meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested)
+    meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested,
+                  trailing)
     return dataclasses.field(default=default, default_factory=default_factory, metadata={KEY: meta})
 
 
@@ -104,27 +106,41 @@ def declared(cls: type) -> list[tuple[dataclasses.Field, Option]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type, *names: str) -> None:
-    """Add the options of ``cls`` named ``names`` (in that order), or, without names, every one
-    not added to ``parser`` yet (in field order)."""
+    """Add the options of ``cls`` named ``names`` (in that order; a nested dataclass's options by
+    their own names too), or, without names, every one not added to ``parser`` yet (in field order).
+
+    An option whose argparse destination the parser already has is not added again: two Requests
+    of one command (``studio dump`` here and on an Ascend host) share ``-o/--output`` that way."""
     done = parser.__dict__.setdefault("_studio_declared", set())
-    options = {f.name: meta for f, meta in declared(cls)}
+    options = dict(_flat(cls))
     unknown = [n for n in names if n not in options]
     if unknown:
         raise KeyError(f"{cls.__qualname__} declares no option {unknown}")
-    for name in names or [n for n in options if n not in done]:
-        if name in done:
+    for name in names or list(options):
+        key = _key(name, options[name])
+        if key in done:
             continue
-        done.add(name)
+        done.add(key)
         _add(parser, name, options[name])
+
+
+def _flat(cls: type) -> list[tuple[str, Option]]:
+    """The options of ``cls`` by field name, a nested dataclass's in its place."""
+    out: list[tuple[str, Option]] = []
+    for field, meta in declared(cls):
+        out += _flat(meta.nested) if meta.nested is not None else [(field.name, meta)]
+    return out
+
+
+def _key(name: str, meta: Option) -> str:
+    # an option of another registry (the thresholds) is known by its field, the others by where
+    # argparse puts their value
+    return f"field:{name}" if meta.adder is not None else meta.argparse_dest(name)
 
 
 def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
     if meta.adder is not None:
         meta.adder(parser)
-        return
-    if meta.nested is not None:
-        for field, inner in declared(meta.nested):
-            _add(parser, field.name, inner)
         return
     target = parser
     if meta.group:  # one group per title, so a nested dataclass's options stay together
@@ -165,9 +181,10 @@ def to_argv(request) -> list[str]:
     """The command line (after the command's words) that gives ``request`` back through
     :func:`from_args`, in field order."""
     argv: list[str] = []
+    last: list[str] = []
     for field, meta in declared(type(request)):
-        argv += _words(field, meta, getattr(request, field.name))
-    return argv
+        (last if meta.trailing else argv).extend(_words(field, meta, getattr(request, field.name)))
+    return argv + last
 
 
 def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
@@ -178,6 +195,8 @@ def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
     action = meta.arg.get("action")
     if action == "store_true":
         return [meta.flags[0]] if value else []
+    if action == "store_false":  # --no-overlays: the flag says the field is False
+        return [] if value else [meta.flags[0]]
     if action == "append":
         items = meta.format(value) if meta.format is not None else [str(v) for v in value or ()]
         return [word for item in items for word in (meta.flags[0], item)]
@@ -186,4 +205,6 @@ def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
     if not meta.emit_default and field.default is not MISSING and value == field.default:
         return []
     word = meta.format(value) if meta.format is not None else str(value)
-    return [word] if not meta.flags else [meta.flags[0], word]
+    if not meta.flags:  # a positional: its format may give several words (a command after ``--``)
+        return list(word) if isinstance(word, list) else [word]
+    return [meta.flags[0], word]

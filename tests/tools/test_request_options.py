@@ -23,8 +23,7 @@ from studio.core import options
 from studio.core.options import declared, option, restate
 
 # Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
-HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.msprof.Request",
-                "studio.ops.npu_dump.Request", "studio.ops.quantize.Request",
+HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.quantize.Request",
                 "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
 
 
@@ -61,7 +60,11 @@ def _named_samples(files: dict[str, Path]) -> dict:
     """Values for the fields no generic rule can make up (files, structured values)."""
     return {"model": files["model"], "output": files["out"], "inputs": {"image": files["x"], "ids": files["y"]},
             "shapes": {"image": [1, 3, 224, 224], "mask": [2, 5]}, "providers": ["CUDAExecutionProvider", "X"],
-            "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1}}
+            "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1},
+            # the Ascend-host runs (msprof, NPU dump): a configuration or a command, files named there
+            "config": "app", "workspace": files["model"].parent, "command": ["./main", "--flag", "x y"],
+            "msprof_options": ["ai-core=on", "task-time=l1"], "collect": "/data/prof", "layers": ["conv1", "fc"],
+            "npy": [f"image={files['x']}", str(files["y"])], "reference": files["model"]}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -108,7 +111,8 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
         {f"{cls.__module__}.{cls.__qualname__}" for cls in _declared_requests()}
     # The operations that run an ONNX model here or on a host are all declared.
     assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
-            "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request"} <= names - HAND_WRITTEN
+            "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request", "studio.ops.msprof.Request",
+            "studio.ops.npu_dump.Request"} <= names - HAND_WRITTEN
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 
