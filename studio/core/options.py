@@ -39,7 +39,9 @@ class Option:
     thresholds): ``adder(parser)`` adds them, ``parse(args, read)`` reads them and ``format(value)``
     gives the whole argv. ``nested``: a dataclass whose own fields are options (EngineOptions).
     ``host``: what a host run does with the value (see :data:`HOST_RULES`; ``file``/``folder``
-    take a ``kind``, the name of the folder it is uploaded to)."""
+    take a ``kind``, the name of the folder it is uploaded to). ``old``: flags the option had before
+    it took the spelling every command uses (still read, hidden from ``--help``). ``trailing``:
+    :func:`to_argv` writes the option last (a command after ``--``)."""
 
     flags: tuple[str, ...] = ()
     help: str | None = None
@@ -54,6 +56,7 @@ class Option:
     adder: Callable | None = None
     nested: type | None = None
     trailing: bool = False         # to_argv puts its words last (a command after ``--``)
+    old: tuple[str, ...] = ()      # older spellings: still read, left out of --help
 
     def argparse_dest(self, name: str) -> str:
         """The attribute of the parsed namespace (argparse's own rule when not given)."""
@@ -66,7 +69,8 @@ class Option:
 def option(*flags: str, help: str | None = None, default: Any = MISSING, default_factory: Any = MISSING,
            dest: str | None = None, parse: Callable | None = None, format: Callable | None = None,
            emit_default: bool = True, host: str | None = None, kind: str | None = None, group: str | None = None,
-           adder: Callable | None = None, nested: type | None = None, trailing: bool = False, **arg: Any) -> Any:
+           adder: Callable | None = None, nested: type | None = None, trailing: bool = False, old: tuple[str, ...] = (),
+           **arg: Any) -> Any:
     """A dataclass field declared with its command-line option (see :class:`Option`).
 
     ``default``/``default_factory`` are the field's; the parser's default is the same unless ``arg``
@@ -79,7 +83,7 @@ def option(*flags: str, help: str | None = None, default: Any = MISSING, default
         elif default is not MISSING and arg.get("action") not in ("store_true", "store_false"):
             arg["default"] = default
     meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested,
-                  trailing)
+                  trailing, tuple(old))
     return dataclasses.field(default=default, default_factory=default_factory, metadata={KEY: meta})
 
 
@@ -152,9 +156,10 @@ def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
     if not meta.flags:
         target.add_argument(meta.argparse_dest(name), **kwargs)
         return
-    if meta.dest:
-        kwargs["dest"] = meta.dest
+    kwargs["dest"] = meta.argparse_dest(name)
     target.add_argument(*meta.flags, **kwargs)
+    if meta.old:  # the same option under its older spellings, not shown in --help
+        target.add_argument(*meta.old, **{**kwargs, "help": argparse.SUPPRESS})
 
 
 def from_args(cls: type, args: argparse.Namespace, **given: Any):

@@ -23,7 +23,7 @@ from studio.core import options
 from studio.core.options import declared, option, restate
 
 # Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
-HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.quantize.Request",
+HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.quantize.Request",
                 "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
 
 
@@ -64,7 +64,10 @@ def _named_samples(files: dict[str, Path]) -> dict:
             # the Ascend-host runs (msprof, NPU dump): a configuration or a command, files named there
             "config": "app", "workspace": files["model"].parent, "command": ["./main", "--flag", "x y"],
             "msprof_options": ["ai-core=on", "task-time=l1"], "collect": "/data/prof", "layers": ["conv1", "fc"],
-            "npy": [f"image={files['x']}", str(files["y"])], "reference": files["model"]}
+            "npy": [f"image={files['x']}", str(files["y"])], "reference": files["model"],
+            # a model over pictures
+            "images": files["x"].parent, "out": files["out"], "labels": files["x"], "truth": files["y"],
+            "size": (48, 64), "mean": (123.675, 116.28, 103.53), "std": (58.395, 57.12, 57.375)}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -73,8 +76,8 @@ def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
         return named[field.name]
     if meta.nested is not None:
         return meta.nested(**{f.name: _sample(meta.nested, f, m, named) for f, m in declared(meta.nested)})
-    if meta.arg.get("action") == "store_true":
-        return True
+    if meta.arg.get("action") in ("store_true", "store_false"):
+        return not field.default
     if meta.arg.get("choices"):
         return next(c for c in meta.arg["choices"] if c != field.default)
     kind = meta.arg.get("type")
@@ -112,7 +115,7 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
     # The operations that run an ONNX model here or on a host are all declared.
     assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
             "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request", "studio.ops.msprof.Request",
-            "studio.ops.npu_dump.Request"} <= names - HAND_WRITTEN
+            "studio.ops.npu_dump.Request", "studio.ops.infer.Request"} <= names - HAND_WRITTEN
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 
