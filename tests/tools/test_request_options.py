@@ -23,7 +23,7 @@ from studio.core import options
 from studio.core.options import declared, option, restate
 
 # Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
-HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.quantize.Request",
+HAND_WRITTEN = {"studio.ops.quantize.Request",
                 "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
 
 
@@ -67,7 +67,17 @@ def _named_samples(files: dict[str, Path]) -> dict:
             "npy": [f"image={files['x']}", str(files["y"])], "reference": files["model"],
             # a model over pictures
             "images": files["x"].parent, "out": files["out"], "labels": files["x"], "truth": files["y"],
-            "size": (48, 64), "mean": (123.675, 116.28, 103.53), "std": (58.395, 57.12, 57.375)}
+            "size": (48, 64), "mean": (123.675, 116.28, 103.53), "std": (58.395, 57.12, 57.375),
+            # a conversion: ATC's options and Studio's local ones
+            "weight": files["y"], "soc_version": "Ascend310P3", "input_format": "NCHW",
+            "input_shape": ["image=1,3,224,224", "model_1/conv/BiasAdd;model_1/conv/Conv2D:0=1,8"],
+            "output_type": "FP16", "insert_op_conf": files["x"], "fusion_switch_file": files["y"], "log": "info",
+            "precision_mode": "force_fp16", "out_nodes": "logits:0", "dynamic_batch_size": "1,2,4",
+            "dynamic_image_size": "224,224;448,448", "dynamic_dims": "1,2;3,4",
+            "extra_args": ["--op_select_implmode=high_precision", "--a", "b c"], "keep_fp32_ops": ["Softmax", "n1"],
+            "fusions": {"ConvBnFusion": False, "ConstantFolding": True}, "validate": True,
+            "validate_image": files["x"], "validate_inputs": {"image": files["x"]}, "report": files["out"],
+            "stamp_source": "/a/b.onnx", "stamp_report": "/a/b.json"}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -115,7 +125,7 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
     # The operations that run an ONNX model here or on a host are all declared.
     assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
             "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request", "studio.ops.msprof.Request",
-            "studio.ops.npu_dump.Request", "studio.ops.infer.Request"} <= names - HAND_WRITTEN
+            "studio.ops.npu_dump.Request", "studio.ops.infer.Request", "studio.ops.convert.Request"} <= names - HAND_WRITTEN
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 
