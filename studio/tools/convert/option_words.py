@@ -124,9 +124,16 @@ def extra_adder(parser: argparse.ArgumentParser) -> None:
 
 def extra_read(args: argparse.Namespace, _read=None) -> list[str]:
     """``--extra`` split like a shell would (the wizard's free-text additional arguments too)."""
-    from studio.tools.convert.atc_command import split_extra_args
-
     return split_extra_args(getattr(args, "extra", "") or "")
+
+
+def split_extra_args(text: str) -> list[str]:
+    """Split the wizard's free-text additional arguments like a shell would."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UserError(f"Cannot split the additional arguments: {exc}", "additional arguments",
+                        "Close the open quote.") from exc
 
 
 def extra_words(extra: list[str]) -> list[str]:
