@@ -30,9 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "fp16 (converted to an FP16 ONNX here, every op dumped), om (ATC and an NPU dump on "
                              "--host)")
     _host_arguments(reduce)
-    reduce.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="data for an input (repeatable); others get seeded random data")
-    reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    _input_arguments(reduce)
     add_threshold_arguments(reduce)
     reduce.add_argument("--json", action="store_true", help="print machine-readable JSON")
     precision = sub.add_parser("precision", help="the smallest set of ops to keep in FP32 so the model passes in "
@@ -46,13 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "FP16 ONNX that studio convert --keep-fp32 writes, every op dumped), om (ATC with "
                                 "--keep_dtype and an NPU dump on --host)")
     _host_arguments(precision)
-    precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    precision.add_argument("--seed", type=int, default=0)
+    _input_arguments(precision)
     add_threshold_arguments(precision)
     precision.add_argument("--no-latency", action="store_true", help="skip building and timing the three models")
     precision.add_argument("--budget", type=float, default=10.0, metavar="S",
                            help="time budget of each interleaved A/B (default 10 s)")
     precision.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _input_arguments(parser: argparse.ArgumentParser) -> None:
+    """--input, --input-shape and --seed, spelled and read as on every command that runs a model."""
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.inputs import ModelRun
+
+    add_request_arguments(parser, ModelRun, "inputs", "shapes", "seed")
 
 
 def _host_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
-    from studio.commands._inputs import parse_inputs
+    from studio.commands._inputs import model_feeds
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.tools.accuracy.reduce import reduce_fp16
 
-    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds,
+    result = run_job(reduce_fp16(args.model, args.output, model_feeds(args), args.seed, thresholds,
                                  runner=runner), on_progress=None if args.json else print_progress)
     if args.json:
         print(json.dumps({**to_json(result), **_round_trips(runner)}, indent=1))
@@ -98,13 +103,13 @@ def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
 
 
 def _precision(args: argparse.Namespace, thresholds, runner) -> int:
-    from studio.commands._inputs import parse_inputs
+    from studio.commands._inputs import model_feeds
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.tools.accuracy.precision import find_fp32_set
 
     progress = None if args.json else print_progress
-    inputs = parse_inputs(args.input)
+    inputs = model_feeds(args)
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
                      on_progress=progress)
     _check_default_build(args, result, inputs, thresholds, progress)
