@@ -1,4 +1,5 @@
-"""``studio accuracy reduce|precision MODEL -o DIR``: a minimal FP16 repro, or the smallest set of ops to keep in FP32."""
+"""``studio accuracy reduce|precision MODEL -o DIR``: a minimal FP16 repro, or the smallest set of ops to keep in FP32;
+``studio accuracy compare-models ORIGINAL CONVERTED``: a converted model against its original, op by op."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from studio.core.errors import UserError
 from studio.core.serial import to_json
 
 NAME = "accuracy"
-HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
+HELP = ("reduce a model that fails in FP16 to a minimal repro, find the fewest ops to keep in FP32, or compare a "
+        "converted model with its original")
 TARGETS = ("fp16-sim", "fp16", "om")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.core.thresholds import add_threshold_arguments
 
-    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision}", required=True)
+    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision,compare-models}", required=True)
     reduce = sub.add_parser("reduce", help="cut the first op that goes wrong in FP16, fed with FP32 tensors, down "
                                            "to the fewest ops that still fail")
     reduce.add_argument("model", type=Path, metavar="MODEL")
@@ -50,6 +52,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     precision.add_argument("--budget", type=float, default=10.0, metavar="S",
                            help="time budget of each interleaved A/B (default 10 s)")
     precision.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _compare_models_arguments(sub)
+
+
+def _compare_models_arguments(sub) -> None:
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.compare_models import Request
+
+    models = sub.add_parser("compare-models", help="dump an original model and its converted one on the same input "
+                                                   "and compare them op by op (the Converter's Compare with original)")
+    add_request_arguments(models, Request, "model", "converted", "output", "inputs", "shapes", "seed")
+    models.add_argument("--check", action="store_true", help="exit 1 when a compared tensor fails")
+    models.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    models.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
+                        "studio ssh list); they come back and are compared here")
+    add_request_arguments(models, Request)  # the thresholds, --provider, the host engine's options
 
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +85,11 @@ def _host_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.accuracy_command == "compare-models":
+        from studio.commands._engine_host import run_check
+        from studio.ops import compare_models
+
+        return run_check(compare_models, args)
     from studio.tools.accuracy.metrics import Thresholds
 
     from studio.core.thresholds import thresholds_from_args

@@ -77,7 +77,9 @@ def _named_samples(files: dict[str, Path]) -> dict:
             "extra_args": ["--op_select_implmode=high_precision", "--a", "b c"], "keep_fp32_ops": ["Softmax", "n1"],
             "fusions": {"ConvBnFusion": False, "ConstantFolding": True}, "validate": True,
             "validate_image": files["x"], "validate_inputs": {"image": files["x"]}, "report": files["out"],
-            "stamp_source": "/a/b.onnx", "stamp_report": "/a/b.json"}
+            "stamp_source": "/a/b.onnx", "stamp_report": "/a/b.json",
+            # an original model against its converted one
+            "converted": files["model"].with_name("cls_fp16.onnx")}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -125,7 +127,8 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
     # The operations that run an ONNX model here or on a host are all declared.
     assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
             "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request", "studio.ops.msprof.Request",
-            "studio.ops.npu_dump.Request", "studio.ops.infer.Request", "studio.ops.convert.Request"} <= names - HAND_WRITTEN
+            "studio.ops.npu_dump.Request", "studio.ops.infer.Request", "studio.ops.convert.Request",
+            "studio.ops.compare_models.Request"} <= names - HAND_WRITTEN
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 

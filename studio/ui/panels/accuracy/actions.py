@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-from studio.ui.panels.accuracy.state import compare_folder, dump_and_compare, load_inputs, plan_inputs
+from studio.ui.panels.accuracy.state import plan_inputs
 
 
 class ComparingActions:
@@ -76,12 +76,13 @@ class ComparingActions:
             self._ask_inputs(golden_model, lambda s, f: self._on_compare_models(golden_model, target_model, s, f),
                              sizes_from=target_model)
             return
-        from studio.core.paths import cache_dir
+        from studio.ops.compare_models import pair_folder
+        from studio.ui.panels.accuracy.on_engine import compare_models_job
 
-        folder = compare_folder(cache_dir(), golden_model, target_model)
+        folder = pair_folder(golden_model, target_model)
         self.links.focus.emit(self.NAME)
         self._start(f"Comparing {target_model.name} with {golden_model.name}",
-                    lambda cancel: dump_and_compare(golden_model, target_model, folder, cancel, shapes, files),
+                    lambda cancel: compare_models_job(golden_model, target_model, folder, cancel, shapes, files),
                     lambda result: self._on_compared(result, (folder / "golden", folder / "target")))
 
     def _on_pick_here_and_host(self) -> None:
