@@ -62,7 +62,7 @@ def _compare_models_arguments(sub) -> None:
     models = sub.add_parser("compare-models", help="dump an original model and its converted one on the same input "
                                                    "and compare them op by op (the Converter's Compare with original)")
     add_request_arguments(models, Request, "model", "converted", "output", "inputs", "shapes", "seed")
-    models.add_argument("--check", action="store_true", help="exit 1 when a compared tensor fails")
+    models.add_argument("--check", action="store_true", help="exit 1 when the verdict on the model outputs is FAIL")
     models.add_argument("--json", action="store_true", help="print machine-readable JSON")
     models.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
                         "studio ssh list); they come back and are compared here")

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option, restate
-from studio.core.serial import to_json
 from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
-from studio.ops import dump
-from studio.ops.engine import RanOn, text_with_ran_on
+from studio.ops import dump, fp16_check
+from studio.ops.engine import text_with_ran_on
 from studio.ops.inputs import ModelRun, saved_inputs
 
 
@@ -64,29 +63,18 @@ def pair_folder(original: Path, converted: Path, cache: Path | None = None) -> P
 
 
 @dataclass
-class Result:
-    """The converted model's dump against the original's (a CompareResult), and the files."""
+class Result(fp16_check.Result):
+    """The converted model's dump against the original's (a CompareResult), its files, and the
+    converter's report that paired fused ops (None: paired by name). Truthy when the verdict on
+    the model outputs passes, as the FP16 check's."""
 
-    compare: object
-    golden: Path
-    target: Path
-    csv: Path
-    mapping: Path | None = None   # the converter's report that paired fused ops
-    ran_on: RanOn | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.compare)
+    mapping: Path | None = None
 
     def to_json(self) -> dict:
-        data = to_json(self.compare)
-        data.update(golden=str(self.golden), target=str(self.target), csv=str(self.csv),
-                    mapping=str(self.mapping) if self.mapping else None)
-        if self.ran_on is not None:
-            data["ran_on"] = self.ran_on.to_json()
-        return data
+        return {**super().to_json(), "mapping": str(self.mapping) if self.mapping else None}
 
     def text(self) -> str:
-        lines = [str(self.compare)]
+        lines = [str(self.compare)] + [f"warning: {warning}" for warning in self.warnings]
         lines.append(f"ops paired through {self.mapping}" if self.mapping else
                      "no converter report beside the converted model: ops paired by name")
         lines.append(f"dumps: {self.golden} (original), {self.target} (converted); table: {self.csv}")
@@ -128,4 +116,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
                                       thresholds=Thresholds.of(request.thresholds), cancel=cancel)
     csv = golden.parent / "compare.csv"
     result.write_csv(csv)
-    return Result(result, golden, target, csv, report, dumped.ran_on)
+    from studio.tools.accuracy.dumpset import read_manifest
+
+    warnings = read_manifest(golden).info.get("warnings") or []  # the original's input: both sides got it
+    return Result(result, golden, target, csv, warnings, dumped.ran_on, report)
