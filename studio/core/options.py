@@ -123,6 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, *names: str) -> No
     for name in names or list(options):
         key = _key(name, options[name])
         if key in done:
+            _add_old(parser, options[name])  # this Request's older spellings of the shared option
             continue
         done.add(key)
         _add(parser, name, options[name])
@@ -158,8 +159,15 @@ def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
         return
     kwargs["dest"] = meta.argparse_dest(name)
     target.add_argument(*meta.flags, **kwargs)
-    if meta.old:  # the same option under its older spellings, not shown in --help
-        target.add_argument(*meta.old, **{**kwargs, "help": argparse.SUPPRESS})
+    _add_old(target, meta, kwargs)
+
+
+def _add_old(parser, meta: Option, kwargs: dict | None = None) -> None:
+    """The option under its older spellings (those the parser has not got yet), hidden from --help."""
+    old = [flag for flag in meta.old if flag not in getattr(parser, "_option_string_actions", {})]
+    if old:
+        kwargs = kwargs if kwargs is not None else {**meta.arg, "dest": meta.argparse_dest("")}
+        parser.add_argument(*old, **{**kwargs, "help": argparse.SUPPRESS})
 
 
 def from_args(cls: type, args: argparse.Namespace, **given: Any):

@@ -46,14 +46,15 @@ class Request:
                        help="dump_mode")
     op_switch: str = option("--op-switch", default="off", choices=["on", "off"], group=HOST_GROUP,
                             help="dump_op_switch")
-    # [NAME=]FILE.npy, uploaded beside the app
-    npy: list[str] = option("--npy", default_factory=list, action="append", metavar="[NAME=]FILE.npy",
-                            group=HOST_GROUP, parse=lambda values, _read: list(values or []),
+    # [NAME=]FILE.npy, uploaded beside the app. --input as on every command (the local dump's
+    # --input NAME=FILE.npy is the same option); --npy is its older spelling.
+    npy: list[str] = option("--input", old=("--npy",), default_factory=list, action="append",
+                            metavar="[NAME=]FILE.npy", group=HOST_GROUP, parse=lambda values, _read: list(values or []),
                             help="input arrays to upload beside the app (repeat); NAME = the ONNX input for "
                                  "--reference")
     reference: Path | None = option("--reference", default=None, type=Path, metavar="MODEL.onnx", group=HOST_GROUP,
                                     parse=_path, help="also dump this original model here with ONNX Runtime on the "
-                                                      "same --npy arrays and compare (journey 3 in one command)")
+                                                      "same --input arrays and compare (journey 3 in one command)")
 
     def to_argv(self) -> list[str]:
         """The ``studio dump`` arguments of this request (the host is ``--host``)."""
@@ -65,7 +66,7 @@ class Request:
         return options.from_args(cls, args)
 
     def arrays(self) -> dict[str, Path]:
-        """The ``--npy`` arrays by name (the ONNX input for ``--reference``; the file's stem without one)."""
+        """The ``--input`` arrays by name (the ONNX input for ``--reference``; the file's stem without one)."""
         arrays = {}
         for item in self.npy:
             key, sep, file = item.partition("=")

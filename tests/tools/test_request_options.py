@@ -188,3 +188,18 @@ def test_the_engine_options_leave_their_defaults_out_of_the_host_command_line():
 
     assert EngineOptions().to_argv() == []
     assert EngineOptions("upload", True).to_argv() == ["--engine-wheels", "upload", "--engine-system-site-packages"]
+
+
+def test_older_spellings_are_read_as_the_option_and_left_out_of_help():
+    from studio.ops import infer, npu_dump
+
+    dump = command_parser("dump")
+    args = dump.parse_args(["--host", "h", "--config", "app", "--model", "m.om", "--input", "x=a.npy",
+                            "--npy", "b.npy", "-o", "out"])
+    assert npu_dump.Request.from_args(args).npy == ["x=a.npy", "b.npy"]  # --input as everywhere, --npy as before
+    assert not [line for line in dump.format_help().splitlines() if line.strip().startswith("--npy")]
+    picture = command_parser("infer")
+    old = infer.Request.from_args(picture.parse_args(["m.om", "imgs", "-o", "o", "--size", "48x64"]))
+    new = infer.Request.from_args(picture.parse_args(["m.om", "imgs", "-o", "o", "--input-shape", "48x64"]))
+    assert old == new and old.size == (48, 64)
+    assert not [line for line in picture.format_help().splitlines() if line.strip().startswith("--size")]
