@@ -19,7 +19,7 @@ from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option, restate
-from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
+from studio.core.thresholds import threshold_field
 from studio.ops import dump, fp16_check
 from studio.ops.engine import text_with_ran_on
 from studio.ops.inputs import ModelRun, saved_inputs
@@ -43,8 +43,7 @@ class Request(ModelRun):
                                     help="its converted ONNX model (studio convert's output): fed the arrays the "
                                          "original got; the report beside it pairs fused ops")
     # {limit name: value}; missing ones at their defaults. The five flags are declared in core.thresholds.
-    thresholds: dict = option(default_factory=dict, adder=add_threshold_arguments, format=threshold_argv,
-                              parse=lambda args, _read: thresholds_from_args(args))
+    thresholds: dict = threshold_field()
 
     def folders(self) -> tuple[Path, Path]:
         """(the original's dump, the converted model's dump): ``<output>/golden`` and ``/target``."""

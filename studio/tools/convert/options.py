@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from studio.core.options import option
-from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
+from studio.core.thresholds import threshold_field
 from studio.tools.convert import option_words as ow
 
 # ATC's --framework values and the model suffixes that go with them.
@@ -128,8 +128,7 @@ class ConvertOptions:
                                 help=f"validation: relative tolerance (default {_RTOL['FP32']}, FP16 "
                                      f"{_RTOL['FP16']}); an element fails only when it is beyond both")
     # FP16 diagnosis limits (studio.core.thresholds); {}: defaults. The five flags are declared there.
-    thresholds: dict = option(default_factory=dict, adder=add_threshold_arguments, format=threshold_argv,
-                              parse=lambda args, _read: thresholds_from_args(args))
+    thresholds: dict = threshold_field()
     report: Path | None = option("--report", default=None, type=Path, parse=_path,
                                  help="where to write the JSON report (default OUT.report.json)")
     # What the converted model's metadata names as its source model and report, when that differs
