@@ -24,12 +24,7 @@ from studio.core.options import option, restate
 from studio.core.serial import to_json
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine, text_with_ran_on
 from studio.ops.inputs import ModelRun
-from studio.tools.convert.options import ConvertOptions
-
-# ATC's own options: a conversion on a host runs Studio's local passes, so they stay here.
-ATC_ONLY = {"framework": None, "weight": None, "soc_version": None, "input_format": None, "op_debug_level": None,
-            "log": None, "precision_mode": None, "dynamic_batch_size": None, "dynamic_image_size": None,
-            "dynamic_dims": None, "extra_args": []}
+from studio.tools.convert.options import ATC_ONLY, ConvertOptions  # ATC's options stay here on a host
 
 
 @dataclass

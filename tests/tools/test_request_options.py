@@ -203,3 +203,23 @@ def test_older_spellings_are_read_as_the_option_and_left_out_of_help():
     new = infer.Request.from_args(picture.parse_args(["m.om", "imgs", "-o", "o", "--input-shape", "48x64"]))
     assert old == new and old.size == (48, 64)
     assert not [line for line in picture.format_help().splitlines() if line.strip().startswith("--size")]
+
+
+def test_the_wizard_s_command_preview_reads_back_as_its_conversion(files):
+    """The Converter's Command Preview (``ConvertOptions.cli_argv``) is made from the same
+    declarations: pasted into a terminal, it is this local conversion, tolerances to the last digit."""
+    from studio.ops.convert import options_from_args
+    from studio.tools.convert.options import ATC_ONLY, ConvertOptions
+
+    options = ConvertOptions(
+        model=files["model"], output=files["out"].with_suffix(".onnx"), input_shape={"image": (1, 3, 224, 224)},
+        output_type="FP16", insert_op_conf=files["x"], keep_fp32_ops=["Softmax", "n1"], keep_io_types=False,
+        fusions={"ConvBnFusion": False, "ConstantFolding": True}, validate=True, validate_inputs={"image": files["x"]},
+        atol=0.123456789, rtol=1 / 3, thresholds={"cosine": 0.875}, report=files["out"].with_suffix(".json"),
+        soc_version="Ascend310", extra_args=["--log=debug"])
+    argv = options.cli_argv()
+    assert argv[:3] == ["studio", "convert", str(files["model"])]
+    again = options_from_args(command_parser("convert").parse_args(argv[2:]))
+    # ATC's own options are not the local conversion's; a pass that is on by default needs no switch
+    assert again == dataclasses.replace(options, **ATC_ONLY, input_shape="image=1,3,224,224",
+                                        fusions={"ConvBnFusion": False})

@@ -9,7 +9,7 @@ object into the exact ``atc`` argv, so a remote executor can run it unchanged la
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from studio.core.options import option
@@ -42,6 +42,12 @@ def shape_argv(value: str | list[str] | dict | None) -> list[str]:
 def framework_for(model: Path | str) -> int | None:
     """ATC's --framework for a model file, judged by its suffix (None when unknown)."""
     return SUFFIX_FRAMEWORK.get(Path(model).suffix.lower())
+
+
+# ATC's own options: a local conversion (here or with Studio's engine on a host) does not read them.
+ATC_ONLY = {"framework": None, "weight": None, "soc_version": None, "input_format": None, "op_debug_level": None,
+            "log": None, "precision_mode": None, "dynamic_batch_size": None, "dynamic_image_size": None,
+            "dynamic_dims": None, "extra_args": []}
 
 
 def _path(value, _read=None) -> Path | None:
@@ -157,37 +163,14 @@ class ConvertOptions:
         return self.output.with_name(self.output.stem + ".report.json")
 
     def cli_argv(self) -> list[str]:
-        """The ``studio convert`` command line that runs this local conversion."""
-        argv = ["studio", "convert", str(self.model), "-o", str(self.output or "OUT.onnx")]
-        argv += shape_argv(self.input_shape)
-        for flag, value in (("--output-type", self.output_type),
-                            ("--insert-op-conf", self.insert_op_conf), ("--fusion-switch-file", self.fusion_switch_file),
-                            ("--out-nodes", self.out_nodes), ("--report", self.report),
-                            ("--validate-image", self.validate_image)):
-            if value:
-                argv += [flag, str(value)]
-        argv += [arg for op in self.keep_fp32_ops for arg in ("--keep-fp32", op)]
-        argv += [arg for name, file in self.validate_inputs.items() for arg in ("--input", f"{name}={file}")]
-        for flag, value in (("--atol", self.atol), ("--rtol", self.rtol)):
-            if value is not None:
-                argv += [flag, f"{value:g}"]
-        from studio.core.thresholds import threshold_argv
+        """The ``studio convert`` command line that runs this local conversion (the wizard's
+        Command Preview): its declared options (:func:`studio.core.options.to_argv`) without ATC's
+        own; a pass listed when it is off (every one when a fusion switch file is given, since the
+        file may switch it off), so the line reproduces the wizard's pass list; ``--validate`` left
+        to ``--validate-image`` when that is given."""
+        from studio.core.options import to_argv
 
-        argv += threshold_argv(self.thresholds)
-        if not self.keep_io_types:
-            argv.append("--fp16-io")
-        argv += self.pass_argv()
-        if self.validate and not self.validate_image:
-            argv.append("--validate")
-        return argv
-
-    def pass_argv(self) -> list[str]:
-        """``--pass NAME=off`` for each local pass switched off (and ``=on`` for every pass when a
-        fusion switch file is given, since the file may switch it off), so the command line
-        reproduces the wizard's pass list."""
-        out = []
-        for name, on in self.fusions.items():
-            if not on or self.fusion_switch_file is not None:
-                out += ["--pass", f"{name}={'on' if on else 'off'}"]
-        return out
-
+        passes = {name: on for name, on in self.fusions.items() if not on or self.fusion_switch_file is not None}
+        local = replace(self, **ATC_ONLY, output=self.output or Path("OUT.onnx"), fusions=passes,
+                        validate=self.validate and not self.validate_image)
+        return ["studio", "convert", *to_argv(local)]
