@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 
+# studio quantize reads its pictures' size and R,G,B with the same words
+from studio.ops.picture_args import height_width as _size, rgb_triple as _triple  # noqa: F401
 
 NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"

@@ -25,7 +25,7 @@ from studio.core.options import option, restate
 from studio.core.serial import to_json
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
 from studio.ops.inputs import ModelRun
-from studio.ops.picture_size import picture_size, size_word
+from studio.ops.picture_args import picture_size, rgb_triple, size_word, triple_word
 from studio.tools.infer.postprocess import HEADS
 from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 from studio.tools.infer.runner import TASKS, InferOptions
@@ -35,20 +35,6 @@ OM_TOOLS = ("msame", "ais_bench")
 
 def _path(value, _read=None) -> Path | None:
     return Path(value) if value is not None else None
-
-
-def _triple(text: str) -> tuple[float, float, float]:
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise argparse.ArgumentTypeError(f"{text!r} is not three numbers R,G,B")
-    return values
-
-
-def _triple_word(values) -> str:
-    return ",".join(str(v) for v in values)
 
 
 @dataclass
@@ -87,10 +73,10 @@ class Request(InferOptions):
     bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR (OpenCV order) instead of RGB")
     layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
                                 help="default: from the model's input shape")
-    mean: tuple[float, float, float] | None = option("--mean", default=None, type=_triple, metavar="R,G,B",
-                                                     format=_triple_word, help="per-channel mean on 0..255 pixels")
-    std: tuple[float, float, float] | None = option("--std", default=None, type=_triple, metavar="R,G,B",
-                                                    format=_triple_word, help="per-channel std on 0..255 pixels")
+    mean: tuple[float, float, float] | None = option("--mean", default=None, type=rgb_triple, metavar="R,G,B",
+                                                     format=triple_word, help="per-channel mean on 0..255 pixels")
+    std: tuple[float, float, float] | None = option("--std", default=None, type=rgb_triple, metavar="R,G,B",
+                                                    format=triple_word, help="per-channel std on 0..255 pixels")
     head: str | None = option("--head", default=None, choices=HEADS,
                               help="detection output layout (default: guessed, and said)")
     conf: float = option("--conf", default=0.25, type=float, help="detection score threshold (default 0.25)")

@@ -18,10 +18,6 @@ from studio.core.options import option
 from studio.ops.engine import EngineOptions
 
 
-def providers_argv(providers: list[str]) -> list[str]:
-    return [arg for name in providers for arg in ("--provider", name)]
-
-
 def inputs_from_args(args: argparse.Namespace, model: Path | str | None = None
                      ) -> tuple[dict[str, Path], dict[str, list[int]]]:
     """The ``--input`` files and ``--input-shape`` sizes of parsed arguments.

@@ -1,5 +1,6 @@
-"""The size pictures are fed at, as ``studio infer`` takes it: ``--input-shape NAME=DIMS`` (the
-spelling of every command that sizes a model input) or the older ``--size HxW``.
+"""How ``studio infer``'s picture options read (``studio quantize`` reads them too): the size
+pictures are fed at, ``--input-shape NAME=DIMS`` (the spelling of every command that sizes a model
+input) or the older ``--size HxW``; and ``--mean``/``--std``'s ``R,G,B``.
 
 A picture model has one picture input, so its shape gives the height and width: ``1,3,H,W``
 (channels first) or ``1,H,W,3`` (channels last), told apart by which end holds the 1, 3 or 4
@@ -61,6 +62,22 @@ def _from_dims(name: str, dims: list[int]) -> tuple[int, int]:
         raise UserError(f"{OPTION} {shown}: {which} of the shape can be the channels (1, 3 or 4), so the height "
                         "and width cannot be told", OPTION, "Give the size as HxW instead, e.g. --input-shape 640x640.")
     return (dims[2], dims[3]) if first else (dims[1], dims[2])
+
+
+def rgb_triple(text: str) -> tuple[float, float, float]:
+    """``R,G,B`` (``--mean``, ``--std``) as three numbers."""
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"{text!r} is not three numbers R,G,B")
+    return values
+
+
+def triple_word(values) -> str:
+    """The word that gives ``values`` back through :func:`rgb_triple`."""
+    return ",".join(str(v) for v in values)
 
 
 def size_word(size: tuple[int, int]) -> str:
