@@ -8,7 +8,7 @@ import argparse
 import json
 
 # studio quantize reads its pictures' size and R,G,B with the same words
-from studio.ops.picture_args import height_width as _size, rgb_triple as _triple  # noqa: F401
+from studio.tools.infer.words import parse_size as _size, parse_triple as _triple  # noqa: F401
 
 NAME = "infer"
 HELP = "run a model over a folder of pictures: top-k, boxes or masks, metrics against ground truth, overlays"

@@ -208,7 +208,7 @@ def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
     action = meta.arg.get("action")
     if action == "store_true":
         return [meta.flags[0]] if value else []
-    if action == "store_false":  # --no-overlays: the flag says the field is False
+    if action == "store_false":  # a --no-... flag: said only when the field is off
         return [] if value else [meta.flags[0]]
     if action == "append":
         items = meta.format(value) if meta.format is not None else [str(v) for v in value or ()]

@@ -25,7 +25,8 @@ from studio.core.options import option, restate
 from studio.core.serial import to_json
 from studio.ops.engine import EngineOptions, RanOn, is_here, run_on_engine
 from studio.ops.inputs import ModelRun
-from studio.ops.picture_args import picture_size, rgb_triple, size_word, triple_word
+from studio.ops.picture_size import picture_size
+from studio.tools.infer.words import parse_triple, size_word, triple_word
 from studio.tools.infer.postprocess import HEADS
 from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 from studio.tools.infer.runner import TASKS, InferOptions
@@ -73,9 +74,9 @@ class Request(InferOptions):
     bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR (OpenCV order) instead of RGB")
     layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
                                 help="default: from the model's input shape")
-    mean: tuple[float, float, float] | None = option("--mean", default=None, type=rgb_triple, metavar="R,G,B",
+    mean: tuple[float, float, float] | None = option("--mean", default=None, type=parse_triple, metavar="R,G,B",
                                                      format=triple_word, help="per-channel mean on 0..255 pixels")
-    std: tuple[float, float, float] | None = option("--std", default=None, type=rgb_triple, metavar="R,G,B",
+    std: tuple[float, float, float] | None = option("--std", default=None, type=parse_triple, metavar="R,G,B",
                                                     format=triple_word, help="per-channel std on 0..255 pixels")
     head: str | None = option("--head", default=None, choices=HEADS,
                               help="detection output layout (default: guessed, and said)")

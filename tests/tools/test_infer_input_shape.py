@@ -17,7 +17,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from studio.core.errors import UserError
-from studio.ops.picture_args import picture_size
+from studio.ops.picture_size import picture_size
 
 SCALE = 0.05
 

@@ -1,6 +1,6 @@
-"""How ``studio infer``'s picture options read (``studio quantize`` reads them too): the size
-pictures are fed at, ``--input-shape NAME=DIMS`` (the spelling of every command that sizes a model
-input) or the older ``--size HxW``; and ``--mean``/``--std``'s ``R,G,B``.
+"""The size ``studio infer`` feeds pictures at: ``--input-shape NAME=DIMS`` (the spelling of
+every command that sizes a model input) or the older ``--size HxW``
+(:func:`studio.tools.infer.words.parse_size`).
 
 A picture model has one picture input, so its shape gives the height and width: ``1,3,H,W``
 (channels first) or ``1,H,W,3`` (channels last), told apart by which end holds the 1, 3 or 4
@@ -18,22 +18,16 @@ CHANNELS = (1, 3, 4)  # grey, RGB/BGR, RGBA
 OPTION = "--input-shape"
 
 
-def height_width(text: str) -> tuple[int, int]:
-    """``HxW`` (``--size``) as (height, width)."""
-    parts = text.lower().replace(",", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise argparse.ArgumentTypeError(f"{text!r} is not HEIGHTxWIDTH, e.g. 640x640")
-    return int(parts[0]), int(parts[1])
-
-
 def picture_size(text: str | None, model: Path | None = None) -> tuple[int, int] | None:
     """(height, width) of ``--input-shape NAME=DIMS`` or ``--size HxW``; the name is checked
     against ``model``'s inputs when it is an ONNX file here."""
     if text is None:
         return None
     if "=" not in text and ":" not in text:  # the old --size HxW
+        from studio.tools.infer.words import parse_size
+
         try:
-            return height_width(text)
+            return parse_size(text)
         except argparse.ArgumentTypeError as exc:
             raise UserError(f"Bad {OPTION} {text!r}", OPTION, "Write NAME=1,3,H,W (channels first), NAME=1,H,W,3 "
                                                               "(channels last) or HxW, e.g. 640x640.") from exc
@@ -62,24 +56,3 @@ def _from_dims(name: str, dims: list[int]) -> tuple[int, int]:
         raise UserError(f"{OPTION} {shown}: {which} of the shape can be the channels (1, 3 or 4), so the height "
                         "and width cannot be told", OPTION, "Give the size as HxW instead, e.g. --input-shape 640x640.")
     return (dims[2], dims[3]) if first else (dims[1], dims[2])
-
-
-def rgb_triple(text: str) -> tuple[float, float, float]:
-    """``R,G,B`` (``--mean``, ``--std``) as three numbers."""
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise argparse.ArgumentTypeError(f"{text!r} is not three numbers R,G,B")
-    return values
-
-
-def triple_word(values) -> str:
-    """The word that gives ``values`` back through :func:`rgb_triple`."""
-    return ",".join(str(v) for v in values)
-
-
-def size_word(size: tuple[int, int]) -> str:
-    """The word that gives ``size`` back through :func:`picture_size`."""
-    return f"{size[0]}x{size[1]}"
