@@ -1,29 +1,20 @@
-"""``--input NAME=FILE.npy`` and ``--input-shape`` values read for commands whose options are not declared on
-a Request yet (the declared ones are in :class:`studio.ops.inputs.ModelRun`)."""
+"""The data a command that judges a model runs it on: ``--input NAME=FILE.npy`` arrays and seeded
+random data for the inputs ``--input-shape`` sizes (options declared in :class:`studio.ops.inputs.ModelRun`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
+def model_feeds(args) -> dict:
+    """The arrays of ``--input`` files and, for the inputs ``--input-shape`` sizes, seeded random
+    data of that shape (``--seed``), made as every engine makes it
+    (:func:`studio.tools.accuracy.local_dump.make_inputs`); inputs neither names are left to the
+    engine, which never guesses a dynamic dim."""
+    from studio.ops.inputs import inputs_from_args, load_arrays
 
-def parse_inputs(items: list[str]) -> dict:
-    """``--input`` values -> {name: array} (files read and checked)."""
-    from studio.core.errors import UserError
-    from studio.core.npyfile import load_npy
+    files, shapes = inputs_from_args(args, args.model)
+    given = load_arrays(files)
+    if not shapes:
+        return given
+    from studio.tools.accuracy.local_dump import load_model, make_inputs
 
-    given = {}
-    for item in items:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise UserError(f"--input {item!r} is not NAME=FILE.npy", "--input", "Example: --input image=image.npy")
-        if name in given:
-            raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
-        given[name] = load_npy(Path(file), what=f"--input {name}", text=True)
-    return given
-
-
-def parse_shapes(items: list[str] | None) -> dict[str, list[int]]:
-    """``--input-shape`` values -> {name: dims}, read as every other command reads them."""
-    from studio.core.model_inputs import parse_input_shapes
-
-    return {name: list(dims) for name, dims in parse_input_shapes(items).items()}
+    return make_inputs(load_model(args.model), args.model, given, args.seed, shapes, [])

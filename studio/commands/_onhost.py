@@ -9,37 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 
 def add_profile_host_arguments(run: argparse.ArgumentParser) -> None:
-    """The options ``profile run`` gains for a host."""
-    group = run.add_argument_group("on an Ascend host (msprof)")
-    group.add_argument("--host", metavar="NAME", help="run msprof on this host (see studio ssh list)")
-    group.add_argument("--config", metavar="RUN", help="the run configuration msprof wraps (studio run --list)")
-    group.add_argument("--workspace", type=Path, metavar="DIR", help="workspace of --config (default: around .)")
-    group.add_argument("--msprof-option", action="append", default=[], metavar="NAME=VALUE",
-                       help="msprof switch, e.g. ai-core=on, aic-metrics=Memory, task-time=l1 (repeat)")
-    group.add_argument("--collect", metavar="FOLDER",
-                       help="do not wrap in msprof: run the configuration and bring back the newest "
-                            "*_ascend_pt folder under FOLDER (PyTorch scripts that profile themselves)")
+    """The options ``profile run`` gains for a host (declared on :class:`studio.ops.msprof.Request`)."""
+    from studio.core.options import add_arguments
+    from studio.ops.msprof import HOST_GROUP, Request
+
+    run.add_argument_group(HOST_GROUP).add_argument("--host", metavar="NAME",
+                                                    help="run msprof on this host (see studio ssh list)")
+    add_arguments(run, Request, "config", "workspace", "msprof_options", "collect")
 
 
 def add_dump_host_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options ``dump`` gains for a host."""
-    group = parser.add_argument_group("on an Ascend host")
-    group.add_argument("--host", metavar="NAME", help="dump on this host (see studio ssh list)")
-    group.add_argument("--config", metavar="RUN", help="the run configuration that runs the app")
-    group.add_argument("--workspace", type=Path, metavar="DIR", help="workspace of --config (default: around .)")
-    group.add_argument("--model", type=Path, metavar="MODEL.om", help="the .om the app loads (names dump_list)")
-    group.add_argument("--layer", action="append", default=[], metavar="OP", help="dump only these ops (repeat)")
-    group.add_argument("--mode", choices=["output", "input", "all"], default="output", help="dump_mode")
-    group.add_argument("--op-switch", choices=["on", "off"], default="off", help="dump_op_switch")
-    group.add_argument("--npy", action="append", default=[], metavar="[NAME=]FILE.npy",
-                       help="input arrays to upload beside the app (repeat); NAME = the ONNX input for --reference")
-    group.add_argument("--reference", type=Path, metavar="MODEL.onnx",
-                       help="also dump this original model here with ONNX Runtime on the same --npy arrays and "
-                            "compare (journey 3 in one command)")
+    """The options ``dump`` gains for a host (declared on :class:`studio.ops.npu_dump.Request`)."""
+    from studio.core.options import add_arguments
+    from studio.ops.npu_dump import HOST_GROUP, Request
+
+    parser.add_argument_group(HOST_GROUP).add_argument("--host", metavar="NAME",
+                                                       help="dump on this host (see studio ssh list)")
+    add_arguments(parser, Request, "config", "workspace", "model")
+    add_arguments(parser, Request)  # the rest; -o/--output is the local dump's
 
 
 def profile_on_host_cli(args: argparse.Namespace, command: list[str]) -> int:

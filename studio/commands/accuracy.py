@@ -1,4 +1,5 @@
-"""``studio accuracy reduce|precision MODEL -o DIR``: a minimal FP16 repro, or the smallest set of ops to keep in FP32."""
+"""``studio accuracy reduce|precision MODEL -o DIR``: a minimal FP16 repro, or the smallest set of ops to keep in FP32;
+``studio accuracy compare-models ORIGINAL CONVERTED``: a converted model against its original, op by op."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from studio.core.errors import UserError
 from studio.core.serial import to_json
 
 NAME = "accuracy"
-HELP = "reduce a model that fails in FP16 to a minimal repro, or find the fewest ops to keep in FP32"
+HELP = ("reduce a model that fails in FP16 to a minimal repro, find the fewest ops to keep in FP32, or compare a "
+        "converted model with its original")
 TARGETS = ("fp16-sim", "fp16", "om")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from studio.core.thresholds import add_threshold_arguments
 
-    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision}", required=True)
+    sub = parser.add_subparsers(dest="accuracy_command", metavar="{reduce,precision,compare-models}", required=True)
     reduce = sub.add_parser("reduce", help="cut the first op that goes wrong in FP16, fed with FP32 tensors, down "
                                            "to the fewest ops that still fail")
     reduce.add_argument("model", type=Path, metavar="MODEL")
@@ -30,9 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "fp16 (converted to an FP16 ONNX here, every op dumped), om (ATC and an NPU dump on "
                              "--host)")
     _host_arguments(reduce)
-    reduce.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="data for an input (repeatable); others get seeded random data")
-    reduce.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    _input_arguments(reduce)
     add_threshold_arguments(reduce)
     reduce.add_argument("--json", action="store_true", help="print machine-readable JSON")
     precision = sub.add_parser("precision", help="the smallest set of ops to keep in FP32 so the model passes in "
@@ -46,13 +46,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "FP16 ONNX that studio convert --keep-fp32 writes, every op dumped), om (ATC with "
                                 "--keep_dtype and an NPU dump on --host)")
     _host_arguments(precision)
-    precision.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    precision.add_argument("--seed", type=int, default=0)
+    _input_arguments(precision)
     add_threshold_arguments(precision)
     precision.add_argument("--no-latency", action="store_true", help="skip building and timing the three models")
     precision.add_argument("--budget", type=float, default=10.0, metavar="S",
                            help="time budget of each interleaved A/B (default 10 s)")
     precision.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _compare_models_arguments(sub)
+
+
+def _compare_models_arguments(sub) -> None:
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.compare_models import Request
+
+    models = sub.add_parser("compare-models", help="dump an original model and its converted one on the same input "
+                                                   "and compare them op by op (the Converter's Compare with original)")
+    add_request_arguments(models, Request, "model", "converted", "output", "inputs", "shapes", "seed")
+    models.add_argument("--check", action="store_true", help="exit 1 when the verdict on the model outputs is FAIL")
+    models.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    models.add_argument("--host", metavar="NAME", help="make both dumps with Studio's engine on this host (see "
+                        "studio ssh list); they come back and are compared here")
+    add_request_arguments(models, Request)  # the thresholds, --provider, the host engine's options
+
+
+def _input_arguments(parser: argparse.ArgumentParser) -> None:
+    """--input, --input-shape and --seed, spelled and read as on every command that runs a model."""
+    from studio.core.options import add_arguments as add_request_arguments
+    from studio.ops.inputs import ModelRun
+
+    add_request_arguments(parser, ModelRun, "inputs", "shapes", "seed")
 
 
 def _host_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +85,11 @@ def _host_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.accuracy_command == "compare-models":
+        from studio.commands._engine_host import run_check
+        from studio.ops import compare_models
+
+        return run_check(compare_models, args)
     from studio.tools.accuracy.metrics import Thresholds
 
     from studio.core.thresholds import thresholds_from_args
@@ -75,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
-    from studio.commands._inputs import parse_inputs
+    from studio.commands._inputs import model_feeds
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.tools.accuracy.reduce import reduce_fp16
 
-    result = run_job(reduce_fp16(args.model, args.output, parse_inputs(args.input), args.seed, thresholds,
+    result = run_job(reduce_fp16(args.model, args.output, model_feeds(args), args.seed, thresholds,
                                  runner=runner), on_progress=None if args.json else print_progress)
     if args.json:
         print(json.dumps({**to_json(result), **_round_trips(runner)}, indent=1))
@@ -98,13 +125,13 @@ def _reduce(args: argparse.Namespace, thresholds, runner) -> int:
 
 
 def _precision(args: argparse.Namespace, thresholds, runner) -> int:
-    from studio.commands._inputs import parse_inputs
+    from studio.commands._inputs import model_feeds
     from studio.commands._progress import print_progress
     from studio.core.jobs import run_job
     from studio.tools.accuracy.precision import find_fp32_set
 
     progress = None if args.json else print_progress
-    inputs = parse_inputs(args.input)
+    inputs = model_feeds(args)
     result = run_job(find_fp32_set(args.model, args.output, inputs, args.seed, thresholds, runner=runner),
                      on_progress=progress)
     _check_default_build(args, result, inputs, thresholds, progress)

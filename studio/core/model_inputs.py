@@ -67,6 +67,15 @@ def parse_input_files(specs: Iterable[str]) -> dict[str, Path]:
     return files
 
 
+def input_files(items: list[str]) -> dict[str, Path]:
+    """``--input NAME=FILE.npy`` values as {name: file}, each input once."""
+    inputs = parse_input_files(items)
+    if len(inputs) < len(items):
+        name = next(n for n in inputs if sum(1 for i in items if i.partition("=")[0] == n) > 1)
+        raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
+    return inputs
+
+
 def parse_input_shapes(specs: Iterable[str] | None, option: str = "--input-shape",
                        names: Collection[str] | None = None) -> dict[str, tuple[int, ...]]:
     """``["image=1,3,224,224"]``, ``["image=1x3x224x224"]`` or ATC's ``["a:1,3;b:2"]`` ->

@@ -40,7 +40,9 @@ class Option:
     gives the whole argv. ``nested``: a dataclass whose own fields are options (EngineOptions).
     ``host``: what a host run does with the value (see :data:`HOST_RULES`; ``file``/``folder``
     take a ``kind``, the name of the folder it is uploaded to). ``exclusive``: options naming the
-    same word are one mutually exclusive group (at most one of them on a command line)."""
+    same word are one mutually exclusive group (at most one of them on a command line). ``old``: flags
+    the option had before it took the spelling every command uses (still read, hidden from
+    ``--help``). ``trailing``: :func:`to_argv` writes the option last (a command after ``--``)."""
 
     flags: tuple[str, ...] = ()
     help: str | None = None
@@ -55,6 +57,8 @@ class Option:
     adder: Callable | None = None
     nested: type | None = None
     exclusive: str | None = None
+    trailing: bool = False         # to_argv puts its words last (a command after ``--``)
+    old: tuple[str, ...] = ()      # older spellings: still read, left out of --help
 
     def argparse_dest(self, name: str) -> str:
         """The attribute of the parsed namespace (argparse's own rule when not given)."""
@@ -68,6 +72,7 @@ def option(*flags: str, help: str | None = None, default: Any = MISSING, default
            dest: str | None = None, parse: Callable | None = None, format: Callable | None = None,
            emit_default: bool = True, host: str | None = None, kind: str | None = None, group: str | None = None,
            adder: Callable | None = None, nested: type | None = None, exclusive: str | None = None,
+           trailing: bool = False, old: tuple[str, ...] = (),
            **arg: Any) -> Any:
     """A dataclass field declared with its command-line option (see :class:`Option`).
 
@@ -81,7 +86,7 @@ def option(*flags: str, help: str | None = None, default: Any = MISSING, default
         elif default is not MISSING and arg.get("action") not in ("store_true", "store_false"):
             arg["default"] = default
     meta = Option(tuple(flags), help, dest, arg, parse, format, emit_default, host, kind, group, adder, nested,
-                  exclusive)
+                  exclusive, trailing, tuple(old))
     return dataclasses.field(default=default, default_factory=default_factory, metadata={KEY: meta})
 
 
@@ -108,27 +113,42 @@ def declared(cls: type) -> list[tuple[dataclasses.Field, Option]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type, *names: str) -> None:
-    """Add the options of ``cls`` named ``names`` (in that order), or, without names, every one
-    not added to ``parser`` yet (in field order)."""
+    """Add the options of ``cls`` named ``names`` (in that order; a nested dataclass's options by
+    their own names too), or, without names, every one not added to ``parser`` yet (in field order).
+
+    An option whose argparse destination the parser already has is not added again: two Requests
+    of one command (``studio dump`` here and on an Ascend host) share ``-o/--output`` that way."""
     done = parser.__dict__.setdefault("_studio_declared", set())
-    options = {f.name: meta for f, meta in declared(cls)}
+    options = dict(_flat(cls))
     unknown = [n for n in names if n not in options]
     if unknown:
         raise KeyError(f"{cls.__qualname__} declares no option {unknown}")
-    for name in names or [n for n in options if n not in done]:
-        if name in done:
+    for name in names or list(options):
+        key = _key(name, options[name])
+        if key in done:
+            _add_old(parser, options[name])  # this Request's older spellings of the shared option
             continue
-        done.add(name)
+        done.add(key)
         _add(parser, name, options[name])
+
+
+def _flat(cls: type) -> list[tuple[str, Option]]:
+    """The options of ``cls`` by field name, a nested dataclass's in its place."""
+    out: list[tuple[str, Option]] = []
+    for field, meta in declared(cls):
+        out += _flat(meta.nested) if meta.nested is not None else [(field.name, meta)]
+    return out
+
+
+def _key(name: str, meta: Option) -> str:
+    # an option of another registry (the thresholds) is known by its field, the others by where
+    # argparse puts their value
+    return f"field:{name}" if meta.adder is not None else meta.argparse_dest(name)
 
 
 def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
     if meta.adder is not None:
         meta.adder(parser)
-        return
-    if meta.nested is not None:
-        for field, inner in declared(meta.nested):
-            _add(parser, field.name, inner)
         return
     target = parser
     if meta.group:  # one group per title, so a nested dataclass's options stay together
@@ -145,9 +165,17 @@ def _add(parser: argparse.ArgumentParser, name: str, meta: Option) -> None:
     if not meta.flags:
         target.add_argument(meta.argparse_dest(name), **kwargs)
         return
-    if meta.dest:
-        kwargs["dest"] = meta.dest
+    kwargs["dest"] = meta.argparse_dest(name)
     target.add_argument(*meta.flags, **kwargs)
+    _add_old(target, meta, kwargs)
+
+
+def _add_old(parser, meta: Option, kwargs: dict | None = None) -> None:
+    """The option under its older spellings (those the parser has not got yet), hidden from --help."""
+    old = [flag for flag in meta.old if flag not in getattr(parser, "_option_string_actions", {})]
+    if old:
+        kwargs = kwargs if kwargs is not None else {**meta.arg, "dest": meta.argparse_dest("")}
+        parser.add_argument(*old, **{**kwargs, "help": argparse.SUPPRESS})
 
 
 def from_args(cls: type, args: argparse.Namespace, **given: Any):
@@ -174,9 +202,10 @@ def to_argv(request) -> list[str]:
     """The command line (after the command's words) that gives ``request`` back through
     :func:`from_args`, in field order."""
     argv: list[str] = []
+    last: list[str] = []
     for field, meta in declared(type(request)):
-        argv += _words(field, meta, getattr(request, field.name))
-    return argv
+        (last if meta.trailing else argv).extend(_words(field, meta, getattr(request, field.name)))
+    return argv + last
 
 
 def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
@@ -197,4 +226,6 @@ def _words(field: dataclasses.Field, meta: Option, value: Any) -> list[str]:
     if not meta.emit_default and field.default is not MISSING and value == field.default:
         return []
     word = meta.format(value) if meta.format is not None else str(value)
-    return [word] if not meta.flags else [meta.flags[0], word]
+    if not meta.flags:  # a positional: its format may give several words (a command after ``--``)
+        return list(word) if isinstance(word, list) else [word]
+    return [meta.flags[0], word]

@@ -43,3 +43,12 @@ def threshold_argv(values: dict[str, float] | None) -> list[str]:
         if value is not None:
             argv += [flag, repr(float(value))]
     return argv
+
+
+def threshold_field():
+    """The thresholds as a Request field ({limit name: value}, missing ones at their defaults),
+    declared once with the five options above (:mod:`studio.core.options`)."""
+    from studio.core.options import option
+
+    return option(default_factory=dict, adder=add_threshold_arguments, format=threshold_argv,
+                  parse=lambda args, _read: thresholds_from_args(args))

@@ -14,58 +14,40 @@ import argparse
 import json
 import os
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from studio.core import options
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
-from studio.ops.inputs import input_files, providers_argv
-from studio.tools.convert.options import shape_argv
+from studio.core.options import option, restate
 from studio.core.serial import to_json
-from studio.core.thresholds import threshold_argv, thresholds_from_args
+from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine, text_with_ran_on
+from studio.ops.inputs import ModelRun
+from studio.tools.convert.options import ATC_ONLY, ConvertOptions  # ATC's options stay here on a host
 
 
 @dataclass
 class Request:
     """A local (ONNX) conversion: the :class:`~studio.tools.convert.options.ConvertOptions`, and
-    the providers its validation runs on."""
+    the providers its validation runs on. Each option is declared once, on ConvertOptions'
+    fields and ModelRun's ``--provider`` (:mod:`studio.core.options`)."""
 
     COMMAND = ("convert",)
 
-    options: object  # ConvertOptions
-    providers: list[str] = field(default_factory=list)
-    engine: EngineOptions = field(default_factory=EngineOptions)
+    options: ConvertOptions = option(nested=ConvertOptions)
+    providers: list[str] = restate(ModelRun, "providers")
+    engine: EngineOptions = option(default_factory=EngineOptions, nested=EngineOptions, host="here")
 
     def to_argv(self) -> list[str]:
-        """The ``studio convert`` arguments of this conversion (every local option, so the command
-        does exactly what the request says)."""
-        o = self.options
-        argv = [str(o.model)] + (["-o", str(o.output)] if o.output is not None else [])
-        argv += shape_argv(o.input_shape)
-        for flag, value in (("--output-type", o.output_type),
-                            ("--insert-op-conf", o.insert_op_conf), ("--fusion-switch-file", o.fusion_switch_file),
-                            ("--out-nodes", o.out_nodes), ("--report", o.report),
-                            ("--validate-image", o.validate_image), ("--stamp-source", o.stamp_source),
-                            ("--stamp-report", o.stamp_report)):
-            if value is not None and value != "":
-                argv += [flag, str(value)]
-        argv += [arg for op in o.keep_fp32_ops for arg in ("--keep-fp32", op)]
-        argv += [arg for name, file in o.validate_inputs.items() for arg in ("--input", f"{name}={file}")]
-        for flag, value in (("--atol", o.atol), ("--rtol", o.rtol)):
-            if value is not None:
-                argv += [flag, repr(float(value))]
-        argv += threshold_argv(o.thresholds)
-        if not o.keep_io_types:
-            argv.append("--fp16-io")
-        argv += [arg for name, on in o.fusions.items() for arg in ("--pass", f"{name}={'on' if on else 'off'}")]
-        if o.validate:
-            argv.append("--validate")
-        return argv + providers_argv(self.providers) + self.engine.to_argv()
+        """The ``studio convert`` arguments of this conversion (every option, so the command does
+        exactly what the request says)."""
+        return options.to_argv(self)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(options_from_args(args), list(getattr(args, "provider", []) or []), EngineOptions.from_args(args))
+    def from_args(cls, args: argparse.Namespace, **given) -> Request:
+        """The request the command line's parsed arguments describe (``given``: fields already read)."""
+        return options.from_args(cls, args, **given)
 
     def for_host(self, paths) -> Request:
         o = self.options
@@ -78,7 +60,7 @@ class Request:
                             f"Drop --report, or give a path in {output.parent}.")
         files = {name: Path(paths.file(name.replace("_", "-"), getattr(o, name))) if getattr(o, name) else None
                  for name in ("insert_op_conf", "fusion_switch_file", "validate_image")}
-        remote = replace(o, model=Path(paths.model(o.model)), output=Path(paths.output(output)),
+        remote = replace(o, **ATC_ONLY, model=Path(paths.model(o.model)), output=Path(paths.output(output)),
                          report=Path(paths.output(report)), **files,
                          validate_inputs={name: Path(paths.input(file)) for name, file in o.validate_inputs.items()},
                          # The converted model names its source and report as they are on this computer.
@@ -154,65 +136,6 @@ def _localize_report(options) -> dict | None:
     return data
 
 
-# ------------------------------------------------------------------ the command line's options
-def pass_switches(items: list[str]) -> dict[str, bool]:
-    """``--pass NAME=on|off`` values as {name: on}."""
-    from studio.tools.convert.passes import PASS_NAMES
-
-    switches: dict[str, bool] = {}
-    for item in items:
-        name, sep, state = item.partition("=")
-        state = state.strip().lower()
-        if not sep or state not in ("on", "off"):
-            raise UserError(f"--pass {item!r} is not NAME=on or NAME=off", "--pass",
-                            "Example: --pass ConvBnFusion=off")
-        if name.strip() not in PASS_NAMES:
-            raise UserError(f"Unknown pass {name.strip()!r}", "--pass", "Passes: " + ", ".join(PASS_NAMES))
-        switches[name.strip()] = state == "on"
-    return switches
-
-
-def atc_input_shape(values: list[str] | str | None) -> list[str] | str | None:
-    """``--input-shape`` values as the converter takes them: one value as it is, several as a list
-    (never joined into one string: a name may hold ``;`` or ``:``, tf2onnx's
-    ``model_1/conv/BiasAdd;model_1/conv/Conv2D:0``, and only the model's input names can tell
-    where it ends). ``NAME=DIMS`` and ATC's ``a:dims;b:dims`` are both read by
-    :func:`studio.tools.convert.input_shape.parse_input_shape`."""
-    if not values:
-        return None
-    if isinstance(values, str):
-        return values
-    return values[0] if len(values) == 1 else list(values)
-
-
-def model_path(args: argparse.Namespace) -> Path:
-    """MODEL, given as the positional argument or as ATC's --model=FILE (not both)."""
-    if args.model is not None and args.model_option is not None and args.model != args.model_option:
-        raise UserError(f"Two models given: {args.model} and --model={args.model_option}", "MODEL",
-                        "Give the model once.")
-    model = args.model if args.model is not None else args.model_option
-    if model is None:
-        raise UserError("No model given", "MODEL", "Run: studio convert MODEL -o OUT.onnx (or --model=MODEL).")
-    return model
-
-
-def options_from_args(args: argparse.Namespace):
+def options_from_args(args: argparse.Namespace) -> ConvertOptions:
     """The ConvertOptions these arguments describe."""
-    from studio.tools.convert.atc_command import split_extra_args
-    from studio.tools.convert.options import ConvertOptions
-
-    # split on ',' by the converter, which knows the model's op names (a name may hold a comma)
-    keep = [value.strip() for value in args.keep_fp32 if value.strip()]
-    inputs = input_files(getattr(args, "input", []))
-    return ConvertOptions(
-        model=model_path(args), output=args.output, framework=args.framework, weight=args.weight,
-        soc_version=args.soc_version, input_format=args.input_format, input_shape=atc_input_shape(args.input_shape),
-        output_type=args.output_type, insert_op_conf=args.insert_op_conf, fusion_switch_file=args.fusion_switch_file,
-        op_debug_level=args.op_debug_level, log=args.log, precision_mode=args.precision_mode, out_nodes=args.out_nodes,
-        dynamic_batch_size=args.dynamic_batch_size, dynamic_image_size=args.dynamic_image_size,
-        dynamic_dims=args.dynamic_dims, extra_args=split_extra_args(args.extra), keep_fp32_ops=keep,
-        keep_io_types=not args.fp16_io, fusions=pass_switches(getattr(args, "passes", [])),
-        validate=args.validate or bool(inputs), validate_image=args.validate_image,
-        validate_inputs=inputs, atol=args.atol, rtol=args.rtol, report=args.report,
-        thresholds=thresholds_from_args(args),
-        stamp_source=getattr(args, "stamp_source", None), stamp_report=getattr(args, "stamp_report", None))
+    return options.from_args(ConvertOptions, args)

@@ -25,6 +25,10 @@ class Request(ModelRun):
                           help="an ONNX model, or `convert` and an Ascend NPU dump file",
                           parse=lambda paths, _read: Path(paths[0]))
     output: Path | None = restate(ModelRun, "output", required=True, help="folder to write into")
+    inputs: dict[str, Path] = restate(ModelRun, "inputs", metavar="NAME=FILE.npy",
+                                      help="data for a model input (repeatable); other inputs get seeded random "
+                                           "data. With --host and --config: [NAME=]FILE.npy arrays uploaded beside "
+                                           "the app (NAME: the ONNX input for --reference)")
     fp16_sim: bool = option("--fp16-sim", default=False, action="store_true",
                             help="simulate an FP16 device: weights and every op output rounded through FP16")
 

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
-from studio.core.options import option
-from studio.core.thresholds import add_threshold_arguments, threshold_argv, thresholds_from_args
+from studio.core.thresholds import threshold_field
 from studio.ops import dump
 from studio.ops.engine import RanOn, json_with_ran_on, text_with_ran_on
 from studio.ops.inputs import ModelRun
@@ -23,8 +22,7 @@ class Request(ModelRun):
     COMMAND = ("fp16-check",)
 
     # {limit name: value}; missing ones at their defaults. The five flags are declared in core.thresholds.
-    thresholds: dict = option(default_factory=dict, adder=add_threshold_arguments, format=threshold_argv,
-                              parse=lambda args, _read: thresholds_from_args(args))
+    thresholds: dict = threshold_field()
 
     def folders(self) -> tuple[Path, Path]:
         """(FP32 dump, FP16-simulation dump): ``<output>/<stem>_fp32`` and ``_fp16sim``."""

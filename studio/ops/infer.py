@@ -16,27 +16,81 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Generator
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from studio.core import options
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option, restate
 from studio.core.serial import to_json
 from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine
-from studio.tools.infer.runner import InferOptions
+from studio.ops.inputs import ModelRun
+from studio.ops.picture_size import picture_size
+from studio.tools.infer.words import parse_triple, size_word, triple_word
+from studio.tools.infer.postprocess import HEADS
+from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
+from studio.tools.infer.runner import TASKS, InferOptions
 
 OM_TOOLS = ("msame", "ais_bench")
+
+
+def _path(value, _read=None) -> Path | None:
+    return Path(value) if value is not None else None
 
 
 @dataclass
 class Request(InferOptions):
     """``studio infer`` as a request: the engine's options (``out`` is ``-o``), plus how an .om
-    runs and how a host's engine is made."""
+    runs and how a host's engine is made. Each field is declared once with its option
+    (:mod:`studio.core.options`)."""
 
     COMMAND = ("infer",)
 
-    tool: str = "msame"      # what runs an .om
-    device: int = 0          # the NPU an .om runs on
-    engine: EngineOptions = field(default_factory=EngineOptions)
+    model: Path = option(type=Path, metavar="MODEL", parse=_path,
+                         help="an ONNX model, or an .om (run with --tool there)")
+    images: Path = option(type=Path, metavar="IMAGES", parse=_path, help="a folder of pictures (or one picture)")
+    out: Path = option("-o", "--output", type=Path, required=True, metavar="OUT", parse=_path,
+                       help="folder for results.csv, results.json and overlays/")
+    task: str | None = option("--task", default=None, choices=TASKS,
+                              help="what the model answers (default: from its first output's shape, and said: "
+                                   "[N, C, H, W] segment, [N, C] classify, [N, boxes, values] detect)")
+    labels: Path | None = option("--labels", default=None, type=Path, metavar="FILE", parse=_path,
+                                 help="class names, one per line")
+    truth: Path | None = option("--truth", default=None, type=Path, metavar="DIR|FILE", parse=_path,
+                                help="ground truth: a labels CSV (classify), a folder of VOC XML or a COCO JSON "
+                                     "(detect), a folder of mask PNGs (segment)")
+    preset: str | None = option("--preset", default=None, choices=sorted(PRESETS),
+                                help="normalisation: unit (0..1), symmetric (-1..1), imagenet, raw (0..255); "
+                                     "default per task")
+    resize: str | None = option("--resize", default=None, choices=RESIZE_MODES,
+                                help="default: center-crop (classify), letterbox (detect), stretch (segment)")
+    # --size HxW is the older spelling; both read as the picture's (height, width).
+    size: tuple[int, int] | None = option("--input-shape", "--input_shape", old=("--size",), default=None,
+                                          metavar="NAME=DIMS", format=size_word,
+                                          parse=lambda text, read: picture_size(text, read.get("model")),
+                                          help="size of the picture input, for models with dynamic dims: "
+                                               "NAME=1,3,H,W (channels first) or NAME=1,H,W,3 (channels last), as "
+                                               "the other commands take it; the old --size HxW still works")
+    bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR (OpenCV order) instead of RGB")
+    layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
+                                help="default: from the model's input shape")
+    mean: tuple[float, float, float] | None = option("--mean", default=None, type=parse_triple, metavar="R,G,B",
+                                                     format=triple_word, help="per-channel mean on 0..255 pixels")
+    std: tuple[float, float, float] | None = option("--std", default=None, type=parse_triple, metavar="R,G,B",
+                                                    format=triple_word, help="per-channel std on 0..255 pixels")
+    head: str | None = option("--head", default=None, choices=HEADS,
+                              help="detection output layout (default: guessed, and said)")
+    conf: float = option("--conf", default=0.25, type=float, help="detection score threshold (default 0.25)")
+    iou: float = option("--iou", default=0.45, type=float, help="NMS IoU threshold (default 0.45)")
+    top: int = option("--top", default=5, type=int, help="classes listed per picture (default 5)")
+    overlays: bool = option("--no-overlays", dest="overlays", default=True, action="store_false",
+                            help="do not write overlay pictures")
+    providers: list[str] | None = restate(ModelRun, "providers")
+    tool: str = option("--tool", default="msame", choices=OM_TOOLS, emit_default=False,
+                       help="what runs an .om (default msame); found on the host's PATH after its toolkit's set_env.sh")
+    device: int = option("--device", default=0, type=int, metavar="ID", emit_default=False,
+                         help="NPU device id for an .om (default 0)")
+    engine: EngineOptions = option(default_factory=EngineOptions, nested=EngineOptions, host="here")
 
     @property
     def is_om(self) -> bool:
@@ -48,20 +102,7 @@ class Request(InferOptions):
 
     def to_argv(self) -> list[str]:
         """The ``studio infer`` arguments of this request (the host is ``--host``)."""
-        argv = [str(self.model), str(self.images), "-o", str(self.out)]
-        argv += ["--task", self.task] if self.task is not None else []
-        for flag, value in (("--labels", self.labels), ("--truth", self.truth), ("--preset", self.preset),
-                            ("--resize", self.resize), ("--layout", self.layout), ("--head", self.head)):
-            argv += [flag, str(value)] if value is not None else []
-        argv += ["--size", f"{self.size[0]}x{self.size[1]}"] if self.size else []
-        argv += ["--mean", ",".join(f"{v:g}" for v in self.mean)] if self.mean else []
-        argv += ["--std", ",".join(f"{v:g}" for v in self.std)] if self.std else []
-        argv += ["--bgr"] if self.bgr else []
-        argv += ["--conf", f"{self.conf:g}", "--iou", f"{self.iou:g}", "--top", str(self.top)]
-        argv += [] if self.overlays else ["--no-overlays"]
-        argv += [arg for name in self.providers or [] for arg in ("--provider", name)]
-        argv += ["--tool", self.tool, "--device", str(self.device)] if self.is_om else []
-        return argv + self.engine.to_argv()
+        return options.to_argv(self)
 
     @classmethod
     def of(cls, opts: InferOptions) -> Request:
@@ -70,10 +111,8 @@ class Request(InferOptions):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(Path(args.model), Path(args.images), Path(args.output), args.task, args.labels, args.truth,
-                   args.preset, args.resize, args.size, args.bgr, args.layout, args.mean, args.std, args.head,
-                   args.conf, args.iou, args.top, not args.no_overlays, list(args.provider or []),
-                   args.tool, args.device, EngineOptions.from_args(args))
+        """The request the command line's parsed arguments describe."""
+        return options.from_args(cls, args)
 
     def for_host(self, paths) -> Request:
         """This request with its files named as on the host (``paths``: a HostPaths)."""

@@ -13,24 +13,9 @@ from pathlib import Path
 
 from studio.core import options
 from studio.core.jobs import Progress
+from studio.core.model_inputs import input_files
 from studio.core.options import option
 from studio.ops.engine import EngineOptions
-
-
-def providers_argv(providers: list[str]) -> list[str]:
-    return [arg for name in providers for arg in ("--provider", name)]
-
-
-def input_files(items: list[str]) -> dict[str, Path]:
-    """``--input NAME=FILE.npy`` values as {name: file}, each input once."""
-    from studio.core.errors import UserError
-    from studio.core.model_inputs import parse_input_files
-
-    inputs = parse_input_files(items)
-    if len(inputs) < len(items):
-        name = next(n for n in inputs if sum(1 for i in items if i.partition("=")[0] == n) > 1)
-        raise UserError(f"--input {name} is given twice", "--input", "Give each input once.")
-    return inputs
 
 
 def inputs_from_args(args: argparse.Namespace, model: Path | str | None = None

@@ -7,40 +7,53 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from studio.core import options
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option
 from studio.ops.engine import is_here
+
+
+HOST_GROUP = "on an Ascend host (msprof)"
 
 
 @dataclass
 class Request:
-    """Profile the configuration ``config`` (in ``workspace``) or ``command`` on a host into ``output``."""
+    """Profile the configuration ``config`` (in ``workspace``) or ``command`` on a host into ``output``.
+    Each field is declared once with its ``studio profile run`` option (:mod:`studio.core.options`);
+    the host itself is the command's ``--host``."""
 
     COMMAND = ("profile", "run")
 
-    output: Path
-    config: str | None = None
-    workspace: Path | None = None
-    command: list[str] = field(default_factory=list)
-    msprof_options: list[str] = field(default_factory=list)  # NAME=VALUE
-    collect: str | None = None
+    output: Path = option("-o", "--output", type=Path, metavar="DIR", parse=lambda value, _read: Path(value),
+                          help="profile folder to write")
+    config: str | None = option("--config", default=None, metavar="RUN", group=HOST_GROUP,
+                                help="the run configuration msprof wraps (studio run --list)")
+    workspace: Path | None = option("--workspace", default=None, type=Path, metavar="DIR", group=HOST_GROUP,
+                                    help="workspace of --config (default: around .)")
+    # The words after `--`: profile run's positional words (with --host they are the command).
+    command: list[str] = option(dest="model", default_factory=list, nargs="*", metavar="-- CMD", trailing=True,
+                                parse=lambda words, _read: list(words or []),
+                                format=lambda words: ["--", *words] if words else [])
+    msprof_options: list[str] = option("--msprof-option", default_factory=list, action="append",
+                                       metavar="NAME=VALUE", group=HOST_GROUP,
+                                       parse=lambda values, _read: list(values or []),
+                                       help="msprof switch, e.g. ai-core=on, aic-metrics=Memory, task-time=l1 (repeat)")
+    collect: str | None = option("--collect", default=None, metavar="FOLDER", group=HOST_GROUP,
+                                 help="do not wrap in msprof: run the configuration and bring back the newest "
+                                      "*_ascend_pt folder under FOLDER (PyTorch scripts that profile themselves)")
 
     def to_argv(self) -> list[str]:
         """The ``studio profile run`` arguments of this request (the host is ``--host``)."""
-        argv = ["-o", str(self.output)]
-        argv += ["--config", self.config] if self.config else []
-        argv += ["--workspace", str(self.workspace)] if self.workspace else []
-        argv += [arg for option in self.msprof_options for arg in ("--msprof-option", option)]
-        argv += ["--collect", self.collect] if self.collect else []
-        return argv + (["--", *self.command] if self.command else [])
+        return options.to_argv(self)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(Path(args.output), args.config, args.workspace, list(args.model or []), list(args.msprof_option),
-                   args.collect)
+        """The request the command line's parsed arguments describe."""
+        return options.from_args(cls, args)
 
     def run_config(self, host: str | None):
         """The run configuration this request names, or one made of its command."""

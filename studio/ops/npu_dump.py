@@ -7,48 +7,66 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from studio.core import options
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.options import option
 from studio.ops.msprof import run_config
 from studio.core.serial import to_json
 
 
+HOST_GROUP = "on an Ascend host"
+
+
+def _path(value, _read=None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
 @dataclass
 class Request:
-    """Dump the configuration ``config`` (it loads ``model``, an .om) on a host into ``output``."""
+    """Dump the configuration ``config`` (it loads ``model``, an .om) on a host into ``output``.
+    Each field is declared once with its ``studio dump`` option (:mod:`studio.core.options`); the
+    host itself is the command's ``--host``."""
 
     COMMAND = ("dump",)
 
-    output: Path
-    config: str | None = None
-    model: Path | None = None
-    workspace: Path | None = None
-    layers: list[str] = field(default_factory=list)
-    mode: str = "output"
-    op_switch: str = "off"
-    npy: list[str] = field(default_factory=list)  # [NAME=]FILE.npy, uploaded beside the app
-    reference: Path | None = None
+    output: Path = option("-o", "--output", type=Path, metavar="DIR", parse=_path, help="folder to write into")
+    config: str | None = option("--config", default=None, metavar="RUN", group=HOST_GROUP,
+                                help="the run configuration that runs the app")
+    model: Path | None = option("--model", default=None, type=Path, metavar="MODEL.om", group=HOST_GROUP,
+                                parse=_path, help="the .om the app loads (names dump_list)")
+    workspace: Path | None = option("--workspace", default=None, type=Path, metavar="DIR", group=HOST_GROUP,
+                                    parse=_path, help="workspace of --config (default: around .)")
+    layers: list[str] = option("--layer", default_factory=list, action="append", metavar="OP", group=HOST_GROUP,
+                               parse=lambda values, _read: list(values or []), help="dump only these ops (repeat)")
+    mode: str = option("--mode", default="output", choices=["output", "input", "all"], group=HOST_GROUP,
+                       help="dump_mode")
+    op_switch: str = option("--op-switch", default="off", choices=["on", "off"], group=HOST_GROUP,
+                            help="dump_op_switch")
+    # [NAME=]FILE.npy, uploaded beside the app. --input as on every command (the local dump's
+    # --input NAME=FILE.npy is the same option); --npy is its older spelling.
+    npy: list[str] = option("--input", old=("--npy",), default_factory=list, action="append",
+                            metavar="[NAME=]FILE.npy", group=HOST_GROUP, parse=lambda values, _read: list(values or []),
+                            help="input arrays to upload beside the app (repeat); NAME = the ONNX input for "
+                                 "--reference")
+    reference: Path | None = option("--reference", default=None, type=Path, metavar="MODEL.onnx", group=HOST_GROUP,
+                                    parse=_path, help="also dump this original model here with ONNX Runtime on the "
+                                                      "same --input arrays and compare (journey 3 in one command)")
 
     def to_argv(self) -> list[str]:
         """The ``studio dump`` arguments of this request (the host is ``--host``)."""
-        argv = ["-o", str(self.output)]
-        for flag, value in (("--config", self.config), ("--model", self.model), ("--workspace", self.workspace),
-                            ("--reference", self.reference)):
-            argv += [flag, str(value)] if value else []
-        argv += [arg for layer in self.layers for arg in ("--layer", layer)]
-        argv += ["--mode", self.mode, "--op-switch", self.op_switch]
-        return argv + [arg for item in self.npy for arg in ("--npy", item)]
+        return options.to_argv(self)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        return cls(Path(args.output), args.config, args.model, args.workspace, list(args.layer), args.mode,
-                   args.op_switch, list(args.npy), args.reference)
+        """The request the command line's parsed arguments describe."""
+        return options.from_args(cls, args)
 
     def arrays(self) -> dict[str, Path]:
-        """The ``--npy`` arrays by name (the ONNX input for ``--reference``; the file's stem without one)."""
+        """The ``--input`` arrays by name (the ONNX input for ``--reference``; the file's stem without one)."""
         arrays = {}
         for item in self.npy:
             key, sep, file = item.partition("=")

@@ -217,6 +217,30 @@ def test_fp16_check_and_cross_check_on_a_host_from_the_command_line(box, model, 
     assert (tmp_path / "x" / "cls_here_vs_cls_on_box.csv").is_file()
 
 
+def test_compare_models_on_a_host_equals_here(box, model, tmp_path):
+    """The converter's "compare with original" as a command, both dumps made by the engine on the
+    host: the converted model there got the original's arrays, and the verdict is the one here."""
+    from studio.tools.accuracy.local_dump import reusable_inputs
+
+    converted = tmp_path / "cls_fp16.onnx"
+    made = run_studio("convert", str(model), "-o", str(converted), "--output-type", "FP16", home=box, timeout=300)
+    assert made.returncode == 0, made.stderr
+    runs = {}
+    for where, extra in (("there", ["--host", "box"]), ("here", [])):
+        done = run_studio("accuracy", "compare-models", str(model), str(converted), "-o", str(tmp_path / where),
+                          "--seed", "3", "--json", *extra, home=box, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs[where] = json.loads(done.stdout)
+    there, here = runs["there"], runs["here"]
+    assert there["ran_on"]["host"] == "box" and "ran_on" not in here
+    fed = reusable_inputs(tmp_path / "there" / "golden", model)["image"]
+    np.testing.assert_array_equal(reusable_inputs(tmp_path / "there" / "target", converted)["image"], fed)
+    np.testing.assert_array_equal(reusable_inputs(tmp_path / "here" / "golden", model)["image"], fed)
+    (a,), (b,) = there["diagnosis"]["outputs"], here["diagnosis"]["outputs"]
+    assert a["cosine"] == pytest.approx(b["cosine"], abs=1e-9) and a["status"] == b["status"] == "passes"
+    assert there["mapping"] == here["mapping"] == str(converted.with_name("cls_fp16.report.json"))
+
+
 def test_a_provider_this_onnxruntime_lacks_is_refused(box, model):
     for extra in ([], ["--host", "box"]):
         result = run_studio("bench", str(model), "--provider", "NopeExecutionProvider", *extra, home=box)

@@ -23,8 +23,7 @@ from studio.core import options
 from studio.core.options import declared, option, restate
 
 # Requests with a hand-written to_argv/from_args (test_ops_requests.py covers them one by one).
-HAND_WRITTEN = {"studio.ops.convert.Request", "studio.ops.infer.Request", "studio.ops.msprof.Request",
-                "studio.ops.npu_dump.Request", "studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
+HAND_WRITTEN = {"studio.ops.cluster.Request"}  # cluster: the host's half only, no from_args
 
 
 def _request_classes() -> dict[str, type]:
@@ -61,11 +60,29 @@ def _named_samples(files: dict[str, Path]) -> dict:
     return {"model": files["model"], "output": files["out"], "inputs": {"image": files["x"], "ids": files["y"]},
             "shapes": {"image": [1, 3, 224, 224], "mask": [2, 5]}, "providers": ["CUDAExecutionProvider", "X"],
             "thresholds": {"cosine": 0.875, "rel_euclidean": 0.1},
-            # quantize's: a file or folder each, words with spaces and commas' neighbours, HxW, R,G,B
-            "out": files["out"].with_suffix(".onnx"), "calib": files["model"].parent, "evaluate": files["x"],
-            "truth": files["y"], "labels": files["x"], "ranges": files["out"] / "r 1.json",
+            # quantize's: a file or folder each, words with spaces and commas' neighbours
+            "calib": files["model"].parent, "evaluate": files["x"], "ranges": files["out"] / "r 1.json",
             "ascend": files["out"] / "asc", "soc": "Ascend910B1", "op_types": ("Conv", "Add"),
-            "exclude": ("n1", "n 2"), "size": (48, 192), "mean": (1.0, 2.5, 3.0), "std": (4.0, 5.0, 0.25)}
+            "exclude": ("n1", "n 2"),
+            # the Ascend-host runs (msprof, NPU dump): a configuration or a command, files named there
+            "config": "app", "workspace": files["model"].parent, "command": ["./main", "--flag", "x y"],
+            "msprof_options": ["ai-core=on", "task-time=l1"], "collect": "/data/prof", "layers": ["conv1", "fc"],
+            "npy": [f"image={files['x']}", str(files["y"])], "reference": files["model"],
+            # a model over pictures (and quantize's calibration pictures): HxW, R,G,B
+            "images": files["x"].parent, "out": files["out"].with_suffix(".onnx"), "labels": files["x"],
+            "truth": files["y"], "size": (48, 64), "mean": (123.675, 116.28, 103.53), "std": (58.395, 57.12, 57.375),
+            # a conversion: ATC's options and Studio's local ones
+            "weight": files["y"], "soc_version": "Ascend310P3", "input_format": "NCHW",
+            "input_shape": ["image=1,3,224,224", "model_1/conv/BiasAdd;model_1/conv/Conv2D:0=1,8"],
+            "output_type": "FP16", "insert_op_conf": files["x"], "fusion_switch_file": files["y"], "log": "info",
+            "precision_mode": "force_fp16", "out_nodes": "logits:0", "dynamic_batch_size": "1,2,4",
+            "dynamic_image_size": "224,224;448,448", "dynamic_dims": "1,2;3,4",
+            "extra_args": ["--op_select_implmode=high_precision", "--a", "b c"], "keep_fp32_ops": ["Softmax", "n1"],
+            "fusions": {"ConvBnFusion": False, "ConstantFolding": True}, "validate": True,
+            "validate_image": files["x"], "validate_inputs": {"image": files["x"]}, "report": files["out"],
+            "stamp_source": "/a/b.onnx", "stamp_report": "/a/b.json",
+            # an original model against its converted one
+            "converted": files["model"].with_name("cls_fp16.onnx")}
 
 
 def _sample(cls: type, field: dataclasses.Field, meta, named: dict):
@@ -112,7 +129,9 @@ def test_every_request_of_the_ops_layer_is_declared_or_named_here():
         {f"{cls.__module__}.{cls.__qualname__}" for cls in _declared_requests()}
     # The operations that run an ONNX model here or on a host are all declared.
     assert {"studio.ops.dump.Request", "studio.ops.profile.Request", "studio.ops.bench.Request",
-            "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request"} <= names - HAND_WRITTEN
+            "studio.ops.cross_check.Request", "studio.ops.fp16_check.Request", "studio.ops.msprof.Request",
+            "studio.ops.npu_dump.Request", "studio.ops.infer.Request", "studio.ops.convert.Request",
+            "studio.ops.compare_models.Request"} <= names - HAND_WRITTEN
     assert HAND_WRITTEN <= names, "a hand-written Request was declared or removed: drop it from HAND_WRITTEN"
 
 
@@ -204,3 +223,38 @@ def test_the_engine_options_leave_their_defaults_out_of_the_host_command_line():
 
     assert EngineOptions().to_argv() == []
     assert EngineOptions("upload", True).to_argv() == ["--engine-wheels", "upload", "--engine-system-site-packages"]
+
+
+def test_older_spellings_are_read_as_the_option_and_left_out_of_help():
+    from studio.ops import infer, npu_dump
+
+    dump = command_parser("dump")
+    args = dump.parse_args(["--host", "h", "--config", "app", "--model", "m.om", "--input", "x=a.npy",
+                            "--npy", "b.npy", "-o", "out"])
+    assert npu_dump.Request.from_args(args).npy == ["x=a.npy", "b.npy"]  # --input as everywhere, --npy as before
+    assert not [line for line in dump.format_help().splitlines() if line.strip().startswith("--npy")]
+    picture = command_parser("infer")
+    old = infer.Request.from_args(picture.parse_args(["m.om", "imgs", "-o", "o", "--size", "48x64"]))
+    new = infer.Request.from_args(picture.parse_args(["m.om", "imgs", "-o", "o", "--input-shape", "48x64"]))
+    assert old == new and old.size == (48, 64)
+    assert not [line for line in picture.format_help().splitlines() if line.strip().startswith("--size")]
+
+
+def test_the_wizard_s_command_preview_reads_back_as_its_conversion(files):
+    """The Converter's Command Preview (``ConvertOptions.cli_argv``) is made from the same
+    declarations: pasted into a terminal, it is this local conversion, tolerances to the last digit."""
+    from studio.ops.convert import options_from_args
+    from studio.tools.convert.options import ATC_ONLY, ConvertOptions
+
+    options = ConvertOptions(
+        model=files["model"], output=files["out"].with_suffix(".onnx"), input_shape={"image": (1, 3, 224, 224)},
+        output_type="FP16", insert_op_conf=files["x"], keep_fp32_ops=["Softmax", "n1"], keep_io_types=False,
+        fusions={"ConvBnFusion": False, "ConstantFolding": True}, validate=True, validate_inputs={"image": files["x"]},
+        atol=0.123456789, rtol=1 / 3, thresholds={"cosine": 0.875}, report=files["out"].with_suffix(".json"),
+        soc_version="Ascend310", extra_args=["--log=debug"])
+    argv = options.cli_argv()
+    assert argv[:3] == ["studio", "convert", str(files["model"])]
+    again = options_from_args(command_parser("convert").parse_args(argv[2:]))
+    # ATC's own options are not the local conversion's; a pass that is on by default needs no switch
+    assert again == dataclasses.replace(options, **ATC_ONLY, input_shape="image=1,3,224,224",
+                                        fusions={"ConvBnFusion": False})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from studio.core.errors import UserError
 from studio.tools.convert.input_shape import parse_input_shape
+from studio.tools.convert.option_words import split_extra_args  # noqa: F401 - the wizard reads it here
 from studio.tools.convert.options import FRAMEWORKS, SUFFIX_FRAMEWORK, ConvertOptions
 
 SOC_VERSIONS = (
@@ -291,15 +292,6 @@ def _check_extra(extra: list[str]) -> list[str]:
             raise UserError(f"Value for --{name} is empty (E10004)", "additional arguments", f"Give --{name}=VALUE.")
         result.append(arg)
     return result
-
-
-def split_extra_args(text: str) -> list[str]:
-    """Split the wizard's free-text additional arguments like a shell would."""
-    try:
-        return shlex.split(text)
-    except ValueError as exc:
-        raise UserError(f"Cannot split the additional arguments: {exc}", "additional arguments",
-                        "Close the open quote.") from exc
 
 
 def preview(argv: list[str]) -> str:

@@ -1,7 +1,6 @@
 """Input arrays for the demo models, made from the demo pictures: ``inputs/<model>_<input>.npy``.
 
-They are what ``--input NAME=FILE.npy`` (profile run, dump, bench, convert) and ``--npy`` (dump on
-a host) take: the model's input tensor, float32 NCHW, pre-processed as the model expects (see
+They are what ``--input NAME=FILE.npy`` (profile run, dump, also on a host, bench, convert) takes: the model's input tensor, float32 NCHW, pre-processed as the model expects (see
 :mod:`studio.tools.demo.models`): ``pixel / 127.5 - 1`` in RGB order for the image models, the
 Lab lightness as ``L / 50 - 1`` for the colorization model. Runs on them see a real picture
 instead of seeded noise.

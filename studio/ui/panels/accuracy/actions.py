@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from studio.ui.panels.accuracy.result_jobs import FOCUS
-from studio.ui.panels.accuracy.state import compare_folder, dump_and_compare, plan_inputs
+from studio.ui.panels.accuracy.state import plan_inputs
 
 
 class Comparisons(QObject):
@@ -109,13 +109,14 @@ class Comparisons(QObject):
             self._ask_inputs(golden_model, lambda s, f: self.compare_models(golden_model, target_model, s, f),
                              sizes_from=target_model)
             return
-        from studio.core.paths import cache_dir
+        from studio.ops.compare_models import pair_folder
+        from studio.ui.panels.accuracy.on_engine import compare_models_job
 
-        folder = compare_folder(cache_dir(), golden_model, target_model)
+        folder = pair_folder(golden_model, target_model)
         self.links.focus.emit(FOCUS)
         self.jobs.start(f"Comparing {target_model.name} with {golden_model.name}",
-                    lambda cancel: dump_and_compare(golden_model, target_model, folder, cancel, shapes, files),
-                    lambda result: self.compared.emit(result, (folder / "golden", folder / "target")))
+                        lambda cancel: compare_models_job(golden_model, target_model, folder, cancel, shapes, files),
+                        lambda result: self.compared.emit(result, (folder / "golden", folder / "target")))
 
     def pick_here_and_host(self) -> None:
         start = str(self.workspace_folder) if self.workspace_folder is not None else ""

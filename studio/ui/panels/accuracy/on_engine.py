@@ -1,6 +1,7 @@
 """The accuracy panel's checks as operations (:mod:`studio.ops.fp16_check`,
-:mod:`studio.ops.cross_check`), here or with Studio's engine on a host; the panel shows the
-comparison they return. Arrays the input dialog made go as files, as a user's would."""
+:mod:`studio.ops.cross_check`, :mod:`studio.ops.compare_models`), here or with Studio's engine on
+a host; the panel shows the comparison they return. Arrays the input dialog made go as files, as a
+user's would."""
 
 from __future__ import annotations
 
@@ -37,6 +38,19 @@ def cross_check_job(context, host: str, model: Path, workspace_folder: Path | No
         request = cross_check.Request(Path(model), accuracy_folder(workspace_folder), inputs, dict(shapes or {}),
                                       providers=list(providers or []))
         return (yield from cross_check.run(request, host, context, cancel)).compare
+
+
+def compare_models_job(original: Path, converted: Path, folder: Path, cancel: CancelToken,
+                       shapes: dict[str, list[int]] | None = None, files: dict | None = None
+                       ) -> Generator[Progress, None, object]:
+    """The converter's "compare with original": ``converted`` against ``original`` on the same
+    input, dumps under ``folder`` (``golden/``, ``target/``): its CompareResult."""
+    from studio.ops import compare_models
+
+    with saved_inputs(files) as inputs:
+        request = compare_models.Request(Path(original), Path(folder), inputs, dict(shapes or {}),
+                                         converted=Path(converted))
+        return (yield from compare_models.run(request, None, None, cancel)).compare
 
 
 def here_and_host_folders(model: Path, host: str, workspace_folder: Path | None) -> tuple[Path, Path]:

@@ -8,7 +8,6 @@ tested without a display.
 
 from __future__ import annotations
 
-import hashlib
 import html
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,38 +184,7 @@ def plan_inputs(asked: list, known: dict) -> tuple[dict, list]:
     return shapes, left
 
 
-def compare_folder(cache: Path, golden_model: Path, target_model: Path) -> Path:
-    """Where "compare against original" dumps both models: one folder per pair of models."""
-    key = hashlib.sha1(f"{golden_model.resolve()}|{target_model.resolve()}".encode()).hexdigest()[:10]
-    return cache / "accuracy" / f"{target_model.stem}-{key}"
-
-
 def as_job(func, *args):
     """Run a plain function as a one-step job."""
     yield from ()
     return func(*args)
-
-
-def load_inputs(files: dict | None) -> dict:
-    """The arrays of the .npy files the input dialog named (read in the job)."""
-    from studio.core.npyfile import load_npy
-
-    return {name: load_npy(path, what=f"input {name}") if isinstance(path, Path) else path
-            for name, path in (files or {}).items()}
-
-
-def dump_and_compare(golden_model: Path, target_model: Path, folder: Path, cancel, shapes=None, files=None):
-    """Dump both models with the same inputs, compare through the converter's report if any."""
-    from studio.tools.accuracy.compare import compare_dumps
-    from studio.tools.accuracy.local_dump import dump_model, reusable_inputs
-    from studio.tools.accuracy.matching import find_converter_report, load_mapping
-
-    inputs = load_inputs(files)
-    golden = yield from dump_model(golden_model, folder / "golden", inputs=inputs, seed=0, cancel=cancel,
-                                   shapes=shapes)
-    # The converted model gets the very arrays the original got, where its inputs accept them.
-    same = reusable_inputs(golden, target_model)
-    target = yield from dump_model(target_model, folder / "target", inputs=same, seed=0, cancel=cancel)
-    report = find_converter_report(target_model)
-    mapping = load_mapping(report) if report else None
-    return (yield from compare_dumps(golden, target, mapping=mapping, cancel=cancel))
