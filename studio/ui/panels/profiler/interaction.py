@@ -136,7 +136,7 @@ class TimelineInput:
         pos = event.position().toPoint()
         moved = abs(pos.x() - x_start) > CLICK_PX
         if mode == "range" and moved and view.range is not None:
-            view.area_tracks = view.tracks_between(self._drag_y, pos.y()) if self._drag_y >= RULER else []
+            view.area_tracks = view.lookup.tracks_between(self._drag_y, pos.y()) if self._drag_y >= RULER else []
             view.range_selected.emit(view.range[0], view.range[1])
             if view.area_tracks:
                 view.area_selected.emit(view.range[0], view.range[1], list(view.area_tracks))

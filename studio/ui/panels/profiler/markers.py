@@ -14,6 +14,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QMenu
 
+from studio.ui.panels.profiler.paint_edges import GUTTER
 from studio.ui.panels.profiler.timefmt import format_duration
 
 MARKER = QColor("#E65100")
@@ -44,7 +45,7 @@ class TimelineMarkers:
         """Where K puts a marker: under the mouse, else the selected slice's start, else mid-window."""
         view, state = self.view, self.view.state
         pos = view.mapFromGlobal(view.cursor().pos())
-        if view.rect().contains(pos) and pos.x() >= view.gutter_width():
+        if view.rect().contains(pos) and pos.x() >= GUTTER:
             return view.time_at(pos.x())
         if state.selected >= 0 and state.trace is not None:
             return float(state.trace.start[state.selected])
@@ -93,7 +94,6 @@ class TimelineMarkers:
         if not self.markers:
             return
         view = self.view
-        left = view.gutter_width()
         right = view.width() - view.scroll.width()
         for i, t in enumerate(self.markers):
             if not view.t0 <= t <= view.t1:
@@ -103,11 +103,11 @@ class TimelineMarkers:
             painter.drawLine(x, ruler, x, view.height())
             label = f"M{i + 1}" + (f" +{format_duration(t - self.markers[i - 1])}" if i else "")
             width = painter.fontMetrics().horizontalAdvance(label) + 6
-            if x >= left and x + width <= right:
+            if x >= GUTTER and x + width <= right:
                 painter.fillRect(QRect(x, 0, width, ruler - 10), MARKER)
                 painter.setPen(QColor("#FFFFFF"))
                 painter.drawText(QRect(x, 0, width, ruler - 10), Qt.AlignmentFlag.AlignCenter, label)
-            elif x >= left:
+            elif x >= GUTTER:
                 painter.fillRect(QRect(x - 3, 0, 6, ruler - 10), MARKER)
         painter.setPen(QPen(QColor("#000000")))
 

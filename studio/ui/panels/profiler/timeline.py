@@ -128,12 +128,6 @@ class TimelineView(QWidget):
         self.update()
 
     # ------------------------------------------------------------------ rows on screen
-    def gutter_width(self) -> int:
-        return GUTTER
-
-    def ruler_height(self) -> int:
-        return RULER
-
     def row_top(self, row: Row) -> int:
         """The row's top in the viewport below the ruler (pinned rows do not scroll)."""
         return self.state.layout.top(row, self.scroll.value())
@@ -220,10 +214,6 @@ class TimelineView(QWidget):
         self.slice_selected.emit(index)
         self.update()
 
-    def step_on_row(self, step: int) -> None:
-        """Select the next (1) or previous (−1) slice on the selected slice's row ('.' and ',')."""
-        self.input.step_on_row(step)
-
     # ------------------------------------------------------------------ lookups, markers, tracks
     def slice_at(self, pos: QPoint) -> int:
         """The slice under widget position ``pos`` (within 2 px), or −1."""
@@ -232,14 +222,6 @@ class TimelineView(QWidget):
     def describe(self, index: int) -> str:
         """Hover text of slice ``index``."""
         return self.lookup.describe(index)
-
-    def counter_value(self, row: Row, t: float) -> float | None:
-        """The value of the counter of ``row`` at time ``t`` (the last sample at or before it)."""
-        return self.lookup.counter_value(row, t)
-
-    def tracks_between(self, y_a: int, y_b: int) -> list[int]:
-        """The track ids of the slice rows drawn between widget heights ``y_a`` and ``y_b``."""
-        return self.lookup.tracks_between(y_a, y_b)
 
     def add_marker(self, t: float) -> int:
         """Add a marker at ``t`` (ns); returns its index in time order."""
