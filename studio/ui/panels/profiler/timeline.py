@@ -14,11 +14,12 @@ panel listens to. Its methods are the timeline's public API.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QWidget
 
 from studio.tools.profiler.model import Trace
+from studio.ui.panels.base import forward, state_property
 from studio.ui.panels.profiler.hit_test import TimelineLookup
 from studio.ui.panels.profiler.interaction import TimelineInput
 from studio.ui.panels.profiler.layout import Row
@@ -32,12 +33,6 @@ __all__ = ["GUTTER", "RULER", "TimelineView"]
 SCROLL_STEP = 18  # px per scroll-bar step: about one row
 
 
-def _of_state(name: str, doc: str) -> property:
-    """An attribute of the view that is the state's ``name`` (read and written there)."""
-    return property(lambda view: getattr(view.state, name),
-                    lambda view, value: setattr(view.state, name, value), doc=doc)
-
-
 class TimelineView(QWidget):
     """Signals: slice_selected(int, -1 for none), range_selected(int, int) in ns."""
 
@@ -45,20 +40,27 @@ class TimelineView(QWidget):
     range_selected = Signal(object, object)
     area_selected = Signal(object, object, object)  # t0, t1 (ns) and the track ids a Shift+drag spanned
 
-    trace = _of_state("trace", "The trace shown, or None.")
-    t0 = _of_state("t0", "The window's start (trace ns).")
-    t1 = _of_state("t1", "The window's end (trace ns).")
-    opened_window = _of_state("opened_window", "The window the trace opened on, not one the user chose.")
-    selected = _of_state("selected", "The selected slice, −1 for none.")
-    range = _of_state("range", "The selected time range (ns), or None.")
-    area_tracks = _of_state("area_tracks", "The tracks of the selected area ([] = a range on every track).")
-    highlighted = _of_state("highlighted", "The outlined slices, sorted by start.")
-    collapsed = _of_state("collapsed", "The collapsed processes.")
-    pinned = _of_state("pinned", "The pinned track ids, in the order pinned.")
-    markers = _of_state("markers", "The marker times (ns), sorted.")
-    thresholds = _of_state("thresholds", "The share bands' limits (green max, red min).")
+    trace = state_property("trace", "The trace shown, or None.")
+    t0 = state_property("t0", "The window's start (trace ns).")
+    t1 = state_property("t1", "The window's end (trace ns).")
+    opened_window = state_property("opened_window", "The window the trace opened on, not one the user chose.")
+    selected = state_property("selected", "The selected slice, −1 for none.")
+    range = state_property("range", "The selected time range (ns), or None.")
+    area_tracks = state_property("area_tracks", "The tracks of the selected area ([] = a range on every track).")
+    highlighted = state_property("highlighted", "The outlined slices, sorted by start.")
+    collapsed = state_property("collapsed", "The collapsed processes.")
+    pinned = state_property("pinned", "The pinned track ids, in the order pinned.")
+    markers = state_property("markers", "The marker times (ns), sorted.")
+    thresholds = state_property("thresholds", "The share bands' limits (green max, red min).")
     rows = property(lambda view: view.state.layout.rows, doc="The rows laid out.")
     pinned_h = property(lambda view: view.state.layout.pinned_h, doc="The pinned band's height (px).")
+    # the parts' methods under the view's own names (the panel, its actions and tests call them)
+    slice_at, describe = (forward("lookup", n) for n in ("slice_at", "describe"))
+    add_marker, remove_marker, clear_markers, go_to_marker, marker_labels, markers_menu = (
+        forward("marks", n) for n in ("add_marker", "remove_marker", "clear_markers", "go_to_marker",
+                                      "marker_labels", "markers_menu"))
+    track_menu, find_track, go_to_track = (
+        forward("track_actions", n) for n in ("track_menu", "find_track", "go_to_track"))
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -213,49 +215,6 @@ class TimelineView(QWidget):
             self.scroll_to_track(int(self.trace.track[index]), int(self.trace.depth[index]))
         self.slice_selected.emit(index)
         self.update()
-
-    # ------------------------------------------------------------------ lookups, markers, tracks
-    def slice_at(self, pos: QPoint) -> int:
-        """The slice under widget position ``pos`` (within 2 px), or −1."""
-        return self.lookup.slice_at(pos)
-
-    def describe(self, index: int) -> str:
-        """Hover text of slice ``index``."""
-        return self.lookup.describe(index)
-
-    def add_marker(self, t: float) -> int:
-        """Add a marker at ``t`` (ns); returns its index in time order."""
-        return self.marks.add_marker(t)
-
-    def remove_marker(self, index: int) -> None:
-        self.marks.remove_marker(index)
-
-    def clear_markers(self) -> None:
-        self.marks.clear_markers()
-
-    def go_to_marker(self, index: int) -> None:
-        """Centre the window on marker ``index`` (the zoom stays)."""
-        self.marks.go_to_marker(index)
-
-    def marker_labels(self) -> list[str]:
-        """``M1 at 1.234 ms``, ``M2 at 1.500 ms (+266 µs)``, … in time order."""
-        return self.marks.marker_labels()
-
-    def markers_menu(self):
-        """The ruler's right-click menu: each marker (go to / remove), clear all."""
-        return self.marks.markers_menu()
-
-    def track_menu(self, track: int):
-        """The right-click menu of a track's name: pin or unpin it, unpin all, find a track."""
-        return self.track_actions.track_menu(track)
-
-    def find_track(self):
-        """Open the fuzzy track finder; returns the dialog (it is not modal)."""
-        return self.track_actions.find_track()
-
-    def go_to_track(self, track: int) -> None:
-        """Bring ``track``'s first row into view (its process expanded)."""
-        self.track_actions.go_to_track(track)
 
     # ------------------------------------------------------------------ Qt overrides
     def paintEvent(self, event) -> None:  # Qt override
