@@ -131,10 +131,10 @@ def test_collapse_thresholds_and_summary(qtbot, panel, tmp_path):
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(20, RULER + header.h // 2))
     assert len(view.rows) == rows_before and any(r.kind == "counter" for r in view.rows)
     conv = view.trace.name_ids("conv_with_a_really_long_name_that_will_not_fit_anywhere")[0]
-    red = view._colours[conv]
+    red = view.state.colours[conv]
     panel.red.setValue(95.0)
     panel.green.setValue(90.0)
-    assert view._colours[conv] != red  # conv (~80 % of time) is no longer red
+    assert view.state.colours[conv] != red  # conv (~80 % of time) is no longer red
     facts = dict((r[0], r[1]) for r in panel.summary.model.rows)
     assert facts["Slices"] == "400" and "Device" in facts["Processes"]
 

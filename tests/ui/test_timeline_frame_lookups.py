@@ -92,8 +92,8 @@ def _plain_flows(view, trace) -> list[tuple[int, int, int, int]]:
         ta, tb = starts[a] + durs[a], starts[b]
         if max(ta, tb) < view.t0 or min(ta, tb) > view.t1:
             continue
-        ra = view._row_of.get((int(trace.track[a]), int(trace.depth[a])))
-        rb = view._row_of.get((int(trace.track[b]), int(trace.depth[b])))
+        ra = view.state.layout.row_of.get((int(trace.track[a]), int(trace.depth[a])))
+        rb = view.state.layout.row_of.get((int(trace.track[b]), int(trace.depth[b])))
         if ra is None or rb is None or view.hidden_by_band(ra) or view.hidden_by_band(rb):
             continue
         lines.append((int(view.x_of(ta)), RULER + view.row_top(ra) + ra.h // 2,
@@ -110,7 +110,7 @@ def test_flows_drawn_are_the_flows_in_the_window_with_their_rows(view, trace, wi
         view.set_pinned(pinned)
         view.scroll.setValue(scroll)
         painter = _Recorder()
-        view._paint_flows(painter)
+        view.frame_painter.overlays.paint_flows(painter)
         drawn = painter.lines[0::2]  # each flow: its line, then its arrow head
         assert sorted(drawn) == sorted(_plain_flows(view, trace)), (window, pinned, scroll)
         for (x1, y1, x2, y2), head in zip(drawn, painter.lines[1::2]):
@@ -120,7 +120,7 @@ def test_flows_drawn_are_the_flows_in_the_window_with_their_rows(view, trace, wi
 def test_a_collapsed_process_hides_its_flows(view, trace):
     view.toggle_process(view.rows[0].process)
     painter = _Recorder()
-    view._paint_flows(painter)
+    view.frame_painter.overlays.paint_flows(painter)
     assert sorted(painter.lines[0::2]) == sorted(_plain_flows(view, trace))
     assert len(painter.lines) // 2 < len(_plain_flows(view, trace)) + 1
 

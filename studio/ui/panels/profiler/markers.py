@@ -14,13 +14,22 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QMenu
 
+from studio.ui.panels.profiler.paint_edges import GUTTER
 from studio.ui.panels.profiler.timefmt import format_duration
 
 MARKER = QColor("#E65100")
 
 
 class TimelineMarkers:
-    """Markers of :class:`TimelineView` (state: ``self.markers``, sorted trace times in ns)."""
+    """The markers of ``view`` (a :class:`TimelineView`); they are kept in its state
+    (``state.markers``, sorted trace times in ns) so a kept view can put them back."""
+
+    def __init__(self, view):
+        self.view = view
+
+    @property
+    def markers(self) -> list[int]:
+        return self.view.state.markers
 
     def add_marker(self, t: float) -> int:
         """Add a marker at ``t`` (ns); returns its index in time order."""
@@ -29,32 +38,33 @@ class TimelineMarkers:
             return self.markers.index(t)
         index = bisect.bisect(self.markers, t)
         self.markers.insert(index, t)
-        self.update()
+        self.view.update()
         return index
 
-    def marker_time_here(self) -> float:
+    def time_here(self) -> float:
         """Where K puts a marker: under the mouse, else the selected slice's start, else mid-window."""
-        pos = self.mapFromGlobal(self.cursor().pos())
-        if self.rect().contains(pos) and pos.x() >= self.gutter_width():
-            return self.time_at(pos.x())
-        if self.selected >= 0 and self.trace is not None:
-            return float(self.trace.start[self.selected])
-        return (self.t0 + self.t1) / 2
+        view, state = self.view, self.view.state
+        pos = view.mapFromGlobal(view.cursor().pos())
+        if view.rect().contains(pos) and pos.x() >= GUTTER:
+            return view.time_at(pos.x())
+        if state.selected >= 0 and state.trace is not None:
+            return float(state.trace.start[state.selected])
+        return (state.t0 + state.t1) / 2
 
     def remove_marker(self, index: int) -> None:
         if 0 <= index < len(self.markers):
             del self.markers[index]
-            self.update()
+            self.view.update()
 
     def clear_markers(self) -> None:
         self.markers.clear()
-        self.update()
+        self.view.update()
 
     def go_to_marker(self, index: int) -> None:
         """Centre the window on marker ``index`` (the zoom stays)."""
         if 0 <= index < len(self.markers):
-            half = (self.t1 - self.t0) / 2
-            self.set_window(self.markers[index] - half, self.markers[index] + half)
+            half = (self.view.t1 - self.view.t0) / 2
+            self.view.set_window(self.markers[index] - half, self.markers[index] + half)
 
     def marker_labels(self) -> list[str]:
         """``M1 at 1.234 ms``, ``M2 at 1.500 ms (+266 µs)``, … in time order."""
@@ -66,7 +76,7 @@ class TimelineMarkers:
 
     def markers_menu(self) -> QMenu:
         """The ruler's right-click menu: each marker (go to / remove), clear all."""
-        menu = QMenu(self)
+        menu = QMenu(self.view)
         if not self.markers:
             action = menu.addAction("No markers: press K over the timeline to drop one")
             action.setEnabled(False)
@@ -79,25 +89,25 @@ class TimelineMarkers:
         menu.addAction("Clear markers", self.clear_markers)
         return menu
 
-    def paint_markers(self, painter: QPainter, ruler: int) -> None:
+    def paint(self, painter: QPainter, ruler: int) -> None:
         """A line across the tracks and a flag in the ruler for each marker in view."""
         if not self.markers:
             return
-        left = self.gutter_width()
-        right = self.width() - self.scroll.width()
+        view = self.view
+        right = view.width() - view.scroll.width()
         for i, t in enumerate(self.markers):
-            if not self.t0 <= t <= self.t1:
+            if not view.t0 <= t <= view.t1:
                 continue
-            x = int(self.x_of(t))
+            x = int(view.x_of(t))
             painter.setPen(QPen(MARKER, 1, Qt.PenStyle.DashLine))
-            painter.drawLine(x, ruler, x, self.height())
+            painter.drawLine(x, ruler, x, view.height())
             label = f"M{i + 1}" + (f" +{format_duration(t - self.markers[i - 1])}" if i else "")
             width = painter.fontMetrics().horizontalAdvance(label) + 6
-            if x >= left and x + width <= right:
+            if x >= GUTTER and x + width <= right:
                 painter.fillRect(QRect(x, 0, width, ruler - 10), MARKER)
                 painter.setPen(QColor("#FFFFFF"))
                 painter.drawText(QRect(x, 0, width, ruler - 10), Qt.AlignmentFlag.AlignCenter, label)
-            elif x >= left:
+            elif x >= GUTTER:
                 painter.fillRect(QRect(x - 3, 0, 6, ruler - 10), MARKER)
         painter.setPen(QPen(QColor("#000000")))
 
