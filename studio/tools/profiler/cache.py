@@ -9,11 +9,14 @@ temporary name and renamed, so a crash never leaves a half cache behind.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -134,16 +137,8 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
         tmp.mkdir(parents=True)
         for name in _SLICE_COLUMNS:
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(trace, name)))
-        with (tmp / "args.bin").open("wb") as handle:  # in slices: the blob may be a big mmap
-            blob = memoryview(trace.args_blob) if not isinstance(trace.args_blob, bytes) else trace.args_blob
-            mapped = trace.args_blob if isinstance(trace.args_blob, mmap.mmap) else None
-            step = 64 << 20
-            for offset in range(0, len(blob), step):
-                handle.write(blob[offset:offset + step])
-                if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
-                    # Let the copied pages go from this process (they stay in the file): a 5 GB
-                    # trace's ~2.5 GB of args would otherwise all count as resident here.
-                    mapped.madvise(mmap.MADV_DONTNEED, offset, min(step, len(blob) - offset))
+        if not _link_args(trace.args_blob, tmp / "args.bin"):
+            _write_args(trace.args_blob, tmp / "args.bin")
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)
@@ -165,6 +160,67 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
+
+
+SCRATCH_PREFIX = ".tmp-ranges-"  # + the owner's pid: swept once that process is gone (chrome_parallel)
+
+
+def scratch_folder(kind: str) -> Path:
+    """A new scratch folder on the cache's file system (so what is written there can be linked
+    into an entry rather than copied), else in the system's temporary folder; the caller deletes it."""
+    try:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{kind}-", dir=root))
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"studio-{kind}-"))
+
+
+@contextlib.contextmanager
+def spill_folder() -> Iterator[Path | None]:
+    """A scratch folder for a reader's args file (see :func:`scratch_folder`), deleted afterwards;
+    None when none can be made (the reader then spills to an anonymous file, as before)."""
+    try:
+        folder = scratch_folder("spill")
+    except OSError:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # a linked args file lives on in its entry
+
+
+def _link_args(blob, target: Path) -> bool:
+    """Link the file ``blob`` maps (a reader's named args file, see builder.MappedArgs) as
+    ``target`` rather than copy it: the args are most of a big trace's bytes, and writing them
+    again took longer than the scan that read them. False (nothing done): not a named file, or
+    on another file system. The file may have grown past ``len(blob)`` (a snapshot of a read that
+    goes on): the offsets only point into the part mapped."""
+    path = getattr(blob, "path", None)
+    if path is None:
+        return False
+    try:
+        if os.path.getsize(path) < len(blob):
+            return False
+        os.link(path, target)
+        return True
+    except OSError:
+        return False
+
+
+def _write_args(blob, target: Path) -> None:
+    """Copy the args bytes of ``blob`` (bytes or a mapping) into ``target``, in slices."""
+    with target.open("wb") as handle:  # in slices: the blob may be a big mmap
+        view = memoryview(blob) if not isinstance(blob, bytes) else blob
+        mapped = blob if isinstance(blob, mmap.mmap) else None
+        step = 64 << 20
+        for offset in range(0, len(view), step):
+            handle.write(view[offset:offset + step])
+            if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+                # Let the copied pages go from this process (they stay in the file): a 5 GB
+                # trace's ~2.5 GB of args would otherwise all count as resident here.
+                mapped.madvise(mmap.MADV_DONTNEED, offset, min(step, len(view) - offset))
 
 
 def evict(root: Path, keep: Path | None = None, limit: int = MAX_BYTES) -> None:

@@ -131,9 +131,11 @@ def parse_to_cache(path: str, cancel: CancelToken | None = None, read_options: d
         folder = cache.add_lod(Path(path), with_lod(cached))
         if folder is not None:
             return str(folder), False
-    trace = yield from open_profile(path, cancel, use_cache=False, read_options=read_options)
-    yield Progress(0.95, "writing the cache")
-    folder = cache.store(Path(path), trace)
+    with cache.spill_folder() as spill:
+        options = dict(read_options or {}, spill_dir=spill) if spill is not None else read_options
+        trace = yield from open_profile(path, cancel, use_cache=False, read_options=options)
+        yield Progress(0.95, "writing the cache")
+        folder = cache.store(Path(path), trace)
     if folder is not None:
         return str(folder), False
     import tempfile

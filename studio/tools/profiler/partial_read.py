@@ -23,7 +23,6 @@ every view that lists warnings (the info line, Summary) says so.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -186,7 +185,7 @@ def open_growing(path: Path | str, cancel: CancelToken | None = None, show: Show
     first = first_stretch(path, prefix_bytes)
     if first is not None:
         show(first)
-    scratch = Path(tempfile.mkdtemp(prefix="studio-partial-"))
+    scratch = cache.scratch_folder("partial")  # beside the cache: the snapshots link the args file
     try:
         job = run_in_worker("studio.tools.profiler.partial_read:parse_growing", str(path), str(scratch),
                             first.trace.size if first is not None else 0, piece_bytes, ranges, cancel=cancel)
