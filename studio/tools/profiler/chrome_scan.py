@@ -89,6 +89,7 @@ class _Range:
     scanned: int = 0
     fed: int = 0  # pieces handed to the builder (and let go)
     covered: int = 0  # bytes from ``begin`` whose events were handed to the builder
+    let_go: int = -1  # where the feed's next release of mapped pages starts (-1: ``begin``)
     ends: list = field(default_factory=list)  # where each piece ends, from ``begin``
     string_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # local -> builder id
     track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -336,8 +337,12 @@ def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path, keep_last:
         result.pieces[result.fed] = None
         result.covered = result.ends[result.fed]
         result.fed += 1
+        deferred = piece.blob is None
         _intern_new(k, builder, mv, result, piece)
         _feed_piece(k, builder, mv, result, piece, path)
+        if deferred:  # its args were gathered here: the pages that read go again, as the scan's did
+            result.let_go = _release(data, result.begin if result.let_go < 0 else result.let_go,
+                                     result.begin + result.covered)
 
 
 def _intern_new(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece) -> None:
