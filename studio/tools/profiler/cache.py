@@ -103,7 +103,9 @@ def _save_lod(folder: Path, trace: Trace) -> list:
     levels = trace.lod.levels if trace.lod is not None else []
     for i, level in enumerate(levels):
         for column in _LEVEL_COLUMNS:
-            np.save(folder / f"lod{i}_{column}.npy", np.ascontiguousarray(getattr(level, column)))
+            array, target = getattr(level, column), folder / f"lod{i}_{column}.npy"
+            if not _link_column(array, target):
+                np.save(target, np.ascontiguousarray(array))
     if trace.lod is not None:
         np.save(folder / "row_track.npy", trace.lod.row_track)
         np.save(folder / "row_depth.npy", trace.lod.row_depth)
@@ -193,13 +195,14 @@ def spill_folder() -> Iterator[Path | None]:
         shutil.rmtree(folder, ignore_errors=True)  # a linked args file lives on in its entry
 
 
-PARKED = ("name", "cat", "args_off", "args_len")  # what the levels of detail do not read
+PARKED = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len")
 
 
 def park_columns(trace: Trace, folder: Path) -> None:
-    """Write ``trace``'s columns that building its levels of detail does not read into ``folder``
-    and map them back: their memory is let go before the levels' arrays are made (10M slices:
-    ~200 MB of a worker's peak), and the cache links the files rather than writes them again."""
+    """Write ``trace``'s slice columns into ``folder`` and map them back, before its levels of
+    detail are built: the four the levels do not read (name, cat, args) are no longer resident at
+    the worker's peak (10M slices: ~200 MB), the others are pages the kernel may drop, and the
+    cache links the files (and the finest level's start, the same column) rather than writes them again."""
     for name in PARKED:
         target = folder / f"{name}.npy"
         np.save(target, np.ascontiguousarray(getattr(trace, name)))
