@@ -116,3 +116,23 @@ def test_a_later_range_holds_no_args_until_it_is_fed(tmp_path, monkeypatch):
     assert held[0][1][-1]  # the first range's newest piece is not fed while it scans: gathered in its thread
     assert all(pieces.count(False) == len(pieces) for _, pieces in held[1:])  # later ranges: gathered when fed
     _assert_reads_back(trace, events)
+
+
+def test_levels_sharing_arrays_are_written_once(tmp_path):
+    # Lanes of back-to-back slices: a coarser level merges little and shares the finer one's arrays.
+    b = TraceBuilder()
+    for i in range(20_000):
+        b.add_slice(i * 1000, 900, b.track_id(1, i % 4), f"n{i % 3}")
+    from studio.tools.profiler.loader import with_lod
+
+    trace = with_lod(b.build("x"))
+    shared = [(i, c) for i, level in enumerate(trace.lod.levels[1:], 1) for c in ("end", "rep", "count")
+              if getattr(level, c) is getattr(trace.lod.levels[i - 1], c)]
+    assert shared  # the case this test is about
+    folder = cache.store_into(tmp_path / "entry", trace)
+    for i, column in shared:
+        assert os.stat(folder / f"lod{i}_{column}.npy").st_ino == os.stat(folder / f"lod{i - 1}_{column}.npy").st_ino
+    back = cache.load_folder(folder)
+    for mine, theirs in zip(trace.lod.levels, back.lod.levels):  # every level reads back as built
+        for column in ("start", "end", "end_max", "rep", "count", "bounds"):
+            assert np.array_equal(getattr(mine, column), getattr(theirs, column))
