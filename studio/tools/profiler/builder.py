@@ -22,6 +22,24 @@ from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 
 SPILL_BYTES = 256 << 20
+# With a named spill file (``spill_path``) the args go to it in small batches: the file is what the
+# cache links rather than copies, so holding them in memory first saves nothing.
+NAMED_SPILL_BYTES = 16 << 20
+
+
+class MappedArgs(mmap.mmap):
+    """A read-only mapping of an args file that remembers the file's ``path``, so the cache can link
+    that file rather than copy its bytes (a 10M-event trace carries ~1 GB of args)."""
+
+    path: str | None = None
+
+
+def map_args(handle, path: Path | None) -> MappedArgs:
+    """Map open file ``handle`` (read-only), remembering ``path`` (None: unnamed, not to link)."""
+    handle.flush()
+    blob = MappedArgs(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    blob.path = str(path) if path is not None else None
+    return blob
 
 
 class TraceBuilder:
@@ -46,6 +64,7 @@ class TraceBuilder:
         # Where that file is made instead of an anonymous one: a range decoder spills straight into
         # the file it hands to the parent, so a big range's args are written once, never copied.
         self.spill_path: Path | None = None
+        self._spill_named: Path | None = None  # the spill file's path when it is ``spill_path``
         self._instants: list[tuple[int, int, int]] = []
         self._counters: dict[tuple, tuple[list[int], list[float]]] = {}
         self.counter_sources: dict[Any, str] = {}  # pid -> where its counters were read
@@ -148,10 +167,12 @@ class TraceBuilder:
         self._blob_parts.append(data)
         self._blob_size += len(data)
         self._blob_pending += len(data)
-        if self._blob_pending >= SPILL_BYTES:  # big traces: args go to disk as they come
+        limit = SPILL_BYTES if self.spill_path is None else NAMED_SPILL_BYTES
+        if self._blob_pending >= limit:  # big traces: args go to disk as they come
             if self._spill is None:
                 self._spill = (open(self.spill_path, "w+b") if self.spill_path is not None  # noqa: SIM115
                                else tempfile.TemporaryFile(prefix="studio-args-"))
+                self._spill_named = self.spill_path
             self._spill.writelines(self._blob_parts)
             self._blob_parts, self._blob_pending = [], 0
 
@@ -249,8 +270,7 @@ class TraceBuilder:
             return b"".join(self._blob_parts)
         self._spill.writelines(self._blob_parts)  # what would be spilled at the next threshold anyway
         self._blob_parts, self._blob_pending = [], 0
-        self._spill.flush()
-        return mmap.mmap(self._spill.fileno(), 0, access=mmap.ACCESS_READ)
+        return map_args(self._spill, self._spill_named)
 
     def _args_blob(self) -> bytes | mmap.mmap:
         """All args bytes: joined in memory, or, for big traces, the temporary file they were
@@ -259,10 +279,9 @@ class TraceBuilder:
         if self._spill is None:
             return b"".join(parts)
         handle, self._spill = self._spill, None
-        with handle:  # the file is unlinked already; the mapping keeps its pages
+        with handle:  # unlinked already, or named (the cache links it); the mapping keeps its pages
             handle.writelines(parts)
-            handle.flush()
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            return map_args(handle, self._spill_named)
 
     def write_args(self, path) -> None:
         """Write all args bytes to file ``path`` without mapping them (the kernel copies a spill

@@ -9,11 +9,14 @@ temporary name and renamed, so a crash never leaves a half cache behind.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -98,9 +101,19 @@ def store(source: Path, trace: Trace) -> Path | None:
 def _save_lod(folder: Path, trace: Trace) -> list:
     """Write ``trace``'s levels of detail into ``folder``; return the levels (none without them)."""
     levels = trace.lod.levels if trace.lod is not None else []
+    # A level that merges little shares the finer level's arrays (and a row-sorted level its end
+    # as end_max): each array is written once and linked under its other names. On 2M events
+    # three levels share one set: 120 MB of the entry's writes.
+    written: dict[int, Path] = {}
     for i, level in enumerate(levels):
         for column in _LEVEL_COLUMNS:
-            np.save(folder / f"lod{i}_{column}.npy", np.ascontiguousarray(getattr(level, column)))
+            array, target = getattr(level, column), folder / f"lod{i}_{column}.npy"
+            earlier = written.get(id(array))
+            if earlier is not None and _link(earlier, target):
+                continue
+            if not _link_column(array, target):
+                np.save(target, np.ascontiguousarray(array))
+            written[id(array)] = target
     if trace.lod is not None:
         np.save(folder / "row_track.npy", trace.lod.row_track)
         np.save(folder / "row_depth.npy", trace.lod.row_depth)
@@ -133,17 +146,11 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         for name in _SLICE_COLUMNS:
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(trace, name)))
-        with (tmp / "args.bin").open("wb") as handle:  # in slices: the blob may be a big mmap
-            blob = memoryview(trace.args_blob) if not isinstance(trace.args_blob, bytes) else trace.args_blob
-            mapped = trace.args_blob if isinstance(trace.args_blob, mmap.mmap) else None
-            step = 64 << 20
-            for offset in range(0, len(blob), step):
-                handle.write(blob[offset:offset + step])
-                if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
-                    # Let the copied pages go from this process (they stay in the file): a 5 GB
-                    # trace's ~2.5 GB of args would otherwise all count as resident here.
-                    mapped.madvise(mmap.MADV_DONTNEED, offset, min(step, len(blob) - offset))
+            column = getattr(trace, name)
+            if not _link_column(column, tmp / f"{name}.npy"):
+                np.save(tmp / f"{name}.npy", np.ascontiguousarray(column))
+        if not _link_args(trace.args_blob, tmp / "args.bin"):
+            _write_args(trace.args_blob, tmp / "args.bin")
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)
@@ -165,6 +172,105 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
+
+
+SCRATCH_PREFIX = ".tmp-ranges-"  # + the owner's pid: swept once that process is gone (chrome_parallel)
+
+
+def scratch_folder(kind: str) -> Path:
+    """A new scratch folder on the cache's file system (so what is written there can be linked
+    into an entry rather than copied), else in the system's temporary folder; the caller deletes it."""
+    try:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{kind}-", dir=root))
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"studio-{kind}-"))
+
+
+@contextlib.contextmanager
+def spill_folder() -> Iterator[Path | None]:
+    """A scratch folder for a reader's args file (see :func:`scratch_folder`), deleted afterwards;
+    None when none can be made (the reader then spills to an anonymous file, as before)."""
+    try:
+        folder = scratch_folder("spill")
+    except OSError:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # a linked args file lives on in its entry
+
+
+PARKED = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len")
+
+
+def park_columns(trace: Trace, folder: Path) -> None:
+    """Write ``trace``'s slice columns into ``folder`` and map them back, before its levels of
+    detail are built: the four the levels do not read (name, cat, args) are no longer resident at
+    the worker's peak (10M slices: ~200 MB), the others are pages the kernel may drop, and the
+    cache links the files (and the finest level's start, the same column) rather than writes them again."""
+    for name in PARKED:
+        target = folder / f"{name}.npy"
+        np.save(target, np.ascontiguousarray(getattr(trace, name)))
+        setattr(trace, name, np.load(target, mmap_mode="r"))
+
+
+def _link_column(column: np.ndarray, target: Path) -> bool:
+    """Link the ``.npy`` file ``column`` maps whole (see :func:`park_columns`) as ``target``; False
+    (nothing done) when it is not such a mapping or the link cannot be made."""
+    filename = getattr(column, "filename", None)
+    if not isinstance(column, np.memmap) or filename is None or not column.flags.c_contiguous:
+        return False
+    try:
+        whole = np.load(filename, mmap_mode="r")
+        if (whole.dtype != column.dtype or whole.shape != column.shape or whole.offset != column.offset
+                or os.path.getsize(filename) != column.offset + column.nbytes):
+            return False
+    except (OSError, ValueError):
+        return False
+    return _link(filename, target)
+
+
+def _link(source: Path | str, target: Path) -> bool:
+    """Hard-link ``source`` as ``target``; False (nothing done) where that cannot be done."""
+    try:
+        os.link(source, target)
+        return True
+    except OSError:
+        return False
+
+
+def _link_args(blob, target: Path) -> bool:
+    """Link the file ``blob`` maps (a reader's named args file, see builder.MappedArgs) as
+    ``target`` rather than copy it: the args are most of a big trace's bytes, and writing them
+    again took longer than the scan that read them. False (nothing done): not a named file, or
+    on another file system. The file may have grown past ``len(blob)`` (a snapshot of a read that
+    goes on): the offsets only point into the part mapped."""
+    path = getattr(blob, "path", None)
+    if path is None:
+        return False
+    try:
+        if os.path.getsize(path) < len(blob):
+            return False
+    except OSError:
+        return False
+    return _link(path, target)
+
+
+def _write_args(blob, target: Path) -> None:
+    """Copy the args bytes of ``blob`` (bytes or a mapping) into ``target``, in slices."""
+    with target.open("wb") as handle:  # in slices: the blob may be a big mmap
+        view = memoryview(blob) if not isinstance(blob, bytes) else blob
+        mapped = blob if isinstance(blob, mmap.mmap) else None
+        step = 64 << 20
+        for offset in range(0, len(view), step):
+            handle.write(view[offset:offset + step])
+            if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+                # Let the copied pages go from this process (they stay in the file): a 5 GB
+                # trace's ~2.5 GB of args would otherwise all count as resident here.
+                mapped.madvise(mmap.MADV_DONTNEED, offset, min(step, len(view) - offset))
 
 
 def evict(root: Path, keep: Path | None = None, limit: int = MAX_BYTES) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 from studio.core.jobs import CancelToken, Progress
 from studio.core.processes import pid_alive
 from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.cache import SCRATCH_PREFIX as _SCRATCH_PREFIX
 from studio.tools.profiler.chrome_decode import CHUNK_BYTES, DECODE_BYTES, Event, Misaligned, _EVENT_END, iter_event_chunks
 
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
@@ -175,9 +176,6 @@ def _scratch_dir() -> str | None:
         return str(root)
     except OSError:
         return None
-
-
-_SCRATCH_PREFIX = ".tmp-ranges-"
 
 
 def _sweep(root: Path) -> None:

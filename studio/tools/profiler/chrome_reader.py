@@ -30,7 +30,7 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES  # smaller files decode faster than process
 def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
                       builder: TraceBuilder | None = None, *, build: bool = True,
                       ranges: int | None = None, chunk_bytes: int | None = None, scan: bool | None = None,
-                      on_partial=None) -> Generator[Progress, None, Trace | TraceBuilder]:
+                      on_partial=None, spill_dir: Path | None = None) -> Generator[Progress, None, Trace | TraceBuilder]:
     """Read a Chrome trace JSON file into a Trace (or into ``builder`` when ``build`` is False,
     so msprof slices can be merged into one trace).
 
@@ -46,6 +46,8 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     loading numba costs more than it saves), True for any file, False never. The decoder above is
     what it leaves to, and the whole path where numba is missing. ``on_partial``: see
     :func:`~studio.tools.profiler.chrome_scan.scan_chrome_trace` (called by the scanner only).
+    ``spill_dir``: a folder (on the cache's file system) where a big trace's args go as a named
+    file, which the cache then links rather than copies (see :func:`~.cache.store_into`).
     """
     path = Path(path)
     yield Progress(None, f"reading {path.name}")
@@ -54,6 +56,8 @@ def read_chrome_trace(path: Path, cancel: CancelToken | None = None,
     except OSError as exc:
         raise UserError(f"Cannot read trace: {exc.strerror}", path, "Check the file exists and is readable.") from exc
     builder = builder if builder is not None else TraceBuilder()
+    if spill_dir is not None and builder.spill_path is None:
+        builder.spill_path = Path(spill_dir) / "args.bin"
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the collector would rescan them for nothing
     try:

@@ -71,8 +71,8 @@ class _Piece:
     rows: int
     spans: np.ndarray  # delegated events: start, end pairs
     delegated: int
-    blob: np.ndarray  # the complete events' args, one after another (copied in the scanning thread)
-    blob_offsets: np.ndarray  # where each one starts in ``blob``
+    blob: np.ndarray | None  # the complete events' args, one after another (None: gathered when fed)
+    blob_offsets: np.ndarray | None  # where each one starts in ``blob``
     strings: tuple  # the range's string table as it was after this piece (its arrays, and the count)
     tracks: tuple  # the same for its tracks
 
@@ -89,6 +89,7 @@ class _Range:
     scanned: int = 0
     fed: int = 0  # pieces handed to the builder (and let go)
     covered: int = 0  # bytes from ``begin`` whose events were handed to the builder
+    let_go: int = -1  # where the feed's next release of mapped pages starts (-1: ``begin``)
     ends: list = field(default_factory=list)  # where each piece ends, from ``begin``
     string_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # local -> builder id
     track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -129,10 +130,11 @@ class _Tables:
 
 
 def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: threading.Event,
-                done: np.ndarray | None = None, slot: int = 0, data=None) -> _Range:
+                done: np.ndarray | None = None, slot: int = 0, data=None, gather: bool = True) -> _Range:
     """Scan the events from ``result.begin`` to the first boundary at or after ``result.end`` (or the
     array's end) into ``result.pieces``; ``done[slot]`` follows the bytes scanned. ``data``: the
-    mapping ``d`` views, whose scanned pages are let go as the scan moves on."""
+    mapping ``d`` views, whose scanned pages are let go as the scan moves on. ``gather``: copy each
+    piece's args out now (the first range, handed over as it is read), else when it is fed."""
     begin, end = result.begin, result.end
     released = begin
     tables = _Tables()
@@ -158,9 +160,10 @@ def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: thread
         rows, delegated = int(state[k.NFAST]), int(state[k.NDELEG])
         if rows or delegated:
             columns = tuple(o[:rows] for o in outs)
-            blob = np.empty(int(columns[6].sum(dtype=np.int64)), np.uint8)
-            blob_offsets = np.empty(rows, np.int64)
-            k.gather(d, columns[5], columns[6], rows, blob, 0, blob_offsets)
+            # A later range is fed only once the whole file is scanned: its args copied now would
+            # all be held at once (half a 2.2 GB trace's args, ~500 MB); they are copied from the
+            # file when fed instead.
+            blob, blob_offsets = _gathered(k, d, columns, rows) if gather else (None, None)
             result.ends.append(int(state[k.POS]) - begin)
             result.pieces.append(_Piece(
                 columns, rows, spans[:2 * delegated], delegated, blob, blob_offsets,
@@ -186,6 +189,14 @@ def _scan_range(k, d: np.ndarray, result: _Range, piece_bytes: int, stop: thread
         break
     result.last_kind, result.last_start = int(state[k.LAST_KIND]), int(state[k.LAST_START])
     return result
+
+
+def _gathered(k, d: np.ndarray, columns: tuple, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The args of a piece's first ``rows`` complete events, one after another, and where each starts."""
+    blob = np.empty(int(columns[6][:rows].sum(dtype=np.int64)), np.uint8)
+    blob_offsets = np.empty(rows, np.int64)
+    k.gather(d, columns[5], columns[6], rows, blob, 0, blob_offsets)
+    return blob, blob_offsets
 
 
 def _events_span(data, head_limit: int = 1 << 20) -> tuple[int, bool] | None:
@@ -239,7 +250,8 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     total = max(1, len(data))
     done = np.zeros(len(plan), np.int64)
     pool = ThreadPoolExecutor(len(plan), thread_name_prefix="trace-scan")
-    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i, data) for i, r in enumerate(plan)]
+    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i, data, i == 0)
+               for i, r in enumerate(plan)]
     try:
         while not all(f.done() for f in futures):
             if cancel is not None and cancel.cancelled:
@@ -325,8 +337,12 @@ def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path, keep_last:
         result.pieces[result.fed] = None
         result.covered = result.ends[result.fed]
         result.fed += 1
+        deferred = piece.blob is None
         _intern_new(k, builder, mv, result, piece)
-        _feed_piece(builder, mv, result, piece, path)
+        _feed_piece(k, builder, mv, result, piece, path)
+        if deferred:  # its args were gathered here: the pages that read go again, as the scan's did
+            result.let_go = _release(data, result.begin if result.let_go < 0 else result.let_go,
+                                     result.begin + result.covered)
 
 
 def _intern_new(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece) -> None:
@@ -347,10 +363,12 @@ def _intern_new(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece:
         result.track_ids = np.concatenate([result.track_ids, ids])
 
 
-def _feed_piece(builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece, path: Path) -> None:
+def _feed_piece(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece: _Piece, path: Path) -> None:
     """One piece: its complete events as columns, then its delegated events through the decoder."""
     n = piece.rows
     if n:
+        if piece.blob is None:
+            piece.blob, piece.blob_offsets = _gathered(k, np.frombuffer(mv, np.uint8), piece.columns, n)
         start, dur, track, name, cat, _off, length = (c[:n] for c in piece.columns)
         offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
         offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))

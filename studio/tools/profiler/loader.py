@@ -118,6 +118,7 @@ def finish_offloaded(path: Path, folder: str, temporary: bool) -> Generator[Prog
 
 
 OFFLOAD_BYTES = 4 << 20  # below this a parse holds the interpreter for a few tens of ms at most
+PARK_SLICES = 1 << 20  # from this many slices a worker parks the columns the levels do not read (cache.park_columns)
 
 
 def parse_to_cache(path: str, cancel: CancelToken | None = None, read_options: dict | None = None
@@ -131,9 +132,17 @@ def parse_to_cache(path: str, cancel: CancelToken | None = None, read_options: d
         folder = cache.add_lod(Path(path), with_lod(cached))
         if folder is not None:
             return str(folder), False
-    trace = yield from open_profile(path, cancel, use_cache=False, read_options=read_options)
-    yield Progress(0.95, "writing the cache")
-    folder = cache.store(Path(path), trace)
+    # The args go to a named file and the columns the levels of detail do not read are parked
+    # there before they are built; the cache links those files rather than writes them again.
+    with cache.spill_folder() as spill:
+        options = dict(read_options or {}, spill_dir=spill) if spill is not None else read_options
+        trace = yield from open_profile(path, cancel, use_cache=False, lod=False, read_options=options)
+        if spill is not None and trace.size >= PARK_SLICES:
+            cache.park_columns(trace, spill)
+        yield Progress(0.9, "building levels of detail")
+        with_lod(trace)
+        yield Progress(0.95, "writing the cache")
+        folder = cache.store(Path(path), trace)
     if folder is not None:
         return str(folder), False
     import tempfile
