@@ -90,18 +90,23 @@ class Target:
 class Checker:
     """Builds and judges rollback sets; remembers each set's accuracy and counts distinct checks."""
 
-    def __init__(self, builder, samples, reference, judge, target: Target, fp32: Accuracy, cancel=None):
+    def __init__(self, builder, samples, reference, judge, target: Target, fp32: Accuracy, cancel=None,
+                 measured: dict | None = None):
         self.builder, self.samples, self.reference, self.judge = builder, samples, reference, as_judge(judge)
         self.target, self.fp32, self.cancel = target, fp32, cancel
         self.seen: dict[frozenset, Accuracy] = {}
+        # sets already measured (shared between searches): measured once, still counted by each search
+        self.measured = measured if measured is not None else {}
 
     def accuracy(self, rollback) -> Accuracy:
         key = frozenset(rollback)
         if key not in self.seen:
-            if self.cancel is not None:
-                self.cancel.raise_if_cancelled()
-            outputs = run_all(self.builder.build(key), self.samples)
-            self.seen[key] = accuracy_of(self.reference, outputs, self.judge)
+            if key not in self.measured:
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+                outputs = run_all(self.builder.build(key), self.samples)
+                self.measured[key] = accuracy_of(self.reference, outputs, self.judge)
+            self.seen[key] = self.measured[key]
         return self.seen[key]
 
     def passes(self, rollback) -> bool:
