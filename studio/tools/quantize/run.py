@@ -78,6 +78,9 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         yield Progress(0.02, f"FP32 outputs on {len(evaluation)} sample(s)")
         reference = run_all(model, evaluation)
         fp32 = accuracy_of(reference, reference, labels)
+        # every comparison reads the reference in float64 (cosine's precision): converted once, not per candidate
+        reference = [[r.astype("float64") if getattr(r, "dtype", None) is not None and r.dtype.kind == "f" else r
+                      for r in sample] for sample in reference]
         yield Progress(0.05, f"calibrating ({settings.method}) on {len(calib)} sample(s)")
         full = builder.calibrate(calib)
         candidates = quantised_layers(onnx.load(str(model)), onnx.load(str(full)), settings.op_types)
