@@ -22,6 +22,12 @@ def _outputs(path, feeds_list):
     return [session.run(None, feeds) for feeds in feeds_list]
 
 
+def _cosine(a, b) -> float:
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    norms = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(a @ b / norms) if norms else 0.0  # an all-zero answer against a real one: nothing in common
+
+
 def _edited_against_ort(tmp_path, model, calib, keeps, per_channel=False):
     """For each keep set: Studio's edited candidate and ORT's own build with the rest excluded."""
     from onnxruntime.quantization import QuantFormat, QuantType
@@ -122,7 +128,47 @@ def test_the_search_edits_its_candidates_and_measures_each_set_once(tmp_path):
     assert result.edited_builds < checks
     # the written model (quantize_static's) measured again: equal to an independent numpy cosine
     reference, mixed = _outputs(model, samples(8, 2)), _outputs(result.out, samples(8, 2))
-    cosines = [float(r[0].ravel().astype(np.float64) @ m[0].ravel() / np.linalg.norm(r[0]) / np.linalg.norm(m[0]))
-               for r, m in zip(reference, mixed)]
+    cosines = [_cosine(r[0], m[0]) for r, m in zip(reference, mixed)]
     assert result.table[2].accuracy.min_cosine == pytest.approx(min(cosines), abs=1e-6)
     assert not result.table[2].notes
+
+
+def test_a_failing_check_stops_at_its_first_sample_below_the_target_and_completes_when_reported(tmp_path,
+                                                                                              monkeypatch):
+    from onnxruntime.quantization import QuantFormat, QuantType
+
+    from studio.tools.quantize import search
+    from studio.tools.quantize.measure import accuracy_of
+
+    model = tmp_path / "chain.onnx"
+    layers = chain_model(model, outlier_at=1)
+    calib, evaluation = samples(16, 1), samples(8, 2)
+    work = tmp_path / "work"
+    work.mkdir()
+    builder = Builder(model, Settings(), work, work / "ranges.json")
+    full = builder.calibrate(calib)
+    assert builder.enable_edits(full, layers)
+    reference = _outputs(model, evaluation)
+    fp32 = accuracy_of(reference, reference, None)
+    consumed = []
+
+    def counting(path, feeds):
+        for out in search_run_each(path, feeds):
+            consumed.append(path)
+            yield out
+
+    search_run_each = search.run_each
+    monkeypatch.setattr(search, "run_each", counting)
+    checker = search.Checker(builder, evaluation, reference, None, Target(min_cosine=0.99), fp32,
+                             order=list(reversed(range(len(evaluation)))))
+    assert not checker.passes([])            # every layer INT8: mm1's outlier breaks the first sample already
+    assert len(consumed) == 1
+    assert checker.passes(["mm1"])           # a passing set is measured on every sample
+    assert len(consumed) == 1 + len(evaluation)
+    # reported: completed on every sample, equal to numpy over ORT's own fully quantised model
+    ort_full = ort_quantize_static(model, tmp_path / "ort.onnx", calib, quant_format=QuantFormat.QDQ,
+                                   op_types_to_quantize=list(COMPUTE_OPS), activation_type=QuantType.QUInt8,
+                                   weight_type=QuantType.QInt8)
+    cosines = [_cosine(r[0], o[0]) for r, o in zip(reference, _outputs(ort_full, evaluation))]
+    assert checker.accuracy([]).min_cosine == pytest.approx(min(cosines), abs=1e-6)
+    assert checker.runs == 2

@@ -45,14 +45,21 @@ def top1(outputs: list[list[np.ndarray]], labels: list[int]) -> float:
 
 def run_all(model: Path, samples: list[dict]) -> list[list[np.ndarray]]:
     """Every output of ``model`` for each sample (CPU, one session, its threads not spinning)."""
-    session = open_cpu(model, spinning=False)
-    try:
-        return [session.run(None, feeds) for feeds in samples]
-    except Exception as exc:  # ORT's own types
-        from studio.core.ortmsg import ort_message
+    return list(run_each(model, samples))
 
-        raise UserError(f"ONNX Runtime cannot run {Path(model).name}: {ort_message(exc)}", model,
-                        "Check that the samples match the model's inputs.") from exc
+
+def run_each(model: Path, samples: list[dict]):
+    """``model``'s outputs for one sample after another (one session): a caller may stop early."""
+    session = open_cpu(model, spinning=False)
+    for feeds in samples:
+        try:
+            outputs = session.run(None, feeds)
+        except Exception as exc:  # ORT's own types
+            from studio.core.ortmsg import ort_message
+
+            raise UserError(f"ONNX Runtime cannot run {Path(model).name}: {ort_message(exc)}", model,
+                            "Check that the samples match the model's inputs.") from exc
+        yield outputs
 
 
 def open_cpu(model: Path, spinning: bool = True):

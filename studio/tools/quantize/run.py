@@ -24,7 +24,8 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.quantize.build import Builder, Settings, quantised_layers, scratch
-from studio.tools.quantize.measure import TASK_METRICS, Accuracy, Row, accuracy_of, as_judge, run_all, time_against
+from studio.tools.quantize.measure import (TASK_METRICS, Accuracy, Row, accuracy_of, as_judge, min_cosine, run_all,
+                                          time_against)
 from studio.tools.quantize.search import Checker, Found, Target, search_ddmin, search_ranked
 from studio.tools.quantize.sensitivity import Sensitivity, rank_layers
 
@@ -92,7 +93,10 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         if not builder.enable_edits(full, candidates):
             notes.append("every candidate built by quantize_static (the model is outside the rules for editing "
                          "the quantised graph)")
-        int8 = accuracy_of(reference, run_all(full, evaluation), labels)
+        int8_outputs = run_all(full, evaluation)
+        int8 = accuracy_of(reference, int8_outputs, labels)
+        # the samples INT8 does worst on first: a check that fails stops there (cosine targets)
+        worst_first = sorted(range(len(evaluation)), key=lambda i: min_cosine([reference[i]], [int8_outputs[i]]))
         ranked: list[Sensitivity] = []
         if sensitivity:
             ranked = yield from _progress(rank_layers(model, candidates, builder, evaluation, reference, labels,
@@ -101,9 +105,9 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         yield Progress(0.55, f"searching the fewest layers to roll back for {target.describe()}")
         # one memory of measured sets: a set both searches try is built and run once, counted by each
         measured: dict = {}
-        by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured)
+        by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured, worst_first)
         ddmin_found = search_ddmin(by_ddmin, order, cancel)
-        by_rank = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured)
+        by_rank = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured, worst_first)
         ranked_found = search_ranked(by_rank, order)
         searches = [ddmin_found, ranked_found]
         chosen = min(searches, key=lambda f: (not target.met(f.accuracy, fp32), f.size))
@@ -148,7 +152,7 @@ def _same(a: Accuracy, b: Accuracy, tolerance: float = 1e-5) -> bool:
 def _unreachable(target: Target, fp32: Accuracy, int8: Accuracy, *checkers_and_candidates) -> str:
     *checkers, candidates = checkers_and_candidates
     everything = frozenset(candidates)
-    tried = {k: v for c in checkers for k, v in c.seen.items() if k != everything}
+    tried = {k: c.accuracy(k) for c in checkers for k in list(c.seen) if k != everything}  # complete: figures said
     best_set, best = max(tried.items(), key=lambda kv: (target.score(kv[1]), -len(kv[0])))
     return (f"No rollback meets the target ({target.describe()}) while a layer stays in INT8: the best reached "
             f"is {target.show(best)} with {len(best_set)} of {len(candidates)} layer(s) rolled back "
