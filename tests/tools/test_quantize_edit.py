@@ -11,6 +11,7 @@ import pytest
 from quantize_helpers import chain_model, ort_quantize_static, samples
 from studio.core.jobs import run_job
 from studio.tools.quantize.build import COMPUTE_OPS, Builder, Settings, quantised_layers
+from studio.tools.quantize.edit import same_graph
 from studio.tools.quantize.run import quantize
 from studio.tools.quantize.search import Target
 
@@ -49,6 +50,8 @@ def _edited_against_ort(tmp_path, model, calib, keeps, per_channel=False):
         for a_list, b_list in zip(ours, theirs):
             for a, b in zip(a_list, b_list):
                 np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg=f"keep {sorted(keep)}")
+        # the very graph ORT builds, node for node: what lets the written model skip a second measurement
+        assert same_graph(onnx.load(str(edited)), onnx.load(str(ort_build)))
         # the layers kept read INT8 weights, the others their float ones (a float layer may still read a
         # dequantised activation: ORT rewires every reader of a quantised tensor)
         made_by = {o: n.op_type for n in onnx.load(str(edited)).graph.node for o in n.output}

@@ -151,3 +151,17 @@ class Editor:
         del graph.value_info[:]
         graph.value_info.extend(infos)
         return out
+
+
+def same_graph(a, b) -> bool:
+    """Whether two ModelProtos hold the same graph: the same nodes and initializers (in any order),
+    inputs and outputs. Then ONNX Runtime computes the same outputs for both: an edited candidate
+    that equals ``quantize_static``'s build need not be run again."""
+    def parts(model):
+        graph = model.graph
+        return (sorted(n.SerializeToString(deterministic=True) for n in graph.node),
+                sorted(t.SerializeToString(deterministic=True) for t in graph.initializer),
+                [v.SerializeToString(deterministic=True) for v in graph.input],
+                [v.SerializeToString(deterministic=True) for v in graph.output],
+                sorted(o.SerializeToString(deterministic=True) for o in model.opset_import))
+    return parts(a) == parts(b)

@@ -115,10 +115,12 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
             raise UserError(_unreachable(target, fp32, int8, by_ddmin, by_rank, candidates), model,
                             "Loosen the target, calibrate on more or more typical samples, or try "
                             "--method entropy|percentile or --per-channel.")
-        # the model written is quantize_static's own build, measured again: the search's figure was
-        # taken on an edited build
+        # the model written is quantize_static's own build; the search's figure was taken on an edited
+        # build: the same graph (compared node by node) needs no run, another one is measured again
         mixed = builder.build(chosen.rollback, exact=True)
-        written = accuracy_of(reference, run_all(mixed, evaluation), labels) if builder.edited else chosen.accuracy
+        written = chosen.accuracy
+        if builder.edited and not _same_build(builder.build(chosen.rollback), mixed):
+            written = accuracy_of(reference, run_all(mixed, evaluation), labels)
         table = [Row("FP32", str(model), 0, fp32), Row("INT8", "", 0, int8),
                  Row("mixed", str(out), len(chosen.rollback), written)]
         if not _same(written, chosen.accuracy):
@@ -140,6 +142,14 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
     return QuantizeResult(model, out, ranges, settings, target.describe(), len(calib), len(evaluation),
                           builder.reused_cache, len(candidates), ranked, chosen.rollback, searches, table, builds,
                           notes, edited_builds=edited)
+
+
+def _same_build(edited: Path, exact: Path) -> bool:
+    import onnx
+
+    from studio.tools.quantize.edit import same_graph
+
+    return same_graph(onnx.load(str(edited)), onnx.load(str(exact)))
 
 
 def _same(a: Accuracy, b: Accuracy, tolerance: float = 1e-5) -> bool:
