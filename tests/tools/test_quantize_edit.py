@@ -175,3 +175,18 @@ def test_a_failing_check_stops_at_its_first_sample_below_the_target_and_complete
     cosines = [_cosine(r[0], o[0]) for r, o in zip(reference, _outputs(ort_full, evaluation))]
     assert checker.accuracy([]).min_cosine == pytest.approx(min(cosines), abs=1e-6)
     assert checker.runs == 2
+
+
+def test_search_ranked_runs_only_the_ranked_bisection_and_says_so(tmp_path):
+    model = tmp_path / "chain.onnx"
+    chain_model(model, outlier_at=1, layers=6)
+    evaluation = samples(8, 2)
+    result = run_job(quantize(model, tmp_path / "q.onnx", samples(16, 1), evaluation, Settings(),
+                              Target(min_cosine=0.99), timing=False, search="ranked"))
+    assert [found.method for found in result.searches] == ["ranked-binary"]
+    assert any("only the ranked-binary search ran (--search ranked)" in note for note in result.notes)
+    assert result.fallback == ["mm1"]
+    # the written model meets the target by an independent numpy cosine over ORT's outputs
+    cosines = [_cosine(r[0], m[0]) for r, m in zip(_outputs(model, evaluation), _outputs(result.out, evaluation))]
+    assert min(cosines) >= 0.99
+    assert result.table[2].accuracy.min_cosine == pytest.approx(min(cosines), abs=1e-6)

@@ -6,7 +6,7 @@
 3. Sensitivity of each layer quantised alone, ranked (:mod:`~studio.tools.quantize.sensitivity`).
 4. The rollback set for the target by delta debugging, and by sensitivity-ranked binary search
    for comparison (:mod:`~studio.tools.quantize.search`); the smaller set is the answer (ddmin's
-   on a tie). A target that only rolling back every layer meets is a UserError naming the best
+   on a tie). ``search`` runs one of them only (``ddmin`` or ``ranked``), said in the notes. A target that only rolling back every layer meets is a UserError naming the best
    accuracy reached with a layer still in INT8.
 5. FP32, full INT8 and the mixed model: accuracy on the evaluation samples and latency against FP32,
    timed interleaved with repeats.
@@ -55,7 +55,7 @@ class QuantizeResult:
 
 def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], settings: Settings,
              target: Target, labels=None, ranges: Path | None = None,
-             budget_s: float = 3.0, timing: bool = True, sensitivity: bool = True,
+             budget_s: float = 3.0, timing: bool = True, sensitivity: bool = True, search: str = "both",
              cancel: CancelToken | None = None) -> Generator[Progress, None, QuantizeResult]:
     """Job: see the module docstring. ``evaluation`` are the samples judged; ``labels`` their ground
     truth: a class per sample (top-1), or a judge object whose ``measure(outputs)`` gives task
@@ -105,14 +105,19 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
         yield Progress(0.55, f"searching the fewest layers to roll back for {target.describe()}")
         # one memory of measured sets: a set both searches try is built and run once, counted by each
         measured: dict = {}
-        by_ddmin = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured, worst_first)
-        ddmin_found = search_ddmin(by_ddmin, order, cancel)
-        by_rank = Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured, worst_first)
-        ranked_found = search_ranked(by_rank, order)
-        searches = [ddmin_found, ranked_found]
+        checkers, searches = [], []
+        for method, run_search in (("ddmin", lambda c: search_ddmin(c, order, cancel)),
+                                   ("ranked", lambda c: search_ranked(c, order))):
+            if search in ("both", method):
+                checkers.append(Checker(builder, evaluation, reference, labels, target, fp32, cancel, measured,
+                                        worst_first))
+                searches.append(run_search(checkers[-1]))
+        if search != "both":
+            notes.append(f"only the {searches[0].method} search ran (--search {search}): the other's set size and "
+                         "run count are not measured")
         chosen = min(searches, key=lambda f: (not target.met(f.accuracy, fp32), f.size))
         if not target.met(chosen.accuracy, fp32) or chosen.size == len(candidates) and chosen.size:
-            raise UserError(_unreachable(target, fp32, int8, by_ddmin, by_rank, candidates), model,
+            raise UserError(_unreachable(target, fp32, int8, *checkers, candidates), model,
                             "Loosen the target, calibrate on more or more typical samples, or try "
                             "--method entropy|percentile or --per-channel.")
         # the model written is quantize_static's own build; the search's figure was taken on an edited
