@@ -190,3 +190,12 @@ def test_search_ranked_runs_only_the_ranked_bisection_and_says_so(tmp_path):
     cosines = [_cosine(r[0], m[0]) for r, m in zip(_outputs(model, evaluation), _outputs(result.out, evaluation))]
     assert min(cosines) >= 0.99
     assert result.table[2].accuracy.min_cosine == pytest.approx(min(cosines), abs=1e-6)
+
+
+def test_the_qoperator_form_quantises_every_candidate_again_and_says_so(tmp_path):
+    model = tmp_path / "chain.onnx"
+    chain_model(model, outlier_at=1)
+    result = run_job(quantize(model, tmp_path / "q.onnx", samples(16, 1), samples(8, 2), Settings(format="qoperator"),
+                              Target(min_cosine=0.99), timing=False))
+    assert result.fallback == ["mm1"] and result.edited_builds == 0
+    assert any("edited from the quantised graph in the QDQ form only" in note for note in result.notes)

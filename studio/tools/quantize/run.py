@@ -91,8 +91,9 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
                             model, "Quantise other op types (--op-types Conv,MatMul,Add,...) or exclude fewer "
                                    "nodes; a model without such layers gains nothing from INT8.")
         if not builder.enable_edits(full, candidates):
-            notes.append("every candidate built by quantize_static (the model is outside the rules for editing "
-                         "the quantised graph)")
+            notes.append("every candidate built by quantize_static, slower: " + (
+                "candidates are edited from the quantised graph in the QDQ form only" if settings.format != "qdq"
+                else "the quantised graph is outside the rules for editing it (e.g. a weight shared by layers)"))
         int8_outputs = run_all(full, evaluation)
         int8 = accuracy_of(reference, int8_outputs, labels)
         # the samples INT8 does worst on first: a check that fails stops there (cosine targets)
