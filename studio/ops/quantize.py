@@ -26,9 +26,9 @@ from studio.tools.infer.postprocess import HEADS
 from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 from studio.tools.infer.words import parse_size, parse_triple, size_word, triple_word
 from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
+from studio.tools.quantize.run import SEARCHES
 
 DEFAULT_MIN_COSINE = 0.99
-SEARCHES = ("both", "ddmin", "ranked")
 
 
 def _path(value, _read=None) -> Path | None:

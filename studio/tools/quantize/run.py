@@ -6,8 +6,9 @@
 3. Sensitivity of each layer quantised alone, ranked (:mod:`~studio.tools.quantize.sensitivity`).
 4. The rollback set for the target by delta debugging, and by sensitivity-ranked binary search
    for comparison (:mod:`~studio.tools.quantize.search`); the smaller set is the answer (ddmin's
-   on a tie). ``search`` runs one of them only (``ddmin`` or ``ranked``), said in the notes. A target that only rolling back every layer meets is a UserError naming the best
-   accuracy reached with a layer still in INT8.
+   on a tie); ``search`` runs one of them only (``ddmin`` or ``ranked``), said in the notes. A
+   target that only rolling back every layer meets is a UserError naming the best accuracy reached
+   with a layer still in INT8.
 5. FP32, full INT8 and the mixed model: accuracy on the evaluation samples and latency against FP32,
    timed interleaved with repeats.
 6. The mixed model written to ``out`` through a temporary file and a rename: nothing half-written.
@@ -28,6 +29,10 @@ from studio.tools.quantize.measure import (TASK_METRICS, Accuracy, Row, accuracy
                                           time_against)
 from studio.tools.quantize.search import Checker, Found, Target, search_ddmin, search_ranked
 from studio.tools.quantize.sensitivity import Sensitivity, rank_layers
+
+
+#: The rollback searches ``quantize`` runs: both (compared), or one of them.
+SEARCHES = ("both", "ddmin", "ranked")
 
 
 @dataclass
@@ -64,6 +69,8 @@ def quantize(model: Path, out: Path, calib: list[dict], evaluation: list[dict], 
     import onnx
 
     model, out = Path(model), Path(out)
+    if search not in SEARCHES:
+        raise UserError(f"Unknown rollback search {search!r}", "--search", f"Use one of: {', '.join(SEARCHES)}.")
     labels = as_judge(labels)
     if target.metric is not None and (labels is None or target.metric not in labels.metrics):
         raise UserError(f"A {TASK_METRICS[target.metric]} target needs ground truth for it", target.describe(),
