@@ -78,9 +78,6 @@ class Request:
     exclude: tuple[str, ...] = option("--exclude", default=(), action="append", metavar="NODE",
                                       parse=lambda values, _read: tuple(values or ()),
                                       help="keep this node in float (repeatable)")
-    search: str = option("--search", default="both", choices=SEARCHES,
-                         help="rollback searches to run: both (default; their set sizes and runs compared), ddmin, "
-                              "or ranked (msmodelslim's sensitivity-ranked bisection)")
     min_cosine: float | None = option("--min-cosine", default=None, type=float, metavar="X", format=_number,
                                       exclusive="target", help="target: every output's cosine against FP32 >= X on "
                                                                "every sample (default 0.99)")
@@ -132,6 +129,9 @@ class Request:
                          help="detection score threshold (default 0.25)")
     iou: float = option("--iou", default=0.45, type=float, format=_number,
                         help="detection NMS IoU threshold (default 0.45)")
+    search: str = option("--search", default="both", choices=SEARCHES,
+                         help="rollback searches to run: both (default; their set sizes and runs compared), ddmin, "
+                              "or ranked (msmodelslim's sensitivity-ranked bisection)")
 
     #: The options in the order ``studio quantize --help`` lists them (the target group together).
     SHOWN = ("model", "out", "calib", "evaluate", "method", "per_channel", "format", "op_types", "exclude", "search",
