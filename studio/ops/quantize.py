@@ -26,6 +26,7 @@ from studio.tools.infer.postprocess import HEADS
 from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 from studio.tools.infer.words import parse_size, parse_triple, size_word, triple_word
 from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
+from studio.tools.quantize.run import SEARCHES
 
 DEFAULT_MIN_COSINE = 0.99
 
@@ -128,9 +129,12 @@ class Request:
                          help="detection score threshold (default 0.25)")
     iou: float = option("--iou", default=0.45, type=float, format=_number,
                         help="detection NMS IoU threshold (default 0.45)")
+    search: str = option("--search", default="both", choices=SEARCHES,
+                         help="rollback searches to run: both (default; their set sizes and runs compared), ddmin, "
+                              "or ranked (msmodelslim's sensitivity-ranked bisection)")
 
     #: The options in the order ``studio quantize --help`` lists them (the target group together).
-    SHOWN = ("model", "out", "calib", "evaluate", "method", "per_channel", "format", "op_types", "exclude",
+    SHOWN = ("model", "out", "calib", "evaluate", "method", "per_channel", "format", "op_types", "exclude", "search",
              "min_cosine", "max_top1_drop", "max_map_drop", "max_dice_drop", "max_iou_drop", "truth", "labels",
              "task", "head", "conf", "iou", "preset", "mean", "std", "resize", "size", "bgr", "layout", "ranges",
              "budget", "timing", "ascend", "soc")
@@ -221,7 +225,8 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
     else:
         eval_feeds = evaluation.feeds
     result = yield from quantize(model, request.out, calib.feeds, eval_feeds, settings, goal, labels,
-                                 request.ranges, request.budget, request.timing, cancel=cancel)
+                                 request.ranges, request.budget, request.timing, search=request.search,
+                                 cancel=cancel)
     result.notes = notes + result.notes
     if request.ascend is not None:
         result.ascend = _write_ascend(request, result.fallback, calib.feeds)

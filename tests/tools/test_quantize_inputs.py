@@ -102,7 +102,7 @@ def test_the_request_survives_its_command_line(tmp_path):
                          True, "qoperator", ("Conv", "Add"), ("n1", "n 2"), None, 2.5, tmp_path / "l.csv",
                          tmp_path / "names.txt", "symmetric", "stretch", (48, 192), True, "NHWC",
                          (1.0, 2.0, 3.0), (4.0, 5.0, 6.0), tmp_path / "r.json", 0.5, False, tmp_path / "asc",
-                         "Ascend910B1", "segment", head="yolox", conf=0.3, iou=0.6)
+                         "Ascend910B1", "segment", head="yolox", conf=0.3, iou=0.6, search="ranked")
     defaults = op.Request(tmp_path / "m.onnx", tmp_path / "o.onnx", tmp_path / "pics")
     changed = [f.name for f in dataclasses.fields(op.Request) if getattr(request, f.name) != getattr(defaults, f.name)]
     # all but model, out, calib and the other targets (min_cosine, max_map/dice/iou_drop)

@@ -64,7 +64,26 @@ class Builder:
     cache: Path
     builds: int = 0
     reused_cache: bool = False
+    edited: int = 0                    # builds made by editing the quantised graph (the rest: quantize_static)
     _count: int = field(default=0, repr=False)
+    _editor: object | None = field(default=None, repr=False)
+    _candidates: tuple[str, ...] = field(default=(), repr=False)
+
+    def enable_edits(self, full: Path, candidates: list[str]) -> bool:
+        """Build later QDQ candidates by editing ``full`` (the fully quantised model, every one of
+        ``candidates`` quantised) instead of quantising again (:mod:`studio.tools.quantize.edit`);
+        False when the model is outside the editor's rules (every build quantises again)."""
+        import onnx
+
+        from studio.tools.quantize.edit import Editor
+
+        if self.settings.format != "qdq":
+            return False
+        editor = Editor(onnx.load(str(self.model)), onnx.load(str(full)), candidates)
+        if editor.model(candidates) is None:
+            return False
+        self._editor, self._candidates = editor, tuple(candidates)
+        return True
 
     def calibrate(self, samples) -> Path:
         """Build the fully quantised model, calibrating on ``samples`` unless the cache holds ranges
@@ -80,14 +99,24 @@ class Builder:
             _stamp_cache(self.cache, stamp)
         return out
 
-    def build(self, rollback, only: list[str] | None = None, data=None) -> Path:
+    def build(self, rollback, only: list[str] | None = None, data=None, exact: bool = False) -> Path:
         """The model with ``rollback`` (and the user's excludes) left in float, or only the layers
-        ``only`` quantised; a new file in the work folder."""
+        ``only`` quantised; a new file in the work folder. Edited from the fully quantised model
+        when :meth:`enable_edits` allowed it, unless ``exact`` (then ``quantize_static`` builds it)."""
         from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
         self._count += 1
         self.builds += 1
         out = self.workdir / f"build_{self._count}.onnx"
+        if self._editor is not None and data is None and not exact:
+            keep = set(only) if only else set(self._candidates) - set(rollback)
+            edited = self._editor.model(keep & set(self._candidates))
+            if edited is not None:
+                import onnx
+
+                onnx.save(edited, str(out))
+                self.edited += 1
+                return out
         method = {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
                   "percentile": CalibrationMethod.Percentile}[self.settings.method]
         fmt = QuantFormat.QDQ if self.settings.format == "qdq" else QuantFormat.QOperator

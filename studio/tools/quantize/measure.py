@@ -44,22 +44,38 @@ def top1(outputs: list[list[np.ndarray]], labels: list[int]) -> float:
 
 
 def run_all(model: Path, samples: list[dict]) -> list[list[np.ndarray]]:
-    """Every output of ``model`` for each sample (CPU, one session)."""
-    session = open_cpu(model)
-    try:
-        return [session.run(None, feeds) for feeds in samples]
-    except Exception as exc:  # ORT's own types
-        from studio.core.ortmsg import ort_message
-
-        raise UserError(f"ONNX Runtime cannot run {Path(model).name}: {ort_message(exc)}", model,
-                        "Check that the samples match the model's inputs.") from exc
+    """Every output of ``model`` for each sample (CPU, one session, its threads not spinning)."""
+    return list(run_each(model, samples))
 
 
-def open_cpu(model: Path):
-    """A quiet CPU session of ``model`` (a path)."""
+def run_each(model: Path, samples: list[dict]):
+    """``model``'s outputs for one sample after another (one session): a caller may stop early."""
+    session = open_cpu(model, spinning=False)
+    for feeds in samples:
+        try:
+            outputs = session.run(None, feeds)
+        except Exception as exc:  # ORT's own types
+            from studio.core.ortmsg import ort_message
+
+            raise UserError(f"ONNX Runtime cannot run {Path(model).name}: {ort_message(exc)}", model,
+                            "Check that the samples match the model's inputs.") from exc
+        yield outputs
+
+
+def open_cpu(model: Path, spinning: bool = True):
+    """A quiet CPU session of ``model`` (a path). ``spinning=False``: its worker threads sleep
+    between ops instead of spinning, the same results (same threads, same partitioning) in less
+    time on a loaded machine (a U-Net run 0.19-0.25 -> 0.12 s at load 7 on 2 cores); timing keeps
+    ONNX Runtime's default, as a deployment runs it."""
     from studio.core.ort_providers import open_session
 
-    return open_session(Path(model), ["CPUExecutionProvider"])
+    options = None
+    if not spinning:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return open_session(Path(model), ["CPUExecutionProvider"], options)
 
 
 #: Task metrics a judge can report (fractions 0..1, larger is better), with the names a user reads.

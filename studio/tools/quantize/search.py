@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from studio.core.ddmin import ddmin
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken
-from studio.tools.quantize.measure import TASK_METRICS, Accuracy, accuracy_of, as_judge, run_all
+from studio.tools.quantize.measure import TASK_METRICS, Accuracy, accuracy_of, as_judge, min_cosine, run_each
 
 
 #: Each task target's option and the metric it reads (:data:`~studio.tools.quantize.measure.TASK_METRICS`).
@@ -88,24 +88,50 @@ class Target:
 
 
 class Checker:
-    """Builds and judges rollback sets; remembers each set's accuracy and counts distinct checks."""
+    """Builds and judges rollback sets; remembers each set's accuracy and counts distinct checks.
 
-    def __init__(self, builder, samples, reference, judge, target: Target, fp32: Accuracy, cancel=None):
+    With a cosine target and no task judge, a check stops at the first sample below the target
+    (``order``: the samples the fully quantised model does worst on first): the verdict is known,
+    the other samples cannot raise a minimum. Such a check's accuracy is the worst seen so far;
+    :meth:`accuracy` completes it on every sample when a figure is reported."""
+
+    def __init__(self, builder, samples, reference, judge, target: Target, fp32: Accuracy, cancel=None,
+                 measured: dict | None = None, order: list[int] | None = None):
         self.builder, self.samples, self.reference, self.judge = builder, samples, reference, as_judge(judge)
         self.target, self.fp32, self.cancel = target, fp32, cancel
         self.seen: dict[frozenset, Accuracy] = {}
+        # sets already measured (shared between searches): measured once, still counted by each search;
+        # each value (accuracy, stopped early)
+        self.measured = measured if measured is not None else {}
+        self.order = list(order) if order is not None else list(range(len(samples)))
+        self._early = target.min_cosine is not None and self.judge is None
 
     def accuracy(self, rollback) -> Accuracy:
-        key = frozenset(rollback)
-        if key not in self.seen:
-            if self.cancel is not None:
-                self.cancel.raise_if_cancelled()
-            outputs = run_all(self.builder.build(key), self.samples)
-            self.seen[key] = accuracy_of(self.reference, outputs, self.judge)
-        return self.seen[key]
+        """The set's accuracy on every sample."""
+        return self.seen[self._check(rollback, early=False)]
 
     def passes(self, rollback) -> bool:
-        return self.target.met(self.accuracy(rollback), self.fp32)
+        return self.target.met(self.seen[self._check(rollback, early=self._early)], self.fp32)
+
+    def _check(self, rollback, early: bool) -> frozenset:
+        key = frozenset(rollback)
+        known = self.measured.get(key)
+        if known is None or known[1] and not early:
+            if self.cancel is not None:
+                self.cancel.raise_if_cancelled()
+            known = self.measured[key] = self._measure(key, early)
+        self.seen[key] = known[0]
+        return key
+
+    def _measure(self, key: frozenset, early: bool) -> tuple[Accuracy, bool]:
+        outputs: dict[int, list] = {}
+        worst = 1.0
+        for index, out in zip(self.order, run_each(self.builder.build(key), [self.samples[i] for i in self.order])):
+            outputs[index] = out
+            worst = min(worst, min_cosine([self.reference[index]], [out]))
+            if early and worst < self.target.min_cosine:
+                return Accuracy(worst), True
+        return accuracy_of(self.reference, [outputs[i] for i in range(len(self.samples))], self.judge), False
 
     @property
     def runs(self) -> int:

@@ -47,20 +47,32 @@ def rank_layers(model_path: Path, candidates: list[str], builder, samples, refer
     """Job: every candidate quantised alone and measured (``judge``: labels, a task judge or None);
     the list sorted most sensitive first: by the task metric ``rank_by`` when given (lowest
     first), then by the cosine error."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import onnx
 
     model = onnx.load(str(model_path))
     nodes = {n.name: n for n in model.graph.node}
-    yield Progress(None, f"statistics of {len(candidates)} layer(s)")
-    tensors = _tensor_stats(model, [nodes[name] for name in candidates], calib_samples)
+    yield Progress(None, f"statistics of {len(candidates)} layer(s), beside the sensitivity runs")
     judge = as_judge(judge)
     out = []
-    for index, name in enumerate(candidates):
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        yield Progress(index / len(candidates), f"sensitivity {index + 1}/{len(candidates)}: {name}")
-        outputs = run_all(builder.build((), only=[name]), samples)
-        accuracy = accuracy_of(reference, outputs, judge)
+    # the statistics (numpy, one FP32 run) on a thread of their own while ONNX Runtime runs the layers:
+    # both release the GIL, so the one does not wait for the other
+    with ThreadPoolExecutor(1, thread_name_prefix="quantize-stats") as pool:
+        pending = pool.submit(_tensor_stats, model, [nodes[name] for name in candidates], calib_samples)
+        for index, name in enumerate(candidates):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            yield Progress(index / len(candidates), f"sensitivity {index + 1}/{len(candidates)}: {name}")
+            outputs = run_all(builder.build((), only=[name]), samples)
+            out.append((name, accuracy_of(reference, outputs, judge)))
+        tensors = pending.result()
+    return _ranked(out, nodes, tensors, candidates, rank_by)
+
+
+def _ranked(measured, nodes, tensors, candidates, rank_by) -> list[Sensitivity]:
+    out = []
+    for name, accuracy in measured:
         cos = accuracy.min_cosine
         weight, activation = tensors.get(name, (None, None))
         out.append(Sensitivity(name, nodes[name].op_type, 1.0 - cos, cos, accuracy.top1, weight, activation,

@@ -30,8 +30,9 @@ def kurtosis(values: np.ndarray) -> float:
     """Excess kurtosis (Fisher: 0 for a normal distribution); 0 for a constant tensor."""
     x = np.asarray(values, np.float64).ravel()
     centred = x - x.mean()
-    var = float(np.mean(centred ** 2))
-    return float(np.mean(centred ** 4) / var ** 2 - 3.0) if var > 0 else 0.0
+    square = centred * centred        # x ** 4 goes through numpy's generic power: squaring twice is ~10x faster
+    var = float(np.mean(square))
+    return float(np.mean(square * square) / var ** 2 - 3.0) if var > 0 else 0.0
 
 
 def int8_symmetric_mse(values: np.ndarray) -> float:
