@@ -23,12 +23,10 @@ from studio.core import options
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option, restate
 from studio.core.serial import to_json
+from studio.ops import picture_options
 from studio.ops.engine import EngineOptions, RanOn, is_here, json_with_ran_on, run_on_engine
 from studio.ops.inputs import ModelRun
-from studio.ops.picture_size import picture_size
-from studio.tools.infer.words import parse_triple, size_word, triple_word
 from studio.tools.infer.postprocess import HEADS
-from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
 from studio.tools.infer.runner import TASKS, InferOptions
 
 OM_TOOLS = ("msame", "ais_bench")
@@ -59,25 +57,13 @@ class Request(InferOptions):
     truth: Path | None = option("--truth", default=None, type=Path, metavar="DIR|FILE", parse=_path,
                                 help="ground truth: a labels CSV (classify), a folder of VOC XML or a COCO JSON "
                                      "(detect), a folder of mask PNGs (segment)")
-    preset: str | None = option("--preset", default=None, choices=sorted(PRESETS),
-                                help="normalisation: unit (0..1), symmetric (-1..1), imagenet, raw (0..255); "
-                                     "default per task")
-    resize: str | None = option("--resize", default=None, choices=RESIZE_MODES,
-                                help="default: center-crop (classify), letterbox (detect), stretch (segment)")
-    # --size HxW is the older spelling; both read as the picture's (height, width).
-    size: tuple[int, int] | None = option("--input-shape", "--input_shape", old=("--size",), default=None,
-                                          metavar="NAME=DIMS", format=size_word,
-                                          parse=lambda text, read: picture_size(text, read.get("model")),
-                                          help="size of the picture input, for models with dynamic dims: "
-                                               "NAME=1,3,H,W (channels first) or NAME=1,H,W,3 (channels last), as "
-                                               "the other commands take it; the old --size HxW still works")
-    bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR (OpenCV order) instead of RGB")
-    layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
-                                help="default: from the model's input shape")
-    mean: tuple[float, float, float] | None = option("--mean", default=None, type=parse_triple, metavar="R,G,B",
-                                                     format=triple_word, help="per-channel mean on 0..255 pixels")
-    std: tuple[float, float, float] | None = option("--std", default=None, type=parse_triple, metavar="R,G,B",
-                                                    format=triple_word, help="per-channel std on 0..255 pixels")
+    preset: str | None = picture_options.preset_field()
+    resize: str | None = picture_options.resize_field()
+    size: tuple[int, int] | None = picture_options.size_field()
+    bgr: bool = picture_options.bgr_field()
+    layout: str | None = picture_options.layout_field()
+    mean: tuple[float, float, float] | None = picture_options.mean_field()
+    std: tuple[float, float, float] | None = picture_options.std_field()
     head: str | None = option("--head", default=None, choices=HEADS,
                               help="detection output layout (default: guessed, and said)")
     conf: float = option("--conf", default=0.25, type=float, help="detection score threshold (default 0.25)")

@@ -22,9 +22,8 @@ from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.options import option
 from studio.core.serial import to_json
+from studio.ops import picture_options
 from studio.tools.infer.postprocess import HEADS
-from studio.tools.infer.preprocess import PRESETS, RESIZE_MODES
-from studio.tools.infer.words import parse_size, parse_triple, size_word, triple_word
 from studio.tools.quantize.build import COMPUTE_OPS, FORMATS, METHODS
 from studio.tools.quantize.run import SEARCHES
 
@@ -89,19 +88,13 @@ class Request:
                                                     "pictures")
     labels: Path | None = option("--labels", default=None, type=Path, metavar="FILE", parse=_path, host="file",
                                  help="class names, one per line (labels by name)")
-    preset: str | None = option("--preset", default=None, choices=sorted(PRESETS),
-                                help="normalisation of pictures (as studio infer)")
-    resize: str | None = option("--resize", default=None, choices=RESIZE_MODES,
-                                help="how pictures are resized (as studio infer)")
-    size: tuple[int, int] | None = option("--size", default=None, type=parse_size, metavar="HxW", format=size_word,
-                                          help="input size, for models with dynamic dims")
-    bgr: bool = option("--bgr", default=False, action="store_true", help="feed BGR instead of RGB")
-    layout: str | None = option("--layout", default=None, choices=("NCHW", "NHWC"),
-                                help="default: from the model's input shape")
-    mean: tuple[float, float, float] | None = option("--mean", default=None, type=parse_triple, metavar="R,G,B",
-                                                     format=triple_word, help="per-channel mean on 0..255 pixels")
-    std: tuple[float, float, float] | None = option("--std", default=None, type=parse_triple, metavar="R,G,B",
-                                                    format=triple_word, help="per-channel std on 0..255 pixels")
+    preset: str | None = picture_options.preset_field("normalisation of pictures (as studio infer)")
+    resize: str | None = picture_options.resize_field("how pictures are resized (as studio infer)")
+    size: tuple[int, int] | None = picture_options.size_field()
+    bgr: bool = picture_options.bgr_field()
+    layout: str | None = picture_options.layout_field()
+    mean: tuple[float, float, float] | None = picture_options.mean_field()
+    std: tuple[float, float, float] | None = picture_options.std_field()
     ranges: Path | None = option("--ranges", default=None, type=Path, metavar="FILE", parse=_path, host="file",
                                  help="calibration ranges: saved here, reused when made from the same samples and "
                                       "method (default OUT.ranges.json)")

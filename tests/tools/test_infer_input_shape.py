@@ -88,3 +88,21 @@ def test_channels_last_shapes_read_height_and_width_and_doubtful_ones_are_refuse
         picture_size("pixels=1,3,48,64", model)
     with pytest.raises(UserError, match="one at a time"):
         picture_size("images=2,3,48,64", model)
+
+
+def test_quantize_sizes_its_calibration_pictures_with_the_same_words_as_infer(tmp_path):
+    """One spelling per concept: quantize reads --input-shape as infer does, and the old --size too."""
+    import argparse
+
+    from studio.core import options
+    from studio.ops import infer, quantize
+
+    def size_of(request_class, words):
+        parser = argparse.ArgumentParser()
+        options.add_arguments(parser, request_class)
+        return options.from_args(request_class, parser.parse_args(words)).size
+
+    common = [str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out")]
+    for request_class, extra in ((infer.Request, [str(tmp_path)]), (quantize.Request, ["--calib", str(tmp_path)])):
+        assert size_of(request_class, common[:1] + extra + common[1:] + ["--input-shape", "x=1,3,48,64"]) == (48, 64)
+        assert size_of(request_class, common[:1] + extra + common[1:] + ["--size", "48x64"]) == (48, 64)

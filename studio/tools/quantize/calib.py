@@ -51,7 +51,7 @@ def check_samples(samples: list[Feeds], inputs: dict[str, tuple], where: Path | 
         if len(got) != len(shape) or any(got[i] != d for i, d in fixed):
             raise UserError(f"Calibration samples of input {name!r} have shape {list(got)}; the model takes "
                             f"{[d if isinstance(d, int) else '?' for d in shape]}", where,
-                            "Give arrays (or a preprocessing: --size, --layout) that match the model's input.")
+                            "Give arrays (or a preprocessing: --input-shape, --layout) that match the model's input.")
     return samples
 
 
