@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 
 from studio.core.errors import UserError
 from studio.tools.profiler.rank_files import EXPORT_AGAIN
@@ -70,48 +69,14 @@ def read_events(path: Path) -> list[TraceEvent]:
     return decoded.traceEvents if isinstance(decoded, _Wrapped) else decoded
 
 
-def ns_column(values: list) -> np.ndarray:
-    """Trace times or durations in µs (strings as the file holds them, or numbers) as int64 ns, each
-    exactly as :func:`.free_sources.ns` gives it (cut below the ns, read digit by digit), converted
-    as one array; the few a plain ``[-]digits[.digits]`` form does not cover go through ``ns``."""
-    from studio.tools.profiler.cluster.free_sources import ns
+def ns(value) -> int:
+    """A trace time or duration in µs (``"1736412474725417.508"``, ``84.2216875``) as integer ns, cut
+    (not rounded) below the ns as msprof cuts its own slices (its Overlap Analysis lane), read digit
+    by digit so an epoch time keeps its last digits."""
+    text = value if isinstance(value, str) else repr(float(value))
+    whole, _, frac = text.strip().partition(".")
+    if not whole.lstrip("-").isdigit() or not (frac == "" or frac.isdigit()):
+        return int(float(value) * 1000)  # an exponent form: rare in exports, and no epoch time
+    sign = -1 if whole.startswith("-") else 1
+    return sign * (abs(int(whole)) * 1000 + int((frac + "000")[:3]))
 
-    texts = [v if isinstance(v, str) else repr(float(v)) for v in values]
-    if not texts:
-        return np.zeros(0, np.int64)
-    try:
-        raw = np.array(texts, dtype=bytes)
-    except UnicodeEncodeError:
-        return np.array([ns(v) for v in values], np.int64)
-    width = raw.dtype.itemsize
-    b = raw.view(np.uint8).reshape(len(texts), width)
-    col = np.arange(width)
-    length = (b != 0).sum(axis=1)[:, None]
-    inside = col < length
-    digit = (b >= _ZERO) & (b <= _NINE)
-    is_dot = b == _DOT
-    negative = b[:, 0] == _MINUS
-    first = negative.astype(np.int64)[:, None]
-    dot = np.where(is_dot.any(axis=1), is_dot.argmax(axis=1), length[:, 0])[:, None]
-    allowed = digit | is_dot | ((col == 0) & negative[:, None])
-    plain = ((allowed | ~inside).all(axis=1) & (inside == (b != 0)).all(axis=1) & (is_dot.sum(axis=1) <= 1)
-             & (dot > first)[:, 0] & (dot - first <= _WHOLE_DIGITS)[:, 0])
-    # the µs before the dot (a digit at column j weighs 10^(dot - 1 - j)), then the ns the first three
-    # digits after it make (10^(dot + 3 - j)): apart, so 16-digit epoch times cannot overflow
-    d = np.where(digit & inside & (col >= first), b.astype(np.int64) - _ZERO, 0)
-    whole_power = np.where(col < dot, dot - 1 - col, -1)
-    frac_power = np.where((col > dot) & (col <= dot + 3), dot + 3 - col, -1)
-    whole = (d * np.where(whole_power >= 0, _POW10[np.clip(whole_power, 0, 18)], 0)).sum(axis=1)
-    frac = (d * np.where(frac_power >= 0, _POW10[np.clip(frac_power, 0, 18)], 0)).sum(axis=1)
-    plain &= whole <= _WHOLE_MAX
-    out = whole * 1000 + frac
-    out = np.where(negative, -out, out)
-    for i in np.nonzero(~plain)[0].tolist():
-        out[i] = ns(values[i])
-    return out
-
-
-_MINUS, _DOT, _ZERO, _NINE = ord("-"), ord("."), ord("0"), ord("9")
-_WHOLE_DIGITS = 16  # µs digits that fit int64 before the check below
-_WHOLE_MAX = (2 ** 63 - 1 - 999) // 1000  # µs whose ns fit int64
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
