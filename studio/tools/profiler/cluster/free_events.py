@@ -25,13 +25,14 @@ class TraceEvent(msgspec.Struct):
 
     ph: str = ""
     name: str = ""
+    cat: str = ""
+    args: msgspec.Raw = msgspec.field(default=_NO_ARGS)  # decoded on demand
+    # as the file gives them, a text or a number: a Python op and its flow are joined on (tid, ts)
     pid: Any = None
     tid: Any = None
     ts: Any = None
     dur: Any = None
-    cat: str = ""
     id: Any = None
-    args: msgspec.Raw = _NO_ARGS
 
     def arg_map(self) -> dict:
         """The event's ``args`` as a dict ({} when absent, null or not an object)."""
