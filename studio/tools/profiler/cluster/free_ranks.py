@@ -55,11 +55,12 @@ def labelled_all(sources: list[Path], workers: int | None = None) -> list[free_c
     (default: one per core) when they are big enough to be worth it."""
     from studio.tools.profiler.chrome_parallel import cores
 
-    missing = [s for s in sources if free_cache.load(s) is None]
+    entries = [free_cache.load(s) for s in sources]
+    missing = [s for s, entry in zip(sources, entries) if entry is None]
     count = min(len(missing), workers or cores())
     if count > 1 and sum(_size(s) for s in missing) >= PARALLEL_BYTES:
         _label_in_children(sorted(missing, key=_size, reverse=True), count)
-    return [labelled(s) for s in sources]
+    return [entry if entry is not None else labelled(s) for s, entry in zip(sources, entries)]
 
 
 def _size(path: Path) -> int:
