@@ -58,7 +58,7 @@ def labelled_all(sources: list[Path], workers: int | None = None) -> list[free_c
     entries = [free_cache.load(s) for s in sources]
     missing = [s for s, entry in zip(sources, entries) if entry is None]
     count = min(len(missing), workers or cores())
-    if count > 1 and sum(_size(s) for s in missing) >= PARALLEL_BYTES:
+    if count > 1 and hasattr(os, "fork") and sum(_size(s) for s in missing) >= PARALLEL_BYTES:
         _label_in_children(sorted(missing, key=_size, reverse=True), count)
     return [entry if entry is not None else labelled(s) for s, entry in zip(sources, entries)]
 
