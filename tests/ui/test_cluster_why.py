@@ -88,7 +88,7 @@ def test_idle_gaps_real_text_export_and_no_timeline(qtbot, panel, real_profiles)
     assert not panel.free.gaps.model().rows and "no device timeline" in panel.free.message.text()
 
 
-@pytest.mark.parametrize("job, entry", [("free_job", "studio.tools.profiler.cluster.free_gaps:free_json"),
+@pytest.mark.parametrize("job, entry", [("free_job", "studio.tools.profiler.cluster.free_gaps:free_view_json"),
                                         ("comm_job", "studio.tools.profiler.cluster.comm_report:comm_json")])
 def test_big_text_exports_are_read_by_a_worker_process(real_profiles, monkeypatch, job, entry):
     """A text export over the offload size is labelled, or its slow collectives explained, in a

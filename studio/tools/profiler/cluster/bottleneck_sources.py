@@ -28,7 +28,8 @@ from pathlib import Path
 from studio.core.errors import UserError
 from studio.tools.profiler.cluster.comm_time import op_times_info
 from studio.tools.profiler.cluster.discover import OUTPUT, RankDir
-from studio.tools.profiler.cluster.free_sources import decode_json, ns
+from studio.tools.profiler.cluster.free_events import ns
+from studio.tools.profiler.cluster.free_sources import decode_json
 from studio.tools.profiler.db_reader import open_readonly
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables, query
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.errors import UserError
+from studio.tools.profiler.cluster.free_events import ns, read_events
 from studio.tools.profiler.db_reader import open_readonly
 from studio.tools.profiler.rank_files import EXPORT_AGAIN, db_tables
 
@@ -135,18 +136,6 @@ def _chunked(db, path: Path, sql: str, width: int, code=None) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
 
 
-def ns(value) -> int:
-    """A trace time or duration in µs (``"1736412474725417.508"``, ``84.2216875``) as integer ns, cut
-    (not rounded) below the ns as msprof cuts its own slices (its Overlap Analysis lane), read digit
-    by digit so an epoch time keeps its last digits."""
-    text = value if isinstance(value, str) else repr(float(value))
-    whole, _, frac = text.strip().partition(".")
-    if not whole.lstrip("-").isdigit() or not (frac == "" or frac.isdigit()):
-        return int(float(value) * 1000)  # an exponent form: rare in exports, and no epoch time
-    sign = -1 if whole.startswith("-") else 1
-    return sign * (abs(int(whole)) * 1000 + int((frac + "000")[:3]))
-
-
 def decode_json(data: bytes):
     """JSON by msgspec (several times faster than json on a big trace), by json where it is absent."""
     try:
@@ -160,42 +149,41 @@ def decode_json(data: bytes):
 
 
 def from_trace(path: Path) -> DeviceTimeline:
-    """The rank's timeline from its ``trace_view.json``."""
-    try:
-        events = decode_json(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path.name} cannot be read as a trace: {exc}", path, EXPORT_AGAIN) from exc
-    if isinstance(events, dict):
-        events = events.get("traceEvents", [])
-    names = {e.get("pid"): (e.get("args") or {}).get("name") for e in events
-             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    """The rank's timeline from its ``trace_view.json``.
+
+    Each event is decoded into the few fields the analysis reads (:mod:`.free_events`), its ``args``
+    left as raw bytes and decoded only for the tasks, launches and process names that need them;
+    only the busy slices, the tasks and the launches and ops linked to a task have their times
+    converted. About 3x faster than a dict per event, and the same values."""
+    events = read_events(path)
+    names = {e.pid: e.arg("name") for e in events if e.ph == "M" and e.name == "process_name"}
     busy, tasks, cann, python, flow_start, flow_end = [], [], {}, {}, {}, {}
     for e in events:
-        ph, process = e.get("ph"), names.get(e.get("pid"))
+        ph = e.ph
         if ph == "X":
-            start = ns(e["ts"])
-            end = start + ns(e.get("dur", 0))
-            if process == "Overlap Analysis" and e.get("name") in ("Computing", "Communication"):
-                busy.append((start, end))
-            elif process == "Ascend Hardware":
-                args = e.get("args") or {}
-                kind = e["name"] if _TASK_NAME.match(e.get("name", "")) else str(args.get("Task Type", e["name"]))
-                tasks.append((start, end, kind, args.get("connection_id"), (e.get("tid"), e["ts"])))
+            process = names.get(e.pid)
+            if process == "Python":
+                python[(e.tid, e.ts)] = e
             elif process == "CANN":
-                connection = (e.get("args") or {}).get("connection_id")
+                connection = e.arg("connection_id")
                 if connection is not None:
-                    cann[connection] = (start, end)
-            elif process == "Python":
-                python[(e.get("tid"), e["ts"])] = (start, end)
-        elif ph in ("s", "f") and e.get("cat") == "async_npu":
-            (flow_start if ph == "s" else flow_end)[e.get("id")] = (e.get("tid"), e.get("ts"))
+                    cann[connection] = e
+            elif process == "Ascend Hardware":
+                args = e.arg_map()
+                kind = e.name if _TASK_NAME.match(e.name) else str(args.get("Task Type", e.name))
+                tasks.append((*_span(e, path), kind, args.get("connection_id"), (e.tid, e.ts)))
+            elif process == "Overlap Analysis" and e.name in ("Computing", "Communication"):
+                busy.append(_span(e, path))
+        elif (ph == "s" or ph == "f") and e.cat == "async_npu":
+            (flow_start if ph == "s" else flow_end)[e.id] = (e.tid, e.ts)
+    # only the launches and ops a task links to have their times converted: most are not linked
     op_of_task = {flow_end[i]: python.get(flow_start[i]) for i in flow_end if i in flow_start}
     tasks.sort(key=lambda t: t[0])
-    cann_rows = [cann.get(t[3]) for t in tasks]
-    py_rows = [op_of_task.get(t[4]) for t in tasks]
-    starts = np.array([b[0] for b in busy], np.int64)
-    ends = np.array([b[1] for b in busy], np.int64)
-    return DeviceTimeline("trace_view.json", *merge(starts, ends), np.array([t[2] for t in tasks], object),
+    cann_rows = [_span(c, path) if (c := cann.get(t[3])) is not None else None for t in tasks]
+    py_rows = [_span(p, path) if (p := op_of_task.get(t[4])) is not None else None for t in tasks]
+    busy_cols = np.array(busy, np.int64).reshape(-1, 2)
+    return DeviceTimeline("trace_view.json", *merge(busy_cols[:, 0], busy_cols[:, 1]),
+                          np.array([t[2] for t in tasks], object),
                           np.array([t[0] for t in tasks], np.int64), np.array([t[1] for t in tasks], np.int64),
                           np.array([c[0] if c else 0 for c in cann_rows], np.int64),
                           np.array([c[1] if c else 0 for c in cann_rows], np.int64),
@@ -203,3 +191,9 @@ def from_trace(path: Path) -> DeviceTimeline:
                           np.array([p[1] if p else 0 for p in py_rows], np.int64),
                           np.array([c is not None for c in cann_rows], bool),
                           np.array([p is not None for p in py_rows], bool))
+
+
+def _span(event, path: Path) -> tuple[int, int]:
+    """An X event's (start, end) in integer ns."""
+    start = ns(event.stamp(path))
+    return start, start + ns(0 if event.dur is None else event.dur)

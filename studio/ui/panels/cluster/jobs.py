@@ -74,9 +74,10 @@ def comm_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict 
 
 
 def free_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict | None, str]]:
-    """``studio profile cluster FOLDER --free --json``; (None, the engine's message) when the folder
-    cannot have it (msprof-analyze's output keeps no timeline)."""
-    return (yield from _offloaded("studio.tools.profiler.cluster.free_gaps:free_json", folder, cancel))
+    """``studio profile cluster FOLDER --free --json`` with the gaps the panel lists (the longest of
+    each rank and cause); (None, the engine's message) when the folder cannot have it
+    (msprof-analyze's output keeps no timeline)."""
+    return (yield from _offloaded("studio.tools.profiler.cluster.free_gaps:free_view_json", folder, cancel))
 
 
 def _offloaded(entry: str, folder: Path, cancel) -> Generator[Progress, None, tuple[dict | None, str]]:

@@ -4,6 +4,7 @@ The report is read by its own job (:func:`..jobs.free_job`) when a folder opens.
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +19,12 @@ TOTAL_HEADERS = ["Cause", "Rank", "Gaps", "Total µs", "Share of free"]
 GAP_HEADERS = ["Cause", "Rank", "At µs", "Length µs", "Python idle µs", "CANN idle µs", "Why"]
 
 
+def gap_count(report: dict, rank=ALL, label=ALL) -> int:
+    """How many gaps ``rank`` and ``label`` have in all (the report may list only the longest)."""
+    return sum(t["gaps"] for t in report.get("totals", []) if (rank == ALL or t["rank"] == rank)
+               and (label == ALL or t["label"] == label))
+
+
 def total_rows(report: dict, rank=ALL) -> list[list]:
     """The totals per cause and rank (one rank's when ``rank`` is given)."""
     return [[t["label"], t["rank"], t["gaps"], t["total_us"], f"{t['share']:.1%}"]
@@ -25,11 +32,11 @@ def total_rows(report: dict, rank=ALL) -> list[list]:
 
 
 def gap_rows(report: dict, rank=ALL, label=ALL) -> list[list]:
-    """The gaps of ``rank`` and cause ``label`` (all when ALL), longest first; the last item of each
-    row is the gap itself (for the jump)."""
-    gaps = [g for g in report.get("gaps", []) if (rank == ALL or g["rank"] == rank)
-            and (label == ALL or g["label"] == label)]
-    gaps.sort(key=lambda g: -g["duration_us"])
+    """The gaps of ``rank`` and cause ``label`` (all when ALL), longest first, at most the report's
+    ``shown`` (its gaps come longest first); the last item of each row is the gap itself (for the jump)."""
+    chosen = (g for g in report.get("gaps", []) if (rank == ALL or g["rank"] == rank)
+              and (label == ALL or g["label"] == label))
+    gaps = sorted(islice(chosen, report.get("shown")), key=lambda g: -g["duration_us"])
     return [[g["label"], g["rank"], g["offset_us"], g["duration_us"],
              "" if g["python_idle_us"] is None else g["python_idle_us"],
              "" if g["cann_idle_us"] is None else g["cann_idle_us"], g["reason"], g] for g in gaps]
@@ -60,6 +67,9 @@ class FreeTab(QWidget):
                            "idle: nothing was dispatched; CANN: the launch layer lagged; memcpy / device task: the "
                            "device ran something else.")
         layout = tab_body(self, top, self.totals, self.gaps, (170, 430))
+        self.listed = QLabel("", self)  # says when only the longest gaps are listed
+        self.listed.setVisible(False)
+        layout.addWidget(self.listed)
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
@@ -102,6 +112,10 @@ class FreeTab(QWidget):
         rows = gap_rows(report, rank, label)
         self._gaps = [r[-1] for r in rows]
         fill(self.gaps, [r[:-1] for r in rows])
+        total = gap_count(report, rank, label)
+        self.listed.setText(f"The {len(rows):,} longest of {total:,} gaps are listed; studio profile cluster DIR "
+                            f"--free --json lists every one." if len(rows) < total else "")
+        self.listed.setVisible(len(rows) < total)
 
     def _on_double_click(self, index) -> None:
         row = self.gaps.model().rows[index.row()]
