@@ -107,8 +107,10 @@ class DbWindow:
         """(start, end, name, cat, a) of every event of ``lane`` overlapping [t0, t1), by start (``a``:
         a task's id, an API call's connection id)."""
         return self._db.execute(
-            'SELECT start, start + dur, name, cat, a FROM slices WHERE lane = ? AND start >= ? AND start < ? '
-            'AND (start + dur > ? OR start >= ?) ORDER BY start', (lane.id, t0 - lane.maxdur, t1, t0, t0)).fetchall()
+            'SELECT start, start + dur, name, cat, a FROM slices WHERE lane = ? AND bucket BETWEEN ? AND ? '
+            'AND start >= ? AND start < ? AND (start + dur > ? OR start >= ?) ORDER BY bucket, start, ref',
+            (lane.id, (t0 - lane.maxdur) // db_cache.BASE_NS, (t1 - 1) // db_cache.BASE_NS, t0 - lane.maxdur, t1,
+             t0, t0)).fetchall()
 
     def lane_summaries(self, lane: Lane, level: int, t0: int, t1: int) -> list[tuple]:
         """(bucket, n, start, end, busy, longest, name) of ``lane``'s buckets at ``level`` whose
