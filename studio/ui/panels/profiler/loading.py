@@ -74,7 +74,14 @@ def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, in
     # Each join makes names, tracks and rows by the thousand: a full collection on the way walked
     # them all while holding the interpreter (22-35 ms, measured), so the collector waits.
     with paused_gc():
-        trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True)
+        windows: list = []  # the ranks read from their database alone are read by window, never whole
+        trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True,
+                                                           windows=windows)
+        if windows:
+            from studio.ui.panels.profiler.db_follow import loaded_window
+
+            yield Progress(None, "statistics")
+            return loaded_window(windows[0], trace=trace)
         loaded = yield from loaded_with_stats(folder, trace)
         loaded.label = f"{source_label(folder)} (all ranks)"
         loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
