@@ -32,7 +32,7 @@ from studio.tools.profiler import db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
 
-CACHE_VERSION = 4  # bump whenever the cache's tables or what goes into them change
+CACHE_VERSION = 5  # bump whenever the cache's tables or what goes into them change
 BASE_NS = 65536    # level 1 buckets (finer ones hold about as many rows as the slices); level k: x FACTOR ** (k - 1)
 FACTOR = 8
 KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
@@ -48,10 +48,10 @@ CREATE TABLE lanes(id INTEGER PRIMARY KEY, kind INTEGER, a INTEGER, b INTEGER, n
 CREATE TABLE task_names(gid INTEGER PRIMARY KEY, name, cat);
 CREATE TABLE slices(lane INTEGER, bucket INTEGER, start INTEGER, ref INTEGER, dur INTEGER, name, cat, a INTEGER,
                     PRIMARY KEY(lane, bucket, start, ref)) WITHOUT ROWID;
-CREATE TABLE lod(level INTEGER, lane INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
-                 busy INTEGER, PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
-CREATE TABLE lod_names(level INTEGER, lane INTEGER, bucket INTEGER, longest INTEGER, name,
-                       PRIMARY KEY(level, lane, bucket)) WITHOUT ROWID;
+CREATE TABLE lod(level INTEGER, lane INTEGER, up INTEGER, bucket INTEGER, n INTEGER, start INTEGER, "end" INTEGER,
+                 busy INTEGER, PRIMARY KEY(level, lane, up, bucket)) WITHOUT ROWID;
+CREATE TABLE lod_names(level INTEGER, lane INTEGER, up INTEGER, bucket INTEGER, longest INTEGER, name,
+                       PRIMARY KEY(level, lane, up, bucket)) WITHOUT ROWID;
 CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGER, high INTEGER);
 """
 
@@ -303,30 +303,36 @@ def _copy_slices(db: sqlite3.Connection, tables: set[str], keep: str) -> None:
 
 
 def _build_levels(db: sqlite3.Connection) -> None:
-    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane.
-
-    The longest slice of a bucket names it. SQLite takes a bare column from the row of the max()
-    only when the query has one min()/max(), so the names are a second pass into a table of their
-    own (joined by key when read); a join here would look every slice's bucket up again."""
-    # (lane, bucket) leads the slices' key: level 1 is one pass in key order, no sort.
-    _level(db, 1, '''SELECT 1, lane, bucket, count(*), min(start), max(start + dur), sum(dur)
-                     FROM slices GROUP BY lane, bucket''',
-           '''SELECT 1, lane, bucket, max(dur), name FROM slices GROUP BY lane, bucket''')
+    """Level 1 from the slices, each next level from the one below, until one bucket spans a lane."""
     level = 1
-    while db.execute("SELECT 1 FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
-                     (level,)).fetchone():
-        _level(db, level + 1,
-               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, sum(n), min(start), max("end"), sum(busy) FROM lod
-                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''',
-               f'''SELECT {level + 1}, lane, bucket / {FACTOR}, max(longest), name FROM lod_names
-                  WHERE level = {level} GROUP BY lane, bucket / {FACTOR}''')
+    while True:
+        for statement in level_statements(level):
+            db.execute(statement)
+        if not db.execute("SELECT 1 FROM lod WHERE level = ? GROUP BY lane HAVING count(*) > 1 LIMIT 1",
+                          (level,)).fetchone():
+            break
         level += 1
     db.execute("INSERT INTO meta VALUES ('levels', ?)", (str(level),))
 
 
-def _level(db: sqlite3.Connection, level: int, sums: str, names: str) -> None:
-    db.execute(f"INSERT INTO lod {sums}")  # noqa: S608 - fixed text
-    db.execute(f"INSERT INTO lod_names {names}")  # noqa: S608 - fixed text
+def level_statements(level: int) -> tuple[str, str]:
+    """The two statements writing summary level ``level``: its sums, then its longest slices' names.
+
+    SQLite takes a bare column from the row of the max() only when the query has one min()/max(),
+    so the names are a second pass into a table of their own (joined by key when read); a join
+    here would look every slice's bucket up again. (lane, bucket) leads the slices' key and
+    (level, lane, up = bucket / FACTOR) the summaries': each level is one pass over the one below
+    in key order, with no sort."""
+    if level == 1:
+        return (f"INSERT INTO lod SELECT 1, lane, bucket / {FACTOR}, bucket, count(*), min(start), max(start + dur), "
+                f"sum(dur) FROM slices GROUP BY lane, bucket",
+                f"INSERT INTO lod_names SELECT 1, lane, bucket / {FACTOR}, bucket, max(dur), name FROM slices "
+                f"GROUP BY lane, bucket")
+    below = level - 1
+    return (f'INSERT INTO lod SELECT {level}, lane, up / {FACTOR}, up, sum(n), min(start), max("end"), sum(busy) '
+            f"FROM lod WHERE level = {below} GROUP BY lane, up",
+            f"INSERT INTO lod_names SELECT {level}, lane, up / {FACTOR}, up, max(longest), name FROM lod_names "
+            f"WHERE level = {below} GROUP BY lane, up")
 
 
 def level_width(level: int) -> int:

@@ -116,11 +116,12 @@ class DbWindow:
         """(bucket, n, start, end, busy, longest, name) of ``lane``'s buckets at ``level`` whose
         events start in [t0 - the lane's longest event, t1) and overlap [t0, t1)."""
         width = db_cache.level_width(level)
+        lo, hi = (t0 - lane.maxdur) // width, (t1 - 1) // width
         return self._db.execute(
             'SELECT d.bucket, d.n, d.start, d."end", d.busy, g.longest, g.name FROM lod d JOIN lod_names g '
-            'USING (level, lane, bucket) WHERE d.level = ? AND d.lane = ? AND d.bucket >= ? AND d.bucket <= ? '
-            'AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.bucket',
-            (level, lane.id, (t0 - lane.maxdur) // width, (t1 - 1) // width, t1, t0, t0)).fetchall()
+            'USING (level, lane, up, bucket) WHERE d.level = ? AND d.lane = ? AND d.up BETWEEN ? AND ? '
+            'AND d.bucket BETWEEN ? AND ? AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.up, d.bucket',
+            (level, lane.id, lo // db_cache.FACTOR, hi // db_cache.FACTOR, lo, hi, t1, t0, t0)).fetchall()
 
     def level_for(self, ns_per_px: float) -> int:
         """The coarsest summary level whose buckets are no wider than a pixel (0: events)."""
