@@ -172,7 +172,7 @@ class DbWindow:
             summary = columns.cat(SUMMARY_CAT)
             columns.add(track, [r[2] for r in rows], [max(e, r[2] + 1) for r, e in zip(rows, ends)],
                         [columns.name(r[6], self.name_of) for r in rows], [summary] * len(rows),
-                        [(_SUMMARY_ARGS % (r[1], r[4] / 1e3, r[5] / 1e3, json.dumps(self.name_of(r[6])))).encode()
+                        [(_SUMMARY_ARGS % (r[1], r[4] / 1e3, r[5] / 1e3, columns.quoted(r[6], self.name_of))).encode()
                          for r in rows])
             summarised += sum(r[1] for r in rows)
         columns.close()
@@ -240,6 +240,7 @@ class _Columns:
     def __init__(self, builder: TraceBuilder):
         self.builder = builder
         self.names: dict = {}
+        self.json: dict = {}
         self.parts: list[tuple] = []
 
     def name(self, value, text_of) -> int:
@@ -247,6 +248,14 @@ class _Columns:
         found = self.names.get(value)
         if found is None:
             found = self.names[value] = self.builder.name_id(text_of(value))
+        return found
+
+    def quoted(self, value, text_of) -> str:
+        """The name stored as ``value`` as a JSON string (quoted once per window: thousands of
+        summaries share a few hundred names)."""
+        found = self.json.get(value)
+        if found is None:
+            found = self.json[value] = json.dumps(text_of(value))
         return found
 
     def cat(self, text: str) -> int:

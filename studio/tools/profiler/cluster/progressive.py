@@ -28,7 +28,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.safe_read import SETTINGS_CAP, load_json
-from studio.tools.profiler.cluster.rank_windows import RankWindows, window_source
+from studio.tools.profiler.cluster.rank_windows import RankWindows, cache_ready, window_source
 from studio.tools.profiler.cluster.timeline import join_ranks, merge_traces, rank_labels, rank_sources
 from studio.tools.profiler.model import Trace, Track, add_warning
 
@@ -80,17 +80,22 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
     total = len(paths)
     if not missing:
         return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
-    summaries = [None if t is not None else summary_trace([by_rank[r] for r in sources[p]])
+    reader = RankWindows(folder, labels, len(found.ranks)) if windows is not None else None
+    by_window = {} if reader is None else {i: db for i in missing if (db := window_source(Path(paths[i])))}
+    cold = {i for i, db in by_window.items() if not cache_ready(db)}
+    waits = bool(cold) or len(by_window) < len(missing)  # else every rank's lanes are ready at once
+    summaries = [None if t is not None or not waits else summary_trace([by_rank[r] for r in sources[p]])
                  for p, t in zip(paths, traces)]
-    show(_partial(traces, summaries, labels, folder, total), total - len(missing), total)
-    yield Progress(0.0, f"{total - len(missing)} of {total} ranks decoded")
+
     def show_partial() -> None:
         show(_partial(traces, summaries, labels, folder, total), sum(t is not None for t in traces), total)
 
-    reader = None
-    if windows is not None:
-        reader = RankWindows(folder, labels, len(found.ranks))
-        missing = yield from _open_windows(reader, paths, missing, traces, cancel, show_partial)
+    if waits:  # the step summaries meanwhile
+        show_partial()
+    yield Progress(0.0, f"{total - len(missing)} of {total} ranks decoded")
+    if reader is not None:
+        yield from _open_windows(reader, by_window, traces, cancel, lambda i: show_partial() if i in cold else None)
+        missing = [i for i in missing if i not in by_window]
     if not missing:
         fill = iter(())
     elif offload:
@@ -118,20 +123,14 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
     return reader.window_trace()
 
 
-def _open_windows(reader: RankWindows, paths, missing: list[int], traces: list, cancel, shown: Callable[[], None]
-                  ) -> Generator[Progress, None, list[int]]:
-    """Open by window each missing rank read from its database alone (its query cache built when
-    there is none), showing the lanes after each; the ranks left to decode."""
-    left = []
-    for i in missing:
-        database = window_source(Path(paths[i]))
-        if database is None:
-            left.append(i)
-            continue
+def _open_windows(reader: RankWindows, databases: dict[int, Path], traces: list, cancel,
+                  opened: Callable[[int], None]) -> Generator[Progress, None, None]:
+    """Open by window each rank of ``databases`` (index -> the database its timeline is read from
+    alone; its query cache built when there is none), calling ``opened`` after each."""
+    for i, database in databases.items():
         yield Progress(None, f"{database.name}: opening by window (its query cache is built once)")
         traces[i] = reader.open(i, database, cancel)
-        shown()
-    return left
+        opened(i)
 
 
 def _partial(traces, summaries, labels, folder: Path, total: int) -> Trace:

@@ -45,6 +45,13 @@ def window_source(folder: Path) -> Path | None:
         return None
 
 
+def cache_ready(database: Path) -> bool:
+    """True when ``database``'s query cache is built (opening it by window takes a moment)."""
+    from studio.tools.profiler import db_cache
+
+    return db_cache.is_complete(db_cache.cache_path(database))
+
+
 class RankWindows:
     """A multi-rank folder's lanes: decoded traces for some ranks, window readers for the others."""
 
