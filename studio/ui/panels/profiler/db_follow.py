@@ -18,16 +18,13 @@ from studio.tools.profiler.db_preview import preview_trace
 from studio.tools.profiler.db_reader import match_profiling_db
 from studio.tools.profiler.db_window import DbWindow, open_window, window_of
 from studio.tools.profiler.cluster.rank_windows import FIRST_PIXELS, RankWindows
-from studio.tools.profiler.model import Trace, source_label
-from studio.tools.profiler.view_stats import counter_peaks
+from studio.tools.profiler.model import source_label
 from studio.tools.profiler.stats import share_by_name_id
-from studio.ui.panels.profiler.loading import default_rows
+from studio.ui.panels.profiler.loading import default_rows, loaded_window
 from studio.ui.panels.profiler.state import Loaded, ready_rows
 
 POLL_MS = 120      # how often the view's window is compared with the one read
 REREAD_ZOOM = 2.0  # a zoom by this factor or more reads the window again, at its level of detail
-COUNTED = ("the whole database, from its query cache (total time per name; nested calls are not subtracted); "
-           "the timeline shows the visible window, summarised per bucket where events are denser than pixels")
 
 
 def handles(path: Path) -> bool:
@@ -41,34 +38,6 @@ def handles(path: Path) -> bool:
             return match_profiling_db(path, handle.read(16))
     except OSError:
         return False
-
-
-def loaded_window(window: DbWindow | RankWindows, t0: int | None = None, t1: int | None = None, pixels: int = 2000,
-                  trace: Trace | None = None) -> Loaded:
-    """The panel's profile for the window [t0, t1) (database ns; None: the whole session) of one
-    database or of a multi-rank folder's lanes (``trace``: that window, when already read)."""
-    trace = window.window_trace(t0, t1, pixels) if trace is None else trace
-    by_name = window.name_stats()
-    ranks = isinstance(window, RankWindows)
-    loaded = Loaded(window.source, f"{source_label(window.source)} ({'all ranks, ' if ranks else ''}by window)",
-                    trace, by_name, [], {}, share=share_by_name_id(trace, by_name), ready=ready_rows(by_name, []),
-                    counted=rank_counted(window) if ranks else COUNTED, cached=True, rows=default_rows(trace),
-                    window=window)
-    if ranks:
-        loaded.counter_max = counter_peaks(trace)
-    return loaded
-
-
-def rank_counted(window: RankWindows) -> str:
-    """Which ranks a multi-rank folder's statistics count (the window-read ones, whole)."""
-    counted = [window.labels[i] for i in window.windows]
-    left = [label for i, label in enumerate(window.labels) if i not in window.windows]
-    text = f"{', '.join(counted)}: their whole databases, from their query caches (total time per name; nested " \
-           f"calls are not subtracted); the timeline shows the visible window, summarised per bucket where " \
-           f"events are denser than pixels"
-    if left:
-        text += f". Not counted here: {', '.join(left)} (decoded whole: open that rank alone for its statistics)"
-    return text
 
 
 class DbFollower(QObject):
