@@ -20,6 +20,7 @@ from pathlib import Path
 from studio.core.jobs import CancelToken
 from studio.tools.profiler.cluster.timeline import join_ranks, joined_origin
 from studio.tools.profiler.builder import TraceBuilder
+from studio.tools.profiler.db_window import DbWindow
 from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
 
@@ -64,8 +65,8 @@ class RankWindows:
         self._whole: dict[int, Trace] = {}  # per window: its whole session as first read (asked again last)
 
     @property
-    def windows(self) -> dict[int, object]:
-        """The sources read by window: index -> DbWindow."""
+    def windows(self) -> dict[int, DbWindow]:
+        """The sources read by window: index -> its window reader."""
         return {i: p for i, p in enumerate(self.parts) if p is not None and not isinstance(p, Trace)}
 
     @property
@@ -105,8 +106,8 @@ class RankWindows:
         return trace
 
     def name_stats(self) -> list[NameStat]:
-        """Per name over every window-read rank's whole database (the decoded ranks' own statistics
-        are computed from their traces)."""
+        """Per name over every window-read rank's whole database, from their caches (a rank decoded
+        whole beside them is not counted: the panel names it)."""
         merged: dict[str, list] = {}
         for window in self.windows.values():
             for s in window.name_stats():
