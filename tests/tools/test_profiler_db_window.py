@@ -437,3 +437,25 @@ def test_grown_database_windows_equal_a_direct_query_at_bucket_edges(real_profil
             got = [r[:5] for r in window.lane_summaries(lane, level, t0, t1)]
             assert got == want, (lane.track, level)
     window.close()
+
+
+def test_a_window_reads_its_usage_counters_from_the_cache(real_db, monkeypatch):
+    """The counters come from the query cache, stored when it was built: equal to the full
+    reader's, and the user's file is not opened again for them."""
+    from studio.tools.profiler import db_source
+
+    full = run_job(read_database(real_db))
+    window = open_window(real_db)
+
+    def no_reopen(*_args, **_kwargs):
+        raise AssertionError("the user's database was opened again")
+
+    monkeypatch.setattr(db_source, "connect", no_reopen)
+    monkeypatch.setattr(sqlite3, "connect", no_reopen)
+    part = window.window_trace(pixels=300)
+    assert full.counters
+    got = {(c.process, c.name, c.pid, c.source): (c.times + part.origin_ns).tolist() + c.values.tolist()
+           for c in part.counters}
+    assert got == {(c.process, c.name, c.pid, c.source): (c.times + full.origin_ns).tolist() + c.values.tolist()
+                   for c in full.counters}
+    window.close()

@@ -28,11 +28,11 @@ from urllib.parse import quote
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken
-from studio.tools.profiler import db_source
+from studio.tools.profiler import db_counters, db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
 
-CACHE_VERSION = 6  # bump whenever the cache's tables or what goes into them change
+CACHE_VERSION = 7  # bump whenever the cache's tables or what goes into them change
 BASE_NS = 65536    # level 1 buckets (finer ones hold about as many rows as the slices); level k: x FACTOR ** (k - 1)
 FACTOR = 8
 KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
@@ -241,6 +241,8 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None], 
                    "AND lod_names.lane = lanes.id)")
         db.execute("DELETE FROM lanes WHERE n IS NULL")  # only other-clock events: no row on the timeline
         _name_stats(db)
+        progress("reading the usage counters")
+        _store_counters(db, uri, source)
         meta = {"version": CACHE_VERSION, "source": str(source), "identity": db_source.identity(source),
                 "outside": outside, **_session_meta(db, tables)}
         db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
@@ -251,6 +253,16 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None], 
     finally:
         forget()
         db.close()
+
+
+def _store_counters(db: sqlite3.Connection, uri: str, source: Path) -> None:
+    """The file's usage counters into the cache, read once as the full reader reads them."""
+    db.executescript(db_counters.SCHEMA)
+    src = sqlite3.connect(uri, uri=True)
+    try:
+        db_counters.store(db, src, dict(db.execute("SELECT id, value FROM strings")), source.name)
+    finally:
+        src.close()
 
 
 def _name_stats(db: sqlite3.Connection) -> None:

@@ -22,14 +22,13 @@ from urllib.parse import quote
 import numpy as np
 
 from studio.core.jobs import Progress
-from studio.tools.profiler import db_cache, db_source
+from studio.tools.profiler import db_cache, db_counters
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
 from studio.tools.profiler.db_reader import lane_track
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace, add_warning
 from studio.tools.profiler.stats import NameStat
-from studio.tools.profiler.usage_counters import add_db_counters
 
 EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
 BUCKET_PX = 4  # a summary bucket is at most this many pixels wide (at least half a pixel: <= 2 per px)
@@ -187,20 +186,10 @@ class DbWindow:
 
     def counters(self) -> list:
         """The database's usage counters (HBM, LLC, NPU memory, host CPU ...) on the windows' time
-        axis, read from the user's file once, as the full reader reads them."""
+        axis, read from the cache (where the build stored them, read from the file as the full
+        reader reads them)."""
         if self._counters is None:
-            builder = TraceBuilder()
-            db = db_source.connect(self.source)
-            try:
-                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                add_db_counters(builder, db, tables, self.strings, self.source.name)
-            except sqlite3.Error as exc:
-                raise db_source.explain(exc, self.source) from exc
-            finally:
-                db.close()
-            trace = builder.build(source=str(self.source))
-            _rebase(trace, self.t_first)
-            self._counters = trace.counters
+            self._counters = db_counters.load(self._db, self.t_first)
         return self._counters
 
     def facts(self) -> dict[str, str]:

@@ -31,17 +31,17 @@ def window_source(folder: Path) -> Path | None:
     """The database ``folder``'s timeline is read from when nothing else draws it (no timeline
     file, no op summary); None otherwise (the rank is decoded as the profiler reads it alone)."""
     from studio.tools.profiler.db_reader import match_profiling_db
-    from studio.tools.profiler.msprof_reader import find_profile_files, timeline_sources
+    from studio.tools.profiler.msprof_reader import timeline_sources
 
     folder = Path(folder)
     if not folder.is_dir():
         return None
-    timelines, _tables, databases = find_profile_files(folder)
-    if timelines or not databases or timeline_sources(folder) != databases:
+    sources = timeline_sources(folder)  # timelines, databases, op summaries: the databases alone here
+    if not sources or any(p.suffix != ".db" for p in sources):
         return None
     try:
-        with databases[0].open("rb") as handle:
-            return databases[0] if match_profiling_db(databases[0], handle.read(16)) else None
+        with sources[0].open("rb") as handle:
+            return sources[0] if match_profiling_db(sources[0], handle.read(16)) else None
     except OSError:
         return None
 
