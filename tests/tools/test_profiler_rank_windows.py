@@ -116,3 +116,19 @@ def test_a_cancel_while_a_ranks_cache_builds_leaves_no_cache(real_profiles, tmp_
     trace, (reader,) = by_window(folder)  # opened again: built whole, and trusted from then on
     assert all(db_cache.is_complete(w.cache) for w in reader.windows.values())
     assert trace.size > 0
+
+
+def test_a_comparison_reads_the_ranks_whole(real_profiles, monkeypatch):
+    """The lanes read by window hold summaries: what a comparison is given is every rank decoded."""
+    from studio.tools.profiler.db_window import is_window, whole_trace
+
+    folder = real_profiles / DB
+    if not folder.is_dir():
+        pytest.skip(f"real db export not found at {folder}")
+    monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)
+    trace, _windows = by_window(folder)
+    assert is_window(trace)
+    whole = run_job(whole_trace(trace))
+    full = run_job(open_rank_timelines(folder, workers=1))
+    assert not is_window(whole) and db_window.SUMMARY_CAT not in whole.cats
+    assert whole.size == full.size and sorted(whole.start + whole.origin_ns) == sorted(full.start + full.origin_ns)

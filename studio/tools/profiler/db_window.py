@@ -281,15 +281,20 @@ def _rebase(trace: Trace, origin: int) -> None:
 
 
 def is_window(trace: Trace) -> bool:
-    """True for a trace of one window of a database (summaries and part of its events)."""
-    return trace.facts.get("read by", "").startswith("time window")
+    """True for a trace of one window of a database (summaries and part of its events), or of a
+    multi-rank folder's lanes with ranks read by window."""
+    return trace.facts.get("read by", "").startswith("time window") or "read by window" in trace.facts
 
 
 def whole_trace(trace: Trace) -> Generator[Progress, None, Trace]:
-    """``trace``, or the whole database when it is one window of it: what a comparison needs (a
-    window's summaries would be compared as ops)."""
+    """``trace``, or the whole database (or every rank of the folder) when it is one window of
+    it: what a comparison needs (a window's summaries would be compared as ops)."""
     if not is_window(trace):
         return trace
+    if "read by window" in trace.facts:
+        from studio.tools.profiler.cluster.timeline import open_rank_timelines
+
+        return (yield from open_rank_timelines(Path(trace.source)))
     from studio.tools.profiler.db_reader import read_database
 
     return (yield from read_database(Path(trace.source)))
