@@ -28,7 +28,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.safe_read import SETTINGS_CAP, load_json
-from studio.tools.profiler.cluster.rank_windows import CacheBuilds, RankWindows, cache_ready, window_source
+from studio.tools.profiler.cluster.rank_windows import RankWindows, cache_ready, window_source
 from studio.tools.profiler.cluster.timeline import join_ranks, merge_traces, rank_labels, rank_sources
 from studio.tools.profiler.model import Trace, Track, add_warning
 
@@ -126,14 +126,11 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
 def _open_windows(reader: RankWindows, databases: dict[int, Path], traces: list, cancel,
                   opened: Callable[[int], None]) -> Generator[Progress, None, None]:
     """Open by window each rank of ``databases`` (index -> the database its timeline is read from
-    alone), in order, calling ``opened`` after each; the missing query caches are built meanwhile,
-    one per core (SQLite builds them without holding the interpreter)."""
-    with CacheBuilds([db for db in databases.values() if not cache_ready(db)], cancel) as builds:
-        for i, database in databases.items():
-            yield Progress(None, f"{database.name}: opening by window (its query cache is built once)")
-            yield from builds.wait(database)
-            traces[i] = reader.open(i, database, cancel)
-            opened(i)
+    alone; its query cache built when there is none), calling ``opened`` after each."""
+    for i, database in databases.items():
+        yield Progress(None, f"{database.name}: opening by window (its query cache is built once)")
+        traces[i] = reader.open(i, database, cancel)
+        opened(i)
 
 
 def _partial(traces, summaries, labels, folder: Path, total: int) -> Trace:

@@ -14,12 +14,10 @@ can swap them without its view moving.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from studio.core.jobs import CancelToken, Progress
+from studio.core.jobs import CancelToken
 from studio.tools.profiler.cluster.timeline import join_ranks, joined_origin
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_window import DbWindow
@@ -27,7 +25,6 @@ from studio.tools.profiler.model import Trace
 from studio.tools.profiler.stats import NameStat
 
 FIRST_PIXELS = 2000  # the width the whole session is first read for (a window wider than a screen)
-WAIT_S = 0.2  # how often a wait for a cache's build says it is still going (the job's cancel is checked then)
 
 
 def window_source(folder: Path) -> Path | None:
@@ -54,41 +51,6 @@ def cache_ready(database: Path) -> bool:
     from studio.tools.profiler import db_cache
 
     return db_cache.is_complete(db_cache.cache_path(database))
-
-
-class CacheBuilds:
-    """The query caches of ``databases`` built in threads, one per core, in the order given (a
-    context manager: leaving it cancels the builds not started and waits for those running, which
-    ``cancel`` interrupts, so no part file outlives it)."""
-
-    def __init__(self, databases: Sequence[Path], cancel: CancelToken | None = None):
-        from studio.tools.profiler.chrome_parallel import cores
-
-        self.cancel = cancel
-        self._pool = ThreadPoolExecutor(max(1, min(cores(), len(databases)))) if databases else None
-        self._builds = {Path(db): self._pool.submit(self._build, Path(db)) for db in databases} if self._pool else {}
-
-    def _build(self, database: Path) -> None:
-        from studio.tools.profiler import db_cache
-
-        db_cache.ensure(database, None, self.cancel)
-
-    def wait(self, database: Path) -> Generator[Progress, None, None]:
-        """Until ``database``'s cache is built (its build's error raised here)."""
-        build = self._builds.get(Path(database))
-        while build is not None:
-            try:
-                build.result(timeout=WAIT_S)
-                return
-            except FuturesTimeout:
-                yield Progress(None, f"{Path(database).name}: building its query cache")
-
-    def __enter__(self) -> CacheBuilds:
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class RankWindows:
