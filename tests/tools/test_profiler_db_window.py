@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from studio.core.errors import UserError
@@ -367,3 +368,94 @@ def test_a_cache_build_cancelled_from_another_thread_stops(real_profiles, tmp_pa
     assert "cancelled" in outcome, outcome
     assert outcome["cancelled"] - asked < 2.0  # the statement in progress was interrupted
     assert not list(db_cache.cache_folder().glob("*"))
+
+
+def test_the_cache_is_built_and_read_in_key_order(real_db, monkeypatch):
+    """Every summary level is one pass over the level below in key order, and every window
+    query a search of the key: no statement sorts (a sort over millions of slices was most of a
+    cold open) and the export's TASK table is read in table order, not through its time index."""
+    from studio.tools.profiler import db_window
+
+    monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)  # the real exports are small: summarise every lane
+    window = open_window(real_db)
+    db = sqlite3.connect(str(window.cache))
+    asked = []
+    window._db.set_trace_callback(asked.append)  # the window queries, with their values
+    window.window_trace(pixels=40)
+    window.window_trace(window.t_first, window.t_first + 10**7, pixels=10**9)
+    queries = [s for s in asked if s.lstrip().startswith("SELECT") and ("slices" in s or "lod" in s)]
+    assert any("FROM slices WHERE" in s for s in queries) and any("FROM lod d" in s for s in queries)
+    builds = [s for level in range(1, window.levels + 1) for s in db_cache.level_statements(level)]
+    for statement in builds + queries:
+        plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {statement}")]
+        assert not any("TEMP B-TREE" in step for step in plan), (statement, plan)
+        if statement in queries:  # a window reads its keys' range, never the whole table
+            assert all(step.startswith("SEARCH") for step in plan), (statement, plan)
+    db.execute(f"ATTACH DATABASE 'file:{real_db}?mode=ro&immutable=1' AS src")
+    if "TASK" in {r[0] for r in db.execute("SELECT name FROM src.sqlite_master WHERE type='table'")}:
+        plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN SELECT x.startNs FROM src.TASK x NOT INDEXED")]
+        assert plan == ["SCAN x"]
+    db.close()
+    window.close()
+
+
+def test_grown_database_windows_equal_a_direct_query_at_bucket_edges(real_profiles, tmp_path):
+    """A database big enough for several summary levels, asked window by window with edges on
+    and beside the cache's buckets: the events and summaries equal plain sqlite3 queries."""
+    big = tmp_path / "ascend_pytorch_profiler_0.db"
+    grown_db(real_profiles, big, 6_000_000)
+    expected = direct_events(big)
+    window = open_window(big)
+    assert window.levels >= 3
+    lanes = {lane.track: lane for lane in window.lanes}
+    width = db_cache.BASE_NS
+    base = (window.t_first // width + 5) * width
+    edges = [(base, base + width), (base - 1, base + 1), (base + 1, base + 3 * width - 1),
+             (base - 7 * width, base + 40 * width + 1), (window.t_first, window.t_last + 1)]
+    for t0, t1 in edges:
+        for key, events in expected.items():
+            want = sorted(e for e in events if e[0] < t1 and (e[1] > t0 or e[0] >= t0))
+            got = sorted((s, e, window.name_of(n)) for s, e, n, *_ in window.lane_events(lanes[key], t0, t1))
+            assert got == want, (key, t0, t1)
+    for lane in window.lanes:
+        starts = np.array([e[0] for e in expected[lane.track]], np.int64)
+        ends = np.array([e[1] for e in expected[lane.track]], np.int64)
+        for level in range(1, window.levels + 1):
+            size = db_cache.level_width(level)
+            t0, t1 = base + size // 2, base + 9 * size + 3
+            # each bucket's events (all of them, also those outside the window), and its span
+            buckets, where = np.unique(starts // size, return_inverse=True)
+            count = np.bincount(where)
+            busy = np.bincount(where, ends - starts).astype(np.int64)
+            first = np.full(buckets.size, np.iinfo(np.int64).max)
+            last = np.full(buckets.size, np.iinfo(np.int64).min)
+            np.minimum.at(first, where, starts)
+            np.maximum.at(last, where, ends)
+            shown = (first < t1) & ((last > t0) | (first >= t0))  # the bucket's span overlaps the window
+            want = list(zip(buckets[shown].tolist(), count[shown].tolist(), first[shown].tolist(),
+                            last[shown].tolist(), busy[shown].tolist()))
+            got = [r[:5] for r in window.lane_summaries(lane, level, t0, t1)]
+            assert got == want, (lane.track, level)
+    window.close()
+
+
+def test_a_window_reads_its_usage_counters_from_the_cache(real_db, monkeypatch):
+    """The counters come from the query cache, stored when it was built: equal to the full
+    reader's, and the user's file is not opened again for them."""
+    from studio.tools.profiler import db_source
+
+    full = run_job(read_database(real_db))
+    window = open_window(real_db)
+
+    def no_reopen(*_args, **_kwargs):
+        raise AssertionError("the user's database was opened again")
+
+    monkeypatch.setattr(db_source, "connect", no_reopen)
+    monkeypatch.setattr(sqlite3, "connect", no_reopen)
+    part = window.window_trace(pixels=300)
+    assert full.counters
+    got = {(c.process, c.name, c.pid, c.source): (c.times + part.origin_ns).tolist() + c.values.tolist()
+           for c in part.counters}
+    assert got == {(c.process, c.name, c.pid, c.source): (c.times + full.origin_ns).tolist() + c.values.tolist()
+                   for c in full.counters}
+    window.close()

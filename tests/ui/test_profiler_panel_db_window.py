@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 
+import numpy as np
 import pytest
 
 from studio.core import formats
@@ -118,3 +119,38 @@ def test_a_sampled_first_look_shows_while_the_cache_is_built(qtbot, panel, real_
     qtbot.waitUntil(lambda: panel.profiles[0].complete, timeout=20000)
     assert panel.profiles[0].trace.facts["read by"].startswith("time window")
     assert not panel.reading_band.isVisible()
+
+
+def test_database_only_ranks_lanes_follow_the_zoom(qtbot, panel, real_profiles, monkeypatch):
+    """Every rank's lanes of the real 2-rank db export: the whole session as summaries first, then
+    the events of the window the user zooms to, for both ranks (counted by SQLite directly)."""
+    from studio.tools.profiler import db_window
+
+    folder = real_profiles / "cluster_pytorch/msinsight_db_2rank_level2/level2"
+    if not folder.is_dir():
+        pytest.skip(f"real db export not found at {folder}")
+    monkeypatch.setattr(db_window, "EXACT_LANE_EVENTS", 0)  # the real export is small: summarise every lane
+    panel.reader.open_rank_timelines(folder)
+    qtbot.waitUntil(lambda: len(panel.profiles) == 1 and panel.profiles[0].complete, timeout=30000)
+    loaded = panel.profiles[0]
+    assert loaded.label.endswith("(all ranks, by window)") and loaded.path == folder
+    assert {loaded.trace.cats[c] for c in loaded.trace.cat} == {"summary"}
+    assert loaded.by_name and sum(s.count for s in loaded.by_name) == sum(
+        direct_count(folder / f"rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db", 0, 2**62)
+        for r in (0, 1))
+    view, trace = panel.timeline, loaded.trace
+    mid = float(np.median(trace.start))
+    view.set_window(mid, mid + 5e5)
+    qtbot.waitUntil(lambda: panel.state.current.trace is not trace and panel.db_follow.settled(), timeout=20000)
+    shown = panel.state.current.trace
+    assert shown.origin_ns == trace.origin_ns  # one clock for every window: the view did not move
+    assert (view.t0, view.t1) == pytest.approx((mid, mid + 5e5))
+    a, b = shown.origin_ns + int(view.t0), shown.origin_ns + int(view.t1)
+    starts = shown.start + shown.origin_ns
+    inside = (starts < b) & ((starts + shown.dur > a) | (starts >= a))
+    assert "summary" not in {shown.cats[c] for c in shown.cat[inside]}  # zoomed in: events, not summaries
+    for r in (0, 1):
+        mine = inside & np.isin(shown.track, [t.id for t in shown.tracks if t.process.startswith(f"rank {r} · ")])
+        path = folder / f"rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db"
+        assert int(mine.sum()) == direct_count(path, a, b)
+    assert int(inside.sum()) > 0

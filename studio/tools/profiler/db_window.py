@@ -22,14 +22,13 @@ from urllib.parse import quote
 import numpy as np
 
 from studio.core.jobs import Progress
-from studio.tools.profiler import db_cache, db_source
+from studio.tools.profiler import db_cache, db_counters
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.db_cache import HCCL_CAT, KIND_API, KIND_MSTX, KIND_TASK
 from studio.tools.profiler.db_reader import lane_track
 from studio.tools.profiler.lod import build_lod
 from studio.tools.profiler.model import Trace, add_warning
 from studio.tools.profiler.stats import NameStat
-from studio.tools.profiler.usage_counters import add_db_counters
 
 EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
 BUCKET_PX = 4  # a summary bucket is at most this many pixels wide (at least half a pixel: <= 2 per px)
@@ -107,18 +106,21 @@ class DbWindow:
         """(start, end, name, cat, a) of every event of ``lane`` overlapping [t0, t1), by start (``a``:
         a task's id, an API call's connection id)."""
         return self._db.execute(
-            'SELECT start, start + dur, name, cat, a FROM slices WHERE lane = ? AND start >= ? AND start < ? '
-            'AND (start + dur > ? OR start >= ?) ORDER BY start', (lane.id, t0 - lane.maxdur, t1, t0, t0)).fetchall()
+            'SELECT start, start + dur, name, cat, a FROM slices WHERE lane = ? AND bucket BETWEEN ? AND ? '
+            'AND start >= ? AND start < ? AND (start + dur > ? OR start >= ?) ORDER BY bucket, start, ref',
+            (lane.id, (t0 - lane.maxdur) // db_cache.BASE_NS, (t1 - 1) // db_cache.BASE_NS, t0 - lane.maxdur, t1,
+             t0, t0)).fetchall()
 
     def lane_summaries(self, lane: Lane, level: int, t0: int, t1: int) -> list[tuple]:
         """(bucket, n, start, end, busy, longest, name) of ``lane``'s buckets at ``level`` whose
         events start in [t0 - the lane's longest event, t1) and overlap [t0, t1)."""
         width = db_cache.level_width(level)
+        lo, hi = (t0 - lane.maxdur) // width, (t1 - 1) // width
         return self._db.execute(
             'SELECT d.bucket, d.n, d.start, d."end", d.busy, g.longest, g.name FROM lod d JOIN lod_names g '
-            'USING (level, lane, bucket) WHERE d.level = ? AND d.lane = ? AND d.bucket >= ? AND d.bucket <= ? '
-            'AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.bucket',
-            (level, lane.id, (t0 - lane.maxdur) // width, (t1 - 1) // width, t1, t0, t0)).fetchall()
+            'USING (level, lane, up, bucket) WHERE d.level = ? AND d.lane = ? AND d.up BETWEEN ? AND ? '
+            'AND d.bucket BETWEEN ? AND ? AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.up, d.bucket',
+            (level, lane.id, lo // db_cache.FACTOR, hi // db_cache.FACTOR, lo, hi, t1, t0, t0)).fetchall()
 
     def level_for(self, ns_per_px: float) -> int:
         """The coarsest summary level whose buckets are no wider than a pixel (0: events)."""
@@ -169,7 +171,7 @@ class DbWindow:
             summary = columns.cat(SUMMARY_CAT)
             columns.add(track, [r[2] for r in rows], [max(e, r[2] + 1) for r, e in zip(rows, ends)],
                         [columns.name(r[6], self.name_of) for r in rows], [summary] * len(rows),
-                        [(_SUMMARY_ARGS % (r[1], r[4] / 1e3, r[5] / 1e3, json.dumps(self.name_of(r[6])))).encode()
+                        [(_SUMMARY_ARGS % (r[1], r[4] / 1e3, r[5] / 1e3, columns.quoted(r[6], self.name_of))).encode()
                          for r in rows])
             summarised += sum(r[1] for r in rows)
         columns.close()
@@ -184,20 +186,10 @@ class DbWindow:
 
     def counters(self) -> list:
         """The database's usage counters (HBM, LLC, NPU memory, host CPU ...) on the windows' time
-        axis, read from the user's file once, as the full reader reads them."""
+        axis, read from the cache (where the build stored them, read from the file as the full
+        reader reads them)."""
         if self._counters is None:
-            builder = TraceBuilder()
-            db = db_source.connect(self.source)
-            try:
-                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                add_db_counters(builder, db, tables, self.strings, self.source.name)
-            except sqlite3.Error as exc:
-                raise db_source.explain(exc, self.source) from exc
-            finally:
-                db.close()
-            trace = builder.build(source=str(self.source))
-            _rebase(trace, self.t_first)
-            self._counters = trace.counters
+            self._counters = db_counters.load(self._db, self.t_first)
         return self._counters
 
     def facts(self) -> dict[str, str]:
@@ -237,6 +229,7 @@ class _Columns:
     def __init__(self, builder: TraceBuilder):
         self.builder = builder
         self.names: dict = {}
+        self.json: dict = {}
         self.parts: list[tuple] = []
 
     def name(self, value, text_of) -> int:
@@ -244,6 +237,14 @@ class _Columns:
         found = self.names.get(value)
         if found is None:
             found = self.names[value] = self.builder.name_id(text_of(value))
+        return found
+
+    def quoted(self, value, text_of) -> str:
+        """The name stored as ``value`` as a JSON string (quoted once per window: thousands of
+        summaries share a few hundred names)."""
+        found = self.json.get(value)
+        if found is None:
+            found = self.json[value] = json.dumps(text_of(value))
         return found
 
     def cat(self, text: str) -> int:
@@ -280,15 +281,20 @@ def _rebase(trace: Trace, origin: int) -> None:
 
 
 def is_window(trace: Trace) -> bool:
-    """True for a trace of one window of a database (summaries and part of its events)."""
-    return trace.facts.get("read by", "").startswith("time window")
+    """True for a trace of one window of a database (summaries and part of its events), or of a
+    multi-rank folder's lanes with ranks read by window."""
+    return trace.facts.get("read by", "").startswith("time window") or "read by window" in trace.facts
 
 
 def whole_trace(trace: Trace) -> Generator[Progress, None, Trace]:
-    """``trace``, or the whole database when it is one window of it: what a comparison needs (a
-    window's summaries would be compared as ops)."""
+    """``trace``, or the whole database (or every rank of the folder) when it is one window of
+    it: what a comparison needs (a window's summaries would be compared as ops)."""
     if not is_window(trace):
         return trace
+    if "read by window" in trace.facts:
+        from studio.tools.profiler.cluster.timeline import open_rank_timelines
+
+        return (yield from open_rank_timelines(Path(trace.source)))
     from studio.tools.profiler.db_reader import read_database
 
     return (yield from read_database(Path(trace.source)))

@@ -71,26 +71,38 @@ def add_db_counters(builder: TraceBuilder, db: sqlite3.Connection, tables: set[s
         select = ", ".join(["timestampNs", *device, *keys, *(v[0] for v in values)])
         rows = db.execute(f"SELECT {select} FROM {spec.table}").fetchall()  # noqa: S608 - fixed names
         devices = {row[1] for row in rows} if device else set()
+        series: dict[tuple, tuple] = {}  # (device, key values) -> (pid, name) per value column
+        width = len(device) + len(keys)
         for row in rows:
             ts, rest = row[0], row[1:]
             if ts is None:
                 continue
-            dev = rest[0] if device else None
-            named = dict(zip(keys, rest[len(device):len(device) + len(keys)]))
-            for key in spec.strings:
-                if key in named:
-                    named[key] = strings.get(named[key], named[key])
-            for (column, label, unit), value in zip(values, rest[len(device) + len(keys):]):
+            names = series.get(rest[:width])
+            if names is None:  # thousands of samples share a few series: named once each
+                names = series[rest[:width]] = _series(builder, spec, values, keys, rest[:width], device, devices,
+                                                       strings, file_name)
+            for (pid, name), value in zip(names, rest[width:]):
                 if value is None or isinstance(value, (bytes, str)) and not _is_number(value):
                     continue
-                process = spec.process if len(devices) <= 1 else f"{spec.process} (device {dev})"
-                pid = ("usage", process)
-                builder.process_names.setdefault(pid, process)
-                builder.process_sort.setdefault(pid, _SORT + (1 if spec.host else 0))
-                builder.counter_sources.setdefault(pid, f"{file_name}: {spec.table}")
-                builder.add_counter(pid, f"{label.format(**named)} ({unit})", int(ts), float(value))
+                builder.add_counter(pid, name, int(ts), float(value))
         read.append(spec.table)
     return read
+
+
+def _series(builder: TraceBuilder, spec: Spec, values: list, keys: list, head: tuple, device: list, devices: set,
+            strings: dict, file_name: str) -> list[tuple]:
+    """(pid, series name) of each value column for the samples whose device and key columns are ``head``."""
+    dev = head[0] if device else None
+    named = dict(zip(keys, head[len(device):]))
+    for key in spec.strings:
+        if key in named:
+            named[key] = strings.get(named[key], named[key])
+    process = spec.process if len(devices) <= 1 else f"{spec.process} (device {dev})"
+    pid = ("usage", process)
+    builder.process_names.setdefault(pid, process)
+    builder.process_sort.setdefault(pid, _SORT + (1 if spec.host else 0))
+    builder.counter_sources.setdefault(pid, f"{file_name}: {spec.table}")
+    return [(pid, f"{label.format(**named)} ({unit})") for _column, label, unit in values]
 
 
 def _is_number(text: str | bytes) -> bool:

@@ -28,6 +28,7 @@ import numpy as np
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
 from studio.core.safe_read import SETTINGS_CAP, load_json
+from studio.tools.profiler.cluster.rank_windows import RankWindows, cache_ready, window_source
 from studio.tools.profiler.cluster.timeline import join_ranks, merge_traces, rank_labels, rank_sources
 from studio.tools.profiler.model import Trace, Track, add_warning
 
@@ -50,13 +51,16 @@ def decode_rank(path: Path, cancel: CancelToken | None) -> Generator[Progress, N
 
 
 def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToken | None = None,
-                                    workers: int | None = None, offload: bool = False
-                                    ) -> Generator[Progress, None, Trace]:
+                                    workers: int | None = None, offload: bool = False,
+                                    windows: list | None = None) -> Generator[Progress, None, Trace]:
     """:func:`~.timeline.open_rank_timelines`, calling ``show`` with a joined trace first from the
     ranks' step summaries and caches, then again each time ranks are decoded; returns the final
     joined trace (not shown: the caller shows it). ``offload``: decode in a worker process (the
     GUI's way, nothing forks from the window's process), its ranks' caches mapped here as they come;
-    else in forked children (``workers`` > 1) or here, one after the other."""
+    else in forked children (``workers`` > 1) or here, one after the other. ``windows``: when a list,
+    the ranks read from their database alone are opened by window (:mod:`.rank_windows`), never
+    decoded whole, and the :class:`~.rank_windows.RankWindows` that reads further windows is
+    appended to it."""
     from studio.tools.profiler import cache
     from studio.tools.profiler.cluster.discover import find_ranks
 
@@ -76,12 +80,28 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
     total = len(paths)
     if not missing:
         return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
-    summaries = [None if t is not None else summary_trace([by_rank[r] for r in sources[p]])
+    reader = RankWindows(folder, labels, len(found.ranks)) if windows is not None else None
+    by_window = {} if reader is None else {i: db for i in missing if (db := window_source(Path(paths[i])))}
+    cold = {i for i, db in by_window.items() if not cache_ready(db)}
+    waits = bool(cold) or len(by_window) < len(missing)  # else every rank's lanes are ready at once
+    summaries = [None if t is not None or not waits else summary_trace([by_rank[r] for r in sources[p]])
                  for p, t in zip(paths, traces)]
-    show(_partial(traces, summaries, labels, folder, total), total - len(missing), total)
+
+    def show_partial() -> None:
+        show(_partial(traces, summaries, labels, folder, total), sum(t is not None for t in traces), total)
+
+    if waits:  # the step summaries meanwhile
+        show_partial()
     yield Progress(0.0, f"{total - len(missing)} of {total} ranks decoded")
-    fill = _fill_offloaded(paths, missing, traces, cancel) if offload else _fill_here(paths, missing, traces,
-                                                                                    cancel, workers)
+    if reader is not None:
+        yield from _open_windows(reader, by_window, traces, cancel, lambda i: show_partial() if i in cold else None)
+        missing = [i for i in missing if i not in by_window]
+    if not missing:
+        fill = iter(())
+    elif offload:
+        fill = _fill_offloaded(paths, missing, traces, cancel)
+    else:
+        fill = _fill_here(paths, missing, traces, cancel, workers)
     shown, ready_at = total - len(missing), 0.0
     for _progress in fill:
         done = sum(t is not None for t in traces)
@@ -94,7 +114,23 @@ def open_rank_timelines_progressive(folder: Path, show: Show, cancel: CancelToke
             ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
         yield Progress(0.9 * done / total, f"{done} of {total} ranks decoded")
     yield Progress(0.95, f"lining up {len(found.ranks)} ranks")
-    return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
+    if reader is None or not reader.windows:
+        return join_ranks(traces, labels, folder, len(found.ranks))  # type: ignore[arg-type]
+    for i, trace in enumerate(traces):
+        if i not in reader.windows:
+            reader.set_trace(i, trace)
+    windows.append(reader)  # type: ignore[union-attr]
+    return reader.window_trace()
+
+
+def _open_windows(reader: RankWindows, databases: dict[int, Path], traces: list, cancel,
+                  opened: Callable[[int], None]) -> Generator[Progress, None, None]:
+    """Open by window each rank of ``databases`` (index -> the database its timeline is read from
+    alone; its query cache built when there is none), calling ``opened`` after each."""
+    for i, database in databases.items():
+        yield Progress(None, f"{database.name}: opening by window (its query cache is built once)")
+        traces[i] = reader.open(i, database, cancel)
+        opened(i)
 
 
 def _partial(traces, summaries, labels, folder: Path, total: int) -> Trace:

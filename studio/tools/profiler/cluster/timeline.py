@@ -47,9 +47,11 @@ def rank_labels(sources: dict[Path, list[int]]) -> list[str]:
     return [("rank " if len(r) == 1 else "ranks ") + ", ".join(map(str, r)) for r in sources.values()]
 
 
-def join_ranks(traces: Sequence[Trace], labels: Sequence[str], folder: Path, ranks: int) -> Trace:
-    """The decoded ranks' traces as the one joined trace of ``folder`` (facts and warnings added)."""
-    trace = merge_traces(traces, labels, source=str(folder))
+def join_ranks(traces: Sequence[Trace], labels: Sequence[str], folder: Path, ranks: int,
+               origin: int | None = None) -> Trace:
+    """The decoded ranks' traces as the one joined trace of ``folder`` (facts and warnings added;
+    ``origin``: see :func:`merge_traces`)."""
+    trace = merge_traces(traces, labels, source=str(folder), origin=origin)
     trace.facts["ranks"] = str(ranks)
     empty = [label for label, t in zip(labels, traces) if not t.size]
     if empty:
@@ -205,10 +207,11 @@ def _child(slot: int, jobs: list[tuple[int, str]], allowed: list[int], out: int,
         os._exit(code)
 
 
-def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "") -> Trace:
-    """``traces`` side by side in one trace: processes prefixed with their label, one clock."""
-    timed = [t for t in traces if t.size or t.counters or t.instant_time.size]
-    origin = min((t.origin_ns for t in timed), default=0)
+def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "", origin: int | None = None
+                 ) -> Trace:
+    """``traces`` side by side in one trace: processes prefixed with their label, one clock
+    (``origin``: its zero in ns; default: the earliest trace's)."""
+    origin = joined_origin(traces) if origin is None else origin
     names: dict[str, int] = {}
     cats: dict[str, int] = {}
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "dur", "track", "depth", "name", "cat", "args_off",
@@ -268,6 +271,12 @@ def merge_traces(traces: Sequence[Trace], labels: Sequence[str], source: str = "
     if all(t.lod is not None for t in traces):
         merged.lod = merge_lods(traces, origin)
     return merged
+
+
+def joined_origin(traces: Sequence[Trace]) -> int:
+    """The zero of the traces joined: the earliest origin of those holding anything timed."""
+    timed = [t for t in traces if t.size or t.counters or t.instant_time.size]
+    return min((t.origin_ns for t in timed), default=0)
 
 
 def _process_order(trace: Trace, index: int) -> dict[str, float]:

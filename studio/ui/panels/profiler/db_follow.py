@@ -17,19 +17,19 @@ from studio.tools.profiler import db_cache
 from studio.tools.profiler.db_preview import preview_trace
 from studio.tools.profiler.db_reader import match_profiling_db
 from studio.tools.profiler.db_window import DbWindow, open_window, window_of
+from studio.tools.profiler.cluster.rank_windows import FIRST_PIXELS, RankWindows
 from studio.tools.profiler.model import source_label
 from studio.tools.profiler.stats import share_by_name_id
-from studio.ui.panels.profiler.loading import default_rows
+from studio.ui.panels.profiler.loading import default_rows, loaded_window
 from studio.ui.panels.profiler.state import Loaded, ready_rows
 
 POLL_MS = 120      # how often the view's window is compared with the one read
 REREAD_ZOOM = 2.0  # a zoom by this factor or more reads the window again, at its level of detail
-COUNTED = ("the whole database, from its query cache (total time per name; nested calls are not subtracted); "
-           "the timeline shows the visible window, summarised per bucket where events are denser than pixels")
 
 
 def handles(path: Path) -> bool:
-    """True for a profiling database file (what this module opens by window)."""
+    """True for a profiling database file (what this module opens by window; a multi-rank folder's
+    database-only ranks are read by window by the rank-lanes job and followed here)."""
     path = Path(path)
     if not path.is_file():
         return False
@@ -40,28 +40,20 @@ def handles(path: Path) -> bool:
         return False
 
 
-def loaded_window(window: DbWindow, t0: int | None, t1: int | None, pixels: int) -> Loaded:
-    """The panel's profile for the window [t0, t1) (database ns; None: the whole session)."""
-    trace = window.window_trace(t0, t1, pixels)
-    by_name = window.name_stats()
-    return Loaded(window.source, f"{source_label(window.source)} (by window)", trace, by_name, [], {},
-                  share=share_by_name_id(trace, by_name), ready=ready_rows(by_name, []), counted=COUNTED,
-                  cached=True, rows=default_rows(trace))
-
-
 class DbFollower(QObject):
     """Opens databases by window for ``panel`` and re-reads the window as its timeline moves."""
 
     def __init__(self, panel):
         super().__init__(panel)
         self.panel = panel
-        self.windows: dict[Path, DbWindow] = {}
+        self.windows: dict[Path, DbWindow | RankWindows] = {}
         self._reads: dict[Path, tuple[float, float, float]] = {}  # per database: (t0, t1, ns per px) read
         self._busy = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._on_tick)
         self._timer.start()
+        panel.reader.whole.connect(self._on_whole)  # a multi-rank folder's lanes read by window
 
     def open(self, path: Path) -> None:
         """Open the database at ``path`` (its query cache built in the job when there is none)."""
@@ -79,17 +71,25 @@ class DbFollower(QObject):
             return window, loaded_window(window, None, None, pixels)
 
         def opened(result: tuple[DbWindow, Loaded]) -> None:
-            window, loaded = result
-            self.windows[path] = window  # followed from now on (the GUI thread's only)
-            # the whole session, read for this many pixels
-            self._reads[path] = (float("-inf"), float("inf"), loaded.trace.span_ns / max(1, pixels))
-            self.panel._on_rank_lanes(loaded)
+            self._follow(result[1], pixels)
+            self.panel._on_rank_lanes(result[1])
 
         self._busy = True
         handle = self.panel.runner.start(f"Opening {path.name}", job)
         handle.finished.connect(opened)
         handle.ended.connect(self._on_ended)
         handle.failed.connect(lambda exc, _tb: self.panel.info.setText(f"Could not open {path.name}"))
+
+    def _follow(self, loaded: Loaded, pixels: int) -> None:
+        """Re-read ``loaded``'s window from now on (the GUI thread's only): its whole session was
+        read for ``pixels``."""
+        path = Path(loaded.path)
+        self.windows[path] = loaded.window
+        self._reads[path] = (float("-inf"), float("inf"), loaded.trace.span_ns / max(1, pixels))
+
+    def _on_whole(self, loaded: Loaded) -> None:
+        if loaded.window is not None and loaded.complete:
+            self._follow(loaded, FIRST_PIXELS)
 
     def _preview(self, path: Path) -> None:
         """Show sampled device tasks while the cache is built (on the job's thread: handed over by signal)."""

@@ -13,12 +13,16 @@ from pathlib import Path
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.gcpause import paused_gc
 from studio.tools.profiler import stats, view_stats
+from studio.tools.profiler.cluster.rank_windows import RankWindows
+from studio.tools.profiler.db_window import DbWindow
 from studio.tools.profiler.model import Trace, source_label
 from studio.tools.profiler.view_stats import ViewStats, counter_peaks
 from studio.ui.panels.profiler.layout import build_rows
 from studio.ui.panels.profiler.state import Loaded, ready_rows, typed_rows
 
 FREEZE_LOADED = 20_000  # young objects over which a profile's rows made in a job are frozen
+COUNTED = ("the whole database, from its query cache (total time per name; nested calls are not subtracted); "
+           "the timeline shows the visible window, summarised per bucket where events are denser than pixels")
 
 
 def load_job(path: Path, cancel: CancelToken, show: Callable[[Loaded], None] | None = None,
@@ -74,7 +78,12 @@ def rank_lanes_job(folder: Path, cancel: CancelToken, show: Callable[[Loaded, in
     # Each join makes names, tracks and rows by the thousand: a full collection on the way walked
     # them all while holding the interpreter (22-35 ms, measured), so the collector waits.
     with paused_gc():
-        trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True)
+        windows: list = []  # the ranks read from their database alone are read by window, never whole
+        trace = yield from open_rank_timelines_progressive(folder, partial, cancel, workers=1, offload=True,
+                                                           windows=windows)
+        if windows:
+            yield Progress(None, "statistics")
+            return loaded_window(windows[0], trace=trace)
         loaded = yield from loaded_with_stats(folder, trace)
         loaded.label = f"{source_label(folder)} (all ranks)"
         loaded.cached = True  # each rank has its own cache; the joined trace is not stored again
@@ -118,3 +127,31 @@ def with_stats(path: Path, trace: Trace, view: ViewStats | None = None) -> Loade
                   ready=ready_rows(view.by_name, view.apis), counted=view.counted, first_view=view.first_view,
                   first_view_note=view.first_view_note, rows=default_rows(trace), counter_max=view.counter_max,
                   computed_in=view.where)
+
+
+def loaded_window(window: DbWindow | RankWindows, t0: int | None = None, t1: int | None = None, pixels: int = 2000,
+                  trace: Trace | None = None) -> Loaded:
+    """The panel's profile for the window [t0, t1) (database ns; None: the whole session) of one
+    database or of a multi-rank folder's lanes (``trace``: that window, when already read)."""
+    trace = window.window_trace(t0, t1, pixels) if trace is None else trace
+    by_name = window.name_stats()
+    ranks = isinstance(window, RankWindows)
+    loaded = Loaded(window.source, f"{source_label(window.source)} ({'all ranks, ' if ranks else ''}by window)",
+                    trace, by_name, [], {}, share=stats.share_by_name_id(trace, by_name), ready=ready_rows(by_name, []),
+                    counted=rank_counted(window) if ranks else COUNTED, cached=True, rows=default_rows(trace),
+                    window=window)
+    if ranks:
+        loaded.counter_max = counter_peaks(trace)
+    return loaded
+
+
+def rank_counted(window: RankWindows) -> str:
+    """Which ranks a multi-rank folder's statistics count (the window-read ones, whole)."""
+    counted = [window.labels[i] for i in window.windows]
+    left = [label for i, label in enumerate(window.labels) if i not in window.windows]
+    text = f"{', '.join(counted)}: their whole databases, from their query caches (total time per name; nested " \
+           f"calls are not subtracted); the timeline shows the visible window, summarised per bucket where " \
+           f"events are denser than pixels"
+    if left:
+        text += f". Not counted here: {', '.join(left)} (decoded whole: open that rank alone for its statistics)"
+    return text

@@ -46,6 +46,7 @@ class Loaded:
     rows: list | None = None  # the timeline's rows, nothing collapsed or pinned (laid out in the job)
     reading: str = ""  # how much is read, for the band over the timeline while not complete
     computed_in: str = ""  # "pid:thread" that computed the statistics (view_stats.ViewStats.where)
+    window: Any = None  # what re-reads the visible window (a DbWindow, a RankWindows), for db_follow
 
 
 def area_job(trace: Trace, t0: int, t1: int, tracks: list[int], cancel: CancelToken
