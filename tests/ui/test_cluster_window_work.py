@@ -9,6 +9,7 @@ import multiprocessing.connection
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -91,3 +92,52 @@ def test_rank_table_sized_without_reading_every_cell(qtbot, panel, real):
     for column in range(panel.model.columnCount()):
         if column != BAR_COLUMN:
             assert header.sectionSize(column) >= panel.table.sizeHintForColumn(column), column
+
+
+def test_collectives_list_the_longest_ops_and_say_how_many(qtbot, panel, real):
+    """6,080 ops (the real 4-rank ops repeated, as 16 ranks x 95 steps have): the table lists the
+    500 with the longest synchronisation — numpy's sort picks the same — and says what it left out."""
+    from studio.tools.profiler.cluster.comm_report import open_comm
+    from studio.ui.panels.cluster.widgets.collectives_tab import SHOWN
+
+    report = to_json(open_comm(real / QWEN))
+    ops = [dict(op, sync_ms=op["sync_ms"] * (1 + (i * 7919) % 1000 / 100), rank=op["rank"] + 4 * (i // 76))
+           for i, op in enumerate(report["ops"] * 80)]
+    tab = panel.collectives
+    tab.show_report(dict(report, ops=ops))
+    shown = [row[7] for row in tab.table.model().rows]
+    assert len(shown) == SHOWN == 500 and len(ops) == 6080
+    assert shown == pytest.approx(np.sort(np.array([o["sync_ms"] for o in ops]))[::-1][:SHOWN].tolist())
+    assert "the 500 longest of 6,080 are listed" in tab.cell_label.text()
+
+
+def test_slow_links_under_the_map_are_the_first_ten_and_a_count(qtbot, panel, real):
+    base = to_json(open_cluster(real / "cluster_pytorch/msinsight_text_2rank_level2/level2"))
+    # 190 links of the export's one step (the step the panel picks), each with its own evidence
+    links = [dict(base["slow_links"][0], link=f"0->{i}", evidence=f"evidence {i}") for i in range(190)]
+    panel.state.folder = real / "cluster_pytorch/msinsight_text_2rank_level2/level2"
+    panel._on_cluster(panel._generation, dict(base, slow_links=links, rank_folders={}))
+    text = panel.comm.links_label.text()
+    assert [f"evidence {i}<" in text + "<" for i in (0, 9, 10)] == [True, True, False]
+    assert "and 180 more slow links" in text
+
+
+def test_small_tables_size_their_columns_from_a_sample_of_rows(qtbot):
+    """5,000 links in a table sized to its contents: laying it out reads a few dozen rows' cells,
+    not Qt's default 1,000 rows'."""
+    from PySide6.QtWidgets import QWidget
+
+    from studio.ui.panels.cluster.widgets.tables import fill, small_table
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    table = small_table(["Group", "Src", "Dst", "GB/s"], host)
+    rows = {"n": 0}
+    data = type(table.model()).data
+    table.model().data = lambda index, role=Qt.ItemDataRole.DisplayRole: (rows.__setitem__("n", rows["n"] + 1),
+                                                                          data(table.model(), index, role))[1]
+    fill(table, [[f"group {i}", i % 16, (i + 1) % 16, 10.0 + i / 7] for i in range(5000)])
+    host.resize(800, 400)
+    host.show()
+    qtbot.waitExposed(host)
+    assert 0 < rows["n"] < 5000, f"{rows['n']} cells read to lay out 5,000 rows"
