@@ -141,3 +141,18 @@ def test_small_tables_size_their_columns_from_a_sample_of_rows(qtbot):
     host.show()
     qtbot.waitExposed(host)
     assert 0 < rows["n"] < 5000, f"{rows['n']} cells read to lay out 5,000 rows"
+
+
+def test_rank_table_widest_text_from_the_extremes(qtbot, panel, real):
+    """The texts a number column is sized by hold its widest text (every row formatted here)."""
+    from studio.ui.panels.cluster.widgets.rank_table import FIRST_PART
+
+    base = to_json(open_cluster(real / QWEN))
+    rows = [dict(row, rank=rank, computing_us=(-1) ** rank * 10.0 ** (rank % 9), free_us=None if rank % 3 else 1.5)
+            for row in base["ranks"][:1] for rank in range(40)]
+    panel.state.folder = real / QWEN
+    panel._on_cluster(panel._generation, dict(base, ranks=rows, rank_folders={}))
+    model = panel.model
+    for column in range(FIRST_PART, BAR_COLUMN):
+        every = [model.index(r, column).data() for r in range(model.rowCount())]
+        assert max(map(len, model.texts_to_fit(column))) == max(map(len, every)), column

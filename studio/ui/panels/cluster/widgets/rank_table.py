@@ -72,6 +72,18 @@ class RankTableModel(HeaderedRows):
             return ms(value)
         return "-" if value is None else str(value)
 
+    def texts_to_fit(self, column: int) -> list[str]:
+        """Texts among which the column's widest is: of a number column, those of its largest and
+        smallest value (``1,234.567``: the text grows with the magnitude) and "-" for a missing one —
+        not 1,500 texts formatted to measure 16 ranks x 95 steps."""
+        if column < FIRST_PART:
+            return [self.text(row, column) for row in self.rows]
+        key = PARTS[column - FIRST_PART][0]
+        values = [row.get(key) for row in self.rows]
+        numbers = [v for v in values if v is not None]
+        missing = ["-"] if len(numbers) < len(values) else []
+        return [ms(max(numbers)), ms(min(numbers))] + missing if numbers else missing
+
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         row, column = self.rows[index.row()], index.column()
         if role == ROW_ROLE:
@@ -187,7 +199,7 @@ class RankTable(QTableView):
         for column in range(model.columnCount()):
             if column == BAR_COLUMN:
                 continue
-            longest = max((model.text(row, column) for row in model.rows), key=len, default="")
+            longest = max(model.texts_to_fit(column), key=len, default="")
             header.resizeSection(column, max(header.sectionSizeHint(column), metrics.horizontalAdvance(longest) + pad))
         self.fit_bars()
 
