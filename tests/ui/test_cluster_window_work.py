@@ -34,7 +34,6 @@ def repeated(tmp_path_factory) -> Path:
 
 def test_big_cluster_report_decoded_in_a_worker_equals_the_engine(repeated, monkeypatch):
     import studio.core.workers as workers
-    import studio.tools.profiler.loader as loader
 
     targets = []
     real_run = workers.run_in_worker
@@ -44,7 +43,10 @@ def test_big_cluster_report_decoded_in_a_worker_equals_the_engine(repeated, monk
         return real_run(target, *args, **kwargs)
 
     monkeypatch.setattr(workers, "run_in_worker", recording)
-    monkeypatch.setattr(loader, "OFFLOAD_BYTES", 1)  # this folder counts as big
+    import studio.ui.panels.cluster.jobs as jobs
+    from studio.tools.profiler.cluster.engine import json_bytes
+
+    monkeypatch.setattr(jobs, "CLUSTER_OFFLOAD_BYTES", json_bytes(repeated))  # this folder counts as big
     report = run_job(cluster_job(repeated))
     assert targets == ["studio.tools.profiler.cluster.engine:cluster_json"]
     expected = json.loads(json.dumps(to_json(open_cluster(repeated))))

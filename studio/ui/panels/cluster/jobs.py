@@ -14,6 +14,12 @@ from studio.core.serial import to_json
 CURVE_POINTS = 4000
 
 
+# The cluster report's JSON from which it is read in a worker process: reading and assembling the
+# ranks' communication files is Python work of ~0.3 s per MB, which a thread does taking turns with
+# the window's thread for the interpreter (its ticks came 50-60 ms late at 16 ranks x 50k events).
+CLUSTER_OFFLOAD_BYTES = 1 << 20
+
+
 def cluster_job(folder: Path, cancel=None) -> Generator[Progress, None, dict]:
     """``studio profile cluster FOLDER --json``: in a worker process when the ranks' JSON files are
     big (16 ranks of 1M events: 20 MB of communication.json decoded, each file in one C call that
@@ -21,7 +27,7 @@ def cluster_job(folder: Path, cancel=None) -> Generator[Progress, None, dict]:
     from studio.tools.profiler.cluster.engine import json_bytes
 
     report = yield from _in_worker_if("studio.tools.profiler.cluster.engine:cluster_json", folder, cancel,
-                                      json_bytes)
+                                      json_bytes, CLUSTER_OFFLOAD_BYTES)
     report["rank_folders"] = rank_folder_files(report)
     yield Progress(1.0, f"{report['source'].get('ranks', 0)} ranks")
     return report
@@ -93,14 +99,17 @@ def _offloaded(entry: str, folder: Path, cancel) -> Generator[Progress, None, tu
         return None, exc.format()
 
 
-def _in_worker_if(entry: str, folder: Path, cancel, size) -> Generator[Progress, None, dict]:
-    """The job ``entry`` — in a worker process when ``size(folder)`` (the bytes it decodes) is big:
-    json parsing holds the interpreter, and a thread doing it would make the window wait."""
+def _in_worker_if(entry: str, folder: Path, cancel, size, limit: int | None = None
+                  ) -> Generator[Progress, None, dict]:
+    """The job ``entry`` — in a worker process when ``size(folder)`` (the bytes it decodes) reaches
+    ``limit`` (default: the profiler's OFFLOAD_BYTES): json parsing holds the interpreter, and a
+    thread doing it would make the window wait."""
     import importlib
 
-    from studio.tools.profiler.loader import OFFLOAD_BYTES
+    if limit is None:
+        from studio.tools.profiler.loader import OFFLOAD_BYTES as limit
 
-    if size(folder) >= OFFLOAD_BYTES:
+    if size(folder) >= limit:
         from studio.core.workers import WorkerUnavailable, run_in_worker
 
         try:
