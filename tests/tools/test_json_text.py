@@ -139,3 +139,29 @@ def test_cli_free_json_byte_identical(cluster_folders, capsys, monkeypatch):
     _refuse_python_encoder(monkeypatch)
     assert main(["profile", "cluster", str(folder), "--free", "--json"]) == 0
     assert capsys.readouterr().out == expected
+
+
+def test_no_collection_while_writing_rows_or_reading_cached_gaps(tmp_path):
+    """Neither writing 20,000 rows nor decoding a rank's 20,000 cached gaps runs the cycle collector
+    while at it (it would walk the whole new tree again and again); both give back what went in."""
+    import gc
+
+    from studio.tools.profiler.cluster import free_cache
+
+    rows = [{"start_ns": i * 1000, "label": "python idle", "duration_us": i / 3, "device_tasks": {}}
+            for i in range(20_000)]
+    source = tmp_path / "trace_view.json"
+    source.write_text("[]")
+    free_cache.store(source, free_cache.Entry(source="trace_view.json", gaps=rows))
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+    try:
+        gc.collect()
+        collections.clear()
+        text = dumps({"gaps": rows})
+        entry = free_cache.load(source)
+    finally:
+        gc.callbacks.pop()
+    # at most the one young-generation collection each block leaves due when it ends (before: dozens)
+    assert len(collections) <= 2 and set(collections) <= {0}, collections
+    assert text == json.dumps({"gaps": rows}, indent=2) and entry.gaps == rows
