@@ -96,10 +96,41 @@ def named_table(obj: Any, key: str = "name") -> dict:
 
 
 def dumps(obj: Any, indent: int | None = 2) -> str:
-    """``obj`` as JSON text (what ``--json`` prints and report files hold)."""
-    import json
+    """``obj`` as JSON text (what ``--json`` prints and report files hold): byte for byte
+    ``json.dumps(to_json(obj), indent=indent)``, written without converting ``obj`` first and with
+    big lists of rows written column by column (:mod:`studio.core.json_text`)."""
+    if indent is None:
+        import json
 
-    return json.dumps(to_json(obj), indent=indent)
+        return json.dumps(to_json(obj))
+    from studio.core.json_text import Writer
+
+    return Writer(indent, _one_level).text(obj)
+
+
+def _one_level(obj: Any) -> Any:
+    """``obj`` as :func:`to_json` sees it one level deep: a dict with text keys, a list, or a
+    scalar, whose insides may still need converting (the writer converts them as it meets them)."""
+    if isinstance(obj, dict):
+        return {(k if isinstance(k, str) else str(to_json(k))): v for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)
+    kind = type(obj)
+    hook = getattr(kind, "__json__", None)
+    if hook is not None:
+        return hook(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _dataclass_to_json(obj, _as_is)
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, (numpy.ndarray, numpy.generic)):
+        return obj.tolist() if isinstance(obj, numpy.ndarray) else obj.item()
+    return to_json(obj)  # paths; anything else is refused there, with the same words
+
+
+def _as_is(value: Any) -> Any:
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +163,10 @@ def _plan(cls: type) -> tuple[tuple[_Field, ...], tuple[tuple[str, str], ...]]:
     return plan, extra
 
 
-def _dataclass_to_json(obj: Any) -> dict:
+def _dataclass_to_json(obj: Any, convert: Any = None) -> dict:
+    """``obj``'s fields and derived values under their keys, each value passed through ``convert``
+    (default :func:`to_json`; the text writer converts them itself)."""
+    convert = convert or to_json
     plan, extra = _plan(type(obj))
     out = {}
     for f in plan:
@@ -148,10 +182,10 @@ def _dataclass_to_json(obj: Any) -> dict:
             continue
         if f.digits is not None and isinstance(value, float) and math.isfinite(value):
             value = round(value, f.digits)
-        out[f.key] = to_json(value)
+        out[f.key] = convert(value)
     for key, name in extra:
         value = getattr(obj, name)
-        out[key] = to_json(value() if callable(value) else value)
+        out[key] = convert(value() if callable(value) else value)
     return out
 
 

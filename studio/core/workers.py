@@ -9,7 +9,8 @@ work runs in another process::
 
 The target is a job (a generator function taking ``cancel=``) named by ``module:function``; it runs
 in a child process, its :class:`~studio.core.jobs.Progress` comes back over a pipe and is yielded here,
-its return value (keep it small: a path, a few numbers) is returned, and its exceptions are raised
+its return value (keep it small: a path, a few numbers; the long lists of a dict come in pieces, see
+:mod:`studio.core.worker_answer`) is returned, and its exceptions are raised
 here with the same type and message. Cancel kills the child and every process it started (it leads
 its own process group). Children are forked from a fork server started on first use (so the
 window's start-up pays nothing) that has already imported ``PRELOAD`` (so a job starts in tens of
@@ -33,6 +34,7 @@ from typing import Any
 
 from studio.core.errors import Cancelled, StudioError
 from studio.core.jobs import CancelToken, Progress
+from studio.core.worker_answer import Assembler, pieces
 
 # studio.core.worker_priority first: the fork server lowers its priority before the heavy imports.
 PRELOAD = ["studio.core.worker_priority", "numpy", "msgspec", "studio.tools.profiler.chrome_reader",
@@ -105,6 +107,7 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
         raise WorkerUnavailable(f"Cannot start a worker process: {exc}") from exc
     sender.close()  # the child holds the only writer: EOF here means it is gone
     _active.add(process.pid)
+    answer = Assembler()
     try:
         while True:
             if cancel is not None:
@@ -122,8 +125,10 @@ def run_in_worker(target: str, *args: Any, cancel: CancelToken | None = None, **
             kind = message[0]
             if kind == "progress":
                 yield Progress(message[1], message[2])
+            elif kind == "part":
+                answer.add(message[1], message[2])
             elif kind == "done":
-                return message[1]
+                return answer.finish(message[1])
             elif kind == "error":
                 error, text = message[1], message[2]
                 if not isinstance(error, StudioError) and text:
@@ -201,7 +206,8 @@ def _child_main(conn: Any, target: str, args: tuple, kwargs: dict, caller: dict 
             try:
                 step = next(job)
             except StopIteration as done:
-                conn.send(("done", done.value))
+                for message in pieces(done.value):  # long lists in pieces: see worker_answer
+                    conn.send(message)
                 break
             now = time.monotonic()
             if isinstance(step, Progress) and now - last >= PROGRESS_INTERVAL_S:

@@ -7,8 +7,10 @@ and the report's ``source`` says so (and that the text files were left alone).
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from pathlib import Path
 
+from studio.core.jobs import Progress
 from studio.core.formats import CLUSTER, FileFormat, path_only
 from studio.core.serial import to_json
 from studio.tools.profiler.cluster import slow
@@ -28,6 +30,22 @@ def open_cluster(folder: Path) -> ClusterReport:
     if found.analysis_output is not None:
         return _from_analysis_output(found)
     return _from_ranks(found)
+
+
+def cluster_json(folder: str, cancel=None) -> Generator[Progress, None, dict]:
+    """:func:`open_cluster`'s JSON, as a job (what a worker process sends the Cluster panel back)."""
+    yield Progress(None, f"reading the ranks of {Path(folder).name}")
+    return to_json(open_cluster(Path(folder)))
+
+
+def json_bytes(folder: Path) -> int:
+    """The size of the JSON files :func:`open_cluster` decodes in ``folder`` (the ranks'
+    communication.json and communication_matrix.json, or msprof-analyze's output)."""
+    found = find_ranks(Path(folder))
+    if found.analysis_output is not None:
+        return sum(p.stat().st_size for p in found.analysis_output.glob("*.json") if p.is_file())
+    return sum(rank.files[role].stat().st_size for rank in found.ranks
+               for role in ("communication_json", "matrix_json") if role in rank.files)
 
 
 def _from_ranks(found: ClusterInput) -> ClusterReport:

@@ -3,6 +3,7 @@ from the ``studio profile cluster DIR --comm --json`` report."""
 
 from __future__ import annotations
 
+import heapq
 from html import escape
 
 from studio.tools.profiler.cluster.slow import step_text
@@ -43,15 +44,26 @@ def map_cells(report: dict, step, every_step) -> tuple[list[tuple[str, str]], li
     return groups, ranks, cells
 
 
-def op_rows(report: dict, step, every_step, group: str | None, rank: int | None) -> list[list]:
-    """Table rows of the ops of ``group`` and ``rank`` (None: all), start in ms from the first op shown;
-    the last cell is the op's JSON row (for the jump to the timeline)."""
-    ops = [o for o in report.get("ops", []) if (every_step or o["step"] == step)
-           and (group is None or o["group_id"] == group) and (rank is None or o["rank"] == rank)]
+def chosen_ops(report: dict, step, every_step, group: str | None, rank: int | None) -> list[dict]:
+    """The ops of ``step`` (every step when ``every_step``), ``group`` and ``rank`` (None: all)."""
+    return [o for o in report.get("ops", []) if (every_step or o["step"] == step)
+            and (group is None or o["group_id"] == group) and (rank is None or o["rank"] == rank)]
+
+
+def op_rows(report: dict, step, every_step, group: str | None, rank: int | None,
+            limit: int | None = None) -> list[list]:
+    """Table rows of the ops of ``group`` and ``rank`` (None: all), longest synchronisation first, at
+    most ``limit`` of them; start in ms from the first of those ops; the last cell is the op's JSON row
+    (for the jump to the timeline)."""
+    ops = chosen_ops(report, step, every_step, group, rank)
     first = min((o["start_us"] for o in ops), default=0.0)
-    return [[o["op"], o["rank"], group_label(report, o["group_id"]), (o["start_us"] - first) / 1000, o["elapse_ms"],
+    by_sync = lambda o: -o["sync_ms"]  # noqa: E731
+    # nsmallest is sorted()[:limit] (ties in their order) without sorting what is left out
+    ops = heapq.nsmallest(limit, ops, key=by_sync) if limit is not None else sorted(ops, key=by_sync)
+    labels = {g: group_label(report, g) for g in {o["group_id"] for o in ops}}  # one label per group, not per op
+    return [[o["op"], o["rank"], labels[o["group_id"]], (o["start_us"] - first) / 1000, o["elapse_ms"],
              o["transit_ms"], o["wait_ms"], o["sync_ms"], o["idle_ms"], o["wait_ratio"], o["sync_ratio"], o]
-            for o in sorted(ops, key=lambda o: -o["sync_ms"])]
+            for o in ops]
 
 
 def findings_html(report: dict) -> str:

@@ -14,12 +14,20 @@ from studio.core.serial import to_json
 CURVE_POINTS = 4000
 
 
-def cluster_job(folder: Path) -> Generator[Progress, None, dict]:
-    """``studio profile cluster FOLDER --json``."""
-    from studio.tools.profiler.cluster import open_cluster
+# The cluster report's JSON from which it is read in a worker process: reading and assembling the
+# ranks' communication files is Python work of ~0.3 s per MB, which a thread does taking turns with
+# the window's thread for the interpreter (its ticks came 50-60 ms late at 16 ranks x 50k events).
+CLUSTER_OFFLOAD_BYTES = 1 << 20
 
-    yield Progress(None, f"reading the ranks of {folder.name}")
-    report = to_json(open_cluster(folder))
+
+def cluster_job(folder: Path, cancel=None) -> Generator[Progress, None, dict]:
+    """``studio profile cluster FOLDER --json``: in a worker process when the ranks' JSON files are
+    big (16 ranks of 1M events: 20 MB of communication.json decoded, each file in one C call that
+    would hold the window)."""
+    from studio.tools.profiler.cluster.engine import json_bytes
+
+    report = yield from _in_worker_if("studio.tools.profiler.cluster.engine:cluster_json", folder, cancel,
+                                      json_bytes, CLUSTER_OFFLOAD_BYTES)
     report["rank_folders"] = rank_folder_files(report)
     yield Progress(1.0, f"{report['source'].get('ranks', 0)} ranks")
     return report
@@ -81,23 +89,32 @@ def free_job(folder: Path, cancel=None) -> Generator[Progress, None, tuple[dict 
 
 
 def _offloaded(entry: str, folder: Path, cancel) -> Generator[Progress, None, tuple[dict | None, str]]:
-    """The job ``entry`` (``module:function`` of a folder, returning JSON) — in a worker process when
-    the ranks' trace_view.json files are big: json parsing holds the interpreter, and a thread doing
-    it would make the window wait. (None, the engine's message) on a UserError."""
-    import importlib
-
+    """The job ``entry`` (``module:function`` of a folder, returning JSON), offloaded when the ranks'
+    trace_view.json files are big; (None, the engine's message) on a UserError."""
     from studio.tools.profiler.cluster.free_gaps import trace_bytes
-    from studio.tools.profiler.loader import OFFLOAD_BYTES
 
     try:
-        if trace_bytes(folder) >= OFFLOAD_BYTES:
-            from studio.core.workers import WorkerUnavailable, run_in_worker
-
-            try:
-                return (yield from run_in_worker(entry, str(folder), cancel=cancel)), ""
-            except WorkerUnavailable:
-                pass  # read here, as small exports are
-        module, _, name = entry.partition(":")
-        return (yield from getattr(importlib.import_module(module), name)(str(folder))), ""
+        return (yield from _in_worker_if(entry, folder, cancel, trace_bytes)), ""
     except UserError as exc:
         return None, exc.format()
+
+
+def _in_worker_if(entry: str, folder: Path, cancel, size, limit: int | None = None
+                  ) -> Generator[Progress, None, dict]:
+    """The job ``entry`` — in a worker process when ``size(folder)`` (the bytes it decodes) reaches
+    ``limit`` (default: the profiler's OFFLOAD_BYTES): json parsing holds the interpreter, and a
+    thread doing it would make the window wait."""
+    import importlib
+
+    if limit is None:
+        from studio.tools.profiler.loader import OFFLOAD_BYTES as limit
+
+    if size(folder) >= limit:
+        from studio.core.workers import WorkerUnavailable, run_in_worker
+
+        try:
+            return (yield from run_in_worker(entry, str(folder), cancel=cancel))
+        except WorkerUnavailable:
+            pass  # read here, as small exports are
+    module, _, name = entry.partition(":")
+    return (yield from getattr(importlib.import_module(module), name)(str(folder)))

@@ -166,7 +166,8 @@ class ClusterPanel(Panel):
         self.folder_label.setText("/".join(folder.parts[-2:]))
         self.folder_label.setToolTip(str(folder))
         self._show_message(f"Reading the ranks of {folder} …")
-        self.handle = self.runner.start(f"Reading the cluster {folder.name}", lambda cancel: cluster_job(folder))
+        self.handle = self.runner.start(f"Reading the cluster {folder.name}",
+                                        lambda cancel: cluster_job(folder, cancel))
         self.handle.finished.connect(lambda report: self._on_cluster(generation, report))
         self.handle.failed.connect(lambda exc, _tb: self._on_failed(generation, exc))
         self.memory_handle = self.runner.start(f"Reading the memory of {folder.name}",
@@ -225,8 +226,7 @@ class ClusterPanel(Panel):
     # ------------------------------------------------------------------ views
     def _refresh(self) -> None:
         self.model.refresh()
-        self.table.resizeColumnsToContents()
-        self.table.fit_bars()  # the bars take what the numbers leave
+        self.table.fit_columns()  # the numbers their width, the bars what they leave
         # The table takes the height of its rows (up to 60 %), the findings the rest.
         total = max(300, self.step_split.height())
         wanted = 30 + self.table.horizontalHeader().height() + 22 * max(3, len(self.model.rows)) + 6

@@ -7,10 +7,14 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QTextBrowser, QWidget
 
-from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, findings_html, map_cells, op_rows
+from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, chosen_ops, findings_html, map_cells, op_rows
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.wait_map import WaitMap
 from studio.ui.panels.cluster.widgets.parts import column, controls_row, tab_body
+
+# Ops listed at once: the longest synchronisation first. 16 ranks of 1M events have ~6,000 ops; a
+# table of all of them took its first fill and sizing on the window's thread for a few hundred ms.
+SHOWN = 500
 
 
 class CollectivesTab(QWidget):
@@ -72,11 +76,16 @@ class CollectivesTab(QWidget):
 
     def _show_ops(self) -> None:
         group, rank = self.cell if self.cell else (None, None)
-        rows = op_rows(self.report or {}, self.step, self.every_step, group, rank)
+        report = self.report or {}
+        rows = op_rows(report, self.step, self.every_step, group, rank, SHOWN)
+        total = len(chosen_ops(report, self.step, self.every_step, group, rank))
         self._ops = [r[-1] for r in rows]
         fill(self.table, [r[:-1] for r in rows])
-        self.cell_label.setText(f"Ops of rank {rank} in this group, longest synchronisation first" if self.cell
-                                else "All ops, longest synchronisation first (click a cell for one group and rank)")
+        listed = (f" (the {len(rows):,} longest of {total:,} are listed; studio profile cluster DIR --comm --json "
+                  "lists every one)") if len(rows) < total else ""
+        self.cell_label.setText((f"Ops of rank {rank} in this group, longest synchronisation first" if self.cell
+                                 else "All ops, longest synchronisation first (click a cell for one group and rank)")
+                                + listed)
 
     def _on_cell(self, group: str, rank: int) -> None:
         self.cell = (group, rank)

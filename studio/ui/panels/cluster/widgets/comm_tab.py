@@ -12,6 +12,9 @@ from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
 LINK_HEADERS = ["Group", "Src", "Dst", "Transport", "Size (MB)", "Time (ms)", "GB/s"]
 TABLE_ROWS = 5000  # a table item per cell: a few hundred ranks' matrix would take seconds to list in full
+# Slow links written under the map: a wrapped label lays its rich text out again at each layout pass,
+# and 190 of them (16 ranks x 95 steps, all steps) held the window for a few hundred ms
+LABEL_LINKS = 10
 NO_SLOW_LINK = "Slow links: none (every bandwidth spread within 5 %, transfers of 1 MB or more compared)."
 
 
@@ -75,7 +78,10 @@ class CommTab(QWidget):
                            m["bandwidth_gbps"]] for m in rows[:TABLE_ROWS]])
         self.table.setVisible(bool(rows))  # no matrix: the map's message says why, across the tab
         links = [f for f in self.state.findings() if f["kind"] == "slow link"]
-        text = "<br>".join(f"<b>{f['title']}</b>: {f['evidence']}" for f in links) or NO_SLOW_LINK
+        text = "<br>".join(f"<b>{f['title']}</b>: {f['evidence']}" for f in links[:LABEL_LINKS]) or NO_SLOW_LINK
+        if len(links) > LABEL_LINKS:
+            text += (f"<br>… and {len(links) - LABEL_LINKS:,} more slow links: the Step time tab's findings list "
+                     "every one (pick a step to see its own).")
         if len(rows) > TABLE_ROWS:
             text += f"<br>The links table lists the first {TABLE_ROWS:,} of {len(rows):,} links; the map shows all."
         self.links_label.setText(text)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QStyle,
     QStyledItemDelegate,
     QTableView,
     QWidget,
@@ -60,17 +61,35 @@ class RankTableModel(HeaderedRows):
             return self.state.bar_total(row)
         return row.get(PARTS[column - FIRST_PART][0])
 
+    def text(self, row: dict, column: int) -> str:
+        """The cell's text as shown (the bar column has none)."""
+        if column == BAR_COLUMN:
+            return ""
+        value = self.value(row, column)
+        if column == 1:
+            return step_label(value)
+        if column >= FIRST_PART:
+            return ms(value)
+        return "-" if value is None else str(value)
+
+    def texts_to_fit(self, column: int) -> list[str]:
+        """Texts among which the column's widest is: of a number column, those of its largest and
+        smallest value (``1,234.567``: the text grows with the magnitude) and "-" for a missing one —
+        not 1,500 texts formatted to measure 16 ranks x 95 steps."""
+        if column < FIRST_PART:
+            return [self.text(row, column) for row in self.rows]
+        key = PARTS[column - FIRST_PART][0]
+        values = [row.get(key) for row in self.rows]
+        numbers = [v for v in values if v is not None]
+        missing = ["-"] if len(numbers) < len(values) else []
+        return [ms(max(numbers)), ms(min(numbers))] + missing if numbers else missing
+
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
         row, column = self.rows[index.row()], index.column()
         if role == ROW_ROLE:
             return row
         if role == Qt.ItemDataRole.DisplayRole and column != BAR_COLUMN:
-            value = self.value(row, column)
-            if column == 1:
-                return step_label(value)
-            if column >= FIRST_PART:
-                return ms(value)
-            return "-" if value is None else str(value)
+            return self.text(row, column)
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= FIRST_PART:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -156,7 +175,7 @@ class RankTable(QTableView):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(22)
         header = self.horizontalHeader()
-        # Sized to the contents once per refresh (the panel calls resizeColumnsToContents), not on
+        # Sized to the contents once per refresh (the panel calls fit_columns), not on
         # every resize: ResizeToContents reads every row's cells at each layout change, and showing
         # a 16-rank table held the window for a third of a second.
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -168,6 +187,20 @@ class RankTable(QTableView):
         header.setStretchLastSection(False)
         header.sectionResized.connect(lambda index, _old, _new: index != BAR_COLUMN and self.fit_bars())
         model.modelReset.connect(self.fit_bars)
+        self.fit_bars()
+
+    def fit_columns(self) -> None:
+        """Each column of text as wide as its longest text (or its header). The longest is found
+        from the rows in one pass and measured once: resizeColumnsToContents asked the model for
+        each cell's text, font and alignment and measured each (16 ranks x 94 steps held the window)."""
+        model, header, metrics = self.model(), self.horizontalHeader(), self.fontMetrics()
+        # what a cell's text needs beyond its width: the item's margins, as QStyledItemDelegate pads it
+        pad = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1) + 4
+        for column in range(model.columnCount()):
+            if column == BAR_COLUMN:
+                continue
+            longest = max(model.texts_to_fit(column), key=len, default="")
+            header.resizeSection(column, max(header.sectionSizeHint(column), metrics.horizontalAdvance(longest) + pad))
         self.fit_bars()
 
     def fit_bars(self) -> None:

@@ -9,6 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
+SIZED_ROWS = 40
 
 
 class RowsModel(QAbstractTableModel):
@@ -67,6 +68,10 @@ def small_table(headers: list[str], parent: QWidget) -> QTableView:
     header = table.horizontalHeader()
     header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
     table.setSortingEnabled(True)
+    # ResizeToContents reads the cells of this many rows (Qt's default: 1,000) at every layout, on
+    # the window's thread: a few dozen rows beside the visible ones are a fair sample of a column's
+    # width (a longer text is cut with "…" and its tooltip holds it whole)
+    header.setResizeContentsPrecision(SIZED_ROWS)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for column in range(1, len(headers)):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
