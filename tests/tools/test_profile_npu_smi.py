@@ -35,7 +35,9 @@ def test_npu_smi_readings_during_a_host_run_are_counter_tracks_aligned_with_it(s
 
     calls = [json.loads(line) for line in record.read_text().splitlines()]
     readings = calls[1:]  # the first call is the check that the NPU answers
-    assert result.npu_smi_samples >= 6 and len(readings) - 1 <= result.npu_smi_samples <= len(readings)
+    # 1.6 s at 0.2 s gives up to 8; each reading starts a process (the stand-in under `timeout`),
+    # which on a loaded machine takes longer than the interval: at least 4 leave a track to align
+    assert result.npu_smi_samples >= 4 and len(readings) - 1 <= result.npu_smi_samples <= len(readings)
     assert (result.folder / SAMPLES_FILE).is_file()
 
     trace = run_job(open_profile(result.folder, use_cache=False))

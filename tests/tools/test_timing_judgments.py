@@ -185,12 +185,18 @@ def test_closed_loop_judges_the_speed_up_with_an_interleaved_ab(tmp_path):
     data = to_json(result)
     assert data["change"]["verdict"] in ("faster", "slower", "no significant change")
     assert "CI" in str(result) and data["change"]["stopped"]
-    # independent: the two models alternated in a plain loop; their ratio lies in (about) the interval
+    # independent: the two models alternated in a plain loop; their ratio lies in (about) the interval.
+    # It runs after the A/B, so a burst of load in between can move it alone: up to three tries, each
+    # able to agree (a biased A/B misses every time).
     x = np.random.default_rng(0).random((1, 3, 96, 96), dtype=np.float64).astype(np.float32)
-    ratio = float(np.median([plain_ab_ratio(model, tmp_path / "fixed.onnx", {"input": x}, pairs=100)
-                             for _ in range(3)]))
+    low, high = change.low * 0.9, change.high * 1.1
+    for _ in range(3):
+        ratio = float(np.median([plain_ab_ratio(model, tmp_path / "fixed.onnx", {"input": x}, pairs=100)
+                                 for _ in range(3)]))
+        if low <= ratio <= high:
+            break
     print(f"closed loop: {change.describe()}; plain alternating loop ratio {ratio:.3f}")
-    assert change.low * 0.9 <= ratio <= change.high * 1.1
+    assert low <= ratio <= high
 
 
 def _iterations_trace(path, ops: dict[str, list[float]]):
