@@ -8,6 +8,8 @@ import json
 import subprocess
 import time
 
+import numpy as np
+
 from standins import BIN, make_standin_toolkit, standin_env
 
 from studio.core.jobs import run_job
@@ -53,9 +55,12 @@ def test_npu_smi_readings_during_a_host_run_are_counter_tracks_aligned_with_it(s
     # On the host's clock, as msprof stamps its timeline: within the run, and sampling the app while it ran.
     stamps = counters[("npu-smi NPU 0 (910B3)", "AICore(%)")].times + trace.origin_ns
     assert before <= stamps.min() and stamps.max() <= after
-    for stamp, call in zip(stamps.tolist(), readings):
-        assert call["t0_ns"] - 10**8 <= stamp <= call["t1_ns"] + 10**8  # each reading at the time it was taken
-    assert ((stamps > app_start) & (stamps < app_end)).sum() >= 5
+    # Each reading at the time it was taken: the stamp (the middle of the host shell's clock before
+    # and after the call) is nearer its own call than any other, however long the stand-in took to start.
+    middles = np.array([(call["t0_ns"] + call["t1_ns"]) // 2 for call in readings])
+    for index, stamp in enumerate(stamps.tolist()):
+        assert int(np.argmin(np.abs(middles - stamp))) == index
+    assert ((stamps > app_start) & (stamps < app_end)).sum() >= 3
     assert "npu_smi_samples.json" in trace.facts["counters source"]
 
 
