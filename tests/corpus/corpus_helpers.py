@@ -10,8 +10,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+
+# Corpus checks measured at more than 20 s (2 cores) whose behaviour a faster case also checks on
+# every run: CI leaves them out to stay under 30 minutes; STUDIO_CORPUS_FULL=1 runs them too.
+full_only = pytest.mark.skipif(not os.environ.get("STUDIO_CORPUS_FULL"),
+                               reason="measured > 20 s; runs with STUDIO_CORPUS_FULL=1")
 CLI_TIMEOUT_S = 600
 
 
