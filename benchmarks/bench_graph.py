@@ -11,7 +11,7 @@ and branches) at 2,000, 10,000 and 100,000 nodes (``--quick``: 2,000 and 10,000)
   peer; dot does not finish 10,000 nodes in minutes, see ../shared/reference/graph_viewer.md).
 * frame time when panning and zooming the flat 10,000-node layout (goal < 30 ms);
 * the longest pause of the GUI thread while the panel opens the 100,000-node model and expands it,
-  with and without pausing Python's cyclic GC during the jobs (studio/tools/graph/gcpause.py).
+  with and without pausing Python's cyclic GC during the jobs (studio/core/gc_pause.py).
 
 Prints JSON lines for benchmarks/run.py. Graphviz is not a project dependency: install it with
 ``apt-get install graphviz`` to get the peer row.
@@ -77,7 +77,7 @@ def longest_pause(path: Path, pause_gc: bool) -> float:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from studio.tools.graph import gcpause
+    from studio.core import gc_pause as gcpause
     from studio.ui.jobs import JobRunner
     from studio.ui.panels.graph import GraphPanel
 

@@ -21,7 +21,7 @@ from json.encoder import encode_basestring_ascii as _text
 from operator import itemgetter
 from typing import Any
 
-from studio.core.gc_pause import gc_paused
+from studio.core.gc_pause import paused_gc
 
 # A list shorter than this is written item by item: the column path only pays off on many rows.
 COLUMN_ROWS = 32
@@ -52,7 +52,7 @@ class Writer:
     def text(self, obj: Any) -> str:
         """``obj`` as indented JSON text."""
         parts: list[str] = []
-        with gc_paused():  # millions of new strings, no cycle among them
+        with paused_gc():  # millions of new strings, no cycle among them
             self._value(obj, 0, parts)
         return "".join(parts)
 

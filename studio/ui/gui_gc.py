@@ -16,7 +16,7 @@ import gc
 
 from PySide6.QtCore import QObject, QTimer
 
-from studio.tools.graph.gcpause import is_paused
+from studio.core.gc_pause import is_paused
 
 CHECK_INTERVAL_MS = 500
 

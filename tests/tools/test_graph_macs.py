@@ -48,7 +48,7 @@ def test_gc_pause_is_reentrant_and_restores():
     import gc
     import threading
 
-    from studio.tools.graph.gcpause import paused_gc
+    from studio.core.gc_pause import paused_gc
 
     assert gc.isenabled()
     with paused_gc():

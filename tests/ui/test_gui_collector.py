@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 
-from studio.tools.graph import gcpause
+from studio.core import gc_pause as gcpause
 from studio.ui.gui_gc import GuiThreadCollector
 
 

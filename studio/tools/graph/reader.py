@@ -12,7 +12,7 @@ from pathlib import Path
 from studio.core import formats
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.graph.gcpause import paused_gc
+from studio.core.gc_pause import paused_gc
 from studio.tools.graph.model import Model
 
 GRAPH_FORMATS = ("onnx", "om", "om_json", "mindx_pipeline", "msprobe_construct")

@@ -11,7 +11,7 @@ import numpy as np
 
 from studio.core.jobs import CancelToken, Progress
 from studio.tools.graph.categories import category
-from studio.tools.graph.gcpause import paused_gc
+from studio.core.gc_pause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.layout import RANK_SEP, Layout, layered_layout, transposed
 from studio.tools.graph.nested import LEFT_TO_RIGHT_PADS, TOP_TO_BOTTOM_PADS, nested_layout

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from studio.core import paths
-from studio.core.gc_pause import gc_paused
+from studio.core.gc_pause import paused_gc
 
 FORMAT_VERSION = 1  # bump whenever the gaps' labels, fields or the way a timeline is read change
 
@@ -52,7 +52,7 @@ def load(source: Path) -> Entry | None:
         return None
     try:
         data = (cache_root() / f"{name}.msgpack").read_bytes()
-        with gc_paused():  # ~9,000 gap dicts a rank: collections would walk them again and again
+        with paused_gc():  # ~9,000 gap dicts a rank: collections would walk them again and again
             return msgspec.msgpack.decode(data, type=Entry)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None

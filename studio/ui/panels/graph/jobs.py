@@ -6,7 +6,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.graph.gcpause import paused_gc
+from studio.core.gc_pause import paused_gc
 from studio.tools.graph.grouping import Hierarchy
 from studio.tools.graph.model import Graph, Model
 from studio.tools.graph.reader import read_graph

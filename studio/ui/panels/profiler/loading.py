@@ -11,7 +11,7 @@ from collections.abc import Callable, Generator
 from pathlib import Path
 
 from studio.core.jobs import CancelToken, Progress
-from studio.tools.graph.gcpause import paused_gc
+from studio.core.gc_pause import paused_gc
 from studio.tools.profiler import stats, view_stats
 from studio.tools.profiler.cluster.rank_windows import RankWindows
 from studio.tools.profiler.db_window import DbWindow

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.tools.graph.gcpause import paused_gc
+from studio.core.gc_pause import paused_gc
 from studio.ui.numfmt import number
 
 
