@@ -106,6 +106,8 @@ def test_collectives_list_the_longest_ops_and_say_how_many(qtbot, panel, real):
     ops = [dict(op, sync_ms=op["sync_ms"] * (1 + (i * 7919) % 1000 / 100), rank=op["rank"] + 4 * (i // 76))
            for i, op in enumerate(report["ops"] * 80)]
     tab = panel.collectives
+    panel.stack.setCurrentWidget(panel.tabs)  # on screen: a hidden tab is filled when first shown
+    panel.tabs.setCurrentWidget(tab)
     tab.show_report(dict(report, ops=ops))
     shown = [row[7] for row in tab.table.model().rows]
     assert len(shown) == SHOWN == 500 and len(ops) == 6080
@@ -118,6 +120,7 @@ def test_slow_links_under_the_map_are_the_first_ten_and_a_count(qtbot, panel, re
     # 190 links of the export's one step (the step the panel picks), each with its own evidence
     links = [dict(base["slow_links"][0], link=f"0->{i}", evidence=f"evidence {i}") for i in range(190)]
     panel.state.folder = real / "cluster_pytorch/msinsight_text_2rank_level2/level2"
+    panel.tabs.setCurrentWidget(panel.comm)
     panel._on_cluster(panel._generation, dict(base, slow_links=links, rank_folders={}))
     text = panel.comm.links_label.text()
     assert [f"evidence {i}<" in text + "<" for i in (0, 9, 10)] == [True, True, False]

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QComboBox, QHeaderView, QLabel, QWidget
 from studio.ui.panels.cluster.jobs import free_job
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 ALL = "all"
 TOTAL_HEADERS = ["Cause", "Rank", "Gaps", "Total µs", "Share of free"]
@@ -73,6 +74,7 @@ class FreeTab(QWidget):
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
+        self.view = WhenShown(self, self._render)  # filled when on screen, not behind another tab
 
     def open_folder(self, folder: Path) -> None:
         """Label ``folder``'s gaps in a job (a previous one is cancelled)."""
@@ -94,9 +96,12 @@ class FreeTab(QWidget):
         text = message or " ".join(f"⚠ {w}" for w in warnings)
         self.message.setText(text)
         self.message.setVisible(bool(text))
-        for combo, values in ((self.rank, sorted({r["rank"] for r in (report or {}).get("ranks", [])})),
-                              (self.cause, [t for t in dict.fromkeys(t["label"] for t in (report or {}).get(
-                                  "totals", []))])):
+        self.view.request()
+
+    def _render(self) -> None:
+        report = self.report or {}
+        for combo, values in ((self.rank, sorted({r["rank"] for r in report.get("ranks", [])})),
+                              (self.cause, list(dict.fromkeys(t["label"] for t in report.get("totals", []))))):
             combo.blockSignals(True)
             combo.clear()
             combo.addItem("all", ALL)

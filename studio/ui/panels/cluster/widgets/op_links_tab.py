@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QHeaderView, QTextBrowser, QWidget
 
 from studio.ui.panels.cluster.widgets.tables import RowsModel, fill, small_table
 from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 HEADERS = ["Op type", "Aggregate", "Step", "Group", "Link", "Transport", "MB", "ms", "GB/s", "Of reference", "Op"]
 SLOW = QColor(255, 214, 204)
@@ -72,10 +73,14 @@ class OpLinksTab(QWidget):
         top = controls_row(self, [self.totals_only], "Of reference: the link's bandwidth / its transport's nominal "
                                                      "one (RDMA 12.5, HCCS 18, PCIe 20 GB/s); tinted below 100 %.")
         tab_body(self, top, self.findings, self.table, (70, 530))
+        self.view = WhenShown(self, self._render)  # filled when on screen, not behind another tab
 
     def show_report(self, report: dict | None, step, every_step: bool) -> None:
         """The cluster report and the panel's step (``every_step``: all of them)."""
         self.report, self.step, self.every_step = report or {}, step, every_step
+        self.view.request()
+
+    def _render(self) -> None:
         self.findings.setPlainText(findings_text(self.report))
         self.refresh()
 
