@@ -8,7 +8,7 @@ from itertools import islice
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHeaderView, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from studio.ui.panels.cluster.jobs import free_job
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
@@ -56,11 +56,9 @@ class FreeTab(QWidget):
         self.cause = QComboBox(self)
         for combo in (self.rank, self.cause):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
-        self.totals = small_table(TOTAL_HEADERS, self)
-        self.gaps = small_table(GAP_HEADERS, self)
-        for table in (self.totals, self.gaps):  # the causes sized to their text, the last column takes the rest
-            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-            table.horizontalHeader().setStretchLastSection(True)
+        # the causes sized to their text, the last column (the share, why) takes the rest
+        self.totals = small_table(TOTAL_HEADERS, self, stretch=-1)
+        self.gaps = small_table(GAP_HEADERS, self, stretch=-1)
         self.gaps.doubleClicked.connect(self._on_double_click)
         self.gaps.setToolTip("Double-click a gap to see it on its rank's timeline (the Profiler opens the rank)")
         top = controls_row(self, ["Rank", self.rank, "Cause", self.cause],

@@ -13,13 +13,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QStyle,
     QStyledItemDelegate,
     QTableView,
     QWidget,
 )
 
 from studio.ui.panels.cluster.state import BAR_PARTS, PARTS, ClusterState, ms, step_label
+from studio.ui.panels.cluster.widgets.tables import cell_padding
 from studio.ui.widgets.table_model import HeaderedRows
 
 COLOURS = {"computing_us": QColor(61, 111, 182), "communication_not_overlapped_us": QColor(214, 125, 46),
@@ -194,8 +194,7 @@ class RankTable(QTableView):
         from the rows in one pass and measured once: resizeColumnsToContents asked the model for
         each cell's text, font and alignment and measured each (16 ranks x 94 steps held the window)."""
         model, header, metrics = self.model(), self.horizontalHeader(), self.fontMetrics()
-        # what a cell's text needs beyond its width: the item's margins, as QStyledItemDelegate pads it
-        pad = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1) + 4
+        pad = cell_padding(self)
         for column in range(model.columnCount()):
             if column == BAR_COLUMN:
                 continue
