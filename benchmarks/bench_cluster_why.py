@@ -47,18 +47,21 @@ app = QApplication([])
 from studio.ui.jobs import JobRunner
 from studio.ui.panels.cluster import ClusterPanel
 panel = ClusterPanel(JobRunner()); panel.resize(1280, 720); panel.show()
-out = {"stall_ms": 0.0, "tab_ms": {}}
-last = [None]
+out = {"stall_ms": 0.0, "tab_ms": {}, "busy_ms": {}}
+last = [None, None]
 phase = ["open"]
 def tick():
-    now = time.perf_counter()
+    # the gap between ticks (wall time), and the window thread's own CPU time in it: the part of a
+    # stall that is the panel's work, not the other processes on the cores or the workers' turns
+    now, cpu = time.perf_counter(), time.thread_time()
     if last[0] is not None:
-        gap = (now - last[0]) * 1000
+        gap, busy = (now - last[0]) * 1000, (cpu - last[1]) * 1000
         if phase[0] == "open":
             out["stall_ms"] = max(out["stall_ms"], gap)
         else:
             out["tab_ms"][phase[0]] = max(out["tab_ms"].get(phase[0], 0.0), gap)
-    last[0] = now
+        out["busy_ms"][phase[0]] = max(out["busy_ms"].get(phase[0], 0.0), busy)
+    last[:] = [now, cpu]
     comm = panel.collectives.report is not None or panel.collectives.message.text().startswith("⚠")
     free = panel.free.report is not None
     if comm and free and "shown" not in out:
@@ -127,13 +130,16 @@ def panel(folder: Path, home: str | None = None) -> dict:
 def panel_row(folder: Path, label: str, when: str, home: str | None = None) -> None:
     shown = panel(folder, home)
     floor = "the same timer with nothing loading (the machine's floor)"
+    busy = shown["busy_ms"]
     row(f"Cluster panel, {label}, {when}: worst GUI stall until the collectives and idle gaps are shown "
-        f"({shown['shown']:.1f} s; {shown['comm_ops']:,} op rows, {shown['gaps']:,} gaps)", "ms",
-        shown["stall_ms"], shown["idle_ms"], floor, "< 50 ms")
+        f"({shown['shown']:.1f} s; {shown['comm_ops']:,} op rows, {shown['gaps']:,} gaps; the window thread's own "
+        f"work in a gap at most {busy['open']:.0f} ms)", "ms", shown["stall_ms"], shown["idle_ms"], floor, "< 50 ms")
     tab, worst = max(shown["tab_ms"].items(), key=lambda item: item[1])
     rows = ", ".join(f"{n:,} {name}" for name, n in shown["rows"].items())
+    own = max(v for k, v in busy.items() if k != "open")
     row(f"Cluster panel, {label}, {when}: worst GUI stall bringing each other tab to the front for the first "
-        f"time (the worst: {tab}; then listed: {rows})", "ms", worst, shown["idle_ms"], floor, "< 50 ms")
+        f"time (the worst: {tab}; its own work in a gap at most {own:.0f} ms; then listed: {rows})", "ms", worst,
+        shown["idle_ms"], floor, "< 50 ms")
 
 
 @contextmanager

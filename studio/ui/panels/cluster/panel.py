@@ -110,7 +110,10 @@ class ClusterPanel(Panel):
         self.step_split = QSplitter(Qt.Orientation.Vertical, self)
         self.step_split.addWidget(ranks_box)
         self.step_split.addWidget(lower)
-        self.step_view = WhenShown(self.step_split, self._render_step)  # filled when on screen
+        # filled when on screen: the rank table, then the findings and the layout, each on its own turn
+        self.step_view = WhenShown(self.step_split, self._render_step,
+                                   lambda: self.findings.show_findings(self.state.findings()),
+                                   lambda: self.layout_view.setHtml(layout_html(self.state.layout_lines())))
 
         self.comm = CommTab(self.state, self.runner, self)
         self.comm.heatmap.cell_clicked.connect(lambda src, _dst: self.select_rank(src, switch=False))
@@ -243,8 +246,6 @@ class ClusterPanel(Panel):
         total = max(300, self.step_split.height())
         wanted = 30 + self.table.horizontalHeader().height() + 22 * max(3, len(self.model.rows)) + 6
         self.step_split.setSizes([min(wanted, int(total * 0.6)), total - min(wanted, int(total * 0.6))])
-        self.findings.show_findings(self.state.findings())
-        self.layout_view.setHtml(layout_html(self.state.layout_lines()))
 
     def _on_step_changed(self, _index: int) -> None:
         self.state.step = self.step_combo.currentData()

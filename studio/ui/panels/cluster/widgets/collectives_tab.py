@@ -51,7 +51,8 @@ class CollectivesTab(QWidget):
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
-        self.view = WhenShown(self, self._render)  # filled when on screen, not behind another tab
+        # filled when on screen, not behind another tab: the ops, the map, then the findings' text
+        self.view = WhenShown(self, self._show_ops, self._show_map, self._show_findings)
 
     def show_report(self, report: dict | None, message: str = "") -> None:
         """A new report (None: ``message`` says why there is none)."""
@@ -65,9 +66,8 @@ class CollectivesTab(QWidget):
         self.step, self.every_step = step, every_step
         self.view.request()
 
-    def _render(self) -> None:
+    def _show_findings(self) -> None:
         self.findings.setHtml(findings_html(self.report) if self.report else "")
-        self.refresh()
 
     def refresh(self) -> None:
         self._show_map()

@@ -70,16 +70,13 @@ class OpLinksTab(QWidget):
         top = controls_row(self, [self.totals_only], "Of reference: the link's bandwidth / its transport's nominal "
                                                      "one (RDMA 12.5, HCCS 18, PCIe 20 GB/s); tinted below 100 %.")
         tab_body(self, top, self.findings, self.table, (70, 530))
-        self.view = WhenShown(self, self._render)  # filled when on screen, not behind another tab
+        # filled when on screen, not behind another tab: the table, then the findings' text
+        self.view = WhenShown(self, self.refresh, lambda: self.findings.setPlainText(findings_text(self.report)))
 
     def show_report(self, report: dict | None, step, every_step: bool) -> None:
         """The cluster report and the panel's step (``every_step``: all of them)."""
         self.report, self.step, self.every_step = report or {}, step, every_step
         self.view.request()
-
-    def _render(self) -> None:
-        self.findings.setPlainText(findings_text(self.report))
-        self.refresh()
 
     def refresh(self) -> None:
         fill(self.table, link_rows(self.report, self.step, self.every_step, self.totals_only.isChecked()))
