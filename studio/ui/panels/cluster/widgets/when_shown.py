@@ -28,14 +28,19 @@ class WhenShown(QObject):
         super().__init__(widget)
         self._widget, self._steps = widget, steps
         self.pending = False
-        self._run = 0  # which refresh the queued steps belong to
-        self._queued = False  # steps of the last refresh wait for their turn
+        self._next = len(steps)  # the step the timer runs next (none left: len(steps))
+        # A timer, not singleShot(0, ...): that posts its call as an event, run in the same pass as
+        # the paint just posted — the steps would follow each other with nothing between them.
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
         widget.installEventFilter(self)
 
     @property
     def done(self) -> bool:
         """No refresh pending and none under way (what is shown is the last content asked for)."""
-        return not self.pending and not self._queued
+        return not self.pending and self._next == len(self._steps)
 
     def request(self) -> None:
         """The content changed: refresh now when on screen, else on the next show."""
@@ -47,16 +52,14 @@ class WhenShown(QObject):
         """Start the pending refresh now, shown or not."""
         if self.pending:
             self.pending = False
-            self._run += 1
-            self._step(self._run, 0)
+            self._next = 0  # from the first step again: what an older refresh left is dropped
+            self._step()
 
-    def _step(self, run: int, index: int) -> None:
-        if run != self._run:
-            return  # a newer refresh started over
-        self._queued = index + 1 < len(self._steps)
+    def _step(self) -> None:
+        index, self._next = self._next, self._next + 1
         self._steps[index]()
-        if self._queued:
-            QTimer.singleShot(0, self, lambda: self._step(run, index + 1))
+        if self._next < len(self._steps):
+            self._timer.start()
 
     def eventFilter(self, watched, event) -> bool:  # Qt override
         # Show comes before the first layout and paint: the tab is filled when it is first drawn.
