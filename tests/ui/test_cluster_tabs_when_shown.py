@@ -88,3 +88,24 @@ def test_a_tab_shown_after_a_step_change_shows_that_step(qtbot, panel, real_prof
     steps = {r[2] for r in _rows(panel.op_links.table)}
     expected = {r["step"] for r in to_json(open_cluster(folder))["op_links"] if r["src"] != r["dst"]}
     assert steps == expected == {50}
+
+
+def test_a_refresh_runs_its_steps_a_turn_apart_and_a_newer_one_starts_over(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    from studio.ui.panels.cluster.widgets.when_shown import WhenShown
+
+    widget, calls = QWidget(), []
+    qtbot.addWidget(widget)
+    view = WhenShown(widget, *(lambda name=name: calls.append(name) for name in "abc"))
+    view.request()
+    assert calls == [] and view.pending and not view.done  # hidden: nothing runs
+    widget.show()
+    assert calls == ["a"], "the first step runs as the widget is shown, the others on later turns"
+    qtbot.waitUntil(lambda: view.done, timeout=5000)
+    assert calls == ["a", "b", "c"]
+    calls.clear()
+    view.request()
+    view.request()  # a newer refresh before the first one's next turn: its steps are dropped
+    qtbot.waitUntil(lambda: view.done, timeout=5000)
+    assert calls == ["a", "a", "b", "c"]
