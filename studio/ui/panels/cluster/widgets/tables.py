@@ -82,8 +82,8 @@ def small_table(headers: list[str], parent: QWidget, stretch: int = 0, model=Row
     header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
     table.setSortingEnabled(True)
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    header.setSectionResizeMode(stretch % len(headers), QHeaderView.ResizeMode.Stretch)
-    table.setProperty(STRETCH, stretch % len(headers))
+    table.setProperty(STRETCH, stretch)
+    fit_columns(table)
     return table
 
 
@@ -99,7 +99,9 @@ def fit_columns(table: QTableView) -> None:
     """Each column but the stretching one as wide as its header or its widest text, measured once."""
     model, header, metrics = table.model(), table.horizontalHeader(), table.fontMetrics()
     pad = cell_padding(table)
-    stretch = table.property(STRETCH)
+    # again at each fill: new headers of another length make new sections, of the default mode
+    stretch = table.property(STRETCH) % max(1, model.columnCount())
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
     for column in range(model.columnCount()):
         if column != stretch:
             texts = widest_texts([row[column] for row in model.rows])
