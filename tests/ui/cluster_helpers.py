@@ -43,8 +43,21 @@ def open_and_wait(qtbot, panel, folder: Path, tab=None) -> None:
     assert handle.active, "the engine runs as a job: open_folder returns at once"
     qtbot.waitUntil(lambda: not any(job is not None and job.active for job in jobs), timeout=30000)
     if tab is not None:
-        panel.tabs.setCurrentWidget(tab)
-        qtbot.wait(20)
+        show_tab(qtbot, panel, tab)
+
+
+def show_tab(qtbot, panel, tab) -> None:
+    """Bring ``tab`` to the front (a tab behind another is filled when first shown, in steps a turn
+    of the event loop apart) and wait until it is filled — and for the heat map's job when it is
+    the Communication tab."""
+    panel.tabs.setCurrentWidget(tab)
+    view = {panel.step_split: panel.step_view, panel.memory_stack: panel.memory_view}.get(tab) or getattr(
+        tab, "view", None)
+    if view is not None:
+        qtbot.waitUntil(lambda: view.done, timeout=5000)
+    if tab is panel.comm:
+        qtbot.waitUntil(lambda: panel.comm.handle is None or not panel.comm.handle.active, timeout=30000)
+    qtbot.wait(20)
 
 
 def shot(panel, name: str) -> None:

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 
 from studio.tools.profiler.msprof_reader import find_profile_files
+from tests.ui.cluster_helpers import show_tab
 from tests.ui.window_helpers import panel_in_window
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
@@ -80,8 +81,7 @@ def test_breakdown_bars_are_in_view(qtbot, make_window, real_profiles, size, rel
 @pytest.mark.parametrize("size", SIZES)
 def test_sixteen_rank_axis_labels_do_not_overlap(qtbot, make_window, real_profiles, size):
     window, panel = _cluster(qtbot, make_window, size, real_profiles / OUT16)
-    panel.tabs.setCurrentWidget(panel.comm)
-    qtbot.wait(50)
+    show_tab(qtbot, panel, panel.comm)  # the map is coloured by a job when the tab is first shown
     heatmap = panel.comm.heatmap
     metrics = heatmap.fontMetrics()
     for axis in ("rows", "columns"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.cluster_helpers import open_report, panel, real  # noqa: F401 - the fixtures
+from tests.ui.cluster_helpers import open_report, panel, real, show_tab  # noqa: F401 - the fixtures
 from studio.ui.panels.cluster.widgets.tables import cell_values
 
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
@@ -47,6 +47,7 @@ def _sqlite_interval(path: Path, start_ms: float, end_ms: float, min_kb: float) 
 
 def test_memory_tab_shows_the_device_total_and_the_interval_blocks(qtbot, panel, real):
     open_report(qtbot, panel, real / DB)
+    show_tab(qtbot, panel, panel.memory_stack)
     tab = panel.memory_tab
     tab.show_device(0)
     device_mb, plain = _sqlite_interval(_db_path(real, 0), 40.0, 50.0, 1024.0)
@@ -75,6 +76,7 @@ def test_memory_tab_shows_the_device_total_and_the_interval_blocks(qtbot, panel,
 
 def test_text_export_says_the_device_total_is_missing(qtbot, panel, real):
     open_report(qtbot, panel, real / TEXT)
+    show_tab(qtbot, panel, panel.memory_stack)
     tab = panel.memory_tab
     assert "device total not in this export" in tab.summary.text()
     assert "device" not in tab.chart.curves and "app" in tab.chart.curves

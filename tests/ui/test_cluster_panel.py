@@ -17,7 +17,7 @@ from studio.ui.panels.cluster.widgets.heatmap import cell_tooltip, colour
 from studio.ui.panels.cluster.widgets.rank_table import BAR_COLUMN, FIRST_PART
 from studio.ui.panels.cluster.widgets.tables import cell_values
 from studio.core.serial import to_json
-from tests.ui.cluster_helpers import open_report, panel, real  # noqa: F401 - the fixtures
+from tests.ui.cluster_helpers import open_report, panel, real, show_tab  # noqa: F401 - the fixtures
 
 QWEN = "cluster_pytorch/msinsight_st_4rank_mindspeed_qwen3/level2"
 TEXT = "cluster_pytorch/msinsight_text_2rank_level2/level2"
@@ -88,6 +88,7 @@ def test_four_ranks_bars_stages_groups_and_findings(qtbot, panel, real):
 
 def test_heat_map_cells_equal_the_matrix_rows(qtbot, panel, real):
     _open(qtbot, panel, real / QWEN)
+    show_tab(qtbot, panel, panel.comm)
     matrix = open_cluster(real / QWEN).matrix
     heat = panel.comm.heatmap
     assert heat.ranks == [0, 1, 2, 3]
@@ -132,6 +133,7 @@ def test_heat_map_cells_equal_the_matrix_rows(qtbot, panel, real):
 
 def test_sixteen_rank_output_heat_map_and_no_rank_to_open(qtbot, panel, real):
     _open(qtbot, panel, real / OUT16)
+    show_tab(qtbot, panel, panel.comm)
     heat = panel.comm.heatmap
     assert heat.ranks == list(range(16))
     link = heat.cells[(0, 8)]
@@ -140,12 +142,14 @@ def test_sixteen_rank_output_heat_map_and_no_rank_to_open(qtbot, panel, real):
     panel.select_rank(5)
     assert not panel.profiler_button.isEnabled()
     assert "no rank's timeline" in panel.profiler_button.toolTip()
+    show_tab(qtbot, panel, panel.memory_stack)
     assert "No memory view" in panel.memory_message.text()  # msprof-analyze's output has no memory files
     assert "No ASCEND_PROFILER_OUTPUT" in panel.memory_message.text()
 
 
 def test_memory_peak_marked_at_the_engine_peak(qtbot, panel, real):
     _open(qtbot, panel, real / TEXT)
+    show_tab(qtbot, panel, panel.memory_stack)
     memory = open_memory(real / TEXT).devices
     tab = panel.memory_tab
     assert panel.memory_stack.currentWidget() is tab
@@ -173,6 +177,7 @@ def test_module_only_and_static_graph_memory(qtbot, panel, real, tmp_path):
     shutil.copy(real / "memory/msinsight_static_op_mem/ASCEND_PROFILER_OUTPUT/static_op_mem.csv",
                 folder / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT")
     _open(qtbot, panel, folder)
+    show_tab(qtbot, panel, panel.memory_stack)
     tab = panel.memory_tab
     static = [i for i, d in enumerate(tab.devices) if d.get("graph") is not None]
     assert len(static) == 2
@@ -181,7 +186,7 @@ def test_module_only_and_static_graph_memory(qtbot, panel, real, tmp_path):
     assert tab.chart.peak_point is None and f"node {device['peak_node_index']}" in tab.chart.message.text()
     assert tab.blocks.model().headers[2] == "From node"
     assert [r[:2] for r in cell_values(tab.blocks)] == [[o["name"], o["size_mb"]] for o in device["top_ops_at_peak"]]
-    _open(qtbot, panel, real / QWEN)  # module peaks only
+    _open(qtbot, panel, real / QWEN)  # module peaks only (the Memory tab on screen: filled at once)
     tab.show_device(0)
     assert tab.chart.peak_point is None and "No allocator samples" in tab.chart.message.text()
     assert len(cell_values(tab.modules)) == len(tab.devices[0]["modules"]) > 0
@@ -204,6 +209,7 @@ def test_steps_are_chosen_in_the_step_list(qtbot, panel, real, tmp_path):
     assert [r[:2] for r in _table(panel)] == [["0", "51"], ["1", "51"]]
     assert any(f["rank"] == 1 and "step 51" in f["evidence"] for f in panel.state.findings())
     assert "step 51" in panel.findings.toPlainText() and "step 50," not in panel.findings.toPlainText()
+    show_tab(qtbot, panel, panel.comm)
     assert panel.comm.heatmap.cells == {}  # the matrix is step 50's only
     panel.step_combo.setCurrentIndex(1)
     _map_drawn(qtbot, panel)

@@ -106,6 +106,8 @@ def test_collectives_list_the_longest_ops_and_say_how_many(qtbot, panel, real):
     ops = [dict(op, sync_ms=op["sync_ms"] * (1 + (i * 7919) % 1000 / 100), rank=op["rank"] + 4 * (i // 76))
            for i, op in enumerate(report["ops"] * 80)]
     tab = panel.collectives
+    panel.stack.setCurrentWidget(panel.tabs)  # on screen: a hidden tab is filled when first shown
+    panel.tabs.setCurrentWidget(tab)
     tab.show_report(dict(report, ops=ops))
     shown = [row[7] for row in tab.table.model().rows]
     assert len(shown) == SHOWN == 500 and len(ops) == 6080
@@ -118,31 +120,44 @@ def test_slow_links_under_the_map_are_the_first_ten_and_a_count(qtbot, panel, re
     # 190 links of the export's one step (the step the panel picks), each with its own evidence
     links = [dict(base["slow_links"][0], link=f"0->{i}", evidence=f"evidence {i}") for i in range(190)]
     panel.state.folder = real / "cluster_pytorch/msinsight_text_2rank_level2/level2"
+    panel.tabs.setCurrentWidget(panel.comm)
     panel._on_cluster(panel._generation, dict(base, slow_links=links, rank_folders={}))
     text = panel.comm.links_label.text()
     assert [f"evidence {i}<" in text + "<" for i in (0, 9, 10)] == [True, True, False]
     assert "and 180 more slow links" in text
 
 
-def test_small_tables_size_their_columns_from_a_sample_of_rows(qtbot):
-    """5,000 links in a table sized to its contents: laying it out reads a few dozen rows' cells,
-    not Qt's default 1,000 rows'."""
+def test_small_tables_size_their_columns_from_their_widest_text(qtbot):
+    """5,000 links in a small table: each column is as wide as its widest text (every cell formatted
+    and measured here), found without asking the model for the cells (Qt's ResizeToContents asked
+    for each sampled cell's text, font, alignment and colours at every layout)."""
     from PySide6.QtWidgets import QWidget
 
     from studio.ui.panels.cluster.widgets.tables import fill, small_table
 
     host = QWidget()
     qtbot.addWidget(host)
-    table = small_table(["Group", "Src", "Dst", "GB/s"], host)
+    table = small_table(["Group", "Src", "Dst", "GB/s"], host, stretch=0)
     rows = {"n": 0}
     data = type(table.model()).data
     table.model().data = lambda index, role=Qt.ItemDataRole.DisplayRole: (rows.__setitem__("n", rows["n"] + 1),
                                                                           data(table.model(), index, role))[1]
-    fill(table, [[f"group {i}", i % 16, (i + 1) % 16, 10.0 + i / 7] for i in range(5000)])
+    # -3 ... 12,345,678: the widest number is neither the first row's nor the longest by digits alone
+    values = [[f"group {i}", i % 16 - 3, (i + 1) % 16, (10.0 + i / 7) * (1000 if i == 4321 else 1) - (i == 7) * 99999]
+              for i in range(5000)]
+    values[17][3] = 0.0000241  # a tiny transfer keeps its digits: "2.41e-05"
+    fill(table, values)
     host.resize(800, 400)
     host.show()
     qtbot.waitExposed(host)
-    assert 0 < rows["n"] < 5000, f"{rows['n']} cells read to lay out 5,000 rows"
+    header, metrics = table.horizontalHeader(), table.fontMetrics()
+    for column in (1, 2, 3):
+        texts = [f"{r[column]:.3g}" if isinstance(r[column], float) and 0 < abs(r[column]) < 0.001
+                 else f"{r[column]:,.3f}" if isinstance(r[column], float) else str(r[column]) for r in values]
+        widest = max(metrics.horizontalAdvance(t) for t in texts)
+        assert header.sectionSize(column) >= widest, (column, max(texts, key=len))
+        assert header.sectionSize(column) <= max(widest, header.sectionSizeHint(column)) + 24, column
+    assert rows["n"] < 5000, f"{rows['n']} cells read to lay out 5,000 rows"
 
 
 def test_rank_table_widest_text_from_the_extremes(qtbot, panel, real):

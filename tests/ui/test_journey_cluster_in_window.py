@@ -36,6 +36,8 @@ def test_cluster_to_the_slow_ranks_timeline(qtbot, make_window, real_profiles):
     qtbot.waitUntil(lambda: window.is_in_front("cluster"), timeout=30000)
     panel = window.panels["cluster"]
     qtbot.waitUntil(lambda: panel.state.report is not None, timeout=60000)
+    # the findings and layout follow the rank table by a turn of the event loop or two
+    qtbot.waitUntil(lambda: bool(panel.findings.toPlainText() and panel.layout_view.toPlainText()), timeout=5000)
     # the slowest computing rank, from the raw per-rank step_trace_time.csv files
     computing = {}
     for rank_dir in sorted(folder.glob("rank_*_ascend_pt")):

@@ -60,7 +60,10 @@ def labelled_all(sources: list[Path], workers: int | None = None) -> list[free_c
     count = min(len(missing), workers or cores())
     if count > 1 and hasattr(os, "fork") and sum(_size(s) for s in missing) >= PARALLEL_BYTES:
         _label_in_children(sorted(missing, key=_size, reverse=True), count)
-    return [entry if entry is not None else labelled(s) for s, entry in zip(sources, entries)]
+    entries = [entry if entry is not None else labelled(s) for s, entry in zip(sources, entries)]
+    if missing:  # the cache grew: bounded again, never at the cost of this run's ranks
+        free_cache.evict(keep=sources)
+    return entries
 
 
 def _size(path: Path) -> int:

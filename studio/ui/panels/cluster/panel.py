@@ -37,6 +37,7 @@ from studio.ui.panels.cluster.widgets.free_tab import FreeTab
 from studio.ui.panels.cluster.widgets.op_links_tab import OpLinksTab
 from studio.ui.panels.cluster.widgets.rank_notice import RankNotice
 from studio.ui.panels.cluster.widgets.rank_table import Legend, RankTable, RankTableModel
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 from studio.ui.widgets.empty_state import EmptyState
 
 EMPTY_TITLE = "No cluster open"
@@ -109,6 +110,10 @@ class ClusterPanel(Panel):
         self.step_split = QSplitter(Qt.Orientation.Vertical, self)
         self.step_split.addWidget(ranks_box)
         self.step_split.addWidget(lower)
+        # filled when on screen: the rank table, then the findings and the layout, each on its own turn
+        self.step_view = WhenShown(self.step_split, self._render_step,
+                                   lambda: self.findings.show_findings(self.state.findings()),
+                                   lambda: self.layout_view.setHtml(layout_html(self.state.layout_lines())))
 
         self.comm = CommTab(self.state, self.runner, self)
         self.comm.heatmap.cell_clicked.connect(lambda src, _dst: self.select_rank(src, switch=False))
@@ -116,6 +121,7 @@ class ClusterPanel(Panel):
         self.memory_stack = QStackedWidget(self)
         self.memory_message = message_label("", self.memory_stack)
         self.memory_stack.addWidget(self.memory_message)
+        self.memory_view = WhenShown(self.memory_stack, self._render_memory)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.step_split, "Step time")
         self.tabs.addTab(self.comm, "Communication")
@@ -225,18 +231,21 @@ class ClusterPanel(Panel):
 
     # ------------------------------------------------------------------ views
     def _refresh(self) -> None:
+        """A new report or step: the rank rows now (selecting a rank reads them), each tab's view when
+        it is on screen — a tab behind another is filled when it is first shown."""
         self.model.refresh()
+        self.step_view.request()
+        self.comm.view.request()
+        self.collectives.set_step(self.state.step, self.state.step is ALL)
+        self.op_links.show_report(self.state.report, self.state.step, self.state.step is ALL)
+        self._update_buttons()
+
+    def _render_step(self) -> None:
         self.table.fit_columns()  # the numbers their width, the bars what they leave
         # The table takes the height of its rows (up to 60 %), the findings the rest.
         total = max(300, self.step_split.height())
         wanted = 30 + self.table.horizontalHeader().height() + 22 * max(3, len(self.model.rows)) + 6
         self.step_split.setSizes([min(wanted, int(total * 0.6)), total - min(wanted, int(total * 0.6))])
-        self.findings.show_findings(self.state.findings())
-        self.layout_view.setHtml(layout_html(self.state.layout_lines()))
-        self.comm.refresh()
-        self.collectives.set_step(self.state.step, self.state.step is ALL)
-        self.op_links.show_report(self.state.report, self.state.step, self.state.step is ALL)
-        self._update_buttons()
 
     def _on_step_changed(self, _index: int) -> None:
         self.state.step = self.step_combo.currentData()
@@ -246,6 +255,11 @@ class ClusterPanel(Panel):
         if generation != self._generation:
             return
         self.state.memory, self.state.memory_message = memory, message
+        self.memory_view.request()
+
+    def _render_memory(self) -> None:
+        # the chart (and pyqtgraph, with its first data) is built when the Memory tab is first shown
+        memory, message = self.state.memory, self.state.memory_message
         if memory is None:
             self.memory_message.setText(f"No memory view for this folder.\n\n{message}")
             self.memory_stack.setCurrentWidget(self.memory_message)

@@ -74,9 +74,10 @@ class ClusterState:
         """The step as the bar draws it: computing + communication not overlapped + free + preparing."""
         return sum(row.get(k) or 0.0 for k in BAR_PARTS)
 
-    def bar_scale(self) -> float:
-        """The longest bar among the rows shown (every bar is drawn to this scale, so ranks compare)."""
-        return max((self.bar_total(r) for r in self.rank_rows()), default=0.0)
+    def bar_scale(self, rows: list[dict] | None = None) -> float:
+        """The longest bar among the rows shown (every bar is drawn to this scale, so ranks compare);
+        ``rows``: those rows when the caller has them already."""
+        return max((self.bar_total(r) for r in (self.rank_rows() if rows is None else rows)), default=0.0)
 
     def rank_folder(self, row: dict) -> Path | None:
         """The rank's own folder (``*_ascend_pt`` or ``PROF_*``), found above its source file; None

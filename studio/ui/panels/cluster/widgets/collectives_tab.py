@@ -11,6 +11,7 @@ from studio.ui.panels.cluster.comm_data import METRICS, OP_HEADERS, chosen_ops, 
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.wait_map import WaitMap
 from studio.ui.panels.cluster.widgets.parts import column, controls_row, tab_body
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 # Ops listed at once: the longest synchronisation first. 16 ranks of 1M events have ~6,000 ops; a
 # table of all of them took its first fill and sizing on the window's thread for a few hundred ms.
@@ -50,19 +51,23 @@ class CollectivesTab(QWidget):
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
+        # filled when on screen, not behind another tab: the ops, the map, then the findings' text
+        self.view = WhenShown(self, self._show_ops, self._show_map, self._show_findings)
 
     def show_report(self, report: dict | None, message: str = "") -> None:
         """A new report (None: ``message`` says why there is none)."""
         self.report, self.cell = report, None
         self.message.setText(message)
         self.message.setVisible(bool(message))
-        self.findings.setHtml(findings_html(report) if report else "")
-        self.refresh()
+        self.view.request()
 
     def set_step(self, step, every_step: bool) -> None:
         """The step chosen in the panel (``every_step``: all of them)."""
         self.step, self.every_step = step, every_step
-        self.refresh()
+        self.view.request()
+
+    def _show_findings(self) -> None:
+        self.findings.setHtml(findings_html(self.report) if self.report else "")
 
     def refresh(self) -> None:
         self._show_map()

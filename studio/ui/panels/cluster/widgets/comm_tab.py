@@ -9,6 +9,7 @@ from studio.ui.panels.cluster.jobs import heat_job
 from studio.ui.panels.cluster.state import ALL, ClusterState
 from studio.ui.panels.cluster.widgets.heatmap import HeatMap
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 LINK_HEADERS = ["Group", "Src", "Dst", "Transport", "Size (MB)", "Time (ms)", "GB/s"]
 TABLE_ROWS = 5000  # a table item per cell: a few hundred ranks' matrix would take seconds to list in full
@@ -52,6 +53,7 @@ class CommTab(QWidget):
         layout.addLayout(top)
         layout.addWidget(split, 1)
         layout.addWidget(self.links_label)
+        self.view = WhenShown(self, self.refresh)  # drawn when on screen, not behind another tab
 
     def refresh(self):
         """New report or step: the group list again (all groups chosen) and the map (returns its job)."""

@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -55,13 +54,10 @@ class CompareTab(QWidget):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.steps = small_table(STEP_HEADERS, self)
-        self.links = small_table(LINK_HEADERS, self)
-        self.op_links = small_table(OP_LINK_HEADERS, self)
-        self.memory = small_table(MEMORY_HEADERS, self)
-        for table in (self.steps, self.links, self.op_links, self.memory):
-            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-            table.horizontalHeader().setStretchLastSection(True)
+        self.steps = small_table(STEP_HEADERS, self, stretch=-1)
+        self.links = small_table(LINK_HEADERS, self, stretch=-1)
+        self.op_links = small_table(OP_LINK_HEADERS, self, stretch=-1)
+        self.memory = small_table(MEMORY_HEADERS, self, stretch=-1)
         self.lower = QTabWidget(self)
         self.lower.addTab(self.links, "Links")
         self.lower.addTab(self.op_links, "Links by op type")

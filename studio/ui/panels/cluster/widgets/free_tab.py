@@ -8,11 +8,12 @@ from itertools import islice
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHeaderView, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from studio.ui.panels.cluster.jobs import free_job
 from studio.ui.panels.cluster.widgets.tables import fill, small_table
 from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 ALL = "all"
 TOTAL_HEADERS = ["Cause", "Rank", "Gaps", "Total µs", "Share of free"]
@@ -55,11 +56,9 @@ class FreeTab(QWidget):
         self.cause = QComboBox(self)
         for combo in (self.rank, self.cause):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
-        self.totals = small_table(TOTAL_HEADERS, self)
-        self.gaps = small_table(GAP_HEADERS, self)
-        for table in (self.totals, self.gaps):  # the causes sized to their text, the last column takes the rest
-            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-            table.horizontalHeader().setStretchLastSection(True)
+        # the causes sized to their text, the last column (the share, why) takes the rest
+        self.totals = small_table(TOTAL_HEADERS, self, stretch=-1)
+        self.gaps = small_table(GAP_HEADERS, self, stretch=-1)
         self.gaps.doubleClicked.connect(self._on_double_click)
         self.gaps.setToolTip("Double-click a gap to see it on its rank's timeline (the Profiler opens the rank)")
         top = controls_row(self, ["Rank", self.rank, "Cause", self.cause],
@@ -73,6 +72,7 @@ class FreeTab(QWidget):
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
+        self.view = WhenShown(self, self._render)  # filled when on screen, not behind another tab
 
     def open_folder(self, folder: Path) -> None:
         """Label ``folder``'s gaps in a job (a previous one is cancelled)."""
@@ -94,9 +94,12 @@ class FreeTab(QWidget):
         text = message or " ".join(f"⚠ {w}" for w in warnings)
         self.message.setText(text)
         self.message.setVisible(bool(text))
-        for combo, values in ((self.rank, sorted({r["rank"] for r in (report or {}).get("ranks", [])})),
-                              (self.cause, [t for t in dict.fromkeys(t["label"] for t in (report or {}).get(
-                                  "totals", []))])):
+        self.view.request()
+
+    def _render(self) -> None:
+        report = self.report or {}
+        for combo, values in ((self.rank, sorted({r["rank"] for r in report.get("ranks", [])})),
+                              (self.cause, list(dict.fromkeys(t["label"] for t in report.get("totals", []))))):
             combo.blockSignals(True)
             combo.clear()
             combo.addItem("all", ALL)

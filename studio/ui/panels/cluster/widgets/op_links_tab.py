@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QHeaderView, QTextBrowser, QWidget
+from PySide6.QtWidgets import QCheckBox, QTextBrowser, QWidget
 
 from studio.ui.panels.cluster.widgets.tables import RowsModel, fill, small_table
 from studio.ui.panels.cluster.widgets.parts import controls_row, tab_body
+from studio.ui.panels.cluster.widgets.when_shown import WhenShown
 
 HEADERS = ["Op type", "Aggregate", "Step", "Group", "Link", "Transport", "MB", "ms", "GB/s", "Of reference", "Op"]
 SLOW = QColor(255, 214, 204)
 SHARE = HEADERS.index("Of reference")
+BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 
 
 def link_rows(report: dict, step, every_step: bool, totals_only: bool) -> list[list]:
@@ -45,7 +47,7 @@ class _TintedModel(RowsModel):
     """Rows under their reference bandwidth tinted."""
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):  # Qt override
-        if role == Qt.ItemDataRole.BackgroundRole:
+        if int(role) == BACKGROUND:
             share = self.rows[index.row()][SHARE]
             if share and int(share.split("%")[0]) < 100:
                 return SLOW
@@ -64,20 +66,17 @@ class OpLinksTab(QWidget):
         self.totals_only.setChecked(True)
         self.totals_only.toggled.connect(lambda _on: self.refresh())
         self.findings = QTextBrowser(self)
-        self.table = small_table(HEADERS, self)
-        self.table.setModel(_TintedModel(HEADERS, self.table))
-        header = self.table.horizontalHeader()  # the sections' sizing again, for the new model's columns
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)  # the sampled op's name
+        self.table = small_table(HEADERS, self, stretch=-1, model=_TintedModel)  # the sampled op's name stretches
         top = controls_row(self, [self.totals_only], "Of reference: the link's bandwidth / its transport's nominal "
                                                      "one (RDMA 12.5, HCCS 18, PCIe 20 GB/s); tinted below 100 %.")
         tab_body(self, top, self.findings, self.table, (70, 530))
+        # filled when on screen, not behind another tab: the table, then the findings' text
+        self.view = WhenShown(self, self.refresh, lambda: self.findings.setPlainText(findings_text(self.report)))
 
     def show_report(self, report: dict | None, step, every_step: bool) -> None:
         """The cluster report and the panel's step (``every_step``: all of them)."""
         self.report, self.step, self.every_step = report or {}, step, every_step
-        self.findings.setPlainText(findings_text(self.report))
-        self.refresh()
+        self.view.request()
 
     def refresh(self) -> None:
         fill(self.table, link_rows(self.report, self.step, self.every_step, self.totals_only.isChecked()))

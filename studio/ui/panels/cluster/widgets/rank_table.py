@@ -13,13 +13,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QStyle,
     QStyledItemDelegate,
     QTableView,
     QWidget,
 )
 
 from studio.ui.panels.cluster.state import BAR_PARTS, PARTS, ClusterState, ms, step_label
+from studio.ui.panels.cluster.widgets.tables import cell_padding, widest_texts
 from studio.ui.widgets.table_model import HeaderedRows
 
 COLOURS = {"computing_us": QColor(61, 111, 182), "communication_not_overlapped_us": QColor(214, 125, 46),
@@ -46,7 +46,7 @@ class RankTableModel(HeaderedRows):
     def refresh(self) -> None:
         self.beginResetModel()
         self.rows = self.state.rank_rows()
-        self.scale = self.state.bar_scale()
+        self.scale = self.state.bar_scale(self.rows)  # the rows just chosen, not chosen and sorted again
         self.endResetModel()
 
     def value(self, row: dict, column: int):
@@ -76,8 +76,9 @@ class RankTableModel(HeaderedRows):
         """Texts among which the column's widest is: of a number column, those of its largest and
         smallest value (``1,234.567``: the text grows with the magnitude) and "-" for a missing one —
         not 1,500 texts formatted to measure 16 ranks x 95 steps."""
-        if column < FIRST_PART:
-            return [self.text(row, column) for row in self.rows]
+        if column < FIRST_PART:  # rank, step, stage: whole numbers (or "-"), widest at their extremes
+            values = [self.value(row, column) for row in self.rows]
+            return widest_texts(["-" if v is None else v if isinstance(v, int) else str(v) for v in values])
         key = PARTS[column - FIRST_PART][0]
         values = [row.get(key) for row in self.rows]
         numbers = [v for v in values if v is not None]
@@ -194,8 +195,7 @@ class RankTable(QTableView):
         from the rows in one pass and measured once: resizeColumnsToContents asked the model for
         each cell's text, font and alignment and measured each (16 ranks x 94 steps held the window)."""
         model, header, metrics = self.model(), self.horizontalHeader(), self.fontMetrics()
-        # what a cell's text needs beyond its width: the item's margins, as QStyledItemDelegate pads it
-        pad = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1) + 4
+        pad = cell_padding(self)
         for column in range(model.columnCount()):
             if column == BAR_COLUMN:
                 continue
