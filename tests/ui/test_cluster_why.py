@@ -60,10 +60,12 @@ def test_idle_gaps_labelled_and_jump_to_the_gap(qtbot, panel, tmp_path):
     first = tab.gaps.model().rows[0]
     assert first[0] == "python idle" and first[1] == 1 and first[3] > 4000  # the 5 ms stall (less the device backlog), longest first
     shot(panel, "cluster_idle_gaps_synthetic")
-    jumps = []
+    jumps, focused = [], []
     panel.links.show_wall_range.connect(lambda *args: jumps.append(args))
+    panel.links.focus.connect(focused.append)
     tab.gaps.doubleClicked.emit(tab.gaps.model().index(0, 0))
     (path, t0, t1), = jumps
+    assert focused == ["profiler"]  # a jump brings the timeline to the front
     assert Path(path) == folder / "rank1_ascend_pt"
     # independent of Studio: the stall lies between kernels a_14 and a_15 in rank 1's own profiler db
     db = sqlite3.connect(folder / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db")

@@ -126,8 +126,7 @@ class ClusterPanel(Panel):
         self.tabs.addTab(self.step_split, "Step time")
         self.tabs.addTab(self.comm, "Communication")
         self.collectives = CollectivesTab(self)
-        self.collectives.jump.connect(lambda folder, t0, t1: self.links is not None
-                                      and self.links.show_wall_range.emit(Path(folder), t0, t1))
+        self.collectives.jump.connect(self.show_in_timeline)
         self.tabs.addTab(self.collectives, "Collectives")
         self.op_links = OpLinksTab(self)
         self.tabs.addTab(self.op_links, "Links by op")
@@ -315,6 +314,13 @@ class ClusterPanel(Panel):
             return
         self.rank_notice.hide()
         self.request_open.emit(folder)
+
+    def show_in_timeline(self, folder, t0: int, t1: int) -> None:
+        """Bring the Profiler to the front on [t0, t1] of the rank at ``folder`` (its own clock, ns):
+        a double-clicked collective or idle gap is a jump, not a load in the background."""
+        if self.links is not None:
+            self.links.show_wall_range.emit(Path(folder), t0, t1)
+            self.links.focus.emit("profiler")
 
     def open_rank_timelines(self) -> None:
         """Ask the Profiler for every rank's timeline of the folder on screen."""
