@@ -40,10 +40,6 @@ from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros  # no
 from numba.extending import intrinsic  # noqa: E402
 
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
-# Helpers that take arrays (the tables) are inlined by numba itself: a call passes each array with
-# a reference count taken and dropped (atomic operations), which made interning half of the scan's
-# time. The file's bytes are read through their address instead (see ``_at``).
-_inline = numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 
 # Slots of the state array (int64), kept across calls for one range of the file.
 POS, NFAST, NDELEG, NSTR, NTRK, STATUS, LAST_KIND, LAST_START, ARENA = range(9)
@@ -416,76 +412,59 @@ def _key_id(d, a, b):
 
 
 @_jit
-def _hash(d, a, b, kind):
-    h = np.uint64(14695981039346656037) ^ np.uint64(kind)
-    for i in range(a, b):
-        h = (h ^ np.uint64(_at(d, i))) * np.uint64(1099511628211)
-    return h
+def _mix(h, w):
+    h = (h ^ w) * _U(0x9E3779B97F4A7C15)
+    return (h << _U(31)) | (h >> _U(33))  # a rotation: the high bits a product fills come down
 
 
-@_inline
-def _intern(d, a, b, kind, slots, str_off, str_len, str_kind, str_hash, arena, state):
-    """The local id of string ``_at(d, a:b)`` of ``kind``. New strings are copied to ``arena`` (compared
-    there, in cache, not at their first place in the file); one that does not fit is compared where
-    it is in the file (its offset stored as ``-1 - offset``)."""
-    h = _hash(d, a, b, kind)
-    mask = slots.shape[0] - 1
-    i = np.int64(h & np.uint64(mask))
+@_jit
+def _hash(d, a, b, n, kind):
+    """A hash of the bytes at ``d + a`` .. ``d + b`` and ``kind``, a word at a time. A string of 8
+    bytes or more ends with the word of its last 8 bytes, overlapping the one before; a shorter
+    one is one word, masked (read byte by byte in the last 7 bytes of the data ``d`` .. ``d + n``)."""
     m = b - a
-    while True:
-        s = slots[i]
-        if s < 0:
-            k = state[NSTR]
-            slots[i] = k
-            used = state[ARENA]
-            if used + m <= arena.shape[0]:
-                for j in range(m):
-                    arena[used + j] = _at(d, a + j)
-                str_off[k] = used
-                state[ARENA] = used + m
-            else:
-                str_off[k] = -1 - a
-            str_len[k] = m
-            str_kind[k] = kind
-            str_hash[k] = h
-            state[NSTR] = k + 1
-            return k
-        if str_hash[s] == h and str_len[s] == m and str_kind[s] == kind:
-            o = str_off[s]
-            same = True
-            if o >= 0:
-                for j in range(m):
-                    if arena[o + j] != _at(d, a + j):
-                        same = False
-                        break
-            else:
-                for j in range(m):
-                    if _at(d, -1 - o + j) != _at(d, a + j):
-                        same = False
-                        break
-            if same:
-                return s
-        i = (i + 1) & mask
+    h = _U(0x243F6A8885A308D3) ^ (_U(m) << _U(8)) ^ _U(kind)
+    if m >= 8:
+        p = a
+        while p + 8 < b:
+            h = _mix(h, _load8(d, p))
+            p += 8
+        h = _mix(h, _load8(d, b - 8))
+    elif a + 8 <= n:
+        h = _mix(h, _load8(d, a) & ((_U(1) << _U(8 * m)) - _U(1)))
+    else:
+        w = _U(0)
+        for j in range(m):
+            w |= _U(_at(d, a + j)) << _U(8 * j)
+        h = _mix(h, w)
+    # Murmur3's finaliser: every input bit reaches the low bits the table index is taken from.
+    h = (h ^ (h >> _U(33))) * _U(0xFF51AFD7ED558CCD)
+    h = (h ^ (h >> _U(33))) * _U(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> _U(33))
 
 
-@_inline
-def _track(pid, tid, tslots, trk_pid, trk_tid, state):
+@_jit
+def _equal(x, y, m):
+    """Whether the ``m`` bytes at addresses ``x`` and ``y`` are the same (words, as ``_hash``)."""
+    if m >= 8:
+        j = 0
+        while j + 8 < m:
+            if _load8(x, j) != _load8(y, j):
+                return False
+            j += 8
+        return _load8(x, m - 8) == _load8(y, m - 8)
+    for j in range(m):
+        if _at(x, j) != _at(y, j):
+            return False
+    return True
+
+
+@_jit
+def _track_slot(pid, tid, size):
+    """Where track (``pid``, ``tid``) starts its search in a table of ``size`` (a power of two)."""
     h = (np.uint64(pid) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(tid) * np.uint64(0xC2B2AE3D27D4EB4F))
     h ^= h >> np.uint64(29)
-    mask = tslots.shape[0] - 1
-    i = np.int64(h & np.uint64(mask))
-    while True:
-        s = tslots[i]
-        if s < 0:
-            k = state[NTRK]
-            tslots[i] = k
-            trk_pid[k] = pid
-            trk_tid[k] = tid
-            state[NTRK] = k + 1
-            return k
-        if trk_pid[s] == pid and trk_tid[s] == tid:
-            return s
-        i = (i + 1) & mask
+    return np.int64(h & np.uint64(size - 1))
 
 
 @_jit
@@ -503,13 +482,9 @@ def rehash_strings(str_hash, count, slots):
 def rehash_tracks(trk_pid, trk_tid, count, tslots):
     """Put the first ``count`` tracks into the (larger, emptied) table ``tslots``."""
     for k in range(count):
-        pid, tid = trk_pid[k], trk_tid[k]
-        h = (np.uint64(pid) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(tid) * np.uint64(0xC2B2AE3D27D4EB4F))
-        h ^= h >> np.uint64(29)
-        mask = tslots.shape[0] - 1
-        i = np.int64(h & np.uint64(mask))
+        i = _track_slot(trk_pid[k], trk_tid[k], tslots.shape[0])
         while tslots[i] >= 0:
-            i = (i + 1) & mask
+            i = (i + 1) & (tslots.shape[0] - 1)
         tslots[i] = k
 
 
@@ -523,6 +498,7 @@ def scan(data, end, state, start, dur, track, name, cat, args_off, args_len, del
     n = data.shape[0]
     d = np.int64(data.ctypes.data)  # the helpers read through addresses (see ``_at``)
     stack = np.int64(stack_array.ctypes.data)  # MAX_DEPTH bytes
+    arena_at = np.int64(arena.ctypes.data)
     p = state[POS]
     first = state[NFAST] == 0 and state[NDELEG] == 0 and state[LAST_KIND] == NONE
     while True:
@@ -671,9 +647,58 @@ def scan(data, end, state, start, dur, track, name, cat, args_off, args_len, del
             k = state[NFAST]
             start[k] = ts_ns
             dur[k] = dur_ns
-            track[k] = _track(pid, tid, tslots, trk_pid, trk_tid, state)
-            name[k] = _intern(d, name_a, name_b, NAME_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
-            cat[k] = _intern(d, cat_a, cat_b, CAT_KIND, slots, str_off, str_len, str_kind, str_hash, arena, state)
+            # The local ids of the track, the name and the category are looked up here, not in
+            # functions: an inlined function that takes the tables took and dropped a reference
+            # count on each (atomic operations), a quarter of the scan's time.
+            i = _track_slot(pid, tid, tslots.shape[0])
+            while True:
+                s = tslots[i]
+                if s < 0:  # a new track
+                    s = state[NTRK]
+                    tslots[i] = s
+                    trk_pid[s] = pid
+                    trk_tid[s] = tid
+                    state[NTRK] = s + 1
+                    break
+                if trk_pid[s] == pid and trk_tid[s] == tid:
+                    break
+                i = (i + 1) & (tslots.shape[0] - 1)
+            track[k] = s
+            # Name, then category: one lookup, written once. New strings are copied to ``arena``
+            # (compared there, in cache); one that does not fit is compared where it is in the file
+            # (its offset stored as ``-1 - offset``).
+            for kind in range(2):
+                a, b = (name_a, name_b) if kind == NAME_KIND else (cat_a, cat_b)
+                m = b - a
+                h = _hash(d, a, b, n, kind)
+                i = np.int64(h & np.uint64(slots.shape[0] - 1))
+                while True:
+                    s = slots[i]
+                    if s < 0:  # a new string
+                        s = state[NSTR]
+                        slots[i] = s
+                        used = state[ARENA]
+                        if used + m <= arena.shape[0]:
+                            for j in range(m):
+                                arena[used + j] = _at(d, a + j)
+                            str_off[s] = used
+                            state[ARENA] = used + m
+                        else:
+                            str_off[s] = -1 - a
+                        str_len[s] = m
+                        str_kind[s] = kind
+                        str_hash[s] = h
+                        state[NSTR] = s + 1
+                        break
+                    if str_hash[s] == h and str_len[s] == m and str_kind[s] == kind:
+                        o = str_off[s]
+                        if _equal(arena_at + o if o >= 0 else d - 1 - o, d + a, m):
+                            break
+                    i = (i + 1) & (slots.shape[0] - 1)
+                if kind == NAME_KIND:
+                    name[k] = s
+                else:
+                    cat[k] = s
             args_off[k] = arg_a
             args_len[k] = arg_b - arg_a
             state[NFAST] = k + 1
