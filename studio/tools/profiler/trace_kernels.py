@@ -67,6 +67,18 @@ _ONES, _HIGHS = _U(0x0101010101010101), _U(0x8080808080808080)
 _SPACES, _QUOTES, _BACKSLASHES = _U(0x2020202020202020), _U(0x2222222222222222), _U(0x5C5C5C5C5C5C5C5C)
 
 
+def _word(text: bytes) -> np.uint64:
+    """``text`` (at most 8 bytes) as the word :func:`_load8` reads where it is written."""
+    return _U(int.from_bytes(text.ljust(8, b"\0"), "little"))
+
+
+# The fields' keys with their colon, as words, and the masks that keep their 5, 6 or 7 bytes.
+_FIVE, _SIX, _SEVEN = _word(b"\xff" * 5), _word(b"\xff" * 6), _word(b"\xff" * 7)
+_KEY_PH, _KEY_TS = _word(b'"ph":'), _word(b'"ts":')
+_KEY_CAT, _KEY_PID, _KEY_TID, _KEY_DUR = _word(b'"cat":'), _word(b'"pid":'), _word(b'"tid":'), _word(b'"dur":')
+_KEY_NAME, _KEY_ARGS = _word(b'"name":'), _word(b'"args":')
+
+
 # The scan reads the mapped bytes (and its nesting stack) through their address, not through the
 # array: a numba function that takes an array takes and drops a reference count on it at each call
 # (atomic operations, on one count that both scanning threads share) unless LLVM proves them
@@ -412,6 +424,35 @@ def _key_id(d, a, b):
 
 
 @_jit
+def _known_key(d, q, n):
+    """At a key's opening quote: (field, position after the colon) when the key is one of the
+    fields spelled plainly and its colon follows at once (``"name":``), tested on one word against
+    the spellings; else (-1, -1), and the key is read byte by byte (:func:`_key_id`). Both ways
+    give the same field and position for such a key."""
+    if q + 8 > n:
+        return -1, -1
+    w = _load8(d, q)
+    w5, w6, w7 = w & _FIVE, w & _SIX, w & _SEVEN
+    if w7 == _KEY_NAME:
+        return 1, q + 7
+    if w5 == _KEY_TS:
+        return 5, q + 5
+    if w6 == _KEY_DUR:
+        return 6, q + 6
+    if w6 == _KEY_PID:
+        return 3, q + 6
+    if w6 == _KEY_TID:
+        return 4, q + 6
+    if w5 == _KEY_PH:
+        return 0, q + 5
+    if w6 == _KEY_CAT:
+        return 2, q + 6
+    if w7 == _KEY_ARGS:
+        return 7, q + 7
+    return -1, -1
+
+
+@_jit
 def _mix(h, w):
     h = (h ^ w) * _U(0x9E3779B97F4A7C15)
     return (h << _U(31)) | (h >> _U(33))  # a rotation: the high bits a product fills come down
@@ -540,18 +581,21 @@ def scan(data, end, state, start, dur, track, name, cat, args_off, args_len, del
                     if q >= n or _at(d, q) != _QUOTE:
                         q = -1
                         break
-                    ka = q + 1
-                    q, esc, wide = _string(d, q, n)
-                    if q < 0:
-                        break
-                    field = -1 if (esc or wide) else _key_id(d, ka, q - 1)
-                    if esc:
-                        fast = False  # an escaped key may spell a field's name
-                    q = _ws(d, q, n)
-                    if q >= n or _at(d, q) != _COLON:
-                        q = -1
-                        break
-                    q = _ws(d, q + 1, n)
+                    field, after = _known_key(d, q, n)
+                    if after < 0:  # any other key, or a known one spelled otherwise
+                        ka = q + 1
+                        q, esc, wide = _string(d, q, n)
+                        if q < 0:
+                            break
+                        field = -1 if (esc or wide) else _key_id(d, ka, q - 1)
+                        if esc:
+                            fast = False  # an escaped key may spell a field's name
+                        q = _ws(d, q, n)
+                        if q >= n or _at(d, q) != _COLON:
+                            q = -1
+                            break
+                        after = q + 1
+                    q = _ws(d, after, n)
                     if q >= n:
                         q = -1
                         break
