@@ -72,11 +72,14 @@ def _word(text: bytes) -> np.uint64:
     return _U(int.from_bytes(text.ljust(8, b"\0"), "little"))
 
 
-# The fields' keys with their colon, as words, and the masks that keep their 5, 6 or 7 bytes.
-_FIVE, _SIX, _SEVEN = _word(b"\xff" * 5), _word(b"\xff" * 6), _word(b"\xff" * 7)
-_KEY_PH, _KEY_TS = _word(b'"ph":'), _word(b'"ts":')
-_KEY_CAT, _KEY_PID, _KEY_TID, _KEY_DUR = _word(b'"cat":'), _word(b'"pid":'), _word(b'"tid":'), _word(b'"dur":')
-_KEY_NAME, _KEY_ARGS = _word(b'"name":'), _word(b'"args":')
+# The fields' keys with their colon, as words, in the order they are tried (the most common
+# first), with their field (as :func:`_key_id` numbers them) and length; masks keep 0-8 bytes.
+_KEYS = [(b'"name":', 1), (b'"ts":', 5), (b'"dur":', 6), (b'"pid":', 3), (b'"tid":', 4), (b'"ph":', 0),
+         (b'"cat":', 2), (b'"args":', 7)]
+_KEY_WORDS = np.array([_word(text) for text, _field in _KEYS], np.uint64)
+_KEY_FIELDS = np.array([field for _text, field in _KEYS], np.int64)
+_KEY_SIZES = np.array([len(text) for text, _field in _KEYS], np.int64)
+_MASKS = np.array([(1 << (8 * size)) - 1 for size in range(8)] + [(1 << 64) - 1], np.uint64)
 
 
 # The scan reads the mapped bytes (and its nesting stack) through their address, not through the
@@ -432,23 +435,10 @@ def _known_key(d, q, n):
     if q + 8 > n:
         return -1, -1
     w = _load8(d, q)
-    w5, w6, w7 = w & _FIVE, w & _SIX, w & _SEVEN
-    if w7 == _KEY_NAME:
-        return 1, q + 7
-    if w5 == _KEY_TS:
-        return 5, q + 5
-    if w6 == _KEY_DUR:
-        return 6, q + 6
-    if w6 == _KEY_PID:
-        return 3, q + 6
-    if w6 == _KEY_TID:
-        return 4, q + 6
-    if w5 == _KEY_PH:
-        return 0, q + 5
-    if w6 == _KEY_CAT:
-        return 2, q + 6
-    if w7 == _KEY_ARGS:
-        return 7, q + 7
+    for i in range(_KEY_WORDS.shape[0]):  # unrolled by LLVM: the table is a constant
+        size = _KEY_SIZES[i]
+        if w & _MASKS[size] == _KEY_WORDS[i]:
+            return _KEY_FIELDS[i], q + size
     return -1, -1
 
 
