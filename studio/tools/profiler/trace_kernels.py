@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -38,6 +39,11 @@ from llvmlite import ir  # noqa: E402
 from numba.core import types  # noqa: E402
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
+
+if sys.byteorder != "little":
+    # The word tests find a byte's place by counting trailing zeros: little-endian words only. The
+    # loader then leaves traces to the typed decoder and says why.
+    raise ImportError("the compiled trace scanner reads little-endian words; this machine is big-endian")
 
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
