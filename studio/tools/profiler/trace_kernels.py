@@ -64,7 +64,6 @@ _TWO53 = 1 << 53
 _TS_WHOLE_MAX = (2 ** 63 - 1 - 999) // 1000  # microseconds whose ns still fit int64
 
 _QUOTE, _BACKSLASH, _COLON, _COMMA = 34, 92, 58, 44
-_NON_NEGATIVE = np.int64(0x7FFFFFFFFFFFFFFF)
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET = 123, 125, 91, 93
 _MINUS, _PLUS, _DOT, _ZERO, _NINE = 45, 43, 46, 48, 57
 _U = np.uint64
@@ -113,6 +112,16 @@ def _put(typingctx, base, i, value):
 
 
 @intrinsic
+def _store8(typingctx, base, i, value):
+    """Store word ``value`` at address ``base + i`` (any alignment)."""
+    def codegen(context, builder, sig, args):
+        ptr = builder.inttoptr(builder.add(args[0], args[1]), ir.IntType(64).as_pointer())
+        builder.store(args[2], ptr, align=1)
+        return context.get_dummy_value()
+    return types.none(types.int64, types.int64, types.uint64), codegen
+
+
+@intrinsic
 def _load8(typingctx, base, i):
     """The 8 bytes at address ``base + i`` as one word, in the machine's byte order (little-endian
     on every machine Studio runs on; :func:`_special8` does not depend on the order, and the
@@ -121,13 +130,6 @@ def _load8(typingctx, base, i):
         ptr = builder.inttoptr(builder.add(args[0], args[1]), ir.IntType(64).as_pointer())
         return builder.load(ptr, align=1)
     return types.uint64(types.int64, types.int64), codegen
-
-
-@_jit
-def _nn(i):
-    """``i`` (never negative here) with its sign bit cleared, so that LLVM drops numba's
-    negative-index wraparound from every byte read: measured 30 % off a string-scanning loop."""
-    return i & _NON_NEGATIVE
 
 
 @_jit
@@ -774,11 +776,19 @@ def scan(data, end, state, start, dur, track, name, cat, args_off, args_len, del
 def gather(d, offs, lens, count, out, base, new_offs):
     """Copy the ``count`` spans (``offs``, ``lens``) of ``d`` one after another into ``out``; their
     offsets in the blob (from ``base``) go to ``new_offs``."""
+    d_at, out_at = np.int64(d.ctypes.data), np.int64(out.ctypes.data)
     o = 0
     for k in range(count):
         a = offs[k]
         m = lens[k]
         new_offs[k] = base + o
-        for j in range(m):
-            out[o + j] = d[_nn(a + j)]
+        # 8 bytes at a time through the addresses: a byte loop copied ~1 GB/s, a third of the read.
+        src, dst = d_at + a, out_at + o
+        j = 0
+        while j + 8 <= m:
+            _store8(dst, j, _load8(src, j))
+            j += 8
+        while j < m:
+            _put(dst, j, _at(src, j))
+            j += 1
         o += m
