@@ -15,6 +15,10 @@ correctly rounded IEEE operation (Clinger's fast path), so the float equals the 
 are delegated. Microseconds become ns as ``rint(value * 1000.0)`` (round half to even), as numpy
 does. String timestamps (msprof) are converted exactly, as ``chrome_events.one_ts_ns`` does.
 
+Per byte: the helpers read the mapped bytes through their address (no reference counting per call,
+see ``_at``); string bodies are skipped 8 bytes at a time up to the first byte that is not plain
+ASCII, the fields' keys are matched as one word, names are hashed and compared a word at a time.
+
 The machine code is cached (``cache=True``) beside this file when its folder is writable, else in
 Studio's cache folder, as the accuracy kernels are.
 """
