@@ -350,11 +350,16 @@ def _intern_new(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece:
     offs, lens, kinds, arena, count = piece.strings
     known = result.string_ids.size
     if count > known:
-        ids = np.empty(count - known, np.int32)
-        for i in range(known, count):
-            at, size = int(offs[i]), int(lens[i])
-            text = (arena[at:at + size].tobytes() if at >= 0 else bytes(mv[-1 - at:-1 - at + size])).decode("ascii")
-            ids[i - known] = builder.name_id(text) if kinds[i] == k.NAME_KIND else builder.cat_id(text)
+        # As Python lists and one bytes object (the new strings' stretch of the arena, where they
+        # were appended in order): per-element numpy indexing was most of this time.
+        offs_, lens_, kinds_ = offs[known:count].tolist(), lens[known:count].tolist(), kinds[known:count].tolist()
+        held = [(a, a + n) for a, n in zip(offs_, lens_) if a >= 0]
+        lo = held[0][0] if held else 0
+        stretch = arena[lo:max((b for _a, b in held), default=lo)].tobytes()
+        name_id, cat_id = builder.name_id, builder.cat_id
+        ids = np.array([(name_id if kind == k.NAME_KIND else cat_id)(
+            (stretch[at - lo:at - lo + size] if at >= 0 else bytes(mv[-1 - at:-1 - at + size])).decode("ascii"))
+            for at, size, kind in zip(offs_, lens_, kinds_)], np.int32)
         result.string_ids = np.concatenate([result.string_ids, ids])
     pids, tids, count = piece.tracks
     known = result.track_ids.size
