@@ -16,7 +16,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # keeps its per-user files in a folder of this run, never in the user's: the autouse fixture below
 # gives each test its own on top. The user's STUDIO_HOME is kept for the corpus cache, which is
 # meant to outlive a run (tests/corpus/conftest.py).
-os.environ["STUDIO_TEST_USER_HOME"] = os.environ.get("STUDIO_HOME", "")
+# setdefault: a test worker (pytest-xdist) inherits the first process's values, not its run folder.
+os.environ.setdefault("STUDIO_TEST_USER_HOME", os.environ.get("STUDIO_HOME", ""))
 _RUN_HOME = tempfile.mkdtemp(prefix="studio-test-home-")
 os.environ["STUDIO_HOME"] = _RUN_HOME
 atexit.register(shutil.rmtree, _RUN_HOME, True)
@@ -27,6 +28,19 @@ from shared_fixtures import ASCEND_FIXTURES, REPO, SHARED, fixtures_required, mi
 
 # make_panel, make_panels, make_window and the GUI-thread garbage collection of GUI tests.
 pytest_plugins = ["plugins.studio_panels"]
+
+
+_CORPUS = Path(__file__).parent / "corpus"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Groups for test workers (``make test`` runs pytest-xdist with ``--dist loadgroup``): a file's
+    tests stay on one worker, so its module fixtures (a wheel built, the docs' commands run) are
+    made once; every corpus case goes to one worker, since they share the models it fetches (two
+    workers must not fetch into one folder at once, nor both write its results.json)."""
+    for item in items:
+        group = "corpus" if _CORPUS in item.path.parents else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
