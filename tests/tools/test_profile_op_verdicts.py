@@ -107,9 +107,11 @@ def test_a_same_model_reprofile_flags_no_more_rows_than_chance_and_a_real_change
     if not result.change.significant:
         assert result.speedup is None and "not a speed-up" in op_line
 
-    # a real change: one op three times as fast in a copy of the baseline, judged against the baseline, is
+    # a real change: one op ten times as fast in a copy of the baseline, judged against the baseline, is
     # flagged, alone (shortened, not lengthened: a longer kernel would overlap the next one and nest it). The
-    # op: the steadiest of the larger half (on a loaded machine a noisy op's 3x is within its own spread)
+    # op: the steadiest of the larger half. Ten times, not three: with another test run beside this one its
+    # per-iteration interval was half its median wide, and a 3x change then had p = 0.0016, above the
+    # false-discovery threshold of one row in 35 (0.05 / 35)
     per = per_iteration(detector / "a")
     larger = sorted(both, key=lambda r: r.base_per_iter_us)[len(both) // 2:]
     target = min(larger, key=lambda r: np.subtract(*np.percentile(per[r.name], [75, 25])) / np.median(per[r.name])).name
@@ -118,11 +120,13 @@ def test_a_same_model_reprofile_flags_no_more_rows_than_chance_and_a_real_change
     events = json.loads((changed / "trace_view.json").read_text())
     for e in events:
         if e.get("name") in (target, f"{target}_kernel_time") and e.get("ph") == "X":
-            e["dur"] = round(e["dur"] / 3)
+            e["dur"] = round(e["dur"] / 10)
     (changed / "trace_view.json").write_text(json.dumps(events))
     rows = {r.name: r for r in compare(base, load(changed)).ops}
     assert rows[target].significant and rows[target].verdict == "faster"
-    assert -75 < rows[target].delta_pct_low < rows[target].delta_pct_high < -50  # about -67 %
+    # its interval holds the -90 % made (up to the µs rounding of the shortened durations), and is narrower
+    # than a halving
+    assert rows[target].delta_pct_low < -88 and -92 < rows[target].delta_pct_high < -50
     assert [n for n, r in rows.items() if r.significant] == [target]
 
 
