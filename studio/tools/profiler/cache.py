@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core import paths
+from studio.core.lru import oldest_over_limit
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
@@ -283,11 +284,8 @@ def evict(root: Path, keep: Path | None = None, limit: int = MAX_BYTES) -> None:
     total = sum(size for _, size, _ in entries)
     if keep is not None and keep.is_dir():
         total += sum(f.stat().st_size for f in keep.iterdir() if f.is_file())
-    for _, size, folder in sorted(entries):
-        if total <= limit:
-            break
+    for folder in oldest_over_limit(entries, total, limit):
         shutil.rmtree(folder, ignore_errors=True)
-        total -= size
 
 
 def _map_bytes(path: Path) -> bytes | mmap.mmap:

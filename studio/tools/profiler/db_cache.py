@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken
+from studio.core.lru import oldest_over_limit, touch
 from studio.tools.profiler import db_counters, db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
@@ -100,7 +101,7 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None, cancel: 
     db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
     final = cache_path(source)
     if is_complete(final):
-        _touch(final)
+        touch(final)
         return final
     folder = final.parent
     try:
@@ -141,19 +142,8 @@ def evict(keep: Path | None = None, limit: int = MAX_BYTES) -> None:
             continue
         entries.append((info.st_mtime, info.st_size, path))
     total = sum(size for _, size, _ in entries)
-    for _, size, path in sorted(entries):
-        if total <= limit:
-            break
-        if path != keep:
-            _unlink(path)  # a window open on it keeps reading it (the file lives until it is closed)
-            total -= size
-
-
-def _touch(path: Path) -> None:
-    try:
-        os.utime(path)  # "recently opened" for the eviction
-    except OSError:
-        pass
+    for path in oldest_over_limit([e for e in entries if e[2] != keep], total, limit):
+        _unlink(path)  # a window open on it keeps reading it (the file lives until it is closed)
 
 
 def _cache_error(exc: BaseException, folder: Path) -> UserError:

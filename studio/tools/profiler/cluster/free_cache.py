@@ -25,6 +25,7 @@ import msgspec
 
 from studio.core import paths
 from studio.core.gc_pause import paused_gc
+from studio.core.lru import oldest_over_limit, touch
 
 FORMAT_VERSION = 1  # bump whenever the gaps' labels, fields or the way a timeline is read change
 MAX_BYTES = 1 << 30  # the least recently used entries go beyond this (16 ranks x 1M events: ~45 MB)
@@ -66,7 +67,7 @@ def load(source: Path) -> Entry | None:
             entry = msgspec.msgpack.decode(data, type=Entry)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-    _touch(path)
+    touch(path)
     return entry
 
 
@@ -109,18 +110,8 @@ def evict(keep: Iterable[Path] = (), limit: int | None = None) -> None:
         total += info.st_size
         if path.suffix == ".msgpack" and path.name not in kept and now - info.st_mtime > IN_USE_S:
             entries.append((info.st_mtime, info.st_size, path))
-    for _, size, path in sorted(entries):
-        if total <= limit:
-            break
+    for path in oldest_over_limit(entries, total, limit):
         _unlink(path)
-        total -= size
-
-
-def _touch(path: Path) -> None:
-    try:
-        os.utime(path)  # "recently used", for the eviction
-    except OSError:
-        pass
 
 
 def _unlink(path: Path) -> None:
