@@ -110,10 +110,12 @@ class ClusterPanel(Panel):
         self.step_split = QSplitter(Qt.Orientation.Vertical, self)
         self.step_split.addWidget(ranks_box)
         self.step_split.addWidget(lower)
-        # filled when on screen: the rank table, then the findings and the layout, each on its own turn
-        self.step_view = WhenShown(self.step_split, self._render_step,
+        # filled when on screen: the rank table, then the findings and the layout, each on its own turn;
+        # the split between table and findings last (set before the text, the text's layout squeezed it)
+        self.step_view = WhenShown(self.step_split, self.table.fit_columns,
                                    lambda: self.findings.show_findings(self.state.findings()),
-                                   lambda: self.layout_view.setHtml(layout_html(self.state.layout_lines())))
+                                   lambda: self.layout_view.setHtml(layout_html(self.state.layout_lines())),
+                                   self._split_step)
 
         self.comm = CommTab(self.state, self.runner, self)
         self.comm.heatmap.cell_clicked.connect(lambda src, _dst: self.select_rank(src, switch=False))
@@ -239,8 +241,7 @@ class ClusterPanel(Panel):
         self.op_links.show_report(self.state.report, self.state.step, self.state.step is ALL)
         self._update_buttons()
 
-    def _render_step(self) -> None:
-        self.table.fit_columns()  # the numbers their width, the bars what they leave
+    def _split_step(self) -> None:
         # The table takes the height of its rows (up to 60 %), the findings the rest.
         total = max(300, self.step_split.height())
         wanted = 30 + self.table.horizontalHeader().height() + 22 * max(3, len(self.model.rows)) + 6
