@@ -30,26 +30,34 @@ def classifier(tmp_path_factory):
 def test_the_overhead_comes_from_alternating_rounds_not_from_the_load_between_two_phases(classifier, tmp_path,
                                                                                           monkeypatch):
     """The machine gets three times as busy once the profiled runs are over (as when another job starts):
-    one pair of phases read that as the profiler making runs faster; the rounds do not see it."""
+    one pair of phases read that as the profiler making runs faster; the rounds do not see it.
+
+    The runs are real, their times are set: a plain run takes 1 ms and a profiled one 1.1 ms, with a
+    seeded 2 % jitter. Measured times made this test depend on what else the machine ran (another test
+    beside it once turned the phases' -67 % into +20 %)."""
     timed = local_run._timed_run
     profiled_session, calls = [], [0]
     iterations, warmup = 20, 3
+    jitter = np.random.default_rng(7)
 
     def loaded_later(session, feeds, model, cancel):
-        ms, outputs = timed(session, feeds, model, cancel)
-        if not profiled_session:
+        _ms, outputs = timed(session, feeds, model, cancel)
+        if not profiled_session:  # the first session to run is the profiled one (its warm-ups)
             profiled_session.append(session)
+        ms = 1.0 * (1.0 + 0.02 * jitter.standard_normal())
         if session is profiled_session[0]:
             calls[0] += 1
-            if calls[0] > warmup + iterations:  # the profiled session's runs after its profiled ones
-                ms *= 3.0
+            if calls[0] <= warmup + iterations:
+                ms *= 1.1  # the profiler's cost
+            else:
+                ms *= 3.0  # the profiled session's runs after its profiled ones: the machine is busier
         return ms, outputs
 
     monkeypatch.setattr(local_run, "_timed_run", loaded_later)
     result = run_job(profile_model(classifier, tmp_path / "p", iterations, warmup))
     phases = np.median(result.profiled_latencies_ms) / np.median(result.latencies_ms) - 1
     print(f"one pair of phases: {phases:+.0%}; {result.report().splitlines()[4]}")
-    assert phases < -0.2  # a single pair of phases: "the profiler makes runs faster"
+    assert phases < -0.5  # a single pair of phases: "the profiler makes runs faster"
     # the rounds: the profiled iterations in 5 blocks, each next to as many runs without the profiler
     on, off = result.overhead_on_ms, result.overhead_off_ms
     assert [len(r) for r in on] == [len(r) for r in off] == [4] * 5 and sum(on, []) == result.profiled_latencies_ms
@@ -59,7 +67,8 @@ def test_the_overhead_comes_from_alternating_rounds_not_from_the_load_between_tw
     assert change.ratio == pytest.approx(math.exp(logs.mean()))
     assert change.low == pytest.approx(math.exp(logs.mean() - half) / 1.03)
     assert change.high == pytest.approx(math.exp(logs.mean() + half) * 1.03)
-    assert change.high > 1.0 and result.overhead > phases + 0.2  # not "faster with the profiler"
+    assert 1.0 < change.low and change.high < 1.2  # the rounds find the 10 % the profiler costs, not noise
+    assert result.overhead == pytest.approx(0.1, abs=0.03)
     line = next(x for x in result.report().splitlines() if x.startswith("profiler overhead"))
     assert "95 % CI" in line and "5 alternating rounds" in line
     assert line.endswith(": within the noise") == (change.low <= 1.0 <= change.high)
