@@ -2,9 +2,10 @@
 
 A worker that reads a trace into the cache spills its args to a named file and parks four
 columns beside it; the cache entry (and a snapshot of a read in progress) links those files
-rather than writing their bytes again. A later range of the compiled scanner keeps no args
-copied out while the file is scanned: they are gathered when fed. Every figure read back is
-checked against the events as ``json`` reads them, not against another Studio reader.
+rather than writing their bytes again. The compiled scanner copies no args at all: its slices
+read them from the trace file when selected, and say so when that file changed since. Every
+figure read back is checked against the events as ``json`` reads them, not against another
+Studio reader.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from studio.core.jobs import run_job
 from studio.tools.profiler import builder as builder_module
 from studio.tools.profiler import cache, chrome_scan, loader
+from studio.tools.profiler.args_blob import ArgsBlob
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_reader import read_chrome_trace
 
@@ -96,25 +98,55 @@ def test_a_snapshot_links_the_args_file_that_keeps_growing(tmp_path, monkeypatch
         assert [trace.slice_args(i) for i in range(trace.size)] == [e["args"] for e in expected]
 
 
-@pytest.mark.skipif(chrome_scan.compiled() is None, reason="numba is not installed")
-def test_a_later_range_holds_no_args_until_it_is_fed(tmp_path, monkeypatch):
-    path = tmp_path / "t.json"
-    events = _write_trace(path, 6000)
+def _held_args(monkeypatch) -> list:
+    """Spy on the scanner's ranges: (begin, [does each piece hold its args gathered]) per range."""
     held = []
     real = chrome_scan._scan_range
 
     def spy(*args, **kwargs):
         result = real(*args, **kwargs)
-        # The first range's pieces are fed (and dropped: None) as it scans; the others' not yet.
         held.append((result.begin, [None if p is None else p.blob is not None for p in result.pieces]))
         return result
 
     monkeypatch.setattr(chrome_scan, "_scan_range", spy)
+    return held
+
+
+@pytest.mark.skipif(chrome_scan.compiled() is None, reason="numba is not installed")
+def test_a_scanned_trace_keeps_its_args_in_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    events = _write_trace(path, 6000)
+    held = _held_args(monkeypatch)
+    monkeypatch.setenv("STUDIO_HOME", str(tmp_path / "home"))
+    folder, _temporary = run_job(loader.parse_to_cache(str(path), read_options={"ranges": 3, "chunk_bytes": 4096,
+                                                                                  "scan": True}))
+    assert len(held) == 3 and all(pieces and not any(pieces) for _, pieces in held)  # nothing gathered
+    assert os.path.getsize(Path(folder) / "args.bin") == 0  # not one args byte written again
+    trace = cache.load_folder(Path(folder))
+    _assert_reads_back(trace, events)
+    # The file rewritten in place since (same size, other bytes): no args from it, and a reason.
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b'"pad": "', b'"pad": "#', 1)[:len(text)])
+    os.utime(path, ns=(1, 1))
+    shown = trace.slice_args(0)
+    assert list(shown) == ["args not shown"] and "changed since it was read" in shown["args not shown"]
+    path.unlink()
+    assert "cannot be opened any more" in trace.slice_args(1)["args not shown"]
+
+
+@pytest.mark.skipif(chrome_scan.compiled() is None, reason="numba is not installed")
+def test_a_trace_that_changes_as_it_is_read_has_its_args_copied(tmp_path, monkeypatch):
+    """Its size on disk differs from what was read: the first range gathers as it scans, the others when fed."""
+    path = tmp_path / "t.json"
+    events = _write_trace(path, 6000)
+    held = _held_args(monkeypatch)
+    monkeypatch.setattr(chrome_scan.SourceArgs, "of", classmethod(lambda cls, path, size: None))
     trace = run_job(read_chrome_trace(path, ranges=3, chunk_bytes=4096, scan=True))
     held.sort()
     assert len(held) == 3 and all(len(pieces) > 2 for _, pieces in held)
     assert held[0][1][-1]  # the first range's newest piece is not fed while it scans: gathered in its thread
     assert all(pieces.count(False) == len(pieces) for _, pieces in held[1:])  # later ranges: gathered when fed
+    assert not isinstance(trace.args_blob, ArgsBlob)
     _assert_reads_back(trace, events)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.tools.profiler.args_blob import SEGMENT, ArgsBlob, SourceArgs
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 
@@ -65,6 +66,7 @@ class TraceBuilder:
         # the file it hands to the parent, so a big range's args are written once, never copied.
         self.spill_path: Path | None = None
         self._spill_named: Path | None = None  # the spill file's path when it is ``spill_path``
+        self._sources: list[SourceArgs] = []  # trace files whose args are read in place (see args_blob)
         self._instants: list[tuple[int, int, int]] = []
         self._counters: dict[tuple, tuple[list[int], list[float]]] = {}
         self.counter_sources: dict[Any, str] = {}  # pid -> where its counters were read
@@ -128,6 +130,12 @@ class TraceBuilder:
                              track.astype(np.int32, copy=False), name.astype(np.int32, copy=False),
                              cat.astype(np.int32, copy=False), args_off.astype(np.int64, copy=False),
                              args_len.astype(np.int32, copy=False)))
+
+    def add_args_source(self, source: SourceArgs) -> int:
+        """Read args from the file ``source`` in place rather than copy them; returns the offset
+        that file's offset 0 is at (see :mod:`.args_blob`)."""
+        self._sources.append(source)
+        return len(self._sources) * SEGMENT
 
     def add_args_blob(self, blob: bytes) -> int:
         """Append a ready-made blob of many args; returns the offset its own offsets start from."""
@@ -264,28 +272,34 @@ class TraceBuilder:
         trace.args_blob = self._blob_so_far()
         return trace
 
-    def _blob_so_far(self) -> bytes | mmap.mmap:
+    def _blob_so_far(self):
         """Every args byte added so far, without letting the builder's own go."""
         if self._spill is None:
-            return b"".join(self._blob_parts)
+            return self._with_sources(b"".join(self._blob_parts))
         self._spill.writelines(self._blob_parts)  # what would be spilled at the next threshold anyway
         self._blob_parts, self._blob_pending = [], 0
-        return map_args(self._spill, self._spill_named)
+        return self._with_sources(map_args(self._spill, self._spill_named))
 
-    def _args_blob(self) -> bytes | mmap.mmap:
+    def _args_blob(self):
         """All args bytes: joined in memory, or, for big traces, the temporary file they were
-        spilled to, memory-mapped (a 10M-event trace carries ~1 GB of args)."""
+        spilled to, memory-mapped (a 10M-event trace carries ~1 GB of args); with the files read
+        in place, if any."""
         parts, self._blob_parts = self._blob_parts, []
         if self._spill is None:
-            return b"".join(parts)
+            return self._with_sources(b"".join(parts))
         handle, self._spill = self._spill, None
         with handle:  # unlinked already, or named (the cache links it); the mapping keeps its pages
             handle.writelines(parts)
-            return map_args(handle, self._spill_named)
+            return self._with_sources(map_args(handle, self._spill_named))
+
+    def _with_sources(self, own):
+        return ArgsBlob(own, self._sources) if self._sources else own
 
     def write_args(self, path) -> None:
         """Write all args bytes to file ``path`` without mapping them (the kernel copies a spill
         file), then forget them; for readers that hand their columns to another process."""
+        if self._sources:
+            raise ValueError("args read in place from a trace file cannot be written out")
         parts, self._blob_parts = self._blob_parts, []
         if self._spill is not None and self.spill_path is not None and Path(path) == Path(self.spill_path):
             with self._spill as handle:  # the spill file is the file asked for: finish it in place

@@ -23,11 +23,12 @@ import numpy as np
 
 from studio.core import paths
 from studio.core.lru import oldest_over_limit
+from studio.tools.profiler.args_blob import ArgsBlob, SourceArgs
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import Counter, Table, Trace, Track
 
 MAX_BYTES = 4 << 30  # the oldest cached traces go beyond this
-FORMAT_VERSION = 7  # bump whenever what a reader produces changes
+FORMAT_VERSION = 8  # bump whenever what a reader produces changes
 _SLICE_COLUMNS = ("start", "dur", "track", "depth", "name", "cat", "args_off", "args_len",
                   "instant_time", "instant_track", "instant_name", "flow_src", "flow_dst")
 _LEVEL_COLUMNS = ("start", "end", "end_max", "rep", "count", "bounds")
@@ -64,6 +65,9 @@ def load_folder(folder: Path) -> Trace | None:
         meta = json.loads(meta_path.read_text())
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _SLICE_COLUMNS}
         blob = _map_bytes(folder / "args.bin")
+        sources = [SourceArgs(**source) for source in meta.get("args_sources", [])]
+        if sources:  # args read in place from the trace file (see args_blob)
+            blob = ArgsBlob(blob, sources)
         trace = Trace(
             **{name: arrays[name] for name in _SLICE_COLUMNS}, args_blob=blob,
             names=meta["names"], cats=meta["cats"], tracks=[Track(**t) for t in meta["tracks"]],
@@ -150,8 +154,11 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
             column = getattr(trace, name)
             if not _link_column(column, tmp / f"{name}.npy"):
                 np.save(tmp / f"{name}.npy", np.ascontiguousarray(column))
-        if not _link_args(trace.args_blob, tmp / "args.bin"):
-            _write_args(trace.args_blob, tmp / "args.bin")
+        blob, sources = trace.args_blob, []
+        if isinstance(blob, ArgsBlob):  # only the reader's own bytes are written; the files are named
+            blob, sources = blob.own, [source.to_json() for source in blob.sources]
+        if not _link_args(blob, tmp / "args.bin"):
+            _write_args(blob, tmp / "args.bin")
         for i, counter in enumerate(trace.counters):
             np.save(tmp / f"counter{i}_t.npy", counter.times)
             np.save(tmp / f"counter{i}_v.npy", counter.values)
@@ -163,6 +170,7 @@ def store_into(tmp: Path, trace: Trace, final: Path | None = None) -> Path | Non
             "tables": {k: vars(t) for k, t in trace.tables.items()}, "facts": trace.facts,
             "origin_ns": trace.origin_ns, "source": trace.source, "model_path": trace.model_path,
             "levels": [{"bucket_ns": lvl.bucket_ns} for lvl in levels] if trace.lod is not None else None,
+            "args_sources": sources,
         }
         (tmp / "meta.json").write_text(json.dumps(meta))  # written last: its presence marks a whole cache
         if final is None:

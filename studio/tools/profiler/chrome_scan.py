@@ -9,7 +9,9 @@ proven range stopped. Pieces are handed to the builder in file order: complete e
 or non-ASCII names, string pids, numbers beyond the exact path) decoded by the typed decoder and
 added by :func:`~.chrome_events.add_events`, as before. The first range's pieces (proven as they
 come, in a bare array) are handed over while the threads still scan, all but the newest (its last
-event may yet go back to the decoder), and let go, so a big file's args are not all held at once.
+event may yet go back to the decoder), and let go. The complete events' args are not copied: the
+slices point into the file (:mod:`.args_blob`), which is read when one is selected; only a file
+whose size on disk is not what was read (it changes meanwhile) has them gathered into the builder.
 
 What the scanner does not read it leaves to the decoder it replaces, so the result does not change:
 - per event: see :mod:`.trace_kernels`;
@@ -36,6 +38,7 @@ import numpy as np
 from studio.core.compiled import CompiledKernels
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler.args_blob import SourceArgs
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import (
     _EVENT_END, Event, _decode_loose, _release, iter_event_chunks, readable_errors,
@@ -91,6 +94,7 @@ class _Range:
     covered: int = 0  # bytes from ``begin`` whose events were handed to the builder
     let_go: int = -1  # where the feed's next release of mapped pages starts (-1: ``begin``)
     ends: list = field(default_factory=list)  # where each piece ends, from ``begin``
+    args_base: int | None = None  # args read in place: where the file's offset 0 is in the builder's blob
     string_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # local -> builder id
     track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
@@ -245,12 +249,17 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
         return False
     first, bare = where
     d = np.frombuffer(data, np.uint8)
-    plan = [_Range(b, e) for b, e in _plan(data, first, threads, min_range)]
+    # The complete events' args stay in the file and are read from it when a slice is selected
+    # (see args_blob): gathering and writing them out was a third of a big read. A file that is
+    # not the size read (it changes as it is read) has them copied, as before.
+    source = SourceArgs.of(path, len(data))
+    base = builder.add_args_source(source) if source is not None else None
+    plan = [_Range(b, e, args_base=base) for b, e in _plan(data, first, threads, min_range)]
     stop = threading.Event()
     total = max(1, len(data))
     done = np.zeros(len(plan), np.int64)
     pool = ThreadPoolExecutor(len(plan), thread_name_prefix="trace-scan")
-    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i, data, i == 0)
+    futures = [pool.submit(_scan_range, k, d, r, piece_bytes, stop, done, i, data, i == 0 and base is None)
                for i, r in enumerate(plan)]
     try:
         while not all(f.done() for f in futures):
@@ -277,7 +286,7 @@ def scan_chrome_trace(path: Path, data, builder: TraceBuilder, cancel: CancelTok
     expected = first
     for result in ranges:
         if result.begin != expected:  # the guess was not a boundary: scan the rest from the proof
-            result = _scan_range(k, d, _Range(expected, len(data)), piece_bytes, stop, data=data)
+            result = _scan_range(k, d, _Range(expected, len(data), args_base=base), piece_bytes, stop, data=data)
         proven.append(result)
         if result.status != k.DONE:
             break
@@ -337,7 +346,7 @@ def _feed(k, builder: TraceBuilder, data, result: _Range, path: Path, keep_last:
         result.pieces[result.fed] = None
         result.covered = result.ends[result.fed]
         result.fed += 1
-        deferred = piece.blob is None
+        deferred = piece.blob is None and result.args_base is None
         _intern_new(k, builder, mv, result, piece)
         _feed_piece(k, builder, mv, result, piece, path)
         if deferred:  # its args were gathered here: the pages that read go again, as the scan's did
@@ -372,11 +381,14 @@ def _feed_piece(k, builder: TraceBuilder, mv: memoryview, result: _Range, piece:
     """One piece: its complete events as columns, then its delegated events through the decoder."""
     n = piece.rows
     if n:
-        if piece.blob is None:
-            piece.blob, piece.blob_offsets = _gathered(k, np.frombuffer(mv, np.uint8), piece.columns, n)
-        start, dur, track, name, cat, _off, length = (c[:n] for c in piece.columns)
-        offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
-        offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))
+        start, dur, track, name, cat, in_file, length = (c[:n] for c in piece.columns)
+        if result.args_base is not None:  # the args stay in the file
+            offsets = in_file + result.args_base
+        else:
+            if piece.blob is None:
+                piece.blob, piece.blob_offsets = _gathered(k, np.frombuffer(mv, np.uint8), piece.columns, n)
+            offsets = piece.blob_offsets[:n]  # fewer than scanned when the last was handed back
+            offsets += builder.add_args_blob(memoryview(piece.blob[:int(offsets[-1] + length[-1])]))
         builder.open_state["read"] = builder.open_state.get("read", 0) + n
         builder.add_slices(start, dur, result.track_ids[track], result.string_ids[name], result.string_ids[cat],
                            offsets, length)

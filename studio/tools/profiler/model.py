@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from studio.tools.profiler.args_blob import ArgsUnavailable
+
 
 @dataclass
 class Track:
@@ -157,6 +159,8 @@ class Trace:
             value = json.loads(self.args_blob[offset:offset + length])
         except ValueError:
             return {}
+        except ArgsUnavailable as exc:  # the trace file they are read from changed since
+            return {"args not shown": str(exc)}
         return value if isinstance(value, dict) else {"value": value}
 
     def name_ids(self, text: str) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler.args_blob import JoinedBlob
 from studio.tools.profiler.lod import Level, Lod
 from studio.tools.profiler.model import WARNING, Counter, Trace, Track, add_warning
 
@@ -329,25 +330,3 @@ def merge_lods(traces: Sequence[Trace], origin: int) -> Lod:
                                       for c in ("start", "end", "end_max", "rep", "count", "bounds"))))
     return Lod(np.concatenate(row_track).astype(np.int32, copy=False) if row_track else np.zeros(0, np.int32),
                np.concatenate(row_depth).astype(np.int16, copy=False) if row_depth else np.zeros(0, np.int16), levels)
-
-
-class JoinedBlob:
-    """The ranks' argument blobs read as one (no copy of some hundred MB each): ``len`` and slicing."""
-
-    def __init__(self, parts: list) -> None:
-        self.parts = parts
-        self.offsets = np.cumsum([0] + [len(p) for p in parts])
-
-    def __len__(self) -> int:
-        return int(self.offsets[-1])
-
-    def __getitem__(self, key: slice) -> bytes:
-        start, stop, _ = key.indices(len(self))
-        out = []
-        while start < stop:
-            i = int(np.searchsorted(self.offsets, start, side="right")) - 1
-            part_end = min(stop, int(self.offsets[i + 1]))
-            base = int(self.offsets[i])
-            out.append(bytes(self.parts[i][start - base:part_end - base]))
-            start = part_end
-        return b"".join(out)
