@@ -38,6 +38,7 @@ import numpy as np
 from studio.core.compiled import CompiledKernels
 from studio.core.errors import UserError
 from studio.core.jobs import CancelToken, Progress
+from studio.tools.profiler import finish
 from studio.tools.profiler.args_blob import SourceArgs
 from studio.tools.profiler.builder import TraceBuilder
 from studio.tools.profiler.chrome_decode import (
@@ -65,6 +66,14 @@ def warm_up() -> bool:
         return False
     d = np.frombuffer(b'[{"ph":"X","name":"a","ts":1,"dur":1,"args":{}}]', np.uint8)
     _scan_range(k, d, _Range(1, d.size), 1 << 10, threading.Event())
+    finish_kernels = finish.compiled()  # what a big trace is finished with, loaded (compiled once) too
+    if finish_kernels is not None:
+        one, two = np.zeros(2, np.int64), np.arange(2, dtype=np.int64)
+        finish_kernels.track_order(np.zeros(2, np.int32), one, one, 1)  # slices by track
+        finish_kernels.track_order(np.zeros(2, np.int64), one, one, 1)  # the levels' rows
+        finish_kernels.nesting_depth(one, one, np.zeros(2, np.int32))
+        groups = finish_kernels.merge_groups(two, np.zeros(2, np.int32), 1024)
+        finish_kernels.merge_level(two, two, two, two, np.zeros(2, np.int32), one, 1024, groups, 2)
     return True
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from studio.tools.profiler import finish
+
 BASE_NS = 1024
 FACTOR = 8
 
@@ -105,6 +107,9 @@ MIN_MERGE = 0.5  # a level is only stored when it has at most this fraction of t
 
 
 def _merge(prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> tuple[Level, np.ndarray]:
+    k = finish.kernels_for(prev.start.shape[0])
+    if k is not None:
+        return _merge_compiled(k, prev, prev_row, dur, bucket)
     cell = prev.start // bucket
     new_group = np.empty(prev.start.shape[0], dtype=bool)
     new_group[:1] = True
@@ -128,6 +133,17 @@ def _merge(prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> t
     bounds = np.searchsorted(rows, np.arange(prev.bounds.shape[0])).astype(np.int64)
     return Level(bucket, start, end, _row_cummax(end, bounds), prev.rep[first_max],
                  np.add.reduceat(prev.count, heads).astype(np.int32), bounds), rows
+
+
+def _merge_compiled(k, prev: Level, prev_row: np.ndarray, dur: np.ndarray, bucket: int) -> tuple[Level, np.ndarray]:
+    """:func:`_merge` in two compiled passes (count the runs, then fill them), the same result."""
+    columns = [np.ascontiguousarray(c) for c in (prev.start, prev.end, prev.rep, prev.count, prev_row)]
+    groups = k.merge_groups(columns[0], columns[4], bucket)
+    if groups > MIN_MERGE * prev.start.shape[0]:  # little merges: share the finer level's arrays (see _merge)
+        return Level(bucket, prev.start, prev.end, prev.end_max, prev.rep, prev.count, prev.bounds), prev_row
+    start, end, rep, count, rows, bounds = k.merge_level(*columns, np.ascontiguousarray(dur), bucket, groups,
+                                                         prev.bounds.shape[0])
+    return Level(bucket, start, end, _row_cummax(end, bounds), rep, count.astype(np.int32), bounds), rows
 
 
 def _row_cummax(end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
