@@ -157,11 +157,14 @@ def parse_growing(path: str, folder: str, shown: int = 0, piece_bytes: int | Non
     options = {"on_partial": _Snapshots(Path(folder), str(path), shown), "ranges": ranges}
     if piece_bytes:
         options.update(chunk_bytes=piece_bytes, scan=True)
-    done, temporary = yield from parse_to_cache(path, cancel, read_options=options)
-    yield Progress(None, "statistics")
-    whole = cache.load_folder(Path(done))
-    if whole is not None:  # the whole trace's statistics too, so the window only swaps them in
-        view_stats.save(view_stats.compute(whole), Path(folder) / _FINAL)
+    final = Path(folder) / _FINAL  # the whole trace's statistics too, so the window only swaps them in
+    done, temporary = yield from parse_to_cache(path, cancel, read_options=options,
+                                                beside=lambda trace: view_stats.save(view_stats.compute(trace), final))
+    if view_stats.load(final) is None:  # a cached source: nothing was parsed
+        yield Progress(None, "statistics")
+        whole = cache.load_folder(Path(done))
+        if whole is not None:
+            view_stats.save(view_stats.compute(whole), final)
     return done, temporary
 
 
