@@ -4,7 +4,8 @@ numpy's ``sort_order``, ``_nesting_depth`` and ``lod._merge`` are the reference 
 without numba); each case is built to hit what the kernels do differently: tracks out of order
 (the counting sort's fallback), equal starts and durations (stability), zero durations (an end
 equal to a later start), deep nesting, overlapping (not nested) slices, buckets that are not a
-power of two (the floor division's own path), negative times.
+power of two (the floor division's own path), negative times; and ``stats.self_time`` with
+transparent wrappers at several depths.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.tools.profiler import builder, finish, lod
+from studio.tools.profiler import builder, finish, lod, stats
+from studio.tools.profiler.model import Trace
 
 kernels = finish.compiled()
 pytestmark = pytest.mark.skipif(kernels is None, reason="numba is not installed")
@@ -91,3 +93,24 @@ def test_a_merge_at_any_bucket_equals_numpys(monkeypatch, bucket):
     assert np.array_equal(want_rows, got_rows) and want.start.size < n
     for column in ("start", "end", "end_max", "rep", "count", "bounds"):
         assert np.array_equal(getattr(want, column), getattr(got, column)), column
+
+
+@pytest.mark.parametrize("seed,tracks,shuffled", [(11, 3, False), (12, 5, True), (13, 1, True)])
+def test_self_time_equals_numpys_with_and_without_wrappers(monkeypatch, seed, tracks, shuffled):
+    track, start, dur = _case(seed, 6000, tracks, shuffled)
+    _numpy(monkeypatch)
+    order = builder.sort_order(track, start, dur)
+    s, d, t = start[order], dur[order], track[order]
+    depth = builder._nesting_depth(s, d, t)
+    n = s.size
+    trace = Trace(s, d, t, depth, np.zeros(n, np.int32), np.zeros(n, np.int32), np.zeros(n, np.int64),
+                  np.zeros(n, np.int32), b"", ["x"], [""], [], [])
+    wrappers = np.random.default_rng(seed).random(n) < 0.2  # transparent slices at every depth
+    assert depth.max() >= 3 and wrappers[depth >= 2].any()
+    for transparent in (None, wrappers):
+        _numpy(monkeypatch)
+        want = stats.self_time(trace, transparent)
+        _compiled(monkeypatch)
+        got = stats.self_time(trace, transparent)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert (want < d).any() and (want >= 0).all()  # children covered some of their parents

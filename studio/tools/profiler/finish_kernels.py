@@ -148,3 +148,38 @@ def merge_level(prev_start, prev_end, prev_rep, prev_count, prev_row, dur, bucke
             g += 1
         bounds[r] = g
     return start, end, rep, count, row, bounds
+
+
+@_jit
+def self_time(start, dur, depth, track, transparent, has_transparent):
+    """Each slice's duration minus the part its direct children cover (ns, >= 0, float64), for
+    slices sorted by (track, start, longest first) with their depth: a slice's parent is the last
+    one before it at the depth above on its track; a ``transparent`` parent passes its children on
+    to its own parent, and a transparent child covers nothing."""
+    n = start.shape[0]
+    out = np.empty(n, np.float64)
+    parent = np.full(n, -1, np.int64)
+    last = np.full(int(depth.max()) + 2 if n else 1, -1, np.int64)  # the last slice seen at each depth
+    for i in range(n):
+        out[i] = dur[i]
+        d = depth[i]
+        if d > 0:
+            p = last[d - 1]
+            if p >= 0 and track[p] == track[i]:
+                if has_transparent and transparent[p]:
+                    p = parent[p]
+                parent[i] = p
+        last[d] = i
+    for i in range(n):
+        p = parent[i]
+        if p < 0 or (has_transparent and transparent[i]):
+            continue
+        a = start[i] if start[i] > start[p] else start[p]
+        end_i, end_p = start[i] + dur[i], start[p] + dur[p]
+        b = end_i if end_i < end_p else end_p
+        if b > a:
+            out[p] -= b - a
+    for i in range(n):
+        if out[i] < 0.0:
+            out[i] = 0.0
+    return out
