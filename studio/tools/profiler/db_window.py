@@ -32,7 +32,6 @@ from studio.tools.profiler.stats import NameStat
 EXACT_LANE_EVENTS = 4096  # a lane with no more events than this is always shown event by event
 BUCKET_PX = 4  # a summary bucket is at most this many pixels wide (at least half a pixel: <= 2 per px)
 SUMMARY_CAT = "summary"
-READER_CACHE_KIB = 8192  # SQLite's page cache per open window (128 of the cache's pages)
 _SUMMARY_ARGS = ('{"events": %d, "busy (us)": %.3f, "longest (us)": %.3f, "longest event": %s, '
                  '"summary of": "one time bucket of the database\'s query cache"}')
 
@@ -65,9 +64,6 @@ class DbWindow:
         self.source = Path(source)
         self.cache = Path(cache)
         self._db = sqlite3.connect(db_cache.reader_uri(self.cache), uri=True, check_same_thread=False)
-        # SQLite's default 2 MB would hold 31 of the cache's 64 KiB pages: a frame touching more
-        # would read some twice
-        self._db.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
         self.meta = dict(self._db.execute("SELECT key, value FROM meta"))
         self.levels = int(self.meta.get("levels", "1"))
         self.overview_level = int(self.meta.get("overview_level", self.levels + 1))
