@@ -11,7 +11,7 @@ Every later open of the same file (same path, inode, size and modification time)
 
 A first frame from a cache no longer in the page cache costs a disk read per page it touches, so
 the cache's pages are 64 KiB (a lane's whole-session summaries are one or two pages, where 4 KiB
-pages made a 1.25 GB export's first frame 367 scattered reads) and the overview keeps what that
+pages made a 1.25 GB export's first frame 351 scattered page reads) and the overview keeps what that
 frame shows in one contiguous run of the file.
 
 The cache is written as ``<key>.part-<pid>`` and renamed into place only after its last table is

@@ -117,9 +117,8 @@ class DbWindow:
         width = db_cache.level_width(level)
         lo, hi = (t0 - lane.maxdur) // width, (t1 - 1) // width
         # the coarse levels from the overview: one b-tree, read front to back lane after lane
-        source = ("overview d" if level >= self.overview_level else
-                  "lod d JOIN lod_names g USING (level, lane, up, bucket)")
-        names = "d.longest, d.name" if level >= self.overview_level else "g.longest, g.name"
+        source, names = (("overview d", "d.longest, d.name") if level >= self.overview_level else
+                         ("lod d JOIN lod_names g USING (level, lane, up, bucket)", "g.longest, g.name"))
         return self._db.execute(
             f'SELECT d.bucket, d.n, d.start, d."end", d.busy, {names} FROM {source} WHERE d.level = ? AND d.lane = ? '
             'AND d.up BETWEEN ? AND ? AND d.bucket BETWEEN ? AND ? AND d.start < ? AND (d."end" > ? OR d.start >= ?) '
