@@ -383,9 +383,13 @@ def test_the_cache_is_built_and_read_in_key_order(real_db, monkeypatch):
     window._db.set_trace_callback(asked.append)  # the window queries, with their values
     window.window_trace(pixels=40)
     window.window_trace(window.t_first, window.t_first + 10**7, pixels=10**9)
-    queries = [s for s in asked if s.lstrip().startswith("SELECT") and ("slices" in s or "lod" in s)]
-    assert any("FROM slices WHERE" in s for s in queries) and any("FROM lod d" in s for s in queries)
+    window.overview_level = window.levels + 1  # the levels below the overview: from lod and lod_names
+    window.window_trace(pixels=40)
+    queries = [s for s in asked if s.lstrip().startswith("SELECT") and ("slices" in s or "lod" in s
+                                                                        or "overview" in s)]
+    assert all(any(f"FROM {table}" in s for s in queries) for table in ("slices WHERE", "lod d", "overview d"))
     builds = [s for level in range(1, window.levels + 1) for s in db_cache.level_statements(level)]
+    builds.append(db_cache.overview_statement().replace("?", "1"))
     for statement in builds + queries:
         plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {statement}")]
         assert not any("TEMP B-TREE" in step for step in plan), (statement, plan)
@@ -417,6 +421,8 @@ def test_grown_database_windows_equal_a_direct_query_at_bucket_edges(real_profil
             want = sorted(e for e in events if e[0] < t1 and (e[1] > t0 or e[0] >= t0))
             got = sorted((s, e, window.name_of(n)) for s, e, n, *_ in window.lane_events(lanes[key], t0, t1))
             assert got == want, (key, t0, t1)
+    built = window.overview_level
+    assert built <= window.levels  # the coarse levels are read from the overview
     for lane in window.lanes:
         starts = np.array([e[0] for e in expected[lane.track]], np.int64)
         ends = np.array([e[1] for e in expected[lane.track]], np.int64)
@@ -434,8 +440,10 @@ def test_grown_database_windows_equal_a_direct_query_at_bucket_edges(real_profil
             shown = (first < t1) & ((last > t0) | (first >= t0))  # the bucket's span overlaps the window
             want = list(zip(buckets[shown].tolist(), count[shown].tolist(), first[shown].tolist(),
                             last[shown].tolist(), busy[shown].tolist()))
-            got = [r[:5] for r in window.lane_summaries(lane, level, t0, t1)]
-            assert got == want, (lane.track, level)
+            for overview in (window.levels + 1, built):  # the pyramid's tables, then the overview as built
+                window.overview_level = overview
+                got = [r[:5] for r in window.lane_summaries(lane, level, t0, t1)]
+                assert got == want, (lane.track, level, overview)
     window.close()
 
 

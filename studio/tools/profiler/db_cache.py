@@ -5,8 +5,14 @@ keyed by connection, ``MSTX_EVENTS`` by nothing), and Studio must never add one 
 So the first open copies, inside SQLite (no Python object per row, memory bounded by SQLite's
 page cache), the slices' lane, start, duration, name and category into a cache database under
 ``studio.core.paths.cache_dir()/profiler-db/``, kept in (lane, start) order by its key, and a pyramid of
-per-bucket summaries (:data:`FACTOR` times wider per level). Every later open of the same file
-(same path, inode, size and modification time) only opens the cache.
+per-bucket summaries (:data:`FACTOR` times wider per level), its coarse levels also copied with
+their names into one small table (``overview``) that a whole-session frame reads front to back.
+Every later open of the same file (same path, inode, size and modification time) only opens the cache.
+
+A first frame from a cache no longer in the page cache costs a disk read per page it touches, so
+the cache's pages are 64 KiB (a lane's whole-session summaries are one or two pages, where 4 KiB
+pages made a 1.25 GB export's first frame 351 scattered page reads) and the overview keeps what that
+frame shows in one contiguous run of the file.
 
 The cache is written as ``<key>.part-<pid>`` and renamed into place only after its last table is
 complete and a ``complete`` row is written, so a crash or a full disk never leaves a cache that
@@ -29,13 +35,16 @@ from urllib.parse import quote
 from studio.core.errors import Cancelled, UserError
 from studio.core.jobs import CancelToken
 from studio.core.lru import oldest_over_limit, touch
+from studio.core.safe_read import check_regular
 from studio.tools.profiler import db_counters, db_source
 from studio.core import paths
 from studio.tools.profiler.db_reader import MIN_OUTSIDE_NS, session_window
 
-CACHE_VERSION = 7  # bump whenever the cache's tables or what goes into them change
+CACHE_VERSION = 8  # bump whenever the cache's tables or what goes into them change
 BASE_NS = 65536    # level 1 buckets (finer ones hold about as many rows as the slices); level k: x FACTOR ** (k - 1)
 FACTOR = 8
+OVERVIEW_BUCKETS = 8192  # the overview holds the levels of at most this many buckets across the session
+PAGE_SIZE = 65536  # SQLite's largest page: fewest reads for a cold first frame (see above)
 KIND_TASK, KIND_API, KIND_MSTX = 0, 1, 2
 HCCL_CAT = -2      # a communication task's category ("HCCL")
 SLICE_TABLES = ("TASK", "CANN_API", "MSTX_EVENTS")
@@ -54,6 +63,9 @@ CREATE TABLE lod(level INTEGER, lane INTEGER, up INTEGER, bucket INTEGER, n INTE
                  busy INTEGER, PRIMARY KEY(level, lane, up, bucket)) WITHOUT ROWID;
 CREATE TABLE lod_names(level INTEGER, lane INTEGER, up INTEGER, bucket INTEGER, longest INTEGER, name,
                        PRIMARY KEY(level, lane, up, bucket)) WITHOUT ROWID;
+CREATE TABLE overview(level INTEGER, lane INTEGER, up INTEGER, bucket INTEGER, n INTEGER, start INTEGER,
+                      "end" INTEGER, busy INTEGER, longest INTEGER, name, PRIMARY KEY(level, lane, up, bucket))
+                      WITHOUT ROWID;
 CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGER, high INTEGER);
 """
 
@@ -61,8 +73,8 @@ CREATE TABLE name_stats(name, kind INTEGER, n INTEGER, total INTEGER, low INTEGE
 STALE_PART_S = 600
 # The part file is renamed only when whole: no journal is needed to protect it. The sorts behind
 # the GROUP BYs and ORDER BYs spread over the cores (SQLite's worker threads), in a larger cache.
-_PRAGMAS = (f"PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072; "
-            f"PRAGMA threads={max(1, min(4, os.cpu_count() or 1))};")
+_PRAGMAS = (f"PRAGMA page_size={PAGE_SIZE}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+            f"PRAGMA cache_size=-131072; PRAGMA threads={max(1, min(4, os.cpu_count() or 1))};")
 MAX_BYTES = 8 << 30  # the least recently opened caches go beyond this (a 20 GB set needs ~7 GB)
 
 
@@ -78,12 +90,19 @@ def cache_path(source: Path) -> Path:
     return cache_folder() / f"{key}.sqlite"
 
 
+def reader_uri(path: Path) -> str:
+    """The URI a complete cache is read through. ``immutable``: a cache is never written once it is
+    in place (a changed file gets a cache of another name), so SQLite neither locks it nor reads
+    its change counter again before every statement."""
+    return f"file:{quote(str(path))}?mode=ro&immutable=1"
+
+
 def is_complete(path: Path) -> bool:
     """True when ``path`` is a whole cache of this version (anything else is rebuilt)."""
     if not path.is_file():
         return False
     try:
-        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        db = sqlite3.connect(reader_uri(path), uri=True)
         try:
             rows = dict(db.execute("SELECT key, value FROM meta"))
         finally:
@@ -98,11 +117,12 @@ def ensure(source: Path, progress: Callable[[str], None] | None = None, cancel: 
     cannot be read or the cache cannot be written, Cancelled when ``cancel`` stops the build
     (SQLite's statement in progress is interrupted; nothing half-written is left)."""
     source = Path(source).resolve()
-    db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
+    check_regular(source, "profiling database")  # missing, a folder, a FIFO: said before its identity is asked
     final = cache_path(source)
-    if is_complete(final):
+    if is_complete(final):  # built from this very file (path, inode, size, time): nothing to read in it
         touch(final)
         return final
+    db_source.connect(source).close()  # locked, damaged, not a database: said before any cache work
     folder = final.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -230,6 +250,7 @@ def _build(part: Path, uri: str, source: Path, progress: Callable[[str], None], 
         db.execute("UPDATE lanes SET maxdur = (SELECT max(longest) FROM lod_names WHERE level = 1 "
                    "AND lod_names.lane = lanes.id)")
         db.execute("DELETE FROM lanes WHERE n IS NULL")  # only other-clock events: no row on the timeline
+        _build_overview(db)
         _name_stats(db)
         progress("reading the usage counters")
         _store_counters(db, uri, source)
@@ -330,6 +351,28 @@ def _build_levels(db: sqlite3.Connection) -> None:
             break
         level += 1
     db.execute("INSERT INTO meta VALUES ('levels', ?)", (str(level),))
+
+
+def _build_overview(db: sqlite3.Connection) -> None:
+    """The coarse levels, sums and names in one row per bucket, in key order (level, lane, ...):
+    every lane's whole-session summaries at one level are then one contiguous run of pages, where
+    reading them from ``lod`` and ``lod_names`` alternates between two b-trees a row at a time.
+    A level is in it when its buckets are at least 1 / :data:`OVERVIEW_BUCKETS` of the session,
+    which covers every whole-session frame up to OVERVIEW_BUCKETS / 2 pixels wide."""
+    first, last, levels = db.execute("SELECT min(first), max(last), (SELECT value FROM meta WHERE key = 'levels') "
+                                     "FROM lanes").fetchone()
+    levels = int(levels)
+    span = (last - first) if first is not None else 0
+    top = next((k for k in range(1, levels + 1) if level_width(k) * OVERVIEW_BUCKETS >= span), levels)
+    db.execute(overview_statement(), (top,))
+    db.execute("INSERT INTO meta VALUES ('overview_level', ?)", (str(top),))
+
+
+def overview_statement() -> str:
+    """The statement copying the levels from ``?`` up into ``overview`` (a search of both keys)."""
+    return ('INSERT INTO overview SELECT d.level, d.lane, d.up, d.bucket, d.n, d.start, d."end", d.busy, '
+            'g.longest, g.name FROM lod d JOIN lod_names g USING (level, lane, up, bucket) WHERE d.level >= ? '
+            'ORDER BY d.level, d.lane, d.up, d.bucket')
 
 
 def level_statements(level: int) -> tuple[str, str]:

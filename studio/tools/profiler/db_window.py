@@ -17,7 +17,6 @@ import sqlite3
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 import numpy as np
 
@@ -64,9 +63,10 @@ class DbWindow:
     def __init__(self, source: Path, cache: Path):
         self.source = Path(source)
         self.cache = Path(cache)
-        self._db = sqlite3.connect(f"file:{quote(str(self.cache))}?mode=ro", uri=True, check_same_thread=False)
+        self._db = sqlite3.connect(db_cache.reader_uri(self.cache), uri=True, check_same_thread=False)
         self.meta = dict(self._db.execute("SELECT key, value FROM meta"))
         self.levels = int(self.meta.get("levels", "1"))
+        self.overview_level = int(self.meta.get("overview_level", self.levels + 1))
         self.strings = dict(self._db.execute("SELECT id, value FROM strings"))
         self.api_types = dict(self._db.execute("SELECT id, name FROM api_types"))
         self.lanes = [Lane(*row) for row in self._db.execute(
@@ -116,10 +116,13 @@ class DbWindow:
         events start in [t0 - the lane's longest event, t1) and overlap [t0, t1)."""
         width = db_cache.level_width(level)
         lo, hi = (t0 - lane.maxdur) // width, (t1 - 1) // width
+        # the coarse levels from the overview: one b-tree, read front to back lane after lane
+        source, names = (("overview d", "d.longest, d.name") if level >= self.overview_level else
+                         ("lod d JOIN lod_names g USING (level, lane, up, bucket)", "g.longest, g.name"))
         return self._db.execute(
-            'SELECT d.bucket, d.n, d.start, d."end", d.busy, g.longest, g.name FROM lod d JOIN lod_names g '
-            'USING (level, lane, up, bucket) WHERE d.level = ? AND d.lane = ? AND d.up BETWEEN ? AND ? '
-            'AND d.bucket BETWEEN ? AND ? AND d.start < ? AND (d."end" > ? OR d.start >= ?) ORDER BY d.up, d.bucket',
+            f'SELECT d.bucket, d.n, d.start, d."end", d.busy, {names} FROM {source} WHERE d.level = ? AND d.lane = ? '
+            'AND d.up BETWEEN ? AND ? AND d.bucket BETWEEN ? AND ? AND d.start < ? AND (d."end" > ? OR d.start >= ?) '
+            'ORDER BY d.up, d.bucket',  # noqa: S608 - fixed table names
             (level, lane.id, lo // db_cache.FACTOR, hi // db_cache.FACTOR, lo, hi, t1, t0, t0)).fetchall()
 
     def level_for(self, ns_per_px: float) -> int:
