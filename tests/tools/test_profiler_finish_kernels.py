@@ -114,3 +114,23 @@ def test_self_time_equals_numpys_with_and_without_wrappers(monkeypatch, seed, tr
         got = stats.self_time(trace, transparent)
         assert got.dtype == want.dtype and np.array_equal(got, want)
         assert (want < d).any() and (want >= 0).all()  # children covered some of their parents
+
+
+def test_per_name_statistics_equal_numpys(monkeypatch):
+    track, start, dur = _case(21, 8000, 4, True)
+    _numpy(monkeypatch)
+    order = builder.sort_order(track, start, dur)
+    s, d, t = start[order], dur[order], track[order]
+    depth = builder._nesting_depth(s, d, t)
+    rng = np.random.default_rng(21)
+    names = ["model_run", "Conv", "MatMul", "Conv", "Relu"]  # one text interned twice; a wrapper
+    name = rng.integers(0, len(names), s.size).astype(np.int32)
+    trace = Trace(s, d, t, depth, name, np.zeros(s.size, np.int32), np.zeros(s.size, np.int64),
+                  np.zeros(s.size, np.int32), b"", names, [""], [], [])
+    mask = rng.random(s.size) < 0.7
+    for ops, kept in ((True, None), (True, mask), (False, None), (False, mask)):
+        _numpy(monkeypatch)
+        want = stats.by_name(trace, kept, ops=ops)
+        _compiled(monkeypatch)
+        got = stats.by_name(trace, kept, ops=ops)
+        assert want and got == want  # every field equal, floats to the bit

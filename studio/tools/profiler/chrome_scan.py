@@ -75,6 +75,7 @@ def warm_up() -> bool:
         groups = finish_kernels.merge_groups(two, np.zeros(2, np.int32), 1024)
         finish_kernels.merge_level(two, two, two, two, np.zeros(2, np.int32), one, 1024, groups, 2)
         finish_kernels.self_time(one, one, np.zeros(2, np.int16), np.zeros(2, np.int32), np.zeros(1, bool), False)
+        finish_kernels.name_totals(np.zeros(2, np.int32), one, np.zeros(2), np.ones(2, bool), 1)
     return True
 
 

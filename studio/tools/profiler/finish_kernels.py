@@ -155,23 +155,25 @@ def self_time(start, dur, depth, track, transparent, has_transparent):
     """Each slice's duration minus the part its direct children cover (ns, >= 0, float64), for
     slices sorted by (track, start, longest first) with their depth: a slice's parent is the last
     one before it at the depth above on its track; a ``transparent`` parent passes its children on
-    to its own parent, and a transparent child covers nothing."""
+    to its own parent, and a transparent child covers nothing. One pass; per depth, the last slice
+    and the parent its children would get."""
     n = start.shape[0]
     out = np.empty(n, np.float64)
-    parent = np.full(n, -1, np.int64)
-    last = np.full(int(depth.max()) + 2 if n else 1, -1, np.int64)  # the last slice seen at each depth
+    levels = int(depth.max()) + 1 if n else 1
+    last = np.full(levels, -1, np.int64)  # the last slice seen at each depth
+    owner = np.full(levels, -1, np.int64)  # who a child of that slice counts against
     for i in range(n):
         out[i] = dur[i]
         d = depth[i]
+        p = -1
         if d > 0:
             p = last[d - 1]
-            if p >= 0 and track[p] == track[i]:
-                if has_transparent and transparent[p]:
-                    p = parent[p]
-                parent[i] = p
+            if p >= 0 and track[p] != track[i]:
+                p = -1
+            elif p >= 0:
+                p = owner[d - 1]
         last[d] = i
-    for i in range(n):
-        p = parent[i]
+        owner[d] = p if has_transparent and transparent[i] else i
         if p < 0 or (has_transparent and transparent[i]):
             continue
         a = start[i] if start[i] > start[p] else start[p]
@@ -183,3 +185,26 @@ def self_time(start, dur, depth, track, transparent, has_transparent):
         if out[i] < 0.0:
             out[i] = 0.0
     return out
+
+
+@_jit
+def name_totals(name, dur, selfs, keep, names):
+    """Per name id, over the slices in ``keep``: count, total and self time (summed in slice order,
+    as ``np.bincount`` sums), shortest and longest duration."""
+    counts = np.zeros(names, np.int64)
+    totals = np.zeros(names, np.float64)
+    self_totals = np.zeros(names, np.float64)
+    mins = np.full(names, np.iinfo(np.int64).max, np.int64)
+    maxs = np.zeros(names, np.int64)
+    for i in range(name.shape[0]):
+        if not keep[i]:
+            continue
+        k = name[i]
+        counts[k] += 1
+        totals[k] += dur[i]
+        self_totals[k] += selfs[i]
+        if dur[i] < mins[k]:
+            mins[k] = dur[i]
+        if dur[i] > maxs[k]:
+            maxs[k] = dur[i]
+    return counts, totals, self_totals, mins, maxs

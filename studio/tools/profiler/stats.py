@@ -57,21 +57,11 @@ def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
         keep = keep.copy()  # ``&=`` below must not change the caller's mask
     if mask is not None:
         keep &= np.asarray(mask, dtype=bool)
-    names = np.asarray(trace.name)[keep]
-    durs = np.asarray(trace.dur)[keep]
     if selfs is None:
         selfs = self_time(trace, wrapper_mask(trace) if wrapped is None else wrapped) if ops else self_time(trace)
-    selfs = selfs[keep]
-    if not names.size:
+    if not keep.any():
         return []
-    n_names = len(trace.names)
-    counts = np.bincount(names, minlength=n_names)
-    totals = np.bincount(names, weights=durs, minlength=n_names)
-    self_totals = np.bincount(names, weights=selfs, minlength=n_names)
-    mins = np.full(n_names, np.iinfo(np.int64).max, dtype=np.int64)
-    maxs = np.zeros(n_names, dtype=np.int64)
-    np.minimum.at(mins, names, durs)
-    np.maximum.at(maxs, names, durs)
+    counts, totals, self_totals, mins, maxs = _name_totals(trace, keep, selfs)
     # Names that differ only as ids (a reader may intern one text twice) are merged by text.
     merged: dict[str, list[float]] = {}
     for i in np.flatnonzero(counts):
@@ -90,6 +80,26 @@ def by_name(trace: Trace, mask: np.ndarray | None = None, ops: bool = True,
              for name, (c, t, lo, hi, st) in merged.items()]
     stats.sort(key=lambda s: (-s.total_us, s.name))
     return stats
+
+
+def _name_totals(trace: Trace, keep: np.ndarray, selfs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per name id over the slices in ``keep``: counts, total and self time, shortest and longest."""
+    n_names = len(trace.names)
+    k = finish.kernels_for(keep.size)
+    if k is not None:  # one pass over the columns, no filtered copies of them
+        return k.name_totals(np.ascontiguousarray(trace.name), np.ascontiguousarray(trace.dur),
+                             np.ascontiguousarray(selfs, dtype=np.float64), np.ascontiguousarray(keep), n_names)
+    names = np.asarray(trace.name)[keep]
+    durs = np.asarray(trace.dur)[keep]
+    selfs = selfs[keep]
+    counts = np.bincount(names, minlength=n_names)
+    totals = np.bincount(names, weights=durs, minlength=n_names)
+    self_totals = np.bincount(names, weights=selfs, minlength=n_names)
+    mins = np.full(n_names, np.iinfo(np.int64).max, dtype=np.int64)
+    maxs = np.zeros(n_names, dtype=np.int64)
+    np.minimum.at(mins, names, durs)
+    np.maximum.at(maxs, names, durs)
+    return counts, totals, self_totals, mins, maxs
 
 
 def wrappers(trace: Trace, selfs: np.ndarray | None = None, wrapped: np.ndarray | None = None) -> list[NameStat]:
