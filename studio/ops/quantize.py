@@ -194,7 +194,7 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
              "max_dice_drop": request.max_dice_drop, "max_iou_drop": request.max_iou_drop}
     given = request.min_cosine is not None or any(v is not None for v in drops.values())
     goal = Target(request.min_cosine if given else DEFAULT_MIN_COSINE, given=given, **drops)
-    request, task_note = _with_task(request, goal)
+    request, task_note = _with_task(request, goal, model)
     _check_excludes(model, request.exclude)
     yield Progress(None, f"reading calibration samples from {request.calib}")
     calib = load_samples(request, request.calib, cancel)
@@ -241,19 +241,31 @@ def run(request: Request, where: str | None = None, context=None, cancel: Cancel
 TARGET_TASKS = {"top1": "classify", "map50": "detect", "dice": "segment", "iou": "segment"}
 
 
-def _with_task(request: Request, goal) -> tuple[Request, str | None]:
-    """``request`` with its task: the one given, else the target's (said), else classify."""
+def _with_task(request: Request, goal, model: Path) -> tuple[Request, str | None]:
+    """``request`` with its task and the line saying where it came from: the one given; else the
+    target's; else, for pictures, the one the model's outputs say (as ``studio infer`` guesses it:
+    a U-Net's pictures are not centre-cropped as a classifier's); else classify."""
     from dataclasses import replace
 
     wanted = TARGET_TASKS.get(goal.metric)
-    if request.task is None:
-        task = wanted or "classify"
-        note = f"task: {task} (from the target; give --task to choose)" if wanted and wanted != "classify" else None
-        return replace(request, task=task), note
-    if wanted is not None and request.task != wanted:
-        raise UserError(f"A {goal.describe()} target judges a {wanted} model, but --task is {request.task}",
-                        "--task", f"Give --task {wanted}, or leave --task out.")
-    return request, None
+    if request.task is not None:
+        if wanted is not None and request.task != wanted:
+            raise UserError(f"A {goal.describe()} target judges a {wanted} model, but --task is {request.task}",
+                            "--task", f"Give --task {wanted}, or leave --task out.")
+        return request, None
+    if wanted is not None:
+        note = f"task: {wanted} (from the target; give --task to choose)" if wanted != "classify" else None
+        return replace(request, task=wanted), note
+    if not Path(request.calib).is_dir():  # arrays, not pictures: no preprocessing to choose
+        return replace(request, task="classify"), None
+    from studio.core.ort_session import declared_outputs
+    from studio.tools.infer.task_guess import guess_task
+
+    task, why = guess_task(list(declared_outputs(model).values()))
+    if task is None:
+        return replace(request, task="classify"), (f"task: classify, whose picture preprocessing is used "
+                                                   f"({why}; give --task to choose)")
+    return replace(request, task=task), f"task: {task} (guessed: {why}; give --task to choose)"
 
 
 def _task_judge(request: Request, evaluation: Samples, goal) -> tuple[list[dict], object, list[str]]:

@@ -184,3 +184,15 @@ def test_task_targets_refuse_what_they_cannot_judge(tmp_path):
         run_job(op.run(_request(model, tmp_path / "pics", tmp_path / "s.npz",
                                 tmp_path, max_dice_drop=1.0)))
     assert not (tmp_path / "int8.onnx").exists()
+
+
+def test_a_segmenters_pictures_get_a_segmenters_preprocessing_without_task_or_target(tmp_path):
+    """No --task and a cosine target: the task is guessed from the outputs, as studio infer guesses
+    it, and said; a per-pixel map is not centre-cropped and ImageNet-normalised as a classifier's input."""
+    model = tmp_path / "seg.onnx"
+    segmenter(model)
+    blob_pictures(tmp_path / "pics", 4)
+    result = run_job(op.run(op.Request(model, tmp_path / "int8.onnx", tmp_path / "pics", timing=False)))
+    assert any(n.startswith("task: segment (guessed: output [1, 2, 16, 16] is a per-pixel map") for n in result.notes)
+    pre = next(n for n in result.notes if n.startswith("preprocessing:"))
+    assert "stretch" in pre and "preset unit" in pre and "center-crop" not in pre and "imagenet" not in pre
