@@ -221,14 +221,9 @@ class TraceBuilder:
         start = np.subtract(start, origin, out=start if start.flags.writeable and start.flags.owndata else None)
 
         order = sort_order(track, start, dur)
-        # One column at a time, so only one extra column is alive at once (30M slices: 240 MB each).
-        start = start[order]
-        dur = dur[order]
-        track = track[order]
-        name = name[order]
-        cat = cat[order]
-        off = off[order]
-        length = length[order]
+        del times
+        start, dur, off = _in_order((start, dur, off), order)
+        track, name, cat, length = _in_order((track, name, cat, length), order)
         del order
         depth = _nesting_depth(start, dur, track)
         tracks = self._tracks()
@@ -440,6 +435,21 @@ def _track_order(k, major: np.ndarray, start: np.ndarray, dur: np.ndarray | None
         rows = order[a:b]
         order[a:b] = rows[np.lexsort((-by[rows], start[rows]))]
     return order
+
+
+def _in_order(columns: tuple[np.ndarray, ...], order: np.ndarray) -> list[np.ndarray]:
+    """``columns`` (of one dtype and length) taken in ``order``, one at a time, each into the memory
+    of the one before: one extra column is alive at once (30M slices: 240 MB), and only the first
+    is new memory, whose first touch is what a big take mostly costs. The columns must be the
+    caller's to overwrite."""
+    out, spare = [], None
+    for column in columns:
+        if spare is None or not (column.flags.writeable and column.flags.owndata):
+            spare = np.empty_like(column)
+        np.take(column, order, out=spare, mode="clip")  # "clip": indices are valid; "raise" buffers
+        out.append(spare)
+        spare = column if column.flags.writeable and column.flags.owndata else None
+    return out
 
 
 def _has_ties(sorted_key: np.ndarray, step: int = 1 << 22) -> bool:
