@@ -124,13 +124,20 @@ def test_vad_profiled_twice_compares_as_no_significant_change(vad, tmp_path):
     path, _, inputs, first, _ = vad
     second = tmp_path / "again"
     ok_or_refused(studio("profile", "run", path, "-o", second, "--iterations", "30", "--warmup", "3", *inputs))
-    rerun = json.loads(ok_or_refused(studio("profile", "compare", first, second, "--json")).stdout)
-    change = rerun["latency_change"]
-    print(f"silero_vad profiled twice: profiled iterations {rerun['base_per_iter_us']:.1f} -> "
-          f"{rerun['new_per_iter_us']:.1f} us of op time; re-timed interleaved: {change['verdict']} "
-          f"{change['change_pct']:+.1f} % ({change['change_pct_low']:+.1f} % to {change['change_pct_high']:+.1f} %)")
-    assert rerun["latency_samples"] == "both models timed again here, interleaved, profiler off"
-    assert change["verdict"] == "no significant change" and change["rounds"] >= 3 and change["stopped"]
+    # The same model on both sides. A 95 % interval calls a change now and then by construction,
+    # and a burst of load beside the run (the other test worker) moved one try to "faster -5.7 %
+    # (-10.2 % to -0.9 %)": up to three tries, as the closed loop's plain-loop cross-check has.
+    for _try in range(3):
+        rerun = json.loads(ok_or_refused(studio("profile", "compare", first, second, "--json")).stdout)
+        change = rerun["latency_change"]
+        print(f"silero_vad profiled twice: profiled iterations {rerun['base_per_iter_us']:.1f} -> "
+              f"{rerun['new_per_iter_us']:.1f} us of op time; re-timed interleaved: {change['verdict']} "
+              f"{change['change_pct']:+.1f} % ({change['change_pct_low']:+.1f} % to {change['change_pct_high']:+.1f} %)")
+        assert rerun["latency_samples"] == "both models timed again here, interleaved, profiler off"
+        assert change["rounds"] >= 3 and change["stopped"]
+        if change["verdict"] == "no significant change":
+            break
+    assert change["verdict"] == "no significant change"
     samples = json.loads(ok_or_refused(studio("profile", "compare", first, second, "--json", "--no-rerun")).stdout)
     assert samples["latency_samples"] == "runs timed with the profiler off"
     assert samples["latency_change"]["caveat"] and samples["latency_change"]["base_n"] == 30
