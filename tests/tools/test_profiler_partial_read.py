@@ -55,3 +55,13 @@ def test_the_first_stretch_is_the_events_that_end_before_it(tmp_path):
     assert sorted(int(s) + read.trace.origin_ns for s in read.trace.start) == [i * 10_000 for i in range(read.trace.size)]  # µs -> ns
     assert "partial" in read.trace.warnings[0]
     assert first_stretch(path, whole + 1) is None  # nothing partial about a file read at once
+
+
+def test_no_snapshot_is_taken_when_the_scan_ends_before_it_would_be_ready():
+    from studio.tools.profiler.partial_read import scan_ends_first
+
+    # 80 % read in 2 s: 0.5 s of scan left
+    assert scan_ends_first(1.6, 800, 1000, 2.0)  # a 1.6 s snapshot would delay the whole trace
+    assert not scan_ends_first(0.3, 800, 1000, 2.0)  # a 0.3 s one is shown before the scan ends
+    assert not scan_ends_first(1.6, 200, 1000, 2.0)  # 8 s left: worth showing
+    assert not scan_ends_first(0.0, 800, 1000, 2.0)  # no estimate yet: the first snapshot is taken

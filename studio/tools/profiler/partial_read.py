@@ -120,12 +120,17 @@ class _Snapshots:
 
     def __init__(self, folder: Path, source: str, shown: int) -> None:
         self.folder, self.source, self.last, self.ready_at, self.seq = folder, source, shown, 0.0, 0
+        self.started = time.perf_counter()  # made just before the read starts
+        self.seconds_per_slice = 0.0  # what the last snapshot cost, per slice
 
     def __call__(self, builder, covered: int, read: int, total: int) -> None:
         from studio.tools.profiler.loader import add_trace_facts, with_lod
 
         count = builder.slice_count
-        if count < 2 * self.last or time.perf_counter() < self.ready_at:
+        now = time.perf_counter()
+        if count < 2 * self.last or now < self.ready_at:
+            return
+        if scan_ends_first(self.seconds_per_slice * count, read, total, now - self.started):
             return
         began = time.perf_counter()
         trace = builder.snapshot(source=self.source)
@@ -142,7 +147,20 @@ class _Snapshots:
             view_stats.save(view_stats.compute(trace), tmp)
             tmp.rename(self.folder / name)
         self.last = max(count, 1)
-        self.ready_at = time.perf_counter() + 2 * (time.perf_counter() - began)
+        cost = time.perf_counter() - began
+        self.seconds_per_slice = cost / self.last
+        self.ready_at = time.perf_counter() + 2 * cost
+
+
+def scan_ends_first(snapshot_s: float, read: int, total: int, elapsed_s: float) -> bool:
+    """Whether the scan, at the rate it has read ``read`` of ``total`` bytes in ``elapsed_s``, ends
+    before a snapshot estimated to take ``snapshot_s`` would be ready. The whole trace then follows
+    soon after, and the snapshot would only delay it: on 10M events, the one of 4M slices taken near
+    the scan's end cost 0.7-2.7 s of the worker's main thread and cores. With no estimate yet
+    (the first snapshot), False."""
+    if snapshot_s <= 0 or read <= 0 or elapsed_s <= 0:
+        return False
+    return (total - read) * elapsed_s / read < snapshot_s
 
 
 def parse_growing(path: str, folder: str, shown: int = 0, piece_bytes: int | None = None,
