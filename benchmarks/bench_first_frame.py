@@ -144,6 +144,9 @@ def main() -> None:
         peer = scale * json_load(peer_path)
         if peer_path != path:
             peer_path.unlink()
+        # The file was just written: its 2.2 GB would still be going to disk during the read
+        # measured below (a file a user opens was written long before). Flushed first.
+        os.sync()
         cat(path)  # into the page cache: the read below is the page-cache rate
         read = min(cat(path) for _ in range(3))
         label = f"{events / 1e6:g}M events ({size / 1e9:.2f} GB)"
