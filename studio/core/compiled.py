@@ -19,6 +19,17 @@ from types import ModuleType
 INSTALL_FIX = "install the fast extra (pip install -c constraints.txt -e '.[fast]')"
 
 
+def keep_numba_cache_with_studio(module_file: str) -> None:
+    """Call before ``import numba`` in a kernel module: where the module's folder is read-only (a
+    system site-packages, a bundle), numba's own fallback is ~/.cache/numba, not ours to fill; its
+    machine code then goes to Studio's cache folder, deletable with it."""
+    from studio.core.paths import cache_dir
+
+    here = os.path.dirname(os.path.abspath(module_file))
+    if "NUMBA_CACHE_DIR" not in os.environ and not os.access(here, os.W_OK):
+        os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+
+
 def _switched_off(env: str) -> bool:
     return os.environ.get(env, "") not in ("", "0")
 

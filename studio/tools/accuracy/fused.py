@@ -29,17 +29,12 @@ Studio's cache folder: only the first comparison after an install or an update c
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
-from studio.core.paths import cache_dir
+from studio.core.compiled import keep_numba_cache_with_studio
 
-_here = os.path.dirname(os.path.abspath(__file__))
-if "NUMBA_CACHE_DIR" not in os.environ and not os.access(_here, os.W_OK):
-    # A read-only install (system site-packages, a bundle): numba's own fallback is ~/.cache/numba,
-    # not ours to fill; keep the cache with Studio's, deletable with it.
-    os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+keep_numba_cache_with_studio(__file__)
 
 import numba  # noqa: E402 - after NUMBA_CACHE_DIR: numba reads it on import
 

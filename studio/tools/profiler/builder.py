@@ -405,7 +405,8 @@ def sort_order(major: np.ndarray, start: np.ndarray, dur: np.ndarray | None = No
     if not start.size:
         return np.zeros(0, np.int64)
     k = finish.kernels_for(start.size)
-    if k is not None and major.min() >= 0 and major.max() < (1 << 24):
+    # The counting sort keeps four arrays per key: only when the keys are no more than the slices.
+    if k is not None and major.min() >= 0 and major.max() < max(1 << 16, start.size):
         return _track_order(k, major, start, dur)
     if start.min() >= 0 and start.max() < (1 << 43) and major.max() < (1 << 20) and major.min() >= 0:
         # In place, one 8-byte temporary at a time: on 30M slices each is 240 MB.

@@ -10,15 +10,12 @@ imported directly; the machine code is cached as the scanner's is.
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
-from studio.core.paths import cache_dir
+from studio.core.compiled import keep_numba_cache_with_studio
 
-_here = os.path.dirname(os.path.abspath(__file__))
-if "NUMBA_CACHE_DIR" not in os.environ and not os.access(_here, os.W_OK):
-    os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+keep_numba_cache_with_studio(__file__)
 
 import numba  # noqa: E402 - after NUMBA_CACHE_DIR: numba reads it on import
 

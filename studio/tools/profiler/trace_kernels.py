@@ -26,17 +26,13 @@ Studio's cache folder, as the accuracy kernels are.
 from __future__ import annotations
 
 import math
-import os
 import sys
 
 import numpy as np
 
-from studio.core.paths import cache_dir
+from studio.core.compiled import keep_numba_cache_with_studio
 
-_here = os.path.dirname(os.path.abspath(__file__))
-if "NUMBA_CACHE_DIR" not in os.environ and not os.access(_here, os.W_OK):
-    # A read-only install: numba's own fallback is ~/.cache/numba, not ours to fill.
-    os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+keep_numba_cache_with_studio(__file__)
 
 import numba  # noqa: E402 - after NUMBA_CACHE_DIR: numba reads it on import
 from llvmlite import ir  # noqa: E402
