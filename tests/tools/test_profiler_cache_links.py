@@ -129,9 +129,9 @@ def test_a_scanned_trace_keeps_its_args_in_the_file(tmp_path, monkeypatch):
     path.write_bytes(text.replace(b'"pad": "', b'"pad": "#', 1)[:len(text)])
     os.utime(path, ns=(1, 1))
     shown = trace.slice_args(0)
-    assert list(shown) == ["args not shown"] and "changed since it was read" in shown["args not shown"]
+    assert list(shown) == ["not shown"] and "changed since it was read" in shown["not shown"]
     path.unlink()
-    assert "cannot be opened any more" in trace.slice_args(1)["args not shown"]
+    assert "cannot be opened any more" in trace.slice_args(1)["not shown"]
 
 
 @pytest.mark.skipif(chrome_scan.compiled() is None, reason="numba is not installed")

@@ -160,7 +160,7 @@ class Trace:
         except ValueError:
             return {}
         except ArgsUnavailable as exc:  # the trace file they are read from changed since
-            return {"args not shown": str(exc)}
+            return {"not shown": str(exc)}  # the details list it as "args.not shown"
         return value if isinstance(value, dict) else {"value": value}
 
     def name_ids(self, text: str) -> np.ndarray:
